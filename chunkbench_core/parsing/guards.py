@@ -1,0 +1,185 @@
+"""Checks made before a parser touches a file (issue 3, item 7: bad input never crashes a run).
+
+Each failed check raises :class:`DocumentProcessingError` naming the file and the reason:
+
+* missing path, a directory, an empty file, a file over ``max_file_bytes``;
+* content that does not match the extension (a PDF renamed .docx, a zip renamed
+  .pdf, binary data in a .csv/.md/.txt) - sniffed from the first bytes;
+* OOXML (.docx/.xlsx): not a zip, a truncated/corrupt zip, the main part
+  missing, or a decompression bomb refused by the uncompressed sizes the zip
+  *declares* (total over ``max_uncompressed_bytes``, or one entry inflating more
+  than ``max_compression_ratio`` times) - nothing is inflated to find out;
+* text files whose encoding is none of ``csv_encodings``.
+
+Also here: :func:`content_hash`, the SHA-256 the pipeline uses to skip
+documents that did not change (issue 3, item 9).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import unicodedata
+import zipfile
+from pathlib import Path
+
+from chunkbench_core.errors import DocumentProcessingError
+from chunkbench_core.parsing.options import ParseOptions
+
+_OOXML_MAIN_PART = {".docx": "word/document.xml", ".xlsx": "xl/workbook.xml"}
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+
+
+def content_hash(path: str | os.PathLike[str], chunk_size: int = 1 << 20) -> str:
+    """SHA-256 hex digest of the file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(chunk_size), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _human(n: int) -> str:
+    if n >= 1024 * 1024:
+        return f"{n / (1024 * 1024):.1f} MB"
+    if n >= 1024:
+        return f"{n / 1024:.1f} KB"
+    return f"{n} bytes"
+
+
+def check_file(path: Path, options: ParseOptions) -> int:
+    """The path is a readable, non-empty regular file within the size limit; returns its size."""
+    if not path.exists():
+        raise DocumentProcessingError(str(path), "file not found")
+    if not path.is_file():
+        raise DocumentProcessingError(str(path), "not a regular file")
+    size = path.stat().st_size
+    if size == 0:
+        raise DocumentProcessingError(str(path), "empty file (0 bytes)")
+    if size > options.max_file_bytes:
+        raise DocumentProcessingError(
+            str(path),
+            f"file is {_human(size)}, over the limit of {_human(options.max_file_bytes)} "
+            "(raise ParseOptions.max_file_bytes to accept it)",
+        )
+    return size
+
+
+def sniff(head: bytes) -> str:
+    """What the first bytes say the file is: "pdf", "zip", "ole" (legacy Office) or "other"."""
+    if head.startswith(b"%PDF-") or (b"%PDF-" in head[:1024]):
+        return "pdf"
+    if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
+        return "zip"
+    if head.startswith(_OLE_MAGIC):
+        return "ole"
+    return "other"
+
+
+_KIND_NAMES = {"pdf": "a PDF", "zip": "a zip (OOXML) container", "ole": "a legacy Office (OLE) file"}
+
+
+def check_signature(path: Path, suffix: str) -> None:
+    """Refuse content that plainly does not match the extension (wrong extension)."""
+    with open(path, "rb") as fh:
+        head = fh.read(2048)
+    kind = sniff(head)
+    expected = {".pdf": "pdf", ".docx": "zip", ".xlsx": "zip", ".doc": "ole"}.get(suffix)
+    if expected is None:
+        # text formats: refuse containers passed off as text
+        if kind != "other":
+            raise DocumentProcessingError(
+                str(path), f"content is {_KIND_NAMES[kind]}, not {suffix} text (wrong extension?)"
+            )
+        return
+    if kind == expected:
+        return
+    if suffix == ".doc" and kind == "zip":
+        return  # a .docx saved as .doc: soffice converts it all the same
+    if suffix == ".doc" and head.lstrip().startswith((b"{\\rtf", b"<")):
+        return  # RTF or HTML saved as .doc: soffice reads those too
+    found = _KIND_NAMES.get(kind, "not recognisable")
+    raise DocumentProcessingError(
+        str(path),
+        f"content does not match the {suffix} extension: the file is {found}"
+        + (" (wrong extension?)" if kind != "other" else f" (not a valid {suffix} file: corrupt or truncated?)"),
+    )
+
+
+def check_ooxml(path: Path, suffix: str, options: ParseOptions) -> None:
+    """Zip-level checks of a .docx/.xlsx before python-docx/openpyxl open it."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            infos = zf.infolist()
+            names = {i.filename for i in infos}
+    except zipfile.BadZipFile as exc:
+        raise DocumentProcessingError(str(path), f"corrupt or truncated {suffix} (bad zip: {exc})") from None
+    except (OSError, ValueError, EOFError, NotImplementedError) as exc:
+        raise DocumentProcessingError(str(path), f"corrupt or truncated {suffix} ({exc})") from None
+    total = 0
+    for info in infos:
+        total += info.file_size
+        if info.file_size > 1024 * 1024 and info.file_size > options.max_compression_ratio * max(info.compress_size, 1):
+            raise DocumentProcessingError(
+                str(path),
+                f"refused as a decompression bomb: zip entry {info.filename!r} declares {_human(info.file_size)} "
+                f"from {_human(info.compress_size)} (ratio over {options.max_compression_ratio}; "
+                "ParseOptions.max_compression_ratio)",
+            )
+    if total > options.max_uncompressed_bytes:
+        raise DocumentProcessingError(
+            str(path),
+            f"refused as a decompression bomb: zip entries declare {_human(total)} uncompressed, over the limit "
+            f"of {_human(options.max_uncompressed_bytes)} (ParseOptions.max_uncompressed_bytes)",
+        )
+    main_part = _OOXML_MAIN_PART.get(suffix)
+    if main_part and main_part not in names:
+        other = next((s for s, p in _OOXML_MAIN_PART.items() if p in names), None)
+        hint = f" - it looks like a {other} file (wrong extension?)" if other else ""
+        raise DocumentProcessingError(str(path), f"not a valid {suffix} file: zip has no {main_part}{hint}")
+
+
+def _looks_like_text(text: str) -> bool:
+    """No control characters but tab/newline/CR/form feed; for cp1256, mostly letters."""
+    bad = 0
+    for ch in text:
+        if ch in "\t\n\r\f":
+            continue
+        cat = unicodedata.category(ch)
+        if cat == "Cc" or cat == "Cs" or cat == "Co" or cat == "Cn":
+            bad += 1
+            if bad > 0:
+                return False
+    return True
+
+
+def decode_text(path: Path, data: bytes, encodings: tuple[str, ...]) -> tuple[str, str]:
+    """Decode a text file (.csv/.md/.txt); returns (text, encoding used) or raises.
+
+    UTF-8 (a BOM is stripped) is tried first, then the other configured encodings
+    (cp1256 for Persian Windows files by default). A decoding that produces
+    control characters is rejected, so binary data is not read as cp1256 text.
+    """
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise DocumentProcessingError(
+            str(path), "text is UTF-16 (byte-order mark found); save it as UTF-8 or cp1256"
+        )
+    if b"\x00" in data:
+        raise DocumentProcessingError(str(path), "binary content (NUL bytes), not a text file")
+    tried: list[str] = []
+    for enc in encodings:
+        tried.append(enc)
+        try:
+            text = data.decode(enc)
+        except (UnicodeDecodeError, LookupError):
+            continue
+        if enc.lower().replace("_", "-") in ("utf-8-sig", "utf-8", "utf8"):
+            text = text[1:] if text.startswith("\ufeff") else text
+        if not _looks_like_text(text):
+            continue
+        return text, enc
+    raise DocumentProcessingError(
+        str(path),
+        f"cannot decode text as any of {', '.join(tried)} (unknown encoding or binary data); "
+        "save it as UTF-8 or set ParseOptions.csv_encodings",
+    )

@@ -1,0 +1,54 @@
+"""Embedded images: caption them or count and report them, never drop them silently (ADR-0004 "Images").
+
+With ``ParseOptions.caption_source`` set, each image's bytes go to it and the
+returned text becomes an ``image_caption`` unit in document order. Without it,
+or when the source fails or returns nothing for an image, the image is counted
+in ``stats['images']`` (all images) and ``stats['images_uncaptioned']`` and a
+warning says how many images were left without text.
+"""
+
+from __future__ import annotations
+
+from chunkbench_core.parsing.builder import MarkdownBuilder
+from chunkbench_core.parsing.options import ParseOptions
+
+
+class ImageReporter:
+    def __init__(self, options: ParseOptions) -> None:
+        self._source = options.caption_source
+        self.total = 0
+        self.captioned = 0
+        self.failures: list[str] = []
+
+    def handle(self, blob: bytes | None, name: str, builder: MarkdownBuilder) -> None:
+        self.total += 1
+        if self._source is None:
+            return
+        if blob is None:
+            self.failures.append(f"{name}: image data not found in the file")
+            return
+        try:
+            caption = self._source(blob)
+        except Exception as exc:  # a failing caption service must not lose the document
+            self.failures.append(f"{name}: caption source failed ({type(exc).__name__}: {exc})")
+            return
+        if not isinstance(caption, str) or not caption.strip():
+            self.failures.append(f"{name}: caption source returned no text")
+            return
+        if builder.add_unit("image_caption", caption) is not None:
+            self.captioned += 1
+
+    def stats(self) -> dict[str, int]:
+        return {"images": self.total, "images_uncaptioned": self.total - self.captioned}
+
+    def warnings(self) -> list[str]:
+        out: list[str] = []
+        missing = self.total - self.captioned
+        if missing and self._source is None:
+            out.append(
+                f"{missing} embedded image(s) not captioned: no caption source configured "
+                "(set ParseOptions.caption_source); their content is not in the text"
+            )
+        elif missing:
+            out.append(f"{missing} embedded image(s) not captioned: " + "; ".join(self.failures[:5]))
+        return out

@@ -1,0 +1,138 @@
+"""Legacy Word .doc: converted to .docx by headless LibreOffice, then the DOCX rules apply.
+
+ADR-0004 "Legacy .doc files": ``soffice --headless --convert-to docx`` as a
+pre-processing step, not a separate parser. The conversion runs in a fresh
+temporary directory with its own LibreOffice user profile (so parallel runs and
+a desktop LibreOffice do not block each other), is killed - with every process
+it started - after ``ParseOptions.soffice_timeout_s`` seconds, and the
+temporary directory is always removed. Where soffice is missing the error says
+so and how to install it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+
+from chunkbench_core.errors import DocumentProcessingError
+from chunkbench_core.parsing.guards import check_ooxml
+from chunkbench_core.parsing.models import ParsedDocument
+from chunkbench_core.parsing.options import ParseOptions
+
+INSTALL_HINT = (
+    "install LibreOffice (Debian/Ubuntu: apt-get install libreoffice-writer-nogui; "
+    "macOS: brew install --cask libreoffice) or convert the file to .docx yourself"
+)
+_CANDIDATES = (
+    "/usr/bin/soffice",
+    "/usr/lib/libreoffice/program/soffice",
+    "/opt/libreoffice/program/soffice",
+    "/Applications/LibreOffice.app/Contents/MacOS/soffice",
+)
+
+
+def find_soffice() -> str | None:
+    """Path of the LibreOffice ``soffice`` executable, or None."""
+    for name in ("soffice", "libreoffice"):
+        found = shutil.which(name)
+        if found:
+            return found
+    for candidate in _CANDIDATES:
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, OSError):
+        proc.kill()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:  # pragma: no cover
+        pass
+
+
+def convert_with_soffice(source: Path, target_ext: str, workdir: Path, timeout_s: float, soffice: str | None = None) -> Path:
+    """Convert ``source`` with headless LibreOffice into ``workdir``; returns the new file.
+
+    Also used by the tests to make a .doc from a .docx (``target_ext="doc"``).
+    Raises DocumentProcessingError naming ``source`` on a missing soffice, a
+    timeout or a failed conversion.
+    """
+    soffice = soffice or find_soffice()
+    if soffice is None:
+        raise DocumentProcessingError(str(source), f"legacy .doc needs LibreOffice: 'soffice' not found; {INSTALL_HINT}")
+    profile = workdir / "lo-profile"
+    outdir = workdir / "out"
+    outdir.mkdir(parents=True, exist_ok=True)
+    staged = workdir / ("input" + source.suffix.lower())
+    shutil.copyfile(source, staged)
+    cmd = [
+        soffice,
+        f"-env:UserInstallation={profile.as_uri()}",
+        "--headless",
+        "--invisible",
+        "--nologo",
+        "--norestore",
+        "--nolockcheck",
+        "--nodefault",
+        "--convert-to",
+        target_ext,
+        "--outdir",
+        str(outdir),
+        str(staged),
+    ]
+    env = dict(os.environ)
+    env.setdefault("HOME", str(workdir))
+    proc = subprocess.Popen(
+        cmd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=str(workdir),
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        raise DocumentProcessingError(
+            str(source),
+            f"LibreOffice did not convert the file within {timeout_s:g} s (ParseOptions.soffice_timeout_s); "
+            "the file may be corrupt or very large",
+        ) from None
+    result = outdir / ("input." + target_ext)
+    if proc.returncode != 0 or not result.is_file() or result.stat().st_size == 0:
+        detail = (err or out or b"").decode("utf-8", "replace").strip().splitlines()
+        tail = detail[-1] if detail else f"exit code {proc.returncode}"
+        raise DocumentProcessingError(
+            str(source), f"LibreOffice could not convert the file to .{target_ext} (corrupt or not a Word file?): {tail}"
+        )
+    return result
+
+
+def parse_legacy_doc(path: Path, options: ParseOptions) -> ParsedDocument:
+    """Convert a .doc to .docx in a temporary directory and parse that (see module docstring)."""
+    from chunkbench_core.parsing.docx import parse_docx
+
+    soffice = find_soffice()
+    if soffice is None:
+        raise DocumentProcessingError(str(path), f"legacy .doc needs LibreOffice: 'soffice' not found; {INSTALL_HINT}")
+    with tempfile.TemporaryDirectory(prefix="chunkbench-doc-") as tmp:
+        converted = convert_with_soffice(path, "docx", Path(tmp), options.soffice_timeout_s, soffice)
+        try:
+            check_ooxml(converted, ".docx", options)
+        except DocumentProcessingError as exc:
+            raise DocumentProcessingError(str(path), f"converted .docx is not usable: {exc.reason}") from None
+        try:
+            parsed = parse_docx(converted, options, display_name=path.name, parser="doc")
+        except DocumentProcessingError as exc:
+            raise DocumentProcessingError(str(path), exc.reason) from None
+    return parsed

@@ -1,0 +1,105 @@
+"""What a parser hands to the chunkers: markdown text, a document tree and structural units."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+ContentType = Literal["paragraph", "table_row", "qa_pair", "image_caption"]
+CONTENT_TYPES: tuple[str, ...] = ("paragraph", "table_row", "qa_pair", "image_caption")
+NodeType = Literal["document", "section", "article", "paragraph"]
+
+
+@dataclass
+class TreeNode:
+    """One node of a DocumentTree (LLD 4.3)."""
+
+    node_type: NodeType
+    text: str = ""
+    heading: str | None = None
+    heading_level: int | None = None
+    children: list["TreeNode"] = field(default_factory=list)
+    # Added for structure-aware chunkers: the span of the node in ParsedDocument.markdown
+    # (a heading line for section/article nodes, the unit for paragraph nodes) and,
+    # for paragraph nodes, the content type of the unit they hold.
+    content_type: str | None = None
+    start: int | None = None
+    end: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "node_type": self.node_type,
+            "text": self.text,
+            "heading": self.heading,
+            "heading_level": self.heading_level,
+            "children": [c.to_dict() for c in self.children],
+            "content_type": self.content_type,
+            "start": self.start,
+            "end": self.end,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "TreeNode":
+        return cls(
+            node_type=data["node_type"],
+            text=data.get("text", ""),
+            heading=data.get("heading"),
+            heading_level=data.get("heading_level"),
+            children=[cls.from_dict(c) for c in data.get("children", [])],
+            content_type=data.get("content_type"),
+            start=data.get("start"),
+            end=data.get("end"),
+        )
+
+
+@dataclass
+class Unit:
+    """A structural unit in document order; ``markdown[start:end] == text`` always holds."""
+
+    content_type: ContentType
+    text: str
+    start: int
+    end: int
+    heading_path: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ParsedDocument:
+    """The result of parse(path).
+
+    ``markdown`` is the text every chunker sees and every chunk offset refers to.
+    ``units`` lists structural units in document order with spans into ``markdown``.
+    ``warnings`` carries things a user should know that did not stop parsing
+    (e.g. images counted but not captioned).
+    """
+
+    document: str
+    markdown: str
+    tree: TreeNode
+    units: list[Unit]
+    parser: str
+    warnings: list[str] = field(default_factory=list)
+    stats: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "document": self.document,
+            "markdown": self.markdown,
+            "tree": self.tree.to_dict(),
+            "units": [asdict(u) for u in self.units],
+            "parser": self.parser,
+            "warnings": list(self.warnings),
+            "stats": dict(self.stats),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "ParsedDocument":
+        return cls(
+            document=data["document"],
+            markdown=data["markdown"],
+            tree=TreeNode.from_dict(data["tree"]),
+            units=[Unit(**u) for u in data["units"]],
+            parser=data.get("parser", ""),
+            warnings=list(data.get("warnings", [])),
+            stats=dict(data.get("stats", {})),
+        )

@@ -1,0 +1,118 @@
+"""Settings of the document parser (``ParseOptions``) and the list of supported suffixes.
+
+Defaults come from the seeds: the PDF text-layer gate of LLD section 3/7.1
+(``pdf_min_total_chars`` 100, ``pdf_min_median_chars_per_page`` 40) and the
+512-token chunk ceiling of ADR-0004/ADR-0018 that decides when a DOCX table is
+page layout rather than data. Options are validated when built, and a bad value
+raises :class:`~chunkbench_core.errors.ConfigError` naming the field and what is allowed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Callable, Literal
+
+from chunkbench_core.errors import ConfigError
+
+SUPPORTED_SUFFIXES: tuple[str, ...] = (".docx", ".doc", ".pdf", ".xlsx", ".csv", ".md", ".txt")
+
+#: A caption source turns the bytes of one embedded image into a text description
+#: (ADR-0004 "Images"). :func:`chunkbench_core.parsing.captions.openai_vision_captioner`
+#: builds one for an OpenAI-compatible vision endpoint.
+CaptionSource = Callable[[bytes], str]
+
+DigitStyle = Literal["ascii", "persian"]
+RtlOrder = Literal["auto", "visual", "logical"]
+
+MB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ParseOptions:
+    """How :func:`chunkbench_core.parsing.parse` reads a document.
+
+    pdf_min_total_chars / pdf_min_median_chars_per_page
+        Text-layer gate (LLD 7.1): a PDF with fewer non-blank characters in total,
+        or a lower median per page, is treated as scanned and rejected.
+    max_file_bytes
+        Files larger than this are refused before being opened (issue 3, item 7).
+    max_uncompressed_bytes
+        A DOCX/XLSX whose zip entries declare more uncompressed bytes than this in
+        total is refused as a decompression bomb, without inflating anything.
+    max_compression_ratio
+        A zip entry inflating more than this many times its compressed size is
+        also refused as a bomb (only checked for entries above 1 MB uncompressed).
+    soffice_timeout_s
+        Seconds LibreOffice may take to convert one legacy .doc.
+    chunk_token_limit
+        Tokens (cl100k) in one chunk. A DOCX table cell longer than this makes the
+        table page layout (ADR-0018), so its cells are read as prose.
+    caption_source
+        Callable turning image bytes into a caption. ``None``: images are counted in
+        ``stats['images']`` and reported in ``warnings``, never silently dropped.
+    persian_digits
+        Arabic-Indic and Persian digits are both rewritten to this one style
+        ("ascii" 0-9 or "persian" ۰-۹), ADR-0018 "digits handled consistently".
+    pdf_rtl_order
+        How right-to-left PDF lines are stored: "auto" orders the words of a
+        right-to-left line by their position on the page (right to left), which
+        undoes the reversed word order of printed PDFs; "visual" always reverses
+        the extracted word order of RTL lines; "logical" trusts extraction order.
+    csv_encodings
+        Encodings tried, in order, for .csv/.md/.txt files.
+    """
+
+    pdf_min_total_chars: int = 100
+    pdf_min_median_chars_per_page: int = 40
+    max_file_bytes: int = 50 * MB
+    max_uncompressed_bytes: int = 500 * MB
+    max_compression_ratio: int = 200
+    soffice_timeout_s: float = 120.0
+    chunk_token_limit: int = 512
+    caption_source: CaptionSource | None = None
+    persian_digits: DigitStyle = "ascii"
+    pdf_rtl_order: RtlOrder = "auto"
+    csv_encodings: tuple[str, ...] = ("utf-8-sig", "cp1256")
+
+    def __post_init__(self) -> None:
+        for name in (
+            "pdf_min_total_chars",
+            "pdf_min_median_chars_per_page",
+        ):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ConfigError(f"ParseOptions.{name} must be an integer >= 0, got {value!r}")
+        for name in ("max_file_bytes", "max_uncompressed_bytes", "max_compression_ratio", "chunk_token_limit"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ConfigError(f"ParseOptions.{name} must be a positive integer, got {value!r}")
+        if not isinstance(self.soffice_timeout_s, (int, float)) or isinstance(self.soffice_timeout_s, bool) or self.soffice_timeout_s <= 0:
+            raise ConfigError(
+                f"ParseOptions.soffice_timeout_s must be a positive number of seconds, got {self.soffice_timeout_s!r}"
+            )
+        if self.caption_source is not None and not callable(self.caption_source):
+            raise ConfigError(
+                "ParseOptions.caption_source must be None or a callable taking image bytes and returning a caption, "
+                f"got {type(self.caption_source).__name__}"
+            )
+        if self.persian_digits not in ("ascii", "persian"):
+            raise ConfigError(f"ParseOptions.persian_digits must be 'ascii' or 'persian', got {self.persian_digits!r}")
+        if self.pdf_rtl_order not in ("auto", "visual", "logical"):
+            raise ConfigError(
+                f"ParseOptions.pdf_rtl_order must be 'auto', 'visual' or 'logical', got {self.pdf_rtl_order!r}"
+            )
+        if isinstance(self.csv_encodings, str) or not self.csv_encodings:
+            raise ConfigError(
+                "ParseOptions.csv_encodings must be a non-empty tuple of codec names, e.g. ('utf-8-sig', 'cp1256')"
+            )
+        import codecs
+
+        for enc in self.csv_encodings:
+            try:
+                codecs.lookup(enc)
+            except (LookupError, TypeError):
+                raise ConfigError(f"ParseOptions.csv_encodings: unknown encoding {enc!r}") from None
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))

@@ -1,0 +1,188 @@
+"""Spreadsheets (.xlsx with openpyxl, .csv with the standard csv module): one ``table_row`` per row.
+
+ADR-0004 "Spreadsheet (xlsx / csv) handling", with ADR-0018's change to the csv module:
+
+* merged cells are forward-filled: the value of a merged range (stored by
+  openpyxl in its top-left cell only) is copied to every cell of the range, so
+  every row is self-contained; a range spanning columns is written once per row;
+* the real header row is detected after skipping merged title rows and blank
+  separator rows, and rows are rendered ``Header: value | ...`` (rules in
+  :mod:`chunkbench_core.parsing.tables`); a title row's text is kept as a
+  ``paragraph`` unit;
+* sheets with no data row (the "dead second sheet") are skipped and counted in
+  ``stats['sheets_skipped']``; when more than one sheet has data, each sheet's
+  rows follow a ``# <sheet name>`` heading;
+* cell values: formulas give their cached value, whole floats print without
+  ".0", dates as ISO dates (with the time only when it is not midnight);
+* .csv: the encoding is detected (UTF-8, UTF-8 with BOM, cp1256 - see
+  ``ParseOptions.csv_encodings``) or a clear error is raised; the delimiter
+  (comma, semicolon, tab or pipe) is sniffed from the first lines.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+from pathlib import Path
+from typing import Any
+
+from chunkbench_core.errors import DocumentProcessingError
+from chunkbench_core.parsing.builder import MarkdownBuilder
+from chunkbench_core.parsing.guards import decode_text
+from chunkbench_core.parsing.models import ParsedDocument
+from chunkbench_core.parsing.options import ParseOptions
+from chunkbench_core.parsing.persian import normalize_persian
+from chunkbench_core.parsing.tables import FlatTable, GridCell, flatten_table
+
+
+def cell_text(value: Any) -> str:
+    """A cell value as text (see module docstring)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e16:
+            return str(int(value))
+        return repr(value)
+    if isinstance(value, dt.datetime):
+        if value.time() == dt.time(0, 0):
+            return value.date().isoformat()
+        return value.isoformat(sep=" ")
+    if isinstance(value, (dt.date, dt.time)):
+        return value.isoformat()
+    return str(value)
+
+
+def _sheet_extent(ws: Any) -> tuple[int, int]:
+    """Last row and column holding a value (not just formatting)."""
+    cells = getattr(ws, "_cells", None)
+    if isinstance(cells, dict):
+        max_r = max_c = 0
+        for (r, c), cell in cells.items():
+            if cell.value is not None and cell.value != "":
+                max_r = max(max_r, r)
+                max_c = max(max_c, c)
+        return max_r, max_c
+    return ws.max_row or 0, ws.max_column or 0  # pragma: no cover - openpyxl internals changed
+
+
+def sheet_grid(ws: Any, digits: str) -> list[list[GridCell]]:
+    """Cells of a worksheet with merged ranges forward-filled."""
+    max_r, max_c = _sheet_extent(ws)
+    if max_r == 0 or max_c == 0:
+        return []
+    merged: dict[tuple[int, int], tuple[Any, str]] = {}
+    for rng in list(ws.merged_cells.ranges):
+        min_col, min_row, max_col, max_row = rng.bounds
+        top_left = ws.cell(row=min_row, column=min_col).value
+        key = str(rng.coord)
+        for r in range(min_row, min(max_row, max_r) + 1):
+            for c in range(min_col, min(max_col, max_c) + 1):
+                merged[(r, c)] = (top_left, key)
+    rows: list[list[GridCell]] = []
+    for r_index, values in enumerate(ws.iter_rows(min_row=1, max_row=max_r, max_col=max_c, values_only=True), start=1):
+        row: list[GridCell] = []
+        for c_index, value in enumerate(values, start=1):
+            hit = merged.get((r_index, c_index))
+            if hit is not None:
+                row.append(GridCell(normalize_persian(cell_text(hit[0]), digits), ("m", hit[1])))
+            else:
+                row.append(GridCell(normalize_persian(cell_text(value), digits), (r_index, c_index)))
+        rows.append(row)
+    return rows
+
+
+def _has_data(flat: FlatTable) -> bool:
+    return any(item.kind == "row" for item in flat.items)
+
+
+def _emit(flat: FlatTable, builder: MarkdownBuilder) -> None:
+    builder.end_table()
+    for item in flat.items:
+        if item.kind == "title":
+            builder.add_unit("paragraph", item.text)
+            builder.end_table()
+        else:
+            builder.add_unit("table_row", item.text, inline=True)
+    builder.end_table()
+
+
+def parse_xlsx(path: Path, options: ParseOptions) -> ParsedDocument:
+    """Parse an .xlsx workbook (see module docstring)."""
+    from openpyxl import load_workbook
+
+    try:
+        wb = load_workbook(str(path), data_only=True, read_only=False)
+    except DocumentProcessingError:
+        raise
+    except Exception as exc:
+        raise DocumentProcessingError(str(path), f"cannot open as an Excel .xlsx workbook ({type(exc).__name__}: {exc})") from None
+    try:
+        sheets: list[tuple[str, FlatTable]] = []
+        skipped: list[str] = []
+        for ws in wb.worksheets:
+            flat = flatten_table(sheet_grid(ws, options.persian_digits))
+            if _has_data(flat):
+                sheets.append((ws.title, flat))
+            else:
+                skipped.append(ws.title)
+    finally:
+        wb.close()
+    builder = MarkdownBuilder(options.persian_digits)
+    for title, flat in sheets:
+        if len(sheets) > 1:
+            builder.heading(title, 1)
+        _emit(flat, builder)
+    stats = builder.stats()
+    stats.update({"sheets": len(sheets), "sheets_skipped": len(skipped)})
+    warnings = [f"sheet {name!r} skipped: no data rows" for name in skipped]
+    return ParsedDocument(
+        document=path.name,
+        markdown=builder.markdown,
+        tree=builder.root,
+        units=builder.units,
+        parser="xlsx",
+        warnings=warnings,
+        stats=stats,
+    )
+
+
+def _sniff_dialect(sample: str) -> type[csv.Dialect] | csv.Dialect:
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=",;\t|")
+    except csv.Error:
+        return csv.excel
+
+
+def parse_csv(path: Path, options: ParseOptions) -> ParsedDocument:
+    """Parse a .csv file (see module docstring)."""
+    text, encoding = decode_text(path, path.read_bytes(), options.csv_encodings)
+    text = normalize_persian(text, options.persian_digits)
+    dialect = _sniff_dialect(text[:8192])
+    rows: list[list[GridCell]] = []
+    try:
+        for r_index, record in enumerate(csv.reader(io.StringIO(text, newline=""), dialect)):
+            rows.append([GridCell(value, (r_index, c_index)) for c_index, value in enumerate(record)])
+    except csv.Error as exc:
+        raise DocumentProcessingError(str(path), f"malformed CSV ({exc})") from None
+    flat = flatten_table(rows)
+    builder = MarkdownBuilder(options.persian_digits)
+    _emit(flat, builder)
+    warnings: list[str] = []
+    if encoding.lower() not in ("utf-8-sig", "utf-8", "utf8"):
+        warnings.append(f"decoded as {encoding} (not UTF-8)")
+    if not _has_data(flat):
+        warnings.append("no data rows")
+    stats = builder.stats()
+    stats["rows"] = len(rows)
+    return ParsedDocument(
+        document=path.name,
+        markdown=builder.markdown,
+        tree=builder.root,
+        units=builder.units,
+        parser="csv",
+        warnings=warnings,
+        stats=stats,
+    )

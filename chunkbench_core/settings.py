@@ -1,0 +1,40 @@
+"""Where chunkbench keeps its state and finds its inputs.
+
+Every value can be given explicitly (the Dagster resources pass their config here);
+otherwise the environment variable is read at call time, never at import time:
+
+- ``CHUNKBENCH_HOME``: all state (default ``.chunkbench/`` in the project root):
+  ``chunkbench.duckdb`` + ``tables/`` (results), ``qdrant/`` (local vector store),
+  ``parsed/`` (parsed documents), ``reports/``, ``dagster_home/``.
+- ``CHUNKBENCH_CORPUS``: the folder of documents (default: the bundled sample corpus).
+- ``CHUNKBENCH_QUESTIONS``: the folder of question sets (default: ``questions/``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _pick(explicit: str | os.PathLike[str] | None, variable: str, default: Path) -> Path:
+    value = explicit if explicit not in (None, "") else os.environ.get(variable) or None
+    return Path(value).expanduser().resolve() if value else default
+
+
+def home_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    return _pick(explicit, "CHUNKBENCH_HOME", PROJECT_ROOT / ".chunkbench")
+
+
+def corpus_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    return _pick(explicit, "CHUNKBENCH_CORPUS", PROJECT_ROOT / "samples" / "corpus")
+
+
+def questions_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    return _pick(explicit, "CHUNKBENCH_QUESTIONS", PROJECT_ROOT / "questions")
+
+
+def dagster_home(home: Path) -> Path:
+    """DAGSTER_HOME to use when the user has none: inside CHUNKBENCH_HOME, with our dagster.yaml."""
+    return home / "dagster_home"

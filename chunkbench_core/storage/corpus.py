@@ -1,0 +1,91 @@
+"""The corpus folder and the parsed-document store.
+
+``scan_corpus`` lists the documents of the corpus folder with their content hashes.
+``ParsedStore`` keeps each parsed document as JSON keyed by its content hash and the
+parser version, so an unchanged document is never parsed twice, and a failure is
+remembered with its message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from chunkbench_core.parsing.models import ParsedDocument
+
+IGNORED_NAMES = {".DS_Store", "Thumbs.db"}
+
+
+@dataclass(frozen=True)
+class SourceDocument:
+    document: str  # the file name relative to the corpus folder (posix), the document's identity
+    path: str
+    sha256: str
+    size_bytes: int
+
+
+def file_sha256(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def scan_corpus(folder: str | Path) -> list[SourceDocument]:
+    """Every regular file under ``folder`` (recursively, hidden files skipped), sorted by name."""
+    root = Path(folder)
+    if not root.is_dir():
+        raise FileNotFoundError(f"corpus folder {root} does not exist (set CHUNKBENCH_CORPUS to a folder of documents)")
+    found: list[SourceDocument] = []
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if any(part.startswith(".") for part in relative.parts) or path.name in IGNORED_NAMES or path.name.startswith("~$"):
+            continue
+        if path.is_file():
+            found.append(SourceDocument(relative.as_posix(), str(path.resolve()), file_sha256(path), path.stat().st_size))
+    return found
+
+
+class ParsedStore:
+    """Parsed documents as JSON files: ``<root>/<sha256>.<parser_version>.json``."""
+
+    def __init__(self, root: str | Path, parser_version: str) -> None:
+        self.root = Path(root)
+        self.parser_version = parser_version
+
+    def _path(self, sha256: str) -> Path:
+        return self.root / f"{sha256}.{self.parser_version}.json"
+
+    def get(self, source: SourceDocument) -> dict[str, Any] | None:
+        """The stored record of ``source`` (``{"status", "error", "parsed"}``) or None."""
+        path = self._path(source.sha256)
+        if not path.exists():
+            return None
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if record.get("parsed"):
+            record["parsed"]["document"] = source.document  # same bytes under another name
+        return record
+
+    def put(self, source: SourceDocument, parsed: ParsedDocument | None, error: str | None) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        record = {
+            "source": asdict(source),
+            "status": "parsed" if parsed is not None else "failed",
+            "error": error,
+            "parsed": parsed.to_dict() if parsed is not None else None,
+        }
+        path = self._path(source.sha256)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, path)
+
+    def load_parsed(self, source: SourceDocument) -> ParsedDocument | None:
+        record = self.get(source)
+        if not record or record["status"] != "parsed":
+            return None
+        return ParsedDocument.from_dict(record["parsed"])

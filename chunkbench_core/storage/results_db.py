@@ -1,0 +1,221 @@
+"""Results in DuckDB: each partition writes its rows as a Parquet file; DuckDB reads them all.
+
+Layout under the results folder::
+
+    tables/<table>/<key>.parquet   one file per writer (a partition, or a partition x experiment run)
+    chunkbench.duckdb              views over the Parquet files, plus the ``leaderboard`` view
+
+Why: DuckDB lets one process write a database file at a time, and backfills run
+partitions in parallel processes (or on other machines). Writers never open the
+DuckDB file; they atomically replace their own Parquet file (write to a temporary
+name, then rename), so re-running a partition replaces its rows, never duplicates
+them, and parallel writers never contend for a lock. Users query the DuckDB file
+with plain SQL (``SELECT * FROM leaderboard``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import duckdb
+import pandas as pd
+
+from chunkbench_core.errors import ChunkbenchError
+
+TABLES: dict[str, list[tuple[str, str]]] = {
+    "documents": [
+        ("document", "VARCHAR"),
+        ("path", "VARCHAR"),
+        ("sha256", "VARCHAR"),
+        ("size_bytes", "BIGINT"),
+        ("status", "VARCHAR"),  # parsed | failed
+        ("error", "VARCHAR"),
+        ("parser", "VARCHAR"),
+        ("n_chars", "BIGINT"),
+        ("n_units", "BIGINT"),
+        ("warnings", "VARCHAR"),  # JSON list
+        ("parsed_at", "TIMESTAMP"),
+    ],
+    "chunks": [
+        ("chunk_id", "VARCHAR"),
+        ("point_id", "VARCHAR"),
+        ("strategy", "VARCHAR"),
+        ("corpus_model", "VARCHAR"),
+        ("document", "VARCHAR"),
+        ("chunk_index", "INTEGER"),
+        ("start_offset", "BIGINT"),
+        ("end_offset", "BIGINT"),
+        ("token_count", "INTEGER"),
+        ("content_type", "VARCHAR"),
+        ("heading_path", "VARCHAR"),  # JSON list
+        ("parent_id", "VARCHAR"),
+        ("text", "VARCHAR"),
+        ("embedded_text", "VARCHAR"),
+        ("chunking_params", "VARCHAR"),  # JSON object
+        ("materialized_at", "TIMESTAMP"),
+    ],
+    "question_results": [
+        ("experiment_run_id", "VARCHAR"),
+        ("strategy", "VARCHAR"),
+        ("corpus_model", "VARCHAR"),
+        ("question_set", "VARCHAR"),
+        ("question_id", "VARCHAR"),
+        ("question", "VARCHAR"),
+        ("category", "VARCHAR"),
+        ("difficulty", "VARCHAR"),
+        ("top_k", "INTEGER"),
+        ("n_references", "INTEGER"),
+        ("retrieved", "VARCHAR"),  # JSON list of {rank, chunk_id, document, start, end, score}
+        ("recall", "DOUBLE"),
+        ("precision", "DOUBLE"),
+        ("iou", "DOUBLE"),
+        ("hit", "DOUBLE"),
+        ("reciprocal_rank", "DOUBLE"),
+        ("retrieval_ms", "DOUBLE"),
+        ("error", "VARCHAR"),
+        ("created_at", "TIMESTAMP"),
+    ],
+    "experiment_metrics": [
+        ("experiment_run_id", "VARCHAR"),
+        ("strategy", "VARCHAR"),
+        ("corpus_model", "VARCHAR"),
+        ("n_questions", "INTEGER"),
+        ("n_failed", "INTEGER"),
+        ("recall", "DOUBLE"),
+        ("precision", "DOUBLE"),
+        ("iou", "DOUBLE"),
+        ("mrr", "DOUBLE"),
+        ("hit_rate", "DOUBLE"),
+        ("top_k", "INTEGER"),
+        ("provenance", "VARCHAR"),  # JSON object
+        ("created_at", "TIMESTAMP"),
+    ],
+}
+
+LEADERBOARD_COLUMNS = ("strategy", "corpus_model", "n_questions", "recall", "precision", "iou", "mrr", "hit_rate")
+
+LEADERBOARD_SQL = """
+SELECT strategy, corpus_model, n_questions, recall, precision, iou, mrr, hit_rate,
+       experiment_run_id, created_at
+FROM experiment_metrics
+QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model ORDER BY created_at DESC, experiment_run_id DESC) = 1
+ORDER BY recall DESC, iou DESC, strategy, corpus_model
+"""
+
+_SAFE_KEY = re.compile(r"[^A-Za-z0-9._=-]+")
+SCHEMA_FILE = "_schema.parquet"
+
+
+def _key_file(key: str) -> str:
+    safe = _SAFE_KEY.sub("-", key).strip("-")
+    if not safe or safe.startswith("_"):
+        raise ChunkbenchError(f"invalid results key {key!r}")
+    return f"{safe}.parquet"
+
+
+class ResultsDB:
+    """The results folder: Parquet tables written per partition, one DuckDB file to query them."""
+
+    def __init__(self, root: str | Path, database_name: str = "chunkbench.duckdb") -> None:
+        self.root = Path(root).resolve()
+        self.database_path = self.root / database_name
+        self.tables_dir = self.root / "tables"
+
+    # -- writing ------------------------------------------------------------------------
+    def _copy_parquet(self, table: str, frame: pd.DataFrame, path: Path) -> None:
+        columns = TABLES[table]
+        frame = frame.reindex(columns=[c for c, _ in columns])
+        casts = ", ".join(f'CAST("{c}" AS {t}) AS "{c}"' for c, t in columns)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        con = duckdb.connect()  # in-memory: never locks the shared database file
+        try:
+            con.register("frame", frame)
+            con.execute(f"COPY (SELECT {casts} FROM frame) TO '{tmp.as_posix()}' (FORMAT parquet)")
+        finally:
+            con.close()
+        os.replace(tmp, path)
+
+    def write(self, table: str, key: str, rows: Sequence[dict[str, Any]] | pd.DataFrame) -> Path:
+        """Replace the rows of ``table`` written under ``key`` with ``rows`` (atomically)."""
+        if table not in TABLES:
+            raise ChunkbenchError(f"unknown results table {table!r}")
+        self.ensure_schema_files()
+        frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
+        path = self.tables_dir / table / _key_file(key)
+        self._copy_parquet(table, frame, path)
+        return path
+
+    def delete(self, table: str, key: str) -> bool:
+        path = self.tables_dir / table / _key_file(key)
+        if path.exists():
+            path.unlink()
+            return True
+        return False
+
+    def delete_matching(self, table: str, prefix: str) -> int:
+        """Remove every file of ``table`` whose key starts with ``prefix``."""
+        count = 0
+        for path in (self.tables_dir / table).glob(f"{_key_file(prefix)[:-8]}*.parquet"):
+            path.unlink()
+            count += 1
+        return count
+
+    def ensure_schema_files(self) -> None:
+        """An empty Parquet file per table so the views work before any partition wrote."""
+        for table in TABLES:
+            folder = self.tables_dir / table
+            folder.mkdir(parents=True, exist_ok=True)
+            schema = folder / SCHEMA_FILE
+            if not schema.exists():
+                self._copy_parquet(table, pd.DataFrame(columns=[c for c, _ in TABLES[table]]), schema)
+
+    # -- the DuckDB file ----------------------------------------------------------------
+    def _view_sql(self) -> list[str]:
+        statements = []
+        for table in TABLES:
+            pattern = (self.tables_dir / table / "*.parquet").as_posix()
+            statements.append(
+                f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM read_parquet('{pattern}', union_by_name=true)"
+            )
+        statements.append(f"CREATE OR REPLACE VIEW leaderboard AS {LEADERBOARD_SQL}")
+        return statements
+
+    def ensure_database(self, attempts: int = 20) -> None:
+        """Create (or refresh) the views in the DuckDB file; retries while another process holds it."""
+        self.ensure_schema_files()
+        wanted = self._view_sql()
+        for attempt in range(attempts):
+            try:
+                con = duckdb.connect(str(self.database_path))
+                try:
+                    for statement in wanted:
+                        con.execute(statement)
+                finally:
+                    con.close()
+                return
+            except duckdb.IOException as exc:
+                if "lock" not in str(exc).lower() or attempt == attempts - 1:
+                    raise ChunkbenchError(f"cannot open {self.database_path}: {exc}") from exc
+                time.sleep(min(0.05 * 2**attempt, 2.0))
+
+    def connect(self) -> duckdb.DuckDBPyConnection:
+        """A connection for reading: an in-memory DuckDB with the same views (never locks the file)."""
+        self.ensure_schema_files()
+        con = duckdb.connect()
+        for statement in self._view_sql():
+            con.execute(statement)
+        return con
+
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
+        con = self.connect()
+        try:
+            return con.execute(sql, params or []).df()
+        finally:
+            con.close()
+
+    def leaderboard(self) -> pd.DataFrame:
+        return self.query("SELECT * FROM leaderboard")

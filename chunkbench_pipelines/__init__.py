@@ -1,0 +1,1 @@
+"""chunkbench_pipelines: the Dagster definitions (thin: every asset calls chunkbench_core)."""

@@ -1,0 +1,37 @@
+"""source_documents and parsed_documents."""
+
+
+from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
+
+from chunkbench_core.parsing import parse
+from chunkbench_core.stages import parse_corpus
+from chunkbench_core.storage.corpus import scan_corpus
+
+from ..resources import DuckDBResource, WorkspaceResource
+
+
+@asset(group_name="documents", kinds={"python"}, description="The files of the corpus folder, with content hashes.")
+def source_documents(context: AssetExecutionContext, workspace: WorkspaceResource) -> MaterializeResult:
+    sources = scan_corpus(workspace.corpus_dir())
+    table = "| document | bytes | sha256 |\n|---|---|---|\n" + "".join(
+        f"| {s.document} | {s.size_bytes} | `{s.sha256[:12]}` |\n" for s in sources)
+    return MaterializeResult(metadata={
+        "corpus": MetadataValue.path(str(workspace.corpus_dir())),
+        "dagster/row_count": len(sources),
+        "documents": MetadataValue.md(table),
+    })
+
+
+@asset(group_name="documents", kinds={"python", "duckdb"}, deps=[source_documents],
+       description="Documents parsed to markdown + structural units (unchanged files are not parsed again).")
+def parsed_documents(context: AssetExecutionContext, workspace: WorkspaceResource, duckdb: DuckDBResource) -> MaterializeResult:
+    summary = parse_corpus(scan_corpus(workspace.corpus_dir()), workspace.parsed_store(), duckdb.results(), parse)
+    for document, error in summary.failed.items():
+        context.log.error(f"document failed: {error}")
+    return MaterializeResult(metadata={
+        "dagster/row_count": len(summary.parsed) + len(summary.reused),
+        "parsed": len(summary.parsed),
+        "reused_unchanged": len(summary.reused),
+        "failed": len(summary.failed),
+        "failures": MetadataValue.md("".join(f"- `{d}`: {e}\n" for d, e in summary.failed.items()) or "none"),
+    })

@@ -1,0 +1,31 @@
+"""leaderboard (DuckDB view) and benchmark_report (HTML file)."""
+
+
+from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
+
+from chunkbench_core.reporting.html_report import write_report
+from chunkbench_core.reporting.leaderboard import format_markdown
+
+from ..resources import DuckDBResource, WorkspaceResource
+from .experiments import experiment_results
+
+
+@asset(group_name="reports", kinds={"duckdb"}, deps=[experiment_results],
+       description="Latest experiment run per strategy x corpus model, ranked (DuckDB view `leaderboard`).")
+def leaderboard(context: AssetExecutionContext, duckdb: DuckDBResource) -> MaterializeResult:
+    results = duckdb.results()
+    results.ensure_database()
+    board = results.leaderboard()
+    return MaterializeResult(metadata={
+        "database": MetadataValue.path(str(results.database_path)),
+        "dagster/row_count": len(board),
+        "leaderboard": MetadataValue.md(format_markdown(board)),
+    })
+
+
+@asset(group_name="reports", kinds={"html"}, deps=[leaderboard],
+       description="Self-contained HTML benchmark report (leaderboard, plot, per-question results).")
+def benchmark_report(context: AssetExecutionContext, workspace: WorkspaceResource, duckdb: DuckDBResource) -> MaterializeResult:
+    path = write_report(duckdb.results(), workspace.reports_dir() / "benchmark_report.html")
+    return MaterializeResult(metadata={"path": MetadataValue.path(str(path)),
+                                       "url": MetadataValue.url(path.as_uri())})

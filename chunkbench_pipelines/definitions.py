@@ -1,0 +1,33 @@
+"""The Dagster code location: ``dagster dev -w workspace.yaml`` loads ``defs`` from here."""
+
+from __future__ import annotations
+
+import os
+
+from dagster import Definitions, EnvVar
+
+from .assets import ALL_ASSETS
+from .resources import DuckDBResource, EmbeddingResource, QdrantResource, WorkspaceResource
+
+
+def _env(name: str) -> EnvVar | None:
+    """An EnvVar for ``name`` when the variable is set (resolved by Dagster at run time), else None."""
+    return EnvVar(name) if os.environ.get(name) else None
+
+
+def build_resources() -> dict[str, object]:
+    return {
+        "workspace": WorkspaceResource(home=_env("CHUNKBENCH_HOME"), corpus=_env("CHUNKBENCH_CORPUS"),
+                                       questions=_env("CHUNKBENCH_QUESTIONS")),
+        "duckdb": DuckDBResource(folder=_env("CHUNKBENCH_HOME")),
+        "qdrant": QdrantResource(url=_env("QDRANT_URL"), api_key=_env("QDRANT_API_KEY")),
+        "embeddings": EmbeddingResource(
+            openai_api_key=_env("OPENAI_API_KEY"),
+            openai_base_url=_env("OPENAI_BASE_URL"),
+            compatible_base_url=_env("CHUNKBENCH_OPENAI_COMPATIBLE_URL"),
+            compatible_api_key=_env("CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY"),
+        ),
+    }
+
+
+defs = Definitions(assets=ALL_ASSETS, resources=build_resources())

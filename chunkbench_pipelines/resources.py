@@ -1,0 +1,95 @@
+"""Dagster resources: every external thing (folders, DuckDB, Qdrant, embedding providers).
+
+Nothing connects at import time: a resource opens its client when an asset asks for it.
+Secrets arrive as ``EnvVar`` values (see definitions.py) and are never logged.
+"""
+
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Optional
+
+from dagster import ConfigurableResource
+
+from chunkbench_core import settings
+from chunkbench_core.embedding import Embedder, EmbeddingModelSpec, ProviderSettings, availability, builtin_registry, get_model
+from chunkbench_core.storage.corpus import ParsedStore
+from chunkbench_core.storage.results_db import ResultsDB
+from chunkbench_core.storage.vector_store import VectorStore
+from chunkbench_core.stages import parser_version
+
+
+class WorkspaceResource(ConfigurableResource):
+    """Folders: state (CHUNKBENCH_HOME), documents (CHUNKBENCH_CORPUS), question sets (CHUNKBENCH_QUESTIONS)."""
+
+    home: Optional[str] = None
+    corpus: Optional[str] = None
+    questions: Optional[str] = None
+
+    def home_dir(self) -> Path:
+        return settings.home_dir(self.home)
+
+    def corpus_dir(self) -> Path:
+        return settings.corpus_dir(self.corpus)
+
+    def questions_dir(self) -> Path:
+        return settings.questions_dir(self.questions)
+
+    def parsed_store(self) -> ParsedStore:
+        return ParsedStore(self.home_dir() / "parsed", parser_version())
+
+    def reports_dir(self) -> Path:
+        return self.home_dir() / "reports"
+
+
+class DuckDBResource(ConfigurableResource):
+    """The results database: ``chunkbench.duckdb`` over per-partition Parquet files."""
+
+    folder: Optional[str] = None  # default: CHUNKBENCH_HOME
+
+    def results(self) -> ResultsDB:
+        return ResultsDB(Path(self.folder) if self.folder else settings.home_dir())
+
+
+class QdrantResource(ConfigurableResource):
+    """A Qdrant server (``url`` from QDRANT_URL, ``api_key`` from QDRANT_API_KEY) or local mode."""
+
+    url: Optional[str] = None
+    api_key: Optional[str] = None
+    local_path: Optional[str] = None  # default: CHUNKBENCH_HOME/qdrant
+
+    @contextmanager
+    def open(self) -> Iterator[VectorStore]:
+        local = Path(self.local_path) if self.local_path else settings.home_dir() / "qdrant"
+        store = VectorStore(url=self.url, api_key=self.api_key, local_root=None if self.url else local)
+        try:
+            yield store
+        finally:
+            store.close()
+
+
+class EmbeddingResource(ConfigurableResource):
+    """Embedding providers: OpenAI (OPENAI_API_KEY) and any OpenAI-compatible server."""
+
+    openai_api_key: Optional[str] = None
+    openai_base_url: Optional[str] = None
+    compatible_base_url: Optional[str] = None
+    compatible_api_key: Optional[str] = None
+
+    def provider_settings(self) -> ProviderSettings:
+        return ProviderSettings(
+            openai_api_key=self.openai_api_key,
+            openai_base_url=self.openai_base_url,
+            compatible_base_url=self.compatible_base_url,
+            compatible_api_key=self.compatible_api_key,
+        )
+
+    def spec(self, model_id: str) -> EmbeddingModelSpec:
+        return get_model(model_id, builtin_registry())
+
+    def availability(self, model_id: str) -> tuple[bool, str]:
+        return availability(self.spec(model_id), self.provider_settings())
+
+    def embedder(self, model_id: str) -> Embedder:
+        """The model's embedder; raises EmbeddingError with the reason when it is unavailable."""
+        return Embedder(self.spec(model_id), self.provider_settings())

@@ -1,0 +1,33 @@
+"""Shared test helpers.
+
+``require_tool`` skips a test when an external tool (soffice, chromium, a local
+LLM server, ...) is missing on a developer laptop. CI sets
+``CHUNKBENCH_REQUIRE_TOOLS=1`` (see .ci/run), which turns every such skip into a
+failure, so nothing is silently skipped in CI.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+STRICT_TOOLS = os.environ.get("CHUNKBENCH_REQUIRE_TOOLS", "") not in ("", "0", "false")
+
+
+def require_tool(available: bool, what: str) -> None:
+    """Skip (laptop) or fail (CI) the calling test when ``available`` is false."""
+    if available:
+        return
+    if STRICT_TOOLS:
+        pytest.fail(f"required tool missing in CI: {what}")
+    pytest.skip(f"tool not installed: {what}")
+
+
+def require_executable(name: str) -> str:
+    """Return the path of executable ``name`` or skip/fail as ``require_tool`` does."""
+    path = shutil.which(name)
+    require_tool(path is not None, name)
+    assert path is not None
+    return path
