@@ -29,7 +29,7 @@ from chunkbench_core.evaluation.experiment import (
 )
 from chunkbench_core.evaluation.questions import load_question_sets, question_set_hash
 from chunkbench_core.parsing.models import ParsedDocument
-from chunkbench_core.storage.corpus import ParsedStore, SourceDocument, scan_corpus
+from chunkbench_core.storage.corpus import ParsedStore, SourceDocument
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.vector_store import VectorStore, collection_name, point_id
 
@@ -108,17 +108,13 @@ def parse_corpus(
             "parsed_at": now(),
         })
     results.write("documents", "corpus", rows)
+    store.write_manifest(list(sources))
     return summary
 
 
-def load_parsed_corpus(corpus: Path, store: ParsedStore) -> list[ParsedDocument]:
-    """The parsed documents of the corpus as it is now (failed or unparsed ones left out)."""
-    documents = []
-    for source in scan_corpus(corpus):
-        parsed = store.load_parsed(source)
-        if parsed is not None:
-            documents.append(parsed)
-    return documents
+def load_parsed_corpus(store: ParsedStore) -> list[ParsedDocument]:
+    """The documents the last ``parsed_documents`` materialization parsed successfully."""
+    return store.load_manifest_documents()
 
 
 # -- chunk collections ---------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from dagster import DagsterInstance, materialize
 from chunkbench_core import settings
 from chunkbench_core.chunking import STRATEGY_NAMES
 from chunkbench_core.embedding import builtin_registry
+from chunkbench_core.errors import ChunkbenchError
 from chunkbench_core.reporting.leaderboard import format_table
 from chunkbench_core.storage.results_db import ResultsDB
 
@@ -51,7 +52,10 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
         return 1
     models = list(corpus_models or builtin_registry())
     for model in models:
-        ok, reason = embeddings.availability(model)  # type: ignore[attr-defined]
+        try:
+            ok, reason = embeddings.availability(model)  # type: ignore[attr-defined]
+        except ChunkbenchError as exc:
+            ok, reason = False, str(exc)
         if not ok:
             if corpus_models:
                 failures.append(f"{model}: {reason}")

@@ -3,6 +3,12 @@
 Invariant for every strategy: ``markdown[chunk.start:chunk.end] == chunk.text``.
 ``embedded_text`` is what the corpus model embeds when it differs from ``text``
 (e.g. a contextual prefix); it is never stored as the chunk's text.
+
+Ids are deterministic: ``{strategy}_{safe_doc}_{index:06d}`` (LLD 4.2), with
+``chunk_index`` counting every chunk of the document in document order (for
+``semantic_parent_child`` a parent comes right before its children).
+``previous_chunk_id`` / ``next_chunk_id`` link the chunks of a document that are
+retrieved (ADR-0004 / ADR-0001 pointers); parents are linked among themselves.
 """
 
 from __future__ import annotations
@@ -11,14 +17,20 @@ import bisect
 import re
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from chunkbench_core.errors import ChunkingError
 from chunkbench_core.parsing.models import ParsedDocument, Unit
 
 from .tokens import TokenIndex
 
+if TYPE_CHECKING:
+    from .window import ModelWindow
+
 _UNSAFE = re.compile(r"[^\w]+", re.UNICODE)
+
+ChunkRole = Literal["chunk", "parent", "child"]
+CHUNK_ROLES: tuple[str, ...] = ("chunk", "parent", "child")
 
 
 def safe_document_name(document: str) -> str:
@@ -45,13 +57,42 @@ class Chunk:
     heading_path: list[str] = field(default_factory=list)
     parent_id: str | None = None
     embedded_text: str | None = None
+    # Added by issue 4. ``role``: "chunk" (retrieved), "child" (retrieved; its parent
+    # goes into the answer context, LLD 9.3) or "parent" (context only, never searched).
+    role: str = "chunk"
+    previous_chunk_id: str | None = None
+    next_chunk_id: str | None = None
+    # Where the contextual prefix of ``embedded_text`` came from: "llm", "headings" or
+    # "headings_fallback" (the LLM failed and the run was configured to fall back).
+    context_source: str | None = None
 
     @property
     def text_to_embed(self) -> str:
         return self.embedded_text if self.embedded_text is not None else self.text
 
+    @property
+    def is_retrieved(self) -> bool:
+        """Whether this chunk is embedded and searched (parents are context only)."""
+        return self.role != "parent"
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass
+class Piece:
+    """A chunk before it has an id: a span plus what the strategy knows about it.
+
+    ``parent`` is the position, in the same list of pieces, of this piece's parent.
+    """
+
+    start: int
+    end: int
+    content_type: str = "paragraph"
+    heading_path: list[str] | None = None
+    role: str = "chunk"
+    parent: int | None = None
+    token_count: int | None = None
 
 
 def heading_path_at(units: list[Unit], offset: int) -> list[str]:
@@ -76,53 +117,113 @@ def validate_sizes(chunk_size: int, chunk_overlap: int) -> None:
         )
 
 
+def link_neighbours(chunks: list[Chunk]) -> list[Chunk]:
+    """Set previous/next chunk ids among the chunks of each role group, in document order.
+
+    Retrieved chunks (``chunk``/``child``) are linked to each other; parents to parents.
+    """
+    last: dict[bool, Chunk] = {}
+    for chunk in chunks:
+        key = chunk.role == "parent"
+        before = last.get(key)
+        if before is not None and before.document == chunk.document:
+            before.next_chunk_id = chunk.chunk_id
+            chunk.previous_chunk_id = before.chunk_id
+        last[key] = chunk
+    return chunks
+
+
 class Chunker(ABC):
-    """A chunking strategy. Subclasses set ``name`` and implement ``spans``.
+    """A chunking strategy. Subclasses set ``name`` and implement ``spans`` or ``pieces``.
 
     ``spans`` returns character spans into the markdown in document order; the base
     class turns them into Chunk records with ids, token counts and heading paths.
-    Strategies that need more (parents, prefixes, structural units) override ``chunk``.
+    Strategies that know more (content types, parents) override ``pieces``; the few
+    that also change the embedded text (contextual prefixes) override ``chunk``.
+
+    Class attributes tell the pipeline what a strategy needs:
+    ``needs_boundary_embeddings`` (pass ``embed=``) and ``size_driven`` (its chunks
+    are cut by size alone, so a chunk over the model window is reported by
+    :func:`check_chunks` rather than split; the others split to fit ``window``).
     """
 
     name: ClassVar[str]
+    needs_boundary_embeddings: ClassVar[bool] = False
+    size_driven: ClassVar[bool] = True
 
-    def __init__(self, chunk_size: int = 512, chunk_overlap: int = 50) -> None:
+    def __init__(self, chunk_size: int = 512, chunk_overlap: int = 50, *, window: ModelWindow | None = None) -> None:
         validate_sizes(chunk_size, chunk_overlap)
         self.chunk_size = chunk_size
         self.chunk_overlap = chunk_overlap
+        self.window = window
 
     def params(self) -> dict[str, Any]:
         """The parameters that determine this chunker's output (recorded as provenance)."""
-        return {"chunk_size": self.chunk_size, "chunk_overlap": self.chunk_overlap}
+        out: dict[str, Any] = {"chunk_size": self.chunk_size, "chunk_overlap": self.chunk_overlap}
+        if self.window is not None and not self.size_driven:
+            out["model_window"] = self.window.describe()
+        return out
 
-    @abstractmethod
     def spans(self, text: str, tokens: TokenIndex) -> list[tuple[int, int]] | list[tuple[int, int, int]]:
         """Character spans ``[start, end)`` of the chunks of ``text``, in order.
 
         A span may carry its token count as a third element when the strategy knows it
         exactly (token windows); otherwise it is ``tokens.count(start, end)``.
         """
+        raise NotImplementedError(f"{type(self).__name__} implements neither spans() nor pieces()")
+
+    def pieces(self, document: ParsedDocument, tokens: TokenIndex) -> list[Piece]:
+        """The chunks of ``document`` as pieces; by default one paragraph piece per span."""
+        return [Piece(s[0], s[1], token_count=s[2] if len(s) > 2 else None)  # type: ignore[misc]
+                for s in self.spans(document.markdown, tokens)]
 
     def chunk(self, document: ParsedDocument) -> list[Chunk]:
-        text = document.markdown
-        tokens = TokenIndex(text)
-        chunks: list[Chunk] = []
-        for span in self.spans(text, tokens):
-            start, end = span[0], span[1]
-            if not text[start:end].strip():
-                continue
-            index = len(chunks)
-            chunks.append(
-                Chunk(
-                    chunk_id=make_chunk_id(self.name, document.document, index),
-                    document=document.document,
-                    strategy=self.name,
-                    chunk_index=index,
-                    start=start,
-                    end=end,
-                    text=text[start:end],
-                    token_count=span[2] if len(span) > 2 else tokens.count(start, end),
-                    heading_path=heading_path_at(document.units, start),
-                )
-            )
-        return chunks
+        tokens = TokenIndex(document.markdown)
+        return build_chunks(self.name, document, self.pieces(document, tokens), tokens)
+
+
+def build_chunks(strategy: str, document: ParsedDocument, pieces: list[Piece], tokens: TokenIndex) -> list[Chunk]:
+    """Chunk records for ``pieces``: ids, indices, texts, token counts, heading paths, links.
+
+    Whitespace-only pieces are dropped (no empty chunk is ever produced); a dropped
+    parent drops its children.
+    """
+    text = document.markdown
+    units = document.units
+    unit_starts = [u.start for u in units]
+    doc_name = document.document
+    safe = safe_document_name(doc_name)
+    chunks: list[Chunk] = []
+    id_of_piece: dict[int, str | None] = {}
+    for position, piece in enumerate(pieces):
+        start, end = piece.start, piece.end
+        body = text[start:end]
+        parent_id = id_of_piece.get(piece.parent) if piece.parent is not None else None
+        if not body.strip() or (piece.parent is not None and parent_id is None):
+            id_of_piece[position] = None
+            continue
+        index = len(chunks)
+        chunk_id = f"{strategy}_{safe}_{index:06d}"
+        id_of_piece[position] = chunk_id
+        if piece.heading_path is not None:
+            path = list(piece.heading_path)
+        elif units:
+            i = bisect.bisect_right(unit_starts, start) - 1
+            path = list(units[max(i, 0)].heading_path)
+        else:
+            path = []
+        chunks.append(Chunk(
+            chunk_id=chunk_id,
+            document=doc_name,
+            strategy=strategy,
+            chunk_index=index,
+            start=start,
+            end=end,
+            text=body,
+            token_count=piece.token_count if piece.token_count is not None else tokens.count(start, end),
+            content_type=piece.content_type,
+            heading_path=path,
+            parent_id=parent_id,
+            role=piece.role,
+        ))
+    return link_neighbours(chunks)

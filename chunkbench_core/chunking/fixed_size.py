@@ -27,3 +27,31 @@ class FixedSizeChunker(Chunker):
                 break
             first += step
         return spans
+
+
+def window_spans(text: str, tokens: TokenIndex, start: int, end: int, chunk_size: int,
+                 chunk_overlap: int) -> list[tuple[int, int]]:
+    """The fixed_size rule applied to ``text[start:end]`` only (used for prose blocks), trimmed."""
+    import numpy as np
+
+    first = int(np.searchsorted(tokens.starts[:-1], start, side="left"))
+    last = first + tokens.count(start, end)
+    step = chunk_size - chunk_overlap
+    out: list[tuple[int, int]] = []
+    position = first
+    while position < last:
+        stop = min(position + chunk_size, last)
+        a = max(start, tokens.char_offset(position))
+        b = end if stop == last else min(end, tokens.char_offset(stop))
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if a < b:
+            out.append((a, b))
+        if stop == last:
+            break
+        position += step
+    if first == last and text[start:end].strip():  # a block inside one token (cannot happen with cl100k)
+        out.append((start, end))
+    return out

@@ -6,7 +6,12 @@ A file in the questions folder looks like::
         {"id": "q1", "question": "...", "expected_answer": "...", "category": "...", "difficulty": "...",
          "references": [{"document": "handbook.docx", "content": "the exact excerpt"}]}]}
 
-A reference is located in the parsed text of its document: exact match first, then
+Evidence may carry character offsets (``"start"``/``"end"``, half-open, into the
+parsed text); when given they are checked against the content. Chroma's evaluation
+CSV (``question,references,corpus_id``) is imported by :func:`load_chroma_csv` and
+read from the questions folder like a JSON set.
+
+A reference without offsets is located in the parsed text of its document: exact match first, then
 whitespace-tolerant (any whitespace run matches any whitespace run), each tried on
 the content as written and after the parser's Persian normalisation. Every problem
 is a QuestionSetError naming the file, the question id and the field.
@@ -14,7 +19,9 @@ is a QuestionSetError naming the file, the question id and the field.
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import re
 from dataclasses import dataclass, field
@@ -113,6 +120,8 @@ def parse_question_set(data: Any, file: str, sha256: str = "") -> QuestionSet:
                     raise QuestionSetError(file, f"must be a non-negative integer, got {value!r}", qid, f"{where}.{key}")
             if (start is None) != (end is None):
                 raise QuestionSetError(file, "start and end must be given together", qid, where)
+            if start is not None and end < start:
+                raise QuestionSetError(file, f"end ({end}) must not be smaller than start ({start})", qid, where)
             refs.append(Reference(document=document, content=content, start=start, end=end))
         questions.append(Question(id=qid, question=text, references=tuple(refs), **extras))
     return QuestionSet(name=str(name), path=file, sha256=sha256, questions=questions)
@@ -128,17 +137,109 @@ def load_question_set(path: str | Path) -> QuestionSet:
     return parse_question_set(data, str(path), hashlib.sha256(raw).hexdigest())
 
 
+CHROMA_COLUMNS = ("question", "references", "corpus_id")
+
+
+def load_chroma_csv(path: str | Path, name: str | None = None, document_suffix: str = ".md") -> QuestionSet:
+    """A question set from the Chroma evaluation CSV (``question, references, corpus_id``).
+
+    ``references`` is a JSON list of ``{"content", "start_index", "end_index"}``:
+    character offsets into the corpus file ``<corpus_id>.md``, which becomes the
+    reference's document. Question ids are ``<corpus_id>-<row>`` (row = 1-based data
+    row, so an id points back into the file); category = corpus_id. Offsets are kept
+    and checked against the parsed text when the questions are resolved.
+    """
+    path = Path(path)
+    raw = path.read_bytes()
+    file = str(path)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise QuestionSetError(file, f"is not UTF-8: {exc}") from exc
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    missing = [c for c in CHROMA_COLUMNS if c not in (reader.fieldnames or [])]
+    if missing:
+        raise QuestionSetError(file, f"is not a Chroma question CSV: missing column(s) {', '.join(missing)} "
+                                     f"(expected header {','.join(CHROMA_COLUMNS)})")
+    items: list[dict[str, Any]] = []
+    for row_number, row in enumerate(reader, start=1):
+        corpus_id = (row.get("corpus_id") or "").strip()
+        qid = f"{corpus_id or 'row'}-{row_number:04d}"
+        if not corpus_id:
+            raise QuestionSetError(file, f"row {row_number}: corpus_id is empty", qid, "corpus_id")
+        try:
+            refs = json.loads(row.get("references") or "")
+        except json.JSONDecodeError as exc:
+            raise QuestionSetError(file, f"row {row_number}: references is not valid JSON: {exc}", qid, "references") from exc
+        if not isinstance(refs, list):
+            raise QuestionSetError(file, f"row {row_number}: references must be a JSON list", qid, "references")
+        references = []
+        for r, ref in enumerate(refs):
+            if not isinstance(ref, dict) or not {"content", "start_index", "end_index"} <= set(ref):
+                raise QuestionSetError(file, f"row {row_number}: each reference needs content, start_index, end_index",
+                                       qid, f"references[{r}]")
+            start, end = ref["start_index"], ref["end_index"]
+            if isinstance(start, str) and start.strip().isdigit():
+                start = int(start)
+            if isinstance(end, str) and end.strip().isdigit():
+                end = int(end)
+            if isinstance(start, int) and isinstance(end, int) and end < start:
+                raise QuestionSetError(file, f"row {row_number}: end_index {end} < start_index {start}", qid,
+                                       f"references[{r}]")
+            references.append({"document": corpus_id + document_suffix, "content": ref["content"],
+                               "start": start, "end": end})
+        items.append({"id": qid, "question": row.get("question"), "category": corpus_id, "references": references})
+    data = {"name": name or path.stem, "questions": items}
+    return parse_question_set(data, file, hashlib.sha256(raw).hexdigest())
+
+
+def question_set_to_json(qs: QuestionSet) -> dict[str, Any]:
+    """The JSON form of a question set (what ``load_question_set`` reads)."""
+    questions = []
+    for q in qs.questions:
+        item: dict[str, Any] = {"id": q.id, "question": q.question}
+        for key in OPTIONAL_TEXT_FIELDS:
+            if getattr(q, key):
+                item[key] = getattr(q, key)
+        refs = []
+        for ref in q.references:
+            entry: dict[str, Any] = {"document": ref.document, "content": ref.content}
+            if ref.start is not None:
+                entry.update(start=ref.start, end=ref.end)
+            refs.append(entry)
+        if refs:
+            item["references"] = refs
+        questions.append(item)
+    return {"name": qs.name, "questions": questions}
+
+
+def _is_chroma_csv(path: Path) -> bool:
+    with path.open("r", encoding="utf-8-sig", errors="replace", newline="") as handle:
+        header = next(csv.reader(handle), [])
+    return [h.strip() for h in header] == list(CHROMA_COLUMNS)
+
+
 def load_question_sets(folder: str | Path) -> tuple[list[QuestionSet], list[QuestionSetError]]:
-    """Every ``*.json`` question set in ``folder``; bad files are returned as errors, the rest load."""
+    """Every question set in ``folder``: ``*.json`` files, and ``*.csv`` files in the Chroma format.
+
+    Bad files are returned as errors, the rest load. A CSV whose header is not the
+    Chroma one (question,references,corpus_id) is reported as an error too.
+    """
     folder = Path(folder)
     if not folder.is_dir():
         return [], [QuestionSetError(str(folder), "question folder does not exist")]
     sets: list[QuestionSet] = []
     errors: list[QuestionSetError] = []
     names: dict[str, str] = {}
-    for path in sorted(folder.glob("*.json")):
+    for path in sorted([*folder.glob("*.json"), *folder.glob("*.csv")]):
         try:
-            qs = load_question_set(path)
+            if path.suffix == ".csv":
+                if not _is_chroma_csv(path):
+                    raise QuestionSetError(str(path), "a CSV in the questions folder must have the Chroma header "
+                                                      f"{','.join(CHROMA_COLUMNS)}")
+                qs = load_chroma_csv(path)
+            else:
+                qs = load_question_set(path)
         except QuestionSetError as exc:
             errors.append(exc)
             continue

@@ -89,3 +89,35 @@ class ParsedStore:
         if not record or record["status"] != "parsed":
             return None
         return ParsedDocument.from_dict(record["parsed"])
+
+    # The manifest is what the ``parsed_documents`` asset materialized: the corpus as it was
+    # parsed, with the record file of each document. Downstream assets read it, so they use
+    # exactly the parsed snapshot, whatever changed in the folder or the parser since.
+    @property
+    def manifest_path(self) -> Path:
+        return self.root / "manifest.json"
+
+    def write_manifest(self, sources: list[SourceDocument]) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        entries = [{**asdict(s), "record": self._path(s.sha256).name} for s in sources]
+        tmp = self.manifest_path.with_name(f".manifest.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"parser_version": self.parser_version, "documents": entries}, ensure_ascii=False),
+                       encoding="utf-8")
+        os.replace(tmp, self.manifest_path)
+
+    def load_manifest_documents(self) -> list[ParsedDocument]:
+        """The successfully parsed documents of the last ``parsed_documents`` materialization."""
+        if not self.manifest_path.exists():
+            return []
+        manifest = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        documents = []
+        for entry in manifest["documents"]:
+            path = self.root / entry["record"]
+            if not path.exists():
+                continue
+            record = json.loads(path.read_text(encoding="utf-8"))
+            if record["status"] == "parsed":
+                parsed = ParsedDocument.from_dict(record["parsed"])
+                parsed.document = entry["document"]
+                documents.append(parsed)
+        return documents

@@ -27,7 +27,7 @@ def chunk_collections(context: AssetExecutionContext, config: ChunkingConfig, wo
     strategy, corpus_model = split_key(context.partition_key)
     embedder = embeddings.embedder(corpus_model)  # fails fast with the reason if unavailable
     params = chunking_params(embedder.spec, config.chunk_size, config.chunk_overlap)
-    documents = load_parsed_corpus(workspace.corpus_dir(), workspace.parsed_store())
+    documents = load_parsed_corpus(workspace.parsed_store())
     with qdrant.open() as store:
         summary = build_chunk_collection(strategy, embedder.spec, documents, embedder, store, duckdb.results(), params)
     sizes = np.asarray(summary.token_counts or [0])

@@ -24,9 +24,9 @@ def experiment_results(context: AssetExecutionContext, config: ExperimentConfig,
                        duckdb: DuckDBResource, qdrant: QdrantResource, embeddings: EmbeddingResource) -> MaterializeResult:
     strategy, corpus_model = split_key(context.partition_key)
     embedder = embeddings.embedder(corpus_model)
-    documents = load_parsed_corpus(workspace.corpus_dir(), workspace.parsed_store())
+    documents = load_parsed_corpus(workspace.parsed_store())
     with qdrant.open() as store:
-        summary = run_experiment(strategy, embedder.spec, context.run_id, workspace.questions_dir(), documents, embedder,
+        summary = run_experiment(strategy, embedder.spec, context.run.run_id, workspace.questions_dir(), documents, embedder,
                                  store, duckdb.results(), top_k=config.top_k,
                                  filter_by_document=config.filter_by_document)
     for error in summary.errors:

@@ -1,0 +1,143 @@
+"""The whole asset graph, materialized in-process on a tiny corpus, checked against DuckDB and Qdrant."""
+
+import io
+import json
+
+import duckdb
+import pytest
+from dagster import AssetKey, DagsterInstance
+
+from chunkbench_core.storage.vector_store import VectorStore, collection_name
+from chunkbench_pipelines.runner import run_everything
+
+MODEL = "all-minilm-l6-v2"
+
+VOLCANO = (
+    "# Volcanoes\n\n"
+    "Mount Kelvar is a shield volcano on the island of Orsa. It last erupted in 1911, when lava reached the "
+    "fishing village of Brenn and destroyed its harbour wall.\n"
+)
+BAKERY = (
+    "# Sourdough\n\n"
+    "The Marlow bakery feeds its sourdough starter twice a day with rye flour. Loaves rest for eighteen hours "
+    "in a cold room before they are baked at 250 degrees.\n"
+)
+VOLCANO_REF = "It last erupted in 1911, when lava reached the fishing village of Brenn"
+BAKERY_REF = "Loaves rest for eighteen hours in a cold room"
+
+
+@pytest.fixture()
+def workspace(tmp_path, monkeypatch):
+    corpus = tmp_path / "corpus"
+    questions = tmp_path / "questions"
+    corpus.mkdir()
+    questions.mkdir()
+    (corpus / "volcano.md").write_text(VOLCANO, encoding="utf-8")
+    (corpus / "bakery.md").write_text(BAKERY, encoding="utf-8")
+    (corpus / "broken.docx").write_bytes(b"PK\x03\x04 this is not really a zip archive")
+    (questions / "good.json").write_text(json.dumps({"name": "good", "questions": [
+        {"id": "v1", "question": "When did Mount Kelvar last erupt and which village did the lava reach?",
+         "expected_answer": "1911, Brenn", "category": "fact", "difficulty": "easy",
+         "references": [{"document": "volcano.md", "content": VOLCANO_REF}]},
+        {"id": "b1", "question": "How long do the sourdough loaves rest before baking?",
+         "references": [{"document": "bakery.md", "content": BAKERY_REF}]},
+    ]}), encoding="utf-8")
+    (questions / "bad.json").write_text(json.dumps({"questions": [{"id": "x1", "references": []}]}), encoding="utf-8")
+    home = tmp_path / "home"
+    monkeypatch.setenv("CHUNKBENCH_HOME", str(home))
+    monkeypatch.setenv("CHUNKBENCH_CORPUS", str(corpus))
+    monkeypatch.setenv("CHUNKBENCH_QUESTIONS", str(questions))
+    monkeypatch.delenv("QDRANT_URL", raising=False)
+    return {"home": home, "corpus": corpus, "questions": questions}
+
+
+def sql(home, query):
+    con = duckdb.connect(str(home / "chunkbench.duckdb"), read_only=True)
+    try:
+        return con.execute(query).fetchall()
+    finally:
+        con.close()
+
+
+@pytest.mark.e2e
+def test_whole_graph_on_a_tiny_corpus(workspace):
+    home = workspace["home"]
+    instance = DagsterInstance.ephemeral()
+    out = io.StringIO()
+    assert run_everything(strategies=["fixed_size", "recursive"], corpus_models=[MODEL], out=out, instance=instance) == 0, out.getvalue()
+    printed = out.getvalue()
+    assert "fixed_size" in printed and "recursive" in printed and "benchmark_report.html" in printed
+
+    # documents: the corrupt file fails with a message naming it; the others are parsed
+    docs = dict((d, (s, e)) for d, s, e in sql(home, "SELECT document, status, error FROM documents"))
+    assert docs["volcano.md"] == ("parsed", None) and docs["bakery.md"] == ("parsed", None)
+    assert docs["broken.docx"][0] == "failed" and "broken.docx" in docs["broken.docx"][1]
+
+    # chunks: each short document is one chunk; fixed_size windows keep every character, recursive trims
+    chunks = sql(home, "SELECT strategy, document, chunk_index, start_offset, end_offset, text FROM chunks "
+                       "ORDER BY strategy, document")
+    texts = {"volcano.md": VOLCANO, "bakery.md": BAKERY}
+    assert [(s, d, i) for s, d, i, *_ in chunks] == [
+        ("fixed_size", "bakery.md", 0), ("fixed_size", "volcano.md", 0),
+        ("recursive", "bakery.md", 0), ("recursive", "volcano.md", 0)]
+    for strategy, document, _, start, end, text in chunks:
+        expected = texts[document] if strategy == "fixed_size" else texts[document].strip()
+        assert text == expected and texts[document][start:end] == text
+
+    # metrics equal the hand-computed values: both chunks are retrieved (top_k 5 > 2 chunks),
+    # the relevant one first, so recall = 1, precision = IoU = |reference| / (|chunk A| + |chunk B|)
+    rows = sql(home, "SELECT strategy, question_id, recall, precision, iou, hit, reciprocal_rank FROM question_results "
+                     "ORDER BY strategy, question_id")
+    assert [(s, q) for s, q, *_ in rows] == [("fixed_size", "b1"), ("fixed_size", "v1"),
+                                               ("recursive", "b1"), ("recursive", "v1")]
+    refs = {"v1": VOLCANO_REF, "b1": BAKERY_REF}
+    for strategy, qid, recall, precision, iou, hit, rr in rows:
+        total = len(VOLCANO) + len(BAKERY) if strategy == "fixed_size" else len(VOLCANO.strip()) + len(BAKERY.strip())
+        assert recall == 1.0 and hit == 1.0 and rr == 1.0
+        assert precision == pytest.approx(len(refs[qid]) / total)
+        assert iou == pytest.approx(len(refs[qid]) / total)
+
+    board = sql(home, "SELECT strategy, corpus_model, n_questions, recall, precision, iou, mrr, hit_rate FROM leaderboard "
+                      "ORDER BY strategy")
+    assert [(s, m, n) for s, m, n, *_ in board] == [("fixed_size", MODEL, 2), ("recursive", MODEL, 2)]
+    fixed = board[0]
+    expected_precision = (len(VOLCANO_REF) + len(BAKERY_REF)) / 2 / (len(VOLCANO) + len(BAKERY))
+    assert fixed[3:] == pytest.approx((1.0, expected_precision, expected_precision, 1.0, 1.0))
+
+    # the malformed question file is reported by name; the good one was still evaluated
+    event = instance.get_latest_materialization_event(AssetKey("experiment_results"))
+    errors = event.asset_materialization.metadata["question_errors"].value
+    assert "bad.json" in errors and "'question'" in errors
+
+    report = (home / "reports" / "benchmark_report.html").read_text(encoding="utf-8")
+    assert "Leaderboard" in report and "volcano.md" in report and "<img" in report
+
+
+@pytest.mark.e2e
+def test_rerun_is_idempotent_and_removes_stale_points(workspace):
+    home = workspace["home"]
+    instance = DagsterInstance.ephemeral()
+    assert run_everything(strategies=["fixed_size"], corpus_models=[MODEL], instance=instance) == 0
+    assert run_everything(strategies=["fixed_size"], corpus_models=[MODEL], instance=instance) == 0
+    assert sql(home, "SELECT count(*) FROM chunks") == [(2,)]
+    assert sql(home, "SELECT count(DISTINCT experiment_run_id), count(*) FROM question_results") == [(2, 4)]
+    assert sql(home, "SELECT count(*) FROM leaderboard") == [(1,)]
+
+    (workspace["corpus"] / "bakery.md").unlink()
+    (workspace["questions"] / "good.json").write_text(json.dumps({"questions": [
+        {"id": "v1", "question": "When did Mount Kelvar erupt?",
+         "references": [{"document": "volcano.md", "content": VOLCANO_REF}]}]}), encoding="utf-8")
+    assert run_everything(strategies=["fixed_size"], corpus_models=[MODEL], instance=instance) == 0
+    assert sql(home, "SELECT document FROM chunks") == [("volcano.md",)]
+    with VectorStore(local_root=home / "qdrant") as store:
+        assert store.count(collection_name("fixed_size", MODEL)) == 1
+    assert sql(home, "SELECT n_questions FROM leaderboard") == [(1,)]
+
+
+@pytest.mark.e2e
+def test_unknown_partition_model_fails_with_reason(workspace):
+    out = io.StringIO()
+    code = run_everything(strategies=["fixed_size"], corpus_models=["no-such-model"], out=out,
+                          instance=DagsterInstance.ephemeral())
+    assert code == 1
+    assert "unknown embedding model 'no-such-model'" in out.getvalue()
