@@ -29,7 +29,7 @@ from chunkbench_core.evaluation.experiment import (
 )
 from chunkbench_core.evaluation.questions import load_question_sets, question_set_hash
 from chunkbench_core.parsing.models import ParsedDocument
-from chunkbench_core.storage.corpus import ParsedStore, SourceDocument
+from chunkbench_core.storage.corpus import ParsedStore, SourceDocument, corpus_state, fingerprint
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.vector_store import VectorStore, collection_name, point_id
 
@@ -58,6 +58,7 @@ class ParseSummary:
     parsed: list[str] = field(default_factory=list)
     reused: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
+    corpus_fingerprint: str = ""  # digest of {document: sha256}: what downstream partitions were built from
 
 
 def parse_corpus(
@@ -109,6 +110,7 @@ def parse_corpus(
         })
     results.write("documents", "corpus", rows)
     store.write_manifest(list(sources))
+    summary.corpus_fingerprint = fingerprint(corpus_state(list(sources)))
     return summary
 
 
@@ -133,6 +135,42 @@ def chunking_params(spec: EmbeddingModelSpec, chunk_size: int | None, chunk_over
     return {"chunk_size": size, "chunk_overlap": overlap}
 
 
+def variant_label(params: dict[str, Any], defaults: dict[str, Any]) -> str:
+    """'' for the default chunking parameters, else a label such as ``size256_overlap32``.
+
+    Sweeps (other sizes) get collections and chunk rows of their own, so a sweep never
+    overwrites the partition's default collection that the leaderboard is built from.
+    """
+    if params == defaults:
+        return ""
+    return f"size{params['chunk_size']}_overlap{params['chunk_overlap']}"
+
+
+def partition_collection(strategy: str, model_id: str, variant: str = "") -> str:
+    """The Qdrant collection of a partition (and of a sweep variant of it)."""
+    name = collection_name(strategy, model_id)
+    if not variant:
+        return name
+    base = name.removesuffix("_collection")
+    return f"{base}__{variant}_collection"
+
+
+def partition_rows_key(strategy: str, model_id: str, variant: str = "") -> str:
+    return f"{strategy}__{model_id}" + (f"__{variant}" if variant else "")
+
+
+def check_chunk_rows(chunks: Sequence[Chunk], documents: Sequence[ParsedDocument]) -> list[str]:
+    """Problems with chunks that no strategy may produce: empty text, offsets that do not rebuild the text."""
+    markdown = {d.document: d.markdown for d in documents}
+    problems = []
+    for c in chunks:
+        if not c.text.strip():
+            problems.append(f"{c.chunk_id}: empty chunk")
+        elif markdown.get(c.document, "")[c.start:c.end] != c.text:
+            problems.append(f"{c.chunk_id}: markdown[{c.start}:{c.end}] is not the chunk text")
+    return problems
+
+
 @dataclass
 class CollectionSummary:
     collection: str
@@ -142,6 +180,8 @@ class CollectionSummary:
     removed: int
     token_counts: list[int]
     params: dict[str, Any]
+    point_count: int = 0
+    problems: list[str] = field(default_factory=list)
 
 
 def build_chunk_collection(
@@ -152,8 +192,13 @@ def build_chunk_collection(
     store: VectorStore,
     results: ResultsDB,
     params: dict[str, Any],
+    variant: str = "",
 ) -> CollectionSummary:
-    """Chunk every document, embed the chunks with the corpus model, replace the collection."""
+    """Chunk every document, embed the chunks with the corpus model, replace the collection.
+
+    The summary carries what the blocking checks need: the number of points in the
+    collection after the replacement and any chunk that breaks the offset invariants.
+    """
     chunker = make_chunker(strategy, **params)
     if not documents:
         raise ChunkingError(
@@ -168,13 +213,13 @@ def build_chunk_collection(
             raise
         except Exception as exc:
             raise ChunkingError(f"{strategy} failed on {document.document}: {type(exc).__name__}: {exc}") from exc
-    name = collection_name(strategy, spec.id)
+    name = partition_collection(strategy, spec.id, variant)
     vectors = embedder.embed([c.text_to_embed for c in chunks], "document")
     store.ensure_collection(name, spec.dimension)
     counts = store.replace_points(name, chunks, vectors)
     stamp = now()
     params_json = json.dumps(chunker.params(), sort_keys=True)
-    results.write("chunks", f"{strategy}__{spec.id}", [
+    results.write("chunks", partition_rows_key(strategy, spec.id, variant), [
         {
             "chunk_id": c.chunk_id,
             "point_id": point_id(c.chunk_id),
@@ -196,7 +241,8 @@ def build_chunk_collection(
         for c in chunks
     ])
     return CollectionSummary(name, len(documents), len(chunks), counts["upserted"], counts["removed"],
-                             [c.token_count for c in chunks], chunker.params())
+                             [c.token_count for c in chunks], chunker.params(), store.count(name),
+                             check_chunk_rows(chunks, documents))
 
 
 # -- experiments --------------------------------------------------------------------------------
@@ -206,6 +252,18 @@ class ExperimentSummary:
     metrics: dict[str, float | int]
     errors: list[str]
     n_questions: int
+    out_of_range: list[str] = field(default_factory=list)
+
+
+def metrics_out_of_range(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> list[str]:
+    """Metric values outside [0, 1] (a bug if any): '<question>: <metric>=<value>'."""
+    bad = []
+    for row in rows:
+        for column in columns:
+            value = row.get(column)
+            if value is not None and not (0.0 <= float(value) <= 1.0):
+                bad.append(f"{row.get('question_set')}/{row.get('question_id')}: {column}={value}")
+    return bad
 
 
 def run_experiment(
@@ -220,6 +278,7 @@ def run_experiment(
     top_k: int = DEFAULT_TOP_K,
     filter_by_document: bool = False,
     provenance: dict[str, Any] | None = None,
+    variant: str = "",
 ) -> ExperimentSummary:
     """Score every question of every question set against this partition's collection."""
     sets, set_errors = load_question_sets(questions_folder)
@@ -229,13 +288,14 @@ def run_experiment(
         raise ChunkbenchError(
             "no question could be evaluated: " + ("; ".join(errors) if errors else f"no question sets in {questions_folder}")
         )
-    name = collection_name(strategy, spec.id)
+    name = partition_collection(strategy, spec.id, variant)
     outcomes = run_retrieval(resolved, embedder, store, name, top_k=top_k, filter_by_document=filter_by_document)
     stamp = now()
-    key = f"{strategy}__{spec.id}__{experiment_run_id}"
+    key = f"{partition_rows_key(strategy, spec.id, variant)}__{experiment_run_id}"
     base = {"experiment_run_id": experiment_run_id, "strategy": strategy, "corpus_model": spec.id, "top_k": top_k,
             "created_at": stamp}
-    results.write("question_results", key, [{**base, **outcome_row(o)} for o in outcomes])
+    rows = [{**base, **outcome_row(o)} for o in outcomes]
+    results.write("question_results", key, rows)
     summary = aggregate(outcomes)
     full_provenance = {
         "corpus_model": spec.id,
@@ -245,6 +305,7 @@ def run_experiment(
         "question_set_hash": question_set_hash(sets),
         "documents": sorted(d.document for d in documents),
         "code_version": __version__,
+        "variant": variant,
         **(provenance or {}),
     }
     results.write("experiment_metrics", key, [{
@@ -252,4 +313,5 @@ def run_experiment(
         **summary,
         "provenance": json.dumps(full_provenance, sort_keys=True, ensure_ascii=False),
     }])
-    return ExperimentSummary(experiment_run_id, summary, errors, len(outcomes))
+    return ExperimentSummary(experiment_run_id, summary, errors, len(outcomes),
+                             metrics_out_of_range(rows, ("recall", "precision", "iou", "hit", "reciprocal_rank")))

@@ -20,13 +20,22 @@ DAGSTER_YAML = """\
 # written by chunkbench for its own DAGSTER_HOME
 nux:
   enabled: false
+telemetry:
+  enabled: false
 run_coordinator:
   module: dagster._core.run_coordinator
   class: QueuedRunCoordinator
   config:
+    # three runs at once; never two runs of the same partition (they share a collection)
     max_concurrent_runs: 3
-telemetry:
-  enabled: false
+    tag_concurrency_limits:
+      - key: "dagster/partition"
+        limit: 1
+        value:
+          applyLimitPerUniqueValue: true
+      - key: "chunkbench/provider"
+        value: "openai"
+        limit: 2
 """
 
 

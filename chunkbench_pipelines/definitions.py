@@ -7,6 +7,9 @@ import os
 from dagster import Definitions, EnvVar
 
 from .assets import ALL_ASSETS
+from .jobs import ALL_JOBS
+from .schedules import ALL_SCHEDULES
+from .sensors import ALL_SENSORS
 from .resources import DuckDBResource, EmbeddingResource, QdrantResource, WorkspaceResource
 
 
@@ -30,4 +33,5 @@ def build_resources() -> dict[str, object]:
     }
 
 
-defs = Definitions(assets=ALL_ASSETS, resources=build_resources())
+defs = Definitions(assets=ALL_ASSETS, jobs=ALL_JOBS, sensors=ALL_SENSORS, schedules=ALL_SCHEDULES,
+                   resources=build_resources())

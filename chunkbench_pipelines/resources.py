@@ -93,3 +93,7 @@ class EmbeddingResource(ConfigurableResource):
     def embedder(self, model_id: str) -> Embedder:
         """The model's embedder; raises EmbeddingError with the reason when it is unavailable."""
         return Embedder(self.spec(model_id), self.provider_settings())
+
+    def available_models(self) -> list[str]:
+        """Registry ids whose provider is configured here."""
+        return [m for m in builtin_registry() if self.availability(m)[0]]

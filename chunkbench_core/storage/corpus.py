@@ -105,6 +105,13 @@ class ParsedStore:
                        encoding="utf-8")
         os.replace(tmp, self.manifest_path)
 
+    def manifest_fingerprint(self) -> str:
+        """Digest of the parsed corpus ({document: sha256} of the manifest); '' before any parse."""
+        if not self.manifest_path.exists():
+            return ""
+        manifest = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        return fingerprint({e["document"]: e["sha256"] for e in manifest["documents"]})
+
     def load_manifest_documents(self) -> list[ParsedDocument]:
         """The successfully parsed documents of the last ``parsed_documents`` materialization."""
         if not self.manifest_path.exists():
@@ -121,3 +128,33 @@ class ParsedStore:
                 parsed.document = entry["document"]
                 documents.append(parsed)
         return documents
+
+
+def fingerprint(entries: dict[str, str]) -> str:
+    """A short digest of a {name: sha256} mapping (the state of a folder)."""
+    digest = hashlib.sha256()
+    for name in sorted(entries):
+        digest.update(f"{name}\0{entries[name]}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def corpus_state(sources: list[SourceDocument]) -> dict[str, str]:
+    """{document: sha256} of a corpus scan."""
+    return {s.document: s.sha256 for s in sources}
+
+
+def folder_state(folder: str | Path, pattern: str = "*.json") -> dict[str, str]:
+    """{file name: sha256} of the files matching ``pattern`` in ``folder`` (question sets)."""
+    root = Path(folder)
+    if not root.is_dir():
+        return {}
+    return {p.name: file_sha256(p) for p in sorted(root.glob(pattern)) if p.is_file()}
+
+
+def diff_states(before: dict[str, str], after: dict[str, str]) -> dict[str, list[str]]:
+    """Names added, changed and deleted between two {name: sha256} states."""
+    return {
+        "added": sorted(set(after) - set(before)),
+        "changed": sorted(n for n in set(after) & set(before) if after[n] != before[n]),
+        "deleted": sorted(set(before) - set(after)),
+    }

@@ -1,42 +1,98 @@
 """chunk_collections: one Qdrant collection per strategy x corpus model."""
 
-
 from typing import Optional
 
 import numpy as np
-from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue, asset
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    AssetExecutionContext,
+    Config,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+)
 
-from chunkbench_core.stages import build_chunk_collection, chunking_params, load_parsed_corpus
+from chunkbench_core.errors import ChunkbenchError
+from chunkbench_core.stages import build_chunk_collection, chunking_params, load_parsed_corpus, variant_label
 
+from ..failures import TRANSIENT_RETRY, fail_fast, permanent_errors_fail_fast
 from ..partitions import split_key, strategy_x_model
 from ..resources import DuckDBResource, EmbeddingResource, QdrantResource, WorkspaceResource
 from .documents import parsed_documents
 
+VECTOR_COUNT_CHECK = "vector_count_matches_chunks"
+OFFSETS_CHECK = "chunk_offsets_rebuild_text"
+
 
 class ChunkingConfig(Config):
-    """Chunk size and overlap in cl100k tokens; empty = the default for the corpus model's window."""
+    """Chunk size and overlap in cl100k tokens; empty = the default for the corpus model's window.
+
+    Non-default values (sweeps) build a collection of their own, named after the values.
+    """
 
     chunk_size: Optional[int] = None
     chunk_overlap: Optional[int] = None
 
 
+def token_histogram(counts: list[int], buckets: int = 8) -> str:
+    """A markdown table of how many chunks fall in each token-count range."""
+    if not counts:
+        return "_no chunks_"
+    values = np.asarray(counts)
+    edges = np.linspace(0, max(int(values.max()), 1), buckets + 1)
+    hist, _ = np.histogram(values, bins=edges)
+    rows = "".join(f"| {int(lo)}-{int(hi)} | {n} | {'#' * int(40 * n / max(hist.max(), 1))} |\n"
+                   for lo, hi, n in zip(edges, edges[1:], hist))
+    return "| tokens | chunks | |\n|---|---|---|\n" + rows
+
+
 @asset(partitions_def=strategy_x_model, group_name="chunks", kinds={"qdrant", "duckdb"}, deps=[parsed_documents],
+       retry_policy=TRANSIENT_RETRY,
+       check_specs=[
+           AssetCheckSpec(VECTOR_COUNT_CHECK, asset="chunk_collections", blocking=True,
+                          description="The collection holds exactly one point per chunk of the partition."),
+           AssetCheckSpec(OFFSETS_CHECK, asset="chunk_collections", blocking=True,
+                          description="No empty chunk; every chunk's offsets rebuild its text from the parsed markdown."),
+       ],
        description="The corpus chunked by one strategy and embedded by one corpus model, stored in Qdrant.")
 def chunk_collections(context: AssetExecutionContext, config: ChunkingConfig, workspace: WorkspaceResource,
                       duckdb: DuckDBResource, qdrant: QdrantResource, embeddings: EmbeddingResource) -> MaterializeResult:
     strategy, corpus_model = split_key(context.partition_key)
-    embedder = embeddings.embedder(corpus_model)  # fails fast with the reason if unavailable
-    params = chunking_params(embedder.spec, config.chunk_size, config.chunk_overlap)
-    documents = load_parsed_corpus(workspace.parsed_store())
-    with qdrant.open() as store:
-        summary = build_chunk_collection(strategy, embedder.spec, documents, embedder, store, duckdb.results(), params)
-    sizes = np.asarray(summary.token_counts or [0])
-    return MaterializeResult(metadata={
-        "collection": summary.collection,
-        "dagster/row_count": summary.n_chunks,
-        "documents": summary.n_documents,
-        "points_removed": summary.removed,
-        "chunking_params": MetadataValue.json(summary.params),
-        "token_count_median": float(np.median(sizes)),
-        "token_count_max": int(sizes.max()),
-    })
+    try:
+        ok, reason = embeddings.availability(corpus_model)
+    except ChunkbenchError as exc:
+        raise fail_fast(str(exc)) from exc
+    if not ok:
+        raise fail_fast(reason)
+    embedder = embeddings.embedder(corpus_model)
+    with permanent_errors_fail_fast():
+        params = chunking_params(embedder.spec, config.chunk_size, config.chunk_overlap)
+        variant = variant_label(params, chunking_params(embedder.spec, None, None))
+        documents = load_parsed_corpus(workspace.parsed_store())
+        with qdrant.open() as store:
+            summary = build_chunk_collection(strategy, embedder.spec, documents, embedder, store, duckdb.results(),
+                                             params, variant)
+    return MaterializeResult(
+        metadata={
+            "collection": summary.collection,
+            "corpus_fingerprint": workspace.parsed_store().manifest_fingerprint(),
+            "variant": variant or "default",
+            "dagster/row_count": summary.n_chunks,
+            "documents": summary.n_documents,
+            "points_removed": summary.removed,
+            "chunking_params": MetadataValue.json(summary.params),
+            "token_count_median": float(np.median(summary.token_counts or [0])),
+            "token_count_max": int(max(summary.token_counts or [0])),
+            "chunk_size_histogram": MetadataValue.md(token_histogram(summary.token_counts)),
+        },
+        check_results=[
+            AssetCheckResult(check_name=VECTOR_COUNT_CHECK, passed=summary.point_count == summary.n_chunks,
+                             severity=AssetCheckSeverity.ERROR,
+                             metadata={"points": summary.point_count, "chunks": summary.n_chunks}),
+            AssetCheckResult(check_name=OFFSETS_CHECK, passed=not summary.problems, severity=AssetCheckSeverity.ERROR,
+                             metadata={"problems": len(summary.problems),
+                                       "first_problems": MetadataValue.md("\n".join(f"- {p}" for p in summary.problems[:20]) or "none")}),
+        ],
+    )

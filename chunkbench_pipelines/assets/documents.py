@@ -32,6 +32,7 @@ def parsed_documents(context: AssetExecutionContext, workspace: WorkspaceResourc
         "dagster/row_count": len(summary.parsed) + len(summary.reused),
         "parsed": len(summary.parsed),
         "reused_unchanged": len(summary.reused),
+        "corpus_fingerprint": summary.corpus_fingerprint,
         "failed": len(summary.failed),
         "failures": MetadataValue.md("".join(f"- `{d}`: {e}\n" for d, e in summary.failed.items()) or "none"),
     })

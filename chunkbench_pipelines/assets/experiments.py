@@ -1,40 +1,95 @@
 """experiment_results: every question retrieved and scored against one partition's collection."""
 
+from typing import Optional
 
-from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue, asset
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    AssetExecutionContext,
+    Config,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+)
 
+from chunkbench_core.errors import ChunkbenchError
 from chunkbench_core.evaluation.experiment import DEFAULT_TOP_K
-from chunkbench_core.stages import load_parsed_corpus, run_experiment
+from chunkbench_core.stages import chunking_params, load_parsed_corpus, run_experiment, variant_label
 
+from ..failures import TRANSIENT_RETRY, fail_fast, permanent_errors_fail_fast
 from ..partitions import split_key, strategy_x_model
 from ..resources import DuckDBResource, EmbeddingResource, QdrantResource, WorkspaceResource
 from .chunks import chunk_collections
 
+METRICS_RANGE_CHECK = "metrics_within_unit_interval"
+REFERENCES_CHECK = "question_references_resolve"
+
 
 class ExperimentConfig(Config):
-    """top_k chunks per question; filter_by_document restricts search to the reference's document."""
+    """Retrieval settings of one experiment run.
+
+    top_k: chunks retrieved per question. filter_by_document: search only the document of the
+    question's reference (the seeds' protocol) instead of all documents (the Chroma protocol).
+    neighbor_prev / neighbor_next: neighbor expansion (0..5), recorded in provenance.
+    chunk_size / chunk_overlap: evaluate the sweep collection built with these values
+    (empty = the partition's default collection).
+    """
 
     top_k: int = DEFAULT_TOP_K
     filter_by_document: bool = False
+    neighbor_prev: int = 0
+    neighbor_next: int = 0
+    chunk_size: Optional[int] = None
+    chunk_overlap: Optional[int] = None
 
 
 @asset(partitions_def=strategy_x_model, group_name="experiments", kinds={"qdrant", "duckdb"}, deps=[chunk_collections],
+       retry_policy=TRANSIENT_RETRY,
+       check_specs=[
+           AssetCheckSpec(METRICS_RANGE_CHECK, asset="experiment_results", blocking=True,
+                          description="Every per-question metric lies in [0, 1]."),
+           AssetCheckSpec(REFERENCES_CHECK, asset="experiment_results", blocking=False,
+                          description="Every question set loads and every reference resolves to a span of a parsed document."),
+       ],
        description="Per-question evidence metrics and their aggregates for one strategy x corpus model.")
 def experiment_results(context: AssetExecutionContext, config: ExperimentConfig, workspace: WorkspaceResource,
                        duckdb: DuckDBResource, qdrant: QdrantResource, embeddings: EmbeddingResource) -> MaterializeResult:
     strategy, corpus_model = split_key(context.partition_key)
+    try:
+        ok, reason = embeddings.availability(corpus_model)
+    except ChunkbenchError as exc:
+        raise fail_fast(str(exc)) from exc
+    if not ok:
+        raise fail_fast(reason)
     embedder = embeddings.embedder(corpus_model)
-    documents = load_parsed_corpus(workspace.parsed_store())
-    with qdrant.open() as store:
-        summary = run_experiment(strategy, embedder.spec, context.run.run_id, workspace.questions_dir(), documents, embedder,
-                                 store, duckdb.results(), top_k=config.top_k,
-                                 filter_by_document=config.filter_by_document)
+    with permanent_errors_fail_fast():
+        params = chunking_params(embedder.spec, config.chunk_size, config.chunk_overlap)
+        variant = variant_label(params, chunking_params(embedder.spec, None, None))
+        provenance = {"strategy": strategy, "chunking_params": params, "neighbor_prev": config.neighbor_prev,
+                      "neighbor_next": config.neighbor_next, "dagster_run_id": context.run.run_id}
+        documents = load_parsed_corpus(workspace.parsed_store())
+        with qdrant.open() as store:
+            summary = run_experiment(strategy, embedder.spec, context.run.run_id, workspace.questions_dir(), documents,
+                                     embedder, store, duckdb.results(), top_k=config.top_k,
+                                     filter_by_document=config.filter_by_document, provenance=provenance,
+                                     variant=variant)
     for error in summary.errors:
         context.log.error(error)
-    metrics = {k: float(v) for k, v in summary.metrics.items()}
-    return MaterializeResult(metadata={
-        "experiment_run_id": summary.experiment_run_id,
-        "dagster/row_count": summary.n_questions,
-        **{k: v for k, v in metrics.items() if k not in ("n_questions", "n_failed")},
-        "question_errors": MetadataValue.md("".join(f"- {e}\n" for e in summary.errors) or "none"),
-    })
+    metrics = {k: float(v) for k, v in summary.metrics.items() if k not in ("n_questions", "n_failed")}
+    return MaterializeResult(
+        metadata={
+            "experiment_run_id": summary.experiment_run_id,
+            "variant": variant or "default",
+            "dagster/row_count": summary.n_questions,
+            **metrics,
+            "question_errors": MetadataValue.md("".join(f"- {e}\n" for e in summary.errors) or "none"),
+        },
+        check_results=[
+            AssetCheckResult(check_name=METRICS_RANGE_CHECK, passed=not summary.out_of_range,
+                             severity=AssetCheckSeverity.ERROR,
+                             metadata={"out_of_range": MetadataValue.md("\n".join(summary.out_of_range[:20]) or "none")}),
+            AssetCheckResult(check_name=REFERENCES_CHECK, passed=not summary.errors, severity=AssetCheckSeverity.WARN,
+                             metadata={"errors": len(summary.errors)}),
+        ],
+    )

@@ -3,7 +3,9 @@
 
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
-from chunkbench_core.reporting.html_report import write_report
+import base64
+
+from chunkbench_core.reporting.html_report import recall_precision_png, write_report
 from chunkbench_core.reporting.leaderboard import format_markdown
 
 from ..resources import DuckDBResource, WorkspaceResource
@@ -16,11 +18,15 @@ def leaderboard(context: AssetExecutionContext, duckdb: DuckDBResource) -> Mater
     results = duckdb.results()
     results.ensure_database()
     board = results.leaderboard()
-    return MaterializeResult(metadata={
+    metadata = {
         "database": MetadataValue.path(str(results.database_path)),
         "dagster/row_count": len(board),
         "leaderboard": MetadataValue.md(format_markdown(board)),
-    })
+    }
+    if not board.empty:
+        png = base64.b64encode(recall_precision_png(board)).decode()
+        metadata["recall_vs_precision"] = MetadataValue.md(f"![recall vs precision](data:image/png;base64,{png})")
+    return MaterializeResult(metadata=metadata)
 
 
 @asset(group_name="reports", kinds={"html"}, deps=[leaderboard],

@@ -1,0 +1,30 @@
+"""Which failures a RetryPolicy may retry.
+
+Assets carry a RetryPolicy for transient trouble (a provider's 429 after the client's own
+retries, a Qdrant lock held by another process). Errors that a retry cannot fix — an
+unavailable model, a bad setting, an unknown strategy — become ``Failure(allow_retries=False)``
+so the partition fails at once with the reason.
+"""
+
+from contextlib import contextmanager
+from typing import Iterator
+
+from dagster import Backoff, Failure, Jitter, RetryPolicy
+
+from chunkbench_core.errors import ChunkingError, ConfigError, QuestionSetError
+
+TRANSIENT_RETRY = RetryPolicy(max_retries=3, delay=2.0, backoff=Backoff.EXPONENTIAL, jitter=Jitter.PLUS_MINUS)
+
+PERMANENT_ERRORS = (ChunkingError, ConfigError, QuestionSetError)
+
+
+def fail_fast(reason: str) -> Failure:
+    return Failure(description=reason, allow_retries=False)
+
+
+@contextmanager
+def permanent_errors_fail_fast() -> Iterator[None]:
+    try:
+        yield
+    except PERMANENT_ERRORS as exc:
+        raise fail_fast(str(exc)) from exc
