@@ -14,6 +14,11 @@ Formats and where their rules live: .md/.txt :mod:`.text`; .docx :mod:`.docx`;
 .xlsx/.csv :mod:`.spreadsheet`. Rendering conventions: :mod:`.builder`. Persian
 normalisation: :mod:`.persian`. Input checks: :mod:`.guards`.
 
+Also here: :func:`content_hash` and :func:`parse_cache_key` (parse a document
+again only when its bytes, :data:`PARSER_VERSION` or the options changed) and
+:func:`check_spans`. Image caption sources: :mod:`.captions`
+(``openai_vision_captioner`` for an OpenAI-compatible vision endpoint).
+
 Every failure - bad file, wrong extension, corrupt or hostile content, scanned
 PDF, missing LibreOffice - raises :class:`DocumentProcessingError` naming the
 file and the reason; no other exception escapes ``parse`` for a file's content.
@@ -21,6 +26,7 @@ file and the reason; no other exception escapes ``parse`` for a file's content.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -30,8 +36,12 @@ from chunkbench_core.parsing.models import CONTENT_TYPES, ParsedDocument, TreeNo
 from chunkbench_core.parsing.options import SUPPORTED_SUFFIXES, CaptionSource, ParseOptions
 from chunkbench_core.parsing.persian import normalize_persian
 
+#: Bump when a parsing rule changes what parse() returns, so cached results are redone.
+PARSER_VERSION = "1"
+
 __all__ = [
     "CONTENT_TYPES",
+    "PARSER_VERSION",
     "SUPPORTED_SUFFIXES",
     "CaptionSource",
     "DocumentProcessingError",
@@ -43,6 +53,7 @@ __all__ = [
     "content_hash",
     "normalize_persian",
     "parse",
+    "parse_cache_key",
 ]
 
 
@@ -90,20 +101,22 @@ def parse(path: str | os.PathLike[str], options: ParseOptions | None = None) -> 
             str(p),
             f"unsupported file type {suffix or '(no extension)'!r}; supported: {', '.join(SUPPORTED_SUFFIXES)}",
         )
-    check_file(p, options)
-    check_signature(p, suffix)
     try:
+        check_file(p, options)
+        check_signature(p, suffix)
         parsed = _dispatch(p, suffix, options)
     except DocumentProcessingError:
         raise
+    except OSError as exc:
+        raise DocumentProcessingError(str(p), f"cannot read the file ({exc.strerror or exc})") from None
     except RecursionError:
-        raise DocumentProcessingError(str(p), f"{suffix} file is too deeply nested to parse (corrupt or hostile?)") from None
+        raise DocumentProcessingError(
+            str(p), f"{suffix} file is too deeply nested to parse (corrupt or hostile?)"
+        ) from None
     except MemoryError:
         raise DocumentProcessingError(str(p), f"{suffix} file needs too much memory to parse") from None
     except Exception as exc:  # any library failure on bad content becomes a typed error
-        raise DocumentProcessingError(
-            str(p), f"cannot parse {suffix} file ({type(exc).__name__}: {exc})"
-        ) from exc
+        raise DocumentProcessingError(str(p), f"cannot parse {suffix} file ({type(exc).__name__}: {exc})") from exc
     if not parsed.units and not parsed.markdown.strip():
         parsed.warnings.append("no text found in the document")
     return parsed
@@ -116,3 +129,19 @@ def check_spans(parsed: ParsedDocument) -> None:
             raise AssertionError(
                 f"unit {i} ({unit.content_type}) span [{unit.start}:{unit.end}] does not match its text"
             )
+
+
+def parse_cache_key(path: str | os.PathLike[str], options: ParseOptions | None = None) -> str:
+    """Key for "parse again only if something changed" (issue 3, item 9).
+
+    SHA-256 over the file's content hash, :data:`PARSER_VERSION` and the options
+    that change the output (the caption source counts as present or absent).
+    """
+    options = options or ParseOptions()
+    parts = [content_hash(path), PARSER_VERSION]
+    for name in ParseOptions.field_names():
+        value = getattr(options, name)
+        if name == "caption_source":
+            value = value is not None
+        parts.append(f"{name}={value!r}")
+    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()

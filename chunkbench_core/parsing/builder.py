@@ -47,7 +47,7 @@ def clean_block(text: str) -> str:
 
 
 def heading_node_type(text: str) -> NodeType:
-    """"Article 5" / "ماده ۵" headings become ``article`` nodes, others ``section``."""
+    """ "Article 5" / "ماده ۵" headings become ``article`` nodes, others ``section``."""
     return "article" if _ARTICLE_HEADING.match(text) else "section"
 
 

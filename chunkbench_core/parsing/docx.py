@@ -257,7 +257,7 @@ class _Walker:
         raw_rows: list[list[GridCell]] = []
         for r_index, row in enumerate(grid):
             cells: list[GridCell] = []
-            for c_index, (tc, origin_row) in enumerate(row):
+            for c_index, (tc, _origin_row) in enumerate(row):
                 if tc is None:
                     cells.append(GridCell("", ("empty", r_index, c_index)))
                     continue
@@ -334,10 +334,14 @@ def open_docx(path: Path) -> Any:
     except DocumentProcessingError:
         raise
     except Exception as exc:
-        raise DocumentProcessingError(str(path), f"cannot open as a Word .docx document ({type(exc).__name__}: {exc})") from None
+        raise DocumentProcessingError(
+            str(path), f"cannot open as a Word .docx document ({type(exc).__name__}: {exc})"
+        ) from None
 
 
-def parse_docx(path: Path, options: ParseOptions, *, display_name: str | None = None, parser: str = "docx") -> ParsedDocument:
+def parse_docx(
+    path: Path, options: ParseOptions, *, display_name: str | None = None, parser: str = "docx"
+) -> ParsedDocument:
     """Parse a .docx file (see module docstring)."""
     document = open_docx(path)
     walker = _Walker(document, options)

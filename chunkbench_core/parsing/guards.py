@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import unicodedata
+import re
 import zipfile
 from pathlib import Path
 
@@ -139,18 +139,14 @@ def check_ooxml(path: Path, suffix: str, options: ParseOptions) -> None:
         raise DocumentProcessingError(str(path), f"not a valid {suffix} file: zip has no {main_part}{hint}")
 
 
+# C0 controls other than tab, LF, CR and form feed;
+# C1 controls, DEL and lone surrogates also mark binary data.
+_CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
 def _looks_like_text(text: str) -> bool:
-    """No control characters but tab/newline/CR/form feed; for cp1256, mostly letters."""
-    bad = 0
-    for ch in text:
-        if ch in "\t\n\r\f":
-            continue
-        cat = unicodedata.category(ch)
-        if cat == "Cc" or cat == "Cs" or cat == "Co" or cat == "Cn":
-            bad += 1
-            if bad > 0:
-                return False
-    return True
+    """No control characters other than tab, newline, carriage return and form feed."""
+    return _CONTROL_CHARS.search(text) is None
 
 
 def decode_text(path: Path, data: bytes, encodings: tuple[str, ...]) -> tuple[str, str]:
@@ -161,9 +157,7 @@ def decode_text(path: Path, data: bytes, encodings: tuple[str, ...]) -> tuple[st
     control characters is rejected, so binary data is not read as cp1256 text.
     """
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise DocumentProcessingError(
-            str(path), "text is UTF-16 (byte-order mark found); save it as UTF-8 or cp1256"
-        )
+        raise DocumentProcessingError(str(path), "text is UTF-16 (byte-order mark found); save it as UTF-8 or cp1256")
     if b"\x00" in data:
         raise DocumentProcessingError(str(path), "binary content (NUL bytes), not a text file")
     tried: list[str] = []

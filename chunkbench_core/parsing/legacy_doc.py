@@ -58,7 +58,9 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         pass
 
 
-def convert_with_soffice(source: Path, target_ext: str, workdir: Path, timeout_s: float, soffice: str | None = None) -> Path:
+def convert_with_soffice(
+    source: Path, target_ext: str, workdir: Path, timeout_s: float, soffice: str | None = None
+) -> Path:
     """Convert ``source`` with headless LibreOffice into ``workdir``; returns the new file.
 
     Also used by the tests to make a .doc from a .docx (``target_ext="doc"``).
@@ -67,7 +69,9 @@ def convert_with_soffice(source: Path, target_ext: str, workdir: Path, timeout_s
     """
     soffice = soffice or find_soffice()
     if soffice is None:
-        raise DocumentProcessingError(str(source), f"legacy .doc needs LibreOffice: 'soffice' not found; {INSTALL_HINT}")
+        raise DocumentProcessingError(
+            str(source), f"legacy .doc needs LibreOffice: 'soffice' not found; {INSTALL_HINT}"
+        )
     profile = workdir / "lo-profile"
     outdir = workdir / "out"
     outdir.mkdir(parents=True, exist_ok=True)
@@ -113,15 +117,53 @@ def convert_with_soffice(source: Path, target_ext: str, workdir: Path, timeout_s
         detail = (err or out or b"").decode("utf-8", "replace").strip().splitlines()
         tail = detail[-1] if detail else f"exit code {proc.returncode}"
         raise DocumentProcessingError(
-            str(source), f"LibreOffice could not convert the file to .{target_ext} (corrupt or not a Word file?): {tail}"
+            str(source),
+            f"LibreOffice could not convert the file to .{target_ext} (corrupt or not a Word file?): {tail}",
         )
     return result
+
+
+_WORD_STREAM = "WordDocument".encode("utf-16-le")
+
+
+def check_word_binary(path: Path, options: ParseOptions) -> None:
+    """Cheap checks before LibreOffice runs, so garbage is not imported as plain text.
+
+    An OLE compound file must have the compound-file byte-order mark and sector
+    size, and name a "WordDocument" stream in its directory (a Word 97-2003
+    file). A zip named .doc must be a sound .docx. RTF and HTML saved as .doc
+    are passed to LibreOffice as they are.
+    """
+    with open(path, "rb") as fh:
+        head = fh.read(512)
+    if head.startswith(b"PK"):
+        check_ooxml(path, ".docx", options)
+        return
+    if not head.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"):
+        return
+    if len(head) < 512 or head[28:30] != b"\xfe\xff" or head[30:32] not in (b"\x09\x00", b"\x0c\x00"):
+        raise DocumentProcessingError(str(path), "corrupt or truncated .doc (bad compound-file header)")
+    found = False
+    tail = b""
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            if _WORD_STREAM in tail + block:
+                found = True
+                break
+            tail = block[-len(_WORD_STREAM) :]
+    if not found:
+        raise DocumentProcessingError(
+            str(path),
+            "not a Word 97-2003 document: the compound file has no WordDocument stream "
+            "(corrupt, or another Office format?)",
+        )
 
 
 def parse_legacy_doc(path: Path, options: ParseOptions) -> ParsedDocument:
     """Convert a .doc to .docx in a temporary directory and parse that (see module docstring)."""
     from chunkbench_core.parsing.docx import parse_docx
 
+    check_word_binary(path, options)
     soffice = find_soffice()
     if soffice is None:
         raise DocumentProcessingError(str(path), f"legacy .doc needs LibreOffice: 'soffice' not found; {INSTALL_HINT}")

@@ -86,7 +86,11 @@ class ParseOptions:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ConfigError(f"ParseOptions.{name} must be a positive integer, got {value!r}")
-        if not isinstance(self.soffice_timeout_s, (int, float)) or isinstance(self.soffice_timeout_s, bool) or self.soffice_timeout_s <= 0:
+        if (
+            not isinstance(self.soffice_timeout_s, (int, float))
+            or isinstance(self.soffice_timeout_s, bool)
+            or self.soffice_timeout_s <= 0
+        ):
             raise ConfigError(
                 f"ParseOptions.soffice_timeout_s must be a positive number of seconds, got {self.soffice_timeout_s!r}"
             )

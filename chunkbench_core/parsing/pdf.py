@@ -28,22 +28,30 @@ Steps, as in LLD 7.1:
       font levels), "Section N", numbered "2.1 Title", Persian "مبحث/گفتار ..."
       and legal articles "Article N" / "ماده N" (two levels below; article nodes).
 4. **Table flattening.** Two or more consecutive lines made of several cells
-   (text fragments separated by wide gaps) are a table; cells are assigned to
-   columns by position and each row becomes one line of sequential plain text -
-   a ``table_row`` unit, labelled when the first row is provably a header
-   (:mod:`chunkbench_core.parsing.tables`).
+   (text fragments separated by wide gaps) are a table; a one-cell line whose
+   cell sits under a later column continues it (a merged cell printed once).
+   Cells are assigned to columns by position and each row becomes one line of
+   sequential plain text - a ``table_row`` unit, labelled when the first row is
+   provably a header (:mod:`chunkbench_core.parsing.tables`).
 5. **Markdown**: headings as ``#``/``##`` lines; lines of one paragraph are
-   joined with spaces (a paragraph ends at a vertical gap clearly larger than
-   the line spacing, a change of font size, or a heading); paragraph runs go
-   through Q&A detection as in DOCX.
+   joined with spaces (a word hyphenated at a line end is rejoined). A
+   paragraph ends at a vertical gap clearly larger than the line spacing, a
+   change of font size or weight, a heading, a line that starts with a
+   question/answer marker or an enumerator, or after a line that ends a
+   sentence well short of the text width; across a page break, where the last
+   line ends a sentence. Paragraph runs go through Q&A detection as in DOCX.
+6. **Images** drawn on pages are counted once each (``stats['images']``) and
+   captioned when ``ParseOptions.caption_source`` is set, as for DOCX.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import re
 import statistics
+import unicodedata
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -52,11 +60,12 @@ from typing import Any, Iterator
 
 from chunkbench_core.errors import DocumentProcessingError
 from chunkbench_core.parsing.builder import MarkdownBuilder, clean_inline
-from chunkbench_core.parsing.docx import Heading, Para, TableRows, emit_events
+from chunkbench_core.parsing.docx import Heading, Image, Para, TableRows, emit_events
 from chunkbench_core.parsing.images import ImageReporter
 from chunkbench_core.parsing.models import ParsedDocument
 from chunkbench_core.parsing.options import ParseOptions
-from chunkbench_core.parsing.persian import is_rtl_text, normalize_persian, order_rtl_tokens
+from chunkbench_core.parsing.persian import ZWNJ, is_rtl_text, normalize_persian, order_rtl_tokens
+from chunkbench_core.parsing.qa import ANSWER_MARK, ENUMERATOR, QUESTION_MARK
 from chunkbench_core.parsing.tables import GridCell, flatten_table
 
 HEADING_SIZE_RATIO = 1.15
@@ -65,9 +74,13 @@ CELL_GAP_EMS = 2.0
 AVG_CHAR_WIDTH_EMS = 0.5
 MAX_HEADING_CHARS = 150
 MAX_SHORT_LINE_CHARS = 80
+SHORT_LINE_FRACTION = 0.2
+_SENTENCE_END = (".", "!", "?", "\u061f", ":", "\u061b")
 
 _END_PUNCT = tuple(".,;:!?،؛؟")
-_PAGE_NUMBER = re.compile(r"^\s*(?:page|صفحه)?\s*[\d\u06f0-\u06f9]+(?:\s*(?:of|/|از)\s*[\d\u06f0-\u06f9]+)?\s*$", re.IGNORECASE)
+_PAGE_NUMBER = re.compile(
+    r"^\s*(?:page|صفحه)?\s*[\d\u06f0-\u06f9]+(?:\s*(?:of|/|از)\s*[\d\u06f0-\u06f9]+)?\s*$", re.IGNORECASE
+)
 _EN_CHAPTER = re.compile(r"^(?:chapter|part)\s+[\w.]+", re.IGNORECASE)
 _EN_SECTION = re.compile(r"^section\s+[\d.]+", re.IGNORECASE)
 _EN_ARTICLE = re.compile(r"^article\s+[\w.]+", re.IGNORECASE)
@@ -75,6 +88,10 @@ _NUMBERED = re.compile(r"^(\d+(?:\.\d+)+)\.?\s+\S")
 _FA_CHAPTER = re.compile(r"^(?:فصل|بخش)\s+\S+")
 _FA_SECTION = re.compile(r"^(?:مبحث|گفتار)\s+\S+")
 _FA_ARTICLE = re.compile(r"^ماده\s+[\d\u06f0-\u06f9]+")
+
+
+# Latin ligatures (U+FB00-U+FB06) that PDF text extraction returns for "fi", "fl", ...
+_LATIN_LIGATURES = {cp: unicodedata.normalize("NFKC", chr(cp)) for cp in range(0xFB00, 0xFB07)}
 
 
 @dataclass
@@ -97,6 +114,12 @@ class Line:
     rtl: bool = False
     gap_before: float = 0.0  # vertical distance from the previous line on the page (0 for the first)
     heading_level: int | None = None
+    x0: float = 0.0  # left edge
+    x1: float = 0.0  # estimated right edge
+
+
+def _est_width(frag: Fragment) -> float:
+    return AVG_CHAR_WIDTH_EMS * frag.size * len(frag.text.strip())
 
 
 def _mult(m: list[float], n: list[float]) -> list[float]:
@@ -114,7 +137,7 @@ def _mult(m: list[float], n: list[float]) -> list[float]:
 def _quiet_pypdf() -> Iterator[None]:
     logger = logging.getLogger("pypdf")
     old = logger.level
-    logger.setLevel(logging.ERROR)
+    logger.setLevel(logging.CRITICAL)  # pypdf reports repairs of damaged files as errors: not ours to print
     try:
         yield
     finally:
@@ -137,15 +160,23 @@ def open_pdf(path: Path) -> Any:
         try:
             result = reader.decrypt("")
         except Exception as exc:
+            if type(exc).__name__ == "DependencyError":
+                raise DocumentProcessingError(
+                    str(path),
+                    f"encrypted PDF: decrypting it needs the 'cryptography' package ({exc}); pip install cryptography",
+                ) from None
             raise DocumentProcessingError(
-                str(path), f"encrypted PDF: cannot decrypt it ({type(exc).__name__}: {exc}); remove the encryption first"
+                str(path),
+                f"encrypted PDF: cannot decrypt it ({type(exc).__name__}: {exc}); remove the encryption first",
             ) from None
         if not result:
             raise DocumentProcessingError(str(path), "encrypted PDF: a password is required to open it")
     try:
         pages = len(reader.pages)
     except Exception as exc:
-        raise DocumentProcessingError(str(path), f"corrupt PDF: cannot read its pages ({type(exc).__name__}: {exc})") from None
+        raise DocumentProcessingError(
+            str(path), f"corrupt PDF: cannot read its pages ({type(exc).__name__}: {exc})"
+        ) from None
     if pages == 0:
         raise DocumentProcessingError(str(path), "PDF has no pages (0-page PDF)")
     return reader
@@ -173,6 +204,7 @@ def page_fragments(page: Any) -> list[Fragment]:
             font = ""
         lowered = font.lower()
         bold = any(k in lowered for k in ("bold", "black", "heavy", "semibold", "demi"))
+        text = text.translate(_LATIN_LIGATURES)
         for piece in text.split("\n"):
             if piece.strip():
                 frags.append(Fragment(m[4], m[5], size, bold, piece))
@@ -215,7 +247,7 @@ def group_lines(frags: list[Fragment], page_no: int, options: ParseOptions) -> l
         for frag in ordered:
             if groups and options.pdf_rtl_order != "logical":
                 last = groups[-1][-1]
-                est_end = last.x + AVG_CHAR_WIDTH_EMS * last.size * len(last.text.strip())
+                est_end = last.x + _est_width(last)
                 if frag.x - est_end <= CELL_GAP_EMS * max(last.size, frag.size):
                     groups[-1].append(frag)
                     continue
@@ -231,8 +263,28 @@ def group_lines(frags: list[Fragment], page_no: int, options: ParseOptions) -> l
             continue
         gap = 0.0 if prev_y is None else abs(prev_y - y)
         prev_y = y
-        lines.append(Line(page_no, y, size, bold, text, cells, rtl, gap))
+        x0 = min(f.x for f in group)
+        x1 = max(f.x + _est_width(f) for f in group)
+        lines.append(Line(page_no, y, size, bold, text, cells, rtl, gap, None, x0, x1))
     return lines
+
+
+_PUNCT_ONLY = re.compile(r"^[.!?\u061f:;\u061b\u060c,]+$")
+_ENUM_TOKEN = re.compile(r"^[\d\u06f0-\u06f9\u0660-\u0669]{1,3}\s*[\-\u2013.)]$")
+
+
+def fix_rtl_edges(tokens: list[str]) -> list[str]:
+    """Undo two effects of a left-to-right paragraph direction on a Persian line: sentence
+    punctuation printed at the far right comes first when the line is read right to left, and an
+    enumerator ("1-") printed at the far left comes last. Both are moved back."""
+    tokens = list(tokens)
+    moved = 0
+    while len(tokens) > 1 and _PUNCT_ONLY.match(tokens[0]) and moved < 3:
+        tokens.append(tokens.pop(0))
+        moved += 1
+    if len(tokens) > 1 and _ENUM_TOKEN.match(tokens[-1]):
+        tokens.insert(0, tokens.pop())
+    return tokens
 
 
 def _merge_cell(frags: list[Fragment], rtl: bool) -> Fragment:
@@ -241,19 +293,30 @@ def _merge_cell(frags: list[Fragment], rtl: bool) -> Fragment:
     texts = [clean_inline(f.text) for f in frags]
     texts = [t for t in texts if t]
     if rtl:
-        texts = order_rtl_tokens(texts)
+        texts = fix_rtl_edges(order_rtl_tokens(texts))
     first = frags[0]
     return Fragment(
         first.x,
         first.y,
         max(f.size for f in frags),
         all(f.bold for f in frags),
-        " ".join(texts),
+        _join_tokens(texts),
     )
 
 
+def _join_tokens(texts: list[str]) -> str:
+    """Tokens joined with spaces, except that sentence punctuation sticks to the word before it."""
+    out = ""
+    for text in texts:
+        if out and not _PUNCT_ONLY.match(text):
+            out += " "
+        out += text
+    return out
+
+
 def _norm_key(text: str) -> str:
-    return clean_inline(normalize_persian(text)).casefold()
+    """Comparison key for outline titles and lines: normalised, no spaces or ZWNJ, case-folded."""
+    return "".join(normalize_persian(text).replace(ZWNJ, " ").split()).casefold()
 
 
 def outline_titles(reader: Any) -> dict[str, int]:
@@ -295,7 +358,9 @@ def _drop_running_lines(pages: list[list[Line]]) -> int:
         keep: list[Line] = []
         for j, line in enumerate(lines):
             at_edge = j < 2 or j >= len(lines) - 2
-            if at_edge and (_norm_key(line.text) in repeated or (_PAGE_NUMBER.match(line.text) and (j == 0 or j == len(lines) - 1))):
+            if at_edge and (
+                _norm_key(line.text) in repeated or (_PAGE_NUMBER.match(line.text) and (j == 0 or j == len(lines) - 1))
+            ):
                 dropped += 1
                 continue
             keep.append(line)
@@ -354,7 +419,11 @@ def assign_headings(lines: list[Line], titles: dict[str, int], spacing: dict[flo
         return
     body = weights.most_common(1)[0][0]
     big_sizes = sorted(
-        {_round_size(line.size) for line in lines if line.size >= body * HEADING_SIZE_RATIO and len(line.text) <= MAX_HEADING_CHARS},
+        {
+            _round_size(line.size)
+            for line in lines
+            if line.size >= body * HEADING_SIZE_RATIO and len(line.text) <= MAX_HEADING_CHARS
+        },
         reverse=True,
     )[:5]
     font_levels = {size: i + 1 for i, size in enumerate(big_sizes)}
@@ -396,7 +465,7 @@ def line_spacing(lines: list[Line]) -> dict[float, float]:
     gaps between paragraphs are larger, so they sit in the upper part.
     """
     gaps: dict[float, list[float]] = {}
-    for prev, line in zip(lines, lines[1:]):
+    for prev, line in zip(lines, lines[1:], strict=False):
         if prev.page == line.page and abs(prev.size - line.size) <= 0.5 and line.gap_before > 0:
             gaps.setdefault(_round_size(line.size), []).append(line.gap_before)
     out: dict[float, float] = {}
@@ -433,21 +502,85 @@ def _table_rows(block: list[Line]) -> list[list[GridCell]]:
     return rows
 
 
-def build_events(lines: list[Line], spacing: dict[float, float]) -> list[Heading | Para | TableRows]:
-    """Lines -> headings, paragraphs (joined lines) and flattened tables, in order."""
-    events: list[Heading | Para | TableRows] = []
+@dataclass
+class PageImage:
+    page: int
+    blob: bytes | None
+    name: str
+
+
+def _text_frame(lines: list[Line]) -> tuple[float, float] | None:
+    """Left and right edge of the text of the document (from lines of some length); pages of
+    one document share their margins, so a page with only short lines is judged correctly."""
+    long_lines = [line for line in lines if len(line.text) >= 20]
+    if not long_lines:
+        return None
+    return min(line.x0 for line in long_lines), max(line.x1 for line in long_lines)
+
+
+def _ends_paragraph(prev: Line, frame: tuple[float, float] | None) -> bool:
+    """A line that stops well short of the text frame and ends a sentence ends its paragraph."""
+    if not prev.text.endswith(_SENTENCE_END) or frame is None:
+        return False
+    left, right = frame
+    width = right - left
+    if width <= 0:
+        return False
+    return prev.x1 < right - SHORT_LINE_FRACTION * width or prev.x0 > left + SHORT_LINE_FRACTION * width
+
+
+def _starts_item(text: str) -> bool:
+    return bool(QUESTION_MARK.match(text) or ANSWER_MARK.match(text) or ENUMERATOR.match(text))
+
+
+def _join_lines(parts: list[str]) -> str:
+    """Lines of one paragraph joined with spaces; a word hyphenated at a line end is rejoined
+    (the hyphen is kept: "fixed-" + "size" -> "fixed-size")."""
+    out = ""
+    for part in parts:
+        if out.endswith("-") and len(out) > 1 and out[-2].isalpha() and part[:1].islower():
+            out += part
+        else:
+            out = f"{out} {part}" if out else part
+    return out
+
+
+def _continues_table(line: Line, column_starts: list[float]) -> bool:
+    """A one-cell line inside a table run: its cell sits under a column other than the first
+    (a row whose other cells are empty, or a merged cell printed once)."""
+    if len(line.cells) != 1 or len(column_starts) < 2:
+        return False
+    tol = line.size
+    x = line.cells[0].x
+    first = column_starts[0]
+    return any(abs(x - s) <= tol for s in column_starts if abs(s - first) > tol)
+
+
+def build_events(
+    lines: list[Line], spacing: dict[float, float], images: list[PageImage] | None = None
+) -> list[Heading | Para | TableRows | Image]:
+    """Lines -> headings, paragraphs (joined lines), flattened tables and images, in order."""
+    events: list[Heading | Para | TableRows | Image] = []
+    pending = list(images or [])
+    frame = _text_frame(lines)
     para: list[str] = []
     i = 0
 
-    def flush() -> None:
+    def emit_images(before_page: int | None) -> None:
+        while pending and (before_page is None or pending[0].page < before_page):
+            img = pending.pop(0)
+            events.append(Image(img.blob, img.name))
+
+    def flush(next_page: int | None) -> None:
         if para:
-            events.append(Para(" ".join(para)))
+            events.append(Para(_join_lines(para)))
             para.clear()
+        emit_images(next_page)
 
     while i < len(lines):
         line = lines[i]
         if line.heading_level is not None:
-            flush()
+            flush(line.page)
             text = line.text
             # a heading wrapped over two lines of the same size and level
             while (
@@ -464,10 +597,18 @@ def build_events(lines: list[Line], spacing: dict[float, float]) -> list[Heading
             continue
         if len(line.cells) >= 2:
             j = i
-            while j < len(lines) and len(lines[j].cells) >= 2 and lines[j].heading_level is None:
+            starts: list[float] = []
+            while j < len(lines) and lines[j].heading_level is None and lines[j].page == line.page:
+                candidate = lines[j]
+                if len(candidate.cells) < 2 and not (j > i and _continues_table(candidate, starts)):
+                    break
+                for cell in candidate.cells:
+                    if not any(abs(cell.x - s) <= candidate.size for s in starts):
+                        starts.append(cell.x)
+                starts.sort()
                 j += 1
             if j - i >= 2:
-                flush()
+                flush(line.page)
                 flat = flatten_table(_table_rows(lines[i:j]))
                 block = TableRows()
                 for item in flat.items:
@@ -484,22 +625,64 @@ def build_events(lines: list[Line], spacing: dict[float, float]) -> list[Heading
                 continue
         if para:
             prev = lines[i - 1]
-            new_para = (
-                prev.page != line.page
-                and prev.text.endswith((".", "!", "?", "؟", ":"))
-            ) or (
-                prev.page == line.page
-                and (
+            if prev.page != line.page:
+                # across a page break: a finished sentence ends the paragraph
+                new_para = prev.text.endswith(_SENTENCE_END) or _starts_item(line.text)
+            else:
+                new_para = (
                     abs(prev.size - line.size) > 0.5
+                    or prev.bold != line.bold
                     or line.gap_before > PARAGRAPH_GAP_RATIO * _spacing_for(spacing, line)
+                    or _starts_item(line.text)
+                    or _ends_paragraph(prev, frame)
                 )
-            )
             if new_para:
-                flush()
+                flush(line.page)
         para.append(line.text)
         i += 1
-    flush()
+    flush(None)
     return events
+
+
+def page_images(page: Any, page_no: int, want_bytes: bool, seen: set[Any]) -> list[PageImage]:
+    """Images of a page's resources not seen on an earlier page (bytes only when captioning).
+
+    Resources can be shared between pages, so images are told apart by their object
+    number (or, when captioning, by their bytes) and each is reported once.
+    """
+    found: list[PageImage] = []
+    if want_bytes:
+        try:
+            for img in page.images:
+                key = hashlib.sha1(img.data).hexdigest()
+                if key not in seen:
+                    seen.add(key)
+                    found.append(PageImage(page_no, img.data, f"page {page_no} {img.name}"))
+            return found
+        except Exception:
+            found = []
+    try:
+        resources = page.get("/Resources")
+        xobjects = resources.get_object().get("/XObject") if resources is not None else None
+        if xobjects is None:
+            return found
+        xobjects = xobjects.get_object()
+        for name in xobjects:
+            raw = xobjects.raw_get(name)
+            obj = xobjects[name].get_object()
+            if obj.get("/Subtype") != "/Image":
+                continue
+            obj_key: tuple[Any, ...] = (
+                ("obj", getattr(raw, "idnum", None), getattr(raw, "generation", None))
+                if hasattr(raw, "idnum")
+                else ("page", page_no, name)
+            )
+            if obj_key not in seen:
+                seen.add(obj_key)
+                found.append(PageImage(page_no, None, f"page {page_no} {name}"))
+    except Exception:
+        return found
+    return found
 
 
 def parse_pdf(path: Path, options: ParseOptions) -> ParsedDocument:
@@ -509,6 +692,8 @@ def parse_pdf(path: Path, options: ParseOptions) -> ParsedDocument:
         reader = open_pdf(path)
         pages: list[list[Line]] = []
         per_page_chars: list[int] = []
+        images: list[PageImage] = []
+        seen_images: set[Any] = set()
         failed_pages = 0
         for number, page in enumerate(reader.pages, start=1):
             try:
@@ -517,6 +702,7 @@ def parse_pdf(path: Path, options: ParseOptions) -> ParsedDocument:
                 failed_pages += 1
                 warnings.append(f"page {number}: text extraction failed ({type(exc).__name__})")
                 frags = []
+            images.extend(page_images(page, number, options.caption_source is not None, seen_images))
             per_page_chars.append(sum(len("".join(f.text.split())) for f in frags))
             pages.append(group_lines(frags, number, options))
         text_layer_gate(path, per_page_chars, options)
@@ -527,10 +713,13 @@ def parse_pdf(path: Path, options: ParseOptions) -> ParsedDocument:
         line.text = normalize_persian(line.text, options.persian_digits)
     spacing = line_spacing(lines)
     assign_headings(lines, titles, spacing)
-    events = build_events(lines, spacing)
+    events = build_events(lines, spacing, images)
     builder = MarkdownBuilder(options.persian_digits)
-    emit_events(list(events), builder, ImageReporter(options))
+    reporter = ImageReporter(options)
+    emit_events(list(events), builder, reporter)
+    warnings.extend(reporter.warnings())
     stats = builder.stats()
+    stats.update(reporter.stats())
     stats.update(
         {
             "pages": len(pages),

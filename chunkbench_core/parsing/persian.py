@@ -94,11 +94,9 @@ def normalize_persian(text: str, digits: str = "ascii") -> str:
 def is_rtl_char(ch: str) -> bool:
     """True for letters of right-to-left scripts (Hebrew, Arabic, and their presentation forms)."""
     cp = ord(ch)
-    return (
-        0x0590 <= cp <= 0x08FF
-        or 0xFB1D <= cp <= 0xFDFF
-        or 0xFE70 <= cp <= 0xFEFC
-    ) and unicodedata.bidirectional(ch) in ("R", "AL")
+    return (0x0590 <= cp <= 0x08FF or 0xFB1D <= cp <= 0xFDFF or 0xFE70 <= cp <= 0xFEFC) and unicodedata.bidirectional(
+        ch
+    ) in ("R", "AL")
 
 
 def _is_ltr_char(ch: str) -> bool:

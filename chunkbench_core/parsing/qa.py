@@ -47,7 +47,7 @@ def is_answer(text: str) -> bool:
 
 
 def split_inline_pair(text: str) -> tuple[str, str] | None:
-    """"1- question? پاسخ: answer" in one paragraph -> (question, answer)."""
+    """ "1- question? پاسخ: answer" in one paragraph -> (question, answer)."""
     if not is_question(text):
         return None
     # look for the answer marker after the question's own marker

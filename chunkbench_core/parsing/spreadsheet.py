@@ -118,7 +118,9 @@ def parse_xlsx(path: Path, options: ParseOptions) -> ParsedDocument:
     except DocumentProcessingError:
         raise
     except Exception as exc:
-        raise DocumentProcessingError(str(path), f"cannot open as an Excel .xlsx workbook ({type(exc).__name__}: {exc})") from None
+        raise DocumentProcessingError(
+            str(path), f"cannot open as an Excel .xlsx workbook ({type(exc).__name__}: {exc})"
+        ) from None
     try:
         sheets: list[tuple[str, FlatTable]] = []
         skipped: list[str] = []

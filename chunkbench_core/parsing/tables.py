@@ -155,9 +155,7 @@ def flatten_table(raw_rows: list[list[GridCell]]) -> FlatTable:
             continue
         if not header_decided:
             header_decided = True
-            has_data_after = any(
-                not is_blank_row(r) and not is_merged_title_row(r) for r in rows[index + 1 :]
-            )
+            has_data_after = any(not is_blank_row(r) and not is_merged_title_row(r) for r in rows[index + 1 :])
             if is_header_row(row, has_data_after):
                 result.header = [c.text for c in row]
                 continue

@@ -45,9 +45,7 @@ class _Outline:
     def heading(self, title: str, level: int, start: int, end: int) -> None:
         while len(self.stack) > 1 and self.stack[-1][0] >= level:
             self.stack.pop()
-        node = TreeNode(
-            node_type=heading_node_type(title), heading=title, heading_level=level, start=start, end=end
-        )
+        node = TreeNode(node_type=heading_node_type(title), heading=title, heading_level=level, start=start, end=end)
         self.stack[-1][1].children.append(node)
         self.stack.append((level, node))
 
@@ -56,7 +54,9 @@ class _Outline:
 
     def leaf(self, unit: Unit) -> None:
         self.stack[-1][1].children.append(
-            TreeNode(node_type="paragraph", text=unit.text, content_type=unit.content_type, start=unit.start, end=unit.end)
+            TreeNode(
+                node_type="paragraph", text=unit.text, content_type=unit.content_type, start=unit.start, end=unit.end
+            )
         )
 
 
@@ -110,21 +110,23 @@ def structure_text(text: str, *, setext: bool) -> tuple[TreeNode, list[Unit]]:
             flush()
         else:
             atx = _ATX.match(line)
-            setext = _SETEXT.match(line) if setext else None
+            underline = _SETEXT.match(line) if setext else None
             if atx:
                 flush()
                 title = (atx.group(2) or "").strip()
                 if title:
                     h_start = line_start + (len(line) - len(line.lstrip()))
                     outline.heading(title, len(atx.group(1)), h_start, line_start + len(line.rstrip()))
-            elif setext and para_lines == 0:
+            elif underline and para_lines == 0:
                 pass  # a thematic break ("---") on its own: no content
-            elif setext and para_lines == 1:
+            elif underline and para_lines == 1:
                 h_start, h_end = para_first_line
                 title = text[h_start:h_end].strip()
                 para_start = -1
                 para_lines = 0
-                outline.heading(title, 1 if setext.group(1)[0] == "=" else 2, h_start, line_start + len(line.rstrip()))
+                outline.heading(
+                    title, 1 if underline.group(1)[0] == "=" else 2, h_start, line_start + len(line.rstrip())
+                )
             else:
                 if para_start < 0:
                     para_start = line_start + (len(line) - len(line.lstrip()))

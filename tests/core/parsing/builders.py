@@ -46,7 +46,9 @@ def build_rich_docx(path: Path) -> Path:
     doc.add_heading("Contacts", level=2)
     # data table with a provable header
     t = doc.add_table(rows=3, cols=3)
-    for r, values in enumerate([("Branch", "City", "Phone"), ("Central", "Tehran", "021-5555"), ("South", "Shiraz", "071-4444")]):
+    for r, values in enumerate(
+        [("Branch", "City", "Phone"), ("Central", "Tehran", "021-5555"), ("South", "Shiraz", "071-4444")]
+    ):
         for c, v in enumerate(values):
             t.cell(r, c).text = v
     doc.add_paragraph("Figures per year follow.")
@@ -190,16 +192,20 @@ def build_english_pdf(path: Path, *, outline: bool = False) -> Path:
     pdf.cell(0, 10, "Results", new_x="LMARGIN", new_y="NEXT")
     pdf.set_font("DejaVu", "", 11)
     pdf.multi_cell(
-        0, 6,
+        0,
+        6,
         "Semantic chunking had the best recall on this corpus, and fixed-size chunking came second "
         "with a much lower cost per document.",
-        new_x="LMARGIN", new_y="NEXT",
+        new_x="LMARGIN",
+        new_y="NEXT",
     )
     pdf.ln(5)
     pdf.set_font("DejaVu", "B", 11)
     pdf.cell(0, 8, "Limitations", new_x="LMARGIN", new_y="NEXT")
     pdf.set_font("DejaVu", "", 11)
-    pdf.multi_cell(0, 6, "The corpus is small and every question was written by one person.", new_x="LMARGIN", new_y="NEXT")
+    pdf.multi_cell(
+        0, 6, "The corpus is small and every question was written by one person.", new_x="LMARGIN", new_y="NEXT"
+    )
     pdf.output(str(path))
     return path
 
@@ -222,21 +228,26 @@ def _shape_presentation_forms(word: str) -> str:
 
 
 def _visual_line(pdf, text: str, size: float, right_x: float, bold: bool = False) -> None:
-    """Draw a right-to-left line the way a printing application does: each word is shaped into
-    presentation forms, its glyphs stored left to right (visual order), and the words placed from
-    the right margin leftwards. pypdf then returns the words in reversed order (environment-facts)."""
+    """Draw a right-to-left line the way a printing application does: each Persian word is shaped
+    into presentation forms with its glyphs stored left to right (visual order), and the words are
+    written left to right across the page - the last word first. pypdf's plain extract_text() then
+    returns the words in reversed order (environment-facts "Persian text")."""
     pdf.set_font("DejaVu", "B" if bold else "", size)
     y = pdf.get_y()
     x = right_x
     space = pdf.get_string_width(" ")
+    placed: list[tuple[float, str, float]] = []
     for word in text.split(" "):
-        shaped = _shape_presentation_forms(word)
-        visual = shaped[::-1]
-        width = pdf.get_string_width(visual)
+        glyphs = _shape_presentation_forms(word)
+        if any("\u0600" <= ch <= "\u06ff" or "\ufb50" <= ch <= "\ufefc" for ch in glyphs):
+            glyphs = glyphs[::-1]
+        width = pdf.get_string_width(glyphs)
         x -= width
-        pdf.set_xy(x, y)
-        pdf.cell(width, size * 0.6, visual)
+        placed.append((x, glyphs, width))
         x -= space
+    for x_pos, glyphs, width in sorted(placed):
+        pdf.set_xy(x_pos, y)
+        pdf.cell(width, size * 0.6, glyphs)
     pdf.set_xy(pdf.l_margin, y + size * 0.6)
 
 
@@ -250,7 +261,7 @@ def build_persian_pdf(path: Path) -> Path:
     for line in PERSIAN_LINES:
         _visual_line(pdf, line, 11, right)
         pdf.ln(6)
-    _visual_line(pdf, PERSIAN_ARTICLE.replace("۱۲", "12"), 11, right, bold=True)
+    _visual_line(pdf, PERSIAN_ARTICLE, 11, right, bold=True)
     pdf.ln(6)
     _visual_line(pdf, PERSIAN_ARTICLE_BODY, 11, right)
     pdf.output(str(path))
@@ -281,7 +292,10 @@ def build_text_pdf(path: Path, pages: list[str]) -> Path:
     return path
 
 
-def build_encrypted_pdf(path: Path, password: str = "secret") -> Path:
+def build_encrypted_pdf(
+    path: Path, user_password: str = "secret", algorithm: str = "RC4-128", owner_password: str = "owner-pw"
+) -> Path:
+    """An encrypted PDF; with ``user_password=""`` it opens without a password (owner restrictions only)."""
     from pypdf import PdfReader, PdfWriter
 
     plain = path.with_name(path.stem + "-plain.pdf")
@@ -289,7 +303,7 @@ def build_encrypted_pdf(path: Path, password: str = "secret") -> Path:
     writer = PdfWriter()
     for page in PdfReader(str(plain)).pages:
         writer.add_page(page)
-    writer.encrypt(user_password=password, owner_password=password + "-owner", algorithm="RC4-128")
+    writer.encrypt(user_password=user_password, owner_password=owner_password, algorithm=algorithm)
     with open(path, "wb") as fh:
         writer.write(fh)
     os.unlink(plain)
@@ -322,3 +336,11 @@ def build_docx_bomb(path: Path, declared_mb: int = 600) -> Path:
                 fh.write(chunk)
     os.unlink(base)
     return path
+
+
+def fake_word_ole_bytes() -> bytes:
+    """Bytes that pass the cheap .doc checks (compound-file header, a WordDocument stream name)
+    without being a real document: for tests that stub out LibreOffice."""
+    header = bytearray(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504))
+    header[28:32] = b"\xfe\xff\x09\x00"
+    return bytes(header) + "WordDocument".encode("utf-16-le") + bytes(100)

@@ -1,0 +1,93 @@
+"""Caption sources for embedded images (ADR-0004 "Images: LLM extraction now, self-hosted OCR later").
+
+A caption source is any callable ``bytes -> str`` (``ParseOptions.caption_source``),
+so the vision call is swappable, as the ADR asks. This module builds one for an
+OpenAI-compatible chat endpoint that accepts images (OpenAI itself, or a local
+server speaking the same API): the image is sent inline as a base64 data URL with
+a short instruction to describe or transcribe it.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from typing import Any
+
+from chunkbench_core.errors import ConfigError
+from chunkbench_core.parsing.options import CaptionSource
+
+DEFAULT_PROMPT = (
+    "Describe this image for a search index. Transcribe any text in it exactly, in its own language. "
+    "Answer with the description only."
+)
+
+
+def image_mime(data: bytes) -> str:
+    """MIME type of common image formats from their first bytes (PNG, JPEG, GIF, WebP, BMP, TIFF)."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    if data.startswith(b"BM"):
+        return "image/bmp"
+    if data.startswith((b"II*\x00", b"MM\x00*")):
+        return "image/tiff"
+    return "application/octet-stream"
+
+
+def openai_vision_captioner(
+    *,
+    model: str,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    prompt: str = DEFAULT_PROMPT,
+    max_tokens: int = 300,
+    timeout_s: float = 60.0,
+    client: Any | None = None,
+) -> CaptionSource:
+    """A caption source calling ``chat.completions`` of an OpenAI-compatible endpoint.
+
+    ``client`` may be given (an ``openai.OpenAI`` or anything with the same
+    ``chat.completions.create``); otherwise one is made from ``base_url`` and
+    ``api_key`` (default: the ``OPENAI_API_KEY`` environment variable).
+    Errors of the call propagate; the parser turns them into a warning.
+    """
+    if not model or not isinstance(model, str):
+        raise ConfigError("openai_vision_captioner: model must be a non-empty model name, e.g. 'gpt-4o-mini'")
+    if max_tokens <= 0 or timeout_s <= 0:
+        raise ConfigError("openai_vision_captioner: max_tokens and timeout_s must be positive")
+    if client is None:
+        try:
+            from openai import OpenAI
+        except ImportError:
+            raise ConfigError("openai_vision_captioner needs the 'openai' package: pip install openai") from None
+        client = OpenAI(
+            base_url=base_url,
+            api_key=api_key or os.environ.get("OPENAI_API_KEY") or "not-needed",
+            timeout=timeout_s,
+        )
+
+    def caption(image: bytes) -> str:
+        data_url = f"data:{image_mime(image)};base64,{base64.b64encode(image).decode('ascii')}"
+        response = client.chat.completions.create(
+            model=model,
+            temperature=0,
+            max_tokens=max_tokens,
+            messages=[
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": prompt},
+                        {"type": "image_url", "image_url": {"url": data_url}},
+                    ],
+                }
+            ],
+        )
+        content = response.choices[0].message.content if response.choices else None
+        return (content or "").strip()
+
+    return caption
