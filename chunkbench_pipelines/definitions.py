@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from dagster import Definitions, EnvVar
+from dagster import Definitions, EnvVar, in_process_executor
 
 from .assets import ALL_ASSETS
 from .jobs import ALL_JOBS
@@ -33,5 +33,8 @@ def build_resources() -> dict[str, object]:
     }
 
 
+# Runs execute in one process: the steps of a partition are sequential anyway, and one process
+# per run (not per step) loads the embedding model once. Parallelism comes from running
+# several partitions at once (the run queue, backfills).
 defs = Definitions(assets=ALL_ASSETS, jobs=ALL_JOBS, sensors=ALL_SENSORS, schedules=ALL_SCHEDULES,
-                   resources=build_resources())
+                   resources=build_resources(), executor=in_process_executor)

@@ -5,7 +5,8 @@ from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, ass
 
 import base64
 
-from chunkbench_core.reporting.html_report import recall_precision_png, write_report
+from chunkbench_core.reporting.html_report import write_report
+from chunkbench_core.reporting.plots import ScatterPoint, recall_precision_png
 from chunkbench_core.reporting.leaderboard import format_markdown
 
 from ..resources import DuckDBResource, WorkspaceResource
@@ -24,7 +25,9 @@ def leaderboard(context: AssetExecutionContext, duckdb: DuckDBResource) -> Mater
         "leaderboard": MetadataValue.md(format_markdown(board)),
     }
     if not board.empty:
-        png = base64.b64encode(recall_precision_png(board)).decode()
+        points = [ScatterPoint(f"{r.strategy} / {r.corpus_model}", float(r.precision), float(r.recall), best=i == 0)
+                  for i, r in enumerate(board.itertuples())]
+        png = base64.b64encode(recall_precision_png(points)).decode()
         metadata["recall_vs_precision"] = MetadataValue.md(f"![recall vs precision](data:image/png;base64,{png})")
     return MaterializeResult(metadata=metadata)
 

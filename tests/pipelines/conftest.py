@@ -1,0 +1,37 @@
+"""One real ``dagster dev`` for the tests that need the webserver and daemon (backfill, UI)."""
+
+import json
+
+import pytest
+
+from .support.dagster_server import DagsterServer
+
+DOCS = {
+    "rivers.md": "# Rivers\n\nThe Almo river floods its lower valley every April after the snow melts.\n",
+    "bridges.md": "# Bridges\n\nThe Tarn footbridge was rebuilt in 1987 with a steel deck and oak rails.\n",
+    "mills.md": "# Mills\n\nThe old Halden mill ground barley until 1952, powered by a twelve-metre wheel.\n",
+}
+QUESTIONS = [
+    ("r1", "When does the Almo river flood?", "rivers.md", "floods its lower valley every April"),
+    ("b1", "When was the Tarn footbridge rebuilt?", "bridges.md", "rebuilt in 1987 with a steel deck"),
+    ("m1", "What did the Halden mill grind?", "mills.md", "ground barley until 1952"),
+]
+
+
+@pytest.fixture(scope="session")
+def dagster_dev(tmp_path_factory):
+    root = tmp_path_factory.mktemp("dagster-dev")
+    corpus, questions, home = root / "corpus", root / "questions", root / "home"
+    corpus.mkdir()
+    questions.mkdir()
+    for name, text in DOCS.items():
+        (corpus / name).write_text(text, encoding="utf-8")
+    (questions / "set.json").write_text(json.dumps({"questions": [
+        {"id": i, "question": q, "references": [{"document": d, "content": c}]} for i, q, d, c in QUESTIONS]}),
+        encoding="utf-8")
+    env = {"CHUNKBENCH_HOME": str(home), "CHUNKBENCH_CORPUS": str(corpus), "CHUNKBENCH_QUESTIONS": str(questions)}
+    server = DagsterServer(root / "dagster_home", env, root / "dagster-dev.log")
+    server.home = home  # type: ignore[attr-defined]
+    server.log_path = root / "dagster-dev.log"  # type: ignore[attr-defined]
+    yield server
+    server.stop()

@@ -1,0 +1,40 @@
+"""A backfill of every local partition through a real ``dagster dev`` (queued coordinator, 3 runs at once)."""
+
+import duckdb
+import pytest
+
+from chunkbench_pipelines.resources import EmbeddingResource
+from chunkbench_pipelines.partitions import strategy_partitions
+
+from .conftest import QUESTIONS
+
+
+@pytest.mark.e2e
+@pytest.mark.slow
+def test_backfill_of_every_local_partition_loses_no_row(dagster_dev):
+    server = dagster_dev
+    assert server.wait_run(server.launch_run("parse_documents")) == "SUCCESS"
+    models = EmbeddingResource().available_models()
+    partitions = [f"{m}|{s}" for m in models for s in strategy_partitions.get_partition_keys()]
+    backfill = server.launch_backfill(["chunk_collections", "experiment_results"], partitions)
+    status = server.wait_backfill(backfill, timeout=1500)
+    runs = server.runs()
+    failed = [r for r in runs if r["status"] != "SUCCESS"]
+    log = server.log_path.read_text(errors="replace")
+    assert "lock" not in log.lower() or "Could not set lock" not in log, "a DuckDB or Qdrant lock error happened"
+    assert not failed, f"failed runs: {failed}; backfill status {status}"
+    assert status.startswith("COMPLETED")
+
+    con = duckdb.connect(str(server.home / "chunkbench.duckdb"), read_only=True)
+    try:
+        counts = con.execute("""SELECT strategy, corpus_model, question_id, count(*) FROM question_results
+                                GROUP BY ALL ORDER BY ALL""").fetchall()
+        chunks = con.execute("SELECT strategy, corpus_model, count(DISTINCT document) FROM chunks GROUP BY ALL").fetchall()
+        board = con.execute("SELECT count(*) FROM experiment_metrics").fetchone()
+    finally:
+        con.close()
+    expected = sorted((s, m, q) for m in models for s in strategy_partitions.get_partition_keys() for q, *_ in QUESTIONS)
+    assert [(s, m, q) for s, m, q, _ in counts] == expected
+    assert all(n == 1 for *_, n in counts), counts
+    assert sorted(chunks) == sorted((s, m, 3) for m in models for s in strategy_partitions.get_partition_keys())
+    assert board == (len(partitions),)
