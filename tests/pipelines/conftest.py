@@ -5,6 +5,7 @@ import json
 import pytest
 
 from .support.dagster_server import DagsterServer
+from .support.postgres import PostgresServer
 
 DOCS = {
     "rivers.md": "# Rivers\n\nThe Almo river floods its lower valley every April after the snow melts.\n",
@@ -18,9 +19,7 @@ QUESTIONS = [
 ]
 
 
-@pytest.fixture(scope="session")
-def dagster_dev(tmp_path_factory):
-    root = tmp_path_factory.mktemp("dagster-dev")
+def start_server(root, extra_yaml=""):
     corpus, questions, home = root / "corpus", root / "questions", root / "home"
     corpus.mkdir()
     questions.mkdir()
@@ -30,8 +29,28 @@ def dagster_dev(tmp_path_factory):
         {"id": i, "question": q, "references": [{"document": d, "content": c}]} for i, q, d, c in QUESTIONS]}),
         encoding="utf-8")
     env = {"CHUNKBENCH_HOME": str(home), "CHUNKBENCH_CORPUS": str(corpus), "CHUNKBENCH_QUESTIONS": str(questions)}
-    server = DagsterServer(root / "dagster_home", env, root / "dagster-dev.log")
+    server = DagsterServer(root / "dagster_home", env, root / "dagster-dev.log", extra_yaml)
     server.home = home  # type: ignore[attr-defined]
     server.log_path = root / "dagster-dev.log"  # type: ignore[attr-defined]
+    return server
+
+
+@pytest.fixture(scope="session")
+def dagster_dev(tmp_path_factory):
+    """dagster dev with the default (SQLite) instance storage."""
+    server = start_server(tmp_path_factory.mktemp("dagster-dev"))
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def dagster_dev_postgres(tmp_path_factory):
+    """dagster dev whose instance (runs, events, schedules) lives in a real PostgreSQL server."""
+    root = tmp_path_factory.mktemp("dagster-dev-postgres")
+    postgres = PostgresServer()
+    try:
+        server = start_server(root, f"storage:\n  postgres:\n    postgres_url: \"{postgres.url}\"\n")
+        yield server
+        server.stop()
+    finally:
+        postgres.stop()

@@ -24,9 +24,9 @@ def free_port() -> int:
 
 
 class DagsterServer:
-    def __init__(self, dagster_home: Path, env: dict[str, str], log_path: Path) -> None:
+    def __init__(self, dagster_home: Path, env: dict[str, str], log_path: Path, extra_yaml: str = "") -> None:
         dagster_home.mkdir(parents=True, exist_ok=True)
-        (dagster_home / "dagster.yaml").write_text(DAGSTER_YAML, encoding="utf-8")
+        (dagster_home / "dagster.yaml").write_text(DAGSTER_YAML + extra_yaml, encoding="utf-8")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = open(log_path, "w")

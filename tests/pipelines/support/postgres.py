@@ -1,0 +1,50 @@
+"""A private PostgreSQL server on 127.0.0.1 for tests (Debian's postgresql package)."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from tests.conftest import require_tool
+
+from .dagster_server import free_port
+
+
+class PostgresServer:
+    """Its data lives in a fresh folder under the system temp dir (readable by the postgres user)."""
+
+    def __init__(self) -> None:
+        root = Path(tempfile.mkdtemp(prefix="chunkbench-pg-"))
+        os.chmod(root, 0o755)
+        self.root = root
+        binaries = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
+        require_tool(bool(binaries), "PostgreSQL server (apt-get install postgresql)")
+        self.bin = Path(binaries[-1]).parent
+        self.data = root / "pgdata"
+        self.sockets = root / "pgsock"
+        self.data.mkdir(parents=True)
+        self.sockets.mkdir()
+        self.as_user: list[str] = []
+        if os.geteuid() == 0:  # PostgreSQL refuses to run as root
+            require_tool(shutil.which("runuser") is not None, "runuser (util-linux)")
+            for path in (root, self.data, self.sockets):
+                shutil.chown(path, "postgres", "postgres")
+            self.as_user = ["runuser", "-u", "postgres", "--"]
+        self.port = free_port()
+        self._run("initdb", "-D", str(self.data), "--auth=trust", "-U", "postgres", "--encoding=UTF8")
+        self._run("pg_ctl", "-D", str(self.data), "-w", "-l", str(root / "postgres.log"), "-o",
+                  f"-p {self.port} -k {self.sockets} -c listen_addresses=127.0.0.1", "start")
+        self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "dagster")
+        self.url = f"postgresql://postgres@127.0.0.1:{self.port}/dagster"
+
+    def _run(self, tool: str, *args: str) -> None:
+        subprocess.run([*self.as_user, str(self.bin / tool), *args], check=True, capture_output=True, timeout=120)
+
+    def stop(self) -> None:
+        subprocess.run([*self.as_user, str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "stop"],
+                       capture_output=True, timeout=60)
+        shutil.rmtree(self.root, ignore_errors=True)
