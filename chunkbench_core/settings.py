@@ -8,6 +8,8 @@ otherwise the environment variable is read at call time, never at import time:
   ``parsed/`` (parsed documents), ``reports/``, ``dagster_home/``.
 - ``CHUNKBENCH_CORPUS``: the folder of documents (default: the bundled sample corpus).
 - ``CHUNKBENCH_QUESTIONS``: the folder of question sets (default: ``questions/``).
+- ``CHUNKBENCH_RESULTS_DIR``: where results, parsed documents and reports go when they must be
+  shared by runs on several machines (default: ``CHUNKBENCH_HOME``; see deploy/README.md).
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ def corpus_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
 
 def questions_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     return _pick(explicit, "CHUNKBENCH_QUESTIONS", PROJECT_ROOT / "questions")
+
+
+def results_dir(explicit: str | os.PathLike[str] | None = None, home: Path | None = None) -> Path:
+    return _pick(explicit, "CHUNKBENCH_RESULTS_DIR", home or home_dir())
 
 
 def dagster_home(home: Path) -> Path:

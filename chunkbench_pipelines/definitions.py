@@ -21,8 +21,8 @@ def _env(name: str) -> EnvVar | None:
 def build_resources() -> dict[str, object]:
     return {
         "workspace": WorkspaceResource(home=_env("CHUNKBENCH_HOME"), corpus=_env("CHUNKBENCH_CORPUS"),
-                                       questions=_env("CHUNKBENCH_QUESTIONS")),
-        "duckdb": DuckDBResource(folder=_env("CHUNKBENCH_HOME")),
+                                       questions=_env("CHUNKBENCH_QUESTIONS"), results=_env("CHUNKBENCH_RESULTS_DIR")),
+        "duckdb": DuckDBResource(folder=_env("CHUNKBENCH_RESULTS_DIR") or _env("CHUNKBENCH_HOME")),
         "qdrant": QdrantResource(url=_env("QDRANT_URL"), api_key=_env("QDRANT_API_KEY")),
         "embeddings": EmbeddingResource(
             openai_api_key=_env("OPENAI_API_KEY"),

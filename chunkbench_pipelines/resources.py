@@ -25,9 +25,13 @@ class WorkspaceResource(ConfigurableResource):
     home: Optional[str] = None
     corpus: Optional[str] = None
     questions: Optional[str] = None
+    results: Optional[str] = None  # shared results folder (CHUNKBENCH_RESULTS_DIR); default: home
 
     def home_dir(self) -> Path:
         return settings.home_dir(self.home)
+
+    def results_dir(self) -> Path:
+        return settings.results_dir(self.results, self.home_dir())
 
     def corpus_dir(self) -> Path:
         return settings.corpus_dir(self.corpus)
@@ -36,19 +40,19 @@ class WorkspaceResource(ConfigurableResource):
         return settings.questions_dir(self.questions)
 
     def parsed_store(self) -> ParsedStore:
-        return ParsedStore(self.home_dir() / "parsed", parser_version())
+        return ParsedStore(self.results_dir() / "parsed", parser_version())
 
     def reports_dir(self) -> Path:
-        return self.home_dir() / "reports"
+        return self.results_dir() / "reports"
 
 
 class DuckDBResource(ConfigurableResource):
     """The results database: ``chunkbench.duckdb`` over per-partition Parquet files."""
 
-    folder: Optional[str] = None  # default: CHUNKBENCH_HOME
+    folder: Optional[str] = None  # default: CHUNKBENCH_RESULTS_DIR, else CHUNKBENCH_HOME
 
     def results(self) -> ResultsDB:
-        return ResultsDB(Path(self.folder) if self.folder else settings.home_dir())
+        return ResultsDB(settings.results_dir(self.folder))
 
 
 class QdrantResource(ConfigurableResource):

@@ -66,12 +66,12 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
             step(["chunk_collections", "experiment_results"], partition_key(strategy, model), f"{strategy}|{model}")
     say("building leaderboard and report ...")
     step(["leaderboard", "benchmark_report"])
-    results = ResultsDB(settings.home_dir())
+    results = ResultsDB(settings.results_dir())
     say("")
     say(format_table(results.leaderboard()))
     say("")
     say(f"DuckDB:  {results.database_path}  (try: SELECT * FROM leaderboard)")
-    say(f"Report:  {settings.home_dir() / 'reports' / 'benchmark_report.html'}")
+    say(f"Report:  {settings.results_dir() / 'reports' / 'benchmark_report.html'}")
     if failures:
         say("\nfailures:\n" + "\n".join(f"- {f}" for f in failures))
         return 1
