@@ -71,7 +71,9 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
     say(format_table(results.leaderboard()))
     say("")
     say(f"DuckDB:  {results.database_path}  (try: SELECT * FROM leaderboard)")
-    say(f"Report:  {settings.results_dir() / 'reports' / 'benchmark_report.html'}")
+    reports = settings.results_dir() / "reports"
+    say(f"Report:  {reports / 'benchmark_report.html'}")
+    say(f"         {reports / 'technical_report.html'} (retrieval inspector), {reports / 'decision_board.html'}")
     if failures:
         say("\nfailures:\n" + "\n".join(f"- {f}" for f in failures))
         return 1

@@ -5,7 +5,7 @@ from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, ass
 
 import base64
 
-from chunkbench_core.reporting.html_report import write_report
+from chunkbench_core.reporting import write_reports
 from chunkbench_core.reporting.plots import ScatterPoint, recall_precision_png
 from chunkbench_core.reporting.leaderboard import format_markdown
 
@@ -33,8 +33,12 @@ def leaderboard(context: AssetExecutionContext, duckdb: DuckDBResource) -> Mater
 
 
 @asset(group_name="reports", kinds={"html"}, deps=[leaderboard],
-       description="Self-contained HTML benchmark report (leaderboard, plot, per-question results).")
+       description="Self-contained HTML reports: managerial, technical with retrieval inspector, decision board.")
 def benchmark_report(context: AssetExecutionContext, workspace: WorkspaceResource, duckdb: DuckDBResource) -> MaterializeResult:
-    path = write_report(duckdb.results(), workspace.reports_dir() / "benchmark_report.html")
-    return MaterializeResult(metadata={"path": MetadataValue.path(str(path)),
-                                       "url": MetadataValue.url(path.as_uri())})
+    paths = write_reports(duckdb.results(), workspace.reports_dir())
+    return MaterializeResult(metadata={
+        "path": MetadataValue.path(str(paths.managerial)),
+        "url": MetadataValue.url(paths.managerial.as_uri()),
+        "technical_report": MetadataValue.url(paths.technical.as_uri()),
+        "decision_board": MetadataValue.url(paths.decision_board.as_uri()),
+    })

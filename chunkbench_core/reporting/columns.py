@@ -1,0 +1,248 @@
+"""What the reports know about result columns: metric catalog, optional columns, formatting.
+
+Every column beyond the base schema of ``results_db.TABLES`` is optional: the helpers
+here return ``None`` (or leave a metric out) when a column is absent or empty, and the
+renderers then omit the matching part of the page.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Literal, Mapping, Sequence
+
+import pandas as pd
+
+Kind = Literal["fraction", "score10", "ms", "count", "usd", "value"]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A run-level metric (``experiment_metrics`` column) and its per-question column."""
+
+    name: str
+    label: str
+    question_column: str
+    kind: Kind
+    description: str
+    higher_is_better: bool = True
+
+
+METRICS: tuple[Metric, ...] = (
+    Metric("recall", "Recall", "recall", "fraction", "share of the evidence text that the retrieved chunks contain"),
+    Metric("precision", "Precision", "precision", "fraction", "share of the retrieved text that is evidence"),
+    Metric("iou", "IoU", "iou", "fraction", "evidence retrieved / (retrieved text + evidence missed)"),
+    Metric("mrr", "MRR", "reciprocal_rank", "fraction", "1 / rank of the first chunk that holds evidence"),
+    Metric("hit_rate", "Hit rate", "hit", "fraction", "share of questions with at least one evidence chunk"),
+    Metric("ndcg", "nDCG", "ndcg", "fraction", "ranking quality weighted by evidence characters"),
+    Metric("precision_omega", "Precision Ω", "precision_omega", "fraction",
+           "best precision the chunking allows (every chunk that touches evidence retrieved)"),
+    Metric("recall_expanded", "Recall (context)", "recall_expanded", "fraction",
+           "recall of the context after neighbor expansion / parent context"),
+    Metric("precision_expanded", "Precision (context)", "precision_expanded", "fraction",
+           "precision of the context after neighbor expansion / parent context"),
+    Metric("iou_expanded", "IoU (context)", "iou_expanded", "fraction",
+           "IoU of the context after neighbor expansion / parent context"),
+    Metric("context_relevance", "Context relevance", "context_relevance", "score10",
+           "LLM judge: how relevant the context is (1-10)"),
+    Metric("answer_similarity", "Answer similarity", "answer_similarity", "score10",
+           "LLM judge: generated vs expected answer (1-10)"),
+    Metric("faithfulness", "Faithfulness", "faithfulness", "score10",
+           "LLM judge: answer supported by the context (1-10)"),
+    Metric("hallucination_rate", "Hallucination rate", "hallucination", "fraction",
+           "LLM judge: share of answers flagged as hallucinated", higher_is_better=False),
+)
+METRIC_BY_NAME: dict[str, Metric] = {m.name: m for m in METRICS}
+#: always in the base schema
+BASE_METRICS: tuple[str, ...] = ("recall", "precision", "iou", "mrr", "hit_rate")
+#: the KPIs of the managerial report, in display order (shown when present)
+KPI_METRICS: tuple[str, ...] = ("recall", "precision", "iou", "mrr", "ndcg", "precision_omega",
+                                "answer_similarity", "faithfulness", "context_relevance", "hallucination_rate")
+
+#: optional column name alternatives (first present wins)
+GENERATED_ANSWER = ("generated_answer", "answer")
+SIGNIFICANT = ("significant_vs_best", "significantly_worse")
+P_VALUE = ("p_value", "p_value_vs_best")
+COST = ("cost_usd", "estimated_cost_usd")
+LATENCY_PARTS = ("embed_ms", "search_ms", "expand_ms", "generate_ms", "judge_ms")
+
+
+def natural_key(text: Any) -> tuple[Any, ...]:
+    """Sort key that orders ``q2`` before ``q10``."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", str(text)) if part)
+
+
+def missing(value: Any) -> bool:
+    """None, NaN, NaT and pandas' NA count as missing."""
+    if value is None:
+        return True
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def number(value: Any) -> float | None:
+    """A finite float, or None."""
+    if missing(value) or isinstance(value, str):
+        return None
+    try:
+        result = float(value)
+    except (TypeError, ValueError):
+        return None
+    return result if math.isfinite(result) else None
+
+
+def first_column(frame: pd.DataFrame | Iterable[str], names: Sequence[str]) -> str | None:
+    """The first of ``names`` that is a column with at least one value."""
+    columns = frame.columns if isinstance(frame, pd.DataFrame) else list(frame)
+    for name in names:
+        if name in columns and (not isinstance(frame, pd.DataFrame) or frame[name].notna().any()):
+            return name
+    return None
+
+
+def has_values(frame: pd.DataFrame, column: str) -> bool:
+    return column in frame.columns and bool(frame[column].notna().any())
+
+
+def value(row: Mapping[str, Any], *names: str) -> Any:
+    """The first non-missing value of ``names`` in ``row`` (a dict or a pandas row)."""
+    for name in names:
+        if name in row and not missing(row[name]):
+            return row[name]
+    return None
+
+
+def present_metrics(frame: pd.DataFrame, names: Iterable[str] | None = None) -> list[Metric]:
+    """The catalog metrics with at least one value in ``frame`` (run-level names)."""
+    wanted = list(names) if names is not None else [m.name for m in METRICS]
+    return [METRIC_BY_NAME[n] for n in wanted if n in METRIC_BY_NAME and has_values(frame, n)]
+
+
+def present_question_metrics(frame: pd.DataFrame) -> list[Metric]:
+    """Catalog metrics whose per-question column has values in ``frame``."""
+    return [m for m in METRICS if has_values(frame, m.question_column)]
+
+
+def interval(row: Mapping[str, Any], metric: str) -> tuple[float, float] | None:
+    """The ``<metric>_ci_low`` / ``<metric>_ci_high`` pair when both are present."""
+    low, high = number(row.get(f"{metric}_ci_low")), number(row.get(f"{metric}_ci_high"))
+    return (low, high) if low is not None and high is not None else None
+
+
+def parse_json(text: Any, default: Any = None) -> Any:
+    """A JSON column value, parsed; ``default`` when missing or invalid."""
+    if missing(text):
+        return default
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return default
+
+
+def fmt(kind: Kind, raw: Any) -> str:
+    """A display string (plain text, not yet escaped); ``–`` for a missing value."""
+    if isinstance(raw, bool):
+        return "yes" if raw else "no"
+    x = number(raw)
+    if x is None:
+        return "–" if missing(raw) or not isinstance(raw, str) else raw
+    if kind == "fraction":
+        return f"{x:.3f}"
+    if kind == "score10":
+        return f"{x:.1f}"
+    if kind == "ms":
+        return f"{x:,.1f} ms" if x < 10_000 else f"{x / 1000:,.1f} s"
+    if kind == "count":
+        return f"{x:,.0f}"
+    if kind == "usd":
+        return f"${x:,.4f}" if x < 1 else f"${x:,.2f}"
+    return f"{x:g}"
+
+
+def fmt_metric(name: str, raw: Any) -> str:
+    metric = METRIC_BY_NAME.get(name)
+    return fmt(metric.kind if metric else "value", raw)
+
+
+def fmt_interval(name: str, bounds: tuple[float, float] | None) -> str:
+    if bounds is None:
+        return ""
+    return f"{fmt_metric(name, bounds[0])}–{fmt_metric(name, bounds[1])}"
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """The settings of one run that decide whether two runs are comparable (from provenance)."""
+
+    corpus_model: str | None
+    boundary_model: str | None
+    neighbor_prev: int | None
+    neighbor_next: int | None
+    neighbors_applied: bool | None
+    top_k: int | None
+    chunk_size: Any
+    chunk_overlap: Any
+    question_set_hash: str | None
+    variant: str | None
+
+    @property
+    def neighbor_badge(self) -> str:
+        """The seeds' neighbor badge: ``±P/N`` (previous / next chunks added around each hit); ``±?`` unrecorded."""
+        if self.neighbor_prev is None and self.neighbor_next is None:
+            return "±?"
+        return f"±{self.neighbor_prev or 0}/{self.neighbor_next or 0}"
+
+
+def _int(raw: Any) -> int | None:
+    x = number(raw)
+    return int(x) if x is not None else None
+
+
+def run_settings(provenance: Mapping[str, Any] | None, row: Mapping[str, Any] | None = None) -> RunSettings:
+    """Read the comparable settings from a provenance object.
+
+    Accepts the neighbor settings nested (``neighbors: {neighbor_prev, neighbor_next,
+    applied}``) or at the top level (``neighbor_prev`` / ``neighbor_next``); the chunk
+    size from ``chunking_params`` or the top level.
+    """
+    p = dict(provenance or {})
+    row = row or {}
+    neighbors: Mapping[str, Any] = p["neighbors"] if isinstance(p.get("neighbors"), Mapping) else {}
+    params: Mapping[str, Any] = p["chunking_params"] if isinstance(p.get("chunking_params"), Mapping) else {}
+    applied = neighbors.get("applied")
+    return RunSettings(
+        corpus_model=p.get("corpus_model") or value(row, "corpus_model"),
+        boundary_model=p.get("boundary_model") or p.get("boundary_model_id"),
+        neighbor_prev=_int(neighbors.get("neighbor_prev", p.get("neighbor_prev"))),
+        neighbor_next=_int(neighbors.get("neighbor_next", p.get("neighbor_next"))),
+        neighbors_applied=bool(applied) if applied is not None else None,
+        top_k=_int(p.get("top_k", value(row, "top_k"))),
+        chunk_size=params.get("chunk_size", p.get("chunk_size")),
+        chunk_overlap=params.get("chunk_overlap", p.get("chunk_overlap")),
+        question_set_hash=p.get("question_set_hash"),
+        variant=p.get("variant") or None,
+    )
+
+
+def flatten(data: Any, prefix: str = "") -> list[tuple[str, str]]:
+    """Nested provenance as (dotted key, text) pairs; lists of scalars stay on one line."""
+    items: list[tuple[str, str]] = []
+    if isinstance(data, Mapping):
+        if not data and prefix:
+            items.append((prefix, "{}"))
+        for key in sorted(data, key=str):
+            items += flatten(data[key], f"{prefix}.{key}" if prefix else str(key))
+    elif isinstance(data, list) and any(isinstance(v, (Mapping, list)) for v in data):
+        for i, item in enumerate(data):
+            items += flatten(item, f"{prefix}[{i}]")
+    elif isinstance(data, list):
+        items.append((prefix, ", ".join(str(v) for v in data)))
+    else:
+        items.append((prefix, "–" if data is None else str(data)))
+    return items

@@ -1,0 +1,166 @@
+"""Read what the reports need from a ResultsDB, tolerating schemas with more (or fewer) columns.
+
+``load_report_data`` reads:
+
+- ``board``: every ``experiment_metrics`` column of the runs in the ``leaderboard`` view
+  (the latest run per strategy x corpus model), in the view's order; when an
+  ``is_best`` column marks exactly one row, that row comes first (the evaluation's own
+  best-configuration rule wins over the view's order);
+- ``runs``: every ``experiment_metrics`` row (all runs, for the decision board);
+- ``questions``: every ``question_results`` column of the board's runs;
+- ``documents``: the ``documents`` table;
+- ``chunk_sizes``: token count and characters of every chunk of the board's
+  configurations (restricted to the run's ``chunking_params`` when provenance has them).
+
+``load_chunks`` reads chunk rows (with text) for given chunk ids, for the technical report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Iterable, Mapping
+
+import pandas as pd
+
+from chunkbench_core.storage.results_db import ResultsDB
+
+from .columns import natural_key, parse_json
+
+CONFIG_KEY = ("strategy", "corpus_model")
+
+
+def configuration(strategy: Any, corpus_model: Any) -> str:
+    return f"{strategy} | {corpus_model}"
+
+
+@dataclass
+class ReportData:
+    board: pd.DataFrame
+    runs: pd.DataFrame
+    questions: pd.DataFrame
+    documents: pd.DataFrame
+    chunk_sizes: pd.DataFrame
+    generated_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    #: memo of derived values (per-configuration question subsets, intervals), filled by :mod:`.summary`
+    cache: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def configurations(self) -> list[str]:
+        return [configuration(r.strategy, r.corpus_model) for r in self.board.itertuples()]
+
+    def provenance(self, strategy: str, corpus_model: str) -> dict[str, Any]:
+        rows = self.board[(self.board["strategy"] == strategy) & (self.board["corpus_model"] == corpus_model)]
+        if rows.empty or "provenance" not in rows.columns:
+            return {}
+        parsed = parse_json(rows.iloc[0]["provenance"], {})
+        return parsed if isinstance(parsed, dict) else {}
+
+
+def _ranked_board(results: ResultsDB) -> pd.DataFrame:
+    order = results.leaderboard()
+    full = results.query(
+        "SELECT m.* FROM experiment_metrics m JOIN leaderboard l USING (experiment_run_id, strategy, corpus_model)"
+    )
+    if order.empty or full.empty:
+        return full.iloc[0:0].assign(configuration=pd.Series(dtype=str))
+    # a run may hold several rows of one configuration (chunk-size sweep variants): the
+    # leaderboard's created_at picks the row it ranked
+    key = ["experiment_run_id", *CONFIG_KEY]
+    exact = "created_at" in order.columns and "created_at" in full.columns
+    order = order[[*key, "created_at"] if exact else key].reset_index(drop=True)
+    order["_rank"] = range(len(order))
+    board = order.merge(full, on=[*key, "created_at"] if exact else key, how="left")
+    if exact and board["n_questions"].isna().any():  # timestamps did not line up: fall back to the key
+        order = order.drop(columns="created_at")
+        board = order.merge(full, on=key, how="left")
+    board = board.drop_duplicates(subset=key)
+    if "is_best" in board.columns:
+        best = board["is_best"].fillna(False).astype(bool)
+        if int(best.sum()) == 1:
+            board.loc[best, "_rank"] = -1
+    board = board.sort_values("_rank", kind="stable").drop(columns="_rank").reset_index(drop=True)
+    board["configuration"] = [configuration(s, c) for s, c in zip(board["strategy"], board["corpus_model"])]
+    return board
+
+
+def _params_match(chunk_params: Any, run_params: Mapping[str, Any] | None) -> bool:
+    if not run_params:
+        return True
+    parsed = parse_json(chunk_params, None)
+    return parsed is None or parsed == dict(run_params)
+
+
+def restrict_to_run_variant(chunks: pd.DataFrame, board: pd.DataFrame) -> pd.DataFrame:
+    """Keep, per configuration, the chunks made with the run's ``chunking_params`` (when recorded).
+
+    A configuration whose recorded parameters match no chunk keeps all its chunks.
+    """
+    if chunks.empty or "chunking_params" not in chunks.columns or "provenance" not in board.columns:
+        return chunks
+    kept = []
+    for (strategy, model), group in chunks.groupby(list(CONFIG_KEY), sort=False):
+        rows = board[(board["strategy"] == strategy) & (board["corpus_model"] == model)]
+        provenance = parse_json(rows.iloc[0]["provenance"], {}) if not rows.empty else {}
+        params = provenance.get("chunking_params") if isinstance(provenance, dict) else None
+        mask = group["chunking_params"].map(lambda p, wanted=params: _params_match(p, wanted))
+        kept.append(group[mask] if mask.any() else group)
+    return pd.concat(kept, ignore_index=True) if kept else chunks
+
+
+def _rows_of_board_rows(questions: pd.DataFrame, board: pd.DataFrame) -> pd.DataFrame:
+    """Drop question rows of other sweep variants of the same run (they differ in created_at).
+
+    Applied per configuration, only when its rows carry several timestamps and one of
+    them is the board row's; otherwise every row is kept.
+    """
+    if questions.empty or "created_at" not in questions.columns or "created_at" not in board.columns:
+        return questions
+    keep = pd.Series(True, index=questions.index)
+    for row in board.to_dict("records"):
+        mask = (questions["strategy"] == row["strategy"]) & (questions["corpus_model"] == row["corpus_model"])
+        stamps = questions.loc[mask, "created_at"]
+        if stamps.nunique() > 1 and (stamps == row["created_at"]).any():
+            keep &= ~mask | (questions["created_at"] == row["created_at"])
+    return questions[keep]
+
+
+def load_report_data(results: ResultsDB) -> ReportData:
+    board = _ranked_board(results)
+    runs = results.query(
+        "SELECT * FROM experiment_metrics ORDER BY created_at, experiment_run_id, strategy, corpus_model")
+    questions = results.query(
+        """SELECT q.* FROM question_results q JOIN leaderboard l USING (experiment_run_id, strategy, corpus_model)
+           ORDER BY q.question_set, q.question_id, q.strategy, q.corpus_model"""
+    )
+    questions = _rows_of_board_rows(questions, board)
+    if not questions.empty:  # natural order: q2 before q10
+        order = sorted(range(len(questions)), key=lambda i: (
+            natural_key(questions["question_set"].iat[i]), natural_key(questions["question_id"].iat[i]),
+            str(questions["strategy"].iat[i]), str(questions["corpus_model"].iat[i])))
+        questions = questions.iloc[order].reset_index(drop=True)
+    documents = results.query("SELECT * FROM documents ORDER BY document")
+    chunk_sizes = results.query(
+        """SELECT c.strategy, c.corpus_model, c.token_count, c.end_offset - c.start_offset AS n_chars,
+                  c.chunking_params
+           FROM chunks c
+           JOIN (SELECT DISTINCT strategy, corpus_model FROM leaderboard) l USING (strategy, corpus_model)"""
+    )
+    chunk_sizes = restrict_to_run_variant(chunk_sizes, board)
+    return ReportData(board=board, runs=runs, questions=questions, documents=documents, chunk_sizes=chunk_sizes)
+
+
+def load_chunks(results: ResultsDB, wanted: Iterable[tuple[str, str, str]]) -> pd.DataFrame:
+    """Chunk rows (every column) whose (strategy, corpus_model, chunk_id) is in ``wanted``."""
+    keys = pd.DataFrame(sorted(set(wanted)), columns=["strategy", "corpus_model", "chunk_id"])
+    if keys.empty:
+        return pd.DataFrame(columns=["strategy", "corpus_model", "chunk_id", "document", "start_offset",
+                                     "end_offset", "text", "parent_id"])
+    con = results.connect()
+    try:
+        con.register("wanted_chunks", keys)
+        return con.execute(
+            "SELECT c.* FROM chunks c JOIN wanted_chunks w USING (strategy, corpus_model, chunk_id)"
+        ).df()
+    finally:
+        con.close()

@@ -1,0 +1,170 @@
+"""The decision board: every experiment run over time and across sweeps, side by side.
+
+Reads every ``experiment_metrics`` row (not only the latest per configuration). Each row's
+``provenance`` JSON gives the settings that make runs comparable or not: corpus model,
+``boundary_model``, neighbor settings (``neighbors.neighbor_prev/neighbor_next`` or the
+top-level ``neighbor_prev``/``neighbor_next``), ``top_k``, ``chunking_params.chunk_size``,
+``question_set_hash``, ``variant`` (a chunk-size sweep step: part of the
+configuration's identity, shown in brackets). Metrics shown are the catalog metrics present in the table.
+
+A "run" on the board is a batch of results launched together (see :func:`assign_batches`):
+with one Dagster run per partition, each experiment run id holds one configuration, so the
+board groups them; the run list names the experiment run ids of each batch.
+
+The page (script :mod:`.board_js`) lets the user filter by corpus model, pick the metric,
+exclude runs, read a heat map of configuration x run (stage one), pick candidate cells
+for a side-by-side comparison of every metric (stage two), and follow a metric over
+time. A warning appears whenever the runs being compared differ in boundary model,
+corpus model or neighbor settings (and in question set or top k); each run carries the
+neighbor badge ``±P/N``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+from .board_js import BOARD_CSS, BOARD_JS
+from .columns import METRICS, has_values, number, parse_json, run_settings
+from .data import ReportData
+from .html import esc, json_script, nav, page
+from .style import CSS
+
+BOARD_HTML = """
+<section id="board" aria-labelledby="board-title">
+<h2 id="board-title">Compare runs</h2>
+<noscript><p class="warning">The decision board needs JavaScript.</p></noscript>
+<div class="controls">
+<label>Corpus model <select id="corpus-filter"></select></label>
+<label>Metric <select id="metric-picker"></select></label>
+<button type="button" id="include-all">Include every run</button>
+</div>
+<div id="mismatch-warning" class="warning" role="alert" hidden></div>
+<h3>Runs</h3>
+<p class="note">Untick a run to exclude it (a bad or aborted run) from every view below. The badge ±P/N is the
+neighbor expansion of the run: P previous and N next chunks added around each hit.</p>
+<div class="scroll"><table id="run-list"></table></div>
+<h3>Stage 1 · heat map (configuration × run)</h3>
+<p class="note">Darker is better for the chosen metric. Activate a cell (click, or Tab then Enter) to add it to the
+stage-2 comparison.</p>
+<div class="scroll"><table id="heatmap" class="heatmap"></table></div>
+<h3>Stage 2 · candidates side by side</h3>
+<p class="note" id="candidate-note"></p>
+<div class="scroll"><table id="candidates"></table></div>
+<h3>Over time</h3>
+<div class="scroll"><svg id="trend" role="img" aria-label="metric per configuration over runs"
+xmlns="http://www.w3.org/2000/svg"></svg></div>
+</section>
+"""
+
+
+#: provenance keys that name a batch of partitions launched together (first present wins)
+BATCH_KEYS = ("batch_id", "backfill_id", "sweep_id")
+#: single-configuration runs further apart than this never share a batch
+BATCH_GAP = timedelta(minutes=30)
+
+
+def _signature(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (row["topK"], row["prev"], row["next"], row["variant"] or "", row["questionSet"], row["filter"])
+
+
+def assign_batches(rows: list[dict[str, Any]]) -> None:
+    """Give every row a ``batch`` (the board's column) and a ``batchLabel``.
+
+    A "run" on the board is what a user launched at once. Dagster gives each partition
+    its own run id when partitions are launched one by one, so rows are grouped:
+
+    1. rows whose provenance names a batch (``batch_id``, ``backfill_id``, ``sweep_id``) by that;
+    2. else rows of an experiment run id that covers several configurations by that id;
+    3. else single-configuration runs, in time order, join the previous one's batch while
+       their settings (top k, neighbors, variant, question set, document filter) are the
+       same, the gap is under 30 minutes and the configuration is not already in it.
+    """
+    per_run: dict[str, int] = {}
+    for row in rows:
+        per_run[row["run"]] = per_run.get(row["run"], 0) + 1
+    current: dict[str, Any] | None = None
+    for row in sorted(rows, key=lambda r: (r["_stamp"] is None, r["_stamp"] or datetime.min, r["run"])):
+        if row["_batch"]:
+            row["batch"] = f"batch:{row['_batch']}"
+            row["batchLabel"] = str(row["_batch"])
+            continue
+        if per_run[row["run"]] > 1:
+            row["batch"], row["batchLabel"] = row["run"], row["run"]
+            continue
+        config = (row["strategy"], row["model"], row["variant"] or "")
+        joins = (current is not None and row["_stamp"] is not None and current["last"] is not None
+                 and row["_stamp"] - current["last"] <= BATCH_GAP and _signature(row) == current["signature"]
+                 and config not in current["configs"])
+        if not joins:
+            current = {"id": row["run"], "rows": [], "configs": set(), "signature": _signature(row), "last": None}
+        assert current is not None
+        current["rows"].append(row)
+        current["configs"].add(config)
+        current["last"] = row["_stamp"]
+        row["batch"] = current["id"]
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        if "batchLabel" not in row:
+            groups.setdefault(row["batch"], []).append(row)
+    for batch, members in groups.items():
+        if len(members) == 1:
+            members[0]["batchLabel"] = members[0]["run"]
+            continue
+        first = min((m["created"] or "") for m in members)
+        for m in members:
+            m["batch"] = f"batch:{batch}"
+            m["batchLabel"] = f"batch {first[:16]} ({len(members)} runs)"
+
+
+def board_payload(data: ReportData) -> dict[str, Any]:
+    runs = data.runs
+    metrics = [m for m in METRICS if has_values(runs, m.name)]
+    rows = []
+    for row in runs.to_dict("records"):
+        settings = run_settings(parse_json(row.get("provenance"), {}), row)
+        created = row.get("created_at")
+        if isinstance(created, pd.Timestamp):
+            created = created.to_pydatetime()
+        provenance = parse_json(row.get("provenance"), {})
+        provenance = provenance if isinstance(provenance, dict) else {}
+        rows.append({
+            "_stamp": created if isinstance(created, datetime) and not pd.isna(created) else None,
+            "_batch": next((provenance[k] for k in BATCH_KEYS if provenance.get(k)), None),
+            "filter": provenance.get("filter_by_document"),
+            "run": str(row.get("experiment_run_id")),
+            "created": created.isoformat(sep=" ", timespec="seconds")
+            if isinstance(created, datetime) and not pd.isna(created) else None,
+            "strategy": str(row["strategy"]), "model": str(row["corpus_model"]),
+            "metrics": {m.name: number(row.get(m.name)) for m in metrics},
+            "n": number(row.get("n_questions")), "failed": number(row.get("n_failed")),
+            "boundary": settings.boundary_model, "prev": settings.neighbor_prev, "next": settings.neighbor_next,
+            "badge": settings.neighbor_badge, "topK": settings.top_k,
+            "chunkSize": settings.chunk_size if isinstance(settings.chunk_size, (int, float, str)) else None,
+            "questionSet": settings.question_set_hash, "variant": settings.variant,
+        })
+    assign_batches(rows)
+    for row in rows:
+        for private in ("_stamp", "_batch", "filter"):
+            row.pop(private)
+    return {"rows": rows,
+            "metrics": [{"name": m.name, "label": m.label, "kind": m.kind, "higherIsBetter": m.higher_is_better}
+                        for m in metrics]}
+
+
+def render_decision_board(data: ReportData, links: Sequence[tuple[str, str]], current: str) -> str:
+    payload = board_payload(data)
+    n_batches = len({r["batch"] for r in payload["rows"]})
+    n_runs = len({r["run"] for r in payload["rows"]})
+    body = [nav(links, current), "<h1>chunkbench decision board</h1>",
+            f"<p class='meta'>Generated {esc(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))} · {n_batches} run(s) "
+            f"made of {n_runs} experiment run id(s) · {len(payload['rows'])} configuration result(s) · every run kept "
+            "in the results.</p>"]
+    if not payload["rows"]:
+        body.append("<p>No experiment has run yet.</p>")
+        return page("chunkbench decision board", "".join(body), css=CSS + BOARD_CSS)
+    body.append(BOARD_HTML)
+    return page("chunkbench decision board", "".join(body), css=CSS + BOARD_CSS, scripts=[BOARD_JS],
+                data=json_script("board-data", payload))

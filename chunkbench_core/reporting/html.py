@@ -1,0 +1,132 @@
+"""HTML building blocks shared by the reports: escaping, embedded JSON, tables, the page shell.
+
+Safety rules every report follows:
+
+- every value that comes from documents, questions, answers, settings or the database
+  goes through :func:`esc` (text and attribute values);
+- data for the in-page scripts is embedded with :func:`json_script`: a
+  ``<script type="application/json">`` element whose text has ``<``, ``>``, ``&`` and
+  U+2028/U+2029 written as ``\\uXXXX`` escapes, so no value can close the element or
+  open a comment/script; NaN and infinities become ``null`` (``JSON.parse`` rejects them);
+- the page's own scripts build the DOM with ``textContent`` / ``createElement`` only;
+- :func:`page` sets a Content-Security-Policy that allows only the page's own inline
+  scripts (by SHA-256), inline styles and ``data:`` images: even a payload that slipped
+  through escaping could not run, and the page cannot load anything from a network.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+import math
+from typing import Any, Iterable, Sequence
+
+_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def esc(value: object) -> str:
+    """Escape ``value`` for HTML text or a quoted attribute value (None -> empty)."""
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def _json_ready(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): _json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_ready(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # numpy scalars
+        return _json_ready(value.item())
+    return value
+
+
+def script_json(data: Any) -> str:
+    """JSON text that is safe inside a ``<script>`` element (no ``<``, ``>``, ``&`` characters)."""
+    text = json.dumps(_json_ready(data), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return "".join(_JSON_ESCAPES.get(ch, ch) for ch in text)
+
+
+def json_script(element_id: str, data: Any) -> str:
+    """A non-executable ``<script type="application/json">`` element holding ``data``."""
+    return f'<script type="application/json" id="{esc(element_id)}">{script_json(data)}</script>'
+
+
+def script_hash(source: str) -> str:
+    """The CSP source expression that allows the inline script ``source``."""
+    digest = hashlib.sha256(source.encode("utf-8")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode()}'"
+
+
+def png_img(png: bytes, element_id: str, alt: str, css_class: str = "plot") -> str:
+    """An ``<img>`` with the PNG inlined as a data URI."""
+    data = base64.b64encode(png).decode("ascii")
+    return (f'<img id="{esc(element_id)}" class="{esc(css_class)}" alt="{esc(alt)}" '
+            f'src="data:image/png;base64,{data}">')
+
+
+def _attr(name: str, value: str) -> str:
+    return f' {name}="{esc(value)}"' if value else ""
+
+
+def table(
+    headers: Sequence[str],
+    rows: Iterable[Sequence[str]],
+    *,
+    element_id: str = "",
+    numeric: Sequence[bool] | None = None,
+    row_classes: Sequence[str] | None = None,
+    caption: str = "",
+) -> str:
+    """A table from already-escaped cell HTML (headers are escaped here)."""
+    numeric = list(numeric) if numeric is not None else [False] * len(headers)
+    parts = [f"<table{_attr('id', element_id)}>"]
+    if caption:
+        parts.append(f"<caption>{esc(caption)}</caption>")
+    parts.append("<thead><tr>" + "".join(f'<th scope="col">{esc(h)}</th>' for h in headers) + "</tr></thead><tbody>")
+    for i, row in enumerate(rows):
+        css = row_classes[i] if row_classes is not None and i < len(row_classes) else ""
+        parts.append(f"<tr{_attr('class', css)}>" + "".join(
+            f'<td class="num">{cell}</td>' if numeric[j] else f"<td>{cell}</td>" for j, cell in enumerate(row)
+        ) + "</tr>")
+    parts.append("</tbody></table>")
+    return "".join(parts)
+
+
+def definition_list(items: Iterable[tuple[str, str]]) -> str:
+    """``<dl>`` of (escaped-here label, already-escaped value HTML)."""
+    return "<dl class='kv'>" + "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in items) + "</dl>"
+
+
+def nav(links: Sequence[tuple[str, str]], current: str) -> str:
+    """Links between the report files (relative names, so they work from file://)."""
+    items = []
+    for label, href in links:
+        if href == current:
+            items.append(f'<span aria-current="page">{esc(label)}</span>')
+        else:
+            items.append(f'<a href="{esc(href)}">{esc(label)}</a>')
+    return "<nav class='reports'>" + " · ".join(items) + "</nav>"
+
+
+def page(title: str, body: str, *, css: str, scripts: Sequence[str] = (), data: str = "") -> str:
+    """A complete self-contained HTML document.
+
+    ``scripts`` are the page's own inline scripts (allowed by hash in the CSP);
+    ``data`` is the already-built ``json_script`` elements (never executed).
+    """
+    if any("</script" in s.lower() for s in scripts):
+        raise ValueError("an inline script must not contain '</script'")
+    hashes = " ".join(script_hash(s) for s in scripts) or "'none'"
+    policy = (f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src {hashes}; "
+              "base-uri 'none'; form-action 'none'")
+    script_tags = "".join(f"<script>{s}</script>" for s in scripts)
+    return (
+        "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
+        f'<meta http-equiv="Content-Security-Policy" content="{esc(policy)}">'
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>{esc(title)}</title><style>{css}</style></head><body>"
+        f"{body}{data}{script_tags}</body></html>\n"
+    )

@@ -1,0 +1,396 @@
+"""The retrieval inspector's script and styles (inlined into the technical report).
+
+The script reads the JSON of ``#inspector-data`` and builds every element with
+``createElement`` / ``textContent`` (never ``innerHTML``), so document text cannot
+become markup. Keyboard: the question list is a listbox (Up/Down/Home/End), the
+configuration picker a tab list (Left/Right/Home/End); Tab moves between them;
+``j``/``k`` step through questions and ``[``/``]`` through configurations from anywhere
+outside a text field. The selection is kept in the URL fragment (``#q=3&c=1``).
+"""
+
+INSPECTOR_CSS = """
+.inspector{display:grid;grid-template-columns:minmax(14rem,22rem) 1fr;gap:1rem;align-items:start}
+.rail{position:sticky;top:.5rem;max-height:92vh;overflow:auto;border:1px solid var(--line);border-radius:6px;
+padding:.5rem;background:var(--panel)}
+.rail input{width:100%;margin:.2rem 0 .5rem;padding:.3rem;font:inherit}
+#question-list{list-style:none;margin:0;padding:0}
+#question-list li{padding:.35rem .5rem;border-radius:4px;cursor:pointer;border:1px solid transparent;margin-bottom:2px}
+#question-list li[aria-selected=true]{background:#fff;border-color:var(--accent);box-shadow:inset 4px 0 0 var(--accent)}
+#question-list .qmeta{font-size:.75rem;color:var(--muted)}
+.dot{display:inline-block;width:.6rem;height:.6rem;border-radius:50%;margin-right:.3rem;background:#bbb}
+.dot.hit{background:var(--good)}.dot.miss{background:var(--bad)}
+#strategy-picker{display:flex;flex-wrap:wrap;gap:.3rem;margin-bottom:.7rem}
+#strategy-picker [role=tab]{border:1px solid var(--line);background:#fff;border-radius:16px;padding:.25rem .7rem;
+cursor:pointer}
+#strategy-picker [role=tab][aria-selected=true]{background:var(--accent);color:#fff;border-color:var(--accent)}
+#strategy-picker .badge{background:rgba(0,0,0,.08);color:inherit}
+.chips{display:flex;flex-wrap:wrap;gap:.3rem;margin:.4rem 0}
+.chip{border:1px solid var(--line);border-radius:4px;padding:.1rem .45rem;font-size:.85rem;background:#fff;
+font-variant-numeric:tabular-nums}
+.answers{display:grid;grid-template-columns:1fr 1fr;gap:.8rem;margin:.5rem 0}
+.answers>div{border:1px solid var(--line);border-radius:6px;padding:.5rem .7rem;background:#fff}
+.answers h4,.panel-block h4{margin:.1rem 0 .3rem;font-size:.85rem;color:var(--muted);text-transform:uppercase}
+ol.chunks{list-style:none;padding:0;margin:.3rem 0}
+ol.chunks>li{border:1px solid var(--line);border-radius:6px;margin:.4rem 0;background:#fff}
+.chunk-head{font-size:.8rem;color:var(--muted);padding:.3rem .6rem;border-bottom:1px solid var(--line);
+background:var(--panel)}
+.chunk-text{white-space:pre-wrap;padding:.5rem .7rem;font-size:.88rem;margin:0;font-family:inherit;
+overflow-wrap:anywhere}
+.role{font-weight:600;text-transform:uppercase;font-size:.72rem;letter-spacing:.03em;margin-right:.3rem}
+.role.hit{color:#0b3d91}.role.neighbor{color:#8a5a00}.role.parent{color:#5b2a86}
+ul.tree{list-style:none;padding-left:0}ul.tree ul{list-style:none;padding-left:1.4rem;border-left:2px solid var(--line);
+margin:.2rem 0 .5rem .4rem}
+ul.tree li{margin:.15rem 0}
+.compare button{border:0;background:none;color:var(--accent);cursor:pointer;text-decoration:underline;padding:0}
+.compare tr.current td{background:var(--accent-bg)}
+@media (max-width:900px){.inspector{grid-template-columns:1fr}.rail{position:static;max-height:none}
+.answers{grid-template-columns:1fr}}
+"""
+
+INSPECTOR_JS = r"""
+(function () {
+  "use strict";
+  var source = document.getElementById("inspector-data");
+  if (!source) { return; }
+  var D = JSON.parse(source.textContent);
+  var state = { q: 0, c: 0, filter: "" };
+  var list = document.getElementById("question-list");
+  var picker = document.getElementById("strategy-picker");
+  var panel = document.getElementById("inspector-panel");
+  var filterBox = document.getElementById("question-filter");
+
+  function el(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) { node.className = className; }
+    if (text !== undefined && text !== null) { node.textContent = String(text); }
+    return node;
+  }
+  function add(parent, child) { parent.appendChild(child); return child; }
+  function fmt(kind, v) {
+    if (v === null || v === undefined || (typeof v === "number" && !isFinite(v))) { return "\u2013"; }
+    if (typeof v === "boolean") { return v ? "yes" : "no"; }
+    if (typeof v !== "number") { return String(v); }
+    if (kind === "score10") { return v.toFixed(1); }
+    if (kind === "ms") { return v.toFixed(1) + " ms"; }
+    if (kind === "count") { return Math.round(v).toLocaleString("en"); }
+    return v.toFixed(3);
+  }
+  function result(q, c) { return D.results[q + ":" + c] || null; }
+  function chunkLabel(chunk) {
+    var where = chunk.doc === null ? "" : " \u00b7 " + chunk.doc + " [" + chunk.start + "\u2013" + chunk.end + ")";
+    return chunk.id + where;
+  }
+  function highlighted(text, ranges) {
+    var box = el("div", "chunk-text");
+    box.setAttribute("dir", "auto");
+    if (text === null || text === undefined) {
+      box.textContent = "(the chunk text is not in the chunks table)";
+      box.classList.add("note");
+      return box;
+    }
+    if (!ranges || !ranges.length) { box.textContent = text; return box; }
+    var chars = Array.from(text);
+    var at = 0;
+    ranges.forEach(function (r) {
+      if (r[0] > at) { box.appendChild(document.createTextNode(chars.slice(at, r[0]).join(""))); }
+      var mark = add(box, el("mark", "evidence", chars.slice(r[0], r[1]).join("")));
+      mark.setAttribute("title", "evidence (reference span)");
+      at = r[1];
+    });
+    if (at < chars.length) { box.appendChild(document.createTextNode(chars.slice(at).join(""))); }
+    return box;
+  }
+
+  function visibleQuestions() {
+    var needle = state.filter.toLowerCase();
+    var out = [];
+    D.questions.forEach(function (q, i) {
+      var hay = (q.set + " " + q.id + " " + (q.text || "")).toLowerCase();
+      if (!needle || hay.indexOf(needle) >= 0) { out.push(i); }
+    });
+    return out;
+  }
+
+  function renderQuestions() {
+    list.textContent = "";
+    visibleQuestions().forEach(function (i) {
+      var q = D.questions[i];
+      var item = add(list, el("li"));
+      item.id = "question-" + i;
+      item.setAttribute("role", "option");
+      item.setAttribute("data-index", String(i));
+      item.setAttribute("aria-selected", i === state.q ? "true" : "false");
+      item.tabIndex = i === state.q ? 0 : -1;
+      var r = result(i, state.c);
+      var dot = add(item, el("span", "dot"));
+      if (r && r.error) { dot.classList.add("miss"); dot.setAttribute("title", "failed"); }
+      else if (r && typeof r.metrics.recall === "number") {
+        dot.classList.add(r.metrics.recall > 0 ? "hit" : "miss");
+        dot.setAttribute("title", "recall " + fmt("fraction", r.metrics.recall));
+      }
+      var text = add(item, el("span", "", q.text || "(no text)"));
+      text.setAttribute("dir", "auto");
+      add(item, el("div", "qmeta", q.set + " \u00b7 " + q.id));
+      item.addEventListener("click", function () { select(i, state.c, "list"); });
+    });
+  }
+
+  function renderPicker() {
+    picker.textContent = "";
+    D.configs.forEach(function (c, i) {
+      var tab = add(picker, el("button"));
+      tab.type = "button";
+      tab.id = "config-tab-" + i;
+      tab.setAttribute("role", "tab");
+      tab.setAttribute("data-config", c.key);
+      tab.setAttribute("aria-selected", i === state.c ? "true" : "false");
+      tab.setAttribute("aria-controls", "inspector-panel");
+      tab.tabIndex = i === state.c ? 0 : -1;
+      add(tab, el("span", "", c.strategy + " \u00b7 " + c.model));
+      var badge = add(tab, el("span", "badge", c.badge));
+      badge.setAttribute("title", "neighbor expansion: previous/next chunks added around each hit");
+      tab.addEventListener("click", function () { select(state.q, i, "picker"); });
+    });
+  }
+
+  function chips(parent, entries) {
+    var box = add(parent, el("div", "chips"));
+    entries.forEach(function (e) { add(box, el("span", "chip", e[0] + " " + e[1])); });
+    return box;
+  }
+
+  function chunkList(parent, refs, heading, id) {
+    var block = add(parent, el("div", "panel-block"));
+    block.id = id;
+    add(block, el("h4", "", heading + " (" + refs.length + ")"));
+    var ol = add(block, el("ol", "chunks"));
+    refs.forEach(function (ref) {
+      var chunk = D.chunks[ref.chunk];
+      var li = add(ol, el("li"));
+      var head = add(li, el("div", "chunk-head"));
+      add(head, el("span", "role " + ref.role, ref.role));
+      var parts = [];
+      if (ref.rank !== null && ref.rank !== undefined) { parts.push("#" + ref.rank); }
+      if (ref.score !== null && ref.score !== undefined) { parts.push("score " + fmt("fraction", ref.score)); }
+      parts.push(chunkLabel(chunk));
+      if (ref.evChars) { parts.push(ref.evChars + " evidence characters"); }
+      add(head, el("span", "", parts.join(" \u00b7 ")));
+      li.appendChild(highlighted(chunk.text, ref.ev));
+      if (chunk.embedded) {
+        var det = add(li, el("details"));
+        add(det, el("summary", "note", "Text that was embedded (with added context)"));
+        var emb = add(det, el("div", "chunk-text", chunk.embedded));
+        emb.setAttribute("dir", "auto");
+      }
+    });
+    if (!refs.length) { add(block, el("p", "note", "Nothing retrieved.")); }
+  }
+
+  function treeChunk(parent, label, index, evidence) {
+    var li = add(parent, el("li"));
+    if (index === null || index === undefined) { li.textContent = label + ": (unknown chunk)"; return; }
+    var chunk = D.chunks[index];
+    var det = add(li, el("details"));
+    add(det, el("summary", "", label + ": " + chunkLabel(chunk)));
+    det.appendChild(highlighted(chunk.text, evidence[index] || []));
+  }
+
+  function renderTree(parent, r) {
+    var block = add(parent, el("div", "panel-block"));
+    block.id = "expansion-tree";
+    add(block, el("h4", "", "Expansion tree"));
+    if (!r.tree.length) {
+      add(block, el("p", "note", "No expansion tree was recorded for this question (column expansion_tree)."));
+      return;
+    }
+    var evidence = {};
+    r.hits.concat(r.context).forEach(function (ref) { if (ref.ev.length) { evidence[ref.chunk] = ref.ev; } });
+    var ul = add(block, el("ul", "tree"));
+    r.tree.forEach(function (node) {
+      var li = add(ul, el("li"));
+      var label = "hit #" + (node.rank === null ? "?" : node.rank) +
+        (node.score === null ? "" : " (score " + fmt("fraction", node.score) + ")");
+      treeChunk(li, label, node.hit, evidence);
+      var sub = add(li, el("ul"));
+      node.prev.forEach(function (i, k) { treeChunk(sub, "\u2190 previous " + (k + 1), i, evidence); });
+      node.next.forEach(function (i, k) { treeChunk(sub, "\u2192 next " + (k + 1), i, evidence); });
+      if (node.parent !== null && node.parent !== undefined) { treeChunk(sub, "\u2191 parent", node.parent, evidence); }
+      if (!node.prev.length && !node.next.length && (node.parent === null || node.parent === undefined)) {
+        add(sub, el("li", "note", "no neighbors or parent added"));
+      }
+    });
+  }
+
+  function keyValues(parent, title, values, kind, id) {
+    var names = Object.keys(values);
+    if (!names.length) { return; }
+    var block = add(parent, el("div", "panel-block"));
+    block.id = id;
+    add(block, el("h4", "", title));
+    var table = add(block, el("table"));
+    names.forEach(function (name) {
+      var tr = add(table, el("tr"));
+      add(tr, el("th", "", name.replace(/_/g, " ")));
+      add(tr, el("td", "num", fmt(kind, values[name])));
+    });
+  }
+
+  function renderCompare(parent) {
+    var block = add(parent, el("div", "panel-block compare"));
+    add(block, el("h4", "", "This question in every configuration"));
+    var table = add(block, el("table"));
+    var names = Object.keys(D.metricLabels).filter(function (n) {
+      return ["recall", "precision", "iou", "mrr", "ndcg", "answer_similarity"].indexOf(n) >= 0;
+    });
+    var head = add(table, el("tr"));
+    add(head, el("th", "", "configuration"));
+    names.forEach(function (n) { add(head, el("th", "", D.metricLabels[n])); });
+    D.configs.forEach(function (c, i) {
+      var r = result(state.q, i);
+      var tr = add(table, el("tr", i === state.c ? "current" : ""));
+      var td = add(tr, el("td"));
+      var button = add(td, el("button", "", c.strategy + " \u00b7 " + c.model));
+      button.type = "button";
+      button.addEventListener("click", function () { select(state.q, i, "compare"); });
+      names.forEach(function (n) {
+        var v = r && !r.error ? r.metrics[n] : null;
+        add(tr, el("td", "num", r && r.error ? "failed" : fmt(D.metricKinds[n], v)));
+      });
+    });
+  }
+
+  function renderPanel() {
+    panel.textContent = "";
+    var q = D.questions[state.q];
+    var c = D.configs[state.c];
+    panel.setAttribute("data-question", q ? q.set + "/" + q.id : "");
+    panel.setAttribute("data-config", c ? c.key : "");
+    panel.setAttribute("aria-labelledby", "config-tab-" + state.c);
+    if (!q || !c) { add(panel, el("p", "note", "No questions were evaluated.")); return; }
+    var title = add(panel, el("h3", "", q.text || "(no text)"));
+    title.id = "inspector-question";
+    title.setAttribute("dir", "auto");
+    var meta = [q.set, q.id];
+    if (q.category) { meta.push(q.category); }
+    if (q.difficulty) { meta.push(q.difficulty); }
+    meta.push(c.strategy + " \u00b7 " + c.model);
+    if (c.run) { meta.push("run " + c.run); }
+    if (c.boundary) { meta.push("boundary model " + c.boundary); }
+    add(panel, el("p", "meta", meta.join(" \u00b7 ")));
+    var r = result(state.q, state.c);
+    if (!r) { add(panel, el("p", "note", "This configuration has no result for this question.")); renderCompare(panel); return; }
+    if (r.error) {
+      var warn = add(panel, el("div", "warning"));
+      warn.id = "question-error";
+      warn.textContent = "This question failed: " + r.error;
+    }
+    chips(panel, Object.keys(r.metrics).filter(function (n) {
+      return D.metricKinds[n] === "fraction" && n !== "hallucination_rate";  // judge scores: see the judge block
+    }).map(function (n) {
+      return [D.metricLabels[n] || n, fmt(D.metricKinds[n], r.metrics[n])];
+    })).id = "question-metrics";
+    renderCompare(panel);
+    if (r.answer !== null || q.expected !== null || r.answerError) {
+      var answers = add(panel, el("div", "answers"));
+      answers.id = "answers";
+      var gen = add(answers, el("div"));
+      add(gen, el("h4", "", "Generated answer"));
+      var genText = add(gen, el("div", "answer-text", r.answer !== null ? r.answer : (r.answerError ? "" : "(none)")));
+      genText.id = "generated-answer";
+      genText.setAttribute("dir", "auto");
+      if (r.answerError) { add(gen, el("p", "bad", "answer failed: " + r.answerError)); }
+      var exp = add(answers, el("div"));
+      add(exp, el("h4", "", "Expected answer"));
+      var expText = add(exp, el("div", "answer-text", q.expected !== null ? q.expected : "(not in the results)"));
+      expText.id = "expected-answer";
+      expText.setAttribute("dir", "auto");
+    } else {
+      add(panel, el("p", "note", "No LLM answer was generated for this run."));
+    }
+    var judgeNames = Object.keys(r.judge);
+    if (judgeNames.length || r.judgeError) {
+      var j = add(panel, el("div", "panel-block"));
+      j.id = "judge";
+      add(j, el("h4", "", "LLM judge"));
+      chips(j, judgeNames.map(function (n) {
+        return [(D.metricLabels[n] || n.replace(/_/g, " ")), n === "hallucination" ? fmt("", r.judge[n]) : fmt("score10", r.judge[n])];
+      }));
+      if (r.reasoning) { var reason = add(j, el("p", "", r.reasoning)); reason.setAttribute("dir", "auto"); }
+      if (r.judgeError) { add(j, el("p", "bad", "judge failed: " + r.judgeError)); }
+    }
+    if (!r.hasReferences && r.hits.length) {
+      add(panel, el("p", "note", "Reference spans were not recorded with these results (column references), " +
+        "so evidence cannot be highlighted."));
+    }
+    chunkList(panel, r.hits, "Retrieved chunks", "retrieved-chunks");
+    var extra = r.context.filter(function (ref) { return ref.role !== "hit"; });
+    if (extra.length) { chunkList(panel, r.context, "Context after expansion", "context-chunks"); }
+    renderTree(panel, r);
+    if (r.parentContext.length) {
+      var pc = add(panel, el("div", "panel-block"));
+      pc.id = "parent-context";
+      add(pc, el("h4", "", "Parent context"));
+      r.parentContext.forEach(function (t) { pc.appendChild(highlighted(t, [])); });
+    }
+    keyValues(panel, "Token usage", r.tokens, "count", "token-usage");
+    keyValues(panel, "Latency", r.latency, "ms", "latency");
+  }
+
+  function writeHash() {
+    try { history.replaceState(null, "", "#q=" + state.q + "&c=" + state.c); } catch (e) { /* file:// may refuse */ }
+  }
+
+  function select(q, c, focusFrom) {
+    state.q = Math.max(0, Math.min(q, D.questions.length - 1));
+    state.c = Math.max(0, Math.min(c, D.configs.length - 1));
+    renderQuestions();
+    renderPicker();
+    renderPanel();
+    writeHash();
+    if (focusFrom === "list") { var item = document.getElementById("question-" + state.q); if (item) { item.focus(); } }
+    if (focusFrom === "picker") { var tab = document.getElementById("config-tab-" + state.c); if (tab) { tab.focus(); } }
+  }
+
+  function stepQuestion(delta, absolute) {
+    var visible = visibleQuestions();
+    if (!visible.length) { return; }
+    var at = visible.indexOf(state.q);
+    var next = absolute === "first" ? 0 : absolute === "last" ? visible.length - 1
+      : Math.max(0, Math.min(visible.length - 1, (at < 0 ? 0 : at + delta)));
+    select(visible[next], state.c, "list");
+  }
+  function stepConfig(delta, absolute) {
+    var n = D.configs.length;
+    if (!n) { return; }
+    var next = absolute === "first" ? 0 : absolute === "last" ? n - 1 : (state.c + delta + n) % n;
+    select(state.q, next, "picker");
+  }
+
+  list.setAttribute("tabindex", "-1");
+  list.addEventListener("keydown", function (e) {
+    var keys = { ArrowDown: [1], ArrowUp: [-1], Home: [0, "first"], End: [0, "last"] };
+    if (keys[e.key]) { e.preventDefault(); stepQuestion(keys[e.key][0], keys[e.key][1]); }
+  });
+  picker.addEventListener("keydown", function (e) {
+    var keys = { ArrowRight: [1], ArrowLeft: [-1], Home: [0, "first"], End: [0, "last"] };
+    if (keys[e.key]) { e.preventDefault(); stepConfig(keys[e.key][0], keys[e.key][1]); }
+  });
+  document.addEventListener("keydown", function (e) {
+    var t = e.target;
+    if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || e.altKey || e.ctrlKey || e.metaKey)) { return; }
+    if (e.key === "j") { stepQuestion(1); } else if (e.key === "k") { stepQuestion(-1); }
+    else if (e.key === "]") { stepConfig(1); } else if (e.key === "[") { stepConfig(-1); }
+  });
+  if (filterBox) {
+    filterBox.addEventListener("input", function () {
+      state.filter = filterBox.value;
+      var visible = visibleQuestions();
+      if (visible.length && visible.indexOf(state.q) < 0) { state.q = visible[0]; renderPanel(); renderPicker(); }
+      renderQuestions();
+    });
+  }
+  var match = /q=(\d+)&c=(\d+)/.exec(location.hash || "");
+  select(match ? parseInt(match[1], 10) : 0, match ? parseInt(match[2], 10) : 0, null);
+  document.documentElement.setAttribute("data-inspector", "ready");
+})();
+"""

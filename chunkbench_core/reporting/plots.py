@@ -1,0 +1,140 @@
+"""Static plots as PNG bytes (matplotlib, Agg backend): the reports inline them as data URIs.
+
+Labels come from data (strategy and model names); ``$`` is escaped so matplotlib never
+reads a label as math text.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+           "#bcbd22", "#17becf")
+
+
+def _label(text: str, limit: int = 48) -> str:
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return text.replace("$", r"\$")
+
+
+def _png(fig: plt.Figure) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def _whisker(center: float, bounds: tuple[float, float] | None) -> list[list[float]] | None:
+    """Error-bar lengths below/above ``center`` (never negative: a mean outside its interval gets none)."""
+    if bounds is None:
+        return None
+    return [[max(0.0, center - bounds[0])], [max(0.0, bounds[1] - center)]]
+
+
+@dataclass(frozen=True)
+class ScatterPoint:
+    label: str
+    precision: float
+    recall: float
+    precision_ci: tuple[float, float] | None = None
+    recall_ci: tuple[float, float] | None = None
+    best: bool = False
+
+
+def recall_precision_png(points: Sequence[ScatterPoint]) -> bytes:
+    """Recall (y) against precision (x), one numbered point per configuration, CI bars when known.
+
+    Points are numbered in ``points`` order (the ranking); the legend names them, so labels
+    never overlap when configurations score alike.
+    """
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    for i, p in enumerate(points):
+        color = PALETTE[i % len(PALETTE)]
+        ax.errorbar([p.precision], [p.recall], xerr=_whisker(p.precision, p.precision_ci),
+                    yerr=_whisker(p.recall, p.recall_ci), fmt="*" if p.best else "o", markersize=14 if p.best else 8,
+                    color=color, ecolor=color, elinewidth=1, capsize=3, alpha=0.9, label=f"{i + 1}. {_label(p.label)}")
+        ax.annotate(str(i + 1), (p.precision, p.recall), fontsize=8, fontweight="bold", xytext=(5, 5),
+                    textcoords="offset points")
+    lows = [p.recall_ci[0] if p.recall_ci else p.recall for p in points]
+    highs = [p.recall_ci[1] if p.recall_ci else p.recall for p in points]
+    span = max(0.1, max(highs) - min(lows))
+    ax.set_ylim(max(0.0, min(lows) - 0.15 * span), min(1.05, max(highs) + 0.15 * span))
+    right = max(p.precision_ci[1] if p.precision_ci else p.precision for p in points)
+    ax.set_xlim(0, max(0.05, right) * 1.2)
+    ax.set_xlabel("precision: share of retrieved text that is evidence")
+    ax.set_ylabel("recall: share of evidence retrieved")
+    ax.grid(alpha=0.3)
+    ax.set_title("Recall vs precision (★ = recommended)", fontsize=10)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+    fig.tight_layout()
+    return _png(fig)
+
+
+@dataclass(frozen=True)
+class MetricSeries:
+    """One metric across configurations; ``lows``/``highs`` are the CI bounds (None: no whisker)."""
+
+    label: str
+    values: Sequence[float | None]
+    lows: Sequence[float | None]
+    highs: Sequence[float | None]
+
+
+def metric_bars_png(configurations: Sequence[str], series: Sequence[MetricSeries]) -> bytes:
+    """Grouped horizontal bars: configurations on y, one bar per metric, CI whiskers."""
+    n_conf, n_series = len(configurations), max(len(series), 1)
+    height = max(2.5, 0.22 * n_conf * n_series + 1.2)
+    fig, ax = plt.subplots(figsize=(8, min(height, 24)))
+    bar = 0.8 / n_series
+    for j, s in enumerate(series):
+        ys = [i + j * bar for i in range(n_conf)]
+        values = [v if v is not None else 0.0 for v in s.values]
+        err_low = [max(0.0, v - lo) if (v is not None and lo is not None) else 0.0 for v, lo in zip(s.values, s.lows)]
+        err_high = [max(0.0, hi - v) if (v is not None and hi is not None) else 0.0
+                    for v, hi in zip(s.values, s.highs)]
+        ax.barh(ys, values, height=bar * 0.9, color=PALETTE[j % len(PALETTE)], label=s.label,
+                xerr=[err_low, err_high], error_kw={"elinewidth": 1, "capsize": 2, "ecolor": "#333"})
+    ax.set_yticks([i + bar * (n_series - 1) / 2 for i in range(n_conf)])
+    ax.set_yticklabels([_label(c) for c in configurations], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.05)
+    ax.set_xlabel("mean over questions (whiskers: 95% confidence interval)")
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(series), frameon=False)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def chunk_size_png(distributions: Sequence[tuple[str, Sequence[float]]], unit: str) -> bytes:
+    """Box plots (with the points' spread) of chunk sizes per configuration."""
+    labels = [_label(name) for name, _ in distributions]
+    data = [list(values) for _, values in distributions]
+    fig, ax = plt.subplots(figsize=(8, max(2.2, 0.45 * len(data) + 1.2)))
+    ax.boxplot(data, orientation="horizontal", tick_labels=labels, showfliers=True, widths=0.6,
+               flierprops={"markersize": 3, "alpha": 0.5}, medianprops={"color": "#d62728"})
+    ax.invert_yaxis()
+    ax.tick_params(axis="y", labelsize=8)
+    ax.set_xlabel(f"chunk size ({unit})")
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def bar_png(labels: Sequence[str], values: Sequence[float], xlabel: str) -> bytes:
+    """Simple horizontal bars (latency or cost per configuration)."""
+    fig, ax = plt.subplots(figsize=(8, max(2.0, 0.35 * len(labels) + 1.0)))
+    ax.barh(range(len(labels)), values, color=PALETTE[0])
+    ax.set_yticks(range(len(labels)))
+    ax.set_yticklabels([_label(x) for x in labels], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel(xlabel)
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    return _png(fig)

@@ -1,0 +1,68 @@
+"""Write the three report files (managerial, technical with the retrieval inspector, decision board).
+
+Each file is self-contained HTML (inline CSS, JS and PNG plots; no CDN, no server) and
+links to the other two by relative file name, so the folder can be zipped and shared.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from chunkbench_core.storage.results_db import ResultsDB
+
+from .data import ReportData, load_report_data
+from .decision_board import render_decision_board
+from .managerial import render_managerial
+from .technical import render_technical
+
+
+@dataclass(frozen=True)
+class ReportNames:
+    """File names of the reports inside one folder."""
+
+    managerial: str = "benchmark_report.html"
+    technical: str = "technical_report.html"
+    decision_board: str = "decision_board.html"
+
+    def links(self) -> list[tuple[str, str]]:
+        return [("Managerial report", self.managerial), ("Technical report & retrieval inspector", self.technical),
+                ("Decision board", self.decision_board)]
+
+
+@dataclass(frozen=True)
+class ReportPaths:
+    managerial: Path
+    technical: Path
+    decision_board: Path
+
+    def as_dict(self) -> dict[str, Path]:
+        return {"managerial": self.managerial, "technical": self.technical, "decision_board": self.decision_board}
+
+
+def render_all(data: ReportData, names: ReportNames, results: ResultsDB | None = None) -> dict[str, str]:
+    """name -> HTML of each report (``results`` lets the technical report read chunk texts)."""
+    links = names.links()
+    return {
+        names.managerial: render_managerial(data, links, names.managerial),
+        names.technical: render_technical(data, links, names.technical, results),
+        names.decision_board: render_decision_board(data, links, names.decision_board),
+    }
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def write_reports(results: ResultsDB, folder: str | Path, names: ReportNames | None = None) -> ReportPaths:
+    """Render every report from ``results`` and write them into ``folder`` (atomically, file by file)."""
+    names = names or ReportNames()
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    data = load_report_data(results)
+    for name, text in render_all(data, names, results).items():
+        _write_atomic(folder / name, text)
+    return ReportPaths(folder / names.managerial, folder / names.technical, folder / names.decision_board)

@@ -1,0 +1,163 @@
+"""The technical report: runs, the retrieval inspector, per-question results, usage, provenance, failures.
+
+Columns read when present, beyond the base schema: see :mod:`.inspector` (per question)
+and :mod:`.summary` (latency, tokens, cost); ``answer_error`` / ``judge_error`` in the
+failures section; every key of ``experiment_metrics.provenance`` in the provenance section.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from chunkbench_core.storage.results_db import ResultsDB
+
+from .columns import METRICS, flatten, fmt, fmt_metric, has_values, parse_json, run_settings, value
+from .data import ReportData
+from .html import definition_list, esc, json_script, nav, page, table
+from .inspector import inspector_payload
+from .inspector_js import INSPECTOR_CSS, INSPECTOR_JS
+from .style import CSS
+from .summary import latency_means, n_failed, token_totals
+
+INSPECTOR_HTML = """
+<section id="inspector" aria-labelledby="inspector-title">
+<h2 id="inspector-title">Retrieval inspector</h2>
+<p class="note">Pick a question on the left and a configuration above the panel. Keyboard: Tab moves between the
+question list and the configuration picker; Up/Down (list) and Left/Right (picker) change the selection;
+<kbd>j</kbd>/<kbd>k</kbd> and <kbd>[</kbd>/<kbd>]</kbd> work from anywhere. Evidence (reference spans) is
+<mark>highlighted</mark> inside the retrieved chunks.</p>
+<noscript><p class="warning">The inspector needs JavaScript; the tables below show the same results without it.</p>
+</noscript>
+<div class="inspector">
+<div class="rail"><label for="question-filter">Filter questions</label>
+<input id="question-filter" type="search" autocomplete="off" placeholder="text, set or id">
+<ol id="question-list" role="listbox" aria-label="Questions"></ol></div>
+<div class="main"><div id="strategy-picker" role="tablist" aria-label="Configuration (strategy · corpus model)"></div>
+<div id="inspector-panel" role="tabpanel" tabindex="0" aria-live="polite"></div></div>
+</div>
+</section>
+"""
+
+
+def _runs(data: ReportData) -> str:
+    rows = []
+    for row in data.board.to_dict("records"):
+        settings = run_settings(parse_json(row.get("provenance"), {}), row)
+        rows.append([esc(row["configuration"]), esc(row.get("experiment_run_id")), esc(row.get("created_at")),
+                     esc(fmt("count", row.get("top_k"))),
+                     f"<span class='badge{' on' if (settings.neighbor_prev or settings.neighbor_next) else ''}'>"
+                     f"{esc(settings.neighbor_badge)}</span>",
+                     esc(settings.boundary_model or "–"), esc(fmt("count", row.get("n_questions"))),
+                     esc(str(n_failed(data, row)))])
+    return table(["configuration", "run", "created", "top k", "neighbors", "boundary model", "questions", "failed"],
+                 rows, element_id="runs", numeric=[False, False, False, True, False, False, True, True])
+
+
+def _question_table(data: ReportData) -> str:
+    questions = data.questions
+    if questions.empty:
+        return "<p class='note'>No question results.</p>"
+    metrics = [m for m in METRICS if has_values(questions, m.question_column)]
+    headers = ["set", "id", "question", "strategy", "corpus model", *(m.label for m in metrics), "retrieval", "error"]
+    rows = []
+    classes = []
+    for row in questions.to_dict("records"):
+        error = value(row, "error")
+        question = f"<span dir='auto'>{esc(row.get('question'))}</span>"
+        cells = [esc(row["question_set"]), esc(row["question_id"]), question, esc(row["strategy"]),
+                 esc(row["corpus_model"])]
+        cells += [esc(fmt_metric(m.name, row.get(m.question_column))) for m in metrics]
+        cells += [esc(fmt("ms", row.get("retrieval_ms"))), f"<span class='fail'>{esc(error)}</span>" if error else ""]
+        rows.append(cells)
+        classes.append("failed" if error else "")
+    numeric = [False] * 5 + [True] * (len(metrics) + 1) + [False]
+    return table(headers, rows, element_id="questions", numeric=numeric, row_classes=classes)
+
+
+def _usage(data: ReportData) -> str:
+    rows = data.board.to_dict("records")
+    latencies = [latency_means(data, r) for r in rows]
+    tokens = [token_totals(data, r) for r in rows]
+    lat_cols = sorted({k for lat in latencies for k in lat}, key=lambda k: (k != "retrieval_ms", k))
+    tok_cols = sorted({k for t in tokens for k in t})
+    out = []
+    if lat_cols:
+        out.append("<h3>Latency (mean per question)</h3>" + table(
+            ["configuration", *(c.removesuffix("_ms") for c in lat_cols)],
+            [[esc(r["configuration"]), *(esc(fmt("ms", lat.get(c))) for c in lat_cols)]
+             for r, lat in zip(rows, latencies)],
+            element_id="latency-table", numeric=[False] + [True] * len(lat_cols)))
+    if tok_cols:
+        out.append("<h3>Token usage (sum over questions)</h3>" + table(
+            ["configuration", *(c.replace("_", " ") for c in tok_cols)],
+            [[esc(r["configuration"]), *(esc(fmt("count", t.get(c))) for c in tok_cols)] for r, t in zip(rows, tokens)],
+            element_id="token-table", numeric=[False] + [True] * len(tok_cols)))
+    else:
+        out.append("<p class='note'>No token usage was recorded.</p>")
+    return "".join(out)
+
+
+def _provenance(data: ReportData) -> str:
+    parts = []
+    for row in data.board.to_dict("records"):
+        provenance = parse_json(row.get("provenance"), None)
+        items = flatten(provenance) if isinstance(provenance, (dict, list)) else [("provenance", "not recorded")]
+        parts.append(f"<details class='provenance'><summary>{esc(row['configuration'])} · run "
+                     f"{esc(row.get('experiment_run_id'))}</summary>"
+                     + definition_list((k, esc(v)) for k, v in items) + "</details>")
+    docs = data.documents
+    if not docs.empty:
+        rows = [[esc(r["document"]), esc(r.get("status")), esc(r.get("parser")), esc(fmt("count", r.get("n_chars"))),
+                 f"<code>{esc(r.get('sha256') or '–')}</code>",
+                 esc(", ".join(str(w) for w in (parse_json(r.get("warnings"), []) or []))
+                     if isinstance(parse_json(r.get("warnings"), []), list) else r.get("warnings"))]
+                for r in docs.to_dict("records")]
+        parts.append("<h3>Documents</h3>" + table(["document", "status", "parser", "characters", "sha256", "warnings"],
+                                                   rows, element_id="documents",
+                                                   numeric=[False, False, False, True, False, False]))
+    return "".join(parts)
+
+
+def _failures(data: ReportData) -> str:
+    parts = []
+    docs = data.documents
+    failed_docs = docs[docs["status"] == "failed"] if not docs.empty else docs
+    if not failed_docs.empty:
+        parts.append("<h3>Documents that failed to parse</h3>" + table(
+            ["document", "parser", "error"],
+            [[esc(r["document"]), esc(r.get("parser")), f"<span class='fail'>{esc(r.get('error'))}</span>"]
+             for r in failed_docs.to_dict("records")], element_id="failed-documents"))
+    q = data.questions
+    rows = []
+    if not q.empty:
+        for r in q.to_dict("records"):
+            for column, stage in (("error", "retrieval"), ("answer_error", "answer"), ("judge_error", "judge")):
+                message = value(r, column)
+                if message:
+                    rows.append([esc(r["question_set"]), esc(r["question_id"]), esc(r["configuration"])
+                                 if "configuration" in r else esc(f"{r['strategy']} | {r['corpus_model']}"),
+                                 esc(stage), f"<span class='fail'>{esc(message)}</span>"])
+    if rows:
+        parts.append("<h3>Questions that failed</h3>" + table(["set", "id", "configuration", "stage", "error"], rows,
+                                                              element_id="failed-questions"))
+    if not parts:
+        return "<p class='good' id='no-failures'>Nothing failed.</p>"
+    return "".join(parts)
+
+
+def render_technical(data: ReportData, links: Sequence[tuple[str, str]], current: str,
+                     results: ResultsDB | None = None) -> str:
+    """The technical report; ``results`` lets the inspector read chunk texts (else offsets only)."""
+    payload = inspector_payload(data, results)
+    body = [nav(links, current), "<h1>chunkbench technical report</h1>",
+            f"<p class='meta'>Generated {esc(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))} · latest run of each "
+            f"configuration · {len(payload['questions'])} question(s) × {len(payload['configs'])} "
+            "configuration(s).</p>",
+            "<h2>Runs in this report</h2>", _runs(data), INSPECTOR_HTML,
+            "<h2>Per-question results</h2><div class='scroll'>", _question_table(data), "</div>",
+            "<h2>Latency and token usage</h2>", _usage(data),
+            "<h2>Provenance</h2>", _provenance(data),
+            "<h2 id='failures'>Failures</h2>", _failures(data)]
+    return page("chunkbench technical report", "".join(body), css=CSS + INSPECTOR_CSS, scripts=[INSPECTOR_JS],
+                data=json_script("inspector-data", payload))
+

@@ -1,0 +1,42 @@
+"""Report fixtures: two ResultsDBs (base schema, widened schema) and their reports, built once per session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chunkbench_core.reporting import ReportPaths, write_reports
+from chunkbench_core.storage.results_db import ResultsDB
+
+from .fixtures import build_results
+
+
+@pytest.fixture(scope="session")
+def base_results(tmp_path_factory: pytest.TempPathFactory) -> ResultsDB:
+    return build_results(tmp_path_factory.mktemp("base") / "results")
+
+
+@pytest.fixture(scope="session")
+def extended_results(tmp_path_factory: pytest.TempPathFactory) -> ResultsDB:
+    with pytest.MonkeyPatch.context() as mp:
+        return build_results(tmp_path_factory.mktemp("extended") / "results", extended=True, monkeypatch=mp)
+
+
+@pytest.fixture(scope="session")
+def base_reports(base_results: ResultsDB) -> ReportPaths:
+    return write_reports(base_results, base_results.root.parent / "reports")
+
+
+@pytest.fixture(scope="session")
+def extended_reports(extended_results: ResultsDB) -> ReportPaths:
+    return write_reports(extended_results, extended_results.root.parent / "reports")
+
+
+@pytest.fixture(scope="session", params=["base", "extended"])
+def any_reports(request: pytest.FixtureRequest) -> ReportPaths:
+    return request.getfixturevalue(f"{request.param}_reports")
+
+
+def read(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
