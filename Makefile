@@ -28,6 +28,7 @@ ui: install
 	  $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
 
 bench: install
+	$(BIN)/python -m pip install -q -e '.[test,bench]'
 	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
 clean:

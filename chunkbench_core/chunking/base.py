@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from abc import ABC, abstractmethod
+from abc import ABC
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -96,12 +96,16 @@ class Piece:
 
 
 def heading_path_at(units: list[Unit], offset: int) -> list[str]:
-    """Heading path of the structural unit that contains (or last precedes) ``offset``."""
+    """Heading path of the first structural unit that ends after ``offset``.
+
+    That is the unit containing ``offset``, or - for an offset on a heading line or
+    between units - the next unit, whose path includes the heading just crossed.
+    Past the last unit: the last unit's path.
+    """
     if not units:
         return []
-    starts = [u.start for u in units]
-    i = bisect.bisect_right(starts, offset) - 1
-    return list(units[max(i, 0)].heading_path)
+    i = bisect.bisect_right([u.end for u in units], offset)
+    return list(units[min(i, len(units) - 1)].heading_path)
 
 
 def validate_sizes(chunk_size: int, chunk_overlap: int) -> None:
@@ -190,7 +194,7 @@ def build_chunks(strategy: str, document: ParsedDocument, pieces: list[Piece], t
     """
     text = document.markdown
     units = document.units
-    unit_starts = [u.start for u in units]
+    unit_ends = [u.end for u in units]
     doc_name = document.document
     safe = safe_document_name(doc_name)
     chunks: list[Chunk] = []
@@ -208,8 +212,8 @@ def build_chunks(strategy: str, document: ParsedDocument, pieces: list[Piece], t
         if piece.heading_path is not None:
             path = list(piece.heading_path)
         elif units:
-            i = bisect.bisect_right(unit_starts, start) - 1
-            path = list(units[max(i, 0)].heading_path)
+            i = bisect.bisect_right(unit_ends, start)
+            path = list(units[min(i, len(units) - 1)].heading_path)
         else:
             path = []
         chunks.append(Chunk(

@@ -31,18 +31,20 @@ class FixedSizeChunker(Chunker):
 
 def window_spans(text: str, tokens: TokenIndex, start: int, end: int, chunk_size: int,
                  chunk_overlap: int) -> list[tuple[int, int]]:
-    """The fixed_size rule applied to ``text[start:end]`` only (used for prose blocks), trimmed."""
-    import numpy as np
+    """The fixed_size rule applied to ``text[start:end]`` only (used for prose blocks), trimmed.
 
-    first = int(np.searchsorted(tokens.starts[:-1], start, side="left"))
+    The first window starts at ``start`` and the last ends at ``end`` even when a
+    token straddles the block edge, so the windows cover the whole block.
+    """
+    first = tokens.position(start)
     last = first + tokens.count(start, end)
     step = chunk_size - chunk_overlap
     out: list[tuple[int, int]] = []
     position = first
-    while position < last:
+    while True:
         stop = min(position + chunk_size, last)
-        a = max(start, tokens.char_offset(position))
-        b = end if stop == last else min(end, tokens.char_offset(stop))
+        a = start if position == first else tokens.char_offset(position)
+        b = end if stop == last else tokens.char_offset(stop)
         while a < b and text[a].isspace():
             a += 1
         while b > a and text[b - 1].isspace():
@@ -50,8 +52,5 @@ def window_spans(text: str, tokens: TokenIndex, start: int, end: int, chunk_size
         if a < b:
             out.append((a, b))
         if stop == last:
-            break
+            return out
         position += step
-    if first == last and text[start:end].strip():  # a block inside one token (cannot happen with cl100k)
-        out.append((start, end))
-    return out

@@ -29,52 +29,71 @@ SEPARATORS: tuple[tuple[str, re.Pattern[str]], ...] = (
 class RecursiveChunker(Chunker):
     name = "recursive"
 
-    def _pieces(self, text: str, tokens: TokenIndex, start: int, end: int, level: int, out: list[tuple[int, int]]) -> None:
-        if tokens.count(start, end) <= self.chunk_size:
-            out.append((start, end))
-            return
-        if level == len(SEPARATORS):
-            first = tokens.count(0, start)
-            last = first + tokens.count(start, end)
-            for window_start in range(first, last, self.chunk_size):
-                window_end = min(window_start + self.chunk_size, last)
-                out.append((max(start, tokens.char_offset(window_start)), min(end, tokens.char_offset(window_end))))
-            return
-        pattern = SEPARATORS[level][1]
-        cuts = [m.end() for m in pattern.finditer(text, start, end) if start < m.end() < end]
-        if not cuts:
-            self._pieces(text, tokens, start, end, level + 1, out)
-            return
-        bounds = [start, *cuts, end]
-        for piece_start, piece_end in zip(bounds, bounds[1:]):
-            self._pieces(text, tokens, piece_start, piece_end, level + 1, out)
-
     def spans(self, text: str, tokens: TokenIndex) -> list[tuple[int, int]]:
-        pieces: list[tuple[int, int]] = []
-        if text:
-            self._pieces(text, tokens, 0, len(text), 0, pieces)
-        merged: list[tuple[int, int]] = []
-        current: list[tuple[tuple[int, int], int]] = []
-        current_tokens = 0
-        for piece in pieces:
-            size = tokens.count(*piece)
-            if current and current_tokens + size > self.chunk_size:
-                merged.append((current[0][0][0], current[-1][0][1]))
-                kept: list[tuple[tuple[int, int], int]] = []
-                kept_tokens = 0
-                for previous in reversed(current):
-                    if kept_tokens + previous[1] > self.chunk_overlap:
-                        break
-                    kept.insert(0, previous)
-                    kept_tokens += previous[1]
-                while kept and kept_tokens + size > self.chunk_size:
-                    kept_tokens -= kept.pop(0)[1]
-                current, current_tokens = kept, kept_tokens
-            current.append((piece, size))
-            current_tokens += size
-        if current:
+        if not text:
+            return []
+        return recursive_spans(text, tokens, 0, len(text), self.chunk_size, self.chunk_overlap)
+
+
+def _pieces(text: str, tokens: TokenIndex, start: int, end: int, level: int, size: int,
+            out: list[tuple[int, int]]) -> None:
+    if tokens.count(start, end) <= size:
+        out.append((start, end))
+        return
+    if level == len(SEPARATORS):
+        first = tokens.count(0, start)
+        last = first + tokens.count(start, end)
+        for window_start in range(first, last, size):
+            window_end = min(window_start + size, last)
+            out.append((max(start, tokens.char_offset(window_start)), min(end, tokens.char_offset(window_end))))
+        return
+    pattern = SEPARATORS[level][1]
+    cuts = [m.end() for m in pattern.finditer(text, start, end) if start < m.end() < end]
+    if not cuts:
+        _pieces(text, tokens, start, end, level + 1, size, out)
+        return
+    bounds = [start, *cuts, end]
+    for piece_start, piece_end in zip(bounds, bounds[1:]):
+        _pieces(text, tokens, piece_start, piece_end, level + 1, size, out)
+
+
+def recursive_spans(text: str, tokens: TokenIndex, start: int, end: int, chunk_size: int,
+                    chunk_overlap: int = 0) -> list[tuple[int, int]]:
+    """The recursive rule applied to ``text[start:end]``: trimmed spans of at most ``chunk_size`` tokens.
+
+    Also used by the other strategies to split a unit or group that is too long
+    (``chunk_overlap=0``), so every split in chunkbench follows the same cascade.
+    """
+    pieces: list[tuple[int, int]] = []
+    if start < end:
+        _pieces(text, tokens, start, end, 0, chunk_size, pieces)
+    merged: list[tuple[int, int]] = []
+    current: list[tuple[tuple[int, int], int]] = []
+    current_tokens = 0
+    for piece in pieces:
+        size = tokens.count(*piece)
+        if current and current_tokens + size > chunk_size:
             merged.append((current[0][0][0], current[-1][0][1]))
-        return [_trim(text, s, e) for s, e in merged]
+            kept: list[tuple[tuple[int, int], int]] = []
+            kept_tokens = 0
+            for previous in reversed(current):
+                if kept_tokens + previous[1] > chunk_overlap:
+                    break
+                kept.insert(0, previous)
+                kept_tokens += previous[1]
+            while kept and kept_tokens + size > chunk_size:
+                kept_tokens -= kept.pop(0)[1]
+            current, current_tokens = kept, kept_tokens
+        current.append((piece, size))
+        current_tokens += size
+    if current:
+        merged.append((current[0][0][0], current[-1][0][1]))
+    out = []
+    for s, e in merged:
+        s, e = _trim(text, s, e)
+        if s < e:
+            out.append((s, e))
+    return out
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:

@@ -13,6 +13,7 @@ gap and no overlap.
 
 from __future__ import annotations
 
+import bisect
 from functools import lru_cache
 
 import numpy as np
@@ -68,11 +69,24 @@ class TokenIndex:
         np.cumsum((raw & 0xC0) != 0x80, out=chars_before[1:])
         self.starts = chars_before[byte_starts]
         self.starts[-1] = len(text)
+        self._starts: list[int] | None = None
+
+    def _start_list(self) -> list[int]:
+        # A plain list for bisect, built on first use (fixed_size never needs it): one
+        # lookup is cheaper than numpy.searchsorted's per-call overhead, and the
+        # recursive rule looks up tens of thousands of spans.
+        if self._starts is None:
+            self._starts = self.starts[:-1].tolist()
+        return self._starts
 
     def count(self, start: int, end: int) -> int:
         """Tokens of the whole-text tokenization that start inside ``[start, end)``."""
-        lo, hi = np.searchsorted(self.starts[:-1], (start, end), side="left")
-        return int(hi - lo)
+        starts = self._start_list()
+        return bisect.bisect_left(starts, end) - bisect.bisect_left(starts, start)
+
+    def position(self, offset: int) -> int:
+        """Index of the first token that starts at or after character ``offset``."""
+        return bisect.bisect_left(self._start_list(), offset)
 
     def char_offset(self, token_position: int) -> int:
         """Character offset where token ``token_position`` starts (or len(text))."""

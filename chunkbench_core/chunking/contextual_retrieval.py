@@ -1,0 +1,206 @@
+"""contextual_retrieval: base chunks whose EMBEDDED text carries a short context (LLD 8.3, issue 4).
+
+Rule: the document is cut by a size-driven base chunker (``recursive`` by default, or
+``fixed_size``) at ``chunk_size``/``chunk_overlap``. Each chunk's stored ``text`` stays
+the exact slice of the markdown; its ``embedded_text`` (LLD ``enriched_content``) is
+``context + "\\n\\n" + text``. The context comes from one source per run, recorded on
+every chunk (``context_source``) and in ``params()`` so results never mix them:
+
+* ``llm`` - when a context callable is configured (:class:`LLMContext`: an
+  OpenAI-compatible chat model asked, following Anthropic's contextual-retrieval method,
+  to situate the chunk within the whole document; answers cached per document);
+* ``headings`` - otherwise: the document title and the chunk's heading path,
+  ``"Title > Section > Subsection"``.
+
+If the LLM fails on a document, chunking fails with ChunkingError - unless
+``on_context_failure="headings"``, in which case that document alone gets heading
+contexts (``context_source="headings_fallback"``), the failure is logged and kept in
+``fallbacks`` (document -> reason). The chunks are size-driven: a chunk whose
+embedded text (context included) exceeds the corpus model's window is reported by
+``check_chunks``, not split.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from typing import Any, Callable, MutableMapping
+
+from chunkbench_core.errors import ChunkingError
+from chunkbench_core.parsing.models import ParsedDocument, TreeNode
+
+from .base import Chunk, Chunker, build_chunks
+from .fixed_size import FixedSizeChunker
+from .recursive import RecursiveChunker
+from .tokens import TokenIndex, cl100k
+from .window import ModelWindow
+
+log = logging.getLogger("chunkbench.chunking")
+
+ContextSource = Callable[[str, str], str]
+"""``context(document_text, chunk_text) -> context`` (raises on failure)."""
+
+BASE_CHUNKERS: dict[str, type[Chunker]] = {"recursive": RecursiveChunker, "fixed_size": FixedSizeChunker}
+CONTEXT_FAILURE_MODES: tuple[str, ...] = ("error", "headings")
+
+# The method of Anthropic's "Introducing Contextual Retrieval" (September 2024): show the model
+# the whole document, then one chunk, and ask for a brief context that places the chunk in the
+# document, to be prepended to the chunk before embedding. The wording below is our own.
+SITUATE_DOCUMENT = "<document>\n{document}\n</document>"
+SITUATE_CHUNK = (
+    "The following passage is taken from the document above:\n<chunk>\n{chunk}\n</chunk>\n"
+    "Write one or two sentences that say where this passage sits in the document and what it is about, "
+    "so that a search engine can match it to questions. Reply with those sentences only."
+)
+
+
+def document_title(document: ParsedDocument) -> str:
+    """The first heading of the document tree, or the file name without its extension."""
+    stack: list[TreeNode] = [document.tree]
+    while stack:
+        node = stack.pop(0)
+        if node.heading and node.heading.strip():
+            return node.heading.strip()
+        stack = list(node.children) + stack
+    name = document.document.rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[0] if "." in name else name
+
+
+def heading_context(title: str, heading_path: list[str]) -> str:
+    """``"Title > Section > Subsection"``; a path that starts with the title does not repeat it."""
+    path = list(heading_path)
+    if path and path[0] == title:
+        path = path[1:]
+    return " > ".join([title, *path])
+
+
+class LLMContext:
+    """Situates a chunk in its document with an OpenAI-compatible chat model (contextual retrieval).
+
+    Give either ``complete(messages) -> str`` or ``client`` (an ``openai.OpenAI`` or
+    any object with ``chat.completions.create``) plus ``model``. The document goes
+    first in the message, so servers with prefix caching (OpenAI, llama.cpp) reuse it
+    across the chunks of a document; answers are cached in ``cache`` (a dict by
+    default; pass a persistent mapping to keep them across runs) under a key made of
+    the model, the document's hash and the chunk's hash. A document longer than
+    ``max_document_tokens`` cl100k tokens is cut to that many tokens around the chunk.
+    An empty answer is a failure.
+    """
+
+    def __init__(self, complete: Callable[[list[dict[str, str]]], str] | None = None, *, client: Any = None,
+                 model: str | None = None, max_tokens: int = 120, temperature: float = 0.0,
+                 max_document_tokens: int = 8000, cache: MutableMapping[str, str] | None = None) -> None:
+        if (complete is None) == (client is None):
+            raise ChunkingError("LLMContext needs exactly one of complete=<callable> or client=<OpenAI client>")
+        if client is not None and not model:
+            raise ChunkingError("LLMContext with a client needs model=<chat model name>")
+        for name, value in (("max_tokens", max_tokens), ("max_document_tokens", max_document_tokens)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ChunkingError(f"LLMContext {name} must be a positive integer, got {value!r}")
+        self._complete = complete
+        self.client = client
+        self.model = model or getattr(complete, "__name__", "callable")
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.max_document_tokens = max_document_tokens
+        self.cache: MutableMapping[str, str] = {} if cache is None else cache
+        self.calls = 0
+
+    @property
+    def label(self) -> str:
+        return f"llm:{self.model}"
+
+    def _document_excerpt(self, document_text: str, chunk_text: str) -> str:
+        ids = cl100k().encode_ordinary(document_text)
+        if len(ids) <= self.max_document_tokens:
+            return document_text
+        index = TokenIndex(document_text)
+        at = max(document_text.find(chunk_text), 0)
+        centre = index.count(0, at) + index.count(at, at + len(chunk_text)) // 2
+        first = max(0, min(centre - self.max_document_tokens // 2, index.n_tokens - self.max_document_tokens))
+        return document_text[index.char_offset(first):index.char_offset(first + self.max_document_tokens)]
+
+    def messages(self, document_text: str, chunk_text: str) -> list[dict[str, str]]:
+        document = SITUATE_DOCUMENT.format(document=self._document_excerpt(document_text, chunk_text))
+        return [{"role": "user", "content": document + "\n" + SITUATE_CHUNK.format(chunk=chunk_text)}]
+
+    def _ask(self, messages: list[dict[str, str]]) -> str:
+        if self._complete is not None:
+            return self._complete(messages)
+        response = self.client.chat.completions.create(
+            model=self.model, messages=messages, max_tokens=self.max_tokens, temperature=self.temperature)
+        return response.choices[0].message.content or ""
+
+    def __call__(self, document_text: str, chunk_text: str) -> str:
+        digest = hashlib.sha256
+        key = "|".join((self.model, digest(document_text.encode()).hexdigest(),
+                        digest(chunk_text.encode()).hexdigest()))
+        cached = self.cache.get(key)
+        if cached is not None:
+            return cached
+        self.calls += 1
+        answer = " ".join((self._ask(self.messages(document_text, chunk_text)) or "").split())
+        if not answer:
+            raise ChunkingError(f"{self.label} returned an empty context")
+        self.cache[key] = answer
+        return answer
+
+
+class ContextualRetrievalChunker(Chunker):
+    name = "contextual_retrieval"
+    size_driven = True
+
+    def __init__(self, chunk_size: int = 512, chunk_overlap: int = 50, *, base_chunker: str = "recursive",
+                 context: ContextSource | None = None, on_context_failure: str = "error",
+                 window: ModelWindow | None = None) -> None:
+        super().__init__(chunk_size, chunk_overlap, window=window)
+        if base_chunker not in BASE_CHUNKERS:
+            raise ChunkingError(f"base_chunker must be one of {', '.join(BASE_CHUNKERS)}, got {base_chunker!r}")
+        if on_context_failure not in CONTEXT_FAILURE_MODES:
+            raise ChunkingError(
+                f"on_context_failure must be one of {', '.join(CONTEXT_FAILURE_MODES)}, got {on_context_failure!r}")
+        if context is not None and not callable(context):
+            raise ChunkingError("context must be a callable (document_text, chunk_text) -> str, e.g. LLMContext")
+        self.base_chunker = base_chunker
+        self._base = BASE_CHUNKERS[base_chunker](chunk_size, chunk_overlap)
+        self.context = context
+        self.on_context_failure = on_context_failure
+        self.fallbacks: dict[str, str] = {}
+
+    @property
+    def context_source(self) -> str:
+        if self.context is None:
+            return "headings"
+        return getattr(self.context, "label", "llm")
+
+    def params(self) -> dict[str, Any]:
+        return {**super().params(), "base_chunker": self.base_chunker, "context_source": self.context_source,
+                "on_context_failure": self.on_context_failure}
+
+    def chunk(self, document: ParsedDocument) -> list[Chunk]:
+        tokens = TokenIndex(document.markdown)
+        chunks = build_chunks(self.name, document, self._base.pieces(document, tokens), tokens)
+        title = document_title(document)
+        contexts: list[str] | None = None
+        source = "headings"
+        if self.context is not None:
+            try:
+                contexts = [self.context(document.markdown, c.text) for c in chunks]
+                source = "llm"
+            except Exception as exc:
+                reason = f"{type(exc).__name__}: {exc}"
+                if self.on_context_failure != "headings":
+                    raise ChunkingError(
+                        f"contextual_retrieval: the LLM context failed on {document.document}: {reason}; "
+                        "fix the LLM endpoint, or set on_context_failure='headings' to fall back to heading "
+                        "contexts for such documents"
+                    ) from exc
+                self.fallbacks[document.document] = reason
+                log.warning("contextual_retrieval: LLM context failed on %s (%s); this document uses heading "
+                            "contexts (context_source=headings_fallback)", document.document, reason)
+                source = "headings_fallback"
+        for i, chunk in enumerate(chunks):
+            prefix = contexts[i] if contexts is not None else heading_context(title, chunk.heading_path)
+            chunk.embedded_text = f"{prefix}\n\n{chunk.text}"
+            chunk.context_source = source
+        return chunks

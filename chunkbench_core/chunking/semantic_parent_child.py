@@ -1,0 +1,94 @@
+"""semantic_parent_child: semantic parents made of paragraphs, small children inside them (LLD 8.3, 9.3).
+
+Rule: the units are blank-line paragraphs of the markdown (a heading-only paragraph
+joins the one it introduces). Every paragraph is embedded ONCE with the boundary
+model (one call) and adjacent paragraphs are grouped by the cut rule of
+:mod:`.boundaries` (``absolute`` by default, or ``percentile``), at least
+``min_chunk_size`` paragraphs per parent, closed before ``parent_chunk_size``
+cl100k tokens (default 4 x ``chunk_size``). Each parent is cut into children by the
+recursive rule at ``chunk_size``/``chunk_overlap``; with a ``window`` children
+longer than the corpus model's window are split to fit.
+
+Output: each parent (``role="parent"``, context only: never embedded or searched)
+is followed by its children (``role="child"``, ``parent_id`` = the parent's id).
+Retrieval returns children and the answer context carries their parents (LLD 9.3).
+Missing or mismatched boundary embeddings raise ChunkingError (no fallback).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chunkbench_core.errors import ChunkingError
+from chunkbench_core.parsing.models import ParsedDocument
+
+from .base import Chunker, Piece
+from .boundaries import (
+    DEFAULT_MIN_CHUNK_SIZE,
+    DEFAULT_PERCENTILE,
+    LLD_FALLBACK_THRESHOLD,
+    BoundaryEmbed,
+    CutRule,
+    adjacent_similarities,
+    embed_units,
+    group_units,
+    require_embed,
+    unit_token_counts,
+    validate_min_units,
+)
+from .recursive import recursive_spans
+from .sentences import section_paragraph_spans
+from .tokens import TokenIndex
+from .window import ModelWindow, fit_span_groups
+
+PARENT_SIZE_FACTOR = 4
+
+
+class SemanticParentChildChunker(Chunker):
+    name = "semantic_parent_child"
+    needs_boundary_embeddings = True
+    size_driven = False
+
+    def __init__(self, chunk_size: int = 512, chunk_overlap: int = 50, *, embed: BoundaryEmbed | None = None,
+                 threshold_mode: str = "absolute", threshold: float | None = None,
+                 percentile: float = DEFAULT_PERCENTILE, min_chunk_size: int = DEFAULT_MIN_CHUNK_SIZE,
+                 parent_chunk_size: int | None = None, window: ModelWindow | None = None) -> None:
+        super().__init__(chunk_size, chunk_overlap, window=window)
+        self.embed = require_embed(self.name, embed)
+        self.rule = CutRule(threshold_mode, LLD_FALLBACK_THRESHOLD if threshold is None else threshold, percentile)
+        self.min_chunk_size = validate_min_units(min_chunk_size)
+        parent = PARENT_SIZE_FACTOR * chunk_size if parent_chunk_size is None else parent_chunk_size
+        if isinstance(parent, bool) or not isinstance(parent, int) or parent < chunk_size:
+            raise ChunkingError(
+                f"parent_chunk_size must be an integer >= chunk_size ({chunk_size}), got {parent_chunk_size!r}"
+            )
+        self.parent_chunk_size = parent
+
+    def params(self) -> dict[str, Any]:
+        return {**super().params(), **self.rule.params(), "min_chunk_size": self.min_chunk_size,
+                "parent_chunk_size": self.parent_chunk_size, "units": "paragraphs", "children": "recursive"}
+
+    def pieces(self, document: ParsedDocument, tokens: TokenIndex) -> list[Piece]:
+        text = document.markdown
+        paragraphs = section_paragraph_spans(text)
+        if not paragraphs:
+            return []
+        vectors = embed_units(self.name, self.embed, [text[s:e] for s, e in paragraphs])
+        cuts = self.rule.cut_masks([adjacent_similarities(vectors)])[0]
+        groups = group_units(unit_token_counts(tokens, paragraphs), cuts, self.min_chunk_size, self.parent_chunk_size)
+        parents: list[tuple[int, int]] = []
+        for i, j in groups:
+            start, end = paragraphs[i][0], paragraphs[j - 1][1]
+            if tokens.count(start, end) > self.parent_chunk_size:
+                parents.extend(recursive_spans(text, tokens, start, end, self.parent_chunk_size))
+            else:
+                parents.append((start, end))
+        children = fit_span_groups(text, tokens, [
+            recursive_spans(text, tokens, start, end, self.chunk_size, self.chunk_overlap) for start, end in parents
+        ], self.window)
+        pieces: list[Piece] = []
+        for (parent_start, parent_end), kids in zip(parents, children):
+            parent_position = len(pieces)
+            pieces.append(Piece(parent_start, parent_end, role="parent"))
+            pieces.extend(Piece(s, e, role="child", parent=parent_position) for s, e in kids)
+        return pieces

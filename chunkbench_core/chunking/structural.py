@@ -1,0 +1,132 @@
+"""structural: structure first, then chunk only the prose (ADR-0004).
+
+Rule (ADR-0004 "Parsing order: structural extraction before chunking"):
+
+* ``table_row``, ``qa_pair`` and ``image_caption`` units of the parsed document are
+  chunks as they are - never merged, and split only when longer than the corpus
+  model's window (issue 4; with no ``window`` given, longer than ``chunk_size``
+  cl100k tokens);
+* consecutive ``paragraph`` units under the same heading path form a prose block,
+  chunked by ``prose_chunker``: ``semantic`` (ADR-0004's default: sentences embedded
+  once by the boundary model, cut at the ``percentile``-th percentile of adjacent
+  distances pooled over the document's prose, at least ``min_chunk_size`` sentences,
+  at most ``chunk_size`` tokens), ``fixed_size`` (ADR-0004's alternative: token
+  windows of ``chunk_size``/``chunk_overlap`` inside the block) or ``recursive``;
+* every chunk keeps its unit's ``content_type`` and heading path; previous/next chunk
+  ids link all chunks in document order (ADR-0001 pointers);
+* with a ``window`` every chunk longer than the corpus model's window is split to fit.
+
+Heading lines are not chunk text (they are in each chunk's heading path). A document
+without units is one prose block.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from chunkbench_core.errors import ChunkingError
+from chunkbench_core.parsing.models import ParsedDocument
+
+from .base import Chunker, Piece
+from .boundaries import (
+    DEFAULT_MIN_CHUNK_SIZE,
+    DEFAULT_PERCENTILE,
+    LLD_FALLBACK_THRESHOLD,
+    BoundaryEmbed,
+    CutRule,
+    require_embed,
+    validate_min_units,
+)
+from .fixed_size import window_spans
+from .recursive import recursive_spans
+from .semantic import semantic_spans
+from .tokens import TokenIndex
+from .window import ModelWindow, fit_span_groups
+
+PROSE_CHUNKERS: tuple[str, ...] = ("semantic", "fixed_size", "recursive")
+
+
+@dataclass
+class Block:
+    """A structural unit (or a run of paragraph units under one heading) with its span."""
+
+    content_type: str
+    start: int
+    end: int
+    heading_path: list[str]
+
+
+def structural_blocks(document: ParsedDocument) -> list[Block]:
+    """The blocks of ``document`` in order (module rule): atomic units and prose blocks."""
+    if not document.units:
+        text = document.markdown
+        start, end = 0, len(text)
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        return [Block("paragraph", start, end, [])] if start < end else []
+    blocks: list[Block] = []
+    for unit in document.units:
+        last = blocks[-1] if blocks else None
+        if (unit.content_type == "paragraph" and last is not None and last.content_type == "paragraph"
+                and last.heading_path == list(unit.heading_path)):
+            last.end = unit.end
+        else:
+            blocks.append(Block(unit.content_type, unit.start, unit.end, list(unit.heading_path)))
+    return blocks
+
+
+class StructuralChunker(Chunker):
+    name = "structural"
+    needs_boundary_embeddings = True  # with the default prose_chunker="semantic"
+    size_driven = False
+
+    def __init__(self, chunk_size: int = 512, chunk_overlap: int = 50, *, prose_chunker: str = "semantic",
+                 embed: BoundaryEmbed | None = None, threshold_mode: str = "percentile",
+                 threshold: float | None = None, percentile: float = DEFAULT_PERCENTILE,
+                 min_chunk_size: int = DEFAULT_MIN_CHUNK_SIZE, window: ModelWindow | None = None) -> None:
+        super().__init__(chunk_size, chunk_overlap, window=window)
+        if prose_chunker not in PROSE_CHUNKERS:
+            raise ChunkingError(f"prose_chunker must be one of {', '.join(PROSE_CHUNKERS)}, got {prose_chunker!r}")
+        self.prose_chunker = prose_chunker
+        self.embed = require_embed(self.name, embed, "; or set prose_chunker='fixed_size'") \
+            if prose_chunker == "semantic" else embed
+        self.rule = CutRule(threshold_mode, LLD_FALLBACK_THRESHOLD if threshold is None else threshold, percentile)
+        self.min_chunk_size = validate_min_units(min_chunk_size)
+
+    def params(self) -> dict[str, Any]:
+        out = {**super().params(), "prose_chunker": self.prose_chunker}
+        if self.prose_chunker == "semantic":
+            out.pop("chunk_overlap")
+            out.update(self.rule.params())
+            out["min_chunk_size"] = self.min_chunk_size
+        return out
+
+    def _prose_spans(self, text: str, tokens: TokenIndex, prose: list[Block]) -> list[list[tuple[int, int]]]:
+        segments = [(b.start, b.end) for b in prose]
+        if self.prose_chunker == "semantic":
+            assert self.embed is not None
+            return semantic_spans(self.name, text, tokens, segments, self.embed, self.rule,
+                                  self.min_chunk_size, self.chunk_size)
+        if self.prose_chunker == "fixed_size":
+            return [window_spans(text, tokens, s, e, self.chunk_size, self.chunk_overlap) for s, e in segments]
+        return [recursive_spans(text, tokens, s, e, self.chunk_size, self.chunk_overlap) for s, e in segments]
+
+    def pieces(self, document: ParsedDocument, tokens: TokenIndex) -> list[Piece]:
+        text = document.markdown
+        blocks = structural_blocks(document)
+        prose = [b for b in blocks if b.content_type == "paragraph"]
+        prose_spans = iter(self._prose_spans(text, tokens, prose))
+        spans_per_block: list[list[tuple[int, int]]] = []
+        for block in blocks:
+            if block.content_type == "paragraph":
+                spans_per_block.append(next(prose_spans))
+            elif self.window is None and tokens.count(block.start, block.end) > self.chunk_size:
+                spans_per_block.append(recursive_spans(text, tokens, block.start, block.end, self.chunk_size))
+            else:
+                spans_per_block.append([(block.start, block.end)])
+        fitted = fit_span_groups(text, tokens, spans_per_block, self.window)
+        return [Piece(s, e, content_type=block.content_type, heading_path=block.heading_path)
+                for block, spans in zip(blocks, fitted) for s, e in spans]

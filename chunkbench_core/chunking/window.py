@@ -1,0 +1,145 @@
+"""The corpus model's input window as a hard fact (issue 4, ADR-0004's 512-token ceiling).
+
+An embedding model reads at most ``max_tokens`` of ITS OWN tokens (256 word pieces
+for MiniLM as packaged, 512 for nomic-embed-text-v2-moe and multilingual-e5-small)
+and silently drops the rest. cl100k counts are only a proxy for that, so every text
+the corpus model embeds - the chunk, any contextual prefix and the model's task
+prefix - is counted with the model's own tokenizer through a
+``count_model_tokens(texts) -> list[int]`` callable (for MiniLM:
+``shared_minilm().count_word_pieces``, which includes [CLS]/[SEP]).
+
+Strategies whose units are not cut by size (structural units, semantic groups,
+cluster groups, parent-child children) split anything longer than the window with
+:func:`fit_spans`; for size-driven strategies an overflow is reported by
+:func:`chunkbench_core.chunking.checks.check_chunks` instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from chunkbench_core.errors import ChunkingError
+
+from .tokens import TokenIndex
+
+CountModelTokens = Callable[[list[str]], Sequence[int]]
+
+
+def model_token_counts(count_model_tokens: CountModelTokens, texts: list[str]) -> list[int]:
+    """``count_model_tokens(texts)`` checked: one non-negative integer per text, or ChunkingError."""
+    if not texts:
+        return []
+    try:
+        counts = list(count_model_tokens(texts))
+    except ChunkingError:
+        raise
+    except Exception as exc:
+        raise ChunkingError(f"count_model_tokens failed: {type(exc).__name__}: {exc}") from exc
+    if len(counts) != len(texts):
+        raise ChunkingError(
+            f"count_model_tokens returned {len(counts)} counts for {len(texts)} texts; it must return one per text"
+        )
+    out = []
+    for n in counts:
+        if isinstance(n, bool) or not isinstance(n, (int,)) and not hasattr(n, "__index__"):
+            raise ChunkingError(f"count_model_tokens returned a non-integer count {n!r}")
+        n = int(n)
+        if n < 0:
+            raise ChunkingError(f"count_model_tokens returned a negative count {n}")
+        out.append(n)
+    return out
+
+
+@dataclass(frozen=True)
+class ModelWindow:
+    """How many of its own tokens the corpus model reads, and how to count them.
+
+    ``task_prefix`` is the model's document prefix (e.g. ``"search_document: "``):
+    it is part of every embedded text and so of every count.
+    """
+
+    max_tokens: int
+    count_tokens: CountModelTokens
+    task_prefix: str = ""
+    model_id: str = ""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens < 1:
+            raise ChunkingError(f"model window max_tokens must be a positive integer, got {self.max_tokens!r}")
+        if not callable(self.count_tokens):
+            raise ChunkingError("model window count_tokens must be a callable count_model_tokens(texts) -> list[int]")
+
+    def describe(self) -> dict[str, Any]:
+        return {"model": self.model_id, "max_tokens": self.max_tokens, "task_prefix": self.task_prefix}
+
+    def counts(self, texts: list[str]) -> list[int]:
+        """Model tokens of each text as embedded (task prefix included)."""
+        return model_token_counts(self.count_tokens, [self.task_prefix + t for t in texts])
+
+
+def fit_spans(text: str, tokens: TokenIndex, spans: list[tuple[int, int]],
+              window: ModelWindow | None) -> list[tuple[int, int]]:
+    """``spans`` with every span whose embedded text exceeds the window split to fit.
+
+    A span over the window is cut with the recursive cascade (headings -> blank line
+    -> newline -> sentence -> space -> token windows) at a cl100k budget scaled by
+    the span's model/cl100k ratio; parts still over are cut again at 3/4 of that
+    budget, until all fit. All spans are counted in one batch call.
+    """
+    if window is None or not spans:
+        return list(spans)
+    counts = window.counts([text[s:e] for s, e in spans])
+    out: list[tuple[int, int]] = []
+    for (start, end), n in zip(spans, counts):
+        if n <= window.max_tokens:
+            out.append((start, end))
+        else:
+            out.extend(_split_to_fit(text, tokens, start, end, n, window))
+    return out
+
+
+def fit_span_groups(text: str, tokens: TokenIndex, groups: list[list[tuple[int, int]]],
+                    window: ModelWindow | None) -> list[list[tuple[int, int]]]:
+    """:func:`fit_spans` over several lists of spans at once (one counting call), lists kept apart."""
+    if window is None:
+        return [list(g) for g in groups]
+    flat = [span for group in groups for span in group]
+    if not flat:
+        return [[] for _ in groups]
+    counts = window.counts([text[s:e] for s, e in flat])
+    out: list[list[tuple[int, int]]] = []
+    position = 0
+    for group in groups:
+        fitted: list[tuple[int, int]] = []
+        for start, end in group:
+            n = counts[position]
+            position += 1
+            if n <= window.max_tokens:
+                fitted.append((start, end))
+            else:
+                fitted.extend(_split_to_fit(text, tokens, start, end, n, window))
+        out.append(fitted)
+    return out
+
+
+def _split_to_fit(text: str, tokens: TokenIndex, start: int, end: int, n_model: int,
+                  window: ModelWindow) -> list[tuple[int, int]]:
+    from .recursive import recursive_spans  # recursive imports nothing from here; avoids a cycle at import
+
+    budget = max(1, int(max(tokens.count(start, end), 1) * window.max_tokens / n_model * 0.9))
+    parts = recursive_spans(text, tokens, start, end, budget)
+    counts = window.counts([text[s:e] for s, e in parts])
+    out: list[tuple[int, int]] = []
+    for (s, e), n in zip(parts, counts):
+        if n <= window.max_tokens:
+            out.append((s, e))
+        elif budget == 1 or (s, e) == (start, end) and n >= n_model:
+            raise ChunkingError(
+                f"cannot fit {text[s:e][:40]!r} into the {window.max_tokens}-token window of "
+                f"{window.model_id or 'the corpus model'} (task prefix {window.task_prefix!r}); "
+                "choose a corpus model with a larger window"
+            )
+        else:
+            out.extend(_split_to_fit(text, tokens, s, e, n, window))
+    return out
