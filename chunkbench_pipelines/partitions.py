@@ -5,13 +5,13 @@ from __future__ import annotations
 from dagster import MultiPartitionKey, MultiPartitionsDefinition, StaticPartitionsDefinition
 
 from chunkbench_core.chunking import STRATEGY_NAMES
-from chunkbench_core.embedding import builtin_registry
+from chunkbench_core.embedding import model_registry
 
 STRATEGY = "strategy"
 CORPUS_MODEL = "corpus_model"
 
 strategy_partitions = StaticPartitionsDefinition(list(STRATEGY_NAMES))
-corpus_model_partitions = StaticPartitionsDefinition(list(builtin_registry()))
+corpus_model_partitions = StaticPartitionsDefinition(list(model_registry()))
 
 strategy_x_model = MultiPartitionsDefinition(
     {STRATEGY: strategy_partitions, CORPUS_MODEL: corpus_model_partitions}

@@ -12,7 +12,7 @@ from typing import Iterator, Optional
 from dagster import ConfigurableResource
 
 from chunkbench_core import settings
-from chunkbench_core.embedding import Embedder, EmbeddingModelSpec, ProviderSettings, availability, builtin_registry, get_model
+from chunkbench_core.embedding import Embedder, EmbeddingModelSpec, ProviderSettings, availability, model_registry, get_model
 from chunkbench_core.storage.corpus import ParsedStore
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.vector_store import VectorStore
@@ -89,7 +89,7 @@ class EmbeddingResource(ConfigurableResource):
         )
 
     def spec(self, model_id: str) -> EmbeddingModelSpec:
-        return get_model(model_id, builtin_registry())
+        return get_model(model_id, model_registry())
 
     def availability(self, model_id: str) -> tuple[bool, str]:
         return availability(self.spec(model_id), self.provider_settings())
@@ -98,6 +98,17 @@ class EmbeddingResource(ConfigurableResource):
         """The model's embedder; raises EmbeddingError with the reason when it is unavailable."""
         return Embedder(self.spec(model_id), self.provider_settings())
 
+    def boundary(self, strategy: str, explicit: Optional[str], home: Path) -> tuple[Optional[Embedder], Optional[float]]:
+        """The boundary embedder and its threshold in force, for strategies that cut semantically."""
+        from chunkbench_core.chunking import STRATEGIES
+        from chunkbench_core.embedding import boundary_model_id, semantic_threshold
+
+        cls = STRATEGIES.get(strategy)
+        if cls is None or not cls.needs_boundary_embeddings:
+            return None, None
+        spec = self.spec(boundary_model_id(explicit))
+        return self.embedder(spec.id), semantic_threshold(spec, home)
+
     def available_models(self) -> list[str]:
         """Registry ids whose provider is configured here."""
-        return [m for m in builtin_registry() if self.availability(m)[0]]
+        return [m for m in model_registry() if self.availability(m)[0]]

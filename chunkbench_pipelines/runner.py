@@ -8,7 +8,7 @@ from dagster import DagsterInstance, materialize
 
 from chunkbench_core import settings
 from chunkbench_core.chunking import STRATEGY_NAMES
-from chunkbench_core.embedding import builtin_registry
+from chunkbench_core.embedding import model_registry
 from chunkbench_core.errors import ChunkbenchError
 from chunkbench_core.reporting.leaderboard import format_table
 from chunkbench_core.storage.results_db import ResultsDB
@@ -50,7 +50,7 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
     if not step(["source_documents", "parsed_documents"]):
         say("\n".join(failures))
         return 1
-    models = list(corpus_models or builtin_registry())
+    models = list(corpus_models or model_registry())
     for model in models:
         try:
             ok, reason = embeddings.availability(model)  # type: ignore[attr-defined]

@@ -53,9 +53,14 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("content_type", "VARCHAR"),
         ("heading_path", "VARCHAR"),  # JSON list
         ("parent_id", "VARCHAR"),
+        ("role", "VARCHAR"),  # chunk | child (retrieved) | parent (context only, not embedded)
+        ("previous_chunk_id", "VARCHAR"),
+        ("next_chunk_id", "VARCHAR"),
+        ("context_source", "VARCHAR"),  # contextual_retrieval: llm | headings
         ("text", "VARCHAR"),
         ("embedded_text", "VARCHAR"),
         ("chunking_params", "VARCHAR"),  # JSON object
+        ("variant", "VARCHAR"),  # '' for the default sizes, e.g. size256_overlap32 for a sweep
         ("materialized_at", "TIMESTAMP"),
     ],
     "question_results": [

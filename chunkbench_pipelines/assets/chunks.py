@@ -23,7 +23,7 @@ from ..resources import DuckDBResource, EmbeddingResource, QdrantResource, Works
 from .documents import parsed_documents
 
 VECTOR_COUNT_CHECK = "vector_count_matches_chunks"
-OFFSETS_CHECK = "chunk_offsets_rebuild_text"
+INVARIANTS_CHECK = "chunk_invariants"
 
 
 class ChunkingConfig(Config):
@@ -34,6 +34,8 @@ class ChunkingConfig(Config):
 
     chunk_size: Optional[int] = None
     chunk_overlap: Optional[int] = None
+    overflow: str = "error"  # "truncate": allow chunks longer than the model window, knowingly (counted)
+    boundary_model: Optional[str] = None  # semantic cuts; default CHUNKBENCH_BOUNDARY_MODEL or the registry's
 
 
 def token_histogram(counts: list[int], buckets: int = 8) -> str:
@@ -53,8 +55,10 @@ def token_histogram(counts: list[int], buckets: int = 8) -> str:
        check_specs=[
            AssetCheckSpec(VECTOR_COUNT_CHECK, asset="chunk_collections", blocking=True,
                           description="The collection holds exactly one point per chunk of the partition."),
-           AssetCheckSpec(OFFSETS_CHECK, asset="chunk_collections", blocking=True,
-                          description="No empty chunk; every chunk's offsets rebuild its text from the parsed markdown."),
+           AssetCheckSpec(INVARIANTS_CHECK, asset="chunk_collections", blocking=True,
+                          description="No empty chunk; offsets rebuild the text; fixed_size/recursive cover every "
+                                      "non-whitespace character; no embedded text exceeds the corpus model's window "
+                                      "(unless overflow: truncate)."),
        ],
        description="The corpus chunked by one strategy and embedded by one corpus model, stored in Qdrant.")
 def chunk_collections(context: AssetExecutionContext, config: ChunkingConfig, workspace: WorkspaceResource,
@@ -70,10 +74,14 @@ def chunk_collections(context: AssetExecutionContext, config: ChunkingConfig, wo
     with permanent_errors_fail_fast():
         params = chunking_params(embedder.spec, config.chunk_size, config.chunk_overlap)
         variant = variant_label(params, chunking_params(embedder.spec, None, None))
+        boundary, threshold = embeddings.boundary(strategy, config.boundary_model, workspace.home_dir())
         documents = load_parsed_corpus(workspace.parsed_store())
         with qdrant.open() as store:
             summary = build_chunk_collection(strategy, embedder.spec, documents, embedder, store, duckdb.results(),
-                                             params, variant)
+                                             params, variant, boundary=boundary, threshold=threshold,
+                                             overflow=config.overflow)
+    check = summary.check
+    assert check is not None
     return MaterializeResult(
         metadata={
             "collection": summary.collection,
@@ -83,16 +91,19 @@ def chunk_collections(context: AssetExecutionContext, config: ChunkingConfig, wo
             "documents": summary.n_documents,
             "points_removed": summary.removed,
             "chunking_params": MetadataValue.json(summary.params),
+            "boundary_model": summary.boundary_model or "none",
+            "embedded_chunks": summary.n_retrieved,
+            "truncated_chunks": check.n_truncated,
             "token_count_median": float(np.median(summary.token_counts or [0])),
             "token_count_max": int(max(summary.token_counts or [0])),
             "chunk_size_histogram": MetadataValue.md(token_histogram(summary.token_counts)),
         },
         check_results=[
-            AssetCheckResult(check_name=VECTOR_COUNT_CHECK, passed=summary.point_count == summary.n_chunks,
+            AssetCheckResult(check_name=VECTOR_COUNT_CHECK, passed=summary.point_count == summary.n_retrieved,
                              severity=AssetCheckSeverity.ERROR,
-                             metadata={"points": summary.point_count, "chunks": summary.n_chunks}),
-            AssetCheckResult(check_name=OFFSETS_CHECK, passed=not summary.problems, severity=AssetCheckSeverity.ERROR,
-                             metadata={"problems": len(summary.problems),
-                                       "first_problems": MetadataValue.md("\n".join(f"- {p}" for p in summary.problems[:20]) or "none")}),
+                             metadata={"points": summary.point_count, "retrievable_chunks": summary.n_retrieved}),
+            AssetCheckResult(check_name=INVARIANTS_CHECK, passed=check.passed, severity=AssetCheckSeverity.ERROR,
+                             metadata={"report": MetadataValue.json(check.to_metadata()),
+                                       "problems": MetadataValue.md("\n".join(f"- {p}" for p in check.problems()[:20]) or "none")}),
         ],
     )
