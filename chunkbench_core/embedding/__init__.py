@@ -1,23 +1,56 @@
-"""Embedding: the model registry, providers and the embedded local default."""
+"""Embedding: the model registry, roles and thresholds, providers and the local engines."""
 
-from .providers import Embedder, ProviderSettings, availability
+from .providers import (
+    Embedder,
+    EmbeddingUsage,
+    ProviderSettings,
+    availability,
+    cache_fingerprint,
+    cache_namespace,
+)
 from .registry import (
     DEFAULT_BOUNDARY_MODEL,
     DEFAULT_CORPUS_MODEL,
+    MODELS_ENV,
     EmbeddingModelSpec,
+    ModelRegistry,
     builtin_registry,
     get_model,
+    load_registry,
+    model_registry,
     sanitize_model_id,
+)
+from .roles import BOUNDARY_ENV, ModelRoles, boundary_model_id, resolve_roles
+from .thresholds import (
+    clear_semantic_threshold,
+    semantic_threshold,
+    semantic_threshold_overrides,
+    set_semantic_threshold,
 )
 
 __all__ = [
+    "BOUNDARY_ENV",
     "DEFAULT_BOUNDARY_MODEL",
     "DEFAULT_CORPUS_MODEL",
+    "MODELS_ENV",
     "Embedder",
     "EmbeddingModelSpec",
+    "EmbeddingUsage",
+    "ModelRegistry",
+    "ModelRoles",
     "ProviderSettings",
     "availability",
+    "boundary_model_id",
     "builtin_registry",
+    "cache_fingerprint",
+    "cache_namespace",
+    "clear_semantic_threshold",
     "get_model",
+    "load_registry",
+    "model_registry",
+    "resolve_roles",
     "sanitize_model_id",
+    "semantic_threshold",
+    "semantic_threshold_overrides",
+    "set_semantic_threshold",
 ]

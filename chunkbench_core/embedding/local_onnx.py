@@ -58,6 +58,9 @@ class MiniLMOnnx:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or min(4, os.cpu_count() or 1)
         options.inter_op_num_threads = 1
+        # every batch has its own shape: planned memory patterns only pile up (2.7 GB peak on the
+        # Chroma corpora at batch 64 with them, 0.9 GB at batch 32 without)
+        options.enable_mem_pattern = False
         self.session = ort.InferenceSession(str(_model_path()), options, providers=["CPUExecutionProvider"])
         self._lock = threading.Lock()
 
@@ -72,13 +75,19 @@ class MiniLMOnnx:
 
     def run_batch(self, texts: list[str]) -> np.ndarray:
         """Embed one batch as given (no sorting): the raw model call plus pooling."""
+        return self._run(texts)[0]
+
+    def _run(self, texts: list[str]) -> tuple[np.ndarray, int, int]:
+        """(vectors, word pieces fed, texts truncated) of one batch."""
         encodings = self.tokenizer.encode_batch(texts)
         width = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(texts), width), dtype=np.int64)
         mask = np.zeros((len(texts), width), dtype=np.int64)
+        truncated = 0
         for row, e in enumerate(encodings):
             ids[row, : len(e.ids)] = e.ids
             mask[row, : len(e.ids)] = 1
+            truncated += bool(e.overflowing)
         with self._lock:
             (hidden,) = self.session.run(
                 ["last_hidden_state"],
@@ -87,18 +96,25 @@ class MiniLMOnnx:
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32), int(mask.sum()), truncated
 
     def embed(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
         """Embed texts (already prefixed), batching texts of similar length together."""
+        return self.embed_counting(texts, batch_size)[0]
+
+    def embed_counting(self, texts: list[str], batch_size: int = 64) -> tuple[np.ndarray, int, int]:
+        """``embed`` plus the word pieces fed to the model and how many texts were truncated."""
         if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
+            return np.zeros((0, self.dimension), dtype=np.float32), 0, 0
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        tokens = truncated = 0
         for begin in range(0, len(order), batch_size):
             rows = order[begin : begin + batch_size]
-            out[rows] = self.run_batch([texts[i] for i in rows])
-        return out
+            out[rows], n_tokens, n_truncated = self._run([texts[i] for i in rows])
+            tokens += n_tokens
+            truncated += n_truncated
+        return out, tokens, truncated
 
 
 @lru_cache(maxsize=1)

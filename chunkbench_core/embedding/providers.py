@@ -1,24 +1,53 @@
-"""Embedding providers: the local ONNX model and OpenAI / OpenAI-compatible endpoints.
+"""Embedding providers: the local engines and OpenAI / OpenAI-compatible endpoints.
 
-``Embedder`` is what the rest of chunkbench calls: it applies the model's task
-prefix exactly once (ADR-0004's invariant) and batches. Remote calls go through
-the official ``openai`` client (its own retry and backoff on 429/5xx/timeouts).
+``Embedder`` is what the rest of chunkbench calls. For every call it
+
+1. applies the model's task prefix exactly once (ADR-0004's invariant);
+2. looks each prefix-applied text up in the embedding cache (when one is given) and
+   embeds each distinct missing text once;
+3. batches remote requests (the registry's batch size: OpenAI 2048, OpenAI-compatible
+   64 by default; and OpenAI's per-request token cap), retrying 429 / 408 / 409 / 5xx /
+   timeouts / connection errors with exponential backoff, then raising EmbeddingError
+   naming the model, the endpoint and the last error;
+4. records usage (texts, cache hits, requests, retries, tokens, seconds) in
+   ``Embedder.usage`` (cumulative) and ``Embedder.last_usage`` (the last call), which
+   the pipeline writes to DuckDB with ``EmbeddingUsage.as_row()``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+import json
+import random
+import time
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 import numpy as np
 
 from chunkbench_core.errors import EmbeddingError
 
-from .registry import EmbeddingModelSpec, Purpose
+from .registry import PURPOSES, EmbeddingModelSpec, Purpose
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .local import LocalEngine
+
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+
+
+class VectorCache(Protocol):
+    """What the Embedder needs from a cache (``chunkbench_core.storage.embedding_cache.EmbeddingCache``)."""
+
+    def register(self, namespace: str, model_id: str, fingerprint: str) -> None: ...
+
+    def get_many(self, namespace: str, keys: Sequence[str], dimension: int) -> dict[str, np.ndarray]: ...
+
+    def put_many(self, namespace: str, items: Any, dimension: int) -> int: ...
 
 
 @dataclass(frozen=True)
 class ProviderSettings:
-    """Where remote providers are; secrets arrive here from the pipeline's resources."""
+    """Where remote providers are and how to call them; secrets arrive here from the pipeline's resources."""
 
     openai_api_key: str | None = None
     openai_base_url: str | None = None
@@ -26,81 +55,316 @@ class ProviderSettings:
     compatible_api_key: str | None = None
     max_retries: int = 5
     timeout_seconds: float = 60.0
+    backoff_initial_seconds: float = 1.0
+    backoff_max_seconds: float = 30.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.max_retries, int) or isinstance(self.max_retries, bool) or self.max_retries < 0:
+            raise EmbeddingError(f"max_retries must be an integer >= 0, got {self.max_retries!r}")
+        for name in ("timeout_seconds", "backoff_initial_seconds", "backoff_max_seconds"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+                raise EmbeddingError(f"{name} must be a number >= 0, got {value!r}")
+        if self.timeout_seconds == 0:
+            raise EmbeddingError("timeout_seconds must be > 0")
 
     def __repr__(self) -> str:  # never print secrets
         return (
             f"ProviderSettings(openai_api_key={'set' if self.openai_api_key else None}, "
-            f"openai_base_url={self.openai_base_url!r}, compatible_base_url={self.compatible_base_url!r})"
+            f"openai_base_url={self.openai_base_url!r}, compatible_base_url={self.compatible_base_url!r}, "
+            f"compatible_api_key={'set' if self.compatible_api_key else None}, max_retries={self.max_retries}, "
+            f"timeout_seconds={self.timeout_seconds})"
         )
+
+    __str__ = __repr__
+
+    def compatible_url_for(self, spec: EmbeddingModelSpec) -> str | None:
+        return spec.base_url or self.compatible_base_url
 
 
 def availability(spec: EmbeddingModelSpec, settings: ProviderSettings) -> tuple[bool, str]:
-    """Whether ``spec`` can be used with ``settings``, and if not, why (an actionable reason)."""
+    """Whether ``spec`` can be used with ``settings``, and if not, why (an actionable reason).
+
+    Nothing is loaded or contacted: this is configuration only (``chunkbench health`` probes).
+    """
     if spec.provider == "local":
-        return True, "local model, runs offline"
+        from .local import engine_availability
+
+        return engine_availability(spec.engine)
     if spec.provider == "openai":
         if not settings.openai_api_key:
             return False, f"{spec.id} needs OPENAI_API_KEY (OpenAI provider) and it is not set"
         return True, "OpenAI API key configured"
-    if not settings.compatible_base_url:
+    url = settings.compatible_url_for(spec)
+    if not url:
         return False, (
             f"{spec.id} needs an OpenAI-compatible server: set CHUNKBENCH_OPENAI_COMPATIBLE_URL "
-            "(e.g. http://127.0.0.1:11434/v1 for Ollama)"
+            "(e.g. http://127.0.0.1:11434/v1 for Ollama) or base_url in its registry entry"
         )
-    return True, f"OpenAI-compatible server at {settings.compatible_base_url}"
+    return True, f"OpenAI-compatible server at {url}"
+
+
+@dataclass
+class EmbeddingUsage:
+    """What embedding cost: one call (``last_usage``) or everything so far (``usage``)."""
+
+    model_id: str
+    provider: str
+    texts: int = 0
+    unique_texts: int = 0
+    cache_hits: int = 0
+    embedded: int = 0
+    requests: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    truncated: int = 0
+    seconds: float = 0.0
+
+    @property
+    def hit_rate(self) -> float:
+        """Cache hits over distinct texts (1.0 when nothing had to be embedded)."""
+        return self.cache_hits / self.unique_texts if self.unique_texts else 1.0
+
+    def add(self, other: "EmbeddingUsage") -> None:
+        for name in ("texts", "unique_texts", "cache_hits", "embedded", "requests", "retries", "prompt_tokens",
+                     "truncated", "seconds"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def as_row(self) -> dict[str, Any]:
+        """Columns for a DuckDB ``embedding_usage`` table."""
+        return {**asdict(self), "hit_rate": self.hit_rate}
+
+
+def cache_fingerprint(spec: EmbeddingModelSpec) -> str:
+    """What produces this model's vectors; a change means a new cache namespace."""
+    parts: dict[str, Any] = {"provider": spec.provider, "model_name": spec.model_name, "dimension": spec.dimension}
+    if spec.provider == "local":
+        from .local import engine_fingerprint
+
+        parts["engine"] = engine_fingerprint(spec.engine)
+    return json.dumps(parts, sort_keys=True)
+
+
+def cache_namespace(spec: EmbeddingModelSpec) -> str:
+    """``{model id}@{16 hex of the fingerprint}``: the model part of every cache key."""
+    digest = hashlib.sha256(cache_fingerprint(spec).encode("utf-8")).hexdigest()[:16]
+    return f"{spec.id}@{digest}"
+
+
+def _utf8_len(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def _token_count(text: str) -> int:
+    """cl100k tokens (OpenAI's tokenizer for its embedding models); bytes bound it from above."""
+    try:
+        from chunkbench_core.chunking.tokens import count_tokens
+
+        return count_tokens(text)
+    except Exception:  # no tokenizer: UTF-8 bytes are an upper bound of BPE tokens
+        return _utf8_len(text)
+
+
+def remote_batches(texts: Sequence[str], batch_size: int, max_batch_tokens: int | None) -> list[tuple[int, int]]:
+    """[begin, end) ranges of ``texts``: at most ``batch_size`` texts and ``max_batch_tokens`` tokens each."""
+    ranges: list[tuple[int, int]] = []
+    begin = 0
+    while begin < len(texts):
+        end = min(begin + batch_size, len(texts))
+        if max_batch_tokens is not None and sum(_utf8_len(t) for t in texts[begin:end]) > max_batch_tokens:
+            total, end = 0, begin
+            while end < min(begin + batch_size, len(texts)):
+                cost = _token_count(texts[end])
+                if end > begin and total + cost > max_batch_tokens:
+                    break
+                total += cost
+                end += 1
+        ranges.append((begin, end))
+        begin = end
+    return ranges
+
+
+class _RemoteClient:
+    """One OpenAI(-compatible) endpoint for one model, with chunkbench's own retry loop."""
+
+    def __init__(self, spec: EmbeddingModelSpec, settings: ProviderSettings,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        import openai
+
+        self.spec = spec
+        self.settings = settings
+        if spec.provider == "openai":
+            key, base = settings.openai_api_key, settings.openai_base_url
+        else:
+            key, base = settings.compatible_api_key or "not-needed", settings.compatible_url_for(spec)
+        self.endpoint = base or "the OpenAI API"
+        # the client's own retries are off: this class retries, counts and reports them
+        self.client = openai.OpenAI(api_key=key, base_url=base, max_retries=0, timeout=settings.timeout_seconds)
+        self._sleep = sleep
+
+    def _retryable(self, exc: Exception) -> tuple[bool, float | None]:
+        import openai
+
+        if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
+            return True, None
+        if isinstance(exc, openai.APIStatusError):
+            status = exc.status_code
+            if status in RETRYABLE_STATUS or status >= 500:
+                header = exc.response.headers.get("retry-after") if exc.response is not None else None
+                try:
+                    return True, float(header) if header is not None else None
+                except ValueError:
+                    return True, None
+        return False, None
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Exponential backoff with jitter; a server's Retry-After wins when it asks for longer."""
+        base = min(self.settings.backoff_max_seconds, self.settings.backoff_initial_seconds * (2 ** attempt))
+        wait = base * (0.5 + random.random() / 2)
+        if retry_after is not None:
+            wait = max(wait, min(retry_after, self.settings.backoff_max_seconds))
+        return wait
+
+    def embed(self, batch: list[str], usage: EmbeddingUsage) -> np.ndarray:
+        import openai
+
+        kwargs: dict[str, Any] = {"model": self.spec.model_name, "input": batch}
+        if self.spec.provider == "openai_compatible":
+            kwargs["encoding_format"] = "float"  # what every compatible server speaks
+        attempts = self.settings.max_retries + 1
+        for attempt in range(attempts):
+            usage.requests += 1
+            try:
+                response = self.client.embeddings.create(**kwargs)
+                break
+            except openai.OpenAIError as exc:
+                retry, retry_after = self._retryable(exc)
+                detail = _describe(exc)
+                if not retry:
+                    raise EmbeddingError(
+                        f"{self.spec.id}: the embedding request to {self.endpoint} was rejected: {detail}"
+                    ) from exc
+                if attempt == attempts - 1:
+                    raise EmbeddingError(
+                        f"{self.spec.id}: embedding request to {self.endpoint} failed after {attempts} attempt(s) "
+                        f"({self.settings.max_retries} retries with backoff): {detail}"
+                    ) from exc
+                usage.retries += 1
+                self._sleep(self.delay(attempt, retry_after))
+        data = sorted(response.data, key=lambda d: d.index)
+        rows = np.asarray([d.embedding for d in data], dtype=np.float32)
+        if rows.shape != (len(batch), self.spec.dimension):
+            raise EmbeddingError(
+                f"{self.spec.id}: {self.endpoint} returned vectors of shape {rows.shape} for {len(batch)} texts; "
+                f"the registry says dimension {self.spec.dimension}"
+            )
+        if response.usage is not None:
+            usage.prompt_tokens += int(getattr(response.usage, "prompt_tokens", 0) or 0)
+        return rows
+
+
+def _describe(exc: Exception) -> str:
+    status = getattr(exc, "status_code", None)
+    kind = type(exc).__name__
+    message = str(exc).strip() or kind
+    if len(message) > 300:
+        message = message[:300] + "..."
+    return f"HTTP {status} {kind}: {message}" if status else f"{kind}: {message}"
 
 
 class Embedder:
-    """Embeds texts with one registry model; vectors are L2-normalised float32 rows."""
+    """Embeds texts with one registry model; vectors are L2-normalised float32 rows.
 
-    def __init__(self, spec: EmbeddingModelSpec, settings: ProviderSettings | None = None) -> None:
+    ``cache``: an EmbeddingCache (or anything with its methods); None embeds every text.
+    Raises EmbeddingError at construction when the model is unavailable (fails fast,
+    never falls back to another model).
+    """
+
+    def __init__(self, spec: EmbeddingModelSpec, settings: ProviderSettings | None = None, *,
+                 cache: VectorCache | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
         self.spec = spec
         self.settings = settings or ProviderSettings()
         ok, reason = availability(spec, self.settings)
         if not ok:
             raise EmbeddingError(reason)
-        self._local = None
-        self._client = None
+        self.cache = cache
+        self.namespace = cache_namespace(spec)
+        self.usage = EmbeddingUsage(spec.id, spec.provider)
+        self.last_usage = EmbeddingUsage(spec.id, spec.provider)
+        self._local: LocalEngine | None = None
+        self._remote: _RemoteClient | None = None
         if spec.provider == "local":
-            from .local_onnx import shared_minilm
+            from .local import LocalEngine
 
-            self._local = shared_minilm()
+            self._local = LocalEngine(spec)
         else:
-            import openai
+            self._remote = _RemoteClient(spec, self.settings, sleep=sleep)
+        if cache is not None:
+            cache.register(self.namespace, spec.id, cache_fingerprint(spec))
 
-            if spec.provider == "openai":
-                key, base = self.settings.openai_api_key, self.settings.openai_base_url
-            else:
-                key, base = self.settings.compatible_api_key or "not-needed", self.settings.compatible_base_url
-            self._client = openai.OpenAI(
-                api_key=key, base_url=base, max_retries=self.settings.max_retries, timeout=self.settings.timeout_seconds
-            )
+    def __repr__(self) -> str:
+        return f"Embedder({self.spec.id!r}, provider={self.spec.provider!r}, cache={self.cache!r})"
 
-    def embed(self, texts: list[str], purpose: Purpose) -> np.ndarray:
+    def embed(self, texts: Sequence[str], purpose: Purpose) -> np.ndarray:
+        """Vectors of ``texts`` (not yet prefixed) for ``purpose`` ("document" or "query")."""
+        if purpose not in PURPOSES:
+            raise EmbeddingError(f"purpose must be one of {PURPOSES}, got {purpose!r}")
+        started = time.perf_counter()
+        usage = EmbeddingUsage(self.spec.id, self.spec.provider)
         prepared = self.spec.apply_prefix(list(texts), purpose)
-        if self._local is not None:
-            return self._local.embed(prepared, batch_size=self.spec.batch_size)
-        return self._embed_remote(prepared)
+        usage.texts = len(prepared)
+        out = np.zeros((len(prepared), self.spec.dimension), dtype=np.float32)
+        if prepared:
+            keys = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in prepared]
+            first: dict[str, int] = {}
+            for i, key in enumerate(keys):
+                first.setdefault(key, i)
+            usage.unique_texts = len(first)
+            vectors: dict[str, np.ndarray] = {}
+            if self.cache is not None:
+                vectors = self.cache.get_many(self.namespace, list(first), self.spec.dimension)
+                usage.cache_hits = len(vectors)
+            missing = [key for key in first if key not in vectors]
+            if missing:
+                self._embed_missing(missing, [prepared[first[k]] for k in missing], purpose, vectors, usage)
+            for i, key in enumerate(keys):
+                out[i] = vectors[key]
+        usage.seconds = time.perf_counter() - started
+        self.last_usage = usage
+        self.usage.add(usage)
+        return out
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed([text], "query")[0]
 
-    def _embed_remote(self, texts: list[str]) -> np.ndarray:
-        import openai
+    def _embed_missing(self, keys: list[str], texts: list[str], purpose: Purpose,
+                       vectors: dict[str, np.ndarray], usage: EmbeddingUsage) -> None:
+        """Embed distinct texts, storing each finished group in the cache at once (a crash keeps them)."""
+        if self._local is not None:
+            order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths batch best
+            group = max(self.spec.batch_size * 8, 256)
+            ranges = [(b, min(b + group, len(order))) for b in range(0, len(order), group)]
+        else:
+            order = list(range(len(texts)))
+            ranges = remote_batches(texts, self.spec.batch_size, self.spec.max_batch_tokens)
+        for begin, end in ranges:
+            rows = order[begin:end]
+            batch = [texts[i] for i in rows]
+            if self._local is not None:
+                result = self._local.embed(batch, purpose)
+                block, usage.prompt_tokens, usage.truncated = (
+                    result.vectors, usage.prompt_tokens + result.tokens, usage.truncated + result.truncated)
+                usage.requests += 1
+            else:
+                assert self._remote is not None
+                block = _normalise(self._remote.embed(batch, usage))
+            usage.embedded += len(batch)
+            for i, vector in zip(rows, block, strict=True):
+                vectors[keys[i]] = vector
+            if self.cache is not None:
+                self.cache.put_many(self.namespace, ((keys[i], vectors[keys[i]]) for i in rows), self.spec.dimension)
 
-        out = np.zeros((len(texts), self.spec.dimension), dtype=np.float32)
-        for begin in range(0, len(texts), self.spec.batch_size):
-            batch = texts[begin : begin + self.spec.batch_size]
-            try:
-                response = self._client.embeddings.create(model=self.spec.model_name, input=batch)  # type: ignore[union-attr]
-            except openai.OpenAIError as exc:
-                raise EmbeddingError(f"{self.spec.id}: embedding request failed after retries: {exc}") from exc
-            rows = np.asarray([d.embedding for d in sorted(response.data, key=lambda d: d.index)], dtype=np.float32)
-            if rows.shape != (len(batch), self.spec.dimension):
-                raise EmbeddingError(
-                    f"{self.spec.id}: provider returned vectors of shape {rows.shape}, "
-                    f"registry says dimension {self.spec.dimension}"
-                )
-            out[begin : begin + len(batch)] = rows
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.maximum(norms, 1e-12)
+
+def _normalise(rows: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return (rows / np.maximum(norms, 1e-12)).astype(np.float32)

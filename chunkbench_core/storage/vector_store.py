@@ -1,22 +1,43 @@
 """Chunk vectors in Qdrant: one collection per strategy x corpus model (LLD 5.2).
 
-Server mode (``url``) is how users scale out; the embedded default is
-qdrant-client's local mode. A local store is locked by one process at a time, so
-each collection gets its own local folder: partitions running in parallel
-processes never share a lock.
+Two ways to run Qdrant, one API:
+
+- **server** (``url``, from QDRANT_URL, + ``api_key`` from QDRANT_API_KEY): the
+  official ``qdrant-client``; how users scale out.
+- **embedded** (``local_root``, the default under CHUNKBENCH_HOME/qdrant): Qdrant's own
+  Rust engine in-process through ``qdrant-edge-py``, one shard folder per collection.
+  It has real payload indexes, so a filtered query costs well under a millisecond,
+  where qdrant-client's local mode scans in Python (~150 ms at 20k points).
+  ``local_engine="client"`` selects qdrant-client's local mode instead (the same
+  client code as server mode, without a server).
+
+Every collection: cosine distance, dimension from the registry, point id
+uuid5(NAMESPACE_URL, chunk_id), payload = chunk metadata, payload indexes on
+``document`` (keyword) and ``chunk_index`` (integer). Searches are exact (no HNSW
+approximation) so a benchmark measures the chunks and the model, not the index.
+
+A local store is locked by one process at a time, so each collection has its own
+folder: partitions running in parallel processes never share a lock. A process that
+finds a collection locked by another waits (``lock_timeout_seconds``) and then fails
+with the folder's name.
 
 Re-materializing a partition replaces its points exactly: new points are upserted
-under deterministic ids (uuid5 of the chunk id), then every point of the collection
-that is not in the new set is deleted. A run that dies midway leaves the old
-points, and the re-run converges to the new set.
+under deterministic ids, then every point not in the new set is deleted. A run that
+dies midway leaves the old points (plus some new ones); the re-run converges to the
+new set. Nothing is lost, nothing stale survives a finished run.
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import re
+import shutil
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Literal, Sequence
 
 import numpy as np
 
@@ -24,12 +45,29 @@ from chunkbench_core.chunking.base import Chunk
 from chunkbench_core.embedding.registry import sanitize_model_id
 from chunkbench_core.errors import VectorStoreError
 
+log = logging.getLogger("chunkbench")
+
 UPSERT_BATCH = 256
+SCROLL_PAGE = 1024
+COLLECTION_SUFFIX = "_collection"
+INDEXED_FIELDS = {"document": "keyword", "chunk_index": "integer"}
+LocalEngine = Literal["edge", "client"]
+LOCAL_ENGINES: tuple[str, ...] = ("edge", "client")
+_EDGE_CONFIG = "edge_config.json"
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 def collection_name(strategy: str, model_id: str) -> str:
     """``{strategy}__{sanitized model id}_collection`` (LLD 5.2)."""
-    return f"{strategy}__{sanitize_model_id(model_id)}_collection"
+    return f"{strategy}__{sanitize_model_id(model_id)}{COLLECTION_SUFFIX}"
+
+
+def split_collection_name(name: str) -> tuple[str, str] | None:
+    """(strategy, sanitized model id) of a chunkbench collection name, or None for other names."""
+    if not name.endswith(COLLECTION_SUFFIX) or "__" not in name:
+        return None
+    strategy, model = name[: -len(COLLECTION_SUFFIX)].split("__", 1)
+    return (strategy, model) if strategy and model else None
 
 
 def point_id(chunk_id: str) -> str:
@@ -38,7 +76,7 @@ def point_id(chunk_id: str) -> str:
 
 
 def chunk_payload(chunk: Chunk) -> dict[str, Any]:
-    """Chunk metadata stored with the vector (the embedded text itself is not stored)."""
+    """Chunk metadata stored with the vector (``embedded_text`` is not stored, as in the LLD)."""
     return {
         "chunk_id": chunk.chunk_id,
         "document": chunk.document,
@@ -65,22 +103,268 @@ class SearchHit:
         return self.payload["chunk_id"]
 
 
+@dataclass(frozen=True)
+class CollectionInfo:
+    name: str
+    points: int
+    dimension: int | None
+    strategy: str | None
+    model: str | None  # the sanitized model id from the name
+    location: str
+
+
+def _validate_name(collection: str) -> None:
+    if not isinstance(collection, str) or not _NAME.fullmatch(collection):
+        raise VectorStoreError(
+            f"collection name {collection!r}: use letters, digits and . _ - only (it is a folder name in local mode)"
+        )
+
+
+def _is_lock_error(exc: Exception) -> bool:
+    text = str(exc)
+    return "WouldBlock" in text or "already accessed by another instance" in text or "lock" in text.lower()
+
+
+# -- backends ---------------------------------------------------------------------------------------
+class _EdgeCollection:
+    """One collection as a qdrant-edge shard folder."""
+
+    def __init__(self, path: Path, lock_timeout: float) -> None:
+        self.path = path
+        self.lock_timeout = lock_timeout
+        self.shard: Any = None
+
+    @staticmethod
+    def folder_exists(path: Path) -> bool:
+        return (path / _EDGE_CONFIG).is_file()
+
+    @staticmethod
+    def stored_dimension(path: Path) -> int | None:
+        try:
+            config = json.loads((path / _EDGE_CONFIG).read_text(encoding="utf-8"))
+            return int(config["vectors"][""]["size"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def _retry_locked(self, action, what: str):
+        deadline = time.monotonic() + self.lock_timeout
+        delay = 0.05
+        while True:
+            try:
+                return action()
+            except Exception as exc:
+                if not _is_lock_error(exc) or time.monotonic() >= deadline:
+                    hint = ""
+                    if _is_lock_error(exc):
+                        hint = (" another process holds this collection open (a local store is locked by one "
+                                "process at a time); wait for it, or use a Qdrant server (QDRANT_URL)")
+                    message = f"cannot {what} the local Qdrant collection {self.path}: {exc}.{hint}"
+                    raise VectorStoreError(message) from exc
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
+    def open(self, dimension: int | None = None, missing: str = "") -> None:
+        """Open the shard; create it when ``dimension`` is given and it does not exist."""
+        import qdrant_edge as qe
+
+        if self.shard is not None:
+            return
+        if not self.folder_exists(self.path):
+            if (self.path / "meta.json").exists() or (self.path / "collection").exists():
+                raise VectorStoreError(
+                    f"{self.path} holds a collection of qdrant-client's local mode, not the embedded engine; "
+                    "wipe it (chunkbench collections wipe) and re-materialize, or set local_engine='client'"
+                )
+            if dimension is None:
+                raise VectorStoreError(missing or f"collection {self.path.name} does not exist at {self.path.parent}")
+            config = qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=dimension, distance=qe.Distance.Cosine))
+            self.path.mkdir(parents=True, exist_ok=True)
+            self.shard = self._retry_locked(lambda: qe.EdgeShard.create(str(self.path), config), "create")
+            self.shard.update(qe.UpdateOperation.create_field_index("document", qe.PayloadSchemaType.Keyword))
+            self.shard.update(qe.UpdateOperation.create_field_index("chunk_index", qe.PayloadSchemaType.Integer))
+            self.shard.flush()
+            return
+        self.shard = self._retry_locked(lambda: qe.EdgeShard.load(str(self.path)), "open")
+
+    def close(self) -> None:
+        if self.shard is not None:
+            try:
+                self.shard.close()
+            finally:
+                self.shard = None
+
+    def dimension(self) -> int | None:
+        return self.stored_dimension(self.path)
+
+    def upsert(self, ids: Sequence[str], vectors: np.ndarray, payloads: Sequence[dict[str, Any]]) -> None:
+        import qdrant_edge as qe
+
+        points = [qe.Point(ids[i], vectors[i].tolist(), payloads[i]) for i in range(len(ids))]
+        self.shard.update(qe.UpdateOperation.upsert_points(points))
+
+    def delete(self, ids: Sequence[str]) -> None:
+        import qdrant_edge as qe
+
+        self.shard.update(qe.UpdateOperation.delete_points(list(ids)))
+
+    def flush(self) -> None:
+        self.shard.flush()
+
+    def scroll(self, flt: Any, with_payload: bool) -> list[tuple[str, dict[str, Any]]]:
+        import qdrant_edge as qe
+
+        out: list[tuple[str, dict[str, Any]]] = []
+        offset = None
+        while True:
+            points, offset = self.shard.scroll(qe.ScrollRequest(offset=offset, limit=SCROLL_PAGE, filter=flt,
+                                                                with_payload=with_payload, with_vector=False))
+            out.extend((str(p.id), dict(p.payload or {})) for p in points)
+            if offset is None or not points:
+                return out
+
+    def count(self) -> int:
+        import qdrant_edge as qe
+
+        return int(self.shard.count(qe.CountRequest(exact=True)))
+
+    def retrieve(self, ids: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
+        records = self.shard.retrieve(list(ids), with_payload=True, with_vector=False)
+        return [(str(r.id), dict(r.payload or {})) for r in records]
+
+    def search(self, vector: np.ndarray, top_k: int, flt: Any) -> list[tuple[float, dict[str, Any]]]:
+        import qdrant_edge as qe
+
+        hits = self.shard.query(qe.QueryRequest(limit=top_k, query=qe.Query.Nearest(vector.tolist()), filter=flt,
+                                                with_payload=True, params=qe.SearchParams(exact=True)))
+        return [(float(h.score), dict(h.payload or {})) for h in hits]
+
+    @staticmethod
+    def document_filter(document: str, indices: list[int] | None = None) -> Any:
+        import qdrant_edge as qe
+
+        must = [qe.FieldCondition(key="document", match=qe.MatchValue(value=document))]
+        if indices is not None:
+            must.append(qe.FieldCondition(key="chunk_index", match=qe.MatchAny(any=indices)))
+        return qe.Filter(must=must)
+
+
+class _ClientCollection:
+    """One collection through qdrant-client: a server, or qdrant-client's local mode."""
+
+    def __init__(self, client: Any, name: str, server: bool) -> None:
+        self.client = client
+        self.name = name
+        self.server = server
+
+    def exists(self) -> bool:
+        return bool(self.client.collection_exists(self.name))
+
+    def create(self, dimension: int) -> None:
+        from qdrant_client import models
+
+        self.client.create_collection(
+            self.name, vectors_config=models.VectorParams(size=dimension, distance=models.Distance.COSINE)
+        )
+        if self.server:  # qdrant-client's local mode has no payload indexes (it warns)
+            self.client.create_payload_index(self.name, "document", models.PayloadSchemaType.KEYWORD, wait=True)
+            self.client.create_payload_index(self.name, "chunk_index", models.PayloadSchemaType.INTEGER, wait=True)
+
+    def dimension(self) -> int | None:
+        params = self.client.get_collection(self.name).config.params.vectors
+        return int(params.size) if hasattr(params, "size") else None
+
+    def upsert(self, ids: Sequence[str], vectors: np.ndarray, payloads: Sequence[dict[str, Any]]) -> None:
+        from qdrant_client import models
+
+        points = [models.PointStruct(id=ids[i], vector=vectors[i].tolist(), payload=payloads[i])
+                  for i in range(len(ids))]
+        self.client.upsert(self.name, points=points, wait=True)
+
+    def delete(self, ids: Sequence[str]) -> None:
+        from qdrant_client import models
+
+        self.client.delete(self.name, points_selector=models.PointIdsList(points=list(ids)), wait=True)
+
+    def flush(self) -> None:
+        return None
+
+    def scroll(self, flt: Any, with_payload: bool) -> list[tuple[str, dict[str, Any]]]:
+        out: list[tuple[str, dict[str, Any]]] = []
+        offset = None
+        while True:
+            points, offset = self.client.scroll(self.name, scroll_filter=flt, limit=SCROLL_PAGE, offset=offset,
+                                                with_payload=with_payload, with_vectors=False)
+            out.extend((str(p.id), dict(p.payload or {})) for p in points)
+            if offset is None:
+                return out
+
+    def count(self) -> int:
+        return int(self.client.count(self.name, exact=True).count)
+
+    def retrieve(self, ids: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
+        records = self.client.retrieve(self.name, ids=list(ids), with_payload=True, with_vectors=False)
+        return [(str(r.id), dict(r.payload or {})) for r in records]
+
+    def search(self, vector: np.ndarray, top_k: int, flt: Any) -> list[tuple[float, dict[str, Any]]]:
+        from qdrant_client import models
+
+        # a server searches exactly on request; local mode always does (and warns about search_params)
+        params = models.SearchParams(exact=True) if self.server else None
+        response = self.client.query_points(self.name, query=vector.tolist(), limit=top_k, query_filter=flt,
+                                            with_payload=True, search_params=params)
+        return [(float(p.score), dict(p.payload or {})) for p in response.points]
+
+    @staticmethod
+    def document_filter(document: str, indices: list[int] | None = None) -> Any:
+        from qdrant_client import models
+
+        must: list[Any] = [models.FieldCondition(key="document", match=models.MatchValue(value=document))]
+        if indices is not None:
+            must.append(models.FieldCondition(key="chunk_index", match=models.MatchAny(any=indices)))
+        return models.Filter(must=must)
+
+    def close(self) -> None:
+        return None
+
+
+# -- the store ----------------------------------------------------------------------------------------
 class VectorStore:
     """Qdrant access for chunkbench. Use as a context manager so local locks are released."""
 
     def __init__(self, url: str | None = None, api_key: str | None = None, local_root: str | Path | None = None,
-                 timeout: int = 60) -> None:
+                 timeout: int = 60, local_engine: LocalEngine = "edge", lock_timeout_seconds: float = 120.0) -> None:
         if not url and not local_root:
-            raise VectorStoreError("VectorStore needs a Qdrant server url or a local_root folder for local mode")
+            raise VectorStoreError("VectorStore needs a Qdrant server url (QDRANT_URL) or a local_root folder for "
+                                   "the embedded store")
+        if local_engine not in LOCAL_ENGINES:
+            raise VectorStoreError(f"local_engine must be one of {LOCAL_ENGINES}, got {local_engine!r}")
+        if url and not str(url).startswith(("http://", "https://")):
+            raise VectorStoreError(f"QDRANT_URL must start with http:// or https://, got {url!r}")
+        if lock_timeout_seconds < 0:
+            raise VectorStoreError(f"lock_timeout_seconds must be >= 0, got {lock_timeout_seconds}")
         self.url = url or None
         self.api_key = api_key or None
-        self.local_root = Path(local_root) if local_root else None
+        self.local_root = Path(local_root) if local_root and not url else None
         self.timeout = timeout
-        self._clients: dict[str, Any] = {}
+        self.local_engine: LocalEngine = local_engine
+        self.lock_timeout_seconds = lock_timeout_seconds
+        self._server_client: Any = None
+        self._local_clients: dict[str, Any] = {}
+        self._edge: dict[str, _EdgeCollection] = {}
+        self._confirmed: set[str] = set()  # client collections known to exist
+
+    def __repr__(self) -> str:  # the api key never appears
+        where = self.url if self.url else str(self.local_root)
+        return f"VectorStore(mode={self.mode!r}, at={where!r}, api_key={'set' if self.api_key else None})"
 
     @property
     def mode(self) -> str:
         return "server" if self.url else "local"
+
+    @property
+    def engine(self) -> str:
+        """"server", "edge" (embedded Qdrant engine) or "client" (qdrant-client local mode)."""
+        return "server" if self.url else self.local_engine
 
     def __enter__(self) -> "VectorStore":
         return self
@@ -89,117 +373,273 @@ class VectorStore:
         self.close()
 
     def close(self) -> None:
-        for client in self._clients.values():
+        """Release every client and local lock (best effort)."""
+        for edge in self._edge.values():
             try:
-                client.close()
-            except Exception:  # closing is best effort
+                edge.close()
+            except Exception:
                 pass
-        self._clients.clear()
+        self._edge.clear()
+        for client in [*self._local_clients.values(), self._server_client]:
+            if client is not None:
+                try:
+                    client.close()
+                except Exception:
+                    pass
+        self._local_clients.clear()
+        self._server_client = None
 
-    def client(self, collection: str):
-        from qdrant_client import QdrantClient
+    # -- plumbing ------------------------------------------------------------------------------------
+    def _path(self, collection: str) -> Path:
+        assert self.local_root is not None
+        return self.local_root / collection
 
-        key = "server" if self.url else collection
-        if key not in self._clients:
+    def _server(self) -> Any:
+        if self._server_client is None:
+            from qdrant_client import QdrantClient
+
             try:
-                if self.url:
-                    self._clients[key] = QdrantClient(url=self.url, api_key=self.api_key, timeout=self.timeout)
-                else:
-                    assert self.local_root is not None
-                    path = self.local_root / collection
-                    path.mkdir(parents=True, exist_ok=True)
-                    self._clients[key] = QdrantClient(path=str(path))
+                # no background version probe at construction: ping() reports the server's version
+                self._server_client = QdrantClient(url=self.url, api_key=self.api_key, timeout=self.timeout,
+                                                   check_compatibility=False)
             except Exception as exc:
-                where = self.url or str(self.local_root / collection)  # type: ignore[operator]
-                raise VectorStoreError(f"cannot open Qdrant at {where}: {exc}") from exc
-        return self._clients[key]
+                raise VectorStoreError(f"cannot open Qdrant at {self.url}: {exc}") from exc
+        return self._server_client
 
+    def client(self, collection: str) -> Any:
+        """The qdrant-client for ``collection`` (server mode, or local_engine="client")."""
+        if self.url:
+            return self._server()
+        if self.local_engine != "client":
+            raise VectorStoreError("client() is for server mode or local_engine='client'; the embedded engine has none")
+        if collection not in self._local_clients:
+            from qdrant_client import QdrantClient
+
+            path = self._path(collection)
+            path.mkdir(parents=True, exist_ok=True)
+            deadline = time.monotonic() + self.lock_timeout_seconds
+            while True:
+                try:
+                    self._local_clients[collection] = QdrantClient(path=str(path))
+                    break
+                except Exception as exc:
+                    if not _is_lock_error(exc) or time.monotonic() >= deadline:
+                        raise VectorStoreError(f"cannot open the local Qdrant collection {path}: {exc}") from exc
+                    time.sleep(0.2)
+        return self._local_clients[collection]
+
+    def _backend(self, collection: str, dimension: int | None = None, must_exist: bool = True
+                 ) -> _EdgeCollection | _ClientCollection:
+        _validate_name(collection)
+        if self.url or self.local_engine == "client":
+            backend = _ClientCollection(self.client(collection), collection, server=bool(self.url))
+            if must_exist and collection not in self._confirmed:  # one existence round trip per collection
+                if not self._call(collection, "check", backend.exists):
+                    raise VectorStoreError(self._missing(collection))
+                self._confirmed.add(collection)
+            return backend
+        edge = self._edge.get(collection)
+        if edge is None:
+            edge = _EdgeCollection(self._path(collection), self.lock_timeout_seconds)
+            edge.open(dimension, missing=self._missing(collection))
+            self._edge[collection] = edge
+        return edge
+
+    def _missing(self, collection: str) -> str:
+        return (f"collection {collection} does not exist in {self.url or self.local_root}; materialize its "
+                "chunk_collections partition first")
+
+    def _call(self, collection: str, what: str, action: Callable[..., Any], *args: Any) -> Any:
+        """``action(*args)`` with any engine error turned into a VectorStoreError naming the collection."""
+        try:
+            return action(*args)
+        except VectorStoreError:
+            raise
+        except Exception as exc:
+            raise VectorStoreError(f"{what} in {collection} failed ({self.url or self.local_root}): {exc}") from exc
+
+    def _exists(self, collection: str) -> bool:
+        _validate_name(collection)
+        if self.url or self.local_engine == "client":
+            client = self.client(collection)
+            return bool(self._call(collection, "existence check", client.collection_exists, collection))
+        return collection in self._edge or _EdgeCollection.folder_exists(self._path(collection))
+
+    # -- public API ----------------------------------------------------------------------------------
     def ensure_collection(self, collection: str, dimension: int) -> None:
-        from qdrant_client import models
-
-        client = self.client(collection)
-        if client.collection_exists(collection):
-            size = client.get_collection(collection).config.params.vectors.size  # type: ignore[union-attr]
-            if size != dimension:
+        """Create ``collection`` (cosine, ``dimension``, payload indexes) or check the existing one's dimension."""
+        if not isinstance(dimension, int) or isinstance(dimension, bool) or dimension < 1:
+            raise VectorStoreError(f"dimension must be a positive integer, got {dimension!r}")
+        if self._exists(collection):
+            backend = self._backend(collection)
+            size = self._call(collection, "reading the configuration", backend.dimension)
+            if size is not None and size != dimension:
                 raise VectorStoreError(
                     f"collection {collection} holds vectors of dimension {size}, the model has {dimension}; "
                     "wipe the collection (chunkbench collections wipe) or fix the registry entry"
                 )
             return
-        client.create_collection(
-            collection, vectors_config=models.VectorParams(size=dimension, distance=models.Distance.COSINE)
-        )
-        if self.url:  # payload indexes matter on a server; local mode ignores them
-            client.create_payload_index(collection, "document", models.PayloadSchemaType.KEYWORD)
-            client.create_payload_index(collection, "chunk_index", models.PayloadSchemaType.INTEGER)
+        if self.url or self.local_engine == "client":
+            backend = self._backend(collection, must_exist=False)
+            self._call(collection, "creating the collection", backend.create, dimension)
+            return
+        path = self._path(collection)
+        if (path / "meta.json").is_file() and not _EdgeCollection.folder_exists(path):
+            # a collection written by qdrant-client's local mode (chunkbench before the embedded engine):
+            # derived data that this materialization is about to rebuild anyway
+            log.warning("replacing %s (a qdrant-client local-mode collection) with the embedded engine's", path)
+            shutil.rmtree(path)
+        self._backend(collection, dimension=dimension, must_exist=False)
 
     def replace_points(self, collection: str, chunks: Sequence[Chunk], vectors: np.ndarray) -> dict[str, int]:
         """Make the collection hold exactly ``chunks``; returns counts upserted and removed."""
-        from qdrant_client import models
-
+        vectors = np.asarray(vectors, dtype=np.float32)
         if len(chunks) != len(vectors):
             raise VectorStoreError(f"{collection}: {len(chunks)} chunks but {len(vectors)} vectors")
-        client = self.client(collection)
+        backend = self._backend(collection)
         wanted = [point_id(c.chunk_id) for c in chunks]
+        if len(set(wanted)) != len(wanted):
+            raise VectorStoreError(f"{collection}: two chunks share a chunk_id; chunk ids must be unique")
         for begin in range(0, len(chunks), UPSERT_BATCH):
-            client.upsert(
-                collection,
-                points=[
-                    models.PointStruct(id=wanted[i], vector=vectors[i].tolist(), payload=chunk_payload(chunks[i]))
-                    for i in range(begin, min(begin + UPSERT_BATCH, len(chunks)))
-                ],
-                wait=True,
-            )
-        stale = sorted(set(self.point_ids(collection)) - set(wanted))
+            end = min(begin + UPSERT_BATCH, len(chunks))
+            payloads = [chunk_payload(chunks[i]) for i in range(begin, end)]
+            self._call(collection, "upsert", backend.upsert, wanted[begin:end], vectors[begin:end], payloads)
+        keep = set(wanted)
+        stale = sorted(set(self.point_ids(collection)) - keep)
         for begin in range(0, len(stale), UPSERT_BATCH):
-            client.delete(collection, points_selector=models.PointIdsList(points=stale[begin : begin + UPSERT_BATCH]))
+            part = stale[begin : begin + UPSERT_BATCH]
+            self._call(collection, "delete", backend.delete, part)
+        self._call(collection, "flush", backend.flush)
         return {"upserted": len(wanted), "removed": len(stale)}
 
     def point_ids(self, collection: str) -> list[str]:
-        client = self.client(collection)
-        ids: list[str] = []
-        offset = None
-        while True:
-            points, offset = client.scroll(collection, limit=1024, offset=offset, with_payload=False, with_vectors=False)
-            ids.extend(str(p.id) for p in points)
-            if offset is None:
-                return ids
+        backend = self._backend(collection)
+        return [pid for pid, _ in self._call(collection, "scroll", backend.scroll, None, False)]
 
     def count(self, collection: str) -> int:
-        return self.client(collection).count(collection, exact=True).count
+        backend = self._backend(collection)
+        return self._call(collection, "count", backend.count)
 
     def search(self, collection: str, vector: np.ndarray, top_k: int, document: str | None = None) -> list[SearchHit]:
-        from qdrant_client import models
-
-        query_filter = None
-        if document is not None:
-            query_filter = models.Filter(
-                must=[models.FieldCondition(key="document", match=models.MatchValue(value=document))]
-            )
-        try:
-            response = self.client(collection).query_points(
-                collection, query=vector.tolist(), limit=top_k, query_filter=query_filter, with_payload=True
-            )
-        except Exception as exc:
-            raise VectorStoreError(f"search in {collection} failed: {exc}") from exc
-        return [SearchHit(rank=i + 1, score=float(p.score), payload=dict(p.payload or {}))
-                for i, p in enumerate(response.points)]
+        """The ``top_k`` nearest chunks by cosine (exact), optionally only those of ``document``."""
+        if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
+            raise VectorStoreError(f"top_k must be a positive integer, got {top_k!r}")
+        backend = self._backend(collection)
+        flt = backend.document_filter(document) if document is not None else None
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        hits = self._call(collection, "search", backend.search, query, top_k, flt)
+        return [SearchHit(rank=i + 1, score=score, payload=payload) for i, (score, payload) in enumerate(hits)]
 
     def fetch_by_indices(self, collection: str, document: str, indices: Iterable[int]) -> list[dict[str, Any]]:
-        """Payloads of the chunks of ``document`` with the given chunk_index values (neighbor fetch)."""
-        from qdrant_client import models
-
-        wanted = sorted(set(int(i) for i in indices if i >= 0))
+        """Payloads of the chunks of ``document`` with the given chunk_index values (neighbor fetch), in order."""
+        wanted = sorted(set(int(i) for i in indices if int(i) >= 0))
         if not wanted:
             return []
-        points, _ = self.client(collection).scroll(
-            collection,
-            scroll_filter=models.Filter(must=[
-                models.FieldCondition(key="document", match=models.MatchValue(value=document)),
-                models.FieldCondition(key="chunk_index", match=models.MatchAny(any=wanted)),
-            ]),
-            limit=len(wanted),
-            with_payload=True,
-            with_vectors=False,
+        backend = self._backend(collection)
+        flt = backend.document_filter(document, wanted)
+        rows = self._call(collection, "neighbor fetch", backend.scroll, flt, True)
+        return sorted((payload for _, payload in rows), key=lambda p: p["chunk_index"])
+
+    def fetch_by_chunk_ids(self, collection: str, chunk_ids: Iterable[str]) -> list[dict[str, Any]]:
+        """Payloads of the given chunk ids (e.g. the parents of semantic_parent_child hits), in the order
+        given; ids that are not stored are left out."""
+        wanted = list(dict.fromkeys(chunk_ids))
+        if not wanted:
+            return []
+        backend = self._backend(collection)
+        by_point: dict[str, dict[str, Any]] = {}
+        for begin in range(0, len(wanted), SCROLL_PAGE):
+            part = [point_id(c) for c in wanted[begin : begin + SCROLL_PAGE]]
+            by_point.update(self._call(collection, "fetch by chunk id", backend.retrieve, part))
+        return [by_point[point_id(c)] for c in wanted if point_id(c) in by_point]
+
+    def document_chunks(self, collection: str, document: str, limit: int | None = None) -> list[dict[str, Any]]:
+        """Every stored chunk payload of ``document`` in chunk_index order (chunk preview)."""
+        backend = self._backend(collection)
+        rows = self._call(collection, "preview", backend.scroll, backend.document_filter(document), True)
+        ordered = sorted((payload for _, payload in rows), key=lambda p: p["chunk_index"])
+        return ordered[:limit] if limit is not None else ordered
+
+    def list_collections(self) -> list[str]:
+        """Names of the collections in this store, sorted."""
+        if self.url:
+            client = self._server()
+            response = self._call("the server", "listing collections", client.get_collections)
+            return sorted(c.name for c in response.collections)
+        assert self.local_root is not None
+        if not self.local_root.is_dir():
+            return []
+        return sorted(p.name for p in self.local_root.iterdir() if p.is_dir() and _NAME.fullmatch(p.name))
+
+    def collection_info(self, collection: str) -> CollectionInfo:
+        backend = self._backend(collection)
+        parts = split_collection_name(collection)
+        location = self.url or str(self._path(collection))
+        return CollectionInfo(
+            name=collection,
+            points=self._call(collection, "count", backend.count),
+            dimension=self._call(collection, "reading the configuration", backend.dimension),
+            strategy=parts[0] if parts else None,
+            model=parts[1] if parts else None,
+            location=location,
         )
-        return sorted((dict(p.payload or {}) for p in points), key=lambda p: p["chunk_index"])
+
+    def wipe_points(self, collection: str) -> int:
+        """Delete every point of ``collection`` (it stays, empty); returns how many were removed."""
+        ids = self.point_ids(collection)
+        backend = self._backend(collection)
+        for begin in range(0, len(ids), UPSERT_BATCH):
+            part = ids[begin : begin + UPSERT_BATCH]
+            self._call(collection, "delete", backend.delete, part)
+        self._call(collection, "flush", backend.flush)
+        return len(ids)
+
+    def delete_collection(self, collection: str) -> bool:
+        """Remove ``collection`` entirely; False when it did not exist."""
+        _validate_name(collection)
+        self._confirmed.discard(collection)
+        if self.url:
+            client = self._server()
+            return bool(self._call(collection, "delete collection", client.delete_collection, collection))
+        path = self._path(collection)
+        edge = self._edge.pop(collection, None)
+        if edge is not None:
+            edge.close()
+        client = self._local_clients.pop(collection, None)
+        if client is not None:
+            client.close()
+        if not path.exists():
+            return False
+        if self.local_engine == "edge" and _EdgeCollection.folder_exists(path):
+            # take the shard's lock first: never delete a collection another process is writing
+            probe = _EdgeCollection(path, self.lock_timeout_seconds)
+            probe.open()
+            probe.close()
+        shutil.rmtree(path)
+        return True
+
+    def ping(self) -> str:
+        """A short description of the store when it answers; raises VectorStoreError otherwise."""
+        if self.url:
+            names = self.list_collections()
+            client = self._server()
+            try:
+                version = client.info().version
+            except Exception:  # older servers have no version endpoint; the listing answered
+                version = "unknown"
+            return f"Qdrant server {version} at {self.url}: {len(names)} collection(s)"
+        assert self.local_root is not None
+        if self.local_engine == "edge":
+            try:
+                import qdrant_edge  # noqa: F401
+            except ImportError as exc:
+                raise VectorStoreError("the embedded Qdrant engine needs the PyPI package qdrant-edge-py") from exc
+        self.local_root.mkdir(parents=True, exist_ok=True)
+        probe = self.local_root / ".write-test"
+        try:
+            probe.write_text("ok", encoding="utf-8")
+            probe.unlink()
+        except OSError as exc:
+            raise VectorStoreError(f"the local Qdrant folder {self.local_root} is not writable: {exc}") from exc
+        count = len(self.list_collections())
+        return f"embedded Qdrant ({self.local_engine}) at {self.local_root}: {count} collection(s)"

@@ -1,0 +1,132 @@
+"""What ``chunkbench models`` and the provider part of ``chunkbench health`` print.
+
+Plain functions over the registry and ProviderSettings; the CLI formats nothing
+beyond ``json.dumps`` of what these return.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from chunkbench_core.errors import ChunkbenchError
+
+from .providers import ProviderSettings, availability
+from .registry import ModelRegistry, model_registry
+from .thresholds import semantic_threshold_overrides
+
+
+@dataclass(frozen=True)
+class HealthCheck:
+    component: str  # e.g. "qdrant", "duckdb", "provider:local:minilm_onnx", "provider:openai"
+    ok: bool
+    detail: str
+    milliseconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def models_report(settings: ProviderSettings, registry: ModelRegistry | None = None,
+                  home: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
+    """One row per registered model: id, provider, dimension, available, reason, and the rest of its entry."""
+    registry = registry if registry is not None else model_registry()
+    overrides = semantic_threshold_overrides(home)
+    rows = []
+    for spec in registry.values():
+        ok, reason = availability(spec, settings)
+        rows.append({
+            "id": spec.id,
+            "provider": spec.provider,
+            "dimension": spec.dimension,
+            "available": ok,
+            "reason": reason,
+            "model_name": spec.model_name,
+            "engine": spec.engine or None,
+            "max_input_tokens": spec.max_input_tokens,
+            "document_prefix": spec.document_prefix,
+            "query_prefix": spec.query_prefix,
+            "batch_size": spec.batch_size,
+            "semantic_threshold": overrides.get(spec.id, spec.default_semantic_threshold),
+            "default_semantic_threshold": spec.default_semantic_threshold,
+            "default_corpus_model": spec.id == registry.default_corpus_model,
+            "default_boundary_model": spec.id == registry.default_boundary_model,
+            "source": spec.source,
+        })
+    return rows
+
+
+def models_jsonl(settings: ProviderSettings, registry: ModelRegistry | None = None,
+                 home: str | os.PathLike[str] | None = None) -> str:
+    """``models_report`` as JSON lines (what ``chunkbench models`` prints)."""
+    return "\n".join(json.dumps(row, ensure_ascii=False) for row in models_report(settings, registry, home))
+
+
+def _timed(component: str, probe) -> HealthCheck:
+    started = time.perf_counter()
+    try:
+        detail = probe()
+        ok = True
+    except ChunkbenchError as exc:
+        ok, detail = False, str(exc)
+    except Exception as exc:  # a health check reports every failure, it never raises
+        ok, detail = False, f"{type(exc).__name__}: {exc}"
+    return HealthCheck(component, ok, detail, round((time.perf_counter() - started) * 1000, 1))
+
+
+def provider_checks(settings: ProviderSettings, registry: ModelRegistry | None = None, probe: bool = True,
+                    timeout_seconds: float = 10.0) -> list[HealthCheck]:
+    """One check per configured provider: each local engine in use, OpenAI, each OpenAI-compatible server.
+
+    With ``probe`` a local engine embeds one word and a remote endpoint is asked for its
+    model list (no tokens spent); without it only the configuration is checked.
+    Providers nobody configured are reported as not configured (ok=False, with the reason).
+    """
+    registry = registry if registry is not None else model_registry()
+    checks: list[HealthCheck] = []
+    engines: dict[str, Any] = {}
+    remote: dict[tuple[str, str | None], Any] = {}
+    for spec in registry.values():
+        if spec.provider == "local":
+            engines.setdefault(spec.engine, spec)
+        elif spec.provider == "openai":
+            remote.setdefault(("openai", settings.openai_base_url), spec)
+        else:
+            remote.setdefault(("openai_compatible", settings.compatible_url_for(spec)), spec)
+    for engine, spec in engines.items():
+        def check_local(spec=spec, engine=engine) -> str:
+            ok, reason = availability(spec, settings)
+            if not ok:
+                raise ChunkbenchError(reason)
+            if probe:
+                from .local import LocalEngine
+
+                result = LocalEngine(spec).embed(spec.apply_prefix(["health check"], "query"), "query")
+                return f"{engine} embeds ({result.vectors.shape[1]} dimensions), used by {spec.id}"
+            return reason
+        checks.append(_timed(f"provider:local:{engine}", check_local))
+    for (provider, url), spec in remote.items():
+        def check_remote(spec=spec, provider=provider, url=url) -> str:
+            ok, reason = availability(spec, settings)
+            if not ok:
+                raise ChunkbenchError(reason)
+            if not probe:
+                return reason
+            import openai
+
+            key = settings.openai_api_key if provider == "openai" else (settings.compatible_api_key or "not-needed")
+            client = openai.OpenAI(api_key=key, base_url=url, max_retries=0, timeout=timeout_seconds)
+            try:
+                names = [m.id for m in client.models.list()]
+            except openai.OpenAIError as exc:
+                raise ChunkbenchError(f"{url or 'the OpenAI API'} did not answer: {type(exc).__name__}: {exc}") from exc
+            finally:
+                client.close()
+            served = "serves" if spec.model_name in names else "does not list"
+            return f"{url or 'the OpenAI API'} answers; it {served} {spec.model_name} ({len(names)} model(s))"
+        checks.append(_timed(f"provider:{provider}" + (f":{url}" if provider == "openai_compatible" and url else ""),
+                             check_remote))
+    return checks

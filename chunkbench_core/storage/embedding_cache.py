@@ -1,0 +1,221 @@
+"""Content-addressed embedding cache: (model namespace, sha256 of the prefix-applied text) -> vector.
+
+Identical texts across strategies, sweeps and re-runs are embedded once. The cache is
+one SQLite file under CHUNKBENCH_HOME (``embedding_cache.sqlite``) in WAL mode: any
+number of processes (parallel partition runs) read and write it at once; each write
+is one short transaction, so a run that dies keeps every batch it finished. No
+connection is shared between processes (one per process, opened on first use).
+
+The namespace is the model id plus a fingerprint of what produces its vectors
+(provider, model name, dimension, engine package versions): editing a registry entry
+or upgrading an engine never serves old vectors.
+
+SQLite's WAL needs a local filesystem (not NFS/SMB) for its shared-memory index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from chunkbench_core.errors import ChunkbenchError
+
+CACHE_FILE = "embedding_cache.sqlite"
+_QUERY_CHUNK = 500
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS vectors (
+    namespace TEXT NOT NULL,
+    text_sha256 TEXT NOT NULL,
+    dimension INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (namespace, text_sha256)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS namespaces (
+    namespace TEXT PRIMARY KEY,
+    model_id TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+"""
+
+
+class EmbeddingCacheError(ChunkbenchError):
+    """The embedding cache file could not be opened, read or written."""
+
+
+def text_key(text: str) -> str:
+    """sha256 hex digest of the UTF-8 text (the text as the model sees it, prefix included)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class NamespaceStats:
+    namespace: str
+    model_id: str
+    vectors: int
+    bytes: int
+
+
+class EmbeddingCache:
+    """A process-safe vector cache in one SQLite file. Use one instance per process."""
+
+    def __init__(self, path: str | os.PathLike[str], busy_timeout_seconds: float = 120.0) -> None:
+        self.path = Path(path)
+        if self.path.is_dir():
+            self.path = self.path / CACHE_FILE
+        if busy_timeout_seconds <= 0:
+            raise ValueError(f"busy_timeout_seconds must be > 0, got {busy_timeout_seconds}")
+        self.busy_timeout_seconds = busy_timeout_seconds
+        self._con: sqlite3.Connection | None = None
+        self._pid: int | None = None
+        self._lock = threading.Lock()
+        self._registered: set[str] = set()
+
+    def __repr__(self) -> str:
+        return f"EmbeddingCache({str(self.path)!r})"
+
+    def __enter__(self) -> "EmbeddingCache":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._con is not None and self._pid == os.getpid():
+                self._con.close()
+            self._con = None
+            self._registered.clear()
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._con is not None and self._pid == os.getpid():
+            return self._con
+        try:  # a connection inherited through fork is never used: open our own
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            con = sqlite3.connect(str(self.path), timeout=self.busy_timeout_seconds, isolation_level=None,
+                                  check_same_thread=False)
+            con.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_seconds * 1000)}")
+            mode = con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise EmbeddingCacheError(f"{self.path}: SQLite could not switch to WAL mode (got {mode}); "
+                                          "put CHUNKBENCH_HOME on a local filesystem")
+            con.execute("PRAGMA synchronous = NORMAL")
+            con.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise EmbeddingCacheError(f"cannot open the embedding cache {self.path}: {exc}") from exc
+        self._con, self._pid = con, os.getpid()
+        self._registered.clear()
+        return con
+
+    def register(self, namespace: str, model_id: str, fingerprint: str) -> None:
+        """Record what a namespace is (for ``stats`` and humans reading the file)."""
+        with self._lock:
+            if namespace in self._registered:
+                return
+            try:
+                self._connection().execute(
+                    "INSERT OR IGNORE INTO namespaces VALUES (?, ?, ?, ?)",
+                    (namespace, model_id, fingerprint, time.time()),
+                )
+            except sqlite3.Error as exc:
+                raise EmbeddingCacheError(f"embedding cache {self.path}: {exc}") from exc
+            self._registered.add(namespace)
+
+    def get_many(self, namespace: str, keys: Sequence[str], dimension: int) -> dict[str, np.ndarray]:
+        """The cached vectors of ``keys`` (text digests) that exist, as float32 rows."""
+        found: dict[str, np.ndarray] = {}
+        unique = list(dict.fromkeys(keys))
+        with self._lock:
+            try:
+                con = self._connection()
+                for begin in range(0, len(unique), _QUERY_CHUNK):
+                    part = unique[begin : begin + _QUERY_CHUNK]
+                    marks = ",".join("?" * len(part))
+                    rows = con.execute(
+                        "SELECT text_sha256, dimension, vector FROM vectors "
+                        f"WHERE namespace = ? AND text_sha256 IN ({marks})",
+                        (namespace, *part),
+                    ).fetchall()
+                    for key, dim, blob in rows:
+                        if dim == dimension and len(blob) == 4 * dimension:
+                            found[key] = np.frombuffer(blob, dtype=np.float32).copy()
+            except sqlite3.Error as exc:
+                raise EmbeddingCacheError(f"embedding cache {self.path}: reading failed: {exc}") from exc
+        return found
+
+    def put_many(self, namespace: str, items: Iterable[tuple[str, np.ndarray]], dimension: int) -> int:
+        """Store vectors under their text digests in one transaction; returns how many were given."""
+        now = time.time()
+        rows = []
+        for key, vector in items:
+            array = np.ascontiguousarray(vector, dtype=np.float32)
+            if array.shape != (dimension,):
+                raise EmbeddingCacheError(f"embedding cache: vector of shape {array.shape}, expected ({dimension},)")
+            rows.append((namespace, key, dimension, array.tobytes(), now))
+        if not rows:
+            return 0
+        with self._lock:
+            con = self._connection()
+            try:
+                con.execute("BEGIN IMMEDIATE")
+                con.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?)", rows)
+                con.execute("COMMIT")
+            except sqlite3.Error as exc:
+                try:
+                    con.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+                raise EmbeddingCacheError(f"embedding cache {self.path}: writing failed: {exc}") from exc
+        return len(rows)
+
+    def stats(self) -> list[NamespaceStats]:
+        """Vectors and bytes per namespace."""
+        with self._lock:
+            try:
+                rows = self._connection().execute(
+                    "SELECT v.namespace, coalesce(n.model_id, ''), count(*), sum(length(v.vector)) "
+                    "FROM vectors v LEFT JOIN namespaces n USING (namespace) GROUP BY 1, 2 ORDER BY 1"
+                ).fetchall()
+            except sqlite3.Error as exc:
+                raise EmbeddingCacheError(f"embedding cache {self.path}: {exc}") from exc
+        return [NamespaceStats(ns, model, int(n), int(size or 0)) for ns, model, n, size in rows]
+
+    def clear(self, model_id: str | None = None) -> int:
+        """Delete the vectors of one model id (every namespace of it), or all; returns rows deleted."""
+        with self._lock:
+            con = self._connection()
+            try:
+                con.execute("BEGIN IMMEDIATE")
+                if model_id is None:
+                    deleted = con.execute("DELETE FROM vectors").rowcount
+                    con.execute("DELETE FROM namespaces")
+                else:
+                    prefix = f"{model_id}@"
+                    deleted = con.execute("DELETE FROM vectors WHERE substr(namespace, 1, ?) = ?",
+                                          (len(prefix), prefix)).rowcount
+                    con.execute("DELETE FROM namespaces WHERE model_id = ?", (model_id,))
+                con.execute("COMMIT")
+            except sqlite3.Error as exc:
+                try:
+                    con.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+                raise EmbeddingCacheError(f"embedding cache {self.path}: clearing failed: {exc}") from exc
+            self._registered.clear()
+        return int(deleted)
+
+
+def default_cache_path(home: str | os.PathLike[str] | None = None) -> Path:
+    """``CHUNKBENCH_HOME/embedding_cache.sqlite``."""
+    from chunkbench_core import settings
+
+    return settings.home_dir(home) / CACHE_FILE
