@@ -222,6 +222,7 @@ class CollectionSummary:
     params: dict[str, Any]
     point_count: int = 0
     n_retrieved: int = 0
+    cache_hit_rate: float = 0.0
     check: ChunkCheckReport | None = None
     boundary_model: str | None = None
 
@@ -267,6 +268,11 @@ def build_chunk_collection(
     retrieved = [c for c in chunks if c.is_retrieved]
     name = partition_collection(strategy, spec.id, variant)
     vectors = embedder.embed([c.text_to_embed for c in retrieved], "document")
+    usage = [{**embedder.last_usage.as_row(), "stage": "chunks"}]
+    if boundary is not None:
+        usage.append({**boundary.usage.as_row(), "stage": "boundary"})
+    results.write("embedding_usage", f"{partition_rows_key(strategy, spec.id, variant)}__chunks",
+                  [{**u, "strategy": strategy, "corpus_model": spec.id, "recorded_at": now()} for u in usage])
     store.ensure_collection(name, spec.dimension)
     counts = store.replace_points(name, retrieved, vectors)
     stamp = now()
@@ -299,9 +305,11 @@ def build_chunk_collection(
         }
         for c in chunks
     ])
-    return CollectionSummary(name, len(documents), len(chunks), counts["upserted"], counts["removed"],
-                             [c.token_count for c in chunks], chunker_params, store.count(name), len(retrieved),
-                             report, boundary.spec.id if boundary else None)
+    return CollectionSummary(
+        collection=name, n_documents=len(documents), n_chunks=len(chunks), upserted=counts["upserted"],
+        removed=counts["removed"], token_counts=[c.token_count for c in chunks], params=chunker_params,
+        point_count=store.count(name), n_retrieved=len(retrieved), cache_hit_rate=embedder.last_usage.hit_rate,
+        check=report, boundary_model=boundary.spec.id if boundary else None)
 
 
 # -- experiments --------------------------------------------------------------------------------

@@ -96,6 +96,74 @@ def command_chunk(args: argparse.Namespace) -> int:
     return 0
 
 
+def _resources():
+    """The same resources the Dagster definitions use (secrets from the environment)."""
+    from chunkbench_pipelines.definitions import build_resources
+
+    return build_resources(resolve=True)
+
+
+def command_models(args: argparse.Namespace) -> int:
+    from chunkbench_core.embedding.admin import models_jsonl
+
+    print(models_jsonl(_resources()["embeddings"].provider_settings(), home=settings.home_dir()))
+    return 0
+
+
+def command_health(args: argparse.Namespace) -> int:
+    from chunkbench_core.storage.operations import health
+
+    resources = _resources()
+    with resources["qdrant"].open() as store:
+        checks = health(store, resources["duckdb"].results().database_path,
+                        resources["embeddings"].provider_settings(), probe_providers=not args.no_probe)
+    for check in checks:
+        print(json.dumps(check.as_dict(), ensure_ascii=False))
+    return 0 if all(c.ok for c in checks) else 1
+
+
+def command_collections(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from chunkbench_core.errors import ChunkbenchError
+    from chunkbench_core.storage.operations import list_collections, preview_chunks, wipe_collections
+
+    try:
+        with _resources()["qdrant"].open() as store:
+            if args.action == "list":
+                for info in list_collections(store):
+                    print(json.dumps(asdict(info), ensure_ascii=False))
+            elif args.action == "wipe":
+                print(json.dumps(wipe_collections(store, args.names or None, keep_collection=args.points_only)))
+            else:
+                if not (args.strategy and args.model and args.document):
+                    print("error: preview needs --strategy, --model and --document", file=sys.stderr)
+                    return 2
+                print(json.dumps(preview_chunks(store, args.strategy, args.model, args.document, args.limit),
+                                 ensure_ascii=False, indent=2))
+    except ChunkbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def command_thresholds(args: argparse.Namespace) -> int:
+    from chunkbench_core.embedding import clear_semantic_threshold, semantic_threshold_overrides, set_semantic_threshold
+    from chunkbench_core.errors import ChunkbenchError
+
+    home = settings.home_dir()
+    try:
+        if args.action == "set":
+            set_semantic_threshold(args.model, args.value, home)
+        elif args.action == "clear":
+            clear_semantic_threshold(args.model, home)
+    except ChunkbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(semantic_threshold_overrides(home), sort_keys=True))
+    return 0
+
+
 def command_init(args: argparse.Namespace) -> int:
     home = settings.home_dir()
     home.mkdir(parents=True, exist_ok=True)
@@ -119,6 +187,25 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--chunk-size", type=int, default=512)
     c.add_argument("--chunk-overlap", type=int, default=50)
     c.set_defaults(func=command_chunk)
+    m = sub.add_parser("models", help="the embedding model registry as JSON lines (id, provider, available, reason)")
+    m.set_defaults(func=command_models)
+    h = sub.add_parser("health", help="check Qdrant, DuckDB and each configured embedding provider")
+    h.add_argument("--no-probe", action="store_true", help="do not call remote providers")
+    h.set_defaults(func=command_health)
+    col = sub.add_parser("collections", help="list or wipe Qdrant collections, preview a document's chunks")
+    col.add_argument("action", choices=["list", "wipe", "preview"])
+    col.add_argument("names", nargs="*", help="wipe: collection names (default: every chunkbench collection)")
+    col.add_argument("--points-only", action="store_true", help="wipe: keep the collections, remove their points")
+    col.add_argument("--strategy")
+    col.add_argument("--model")
+    col.add_argument("--document")
+    col.add_argument("--limit", type=int)
+    col.set_defaults(func=command_collections)
+    t = sub.add_parser("thresholds", help="persisted per-model semantic threshold overrides")
+    t.add_argument("action", choices=["list", "set", "clear"])
+    t.add_argument("model", nargs="?")
+    t.add_argument("value", nargs="?", type=float)
+    t.set_defaults(func=command_thresholds)
     i = sub.add_parser("init", help="create CHUNKBENCH_HOME and print the DAGSTER_HOME chunkbench uses")
     i.set_defaults(func=command_init)
     return parser

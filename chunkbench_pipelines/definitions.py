@@ -13,12 +13,20 @@ from .sensors import ALL_SENSORS
 from .resources import DuckDBResource, EmbeddingResource, QdrantResource, WorkspaceResource
 
 
-def _env(name: str) -> EnvVar | None:
-    """An EnvVar for ``name`` when the variable is set (resolved by Dagster at run time), else None."""
-    return EnvVar(name) if os.environ.get(name) else None
+def build_resources(resolve: bool = False) -> dict[str, object]:
+    """The resources, configured from environment variables.
 
+    For Dagster (``resolve=False``) each set variable becomes an ``EnvVar``, resolved by Dagster
+    at run time and shown by name only; the command line outside Dagster (``resolve=True``)
+    reads the values directly.
+    """
 
-def build_resources() -> dict[str, object]:
+    def _env(name: str):
+        value = os.environ.get(name)
+        if not value:
+            return None
+        return value if resolve else EnvVar(name)
+
     return {
         "workspace": WorkspaceResource(home=_env("CHUNKBENCH_HOME"), corpus=_env("CHUNKBENCH_CORPUS"),
                                        questions=_env("CHUNKBENCH_QUESTIONS"), results=_env("CHUNKBENCH_RESULTS_DIR")),

@@ -61,11 +61,14 @@ class QdrantResource(ConfigurableResource):
     url: Optional[str] = None
     api_key: Optional[str] = None
     local_path: Optional[str] = None  # default: CHUNKBENCH_HOME/qdrant
+    local_engine: str = "edge"  # embedded engine: "edge" (qdrant-edge-py) or "client" (qdrant-client local mode)
+    lock_timeout_seconds: float = 120.0  # wait this long for a collection another process holds
 
     @contextmanager
     def open(self) -> Iterator[VectorStore]:
         local = Path(self.local_path) if self.local_path else settings.home_dir() / "qdrant"
-        store = VectorStore(url=self.url, api_key=self.api_key, local_root=None if self.url else local)
+        store = VectorStore(url=self.url, api_key=self.api_key, local_root=None if self.url else local,
+                            local_engine=self.local_engine, lock_timeout_seconds=self.lock_timeout_seconds)
         try:
             yield store
         finally:
@@ -95,8 +98,13 @@ class EmbeddingResource(ConfigurableResource):
         return availability(self.spec(model_id), self.provider_settings())
 
     def embedder(self, model_id: str) -> Embedder:
-        """The model's embedder; raises EmbeddingError with the reason when it is unavailable."""
-        return Embedder(self.spec(model_id), self.provider_settings())
+        """The model's embedder, with the content-addressed cache under CHUNKBENCH_HOME.
+
+        Raises EmbeddingError with the reason when the model is unavailable (never falls back).
+        """
+        from chunkbench_core.storage.embedding_cache import EmbeddingCache, default_cache_path
+
+        return Embedder(self.spec(model_id), self.provider_settings(), cache=EmbeddingCache(default_cache_path()))
 
     def boundary(self, strategy: str, explicit: Optional[str], home: Path) -> tuple[Optional[Embedder], Optional[float]]:
         """The boundary embedder and its threshold in force, for strategies that cut semantically."""

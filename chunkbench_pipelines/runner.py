@@ -32,7 +32,7 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
 
     instance = instance or DagsterInstance.get()
     resources = build_resources()
-    embeddings = resources["embeddings"]
+    embeddings = build_resources(resolve=True)["embeddings"]  # availability is decided outside a run
     failures: list[str] = []
 
     def step(selection: list[str], key=None, label: str = "") -> bool:

@@ -2,26 +2,79 @@
 
 The pipeline calls ``resolve_questions`` (locate every reference in the parsed
 documents), then ``run_retrieval`` (embed the questions with the corpus model's query
-prefix, search the partition's collection) and ``aggregate``.
+prefix, search the partition's collection, expand - :mod:`.retrieval` - and score),
+optionally ``llm.run_llm_evaluation`` (answer + judge), then ``aggregate``.
+
+Scores per question (``QuestionOutcome.scores`` before expansion,
+``scores_expanded`` on the context after neighbor expansion / parent context):
+
+- character metrics of :mod:`.metrics`: ``recall``, ``precision``, ``iou``; and
+  ``precision_omega`` (a property of the chunking, the same before and after);
+- ranking metrics of :mod:`.ranking` (ir-measures): ``hit`` (Success@k),
+  ``reciprocal_rank`` (RR@k), ``ndcg`` (nDCG@k). Before expansion k = top_k over the
+  hits in rank order; after expansion the ranking is :func:`.retrieval.ranking_order`
+  (each hit followed by its neighbors, nearest first) and k is its length.
+
+``precision_omega`` and ``ndcg`` need the collection's chunk list (``chunks=``); without
+it they are NaN. Column names are fixed (the cutoff is the run's ``top_k``);
+``ranking.canonical_name`` gives the ir-measures name (``nDCG@5``) for display.
+Everything here is deterministic: the same inputs give the same evidence metrics.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from chunkbench_core.embedding.providers import Embedder
-from chunkbench_core.errors import QuestionSetError
+from chunkbench_core.errors import ChunkbenchError, QuestionSetError
 from chunkbench_core.storage.vector_store import VectorStore
 
-from . import metrics
+from . import metrics, ranking
+from .llm import JUDGE_SCORES, LLM_COLUMNS, LLMResult, judged_values
 from .questions import Question, QuestionSet, Span, locate_reference
+from .retrieval import (
+    PARENT_CHILD_STRATEGIES,
+    ExpansionNode,
+    ExpansionSettings,
+    RetrievedChunk,
+    apply_neighbor_expansion,
+    attach_parents,
+    ranking_order,
+)
+from .statistics import (
+    DEFAULT_BOOTSTRAP_RESAMPLES,
+    DEFAULT_CONFIDENCE,
+    DEFAULT_SEED,
+    bootstrap_ci,
+    mean,
+)
 
 DEFAULT_TOP_K = 5
+
+__all__ = [
+    "DEFAULT_TOP_K",
+    "CollectionChunk",
+    "ExpansionSettings",
+    "QuestionOutcome",
+    "ResolvedQuestion",
+    "RetrievedChunk",
+    "aggregate",
+    "build_provenance",
+    "collection_chunks",
+    "outcome_row",
+    "resolve_questions",
+    "run_retrieval",
+    "score_question",
+    "split_chunk_rows",
+]
 
 
 @dataclass
@@ -30,28 +83,70 @@ class ResolvedQuestion:
     question: Question
     references: list[Span]
 
+    @property
+    def key(self) -> str:
+        return f"{self.question_set}\x1f{self.question.id}"
 
-@dataclass
-class RetrievedChunk:
-    rank: int
+
+@dataclass(frozen=True)
+class CollectionChunk:
+    """A chunk of the collection as the evaluation needs it: id and span."""
+
     chunk_id: str
     document: str
     start: int
     end: int
-    score: float | None
 
     @property
     def span(self) -> Span:
         return Span(self.document, self.start, self.end)
 
 
+def collection_chunks(items: Iterable[Any]) -> dict[str, list[CollectionChunk]]:
+    """Document -> chunks of the collection, from Chunk objects or ``chunks`` table rows.
+
+    Accepts objects with ``chunk_id, document, start, end`` attributes (chunking.Chunk)
+    or mappings with ``chunk_id, document`` and ``start``/``end`` or
+    ``start_offset``/``end_offset`` (rows of the results ``chunks`` table).
+    """
+    out: dict[str, list[CollectionChunk]] = {}
+    for item in items:
+        if isinstance(item, Mapping):
+            start = item["start"] if "start" in item else item["start_offset"]
+            end = item["end"] if "end" in item else item["end_offset"]
+            chunk = CollectionChunk(str(item["chunk_id"]), str(item["document"]), int(start), int(end))
+        else:
+            chunk = CollectionChunk(item.chunk_id, item.document, int(item.start), int(item.end))
+        out.setdefault(chunk.document, []).append(chunk)
+    return out
+
+
+def split_chunk_rows(
+    rows: Iterable[Mapping[str, Any]],
+) -> tuple[dict[str, list[CollectionChunk]], dict[str, Mapping[str, Any]]]:
+    """Rows of the results ``chunks`` table of one partition -> (collection chunks, parents by chunk id).
+
+    Rows with ``role == "parent"`` (semantic_parent_child: stored, not embedded, never
+    retrieved) are the parents; every other row is a retrievable chunk.
+    """
+    rows = list(rows)
+    retrievable = [r for r in rows if r.get("role") != "parent"]
+    parents = {str(r["chunk_id"]): r for r in rows if r.get("role") == "parent"}
+    return collection_chunks(retrievable), parents
+
+
 @dataclass
 class QuestionOutcome:
     resolved: ResolvedQuestion
-    retrieved: list[RetrievedChunk] = field(default_factory=list)
-    scores: dict[str, float] = field(default_factory=dict)
-    retrieval_ms: float = 0.0
+    retrieved: list[RetrievedChunk] = field(default_factory=list)  # hits, rank order (before expansion)
+    scores: dict[str, float] = field(default_factory=dict)  # before expansion
+    retrieval_ms: float = 0.0  # embed + search + expand
     error: str | None = None
+    expanded: list[RetrievedChunk] = field(default_factory=list)  # the context: hits + neighbors/parents
+    expansion_tree: list[ExpansionNode] = field(default_factory=list)
+    scores_expanded: dict[str, float] = field(default_factory=dict)
+    latency_ms: dict[str, float] = field(default_factory=dict)  # embed, search, expand (+ generate, judge)
+    llm: LLMResult | None = None
 
 
 def resolve_questions(
@@ -84,16 +179,33 @@ def resolve_questions(
     return resolved, errors
 
 
+CHARACTER_COLUMNS = ("recall", "precision", "iou")
+RANKING_COLUMNS = ("hit", "reciprocal_rank", "ndcg")
+METRIC_COLUMNS = ("recall", "precision", "iou", "hit", "reciprocal_rank")  # the original five (kept for callers)
+QUESTION_COLUMNS = ("recall", "precision", "iou", "precision_omega", "hit", "reciprocal_rank", "ndcg")
+EXPANDED_COLUMNS = tuple(f"{c}_expanded" for c in (*CHARACTER_COLUMNS, *RANKING_COLUMNS))
+
+
 def score_question(retrieved: Sequence[RetrievedChunk], references: Sequence[Span]) -> dict[str, float]:
-    """Evidence metrics of one question's retrieved chunks (rank order)."""
+    """Character metrics plus the hand-rolled hit / reciprocal rank of one ranking (no ir-measures, no nDCG).
+
+    Kept for callers that score one question alone; ``run_retrieval`` uses ir-measures.
+    """
     spans = [r.span for r in retrieved]
     return {
-        "recall": metrics.recall(spans, references),
-        "precision": metrics.precision(spans, references),
-        "iou": metrics.iou(spans, references),
+        **metrics.character_scores(spans, references),
         "hit": metrics.hit(spans, references),
         "reciprocal_rank": metrics.reciprocal_rank(spans, references),
     }
+
+
+def _qrels(references: Sequence[Span], candidates: Iterable[tuple[str, Span]]) -> dict[str, int]:
+    judged: dict[str, int] = {}
+    for chunk_id, span in candidates:
+        gain = metrics.evidence_characters(span, references)
+        if gain > 0:
+            judged[chunk_id] = gain
+    return judged
 
 
 def run_retrieval(
@@ -103,62 +215,211 @@ def run_retrieval(
     collection: str,
     top_k: int = DEFAULT_TOP_K,
     filter_by_document: bool = False,
+    *,
+    strategy: str | None = None,
+    expansion: ExpansionSettings | None = None,
+    chunks: Mapping[str, Sequence[CollectionChunk]] | None = None,
+    parents: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[QuestionOutcome]:
-    """Retrieve ``top_k`` chunks per question and score them against its references.
+    """Retrieve ``top_k`` chunks per question, expand them, and score both sets.
 
     Questions are embedded in one batch; with ``filter_by_document`` the search is
     restricted to the document of the question's first reference (the seeds' protocol);
-    otherwise it searches every document (the Chroma protocol).
+    otherwise it searches every document (the Chroma protocol). ``strategy`` and
+    ``expansion`` decide neighbor expansion (LLD 9.2) and parent context (LLD 9.3, for
+    semantic_parent_child; ``parents`` maps parent chunk ids to their rows, else the store
+    is asked); ``chunks`` (see :func:`collection_chunks` / :func:`split_chunk_rows`)
+    enables precision_omega and nDCG. A search that fails is recorded on that question.
     """
     if top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k}")
+    expansion = expansion or ExpansionSettings()
     outcomes: list[QuestionOutcome] = []
     if not questions:
         return outcomes
     started = time.perf_counter()
     vectors = embedder.embed([rq.question.question for rq in questions], "query")
     embed_ms = (time.perf_counter() - started) * 1000 / len(questions)
+    rankings_before: dict[str, list[str]] = {}
+    rankings_after: dict[str, list[str]] = {}
+    cutoff_after: dict[str, int] = {}
+    qrels: dict[str, dict[str, int]] = {}
     for rq, vector in zip(questions, np.asarray(vectors)):
         outcome = QuestionOutcome(rq)
+        outcomes.append(outcome)
         document = rq.references[0].document if (filter_by_document and rq.references) else None
         t0 = time.perf_counter()
-        hits = store.search(collection, vector, top_k, document=document)
-        outcome.retrieval_ms = embed_ms + (time.perf_counter() - t0) * 1000
-        outcome.retrieved = [
-            RetrievedChunk(h.rank, h.payload["chunk_id"], h.payload["document"], int(h.payload["start"]),
-                           int(h.payload["end"]), h.score)
-            for h in hits
-        ]
-        outcome.scores = score_question(outcome.retrieved, rq.references)
-        outcomes.append(outcome)
+        try:
+            hits = store.search(collection, vector, top_k, document=document)
+            t1 = time.perf_counter()
+            outcome.retrieved = [RetrievedChunk.from_payload(h.payload, rank=h.rank, score=h.score) for h in hits]
+            outcome.expanded, outcome.expansion_tree = apply_neighbor_expansion(
+                outcome.retrieved, store, collection, strategy, expansion)
+            if strategy in PARENT_CHILD_STRATEGIES:
+                outcome.expanded = attach_parents(outcome.expanded, outcome.expansion_tree, store, collection,
+                                                  parents)
+        except ChunkbenchError as exc:
+            outcome.error = f"retrieval: {exc}"
+            continue
+        t2 = time.perf_counter()
+        outcome.latency_ms = {"embed": embed_ms, "search": (t1 - t0) * 1000, "expand": (t2 - t1) * 1000}
+        outcome.retrieval_ms = embed_ms + (t2 - t0) * 1000
+
+        references = rq.references
+        before = [r.span for r in outcome.retrieved]
+        after = [r.span for r in outcome.expanded]
+        outcome.scores = metrics.character_scores(before, references)
+        outcome.scores_expanded = metrics.character_scores(after, references)
+        reference_documents = {r.document for r in references}
+        if chunks is not None:
+            pool = [c for d in sorted(reference_documents) for c in chunks.get(d, ())]
+            outcome.scores["precision_omega"] = metrics.precision_omega([c.span for c in pool], references)
+            candidates = [(c.chunk_id, c.span) for c in pool]
+        else:
+            outcome.scores["precision_omega"] = float("nan")
+            candidates = []
+        candidates += [(c.chunk_id, c.span) for c in (*outcome.retrieved, *outcome.expanded)]
+        qrels[rq.key] = _qrels(references, candidates)
+        rankings_before[rq.key] = [r.chunk_id for r in outcome.retrieved]
+        order = ranking_order(outcome.expansion_tree) if outcome.expansion_tree else outcome.expanded
+        rankings_after[rq.key] = [c.chunk_id for c in order]
+        cutoff_after[rq.key] = len(order)
+
+    before_scores = ranking.ranking_scores(rankings_before, qrels, top_k, with_ndcg=chunks is not None)
+    after_scores = ranking.ranking_scores(rankings_after, qrels, cutoff_after, with_ndcg=chunks is not None)
+    for outcome in outcomes:
+        key = outcome.resolved.key
+        if key in before_scores:
+            outcome.scores.update(before_scores[key])
+            outcome.scores_expanded.update(after_scores[key])
     return outcomes
 
 
-METRIC_COLUMNS = ("recall", "precision", "iou", "hit", "reciprocal_rank")
-
-
-def aggregate(outcomes: Sequence[QuestionOutcome]) -> dict[str, float | int]:
-    """Means over scored questions: recall, precision, iou, mrr (mean RR@k), hit_rate (mean hit@k)."""
-    scored = [o for o in outcomes if o.error is None]
-    result: dict[str, float | int] = {"n_questions": len(scored), "n_failed": len(outcomes) - len(scored)}
-    for column, name in zip(METRIC_COLUMNS, ("recall", "precision", "iou", "hit_rate", "mrr")):
-        values = [o.scores[column] for o in scored]
-        result[name] = float(np.mean(values)) if values else float("nan")
-    return result
+def _finite(value: Any) -> Any:
+    return None if isinstance(value, float) and math.isnan(value) else value
 
 
 def outcome_row(outcome: QuestionOutcome) -> dict[str, Any]:
     """The ``question_results`` columns this module owns (the pipeline adds run ids)."""
     q = outcome.resolved.question
-    return {
+    row: dict[str, Any] = {
         "question_set": outcome.resolved.question_set,
         "question_id": q.id,
         "question": q.question,
         "category": q.category,
         "difficulty": q.difficulty,
         "n_references": len(outcome.resolved.references),
-        "retrieved": json.dumps([r.__dict__ for r in outcome.retrieved], ensure_ascii=False),
+        "retrieved": json.dumps([r.to_record() for r in outcome.retrieved], ensure_ascii=False),
+        "expanded": json.dumps([r.to_record() for r in outcome.expanded], ensure_ascii=False),
+        "expansion_tree": json.dumps([n.to_record() for n in outcome.expansion_tree], ensure_ascii=False),
+        "n_expanded": len(outcome.expanded),
         "retrieval_ms": outcome.retrieval_ms,
+        "embed_ms": outcome.latency_ms.get("embed"),
+        "search_ms": outcome.latency_ms.get("search"),
+        "expand_ms": outcome.latency_ms.get("expand"),
         "error": outcome.error,
-        **{c: outcome.scores.get(c) for c in METRIC_COLUMNS},
+        **{c: _finite(outcome.scores.get(c)) for c in QUESTION_COLUMNS},
+        **{f"{c}_expanded": _finite(outcome.scores_expanded.get(c)) for c in (*CHARACTER_COLUMNS, *RANKING_COLUMNS)},
+    }
+    row.update(outcome.llm.row() if outcome.llm is not None else {c: None for c in LLM_COLUMNS})
+    return row
+
+
+#: aggregate name -> per-question column (means over scored questions; each also gets _ci_low/_ci_high)
+AGGREGATES: dict[str, str] = {
+    "recall": "recall", "precision": "precision", "iou": "iou", "precision_omega": "precision_omega",
+    "hit_rate": "hit", "mrr": "reciprocal_rank", "ndcg": "ndcg",
+    **{f"{name}_expanded": f"{column}_expanded" for name, column in (
+        ("recall", "recall"), ("precision", "precision"), ("iou", "iou"), ("hit_rate", "hit"),
+        ("mrr", "reciprocal_rank"), ("ndcg", "ndcg"))},
+}
+LLM_AGGREGATES = (*JUDGE_SCORES, "hallucination_rate")
+
+
+def aggregate(
+    outcomes: Sequence[QuestionOutcome],
+    confidence: float = DEFAULT_CONFIDENCE,
+    n_resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> dict[str, float | int]:
+    """Means over scored questions with seeded percentile-bootstrap confidence intervals.
+
+    Keys: n_questions, n_failed; for every name in ``AGGREGATES`` the mean and
+    ``<name>_ci_low`` / ``<name>_ci_high``; latency means (retrieval_ms, generate_ms,
+    judge_ms). When the LLM ran: n_judged, n_answer_failed, n_judge_failed, the judge
+    means context_relevance / answer_similarity / faithfulness and hallucination_rate
+    (share of judged answers flagged as hallucinating), each with a CI, and token sums.
+    Values are numbers only (NaN where a metric is unavailable).
+    """
+    scored = [o for o in outcomes if o.error is None]
+    result: dict[str, float | int] = {"n_questions": len(scored), "n_failed": len(outcomes) - len(scored)}
+    columns: dict[str, list[float | None]] = {}
+    for o in scored:
+        merged = {**o.scores, **{f"{k}_expanded": v for k, v in o.scores_expanded.items()}}
+        for name, column in AGGREGATES.items():
+            columns.setdefault(name, []).append(merged.get(column))
+    for name in AGGREGATES:
+        values = columns.get(name, [])
+        result[name] = mean(values)
+        result[f"{name}_ci_low"], result[f"{name}_ci_high"] = bootstrap_ci(
+            values, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    result["retrieval_ms"] = mean(o.retrieval_ms for o in scored)
+    llm = [o.llm for o in scored if o.llm is not None]
+    if llm:
+        judged = dict(judged_values(llm))
+        judged["hallucination_rate"] = judged.pop("hallucination")
+        result["n_judged"] = sum(r.judgement is not None for r in llm)
+        result["n_answer_failed"] = sum(r.answer_error is not None for r in llm)
+        result["n_judge_failed"] = sum(r.judgement is None and r.answer_error is None for r in llm)
+        for name in LLM_AGGREGATES:
+            result[name] = mean(judged[name])
+            result[f"{name}_ci_low"], result[f"{name}_ci_high"] = bootstrap_ci(
+                judged[name], confidence=confidence, n_resamples=n_resamples, seed=seed)
+        result["generate_ms"] = mean(r.generate_ms for r in llm if r.answer_error is None)
+        result["judge_ms"] = mean(r.judge_ms for r in llm if r.judge_attempts)
+        result["answer_prompt_tokens"] = sum(r.answer_usage.prompt_tokens for r in llm)
+        result["answer_completion_tokens"] = sum(r.answer_usage.completion_tokens for r in llm)
+        result["judge_prompt_tokens"] = sum(r.judge_usage.prompt_tokens for r in llm)
+        result["judge_completion_tokens"] = sum(r.judge_usage.completion_tokens for r in llm)
+    return result
+
+
+def document_hashes(documents: Mapping[str, str]) -> dict[str, str]:
+    """SHA-256 of each document's parsed markdown (what the offsets refer to)."""
+    return {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in sorted(documents.items())}
+
+
+def build_provenance(
+    *,
+    strategy: str,
+    corpus_model: str,
+    boundary_model: str | None,
+    chunking_params: Mapping[str, Any],
+    top_k: int,
+    filter_by_document: bool,
+    expansion: ExpansionSettings,
+    question_set_hash: str,
+    question_sets: Mapping[str, str],
+    documents: Mapping[str, str],
+    code_version: str,
+    llm: Mapping[str, Any] | None = None,
+    seed: int = DEFAULT_SEED,
+) -> dict[str, Any]:
+    """Everything that determines a run's numbers (LLD: provenance on every run)."""
+    return {
+        "strategy": strategy,
+        "corpus_model": corpus_model,
+        "boundary_model": boundary_model,
+        "chunking_params": dict(chunking_params),
+        "top_k": top_k,
+        "filter_by_document": filter_by_document,
+        "neighbors": {**expansion.to_dict(), "applied": expansion.applies_to(strategy)},
+        "parent_context": strategy in PARENT_CHILD_STRATEGIES,
+        "question_set_hash": question_set_hash,
+        "question_sets": dict(question_sets),
+        "document_hashes": document_hashes(documents),
+        "code_version": code_version,
+        "metrics_library": ranking.library_version(),
+        "bootstrap": {"confidence": DEFAULT_CONFIDENCE, "resamples": DEFAULT_BOOTSTRAP_RESAMPLES, "seed": seed},
+        "llm": dict(llm) if llm else None,
     }

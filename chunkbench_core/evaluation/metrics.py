@@ -6,13 +6,23 @@ intersect. Definitions follow the Chroma chunking report (Smith & Troynikov 2024
 shared/data/chroma-general-evaluation/README.md), with R the reference spans and C
 the retrieved chunks in rank order:
 
-- ``numerator = |∪_{c∈C, r∈R} (c ∩ r)|`` — evidence characters retrieved, counted once.
+- ``numerator = |∪_{c∈C, r∈R} (c ∩ r)|`` — evidence characters retrieved, counted once;
+- ``recall = numerator / Σ_{r∈R} |r|``;
+- ``precision = numerator / Σ_{c∈C} |c|`` — every retrieved chunk counts in the
+  denominator, chunks of other documents and repeated (overlapping) characters included;
+- ``IoU = numerator / (Σ_{c∈C} |c| + Σ_{r∈R} |r \\ ∪C|)``;
+- ``precision_omega``: precision when every chunk of the collection that meets a
+  reference is retrieved (touching ranges count as meeting, as in the reference code).
+
+Ranking metrics (hit rate, MRR, nDCG) are not computed here but by ir-measures
+(:mod:`.ranking`); :func:`evidence_characters` gives their graded relevance, and
+:func:`hit` / :func:`reciprocal_rank` are kept as small cross-checks.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from .questions import Span
 
@@ -139,3 +149,17 @@ def reciprocal_rank(retrieved: Sequence[Span], references: Sequence[Span]) -> fl
     """RR@k = 1 / rank of the first relevant chunk (0 if none); MRR@k is its mean over questions."""
     rank = first_relevant_rank(retrieved, references)
     return 1.0 / rank if rank else 0.0
+
+
+def evidence_characters(chunk: Span, references: Sequence[Span]) -> int:
+    """|∪_{r∈R} (chunk ∩ r)|: evidence characters inside one chunk (its graded relevance for nDCG)."""
+    return evidence_retrieved([chunk], references)
+
+
+def character_scores(retrieved: Sequence[Span], references: Sequence[Span]) -> dict[str, float]:
+    """recall, precision and IoU of one question's retrieved spans (order does not matter)."""
+    return {
+        "recall": recall(retrieved, references),
+        "precision": precision(retrieved, references),
+        "iou": iou(retrieved, references),
+    }

@@ -24,9 +24,10 @@ import hashlib
 import io
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from chunkbench_core.errors import QuestionSetError
 from chunkbench_core.parsing.persian import normalize_persian

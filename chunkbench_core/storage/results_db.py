@@ -101,6 +101,26 @@ TABLES: dict[str, list[tuple[str, str]]] = {
     ],
 }
 
+TABLES["embedding_usage"] = [
+    ("strategy", "VARCHAR"),
+    ("corpus_model", "VARCHAR"),
+    ("stage", "VARCHAR"),  # chunks (corpus embeddings) | boundary (semantic cuts) | queries
+    ("model_id", "VARCHAR"),
+    ("provider", "VARCHAR"),
+    ("texts", "BIGINT"),
+    ("unique_texts", "BIGINT"),
+    ("cache_hits", "BIGINT"),
+    ("embedded", "BIGINT"),
+    ("requests", "BIGINT"),
+    ("retries", "BIGINT"),
+    ("prompt_tokens", "BIGINT"),
+    ("truncated", "BIGINT"),
+    ("seconds", "DOUBLE"),
+    ("hit_rate", "DOUBLE"),
+    ("dagster_run_id", "VARCHAR"),
+    ("recorded_at", "TIMESTAMP"),
+]
+
 LEADERBOARD_COLUMNS = ("strategy", "corpus_model", "n_questions", "recall", "precision", "iou", "mrr", "hit_rate")
 
 LEADERBOARD_SQL = """

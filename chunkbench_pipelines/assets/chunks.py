@@ -93,6 +93,7 @@ def chunk_collections(context: AssetExecutionContext, config: ChunkingConfig, wo
             "chunking_params": MetadataValue.json(summary.params),
             "boundary_model": summary.boundary_model or "none",
             "embedded_chunks": summary.n_retrieved,
+            "embedding_cache_hit_rate": summary.cache_hit_rate,
             "truncated_chunks": check.n_truncated,
             "token_count_median": float(np.median(summary.token_counts or [0])),
             "token_count_max": int(max(summary.token_counts or [0])),

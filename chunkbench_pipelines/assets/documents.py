@@ -25,7 +25,9 @@ def source_documents(context: AssetExecutionContext, workspace: WorkspaceResourc
 @asset(group_name="documents", kinds={"python", "duckdb"}, deps=[source_documents],
        description="Documents parsed to markdown + structural units (unchanged files are not parsed again).")
 def parsed_documents(context: AssetExecutionContext, workspace: WorkspaceResource, duckdb: DuckDBResource) -> MaterializeResult:
-    summary = parse_corpus(scan_corpus(workspace.corpus_dir()), workspace.parsed_store(), duckdb.results(), parse)
+    results = duckdb.results()
+    summary = parse_corpus(scan_corpus(workspace.corpus_dir()), workspace.parsed_store(), results, parse)
+    results.ensure_database()  # the DuckDB file answers SQL as soon as anything is stored
     for document, error in summary.failed.items():
         context.log.error(f"document failed: {error}")
     return MaterializeResult(metadata={
