@@ -11,7 +11,8 @@ from typing import Iterator
 
 from dagster import Backoff, Failure, Jitter, RetryPolicy
 
-from chunkbench_core.errors import ChunkingError, ConfigError, QuestionSetError
+from chunkbench_core.embedding import Embedder
+from chunkbench_core.errors import ChunkbenchError, ChunkingError, ConfigError, QuestionSetError
 
 TRANSIENT_RETRY = RetryPolicy(max_retries=3, delay=2.0, backoff=Backoff.EXPONENTIAL, jitter=Jitter.PLUS_MINUS)
 
@@ -28,3 +29,14 @@ def permanent_errors_fail_fast() -> Iterator[None]:
         yield
     except PERMANENT_ERRORS as exc:
         raise fail_fast(str(exc)) from exc
+
+
+def corpus_embedder(embeddings, corpus_model: str) -> Embedder:
+    """The partition's corpus-model embedder; an unknown or unavailable model fails at once with the reason."""
+    try:
+        ok, reason = embeddings.availability(corpus_model)
+    except ChunkbenchError as exc:
+        raise fail_fast(str(exc)) from exc
+    if not ok:
+        raise fail_fast(reason)
+    return embeddings.embedder(corpus_model)

@@ -14,10 +14,9 @@ from dagster import (
     asset,
 )
 
-from chunkbench_core.errors import ChunkbenchError
 from chunkbench_core.stages import build_chunk_collection, chunking_params, load_parsed_corpus, variant_label
 
-from ..failures import TRANSIENT_RETRY, fail_fast, permanent_errors_fail_fast
+from ..failures import TRANSIENT_RETRY, corpus_embedder, permanent_errors_fail_fast
 from ..partitions import split_key, strategy_x_model
 from ..resources import DuckDBResource, EmbeddingResource, QdrantResource, WorkspaceResource
 from .documents import parsed_documents
@@ -64,13 +63,7 @@ def token_histogram(counts: list[int], buckets: int = 8) -> str:
 def chunk_collections(context: AssetExecutionContext, config: ChunkingConfig, workspace: WorkspaceResource,
                       duckdb: DuckDBResource, qdrant: QdrantResource, embeddings: EmbeddingResource) -> MaterializeResult:
     strategy, corpus_model = split_key(context.partition_key)
-    try:
-        ok, reason = embeddings.availability(corpus_model)
-    except ChunkbenchError as exc:
-        raise fail_fast(str(exc)) from exc
-    if not ok:
-        raise fail_fast(reason)
-    embedder = embeddings.embedder(corpus_model)
+    embedder = corpus_embedder(embeddings, corpus_model)
     with permanent_errors_fail_fast():
         params = chunking_params(embedder.spec, config.chunk_size, config.chunk_overlap)
         variant = variant_label(params, chunking_params(embedder.spec, None, None))

@@ -13,11 +13,10 @@ from dagster import (
     asset,
 )
 
-from chunkbench_core.errors import ChunkbenchError
 from chunkbench_core.evaluation.experiment import DEFAULT_TOP_K
 from chunkbench_core.stages import chunking_params, load_parsed_corpus, run_experiment, variant_label
 
-from ..failures import TRANSIENT_RETRY, fail_fast, permanent_errors_fail_fast
+from ..failures import TRANSIENT_RETRY, corpus_embedder, permanent_errors_fail_fast
 from ..partitions import split_key, strategy_x_model
 from ..resources import DuckDBResource, EmbeddingResource, QdrantResource, WorkspaceResource
 from .chunks import chunk_collections
@@ -56,13 +55,7 @@ class ExperimentConfig(Config):
 def experiment_results(context: AssetExecutionContext, config: ExperimentConfig, workspace: WorkspaceResource,
                        duckdb: DuckDBResource, qdrant: QdrantResource, embeddings: EmbeddingResource) -> MaterializeResult:
     strategy, corpus_model = split_key(context.partition_key)
-    try:
-        ok, reason = embeddings.availability(corpus_model)
-    except ChunkbenchError as exc:
-        raise fail_fast(str(exc)) from exc
-    if not ok:
-        raise fail_fast(reason)
-    embedder = embeddings.embedder(corpus_model)
+    embedder = corpus_embedder(embeddings, corpus_model)
     with permanent_errors_fail_fast():
         params = chunking_params(embedder.spec, config.chunk_size, config.chunk_overlap)
         variant = variant_label(params, chunking_params(embedder.spec, None, None))
