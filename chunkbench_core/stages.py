@@ -26,11 +26,17 @@ from chunkbench_core.embedding import Embedder, EmbeddingModelSpec
 from chunkbench_core.errors import ChunkbenchError, ChunkingError, DocumentProcessingError
 from chunkbench_core.evaluation.experiment import (
     DEFAULT_TOP_K,
+    EXPANDED_COLUMNS,
+    QUESTION_COLUMNS,
+    ExpansionSettings,
     aggregate,
+    build_provenance,
     outcome_row,
     resolve_questions,
     run_retrieval,
+    split_chunk_rows,
 )
+from chunkbench_core.evaluation.llm import LLMSettings, run_llm_evaluation
 from chunkbench_core.evaluation.questions import load_question_sets, question_set_hash
 from chunkbench_core.parsing.models import ParsedDocument
 from chunkbench_core.storage.corpus import ParsedStore, SourceDocument, corpus_state, fingerprint
@@ -346,6 +352,10 @@ def run_experiment(
     filter_by_document: bool = False,
     provenance: dict[str, Any] | None = None,
     variant: str = "",
+    expansion: ExpansionSettings | None = None,
+    llm_client: Any | None = None,
+    llm_settings: LLMSettings | None = None,
+    boundary_model: str | None = None,
 ) -> ExperimentSummary:
     """Score every question of every question set against this partition's collection."""
     sets, set_errors = load_question_sets(questions_folder)
@@ -356,22 +366,32 @@ def run_experiment(
             "no question could be evaluated: " + ("; ".join(errors) if errors else f"no question sets in {questions_folder}")
         )
     name = partition_collection(strategy, spec.id, variant)
-    outcomes = run_retrieval(resolved, embedder, store, name, top_k=top_k, filter_by_document=filter_by_document)
+    expansion = expansion or ExpansionSettings()
+    # every chunk of this partition (precision_omega, nDCG) and its parents (LLD 9.3: parents are not in Qdrant)
+    chunks, parents = split_chunk_rows(results.read("chunks", partition_rows_key(strategy, spec.id, variant)))
+    outcomes = run_retrieval(resolved, embedder, store, name, top_k=top_k, filter_by_document=filter_by_document,
+                             strategy=strategy, expansion=expansion, chunks=chunks, parents=parents)
+    if llm_client is not None and llm_settings is not None:
+        run_llm_evaluation(outcomes, llm_client, llm_settings)  # never raises: failures are per-question cells
     stamp = now()
     key = f"{partition_rows_key(strategy, spec.id, variant)}__{experiment_run_id}"
     base = {"experiment_run_id": experiment_run_id, "strategy": strategy, "corpus_model": spec.id, "top_k": top_k,
             "created_at": stamp}
-    rows = [{**base, **outcome_row(o)} for o in outcomes]
+    rows = [{**base, **outcome_row(o), "expected_answer": o.resolved.question.expected_answer,
+             "references": json.dumps([{"document": r.document, "start": r.start, "end": r.end}
+                                       for r in o.resolved.references], ensure_ascii=False)}
+            for o in outcomes]
     results.write("question_results", key, rows)
     summary = aggregate(outcomes)
     full_provenance = {
-        "corpus_model": spec.id,
-        "top_k": top_k,
-        "filter_by_document": filter_by_document,
-        "question_sets": {qs.name: qs.sha256 for qs in sets},
-        "question_set_hash": question_set_hash(sets),
+        **build_provenance(
+            strategy=strategy, corpus_model=spec.id, boundary_model=boundary_model,
+            chunking_params=(provenance or {}).get("chunking_params", {}), top_k=top_k,
+            filter_by_document=filter_by_document, expansion=expansion, question_set_hash=question_set_hash(sets),
+            question_sets={qs.name: qs.sha256 for qs in sets}, documents={d.document: d.markdown for d in documents},
+            code_version=__version__, llm=llm_settings.to_dict() if llm_client is not None and llm_settings else None,
+        ),
         "documents": sorted(d.document for d in documents),
-        "code_version": __version__,
         "variant": variant,
         **(provenance or {}),
     }
@@ -381,4 +401,4 @@ def run_experiment(
         "provenance": json.dumps(full_provenance, sort_keys=True, ensure_ascii=False),
     }])
     return ExperimentSummary(experiment_run_id, summary, errors, len(outcomes),
-                             metrics_out_of_range(rows, ("recall", "precision", "iou", "hit", "reciprocal_rank")))
+                             metrics_out_of_range(rows, (*QUESTION_COLUMNS, *EXPANDED_COLUMNS)))

@@ -10,7 +10,7 @@ from .assets import ALL_ASSETS
 from .jobs import ALL_JOBS
 from .schedules import ALL_SCHEDULES
 from .sensors import ALL_SENSORS
-from .resources import DuckDBResource, EmbeddingResource, QdrantResource, WorkspaceResource
+from .resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
 
 
 def build_resources(resolve: bool = False) -> dict[str, object]:
@@ -38,6 +38,8 @@ def build_resources(resolve: bool = False) -> dict[str, object]:
             compatible_base_url=_env("CHUNKBENCH_OPENAI_COMPATIBLE_URL"),
             compatible_api_key=_env("CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY"),
         ),
+        "llm": LLMResource(model=_env("CHUNKBENCH_LLM_MODEL"), base_url=_env("CHUNKBENCH_LLM_BASE_URL"),
+                           api_key=_env("CHUNKBENCH_LLM_API_KEY") or _env("OPENAI_API_KEY")),
     }
 
 

@@ -120,3 +120,30 @@ class EmbeddingResource(ConfigurableResource):
     def available_models(self) -> list[str]:
         """Registry ids whose provider is configured here."""
         return [m for m in model_registry() if self.availability(m)[0]]
+
+
+class LLMResource(ConfigurableResource):
+    """An OpenAI-compatible chat model for answers, the judge and contextual prefixes (optional).
+
+    Configured when ``model`` is set (CHUNKBENCH_LLM_MODEL): ``base_url`` from CHUNKBENCH_LLM_BASE_URL
+    (Ollama, vLLM, llama.cpp; empty = OpenAI), ``api_key`` from CHUNKBENCH_LLM_API_KEY or OPENAI_API_KEY.
+    """
+
+    model: Optional[str] = None
+    base_url: Optional[str] = None
+    api_key: Optional[str] = None
+    system_prompt_as_user: bool = False  # chat templates without a system role (llama.cpp "gemma")
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.model)
+
+    def settings(self):
+        from chunkbench_core.evaluation.llm import LLMSettings
+
+        return LLMSettings(model=self.model or "", system_prompt_as_user=self.system_prompt_as_user)
+
+    def client(self):
+        from chunkbench_core.evaluation.llm import make_client
+
+        return make_client(self.base_url, self.api_key)

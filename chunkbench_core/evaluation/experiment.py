@@ -73,6 +73,7 @@ __all__ = [
     "resolve_questions",
     "run_retrieval",
     "score_question",
+    "search_stable",
     "split_chunk_rows",
 ]
 
@@ -208,6 +209,30 @@ def _qrels(references: Sequence[Span], candidates: Iterable[tuple[str, Span]]) -
     return judged
 
 
+TIE_MARGIN = 8
+
+
+def search_stable(store: VectorStore, collection: str, vector: np.ndarray, top_k: int,
+                  document: str | None = None) -> list[RetrievedChunk]:
+    """The ``top_k`` hits with ties broken by chunk_id, whatever order the engine returns ties in.
+
+    Chunks with identical text (repeated boilerplate: 306 texts in 721 chunks of the Chroma
+    corpora at recursive 250/125) have identical vectors and scores; a vector engine orders
+    such ties arbitrarily, differently from one collection build to the next, which would
+    change top-k sets and metrics between two runs on the same inputs. So more hits are
+    asked for until the score at rank k is not tied with the last one returned, then hits
+    are ordered by (score descending, chunk_id) and cut at k.
+    """
+    want = top_k + TIE_MARGIN
+    while True:
+        hits = store.search(collection, vector, want, document=document)
+        if len(hits) < want or len(hits) <= top_k or hits[-1].score != hits[top_k - 1].score:
+            break
+        want *= 2
+    ordered = sorted(hits, key=lambda h: (-h.score, str(h.payload["chunk_id"])))[:top_k]
+    return [RetrievedChunk.from_payload(h.payload, rank=i, score=h.score) for i, h in enumerate(ordered, start=1)]
+
+
 def run_retrieval(
     questions: Sequence[ResolvedQuestion],
     embedder: Embedder,
@@ -225,7 +250,8 @@ def run_retrieval(
 
     Questions are embedded in one batch; with ``filter_by_document`` the search is
     restricted to the document of the question's first reference (the seeds' protocol);
-    otherwise it searches every document (the Chroma protocol). ``strategy`` and
+    otherwise it searches every document (the Chroma protocol); tied scores are ordered
+    by chunk_id (:func:`search_stable`). ``strategy`` and
     ``expansion`` decide neighbor expansion (LLD 9.2) and parent context (LLD 9.3, for
     semantic_parent_child; ``parents`` maps parent chunk ids to their rows, else the store
     is asked); ``chunks`` (see :func:`collection_chunks` / :func:`split_chunk_rows`)
@@ -250,9 +276,8 @@ def run_retrieval(
         document = rq.references[0].document if (filter_by_document and rq.references) else None
         t0 = time.perf_counter()
         try:
-            hits = store.search(collection, vector, top_k, document=document)
+            outcome.retrieved = search_stable(store, collection, vector, top_k, document)
             t1 = time.perf_counter()
-            outcome.retrieved = [RetrievedChunk.from_payload(h.payload, rank=h.rank, score=h.score) for h in hits]
             outcome.expanded, outcome.expansion_tree = apply_neighbor_expansion(
                 outcome.retrieved, store, collection, strategy, expansion)
             if strategy in PARENT_CHILD_STRATEGIES:

@@ -184,7 +184,8 @@ def compare_configurations(
     """
     grouped: dict[str, dict[tuple, Mapping[str, Any]]] = {}
     for row in rows:
-        if row.get("error"):
+        error = row.get("error")
+        if error is not None and not _is_missing(error) and error != "":  # pandas gives NaN for no error
             continue
         name = "|".join(str(row[k]) for k in key)
         grouped.setdefault(name, {})[tuple(row[k] for k in question_key)] = row

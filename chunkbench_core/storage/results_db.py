@@ -101,6 +101,42 @@ TABLES: dict[str, list[tuple[str, str]]] = {
     ],
 }
 
+def _doubles(*names: str) -> list[tuple[str, str]]:
+    return [(n, "DOUBLE") for n in names]
+
+
+_RANKED = ("recall", "precision", "iou", "hit", "reciprocal_rank", "ndcg")
+# issue 6: precision_omega, nDCG, metrics after neighbor expansion, latency, LLM answer + judge
+TABLES["question_results"] += [
+    ("expected_answer", "VARCHAR"),
+    ("references", "VARCHAR"),  # JSON list of {document, start, end}: the located evidence spans
+    *_doubles("precision_omega", "ndcg", *(f"{c}_expanded" for c in _RANKED),
+              "embed_ms", "search_ms", "expand_ms", "context_relevance", "answer_similarity", "faithfulness",
+              "generate_ms", "judge_ms"),
+    *[(n, "INTEGER") for n in ("n_expanded", "judge_attempts", "answer_prompt_tokens", "answer_completion_tokens",
+                               "judge_prompt_tokens", "judge_completion_tokens", "context_tokens")],
+    ("expanded", "VARCHAR"),  # JSON: hits + neighbors after expansion
+    ("expansion_tree", "VARCHAR"),  # JSON: one node per hit with its neighbors
+    ("answer", "VARCHAR"),
+    ("answer_error", "VARCHAR"),
+    ("judge_error", "VARCHAR"),
+    ("judge_reasoning", "VARCHAR"),
+    ("hallucination", "BOOLEAN"),
+    ("context_truncated", "BOOLEAN"),
+]
+_AGGREGATED = ("recall", "precision", "iou", "mrr", "hit_rate", "precision_omega", "ndcg",
+               *(f"{c}_expanded" for c in ("recall", "precision", "iou", "hit_rate", "mrr", "ndcg")))
+_JUDGED = ("context_relevance", "answer_similarity", "faithfulness", "hallucination_rate")
+TABLES["experiment_metrics"] += [
+    *_doubles("precision_omega", "ndcg", *(f"{c}_expanded" for c in ("recall", "precision", "iou", "hit_rate", "mrr", "ndcg"))),
+    *_doubles(*(f"{m}_ci_{side}" for m in _AGGREGATED for side in ("low", "high"))),
+    *_doubles("retrieval_ms", *_JUDGED, *(f"{m}_ci_{side}" for m in _JUDGED for side in ("low", "high")),
+              "generate_ms", "judge_ms"),
+    *[(n, "INTEGER") for n in ("n_judged", "n_answer_failed", "n_judge_failed")],
+    *[(n, "BIGINT") for n in ("answer_prompt_tokens", "answer_completion_tokens", "judge_prompt_tokens",
+                              "judge_completion_tokens")],
+]
+
 TABLES["embedding_usage"] = [
     ("strategy", "VARCHAR"),
     ("corpus_model", "VARCHAR"),
@@ -173,6 +209,17 @@ class ResultsDB:
         path = self.tables_dir / table / _key_file(key)
         self._copy_parquet(table, frame, path)
         return path
+
+    def read(self, table: str, key: str) -> list[dict[str, Any]]:
+        """The rows written under ``key`` (empty when nothing was written)."""
+        path = self.tables_dir / table / _key_file(key)
+        if not path.exists():
+            return []
+        con = duckdb.connect()
+        try:
+            return con.execute(f"SELECT * FROM read_parquet('{path.as_posix()}')").df().to_dict("records")
+        finally:
+            con.close()
 
     def delete(self, table: str, key: str) -> bool:
         path = self.tables_dir / table / _key_file(key)

@@ -13,12 +13,15 @@ from dagster import (
     asset,
 )
 
+from chunkbench_core.chunking import STRATEGIES
+from chunkbench_core.embedding import boundary_model_id
 from chunkbench_core.evaluation.experiment import DEFAULT_TOP_K
+from chunkbench_core.evaluation.retrieval import ExpansionSettings
 from chunkbench_core.stages import chunking_params, load_parsed_corpus, run_experiment, variant_label
 
 from ..failures import TRANSIENT_RETRY, corpus_embedder, permanent_errors_fail_fast
 from ..partitions import split_key, strategy_x_model
-from ..resources import DuckDBResource, EmbeddingResource, QdrantResource, WorkspaceResource
+from ..resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
 from .chunks import chunk_collections
 
 METRICS_RANGE_CHECK = "metrics_within_unit_interval"
@@ -39,6 +42,7 @@ class ExperimentConfig(Config):
     filter_by_document: bool = False
     neighbor_prev: int = 0
     neighbor_next: int = 0
+    expansion_strategies: list[str] = ["fixed_size"]  # LLD 9.2 applies neighbor expansion to fixed_size only
     chunk_size: Optional[int] = None
     chunk_overlap: Optional[int] = None
 
@@ -53,7 +57,8 @@ class ExperimentConfig(Config):
        ],
        description="Per-question evidence metrics and their aggregates for one strategy x corpus model.")
 def experiment_results(context: AssetExecutionContext, config: ExperimentConfig, workspace: WorkspaceResource,
-                       duckdb: DuckDBResource, qdrant: QdrantResource, embeddings: EmbeddingResource) -> MaterializeResult:
+                       duckdb: DuckDBResource, qdrant: QdrantResource, embeddings: EmbeddingResource,
+                       llm: LLMResource) -> MaterializeResult:
     strategy, corpus_model = split_key(context.partition_key)
     embedder = corpus_embedder(embeddings, corpus_model)
     with permanent_errors_fail_fast():
@@ -61,15 +66,22 @@ def experiment_results(context: AssetExecutionContext, config: ExperimentConfig,
         variant = variant_label(params, chunking_params(embedder.spec, None, None))
         provenance = {"strategy": strategy, "chunking_params": params, "neighbor_prev": config.neighbor_prev,
                       "neighbor_next": config.neighbor_next, "dagster_run_id": context.run.run_id}
+        expansion = ExpansionSettings(config.neighbor_prev, config.neighbor_next,
+                                      frozenset(config.expansion_strategies))
         documents = load_parsed_corpus(workspace.parsed_store())
         with qdrant.open() as store:
             summary = run_experiment(strategy, embedder.spec, context.run.run_id, workspace.questions_dir(), documents,
                                      embedder, store, duckdb.results(), top_k=config.top_k,
                                      filter_by_document=config.filter_by_document, provenance=provenance,
-                                     variant=variant)
+                                     variant=variant, expansion=expansion,
+                                     llm_client=llm.client() if llm.configured else None,
+                                     llm_settings=llm.settings() if llm.configured else None,
+                                     boundary_model=boundary_model_id() if STRATEGIES[strategy].needs_boundary_embeddings
+                                     else None)
     for error in summary.errors:
         context.log.error(error)
-    metrics = {k: float(v) for k, v in summary.metrics.items() if k not in ("n_questions", "n_failed")}
+    metrics = {k: float(v) for k, v in summary.metrics.items()
+               if k not in ("n_questions", "n_failed") and "_ci_" not in k and v == v}  # v == v: not NaN
     return MaterializeResult(
         metadata={
             "experiment_run_id": summary.experiment_run_id,

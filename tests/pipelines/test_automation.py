@@ -9,7 +9,7 @@ from dagster import DagsterInstance, RunRequest, SkipReason, build_schedule_cont
 from chunkbench_pipelines.assets import ALL_ASSETS
 from chunkbench_pipelines.definitions import defs
 from chunkbench_pipelines.partitions import partition_key
-from chunkbench_pipelines.resources import DuckDBResource, EmbeddingResource, QdrantResource, WorkspaceResource
+from chunkbench_pipelines.resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
 from chunkbench_pipelines.schedules import NEIGHBOR_LEVELS, chunk_size_sweep, neighbor_sweep
 from chunkbench_pipelines.sensors import corpus_sensor, parsed_corpus_sensor, question_sets_sensor
 
@@ -30,7 +30,7 @@ def setup(tmp_path):
         "references": [{"document": "tides.md", "content": "floods twice a day"}]}]}), encoding="utf-8")
     workspace = WorkspaceResource(home=str(home), corpus=str(corpus), questions=str(questions))
     resources = {"workspace": workspace, "duckdb": DuckDBResource(folder=str(home)),
-                 "qdrant": QdrantResource(local_path=str(home / "qdrant")), "embeddings": EmbeddingResource()}
+                 "qdrant": QdrantResource(local_path=str(home / "qdrant")), "embeddings": EmbeddingResource(), "llm": LLMResource()}
     (tmp_path / "dagster_home").mkdir()
     instance = DagsterInstance.local_temp(str(tmp_path / "dagster_home"))
     yield {"corpus": corpus, "questions": questions, "resources": resources, "instance": instance}
