@@ -402,3 +402,22 @@ def run_experiment(
     }])
     return ExperimentSummary(experiment_run_id, summary, errors, len(outcomes),
                              metrics_out_of_range(rows, (*QUESTION_COLUMNS, *EXPANDED_COLUMNS)))
+
+
+# -- leaderboard ---------------------------------------------------------------------------------
+def compare_latest_runs(results: ResultsDB):
+    """Best configuration and paired tests over the latest run of every strategy x corpus model.
+
+    Written to the ``comparison`` table (replaced each time); returns the Comparison.
+    """
+    from chunkbench_core.evaluation.statistics import compare_configurations
+
+    rows = results.query(
+        """SELECT q.* FROM question_results q
+           JOIN leaderboard l USING (experiment_run_id, strategy, corpus_model)"""
+    ).to_dict("records")
+    comparison = compare_configurations(rows)
+    stamp = now()
+    results.write("comparison", "latest", [{**r, "rule": comparison.rule, "compared_at": stamp}
+                                             for r in comparison.to_rows()])
+    return comparison

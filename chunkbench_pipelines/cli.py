@@ -75,17 +75,24 @@ def command_parse(args: argparse.Namespace) -> int:
 
 
 def command_chunk(args: argparse.Namespace) -> int:
-    from chunkbench_core.chunking import make_chunker
+    """Chunks of one document with the pipeline's own chunker (corpus model window, boundary model)."""
+    from chunkbench_core.embedding import boundary_model_id, get_model, semantic_threshold
     from chunkbench_core.errors import ChunkbenchError
     from chunkbench_core.parsing import parse
+    from chunkbench_core.stages import build_chunker, chunking_params, model_window
 
+    embeddings = _resources()["embeddings"]
     try:
-        chunker = make_chunker(args.strategy, chunk_size=args.chunk_size, chunk_overlap=args.chunk_overlap)
+        spec = get_model(args.corpus_model)
+        params = chunking_params(spec, args.chunk_size, args.chunk_overlap)
+        boundary, threshold = embeddings.boundary(args.strategy, args.boundary_model, settings.home_dir())
+        chunker = build_chunker(args.strategy, params, model_window(spec), boundary, threshold)
         chunks = chunker.chunk(parse(args.file))
     except ChunkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    fields = ("chunk_id", "chunk_index", "start", "end", "token_count", "content_type", "parent_id", "text")
+    fields = ("chunk_id", "chunk_index", "start", "end", "token_count", "content_type", "parent_id", "role",
+              "context_source", "text")
     out = []
     for c in chunks:
         row = {f: getattr(c, f) for f in fields}
@@ -93,6 +100,30 @@ def command_chunk(args: argparse.Namespace) -> int:
             row["embedded_text"] = c.embedded_text
         out.append(row)
     print(json.dumps(out, ensure_ascii=False, indent=2))
+    return 0
+
+
+def command_estimate(args: argparse.Namespace) -> int:
+    """LLD 10.5 dry run: LLM calls and estimated cost of an experiment over every partition, spending nothing."""
+    from chunkbench_core.chunking import STRATEGY_NAMES
+    from chunkbench_core.evaluation.llm import estimate_cost
+    from chunkbench_core.evaluation.questions import load_question_sets
+
+    resources = _resources()
+    llm = resources["llm"]
+    if not llm.configured:
+        print("no LLM configured (set CHUNKBENCH_LLM_MODEL, and CHUNKBENCH_LLM_BASE_URL for a local server): "
+              "experiments use evidence metrics only and make no LLM call")
+        return 0
+    sets, errors = load_question_sets(settings.questions_dir())
+    for error in errors:
+        print(f"warning: {error}", file=sys.stderr)
+    questions = [q for qs in sets for q in qs.questions]
+    models = resources["embeddings"].available_models()
+    estimate = estimate_cost(questions, len(args.strategy or STRATEGY_NAMES), llm.settings(),
+                             n_corpus_models=len(args.corpus_model or models), top_k=args.top_k,
+                             neighbor_prev=args.neighbor_prev, neighbor_next=args.neighbor_next)
+    print(estimate.summary())
     return 0
 
 
@@ -184,9 +215,18 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("chunk", help="print the chunks of a document as JSON")
     c.add_argument("file")
     c.add_argument("--strategy", required=True)
-    c.add_argument("--chunk-size", type=int, default=512)
-    c.add_argument("--chunk-overlap", type=int, default=50)
+    c.add_argument("--chunk-size", type=int, help="cl100k tokens (default: fits the corpus model's window)")
+    c.add_argument("--chunk-overlap", type=int)
+    c.add_argument("--corpus-model", default="all-minilm-l6-v2", help="whose window bounds the chunks")
+    c.add_argument("--boundary-model", help="semantic cuts (default: CHUNKBENCH_BOUNDARY_MODEL or MiniLM)")
     c.set_defaults(func=command_chunk)
+    e = sub.add_parser("estimate", help="dry run: LLM calls and estimated cost of an experiment, spending nothing")
+    e.add_argument("--strategy", action="append")
+    e.add_argument("--corpus-model", action="append")
+    e.add_argument("--top-k", type=int, default=5)
+    e.add_argument("--neighbor-prev", type=int, default=0)
+    e.add_argument("--neighbor-next", type=int, default=0)
+    e.set_defaults(func=command_estimate)
     m = sub.add_parser("models", help="the embedding model registry as JSON lines (id, provider, available, reason)")
     m.set_defaults(func=command_models)
     h = sub.add_parser("health", help="check Qdrant, DuckDB and each configured embedding provider")

@@ -147,3 +147,12 @@ class LLMResource(ConfigurableResource):
         from chunkbench_core.evaluation.llm import make_client
 
         return make_client(self.base_url, self.api_key)
+
+    def contextual_context(self):
+        """contextual_retrieval's context source: the LLM when configured (cached per document), else None
+        (the chunker then uses the document title and heading path, and records which it used)."""
+        if not self.configured:
+            return None
+        from chunkbench_core.chunking import LLMContext
+
+        return LLMContext(client=self.client(), model=self.model)

@@ -137,6 +137,26 @@ TABLES["experiment_metrics"] += [
                               "judge_completion_tokens")],
 ]
 
+# best strategy x corpus model by the documented rule (evaluation.statistics.BEST_RULE) and a paired
+# test of every other configuration against it, on the questions both answered (latest runs)
+TABLES["comparison"] = [
+    ("configuration", "VARCHAR"),
+    ("metric", "VARCHAR"),
+    ("n_questions", "INTEGER"),
+    ("mean", "DOUBLE"),
+    ("ci_low", "DOUBLE"),
+    ("ci_high", "DOUBLE"),
+    ("is_best", "BOOLEAN"),
+    ("n_paired", "INTEGER"),
+    ("difference_vs_best", "DOUBLE"),
+    ("difference_ci_low", "DOUBLE"),
+    ("difference_ci_high", "DOUBLE"),
+    ("p_value_vs_best", "DOUBLE"),
+    ("significantly_worse", "BOOLEAN"),
+    ("rule", "VARCHAR"),
+    ("compared_at", "TIMESTAMP"),
+]
+
 TABLES["embedding_usage"] = [
     ("strategy", "VARCHAR"),
     ("corpus_model", "VARCHAR"),

@@ -18,7 +18,7 @@ from chunkbench_core.stages import build_chunk_collection, chunking_params, load
 
 from ..failures import TRANSIENT_RETRY, corpus_embedder, permanent_errors_fail_fast
 from ..partitions import split_key, strategy_x_model
-from ..resources import DuckDBResource, EmbeddingResource, QdrantResource, WorkspaceResource
+from ..resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
 from .documents import parsed_documents
 
 VECTOR_COUNT_CHECK = "vector_count_matches_chunks"
@@ -61,7 +61,8 @@ def token_histogram(counts: list[int], buckets: int = 8) -> str:
        ],
        description="The corpus chunked by one strategy and embedded by one corpus model, stored in Qdrant.")
 def chunk_collections(context: AssetExecutionContext, config: ChunkingConfig, workspace: WorkspaceResource,
-                      duckdb: DuckDBResource, qdrant: QdrantResource, embeddings: EmbeddingResource) -> MaterializeResult:
+                      duckdb: DuckDBResource, qdrant: QdrantResource, embeddings: EmbeddingResource,
+                      llm: LLMResource) -> MaterializeResult:
     strategy, corpus_model = split_key(context.partition_key)
     embedder = corpus_embedder(embeddings, corpus_model)
     with permanent_errors_fail_fast():
@@ -72,7 +73,8 @@ def chunk_collections(context: AssetExecutionContext, config: ChunkingConfig, wo
         with qdrant.open() as store:
             summary = build_chunk_collection(strategy, embedder.spec, documents, embedder, store, duckdb.results(),
                                              params, variant, boundary=boundary, threshold=threshold,
-                                             overflow=config.overflow)
+                                             context=llm.contextual_context() if strategy == "contextual_retrieval"
+                                             else None, overflow=config.overflow)
     check = summary.check
     assert check is not None
     return MaterializeResult(

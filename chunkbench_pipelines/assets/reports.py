@@ -8,6 +8,7 @@ import base64
 from chunkbench_core.reporting import write_reports
 from chunkbench_core.reporting.plots import ScatterPoint, recall_precision_png
 from chunkbench_core.reporting.leaderboard import format_markdown
+from chunkbench_core.stages import compare_latest_runs
 
 from ..resources import DuckDBResource, WorkspaceResource
 from .experiments import experiment_results
@@ -19,11 +20,15 @@ def leaderboard(context: AssetExecutionContext, duckdb: DuckDBResource) -> Mater
     results = duckdb.results()
     results.ensure_database()
     board = results.leaderboard()
+    comparison = compare_latest_runs(results) if not board.empty else None
     metadata = {
         "database": MetadataValue.path(str(results.database_path)),
         "dagster/row_count": len(board),
         "leaderboard": MetadataValue.md(format_markdown(board)),
     }
+    if comparison is not None and comparison.best:
+        metadata["best_configuration"] = comparison.best
+        metadata["best_rule"] = MetadataValue.md(comparison.rule)
     if not board.empty:
         points = [ScatterPoint(f"{r.strategy} / {r.corpus_model}", float(r.precision), float(r.recall), best=i == 0)
                   for i, r in enumerate(board.itertuples())]

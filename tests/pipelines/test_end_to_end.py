@@ -104,6 +104,11 @@ def test_whole_graph_on_a_tiny_corpus(workspace):
     expected_precision = (len(VOLCANO_REF) + len(BAKERY_REF)) / 2 / (len(VOLCANO) + len(BAKERY))
     assert fixed[3:] == pytest.approx((1.0, expected_precision, expected_precision, 1.0, 1.0))
 
+    # the best configuration by the documented rule, and a paired test of the other against it
+    comparison = sql(home, "SELECT configuration, is_best, n_questions FROM comparison ORDER BY configuration")
+    assert [c for c, *_ in comparison] == [f"fixed_size|{MODEL}", f"recursive|{MODEL}"]
+    assert sum(1 for _, best, _ in comparison if best) == 1 and all(n == 2 for *_, n in comparison)
+
     # the malformed question file is reported by name; the good one was still evaluated
     event = instance.get_latest_materialization_event(AssetKey("experiment_results"))
     errors = event.asset_materialization.metadata["question_errors"].value

@@ -1,0 +1,55 @@
+"""The chunkbench command line, run as a user runs it (a subprocess)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = [str(Path(sys.executable).with_name("chunkbench"))]
+
+
+def run(*args, env_home):
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env={"PATH": "/usr/bin:/bin", "CHUNKBENCH_HOME": str(env_home)})
+
+
+def test_parse_prints_units_and_fails_clearly_on_bad_input(tmp_path):
+    good = tmp_path / "note.md"
+    good.write_text("# Title\n\nA paragraph about tides.\n", encoding="utf-8")
+    result = run("parse", str(good), env_home=tmp_path)
+    assert result.returncode == 0, result.stderr
+    parsed = json.loads(result.stdout)
+    assert [(u["content_type"], u["text"]) for u in parsed["units"]] == [("paragraph", "A paragraph about tides.")]
+    bad = tmp_path / "broken.pdf"
+    bad.write_bytes(b"%PDF-1.4 truncated")
+    result = run("parse", str(bad), env_home=tmp_path)
+    assert result.returncode == 1 and "broken.pdf" in result.stderr
+
+
+def test_chunk_uses_the_boundary_model_for_semantic_strategies(tmp_path):
+    doc = tmp_path / "doc.md"
+    doc.write_text("# Cats\n\nCats purr. Cats sleep a lot. Cats chase mice.\n\n# Taxes\n\n"
+                   "Taxes are due in April. Late filing costs a fee. Receipts must be kept.\n", encoding="utf-8")
+    result = run("chunk", str(doc), "--strategy", "semantic", env_home=tmp_path)
+    assert result.returncode == 0, result.stderr
+    chunks = json.loads(result.stdout)
+    text = doc.read_text(encoding="utf-8")
+    assert chunks and all(text[c["start"]:c["end"]] == c["text"] for c in chunks)
+    result = run("chunk", str(doc), "--strategy", "fixed_size", "--chunk-size", "10", "--chunk-overlap", "20",
+                 env_home=tmp_path)
+    assert result.returncode == 1 and "chunk_overlap (20) must be smaller than chunk_size (10)" in result.stderr
+
+
+def test_models_lists_every_model_with_availability(tmp_path):
+    result = run("models", env_home=tmp_path)
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    by_id = {r["id"]: r for r in rows}
+    assert by_id["all-minilm-l6-v2"]["available"] is True
+    assert by_id["text-embedding-3-small"]["available"] is False
+    assert "OPENAI_API_KEY" in by_id["text-embedding-3-small"]["reason"]
+
+
+def test_estimate_without_llm_says_no_call_is_made(tmp_path):
+    result = run("estimate", env_home=tmp_path)
+    assert result.returncode == 0 and "no LLM configured" in result.stdout
