@@ -39,7 +39,8 @@ def build_resources(resolve: bool = False) -> dict[str, object]:
             compatible_api_key=_env("CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY"),
         ),
         "llm": LLMResource(model=_env("CHUNKBENCH_LLM_MODEL"), base_url=_env("CHUNKBENCH_LLM_BASE_URL"),
-                           api_key=_env("CHUNKBENCH_LLM_API_KEY") or _env("OPENAI_API_KEY")),
+                           api_key=_env("CHUNKBENCH_LLM_API_KEY") or _env("OPENAI_API_KEY"),
+                           vision_model=_env("CHUNKBENCH_VISION_MODEL")),
     }
 
 

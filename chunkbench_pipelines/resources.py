@@ -133,6 +133,7 @@ class LLMResource(ConfigurableResource):
     base_url: Optional[str] = None
     api_key: Optional[str] = None
     system_prompt_as_user: bool = False  # chat templates without a system role (llama.cpp "gemma")
+    vision_model: Optional[str] = None  # CHUNKBENCH_VISION_MODEL: captions images of DOCX files (same endpoint)
 
     @property
     def configured(self) -> bool:
@@ -147,6 +148,17 @@ class LLMResource(ConfigurableResource):
         from chunkbench_core.evaluation.llm import make_client
 
         return make_client(self.base_url, self.api_key)
+
+    def parse_options(self):
+        """Parser options: images become image_caption units when a vision model is configured."""
+        from chunkbench_core.parsing import ParseOptions
+
+        if not self.vision_model:
+            return ParseOptions()
+        from chunkbench_core.parsing.captions import openai_vision_captioner
+
+        return ParseOptions(caption_source=openai_vision_captioner(
+            model=self.vision_model, base_url=self.base_url, api_key=self.api_key))
 
     def contextual_context(self):
         """contextual_retrieval's context source: the LLM when configured (cached per document), else None

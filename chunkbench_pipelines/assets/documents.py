@@ -7,7 +7,7 @@ from chunkbench_core.parsing import parse
 from chunkbench_core.stages import parse_corpus
 from chunkbench_core.storage.corpus import scan_corpus
 
-from ..resources import DuckDBResource, WorkspaceResource
+from ..resources import DuckDBResource, LLMResource, WorkspaceResource
 
 
 @asset(group_name="documents", kinds={"python"}, description="The files of the corpus folder, with content hashes.")
@@ -24,9 +24,12 @@ def source_documents(context: AssetExecutionContext, workspace: WorkspaceResourc
 
 @asset(group_name="documents", kinds={"python", "duckdb"}, deps=[source_documents],
        description="Documents parsed to markdown + structural units (unchanged files are not parsed again).")
-def parsed_documents(context: AssetExecutionContext, workspace: WorkspaceResource, duckdb: DuckDBResource) -> MaterializeResult:
+def parsed_documents(context: AssetExecutionContext, workspace: WorkspaceResource, duckdb: DuckDBResource,
+                     llm: LLMResource) -> MaterializeResult:
     results = duckdb.results()
-    summary = parse_corpus(scan_corpus(workspace.corpus_dir()), workspace.parsed_store(), results, parse)
+    options = llm.parse_options()
+    summary = parse_corpus(scan_corpus(workspace.corpus_dir()), workspace.parsed_store(), results,
+                           lambda path: parse(path, options))
     results.ensure_database()  # the DuckDB file answers SQL as soon as anything is stored
     for document, error in summary.failed.items():
         context.log.error(f"document failed: {error}")
