@@ -22,7 +22,7 @@ from dagster import (
 from .jobs import chunk_and_evaluate_job, evaluate_job, parse_documents_job, refresh_reports_job
 from .partitions import partition_key, split_key
 from .resources import EmbeddingResource, WorkspaceResource
-from .sensors import stale_partitions
+from .sensors import provider_tags, stale_partitions
 
 NEIGHBOR_LEVELS = ((0, 0), (1, 1), (2, 2), (3, 3))
 SWEEP_STRATEGIES = ("fixed_size", "recursive")
@@ -44,7 +44,8 @@ def nightly_stale_partitions(context: ScheduleEvaluationContext, workspace: Work
     current, stale = stale_partitions(context.instance, workspace, embeddings)
     if not stale:
         return SkipReason("no stale partition")
-    return [RunRequest(partition_key=k, run_key=f"nightly-{current}:{k}") for k in stale]
+    return [RunRequest(partition_key=k, run_key=f"nightly-{current}:{k}", tags=provider_tags(embeddings, k))
+            for k in stale]
 
 
 def _stamp(context: ScheduleEvaluationContext) -> str:
@@ -64,7 +65,8 @@ def neighbor_sweep(context: ScheduleEvaluationContext, embeddings: EmbeddingReso
             partition_key=k,
             run_key=f"neighbors-{_stamp(context)}:{k}:{prev}-{nxt}",
             run_config={"ops": {"experiment_results": {"config": {"neighbor_prev": prev, "neighbor_next": nxt}}}},
-            tags={"chunkbench/sweep": "neighbors", "chunkbench/neighbors": f"-{prev}/+{nxt}"},
+            tags={"chunkbench/sweep": "neighbors", "chunkbench/neighbors": f"-{prev}/+{nxt}",
+                  **provider_tags(embeddings, k)},
         )
         for k in keys for prev, nxt in NEIGHBOR_LEVELS
     ]
@@ -87,7 +89,7 @@ def chunk_size_sweep(context: ScheduleEvaluationContext, embeddings: EmbeddingRe
                     run_key=f"sizes-{_stamp(context)}:{strategy}|{model}:{size}",
                     run_config={"ops": {"chunk_collections": config, "experiment_results": config}},
                     tags={"chunkbench/sweep": "chunk_size", "chunkbench/chunk_size": str(size),
-                          "chunkbench/chunk_overlap": str(overlap)},
+                          "chunkbench/chunk_overlap": str(overlap), "chunkbench/provider": embeddings.spec(model).provider},
                 ))
     return requests or SkipReason("no available corpus model")
 

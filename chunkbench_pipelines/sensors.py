@@ -53,6 +53,11 @@ def corpus_sensor(context: SensorEvaluationContext, workspace: WorkspaceResource
     )
 
 
+def provider_tags(embeddings: EmbeddingResource, key: str) -> dict[str, str]:
+    """Run tags naming the partition's embedding provider; dagster.yaml limits concurrent OpenAI runs by it."""
+    return {"chunkbench/provider": embeddings.spec(split_key(key)[1]).provider}
+
+
 def latest_materialization(instance, asset_key: AssetKey, partition: str):
     """The newest materialization event of one partition of an asset, or None."""
     from dagster import AssetRecordsFilter
@@ -88,7 +93,8 @@ def parsed_corpus_sensor(context: SensorEvaluationContext, workspace: WorkspaceR
     if not stale:
         return SkipReason("every partition is built from the current parsed corpus" if current else "nothing parsed yet")
     return SensorResult(run_requests=[
-        RunRequest(partition_key=key, run_key=f"corpus-{current}:{key}", tags={"chunkbench/corpus_fingerprint": current})
+        RunRequest(partition_key=key, run_key=f"corpus-{current}:{key}",
+                   tags={"chunkbench/corpus_fingerprint": current, **provider_tags(embeddings, key)})
         for key in stale
     ])
 
@@ -110,7 +116,8 @@ def question_sets_sensor(context: SensorEvaluationContext, workspace: WorkspaceR
     keys = sorted(k for k in built if split_key(k)[1] in available)
     return SensorResult(
         run_requests=[RunRequest(partition_key=k, run_key=f"questions-{digest}:{k}",
-                                 tags={"chunkbench/question_sets": ",".join(changes["added"] + changes["changed"])})
+                                 tags={"chunkbench/question_sets": ",".join(changes["added"] + changes["changed"]),
+                                       **provider_tags(embeddings, k)})
                       for k in keys],
         cursor=json.dumps(state, sort_keys=True),
     )
