@@ -59,8 +59,12 @@ class ReportData:
 
 def _ranked_board(results: ResultsDB) -> pd.DataFrame:
     order = results.leaderboard()
+    # the comparison table (stages.compare_latest_runs) adds the best configuration and each one's
+    # paired test against it
     full = results.query(
-        "SELECT m.* FROM experiment_metrics m JOIN leaderboard l USING (experiment_run_id, strategy, corpus_model)"
+        "SELECT m.*, c.is_best, c.p_value_vs_best, c.significantly_worse "
+        "FROM experiment_metrics m JOIN leaderboard l USING (experiment_run_id, strategy, corpus_model) "
+        "LEFT JOIN comparison c ON c.configuration = m.strategy || '|' || m.corpus_model"
     )
     if order.empty or full.empty:
         return full.iloc[0:0].assign(configuration=pd.Series(dtype=str))
