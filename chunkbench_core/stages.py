@@ -398,6 +398,9 @@ def run_experiment(
     results.write("experiment_metrics", key, [{
         **base,
         **summary,
+        "variant": variant,
+        "neighbor_prev": expansion.neighbor_prev,
+        "neighbor_next": expansion.neighbor_next,
         "provenance": json.dumps(full_provenance, sort_keys=True, ensure_ascii=False),
     }])
     return ExperimentSummary(experiment_run_id, summary, errors, len(outcomes),

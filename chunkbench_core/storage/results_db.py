@@ -128,6 +128,9 @@ _AGGREGATED = ("recall", "precision", "iou", "mrr", "hit_rate", "precision_omega
                *(f"{c}_expanded" for c in ("recall", "precision", "iou", "hit_rate", "mrr", "ndcg")))
 _JUDGED = ("context_relevance", "answer_similarity", "faithfulness", "hallucination_rate")
 TABLES["experiment_metrics"] += [
+    ("variant", "VARCHAR"),  # '' = the partition's default chunk sizes; e.g. size256_overlap32 in a sweep
+    ("neighbor_prev", "INTEGER"),
+    ("neighbor_next", "INTEGER"),
     *_doubles("precision_omega", "ndcg", *(f"{c}_expanded" for c in ("recall", "precision", "iou", "hit_rate", "mrr", "ndcg"))),
     *_doubles(*(f"{m}_ci_{side}" for m in _AGGREGATED for side in ("low", "high"))),
     *_doubles("retrieval_ms", *_JUDGED, *(f"{m}_ci_{side}" for m in _JUDGED for side in ("low", "high")),
@@ -185,6 +188,19 @@ SELECT strategy, corpus_model, n_questions, recall, precision, iou, mrr, hit_rat
 FROM experiment_metrics
 QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model ORDER BY created_at DESC, experiment_run_id DESC) = 1
 ORDER BY recall DESC, iou DESC, strategy, corpus_model
+"""
+
+# Sweeps (chunk sizes, neighbor levels) side by side: the latest run of every
+# strategy x corpus model x setting.
+LEADERBOARD_BY_SETTING_SQL = """
+SELECT strategy, corpus_model, coalesce(variant, '') AS variant, coalesce(neighbor_prev, 0) AS neighbor_prev,
+       coalesce(neighbor_next, 0) AS neighbor_next, n_questions, recall, precision, iou, mrr, hit_rate,
+       recall_expanded, precision_expanded, iou_expanded, experiment_run_id, created_at
+FROM experiment_metrics
+QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model, coalesce(variant, ''), coalesce(neighbor_prev, 0),
+                                        coalesce(neighbor_next, 0)
+                           ORDER BY created_at DESC, experiment_run_id DESC) = 1
+ORDER BY strategy, corpus_model, variant, neighbor_prev, neighbor_next
 """
 
 _SAFE_KEY = re.compile(r"[^A-Za-z0-9._=-]+")
@@ -274,6 +290,7 @@ class ResultsDB:
                 f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM read_parquet('{pattern}', union_by_name=true)"
             )
         statements.append(f"CREATE OR REPLACE VIEW leaderboard AS {LEADERBOARD_SQL}")
+        statements.append(f"CREATE OR REPLACE VIEW leaderboard_by_setting AS {LEADERBOARD_BY_SETTING_SQL}")
         return statements
 
     def ensure_database(self, attempts: int = 20) -> None:
