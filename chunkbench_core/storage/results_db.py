@@ -186,6 +186,7 @@ LEADERBOARD_SQL = """
 SELECT strategy, corpus_model, n_questions, recall, precision, iou, mrr, hit_rate,
        experiment_run_id, created_at
 FROM experiment_metrics
+WHERE coalesce(variant, '') = ''  -- chunk-size sweep variants are compared in leaderboard_by_setting
 QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model ORDER BY created_at DESC, experiment_run_id DESC) = 1
 ORDER BY recall DESC, iou DESC, strategy, corpus_model
 """
@@ -221,6 +222,7 @@ class ResultsDB:
         self.root = Path(root).resolve()
         self.database_path = self.root / database_name
         self.tables_dir = self.root / "tables"
+        self._schema_checked = False
 
     # -- writing ------------------------------------------------------------------------
     def _copy_parquet(self, table: str, frame: pd.DataFrame, path: Path) -> None:
@@ -272,14 +274,26 @@ class ResultsDB:
             count += 1
         return count
 
+    @staticmethod
+    def _columns(path: Path) -> list[str]:
+        con = duckdb.connect()
+        try:
+            return [row[0] for row in con.execute(f"DESCRIBE SELECT * FROM read_parquet('{path.as_posix()}')").fetchall()]
+        finally:
+            con.close()
+
     def ensure_schema_files(self) -> None:
-        """An empty Parquet file per table so the views work before any partition wrote."""
+        """An empty Parquet file per table so the views work before any partition wrote (checked once per object)."""
+        if self._schema_checked:
+            return
         for table in TABLES:
             folder = self.tables_dir / table
             folder.mkdir(parents=True, exist_ok=True)
             schema = folder / SCHEMA_FILE
-            if not schema.exists():
+            if not schema.exists() or self._columns(schema) != [c for c, _ in TABLES[table]]:
+                # a results folder from an older version: the empty schema file brings the new columns
                 self._copy_parquet(table, pd.DataFrame(columns=[c for c, _ in TABLES[table]]), schema)
+        self._schema_checked = True
 
     # -- the DuckDB file ----------------------------------------------------------------
     def _view_sql(self) -> list[str]:
