@@ -31,3 +31,12 @@ def require_executable(name: str) -> str:
     require_tool(path is not None, name)
     assert path is not None
     return path
+
+
+@pytest.fixture(scope="session")
+def llama_server_url():
+    """One real llama.cpp OpenAI-compatible server for the whole test session (base URL, no /v1)."""
+    from tests.llama_server import llama_server
+
+    with llama_server() as url:
+        yield url

