@@ -11,7 +11,6 @@ import datetime as dt
 import hashlib
 import json
 import inspect
-import logging
 from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,8 +41,6 @@ from chunkbench_core.parsing.models import ParsedDocument
 from chunkbench_core.storage.corpus import ParsedStore, SourceDocument, corpus_state, fingerprint
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.vector_store import VectorStore, collection_name, point_id
-
-log = logging.getLogger("chunkbench")
 
 DEFAULT_CHUNK_OVERLAP = 50
 MAX_DEFAULT_CHUNK_SIZE = 512

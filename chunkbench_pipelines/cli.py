@@ -76,7 +76,7 @@ def command_parse(args: argparse.Namespace) -> int:
 
 def command_chunk(args: argparse.Namespace) -> int:
     """Chunks of one document with the pipeline's own chunker (corpus model window, boundary model)."""
-    from chunkbench_core.embedding import boundary_model_id, get_model, semantic_threshold
+    from chunkbench_core.embedding import get_model
     from chunkbench_core.errors import ChunkbenchError
     from chunkbench_core.parsing import parse
     from chunkbench_core.stages import build_chunker, chunking_params, model_window

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from chunkbench_core.errors import ChunkingError
-from chunkbench_core.parsing.models import ParsedDocument, Unit
+from chunkbench_core.parsing.models import ParsedDocument
 
 from .tokens import TokenIndex
 
@@ -93,19 +93,6 @@ class Piece:
     role: str = "chunk"
     parent: int | None = None
     token_count: int | None = None
-
-
-def heading_path_at(units: list[Unit], offset: int) -> list[str]:
-    """Heading path of the first structural unit that ends after ``offset``.
-
-    That is the unit containing ``offset``, or - for an offset on a heading line or
-    between units - the next unit, whose path includes the heading just crossed.
-    Past the last unit: the last unit's path.
-    """
-    if not units:
-        return []
-    i = bisect.bisect_right([u.end for u in units], offset)
-    return list(units[min(i, len(units) - 1)].heading_path)
 
 
 def validate_sizes(chunk_size: int, chunk_overlap: int) -> None:

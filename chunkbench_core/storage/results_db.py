@@ -266,14 +266,6 @@ class ResultsDB:
             return True
         return False
 
-    def delete_matching(self, table: str, prefix: str) -> int:
-        """Remove every file of ``table`` whose key starts with ``prefix``."""
-        count = 0
-        for path in (self.tables_dir / table).glob(f"{_key_file(prefix)[:-8]}*.parquet"):
-            path.unlink()
-            count += 1
-        return count
-
     @staticmethod
     def _columns(path: Path) -> list[str]:
         con = duckdb.connect()

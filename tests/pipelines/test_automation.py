@@ -4,7 +4,7 @@ import datetime
 import json
 
 import pytest
-from dagster import DagsterInstance, RunRequest, SkipReason, build_schedule_context, build_sensor_context, materialize
+from dagster import DagsterInstance, build_schedule_context, build_sensor_context, materialize
 
 from chunkbench_pipelines.assets import ALL_ASSETS
 from chunkbench_pipelines.definitions import defs
