@@ -22,7 +22,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -99,22 +99,60 @@ class EmbeddingCache:
     def _connection(self) -> sqlite3.Connection:
         if self._con is not None and self._pid == os.getpid():
             return self._con
-        try:  # a connection inherited through fork is never used: open our own
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            con = sqlite3.connect(str(self.path), timeout=self.busy_timeout_seconds, isolation_level=None,
-                                  check_same_thread=False)
+        # A connection inherited through fork is never used: open our own. Opening races
+        # with other processes creating the same file: switching to WAL and creating the
+        # schema take locks for which SQLite does not always call its busy handler, so
+        # "database is locked" while opening is retried until the busy timeout runs out.
+        deadline = time.monotonic() + self.busy_timeout_seconds
+        delay = 0.01
+        while True:
+            try:
+                con = self._open()
+                break
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or time.monotonic() + delay > deadline:
+                    raise EmbeddingCacheError(f"cannot open the embedding cache {self.path}: {exc}") from exc
+                time.sleep(delay)
+                delay = min(delay * 2, 0.5)
+            except sqlite3.Error as exc:
+                raise EmbeddingCacheError(f"cannot open the embedding cache {self.path}: {exc}") from exc
+        self._con, self._pid = con, os.getpid()
+        self._registered.clear()
+        return con
+
+    def _open(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = sqlite3.connect(str(self.path), timeout=self.busy_timeout_seconds, isolation_level=None,
+                              check_same_thread=False)
+        try:
             con.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_seconds * 1000)}")
-            mode = con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            mode = con.execute("PRAGMA journal_mode").fetchone()[0]
+            if str(mode).lower() != "wal":  # WAL is persistent: only the first opener switches
+                mode = con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 raise EmbeddingCacheError(f"{self.path}: SQLite could not switch to WAL mode (got {mode}); "
                                           "put CHUNKBENCH_HOME on a local filesystem")
             con.execute("PRAGMA synchronous = NORMAL")
             con.executescript(_SCHEMA)
-        except sqlite3.Error as exc:
-            raise EmbeddingCacheError(f"cannot open the embedding cache {self.path}: {exc}") from exc
-        self._con, self._pid = con, os.getpid()
-        self._registered.clear()
+        except BaseException:
+            con.close()
+            raise
         return con
+
+    def _write(self, what: str, statements: Callable[[sqlite3.Connection], int]) -> int:
+        """Run ``statements`` in one IMMEDIATE transaction (rolled back on error); caller holds the lock."""
+        con = self._connection()
+        try:
+            con.execute("BEGIN IMMEDIATE")
+            result = statements(con)
+            con.execute("COMMIT")
+        except sqlite3.Error as exc:
+            try:
+                con.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            raise EmbeddingCacheError(f"embedding cache {self.path}: {what} failed: {exc}") from exc
+        return result
 
     def register(self, namespace: str, model_id: str, fingerprint: str) -> None:
         """Record what a namespace is (for ``stats`` and humans reading the file)."""
@@ -164,17 +202,8 @@ class EmbeddingCache:
         if not rows:
             return 0
         with self._lock:
-            con = self._connection()
-            try:
-                con.execute("BEGIN IMMEDIATE")
-                con.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?)", rows)
-                con.execute("COMMIT")
-            except sqlite3.Error as exc:
-                try:
-                    con.execute("ROLLBACK")
-                except sqlite3.Error:
-                    pass
-                raise EmbeddingCacheError(f"embedding cache {self.path}: writing failed: {exc}") from exc
+            self._write("writing", lambda con: con.executemany(
+                "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?)", rows).rowcount)
         return len(rows)
 
     def stats(self) -> list[NamespaceStats]:
@@ -191,27 +220,24 @@ class EmbeddingCache:
 
     def clear(self, model_id: str | None = None) -> int:
         """Delete the vectors of one model id (every namespace of it), or all; returns rows deleted."""
+        def delete(con: sqlite3.Connection) -> int:
+            if model_id is None:
+                con.execute("DELETE FROM namespaces")
+                return con.execute("DELETE FROM vectors").rowcount
+            prefix = f"{model_id}@"
+            con.execute("DELETE FROM namespaces WHERE model_id = ?", (model_id,))
+            return con.execute("DELETE FROM vectors WHERE substr(namespace, 1, ?) = ?",
+                               (len(prefix), prefix)).rowcount
+
         with self._lock:
-            con = self._connection()
-            try:
-                con.execute("BEGIN IMMEDIATE")
-                if model_id is None:
-                    deleted = con.execute("DELETE FROM vectors").rowcount
-                    con.execute("DELETE FROM namespaces")
-                else:
-                    prefix = f"{model_id}@"
-                    deleted = con.execute("DELETE FROM vectors WHERE substr(namespace, 1, ?) = ?",
-                                          (len(prefix), prefix)).rowcount
-                    con.execute("DELETE FROM namespaces WHERE model_id = ?", (model_id,))
-                con.execute("COMMIT")
-            except sqlite3.Error as exc:
-                try:
-                    con.execute("ROLLBACK")
-                except sqlite3.Error:
-                    pass
-                raise EmbeddingCacheError(f"embedding cache {self.path}: clearing failed: {exc}") from exc
+            deleted = self._write("clearing", delete)
             self._registered.clear()
         return int(deleted)
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    message = str(exc).lower()
+    return "locked" in message or "busy" in message
 
 
 def default_cache_path(home: str | os.PathLike[str] | None = None) -> Path:
