@@ -25,7 +25,8 @@ telemetry:
 run_coordinator:
   module: dagster._core.run_coordinator
   class: QueuedRunCoordinator
-  config:
+concurrency:
+  runs:
     # three runs at once; never two runs of the same partition (they share a collection)
     max_concurrent_runs: 3
     tag_concurrency_limits:
@@ -33,9 +34,11 @@ run_coordinator:
         limit: 1
         value:
           applyLimitPerUniqueValue: true
-      - key: "chunkbench/provider"
-        value: "openai"
-        limit: 2
+# Remote providers are limited by Dagster pools named after them ("openai", "openai_compatible"),
+# claimed by the partition that calls them; the monitoring daemon frees slots a crashed run held.
+run_monitoring:
+  enabled: true
+  free_slots_after_run_end_seconds: 60
 """
 
 

@@ -27,6 +27,14 @@ def build_resources(resolve: bool = False) -> dict[str, object]:
             return None
         return value if resolve else EnvVar(name)
 
+    def _env_int(name: str, default: int):
+        value = os.environ.get(name)
+        if not value:
+            return default
+        return int(value) if resolve else EnvVar.int(name)
+
+    pool_limit = _env_int("CHUNKBENCH_PROVIDER_POOL_LIMIT", 2)
+
     return {
         "workspace": WorkspaceResource(home=_env("CHUNKBENCH_HOME"), corpus=_env("CHUNKBENCH_CORPUS"),
                                        questions=_env("CHUNKBENCH_QUESTIONS"), results=_env("CHUNKBENCH_RESULTS_DIR")),
@@ -37,10 +45,11 @@ def build_resources(resolve: bool = False) -> dict[str, object]:
             openai_base_url=_env("OPENAI_BASE_URL"),
             compatible_base_url=_env("CHUNKBENCH_OPENAI_COMPATIBLE_URL"),
             compatible_api_key=_env("CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY"),
+            pool_limit=pool_limit,
         ),
         "llm": LLMResource(model=_env("CHUNKBENCH_LLM_MODEL"), base_url=_env("CHUNKBENCH_LLM_BASE_URL"),
                            api_key=_env("CHUNKBENCH_LLM_API_KEY") or _env("OPENAI_API_KEY"),
-                           vision_model=_env("CHUNKBENCH_VISION_MODEL")),
+                           vision_model=_env("CHUNKBENCH_VISION_MODEL"), pool_limit=pool_limit),
     }
 
 

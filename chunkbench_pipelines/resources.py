@@ -82,6 +82,15 @@ class EmbeddingResource(ConfigurableResource):
     openai_base_url: Optional[str] = None
     compatible_base_url: Optional[str] = None
     compatible_api_key: Optional[str] = None
+    # CHUNKBENCH_PROVIDER_POOL_LIMIT: partitions talking to one remote provider at once, set on the
+    # provider's Dagster pool when it is first used (then changed in the UI; see concurrency.py)
+    pool_limit: int = 2
+
+    def pool(self, model_id: str) -> Optional[str]:
+        """The Dagster pool of the model's provider (None for local models)."""
+        from .concurrency import provider_pool
+
+        return provider_pool(self.spec(model_id).provider)
 
     def provider_settings(self) -> ProviderSettings:
         return ProviderSettings(
@@ -134,6 +143,14 @@ class LLMResource(ConfigurableResource):
     api_key: Optional[str] = None
     system_prompt_as_user: bool = False  # chat templates without a system role (llama.cpp "gemma")
     vision_model: Optional[str] = None  # CHUNKBENCH_VISION_MODEL: captions images of DOCX files (same endpoint)
+    pool_limit: int = 2  # CHUNKBENCH_PROVIDER_POOL_LIMIT, as EmbeddingResource.pool_limit
+
+    @property
+    def pool(self) -> Optional[str]:
+        """The Dagster pool of the chat endpoint, when one is configured."""
+        from .concurrency import llm_pool
+
+        return llm_pool(self.base_url) if (self.model or self.vision_model) else None
 
     @property
     def configured(self) -> bool:

@@ -16,6 +16,7 @@ from dagster import (
 
 from chunkbench_core.stages import build_chunk_collection, chunking_params, load_parsed_corpus, variant_label
 
+from ..concurrency import pool_slots
 from ..failures import TRANSIENT_RETRY, corpus_embedder, permanent_errors_fail_fast
 from ..partitions import split_key, strategy_x_model
 from ..resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
@@ -70,7 +71,9 @@ def chunk_collections(context: AssetExecutionContext, config: ChunkingConfig, wo
         variant = variant_label(params, chunking_params(embedder.spec, None, None))
         boundary, threshold = embeddings.boundary(strategy, config.boundary_model, workspace.home_dir())
         documents = load_parsed_corpus(workspace.parsed_store())
-        with qdrant.open() as store:
+        pools = [embeddings.pool(corpus_model), boundary and embeddings.pool(boundary.spec.id),
+                 llm.pool if strategy == "contextual_retrieval" and llm.configured else None]
+        with pool_slots(context, pools, embeddings.pool_limit) as pool_wait, qdrant.open() as store:
             summary = build_chunk_collection(strategy, embedder.spec, documents, embedder, store, duckdb.results(),
                                              params, variant, boundary=boundary, threshold=threshold,
                                              context=llm.contextual_context() if strategy == "contextual_retrieval"
@@ -89,6 +92,7 @@ def chunk_collections(context: AssetExecutionContext, config: ChunkingConfig, wo
             "boundary_model": summary.boundary_model or "none",
             "embedded_chunks": summary.n_retrieved,
             "embedding_cache_hit_rate": summary.cache_hit_rate,
+            "pool_wait_seconds": MetadataValue.json(pool_wait),
             "truncated_chunks": check.n_truncated,
             "token_count_median": float(np.median(summary.token_counts or [0])),
             "token_count_max": int(max(summary.token_counts or [0])),

@@ -7,6 +7,7 @@ from chunkbench_core.parsing import parse
 from chunkbench_core.stages import parse_corpus
 from chunkbench_core.storage.corpus import scan_corpus
 
+from ..concurrency import pool_slots
 from ..resources import DuckDBResource, LLMResource, WorkspaceResource
 
 
@@ -28,8 +29,9 @@ def parsed_documents(context: AssetExecutionContext, workspace: WorkspaceResourc
                      llm: LLMResource) -> MaterializeResult:
     results = duckdb.results()
     options = llm.parse_options()
-    summary = parse_corpus(scan_corpus(workspace.corpus_dir()), workspace.parsed_store(), results,
-                           lambda path: parse(path, options))
+    with pool_slots(context, [llm.pool if llm.vision_model else None], llm.pool_limit):  # image captions
+        summary = parse_corpus(scan_corpus(workspace.corpus_dir()), workspace.parsed_store(), results,
+                               lambda path: parse(path, options))
     results.ensure_database()  # the DuckDB file answers SQL as soon as anything is stored
     for document, error in summary.failed.items():
         context.log.error(f"document failed: {error}")

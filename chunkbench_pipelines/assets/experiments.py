@@ -19,6 +19,7 @@ from chunkbench_core.evaluation.experiment import DEFAULT_TOP_K
 from chunkbench_core.evaluation.retrieval import ExpansionSettings
 from chunkbench_core.stages import chunking_params, load_parsed_corpus, run_experiment, variant_label
 
+from ..concurrency import pool_slots
 from ..failures import TRANSIENT_RETRY, corpus_embedder, permanent_errors_fail_fast
 from ..partitions import split_key, strategy_x_model
 from ..resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
@@ -69,7 +70,8 @@ def experiment_results(context: AssetExecutionContext, config: ExperimentConfig,
         expansion = ExpansionSettings(config.neighbor_prev, config.neighbor_next,
                                       frozenset(config.expansion_strategies))
         documents = load_parsed_corpus(workspace.parsed_store())
-        with qdrant.open() as store:
+        pools = [embeddings.pool(corpus_model), llm.pool if llm.configured else None]
+        with pool_slots(context, pools, embeddings.pool_limit) as pool_wait, qdrant.open() as store:
             summary = run_experiment(strategy, embedder.spec, context.run.run_id, workspace.questions_dir(), documents,
                                      embedder, store, duckdb.results(), top_k=config.top_k,
                                      filter_by_document=config.filter_by_document, provenance=provenance,
@@ -88,6 +90,7 @@ def experiment_results(context: AssetExecutionContext, config: ExperimentConfig,
             "variant": variant or "default",
             "dagster/row_count": summary.n_questions,
             **metrics,
+            "pool_wait_seconds": MetadataValue.json(pool_wait),
             "question_errors": MetadataValue.md("".join(f"- {e}\n" for e in summary.errors) or "none"),
         },
         check_results=[

@@ -96,6 +96,8 @@ class FaultProxy:
         self.faults: deque[str] = deque()
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
+        self.in_flight = 0
+        self.max_in_flight = 0  # the most POSTs being answered at one moment
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -129,6 +131,16 @@ class FaultProxy:
                         {"id": "fake-embedder", "object": "model", "owned_by": "tests"}]}).encode())
 
             def do_POST(self) -> None:
+                with proxy.lock:
+                    proxy.in_flight += 1
+                    proxy.max_in_flight = max(proxy.max_in_flight, proxy.in_flight)
+                try:
+                    self._post()
+                finally:
+                    with proxy.lock:
+                        proxy.in_flight -= 1
+
+            def _post(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
                 with proxy.lock:
@@ -171,6 +183,7 @@ class FaultProxy:
             self.faults.clear()
             self.faults.extend(faults)
             self.requests.clear()
+            self.max_in_flight = 0
 
     def stop(self) -> None:
         self.server.shutdown()

@@ -1,0 +1,209 @@
+"""Per-provider concurrency limits through Dagster pools, on real instance storage.
+
+The mechanism is checked on a real SQLite DagsterInstance with threads (slots are held,
+waited for, freed on failure), then end to end: two partitions of a remote model, run as
+two processes on one instance, against a real HTTP embeddings server on 127.0.0.1 that
+counts how many requests it answers at once.
+"""
+
+
+import json
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from dagster import AssetExecutionContext, DagsterInstance, asset, materialize
+
+from chunkbench_pipelines.cli import DAGSTER_YAML
+from chunkbench_pipelines.concurrency import ensure_pool_limit, llm_pool, pool_slots, provider_pool
+from tests.core.embedding.openai_server import FaultProxy
+
+PROJECT = Path(__file__).resolve().parents[2]
+
+
+def test_pool_names():
+    assert provider_pool("local") is None
+    assert provider_pool("openai") == "openai" and provider_pool("openai_compatible") == "openai_compatible"
+    assert llm_pool(None) == "openai" and llm_pool("http://127.0.0.1:11434/v1") == "openai_compatible"
+
+
+def test_a_new_pool_starts_at_the_configured_limit_and_keeps_a_later_change(tmp_path):
+    with DagsterInstance.local_temp(str(tmp_path)) as instance:
+        assert ensure_pool_limit(instance, "openai", 2) == 2
+        instance.event_log_storage.set_concurrency_slots("openai", 5)  # what the UI / CLI does
+        assert ensure_pool_limit(instance, "openai", 2) == 5
+
+
+def test_the_instance_default_limit_wins_for_a_new_pool(tmp_path):
+    overrides = {"concurrency": {"pools": {"default_limit": 4}}}
+    with DagsterInstance.local_temp(str(tmp_path), overrides=overrides) as instance:
+        assert ensure_pool_limit(instance, "openai_compatible", 2) == 4
+
+
+def test_an_instance_without_pool_storage_runs_unlimited():
+    with DagsterInstance.ephemeral() as instance:
+        assert ensure_pool_limit(instance, "openai", 2) is None
+
+
+def _slot_asset(spans: list, pools: list, hold_seconds: float, fail: bool = False):
+    @asset
+    def talks_to_provider(context: AssetExecutionContext) -> None:
+        with pool_slots(context, pools, initial_limit=3, poll_seconds=0.05) as waited:
+            begin = time.monotonic()
+            time.sleep(hold_seconds)
+            spans.append((begin, time.monotonic(), waited))
+            if fail:
+                raise RuntimeError("the provider call failed")
+
+    return talks_to_provider
+
+
+def test_slots_serialize_runs_and_are_freed(tmp_path):
+    spans: list = []
+    with DagsterInstance.local_temp(str(tmp_path)) as instance:
+        instance.event_log_storage.set_concurrency_slots("openai", 1)
+        node = _slot_asset(spans, ["openai", None, "openai"], hold_seconds=0.5)
+        results = []
+        threads = [threading.Thread(target=lambda: results.append(
+            materialize([node], instance=instance, raise_on_error=False).success)) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert results == [True, True, True]
+        spans.sort()
+        for (_, end, _), (begin, _, _) in zip(spans, spans[1:]):
+            assert begin >= end, "two runs held the single slot of pool 'openai' at once"
+        assert sorted(w["openai"] > 0.3 for _, _, w in spans) == [False, True, True]  # two of them waited
+        info = instance.event_log_storage.get_concurrency_info("openai")
+        assert (info.slot_count, info.active_slot_count, info.pending_step_count) == (1, 0, 0)
+
+
+def test_a_failing_body_frees_its_slot(tmp_path):
+    spans: list = []
+    with DagsterInstance.local_temp(str(tmp_path)) as instance:
+        instance.event_log_storage.set_concurrency_slots("openai", 1)
+        assert not materialize([_slot_asset(spans, ["openai"], 0.0, fail=True)], instance=instance,
+                               raise_on_error=False).success
+        info = instance.event_log_storage.get_concurrency_info("openai")
+        assert (info.active_slot_count, info.pending_step_count) == (0, 0)
+        assert materialize([_slot_asset(spans, ["openai"], 0.0)], instance=instance).success
+        assert spans[-1][2]["openai"] < 0.3  # nothing held the slot any more
+
+
+def test_local_models_claim_nothing(tmp_path):
+    spans: list = []
+    with DagsterInstance.local_temp(str(tmp_path)) as instance:
+        assert materialize([_slot_asset(spans, [provider_pool("local"), None], 0.0)], instance=instance).success
+        assert spans[0][2] == {} and instance.event_log_storage.get_concurrency_keys() == set()
+
+
+def test_a_pool_limit_below_one_is_refused(tmp_path):
+    with DagsterInstance.local_temp(str(tmp_path)) as instance:
+        @asset
+        def bad(context: AssetExecutionContext) -> None:
+            with pool_slots(context, ["openai"], initial_limit=0):
+                pass
+
+        result = materialize([bad], instance=instance, raise_on_error=False)
+        [failure] = [e for e in result.all_events if e.is_step_failure]
+        error = failure.event_specific_data.error
+        assert "pool_limit must be >= 1, got 0" in error.message + (error.cause.message if error.cause else "")
+
+
+# One partition of chunk_collections in its own process, like a run launched by dagster dev.
+MATERIALIZE = textwrap.dedent("""
+    import json, sys, time
+    from pathlib import Path
+    from dagster import DagsterInstance, materialize
+    from chunkbench_pipelines.assets import ALL_ASSETS
+    from chunkbench_pipelines.definitions import build_resources
+    from chunkbench_pipelines.partitions import partition_key
+
+    selection, strategy, model, go = sys.argv[1].split(","), sys.argv[2], sys.argv[3], sys.argv[4]
+    Path(f"{go}.{strategy}").touch()
+    while not Path(go).exists():
+        time.sleep(0.005)
+    key = partition_key(strategy, model) if strategy != "-" else None
+    result = materialize(ALL_ASSETS, selection=selection, partition_key=key, instance=DagsterInstance.get(),
+                         resources=build_resources(), raise_on_error=False)
+    waits = [m.metadata["pool_wait_seconds"].value for m in result.asset_materializations_for_node("chunk_collections")]
+    print(json.dumps({"success": result.success, "pool_wait": waits}))
+""")
+
+
+def _corpus(root: Path) -> dict[str, str]:
+    corpus, questions, dagster_home = root / "corpus", root / "questions", root / "dagster_home"
+    for folder in (corpus, questions, dagster_home):
+        folder.mkdir()
+    for topic in ("rivers", "bridges", "mills"):
+        (corpus / f"{topic}.md").write_text(
+            f"# {topic.title()}\n\n" + "".join(f"Paragraph {i} about {topic}: stone, water and timber.\n\n"
+                                               for i in range(12)), encoding="utf-8")
+    (dagster_home / "dagster.yaml").write_text(DAGSTER_YAML, encoding="utf-8")
+    return {"CHUNKBENCH_HOME": str(root / "home"), "CHUNKBENCH_CORPUS": str(corpus),
+            "CHUNKBENCH_QUESTIONS": str(questions), "DAGSTER_HOME": str(dagster_home)}
+
+
+def _run(env: dict[str, str], selection: str, strategy: str, model: str, go: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", MATERIALIZE, selection, strategy, model, str(go)], cwd=PROJECT,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("limit", [1, 2])
+def test_partitions_of_a_remote_model_respect_the_provider_pool(tmp_path, limit, monkeypatch):
+    import os
+
+    proxy = FaultProxy(dimension=64)
+    try:
+        models = tmp_path / "models.toml"
+        models.write_text(textwrap.dedent(f"""
+            [[models]]
+            id = "remote-test"
+            provider = "openai_compatible"
+            model_name = "fake-embedder"
+            dimension = 64
+            max_input_tokens = 512
+            base_url = "{proxy.base_url}"
+            default_semantic_threshold = 0.5
+        """), encoding="utf-8")
+        env = {**os.environ, **_corpus(tmp_path), "CHUNKBENCH_MODELS": str(models),
+               "CHUNKBENCH_PROVIDER_POOL_LIMIT": str(limit)}
+        for name in ("OPENAI_API_KEY", "QDRANT_URL", "CHUNKBENCH_OPENAI_COMPATIBLE_URL", "CHUNKBENCH_LLM_MODEL"):
+            env.pop(name, None)
+        go = tmp_path / "go"
+        parse = _run(env, "source_documents,parsed_documents", "-", "-", go)
+        go.touch()
+        out, err = parse.communicate(timeout=300)
+        assert parse.returncode == 0 and json.loads(out.splitlines()[-1])["success"], err
+        go.unlink()
+
+        # every partition's first request takes 2 s, so the two runs overlap unless the pool stops them
+        proxy.script("sleep:2", "sleep:2")
+        strategies = ("fixed_size", "contextual_retrieval")  # different texts: no shared cache hits
+        runs = {s: _run(env, "chunk_collections", s, "remote-test", go) for s in strategies}
+        deadline = time.monotonic() + 120
+        while not all(Path(f"{go}.{s}").exists() for s in strategies):
+            assert time.monotonic() < deadline, "the runs never got ready"
+            time.sleep(0.01)
+        go.touch()
+        results = {}
+        for strategy, process in runs.items():
+            out, err = process.communicate(timeout=300)
+            assert process.returncode == 0, err
+            results[strategy] = json.loads(out.splitlines()[-1])
+            assert results[strategy]["success"], err
+        assert proxy.max_in_flight == limit
+        waits = sorted(r["pool_wait"][0]["openai_compatible"] for r in results.values())
+        if limit == 1:
+            assert waits[1] > 1.0  # the second run waited for the first one's slot
+        with DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
+            info = instance.event_log_storage.get_concurrency_info("openai_compatible")
+            assert (info.slot_count, info.active_slot_count, info.pending_step_count) == (limit, 0, 0)
+    finally:
+        proxy.stop()
