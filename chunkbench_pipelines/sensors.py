@@ -54,7 +54,7 @@ def corpus_sensor(context: SensorEvaluationContext, workspace: WorkspaceResource
 
 
 def provider_tags(embeddings: EmbeddingResource, key: str) -> dict[str, str]:
-    """Run tags naming the partition's embedding provider; dagster.yaml limits concurrent OpenAI runs by it."""
+    """A run tag naming the partition's embedding provider, to filter runs by in the UI (limits: concurrency.py)."""
     return {"chunkbench/provider": embeddings.spec(split_key(key)[1]).provider}
 
 

@@ -25,6 +25,7 @@ class HealthCheck:
     ok: bool
     detail: str
     milliseconds: float = 0.0
+    configured: bool = True  # False: a remote provider nobody set up (not a failure of the installation)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -83,7 +84,8 @@ def provider_checks(settings: ProviderSettings, registry: ModelRegistry | None =
 
     With ``probe`` a local engine embeds one word and a remote endpoint is asked for its
     model list (no tokens spent); without it only the configuration is checked.
-    Providers nobody configured are reported as not configured (ok=False, with the reason).
+    Remote providers nobody configured are reported with ``configured=False`` (and ok=False, with
+    the reason): not an error of the installation.
     """
     registry = registry if registry is not None else model_registry()
     checks: list[HealthCheck] = []
@@ -109,10 +111,13 @@ def provider_checks(settings: ProviderSettings, registry: ModelRegistry | None =
             return reason
         checks.append(_timed(f"provider:local:{engine}", check_local))
     for (provider, url), spec in remote.items():
+        component = f"provider:{provider}" + (f":{url}" if provider == "openai_compatible" and url else "")
+        ok, reason = availability(spec, settings)
+        if not ok:
+            checks.append(HealthCheck(component, False, reason, configured=False))
+            continue
+
         def check_remote(spec=spec, provider=provider, url=url) -> str:
-            ok, reason = availability(spec, settings)
-            if not ok:
-                raise ChunkbenchError(reason)
             if not probe:
                 return reason
             import openai
@@ -127,6 +132,5 @@ def provider_checks(settings: ProviderSettings, registry: ModelRegistry | None =
                 client.close()
             served = "serves" if spec.model_name in names else "does not list"
             return f"{url or 'the OpenAI API'} answers; it {served} {spec.model_name} ({len(names)} model(s))"
-        checks.append(_timed(f"provider:{provider}" + (f":{url}" if provider == "openai_compatible" and url else ""),
-                             check_remote))
+        checks.append(_timed(component, check_remote))
     return checks

@@ -53,3 +53,18 @@ def test_models_lists_every_model_with_availability(tmp_path):
 def test_estimate_without_llm_says_no_call_is_made(tmp_path):
     result = run("estimate", env_home=tmp_path)
     assert result.returncode == 0 and "no LLM configured" in result.stdout
+
+
+def test_health_fails_only_for_what_is_configured_and_broken(tmp_path):
+    from tests.core.embedding.openai_server import free_port
+
+    result = run("health", "--no-probe", env_home=tmp_path)
+    checks = {c["component"]: c for c in map(json.loads, result.stdout.splitlines())}
+    assert result.returncode == 0, result.stdout  # OpenAI merely not set up is no failure
+    assert checks["provider:openai"]["configured"] is False and checks["qdrant"]["ok"] is True
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    result = subprocess.run([*CLI, "health"], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                            env={"PATH": "/usr/bin:/bin", "CHUNKBENCH_HOME": str(tmp_path),
+                                 "CHUNKBENCH_OPENAI_COMPATIBLE_URL": dead})
+    checks = {c["component"]: c for c in map(json.loads, result.stdout.splitlines())}
+    assert result.returncode == 1 and not checks[f"provider:openai_compatible:{dead}"]["ok"]

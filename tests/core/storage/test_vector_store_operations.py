@@ -72,6 +72,8 @@ def test_health_reports_every_component(store, tmp_path):
     assert not checks["provider:openai"].ok and "OPENAI_API_KEY" in checks["provider:openai"].detail
     compatible = checks["provider:openai_compatible"]
     assert not compatible.ok and "CHUNKBENCH_OPENAI_COMPATIBLE_URL" in compatible.detail
+    assert not compatible.configured and not checks["provider:openai"].configured
+    assert checks["qdrant"].configured and checks["provider:local:minilm_onnx"].configured
     assert duckdb_check(tmp_path / "missing.duckdb").ok  # not created yet is not an error
 
 
@@ -85,6 +87,7 @@ def test_health_of_unreachable_endpoints(tmp_path):
     assert not checks["qdrant"].ok and f"127.0.0.1:{port}" in checks["qdrant"].detail
     key = f"provider:openai_compatible:http://127.0.0.1:{port}/v1"
     assert not checks[key].ok and "did not answer" in checks[key].detail
+    assert checks[key].configured  # configured but broken: a failure
 
 
 def test_health_probes_a_working_compatible_server(tmp_path):
