@@ -55,6 +55,11 @@ class MiniLMOnnx:
         self.tokenizer = Tokenizer.from_file(str(_tokenizer_path()))
         self.tokenizer.enable_truncation(max_length=max_word_pieces)
         self.tokenizer.no_padding()
+        # counting needs no truncation: a tokenizer of its own, so no thread ever sees the
+        # embedding tokenizer's settings change under it
+        self._counter = Tokenizer.from_file(str(_tokenizer_path()))
+        self._counter.no_truncation()
+        self._counter.no_padding()
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or min(4, os.cpu_count() or 1)
         options.inter_op_num_threads = 1
@@ -66,12 +71,7 @@ class MiniLMOnnx:
 
     def count_word_pieces(self, texts: list[str]) -> list[int]:
         """Word pieces of each text including [CLS]/[SEP], before truncation."""
-        counter = self.tokenizer
-        counter.no_truncation()
-        try:
-            return [len(e.ids) for e in counter.encode_batch(texts)]
-        finally:
-            counter.enable_truncation(max_length=self.max_word_pieces)
+        return [len(e.ids) for e in self._counter.encode_batch(texts)]
 
     def run_batch(self, texts: list[str]) -> np.ndarray:
         """Embed one batch as given (no sorting): the raw model call plus pooling."""

@@ -114,3 +114,35 @@ def test_purpose_is_validated():
 def test_empty_input():
     embedder = Embedder(get_model("all-minilm-l6-v2"))
     assert embedder.embed([], "document").shape == (0, 384)
+
+
+def test_counting_word_pieces_while_another_thread_embeds():
+    """Counting (no truncation) and embedding (truncated to 256) share one engine across threads."""
+    import threading
+
+    engine = shared_minilm()
+    long_text = "harbour lava sourdough " * 300
+    expected = engine.count_word_pieces([long_text])[0]
+    reference = engine.run_batch([long_text])
+    assert expected > 600
+    problems: list[str] = []
+
+    def count() -> None:
+        for _ in range(150):
+            if engine.count_word_pieces([long_text])[0] != expected:
+                problems.append("a count was truncated")
+
+    def embed() -> None:
+        for _ in range(15):
+            try:
+                if not np.allclose(engine.run_batch([long_text]), reference, atol=1e-5):
+                    problems.append("an embedding saw an untruncated input")
+            except Exception as exc:  # an over-long input makes ONNX fail outright
+                problems.append(f"embedding failed: {exc}")
+
+    threads = [threading.Thread(target=count), threading.Thread(target=embed)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert problems == []
