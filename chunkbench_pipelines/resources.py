@@ -142,6 +142,13 @@ class LLMResource(ConfigurableResource):
     base_url: Optional[str] = None
     api_key: Optional[str] = None
     system_prompt_as_user: bool = False  # chat templates without a system role (llama.cpp "gemma")
+    # budgets per question (tokens); a judge reply cut short is retried with more, up to judge_max_tokens_cap
+    answer_max_tokens: int = 256
+    judge_max_tokens: int = 384
+    judge_max_tokens_cap: int = 1536
+    judge_attempts: int = 3
+    max_context_tokens: int = 3000
+    timeout_seconds: float = 60.0
     vision_model: Optional[str] = None  # CHUNKBENCH_VISION_MODEL: captions images of DOCX files (same endpoint)
     pool_limit: int = 2  # CHUNKBENCH_PROVIDER_POOL_LIMIT, as EmbeddingResource.pool_limit
 
@@ -159,7 +166,10 @@ class LLMResource(ConfigurableResource):
     def settings(self):
         from chunkbench_core.evaluation.llm import LLMSettings
 
-        return LLMSettings(model=self.model or "", system_prompt_as_user=self.system_prompt_as_user)
+        return LLMSettings(model=self.model or "", system_prompt_as_user=self.system_prompt_as_user,
+                           answer_max_tokens=self.answer_max_tokens, judge_max_tokens=self.judge_max_tokens,
+                           judge_max_tokens_cap=self.judge_max_tokens_cap, judge_attempts=self.judge_attempts,
+                           max_context_tokens=self.max_context_tokens, timeout_seconds=self.timeout_seconds)
 
     def client(self):
         from chunkbench_core.evaluation.llm import make_client
