@@ -417,7 +417,9 @@ def compare_latest_runs(results: ResultsDB):
            JOIN leaderboard l USING (experiment_run_id, strategy, corpus_model)"""
     ).to_dict("records")
     comparison = compare_configurations(rows)
+    run_of = {f"{r['strategy']}|{r['corpus_model']}": r["experiment_run_id"] for r in rows}
     stamp = now()
-    results.write("comparison", "latest", [{**r, "rule": comparison.rule, "compared_at": stamp}
-                                             for r in comparison.to_rows()])
+    results.write("comparison", "latest", [{**r, "experiment_run_id": run_of.get(r["configuration"]),
+                                            "rule": comparison.rule, "compared_at": stamp}
+                                           for r in comparison.to_rows()])
     return comparison

@@ -140,10 +140,11 @@ class Comparison:
 
     def to_rows(self) -> list[dict[str, Any]]:
         rows = []
-        for c in self.configurations:
+        for position, c in enumerate(self.configurations, start=1):  # configurations are in rank order
             t = c.versus_best
             rows.append({
-                "configuration": c.configuration, "metric": self.metric, "n_questions": c.n_questions,
+                "configuration": c.configuration, "rank": position if not math.isnan(c.mean) else None,
+                "metric": self.metric, "n_questions": c.n_questions,
                 "mean": c.mean, "ci_low": c.ci_low, "ci_high": c.ci_high, "is_best": c.configuration == self.best,
                 "n_paired": t.n if t else None, "difference_vs_best": t.mean_difference if t else None,
                 "difference_ci_low": t.ci_low if t else None, "difference_ci_high": t.ci_high if t else None,

@@ -144,6 +144,8 @@ TABLES["experiment_metrics"] += [
 # test of every other configuration against it, on the questions both answered (latest runs)
 TABLES["comparison"] = [
     ("configuration", "VARCHAR"),
+    ("experiment_run_id", "VARCHAR"),  # the run compared (the leaderboard's latest of the configuration)
+    ("rank", "INTEGER"),  # 1 = best by the rule
     ("metric", "VARCHAR"),
     ("n_questions", "INTEGER"),
     ("mean", "DOUBLE"),
@@ -180,15 +182,33 @@ TABLES["embedding_usage"] = [
     ("recorded_at", "TIMESTAMP"),
 ]
 
-LEADERBOARD_COLUMNS = ("strategy", "corpus_model", "n_questions", "recall", "precision", "iou", "mrr", "hit_rate")
+LEADERBOARD_COLUMNS = ("rank", "strategy", "corpus_model", "n_questions", "recall", "precision", "iou", "mrr",
+                       "hit_rate", "recall_expanded", "verdict")
 
+# The latest run per strategy x corpus model, in the order of the recommendation (the
+# ``comparison`` table: evaluation.statistics.BEST_RULE and paired tests against the best),
+# so the leaderboard and the managerial report never disagree. A run the comparison has
+# not seen yet (the leaderboard asset not re-materialized) has no rank and comes last.
 LEADERBOARD_SQL = """
-SELECT strategy, corpus_model, n_questions, recall, precision, iou, mrr, hit_rate,
-       experiment_run_id, created_at
-FROM experiment_metrics
-WHERE coalesce(variant, '') = ''  -- chunk-size sweep variants are compared in leaderboard_by_setting
-QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model ORDER BY created_at DESC, experiment_run_id DESC) = 1
-ORDER BY recall DESC, iou DESC, strategy, corpus_model
+WITH latest AS (
+    SELECT strategy, corpus_model, n_questions, recall, precision, iou, mrr, hit_rate,
+           recall_expanded, iou_expanded, experiment_run_id, created_at
+    FROM experiment_metrics
+    WHERE coalesce(variant, '') = ''  -- chunk-size sweep variants are compared in leaderboard_by_setting
+    QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model
+                               ORDER BY created_at DESC, experiment_run_id DESC) = 1
+)
+SELECT c.rank, l.strategy, l.corpus_model, l.n_questions, l.recall, l.precision, l.iou, l.mrr, l.hit_rate,
+       l.recall_expanded, l.iou_expanded, c.metric AS rank_metric, c.mean AS rank_mean,
+       c.ci_low AS rank_ci_low, c.ci_high AS rank_ci_high, c.p_value_vs_best,
+       CASE WHEN c.rank IS NULL THEN 'not compared yet'
+            WHEN c.is_best THEN 'best'
+            WHEN c.significantly_worse THEN 'significantly worse'
+            ELSE 'not significantly worse' END AS verdict,
+       l.experiment_run_id, l.created_at
+FROM latest l
+LEFT JOIN comparison c ON c.experiment_run_id = l.experiment_run_id
+ORDER BY c.rank NULLS LAST, l.recall DESC, l.iou DESC, l.strategy, l.corpus_model
 """
 
 # Sweeps (chunk sizes, neighbor levels) side by side: the latest run of every

@@ -19,8 +19,8 @@ from .experiments import experiment_results
 def leaderboard(context: AssetExecutionContext, duckdb: DuckDBResource) -> MaterializeResult:
     results = duckdb.results()
     results.ensure_database()
-    board = results.leaderboard()
-    comparison = compare_latest_runs(results) if not board.empty else None
+    comparison = compare_latest_runs(results) if not results.leaderboard().empty else None
+    board = results.leaderboard()  # read again: ranked by the comparison just written
     metadata = {
         "database": MetadataValue.path(str(results.database_path)),
         "dagster/row_count": len(board),
@@ -30,8 +30,9 @@ def leaderboard(context: AssetExecutionContext, duckdb: DuckDBResource) -> Mater
         metadata["best_configuration"] = comparison.best
         metadata["best_rule"] = MetadataValue.md(comparison.rule)
     if not board.empty:
-        points = [ScatterPoint(f"{r.strategy} / {r.corpus_model}", float(r.precision), float(r.recall), best=i == 0)
-                  for i, r in enumerate(board.itertuples())]
+        best = comparison.best if comparison is not None else None
+        points = [ScatterPoint(f"{r.strategy} / {r.corpus_model}", float(r.precision), float(r.recall),
+                               best=f"{r.strategy}|{r.corpus_model}" == best) for r in board.itertuples()]
         png = base64.b64encode(recall_precision_png(points)).decode()
         metadata["recall_vs_precision"] = MetadataValue.md(f"![recall vs precision](data:image/png;base64,{png})")
     return MaterializeResult(metadata=metadata)

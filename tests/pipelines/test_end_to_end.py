@@ -108,6 +108,11 @@ def test_whole_graph_on_a_tiny_corpus(workspace):
     comparison = sql(home, "SELECT configuration, is_best, n_questions FROM comparison ORDER BY configuration")
     assert [c for c, *_ in comparison] == [f"fixed_size|{MODEL}", f"recursive|{MODEL}"]
     assert sum(1 for _, best, _ in comparison if best) == 1 and all(n == 2 for *_, n in comparison)
+    # the leaderboard is in the recommendation's order: rank 1 is the comparison's best
+    [best] = [c for c, is_best, _ in comparison if is_best]
+    ranked = sql(home, "SELECT rank, strategy || '|' || corpus_model, verdict, rank_metric FROM leaderboard")
+    assert [r[0] for r in ranked] == [1, 2] and ranked[0][1:3] == (best, "best")
+    assert ranked[1][2] in ("significantly worse", "not significantly worse") and ranked[0][3] == "recall_expanded"
 
     # the malformed question file is reported by name; the good one was still evaluated
     event = instance.get_latest_materialization_event(AssetKey("experiment_results"))
