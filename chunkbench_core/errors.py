@@ -24,6 +24,10 @@ class EmbeddingError(ChunkbenchError):
     """An embedding provider failed or is not available."""
 
 
+class EmbeddingRejectedError(EmbeddingError):
+    """The provider refused the request itself (bad key, unknown model, wrong dimension): retrying cannot help."""
+
+
 class VectorStoreError(ChunkbenchError):
     """The vector store (Qdrant) could not be reached or rejected an operation."""
 

@@ -2,8 +2,8 @@
 
 Assets carry a RetryPolicy for transient trouble (a provider's 429 after the client's own
 retries, a Qdrant lock held by another process). Errors that a retry cannot fix — an
-unavailable model, a bad setting, an unknown strategy — become ``Failure(allow_retries=False)``
-so the partition fails at once with the reason.
+unavailable model, a bad setting, an unknown strategy, a bug in chunkbench — become
+``Failure(allow_retries=False)`` so the partition fails at once with the reason.
 """
 
 from contextlib import contextmanager
@@ -12,11 +12,13 @@ from typing import Iterator
 from dagster import Backoff, Failure, Jitter, RetryPolicy
 
 from chunkbench_core.embedding import Embedder
-from chunkbench_core.errors import ChunkbenchError, ChunkingError, ConfigError, QuestionSetError
+from chunkbench_core.errors import ChunkbenchError, ChunkingError, ConfigError, EmbeddingRejectedError, QuestionSetError
 
 TRANSIENT_RETRY = RetryPolicy(max_retries=3, delay=2.0, backoff=Backoff.EXPONENTIAL, jitter=Jitter.PLUS_MINUS)
 
-PERMANENT_ERRORS = (ChunkingError, ConfigError, QuestionSetError)
+PERMANENT_ERRORS = (ChunkingError, ConfigError, QuestionSetError, EmbeddingRejectedError)
+# a bug: the same input fails the same way on every attempt
+PROGRAMMING_ERRORS = (TypeError, AttributeError, NameError, ImportError, AssertionError, NotImplementedError)
 
 
 def fail_fast(reason: str) -> Failure:
@@ -29,6 +31,8 @@ def permanent_errors_fail_fast() -> Iterator[None]:
         yield
     except PERMANENT_ERRORS as exc:
         raise fail_fast(str(exc)) from exc
+    except PROGRAMMING_ERRORS as exc:
+        raise fail_fast(f"internal error, not retried (please report it): {type(exc).__name__}: {exc}") from exc
 
 
 def corpus_embedder(embeddings, corpus_model: str) -> Embedder:

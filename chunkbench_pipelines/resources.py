@@ -85,6 +85,12 @@ class EmbeddingResource(ConfigurableResource):
     # CHUNKBENCH_PROVIDER_POOL_LIMIT: partitions talking to one remote provider at once, set on the
     # provider's Dagster pool when it is first used (then changed in the UI; see concurrency.py)
     pool_limit: int = 2
+    # how one request to a remote provider is retried before the step fails (and the step's
+    # RetryPolicy takes over): attempts after the first, per-request timeout, backoff
+    max_retries: int = 5
+    timeout_seconds: float = 60.0
+    backoff_initial_seconds: float = 1.0
+    backoff_max_seconds: float = 30.0
 
     def pool(self, model_id: str) -> Optional[str]:
         """The Dagster pool of the model's provider (None for local models)."""
@@ -98,6 +104,10 @@ class EmbeddingResource(ConfigurableResource):
             openai_base_url=self.openai_base_url,
             compatible_base_url=self.compatible_base_url,
             compatible_api_key=self.compatible_api_key,
+            max_retries=self.max_retries,
+            timeout_seconds=self.timeout_seconds,
+            backoff_initial_seconds=self.backoff_initial_seconds,
+            backoff_max_seconds=self.backoff_max_seconds,
         )
 
     def spec(self, model_id: str) -> EmbeddingModelSpec:

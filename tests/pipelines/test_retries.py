@@ -1,0 +1,85 @@
+"""Which failures the assets' RetryPolicy retries, through Dagster, against a real HTTP server on 127.0.0.1.
+
+A provider that keeps answering 429 past the client's own retries fails the step, and the
+RetryPolicy runs it again (no one re-launches by hand); a provider that rejects the request,
+an unavailable model and a bug fail at once with the reason, with no retry.
+"""
+
+import json
+
+import pytest
+from dagster import DagsterEventType, DagsterInstance, Failure, materialize
+
+from chunkbench_pipelines.assets import ALL_ASSETS
+from chunkbench_pipelines.definitions import build_resources
+from chunkbench_pipelines.failures import permanent_errors_fail_fast
+from chunkbench_pipelines.partitions import partition_key
+from chunkbench_pipelines.resources import EmbeddingResource
+from tests.core.embedding.openai_server import FaultProxy
+
+MODEL = "nomic-embed-text-v2-moe"  # a shipped openai_compatible model: 768 dimensions
+
+
+@pytest.fixture()
+def setup(tmp_path, monkeypatch):
+    corpus, questions = tmp_path / "corpus", tmp_path / "questions"
+    corpus.mkdir()
+    questions.mkdir()
+    (corpus / "rivers.md").write_text("# Rivers\n\nThe Almo river floods its valley every April.\n", encoding="utf-8")
+    (corpus / "mills.md").write_text("# Mills\n\nThe Halden mill ground barley until 1952.\n", encoding="utf-8")
+    (questions / "set.json").write_text(json.dumps({"questions": []}), encoding="utf-8")
+    for name, value in {"CHUNKBENCH_HOME": tmp_path / "home", "CHUNKBENCH_CORPUS": corpus,
+                        "CHUNKBENCH_QUESTIONS": questions}.items():
+        monkeypatch.setenv(name, str(value))
+    for name in ("QDRANT_URL", "CHUNKBENCH_OPENAI_COMPATIBLE_URL", "CHUNKBENCH_LLM_MODEL", "CHUNKBENCH_MODELS"):
+        monkeypatch.delenv(name, raising=False)
+    proxy = FaultProxy(dimension=768)
+    instance = DagsterInstance.ephemeral()
+    assert materialize(ALL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
+                       resources=build_resources()).success
+    yield proxy, instance
+    proxy.stop()
+
+
+def build(proxy: FaultProxy, instance: DagsterInstance, url: str | None = "proxy"):
+    embeddings = EmbeddingResource(compatible_base_url=proxy.base_url if url == "proxy" else url, max_retries=1,
+                                   backoff_initial_seconds=0.01, backoff_max_seconds=0.02, timeout_seconds=10)
+    result = materialize(ALL_ASSETS, selection=["chunk_collections"], partition_key=partition_key("fixed_size", MODEL),
+                         instance=instance, resources={**build_resources(), "embeddings": embeddings},
+                         raise_on_error=False)
+    kinds = [e.event_type for e in result.all_events]
+    failures = [e.event_specific_data.error for e in result.all_events if e.is_step_failure]
+    return result, kinds, " ".join(f"{f.message} {f.cause.message if f.cause else ''}" for f in failures)
+
+
+def test_rate_limit_past_the_client_retries_is_retried_by_the_policy(setup):
+    proxy, instance = setup
+    proxy.script("429", "429")  # the first attempt's request and its one client retry
+    result, kinds, _ = build(proxy, instance)
+    assert result.success
+    assert kinds.count(DagsterEventType.STEP_UP_FOR_RETRY) == 1 and kinds.count(DagsterEventType.STEP_RESTARTED) == 1
+    [materialization] = result.asset_materializations_for_node("chunk_collections")
+    assert materialization.metadata["dagster/row_count"].value == 2
+    assert len(proxy.requests) == 3  # two refused, then the retry's request
+
+
+def test_a_rejected_request_fails_at_once(setup):
+    proxy, instance = setup
+    proxy.script("401")
+    result, kinds, message = build(proxy, instance)
+    assert not result.success and DagsterEventType.STEP_UP_FOR_RETRY not in kinds
+    assert "was rejected: HTTP 401" in message and len(proxy.requests) == 1
+
+
+def test_an_unavailable_model_fails_at_once_with_the_reason(setup):
+    proxy, instance = setup
+    result, kinds, message = build(proxy, instance, url=None)
+    assert not result.success and DagsterEventType.STEP_UP_FOR_RETRY not in kinds
+    assert "CHUNKBENCH_OPENAI_COMPATIBLE_URL" in message and proxy.requests == []
+
+
+@pytest.mark.parametrize("error", [TypeError("unsupported operand"), AttributeError("no attribute 'x'")])
+def test_a_bug_is_not_retried(error):
+    with pytest.raises(Failure) as info, permanent_errors_fail_fast():
+        raise error
+    assert info.value.allow_retries is False and type(error).__name__ in info.value.description
