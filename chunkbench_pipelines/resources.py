@@ -39,8 +39,13 @@ class WorkspaceResource(ConfigurableResource):
     def questions_dir(self) -> Path:
         return settings.questions_dir(self.questions)
 
-    def parsed_store(self) -> ParsedStore:
-        return ParsedStore(self.results_dir() / "parsed", parser_version())
+    def parsed_store(self, options=None) -> ParsedStore:
+        """The parsed-document store; ``options`` (ParseOptions) when parsing: parses are keyed by them.
+
+        Readers need no options: they read the manifest of the last parse.
+        """
+        version = parser_version() if options is None else f"{parser_version()}-{options.fingerprint()}"
+        return ParsedStore(self.results_dir() / "parsed", version)
 
     def reports_dir(self) -> Path:
         return self.results_dir() / "reports"

@@ -10,6 +10,7 @@ a short instruction to describe or transcribe it.
 from __future__ import annotations
 
 import base64
+import hashlib
 import os
 from typing import Any
 
@@ -90,4 +91,7 @@ def openai_vision_captioner(
         content = response.choices[0].message.content if response.choices else None
         return (content or "").strip()
 
+    # what makes its captions what they are (no secret): stored parses are keyed by it
+    prompt_digest = hashlib.sha256(prompt.encode()).hexdigest()[:8]
+    caption.caption_id = f"openai-vision:{model}@{base_url or 'openai'}:{prompt_digest}:{max_tokens}"  # type: ignore[attr-defined]
     return caption

@@ -9,6 +9,8 @@ raises :class:`~chunkbench_core.errors.ConfigError` naming the field and what is
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, fields
 from typing import Callable, Literal
 
@@ -116,6 +118,21 @@ class ParseOptions:
                 codecs.lookup(enc)
             except (LookupError, TypeError):
                 raise ConfigError(f"ParseOptions.csv_encodings: unknown encoding {enc!r}") from None
+
+    def fingerprint(self) -> str:
+        """A digest of every setting that changes what a parse produces.
+
+        Stored parses are keyed by it, so turning image captions on (or changing the chunk
+        ceiling, digit style, ...) parses the documents again instead of reusing old output.
+        The caption source counts by its ``caption_id`` attribute (model, endpoint, prompt),
+        else by its qualified name. The LibreOffice timeout changes nothing and is left out.
+        """
+        values = {f.name: getattr(self, f.name) for f in fields(self)
+                  if f.name not in ("caption_source", "soffice_timeout_s")}
+        source = self.caption_source
+        name = f"{getattr(source, '__module__', '')}.{getattr(source, '__qualname__', type(source).__name__)}"
+        values["caption_source"] = None if source is None else (getattr(source, "caption_id", None) or name)
+        return hashlib.sha256(json.dumps(values, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:

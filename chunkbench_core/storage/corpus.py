@@ -106,11 +106,12 @@ class ParsedStore:
         os.replace(tmp, self.manifest_path)
 
     def manifest_fingerprint(self) -> str:
-        """Digest of the parsed corpus ({document: sha256} of the manifest); '' before any parse."""
+        """Digest of the parsed corpus (document, content hash, parser version and options); '' before any parse."""
         if not self.manifest_path.exists():
             return ""
         manifest = json.loads(self.manifest_path.read_text(encoding="utf-8"))
-        return fingerprint({e["document"]: e["sha256"] for e in manifest["documents"]})
+        # the record name carries the parser version and options: re-parsed = a new fingerprint
+        return fingerprint({e["document"]: f"{e['sha256']}:{e['record']}" for e in manifest["documents"]})
 
     def load_manifest_documents(self) -> list[ParsedDocument]:
         """The successfully parsed documents of the last ``parsed_documents`` materialization."""

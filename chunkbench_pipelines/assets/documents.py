@@ -30,7 +30,7 @@ def parsed_documents(context: AssetExecutionContext, workspace: WorkspaceResourc
     results = duckdb.results()
     options = llm.parse_options()
     with pool_slots(context, [llm.pool if llm.vision_model else None], llm.pool_limit):  # image captions
-        summary = parse_corpus(scan_corpus(workspace.corpus_dir()), workspace.parsed_store(), results,
+        summary = parse_corpus(scan_corpus(workspace.corpus_dir()), workspace.parsed_store(options), results,
                                lambda path: parse(path, options))
     results.ensure_database()  # the DuckDB file answers SQL as soon as anything is stored
     for document, error in summary.failed.items():
