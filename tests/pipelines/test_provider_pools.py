@@ -183,8 +183,10 @@ def test_partitions_of_a_remote_model_respect_the_provider_pool(tmp_path, limit,
         assert parse.returncode == 0 and json.loads(out.splitlines()[-1])["success"], err
         go.unlink()
 
-        # every partition's first request takes 2 s, so the two runs overlap unless the pool stops them
-        proxy.script("sleep:2", "sleep:2")
+        # a request waits for the other run's request: the two runs overlap for sure unless the
+        # pool keeps them apart (with limit 1 each request then gives up waiting after 8 s)
+        proxy.script()
+        proxy.gather = (2, 8.0 if limit == 1 else 120.0)
         strategies = ("fixed_size", "contextual_retrieval")  # different texts: no shared cache hits
         runs = {s: _run(env, "chunk_collections", s, "remote-test", go) for s in strategies}
         deadline = time.monotonic() + 120
@@ -201,7 +203,7 @@ def test_partitions_of_a_remote_model_respect_the_provider_pool(tmp_path, limit,
         assert proxy.max_in_flight == limit
         waits = sorted(r["pool_wait"][0]["openai_compatible"] for r in results.values())
         if limit == 1:
-            assert waits[1] > 1.0  # the second run waited for the first one's slot
+            assert waits[1] > 1.0  # the second run waited for the first one's slot (held 8 s)
         with DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
             info = instance.event_log_storage.get_concurrency_info("openai_compatible")
             assert (info.slot_count, info.active_slot_count, info.pending_step_count) == (limit, 0, 0)

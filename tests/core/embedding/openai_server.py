@@ -98,6 +98,10 @@ class FaultProxy:
         self.lock = threading.Lock()
         self.in_flight = 0
         self.max_in_flight = 0  # the most POSTs being answered at one moment
+        # (n, seconds): each POST waits until n are in flight or the seconds pass, so that
+        # requests of concurrent clients overlap for sure when nothing keeps them apart
+        self.gather: tuple[int, float] | None = None
+        self.arrived = threading.Condition(self.lock)
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -134,6 +138,10 @@ class FaultProxy:
                 with proxy.lock:
                     proxy.in_flight += 1
                     proxy.max_in_flight = max(proxy.max_in_flight, proxy.in_flight)
+                    proxy.arrived.notify_all()
+                    if proxy.gather is not None:
+                        wanted, seconds = proxy.gather
+                        proxy.arrived.wait_for(lambda: proxy.in_flight >= wanted, timeout=seconds)
                 try:
                     self._post()
                 finally:
