@@ -194,7 +194,8 @@ WITH latest AS (
     SELECT strategy, corpus_model, n_questions, recall, precision, iou, mrr, hit_rate,
            recall_expanded, iou_expanded, experiment_run_id, created_at
     FROM experiment_metrics
-    WHERE coalesce(variant, '') = ''  -- chunk-size sweep variants are compared in leaderboard_by_setting
+    -- default settings only: chunk-size variants and neighbor levels are compared in leaderboard_by_setting
+    WHERE coalesce(variant, '') = '' AND coalesce(neighbor_prev, 0) = 0 AND coalesce(neighbor_next, 0) = 0
     QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model
                                ORDER BY created_at DESC, experiment_run_id DESC) = 1
 )

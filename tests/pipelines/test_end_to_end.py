@@ -170,5 +170,8 @@ def test_neighbor_levels_are_separate_runs_side_by_side(workspace):
     rows = sql(home, "SELECT strategy, neighbor_prev, neighbor_next, n_questions FROM leaderboard_by_setting "
                      "ORDER BY neighbor_prev")
     assert rows == [("fixed_size", 0, 0, 2), ("fixed_size", 1, 1, 2)]
+    # the leaderboard keeps comparing default settings: the (1, 1) run, although newer, is not its row
+    default_run = sql(home, "SELECT experiment_run_id FROM experiment_metrics WHERE neighbor_prev = 0")[0][0]
+    assert sql(home, "SELECT experiment_run_id FROM leaderboard") == [(default_run,)]
     provenance = json.loads(sql(home, "SELECT provenance FROM experiment_metrics WHERE neighbor_prev = 1")[0][0])
     assert provenance["neighbor_prev"] == 1 and provenance["neighbor_next"] == 1
