@@ -49,9 +49,12 @@ def test_an_instance_without_pool_storage_runs_unlimited():
         assert ensure_pool_limit(instance, "openai", 2) is None
 
 
-def _slot_asset(spans: list, pools: list, hold_seconds: float, fail: bool = False):
+def _slot_asset(spans: list, pools: list, hold_seconds: float, fail: bool = False,
+                barrier: threading.Barrier | None = None):
     @asset
     def talks_to_provider(context: AssetExecutionContext) -> None:
+        if barrier is not None:
+            barrier.wait(timeout=60)  # every run claims at the same moment, however long its start took
         with pool_slots(context, pools, initial_limit=3, poll_seconds=0.05) as waited:
             begin = time.monotonic()
             time.sleep(hold_seconds)
@@ -66,7 +69,7 @@ def test_slots_serialize_runs_and_are_freed(tmp_path):
     spans: list = []
     with DagsterInstance.local_temp(str(tmp_path)) as instance:
         instance.event_log_storage.set_concurrency_slots("openai", 1)
-        node = _slot_asset(spans, ["openai", None, "openai"], hold_seconds=0.5)
+        node = _slot_asset(spans, ["openai", None, "openai"], hold_seconds=0.5, barrier=threading.Barrier(3))
         results = []
         threads = [threading.Thread(target=lambda: results.append(
             materialize([node], instance=instance, raise_on_error=False).success)) for _ in range(3)]
