@@ -28,6 +28,10 @@ class EmbeddingRejectedError(EmbeddingError):
     """The provider refused the request itself (bad key, unknown model, wrong dimension): retrying cannot help."""
 
 
+class EmbeddingUnavailableError(EmbeddingError):
+    """The model's provider is not configured or not installed here (the reason says what to set)."""
+
+
 class VectorStoreError(ChunkbenchError):
     """The vector store (Qdrant) could not be reached or rejected an operation."""
 

@@ -12,11 +12,18 @@ from typing import Iterator
 from dagster import Backoff, Failure, Jitter, RetryPolicy
 
 from chunkbench_core.embedding import Embedder
-from chunkbench_core.errors import ChunkbenchError, ChunkingError, ConfigError, EmbeddingRejectedError, QuestionSetError
+from chunkbench_core.errors import (
+    ChunkbenchError,
+    ChunkingError,
+    ConfigError,
+    EmbeddingRejectedError,
+    EmbeddingUnavailableError,
+    QuestionSetError,
+)
 
 TRANSIENT_RETRY = RetryPolicy(max_retries=3, delay=2.0, backoff=Backoff.EXPONENTIAL, jitter=Jitter.PLUS_MINUS)
 
-PERMANENT_ERRORS = (ChunkingError, ConfigError, QuestionSetError, EmbeddingRejectedError)
+PERMANENT_ERRORS = (ChunkingError, ConfigError, QuestionSetError, EmbeddingRejectedError, EmbeddingUnavailableError)
 # a bug: the same input fails the same way on every attempt
 PROGRAMMING_ERRORS = (TypeError, AttributeError, NameError, ImportError, AssertionError, NotImplementedError)
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 import numpy as np
 
-from chunkbench_core.errors import EmbeddingError, EmbeddingRejectedError
+from chunkbench_core.errors import EmbeddingError, EmbeddingRejectedError, EmbeddingUnavailableError
 
 from .registry import PURPOSES, EmbeddingModelSpec, Purpose
 
@@ -286,7 +286,7 @@ class Embedder:
         self.settings = settings or ProviderSettings()
         ok, reason = availability(spec, self.settings)
         if not ok:
-            raise EmbeddingError(reason)
+            raise EmbeddingUnavailableError(reason)
         self.cache = cache
         self.namespace = cache_namespace(spec)
         self.usage = EmbeddingUsage(spec.id, spec.provider)

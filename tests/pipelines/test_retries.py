@@ -31,7 +31,8 @@ def setup(tmp_path, monkeypatch):
     for name, value in {"CHUNKBENCH_HOME": tmp_path / "home", "CHUNKBENCH_CORPUS": corpus,
                         "CHUNKBENCH_QUESTIONS": questions}.items():
         monkeypatch.setenv(name, str(value))
-    for name in ("QDRANT_URL", "CHUNKBENCH_OPENAI_COMPATIBLE_URL", "CHUNKBENCH_LLM_MODEL", "CHUNKBENCH_MODELS"):
+    for name in ("QDRANT_URL", "CHUNKBENCH_OPENAI_COMPATIBLE_URL", "CHUNKBENCH_LLM_MODEL", "CHUNKBENCH_MODELS",
+                 "OPENAI_API_KEY", "CHUNKBENCH_BOUNDARY_MODEL"):
         monkeypatch.delenv(name, raising=False)
     proxy = FaultProxy(dimension=768)
     instance = DagsterInstance.ephemeral()
@@ -83,3 +84,15 @@ def test_a_bug_is_not_retried(error):
     with pytest.raises(Failure) as info, permanent_errors_fail_fast():
         raise error
     assert info.value.allow_retries is False and type(error).__name__ in info.value.description
+
+
+def test_an_unavailable_boundary_model_fails_at_once_with_the_reason(setup):
+    _, instance = setup
+    config = {"ops": {"chunk_collections": {"config": {"boundary_model": "text-embedding-3-small"}}}}
+    result = materialize(ALL_ASSETS, selection=["chunk_collections"], instance=instance, run_config=config,
+                         partition_key=partition_key("semantic", "all-minilm-l6-v2"), resources=build_resources(),
+                         raise_on_error=False)
+    kinds = [e.event_type for e in result.all_events]
+    [failure] = [e.event_specific_data.error for e in result.all_events if e.is_step_failure]
+    assert not result.success and DagsterEventType.STEP_UP_FOR_RETRY not in kinds
+    assert "OPENAI_API_KEY" in failure.message + (failure.cause.message if failure.cause else "")
