@@ -13,10 +13,16 @@ from dagster import ConfigurableResource
 
 from chunkbench_core import settings
 from chunkbench_core.embedding import Embedder, EmbeddingModelSpec, ProviderSettings, availability, model_registry, get_model
+from chunkbench_core.parsing import ParseOptions
 from chunkbench_core.storage.corpus import ParsedStore
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.vector_store import VectorStore
 from chunkbench_core.stages import parser_version
+
+
+def _given(resource: ConfigurableResource, names: tuple[str, ...]) -> dict[str, object]:
+    """The named fields the user set (not None): the core settings class keeps every default."""
+    return {name: getattr(resource, name) for name in names if getattr(resource, name) is not None}
 
 
 class WorkspaceResource(ConfigurableResource):
@@ -39,7 +45,7 @@ class WorkspaceResource(ConfigurableResource):
     def questions_dir(self) -> Path:
         return settings.questions_dir(self.questions)
 
-    def parsed_store(self, options=None) -> ParsedStore:
+    def parsed_store(self, options: Optional[ParseOptions] = None) -> ParsedStore:
         """The parsed-document store; ``options`` (ParseOptions) when parsing: parses are keyed by them.
 
         Readers need no options: they read the manifest of the last parse.
@@ -91,11 +97,12 @@ class EmbeddingResource(ConfigurableResource):
     # provider's Dagster pool when it is first used (then changed in the UI; see concurrency.py)
     pool_limit: int = 2
     # how one request to a remote provider is retried before the step fails (and the step's
-    # RetryPolicy takes over): attempts after the first, per-request timeout, backoff
-    max_retries: int = 5
-    timeout_seconds: float = 60.0
-    backoff_initial_seconds: float = 1.0
-    backoff_max_seconds: float = 30.0
+    # RetryPolicy takes over): attempts after the first, per-request timeout, backoff;
+    # empty = ProviderSettings' defaults
+    max_retries: Optional[int] = None
+    timeout_seconds: Optional[float] = None
+    backoff_initial_seconds: Optional[float] = None
+    backoff_max_seconds: Optional[float] = None
 
     def pool(self, model_id: str) -> Optional[str]:
         """The Dagster pool of the model's provider (None for local models)."""
@@ -109,10 +116,7 @@ class EmbeddingResource(ConfigurableResource):
             openai_base_url=self.openai_base_url,
             compatible_base_url=self.compatible_base_url,
             compatible_api_key=self.compatible_api_key,
-            max_retries=self.max_retries,
-            timeout_seconds=self.timeout_seconds,
-            backoff_initial_seconds=self.backoff_initial_seconds,
-            backoff_max_seconds=self.backoff_max_seconds,
+            **_given(self, ("max_retries", "timeout_seconds", "backoff_initial_seconds", "backoff_max_seconds")),
         )
 
     def spec(self, model_id: str) -> EmbeddingModelSpec:
@@ -157,13 +161,14 @@ class LLMResource(ConfigurableResource):
     base_url: Optional[str] = None
     api_key: Optional[str] = None
     system_prompt_as_user: bool = False  # chat templates without a system role (llama.cpp "gemma")
-    # budgets per question (tokens); a judge reply cut short is retried with more, up to judge_max_tokens_cap
-    answer_max_tokens: int = 256
-    judge_max_tokens: int = 384
-    judge_max_tokens_cap: int = 1536
-    judge_attempts: int = 3
-    max_context_tokens: int = 3000
-    timeout_seconds: float = 60.0
+    # budgets per question (tokens; a judge reply cut short is retried with more, up to
+    # judge_max_tokens_cap) and the request timeout; empty = LLMSettings' defaults
+    answer_max_tokens: Optional[int] = None
+    judge_max_tokens: Optional[int] = None
+    judge_max_tokens_cap: Optional[int] = None
+    judge_attempts: Optional[int] = None
+    max_context_tokens: Optional[int] = None
+    timeout_seconds: Optional[float] = None
     vision_model: Optional[str] = None  # CHUNKBENCH_VISION_MODEL: captions images of DOCX files (same endpoint)
     pool_limit: int = 2  # CHUNKBENCH_PROVIDER_POOL_LIMIT, as EmbeddingResource.pool_limit
 
@@ -182,9 +187,8 @@ class LLMResource(ConfigurableResource):
         from chunkbench_core.evaluation.llm import LLMSettings
 
         return LLMSettings(model=self.model or "", system_prompt_as_user=self.system_prompt_as_user,
-                           answer_max_tokens=self.answer_max_tokens, judge_max_tokens=self.judge_max_tokens,
-                           judge_max_tokens_cap=self.judge_max_tokens_cap, judge_attempts=self.judge_attempts,
-                           max_context_tokens=self.max_context_tokens, timeout_seconds=self.timeout_seconds)
+                           **_given(self, ("answer_max_tokens", "judge_max_tokens", "judge_max_tokens_cap",
+                                           "judge_attempts", "max_context_tokens", "timeout_seconds")))
 
     def client(self):
         from chunkbench_core.evaluation.llm import make_client
@@ -193,8 +197,6 @@ class LLMResource(ConfigurableResource):
 
     def parse_options(self):
         """Parser options: images become image_caption units when a vision model is configured."""
-        from chunkbench_core.parsing import ParseOptions
-
         if not self.vision_model:
             return ParseOptions()
         from chunkbench_core.parsing.captions import openai_vision_captioner

@@ -8,7 +8,9 @@ import pandas as pd
 
 from chunkbench_core.storage.results_db import LEADERBOARD_COLUMNS
 
-FRACTIONS = ("recall", "precision", "iou", "mrr", "hit_rate", "recall_expanded")
+from .columns import METRICS
+
+FRACTIONS = tuple(m.name for m in METRICS if m.kind == "fraction")
 
 
 def _cell(column: str, value: object) -> str:
