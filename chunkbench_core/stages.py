@@ -31,12 +31,12 @@ from chunkbench_core.evaluation.experiment import (
     aggregate,
     build_provenance,
     outcome_row,
-    resolve_questions,
     run_retrieval,
     split_chunk_rows,
 )
 from chunkbench_core.evaluation.llm import LLMSettings, run_llm_evaluation
-from chunkbench_core.evaluation.questions import load_question_sets, question_set_hash
+from chunkbench_core.evaluation.question_check import QuestionCheck, check_questions
+from chunkbench_core.evaluation.questions import question_set_hash
 from chunkbench_core.parsing.models import ParsedDocument
 from chunkbench_core.storage.corpus import ParsedStore, SourceDocument, corpus_state, fingerprint
 from chunkbench_core.storage.results_db import ResultsDB
@@ -316,6 +316,11 @@ def build_chunk_collection(
 
 
 # -- experiments --------------------------------------------------------------------------------
+def record_question_problems(results: ResultsDB, check: QuestionCheck) -> None:
+    """Replace the ``question_errors`` table with the problems of the latest check (empty when none)."""
+    results.write("question_errors", "latest", check.rows(now()))
+
+
 @dataclass
 class ExperimentSummary:
     experiment_run_id: str
@@ -355,9 +360,9 @@ def run_experiment(
     boundary_model: str | None = None,
 ) -> ExperimentSummary:
     """Score every question of every question set against this partition's collection."""
-    sets, set_errors = load_question_sets(questions_folder)
-    resolved, ref_errors = resolve_questions(sets, {d.document: d.markdown for d in documents})
-    errors = [str(e) for e in (*set_errors, *ref_errors)]
+    check = check_questions(questions_folder, {d.document: d.markdown for d in documents})
+    sets, resolved, errors = check.sets, check.resolved, [str(e) for e in check.problems]
+    record_question_problems(results, check)
     if not resolved:
         raise ChunkbenchError(
             "no question could be evaluated: " + ("; ".join(errors) if errors else f"no question sets in {questions_folder}")

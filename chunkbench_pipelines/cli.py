@@ -2,7 +2,7 @@
 
 - ``chunkbench run``: materialize the whole asset graph in-process (every strategy x every
   available corpus model) and print the leaderboard and the report's path.
-- ``chunkbench parse FILE``: print a parsed document as JSON.
+- ``chunkbench parse FILE [--text]``: print a parsed document as JSON (``--text``: its parsed text only).
 - ``chunkbench chunk FILE --strategy NAME``: print the chunks of a document as JSON.
 """
 
@@ -71,6 +71,11 @@ def command_parse(args: argparse.Namespace) -> int:
     except DocumentProcessingError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    if args.text:  # exactly the text references are located in (no newline added)
+        sys.stdout.flush()
+        sys.stdout.buffer.write(parsed.markdown.encode("utf-8"))
+        sys.stdout.buffer.flush()
+        return 0
     data = parsed.to_dict()
     print(json.dumps({k: data[k] for k in ("document", "markdown", "tree", "units", "warnings", "stats")},
                      ensure_ascii=False, indent=2))
@@ -214,6 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=command_run)
     p = sub.add_parser("parse", help="print a parsed document as JSON")
     p.add_argument("file")
+    p.add_argument("--text", action="store_true", help="print only the parsed text, exactly: what question "
+                                                       "excerpts must match")
     p.set_defaults(func=command_parse)
     c = sub.add_parser("chunk", help="print the chunks of a document as JSON")
     c.add_argument("file")
@@ -251,6 +258,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=command_thresholds)
     i = sub.add_parser("init", help="create CHUNKBENCH_HOME and print the DAGSTER_HOME chunkbench uses")
     i.set_defaults(func=command_init)
+    from chunkbench_pipelines import cli_questions
+
+    cli_questions.register(sub)
     return parser
 
 

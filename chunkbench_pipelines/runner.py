@@ -10,7 +10,9 @@ from chunkbench_core import settings
 from chunkbench_core.chunking import STRATEGY_NAMES
 from chunkbench_core.embedding import model_registry
 from chunkbench_core.errors import ChunkbenchError
+from chunkbench_core.evaluation.question_check import check_questions
 from chunkbench_core.reporting.leaderboard import format_table
+from chunkbench_core.stages import load_parsed_corpus
 from chunkbench_core.storage.results_db import ResultsDB
 
 from .assets import ALL_ASSETS
@@ -24,7 +26,9 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
     """Documents once, then every strategy x available corpus model, then leaderboard and report.
 
     A failing partition is reported and the others go on. Returns 0 when everything
-    succeeded, 1 otherwise (the leaderboard is printed either way).
+    succeeded, 1 otherwise: a partition failed, a document was not parsed, or a question
+    (or a whole question set) was dropped. The leaderboard of what did run is printed
+    either way, then each problem once.
     """
     def say(text: str) -> None:
         if out is not None:
@@ -32,7 +36,8 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
 
     instance = instance or DagsterInstance.get()
     resources = build_resources()
-    embeddings = build_resources(resolve=True)["embeddings"]  # availability is decided outside a run
+    resolved = build_resources(resolve=True)
+    embeddings = resolved["embeddings"]  # availability is decided outside a run
     failures: list[str] = []
 
     def step(selection: list[str], key=None, label: str = "") -> bool:
@@ -74,7 +79,25 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
     reports = settings.results_dir() / "reports"
     say(f"Report:  {reports / 'benchmark_report.html'}")
     say(f"         {reports / 'technical_report.html'} (retrieval inspector), {reports / 'decision_board.html'}")
+    dropped = dropped_inputs(results, resolved["workspace"])  # type: ignore[arg-type]
+    for line in dropped:
+        say(line)
     if failures:
         say("\nfailures:\n" + "\n".join(f"- {f}" for f in failures))
-        return 1
-    return 0
+    return 1 if failures or dropped else 0
+
+
+def dropped_inputs(results: ResultsDB, workspace) -> list[str]:
+    """The documents that did not parse and the question problems, each once ([] when nothing was dropped)."""
+    lines: list[str] = []
+    failed = results.query("SELECT document, error FROM documents WHERE status = 'failed' ORDER BY document")
+    if not failed.empty:
+        lines.append(f"\ndocuments not parsed ({len(failed)}), left out of every collection:")
+        lines += [f"- {r.document}: {r.error}" for r in failed.itertuples()]
+    documents = {d.document: d.markdown for d in load_parsed_corpus(workspace.parsed_store())}
+    check = check_questions(workspace.questions_dir(), documents)
+    if check.problems:
+        lines.append(f"\nquestion problems ({len(check.problems)}), each question dropped alone "
+                     f"(check with: chunkbench questions check):")
+        lines += [f"- {p}" for p in check.problems]
+    return lines

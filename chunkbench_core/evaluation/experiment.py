@@ -88,6 +88,11 @@ class ResolvedQuestion:
     def key(self) -> str:
         return f"{self.question_set}\x1f{self.question.id}"
 
+    @property
+    def judge_only(self) -> bool:
+        """No evidence: retrieved (and answered and judged when an LLM is configured), never scored on evidence."""
+        return not self.references
+
 
 @dataclass(frozen=True)
 class CollectionChunk:
@@ -156,7 +161,8 @@ def resolve_questions(
     """Locate every reference of every question in ``documents`` (name -> parsed markdown).
 
     A question whose reference cannot be located is left out and reported as an error;
-    the other questions go on.
+    the other questions go on. A question without references resolves with no spans: it
+    is judge-only (``ResolvedQuestion.judge_only``).
     """
     resolved: list[ResolvedQuestion] = []
     errors: list[QuestionSetError] = []
@@ -291,6 +297,8 @@ def run_retrieval(
         outcome.retrieval_ms = embed_ms + (t2 - t0) * 1000
 
         references = rq.references
+        if rq.judge_only:  # no evidence to score against: the evidence metrics stay empty, never 0
+            continue
         before = [r.span for r in outcome.retrieved]
         after = [r.span for r in outcome.expanded]
         outcome.scores = metrics.character_scores(before, references)
@@ -334,6 +342,7 @@ def outcome_row(outcome: QuestionOutcome) -> dict[str, Any]:
         "category": q.category,
         "difficulty": q.difficulty,
         "n_references": len(outcome.resolved.references),
+        "judge_only": outcome.resolved.judge_only,
         "retrieved": json.dumps([r.to_record() for r in outcome.retrieved], ensure_ascii=False),
         "expanded": json.dumps([r.to_record() for r in outcome.expanded], ensure_ascii=False),
         "expansion_tree": json.dumps([n.to_record() for n in outcome.expansion_tree], ensure_ascii=False),
@@ -369,7 +378,8 @@ def aggregate(
 ) -> dict[str, float | int]:
     """Means over scored questions with seeded percentile-bootstrap confidence intervals.
 
-    Keys: n_questions, n_failed; for every name in ``AGGREGATES`` the mean and
+    Keys: n_questions (questions scored on evidence), n_judge_only (questions without
+    references: left out of the evidence means, judged when the LLM ran), n_failed; for every name in ``AGGREGATES`` the mean and
     ``<name>_ci_low`` / ``<name>_ci_high``; latency means (retrieval_ms, generate_ms,
     judge_ms). When the LLM ran: n_judged, n_answer_failed, n_judge_failed, the judge
     means context_relevance / answer_similarity / faithfulness and hallucination_rate
@@ -377,9 +387,11 @@ def aggregate(
     Values are numbers only (NaN where a metric is unavailable).
     """
     scored = [o for o in outcomes if o.error is None]
-    result: dict[str, float | int] = {"n_questions": len(scored), "n_failed": len(outcomes) - len(scored)}
+    evidence = [o for o in scored if not o.resolved.judge_only]
+    result: dict[str, float | int] = {"n_questions": len(evidence), "n_judge_only": len(scored) - len(evidence),
+                                      "n_failed": len(outcomes) - len(scored)}
     columns: dict[str, list[float | None]] = {}
-    for o in scored:
+    for o in evidence:
         merged = {**o.scores, **{f"{k}_expanded": v for k, v in o.scores_expanded.items()}}
         for name, column in AGGREGATES.items():
             columns.setdefault(name, []).append(merged.get(column))

@@ -15,11 +15,20 @@ A reference without offsets is located in the parsed text of its document: exact
 whitespace-tolerant (any whitespace run matches any whitespace run), each tried on
 the content as written and after the parser's Persian normalisation. Every problem
 is a QuestionSetError naming the file, the question id and the field.
+
+Nothing is lost to one mistake: a question with a problem (an unknown key such as
+``"doc"`` for ``"document"``, a missing field, bad offsets) is dropped alone and its
+problem is kept in ``QuestionSet.errors``; only a file that cannot be read at all (not
+UTF-8, a JSON syntax error, named with its line and column) is an error of the whole
+file. A question without ``references`` (the plain LLD format) is a *judge-only*
+question: it is retrieved and answered, scored by the LLM judge when one is configured,
+and left out of the evidence metrics (never scored 0).
 """
 
 from __future__ import annotations
 
 import csv
+import difflib
 import hashlib
 import io
 import json
@@ -33,6 +42,9 @@ from chunkbench_core.errors import QuestionSetError
 from chunkbench_core.parsing.persian import normalize_persian
 
 OPTIONAL_TEXT_FIELDS = ("expected_answer", "category", "difficulty")
+#: keys a question may have (``metadata``: a free object kept by importers and generators, never read)
+QUESTION_KEYS = ("id", "question", *OPTIONAL_TEXT_FIELDS, "references", "metadata")
+REFERENCE_KEYS = ("document", "content", "start", "end")
 
 
 @dataclass(frozen=True)
@@ -52,6 +64,11 @@ class Question:
     difficulty: str = ""
     references: tuple[Reference, ...] = ()
 
+    @property
+    def judge_only(self) -> bool:
+        """No evidence references: excluded from evidence metrics, scored by the LLM judge only."""
+        return not self.references
+
 
 @dataclass
 class QuestionSet:
@@ -59,6 +76,8 @@ class QuestionSet:
     path: str
     sha256: str
     questions: list[Question] = field(default_factory=list)
+    #: problems of single questions (each dropped alone; the others are in ``questions``)
+    errors: list[QuestionSetError] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -84,57 +103,103 @@ def _text(file: str, qid: str | None, data: Mapping[str, Any], key: str, require
     return value
 
 
-def parse_question_set(data: Any, file: str, sha256: str = "") -> QuestionSet:
-    """Validate the decoded JSON of one question set file."""
+def _check_keys(file: str, qid: str | None, data: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    for key in data:
+        if key in allowed:
+            continue
+        close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.5)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise QuestionSetError(file, f"unknown key {key!r}: {hint}allowed keys are {', '.join(allowed)}", qid,
+                               f"{where}.{key}" if where else str(key))
+
+
+def _parse_question(file: str, position: int, item: Any) -> Question:
+    if not isinstance(item, dict):
+        raise QuestionSetError(file, f"must be an object, got {type(item).__name__}", None, f"questions[{position}]")
+    qid = item.get("id")
+    if not isinstance(qid, str) or not qid.strip():
+        raise QuestionSetError(file, f"questions[{position}] needs a non-empty string id, got {qid!r}", None, "id")
+    _check_keys(file, qid, item, QUESTION_KEYS, "")
+    text = _text(file, qid, item, "question", required=True)
+    extras = {k: _text(file, qid, item, k, required=False) for k in OPTIONAL_TEXT_FIELDS}
+    raw_refs = item.get("references", [])
+    if raw_refs is None:
+        raw_refs = []
+    if not isinstance(raw_refs, list):
+        raise QuestionSetError(file, "must be a list", qid, "references")
+    refs: list[Reference] = []
+    for r, ref in enumerate(raw_refs):
+        where = f"references[{r}]"
+        if not isinstance(ref, dict):
+            raise QuestionSetError(file, "must be an object with document and content", qid, where)
+        _check_keys(file, qid, ref, REFERENCE_KEYS, where)
+        document = _text(file, qid, ref, "document", required=True)
+        content = _text(file, qid, ref, "content", required=True)
+        start, end = ref.get("start"), ref.get("end")
+        for key, value in (("start", start), ("end", end)):
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                raise QuestionSetError(file, f"must be a non-negative integer, got {value!r}", qid, f"{where}.{key}")
+        if (start is None) != (end is None):
+            raise QuestionSetError(file, "start and end must be given together", qid, where)
+        if start is not None and end < start:
+            raise QuestionSetError(file, f"end ({end}) must not be smaller than start ({start})", qid, where)
+        refs.append(Reference(document=document, content=content, start=start, end=end))
+    return Question(id=qid, question=text, references=tuple(refs), **extras)
+
+
+def parse_question_set(data: Any, file: str, sha256: str = "",
+                       errors: list[QuestionSetError] | None = None) -> QuestionSet:
+    """Validate the decoded JSON of one question set file.
+
+    A bad question is dropped alone: its problem goes to the set's ``errors`` (after any
+    ``errors`` given, e.g. rows an importer could not read). Raises only when the file
+    as a whole is unusable (not an object, no ``questions`` list).
+    """
     if not isinstance(data, dict):
         raise QuestionSetError(file, "top level must be a JSON object with a 'questions' list")
     items = data.get("questions")
     if not isinstance(items, list) or not items:
         raise QuestionSetError(file, "must be a non-empty list of questions", field="questions")
     name = data.get("name") or Path(file).stem
+    problems: list[QuestionSetError] = list(errors or [])
     questions: list[Question] = []
     seen: set[str] = set()
     for position, item in enumerate(items):
-        if not isinstance(item, dict):
-            raise QuestionSetError(file, f"questions[{position}] must be an object, got {type(item).__name__}")
-        qid = item.get("id")
-        if not isinstance(qid, str) or not qid.strip():
-            raise QuestionSetError(file, f"questions[{position}] needs a non-empty string id", field="id")
-        if qid in seen:
-            raise QuestionSetError(file, "duplicate question id", qid, "id")
-        seen.add(qid)
-        text = _text(file, qid, item, "question", required=True)
-        extras = {k: _text(file, qid, item, k, required=False) for k in OPTIONAL_TEXT_FIELDS}
-        raw_refs = item.get("references", [])
-        if not isinstance(raw_refs, list):
-            raise QuestionSetError(file, "must be a list", qid, "references")
-        refs: list[Reference] = []
-        for r, ref in enumerate(raw_refs):
-            where = f"references[{r}]"
-            if not isinstance(ref, dict):
-                raise QuestionSetError(file, "must be an object with document and content", qid, where)
-            document = _text(file, qid, ref, "document", required=True)
-            content = _text(file, qid, ref, "content", required=True)
-            start, end = ref.get("start"), ref.get("end")
-            for key, value in (("start", start), ("end", end)):
-                if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-                    raise QuestionSetError(file, f"must be a non-negative integer, got {value!r}", qid, f"{where}.{key}")
-            if (start is None) != (end is None):
-                raise QuestionSetError(file, "start and end must be given together", qid, where)
-            if start is not None and end < start:
-                raise QuestionSetError(file, f"end ({end}) must not be smaller than start ({start})", qid, where)
-            refs.append(Reference(document=document, content=content, start=start, end=end))
-        questions.append(Question(id=qid, question=text, references=tuple(refs), **extras))
-    return QuestionSet(name=str(name), path=file, sha256=sha256, questions=questions)
+        try:
+            question = _parse_question(file, position, item)
+            if question.id in seen:
+                raise QuestionSetError(file, "duplicate question id (the first one is kept)", question.id, "id")
+        except QuestionSetError as exc:
+            problems.append(exc)
+            continue
+        seen.add(question.id)
+        questions.append(question)
+    return QuestionSet(name=str(name), path=file, sha256=sha256, questions=questions, errors=problems)
 
 
-def load_question_set(path: str | Path) -> QuestionSet:
+def _syntax_error(file: str, text: str, exc: json.JSONDecodeError) -> QuestionSetError:
+    before = text[: exc.pos].rstrip()
+    hint = " (a trailing comma?)" if before.endswith(",") and text[exc.pos : exc.pos + 1] in "}]" else ""
+    return QuestionSetError(file, f"JSON syntax error at line {exc.lineno}, column {exc.colno}: {exc.msg}{hint}")
+
+
+def decode_json_file(path: str | Path) -> tuple[Any, bytes]:
+    """The decoded JSON of ``path`` and its bytes; QuestionSetError for non-UTF-8 text or a syntax error."""
     path = Path(path)
     raw = path.read_bytes()
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise QuestionSetError(str(path), f"is not valid UTF-8 JSON: {exc}") from exc
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise QuestionSetError(str(path), f"is not UTF-8 text: byte {raw[exc.start]:#04x} at byte offset {exc.start} "
+                                          "cannot be decoded (save the file as UTF-8)") from exc
+    try:
+        return json.loads(text), raw
+    except json.JSONDecodeError as exc:
+        raise _syntax_error(str(path), text, exc) from exc
+
+
+def load_question_set(path: str | Path) -> QuestionSet:
+    data, raw = decode_json_file(path)
     return parse_question_set(data, str(path), hashlib.sha256(raw).hexdigest())
 
 
@@ -163,35 +228,48 @@ def load_chroma_csv(path: str | Path, name: str | None = None, document_suffix: 
         raise QuestionSetError(file, f"is not a Chroma question CSV: missing column(s) {', '.join(missing)} "
                                      f"(expected header {','.join(CHROMA_COLUMNS)})")
     items: list[dict[str, Any]] = []
+    row_errors: list[QuestionSetError] = []
     for row_number, row in enumerate(reader, start=1):
-        corpus_id = (row.get("corpus_id") or "").strip()
-        qid = f"{corpus_id or 'row'}-{row_number:04d}"
-        if not corpus_id:
-            raise QuestionSetError(file, f"row {row_number}: corpus_id is empty", qid, "corpus_id")
         try:
-            refs = json.loads(row.get("references") or "")
-        except json.JSONDecodeError as exc:
-            raise QuestionSetError(file, f"row {row_number}: references is not valid JSON: {exc}", qid, "references") from exc
-        if not isinstance(refs, list):
-            raise QuestionSetError(file, f"row {row_number}: references must be a JSON list", qid, "references")
-        references = []
-        for r, ref in enumerate(refs):
-            if not isinstance(ref, dict) or not {"content", "start_index", "end_index"} <= set(ref):
-                raise QuestionSetError(file, f"row {row_number}: each reference needs content, start_index, end_index",
-                                       qid, f"references[{r}]")
-            start, end = ref["start_index"], ref["end_index"]
-            if isinstance(start, str) and start.strip().isdigit():
-                start = int(start)
-            if isinstance(end, str) and end.strip().isdigit():
-                end = int(end)
-            if isinstance(start, int) and isinstance(end, int) and end < start:
-                raise QuestionSetError(file, f"row {row_number}: end_index {end} < start_index {start}", qid,
-                                       f"references[{r}]")
-            references.append({"document": corpus_id + document_suffix, "content": ref["content"],
-                               "start": start, "end": end})
-        items.append({"id": qid, "question": row.get("question"), "category": corpus_id, "references": references})
+            items.append(_chroma_row(file, row_number, row, document_suffix))
+        except QuestionSetError as exc:  # a bad row is dropped alone
+            row_errors.append(exc)
+    sha256 = hashlib.sha256(raw).hexdigest()
+    if not items:
+        if not row_errors:
+            raise QuestionSetError(file, "has no question rows", field="questions")
+        return QuestionSet(name=name or path.stem, path=file, sha256=sha256, errors=row_errors)
     data = {"name": name or path.stem, "questions": items}
-    return parse_question_set(data, file, hashlib.sha256(raw).hexdigest())
+    return parse_question_set(data, file, sha256, errors=row_errors)
+
+
+def _chroma_row(file: str, row_number: int, row: Mapping[str, Any], document_suffix: str) -> dict[str, Any]:
+    corpus_id = (row.get("corpus_id") or "").strip()
+    qid = f"{corpus_id or 'row'}-{row_number:04d}"
+    if not corpus_id:
+        raise QuestionSetError(file, f"row {row_number}: corpus_id is empty", qid, "corpus_id")
+    try:
+        refs = json.loads(row.get("references") or "")
+    except json.JSONDecodeError as exc:
+        raise QuestionSetError(file, f"row {row_number}: references is not valid JSON: {exc}", qid, "references") from exc
+    if not isinstance(refs, list):
+        raise QuestionSetError(file, f"row {row_number}: references must be a JSON list", qid, "references")
+    references = []
+    for r, ref in enumerate(refs):
+        if not isinstance(ref, dict) or not {"content", "start_index", "end_index"} <= set(ref):
+            raise QuestionSetError(file, f"row {row_number}: each reference needs content, start_index, end_index",
+                                   qid, f"references[{r}]")
+        start, end = ref["start_index"], ref["end_index"]
+        if isinstance(start, str) and start.strip().isdigit():
+            start = int(start)
+        if isinstance(end, str) and end.strip().isdigit():
+            end = int(end)
+        if isinstance(start, int) and isinstance(end, int) and end < start:
+            raise QuestionSetError(file, f"row {row_number}: end_index {end} < start_index {start}", qid,
+                                   f"references[{r}]")
+        references.append({"document": corpus_id + document_suffix, "content": ref["content"],
+                           "start": start, "end": end})
+    return {"id": qid, "question": row.get("question"), "category": corpus_id, "references": references}
 
 
 def question_set_to_json(qs: QuestionSet) -> dict[str, Any]:
@@ -223,8 +301,9 @@ def _is_chroma_csv(path: Path) -> bool:
 def load_question_sets(folder: str | Path) -> tuple[list[QuestionSet], list[QuestionSetError]]:
     """Every question set in ``folder``: ``*.json`` files, and ``*.csv`` files in the Chroma format.
 
-    Bad files are returned as errors, the rest load. A CSV whose header is not the
-    Chroma one (question,references,corpus_id) is reported as an error too.
+    Bad files are returned as errors, the rest load; the problems of single questions
+    (``QuestionSet.errors``) are returned too, after their file's. A CSV whose header is
+    not the Chroma one (question,references,corpus_id) is reported as an error too.
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -248,6 +327,7 @@ def load_question_sets(folder: str | Path) -> tuple[list[QuestionSet], list[Ques
             errors.append(QuestionSetError(str(path), f"question set name {qs.name!r} is also used by {names[qs.name]}", field="name"))
             continue
         names[qs.name] = str(path)
+        errors.extend(qs.errors)
         sets.append(qs)
     return sets, errors
 

@@ -9,6 +9,7 @@
 - ``runs``: every ``experiment_metrics`` row (all runs, for the decision board);
 - ``questions``: every ``question_results`` column of the board's runs;
 - ``documents``: the ``documents`` table;
+- ``question_errors``: the problems of the question sets found by the latest experiment;
 - ``chunk_sizes``: token count and characters of every chunk of the board's
   configurations (restricted to the run's ``chunking_params`` when provenance has them).
 
@@ -41,6 +42,8 @@ class ReportData:
     questions: pd.DataFrame
     documents: pd.DataFrame
     chunk_sizes: pd.DataFrame
+    #: problems of the question sets (``question_errors``): file, question_id, field, reason
+    question_errors: pd.DataFrame = field(default_factory=pd.DataFrame)
     generated_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     #: memo of derived values (per-configuration question subsets, intervals), filled by :mod:`.summary`
     cache: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
@@ -151,7 +154,9 @@ def load_report_data(results: ResultsDB) -> ReportData:
            JOIN (SELECT DISTINCT strategy, corpus_model FROM leaderboard) l USING (strategy, corpus_model)"""
     )
     chunk_sizes = restrict_to_run_variant(chunk_sizes, board)
-    return ReportData(board=board, runs=runs, questions=questions, documents=documents, chunk_sizes=chunk_sizes)
+    question_errors = results.query("SELECT * FROM question_errors ORDER BY file, question_id NULLS FIRST, field")
+    return ReportData(board=board, runs=runs, questions=questions, documents=documents, chunk_sizes=chunk_sizes,
+                      question_errors=question_errors)
 
 
 def load_chunks(results: ResultsDB, wanted: Iterable[tuple[str, str, str]]) -> pd.DataFrame:

@@ -18,6 +18,7 @@ from .columns import KPI_METRICS, METRIC_BY_NAME, fmt, fmt_metric, present_metri
 from .data import ReportData
 from .html import definition_list, esc, nav, page, png_img, table
 from .intervals import REPORT_CI_NOTE
+from .question_problems import render_question_problems
 from .style import CSS
 from .summary import Interval, cost, latency_means, metric_interval, metric_value, n_failed, significance, token_totals
 
@@ -339,5 +340,6 @@ def render_managerial(data: ReportData, links: Sequence[tuple[str, str]], curren
         definitions = [(m.label, esc(m.description)) for m in (METRIC_BY_NAME[n] for n in metrics)]
         body.append("<h2>What the numbers mean</h2>" + definition_list(definitions))
     body.append("<h2>Corpus</h2>" + _corpus(data))
+    body.append(render_question_problems(data))
     return page("chunkbench managerial report", "".join(body), css=CSS)
 

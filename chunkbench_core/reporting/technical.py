@@ -15,6 +15,7 @@ from .columns import METRICS, flatten, fmt, fmt_metric, has_values, parse_json, 
 from .data import ReportData
 from .html import definition_list, esc, json_script, nav, page, table
 from .inspector import inspector_payload
+from .question_problems import render_question_problems
 from .inspector_js import INSPECTOR_CSS, INSPECTOR_JS
 from .style import CSS
 from .summary import latency_means, n_failed, token_totals
@@ -157,7 +158,7 @@ def render_technical(data: ReportData, links: Sequence[tuple[str, str]], current
             "<h2>Per-question results</h2><div class='scroll'>", _question_table(data), "</div>",
             "<h2>Latency and token usage</h2>", _usage(data),
             "<h2>Provenance</h2>", _provenance(data),
-            "<h2 id='failures'>Failures</h2>", _failures(data)]
+            "<h2 id='failures'>Failures</h2>", _failures(data), render_question_problems(data)]
     return page("chunkbench technical report", "".join(body), css=CSS + INSPECTOR_CSS, scripts=[INSPECTOR_JS],
                 data=json_script("inspector-data", payload))
 

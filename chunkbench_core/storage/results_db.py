@@ -182,6 +182,20 @@ TABLES["embedding_usage"] = [
     ("recorded_at", "TIMESTAMP"),
 ]
 
+# Questions without evidence references (judge-only): left out of the evidence metrics (their recall etc. are
+# NULL, never 0), answered and judged when an LLM is configured; counted per run in n_judge_only.
+TABLES["question_results"] += [("judge_only", "BOOLEAN")]
+TABLES["experiment_metrics"] += [("n_judge_only", "INTEGER")]
+# Every problem of the question sets (a bad file, or one question dropped alone), as of the latest check.
+TABLES["question_errors"] = [
+    ("file", "VARCHAR"),
+    ("question_set", "VARCHAR"),
+    ("question_id", "VARCHAR"),  # NULL when the whole file is at fault
+    ("field", "VARCHAR"),
+    ("reason", "VARCHAR"),
+    ("checked_at", "TIMESTAMP"),
+]
+
 LEADERBOARD_COLUMNS = ("rank", "strategy", "corpus_model", "n_questions", "recall", "precision", "iou", "mrr",
                        "hit_rate", "recall_expanded", "verdict")
 

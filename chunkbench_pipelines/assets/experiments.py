@@ -80,15 +80,17 @@ def experiment_results(context: AssetExecutionContext, config: ExperimentConfig,
                                      llm_settings=llm.settings() if llm.configured else None,
                                      boundary_model=boundary_model_id() if STRATEGIES[strategy].needs_boundary_embeddings
                                      else None)
+    # listed at info level: `chunkbench run` prints each problem once in its final summary, not once per partition
     for error in summary.errors:
-        context.log.error(error)
+        context.log.info(f"question problem: {error}")
     metrics = {k: float(v) for k, v in summary.metrics.items()
-               if k not in ("n_questions", "n_failed") and "_ci_" not in k and v == v}  # v == v: not NaN
+               if k not in ("n_questions", "n_failed", "n_judge_only") and "_ci_" not in k and v == v}  # v == v: not NaN
     return MaterializeResult(
         metadata={
             "experiment_run_id": summary.experiment_run_id,
             "variant": variant or "default",
             "dagster/row_count": summary.n_questions,
+            "judge_only_questions": int(summary.metrics.get("n_judge_only", 0)),
             **metrics,
             "pool_wait_seconds": MetadataValue.json(pool_wait),
             "question_errors": MetadataValue.md("".join(f"- {e}\n" for e in summary.errors) or "none"),

@@ -51,6 +51,12 @@ def workspace(tmp_path, monkeypatch):
     return {"home": home, "corpus": corpus, "questions": questions}
 
 
+def clean(workspace):
+    """Only good inputs: a run that drops nothing exits 0."""
+    (workspace["corpus"] / "broken.docx").unlink()
+    (workspace["questions"] / "bad.json").unlink()
+
+
 def sql(home, query):
     con = duckdb.connect(str(home / "chunkbench.duckdb"), read_only=True)
     try:
@@ -64,9 +70,16 @@ def test_whole_graph_on_a_tiny_corpus(workspace):
     home = workspace["home"]
     instance = DagsterInstance.ephemeral()
     out = io.StringIO()
-    assert run_everything(strategies=["fixed_size", "recursive"], corpus_models=[MODEL], out=out, instance=instance) == 0, out.getvalue()
+    # a document and a question were dropped: exit 1, after the leaderboard of what did run
+    assert run_everything(strategies=["fixed_size", "recursive"], corpus_models=[MODEL], out=out, instance=instance) == 1, out.getvalue()
     printed = out.getvalue()
     assert "fixed_size" in printed and "recursive" in printed and "benchmark_report.html" in printed
+    summary = printed[printed.index("benchmark_report.html"):]
+    assert "documents not parsed (1)" in summary and "- broken.docx" in summary
+    # each question problem printed once (two partitions ran), in the final summary
+    assert "question problems (1)" in summary and printed.count("bad.json, question 'x1', field 'question'") == 1
+    assert sql(home, "SELECT file, question_id, field FROM question_errors") == [
+        (str(workspace["questions"] / "bad.json"), "x1", "question")]
 
     # documents: the corrupt file fails with a message naming it; the others are parsed
     docs = dict((d, (s, e)) for d, s, e in sql(home, "SELECT document, status, error FROM documents"))
@@ -126,6 +139,7 @@ def test_whole_graph_on_a_tiny_corpus(workspace):
 @pytest.mark.e2e
 def test_rerun_is_idempotent_and_removes_stale_points(workspace):
     home = workspace["home"]
+    clean(workspace)
     instance = DagsterInstance.ephemeral()
     assert run_everything(strategies=["fixed_size"], corpus_models=[MODEL], instance=instance) == 0
     assert run_everything(strategies=["fixed_size"], corpus_models=[MODEL], instance=instance) == 0
@@ -162,6 +176,7 @@ def test_neighbor_levels_are_separate_runs_side_by_side(workspace):
     from chunkbench_pipelines.partitions import partition_key
 
     home = workspace["home"]
+    clean(workspace)
     instance = DagsterInstance.ephemeral()
     assert run_everything(strategies=["fixed_size"], corpus_models=[MODEL], instance=instance) == 0
     config = {"ops": {"experiment_results": {"config": {"neighbor_prev": 1, "neighbor_next": 1}}}}

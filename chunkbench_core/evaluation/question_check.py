@@ -1,0 +1,91 @@
+"""Check question sets against the parsed corpus, without retrieving anything.
+
+``check_questions`` loads every question set of a folder and locates every reference in
+the parsed documents. It is what ``chunkbench questions check`` prints, what an experiment
+evaluates (the resolved questions) and what the ``question_errors`` results table holds
+(the problems): each problem once, naming the file, the question id, the field and the
+reason. Nothing is lost to a problem: a bad file is left out alone, a bad question is
+dropped alone, and the others are evaluated.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chunkbench_core.errors import QuestionSetError
+
+from .experiment import ResolvedQuestion, resolve_questions
+from .questions import QuestionSet, load_question_sets
+
+
+def _unique(problems: list[QuestionSetError]) -> list[QuestionSetError]:
+    seen: set[tuple[str, str | None, str | None, str]] = set()
+    out = []
+    for problem in problems:
+        key = (problem.file, problem.question_id, problem.field, problem.reason)
+        if key not in seen:
+            seen.add(key)
+            out.append(problem)
+    return out
+
+
+@dataclass
+class QuestionCheck:
+    folder: str
+    sets: list[QuestionSet] = field(default_factory=list)
+    resolved: list[ResolvedQuestion] = field(default_factory=list)
+    problems: list[QuestionSetError] = field(default_factory=list)
+
+    @property
+    def n_judge_only(self) -> int:
+        return sum(r.judge_only for r in self.resolved)
+
+    @property
+    def n_questions(self) -> int:
+        """Questions of the sets that loaded, those dropped while loading included."""
+        return sum(len(qs.questions) + len(qs.errors) for qs in self.sets)
+
+    @property
+    def unreadable_files(self) -> list[str]:
+        loaded = {qs.path for qs in self.sets}
+        return sorted({p.file for p in self.problems if p.file not in loaded})
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def set_name(self, file: str) -> str | None:
+        for qs in self.sets:
+            if qs.path == file:
+                return qs.name
+        return None
+
+    def rows(self, checked_at: dt.datetime | None = None) -> list[dict[str, Any]]:
+        """Rows of the ``question_errors`` results table."""
+        stamp = checked_at or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+        return [{"file": p.file, "question_set": self.set_name(p.file), "question_id": p.question_id,
+                 "field": p.field, "reason": p.reason, "checked_at": stamp} for p in self.problems]
+
+    def summary(self) -> str:
+        evidence = len(self.resolved) - self.n_judge_only
+        parts = [f"{len(self.sets)} question set(s) in {self.folder}: {len(self.resolved)} of "
+                 f"{self.n_questions} questions usable ({evidence} with evidence, "
+                 f"{self.n_judge_only} judge-only: scored by the LLM judge only)"]
+        if self.unreadable_files:
+            parts.append(f"{len(self.unreadable_files)} file(s) not read")
+        if self.problems:
+            parts.append(f"{len(self.problems)} problem(s)")
+        return "; ".join(parts)
+
+
+def check_questions(folder: str | Path, documents: Mapping[str, str]) -> QuestionCheck:
+    """Load the question sets of ``folder`` and locate their references in ``documents`` (name -> parsed text)."""
+    sets, load_problems = load_question_sets(folder)
+    resolved, resolve_problems = resolve_questions(sets, documents)
+    if not sets and not load_problems:
+        load_problems = [QuestionSetError(str(folder), "holds no question set (*.json, or a Chroma *.csv)")]
+    return QuestionCheck(str(folder), sets, resolved, _unique([*load_problems, *resolve_problems]))

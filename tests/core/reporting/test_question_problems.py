@@ -1,0 +1,32 @@
+"""Both reports list the question problems (the question_errors table) and count judge-only questions."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from chunkbench_core.reporting import write_reports
+from chunkbench_core.storage.results_db import ResultsDB
+
+from .conftest import read
+
+
+def test_reports_list_question_problems_once(base_results: ResultsDB, tmp_path: Path) -> None:
+    stamp = datetime(2026, 11, 30, 12, 0)
+    base_results.write("question_errors", "latest", [
+        {"file": "questions/mine.json", "question_set": "mine", "question_id": "q7", "field": "references[0].doc",
+         "reason": "unknown key 'doc': did you mean 'document'?", "checked_at": stamp},
+        {"file": "questions/broken.json", "question_set": None, "question_id": None, "field": None,
+         "reason": "JSON syntax error at line 3, column 1", "checked_at": stamp},
+    ])
+    try:
+        paths = write_reports(base_results, tmp_path / "reports")
+        for path in (paths.managerial, paths.technical):
+            html = read(path)
+            assert "Question problems" in html and "1 question(s) were left out" in html
+            assert "1 file(s) could not be read" in html
+            assert html.count("did you mean &#x27;document&#x27;?") == 1 and "(whole file)" in html
+    finally:
+        base_results.delete("question_errors", "latest")
+    clean = read(write_reports(base_results, tmp_path / "clean").managerial)
+    assert "id='no-question-problems'" in clean

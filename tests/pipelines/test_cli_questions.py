@@ -1,0 +1,60 @@
+"""``chunkbench questions check``: every problem once (file, question, field, reason), exit 1 on any."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = [str(Path(sys.executable).with_name("chunkbench"))]
+HANDBOOK = "# Leave\n\nEveryone gets 25 days of annual leave. Unused days expire in March.\n"
+
+
+def run(*args, home, corpus):
+    env = {"PATH": "/usr/bin:/bin", "CHUNKBENCH_HOME": str(home), "CHUNKBENCH_CORPUS": str(corpus),
+           **{k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}}  # a worktree's code first
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+
+
+def test_questions_check_lists_each_problem_once_and_fails(tmp_path):
+    corpus, questions = tmp_path / "corpus", tmp_path / "questions"
+    corpus.mkdir()
+    questions.mkdir()
+    (corpus / "handbook.md").write_text(HANDBOOK, encoding="utf-8")
+    good = {"id": "good", "question": "How many days?", "references": [{"document": "handbook.md", "content": "25 days"}]}
+    (questions / "set.json").write_text(json.dumps({"questions": [
+        good,
+        {"id": "wrong-key", "question": "?", "references": [{"doc": "handbook.md", "content": "25 days"}]},
+        {"id": "no-doc", "question": "?", "references": [{"document": "other.md", "content": "25 days"}]},
+        {"id": "no-excerpt", "question": "?", "references": [{"document": "handbook.md", "content": "40 days"}]},
+        {"id": "judge", "question": "When do days expire?"},
+    ]}), encoding="utf-8")
+    (questions / "syntax.json").write_text('{"questions": [\n  {"id": "a", "question": "b"},\n]}\n', encoding="utf-8")
+    result = run("questions", "check", str(questions), home=tmp_path / "home", corpus=corpus)
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 4, result.stdout
+    assert sum("'wrong-key', field 'references[0].doc'" in line and "did you mean 'document'" in line
+               for line in lines) == 1
+    assert sum("'no-doc', field 'references[0].document'" in line for line in lines) == 1
+    assert sum("'no-excerpt', field 'references[0].content'" in line for line in lines) == 1
+    assert sum("syntax.json: JSON syntax error at line 3, column 1" in line for line in lines) == 1
+    assert "2 of 5 questions usable (1 with evidence, 1 judge-only" in result.stderr
+    assert not (tmp_path / "home" / "parsed").exists()  # nothing was run or stored
+
+    (questions / "syntax.json").unlink()
+    (questions / "set.json").write_text(json.dumps({"questions": [good]}), encoding="utf-8")
+    result = run("questions", "check", str(questions), home=tmp_path / "home", corpus=corpus)
+    assert result.returncode == 0 and "1 of 1 questions usable" in result.stdout
+
+
+def test_parse_text_prints_the_parsed_text_exactly(tmp_path):
+    from chunkbench_core.parsing import parse
+
+    sample = ROOT / "samples" / "corpus" / "persian_leave_policy.docx"
+    result = subprocess.run([*CLI, "parse", str(sample), "--text"], capture_output=True, timeout=300, cwd=ROOT,
+                            env={"PATH": "/usr/bin:/bin", "CHUNKBENCH_HOME": str(tmp_path),
+                                 **{k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.decode("utf-8") == parse(str(sample)).markdown
