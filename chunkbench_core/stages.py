@@ -394,6 +394,7 @@ def run_experiment(
             code_version=__version__, llm=llm_settings.to_dict() if llm_client is not None and llm_settings else None,
         ),
         "documents": sorted(d.document for d in documents),
+        "question_files": {Path(qs.path).name: qs.sha256 for qs in sets},  # the board names sets by file
         "variant": variant,
         **(provenance or {}),
     }

@@ -212,6 +212,9 @@ def command_init(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chunkbench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--benchmark", metavar="NAME",
+                        help="keep this benchmark's results, collections and reports apart "
+                             "(same as CHUNKBENCH_BENCHMARK; default: sample, or the corpus folder's name)")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="materialize the whole asset graph and print the leaderboard")
     run.add_argument("--strategy", action="append", help="only this strategy (repeatable)")
@@ -258,14 +261,24 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=command_thresholds)
     i = sub.add_parser("init", help="create CHUNKBENCH_HOME and print the DAGSTER_HOME chunkbench uses")
     i.set_defaults(func=command_init)
-    from chunkbench_pipelines import cli_questions
+    from chunkbench_pipelines import cli_ask, cli_questions
 
     cli_questions.register(sub)
+    cli_ask.register(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    from chunkbench_core.errors import ConfigError
+
     args = build_parser().parse_args(argv)
+    if args.benchmark:
+        os.environ["CHUNKBENCH_BENCHMARK"] = args.benchmark
+    try:
+        settings.benchmark_name()
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return int(args.func(args))
 
 

@@ -34,12 +34,14 @@ def build_resources(resolve: bool = False) -> dict[str, object]:
         return int(value) if resolve else EnvVar.int(name)
 
     pool_limit = _env_int("CHUNKBENCH_PROVIDER_POOL_LIMIT", 2)
+    benchmark = _env("CHUNKBENCH_BENCHMARK")  # unset: settings.benchmark_name() decides (sample, or the corpus folder)
 
     return {
         "workspace": WorkspaceResource(home=_env("CHUNKBENCH_HOME"), corpus=_env("CHUNKBENCH_CORPUS"),
-                                       questions=_env("CHUNKBENCH_QUESTIONS"), results=_env("CHUNKBENCH_RESULTS_DIR")),
-        "duckdb": DuckDBResource(folder=_env("CHUNKBENCH_RESULTS_DIR") or _env("CHUNKBENCH_HOME")),
-        "qdrant": QdrantResource(url=_env("QDRANT_URL"), api_key=_env("QDRANT_API_KEY")),
+                                       questions=_env("CHUNKBENCH_QUESTIONS"), results=_env("CHUNKBENCH_RESULTS_DIR"),
+                                       benchmark=benchmark),
+        "duckdb": DuckDBResource(folder=_env("CHUNKBENCH_RESULTS_DIR") or _env("CHUNKBENCH_HOME"), benchmark=benchmark),
+        "qdrant": QdrantResource(url=_env("QDRANT_URL"), api_key=_env("QDRANT_API_KEY"), benchmark=benchmark),
         "embeddings": EmbeddingResource(
             openai_api_key=_env("OPENAI_API_KEY"),
             openai_base_url=_env("OPENAI_BASE_URL"),

@@ -26,18 +26,26 @@ def _given(resource: ConfigurableResource, names: tuple[str, ...]) -> dict[str, 
 
 
 class WorkspaceResource(ConfigurableResource):
-    """Folders: state (CHUNKBENCH_HOME), documents (CHUNKBENCH_CORPUS), question sets (CHUNKBENCH_QUESTIONS)."""
+    """Folders: state (CHUNKBENCH_HOME), documents (CHUNKBENCH_CORPUS), question sets (CHUNKBENCH_QUESTIONS).
+
+    ``benchmark`` (CHUNKBENCH_BENCHMARK) picks the benchmark whose results, parsed documents and reports
+    are used: ``<home or results>/benchmarks/<name>/``.
+    """
 
     home: Optional[str] = None
     corpus: Optional[str] = None
     questions: Optional[str] = None
     results: Optional[str] = None  # shared results folder (CHUNKBENCH_RESULTS_DIR); default: home
+    benchmark: Optional[str] = None  # default: settings.benchmark_name()
 
     def home_dir(self) -> Path:
         return settings.home_dir(self.home)
 
+    def benchmark_name(self) -> str:
+        return settings.benchmark_name(self.benchmark)
+
     def results_dir(self) -> Path:
-        return settings.results_dir(self.results, self.home_dir())
+        return settings.results_dir(self.results, self.home_dir(), self.benchmark)
 
     def corpus_dir(self) -> Path:
         return settings.corpus_dir(self.corpus)
@@ -61,9 +69,10 @@ class DuckDBResource(ConfigurableResource):
     """The results database: ``chunkbench.duckdb`` over per-partition Parquet files."""
 
     folder: Optional[str] = None  # default: CHUNKBENCH_RESULTS_DIR, else CHUNKBENCH_HOME
+    benchmark: Optional[str] = None  # the results of this benchmark: <folder>/benchmarks/<name>
 
     def results(self) -> ResultsDB:
-        return ResultsDB(settings.results_dir(self.folder))
+        return ResultsDB(settings.results_dir(self.folder, benchmark=self.benchmark))
 
 
 class QdrantResource(ConfigurableResource):
@@ -71,15 +80,17 @@ class QdrantResource(ConfigurableResource):
 
     url: Optional[str] = None
     api_key: Optional[str] = None
-    local_path: Optional[str] = None  # default: CHUNKBENCH_HOME/qdrant
+    local_path: Optional[str] = None  # default: CHUNKBENCH_HOME/benchmarks/<benchmark>/qdrant
+    benchmark: Optional[str] = None  # on a server, collections are named <benchmark>__<collection>
     local_engine: str = "edge"  # embedded engine: "edge" (qdrant-edge-py) or "client" (qdrant-client local mode)
     lock_timeout_seconds: float = 120.0  # wait this long for a collection another process holds
 
     @contextmanager
     def open(self) -> Iterator[VectorStore]:
-        local = Path(self.local_path) if self.local_path else settings.home_dir() / "qdrant"
+        local = Path(self.local_path) if self.local_path else settings.qdrant_dir(benchmark=self.benchmark)
         store = VectorStore(url=self.url, api_key=self.api_key, local_root=None if self.url else local,
-                            local_engine=self.local_engine, lock_timeout_seconds=self.lock_timeout_seconds)
+                            local_engine=self.local_engine, lock_timeout_seconds=self.lock_timeout_seconds,
+                            namespace=settings.benchmark_name(self.benchmark))
         try:
             yield store
         finally:

@@ -39,10 +39,12 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
     resolved = build_resources(resolve=True)
     embeddings = resolved["embeddings"]  # availability is decided outside a run
     failures: list[str] = []
+    benchmark = settings.benchmark_name()
 
     def step(selection: list[str], key=None, label: str = "") -> bool:
         result = materialize(ALL_ASSETS, selection=selection, partition_key=key, instance=instance,
-                             resources=resources, raise_on_error=False, tags={"chunkbench/trigger": "cli"},
+                             resources=resources, raise_on_error=False,
+                             tags={"chunkbench/trigger": "cli", "chunkbench/benchmark": benchmark},
                              run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
         if not result.success:
             errors = [str(e.event_specific_data.error.message).strip()  # type: ignore[union-attr]
@@ -51,6 +53,7 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
             say(f"  FAILED {label or ','.join(selection)}")
         return result.success
 
+    say(f"benchmark {benchmark}: {settings.results_dir()}")
     say("parsing documents ...")
     if not step(["source_documents", "parsed_documents"]):
         say("\n".join(failures))

@@ -143,7 +143,8 @@ BOARD_JS = r"""
       add(tr, el("td", "", uniq(run.rows.map(function (r) { return r.chunkSize; })).join(", ") || "\u2013"));
       add(tr, el("td", "num", uniq(run.rows.map(function (r) { return r.topK; })).join(", ") || "\u2013"));
       var sets = uniq(run.rows.map(function (r) { return r.questionSet; }));
-      add(tr, el("td", "", sets.map(function (h) { return short(String(h), 12); }).join(", ") || "\u2013"))
+      var setNames = uniq(run.rows.map(function (r) { return r.questionSetName || (r.questionSet ? short(String(r.questionSet), 12) : null); }));
+      add(tr, el("td", "", setNames.join("; ") || "\u2013"))
         .setAttribute("title", sets.join("\n"));
     });
   }
@@ -158,7 +159,10 @@ BOARD_JS = r"""
       .map(function (r) { return r.badge; }));
     if (neighbors.length > 1) { out.push("neighbor settings (" + neighbors.join(", ") + ")"); }
     var sets = uniq(rows.map(function (r) { return r.questionSet; }));
-    if (sets.length > 1) { out.push("question set (" + sets.join(", ") + ")"); }
+    if (sets.length > 1) {
+      var names = uniq(rows.map(function (r) { return r.questionSetName || String(r.questionSet); }));
+      out.push("question set (" + (names.length > 1 ? names : sets).join("; ") + ")");
+    }
     var topk = uniq(rows.map(function (r) { return r.topK; }));
     if (topk.length > 1) { out.push("top k (" + topk.join(", ") + ")"); }
     return out;

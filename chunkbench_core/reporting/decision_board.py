@@ -4,7 +4,7 @@ Reads every ``experiment_metrics`` row (not only the latest per configuration). 
 ``provenance`` JSON gives the settings that make runs comparable or not: corpus model,
 ``boundary_model``, neighbor settings (``neighbors.neighbor_prev/neighbor_next`` or the
 top-level ``neighbor_prev``/``neighbor_next``), ``top_k``, ``chunking_params.chunk_size``,
-``question_set_hash``, ``variant`` (a chunk-size sweep step: part of the
+``question_set_hash`` (shown by file name, ``question_files``, the hash on hover), ``variant`` (a chunk-size sweep step: part of the
 configuration's identity, shown in brackets). Metrics shown are the catalog metrics present in the table.
 
 A "run" on the board is a batch of results launched together (see :func:`assign_batches`):
@@ -119,6 +119,15 @@ def assign_batches(rows: list[dict[str, Any]]) -> None:
             m["batchLabel"] = f"batch {first[:16]} ({len(members)} runs)"
 
 
+def question_set_label(provenance: Mapping[str, Any]) -> str | None:
+    """The question sets of a run by file name (``question_files``), else by set name; None when unrecorded."""
+    for key in ("question_files", "question_sets"):
+        named = provenance.get(key)
+        if isinstance(named, Mapping) and named:
+            return ", ".join(sorted(str(n) for n in named))
+    return None
+
+
 def board_payload(data: ReportData) -> dict[str, Any]:
     runs = data.runs
     metrics = [m for m in METRICS if has_values(runs, m.name)]
@@ -143,7 +152,8 @@ def board_payload(data: ReportData) -> dict[str, Any]:
             "boundary": settings.boundary_model, "prev": settings.neighbor_prev, "next": settings.neighbor_next,
             "badge": settings.neighbor_badge, "topK": settings.top_k,
             "chunkSize": settings.chunk_size if isinstance(settings.chunk_size, (int, float, str)) else None,
-            "questionSet": settings.question_set_hash, "variant": settings.variant,
+            "questionSet": settings.question_set_hash, "questionSetName": question_set_label(provenance),
+            "variant": settings.variant,
         })
     assign_batches(rows)
     for row in rows:

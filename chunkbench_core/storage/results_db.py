@@ -239,6 +239,11 @@ QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model, coalesce(variant
 ORDER BY strategy, corpus_model, variant, neighbor_prev, neighbor_next
 """
 
+def sql_string(text: str) -> str:
+    """``text`` as a SQL string literal (quotes doubled): for paths where DuckDB takes no parameter (views, COPY)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
 _SAFE_KEY = re.compile(r"[^A-Za-z0-9._=-]+")
 SCHEMA_FILE = "_schema.parquet"
 
@@ -268,7 +273,7 @@ class ResultsDB:
         con = duckdb.connect()  # in-memory: never locks the shared database file
         try:
             con.register("frame", frame)
-            con.execute(f"COPY (SELECT {casts} FROM frame) TO '{tmp.as_posix()}' (FORMAT parquet)")
+            con.execute(f"COPY (SELECT {casts} FROM frame) TO {sql_string(tmp.as_posix())} (FORMAT parquet)")
         finally:
             con.close()
         os.replace(tmp, path)
@@ -290,7 +295,7 @@ class ResultsDB:
             return []
         con = duckdb.connect()
         try:
-            return con.execute(f"SELECT * FROM read_parquet('{path.as_posix()}')").df().to_dict("records")
+            return con.execute("SELECT * FROM read_parquet(?)", [path.as_posix()]).df().to_dict("records")
         finally:
             con.close()
 
@@ -305,7 +310,7 @@ class ResultsDB:
     def _columns(path: Path) -> list[str]:
         con = duckdb.connect()
         try:
-            return [row[0] for row in con.execute(f"DESCRIBE SELECT * FROM read_parquet('{path.as_posix()}')").fetchall()]
+            return [row[0] for row in con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [path.as_posix()]).fetchall()]
         finally:
             con.close()
 
@@ -323,12 +328,15 @@ class ResultsDB:
         self._schema_checked = True
 
     # -- the DuckDB file ----------------------------------------------------------------
-    def _view_sql(self) -> list[str]:
+    def _view_sql(self, relative: bool = False) -> list[str]:
+        """The views; ``relative``: Parquet paths relative to the results folder (the DuckDB file's own views,
+        so a copied folder reads its own data: open it from its folder, or ``SET file_search_path``)."""
         statements = []
         for table in TABLES:
-            pattern = (self.tables_dir / table / "*.parquet").as_posix()
+            base = self.tables_dir.relative_to(self.root) if relative else self.tables_dir
+            pattern = sql_string((base / table / "*.parquet").as_posix())
             statements.append(
-                f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM read_parquet('{pattern}', union_by_name=true)"
+                f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM read_parquet({pattern}, union_by_name=true)"
             )
         statements.append(f"CREATE OR REPLACE VIEW leaderboard AS {LEADERBOARD_SQL}")
         statements.append(f"CREATE OR REPLACE VIEW leaderboard_by_setting AS {LEADERBOARD_BY_SETTING_SQL}")
@@ -337,11 +345,12 @@ class ResultsDB:
     def ensure_database(self, attempts: int = 20) -> None:
         """Create (or refresh) the views in the DuckDB file; retries while another process holds it."""
         self.ensure_schema_files()
-        wanted = self._view_sql()
+        wanted = self._view_sql(relative=True)
         for attempt in range(attempts):
             try:
                 con = duckdb.connect(str(self.database_path))
                 try:
+                    con.execute("SET file_search_path = ?", [self.root.as_posix()])  # the views' relative paths
                     for statement in wanted:
                         con.execute(statement)
                 finally:
@@ -353,7 +362,7 @@ class ResultsDB:
                 time.sleep(min(0.05 * 2**attempt, 2.0))
 
     def connect(self) -> duckdb.DuckDBPyConnection:
-        """A connection for reading: an in-memory DuckDB with the same views (never locks the file)."""
+        """A connection for reading: an in-memory DuckDB with the same views, absolute paths (never locks the file)."""
         self.ensure_schema_files()
         con = duckdb.connect()
         for statement in self._view_sql():

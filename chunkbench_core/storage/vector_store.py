@@ -332,7 +332,11 @@ class VectorStore:
     """Qdrant access for chunkbench. Use as a context manager so local locks are released."""
 
     def __init__(self, url: str | None = None, api_key: str | None = None, local_root: str | Path | None = None,
-                 timeout: int = 60, local_engine: LocalEngine = "edge", lock_timeout_seconds: float = 120.0) -> None:
+                 timeout: int = 60, local_engine: LocalEngine = "edge", lock_timeout_seconds: float = 120.0,
+                 namespace: str = "") -> None:
+        """``namespace`` (the benchmark): on a server, every collection is stored as ``<namespace>__<name>``, so
+        benchmarks sharing a server never see each other's collections; a local store is one folder per
+        benchmark already, and keeps plain names."""
         if not url and not local_root:
             raise VectorStoreError("VectorStore needs a Qdrant server url (QDRANT_URL) or a local_root folder for "
                                    "the embedded store")
@@ -342,6 +346,9 @@ class VectorStore:
             raise VectorStoreError(f"QDRANT_URL must start with http:// or https://, got {url!r}")
         if lock_timeout_seconds < 0:
             raise VectorStoreError(f"lock_timeout_seconds must be >= 0, got {lock_timeout_seconds}")
+        if namespace and not _NAME.fullmatch(namespace):
+            raise VectorStoreError(f"namespace {namespace!r}: use letters, digits and . _ - only")
+        self.namespace = namespace if url else ""
         self.url = url or None
         self.api_key = api_key or None
         self.local_root = Path(local_root) if local_root and not url else None
@@ -390,6 +397,10 @@ class VectorStore:
         self._server_client = None
 
     # -- plumbing ------------------------------------------------------------------------------------
+    def _stored_name(self, collection: str) -> str:
+        """The name on the server (namespaced by benchmark); local stores keep the name."""
+        return f"{self.namespace}__{collection}" if self.namespace else collection
+
     def _path(self, collection: str) -> Path:
         assert self.local_root is not None
         return self.local_root / collection
@@ -432,7 +443,7 @@ class VectorStore:
                  ) -> _EdgeCollection | _ClientCollection:
         _validate_name(collection)
         if self.url or self.local_engine == "client":
-            backend = _ClientCollection(self.client(collection), collection, server=bool(self.url))
+            backend = _ClientCollection(self.client(collection), self._stored_name(collection), server=bool(self.url))
             if must_exist and collection not in self._confirmed:  # one existence round trip per collection
                 if not self._call(collection, "check", backend.exists):
                     raise VectorStoreError(self._missing(collection))
@@ -462,7 +473,8 @@ class VectorStore:
         _validate_name(collection)
         if self.url or self.local_engine == "client":
             client = self.client(collection)
-            return bool(self._call(collection, "existence check", client.collection_exists, collection))
+            return bool(self._call(collection, "existence check", client.collection_exists,
+                                   self._stored_name(collection)))
         return collection in self._edge or _EdgeCollection.folder_exists(self._path(collection))
 
     # -- public API ----------------------------------------------------------------------------------
@@ -565,7 +577,8 @@ class VectorStore:
         if self.url:
             client = self._server()
             response = self._call("the server", "listing collections", client.get_collections)
-            return sorted(c.name for c in response.collections)
+            prefix = f"{self.namespace}__" if self.namespace else ""
+            return sorted(c.name[len(prefix):] for c in response.collections if c.name.startswith(prefix))
         assert self.local_root is not None
         if not self.local_root.is_dir():
             return []
@@ -600,7 +613,8 @@ class VectorStore:
         self._confirmed.discard(collection)
         if self.url:
             client = self._server()
-            return bool(self._call(collection, "delete collection", client.delete_collection, collection))
+            return bool(self._call(collection, "delete collection", client.delete_collection,
+                                   self._stored_name(collection)))
         path = self._path(collection)
         edge = self._edge.pop(collection, None)
         if edge is not None:

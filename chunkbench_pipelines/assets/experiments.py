@@ -66,7 +66,8 @@ def experiment_results(context: AssetExecutionContext, config: ExperimentConfig,
         params = chunking_params(embedder.spec, config.chunk_size, config.chunk_overlap)
         variant = variant_label(params, chunking_params(embedder.spec, None, None))
         provenance = {"strategy": strategy, "chunking_params": params, "neighbor_prev": config.neighbor_prev,
-                      "neighbor_next": config.neighbor_next, "dagster_run_id": context.run.run_id}
+                      "neighbor_next": config.neighbor_next, "dagster_run_id": context.run.run_id,
+                      "benchmark": workspace.benchmark_name()}
         expansion = ExpansionSettings(config.neighbor_prev, config.neighbor_next,
                                       frozenset(config.expansion_strategies))
         documents = load_parsed_corpus(workspace.parsed_store())

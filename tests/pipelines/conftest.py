@@ -28,7 +28,8 @@ def start_server(root, extra_yaml=""):
     (questions / "set.json").write_text(json.dumps({"questions": [
         {"id": i, "question": q, "references": [{"document": d, "content": c}]} for i, q, d, c in QUESTIONS]}),
         encoding="utf-8")
-    env = {"CHUNKBENCH_HOME": str(home), "CHUNKBENCH_CORPUS": str(corpus), "CHUNKBENCH_QUESTIONS": str(questions)}
+    env = {"CHUNKBENCH_HOME": str(home), "CHUNKBENCH_CORPUS": str(corpus), "CHUNKBENCH_QUESTIONS": str(questions),
+           "CHUNKBENCH_BENCHMARK": "backfill"}
     server = DagsterServer(root / "dagster_home", env, root / "dagster-dev.log", extra_yaml)
     server.home = home  # type: ignore[attr-defined]
     server.log_path = root / "dagster-dev.log"  # type: ignore[attr-defined]

@@ -27,7 +27,9 @@ def test_backfill_of_every_local_partition_loses_no_row(instance_storage, reques
     assert not failed, f"failed runs: {failed}; backfill status {status}"
     assert status.startswith("COMPLETED")
 
-    con = duckdb.connect(str(server.home / "chunkbench.duckdb"), read_only=True)
+    state = server.home / "benchmarks" / "backfill"  # CHUNKBENCH_BENCHMARK in conftest.start_server
+    con = duckdb.connect(str(state / "chunkbench.duckdb"), read_only=True)
+    con.execute("SET file_search_path = ?", [str(state)])  # the file's views read Parquet paths relative to it
     try:
         counts = con.execute("""SELECT strategy, corpus_model, question_id, count(*) FROM question_results
                                 GROUP BY ALL ORDER BY ALL""").fetchall()

@@ -47,8 +47,10 @@ def workspace(tmp_path, monkeypatch):
     monkeypatch.setenv("CHUNKBENCH_HOME", str(home))
     monkeypatch.setenv("CHUNKBENCH_CORPUS", str(corpus))
     monkeypatch.setenv("CHUNKBENCH_QUESTIONS", str(questions))
+    monkeypatch.setenv("CHUNKBENCH_BENCHMARK", "tiny")
     monkeypatch.delenv("QDRANT_URL", raising=False)
-    return {"home": home, "corpus": corpus, "questions": questions}
+    # the benchmark's folder: results, collections and reports of "tiny"
+    return {"home": home / "benchmarks" / "tiny", "corpus": corpus, "questions": questions, "chunkbench_home": home}
 
 
 def clean(workspace):
@@ -59,6 +61,7 @@ def clean(workspace):
 
 def sql(home, query):
     con = duckdb.connect(str(home / "chunkbench.duckdb"), read_only=True)
+    con.execute("SET file_search_path = ?", [str(home)])  # the file's views read Parquet paths relative to it
     try:
         return con.execute(query).fetchall()
     finally:

@@ -49,6 +49,7 @@ def test_answers_and_judge_through_the_assets(workspace, llama_server_url, tmp_p
         assert SECRET not in repr(event.asset_materialization.metadata)
 
     con = duckdb.connect(str(home / "chunkbench.duckdb"), read_only=True)
+    con.execute("SET file_search_path = ?", [str(home)])  # the file's views read Parquet paths relative to it
     try:
         rows = con.execute("SELECT question_id, answer, answer_error, answer_prompt_tokens, context_relevance, "
                            "judge_error FROM question_results ORDER BY question_id").fetchall()
@@ -63,6 +64,6 @@ def test_answers_and_judge_through_the_assets(workspace, llama_server_url, tmp_p
             assert (relevance is not None) or judge_error, question_id
     assert totals and totals[0][0] > 0 and totals[0][1] > 0
 
-    for path in home.rglob("*"):
+    for path in workspace["chunkbench_home"].rglob("*"):
         if path.is_file() and path.suffix in (".parquet", ".html", ".json", ".duckdb", ".md"):
             assert SECRET.encode() not in path.read_bytes(), path

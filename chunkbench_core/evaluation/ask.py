@@ -1,0 +1,192 @@
+"""Ask one question of one configuration (strategy x corpus model) and look at what comes back.
+
+Works from a built collection only (the ``chunk_collections`` partition): the question is
+embedded with the corpus model's query prefix, searched with the same tie-breaking as the
+experiments (:func:`.experiment.search_stable`), expanded with neighbors (:mod:`.retrieval`)
+and, for parent-child strategies, given its parent sections. With an LLM configured, the
+answer is generated from that context exactly as in an experiment (no judge: there is no
+expected answer). Nothing is written.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from chunkbench_core.errors import ChunkbenchError
+
+from .experiment import search_stable, split_chunk_rows
+from .llm import LLMResult, LLMSettings, build_context, generate_answer
+from .retrieval import (
+    PARENT_CHILD_STRATEGIES,
+    ExpansionNode,
+    ExpansionSettings,
+    RetrievedChunk,
+    apply_neighbor_expansion,
+    attach_parents,
+)
+
+
+class CollectionMissingError(ChunkbenchError):
+    """The configuration's collection is not built; the message says which partition to materialize."""
+
+    def __init__(self, collection: str, strategy: str, corpus_model: str) -> None:
+        self.collection = collection
+        super().__init__(
+            f"collection {collection} is not built: materialize the chunk_collections partition "
+            f"{corpus_model}|{strategy} first (chunkbench run --strategy {strategy} --corpus-model {corpus_model}, "
+            "or in the Dagster UI)")
+
+
+@dataclass
+class AskResult:
+    question: str
+    strategy: str
+    corpus_model: str
+    collection: str
+    top_k: int
+    expansion: ExpansionSettings
+    document: str | None
+    hits: list[RetrievedChunk] = field(default_factory=list)
+    context: list[RetrievedChunk] = field(default_factory=list)  # hits + neighbors + parents, in prompt order
+    tree: list[ExpansionNode] = field(default_factory=list)
+    latency_ms: dict[str, float] = field(default_factory=dict)
+    context_tokens: int | None = None
+    context_truncated: bool | None = None
+    answer: str | None = None
+    answer_error: str | None = None
+    llm_model: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+    @property
+    def parents(self) -> list[RetrievedChunk]:
+        return [c for c in self.context if c.role == "parent"]
+
+    def to_dict(self) -> dict[str, Any]:
+        def chunk(c: RetrievedChunk) -> dict[str, Any]:
+            return {**c.to_record(), "text": c.text}
+
+        by_id = {c.chunk_id: c for c in self.context}
+        return {
+            "question": self.question, "strategy": self.strategy, "corpus_model": self.corpus_model,
+            "collection": self.collection, "top_k": self.top_k, "document": self.document,
+            "neighbors": {"previous": self.expansion.neighbor_prev, "next": self.expansion.neighbor_next,
+                          "applied": self.expansion.applies_to(self.strategy)},
+            "hits": [chunk(c) for c in self.hits],
+            "expansion_tree": [n.to_record() for n in self.tree],
+            "context": [chunk(by_id.get(c.chunk_id, c)) for c in self.context],
+            "parents": [chunk(c) for c in self.parents],
+            "answer": self.answer, "answer_error": self.answer_error, "llm_model": self.llm_model,
+            "latency_ms": {k: round(v, 1) for k, v in self.latency_ms.items()},
+            "tokens": {"context": self.context_tokens, "prompt": self.prompt_tokens,
+                       "completion": self.completion_tokens},
+            "context_truncated": self.context_truncated,
+        }
+
+    def to_text(self, width: int = 240) -> str:
+        def clip(text: str) -> str:
+            flat = " ".join(text.split())
+            return flat if len(flat) <= width else flat[: width - 3] + "..."
+
+        lines = [f"question: {self.question}",
+                 f"configuration: {self.strategy} x {self.corpus_model} (collection {self.collection}), top {self.top_k}"
+                 + (f", document {self.document}" if self.document else "")
+                 + (f", neighbors -{self.expansion.neighbor_prev}/+{self.expansion.neighbor_next}"
+                    if self.expansion.applies_to(self.strategy) else ""), "", "retrieved chunks:"]
+        for c in self.hits:
+            lines.append(f"  {c.rank}. score {c.score:.4f}  {c.document} [{c.start}:{c.end}]  {c.chunk_id}")
+            lines.append(f"     {clip(c.text)}")
+        if not self.hits:
+            lines.append("  (none)")
+        if any(n.neighbors_prev or n.neighbors_next or n.parent for n in self.tree):
+            lines += ["", "expansion tree:"]
+            for n in self.tree:
+                lines.append(f"  hit {n.hit.rank} {n.hit.chunk_id}")
+                for c in n.neighbors_prev:
+                    lines.append(f"    previous {c.chunk_id} [{c.start}:{c.end}]")
+                for c in n.neighbors_next:
+                    lines.append(f"    next     {c.chunk_id} [{c.start}:{c.end}]")
+                if n.parent is not None:
+                    lines.append(f"    parent   {n.parent.chunk_id} [{n.parent.start}:{n.parent.end}]")
+        for p in self.parents:
+            lines += ["", f"parent context {p.chunk_id} ({p.document} [{p.start}:{p.end}]):", f"  {clip(p.text)}"]
+        lines.append("")
+        if self.answer is not None:
+            lines += [f"answer ({self.llm_model}):", f"  {self.answer}"]
+        elif self.answer_error:
+            lines.append(f"answer failed: {self.answer_error}")
+        else:
+            lines.append("answer: no LLM configured (set CHUNKBENCH_LLM_MODEL, and CHUNKBENCH_LLM_BASE_URL for a "
+                         "local server)")
+        latency = ", ".join(f"{k} {v:.0f} ms" for k, v in self.latency_ms.items())
+        tokens = [f"context {self.context_tokens}" if self.context_tokens is not None else None,
+                  f"prompt {self.prompt_tokens}" if self.prompt_tokens is not None else None,
+                  f"completion {self.completion_tokens}" if self.completion_tokens is not None else None]
+        lines.append(f"latency: {latency}")
+        if any(tokens):
+            lines.append("tokens: " + ", ".join(t for t in tokens if t))
+        return "\n".join(lines)
+
+
+def ask(
+    question: str,
+    strategy: str,
+    embedder: Any,
+    store: Any,
+    collection: str,
+    *,
+    chunk_rows: Sequence[Mapping[str, Any]] = (),
+    top_k: int = 5,
+    expansion: ExpansionSettings | None = None,
+    document: str | None = None,
+    llm_client: Any | None = None,
+    llm_settings: LLMSettings | None = None,
+) -> AskResult:
+    """Retrieve, expand and (with an LLM) answer ``question`` against ``collection``; nothing is written.
+
+    ``chunk_rows``: the partition's rows of the ``chunks`` table (the parents of parent-child
+    strategies are stored there, not in the collection). Raises CollectionMissingError when the
+    collection is not built.
+    """
+    if not question.strip():
+        raise ChunkbenchError("the question is empty")
+    if top_k < 1:
+        raise ChunkbenchError(f"top_k must be >= 1, got {top_k}")
+    expansion = expansion or ExpansionSettings()
+    corpus_model = embedder.spec.id
+    if collection not in store.list_collections():
+        raise CollectionMissingError(collection, strategy, corpus_model)
+    result = AskResult(question, strategy, corpus_model, collection, top_k, expansion, document)
+    started = time.perf_counter()
+    vector = np.asarray(embedder.embed([question], "query"))[0]
+    t1 = time.perf_counter()
+    result.hits = search_stable(store, collection, vector, top_k, document)
+    t2 = time.perf_counter()
+    result.context, result.tree = apply_neighbor_expansion(result.hits, store, collection, strategy, expansion)
+    if strategy in PARENT_CHILD_STRATEGIES:
+        _, parents = split_chunk_rows(chunk_rows)
+        result.context = attach_parents(result.context, result.tree, store, collection, parents or None)
+    t3 = time.perf_counter()
+    result.latency_ms = {"embed": (t1 - started) * 1000, "search": (t2 - t1) * 1000, "expand": (t3 - t2) * 1000}
+    if llm_client is not None and llm_settings is not None:
+        context, result.context_tokens, result.context_truncated = build_context(
+            result.context or result.hits, llm_settings.max_context_tokens)
+        record = LLMResult()
+        result.llm_model = llm_settings.model
+        try:
+            result.answer = generate_answer(llm_client, llm_settings, question, context, record)
+        except Exception as exc:  # noqa: BLE001 - shown to the user, never raised
+            status = getattr(exc, "status_code", None)
+            result.answer_error = f"{'HTTP ' + str(status) + ' ' if status else ''}{type(exc).__name__}: {exc}"
+        result.latency_ms["generate"] = record.generate_ms
+        result.prompt_tokens = record.answer_usage.prompt_tokens
+        result.completion_tokens = record.answer_usage.completion_tokens
+    else:
+        from chunkbench_core.chunking.tokens import count_tokens
+
+        result.context_tokens = sum(count_tokens(c.text) for c in result.context or result.hits)
+    return result

@@ -1,0 +1,89 @@
+"""``ask`` on the sample corpus: real parsed documents, real MiniLM, a real embedded Qdrant, a scripted chat server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from chunkbench_core.embedding import Embedder, get_model
+from chunkbench_core.evaluation.ask import CollectionMissingError, ask
+from chunkbench_core.evaluation.llm import LLMSettings, make_client
+from chunkbench_core.evaluation.retrieval import ExpansionSettings
+from chunkbench_core.parsing import parse
+from chunkbench_core.stages import build_chunk_collection, chunking_params, partition_collection, partition_rows_key
+from chunkbench_core.storage.results_db import ResultsDB
+from chunkbench_core.storage.vector_store import VectorStore
+
+from .chat_server import ScriptedChatServer
+
+pytestmark = pytest.mark.slow  # builds two collections of the sample corpus
+
+SAMPLE = Path(__file__).resolve().parents[3] / "samples" / "corpus"
+MODEL = "all-minilm-l6-v2"
+QUESTION = "What are the core working hours?"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ask")
+    documents = []
+    for name in ("employee_handbook.docx", "product_faq.md"):
+        document = parse(str(SAMPLE / name))
+        document.document = name
+        documents.append(document)
+    spec = get_model(MODEL)
+    embedder = Embedder(spec)
+    results = ResultsDB(root / "results")
+    store = VectorStore(local_root=root / "qdrant")
+    for strategy in ("fixed_size", "semantic_parent_child"):
+        build_chunk_collection(strategy, spec, documents, embedder, store, results,
+                               chunking_params(spec, None, None), boundary=embedder)
+    yield {"store": store, "results": results, "embedder": embedder,
+           "texts": {d.document: d.markdown for d in documents}}
+    store.close()
+
+
+def run(built, strategy, **kwargs):
+    rows = built["results"].read("chunks", partition_rows_key(strategy, MODEL))
+    return ask(QUESTION, strategy, built["embedder"], built["store"], partition_collection(strategy, MODEL),
+               chunk_rows=rows, **kwargs)
+
+
+def test_ask_shows_hits_with_scores_offsets_and_the_expansion_tree(built):
+    result = run(built, "fixed_size", top_k=3, expansion=ExpansionSettings(1, 1))
+    assert [c.rank for c in result.hits] == [1, 2, 3]
+    assert all(a.score >= b.score for a, b in zip(result.hits, result.hits[1:]))
+    for chunk in result.context:  # offsets rebuild the text
+        assert built["texts"][chunk.document][chunk.start:chunk.end] == chunk.text
+    assert result.hits[0].document == "employee_handbook.docx" and "10:00 to 15:30" in result.hits[0].text
+    assert any(n.neighbors_prev or n.neighbors_next for n in result.tree) and len(result.context) > 3
+    text = result.to_text()
+    assert "expansion tree:" in text and "score 0." in text and "no LLM configured" in text
+    data = json.loads(json.dumps(result.to_dict()))
+    assert data["neighbors"] == {"previous": 1, "next": 1, "applied": True}
+    assert data["hits"][0]["document"] == "employee_handbook.docx" and data["answer"] is None
+    assert set(data["latency_ms"]) == {"embed", "search", "expand"} and data["tokens"]["context"] > 0
+
+    only_faq = run(built, "fixed_size", top_k=2, document="product_faq.md")
+    assert {c.document for c in only_faq.hits} == {"product_faq.md"}
+
+
+def test_ask_gives_parent_context_and_the_answer(built):
+    with ScriptedChatServer(["Core hours are 10:00 to 15:30."]) as server:
+        settings = LLMSettings(model="scripted", input_price_per_mtok=0, output_price_per_mtok=0)
+        result = run(built, "semantic_parent_child", top_k=2, llm_client=make_client(server.base_url),
+                     llm_settings=settings)
+        prompt = server.requests[0]["messages"][-1]["content"]
+    assert result.parents and all(p.text for p in result.parents)
+    assert result.parents[0].text in prompt  # the parent section is in the context the LLM got
+    assert result.answer == "Core hours are 10:00 to 15:30." and result.answer_error is None
+    assert result.prompt_tokens and result.completion_tokens == 6 and "generate" in result.latency_ms
+    text = result.to_text()
+    assert "parent context" in text and "answer (scripted):" in text and "tokens: context" in text
+
+
+def test_ask_names_the_partition_to_materialize(built):
+    with pytest.raises(CollectionMissingError, match=r"chunk_collections partition all-minilm-l6-v2\|recursive"):
+        run(built, "recursive")

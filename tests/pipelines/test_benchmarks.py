@@ -1,0 +1,119 @@
+"""Two benchmarks side by side in one CHUNKBENCH_HOME (with a quote in its path) and one Dagster instance: never mixing."""
+
+import io
+import json
+import shutil
+
+import duckdb
+import pytest
+from dagster import DagsterInstance
+
+from chunkbench_core import settings
+from chunkbench_core.errors import ConfigError
+from chunkbench_core.storage.vector_store import VectorStore, collection_name
+from chunkbench_pipelines.runner import run_everything
+
+from .test_end_to_end import BAKERY, BAKERY_REF, MODEL, VOLCANO, VOLCANO_REF
+
+BENCHMARKS = {
+    "volcanoes": ("volcano.md", VOLCANO, "When did Mount Kelvar last erupt?", VOLCANO_REF),
+    "bakery": ("bakery.md", BAKERY, "How long do the loaves rest?", BAKERY_REF),
+}
+
+
+def sql(state, query):
+    con = duckdb.connect(str(state / "chunkbench.duckdb"), read_only=True)
+    con.execute("SET file_search_path = ?", [str(state)])
+    try:
+        return con.execute(query).fetchall()
+    finally:
+        con.close()
+
+
+@pytest.mark.e2e
+def test_two_benchmarks_in_one_home_never_mix(tmp_path, monkeypatch):
+    home = tmp_path / "it's home"  # a quote in the path must not break DuckDB
+    monkeypatch.setenv("CHUNKBENCH_HOME", str(home))
+    monkeypatch.delenv("QDRANT_URL", raising=False)
+    monkeypatch.delenv("CHUNKBENCH_RESULTS_DIR", raising=False)
+    instance = DagsterInstance.ephemeral()  # one instance for both benchmarks
+    for name, (document, text, question, reference) in BENCHMARKS.items():
+        corpus, questions = tmp_path / name / "corpus", tmp_path / name / "questions"
+        corpus.mkdir(parents=True)
+        questions.mkdir()
+        (corpus / document).write_text(text, encoding="utf-8")
+        (questions / f"{name}.json").write_text(json.dumps({"questions": [
+            {"id": "q1", "question": question, "references": [{"document": document, "content": reference}]}]}),
+            encoding="utf-8")
+        monkeypatch.setenv("CHUNKBENCH_CORPUS", str(corpus))
+        monkeypatch.setenv("CHUNKBENCH_QUESTIONS", str(questions))
+        monkeypatch.setenv("CHUNKBENCH_BENCHMARK", name)
+        out = io.StringIO()
+        assert run_everything(strategies=["fixed_size"], corpus_models=[MODEL], out=out, instance=instance) == 0, \
+            out.getvalue()
+        assert f"benchmark {name}:" in out.getvalue()
+
+    for name, (document, *_rest) in BENCHMARKS.items():
+        state = home / "benchmarks" / name
+        other = next(d for n, (d, *_r) in BENCHMARKS.items() if n != name)
+        assert sql(state, "SELECT document FROM documents") == [(document,)]
+        assert sql(state, "SELECT DISTINCT document FROM chunks") == [(document,)]
+        assert sql(state, "SELECT count(*) FROM experiment_metrics") == [(1,)]
+        provenance = json.loads(sql(state, "SELECT provenance FROM experiment_metrics")[0][0])
+        assert provenance["benchmark"] == name and list(provenance["question_files"]) == [f"{name}.json"]
+        with VectorStore(local_root=state / "qdrant") as store:
+            hits = store.document_chunks(collection_name("fixed_size", MODEL), document)
+            assert hits and store.count(collection_name("fixed_size", MODEL)) == len(hits)
+        for report in ("benchmark_report.html", "technical_report.html", "decision_board.html"):
+            html = (state / "reports" / report).read_text(encoding="utf-8")
+            assert other not in html, (name, report)
+        board = (state / "reports" / "decision_board.html").read_text(encoding="utf-8")
+        assert f'"questionSetName":"{name}.json"' in board.replace(" ", "")
+    # the shared parts stay in the home: one embedding cache, one set of thresholds
+    assert (home / "embedding_cache.sqlite").exists()
+    assert not (home / "chunkbench.duckdb").exists() and not (home / "tables").exists()
+
+    # a copied benchmark folder reads its own data (the views' paths are relative to the folder)
+    copy = tmp_path / "copy of 'volcanoes'"
+    shutil.copytree(home / "benchmarks" / "volcanoes", copy)
+    shutil.rmtree(home / "benchmarks" / "volcanoes" / "tables")
+    assert sql(copy, "SELECT document FROM documents") == [("volcano.md",)]
+
+
+def test_benchmark_names_are_validated_and_default_to_sample_or_the_corpus_folder(tmp_path, monkeypatch):
+    monkeypatch.delenv("CHUNKBENCH_BENCHMARK", raising=False)
+    monkeypatch.delenv("CHUNKBENCH_CORPUS", raising=False)
+    assert settings.benchmark_name() == "sample"
+    monkeypatch.setenv("CHUNKBENCH_CORPUS", str(tmp_path / "HR policies 2026"))
+    assert settings.benchmark_name() == "HR-policies-2026"
+    monkeypatch.setenv("CHUNKBENCH_BENCHMARK", "../escape")
+    with pytest.raises(ConfigError, match="benchmark name '../escape'"):
+        settings.benchmark_name()
+    assert settings.results_dir(home=tmp_path, benchmark="hr") == tmp_path / "benchmarks" / "hr"
+
+
+def test_a_shared_qdrant_server_keeps_benchmarks_apart(tmp_path):
+    """Two stores on one server (qdrant-client's in-process engine standing in as the server) with two namespaces."""
+    import numpy as np
+    from qdrant_client import QdrantClient
+
+    from chunkbench_core.chunking import make_chunker
+    from chunkbench_core.parsing.models import ParsedDocument, TreeNode
+
+    server = QdrantClient(location=":memory:")
+    document = ParsedDocument(document="d.md", markdown="one two three four five six", tree=TreeNode(node_type="document"),
+                              units=[], parser="test")
+    chunks = make_chunker("fixed_size", chunk_size=3, chunk_overlap=0).chunk(document)
+    stores = {}
+    for name in ("alpha", "beta"):
+        store = VectorStore(url="http://127.0.0.1:1", namespace=name)
+        store._server_client = server  # the same server for both benchmarks
+        stores[name] = store
+    stores["alpha"].ensure_collection("fixed_size__m_collection", 4)
+    stores["alpha"].replace_points("fixed_size__m_collection", chunks, np.ones((len(chunks), 4), dtype=np.float32))
+    assert stores["alpha"].list_collections() == ["fixed_size__m_collection"]
+    assert stores["beta"].list_collections() == []
+    assert sorted(c.name for c in server.get_collections().collections) == ["alpha__fixed_size__m_collection"]
+    with pytest.raises(Exception, match="does not exist"):
+        stores["beta"].count("fixed_size__m_collection")
+    assert stores["alpha"].count("fixed_size__m_collection") == len(chunks)
