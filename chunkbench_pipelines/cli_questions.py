@@ -51,6 +51,38 @@ def command_check(args: argparse.Namespace) -> int:
     return 0 if check.ok else 1
 
 
+def write_question_file(data: dict, out: str) -> Path:
+    """Write a question set JSON file (atomically: a temporary name, then renamed)."""
+    import json
+    import os
+
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def command_import(args: argparse.Namespace) -> int:
+    from chunkbench_core.errors import QuestionSetError
+    from chunkbench_core.evaluation.importers import import_questions
+
+    try:
+        result = import_questions(args.format, args.file, parsed_corpus_texts(), args.name or Path(args.out).stem)
+    except QuestionSetError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    for problem in result.problems:
+        print(problem, file=sys.stderr)
+    if not result.question_set.questions:
+        print(f"{result.summary()}; nothing written", file=sys.stderr)
+        return 1
+    path = write_question_file(result.to_json(), args.out)
+    print(f"{result.summary()}; written to {path}")
+    return 1 if result.problems else 0
+
+
 def command_questions(args: argparse.Namespace) -> int:
     return int(args.questions_func(args))
 
@@ -63,4 +95,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                                              "exit 1 on any problem")
     check.add_argument("folder", nargs="?", help="folder of question sets (default: CHUNKBENCH_QUESTIONS or questions/)")
     check.set_defaults(questions_func=command_check)
+    imp = actions.add_parser("import", help="import a Chroma CSV, a RAGAS test set or a LlamaIndex retrieval "
+                                            "dataset, locating its contexts in the parsed documents")
+    imp.add_argument("file")
+    imp.add_argument("--format", required=True, choices=["chroma", "ragas", "llamaindex"])
+    imp.add_argument("--out", required=True, help="the question set to write, e.g. questions/imported.json")
+    imp.add_argument("--name", help="question set name (default: the --out file name)")
+    imp.set_defaults(questions_func=command_import)
     q.set_defaults(func=command_questions)

@@ -58,3 +58,22 @@ def test_parse_text_prints_the_parsed_text_exactly(tmp_path):
                                  **{k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}})
     assert result.returncode == 0, result.stderr
     assert result.stdout.decode("utf-8") == parse(str(sample)).markdown
+
+
+def test_questions_import_writes_a_set_that_checks_clean(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "handbook.md").write_text(HANDBOOK, encoding="utf-8")
+    source = tmp_path / "testset.jsonl"
+    source.write_text("\n".join(json.dumps(r) for r in [
+        {"user_input": "How many days?", "reference": "25", "reference_contexts": ["25 days of annual leave"]},
+        {"user_input": "Pets?", "reference": "?", "reference_contexts": ["Dogs are welcome"]},
+    ]), encoding="utf-8")
+    out = tmp_path / "questions" / "imported.json"
+    result = run("questions", "import", "--format", "ragas", str(source), "--out", str(out), home=tmp_path / "h",
+                 corpus=corpus)
+    assert result.returncode == 1  # one question was left out, and said so
+    assert "ragas-0002" in result.stderr and "2 question(s) read" in result.stdout and "1 kept" in result.stdout
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["name"] == "imported" and [q["id"] for q in data["questions"]] == ["ragas-0001"]
+    assert run("questions", "check", str(out.parent), home=tmp_path / "h", corpus=corpus).returncode == 0
