@@ -1,4 +1,4 @@
-"""``chunkbench questions ...``: check question sets against the parsed corpus (and, later, import and generate).
+"""``chunkbench questions check|import|generate|draft``: question sets against the parsed corpus.
 
 The logic lives in chunkbench_core.evaluation; this module parses arguments and prints.
 """
@@ -51,22 +51,10 @@ def command_check(args: argparse.Namespace) -> int:
     return 0 if check.ok else 1
 
 
-def write_question_file(data: dict, out: str) -> Path:
-    """Write a question set JSON file (atomically: a temporary name, then renamed)."""
-    import json
-    import os
-
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
-
-
 def command_import(args: argparse.Namespace) -> int:
     from chunkbench_core.errors import QuestionSetError
     from chunkbench_core.evaluation.importers import import_questions
+    from chunkbench_core.evaluation.questions import write_question_file
 
     try:
         result = import_questions(args.format, args.file, parsed_corpus_texts(), args.name or Path(args.out).stem)
@@ -81,6 +69,85 @@ def command_import(args: argparse.Namespace) -> int:
     path = write_question_file(result.to_json(), args.out)
     print(f"{result.summary()}; written to {path}")
     return 1 if result.problems else 0
+
+
+def _parsed_documents():
+    """The parsed corpus as documents (units included); parses in memory when nothing was parsed yet."""
+    from chunkbench_core.errors import DocumentProcessingError
+    from chunkbench_core.parsing import parse
+    from chunkbench_core.stages import load_parsed_corpus
+    from chunkbench_core.storage.corpus import scan_corpus
+
+    workspace = _resources()["workspace"]
+    documents = load_parsed_corpus(workspace.parsed_store())
+    if documents:
+        return documents
+    print(f"no parsed corpus yet: parsing {workspace.corpus_dir()} in memory (nothing is stored)", file=sys.stderr)
+    for source in scan_corpus(workspace.corpus_dir()):
+        try:
+            document = parse(source.path)
+        except DocumentProcessingError as exc:
+            print(f"document not parsed: {exc}", file=sys.stderr)
+            continue
+        document.document = source.document
+        documents.append(document)
+    return documents
+
+
+def command_generate(args: argparse.Namespace) -> int:
+    from chunkbench_core.errors import ChunkbenchError
+    from chunkbench_core.evaluation.generation import (
+        NO_LLM_MESSAGE as NO_LLM,
+        generate_question_set,
+        local_question_embed,
+        plan_generation,
+    )
+    from chunkbench_core.evaluation.questions import write_question_file
+
+    llm = _resources()["llm"]
+    try:
+        documents = _parsed_documents()
+        if args.dry_run:
+            plan = plan_generation(documents, args.n, llm.settings() if llm.configured else None, seed=args.seed,
+                                   documents_pattern=args.documents)
+            print(plan.summary())
+            if not llm.configured:
+                print(NO_LLM, file=sys.stderr)
+            return 0
+        if not llm.configured:
+            print(f"error: {NO_LLM}", file=sys.stderr)
+            return 2
+        data, report = generate_question_set(
+            documents, llm.client(), llm.settings(), local_question_embed(), args.n,
+            seed=args.seed, name=args.name or Path(args.out).stem, documents_pattern=args.documents)
+    except ChunkbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    for line in report.details:
+        print(f"dropped: {line}", file=sys.stderr)
+    if not data["questions"]:
+        print(f"{report.summary()} Nothing written.", file=sys.stderr)
+        return 1
+    path = write_question_file(data, args.out)
+    print(f"{report.summary()} Written to {path}.")
+    return 0
+
+
+def command_draft(args: argparse.Namespace) -> int:
+    from chunkbench_core.errors import ChunkbenchError
+    from chunkbench_core.evaluation.generation import draft_question_set
+    from chunkbench_core.evaluation.questions import write_question_file
+
+    try:
+        data = draft_question_set(_parsed_documents(), args.n, seed=args.seed, name=args.name or Path(args.out).stem,
+                                  documents_pattern=args.documents)
+    except ChunkbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    path = write_question_file(data, args.out)
+    print(f"{len(data['questions'])} draft question(s) written to {path}: write each question and expected answer; "
+          "the references are exact passages of the parsed documents")
+    return 0
 
 
 def command_questions(args: argparse.Namespace) -> int:
@@ -102,4 +169,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     imp.add_argument("--out", required=True, help="the question set to write, e.g. questions/imported.json")
     imp.add_argument("--name", help="question set name (default: the --out file name)")
     imp.set_defaults(questions_func=command_import)
+    for verb, helptext, func in (
+            ("generate", "generate grounded questions with the configured LLM (every excerpt verbatim)", command_generate),
+            ("draft", "write a skeleton whose references are exact passages, for a person to write the questions",
+             command_draft)):
+        g = actions.add_parser(verb, help=helptext)
+        g.add_argument("--n", type=int, required=True, help="number of questions")
+        g.add_argument("--out", required=True, help="the question set to write, e.g. questions/generated.json")
+        g.add_argument("--documents", metavar="GLOB", help="only documents whose name matches, e.g. '*.docx'")
+        g.add_argument("--seed", type=int, default=0, help="passage sampling seed (recorded in the file)")
+        g.add_argument("--name", help="question set name (default: the --out file name)")
+        if verb == "generate":
+            g.add_argument("--dry-run", action="store_true", help="print the calls and estimated cost, send nothing")
+        g.set_defaults(questions_func=func)
     q.set_defaults(func=command_questions)

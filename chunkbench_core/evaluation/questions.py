@@ -292,6 +292,18 @@ def question_set_to_json(qs: QuestionSet) -> dict[str, Any]:
     return {"name": qs.name, "questions": questions}
 
 
+def write_question_file(data: Mapping[str, Any], path: str | Path) -> Path:
+    """Write a question set JSON file atomically (a temporary name, then renamed); re-running replaces it."""
+    import os
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
 def _is_chroma_csv(path: Path) -> bool:
     with path.open("r", encoding="utf-8-sig", errors="replace", newline="") as handle:
         header = next(csv.reader(handle), [])

@@ -77,3 +77,16 @@ def test_questions_import_writes_a_set_that_checks_clean(tmp_path):
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["name"] == "imported" and [q["id"] for q in data["questions"]] == ["ragas-0001"]
     assert run("questions", "check", str(out.parent), home=tmp_path / "h", corpus=corpus).returncode == 0
+
+
+def test_generate_without_an_llm_says_what_to_set(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "handbook.md").write_text(HANDBOOK * 5, encoding="utf-8")
+    result = run("questions", "generate", "--n", "2", "--out", str(tmp_path / "g.json"), home=tmp_path / "h",
+                 corpus=corpus)
+    assert result.returncode == 2 and "CHUNKBENCH_LLM_MODEL" in result.stderr and "questions draft" in result.stderr
+    assert not (tmp_path / "g.json").exists()
+    dry = run("questions", "generate", "--n", "2", "--out", str(tmp_path / "g.json"), "--dry-run",
+              home=tmp_path / "h", corpus=corpus)
+    assert dry.returncode == 0 and "dry run:" in dry.stdout and "Nothing was sent" in dry.stdout

@@ -15,10 +15,11 @@ def test_definitions_load_with_the_asset_graph_of_the_design():
     graph = defs.resolve_asset_graph()
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
     assert keys == {"source_documents", "parsed_documents", "chunk_collections", "experiment_results",
-                    "leaderboard", "benchmark_report"}
+                    "leaderboard", "benchmark_report", "generated_questions"}
     for partitioned in ("chunk_collections", "experiment_results"):
         assert graph.get(AssetKey(partitioned)).partitions_def == strategy_x_model
-    for unpartitioned in ("source_documents", "parsed_documents", "leaderboard", "benchmark_report"):
+    for unpartitioned in ("source_documents", "parsed_documents", "leaderboard", "benchmark_report",
+                          "generated_questions"):
         assert graph.get(AssetKey(unpartitioned)).partitions_def is None
     assert graph.get(AssetKey("experiment_results")).parent_keys == {AssetKey("chunk_collections")}
     assert graph.get(AssetKey("leaderboard")).parent_keys == {AssetKey("experiment_results")}

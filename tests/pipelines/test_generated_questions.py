@@ -1,0 +1,50 @@
+"""The on-demand generated_questions asset, against a scripted OpenAI-compatible server on 127.0.0.1."""
+
+import json
+
+from dagster import DagsterInstance, materialize
+
+from chunkbench_pipelines.assets import ALL_ASSETS
+from chunkbench_pipelines.resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
+from tests.core.evaluation.chat_server import ScriptedChatServer
+
+DOC = ("# Tides\n\nThe harbour of Quelm floods twice a day at high tide, and boats must be moored on the outer wall "
+       "between October and March. The harbour master publishes the tide table every Monday morning.\n")
+
+
+def resources(tmp_path, llm):
+    corpus, questions, home = tmp_path / "corpus", tmp_path / "questions", tmp_path / "home"
+    corpus.mkdir(exist_ok=True)
+    questions.mkdir(exist_ok=True)
+    (corpus / "tides.md").write_text(DOC, encoding="utf-8")
+    return {"workspace": WorkspaceResource(home=str(home), corpus=str(corpus), questions=str(questions),
+                                           benchmark="tides"),
+            "duckdb": DuckDBResource(folder=str(home), benchmark="tides"),
+            "qdrant": QdrantResource(benchmark="tides"), "embeddings": EmbeddingResource(), "llm": llm}
+
+
+def test_generated_questions_asset_writes_a_grounded_set(tmp_path):
+    reply = {"question": "How often does the harbour of Quelm flood?", "answer": "Twice a day.",
+             "excerpts": ["floods twice a day at high tide"]}
+    with ScriptedChatServer([json.dumps(reply)]) as server:
+        res = resources(tmp_path, LLMResource(model="scripted", base_url=server.base_url))
+        result = materialize(ALL_ASSETS, selection=["source_documents", "parsed_documents", "generated_questions"],
+                             resources=res, instance=DagsterInstance.ephemeral(),
+                             run_config={"ops": {"generated_questions": {"config": {"n": 1, "out": "gen.json",
+                                                                                     "seed": 3}}}})
+    assert result.success
+    [event] = result.asset_materializations_for_node("generated_questions")
+    assert event.metadata["kept"].value == 1 and event.metadata["tried"].value == 1
+    data = json.loads((tmp_path / "questions" / "gen.json").read_text(encoding="utf-8"))
+    assert data["generator"]["model"] == "scripted" and data["generator"]["seed"] == 3
+    assert data["questions"][0]["references"][0]["content"] == "floods twice a day at high tide"
+
+
+def test_without_an_llm_the_asset_says_what_to_set(tmp_path):
+    res = resources(tmp_path, LLMResource())
+    result = materialize(ALL_ASSETS, selection=["source_documents", "parsed_documents", "generated_questions"],
+                         resources=res, instance=DagsterInstance.ephemeral(), raise_on_error=False)
+    assert not result.success
+    failure = next(e for e in result.all_events if e.is_step_failure)
+    message = str(failure.event_specific_data.error.message) + str(failure.event_specific_data.error)
+    assert "CHUNKBENCH_LLM_MODEL" in message and "chunkbench questions draft" in message
