@@ -65,6 +65,8 @@ def _question_table(data: ReportData) -> str:
     for row in questions.to_dict("records"):
         error = value(row, "error")
         question = f"<span dir='auto'>{esc(row.get('question'))}</span>"
+        if value(row, "judge_only"):  # no evidence references: evidence metrics empty, judged only
+            question += " <span class='badge' title='no evidence references: scored by the LLM judge only'>judge only</span>"
         cells = [esc(row["question_set"]), esc(row["question_id"]), question, esc(row["strategy"]),
                  esc(row["corpus_model"])]
         cells += [esc(fmt_metric(m.name, row.get(m.question_column))) for m in metrics]

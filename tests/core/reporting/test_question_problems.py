@@ -30,3 +30,15 @@ def test_reports_list_question_problems_once(base_results: ResultsDB, tmp_path: 
         base_results.delete("question_errors", "latest")
     clean = read(write_reports(base_results, tmp_path / "clean").managerial)
     assert "id='no-question-problems'" in clean
+
+
+def test_judge_only_questions_are_labelled_and_counted(base_results: ResultsDB, tmp_path: Path) -> None:
+    from chunkbench_core.reporting.data import load_report_data
+    from chunkbench_core.reporting.technical import render_technical
+
+    data = load_report_data(base_results)
+    first = data.questions["question_id"].iloc[0]
+    data.questions["judge_only"] = data.questions["question_id"] == first
+    html = render_technical(data, [], "technical_report.html")
+    assert html.count(">judge only</span>") == int(data.questions["judge_only"].sum()) > 0
+    assert "1 question(s) have no evidence references" in html
