@@ -161,7 +161,7 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
     definition = metric_definition(metric)
     power = comparison.power
     n = results[chosen].n_questions
-    parts = [f"Ranked by {metric}: {definition}."]
+    parts = []
     if comparison.metric_note:
         parts.append(comparison.metric_note[0].upper() + comparison.metric_note[1:] + ".")
     if len(results) == 1:
@@ -184,7 +184,9 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
         parts.append(text)
     if power is not None and power.min_detectable_difference == power.min_detectable_difference:
         if power.questions_to_separate is None:
-            parts.append("The top two score the same on every question; more questions would not separate them.")
+            parts.append(f"The top two score the same on every question; more questions like these would not "
+                         f"separate them (with {power.n_questions} questions, differences of about "
+                         f"{_number(power.min_detectable_difference)} in {metric} can be detected at 80% power).")
         else:
             parts.append(f"With {power.n_questions} questions, a difference of {_number(power.min_detectable_difference)} "
                          f"in {metric} can be detected (80% power); separating the top two "

@@ -184,7 +184,8 @@ class PowerStatement:
     With d the per-question differences between the best and the runner-up (n questions,
     standard deviation s), a two-sided paired test at level alpha with the given power
     detects a mean difference of ``min_detectable_difference = (z_{1-alpha/2} + z_power) · s / sqrt(n)``
-    (normal approximation); separating the observed difference D needs about
+    (normal approximation; s is the median spread of the differences of every configuration against
+    the best when the comparison computes it); separating the observed difference D needs about
     ``questions_to_separate = ceil(((z_{1-alpha/2} + z_power) · s / D)^2)`` questions.
     """
 
@@ -198,8 +199,13 @@ class PowerStatement:
 
 
 def power_statement(differences: Sequence[float], alpha: float = DEFAULT_ALPHA,
-                    power: float = DEFAULT_POWER) -> PowerStatement:
-    """The power statement of paired differences (see :class:`PowerStatement`)."""
+                    power: float = DEFAULT_POWER, reference_sd: float | None = None) -> PowerStatement:
+    """The power statement of paired differences (see :class:`PowerStatement`).
+
+    ``reference_sd``: the spread of paired differences to size ``min_detectable_difference``
+    with, when the top two are not typical (two configurations that answer every question
+    alike have no spread at all); default: the spread of ``differences``.
+    """
     d = _clean(differences)
     n = int(d.size)
     if n < 2:
@@ -209,7 +215,8 @@ def power_statement(differences: Sequence[float], alpha: float = DEFAULT_ALPHA,
     sd = float(d.std(ddof=1))
     observed = float(abs(d.mean()))
     needed = None if observed == 0 else max(2, math.ceil((z * sd / observed) ** 2)) if sd > 0 else 2
-    return PowerStatement(n, sd, z * sd / math.sqrt(n), observed, needed, alpha, power)
+    spread = sd if reference_sd is None or not reference_sd > 0 else reference_sd
+    return PowerStatement(n, sd, z * spread / math.sqrt(n), observed, needed, alpha, power)
 
 
 @dataclass
@@ -390,7 +397,15 @@ def _tiers(comparison: Comparison, ranked: Sequence[ConfigurationResult],
         shared = sorted(set(grouped[names[0]]) & set(grouped[names[1]]), key=str)
         differences = (np.asarray(_values(grouped[names[0]], shared, metric), dtype=float)
                        - np.asarray(_values(grouped[names[1]], shared, metric), dtype=float))
-        comparison.power = power_statement(differences, alpha)
+        spreads = []
+        for name in names[1:]:
+            pair = sorted(set(grouped[best]) & set(grouped[name]), key=str)
+            diff = _clean(np.asarray(_values(grouped[name], pair, metric), dtype=float)
+                          - np.asarray(_values(grouped[best], pair, metric), dtype=float))
+            if diff.size > 1 and diff.std(ddof=1) > 0:
+                spreads.append(float(diff.std(ddof=1)))
+        # the typical spread of differences against the best sizes what these questions can detect
+        comparison.power = power_statement(differences, alpha, reference_sd=float(np.median(spreads)) if spreads else None)
     no_difference = len(names) >= 3 and not (comparison.friedman_p < alpha)  # NaN: no evidence either
     remaining = list(names)
     tier = 1

@@ -119,7 +119,9 @@ def ranking_note(board: pd.DataFrame, recommendation: Mapping[str, Any] | None =
     metric = rank_metric(board)
     if not metric:
         return ["rank: not compared yet (materialize the leaderboard asset)"]
-    notes = [f"rank: by mean {metric} over the questions. tier 1: configurations the tests cannot tell from "
+    definition = f" ({recommendation['metric_definition']})" if recommendation and recommendation.get(
+        "metric_definition") else ""
+    notes = [f"rank: by mean {metric}{definition} over the questions. tier 1: configurations the tests cannot tell from "
              "the best (Friedman test, then paired randomization tests with Holm's correction, p < 0.05). "
              "frontier: no other configuration is both better and cheaper. (SELECT * FROM comparison)"]
     if recommendation:

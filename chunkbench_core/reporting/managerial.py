@@ -21,7 +21,7 @@ from .html import definition_list, esc, nav, page, png_img, table
 from .intervals import REPORT_CI_NOTE
 from .question_problems import render_question_problems
 from .style import CSS
-from .columns import number
+from .columns import flag, number
 from .summary import Interval, latency_means, metric_interval, metric_value, n_failed, token_totals
 
 #: plain-language description of the strategies the product ships (unknown names get none)
@@ -36,6 +36,8 @@ STRATEGY_DESCRIPTIONS: dict[str, str] = {
 }
 
 BAR_METRICS = ("recall", "precision", "iou", "mrr", "ndcg")
+#: the metrics of the ranked table besides the ranking metric (the KPIs show the rest)
+TABLE_METRICS = ("recall", "precision", "mrr")
 
 
 def _pct(x: float | None) -> str:
@@ -61,33 +63,27 @@ def _config_html(row: Mapping[str, Any]) -> str:
 def recommended_row(rows: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
     """The board row of the recommended configuration (the first row before anything was compared)."""
     for row in rows:
-        if bool(row.get("recommended") is True or row.get("recommended") == 1):
+        if flag(row.get("recommended")):
             return row
     return rows[0] if rows else None
 
 
 def _tier_sentence(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
+    """Who is tied, what a tier is, and what would break the tie (the reason gives the numbers)."""
     tier1 = [r for r in rows if number(r.get("tier")) == 1]
-    if len(rows) < 2 or not tier1:
+    if len(rows) < 2 or len(tier1) < 2:
         return ""
     names = ", ".join(f"{r['strategy']} x {r['corpus_model']}" for r in tier1)
     rec = data.recommendation or {}
-    if len(tier1) == 1:
-        return (f"<p id='tiers'>Only {esc(names)} is in tier 1: the tests tell it apart from every other "
-                "configuration.</p>")
-    text = (f"<p id='tiers'><strong>Tied:</strong> {len(tier1)} configurations are in tier 1 ({esc(names)}). "
-            "Tier 1 means the tests cannot tell them from the best one on these questions.")
+    text = (f"<p id='tiers'><strong>Tied in tier 1:</strong> {esc(names)}. Tier 1 means the tests cannot tell "
+            "these configurations from the best one on these questions, so the choice among them rests on cost.")
     needed = number(rec.get("questions_to_separate"))
-    detectable = number(rec.get("min_detectable_difference"))
-    n = number(rec.get("n_questions"))
-    if detectable is not None and n is not None:
-        text += (f" With {n:.0f} questions, only differences of about {detectable:.3f} or more in "
-                 f"{esc(rec.get('rank_metric'))} can be detected.")
     if needed is not None:
-        text += (f" <strong>What would break the tie:</strong> about {needed:,.0f} questions would separate the top two"
-                 " (add questions from your own documents, then run again).")
-    elif rec:
-        text += " The top two score the same on every question: more questions would not separate them."
+        text += (f" <strong>What would break the tie:</strong> about {needed:,.0f} questions (add questions from your "
+                 "own documents, then run again).")
+    else:
+        text += (" <strong>What would break the tie:</strong> questions on which they differ; the top two answer every "
+                 "current question alike.")
     return text + "</p>"
 
 
@@ -171,7 +167,7 @@ def _ranked_table(data: ReportData, rows: Sequence[Mapping[str, Any]], metrics: 
             cells.append(_with_interval("recall", row.get("rank_mean"), bounds))
         cells += [_with_interval(m, metric_value(data, row, m), metric_interval(data, row, m)) for m in metrics]
         cells += [esc(fmt("count", row.get("context_tokens"))), esc(fmt("usd", row.get("cost_usd"))),
-                  "yes" if row.get("on_frontier") is True else "", esc(value(row, "verdict") or "–")]
+                  "yes" if flag(row.get("on_frontier")) else "", esc(value(row, "verdict") or "–")]
         body.append(cells)
     numeric = [True, True, False, False, True] + ([True] if metric else []) + [True] * len(metrics) + [
         True, True, False, False]
@@ -196,7 +192,7 @@ def _cost_latency(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
                      esc(fmt("usd", row.get("query_usd_per_1000"))), esc(fmt("usd", row.get("cost_usd"))),
                      esc(f"{storage / 1e6:,.1f} MB" if storage is not None else "–")])
     html = table(headers, body, element_id="cost-latency", numeric=[False] + [True] * (len(headers) - 1))
-    priced = any(bool(r.get("llm_priced")) for r in rows)
+    priced = any(flag(r.get("llm_priced")) for r in rows)
     html += ("<p class='note'>Query time is the warm mean of embedding one question and searching; the first call "
              "(which may load the model) is shown apart and never mixed in. Dollars use the embedding model's price "
              "and " + ("the LLM's price for reading the context and answering." if priced else
@@ -341,7 +337,7 @@ def render_managerial(data: ReportData, links: Sequence[tuple[str, str]], curren
         metrics += [m for m in KPI_METRICS if m not in metrics and metric_value(data, rows[0], m) is not None]
         metrics = [m for m in KPI_METRICS if m in metrics]
         body.append("<h2>Key figures of the recommendation</h2>" + _kpis(data, recommended_row(rows) or rows[0], metrics))
-        body.append("<h2>Leaderboard</h2>" + _ranked_table(data, rows, metrics))
+        body.append("<h2>Leaderboard</h2>" + _ranked_table(data, rows, [m for m in TABLE_METRICS if m in metrics]))
         if any(not b.from_results for b in (metric_interval(data, r, "recall") for r in rows) if b is not None):
             body.append(f"<p class='note'>{esc(REPORT_CI_NOTE)}</p>")
         body.append("<h2>Cost and latency</h2>" + _cost_latency(data, rows))

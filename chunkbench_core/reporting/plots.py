@@ -185,6 +185,13 @@ def frontier_png(points: Sequence[FrontierPoint], metric: str, cost_axis: str) -
     return _png(fig)
 
 
+def _flag(value: Any) -> bool:
+    try:
+        return bool(value) and value == value
+    except (TypeError, ValueError):  # pandas NA
+        return False
+
+
 def frontier_points(board: Any) -> tuple[list[FrontierPoint], str, str]:
     """(points, metric, cost axis) from the ``leaderboard`` view's rows (a DataFrame), compared rows only."""
     rows = [r for _, r in board.iterrows() if r.get("rank_metric") is not None and r.get("rank_metric") == r.get("rank_metric")]
@@ -202,8 +209,7 @@ def frontier_points(board: Any) -> tuple[list[FrontierPoint], str, str]:
 
     points = [FrontierPoint(f"{r['strategy']} / {r['corpus_model']}", number(r.get("rank_mean")), number(r.get(axis)),
                             tier=int(r["tier"]) if number(r.get("tier"), -1) >= 0 else None,
-                            on_frontier=bool(r.get("on_frontier") is True or r.get("on_frontier") == 1),
-                            recommended=bool(r.get("recommended") is True or r.get("recommended") == 1),
+                            on_frontier=_flag(r.get("on_frontier")), recommended=_flag(r.get("recommended")),
                             quality_ci=(number(r.get("rank_ci_low")), number(r.get("rank_ci_high")))
                             if r.get("rank_ci_low") == r.get("rank_ci_low") and r.get("rank_ci_low") is not None
                             else None)
