@@ -18,26 +18,9 @@ def _resources():
     return build_resources(resolve=True)
 
 
-def parsed_corpus_texts(out=sys.stderr) -> dict[str, str]:
+def parsed_corpus_texts() -> dict[str, str]:
     """{document: parsed text} of the last parse; parses the corpus in memory (storing nothing) when there is none."""
-    from chunkbench_core.errors import DocumentProcessingError
-    from chunkbench_core.parsing import parse
-    from chunkbench_core.stages import load_parsed_corpus
-    from chunkbench_core.storage.corpus import scan_corpus
-
-    workspace = _resources()["workspace"]
-    documents = load_parsed_corpus(workspace.parsed_store())
-    if documents:
-        return {d.document: d.markdown for d in documents}
-    corpus = workspace.corpus_dir()
-    print(f"no parsed corpus yet: parsing {corpus} in memory (nothing is stored)", file=out)
-    texts = {}
-    for source in scan_corpus(corpus):
-        try:
-            texts[source.document] = parse(source.path).markdown
-        except DocumentProcessingError as exc:
-            print(f"document not parsed: {exc}", file=out)
-    return texts
+    return {d.document: d.markdown for d in _parsed_documents()}
 
 
 def command_check(args: argparse.Namespace) -> int:
