@@ -4,10 +4,11 @@ import json
 
 from dagster import DagsterInstance, materialize
 
-from chunkbench_pipelines.assets import ALL_ASSETS
-from chunkbench_pipelines.resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
+from chunkbench_pipelines.assets import generated_questions, parsed_documents, source_documents
+from chunkbench_pipelines.resources import DuckDBResource, LLMResource, WorkspaceResource
 from tests.core.evaluation.chat_server import ScriptedChatServer
 
+ASSETS = [source_documents, parsed_documents, generated_questions]
 DOC = ("# Tides\n\nThe harbour of Quelm floods twice a day at high tide, and boats must be moored on the outer wall "
        "between October and March. The harbour master publishes the tide table every Monday morning.\n")
 
@@ -20,7 +21,7 @@ def resources(tmp_path, llm):
     return {"workspace": WorkspaceResource(home=str(home), corpus=str(corpus), questions=str(questions),
                                            benchmark="tides"),
             "duckdb": DuckDBResource(folder=str(home), benchmark="tides"),
-            "qdrant": QdrantResource(benchmark="tides"), "embeddings": EmbeddingResource(), "llm": llm}
+            "llm": llm}
 
 
 def test_generated_questions_asset_writes_a_grounded_set(tmp_path):
@@ -28,8 +29,7 @@ def test_generated_questions_asset_writes_a_grounded_set(tmp_path):
              "excerpts": ["floods twice a day at high tide"]}
     with ScriptedChatServer([json.dumps(reply)]) as server:
         res = resources(tmp_path, LLMResource(model="scripted", base_url=server.base_url))
-        result = materialize(ALL_ASSETS, selection=["source_documents", "parsed_documents", "generated_questions"],
-                             resources=res, instance=DagsterInstance.ephemeral(),
+        result = materialize(ASSETS, resources=res, instance=DagsterInstance.ephemeral(),
                              run_config={"ops": {"generated_questions": {"config": {"n": 1, "out": "gen.json",
                                                                                      "seed": 3}}}})
     assert result.success
@@ -42,8 +42,7 @@ def test_generated_questions_asset_writes_a_grounded_set(tmp_path):
 
 def test_without_an_llm_the_asset_says_what_to_set(tmp_path):
     res = resources(tmp_path, LLMResource())
-    result = materialize(ALL_ASSETS, selection=["source_documents", "parsed_documents", "generated_questions"],
-                         resources=res, instance=DagsterInstance.ephemeral(), raise_on_error=False)
+    result = materialize(ASSETS, resources=res, instance=DagsterInstance.ephemeral(), raise_on_error=False)
     assert not result.success
     failure = next(e for e in result.all_events if e.is_step_failure)
     message = str(failure.event_specific_data.error.message) + str(failure.event_specific_data.error)
