@@ -58,13 +58,25 @@ def provider_tags(embeddings: EmbeddingResource, key: str) -> dict[str, str]:
     return {"chunkbench/provider": embeddings.spec(split_key(key)[1]).provider}
 
 
-def latest_materialization(instance, asset_key: AssetKey, partition: str):
-    """The newest materialization event of one partition of an asset, or None."""
+def latest_materialization(instance, asset_key: AssetKey, partition: str, benchmark: str | None = None,
+                           scan: int = 50):
+    """The newest materialization event of one partition of an asset, or None.
+
+    With ``benchmark``: the newest of that benchmark (``benchmark`` metadata; events without it count
+    as any benchmark's) among the last ``scan``, since one Dagster instance may serve several benchmarks.
+    """
     from dagster import AssetRecordsFilter
 
     records = instance.fetch_materializations(
-        AssetRecordsFilter(asset_key=asset_key, asset_partitions=[partition]), limit=1).records
-    return records[0].event_log_entry if records else None
+        AssetRecordsFilter(asset_key=asset_key, asset_partitions=[partition]), limit=1 if benchmark is None else scan
+    ).records
+    for record in records:
+        entry = record.event_log_entry
+        materialization = entry.asset_materialization
+        tagged = materialization.metadata.get("benchmark") if materialization is not None else None
+        if benchmark is None or tagged is None or tagged.value == benchmark:
+            return entry
+    return None
 
 
 def stale_partitions(instance, workspace: WorkspaceResource, embeddings: EmbeddingResource) -> tuple[str, list[str]]:
@@ -76,7 +88,8 @@ def stale_partitions(instance, workspace: WorkspaceResource, embeddings: Embeddi
     for model in embeddings.available_models():
         for strategy in strategy_partitions.get_partition_keys():
             key = partition_key(strategy, model)
-            event = latest_materialization(instance, AssetKey("chunk_collections"), str(key))
+            event = latest_materialization(instance, AssetKey("chunk_collections"), str(key),
+                                           workspace.benchmark_name())
             built_from = None
             if event is not None and event.asset_materialization is not None:
                 value = event.asset_materialization.metadata.get("corpus_fingerprint")

@@ -87,6 +87,7 @@ def chunk_collections(context: AssetExecutionContext, config: ChunkingConfig, wo
         metadata={
             "collection": summary.collection,
             "corpus_fingerprint": workspace.parsed_store().manifest_fingerprint(),
+            "benchmark": workspace.benchmark_name(),  # a shared Dagster instance holds every benchmark's history
             "variant": variant or "default",
             "dagster/row_count": summary.n_chunks,
             "documents": summary.n_documents,

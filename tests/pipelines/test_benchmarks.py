@@ -69,6 +69,17 @@ def test_two_benchmarks_in_one_home_never_mix(tmp_path, monkeypatch):
             assert other not in html, (name, report)
         board = (state / "reports" / "decision_board.html").read_text(encoding="utf-8")
         assert f'"questionSetName":"{name}.json"' in board.replace(" ", "")
+    # the shared Dagster instance: each benchmark's sensor sees its own collection as current, although the
+    # newest materialization of the partition is the other benchmark's
+    from chunkbench_pipelines.partitions import partition_key
+    from chunkbench_pipelines.resources import EmbeddingResource, WorkspaceResource
+    from chunkbench_pipelines.sensors import stale_partitions
+
+    built = str(partition_key("fixed_size", MODEL))
+    for name in BENCHMARKS:
+        workspace = WorkspaceResource(home=str(home), benchmark=name)
+        current, stale = stale_partitions(instance, workspace, EmbeddingResource())
+        assert current and built not in stale, name
     # the shared parts stay in the home: one embedding cache, one set of thresholds
     assert (home / "embedding_cache.sqlite").exists()
     assert not (home / "chunkbench.duckdb").exists() and not (home / "tables").exists()
