@@ -1,10 +1,10 @@
-# chunkbench: `make demo`, `make test`, `make ui`, `make bench`.
+# chunkbench: `make demo`, `make test`, `make ui`, `make bench`, `make tools`.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 export CHUNKBENCH_HOME ?= $(CURDIR)/.chunkbench
 
-.PHONY: install demo test ui bench clean
+.PHONY: install demo test tools ui bench clean
 
 install: $(VENV)/.installed
 
@@ -19,6 +19,11 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -q -ra
+
+# the optional tools some tests need (LibreOffice, Chromium, PostgreSQL, a local LLM server);
+# without them those tests skip and `make test` lists each skip with its reason
+tools: install
+	scripts/install-test-tools.sh $(VENV)
 
 ui: install
 	DAGSTER_HOME="$${DAGSTER_HOME:-$$($(BIN)/chunkbench init)}" \
