@@ -107,7 +107,7 @@ def command_chunk(args: argparse.Namespace) -> int:
 
 
 def command_estimate(args: argparse.Namespace) -> int:
-    """LLD 10.5 dry run: LLM calls and estimated cost of an experiment over every partition, spending nothing."""
+    """Dry run: LLM calls and estimated cost of an experiment over every partition, spending nothing."""
     from chunkbench_core.chunking import STRATEGY_NAMES
     from chunkbench_core.evaluation.llm import estimate_cost
     from chunkbench_core.evaluation.questions import load_question_sets
