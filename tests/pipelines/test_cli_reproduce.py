@@ -32,4 +32,4 @@ def test_reproduce_rejects_a_bad_configuration_and_pipeline_only_flags(capsys):
     assert main(["reproduce", "chroma", "--configs", "fixed_size:250"]) == 2
     assert "strategy:size:overlap" in capsys.readouterr().err
     assert main(["reproduce", "chroma", "--pipeline", "--limit", "5"]) == 2
-    assert "--limit only apply without --pipeline" in capsys.readouterr().err
+    assert "--limit applies only without --pipeline" in capsys.readouterr().err
