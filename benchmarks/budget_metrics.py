@@ -29,14 +29,12 @@ import numpy as np
 from scipy import stats
 
 ROOT = Path(__file__).resolve().parent.parent
-for path in (ROOT, ROOT / "benchmarks"):
-    if str(path) not in sys.path:
-        sys.path.insert(0, str(path))
-
-from chroma_reproduction import DEFAULT_DATA, load_corpora, load_questions  # noqa: E402
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
 from chunkbench_core.chunking import make_chunker  # noqa: E402
 from chunkbench_core.embedding import Embedder, get_model  # noqa: E402
+from chunkbench_core.evaluation.chroma import DEFAULT_DATA, load_corpora, load_questions  # noqa: E402
 from chunkbench_core.evaluation.experiment import collection_chunks, run_retrieval  # noqa: E402
 from chunkbench_core.storage.embedding_cache import EmbeddingCache  # noqa: E402
 from chunkbench_core.storage.vector_store import VectorStore  # noqa: E402

@@ -3,14 +3,15 @@
 Every value can be given explicitly (the Dagster resources pass their config here);
 otherwise the environment variable is read at call time, never at import time:
 
-- ``CHUNKBENCH_HOME``: all state (default ``.chunkbench/`` in the project root). Shared by every
-  benchmark: ``embedding_cache.sqlite``, the semantic thresholds, ``dagster_home/``. Each benchmark
-  has its own folder ``benchmarks/<name>/``: ``chunkbench.duckdb`` + ``tables/`` (results),
-  ``qdrant/`` (local vector store), ``parsed/`` (parsed documents), ``reports/``.
+- ``CHUNKBENCH_HOME``: all state (default ``.chunkbench/`` in the project root of a source
+  checkout, in the current directory for an installed package). Shared by every benchmark:
+  ``embedding_cache.sqlite``, the semantic thresholds, ``dagster_home/``. Each benchmark has its own
+  folder ``benchmarks/<name>/``: ``chunkbench.duckdb`` + ``tables/`` (results), ``qdrant/`` (local
+  vector store), ``parsed/`` (parsed documents), ``reports/``.
 - ``CHUNKBENCH_BENCHMARK``: the benchmark's name (default: ``sample`` for the bundled sample corpus,
   else the name of the ``CHUNKBENCH_CORPUS`` folder). Two benchmarks never share results or collections.
 - ``CHUNKBENCH_CORPUS``: the folder of documents (default: the bundled sample corpus).
-- ``CHUNKBENCH_QUESTIONS``: the folder of question sets (default: ``questions/``).
+- ``CHUNKBENCH_QUESTIONS``: the folder of question sets (default: the sample's question set).
 - ``CHUNKBENCH_RESULTS_DIR``: where results, parsed documents and reports go when they must be
   shared by runs on several machines (default: ``CHUNKBENCH_HOME``; see deploy/README.md); the
   benchmark's folder ``benchmarks/<name>/`` is made inside it.
@@ -22,11 +23,20 @@ import os
 import re
 from pathlib import Path
 
+from chunkbench_core.datasets import SAMPLE_CORPUS, SAMPLE_QUESTIONS
 from chunkbench_core.errors import ConfigError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_BENCHMARK = "sample"
 _BENCHMARK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def _default_home() -> Path:
+    """``.chunkbench/`` in a source checkout's root; for an installed package (the code sits in
+    site-packages, where state does not belong) in the current directory."""
+    if (PROJECT_ROOT / "pyproject.toml").is_file():
+        return PROJECT_ROOT / ".chunkbench"
+    return Path.cwd() / ".chunkbench"
 
 
 def _pick(explicit: str | os.PathLike[str] | None, variable: str, default: Path) -> Path:
@@ -35,15 +45,15 @@ def _pick(explicit: str | os.PathLike[str] | None, variable: str, default: Path)
 
 
 def home_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
-    return _pick(explicit, "CHUNKBENCH_HOME", PROJECT_ROOT / ".chunkbench")
+    return _pick(explicit, "CHUNKBENCH_HOME", _default_home())
 
 
 def corpus_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
-    return _pick(explicit, "CHUNKBENCH_CORPUS", PROJECT_ROOT / "samples" / "corpus")
+    return _pick(explicit, "CHUNKBENCH_CORPUS", SAMPLE_CORPUS)
 
 
 def questions_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
-    return _pick(explicit, "CHUNKBENCH_QUESTIONS", PROJECT_ROOT / "questions")
+    return _pick(explicit, "CHUNKBENCH_QUESTIONS", SAMPLE_QUESTIONS)
 
 
 def benchmark_name(explicit: str | None = None) -> str:
@@ -52,7 +62,7 @@ def benchmark_name(explicit: str | None = None) -> str:
     name = explicit or os.environ.get("CHUNKBENCH_BENCHMARK") or ""
     if not name:
         corpus = os.environ.get("CHUNKBENCH_CORPUS")
-        if not corpus or corpus_dir() == PROJECT_ROOT / "samples" / "corpus":
+        if not corpus or corpus_dir() == SAMPLE_CORPUS.resolve():
             return SAMPLE_BENCHMARK
         name = re.sub(r"[^A-Za-z0-9._-]+", "-", corpus_dir().name).strip("-._") or "documents"
         return name[:64]

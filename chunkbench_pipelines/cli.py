@@ -122,7 +122,7 @@ def command_chunk(args: argparse.Namespace) -> int:
 
 
 def command_estimate(args: argparse.Namespace) -> int:
-    """LLD 10.5 dry run: LLM calls and estimated cost of an experiment over every partition, spending nothing."""
+    """Dry run: LLM calls and estimated cost of an experiment over every partition, spending nothing."""
     from chunkbench_core.chunking import STRATEGY_NAMES
     from chunkbench_core.evaluation.llm import estimate_cost
     from chunkbench_core.evaluation.questions import load_question_sets
@@ -275,8 +275,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=command_thresholds)
     i = sub.add_parser("init", help="create CHUNKBENCH_HOME and print the DAGSTER_HOME chunkbench uses")
     i.set_defaults(func=command_init)
-    from chunkbench_pipelines import cli_ask, cli_questions
+    from chunkbench_pipelines import cli_ask, cli_questions, cli_reproduce
 
+    cli_reproduce.add_parser(sub)
     cli_questions.register(sub)
     cli_ask.register(sub)
     return parser

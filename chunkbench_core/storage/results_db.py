@@ -307,7 +307,8 @@ ORDER BY c.rank NULLS LAST, l.recall DESC, l.iou DESC, l.strategy, l.corpus_mode
 LEADERBOARD_BY_SETTING_SQL = """
 SELECT strategy, corpus_model, coalesce(variant, '') AS variant, coalesce(neighbor_prev, 0) AS neighbor_prev,
        coalesce(neighbor_next, 0) AS neighbor_next, n_questions, recall, precision, iou, mrr, hit_rate,
-       recall_expanded, precision_expanded, iou_expanded, experiment_run_id, created_at
+       recall_expanded, precision_expanded, iou_expanded, context_tokens, recall_at_256, recall_at_512,
+       recall_at_1024, recall_at_2048, budget_auc, query_ms, experiment_run_id, created_at
 FROM experiment_metrics
 QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model, coalesce(variant, ''), coalesce(neighbor_prev, 0),
                                         coalesce(neighbor_next, 0)

@@ -43,7 +43,7 @@ class ExperimentConfig(Config):
     filter_by_document: bool = False
     neighbor_prev: int = 0
     neighbor_next: int = 0
-    expansion_strategies: list[str] = ["fixed_size"]  # LLD 9.2 applies neighbor expansion to fixed_size only
+    expansion_strategies: list[str] = ["fixed_size"]  # neighbor expansion applies to fixed_size only
     chunk_size: Optional[int] = None
     chunk_overlap: Optional[int] = None
     per_model_window: bool = False  # evaluate the collection chunked at the model's own window (a sweep)

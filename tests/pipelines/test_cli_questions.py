@@ -52,7 +52,9 @@ def test_questions_check_lists_each_problem_once_and_fails(tmp_path):
 def test_parse_text_prints_the_parsed_text_exactly(tmp_path):
     from chunkbench_core.parsing import parse
 
-    sample = ROOT / "samples" / "corpus" / "persian_leave_policy.docx"
+    from chunkbench_core.datasets import SAMPLE_CORPUS
+
+    sample = SAMPLE_CORPUS / "persian_leave_policy.docx"
     result = subprocess.run([*CLI, "parse", str(sample), "--text"], capture_output=True, timeout=300, cwd=ROOT,
                             env={"PATH": "/usr/bin:/bin", "CHUNKBENCH_HOME": str(tmp_path),
                                  **{k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}})

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from chunkbench_core.datasets import SAMPLE_CORPUS
 from chunkbench_core.embedding import Embedder, get_model
 from chunkbench_core.evaluation.ask import CollectionMissingError, ask
 from chunkbench_core.evaluation.llm import LLMSettings, make_client
@@ -20,7 +21,7 @@ from .chat_server import ScriptedChatServer
 
 pytestmark = pytest.mark.slow  # builds two collections of the sample corpus
 
-SAMPLE = Path(__file__).resolve().parents[3] / "samples" / "corpus"
+SAMPLE = SAMPLE_CORPUS
 MODEL = "all-minilm-l6-v2"
 QUESTION = "What are the core working hours?"
 
