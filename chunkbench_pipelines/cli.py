@@ -122,26 +122,61 @@ def command_chunk(args: argparse.Namespace) -> int:
 
 
 def command_estimate(args: argparse.Namespace) -> int:
-    """Dry run: LLM calls and estimated cost of an experiment over every partition, spending nothing."""
+    """Dry run: what building and evaluating every partition would cost, spending nothing.
+
+    Index: embedding tokens per corpus model at the registry's price, contextual_retrieval's
+    LLM calls, image captions. Experiments: LLM answer and judge calls, query embeddings.
+    """
     from chunkbench_core.chunking import STRATEGY_NAMES
+    from chunkbench_core.chunking.tokens import count_tokens
+    from chunkbench_core.embedding import get_model
+    from chunkbench_core.evaluation.cost import estimate_captions, estimate_index
     from chunkbench_core.evaluation.llm import estimate_cost
     from chunkbench_core.evaluation.questions import load_question_sets
+    from chunkbench_core.stages import chunking_params, load_parsed_corpus
 
     resources = _resources()
     llm = resources["llm"]
+    prices = llm.prices()
+    strategies = args.strategy or STRATEGY_NAMES
+    models = args.corpus_model or resources["embeddings"].available_models()
+    documents = load_parsed_corpus(resources["workspace"].parsed_store())
+    tokens = [count_tokens(d.markdown) for d in documents]
+    if not documents:
+        from chunkbench_core.storage.corpus import scan_corpus
+
+        tokens = [s.size_bytes // 4 for s in scan_corpus(resources["workspace"].corpus_dir())]
+        print("no parsed documents yet: the index estimate counts about 4 bytes of each file as one token "
+              "(materialize parsed_documents for an exact count)")
+    total = 0.0
+    for model in models:
+        spec = get_model(model)
+        params = chunking_params(spec, None, None)
+        index = estimate_index(tokens, model, spec.price_per_mtok, len(strategies), params["chunk_size"],
+                               params["chunk_overlap"], llm.configured and "contextual_retrieval" in strategies, prices)
+        total += index.embedding_usd + index.context_usd
+        print("index " + index.summary())
+    n_images = sum(int((d.stats or {}).get("images", 0) or 0) for d in documents) if llm.vision_model else 0
+    if n_images:
+        calls, captions_usd = estimate_captions(n_images, prices)
+        total += captions_usd
+        print(f"captions: {calls} vision calls (${captions_usd:,.4f})")
     if not llm.configured:
         print("no LLM configured (set CHUNKBENCH_LLM_MODEL, and CHUNKBENCH_LLM_BASE_URL for a local server): "
               "experiments use evidence metrics only and make no LLM call")
-        return 0
-    sets, errors = load_question_sets(settings.questions_dir())
-    for error in errors:
-        print(f"warning: {error}", file=sys.stderr)
-    questions = [q for qs in sets for q in qs.questions]
-    models = resources["embeddings"].available_models()
-    estimate = estimate_cost(questions, len(args.strategy or STRATEGY_NAMES), llm.settings(),
-                             n_corpus_models=len(args.corpus_model or models), top_k=args.top_k,
-                             neighbor_prev=args.neighbor_prev, neighbor_next=args.neighbor_next)
-    print(estimate.summary())
+    else:
+        sets, errors = load_question_sets(settings.questions_dir())
+        for error in errors:
+            print(f"warning: {error}", file=sys.stderr)
+        questions = [q for qs in sets for q in qs.questions]
+        estimate = estimate_cost(questions, len(strategies), llm.settings(), n_corpus_models=len(models),
+                                 top_k=args.top_k, neighbor_prev=args.neighbor_prev, neighbor_next=args.neighbor_next)
+        print("experiments " + estimate.summary())
+        total += estimate.usd or 0.0
+    if not prices.known and llm.configured:
+        print("the LLM's price is unknown: set CHUNKBENCH_LLM_PRICE_INPUT and CHUNKBENCH_LLM_PRICE_OUTPUT "
+              "(USD per million tokens; 0 for a local server)")
+    print(f"estimated total: ${total:,.2f} (a first build; cached embeddings and contexts are not paid again)")
     return 0
 
 

@@ -99,3 +99,65 @@ def cost_key(row: Mapping[str, float]) -> tuple[float, ...]:
         return math.inf if raw is None or (isinstance(raw, float) and math.isnan(raw)) else float(raw)
 
     return tuple(value(name) for name in COST_ORDER)
+
+
+#: tokens an LLM writes for one contextual_retrieval context line (an estimate)
+CONTEXT_OUTPUT_TOKENS = 60
+#: the most document text one contextual call reads (the chunker cuts longer documents)
+CONTEXT_DOCUMENT_CAP = 8000
+#: a vision call per image: prompt and image tokens in, caption out (estimates)
+CAPTION_INPUT_TOKENS = 900
+CAPTION_OUTPUT_TOKENS = 120
+
+
+@dataclass(frozen=True)
+class IndexEstimate:
+    """Before building: embedding tokens and LLM calls of every collection, and their dollars."""
+
+    corpus_model: str
+    n_strategies: int
+    embedding_tokens: float
+    embedding_usd: float
+    context_calls: int
+    context_input_tokens: float
+    context_output_tokens: float
+    context_usd: float
+
+    def summary(self) -> str:
+        text = (f"{self.corpus_model}: {self.n_strategies} collection(s), about {self.embedding_tokens:,.0f} tokens "
+                f"to embed (${self.embedding_usd:,.4f})")
+        if self.context_calls:
+            text += (f"; contextual_retrieval: {self.context_calls:,} LLM calls, about "
+                     f"{self.context_input_tokens:,.0f} input / {self.context_output_tokens:,.0f} output tokens "
+                     f"(${self.context_usd:,.4f})")
+        return text
+
+
+def estimate_index(document_tokens: Sequence[int], corpus_model: str, corpus_price: float, n_strategies: int,
+                   chunk_size: int, overlap: int, contextual: bool, llm: LLMPrices) -> IndexEstimate:
+    """Tokens and dollars to build ``n_strategies`` collections of a corpus with one corpus model.
+
+    Embedding: every document's tokens once per strategy, plus the overlap repeated
+    (``· (1 + overlap / chunk_size)``). contextual_retrieval with an LLM: one call per chunk
+    (``⌈tokens / chunk_size⌉`` per document), reading the document (at most
+    :data:`CONTEXT_DOCUMENT_CAP` tokens) and the chunk, writing :data:`CONTEXT_OUTPUT_TOKENS`.
+    The embedding and context caches make a re-run cost only what changed; this is the
+    cost of a first build.
+    """
+    total = float(sum(document_tokens))
+    embedding_tokens = total * n_strategies * (1 + overlap / chunk_size if chunk_size else 1)
+    calls, context_in = 0, 0.0
+    if contextual:
+        for tokens in document_tokens:
+            n = max(1, math.ceil(tokens / chunk_size)) if tokens else 0
+            calls += n
+            context_in += n * (min(tokens, CONTEXT_DOCUMENT_CAP) + chunk_size)
+    context_out = float(calls * CONTEXT_OUTPUT_TOKENS)
+    return IndexEstimate(corpus_model, n_strategies, embedding_tokens, usd(embedding_tokens, corpus_price), calls,
+                         context_in, context_out, usd(context_in, llm.input_per_mtok) + usd(context_out, llm.output_per_mtok))
+
+
+def estimate_captions(n_images: int, llm: LLMPrices) -> tuple[int, float]:
+    """(vision calls, dollars) to caption ``n_images`` images once (captions are stored with the parse)."""
+    return n_images, usd(n_images * CAPTION_INPUT_TOKENS, llm.input_per_mtok) + usd(
+        n_images * CAPTION_OUTPUT_TOKENS, llm.output_per_mtok)
