@@ -3,7 +3,7 @@
 
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
-from chunkbench_core.parsing import parse
+from chunkbench_core.parsing.isolation import IsolatedParser, limits_from_env
 from chunkbench_core.stages import parse_corpus
 from chunkbench_core.storage.corpus import scan_corpus
 
@@ -29,9 +29,11 @@ def parsed_documents(context: AssetExecutionContext, workspace: WorkspaceResourc
                      llm: LLMResource) -> MaterializeResult:
     results = duckdb.results()
     options = llm.parse_options()
-    with pool_slots(context, [llm.pool if llm.vision_model else None], llm.pool_limit):  # image captions
+    limits = limits_from_env()  # each document parsed in a worker process with a memory and a time limit
+    with pool_slots(context, [llm.pool if llm.vision_model else None], llm.pool_limit), \
+            IsolatedParser(limits) as parser:  # image captions
         summary = parse_corpus(scan_corpus(workspace.corpus_dir()), workspace.parsed_store(options), results,
-                               lambda path: parse(path, options))
+                               lambda path: parser.parse(path, options))
     results.ensure_database()  # the DuckDB file answers SQL as soon as anything is stored
     for document, error in summary.failed.items():
         context.log.error(f"document failed: {error}")
@@ -41,5 +43,6 @@ def parsed_documents(context: AssetExecutionContext, workspace: WorkspaceResourc
         "reused_unchanged": len(summary.reused),
         "corpus_fingerprint": summary.corpus_fingerprint,
         "failed": len(summary.failed),
+        "parse_limits": f"{limits.describe_memory()}, {limits.describe_timeout()} per document",
         "failures": MetadataValue.md("".join(f"- `{d}`: {e}\n" for d, e in summary.failed.items()) or "none"),
     })
