@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence
 
 from chunkbench_core import __version__
 from chunkbench_core.chunking import STRATEGIES, Chunk, make_chunker
+from chunkbench_core.chunking.base import check_unique_ids
 from chunkbench_core.chunking.checks import ChunkCheckReport, check_chunks
 from chunkbench_core.chunking.tokens import count_tokens
 from chunkbench_core.chunking.window import CountModelTokens, ModelWindow
@@ -266,6 +267,7 @@ def build_chunk_collection(
             raise
         except Exception as exc:
             raise ChunkingError(f"{strategy} failed on {document.document}: {type(exc).__name__}: {exc}") from exc
+    check_unique_ids(chunks, f"{strategy} x {spec.id}")  # before anything is embedded; names both documents
     report = check_chunks(chunks, {d.document: d.markdown for d in documents}, spec.max_input_tokens,
                           window.count_tokens, overflow, task_prefix=spec.document_prefix)
     retrieved = [c for c in chunks if c.is_retrieved]

@@ -2,7 +2,8 @@
 
 Assets carry a RetryPolicy for transient trouble (a provider's 429 after the client's own
 retries, a Qdrant lock held by another process). Errors that a retry cannot fix — an
-unavailable model, a bad setting, an unknown strategy, a bug in chunkbench — become
+unavailable model, a bad setting, an unknown strategy, two chunks with one id, an empty question
+set, a bug in chunkbench — become
 ``Failure(allow_retries=False)`` so the partition fails at once with the reason.
 """
 
@@ -16,6 +17,7 @@ from chunkbench_core.errors import (
     ChunkbenchError,
     ChunkingError,
     ConfigError,
+    DuplicateIdError,
     EmbeddingRejectedError,
     EmbeddingUnavailableError,
     QuestionSetError,
@@ -23,7 +25,7 @@ from chunkbench_core.errors import (
 
 TRANSIENT_RETRY = RetryPolicy(max_retries=3, delay=2.0, backoff=Backoff.EXPONENTIAL, jitter=Jitter.PLUS_MINUS)
 
-PERMANENT_ERRORS = (ChunkingError, ConfigError, QuestionSetError, EmbeddingRejectedError, EmbeddingUnavailableError)
+PERMANENT_ERRORS = (ChunkingError, ConfigError, DuplicateIdError, QuestionSetError, EmbeddingRejectedError, EmbeddingUnavailableError)
 # a bug: the same input fails the same way on every attempt
 PROGRAMMING_ERRORS = (TypeError, AttributeError, NameError, ImportError, AssertionError, NotImplementedError)
 

@@ -52,3 +52,21 @@ def test_a_document_over_the_memory_limit_fails_alone(setup, monkeypatch):
     status, error = documents["wide.csv"]
     assert status == "failed"
     assert "wide.csv" in error and "memory limit of 512 MB (CHUNKBENCH_PARSE_MEMORY_MB)" in error
+
+
+def test_names_that_sanitise_alike_are_two_documents(setup):
+    from chunkbench_pipelines.partitions import partition_key
+
+    for name in ("report 2024.txt", "report-2024.txt"):
+        (setup["corpus"] / name).write_text(f"Figures of {name}: sales rose in the north.\n", encoding="utf-8")
+    documents, _ = parse_corpus(setup)
+    assert documents["report 2024.txt"][0] == documents["report-2024.txt"][0] == "parsed"
+    result = materialize(ALL_ASSETS, selection=["chunk_collections"], instance=setup["instance"],
+                         resources=setup["resources"], partition_key=partition_key("fixed_size", "all-minilm-l6-v2"))
+    assert result.success
+    con = duckdb.connect(str(setup["home"] / "chunkbench.duckdb"), read_only=True)
+    try:
+        rows = con.execute("SELECT document, count(DISTINCT chunk_id) FROM chunks GROUP BY document").fetchall()
+    finally:
+        con.close()
+    assert dict(rows) == {"tides.md": 1, "report 2024.txt": 1, "report-2024.txt": 1}
