@@ -39,7 +39,7 @@ from chunkbench_core.evaluation.experiment import (
 from chunkbench_core.evaluation.llm import LLMSettings, run_llm_evaluation
 from chunkbench_core.evaluation.questions import load_question_sets, question_set_hash
 from chunkbench_core.parsing.models import ParsedDocument
-from chunkbench_core.storage.corpus import ParsedStore, SourceDocument, corpus_state, fingerprint
+from chunkbench_core.storage.corpus import CorpusScan, ParsedStore, SourceDocument, corpus_state, fingerprint
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.vector_store import VectorStore, collection_name, point_id
 
@@ -66,6 +66,7 @@ class ParseSummary:
     parsed: list[str] = field(default_factory=list)
     reused: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
+    hidden: int = 0  # hidden or system files skipped by the corpus scan
     corpus_fingerprint: str = ""  # digest of {document: sha256}: what downstream partitions were built from
 
 
@@ -74,13 +75,21 @@ def parse_corpus(
     store: ParsedStore,
     results: ResultsDB,
     parse: Callable[[str], ParsedDocument],
+    scan: CorpusScan | None = None,
 ) -> ParseSummary:
     """Parse every source whose content hash is new; record all of them in ``documents``.
 
     A document that fails is recorded with status ``failed`` and its error; the others go on.
+    ``scan``: what the corpus scan refused (a link leading outside the corpus: a ``failed`` row naming
+    it) and how many hidden files it skipped.
     """
-    summary = ParseSummary()
+    summary = ParseSummary(hidden=scan.hidden if scan is not None else 0)
     rows: list[dict[str, Any]] = []
+    for document, error in (scan.refused.items() if scan is not None else ()):
+        summary.failed[document] = error
+        rows.append({"document": document, "path": None, "sha256": None, "size_bytes": None, "status": "failed",
+                     "error": error, "parser": None, "n_chars": None, "n_units": None, "warnings": "[]",
+                     "parsed_at": now()})
     for source in sources:
         record = store.get(source)
         if record is None:
@@ -90,11 +99,12 @@ def parse_corpus(
                 store.put(source, parsed, None)
                 summary.parsed.append(source.document)
             except DocumentProcessingError as exc:
-                store.put(source, None, str(exc))
+                store.put(source, None, str(exc), reason=exc.reason)
                 summary.failed[source.document] = str(exc)
             except Exception as exc:  # a parser bug must not lose the other documents
-                message = f"{source.path}: unexpected {type(exc).__name__}: {exc}"
-                store.put(source, None, message)
+                reason = f"unexpected {type(exc).__name__}: {exc}"
+                message = f"{source.path}: {reason}"
+                store.put(source, None, message, reason=reason)
                 summary.failed[source.document] = message
             record = store.get(source)
         elif record["status"] == "parsed":

@@ -70,3 +70,19 @@ def test_names_that_sanitise_alike_are_two_documents(setup):
     finally:
         con.close()
     assert dict(rows) == {"tides.md": 1, "report 2024.txt": 1, "report-2024.txt": 1}
+
+
+def test_a_link_outside_the_corpus_is_refused_and_hidden_files_are_counted(setup):
+    import os
+
+    outside = setup["tmp"] / "outside.md"
+    outside.write_text("# Payroll\n\nEveryone's salary, which must never be indexed.\n", encoding="utf-8")
+    os.symlink(outside, setup["corpus"] / "payroll.md")
+    (setup["corpus"] / ".draft.md").write_text("hidden", encoding="utf-8")
+    documents, result = parse_corpus(setup)
+    status, error = documents["payroll.md"]
+    assert status == "failed" and "payroll.md: symbolic link to a file outside the corpus" in error
+    [materialization] = result.asset_materializations_for_node("parsed_documents")
+    assert materialization.metadata["hidden_skipped"].value == 1
+    parsed = list((setup["home"] / "parsed").glob("*.json"))
+    assert parsed and all("salary" not in p.read_text(encoding="utf-8") for p in parsed)
