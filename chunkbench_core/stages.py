@@ -42,6 +42,7 @@ from chunkbench_core.parsing.models import ParsedDocument
 from chunkbench_core.storage.corpus import CorpusScan, ParsedStore, SourceDocument, corpus_state, fingerprint
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.vector_store import VectorStore, collection_name, point_id
+from chunkbench_core.redaction import describe_error, redact
 
 DEFAULT_CHUNK_OVERLAP = 50
 MAX_DEFAULT_CHUNK_SIZE = 512
@@ -276,7 +277,8 @@ def build_chunk_collection(
         except ChunkbenchError:
             raise
         except Exception as exc:
-            raise ChunkingError(f"{strategy} failed on {document.document}: {type(exc).__name__}: {exc}") from exc
+            message = f"{strategy} failed on {document.document}: {describe_error(exc)}"
+            raise ChunkingError(message) from (exc if redact(str(exc)) == str(exc) else None)
     check_unique_ids(chunks, f"{strategy} x {spec.id}")  # before anything is embedded; names both documents
     report = check_chunks(chunks, {d.document: d.markdown for d in documents}, spec.max_input_tokens,
                           window.count_tokens, overflow, task_prefix=spec.document_prefix)

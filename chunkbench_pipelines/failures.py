@@ -22,6 +22,7 @@ from chunkbench_core.errors import (
     EmbeddingUnavailableError,
     QuestionSetError,
 )
+from chunkbench_core.redaction import redact
 
 TRANSIENT_RETRY = RetryPolicy(max_retries=3, delay=2.0, backoff=Backoff.EXPONENTIAL, jitter=Jitter.PLUS_MINUS)
 
@@ -31,7 +32,7 @@ PROGRAMMING_ERRORS = (TypeError, AttributeError, NameError, ImportError, Asserti
 
 
 def fail_fast(reason: str) -> Failure:
-    return Failure(description=reason, allow_retries=False)
+    return Failure(description=redact(reason), allow_retries=False)
 
 
 @contextmanager

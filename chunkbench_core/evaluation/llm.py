@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from chunkbench_core.chunking.tokens import cl100k, count_tokens
 from chunkbench_core.errors import ConfigError
+from chunkbench_core.redaction import describe_error, redact
 
 if TYPE_CHECKING:  # pragma: no cover
     from .experiment import QuestionOutcome
@@ -385,9 +386,7 @@ def judge(client: Any, settings: LLMSettings, question: str, expected_answer: st
 
 
 def _describe(exc: BaseException) -> str:
-    status = getattr(exc, "status_code", None)
-    prefix = f"HTTP {status} " if status else ""
-    return f"{prefix}{type(exc).__name__}: {exc}"
+    return describe_error(exc)
 
 
 def evaluate_question(client: Any, settings: LLMSettings, question: Question,
@@ -408,7 +407,7 @@ def evaluate_question(client: Any, settings: LLMSettings, question: Question,
             judgement = replace(judgement, answer_similarity=None)
         result.judgement = judgement
     except JudgeParseError as exc:
-        result.judge_error = f"judge: {exc}"
+        result.judge_error = f"judge: {redact(str(exc))}"
     except Exception as exc:  # noqa: BLE001 - recorded as a failed cell, never raised
         result.judge_error = f"judge: {_describe(exc)}"
     return result

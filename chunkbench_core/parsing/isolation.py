@@ -30,6 +30,7 @@ from typing import Any, Mapping
 from chunkbench_core.errors import ConfigError, DocumentProcessingError
 from chunkbench_core.parsing.models import ParsedDocument
 from chunkbench_core.parsing.options import ParseOptions
+from chunkbench_core.redaction import describe_error
 
 MB = 1024 * 1024
 DEFAULT_MEMORY_BYTES = 2048 * MB
@@ -221,7 +222,7 @@ class IsolatedParser:
                     assert source is not None
                     conn.send(("ok", source(value)))
                 except Exception as exc:  # the parser turns a failed caption into a warning
-                    conn.send(("error", f"{type(exc).__name__}: {exc}"))
+                    conn.send(("error", describe_error(exc)))
                 deadline += time.monotonic() - started
                 continue
             if kind == "parsed":
