@@ -23,7 +23,7 @@ from chunkbench_core.chunking.checks import ChunkCheckReport, check_chunks
 from chunkbench_core.chunking.tokens import count_tokens
 from chunkbench_core.chunking.window import CountModelTokens, ModelWindow
 from chunkbench_core.embedding import Embedder, EmbeddingModelSpec
-from chunkbench_core.errors import ChunkbenchError, ChunkingError, DocumentProcessingError
+from chunkbench_core.errors import ChunkbenchError, ChunkingError, DocumentProcessingError, QuestionSetError
 from chunkbench_core.evaluation.experiment import (
     DEFAULT_TOP_K,
     EXPANDED_COLUMNS,
@@ -42,6 +42,7 @@ from chunkbench_core.parsing.models import ParsedDocument
 from chunkbench_core.storage.corpus import CorpusScan, ParsedStore, SourceDocument, corpus_state, fingerprint
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.vector_store import VectorStore, collection_name, point_id
+from chunkbench_core.progress import check_stop
 from chunkbench_core.redaction import describe_error, redact
 
 DEFAULT_CHUNK_OVERLAP = 50
@@ -92,6 +93,7 @@ def parse_corpus(
                      "error": error, "parser": None, "n_chars": None, "n_units": None, "warnings": "[]",
                      "parsed_at": now()})
     for source in sources:
+        check_stop()
         record = store.get(source)
         if record is None:
             try:
@@ -272,6 +274,7 @@ def build_chunk_collection(
         )
     chunks: list[Chunk] = []
     for document in documents:
+        check_stop()
         try:
             chunks.extend(chunker.chunk(document))
         except ChunkbenchError:
@@ -373,9 +376,9 @@ def run_experiment(
     resolved, ref_errors = resolve_questions(sets, {d.document: d.markdown for d in documents})
     errors = [str(e) for e in (*set_errors, *ref_errors)]
     if not resolved:
-        raise ChunkbenchError(
-            "no question could be evaluated: " + ("; ".join(errors) if errors else f"no question sets in {questions_folder}")
-        )
+        raise QuestionSetError(  # permanent: the same questions fail the same way on a retry
+            str(questions_folder),
+            "no question could be evaluated: " + ("; ".join(errors) if errors else "no question sets in the folder"))
     name = partition_collection(strategy, spec.id, variant)
     expansion = expansion or ExpansionSettings()
     # every chunk of this partition (precision_omega, nDCG) and its parents (LLD 9.3: parents are not in Qdrant)

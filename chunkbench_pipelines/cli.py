@@ -56,10 +56,18 @@ def ensure_dagster_home() -> Path:
 
 
 def command_run(args: argparse.Namespace) -> int:
+    from chunkbench_pipelines.run_control import check_run_arguments, run_interruptibly
+
+    check_run_arguments(args.strategy, args.corpus_model)  # before any work: a bad value exits 2
     ensure_dagster_home()
+    from dagster import DagsterInstance
+
     from chunkbench_pipelines.runner import run_everything
 
-    return run_everything(strategies=args.strategy or None, corpus_models=args.corpus_model or None, out=sys.stdout)
+    instance = DagsterInstance.get()
+    return run_interruptibly(lambda: run_everything(strategies=args.strategy or None,
+                                                    corpus_models=args.corpus_model or None, out=sys.stdout,
+                                                    instance=instance), instance, sys.stdout)
 
 
 def command_parse(args: argparse.Namespace) -> int:
@@ -255,8 +263,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from chunkbench_core.errors import ConfigError
+
     args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except ConfigError as exc:  # a bad value or a bad model registry: one line, no traceback
+        print(f"chunkbench {args.command}: error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
