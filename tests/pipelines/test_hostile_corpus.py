@@ -7,7 +7,14 @@ import pytest
 from dagster import DagsterInstance, materialize
 
 from chunkbench_pipelines.assets import ALL_ASSETS
-from chunkbench_pipelines.resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
+from chunkbench_pipelines.resources import (
+    DuckDBResource,
+    EmbeddingResource,
+    LLMResource,
+    QdrantResource,
+    RankingResource,
+    WorkspaceResource,
+)
 
 DOC = "# Tides\n\nThe harbour of Quelm floods twice a day when the spring tide rises above four metres.\n"
 
@@ -24,7 +31,7 @@ def setup(tmp_path):
     workspace = WorkspaceResource(home=str(home), corpus=str(corpus), questions=str(questions))
     resources = {"workspace": workspace, "duckdb": DuckDBResource(folder=str(home)),
                  "qdrant": QdrantResource(local_path=str(home / "qdrant")), "embeddings": EmbeddingResource(),
-                 "llm": LLMResource()}
+                 "llm": LLMResource(), "ranking": RankingResource()}
     (tmp_path / "dagster_home").mkdir()
     instance = DagsterInstance.local_temp(str(tmp_path / "dagster_home"))
     yield {"tmp": tmp_path, "corpus": corpus, "home": home, "resources": resources, "instance": instance}
