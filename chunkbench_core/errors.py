@@ -36,6 +36,11 @@ class VectorStoreError(ChunkbenchError):
     """The vector store (Qdrant) could not be reached or rejected an operation."""
 
 
+class DuplicateIdError(ChunkbenchError):
+    """Two different things got one id (chunk id, collection or file name): the same input gives the same
+    clash every time, so it is never retried; the message names both."""
+
+
 class QuestionSetError(ChunkbenchError):
     """A question set is malformed; the message names the file, question id and field."""
 

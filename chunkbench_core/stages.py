@@ -19,11 +19,12 @@ from typing import Any, Callable, Sequence
 
 from chunkbench_core import __version__
 from chunkbench_core.chunking import STRATEGIES, Chunk, make_chunker
+from chunkbench_core.chunking.base import check_unique_ids
 from chunkbench_core.chunking.checks import ChunkCheckReport, check_chunks
 from chunkbench_core.chunking.tokens import count_tokens
 from chunkbench_core.chunking.window import CountModelTokens, ModelWindow
 from chunkbench_core.embedding import Embedder, EmbeddingModelSpec
-from chunkbench_core.errors import ChunkbenchError, ChunkingError, DocumentProcessingError
+from chunkbench_core.errors import ChunkbenchError, ChunkingError, DocumentProcessingError, QuestionSetError
 from chunkbench_core.evaluation.experiment import (
     DEFAULT_TOP_K,
     EXPANDED_COLUMNS,
@@ -42,9 +43,11 @@ from chunkbench_core.evaluation.question_check import QuestionCheck, check_quest
 from chunkbench_core.evaluation.questions import question_set_hash
 from chunkbench_core.evaluation.recommendation import RankingSettings
 from chunkbench_core.parsing.models import ParsedDocument
-from chunkbench_core.storage.corpus import ParsedStore, SourceDocument, corpus_state, fingerprint
+from chunkbench_core.storage.corpus import CorpusScan, ParsedStore, SourceDocument, corpus_state, fingerprint
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.vector_store import VectorStore, collection_name, point_id
+from chunkbench_core.progress import check_stop
+from chunkbench_core.redaction import describe_error, redact
 
 DEFAULT_CHUNK_OVERLAP = 50
 MAX_DEFAULT_CHUNK_SIZE = 512
@@ -69,6 +72,7 @@ class ParseSummary:
     parsed: list[str] = field(default_factory=list)
     reused: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
+    hidden: int = 0  # hidden or system files skipped by the corpus scan
     corpus_fingerprint: str = ""  # digest of {document: sha256}: what downstream partitions were built from
 
 
@@ -77,14 +81,23 @@ def parse_corpus(
     store: ParsedStore,
     results: ResultsDB,
     parse: Callable[[str], ParsedDocument],
+    scan: CorpusScan | None = None,
 ) -> ParseSummary:
     """Parse every source whose content hash is new; record all of them in ``documents``.
 
     A document that fails is recorded with status ``failed`` and its error; the others go on.
+    ``scan``: what the corpus scan refused (a link leading outside the corpus: a ``failed`` row naming
+    it) and how many hidden files it skipped.
     """
-    summary = ParseSummary()
+    summary = ParseSummary(hidden=scan.hidden if scan is not None else 0)
     rows: list[dict[str, Any]] = []
+    for document, error in (scan.refused.items() if scan is not None else ()):
+        summary.failed[document] = error
+        rows.append({"document": document, "path": None, "sha256": None, "size_bytes": None, "status": "failed",
+                     "error": error, "parser": None, "n_chars": None, "n_units": None, "warnings": "[]",
+                     "parsed_at": now()})
     for source in sources:
+        check_stop()
         record = store.get(source)
         if record is None:
             try:
@@ -93,11 +106,12 @@ def parse_corpus(
                 store.put(source, parsed, None)
                 summary.parsed.append(source.document)
             except DocumentProcessingError as exc:
-                store.put(source, None, str(exc))
+                store.put(source, None, str(exc), reason=exc.reason)
                 summary.failed[source.document] = str(exc)
             except Exception as exc:  # a parser bug must not lose the other documents
-                message = f"{source.path}: unexpected {type(exc).__name__}: {exc}"
-                store.put(source, None, message)
+                reason = f"unexpected {type(exc).__name__}: {exc}"
+                message = f"{source.path}: {reason}"
+                store.put(source, None, message, reason=reason)
                 summary.failed[source.document] = message
             record = store.get(source)
         elif record["status"] == "parsed":
@@ -287,12 +301,15 @@ def build_chunk_collection(
         )
     chunks: list[Chunk] = []
     for document in documents:
+        check_stop()
         try:
             chunks.extend(chunker.chunk(document))
         except ChunkbenchError:
             raise
         except Exception as exc:
-            raise ChunkingError(f"{strategy} failed on {document.document}: {type(exc).__name__}: {exc}") from exc
+            message = f"{strategy} failed on {document.document}: {describe_error(exc)}"
+            raise ChunkingError(message) from (exc if redact(str(exc)) == str(exc) else None)
+    check_unique_ids(chunks, f"{strategy} x {spec.id}")  # before anything is embedded; names both documents
     report = check_chunks(chunks, {d.document: d.markdown for d in documents}, spec.max_input_tokens,
                           window.count_tokens, overflow, task_prefix=spec.document_prefix)
     retrieved = [c for c in chunks if c.is_retrieved]
@@ -431,9 +448,9 @@ def run_experiment(
     sets, resolved, errors = check.sets, check.resolved, [str(e) for e in check.problems]
     record_question_problems(results, check)
     if not resolved:
-        raise ChunkbenchError(
-            "no question could be evaluated: " + ("; ".join(errors) if errors else f"no question sets in {questions_folder}")
-        )
+        raise QuestionSetError(  # permanent: the same questions fail the same way on a retry
+            str(questions_folder),
+            "no question could be evaluated: " + ("; ".join(errors) if errors else "no question sets in the folder"))
     name = partition_collection(strategy, spec.id, variant)
     expansion = expansion or ExpansionSettings()
     # every chunk of this partition (precision_omega, nDCG) and its parents (LLD 9.3: parents are not in Qdrant)

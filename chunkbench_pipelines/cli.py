@@ -56,11 +56,18 @@ def ensure_dagster_home() -> Path:
 
 
 def command_run(args: argparse.Namespace) -> int:
+    from chunkbench_pipelines.run_control import check_run_arguments, run_interruptibly
+
+    check_run_arguments(args.strategy, args.corpus_model)  # before any work: a bad value exits 2
     ensure_dagster_home()
+    from dagster import DagsterInstance
+
     from chunkbench_pipelines.runner import run_everything
 
-    return run_everything(strategies=args.strategy or None, corpus_models=args.corpus_model or None, out=sys.stdout,
-                          wide=args.wide)
+    instance = DagsterInstance.get()
+    return run_interruptibly(lambda: run_everything(strategies=args.strategy or None,
+                                                    corpus_models=args.corpus_model or None, out=sys.stdout,
+                                                    instance=instance, wide=args.wide), instance, sys.stdout)
 
 
 def command_leaderboard(args: argparse.Namespace) -> int:
@@ -326,10 +333,10 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["CHUNKBENCH_BENCHMARK"] = args.benchmark
     try:
         settings.benchmark_name()
-    except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        return int(args.func(args))
+    except ConfigError as exc:  # a bad value, benchmark name or model registry: one line, no traceback
+        print(f"chunkbench {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    return int(args.func(args))
 
 
 if __name__ == "__main__":

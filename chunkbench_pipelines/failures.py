@@ -2,7 +2,8 @@
 
 Assets carry a RetryPolicy for transient trouble (a provider's 429 after the client's own
 retries, a Qdrant lock held by another process). Errors that a retry cannot fix — an
-unavailable model, a bad setting, an unknown strategy, a bug in chunkbench — become
+unavailable model, a bad setting, an unknown strategy, two chunks with one id, an empty question
+set, a bug in chunkbench — become
 ``Failure(allow_retries=False)`` so the partition fails at once with the reason.
 """
 
@@ -16,20 +17,22 @@ from chunkbench_core.errors import (
     ChunkbenchError,
     ChunkingError,
     ConfigError,
+    DuplicateIdError,
     EmbeddingRejectedError,
     EmbeddingUnavailableError,
     QuestionSetError,
 )
+from chunkbench_core.redaction import redact
 
 TRANSIENT_RETRY = RetryPolicy(max_retries=3, delay=2.0, backoff=Backoff.EXPONENTIAL, jitter=Jitter.PLUS_MINUS)
 
-PERMANENT_ERRORS = (ChunkingError, ConfigError, QuestionSetError, EmbeddingRejectedError, EmbeddingUnavailableError)
+PERMANENT_ERRORS = (ChunkingError, ConfigError, DuplicateIdError, QuestionSetError, EmbeddingRejectedError, EmbeddingUnavailableError)
 # a bug: the same input fails the same way on every attempt
 PROGRAMMING_ERRORS = (TypeError, AttributeError, NameError, ImportError, AssertionError, NotImplementedError)
 
 
 def fail_fast(reason: str) -> Failure:
-    return Failure(description=reason, allow_retries=False)
+    return Failure(description=redact(reason), allow_retries=False)
 
 
 @contextmanager

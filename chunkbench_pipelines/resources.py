@@ -180,6 +180,9 @@ class LLMResource(ConfigurableResource):
     judge_attempts: Optional[int] = None
     max_context_tokens: Optional[int] = None
     timeout_seconds: Optional[float] = None
+    # a partition's LLM work: total seconds, and questions failing in a row before the rest are skipped
+    deadline_seconds: Optional[float] = None
+    breaker_failures: Optional[int] = None
     vision_model: Optional[str] = None  # CHUNKBENCH_VISION_MODEL: captions images of DOCX files (same endpoint)
     pool_limit: int = 2  # CHUNKBENCH_PROVIDER_POOL_LIMIT, as EmbeddingResource.pool_limit
     # USD per 1M tokens (CHUNKBENCH_LLM_PRICE_INPUT / _OUTPUT): the query cost of the cost-quality frontier;
@@ -229,7 +232,8 @@ class LLMResource(ConfigurableResource):
 
         return LLMSettings(model=self.model or "", system_prompt_as_user=self.system_prompt_as_user,
                            **_given(self, ("answer_max_tokens", "judge_max_tokens", "judge_max_tokens_cap",
-                                           "judge_attempts", "max_context_tokens", "timeout_seconds")),
+                                           "judge_attempts", "max_context_tokens", "timeout_seconds",
+                                           "deadline_seconds", "breaker_failures")),
                            input_price_per_mtok=self.prices().input_per_mtok,
                            output_price_per_mtok=self.prices().output_per_mtok)
 

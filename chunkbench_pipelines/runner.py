@@ -11,6 +11,8 @@ from chunkbench_core.chunking import STRATEGY_NAMES
 from chunkbench_core.embedding import model_registry
 from chunkbench_core.errors import ChunkbenchError
 from chunkbench_core.evaluation.question_check import check_questions
+from chunkbench_core.progress import check_stop
+from chunkbench_core.redaction import redact
 from chunkbench_core.reporting.leaderboard import format_table
 from chunkbench_core.stages import load_parsed_corpus
 from chunkbench_core.storage.results_db import ResultsDB
@@ -18,6 +20,7 @@ from chunkbench_core.storage.results_db import ResultsDB
 from .assets import ALL_ASSETS
 from .definitions import build_resources
 from .partitions import partition_key
+from .run_control import fail_orphaned_runs, process_tags
 
 
 def run_everything(strategies: Sequence[str] | None = None, corpus_models: Sequence[str] | None = None,
@@ -35,6 +38,7 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
             print(text, file=out, flush=True)
 
     instance = instance or DagsterInstance.get()
+    fail_orphaned_runs(instance, say)  # runs of a chunkbench run killed with -9 stay STARTED otherwise
     resources = build_resources()
     resolved = build_resources(resolve=True)
     embeddings = resolved["embeddings"]  # availability is decided outside a run
@@ -44,12 +48,13 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
     def step(selection: list[str], key=None, label: str = "") -> bool:
         result = materialize(ALL_ASSETS, selection=selection, partition_key=key, instance=instance,
                              resources=resources, raise_on_error=False,
-                             tags={"chunkbench/trigger": "cli", "chunkbench/benchmark": benchmark},
+                             tags={"chunkbench/trigger": "cli", "chunkbench/benchmark": benchmark, **process_tags()},
                              run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
+        check_stop()  # a signal during this step: no further step
         if not result.success:
             errors = [str(e.event_specific_data.error.message).strip()  # type: ignore[union-attr]
                       for e in result.all_events if e.is_step_failure]
-            failures.append(f"{label or ','.join(selection)}: {errors[-1] if errors else 'failed'}")
+            failures.append(f"{label or ','.join(selection)}: {redact(errors[-1]) if errors else 'failed'}")
             say(f"  FAILED {label or ','.join(selection)}")
         return result.success
 

@@ -14,12 +14,13 @@ retrieved (ADR-0004 / ADR-0001 pointers); parents are linked among themselves.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import re
 from abc import ABC
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from chunkbench_core.errors import ChunkingError
+from chunkbench_core.errors import ChunkingError, DuplicateIdError
 from chunkbench_core.parsing.models import ParsedDocument
 
 from .tokens import TokenIndex
@@ -34,12 +35,15 @@ CHUNK_ROLES: tuple[str, ...] = ("chunk", "parent", "child")
 
 
 def safe_document_name(document: str) -> str:
-    """The document name as used inside chunk ids: runs of non-word characters become '_'."""
-    return _UNSAFE.sub("_", document).strip("_") or "document"
+    """The document name as used inside chunk ids: runs of non-word characters become '_', plus a short
+    hash of the exact name, so ``report 2024.txt`` and ``report-2024.txt`` never share an id."""
+    readable = _UNSAFE.sub("_", document).strip("_") or "document"
+    return f"{readable}_{hashlib.sha256(document.encode('utf-8')).hexdigest()[:10]}"
 
 
 def make_chunk_id(strategy: str, document: str, chunk_index: int) -> str:
-    """Deterministic chunk id ``{strategy}_{safe_doc}_{index:06d}`` (LLD 4.2)."""
+    """Deterministic chunk id ``{strategy}_{safe_doc}_{path hash}_{index:06d}``: readable, and unique per
+    document path (the relative path the corpus scan gives)."""
     return f"{strategy}_{safe_document_name(document)}_{chunk_index:06d}"
 
 
@@ -171,6 +175,18 @@ class Chunker(ABC):
     def chunk(self, document: ParsedDocument) -> list[Chunk]:
         tokens = TokenIndex(document.markdown)
         return build_chunks(self.name, document, self.pieces(document, tokens), tokens)
+
+
+def check_unique_ids(chunks: list[Chunk] | tuple[Chunk, ...] | Any, where: str) -> None:
+    """Raise :class:`DuplicateIdError` naming the id and both documents when two chunks share an id."""
+    seen: dict[str, Chunk] = {}
+    for chunk in chunks:
+        first = seen.setdefault(chunk.chunk_id, chunk)
+        if first is not chunk:
+            both = (f"documents {first.document!r} and {chunk.document!r}" if first.document != chunk.document
+                    else f"document {chunk.document!r} (chunks {first.chunk_index} and {chunk.chunk_index})")
+            raise DuplicateIdError(f"{where}: two chunks share the id {chunk.chunk_id!r}: {both}; "
+                                   "chunk ids must be unique")
 
 
 def build_chunks(strategy: str, document: ParsedDocument, pieces: list[Piece], tokens: TokenIndex) -> list[Chunk]:

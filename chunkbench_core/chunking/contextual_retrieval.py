@@ -28,6 +28,7 @@ from typing import Any, Callable, MutableMapping
 
 from chunkbench_core.errors import ChunkingError
 from chunkbench_core.parsing.models import ParsedDocument, TreeNode
+from chunkbench_core.redaction import describe_error
 
 from .base import Chunk, Chunker, build_chunks
 from .fixed_size import FixedSizeChunker
@@ -188,13 +189,13 @@ class ContextualRetrievalChunker(Chunker):
                 contexts = [self.context(document.markdown, c.text) for c in chunks]
                 source = "llm"
             except Exception as exc:
-                reason = f"{type(exc).__name__}: {exc}"
+                reason = describe_error(exc)
                 if self.on_context_failure != "headings":
-                    raise ChunkingError(
+                    raise ChunkingError(  # not chained: the endpoint's own text may hold the key
                         f"contextual_retrieval: the LLM context failed on {document.document}: {reason}; "
                         "fix the LLM endpoint, or set on_context_failure='headings' to fall back to heading "
                         "contexts for such documents"
-                    ) from exc
+                    ) from None
                 self.fallbacks[document.document] = reason
                 log.warning("contextual_retrieval: LLM context failed on %s (%s); this document uses heading "
                             "contexts (context_source=headings_fallback)", document.document, reason)

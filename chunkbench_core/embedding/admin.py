@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from chunkbench_core.errors import ChunkbenchError
+from chunkbench_core.redaction import describe_error, redact
 
 from .providers import ProviderSettings, availability
 from .registry import ModelRegistry, model_registry
@@ -72,9 +73,9 @@ def _timed(component: str, probe) -> HealthCheck:
         detail = probe()
         ok = True
     except ChunkbenchError as exc:
-        ok, detail = False, str(exc)
+        ok, detail = False, redact(str(exc))
     except Exception as exc:  # a health check reports every failure, it never raises
-        ok, detail = False, f"{type(exc).__name__}: {exc}"
+        ok, detail = False, describe_error(exc)
     return HealthCheck(component, ok, detail, round((time.perf_counter() - started) * 1000, 1))
 
 
@@ -127,7 +128,7 @@ def provider_checks(settings: ProviderSettings, registry: ModelRegistry | None =
             try:
                 names = [m.id for m in client.models.list()]
             except openai.OpenAIError as exc:
-                raise ChunkbenchError(f"{url or 'the OpenAI API'} did not answer: {type(exc).__name__}: {exc}") from exc
+                raise ChunkbenchError(f"{url or 'the OpenAI API'} did not answer: {describe_error(exc)}") from None
             finally:
                 client.close()
             served = "serves" if spec.model_name in names else "does not list"

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 import numpy as np
 
 from chunkbench_core.errors import EmbeddingError, EmbeddingRejectedError, EmbeddingUnavailableError
+from chunkbench_core.redaction import describe_error
 
 from .registry import PURPOSES, EmbeddingModelSpec, Purpose
 
@@ -241,14 +242,14 @@ class _RemoteClient:
                 retry, retry_after = self._retryable(exc)
                 detail = _describe(exc)
                 if not retry:
-                    raise EmbeddingRejectedError(
+                    raise EmbeddingRejectedError(  # not chained: the provider's own text may hold the key
                         f"{self.spec.id}: the embedding request to {self.endpoint} was rejected: {detail}"
-                    ) from exc
+                    ) from None
                 if attempt == attempts - 1:
                     raise EmbeddingError(
                         f"{self.spec.id}: embedding request to {self.endpoint} failed after {attempts} attempt(s) "
                         f"({self.settings.max_retries} retries with backoff): {detail}"
-                    ) from exc
+                    ) from None
                 usage.retries += 1
                 self._sleep(self.delay(attempt, retry_after))
         data = sorted(response.data, key=lambda d: d.index)
@@ -264,12 +265,7 @@ class _RemoteClient:
 
 
 def _describe(exc: Exception) -> str:
-    status = getattr(exc, "status_code", None)
-    kind = type(exc).__name__
-    message = str(exc).strip() or kind
-    if len(message) > 300:
-        message = message[:300] + "..."
-    return f"HTTP {status} {kind}: {message}" if status else f"{kind}: {message}"
+    return describe_error(exc, limit=300)
 
 
 class Embedder:

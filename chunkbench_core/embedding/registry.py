@@ -283,6 +283,7 @@ def _load(builtin: str, user: str | None, _stamps: tuple[int, ...]) -> ModelRegi
         sources.append(str(user_path))
     if not models:
         raise _fail(sources[-1], "the registry has no models")
+    _refuse_name_clashes(models, sources[-1])
     first = next(iter(models))
     resolved = {}
     for key in ("corpus_model", "boundary_model"):
@@ -293,6 +294,25 @@ def _load(builtin: str, user: str | None, _stamps: tuple[int, ...]) -> ModelRegi
                         field_name=f"defaults.{key}")
         resolved[key] = value
     return ModelRegistry(models, resolved["corpus_model"], resolved["boundary_model"], tuple(sources))
+
+
+def name_key(model_id: str) -> str:
+    """What a model id becomes in collection names and Parquet file names (':' and '/' as '-'), case folded.
+
+    Two ids with one key would share a Qdrant collection and a results file, one model's chunks silently
+    replacing the other's, so a registry holding two such ids is refused when it loads.
+    """
+    return sanitize_model_id(model_id).lower()
+
+
+def _refuse_name_clashes(models: Mapping[str, EmbeddingModelSpec], source: str) -> None:
+    seen: dict[str, str] = {}
+    for model_id in models:
+        other = seen.setdefault(name_key(model_id), model_id)
+        if other != model_id:
+            raise _fail(source, f"model ids {other!r} and {model_id!r} differ only by ':', '/', '-' or letter "
+                        f"case, so they would share one collection and one results file ({name_key(model_id)!r}); "
+                        "rename one of them", model_id, "id")
 
 
 def load_registry(path: str | os.PathLike[str] | None = None, *, use_env: bool = True,

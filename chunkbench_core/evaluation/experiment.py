@@ -36,6 +36,7 @@ import numpy as np
 from chunkbench_core.embedding.providers import Embedder
 from chunkbench_core.errors import ChunkbenchError, QuestionSetError
 from chunkbench_core.storage.vector_store import VectorStore
+from chunkbench_core.progress import Tracker
 
 from . import budget, metrics, ranking
 from .llm import JUDGE_SCORES, LLM_COLUMNS, LLMResult, judged_values
@@ -325,7 +326,9 @@ def run_retrieval(
     rankings_after: dict[str, list[str]] = {}
     cutoff_after: dict[str, int] = {}
     qrels: dict[str, dict[str, int]] = {}
-    for rq, vector in zip(questions, np.asarray(vectors)):
+    tracker = Tracker(f"questions retrieved from {collection}", len(questions))
+    for position, (rq, vector) in enumerate(zip(questions, np.asarray(vectors))):
+        tracker.step(position)
         outcome = QuestionOutcome(rq)
         outcomes.append(outcome)
         document = rq.references[0].document if (filter_by_document and rq.references) else None
@@ -377,6 +380,7 @@ def run_retrieval(
         if key in before_scores:
             outcome.scores.update(before_scores[key])
             outcome.scores_expanded.update(after_scores[key])
+    tracker.step(len(questions))
     return outcomes
 
 

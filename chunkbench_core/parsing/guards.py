@@ -6,9 +6,12 @@ Each failed check raises :class:`DocumentProcessingError` naming the file and th
 * content that does not match the extension (a PDF renamed .docx, a zip renamed
   .pdf, binary data in a .csv/.md/.txt) - sniffed from the first bytes;
 * OOXML (.docx/.xlsx): not a zip, a truncated/corrupt zip, the main part
-  missing, or a decompression bomb refused by the uncompressed sizes the zip
-  *declares* (total over ``max_uncompressed_bytes``, or one entry inflating more
-  than ``max_compression_ratio`` times) - nothing is inflated to find out;
+  missing, or a decompression bomb: refused first by the uncompressed sizes the
+  zip *declares* (total over ``max_uncompressed_bytes``, or one entry inflating
+  more than ``max_compression_ratio`` times), then by the bytes each member
+  really inflates to, counted while inflating it in small blocks with a running
+  cap - so a header that understates a member's size cannot matter, and memory
+  stays at one block whatever the member holds;
 * text files whose encoding is none of ``csv_encodings``.
 
 Also here: :func:`content_hash`, the SHA-256 the pipeline uses to skip
@@ -137,6 +140,88 @@ def check_ooxml(path: Path, suffix: str, options: ParseOptions) -> None:
         other = next((s for s, p in _OOXML_MAIN_PART.items() if p in names), None)
         hint = f" - it looks like a {other} file (wrong extension?)" if other else ""
         raise DocumentProcessingError(str(path), f"not a valid {suffix} file: zip has no {main_part}{hint}")
+    check_inflated_sizes(path, suffix, options)
+
+
+_INFLATE_BLOCK = 1 << 16
+
+
+def check_inflated_sizes(path: Path, suffix: str, options: ParseOptions) -> None:
+    """Inflate every member in small blocks, with a running cap, and refuse a member that inflates past its header.
+
+    The libraries that open a .docx/.xlsx (zipfile underneath) inflate a member in one call sized by
+    what it *declares*; a member whose header understates its size is inflated far past it before the
+    data is cut (hundreds of MB from a 300 KB file). Here the real stream is inflated with zlib
+    block by block, never holding more than one block: a member producing more bytes than its header
+    declares, more than ``max_uncompressed_bytes`` in total or more than ``max_compression_ratio``
+    times its compressed size is refused. A member that passes holds exactly what it declares.
+    """
+    import zlib
+
+    total = 0
+    try:
+        with zipfile.ZipFile(path) as zf:
+            for info in zf.infolist():
+                if info.is_dir():
+                    continue
+                if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+                    raise DocumentProcessingError(
+                        str(path), f"zip entry {info.filename!r} uses an unsupported compression method "
+                        f"({info.compress_type}); Office files use deflate")
+                if info.flag_bits & 0x1:
+                    raise DocumentProcessingError(str(path), f"zip entry {info.filename!r} is encrypted")
+                fh = zf.fp
+                assert fh is not None
+                fh.seek(info.header_offset)
+                header = fh.read(30)
+                name_len = int.from_bytes(header[26:28], "little")
+                extra_len = int.from_bytes(header[28:30], "little")
+                fh.seek(info.header_offset + 30 + name_len + extra_len)
+                remaining = info.compress_size
+                inflater = zlib.decompressobj(-15) if info.compress_type == zipfile.ZIP_DEFLATED else None
+                produced = 0
+                limit = max(info.file_size, 0)
+                ratio_cap = options.max_compression_ratio * max(info.compress_size, 1)
+                pending = b""
+                while True:
+                    if not pending:
+                        if remaining <= 0:
+                            break
+                        pending = fh.read(min(_INFLATE_BLOCK, remaining))
+                        if not pending:
+                            break
+                        remaining -= len(pending)
+                    if inflater is None:
+                        out, pending = pending, b""
+                    else:
+                        out = inflater.decompress(pending, _INFLATE_BLOCK)
+                        pending = inflater.unconsumed_tail
+                    produced += len(out)
+                    total += len(out)
+                    if produced > limit:
+                        raise DocumentProcessingError(
+                            str(path),
+                            f"refused as a decompression bomb: zip entry {info.filename!r} inflates to more than the "
+                            f"{_human(limit)} its header declares (stopped at {_human(produced)})")
+                    if produced > 1024 * 1024 and produced > ratio_cap:
+                        raise DocumentProcessingError(
+                            str(path),
+                            f"refused as a decompression bomb: zip entry {info.filename!r} inflates over "
+                            f"{options.max_compression_ratio} times its compressed size "
+                            "(ParseOptions.max_compression_ratio)")
+                    if total > options.max_uncompressed_bytes:
+                        raise DocumentProcessingError(
+                            str(path),
+                            f"refused as a decompression bomb: zip entries inflate to more than the limit of "
+                            f"{_human(options.max_uncompressed_bytes)} (ParseOptions.max_uncompressed_bytes)")
+                    if inflater is not None and inflater.eof:
+                        break
+                    if not out and not pending and inflater is not None and remaining <= 0:
+                        break
+    except DocumentProcessingError:
+        raise
+    except (zipfile.BadZipFile, zlib.error, OSError, ValueError, EOFError, NotImplementedError, RuntimeError) as exc:
+        raise DocumentProcessingError(str(path), f"corrupt or truncated {suffix} ({exc})") from None
 
 
 # C0 controls other than tab, LF, CR and form feed;

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from chunkbench_core.parsing.builder import MarkdownBuilder
 from chunkbench_core.parsing.options import ParseOptions
+from chunkbench_core.redaction import describe_error
 
 
 class ImageReporter:
@@ -30,7 +31,7 @@ class ImageReporter:
         try:
             caption = self._source(blob)
         except Exception as exc:  # a failing caption service must not lose the document
-            self.failures.append(f"{name}: caption source failed ({type(exc).__name__}: {exc})")
+            self.failures.append(f"{name}: caption source failed ({describe_error(exc)})")
             return
         if not isinstance(caption, str) or not caption.strip():
             self.failures.append(f"{name}: caption source returned no text")

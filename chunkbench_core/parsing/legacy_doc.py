@@ -47,6 +47,15 @@ def find_soffice() -> str | None:
     return None
 
 
+def _soffice_address_space() -> None:  # runs in the soffice child before exec
+    """LibreOffice maps far more address space than it uses: inside a parse worker (whose soft RLIMIT_AS is
+    the per-document memory limit) give it the hard limit back. It has its own time limit (soffice_timeout_s)."""
+    import resource
+
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+
+
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -102,6 +111,7 @@ def convert_with_soffice(
         cwd=str(workdir),
         env=env,
         start_new_session=True,
+        preexec_fn=_soffice_address_space,
     )
     try:
         out, err = proc.communicate(timeout=timeout_s)

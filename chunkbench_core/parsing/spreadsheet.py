@@ -21,6 +21,7 @@ ADR-0004 "Spreadsheet (xlsx / csv) handling", with ADR-0018's change to the csv 
 
 from __future__ import annotations
 
+import bisect
 import csv
 import datetime as dt
 import io
@@ -55,41 +56,49 @@ def cell_text(value: Any) -> str:
     return str(value)
 
 
-def _sheet_extent(ws: Any) -> tuple[int, int]:
-    """Last row and column holding a value (not just formatting)."""
+def _cell_values(ws: Any) -> dict[tuple[int, int], Any]:
+    """{(row, column): value} of the cells holding a value (not just formatting), read from the sheet's cells."""
     cells = getattr(ws, "_cells", None)
     if isinstance(cells, dict):
-        max_r = max_c = 0
-        for (r, c), cell in cells.items():
-            if cell.value is not None and cell.value != "":
-                max_r = max(max_r, r)
-                max_c = max(max_c, c)
-        return max_r, max_c
-    return ws.max_row or 0, ws.max_column or 0  # pragma: no cover - openpyxl internals changed
+        return {(r, c): cell.value for (r, c), cell in cells.items() if cell.value is not None and cell.value != ""}
+    return {  # pragma: no cover - openpyxl internals changed
+        (cell.row, cell.column): cell.value
+        for row in ws.iter_rows() for cell in row if cell.value is not None and cell.value != ""
+    }
 
 
 def sheet_grid(ws: Any, digits: str) -> list[list[GridCell]]:
-    """Cells of a worksheet with merged ranges forward-filled."""
-    max_r, max_c = _sheet_extent(ws)
-    if max_r == 0 or max_c == 0:
+    """Cells of a worksheet with merged ranges forward-filled, read by its cells, not its bounding box.
+
+    Only rows and columns holding a value are kept (blank rows are skipped and empty columns dropped
+    by :func:`flatten_table` anyway), so one value at XFD1048576 costs one more cell, not the 17 billion
+    of the box from A1. A cell of a merged range takes the value of the range's top-left cell; a row or
+    column that only a merged range reaches (no value of its own) is left out.
+    """
+    values = _cell_values(ws)
+    if not values:
         return []
+    used_rows = sorted({r for r, _ in values})
+    used_cols = sorted({c for _, c in values})
     merged: dict[tuple[int, int], tuple[Any, str]] = {}
     for rng in list(ws.merged_cells.ranges):
         min_col, min_row, max_col, max_row = rng.bounds
-        top_left = ws.cell(row=min_row, column=min_col).value
+        top_left = values.get((min_row, min_col))
         key = str(rng.coord)
-        for r in range(min_row, min(max_row, max_r) + 1):
-            for c in range(min_col, min(max_col, max_c) + 1):
+        rows_in = used_rows[bisect.bisect_left(used_rows, min_row):bisect.bisect_right(used_rows, max_row)]
+        cols_in = used_cols[bisect.bisect_left(used_cols, min_col):bisect.bisect_right(used_cols, max_col)]
+        for r in rows_in:
+            for c in cols_in:
                 merged[(r, c)] = (top_left, key)
     rows: list[list[GridCell]] = []
-    for r_index, values in enumerate(ws.iter_rows(min_row=1, max_row=max_r, max_col=max_c, values_only=True), start=1):
+    for r in used_rows:
         row: list[GridCell] = []
-        for c_index, value in enumerate(values, start=1):
-            hit = merged.get((r_index, c_index))
+        for c in used_cols:
+            hit = merged.get((r, c))
             if hit is not None:
                 row.append(GridCell(normalize_persian(cell_text(hit[0]), digits), ("m", hit[1])))
             else:
-                row.append(GridCell(normalize_persian(cell_text(value), digits), (r_index, c_index)))
+                row.append(GridCell(normalize_persian(cell_text(values.get((r, c))), digits), (r, c)))
         rows.append(row)
     return rows
 

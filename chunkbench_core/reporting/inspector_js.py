@@ -111,9 +111,21 @@ INSPECTOR_JS = r"""
     return out;
   }
 
+  // at most LIST_WINDOW questions are in the list at once (a window around the selected one), so a run of
+  // 10,000 questions opens as fast as one of 30; j/k, the arrows and the filter reach every question
+  var LIST_WINDOW = 200;
+  function listNote(text) {
+    var note = add(list, el("li", "qmeta list-more", text));
+    note.setAttribute("role", "presentation");
+  }
   function renderQuestions() {
     list.textContent = "";
-    visibleQuestions().forEach(function (i) {
+    var visible = visibleQuestions();
+    var at = Math.max(0, visible.indexOf(state.q));
+    var from = Math.max(0, Math.min(at - Math.floor(LIST_WINDOW / 2), visible.length - LIST_WINDOW));
+    var to = Math.min(visible.length, from + LIST_WINDOW);
+    if (from > 0) { listNote(from + " earlier question(s): k / Up, or the filter"); }
+    visible.slice(from, to).forEach(function (i) {
       var q = D.questions[i];
       var item = add(list, el("li"));
       item.id = "question-" + i;
@@ -133,6 +145,7 @@ INSPECTOR_JS = r"""
       add(item, el("div", "qmeta", q.set + " \u00b7 " + q.id));
       item.addEventListener("click", function () { select(i, state.c, "list"); });
     });
+    if (to < visible.length) { listNote((visible.length - to) + " more question(s): j / Down, or the filter"); }
   }
 
   function renderPicker() {

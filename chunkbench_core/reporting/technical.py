@@ -74,10 +74,25 @@ def _runs(data: ReportData) -> str:
                  rows, element_id="runs", numeric=[False, False, False, True, False, False, True, True])
 
 
+#: Rows of the per-question and failed-question tables written into the page. A run of 10,000 questions
+#: would otherwise make a page of tens of MB that takes Chromium 30 s to open; every row is in the
+#: inspector above (all questions, drawn as you move) and in DuckDB.
+TABLE_ROWS = 500
+
+
+def _row_limit_note(shown: int, total: int, what: str, sql: str) -> str:
+    if total <= shown:
+        return ""
+    return (f"<p class='note table-limit'>The first {shown:,} of {total:,} {what} are shown here; every one is in "
+            f"the retrieval inspector above and in DuckDB (<code>{esc(sql)}</code>).</p>")
+
+
 def _question_table(data: ReportData) -> str:
     questions = data.questions
     if questions.empty:
         return "<p class='note'>No question results.</p>"
+    total = len(questions)
+    questions = questions.iloc[:TABLE_ROWS]
     metrics = [m for m in METRICS if has_values(questions, m.question_column)]
     headers = ["set", "id", "question", "strategy", "corpus model", *(m.label for m in metrics), "retrieval", "error"]
     rows = []
@@ -94,7 +109,8 @@ def _question_table(data: ReportData) -> str:
         rows.append(cells)
         classes.append("failed" if error else "")
     numeric = [False] * 5 + [True] * (len(metrics) + 1) + [False]
-    return table(headers, rows, element_id="questions", numeric=numeric, row_classes=classes)
+    return (_row_limit_note(len(rows), total, "rows", "SELECT * FROM question_results")
+            + table(headers, rows, element_id="questions", numeric=numeric, row_classes=classes))
 
 
 def _usage(data: ReportData) -> str:
@@ -161,8 +177,12 @@ def _failures(data: ReportData) -> str:
                                  if "configuration" in r else esc(f"{r['strategy']} | {r['corpus_model']}"),
                                  esc(stage), f"<span class='fail'>{esc(message)}</span>"])
     if rows:
-        parts.append("<h3>Questions that failed</h3>" + table(["set", "id", "configuration", "stage", "error"], rows,
-                                                              element_id="failed-questions"))
+        parts.append("<h3>Questions that failed</h3>"
+                     + _row_limit_note(TABLE_ROWS, len(rows), "failures",
+                                       "SELECT * FROM question_results WHERE error IS NOT NULL "
+                                       "OR answer_error IS NOT NULL OR judge_error IS NOT NULL")
+                     + table(["set", "id", "configuration", "stage", "error"], rows[:TABLE_ROWS],
+                             element_id="failed-questions"))
     if not parts:
         return "<p class='good' id='no-failures'>Nothing failed.</p>"
     return "".join(parts)

@@ -1,9 +1,11 @@
 """The corpus folder and the parsed-document store.
 
-``scan_corpus`` lists the documents of the corpus folder with their content hashes.
-``ParsedStore`` keeps each parsed document as JSON keyed by its content hash and the
-parser version, so an unchanged document is never parsed twice, and a failure is
-remembered with its message.
+``scan_corpus`` lists the documents of the corpus folder with their content hashes
+(``scan_corpus_report`` also says what it refused or skipped: the corpus is the folder, so a
+symbolic link leading outside it is refused, and hidden files are skipped and counted).
+``ParsedStore`` keeps each parsed document as JSON keyed by its content hash, its extension
+(which decides the parser) and the parser version, so an unchanged document is never parsed
+twice, and a failure is remembered with its reason, reported under the name of the file asked about.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,50 +38,123 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def scan_corpus(folder: str | Path) -> list[SourceDocument]:
-    """Every regular file under ``folder`` (recursively, hidden files skipped), sorted by name."""
+@dataclass
+class CorpusScan:
+    """What a scan of the corpus folder found.
+
+    documents: the files to parse; refused: {document: reason} for entries that are not taken
+    (a symbolic link leading outside the folder, a broken link); hidden: how many hidden or system
+    files (``.name``, ``~$`` lock files, ``Thumbs.db``) were skipped.
+    """
+
+    documents: list[SourceDocument] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)
+    hidden: int = 0
+
+
+def _is_hidden(name: str) -> bool:
+    return name.startswith(".") or name in IGNORED_NAMES or name.startswith("~$")
+
+
+def scan_corpus_report(folder: str | Path) -> CorpusScan:
+    """Every regular file under ``folder`` (recursively), sorted by name, with what was refused or skipped.
+
+    A symbolic link (to a file or a folder) is followed only when it resolves inside the folder; one that
+    leads outside is refused with a reason naming the link, so nothing outside the corpus is read. Links to
+    folders inside the corpus are not walked (their files are listed under their own names).
+    """
     root = Path(folder)
     if not root.is_dir():
         raise FileNotFoundError(f"corpus folder {root} does not exist (set CHUNKBENCH_CORPUS to a folder of documents)")
-    found: list[SourceDocument] = []
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root)
-        if any(part.startswith(".") for part in relative.parts) or path.name in IGNORED_NAMES or path.name.startswith("~$"):
-            continue
-        if path.is_file():
-            found.append(SourceDocument(relative.as_posix(), str(path.resolve()), file_sha256(path), path.stat().st_size))
-    return found
+    real_root = root.resolve()
+    scan = CorpusScan()
+    candidates: list[tuple[str, Path]] = []
+    for directory, dirnames, filenames in os.walk(root, followlinks=False):
+        base = Path(directory)
+        kept = []
+        for name in sorted(dirnames):
+            path = base / name
+            relative = path.relative_to(root).as_posix()
+            if _is_hidden(name):
+                scan.hidden += 1
+            elif path.is_symlink():
+                target = path.resolve()
+                if not target.is_relative_to(real_root):
+                    scan.refused[relative] = (f"{path}: symbolic link to a folder outside the corpus ({target}); "
+                                              "refused: only files inside the corpus folder are read")
+            else:
+                kept.append(name)
+        dirnames[:] = kept
+        for name in filenames:
+            path = base / name
+            relative = path.relative_to(root).as_posix()
+            if _is_hidden(name):
+                scan.hidden += 1
+                continue
+            if path.is_symlink():
+                target = path.resolve()
+                if not target.exists():
+                    scan.refused[relative] = f"{path}: broken symbolic link (to {target})"
+                    continue
+                if not target.is_relative_to(real_root):
+                    scan.refused[relative] = (f"{path}: symbolic link to a file outside the corpus ({target}); "
+                                              "refused: only files inside the corpus folder are read")
+                    continue
+            if path.is_file():
+                candidates.append((relative, path))
+    for relative, path in sorted(candidates):
+        scan.documents.append(SourceDocument(relative, str(path.resolve()), file_sha256(path), path.stat().st_size))
+    scan.refused = dict(sorted(scan.refused.items()))
+    return scan
+
+
+def scan_corpus(folder: str | Path) -> list[SourceDocument]:
+    """The documents of :func:`scan_corpus_report` (regular files inside the folder, hidden files skipped)."""
+    return scan_corpus_report(folder).documents
 
 
 class ParsedStore:
-    """Parsed documents as JSON files: ``<root>/<sha256>.<parser_version>.json``."""
+    """Parsed documents as JSON files: ``<root>/<sha256>.<extension>.<parser_version>.json``.
+
+    The extension is part of the key because it decides the parser: the same bytes as ``notes.txt``
+    and as ``notes.pdf`` are two different parses (the second one fails). A failure is stored as its
+    reason, and reported under the path of the file asked about, never of another file with those bytes.
+    """
 
     def __init__(self, root: str | Path, parser_version: str) -> None:
         self.root = Path(root)
         self.parser_version = parser_version
 
-    def _path(self, sha256: str) -> Path:
-        return self.root / f"{sha256}.{self.parser_version}.json"
+    def _path(self, source: SourceDocument) -> Path:
+        suffix = Path(source.document).suffix.lower().lstrip(".") or "none"
+        return self.root / f"{source.sha256}.{suffix}.{self.parser_version}.json"
 
     def get(self, source: SourceDocument) -> dict[str, Any] | None:
         """The stored record of ``source`` (``{"status", "error", "parsed"}``) or None."""
-        path = self._path(source.sha256)
+        path = self._path(source)
         if not path.exists():
             return None
         record = json.loads(path.read_text(encoding="utf-8"))
         if record.get("parsed"):
             record["parsed"]["document"] = source.document  # same bytes under another name
+        if record.get("status") == "failed":
+            reason = record.get("reason")
+            record["error"] = f"{source.path}: {reason}" if reason else record.get("error")
         return record
 
-    def put(self, source: SourceDocument, parsed: ParsedDocument | None, error: str | None) -> None:
+    def put(self, source: SourceDocument, parsed: ParsedDocument | None, error: str | None,
+            reason: str | None = None) -> None:
+        """Store a parse, or a failure: ``reason`` is the message without the path (so another file with the
+        same bytes gets its own name in the error); ``error`` the full message when there is no reason."""
         self.root.mkdir(parents=True, exist_ok=True)
         record = {
             "source": asdict(source),
             "status": "parsed" if parsed is not None else "failed",
             "error": error,
+            "reason": reason,
             "parsed": parsed.to_dict() if parsed is not None else None,
         }
-        path = self._path(source.sha256)
+        path = self._path(source)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
         os.replace(tmp, path)
@@ -99,7 +174,7 @@ class ParsedStore:
 
     def write_manifest(self, sources: list[SourceDocument]) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
-        entries = [{**asdict(s), "record": self._path(s.sha256).name} for s in sources]
+        entries = [{**asdict(s), "record": self._path(s).name} for s in sources]
         tmp = self.manifest_path.with_name(f".manifest.{os.getpid()}.tmp")
         tmp.write_text(json.dumps({"parser_version": self.parser_version, "documents": entries}, ensure_ascii=False),
                        encoding="utf-8")

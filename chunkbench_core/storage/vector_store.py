@@ -41,9 +41,9 @@ from typing import Any, Callable, Iterable, Literal, Sequence
 
 import numpy as np
 
-from chunkbench_core.chunking.base import Chunk
+from chunkbench_core.chunking.base import Chunk, check_unique_ids
 from chunkbench_core.embedding.registry import sanitize_model_id
-from chunkbench_core.errors import VectorStoreError
+from chunkbench_core.errors import DuplicateIdError, VectorStoreError
 
 log = logging.getLogger("chunkbench")
 
@@ -511,7 +511,8 @@ class VectorStore:
         backend = self._backend(collection)
         wanted = [point_id(c.chunk_id) for c in chunks]
         if len(set(wanted)) != len(wanted):
-            raise VectorStoreError(f"{collection}: two chunks share a chunk_id; chunk ids must be unique")
+            check_unique_ids(chunks, collection)
+            raise DuplicateIdError(f"{collection}: two chunks share a point id")  # pragma: no cover
         for begin in range(0, len(chunks), UPSERT_BATCH):
             end = min(begin + UPSERT_BATCH, len(chunks))
             payloads = [chunk_payload(chunks[i]) for i in range(begin, end)]

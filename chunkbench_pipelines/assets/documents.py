@@ -3,9 +3,9 @@
 
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
-from chunkbench_core.parsing import parse
+from chunkbench_core.parsing.isolation import IsolatedParser, limits_from_env
 from chunkbench_core.stages import parse_corpus
-from chunkbench_core.storage.corpus import scan_corpus
+from chunkbench_core.storage.corpus import scan_corpus_report
 
 from ..concurrency import pool_slots
 from ..resources import DuckDBResource, LLMResource, WorkspaceResource
@@ -13,13 +13,16 @@ from ..resources import DuckDBResource, LLMResource, WorkspaceResource
 
 @asset(group_name="documents", kinds={"python"}, description="The files of the corpus folder, with content hashes.")
 def source_documents(context: AssetExecutionContext, workspace: WorkspaceResource) -> MaterializeResult:
-    sources = scan_corpus(workspace.corpus_dir())
+    scan = scan_corpus_report(workspace.corpus_dir())
+    sources = scan.documents
     table = "| document | bytes | sha256 |\n|---|---|---|\n" + "".join(
         f"| {s.document} | {s.size_bytes} | `{s.sha256[:12]}` |\n" for s in sources)
     return MaterializeResult(metadata={
         "corpus": MetadataValue.path(str(workspace.corpus_dir())),
         "dagster/row_count": len(sources),
         "documents": MetadataValue.md(table),
+        "refused": MetadataValue.md("".join(f"- `{d}`: {e}\n" for d, e in scan.refused.items()) or "none"),
+        "hidden_skipped": scan.hidden,
     })
 
 
@@ -29,9 +32,12 @@ def parsed_documents(context: AssetExecutionContext, workspace: WorkspaceResourc
                      llm: LLMResource) -> MaterializeResult:
     results = duckdb.results()
     options = llm.parse_options()
-    with pool_slots(context, [llm.pool if llm.vision_model else None], llm.pool_limit):  # image captions
-        summary = parse_corpus(scan_corpus(workspace.corpus_dir()), workspace.parsed_store(options), results,
-                               lambda path: parse(path, options))
+    limits = limits_from_env()  # each document parsed in a worker process with a memory and a time limit
+    with pool_slots(context, [llm.pool if llm.vision_model else None], llm.pool_limit), \
+            IsolatedParser(limits) as parser:  # image captions
+        scan = scan_corpus_report(workspace.corpus_dir())
+        summary = parse_corpus(scan.documents, workspace.parsed_store(options), results,
+                               lambda path: parser.parse(path, options), scan)
     results.ensure_database()  # the DuckDB file answers SQL as soon as anything is stored
     for document, error in summary.failed.items():
         context.log.error(f"document failed: {error}")
@@ -41,5 +47,7 @@ def parsed_documents(context: AssetExecutionContext, workspace: WorkspaceResourc
         "reused_unchanged": len(summary.reused),
         "corpus_fingerprint": summary.corpus_fingerprint,
         "failed": len(summary.failed),
+        "hidden_skipped": summary.hidden,
+        "parse_limits": f"{limits.describe_memory()}, {limits.describe_timeout()} per document",
         "failures": MetadataValue.md("".join(f"- `{d}`: {e}\n" for d, e in summary.failed.items()) or "none"),
     })

@@ -96,3 +96,16 @@ def test_an_unavailable_boundary_model_fails_at_once_with_the_reason(setup):
     [failure] = [e.event_specific_data.error for e in result.all_events if e.is_step_failure]
     assert not result.success and DagsterEventType.STEP_UP_FOR_RETRY not in kinds
     assert "OPENAI_API_KEY" in failure.message + (failure.cause.message if failure.cause else "")
+
+
+def test_an_empty_question_set_fails_at_once(setup):
+    _, instance = setup  # the question set of the fixture holds no question
+    key = partition_key("fixed_size", "all-minilm-l6-v2")
+    assert materialize(ALL_ASSETS, selection=["chunk_collections"], partition_key=key, instance=instance,
+                       resources=build_resources()).success
+    result = materialize(ALL_ASSETS, selection=["experiment_results"], partition_key=key, instance=instance,
+                         resources=build_resources(), raise_on_error=False)
+    kinds = [e.event_type for e in result.all_events]
+    [failure] = [e.event_specific_data.error for e in result.all_events if e.is_step_failure]
+    assert not result.success and DagsterEventType.STEP_UP_FOR_RETRY not in kinds
+    assert "no question could be evaluated" in failure.message + (failure.cause.message if failure.cause else "")

@@ -33,7 +33,7 @@ def test_headings_context_is_only_in_the_embedded_text():
     ]
     for c in chunks:
         assert TEXT[c.start:c.end] == c.text
-    assert chunks[0].chunk_id == "contextual_retrieval_handbook_docx_000000"
+    assert chunks[0].chunk_id == "contextual_retrieval_handbook_docx_dd128f7f2b_000000"
     assert chunker().params()["context_source"] == "headings"
 
 

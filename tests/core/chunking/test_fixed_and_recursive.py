@@ -27,7 +27,7 @@ def test_fixed_size_golden_windows():
     expected_windows = [ids[s:s + 10] for s in range(0, len(ids), step) if s == 0 or s + 4 < len(ids)]
     assert [cl100k().encode_ordinary(c.text) for c in chunks] == expected_windows
     assert [c.chunk_index for c in chunks] == list(range(len(chunks)))
-    assert chunks[0].chunk_id == "fixed_size_doc_md_000000"
+    assert chunks[0].chunk_id == "fixed_size_doc_md_07d3004957_000000"
     assert all(c.token_count <= 10 for c in chunks)
     assert chunks[-1].end == len(text)
 

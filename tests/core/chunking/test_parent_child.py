@@ -20,11 +20,11 @@ def test_golden_parents_and_children():
     roles = [(c.role, c.text, c.parent_id) for c in chunks]
     assert roles == [
         ("parent", "# Cats\n\nCats purr at night.\n\nCats nap all day.", None),
-        ("child", "# Cats\n\nCats purr at night.", "semantic_parent_child_pets_md_000000"),
-        ("child", "Cats nap all day.", "semantic_parent_child_pets_md_000000"),
+        ("child", "# Cats\n\nCats purr at night.", "semantic_parent_child_pets_md_e5d3251b1d_000000"),
+        ("child", "Cats nap all day.", "semantic_parent_child_pets_md_e5d3251b1d_000000"),
         ("parent", "# Dogs\n\nDogs bark at strangers.\n\nDogs dig holes in gardens.", None),
-        ("child", "# Dogs\n\nDogs bark at strangers.", "semantic_parent_child_pets_md_000003"),
-        ("child", "Dogs dig holes in gardens.", "semantic_parent_child_pets_md_000003"),
+        ("child", "# Dogs\n\nDogs bark at strangers.", "semantic_parent_child_pets_md_e5d3251b1d_000003"),
+        ("child", "Dogs dig holes in gardens.", "semantic_parent_child_pets_md_e5d3251b1d_000003"),
     ]
     assert [c.chunk_index for c in chunks] == list(range(6))
     # children link to children, parents to parents

@@ -22,7 +22,7 @@ def test_golden_cut_between_topics(mode):
     chunks = semantic(threshold_mode=mode, threshold=0.5).chunk(doc(CATS_DOGS))
     assert [c.text for c in chunks] == ["Cats purr. Cats nap. Cats hunt.", "Dogs bark. Dogs run. Dogs dig."]
     assert [(c.start, c.end) for c in chunks] == [(0, 31), (32, 62)]
-    assert [c.chunk_id for c in chunks] == ["semantic_doc_md_000000", "semantic_doc_md_000001"]
+    assert [c.chunk_id for c in chunks] == ["semantic_doc_md_07d3004957_000000", "semantic_doc_md_07d3004957_000001"]
     assert chunks[0].next_chunk_id == chunks[1].chunk_id and chunks[1].previous_chunk_id == chunks[0].chunk_id
 
 

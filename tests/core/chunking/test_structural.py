@@ -46,7 +46,7 @@ def test_golden_semantic_prose_and_atomic_units():
         ("qa_pair", QA, ["FAQ"]),
     ]
     ids = [c.chunk_id for c in chunks]
-    assert ids[0] == "structural_policy_docx_000000"
+    assert ids[0] == "structural_policy_docx_1007bf6804_000000"
     assert [c.previous_chunk_id for c in chunks] == [None, *ids[:-1]]
     assert [c.next_chunk_id for c in chunks] == [*ids[1:], None]
 

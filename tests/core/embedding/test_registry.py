@@ -215,3 +215,19 @@ def test_provider_settings_never_show_secrets():
     assert "secret" not in repr(settings) and "secret" not in str(settings)
     with pytest.raises(EmbeddingError, match="max_retries"):
         ProviderSettings(max_retries=-1)
+
+
+@pytest.mark.parametrize("first, second", [("evil/x", "evil-x"), ("evil:x", "evil/x"), ("Evil-X", "evil-x")])
+def test_ids_sharing_a_collection_name_are_refused_naming_both(tmp_path, first, second):
+    body = "".join(f"""
+[[models]]
+id = "{model_id}"
+provider = "openai_compatible"
+model_name = "m"
+dimension = 8
+max_input_tokens = 512
+""" for model_id in (first, second))
+    path = write(tmp_path / "clash.toml", body)
+    with pytest.raises(ConfigError) as info:
+        load_registry(path, use_env=False)
+    assert repr(first) in str(info.value) and repr(second) in str(info.value) and "clash.toml" in str(info.value)

@@ -344,3 +344,69 @@ def fake_word_ole_bytes() -> bytes:
     header = bytearray(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504))
     header[28:32] = b"\xfe\xff\x09\x00"
     return bytes(header) + "WordDocument".encode("utf-16-le") + bytes(100)
+
+
+# ------------------------------------------------------------------------------ hostile files
+def build_sparse_xlsx(path: Path, far_cell: str = "XFD1048576") -> Path:
+    """A tiny workbook: a header and one data row at A1:B2, and one more value at ``far_cell``.
+
+    Its bounding box from A1 is the whole sheet (17 billion cells for XFD1048576), while it holds five cells.
+    """
+    from openpyxl import Workbook
+
+    wb = Workbook()
+    ws = wb.active
+    ws["A1"], ws["B1"] = "Branch", "City"
+    ws["A2"], ws["B2"] = "Central", "Tehran"
+    ws[far_cell] = "far away"
+    wb.save(path)
+    return path
+
+
+def build_lying_docx(path: Path, inflated_bytes: int = 300 * 1024 * 1024, declared_bytes: int = 2048) -> Path:
+    """A valid DOCX whose thumbnail member's zip headers declare ``declared_bytes`` while it inflates to ``inflated_bytes``.
+
+    The member is a run of zeros (deflate compresses it about 1000 times), so the file stays small.
+    Headers that understate the size pass every check of the declared sizes.
+    """
+    import struct
+    import zlib
+    import zipfile
+
+    from docx import Document
+
+    doc = Document()
+    doc.add_paragraph("A normal looking paragraph.")
+    buffer = io.BytesIO()
+    doc.save(buffer)
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    block = b"\0" * (1 << 20)
+    parts = [compressor.compress(block) for _ in range(inflated_bytes >> 20)]
+    parts.append(compressor.flush())
+    payload = b"".join(parts)
+    crc = zlib.crc32(b"\0" * declared_bytes)
+    name = b"docProps/thumbnail.jpeg"  # a part python-docx loads (the package's relationships name it)
+    with zipfile.ZipFile(io.BytesIO(buffer.getvalue())) as source:
+        members = [(info, source.read(info)) for info in source.infolist() if info.filename != name.decode()]
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for info, data in members:
+            target.writestr(info, data)
+    body = out.getvalue()
+    # cut the central directory off, append the lying member, then write a new central directory
+    end = body.rfind(b"PK\x05\x06")
+    cd_offset = struct.unpack("<I", body[end + 16 : end + 20])[0]
+    cd_size = struct.unpack("<I", body[end + 12 : end + 16])[0]
+    entries = body[cd_offset : cd_offset + cd_size]
+    count = struct.unpack("<H", body[end + 10 : end + 12])[0]
+    head = body[:cd_offset]
+    local_offset = len(head)
+    local = struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 8, 0, 0, crc, len(payload), declared_bytes,
+                        len(name), 0) + name + payload
+    central = struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, 8, 0, 0, crc, len(payload),
+                          declared_bytes, len(name), 0, 0, 0, 0, 0, local_offset) + name
+    new_cd_offset = local_offset + len(local)
+    new_entries = entries + central
+    eocd = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, count + 1, count + 1, len(new_entries), new_cd_offset, 0)
+    path.write_bytes(head + local + new_entries + eocd)
+    return path

@@ -210,3 +210,41 @@ def test_reports_render_with_virtual_time_budget(chromium: str, extended_reports
     technical = dump(extended_reports.technical)
     assert 'data-inspector="ready"' in technical and "<mark" in technical
     assert not re.search(r"<script>alert", technical) and not re.search(r"<script>alert", board)
+
+
+@pytest.fixture(scope="module")
+def large_report(tmp_path_factory: pytest.TempPathFactory) -> ReportPaths:
+    import sys
+
+    root = Path(__file__).resolve().parents[3]
+    sys.path.insert(0, str(root / "benchmarks"))
+    try:
+        from report_at_scale import build  # the benchmark's results writer: 1,200 questions here
+    finally:
+        sys.path.remove(str(root / "benchmarks"))
+    from chunkbench_core.reporting import write_reports
+
+    folder = tmp_path_factory.mktemp("large-report")
+    return write_reports(build(folder, 1200, 1), folder / "reports")
+
+
+def test_a_large_run_opens_with_a_window_of_questions(browser: Any, large_report: ReportPaths) -> None:
+    """A long question list is drawn as a window around the selection; the tables show their first rows and
+    say where the rest is. (Load time at 10,000 questions: benchmarks/report_at_scale.py.)"""
+    view = Page(browser, large_report.technical)
+    page = view.page
+    page.wait_for_selector("html[data-inspector=ready]")
+    options = page.locator("#question-list li[role=option]")
+    assert options.count() == 200
+    assert "1000 more question(s)" in page.locator("#question-list").inner_text()
+    options.first.click()
+    page.keyboard.press("End")  # every question is reachable from the keyboard
+    assert page.locator("#inspector-question").inner_text().startswith("Question 1199:")
+    assert page.locator("#question-list li[aria-selected=true]").inner_text().startswith("Question 1199:")
+    assert "earlier question(s)" in page.locator("#question-list").inner_text()
+    page.locator("#question-filter").fill("Question 7:")
+    assert page.locator("#question-list li[role=option]").count() == 1
+    assert page.locator("#questions tbody tr").count() == 500
+    assert "The first 500 of 1,200 rows are shown here" in page.locator(".table-limit").first.inner_text()
+    view.assert_inert(static_scripts=2)
+    view.close()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from chunkbench_core.chunking.base import make_chunk_id
 from chunkbench_core.errors import VectorStoreError
 from chunkbench_core.storage.embedding_cache import EmbeddingCache
 from chunkbench_core.storage.vector_store import VectorStore, collection_name
@@ -89,7 +90,7 @@ def test_two_processes_materialize_two_collections_at_once(tmp_path):
         results[strategy] = json.loads(out.strip().splitlines()[-1])
     for strategy, result in results.items():
         assert result["count"] == result["upserted"] == 240 and result["removed"] == 0
-        assert result["top"] == f"{strategy}_volcano_md_000005"
+        assert result["top"] == make_chunk_id(strategy, "volcano.md", 5)
     with VectorStore(local_root=root) as store:
         assert store.list_collections() == [collection_name("fixed_size", model), collection_name("recursive", model)]
     with EmbeddingCache(cache_path) as cache:

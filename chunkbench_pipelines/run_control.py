@@ -1,0 +1,148 @@
+"""``chunkbench run`` ends promptly on a signal, says how far it got, and cleans up after a killed run.
+
+- :func:`run_interruptibly` runs the work in a worker thread while the main thread keeps the SIGTERM and
+  SIGINT handlers (Dagster only takes over signals on the main thread, and would turn one into a
+  failed cell of one question). A signal asks every loop of the work to stop at its next item
+  (:func:`chunkbench_core.progress.request_stop`); after a grace period the runs this process started
+  that are still STARTED are marked failed in the Dagster instance, and the exit code is 128 + the
+  signal number (130 for Ctrl-C, 143 for SIGTERM).
+- :func:`fail_orphaned_runs`: a run killed with -9 cannot say anything, and Dagster's run monitoring
+  only watches runs a run launcher started (not in-process ones). Every run ``chunkbench run`` starts is
+  tagged with its host and process id, so the next ``chunkbench run`` marks failed the STARTED runs whose
+  process is gone.
+- :func:`print_progress`: progress lines of long loops (questions done / total, elapsed, ETA).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import threading
+from typing import Callable, TextIO
+
+from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
+
+from chunkbench_core import progress
+
+PID_TAG = "chunkbench/pid"
+HOST_TAG = "chunkbench/host"
+GRACE_SECONDS = 5.0
+
+
+def check_run_arguments(strategies: list[str] | None, corpus_models: list[str] | None) -> None:
+    """Refuse an unknown strategy or corpus model before any work starts (ConfigError: the CLI exits 2)."""
+    from chunkbench_core.chunking import STRATEGY_NAMES
+    from chunkbench_core.embedding import model_registry
+    from chunkbench_core.errors import ConfigError
+
+    for strategy in strategies or ():
+        if strategy not in STRATEGY_NAMES:
+            raise ConfigError(f"unknown strategy {strategy!r}; choose from: {', '.join(STRATEGY_NAMES)}")
+    if corpus_models:
+        registry = model_registry()  # a bad registry file raises ConfigError naming it
+        for model in corpus_models:
+            if model not in registry:
+                raise ConfigError(f"unknown corpus model {model!r}; registered: {', '.join(registry)} "
+                                  "(add models with a file named by CHUNKBENCH_MODELS)")
+
+
+def process_tags() -> dict[str, str]:
+    """Tags naming this process, put on every run it starts."""
+    return {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def _started_runs(instance: DagsterInstance) -> list:
+    return list(instance.get_runs(RunsFilter(statuses=[DagsterRunStatus.STARTED, DagsterRunStatus.STARTING],
+                                             tags={HOST_TAG: socket.gethostname()})))
+
+
+def fail_orphaned_runs(instance: DagsterInstance, say: Callable[[str], None] | None = None) -> list[str]:
+    """Mark failed the STARTED runs of ``chunkbench run`` on this host whose process is gone; returns their ids."""
+    failed = []
+    for run in _started_runs(instance):
+        pid = run.tags.get(PID_TAG, "")
+        if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+            continue
+        instance.report_run_failed(run, message=f"the chunkbench run process (pid {pid}) ended without finishing "
+                                               "this run (killed?); marked failed by the next chunkbench run")
+        failed.append(run.run_id)
+    if failed and say is not None:
+        say(f"marked {len(failed)} run(s) of a killed chunkbench run as failed: {', '.join(r[:8] for r in failed)}")
+    return failed
+
+
+def fail_own_runs(instance: DagsterInstance, reason: str) -> list[str]:
+    """Mark failed the runs this process started that are still STARTED."""
+    failed = []
+    for run in _started_runs(instance):
+        if run.tags.get(PID_TAG) == str(os.getpid()):
+            instance.report_run_failed(run, message=reason)
+            failed.append(run.run_id)
+    return failed
+
+
+def print_progress(out: TextIO) -> Callable[[progress.Progress], None]:
+    def sink(p: progress.Progress) -> None:
+        print(f"    {p.line()}", file=out, flush=True)
+
+    return sink
+
+
+def run_interruptibly(work: Callable[[], int], instance: DagsterInstance, out: TextIO,
+                      grace_seconds: float = GRACE_SECONDS) -> int:
+    """Run ``work`` (returns an exit code) in a thread; a SIGTERM/SIGINT stops it within ``grace_seconds``."""
+    if threading.current_thread() is not threading.main_thread():  # pragma: no cover - signals need the main thread
+        return work()
+    received: list[int] = []
+    done = threading.Event()
+    outcome: dict[str, object] = {}
+
+    def handler(signo: int, _frame: object) -> None:
+        received.append(signo)
+        progress.request_stop(f"{signal.Signals(signo).name} received")
+
+    def target() -> None:
+        try:
+            outcome["code"] = work()
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+            outcome["error"] = exc
+        finally:
+            done.set()
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
+    sink = print_progress(out)
+    progress.add_sink(sink)
+    thread = threading.Thread(target=target, name="chunkbench-run", daemon=True)
+    try:
+        thread.start()
+        while not done.wait(0.2):
+            if received:
+                print(f"\n{signal.Signals(received[0]).name} received: stopping (at most {grace_seconds:g} s) ...",
+                      file=out, flush=True)
+                done.wait(grace_seconds)
+                break
+    finally:
+        for signo, old in previous.items():
+            signal.signal(signo, old)
+        progress.remove_sink(sink)
+    if received:
+        name = signal.Signals(received[0]).name
+        failed = fail_own_runs(instance, f"chunkbench run stopped by {name}")
+        print(f"stopped by {name}; {len(failed)} unfinished run(s) marked failed in Dagster"
+              + ("" if done.is_set() else " (a request still in flight was abandoned)"), file=out, flush=True)
+        progress.clear_stop()
+        return 128 + received[0]
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return int(outcome.get("code", 1))  # type: ignore[arg-type]

@@ -1,0 +1,95 @@
+"""Hostile corpora through the parsed_documents asset: each bad file fails alone, named, and the rest goes on."""
+
+import json
+
+import duckdb
+import pytest
+from dagster import DagsterInstance, materialize
+
+from chunkbench_pipelines.assets import ALL_ASSETS
+from chunkbench_pipelines.resources import (
+    DuckDBResource,
+    EmbeddingResource,
+    LLMResource,
+    QdrantResource,
+    RankingResource,
+    WorkspaceResource,
+)
+
+DOC = "# Tides\n\nThe harbour of Quelm floods twice a day when the spring tide rises above four metres.\n"
+
+
+@pytest.fixture()
+def setup(tmp_path):
+    corpus, questions, home = tmp_path / "corpus", tmp_path / "questions", tmp_path / "home"
+    corpus.mkdir()
+    questions.mkdir()
+    (corpus / "tides.md").write_text(DOC, encoding="utf-8")
+    (questions / "q.json").write_text(json.dumps({"questions": [{
+        "id": "t1", "question": "How often does Quelm flood?",
+        "references": [{"document": "tides.md", "content": "floods twice a day"}]}]}), encoding="utf-8")
+    workspace = WorkspaceResource(home=str(home), corpus=str(corpus), questions=str(questions))
+    resources = {"workspace": workspace, "duckdb": DuckDBResource(folder=str(home)),
+                 "qdrant": QdrantResource(local_path=str(home / "qdrant")), "embeddings": EmbeddingResource(),
+                 "llm": LLMResource(), "ranking": RankingResource()}
+    (tmp_path / "dagster_home").mkdir()
+    instance = DagsterInstance.local_temp(str(tmp_path / "dagster_home"))
+    yield {"tmp": tmp_path, "corpus": corpus, "home": home, "resources": resources, "instance": instance}
+    instance.dispose()
+
+
+def parse_corpus(setup):
+    result = materialize(ALL_ASSETS, selection=["source_documents", "parsed_documents"], instance=setup["instance"],
+                         resources=setup["resources"])
+    assert result.success
+    con = duckdb.connect(str(setup["home"] / "chunkbench.duckdb"), read_only=True)
+    try:
+        rows = con.execute("SELECT document, status, error FROM documents ORDER BY document").fetchall()
+    finally:
+        con.close()
+    return {d: (s, e) for d, s, e in rows}, result
+
+
+@pytest.mark.slow
+def test_a_document_over_the_memory_limit_fails_alone(setup, monkeypatch):
+    monkeypatch.setenv("CHUNKBENCH_PARSE_MEMORY_MB", "512")
+    (setup["corpus"] / "wide.csv").write_bytes(b"name,value\n" + b"x," * 12_000_000 + b"\n")
+    documents, _ = parse_corpus(setup)
+    assert documents["tides.md"][0] == "parsed"
+    status, error = documents["wide.csv"]
+    assert status == "failed"
+    assert "wide.csv" in error and "memory limit of 512 MB (CHUNKBENCH_PARSE_MEMORY_MB)" in error
+
+
+def test_names_that_sanitise_alike_are_two_documents(setup):
+    from chunkbench_pipelines.partitions import partition_key
+
+    for name in ("report 2024.txt", "report-2024.txt"):
+        (setup["corpus"] / name).write_text(f"Figures of {name}: sales rose in the north.\n", encoding="utf-8")
+    documents, _ = parse_corpus(setup)
+    assert documents["report 2024.txt"][0] == documents["report-2024.txt"][0] == "parsed"
+    result = materialize(ALL_ASSETS, selection=["chunk_collections"], instance=setup["instance"],
+                         resources=setup["resources"], partition_key=partition_key("fixed_size", "all-minilm-l6-v2"))
+    assert result.success
+    con = duckdb.connect(str(setup["home"] / "chunkbench.duckdb"), read_only=True)
+    try:
+        rows = con.execute("SELECT document, count(DISTINCT chunk_id) FROM chunks GROUP BY document").fetchall()
+    finally:
+        con.close()
+    assert dict(rows) == {"tides.md": 1, "report 2024.txt": 1, "report-2024.txt": 1}
+
+
+def test_a_link_outside_the_corpus_is_refused_and_hidden_files_are_counted(setup):
+    import os
+
+    outside = setup["tmp"] / "outside.md"
+    outside.write_text("# Payroll\n\nEveryone's salary, which must never be indexed.\n", encoding="utf-8")
+    os.symlink(outside, setup["corpus"] / "payroll.md")
+    (setup["corpus"] / ".draft.md").write_text("hidden", encoding="utf-8")
+    documents, result = parse_corpus(setup)
+    status, error = documents["payroll.md"]
+    assert status == "failed" and "payroll.md: symbolic link to a file outside the corpus" in error
+    [materialization] = result.asset_materializations_for_node("parsed_documents")
+    assert materialization.metadata["hidden_skipped"].value == 1
+    parsed = list((setup["home"] / "parsed").glob("*.json"))
+    assert parsed and all("salary" not in p.read_text(encoding="utf-8") for p in parsed)
