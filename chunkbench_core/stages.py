@@ -404,6 +404,7 @@ class ExperimentSummary:
     errors: list[str]
     n_questions: int
     out_of_range: list[str] = field(default_factory=list)
+    llm_report: Any = None  # evaluation.llm.LLMRunReport when an LLM ran: evaluated, skipped and why
 
 
 def metrics_out_of_range(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> list[str]:
@@ -459,8 +460,9 @@ def run_experiment(
     outcomes = run_retrieval(resolved, embedder, store, name, top_k=top_k, filter_by_document=filter_by_document,
                              strategy=strategy, expansion=expansion, chunks=chunks, parents=parents,
                              budgets=budgets, latency=latency)
+    llm_report = None
     if llm_client is not None and llm_settings is not None:
-        run_llm_evaluation(outcomes, llm_client, llm_settings)  # never raises: failures are per-question cells
+        llm_report = run_llm_evaluation(outcomes, llm_client, llm_settings)  # never raises: per-question cells
     stamp = now()
     key = f"{partition_rows_key(strategy, spec.id, variant)}__{experiment_run_id}"
     base = {"experiment_run_id": experiment_run_id, "strategy": strategy, "corpus_model": spec.id, "top_k": top_k,
@@ -497,7 +499,8 @@ def run_experiment(
                                  sort_keys=True, ensure_ascii=False),
     }])
     return ExperimentSummary(experiment_run_id, summary, errors, len(outcomes),
-                             metrics_out_of_range(rows, (*QUESTION_COLUMNS, *EXPANDED_COLUMNS)))
+                             metrics_out_of_range(rows, (*QUESTION_COLUMNS, *EXPANDED_COLUMNS)),
+                             llm_report=llm_report)
 
 
 def query_cost(outcomes: Sequence[Any], spec: EmbeddingModelSpec, llm_settings: LLMSettings | None,
