@@ -10,7 +10,7 @@ from .assets import ALL_ASSETS
 from .jobs import ALL_JOBS
 from .schedules import ALL_SCHEDULES
 from .sensors import ALL_SENSORS
-from .resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
+from .resources import EMBEDDING_ENV, DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
 
 
 def build_resources(resolve: bool = False) -> dict[str, object]:
@@ -40,13 +40,8 @@ def build_resources(resolve: bool = False) -> dict[str, object]:
                                        questions=_env("CHUNKBENCH_QUESTIONS"), results=_env("CHUNKBENCH_RESULTS_DIR")),
         "duckdb": DuckDBResource(folder=_env("CHUNKBENCH_RESULTS_DIR") or _env("CHUNKBENCH_HOME")),
         "qdrant": QdrantResource(url=_env("QDRANT_URL"), api_key=_env("QDRANT_API_KEY")),
-        "embeddings": EmbeddingResource(
-            openai_api_key=_env("OPENAI_API_KEY"),
-            openai_base_url=_env("OPENAI_BASE_URL"),
-            compatible_base_url=_env("CHUNKBENCH_OPENAI_COMPATIBLE_URL"),
-            compatible_api_key=_env("CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY"),
-            pool_limit=pool_limit,
-        ),
+        "embeddings": EmbeddingResource(**{field: _env(name) for field, name in EMBEDDING_ENV.items()},
+                                        pool_limit=pool_limit),
         "llm": LLMResource(model=_env("CHUNKBENCH_LLM_MODEL"), base_url=_env("CHUNKBENCH_LLM_BASE_URL"),
                            api_key=_env("CHUNKBENCH_LLM_API_KEY") or _env("OPENAI_API_KEY"),
                            vision_model=_env("CHUNKBENCH_VISION_MODEL"), pool_limit=pool_limit),

@@ -86,6 +86,15 @@ class QdrantResource(ConfigurableResource):
             store.close()
 
 
+# the environment variable each provider field of EmbeddingResource is read from (definitions.py, partitions.py)
+EMBEDDING_ENV = {
+    "openai_api_key": "OPENAI_API_KEY",
+    "openai_base_url": "OPENAI_BASE_URL",
+    "compatible_base_url": "CHUNKBENCH_OPENAI_COMPATIBLE_URL",
+    "compatible_api_key": "CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY",
+}
+
+
 class EmbeddingResource(ConfigurableResource):
     """Embedding providers: OpenAI (OPENAI_API_KEY) and any OpenAI-compatible server."""
 

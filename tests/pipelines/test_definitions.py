@@ -5,6 +5,7 @@ from pathlib import Path
 
 from dagster import AssetKey
 
+from chunkbench_core.chunking import STRATEGY_NAMES
 from chunkbench_pipelines.definitions import defs
 from chunkbench_pipelines.partitions import strategy_x_model
 
@@ -35,6 +36,51 @@ def test_partition_keys_are_strategy_by_corpus_model():
     keys = strategy_x_model.get_partition_keys()
     assert "all-minilm-l6-v2|fixed_size" in keys
     assert "all-minilm-l6-v2|recursive" in keys
+
+
+def test_only_models_runnable_in_the_environment_are_partitions():
+    from chunkbench_pipelines.partitions import runnable_corpus_models
+
+    assert runnable_corpus_models({}) == ["all-minilm-l6-v2", "multilingual-e5-small"]
+    assert runnable_corpus_models({"OPENAI_API_KEY": "sk-x"}) == [
+        "all-minilm-l6-v2", "multilingual-e5-small", "text-embedding-3-small", "text-embedding-3-large"]
+    assert "nomic-embed-text-v2-moe" in runnable_corpus_models(
+        {"CHUNKBENCH_OPENAI_COMPATIBLE_URL": "http://127.0.0.1:11434/v1"})
+
+
+# what the code location offers, loaded as `dagster dev` loads it: a fresh process with its environment
+PARTITION_KEYS = """
+from dagster import AssetKey
+from chunkbench_core.chunking import STRATEGY_NAMES
+from chunkbench_pipelines.definitions import defs
+graph = defs.resolve_asset_graph()
+for name in ("chunk_collections", "experiment_results"):
+    print(name, ",".join(graph.get(AssetKey(name)).partitions_def.get_partition_keys()))
+"""
+
+
+def _loaded_partition_keys(tmp_path, **env: str) -> dict[str, set[str]]:
+    clean = {k: v for k, v in os.environ.items() if k not in (
+        "OPENAI_API_KEY", "CHUNKBENCH_OPENAI_COMPATIBLE_URL", "CHUNKBENCH_MODELS")}
+    result = subprocess.run([sys.executable, "-c", PARTITION_KEYS], cwd=ROOT, capture_output=True, text=True,
+                            timeout=300, env={**clean, "DAGSTER_HOME": str(tmp_path), **env})
+    assert result.returncode == 0, result.stderr
+    return {line.split()[0]: set(line.split()[1].split(",")) for line in result.stdout.splitlines()}
+
+
+def test_loaded_partitions_without_and_with_an_openai_key(tmp_path):
+    without = _loaded_partition_keys(tmp_path)
+    assert without["chunk_collections"] == without["experiment_results"]
+    models = {key.split("|")[0] for key in without["chunk_collections"]}
+    assert models == {"all-minilm-l6-v2", "multilingual-e5-small"}
+    assert len(without["chunk_collections"]) == 2 * len(STRATEGY_NAMES)
+
+    with_key = _loaded_partition_keys(tmp_path, OPENAI_API_KEY="sk-test-not-a-real-key")
+    models = {key.split("|")[0] for key in with_key["experiment_results"]}
+    assert models == {"all-minilm-l6-v2", "multilingual-e5-small", "text-embedding-3-small",
+                      "text-embedding-3-large"}
+    assert with_key["chunk_collections"] >= without["chunk_collections"]
+    assert "text-embedding-3-small|semantic" in with_key["chunk_collections"]
 
 
 def test_dagster_cli_validates_the_workspace(tmp_path):
