@@ -251,6 +251,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=command_thresholds)
     i = sub.add_parser("init", help="create CHUNKBENCH_HOME and print the DAGSTER_HOME chunkbench uses")
     i.set_defaults(func=command_init)
+    from .cli_ui import add_parser as add_ui_parser
+
+    add_ui_parser(sub)
     return parser
 
 

@@ -37,7 +37,8 @@ def build_resources(resolve: bool = False) -> dict[str, object]:
 
     return {
         "workspace": WorkspaceResource(home=_env("CHUNKBENCH_HOME"), corpus=_env("CHUNKBENCH_CORPUS"),
-                                       questions=_env("CHUNKBENCH_QUESTIONS"), results=_env("CHUNKBENCH_RESULTS_DIR")),
+                                       questions=_env("CHUNKBENCH_QUESTIONS"), results=_env("CHUNKBENCH_RESULTS_DIR"),
+                                       reports_url=_env("CHUNKBENCH_REPORTS_URL")),
         "duckdb": DuckDBResource(folder=_env("CHUNKBENCH_RESULTS_DIR") or _env("CHUNKBENCH_HOME")),
         "qdrant": QdrantResource(url=_env("QDRANT_URL"), api_key=_env("QDRANT_API_KEY")),
         "embeddings": EmbeddingResource(**{field: _env(name) for field, name in EMBEDDING_ENV.items()},

@@ -32,6 +32,8 @@ class WorkspaceResource(ConfigurableResource):
     corpus: Optional[str] = None
     questions: Optional[str] = None
     results: Optional[str] = None  # shared results folder (CHUNKBENCH_RESULTS_DIR); default: home
+    # where the reports are served (CHUNKBENCH_REPORTS_URL, set by `make ui`); default http://127.0.0.1:3001/
+    reports_url: Optional[str] = None
 
     def home_dir(self) -> Path:
         return settings.home_dir(self.home)
@@ -55,6 +57,12 @@ class WorkspaceResource(ConfigurableResource):
 
     def reports_dir(self) -> Path:
         return self.results_dir() / "reports"
+
+    def report_url(self, path: Path, fragment: str = "") -> str:
+        """The http:// URL of a file of reports_dir() (browsers refuse file:// links from the UI)."""
+        from .report_server import report_link
+
+        return report_link(self.reports_url, path.name, fragment)
 
 
 class DuckDBResource(ConfigurableResource):

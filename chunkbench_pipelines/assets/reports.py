@@ -42,9 +42,11 @@ def leaderboard(context: AssetExecutionContext, duckdb: DuckDBResource) -> Mater
        description="Self-contained HTML reports: managerial, technical with retrieval inspector, decision board.")
 def benchmark_report(context: AssetExecutionContext, workspace: WorkspaceResource, duckdb: DuckDBResource) -> MaterializeResult:
     paths = write_reports(duckdb.results(), workspace.reports_dir())
+    # http:// links (served by `make ui`, see report_server.py): browsers refuse file:// from the UI
     return MaterializeResult(metadata={
+        "url": MetadataValue.url(workspace.report_url(paths.managerial)),
+        "plots": MetadataValue.url(workspace.report_url(paths.managerial, "recall-precision")),
+        "technical_report": MetadataValue.url(workspace.report_url(paths.technical)),
+        "decision_board": MetadataValue.url(workspace.report_url(paths.decision_board)),
         "path": MetadataValue.path(str(paths.managerial)),
-        "url": MetadataValue.url(paths.managerial.as_uri()),
-        "technical_report": MetadataValue.url(paths.technical.as_uri()),
-        "decision_board": MetadataValue.url(paths.decision_board.as_uri()),
     })
