@@ -1,10 +1,17 @@
-"""Materialize the whole graph in-process: what ``chunkbench run`` and ``make demo`` do."""
+"""Materialize the whole graph in-process: what ``chunkbench run`` and ``make demo`` do.
+
+Each step is a run of the defined job ``benchmark_everything`` (documents, then each partition,
+then the reports), so the runs are listed under that job in the UI, with their partitions, and
+carry the tags ``chunkbench/trigger=cli`` and ``chunkbench/benchmark=<start time>`` that group the
+runs of one invocation.
+"""
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Sequence, TextIO
 
-from dagster import DagsterInstance, materialize
+from dagster import AssetKey, DagsterInstance, Definitions
 
 from chunkbench_core import settings
 from chunkbench_core.chunking import STRATEGY_NAMES
@@ -15,6 +22,7 @@ from chunkbench_core.storage.results_db import ResultsDB
 
 from .assets import ALL_ASSETS
 from .definitions import build_resources
+from .jobs import benchmark_everything_job
 from .partitions import partition_key
 
 
@@ -31,14 +39,19 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
             print(text, file=out, flush=True)
 
     instance = instance or DagsterInstance.get()
-    resources = build_resources()
+    # resources as configured now (the environment of this call), as the code location would
+    job = Definitions(assets=ALL_ASSETS, jobs=[benchmark_everything_job],
+                      resources=build_resources()).resolve_job_def(benchmark_everything_job.name)
+    tags = {"chunkbench/trigger": "cli",
+            "chunkbench/benchmark": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
     embeddings = build_resources(resolve=True)["embeddings"]  # availability is decided outside a run
     failures: list[str] = []
 
     def step(selection: list[str], key=None, label: str = "") -> bool:
-        result = materialize(ALL_ASSETS, selection=selection, partition_key=key, instance=instance,
-                             resources=resources, raise_on_error=False, tags={"chunkbench/trigger": "cli"},
-                             run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
+        result = job.execute_in_process(asset_selection=[AssetKey(name) for name in selection],
+                                        partition_key=str(key) if key is not None else None, instance=instance,
+                                        raise_on_error=False, tags=tags,
+                                        run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
         if not result.success:
             errors = [str(e.event_specific_data.error.message).strip()  # type: ignore[union-attr]
                       for e in result.all_events if e.is_step_failure]

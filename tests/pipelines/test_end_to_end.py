@@ -122,6 +122,14 @@ def test_whole_graph_on_a_tiny_corpus(workspace):
     report = (home / "reports" / "benchmark_report.html").read_text(encoding="utf-8")
     assert "Leaderboard" in report and "volcano.md" in report and "<img" in report
 
+    # every step ran as the defined job benchmark_everything, tagged, partitions on their runs
+    runs = instance.get_runs()
+    assert {r.job_name for r in runs} == {"benchmark_everything"} and len(runs) == 4
+    assert {r.tags["chunkbench/trigger"] for r in runs} == {"cli"}
+    assert len({r.tags["chunkbench/benchmark"] for r in runs}) == 1
+    assert sorted(r.tags.get("dagster/partition", "") for r in runs) == [
+        "", "", f"{MODEL}|fixed_size", f"{MODEL}|recursive"]
+
 
 @pytest.mark.e2e
 def test_rerun_is_idempotent_and_removes_stale_points(workspace):
