@@ -1,3 +1,4 @@
+import json
 import os
 import subprocess
 import sys
@@ -99,3 +100,23 @@ def test_secrets_are_env_vars_not_values(monkeypatch):
     resources = build_resources()
     assert "sk-test" not in repr(resources)
     assert "sk-test" not in repr(resources["embeddings"].provider_settings())
+
+
+def _dg(*args: str, home: Path) -> subprocess.CompletedProcess:
+    dg = Path(sys.executable).with_name("dg")
+    return subprocess.run([str(dg), *args], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "DAGSTER_HOME": str(home), "NO_COLOR": "1"})
+
+
+def test_dg_check_defs_and_list_defs_load_the_project(tmp_path):
+    (tmp_path / "dagster.yaml").write_text("", encoding="utf-8")
+    check = _dg("check", "defs", home=tmp_path)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "All definitions loaded successfully" in check.stdout + check.stderr
+    listed = _dg("list", "defs", "--json", home=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    defs_json = json.loads(listed.stdout)
+    assert {a["asset_key"] for a in defs_json["assets"]} == {
+        "source_documents", "parsed_documents", "chunk_collections", "experiment_results", "leaderboard",
+        "benchmark_report"}
+    assert "benchmark_everything" in {j["name"] for j in defs_json["jobs"]}
