@@ -6,7 +6,7 @@ import os
 
 from dagster import Definitions, EnvVar, in_process_executor
 
-from .assets import ALL_ASSETS
+from .assets import ALL_ASSETS, EXTERNAL_ASSETS
 from .jobs import ALL_JOBS
 from .schedules import ALL_SCHEDULES
 from .sensors import ALL_SENSORS
@@ -52,5 +52,5 @@ def build_resources(resolve: bool = False) -> dict[str, object]:
 # Runs execute in one process: the steps of a partition are sequential anyway, and one process
 # per run (not per step) loads the embedding model once. Parallelism comes from running
 # several partitions at once (the run queue, backfills).
-defs = Definitions(assets=ALL_ASSETS, jobs=ALL_JOBS, sensors=ALL_SENSORS, schedules=ALL_SCHEDULES,
+defs = Definitions(assets=[*ALL_ASSETS, *EXTERNAL_ASSETS], jobs=ALL_JOBS, sensors=ALL_SENSORS, schedules=ALL_SCHEDULES,
                    resources=build_resources(), executor=in_process_executor)

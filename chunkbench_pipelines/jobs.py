@@ -20,7 +20,8 @@ refresh_reports_job = define_asset_job(
     description="Rebuild the leaderboard view and the HTML report.")
 
 benchmark_everything_job = define_asset_job(
-    "benchmark_everything", selection=AssetSelection.all(),
+    "benchmark_everything", selection=AssetSelection.assets("source_documents", "parsed_documents", "chunk_collections",
+                                                            "experiment_results", "leaderboard", "benchmark_report"),
     description="The whole benchmark: what `chunkbench run` and `make demo` launch, one run per step and partition "
                 "(tags chunkbench/benchmark and chunkbench/trigger).")
 

@@ -2,10 +2,12 @@
 
 from .chunks import chunk_collections
 from .documents import parsed_documents, source_documents
-from .experiments import experiment_results
+from .experiments import experiment_results, question_sets
 from .reports import benchmark_report, leaderboard
 
 ALL_ASSETS = [source_documents, parsed_documents, chunk_collections, experiment_results, leaderboard, benchmark_report]
+# reported by a sensor, never materialized by a run
+EXTERNAL_ASSETS = [question_sets]
 
-__all__ = ["ALL_ASSETS", "benchmark_report", "chunk_collections", "experiment_results", "leaderboard",
+__all__ = ["ALL_ASSETS", "EXTERNAL_ASSETS", "question_sets", "benchmark_report", "chunk_collections", "experiment_results", "leaderboard",
            "parsed_documents", "source_documents"]

@@ -16,6 +16,7 @@ from dagster import (
 
 from chunkbench_core.stages import build_chunk_collection, chunking_params, load_parsed_corpus, variant_label
 
+from ..automation import on_parsed_corpus_change
 from ..concurrency import pool_slots
 from ..failures import TRANSIENT_RETRY, corpus_embedder, permanent_errors_fail_fast
 from ..partitions import split_key, strategy_x_model
@@ -51,7 +52,7 @@ def token_histogram(counts: list[int], buckets: int = 8) -> str:
 
 
 @asset(partitions_def=strategy_x_model, group_name="chunks", kinds={"qdrant", "duckdb"}, deps=[parsed_documents],
-       retry_policy=TRANSIENT_RETRY,
+       retry_policy=TRANSIENT_RETRY, automation_condition=on_parsed_corpus_change(),
        check_specs=[
            AssetCheckSpec(VECTOR_COUNT_CHECK, asset="chunk_collections", blocking=True,
                           description="The collection holds exactly one point per chunk of the partition."),

@@ -7,6 +7,8 @@ from dagster import (
     AssetCheckSeverity,
     AssetCheckSpec,
     AssetExecutionContext,
+    AssetKey,
+    AssetSpec,
     Config,
     MaterializeResult,
     MetadataValue,
@@ -19,6 +21,7 @@ from chunkbench_core.evaluation.experiment import DEFAULT_TOP_K
 from chunkbench_core.evaluation.retrieval import ExpansionSettings
 from chunkbench_core.stages import chunking_params, load_parsed_corpus, run_experiment, variant_label
 
+from ..automation import QUESTION_SETS, on_collection_or_question_sets
 from ..concurrency import pool_slots
 from ..failures import TRANSIENT_RETRY, corpus_embedder, permanent_errors_fail_fast
 from ..partitions import split_key, strategy_x_model
@@ -48,8 +51,15 @@ class ExperimentConfig(Config):
     chunk_overlap: Optional[int] = None
 
 
-@asset(partitions_def=strategy_x_model, group_name="experiments", kinds={"qdrant", "duckdb"}, deps=[chunk_collections],
-       retry_policy=TRANSIENT_RETRY,
+question_sets = AssetSpec(
+    QUESTION_SETS, group_name="experiments", kinds={"json"},
+    description="The question set files (CHUNKBENCH_QUESTIONS), reported by question_sets_sensor when one is added "
+                "or changed; experiments read the folder itself.")
+
+
+@asset(partitions_def=strategy_x_model, group_name="experiments", kinds={"qdrant", "duckdb"},
+       deps=[chunk_collections, AssetKey(QUESTION_SETS)], retry_policy=TRANSIENT_RETRY,
+       automation_condition=on_collection_or_question_sets(),
        check_specs=[
            AssetCheckSpec(METRICS_RANGE_CHECK, asset="experiment_results", blocking=True,
                           description="Every per-question metric lies in [0, 1]."),

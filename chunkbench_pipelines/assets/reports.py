@@ -1,7 +1,7 @@
 """leaderboard (DuckDB view) and benchmark_report (HTML file)."""
 
 
-from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
+from dagster import AssetExecutionContext, AutomationCondition, MaterializeResult, MetadataValue, asset
 
 import base64
 
@@ -10,11 +10,12 @@ from chunkbench_core.reporting.plots import ScatterPoint, recall_precision_png
 from chunkbench_core.reporting.leaderboard import format_markdown
 from chunkbench_core.stages import compare_latest_runs
 
+from ..automation import on_new_results
 from ..resources import DuckDBResource, WorkspaceResource
 from .experiments import experiment_results
 
 
-@asset(group_name="reports", kinds={"duckdb"}, deps=[experiment_results],
+@asset(group_name="reports", kinds={"duckdb"}, deps=[experiment_results], automation_condition=on_new_results(),
        description="Latest experiment run per strategy x corpus model, ranked (DuckDB view `leaderboard`).")
 def leaderboard(context: AssetExecutionContext, duckdb: DuckDBResource) -> MaterializeResult:
     results = duckdb.results()
@@ -38,7 +39,7 @@ def leaderboard(context: AssetExecutionContext, duckdb: DuckDBResource) -> Mater
     return MaterializeResult(metadata=metadata)
 
 
-@asset(group_name="reports", kinds={"html"}, deps=[leaderboard],
+@asset(group_name="reports", kinds={"html"}, deps=[leaderboard], automation_condition=AutomationCondition.eager(),
        description="Self-contained HTML reports: managerial, technical with retrieval inspector, decision board.")
 def benchmark_report(context: AssetExecutionContext, workspace: WorkspaceResource, duckdb: DuckDBResource) -> MaterializeResult:
     paths = write_reports(duckdb.results(), workspace.reports_dir())

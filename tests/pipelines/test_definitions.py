@@ -17,12 +17,14 @@ def test_definitions_load_with_the_asset_graph_of_the_design():
     graph = defs.resolve_asset_graph()
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
     assert keys == {"source_documents", "parsed_documents", "chunk_collections", "experiment_results",
-                    "leaderboard", "benchmark_report"}
+                    "leaderboard", "benchmark_report", "question_sets"}
     for partitioned in ("chunk_collections", "experiment_results"):
         assert graph.get(AssetKey(partitioned)).partitions_def == strategy_x_model
-    for unpartitioned in ("source_documents", "parsed_documents", "leaderboard", "benchmark_report"):
+    for unpartitioned in ("source_documents", "parsed_documents", "leaderboard", "benchmark_report", "question_sets"):
         assert graph.get(AssetKey(unpartitioned)).partitions_def is None
-    assert graph.get(AssetKey("experiment_results")).parent_keys == {AssetKey("chunk_collections")}
+    assert graph.get(AssetKey("experiment_results")).parent_keys == {AssetKey("chunk_collections"),
+                                                                     AssetKey("question_sets")}
+    assert not graph.get(AssetKey("question_sets")).is_executable  # reported by a sensor
     assert graph.get(AssetKey("leaderboard")).parent_keys == {AssetKey("experiment_results")}
 
 
@@ -118,5 +120,5 @@ def test_dg_check_defs_and_list_defs_load_the_project(tmp_path):
     defs_json = json.loads(listed.stdout)
     assert {a["asset_key"] for a in defs_json["assets"]} == {
         "source_documents", "parsed_documents", "chunk_collections", "experiment_results", "leaderboard",
-        "benchmark_report"}
+        "benchmark_report", "question_sets"}
     assert "benchmark_everything" in {j["name"] for j in defs_json["jobs"]}
