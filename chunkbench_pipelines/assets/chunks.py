@@ -19,6 +19,7 @@ from chunkbench_core.stages import build_chunk_collection, chunking_params, load
 from ..automation import on_parsed_corpus_change
 from ..concurrency import pool_slots
 from ..failures import TRANSIENT_RETRY, corpus_embedder, permanent_errors_fail_fast
+from ..metadata import pool_wait as pool_wait_metadata, rounded
 from ..partitions import split_key, strategy_x_model
 from ..resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
 from .documents import parsed_documents
@@ -90,13 +91,13 @@ def chunk_collections(context: AssetExecutionContext, config: ChunkingConfig, wo
             "documents": summary.n_documents,
             "points_removed": summary.removed,
             "chunking_params": MetadataValue.json(summary.params),
-            "boundary_model": summary.boundary_model or "none",
+            **({"boundary_model": summary.boundary_model} if summary.boundary_model else {}),
             "embedded_chunks": summary.n_retrieved,
-            "embedding_cache_hit_rate": summary.cache_hit_rate,
-            "pool_wait_seconds": MetadataValue.json(pool_wait),
+            "embedding_cache_hit_rate": rounded(summary.cache_hit_rate),
+            **pool_wait_metadata(pool_wait),
             "truncated_chunks": check.n_truncated,
-            "token_count_median": float(np.median(summary.token_counts or [0])),
-            "token_count_max": int(max(summary.token_counts or [0])),
+            "median_chunk_tokens": rounded(float(np.median(summary.token_counts or [0]))),
+            "max_chunk_tokens": int(max(summary.token_counts or [0])),
             "chunk_size_histogram": MetadataValue.md(token_histogram(summary.token_counts)),
         },
         check_results=[

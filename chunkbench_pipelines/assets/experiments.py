@@ -24,6 +24,7 @@ from chunkbench_core.stages import chunking_params, load_parsed_corpus, run_expe
 from ..automation import QUESTION_SETS, on_collection_or_question_sets
 from ..concurrency import pool_slots
 from ..failures import TRANSIENT_RETRY, corpus_embedder, permanent_errors_fail_fast
+from ..metadata import headline_metrics, pool_wait as pool_wait_metadata
 from ..partitions import split_key, strategy_x_model
 from ..resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
 from .chunks import chunk_collections
@@ -92,16 +93,15 @@ def experiment_results(context: AssetExecutionContext, config: ExperimentConfig,
                                      else None)
     for error in summary.errors:
         context.log.error(error)
-    metrics = {k: float(v) for k, v in summary.metrics.items()
-               if k not in ("n_questions", "n_failed") and "_ci_" not in k and v == v}  # v == v: not NaN
     return MaterializeResult(
         metadata={
             "experiment_run_id": summary.experiment_run_id,
             "variant": variant or "default",
             "dagster/row_count": summary.n_questions,
-            **metrics,
-            "pool_wait_seconds": MetadataValue.json(pool_wait),
-            "question_errors": MetadataValue.md("".join(f"- {e}\n" for e in summary.errors) or "none"),
+            **headline_metrics(summary.metrics),  # rank and tier follow when the leaderboard compares (ranks.py)
+            **pool_wait_metadata(pool_wait),
+            **({"question_errors": MetadataValue.md("".join(f"- {e}\n" for e in summary.errors))}
+               if summary.errors else {}),
         },
         check_results=[
             AssetCheckResult(check_name=METRICS_RANGE_CHECK, passed=not summary.out_of_range,
