@@ -84,3 +84,7 @@ def test_chunkbench_ui_runs_dg_dev_and_the_report_server_and_stops_on_ctrl_c(tmp
     assert "Use 'dg dev' instead" not in text and "superseded" not in text.lower(), text
     assert f"http://127.0.0.1:{reports_port}/" in text
     assert (home / "dagster_home" / "dagster.yaml").exists()  # chunkbench's instance, not a temporary one
+    from dagster import DagsterInstance
+
+    with DagsterInstance.from_config(str(home / "dagster_home")) as instance:  # Deployment > Concurrency lists them
+        assert instance.event_log_storage.get_concurrency_keys() == {"openai", "openai_compatible"}
