@@ -14,6 +14,11 @@ backfill of "all partitions" and the sweeps only offer work that can succeed.
   backfills. Nothing is deleted: its runs and materialization events stay in Dagster's
   history, its rows stay in DuckDB and its collections in Qdrant, and its partitions come back,
   with their history, when the model is available again.
+
+Why static at load and not a DynamicPartitionsDefinition: availability is a property of the code
+location's environment (its keys, its installed packages), which only the code location sees; dynamic
+keys would have to be written into the instance by a separate step, could drift from that environment,
+and would let anyone add a key the UI then offers although it cannot run.
 """
 
 from __future__ import annotations

@@ -88,10 +88,11 @@ def stale_partitions(instance, workspace: WorkspaceResource, embeddings: Embeddi
                     "through automation).")
 def question_sets_sensor(context: SensorEvaluationContext, workspace: WorkspaceResource):
     state = folder_state(workspace.questions_dir())
-    before = json.loads(context.cursor) if context.cursor else {}
-    changes = diff_states(before, state)
     cursor = json.dumps(state, sort_keys=True)
-    if context.cursor is not None and not (changes["added"] or changes["changed"]):
+    if context.cursor is None:  # turning the sensor on re-runs nothing: the sets as they are are the baseline
+        return SensorResult(skip_reason=SkipReason("recorded the current question sets"), cursor=cursor)
+    changes = diff_states(json.loads(context.cursor), state)
+    if not (changes["added"] or changes["changed"]):
         return SensorResult(skip_reason=SkipReason("no new or changed question set"), cursor=cursor)
     event = AssetMaterialization(asset_key=QUESTION_SETS, description="question sets added or changed", metadata={
         "folder": MetadataValue.path(str(workspace.questions_dir())),
