@@ -25,6 +25,10 @@ from .definitions import build_resources
 from .jobs import benchmark_everything_job
 from .partitions import partition_key
 
+# the code location (workspace.yaml's location_name, [tool.dg.project] code_location_name): runs of this
+# process carry its label, which the UI uses to list them under the job of that location
+REPOSITORY_LABEL = "__repository__@chunkbench"
+
 
 def run_everything(strategies: Sequence[str] | None = None, corpus_models: Sequence[str] | None = None,
                    out: TextIO | None = None, instance: DagsterInstance | None = None,
@@ -42,7 +46,7 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
     # resources as configured now (the environment of this call), as the code location would
     job = Definitions(assets=ALL_ASSETS, jobs=[benchmark_everything_job],
                       resources=build_resources()).resolve_job_def(benchmark_everything_job.name)
-    tags = {"chunkbench/trigger": "cli",
+    tags = {".dagster/repository": REPOSITORY_LABEL, "chunkbench/trigger": "cli",
             "chunkbench/benchmark": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
     embeddings = build_resources(resolve=True)["embeddings"]  # availability is decided outside a run
     failures: list[str] = []

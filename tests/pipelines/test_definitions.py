@@ -122,3 +122,16 @@ def test_dg_check_defs_and_list_defs_load_the_project(tmp_path):
         "source_documents", "parsed_documents", "chunk_collections", "experiment_results", "leaderboard",
         "benchmark_report", "question_sets"}
     assert "benchmark_everything" in {j["name"] for j in defs_json["jobs"]}
+
+
+def test_the_code_location_has_one_name_for_dagster_dev_dg_and_cli_runs():
+    import tomllib
+
+    import yaml
+
+    from chunkbench_pipelines.runner import REPOSITORY_LABEL
+
+    workspace = yaml.safe_load((ROOT / "workspace.yaml").read_text(encoding="utf-8"))
+    [entry] = workspace["load_from"]
+    dg = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["dg"]["project"]
+    assert entry["python_module"]["location_name"] == dg["code_location_name"] == REPOSITORY_LABEL.split("@")[1]

@@ -138,6 +138,7 @@ def test_whole_graph_on_a_tiny_corpus(workspace):
     runs = instance.get_runs()
     assert {r.job_name for r in runs} == {"benchmark_everything"} and len(runs) == 4
     assert {r.tags["chunkbench/trigger"] for r in runs} == {"cli"}
+    assert {r.tags[".dagster/repository"] for r in runs} == {"__repository__@chunkbench"}  # the job's Runs page
     assert len({r.tags["chunkbench/benchmark"] for r in runs}) == 1
     assert sorted(r.tags.get("dagster/partition", "") for r in runs) == [
         "", "", f"{MODEL}|fixed_size", f"{MODEL}|recursive"]
