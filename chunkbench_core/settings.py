@@ -3,11 +3,12 @@
 Every value can be given explicitly (the Dagster resources pass their config here);
 otherwise the environment variable is read at call time, never at import time:
 
-- ``CHUNKBENCH_HOME``: all state (default ``.chunkbench/`` in the project root):
+- ``CHUNKBENCH_HOME``: all state (default ``.chunkbench/`` in the project root of a source
+  checkout, in the current directory for an installed package):
   ``chunkbench.duckdb`` + ``tables/`` (results), ``qdrant/`` (local vector store),
   ``parsed/`` (parsed documents), ``reports/``, ``dagster_home/``.
 - ``CHUNKBENCH_CORPUS``: the folder of documents (default: the bundled sample corpus).
-- ``CHUNKBENCH_QUESTIONS``: the folder of question sets (default: ``questions/``).
+- ``CHUNKBENCH_QUESTIONS``: the folder of question sets (default: the sample's question set).
 - ``CHUNKBENCH_RESULTS_DIR``: where results, parsed documents and reports go when they must be
   shared by runs on several machines (default: ``CHUNKBENCH_HOME``; see deploy/README.md).
 """
@@ -17,7 +18,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from chunkbench_core.datasets import SAMPLE_CORPUS, SAMPLE_QUESTIONS
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _default_home() -> Path:
+    """``.chunkbench/`` in a source checkout's root; for an installed package (the code sits in
+    site-packages, where state does not belong) in the current directory."""
+    if (PROJECT_ROOT / "pyproject.toml").is_file():
+        return PROJECT_ROOT / ".chunkbench"
+    return Path.cwd() / ".chunkbench"
 
 
 def _pick(explicit: str | os.PathLike[str] | None, variable: str, default: Path) -> Path:
@@ -26,15 +37,15 @@ def _pick(explicit: str | os.PathLike[str] | None, variable: str, default: Path)
 
 
 def home_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
-    return _pick(explicit, "CHUNKBENCH_HOME", PROJECT_ROOT / ".chunkbench")
+    return _pick(explicit, "CHUNKBENCH_HOME", _default_home())
 
 
 def corpus_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
-    return _pick(explicit, "CHUNKBENCH_CORPUS", PROJECT_ROOT / "samples" / "corpus")
+    return _pick(explicit, "CHUNKBENCH_CORPUS", SAMPLE_CORPUS)
 
 
 def questions_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
-    return _pick(explicit, "CHUNKBENCH_QUESTIONS", PROJECT_ROOT / "questions")
+    return _pick(explicit, "CHUNKBENCH_QUESTIONS", SAMPLE_QUESTIONS)
 
 
 def results_dir(explicit: str | os.PathLike[str] | None = None, home: Path | None = None) -> Path:

@@ -11,6 +11,7 @@ import datetime as dt
 import hashlib
 import json
 import inspect
+import time
 from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +36,10 @@ from chunkbench_core.evaluation.experiment import (
     run_retrieval,
     split_chunk_rows,
 )
+from chunkbench_core.evaluation.cost import LLMPrices, index_usd, query_usd_per_1000
+from chunkbench_core.evaluation.experiment import QueryLatency
 from chunkbench_core.evaluation.llm import LLMSettings, run_llm_evaluation
+from chunkbench_core.evaluation.recommendation import RankingSettings
 from chunkbench_core.evaluation.questions import load_question_sets, question_set_hash
 from chunkbench_core.parsing.models import ParsedDocument
 from chunkbench_core.storage.corpus import ParsedStore, SourceDocument, corpus_state, fingerprint
@@ -128,7 +132,7 @@ def load_parsed_corpus(store: ParsedStore) -> list[ParsedDocument]:
 
 # -- chunk collections ---------------------------------------------------------------------------
 def default_chunk_size(spec: EmbeddingModelSpec) -> int:
-    """LLD default 512 cl100k tokens, shrunk to 3/4 of a smaller model window.
+    """A model's own default: 512 cl100k tokens, shrunk to 3/4 of a smaller model window.
 
     English runs about 1.2 word pieces per cl100k token, so 3/4 of the window keeps
     nearly every chunk inside it (192 for MiniLM's 256 word pieces).
@@ -136,8 +140,29 @@ def default_chunk_size(spec: EmbeddingModelSpec) -> int:
     return min(MAX_DEFAULT_CHUNK_SIZE, spec.max_input_tokens * 3 // 4)
 
 
-def chunking_params(spec: EmbeddingModelSpec, chunk_size: int | None, chunk_overlap: int | None) -> dict[str, Any]:
-    size = chunk_size if chunk_size else default_chunk_size(spec)
+def shared_chunk_size(registry: Any = None) -> int:
+    """The default chunk size of EVERY corpus model: the smallest model window's default.
+
+    Models are then compared like for like (the same chunks for every model of a
+    strategy); a model's own window is a sweep (``per_model_window``).
+    """
+    from chunkbench_core.embedding import model_registry
+
+    specs = list((registry if registry is not None else model_registry()).values())
+    return min((default_chunk_size(s) for s in specs), default=MAX_DEFAULT_CHUNK_SIZE)
+
+
+def chunking_params(spec: EmbeddingModelSpec, chunk_size: int | None, chunk_overlap: int | None,
+                    per_model_window: bool = False) -> dict[str, Any]:
+    """Chunk size and overlap in cl100k tokens.
+
+    Empty size: the size shared by every model (:func:`shared_chunk_size`), or the model's
+    own default with ``per_model_window``. Empty overlap: 50 tokens, at most a quarter of the size.
+    """
+    if chunk_size:
+        size = chunk_size
+    else:
+        size = default_chunk_size(spec) if per_model_window else min(shared_chunk_size(), default_chunk_size(spec))
     overlap = chunk_overlap if chunk_overlap is not None else min(DEFAULT_CHUNK_OVERLAP, size // 4)
     return {"chunk_size": size, "chunk_overlap": overlap}
 
@@ -228,6 +253,7 @@ class CollectionSummary:
     cache_hit_rate: float = 0.0
     check: ChunkCheckReport | None = None
     boundary_model: str | None = None
+    index_seconds: float = 0.0
 
 
 def build_chunk_collection(
@@ -251,6 +277,7 @@ def build_chunk_collection(
     the collection after the replacement and the invariant report (offsets, emptiness,
     coverage, the corpus model's window with ``overflow`` "error" or "truncate").
     """
+    started = time.perf_counter()
     window = model_window(spec)
     chunker = build_chunker(strategy, params, window, boundary, threshold, context)
     if not documents:
@@ -308,11 +335,43 @@ def build_chunk_collection(
         }
         for c in chunks
     ])
+    index_seconds = time.perf_counter() - started
+    point_count = store.count(name)
+    results.write("index_costs", partition_rows_key(strategy, spec.id, variant), [index_cost_row(
+        strategy, spec, variant, name, chunks, retrieved, embedder, boundary, index_seconds, point_count)])
     return CollectionSummary(
         collection=name, n_documents=len(documents), n_chunks=len(chunks), upserted=counts["upserted"],
         removed=counts["removed"], token_counts=[c.token_count for c in chunks], params=chunker_params,
-        point_count=store.count(name), n_retrieved=len(retrieved), cache_hit_rate=embedder.last_usage.hit_rate,
-        check=report, boundary_model=boundary.spec.id if boundary else None)
+        point_count=point_count, n_retrieved=len(retrieved), cache_hit_rate=embedder.last_usage.hit_rate,
+        check=report, boundary_model=boundary.spec.id if boundary else None, index_seconds=index_seconds)
+
+
+def index_cost_row(strategy: str, spec: EmbeddingModelSpec, variant: str, collection: str, chunks: Sequence[Chunk],
+                   retrieved: Sequence[Chunk], embedder: Embedder, boundary: Embedder | None, index_seconds: float,
+                   point_count: int) -> dict[str, Any]:
+    """One ``index_costs`` row: what building this collection took (see evaluation.cost).
+
+    Tokens are cl100k tokens of the embedded texts (the provider's own count when it reports
+    one: remote models); ``storage_bytes`` estimates the collection as float32 vectors plus
+    the payload texts.
+    """
+    embedded_tokens = sum(count_tokens(c.text_to_embed) for c in retrieved)
+    chunk_usage = embedder.last_usage
+    priced_tokens = chunk_usage.prompt_tokens if spec.provider != "local" and chunk_usage.prompt_tokens else embedded_tokens
+    boundary_tokens = 0
+    boundary_price = 0.0
+    if boundary is not None:
+        boundary_tokens = boundary.usage.prompt_tokens if boundary.spec.provider != "local" else 0
+        boundary_price = boundary.spec.price_per_mtok
+    payload_bytes = sum(len(c.text.encode("utf-8")) for c in retrieved)
+    return {
+        "strategy": strategy, "corpus_model": spec.id, "variant": variant, "collection": collection,
+        "n_chunks": len(chunks), "n_embedded": len(retrieved), "embedded_tokens": embedded_tokens,
+        "boundary_tokens": boundary_tokens, "index_seconds": index_seconds,
+        "index_usd": index_usd(priced_tokens, spec.price_per_mtok, boundary_tokens, boundary_price),
+        "points": point_count, "storage_bytes": point_count * spec.dimension * 4 + payload_bytes,
+        "built_at": now(),
+    }
 
 
 # -- experiments --------------------------------------------------------------------------------
@@ -353,8 +412,16 @@ def run_experiment(
     llm_client: Any | None = None,
     llm_settings: LLMSettings | None = None,
     boundary_model: str | None = None,
+    budgets: Sequence[int] | None = None,
+    llm_prices: LLMPrices | None = None,
 ) -> ExperimentSummary:
-    """Score every question of every question set against this partition's collection."""
+    """Score every question of every question set against this partition's collection.
+
+    Also measures the query cost: warm query latency (the cold first call kept apart),
+    context tokens per question, and dollars per 1,000 questions at the embedding model's
+    and the LLM's prices (``llm_prices``; unknown prices count as 0).
+    """
+    budgets = tuple(budgets) if budgets else RankingSettings().budgets
     sets, set_errors = load_question_sets(questions_folder)
     resolved, ref_errors = resolve_questions(sets, {d.document: d.markdown for d in documents})
     errors = [str(e) for e in (*set_errors, *ref_errors)]
@@ -366,8 +433,10 @@ def run_experiment(
     expansion = expansion or ExpansionSettings()
     # every chunk of this partition (precision_omega, nDCG) and its parents (LLD 9.3: parents are not in Qdrant)
     chunks, parents = split_chunk_rows(results.read("chunks", partition_rows_key(strategy, spec.id, variant)))
+    latency = QueryLatency()
     outcomes = run_retrieval(resolved, embedder, store, name, top_k=top_k, filter_by_document=filter_by_document,
-                             strategy=strategy, expansion=expansion, chunks=chunks, parents=parents)
+                             strategy=strategy, expansion=expansion, chunks=chunks, parents=parents,
+                             budgets=budgets, latency=latency)
     if llm_client is not None and llm_settings is not None:
         run_llm_evaluation(outcomes, llm_client, llm_settings)  # never raises: failures are per-question cells
     stamp = now()
@@ -380,6 +449,8 @@ def run_experiment(
             for o in outcomes]
     results.write("question_results", key, rows)
     summary = aggregate(outcomes)
+    summary["cold_query_ms"] = latency.cold_ms
+    summary.update(query_cost(outcomes, spec, llm_settings if llm_client is not None else None, llm_prices))
     full_provenance = {
         **build_provenance(
             strategy=strategy, corpus_model=spec.id, boundary_model=boundary_model,
@@ -398,28 +469,132 @@ def run_experiment(
         "variant": variant,
         "neighbor_prev": expansion.neighbor_prev,
         "neighbor_next": expansion.neighbor_next,
-        "provenance": json.dumps(full_provenance, sort_keys=True, ensure_ascii=False),
+        "budgets": json.dumps(list(budgets)),
+        "provenance": json.dumps({**full_provenance, "budgets": list(budgets), "latency_sample": latency.sample},
+                                 sort_keys=True, ensure_ascii=False),
     }])
     return ExperimentSummary(experiment_run_id, summary, errors, len(outcomes),
                              metrics_out_of_range(rows, (*QUESTION_COLUMNS, *EXPANDED_COLUMNS)))
 
 
-# -- leaderboard ---------------------------------------------------------------------------------
-def compare_latest_runs(results: ResultsDB):
-    """Best configuration and paired tests over the latest run of every strategy x corpus model.
+def query_cost(outcomes: Sequence[Any], spec: EmbeddingModelSpec, llm_settings: LLMSettings | None,
+               llm_prices: LLMPrices | None) -> dict[str, float]:
+    """question_tokens, query_usd_per_1000 and llm_priced of a run (see evaluation.cost)."""
+    scored = [o for o in outcomes if o.error is None]
+    if not scored:
+        return {"question_tokens": float("nan"), "query_usd_per_1000": float("nan"), "llm_priced": False}
+    question_tokens = sum(count_tokens(o.resolved.question.question) for o in scored) / len(scored)
+    context_tokens = sum(o.budget_scores.get("context_tokens", 0.0) for o in scored) / len(scored)
+    prices = llm_prices or LLMPrices()
+    if llm_settings is not None and not prices.known and llm_settings.prices():
+        prices = LLMPrices(*llm_settings.prices())  # type: ignore[misc]
+    answered = [o.llm.answer_usage.completion_tokens for o in scored if o.llm is not None and o.llm.answer]
+    answer_tokens = (sum(answered) / len(answered) if answered
+                     else float(llm_settings.answer_max_tokens if llm_settings else LLMSettings.answer_max_tokens))
+    return {"question_tokens": question_tokens,
+            "query_usd_per_1000": query_usd_per_1000(question_tokens, context_tokens, spec.price_per_mtok, prices,
+                                                     answer_tokens),
+            "llm_priced": prices.known}
 
-    Written to the ``comparison`` table (replaced each time); returns the Comparison.
+
+# -- leaderboard ---------------------------------------------------------------------------------
+@dataclass
+class Ranking:
+    """What the leaderboard asset computes: comparison, frontier, recommendation, diagnostics."""
+
+    comparison: Any
+    recommendation: Any
+    diagnostics: list[Any]
+    frontier: set[str]
+    cost_axis: str
+    settings: RankingSettings
+
+
+def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = None) -> Ranking:
+    """Rank, tier, price and recommend the latest run of every strategy x corpus model.
+
+    Writes the ``comparison`` (one row per configuration), ``recommendation`` (one row) and
+    ``diagnostics`` tables, each replaced every time, so every view reads the same numbers.
     """
+    from chunkbench_core.evaluation import diagnostics as checks
+    from chunkbench_core.evaluation.cost import cost_axis, pareto_frontier
+    from chunkbench_core.evaluation.recommendation import recommend
     from chunkbench_core.evaluation.statistics import compare_configurations
 
+    settings = settings or RankingSettings()
     rows = results.query(
         """SELECT q.* FROM question_results q
            JOIN leaderboard l USING (experiment_run_id, strategy, corpus_model)"""
     ).to_dict("records")
-    comparison = compare_configurations(rows)
+    comparison = compare_configurations(rows, metric=settings.rank_metric)
+    board = results.query("SELECT strategy, corpus_model, experiment_run_id, cost_usd, context_tokens, query_ms, "
+                          "index_seconds FROM leaderboard").to_dict("records")
+    costs = {f"{r['strategy']}|{r['corpus_model']}": r for r in board}
+    axis = cost_axis(list(costs.values()))
+    means = {c.configuration: c.mean for c in comparison.configurations}
+    frontier = pareto_frontier({name: (means.get(name, float("nan")), float(c.get(axis) or 0.0))
+                                for name, c in costs.items()})
+    recommendation = recommend(comparison, costs, settings.recommendation_rule)
+    found = checks.collect(
+        checks.one_chunk_per_document(_chunks_per_document(results)),
+        checks.evidence_longer_than_chunks(*_evidence_and_chunk_sizes(results, rows)),
+        checks.no_disagreement(_per_question(rows, comparison.metric)),
+        checks.too_few_questions(recommendation.n_questions, recommendation.tier_size,
+                                 recommendation.questions_to_separate) if recommendation else None,
+    )
     run_of = {f"{r['strategy']}|{r['corpus_model']}": r["experiment_run_id"] for r in rows}
     stamp = now()
-    results.write("comparison", "latest", [{**r, "experiment_run_id": run_of.get(r["configuration"]),
-                                            "rule": comparison.rule, "compared_at": stamp}
-                                           for r in comparison.to_rows()])
-    return comparison
+    results.write("comparison", "latest", [
+        {**r, "experiment_run_id": run_of.get(r["configuration"]), "rule": comparison.rule,
+         "recommended": recommendation is not None and r["configuration"] == recommendation.configuration,
+         "on_frontier": r["configuration"] in frontier, "cost_axis": axis, "compared_at": stamp}
+        for r in comparison.to_rows()])
+    results.write("recommendation", "latest", [{**recommendation.to_row(), "cost_axis": axis,
+                                                "compared_at": stamp}] if recommendation else [])
+    results.write("diagnostics", "latest", [{**d.to_row(), "compared_at": stamp} for d in found])
+    return Ranking(comparison, recommendation, found, frontier, axis, settings)
+
+
+def _chunks_per_document(results: ResultsDB) -> dict[str, list[int]]:
+    frame = results.query(
+        """SELECT strategy, corpus_model, document, count(*) AS n FROM chunks
+           WHERE coalesce(variant, '') = '' AND coalesce(role, '') <> 'parent'
+           GROUP BY ALL""")
+    out: dict[str, list[int]] = {}
+    for row in frame.itertuples():
+        out.setdefault(str(row.strategy), []).append(int(row.n))
+    return out
+
+
+def _evidence_and_chunk_sizes(results: ResultsDB, rows: Sequence[dict[str, Any]]) -> tuple[list[int], dict[str, list[int]]]:
+    """Evidence span lengths and each configuration's chunk lengths, in characters."""
+    evidence: list[int] = []
+    seen: set[tuple[str, str]] = set()
+    for row in rows:
+        key = (str(row.get("question_set")), str(row.get("question_id")))
+        if key in seen or not row.get("references"):
+            continue
+        seen.add(key)
+        try:
+            evidence += [int(r["end"]) - int(r["start"]) for r in json.loads(row["references"])]
+        except (TypeError, ValueError, KeyError):
+            continue
+    frame = results.query(
+        """SELECT strategy || '|' || corpus_model AS configuration, end_offset - start_offset AS size FROM chunks
+           WHERE coalesce(variant, '') = '' AND coalesce(role, '') <> 'parent'""")
+    sizes: dict[str, list[int]] = {}
+    for configuration, size in zip(frame["configuration"], frame["size"]):
+        sizes.setdefault(str(configuration), []).append(int(size))
+    return evidence, sizes
+
+
+def _per_question(rows: Sequence[dict[str, Any]], metric: str) -> list[list[float]]:
+    table: dict[tuple[str, str], list[float]] = {}
+    for row in rows:
+        if row.get("error") not in (None, "") and row.get("error") == row.get("error"):
+            continue
+        value = row.get(metric)
+        if value is None or value != value:
+            continue
+        table.setdefault((str(row.get("question_set")), str(row.get("question_id"))), []).append(float(value))
+    return list(table.values())

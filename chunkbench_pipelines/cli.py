@@ -73,7 +73,17 @@ def command_run(args: argparse.Namespace) -> int:
     ensure_dagster_home()
     from chunkbench_pipelines.runner import run_everything
 
-    return run_everything(strategies=args.strategy or None, corpus_models=args.corpus_model or None, out=sys.stdout)
+    return run_everything(strategies=args.strategy or None, corpus_models=args.corpus_model or None, out=sys.stdout,
+                          wide=args.wide)
+
+
+def command_leaderboard(args: argparse.Namespace) -> int:
+    from chunkbench_core import settings as core_settings
+    from chunkbench_core.storage.results_db import ResultsDB
+    from chunkbench_pipelines.runner import leaderboard_text
+
+    print(leaderboard_text(ResultsDB(core_settings.results_dir()), wide=args.wide))
+    return 0
 
 
 def command_parse(args: argparse.Namespace) -> int:
@@ -121,7 +131,7 @@ def command_chunk(args: argparse.Namespace) -> int:
 
 
 def command_estimate(args: argparse.Namespace) -> int:
-    """LLD 10.5 dry run: LLM calls and estimated cost of an experiment over every partition, spending nothing."""
+    """Dry run: LLM calls and estimated cost of an experiment over every partition, spending nothing."""
     from chunkbench_core.chunking import STRATEGY_NAMES
     from chunkbench_core.evaluation.llm import estimate_cost
     from chunkbench_core.evaluation.questions import load_question_sets
@@ -225,7 +235,11 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="materialize the whole asset graph and print the leaderboard")
     run.add_argument("--strategy", action="append", help="only this strategy (repeatable)")
     run.add_argument("--corpus-model", action="append", help="only this corpus model (repeatable)")
+    run.add_argument("--wide", action="store_true", help="print every leaderboard column (default: fits 120 columns)")
     run.set_defaults(func=command_run)
+    lb = sub.add_parser("leaderboard", help="print the ranked leaderboard, the recommendation and its warnings")
+    lb.add_argument("--wide", action="store_true", help="print every column (default: fits 120 columns)")
+    lb.set_defaults(func=command_leaderboard)
     p = sub.add_parser("parse", help="print a parsed document as JSON")
     p.add_argument("file")
     p.set_defaults(func=command_parse)
@@ -265,6 +279,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=command_thresholds)
     i = sub.add_parser("init", help="create CHUNKBENCH_HOME and print the DAGSTER_HOME chunkbench uses")
     i.set_defaults(func=command_init)
+    from chunkbench_pipelines import cli_reproduce
+
+    cli_reproduce.add_parser(sub)
     from .cli_ui import add_parser as add_ui_parser
 
     add_ui_parser(sub)

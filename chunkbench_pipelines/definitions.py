@@ -10,7 +10,8 @@ from .assets import ALL_ASSETS, EXTERNAL_ASSETS
 from .jobs import ALL_JOBS
 from .schedules import ALL_SCHEDULES
 from .sensors import ALL_SENSORS
-from .resources import EMBEDDING_ENV, DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
+from .resources import (EMBEDDING_ENV, DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, RankingResource,
+                        WorkspaceResource)
 
 
 def build_resources(resolve: bool = False) -> dict[str, object]:
@@ -45,7 +46,12 @@ def build_resources(resolve: bool = False) -> dict[str, object]:
                                         pool_limit=pool_limit),
         "llm": LLMResource(model=_env("CHUNKBENCH_LLM_MODEL"), base_url=_env("CHUNKBENCH_LLM_BASE_URL"),
                            api_key=_env("CHUNKBENCH_LLM_API_KEY") or _env("OPENAI_API_KEY"),
-                           vision_model=_env("CHUNKBENCH_VISION_MODEL"), pool_limit=pool_limit),
+                           vision_model=_env("CHUNKBENCH_VISION_MODEL"), pool_limit=pool_limit,
+                           input_price_per_mtok=_env("CHUNKBENCH_LLM_PRICE_INPUT"),
+                           output_price_per_mtok=_env("CHUNKBENCH_LLM_PRICE_OUTPUT")),
+        "ranking": RankingResource(rank_metric=_env("CHUNKBENCH_RANK_METRIC"),
+                                   recommendation_rule=_env("CHUNKBENCH_RECOMMENDATION_RULE"),
+                                   budgets=_env("CHUNKBENCH_BUDGETS")),
     }
 
 

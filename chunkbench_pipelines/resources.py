@@ -188,6 +188,36 @@ class LLMResource(ConfigurableResource):
     timeout_seconds: Optional[float] = None
     vision_model: Optional[str] = None  # CHUNKBENCH_VISION_MODEL: captions images of DOCX files (same endpoint)
     pool_limit: int = 2  # CHUNKBENCH_PROVIDER_POOL_LIMIT, as EmbeddingResource.pool_limit
+    # USD per 1M tokens (CHUNKBENCH_LLM_PRICE_INPUT / _OUTPUT): the query cost of the cost-quality frontier;
+    # may be set without a model, to price the context a future LLM would read; empty = known model prices
+    input_price_per_mtok: Optional[str] = None
+    output_price_per_mtok: Optional[str] = None
+
+    def _price(self, name: str) -> Optional[float]:
+        raw = getattr(self, name)
+        if raw in (None, ""):
+            return None
+        from chunkbench_core.errors import ConfigError
+
+        env = {"input_price_per_mtok": "CHUNKBENCH_LLM_PRICE_INPUT", "output_price_per_mtok": "CHUNKBENCH_LLM_PRICE_OUTPUT"}
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ConfigError(f"{env[name]} must be a price in USD per million tokens, e.g. 0.15; got {raw!r}") from None
+        if value < 0:
+            raise ConfigError(f"{env[name]} must be >= 0, got {value}")
+        return value
+
+    def prices(self):
+        """The LLM's prices (evaluation.cost.LLMPrices): the settings, else the model's known prices."""
+        from chunkbench_core.evaluation.cost import LLMPrices
+        from chunkbench_core.evaluation.llm import KNOWN_PRICES_PER_MTOK
+
+        given = self._price("input_price_per_mtok"), self._price("output_price_per_mtok")
+        if given[0] is not None and given[1] is not None:
+            return LLMPrices(*given)
+        known = KNOWN_PRICES_PER_MTOK.get(self.model or "")
+        return LLMPrices(*known) if known else LLMPrices()
 
     @property
     def pool(self) -> Optional[str]:
@@ -205,7 +235,9 @@ class LLMResource(ConfigurableResource):
 
         return LLMSettings(model=self.model or "", system_prompt_as_user=self.system_prompt_as_user,
                            **_given(self, ("answer_max_tokens", "judge_max_tokens", "judge_max_tokens_cap",
-                                           "judge_attempts", "max_context_tokens", "timeout_seconds")))
+                                           "judge_attempts", "max_context_tokens", "timeout_seconds")),
+                           input_price_per_mtok=self.prices().input_per_mtok,
+                           output_price_per_mtok=self.prices().output_per_mtok)
 
     def client(self):
         from chunkbench_core.evaluation.llm import make_client
@@ -229,3 +261,24 @@ class LLMResource(ConfigurableResource):
         from chunkbench_core.chunking import LLMContext
 
         return LLMContext(client=self.client(), model=self.model)
+
+
+class RankingResource(ConfigurableResource):
+    """How results are ranked and which configuration is recommended (one setting each).
+
+    ``rank_metric`` (CHUNKBENCH_RANK_METRIC): the metric that ranks configurations; default
+    ``recall_at_512`` (evidence in the first 512 context tokens); any question_results metric
+    works, e.g. ``recall@k``, ``mrr``, ``budget_auc``, ``answer_similarity`` when judged.
+    ``recommendation_rule`` (CHUNKBENCH_RECOMMENDATION_RULE): ``cheapest_in_tier_1`` (default)
+    or ``highest_mean``. ``budgets`` (CHUNKBENCH_BUDGETS): context budgets in tokens, e.g.
+    ``256,512,1024,2048``.
+    """
+
+    rank_metric: Optional[str] = None
+    recommendation_rule: Optional[str] = None
+    budgets: Optional[str] = None
+
+    def settings(self):
+        from chunkbench_core.evaluation.recommendation import RankingSettings
+
+        return RankingSettings.from_text(self.rank_metric, self.recommendation_rule, self.budgets)

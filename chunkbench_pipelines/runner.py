@@ -32,7 +32,7 @@ REPOSITORY_LABEL = "__repository__@chunkbench"
 
 def run_everything(strategies: Sequence[str] | None = None, corpus_models: Sequence[str] | None = None,
                    out: TextIO | None = None, instance: DagsterInstance | None = None,
-                   log_level: str = "WARNING") -> int:
+                   log_level: str = "WARNING", wide: bool = False) -> int:
     """Documents once, then every strategy x available corpus model, then leaderboard and report.
 
     A failing partition is reported and the others go on. Returns 0 when everything
@@ -85,7 +85,7 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
     step(["leaderboard", "benchmark_report"])
     results = ResultsDB(settings.results_dir())
     say("")
-    say(format_table(results.leaderboard()))
+    say(leaderboard_text(results, wide))
     say("")
     say(f"DuckDB:  {results.database_path}  (try: SELECT * FROM leaderboard)")
     reports = settings.results_dir() / "reports"
@@ -95,3 +95,12 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
         say("\nfailures:\n" + "\n".join(f"- {f}" for f in failures))
         return 1
     return 0
+
+
+def leaderboard_text(results: ResultsDB, wide: bool = False) -> str:
+    """The leaderboard table, its notes and the warnings of the last comparison, as the CLI prints them."""
+    text = format_table(results.leaderboard(), results.recommendation(), wide=wide)
+    warnings = results.diagnostics()
+    if warnings:
+        text += "\n\nwarnings:\n" + "\n".join(f"- {w['message']}" for w in warnings)
+    return text

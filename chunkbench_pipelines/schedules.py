@@ -2,7 +2,7 @@
 
 - ``nightly_parse`` / ``nightly_stale_partitions`` / ``nightly_reports``: parse the corpus,
   rebuild every partition built from an older parsed corpus, refresh the reports.
-- ``neighbor_sweep`` (LLD section 17): fixed_size with neighbor expansion (0,0), (1,1),
+- ``neighbor_sweep``: fixed_size with neighbor expansion (0,0), (1,1),
   (2,2), (3,3), each level a separate experiment run, tagged and recorded in provenance.
 - ``chunk_size_sweep``: fixed_size and recursive at several chunk sizes (128..1024 cl100k
   tokens, overlap 1/8 of the size), each size its own collection and experiment run. Sizes
@@ -53,7 +53,7 @@ def _stamp(context: ScheduleEvaluationContext) -> str:
 
 
 @schedule(job=evaluate_job, cron_schedule="0 3 * * 6", default_status=DefaultScheduleStatus.STOPPED,
-          description="LLD 17: fixed_size with neighbor expansion (0,0)..(3,3), one experiment run per level.")
+          description="fixed_size with neighbor expansion (0,0)..(3,3), one experiment run per level.")
 def neighbor_sweep(context: ScheduleEvaluationContext, embeddings: EmbeddingResource):
     built = context.instance.get_materialized_partitions(AssetKey("chunk_collections"))
     available = set(embeddings.available_models())

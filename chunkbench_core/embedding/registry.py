@@ -71,6 +71,7 @@ class EmbeddingModelSpec:
     engine: str = ""
     max_batch_tokens: int | None = None
     base_url: str | None = None
+    price_per_mtok: float = 0.0  # USD per 1M input tokens (0 for local and self-hosted models)
     source: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -92,6 +93,10 @@ class EmbeddingModelSpec:
             or self.max_batch_tokens < 1
         ):
             raise bad("max_batch_tokens", f"must be a positive integer, got {self.max_batch_tokens!r}")
+        price = self.price_per_mtok
+        if (not isinstance(price, (int, float)) or isinstance(price, bool) or not math.isfinite(price)
+                or price < 0):
+            raise bad("price_per_mtok", f"must be a number >= 0 (USD per million input tokens), got {price!r}")
         threshold = self.default_semantic_threshold
         if (not isinstance(threshold, (int, float)) or isinstance(threshold, bool) or not math.isfinite(threshold)
                 or not 0 < threshold <= 1):

@@ -37,7 +37,7 @@ from chunkbench_core.embedding.providers import Embedder
 from chunkbench_core.errors import ChunkbenchError, QuestionSetError
 from chunkbench_core.storage.vector_store import VectorStore
 
-from . import metrics, ranking
+from . import budget, metrics, ranking
 from .llm import JUDGE_SCORES, LLM_COLUMNS, LLMResult, judged_values
 from .questions import Question, QuestionSet, Span, locate_reference
 from .retrieval import (
@@ -75,6 +75,9 @@ __all__ = [
     "score_question",
     "search_stable",
     "split_chunk_rows",
+    "BUDGET_COLUMNS",
+    "QueryLatency",
+    "measure_query_latency",
 ]
 
 
@@ -148,6 +151,7 @@ class QuestionOutcome:
     scores_expanded: dict[str, float] = field(default_factory=dict)
     latency_ms: dict[str, float] = field(default_factory=dict)  # embed, search, expand (+ generate, judge)
     llm: LLMResult | None = None
+    budget_scores: dict[str, float] = field(default_factory=dict)  # context_tokens, recall_at_B, budget_auc
 
 
 def resolve_questions(
@@ -210,6 +214,37 @@ def _qrels(references: Sequence[Span], candidates: Iterable[tuple[str, Span]]) -
 
 
 TIE_MARGIN = 8
+LATENCY_SAMPLE = 20
+
+
+@dataclass
+class QueryLatency:
+    """Query-embedding latency of a run: the cold first call apart from the warm mean."""
+
+    cold_ms: float = float("nan")
+    warm_ms: float = float("nan")
+    sample: int = 0
+
+
+def measure_query_latency(embedder: Embedder, questions: Sequence[str], sample: int = LATENCY_SAMPLE) -> QueryLatency:
+    """Time the first query embedding alone (cold), then up to ``sample`` questions one at a time (warm mean).
+
+    Both bypass the embedding cache, so the numbers are the model's, whatever ran before.
+    """
+    result = QueryLatency()
+    if not questions:
+        return result
+    started = time.perf_counter()
+    embedder.embed([questions[0]], "query", use_cache=False)
+    result.cold_ms = (time.perf_counter() - started) * 1000
+    timings = []
+    for text in list(questions)[: max(sample, 0)]:
+        started = time.perf_counter()
+        embedder.embed([text], "query", use_cache=False)
+        timings.append((time.perf_counter() - started) * 1000)
+    result.sample = len(timings)
+    result.warm_ms = float(np.mean(timings)) if timings else result.cold_ms
+    return result
 
 
 def search_stable(store: VectorStore, collection: str, vector: np.ndarray, top_k: int,
@@ -245,6 +280,9 @@ def run_retrieval(
     expansion: ExpansionSettings | None = None,
     chunks: Mapping[str, Sequence[CollectionChunk]] | None = None,
     parents: Mapping[str, Mapping[str, Any]] | None = None,
+    budgets: Sequence[int] = budget.DEFAULT_BUDGETS,
+    latency: "QueryLatency | None" = None,
+    latency_sample: int = LATENCY_SAMPLE,
 ) -> list[QuestionOutcome]:
     """Retrieve ``top_k`` chunks per question, expand them, and score both sets.
 
@@ -256,16 +294,27 @@ def run_retrieval(
     semantic_parent_child; ``parents`` maps parent chunk ids to their rows, else the store
     is asked); ``chunks`` (see :func:`collection_chunks` / :func:`split_chunk_rows`)
     enables precision_omega and nDCG. A search that fails is recorded on that question.
+    ``budgets`` are the context budgets of :mod:`.budget` (``recall_at_B``, ``budget_auc``).
+
+    Query latency (``latency``, filled in when given): the first query embedding of the run
+    is timed alone and kept apart as the cold call (it may load the model); then up to
+    ``latency_sample`` questions are embedded one at a time, without the embedding cache,
+    and their mean is the warm query-embedding time of every question (``embed_ms``). So
+    run order and cache hits never show up as latency. Search and expansion are timed per
+    question.
     """
     if top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k}")
     expansion = expansion or ExpansionSettings()
+    budgets = budget.validate_budgets(budgets)
     outcomes: list[QuestionOutcome] = []
     if not questions:
         return outcomes
-    started = time.perf_counter()
+    measured = measure_query_latency(embedder, [rq.question.question for rq in questions], latency_sample)
+    if latency is not None:
+        latency.cold_ms, latency.warm_ms, latency.sample = measured.cold_ms, measured.warm_ms, measured.sample
+    embed_ms = measured.warm_ms
     vectors = embedder.embed([rq.question.question for rq in questions], "query")
-    embed_ms = (time.perf_counter() - started) * 1000 / len(questions)
     rankings_before: dict[str, list[str]] = {}
     rankings_after: dict[str, list[str]] = {}
     cutoff_after: dict[str, int] = {}
@@ -307,6 +356,7 @@ def run_retrieval(
         qrels[rq.key] = _qrels(references, candidates)
         rankings_before[rq.key] = [r.chunk_id for r in outcome.retrieved]
         order = ranking_order(outcome.expansion_tree) if outcome.expansion_tree else outcome.expanded
+        outcome.budget_scores = budget.budget_scores(order, references, budgets)
         rankings_after[rq.key] = [c.chunk_id for c in order]
         cutoff_after[rq.key] = len(order)
 
@@ -345,13 +395,22 @@ def outcome_row(outcome: QuestionOutcome) -> dict[str, Any]:
         "error": outcome.error,
         **{c: _finite(outcome.scores.get(c)) for c in QUESTION_COLUMNS},
         **{f"{c}_expanded": _finite(outcome.scores_expanded.get(c)) for c in (*CHARACTER_COLUMNS, *RANKING_COLUMNS)},
+        "context_tokens": _finite(outcome.budget_scores.get("context_tokens")),
+        **{c: _finite(outcome.budget_scores.get(c)) for c in BUDGET_COLUMNS},
+        # every configured budget (the fixed columns above hold the default ones)
+        "budget_recalls": json.dumps({c.removeprefix("recall_at_"): v for c, v in outcome.budget_scores.items()
+                                      if c.startswith("recall_at_")}),
     }
     row.update(outcome.llm.row() if outcome.llm is not None else {c: None for c in LLM_COLUMNS})
     return row
 
 
+#: the budgeted columns at the default budgets (every configured budget is also in the JSON column ``budget_recalls``)
+BUDGET_COLUMNS: tuple[str, ...] = (*(budget.budget_column(b) for b in budget.DEFAULT_BUDGETS), "budget_auc")
+
 #: aggregate name -> per-question column (means over scored questions; each also gets _ci_low/_ci_high)
 AGGREGATES: dict[str, str] = {
+    **{c: c for c in BUDGET_COLUMNS},
     "recall": "recall", "precision": "precision", "iou": "iou", "precision_omega": "precision_omega",
     "hit_rate": "hit", "mrr": "reciprocal_rank", "ndcg": "ndcg",
     **{f"{name}_expanded": f"{column}_expanded" for name, column in (
@@ -380,7 +439,7 @@ def aggregate(
     result: dict[str, float | int] = {"n_questions": len(scored), "n_failed": len(outcomes) - len(scored)}
     columns: dict[str, list[float | None]] = {}
     for o in scored:
-        merged = {**o.scores, **{f"{k}_expanded": v for k, v in o.scores_expanded.items()}}
+        merged = {**o.scores, **{f"{k}_expanded": v for k, v in o.scores_expanded.items()}, **o.budget_scores}
         for name, column in AGGREGATES.items():
             columns.setdefault(name, []).append(merged.get(column))
     for name in AGGREGATES:
@@ -389,6 +448,9 @@ def aggregate(
         result[f"{name}_ci_low"], result[f"{name}_ci_high"] = bootstrap_ci(
             values, confidence=confidence, n_resamples=n_resamples, seed=seed)
     result["retrieval_ms"] = mean(o.retrieval_ms for o in scored)
+    result["context_tokens"] = mean(o.budget_scores.get("context_tokens") for o in scored)
+    result["query_ms"] = mean((o.latency_ms.get("embed", 0.0) + o.latency_ms.get("search", 0.0)) for o in scored
+                              if o.latency_ms)
     llm = [o.llm for o in scored if o.llm is not None]
     if llm:
         judged = dict(judged_values(llm))

@@ -189,7 +189,7 @@ class LLMResult:
             "answer_completion_tokens": self.answer_usage.completion_tokens,
             "judge_prompt_tokens": self.judge_usage.prompt_tokens,
             "judge_completion_tokens": self.judge_usage.completion_tokens,
-            "context_tokens": self.context_tokens,
+            "llm_context_tokens": self.context_tokens,  # what the prompt carried (cut at max_context_tokens)
             "context_truncated": self.context_truncated,
         }
 

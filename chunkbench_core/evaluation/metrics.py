@@ -2,8 +2,8 @@
 
 One pure function per metric. Spans are ``Span(document, start, end)`` half-open
 character ranges in a document's parsed markdown; spans of different documents never
-intersect. Definitions follow the Chroma chunking report (Smith & Troynikov 2024,
-shared/data/chroma-general-evaluation/README.md), with R the reference spans and C
+intersect. Definitions follow the Chroma chunking report (Smith & Troynikov 2024; its data
+set and protocol: chunkbench_core/datasets/chroma_general_evaluation/), with R the reference spans and C
 the retrieved chunks in rank order:
 
 - ``numerator = |∪_{c∈C, r∈R} (c ∩ r)|`` — evidence characters retrieved, counted once;

@@ -45,6 +45,11 @@ METRICS: tuple[Metric, ...] = (
            "precision of the context after neighbor expansion / parent context"),
     Metric("iou_expanded", "IoU (context)", "iou_expanded", "fraction",
            "IoU of the context after neighbor expansion / parent context"),
+    *(Metric(f"recall_at_{b}", f"Recall @ {b:,} tokens", f"recall_at_{b}", "fraction",
+             f"share of the evidence text inside the first {b:,} tokens of the context the LLM receives")
+      for b in (256, 512, 1024, 2048)),
+    Metric("budget_auc", "Budget AUC", "budget_auc", "fraction",
+           "area under evidence recall vs context budget (256 to 2,048 tokens, log scale)"),
     Metric("context_relevance", "Context relevance", "context_relevance", "score10",
            "LLM judge: how relevant the context is (1-10)"),
     Metric("answer_similarity", "Answer similarity", "answer_similarity", "score10",
@@ -58,7 +63,8 @@ METRIC_BY_NAME: dict[str, Metric] = {m.name: m for m in METRICS}
 #: always in the base schema
 BASE_METRICS: tuple[str, ...] = ("recall", "precision", "iou", "mrr", "hit_rate")
 #: the KPIs of the managerial report, in display order (shown when present)
-KPI_METRICS: tuple[str, ...] = ("recall", "precision", "iou", "mrr", "ndcg", "precision_omega",
+KPI_METRICS: tuple[str, ...] = ("recall_at_512", "budget_auc", "recall", "precision", "iou", "mrr", "ndcg",
+                                "precision_omega",
                                 "answer_similarity", "faithfulness", "context_relevance", "hallucination_rate")
 
 #: optional column name alternatives (first present wins)
@@ -67,6 +73,11 @@ SIGNIFICANT = ("significant_vs_best", "significantly_worse")
 P_VALUE = ("p_value", "p_value_vs_best")
 COST = ("cost_usd", "estimated_cost_usd")
 LATENCY_PARTS = ("embed_ms", "search_ms", "expand_ms", "generate_ms", "judge_ms")
+
+
+def flag(value: Any) -> bool:
+    """A boolean column's value: missing (None, NaN, NA) counts as False."""
+    return not missing(value) and bool(value)
 
 
 def natural_key(text: Any) -> tuple[Any, ...]:

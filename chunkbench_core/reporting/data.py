@@ -3,9 +3,9 @@
 ``load_report_data`` reads:
 
 - ``board``: every ``experiment_metrics`` column of the runs in the ``leaderboard`` view
-  (the latest run per strategy x corpus model), in the view's order; when an
-  ``is_best`` column marks exactly one row, that row comes first (the evaluation's own
-  best-configuration rule wins over the view's order);
+  (the latest run per strategy x corpus model) with the view's rank, tier, verdict,
+  costs and frontier, in the view's order (by rank);
+- ``recommendation`` and ``diagnostics``: the views of the same names;
 - ``runs``: every ``experiment_metrics`` row (all runs, for the decision board);
 - ``questions``: every ``question_results`` column of the board's runs;
 - ``documents``: the ``documents`` table;
@@ -41,6 +41,8 @@ class ReportData:
     questions: pd.DataFrame
     documents: pd.DataFrame
     chunk_sizes: pd.DataFrame
+    recommendation: dict[str, Any] | None = None  # the ``recommendation`` view's row
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)  # the ``diagnostics`` view
     generated_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     #: memo of derived values (per-configuration question subsets, intervals), filled by :mod:`.summary`
     cache: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
@@ -61,10 +63,14 @@ def _ranked_board(results: ResultsDB) -> pd.DataFrame:
     order = results.leaderboard()
     # the comparison table (stages.compare_latest_runs) adds the best configuration and each one's
     # paired test against it
+    # and the leaderboard's ranking, tier, verdict, costs and frontier (one story in every view)
     full = results.query(
-        "SELECT m.*, c.is_best, c.p_value_vs_best, c.significantly_worse "
+        "SELECT m.*, l.rank, l.tier, l.rank_metric, l.rank_mean, l.rank_ci_low, l.rank_ci_high, l.verdict, "
+        "l.recommended, l.p_value_adjusted, l.difference_vs_best, l.effect_size, l.n_chunks, l.embedded_tokens, "
+        "l.index_seconds, l.index_usd, l.cost_usd, l.points, l.storage_bytes, l.on_frontier, l.cost_axis, "
+        "c.is_best, c.p_value_vs_best, c.significantly_worse, c.difference_ci_low, c.difference_ci_high "
         "FROM experiment_metrics m JOIN leaderboard l USING (experiment_run_id, strategy, corpus_model) "
-        "LEFT JOIN comparison c ON c.configuration = m.strategy || '|' || m.corpus_model"
+        "LEFT JOIN comparison c ON c.experiment_run_id = m.experiment_run_id"
     )
     if order.empty or full.empty:
         return full.iloc[0:0].assign(configuration=pd.Series(dtype=str))
@@ -79,10 +85,6 @@ def _ranked_board(results: ResultsDB) -> pd.DataFrame:
         order = order.drop(columns="created_at")
         board = order.merge(full, on=key, how="left")
     board = board.drop_duplicates(subset=key)
-    if "is_best" in board.columns:
-        best = board["is_best"].fillna(False).astype(bool)
-        if int(best.sum()) == 1:
-            board.loc[best, "_rank"] = -1
     board = board.sort_values("_rank", kind="stable").drop(columns="_rank").reset_index(drop=True)
     board["configuration"] = [configuration(s, c) for s, c in zip(board["strategy"], board["corpus_model"])]
     return board
@@ -151,7 +153,8 @@ def load_report_data(results: ResultsDB) -> ReportData:
            JOIN (SELECT DISTINCT strategy, corpus_model FROM leaderboard) l USING (strategy, corpus_model)"""
     )
     chunk_sizes = restrict_to_run_variant(chunk_sizes, board)
-    return ReportData(board=board, runs=runs, questions=questions, documents=documents, chunk_sizes=chunk_sizes)
+    return ReportData(board=board, runs=runs, questions=questions, documents=documents, chunk_sizes=chunk_sizes,
+                      recommendation=results.recommendation(), diagnostics=results.diagnostics())
 
 
 def load_chunks(results: ResultsDB, wanted: Iterable[tuple[str, str, str]]) -> pd.DataFrame:

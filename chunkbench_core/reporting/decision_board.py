@@ -149,9 +149,22 @@ def board_payload(data: ReportData) -> dict[str, Any]:
     for row in rows:
         for private in ("_stamp", "_batch", "filter"):
             row.pop(private)
+    rank_metric = str((data.recommendation or {}).get("rank_metric") or "")
+    ordered = sorted(metrics, key=lambda m: m.name != rank_metric)  # the ranking metric first: the default pick
     return {"rows": rows,
             "metrics": [{"name": m.name, "label": m.label, "kind": m.kind, "higherIsBetter": m.higher_is_better}
-                        for m in metrics]}
+                        for m in ordered]}
+
+
+def _recommendation_banner(data: ReportData) -> str:
+    rec = data.recommendation
+    if not rec:
+        return ""
+    return (f"<div class='recommendation' id='board-recommendation'><p><strong>Recommended (latest runs):</strong> "
+            f"{esc(rec['strategy'])} x {esc(rec['corpus_model'])}, by {esc(rec['rank_metric'])} "
+            f"({esc(rec['metric_definition'])}) and the rule: {esc(rec['rule_text'])}. {esc(rec['reason'])}</p>"
+            "<p class='note'>The metric picker starts on the ranking metric; the board's \"best\" marks are per "
+            "metric and per pick, not the recommendation.</p></div>")
 
 
 def render_decision_board(data: ReportData, links: Sequence[tuple[str, str]], current: str) -> str:
@@ -165,6 +178,7 @@ def render_decision_board(data: ReportData, links: Sequence[tuple[str, str]], cu
     if not payload["rows"]:
         body.append("<p>No experiment has run yet.</p>")
         return page("chunkbench decision board", "".join(body), css=CSS + BOARD_CSS)
+    body.append(_recommendation_banner(data))
     body.append(BOARD_HTML)
     return page("chunkbench decision board", "".join(body), css=CSS + BOARD_CSS, scripts=[BOARD_JS],
                 data=json_script("board-data", payload))

@@ -1,8 +1,17 @@
-"""The leaderboard as text: a fixed-width table for the terminal and markdown for the UI."""
+"""The leaderboard as text: a fixed-width table for the terminal and markdown for the UI.
+
+The default table fits 120 columns: rank, tier, configuration, the ranking metric, context
+tokens, query time, cost, the frontier and the verdict; ``wide=True`` prints every column
+of the ``leaderboard`` view. Below the table, the same words as the reports: what the
+ranking metric is, what a tier is, and the recommendation with its reason.
+"""
 
 from __future__ import annotations
 
 import math
+import textwrap
+from collections.abc import Mapping
+from typing import Any
 
 import pandas as pd
 
@@ -10,47 +19,138 @@ from chunkbench_core.storage.results_db import LEADERBOARD_COLUMNS
 
 from .columns import METRICS
 
-FRACTIONS = tuple(m.name for m in METRICS if m.kind == "fraction")
+FRACTIONS = {m.name for m in METRICS if m.kind == "fraction"} | {
+    "recall_at_256", "recall_at_512", "recall_at_1024", "recall_at_2048", "budget_auc", "rank_mean",
+    "rank_ci_low", "rank_ci_high", "difference_vs_best"}
+WIDTH = 120
+#: the default columns; "metric" stands for the ranking metric's own column
+COMPACT = ("rank", "tier", "strategy", "corpus_model", "n_questions", "metric", "context_tokens", "query_ms",
+           "cost_usd", "on_frontier", "verdict")
+HEADERS = {"n_questions": "n", "context_tokens": "tokens", "on_frontier": "frontier"}
+RIGHT = {"rank", "tier", "n_questions", "context_tokens", "query_ms", "cost_usd", "index_seconds", "n_chunks",
+         "embedded_tokens", "points", "storage_bytes", "cold_query_ms", "index_usd", "query_usd_per_1000",
+         "effect_size", "p_value_vs_best", "p_value_adjusted"} | FRACTIONS
+#: dropped first when the table is still too wide
+OPTIONAL = ("on_frontier", "query_ms", "context_tokens")
 
 
-def _cell(column: str, value: object) -> str:
-    if value is None or (not isinstance(value, str) and pd.isna(value)):
+def _missing(value: object) -> bool:
+    return value is None or (not isinstance(value, str) and pd.isna(value))
+
+
+def cell(column: str, value: object) -> str:
+    """A value as every text view shows it."""
+    if _missing(value):
         return "-"
-    if column == "rank":
-        return str(int(value))  # pandas gives a float column when a rank is missing
-    if column in FRACTIONS:
+    if column in ("rank", "tier", "n_questions", "n_chunks", "points", "embedded_tokens", "storage_bytes"):
+        return f"{int(value):,}" if column in ("embedded_tokens", "storage_bytes") else str(int(value))
+    if column == "on_frontier" or column == "recommended":
+        return "yes" if bool(value) else ""
+    if column == "context_tokens":
+        return f"{float(value):,.0f}"
+    if column in ("query_ms", "cold_query_ms"):
+        return f"{float(value):.1f}"
+    if column in ("index_seconds",):
+        return f"{float(value):.1f}"
+    if column in ("cost_usd", "index_usd", "query_usd_per_1000"):
+        return f"{float(value):.2f}"
+    if column in ("p_value_vs_best", "p_value_adjusted", "effect_size"):
+        return f"{float(value):.3f}"
+    if column in FRACTIONS or isinstance(value, float):
         return f"{float(value):.3f}"
     return str(value)
 
 
-def format_table(board: pd.DataFrame) -> str:
-    """A plain-text table of the leaderboard columns (fractions with three decimals)."""
+def rank_metric(board: pd.DataFrame) -> str | None:
+    metrics = [m for m in board.get("rank_metric", pd.Series(dtype=object)).dropna().unique()]
+    return str(metrics[0]) if metrics else None
+
+
+def _columns(board: pd.DataFrame, wide: bool) -> list[tuple[str, str]]:
+    """(header, source column) pairs."""
+    if wide:
+        names = [c for c in board.columns if c not in ("created_at",)]
+        return [(c, c) for c in names]
+    metric = rank_metric(board)
+    out = []
+    for column in COMPACT:
+        if column == "metric":
+            source = metric if metric and metric in board.columns else "rank_mean"
+            out.append((metric or "rank_mean", source))
+        elif column in board.columns:
+            out.append((HEADERS.get(column, column), column))
+    return out
+
+
+def _render(board: pd.DataFrame, columns: list[tuple[str, str]], gap: int) -> list[str]:
+    rows = [[cell(source, r[source]) for _, source in columns] for _, r in board.iterrows()]
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, (h, _) in enumerate(columns)]
+
+    def line(cells: list[str]) -> str:
+        return (" " * gap).join(c.rjust(w) if source in RIGHT else c.ljust(w)
+                                for c, w, (_, source) in zip(cells, widths, columns)).rstrip()
+
+    return [line([h for h, _ in columns]), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+
+
+def format_table(board: pd.DataFrame, recommendation: Mapping[str, Any] | None = None, wide: bool = False,
+                 width: int = WIDTH) -> str:
+    """The leaderboard as plain text; fits ``width`` columns unless ``wide``."""
     if board.empty:
         return "(the leaderboard is empty: no experiment has run yet)"
-    columns = [c for c in LEADERBOARD_COLUMNS if c in board.columns]
-    rows = [[_cell(c, r[c]) for c in columns] for _, r in board.iterrows()]
-    widths = [max(len(c), *(len(row[i]) for row in rows)) for i, c in enumerate(columns)]
-    line = lambda cells: "  ".join(  # noqa: E731
-        cell.rjust(w) if c in FRACTIONS or c in ("n_questions", "rank") else cell.ljust(w)
-        for cell, w, c in zip(cells, widths, columns)
-    )
-    table = "\n".join([line(columns), line(["-" * w for w in widths]), *(line(r) for r in rows)])
-    return table + "\n" + ranking_note(board)
+    columns = _columns(board, wide)
+    lines = _render(board, columns, 2)
+    if not wide:
+        for gap_columns in (columns, *(
+                [c for c in columns if c[1] not in OPTIONAL[: k + 1]] for k in range(len(OPTIONAL)))):
+            for gap in (2, 1):
+                lines = _render(board, gap_columns, gap)
+                if max(len(x) for x in lines) <= width:
+                    break
+            if max(len(x) for x in lines) <= width:
+                break
+    notes = ranking_note(board, recommendation)
+    wrap = width if not wide else 120
+    return "\n".join(lines) + "\n" + "\n".join(textwrap.fill(n, wrap) for n in notes)
 
 
-def ranking_note(board: pd.DataFrame) -> str:
-    """One line saying what the rank and the verdict mean."""
-    metrics = [m for m in board.get("rank_metric", pd.Series(dtype=object)).dropna().unique()]
-    if not metrics:
-        return "rank: not compared yet (materialize the leaderboard asset)"
-    return (f"rank: by mean {metrics[0]} over the questions (ties: IoU of the same context); "
-            "verdict: paired randomization test against rank 1, p < 0.05 (SELECT * FROM comparison)")
+def ranking_note(board: pd.DataFrame, recommendation: Mapping[str, Any] | None = None) -> list[str]:
+    """What the rank, the tier and the verdict mean, and the recommendation with its reason."""
+    metric = rank_metric(board)
+    if not metric:
+        return ["rank: not compared yet (materialize the leaderboard asset)"]
+    definition = f" ({recommendation['metric_definition']})" if recommendation and recommendation.get(
+        "metric_definition") else ""
+    notes = [f"rank: by mean {metric}{definition} over the questions. tier 1: configurations the tests cannot tell from "
+             "the best (Friedman test, then paired randomization tests with Holm's correction, p < 0.05). "
+             "frontier: no other configuration is both better and cheaper. (SELECT * FROM comparison)"]
+    if recommendation:
+        notes.append(f"Recommended: {recommendation['strategy']} x {recommendation['corpus_model']} "
+                     f"({recommendation['rule']}). {recommendation['reason']}")
+    return notes
 
 
-def format_markdown(board: pd.DataFrame) -> str:
+def format_markdown(board: pd.DataFrame, recommendation: Mapping[str, Any] | None = None) -> str:
     if board.empty:
         return "_No experiment has run yet._"
-    columns = [c for c in LEADERBOARD_COLUMNS if c in board.columns]
-    head = "| " + " | ".join(columns) + " |\n|" + "|".join("---" for _ in columns) + "|\n"
-    body = "".join("| " + " | ".join(_cell(c, r[c]) for c in columns) + " |\n" for _, r in board.iterrows())
-    return head + body + "\n" + ranking_note(board) + "\n"
+    columns = _columns(board, False)
+    head = "| " + " | ".join(h for h, _ in columns) + " |\n|" + "|".join("---" for _ in columns) + "|\n"
+    body = "".join("| " + " | ".join(cell(s, r[s]) for _, s in columns) + " |\n" for _, r in board.iterrows())
+    return head + body + "\n" + "\n\n".join(ranking_note(board, recommendation)) + "\n"
+
+
+def round_value(value: Any, places: int = 3) -> Any:
+    """A number rounded for metadata (None for missing); other values unchanged."""
+    if _missing(value):
+        return None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int,)) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, float) or hasattr(value, "item"):
+        number = float(value)
+        return None if math.isnan(number) else round(number, places)
+    return value
+
+
+__all__ = ["LEADERBOARD_COLUMNS", "cell", "format_markdown", "format_table", "ranking_note", "round_value"]

@@ -1,10 +1,11 @@
 """The managerial report: what to use, how sure we are, what it costs, in plain language.
 
-Sections: recommendation (with confidence intervals and the significance of the lead
-when the results carry it), KPIs of the recommended configuration, the ranked table,
-cost and latency per configuration, plots (recall vs precision, metric bars with CI
-whiskers, chunk-size distributions), one plain-language paragraph per configuration,
-and the corpus (documents parsed and failed).
+Sections: the recommendation (ranking metric and its definition, the rule, the reason,
+which configurations are tied and what would break the tie), warnings to read before
+trusting the numbers, KPIs of the recommended configuration, the ranked table (tier,
+verdict, cost, frontier), cost per configuration (index, query, storage), plots (quality
+vs cost with the frontier, metric bars with CI whiskers, chunk-size distributions), one
+plain-language paragraph per configuration, and the corpus.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from .data import ReportData
 from .html import definition_list, esc, nav, page, png_img, table
 from .intervals import REPORT_CI_NOTE
 from .style import CSS
-from .summary import Interval, cost, latency_means, metric_interval, metric_value, n_failed, significance, token_totals
+from .columns import flag, number
+from .summary import Interval, latency_means, metric_interval, metric_value, n_failed, token_totals
 
 #: plain-language description of the strategies the product ships (unknown names get none)
 STRATEGY_DESCRIPTIONS: dict[str, str] = {
@@ -33,6 +35,8 @@ STRATEGY_DESCRIPTIONS: dict[str, str] = {
 }
 
 BAR_METRICS = ("recall", "precision", "iou", "mrr", "ndcg")
+#: the metrics of the ranked table besides the ranking metric (the KPIs show the rest)
+TABLE_METRICS = ("recall", "precision", "mrr")
 
 
 def _pct(x: float | None) -> str:
@@ -55,20 +59,59 @@ def _config_html(row: Mapping[str, Any]) -> str:
     return f"<strong>{esc(row['strategy'])}</strong> with <strong>{esc(row['corpus_model'])}</strong>"
 
 
+def recommended_row(rows: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The board row of the recommended configuration (the first row before anything was compared)."""
+    for row in rows:
+        if flag(row.get("recommended")):
+            return row
+    return rows[0] if rows else None
+
+
+def _tier_sentence(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
+    """Who is tied, what a tier is, and what would break the tie (the reason gives the numbers)."""
+    tier1 = [r for r in rows if number(r.get("tier")) == 1]
+    if len(rows) < 2 or len(tier1) < 2:
+        return ""
+    names = ", ".join(f"{r['strategy']} x {r['corpus_model']}" for r in tier1)
+    rec = data.recommendation or {}
+    text = (f"<p id='tiers'><strong>Tied in tier 1:</strong> {esc(names)}. Tier 1 means the tests cannot tell "
+            "these configurations from the best one on these questions, so the choice among them rests on cost.")
+    needed = number(rec.get("questions_to_separate"))
+    if needed is not None:
+        text += (f" <strong>What would break the tie:</strong> about {needed:,.0f} questions (add questions from your "
+                 "own documents, then run again).")
+    else:
+        text += (" <strong>What would break the tie:</strong> questions on which they differ; the top two answer every "
+                 "current question alike.")
+    return text + "</p>"
+
+
 def _recommendation(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
     if not rows:
         return "<div class='recommendation' id='recommendation'><p>No experiment has run yet.</p></div>"
-    best = rows[0]
-    recall = metric_value(data, best, "recall")
-    bounds = metric_interval(data, best, "recall")
+    best = recommended_row(rows)
+    assert best is not None
+    rec = data.recommendation
     parts = [f"<p class='headline'>Recommended: {_config_html(best)}.</p>"]
-    ci = f" (95% CI {_ci('recall', bounds)})" if bounds else ""
+    if rec:
+        parts.append(f"<p id='rank-metric'>Ranking metric: <strong>{esc(rec['rank_metric'])}</strong>, "
+                     f"{esc(rec['metric_definition'])}. The recommended configuration scores "
+                     f"{esc(fmt_metric('recall', rec.get('rank_mean')))}"
+                     + (f" (95% CI {esc(fmt_metric('recall', best.get('rank_ci_low')))}–"
+                        f"{esc(fmt_metric('recall', best.get('rank_ci_high')))})"
+                        if number(best.get("rank_ci_low")) is not None else "")
+                     + f" over {esc(fmt('count', rec.get('n_questions')))} questions.</p>")
+        parts.append(f"<p id='rule'>Rule: {esc(rec['rule_text'])}.</p>")
+        parts.append(f"<p id='reason'>{esc(rec['reason'])}</p>")
+    else:
+        parts.append("<p class='note'>Not compared yet: materialize the leaderboard to rank the configurations.</p>")
+    recall = metric_value(data, best, "recall")
     parts.append(
-        f"<p>It retrieves {_pct(recall)} of the evidence text on average: recall {esc(fmt_metric('recall', recall))}"
-        f"{ci} over {esc(fmt('count', best.get('n_questions')))} questions, with precision "
-        f"{esc(fmt_metric('precision', metric_value(data, best, 'precision')))}, IoU "
-        f"{esc(fmt_metric('iou', metric_value(data, best, 'iou')))} and MRR "
-        f"{esc(fmt_metric('mrr', metric_value(data, best, 'mrr')))}.</p>"
+        f"<p>Its top {esc(fmt('count', best.get('top_k')))} chunks hold {_pct(recall)} of the evidence text (recall "
+        f"{esc(fmt_metric('recall', recall))}), with precision "
+        f"{esc(fmt_metric('precision', metric_value(data, best, 'precision')))} and MRR "
+        f"{esc(fmt_metric('mrr', metric_value(data, best, 'mrr')))}; the LLM would read about "
+        f"{esc(fmt('count', best.get('context_tokens')))} tokens of context per question.</p>"
     )
     similarity = metric_value(data, best, "answer_similarity")
     if similarity is not None:
@@ -76,41 +119,16 @@ def _recommendation(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
         extra = "" if hallucination is None else f"; {_pct(hallucination)} of its answers were flagged as hallucinated"
         parts.append(f"<p>With an LLM answering from this context, the judge scored answer similarity "
                      f"{esc(fmt_metric('answer_similarity', similarity))}/10{extra}.</p>")
-    if len(rows) == 1:
-        parts.append("<p>Only one configuration ran, so there is nothing to compare it with.</p>")
-    else:
-        parts.append(_lead(data, best, rows[1]))
-    if "is_best" in data.board.columns and bool(data.board["is_best"].fillna(False).astype(bool).sum() == 1):
-        parts.append("<p class='note'>The evaluation's own best-configuration rule chose this configuration.</p>")
-    else:
-        parts.append("<p class='note'>Configurations are ranked as in the leaderboard (highest recall first, "
-                     "ties broken by IoU).</p>")
+    parts.append(_tier_sentence(data, rows))
     return "<div class='recommendation' id='recommendation'>" + "".join(parts) + "</div>"
 
 
-def _lead(data: ReportData, best: Mapping[str, Any], second: Mapping[str, Any]) -> str:
-    r1, r2 = metric_value(data, best, "recall"), metric_value(data, second, "recall")
-    b1, b2 = metric_interval(data, best, "recall"), metric_interval(data, second, "recall")
-    text = (f"<p>The runner-up, {_config_html(second)}, reaches recall {esc(fmt_metric('recall', r2))}"
-            + (f" (CI {_ci('recall', b2)})" if b2 else "") + ". ")
-    sig = significance(second)
-    if sig is not None:
-        p_text = f" (p = {sig.p_value:.3g})" if sig.p_value is not None else ""
-        if sig.significant is True:
-            text += ("<span class='sig good' id='significance'>The lead is statistically significant"
-                     f"{esc(p_text)}.</span>")
-        elif sig.significant is False:
-            text += (f"<span class='sig' id='significance'>The lead is not statistically significant{esc(p_text)}: "
-                     "treat the two as tied and decide on cost and latency.</span>")
-        else:
-            text += f"<span class='sig' id='significance'>Paired test against the best{esc(p_text)}.</span>"
-    elif b1 and b2 and r1 is not None and r2 is not None:
-        if b2.high >= b1.low:
-            text += ("<span id='significance'>Their confidence intervals overlap, so the lead may be chance "
-                     "(no significance test was recorded).</span>")
-        else:
-            text += "<span id='significance'>Their confidence intervals do not overlap.</span>"
-    return text + "</p>"
+def _diagnostics(data: ReportData) -> str:
+    if not data.diagnostics:
+        return ""
+    items = "".join(f"<li>{esc(d['message'])}</li>" for d in data.diagnostics)
+    return ("<div class='warnings' id='diagnostics'><h2>Before you trust these numbers</h2><ul>" + items
+            + "</ul></div>")
 
 
 def _kpis(data: ReportData, best: Mapping[str, Any], metrics: Sequence[str]) -> str:
@@ -132,86 +150,73 @@ def _kpis(data: ReportData, best: Mapping[str, Any], metrics: Sequence[str]) -> 
 
 
 def _ranked_table(data: ReportData, rows: Sequence[Mapping[str, Any]], metrics: Sequence[str]) -> str:
-    has_sig = any(significance(r) is not None for r in rows)
-    headers = ["#", "strategy", "corpus model", "questions", *(METRIC_BY_NAME[m].label for m in metrics)]
-    if has_sig:
-        headers.append("vs best")
-    headers.append("latency / question")
+    metric = next((str(r["rank_metric"]) for r in rows if value(r, "rank_metric")), None)
+    headers = ["#", "tier", "strategy", "corpus model", "questions"]
+    if metric:
+        headers.append(metric)
+    headers += [*(METRIC_BY_NAME[m].label for m in metrics), "context tokens", "cost", "frontier", "verdict"]
     body = []
     for i, row in enumerate(rows):
-        cells = [str(i + 1), esc(row["strategy"]), esc(row["corpus_model"]), esc(fmt("count", row.get("n_questions")))]
+        cells = [esc(fmt("count", row.get("rank") if number(row.get("rank")) is not None else i + 1)),
+                 esc(fmt("count", row.get("tier"))), esc(row["strategy"]), esc(row["corpus_model"]),
+                 esc(fmt("count", row.get("n_questions")))]
+        if metric:
+            bounds = (Interval(float(row["rank_ci_low"]), float(row["rank_ci_high"]), True)
+                      if number(row.get("rank_ci_low")) is not None else None)
+            cells.append(_with_interval("recall", row.get("rank_mean"), bounds))
         cells += [_with_interval(m, metric_value(data, row, m), metric_interval(data, row, m)) for m in metrics]
-        if has_sig:
-            sig = significance(row)
-            if i == 0:
-                cells.append("best")
-            elif sig is None:
-                cells.append("–")
-            else:
-                label = {True: "significantly different", False: "not significant", None: "tested"}[sig.significant]
-                p = f" (p = {sig.p_value:.3g})" if sig.p_value is not None else ""
-                cells.append(esc(label + p))
-        latency = latency_means(data, row).get("retrieval_ms")
-        cells.append(esc(fmt("ms", latency)))
+        cells += [esc(fmt("count", row.get("context_tokens"))), esc(fmt("usd", row.get("cost_usd"))),
+                  "yes" if flag(row.get("on_frontier")) else "", esc(value(row, "verdict") or "–")]
         body.append(cells)
-    numeric = [True, False, False, True, *([True] * len(metrics))] + ([False] if has_sig else []) + [True]
+    numeric = [True, True, False, False, True] + ([True] if metric else []) + [True] * len(metrics) + [
+        True, True, False, False]
     return table(headers, body, element_id="ranking", numeric=numeric,
-                 row_classes=["best" if i == 0 else "" for i in range(len(rows))])
+                 row_classes=["best" if r is recommended_row(rows) else "" for r in rows])
 
 
 def _cost_latency(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
-    latencies = [latency_means(data, r) for r in rows]
-    tokens = [token_totals(data, r) for r in rows]
-    costs = [cost(r) for r in rows]
-    latency_columns = [c for c in ("retrieval_ms", "embed_ms", "search_ms", "expand_ms", "generate_ms", "judge_ms")
-                       if any(c in lat for lat in latencies)]
-    latency_columns += sorted({c for lat in latencies for c in lat} - set(latency_columns))
-    token_columns = sorted({c for t in tokens for c in t})
-    has_cost = any(c is not None for c in costs)
-    if not latency_columns and not token_columns and not has_cost:
-        return "<p class='note'>No latency, token or cost figures were recorded.</p>"
-    headers = ["configuration", *(f"{c.removesuffix('_ms')} (mean)" for c in latency_columns),
-               *(c.replace("_", " ") for c in token_columns)]
-    if has_cost:
-        headers.append("cost")
+    """Index, query and storage cost per configuration, as the leaderboard records them."""
+    headers = ["configuration", "chunks", "embedded tokens", "index build", "query (warm)", "first query (cold)",
+               "context tokens / question", "index $", "$ per 1,000 questions", "cost (index + 1,000 questions)",
+               "storage"]
     body = []
-    for row, lat, tok, usd in zip(rows, latencies, tokens, costs):
-        cells = [esc(row["configuration"])]
-        cells += [esc(fmt("ms", lat.get(c))) for c in latency_columns]
-        cells += [esc(fmt("count", tok.get(c))) for c in token_columns]
-        if has_cost:
-            cells.append(esc(fmt("usd", usd)))
-        body.append(cells)
+    for row in rows:
+        storage = number(row.get("storage_bytes"))
+        body.append([esc(row["configuration"]), esc(fmt("count", row.get("n_chunks"))),
+                     esc(fmt("count", row.get("embedded_tokens"))),
+                     esc(f"{number(row.get('index_seconds')):,.1f} s" if number(row.get("index_seconds")) is not None
+                         else "–"),
+                     esc(fmt("ms", row.get("query_ms"))), esc(fmt("ms", row.get("cold_query_ms"))),
+                     esc(fmt("count", row.get("context_tokens"))), esc(fmt("usd", row.get("index_usd"))),
+                     esc(fmt("usd", row.get("query_usd_per_1000"))), esc(fmt("usd", row.get("cost_usd"))),
+                     esc(f"{storage / 1e6:,.1f} MB" if storage is not None else "–")])
     html = table(headers, body, element_id="cost-latency", numeric=[False] + [True] * (len(headers) - 1))
-    if not token_columns:
-        html += "<p class='note'>No token usage was recorded (local embedding models cost no tokens).</p>"
-    values = [v for v in (lat.get("retrieval_ms") for lat in latencies) if v is not None]
-    if values and len(values) == len(rows):
-        png = plots.bar_png([r["configuration"] for r in rows], values,
-                            "mean retrieval latency per question (ms)")
-        html += ("<figure>" + png_img(png, "latency-plot", "mean retrieval latency per configuration")
-                 + "<figcaption>Mean retrieval latency per question (embedding the question, search, expansion)."
-                 "</figcaption></figure>")
+    priced = any(flag(r.get("llm_priced")) for r in rows)
+    html += ("<p class='note'>Query time is the warm mean of embedding one question and searching; the first call "
+             "(which may load the model) is shown apart and never mixed in. Dollars use the embedding model's price "
+             "and " + ("the LLM's price for reading the context and answering." if priced else
+                       "no LLM price (none configured: set CHUNKBENCH_LLM_PRICE_INPUT and _OUTPUT to price the "
+                       "context an LLM would read); local models cost nothing.") + "</p>")
+    tokens = [token_totals(data, r) for r in rows]
+    if any(t for t in tokens):
+        columns = sorted({c for t in tokens for c in t})
+        html += table(["configuration", *(c.replace("_", " ") for c in columns)],
+                      [[esc(r["configuration"]), *(esc(fmt("count", t.get(c))) for c in columns)]
+                       for r, t in zip(rows, tokens)],
+                      element_id="token-usage", numeric=[False] + [True] * len(columns))
     return html
 
 
 def _plots(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
     out = []
-    best_config = rows[0]["configuration"]
-    points = []
-    for row in rows:
-        precision, recall = metric_value(data, row, "precision"), metric_value(data, row, "recall")
-        if precision is None or recall is None:
-            continue
-        pb, rb = metric_interval(data, row, "precision"), metric_interval(data, row, "recall")
-        points.append(plots.ScatterPoint(row["configuration"], precision, recall,
-                                         (pb.low, pb.high) if pb else None, (rb.low, rb.high) if rb else None,
-                                         best=row["configuration"] == best_config))
+    points, metric, axis = plots.frontier_points(data.board)
     if points:
-        out.append("<figure>" + png_img(plots.recall_precision_png(points), "recall-precision",
-                                        "recall against precision per configuration")
-                   + "<figcaption>Up and right is better: up finds more evidence, right wastes less of the "
-                     "model's context on other text. Bars: 95% confidence intervals.</figcaption></figure>")
+        out.append("<figure>" + png_img(plots.frontier_png(points, metric, axis), "frontier",
+                                        f"{metric} against cost per configuration")
+                   + f"<figcaption>Up is better ({esc(metric)}), left is cheaper "
+                     f"({esc(plots.COST_AXIS_LABELS.get(axis, axis))}). Filled points are tier 1; the dashed line "
+                     "joins the frontier: configurations no other one beats on both. The star is the recommendation."
+                     "</figcaption></figure>")
     series = []
     for name in BAR_METRICS:
         values = [metric_value(data, r, name) for r in rows]
@@ -282,19 +287,20 @@ def _strategy_paragraph(data: ReportData, row: Mapping[str, Any], rank: int, tot
         if not tokens.empty:
             sentences.append(f"Its chunks are typically {tokens.median():.0f} tokens long "
                              f"(middle half {tokens.quantile(0.25):.0f}–{tokens.quantile(0.75):.0f}).")
-    latency = latency_means(data, row).get("retrieval_ms")
+    latency = number(row.get("query_ms"))
     if latency is not None:
-        sentences.append(f"Retrieval takes {fmt('ms', latency)} per question.")
+        sentences.append(f"A query takes {fmt('ms', latency)} (embedding the question and searching, warm).")
     similarity = metric_value(data, row, "answer_similarity")
     if similarity is not None:
         sentences.append(f"The LLM judge rated its answers {similarity:.1f}/10 for similarity to the expected answer.")
     hallucination = metric_value(data, row, "hallucination_rate")
     if hallucination is not None:
         sentences.append(f"{_pct(hallucination)} of its answers were flagged as hallucinated.")
-    sig = significance(row)
-    if rank > 1 and sig is not None and sig.significant is not None:
-        sentences.append("It is significantly behind the recommended configuration." if sig.significant
-                         else "Its gap to the recommended configuration is not statistically significant.")
+    tier = number(row.get("tier"))
+    if tier == 1 and len(data.board) > 1:
+        sentences.append("It is in tier 1: the tests cannot tell it from the best configuration.")
+    elif tier is not None and tier > 1:
+        sentences.append(f"It is in tier {tier:.0f}: measurably behind the best configuration.")
     failed = n_failed(data, row)
     if failed:
         sentences.append(f"{failed} question(s) failed and are not in these numbers.")
@@ -324,12 +330,13 @@ def render_managerial(data: ReportData, links: Sequence[tuple[str, str]], curren
             " · "
             f"{len(rows)} configuration(s), latest run of each.</p>"]
     body.append("<h2>Recommendation</h2>" + _recommendation(data, rows))
+    body.append(_diagnostics(data))
     if rows:
         metrics = [m.name for m in present_metrics(data.board, KPI_METRICS)]
         metrics += [m for m in KPI_METRICS if m not in metrics and metric_value(data, rows[0], m) is not None]
         metrics = [m for m in KPI_METRICS if m in metrics]
-        body.append("<h2>Key figures of the recommendation</h2>" + _kpis(data, rows[0], metrics))
-        body.append("<h2>Leaderboard</h2>" + _ranked_table(data, rows, metrics))
+        body.append("<h2>Key figures of the recommendation</h2>" + _kpis(data, recommended_row(rows) or rows[0], metrics))
+        body.append("<h2>Leaderboard</h2>" + _ranked_table(data, rows, [m for m in TABLE_METRICS if m in metrics]))
         if any(not b.from_results for b in (metric_interval(data, r, "recall") for r in rows) if b is not None):
             body.append(f"<p class='note'>{esc(REPORT_CI_NOTE)}</p>")
         body.append("<h2>Cost and latency</h2>" + _cost_latency(data, rows))
@@ -337,6 +344,17 @@ def render_managerial(data: ReportData, links: Sequence[tuple[str, str]], curren
         body.append("<h2>Each configuration in plain words</h2>"
                     + "".join(_strategy_paragraph(data, r, i + 1, len(rows)) for i, r in enumerate(rows)))
         definitions = [(m.label, esc(m.description)) for m in (METRIC_BY_NAME[n] for n in metrics)]
+        if data.recommendation:
+            definitions.insert(0, (str(data.recommendation["rank_metric"]),
+                                   esc(str(data.recommendation["metric_definition"]).capitalize() + ". It ranks the "
+                                       "configurations: every one sees the same context budget, so none can rank "
+                                       "higher by sending more text.")))
+            definitions.insert(1, ("tier", "Tier 1 holds the best configuration and every one the tests cannot "
+                                           "tell from it (a Friedman test over all of them, then paired "
+                                           "randomization tests with Holm's correction, p &lt; 0.05); tier 2 is "
+                                           "built the same way from the rest."))
+            definitions.insert(2, ("frontier", "A configuration is on the cost-quality frontier when no other one "
+                                               "is both better on the ranking metric and cheaper."))
         body.append("<h2>What the numbers mean</h2>" + definition_list(definitions))
     body.append("<h2>Corpus</h2>" + _corpus(data))
     return page("chunkbench managerial report", "".join(body), css=CSS)

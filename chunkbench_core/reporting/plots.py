@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import matplotlib
 
@@ -138,3 +138,80 @@ def bar_png(labels: Sequence[str], values: Sequence[float], xlabel: str) -> byte
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     return _png(fig)
+
+
+@dataclass(frozen=True)
+class FrontierPoint:
+    label: str
+    quality: float
+    cost: float
+    tier: int | None = None
+    on_frontier: bool = False
+    recommended: bool = False
+    quality_ci: tuple[float, float] | None = None
+
+
+COST_AXIS_LABELS = {
+    "cost_usd": "cost: USD to build the index and answer 1,000 questions",
+    "context_tokens": "cost: context tokens the LLM reads per question",
+}
+
+
+def frontier_png(points: Sequence[FrontierPoint], metric: str, cost_axis: str) -> bytes:
+    """The ranking metric (y) against cost (x): tier 1 filled, others hollow, the frontier joined, ★ recommended.
+
+    Points are numbered in ``points`` order (the ranking) and named in the legend.
+    """
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    for i, p in enumerate(points):
+        color = PALETTE[i % len(PALETTE)]
+        marker = "*" if p.recommended else "o"
+        ax.errorbar([p.cost], [p.quality], yerr=_whisker(p.quality, p.quality_ci), fmt=marker,
+                    markersize=16 if p.recommended else 8, color=color, ecolor=color, elinewidth=1, capsize=3,
+                    markerfacecolor=color if p.tier == 1 else "white", markeredgecolor=color,
+                    label=f"{i + 1}. {_label(p.label)}" + (f" (tier {p.tier})" if p.tier else ""))
+        ax.annotate(str(i + 1), (p.cost, p.quality), fontsize=8, fontweight="bold", xytext=(5, 5),
+                    textcoords="offset points")
+    front = sorted((p for p in points if p.on_frontier), key=lambda p: p.cost)
+    if len(front) > 1:
+        ax.step([p.cost for p in front], [p.quality for p in front], where="post", color="#555", linestyle="--",
+                linewidth=1, label="frontier")
+    ax.set_xlabel(COST_AXIS_LABELS.get(cost_axis, cost_axis))
+    ax.set_ylabel(f"{metric} (higher is better)")
+    ax.grid(alpha=0.3)
+    ax.set_title("Quality vs cost (filled = tier 1, ★ = recommended, dashed = frontier)", fontsize=10)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def _flag(value: Any) -> bool:
+    try:
+        return bool(value) and value == value
+    except (TypeError, ValueError):  # pandas NA
+        return False
+
+
+def frontier_points(board: Any) -> tuple[list[FrontierPoint], str, str]:
+    """(points, metric, cost axis) from the ``leaderboard`` view's rows (a DataFrame), compared rows only."""
+    rows = [r for _, r in board.iterrows() if r.get("rank_metric") is not None and r.get("rank_metric") == r.get("rank_metric")]
+    if not rows:
+        return [], "", ""
+    metric = str(rows[0]["rank_metric"])
+    axis = str(rows[0].get("cost_axis") or "context_tokens")
+
+    def number(value: Any, default: float = 0.0) -> float:
+        try:
+            out = float(value)
+        except (TypeError, ValueError):
+            return default
+        return default if out != out else out
+
+    points = [FrontierPoint(f"{r['strategy']} / {r['corpus_model']}", number(r.get("rank_mean")), number(r.get(axis)),
+                            tier=int(r["tier"]) if number(r.get("tier"), -1) >= 0 else None,
+                            on_frontier=_flag(r.get("on_frontier")), recommended=_flag(r.get("recommended")),
+                            quality_ci=(number(r.get("rank_ci_low")), number(r.get("rank_ci_high")))
+                            if r.get("rank_ci_low") == r.get("rank_ci_low") and r.get("rank_ci_low") is not None
+                            else None)
+              for r in rows]
+    return points, metric, axis

@@ -124,7 +124,7 @@ def token_totals(data: ReportData, row: Mapping[str, Any]) -> dict[str, float]:
             totals[str(column)] = float(raw)
     questions = config_questions(data, row, scored_only=False)
     for column in questions.columns:
-        if column.endswith("_tokens") and column not in totals and column != "context_tokens":
+        if column.endswith("_tokens") and column not in totals and column not in ("context_tokens", "llm_context_tokens"):
             values = [v for v in (number(x) for x in questions[column]) if v is not None]
             if values:
                 totals[column] = float(sum(values))

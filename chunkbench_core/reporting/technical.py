@@ -11,7 +11,7 @@ from typing import Sequence
 
 from chunkbench_core.storage.results_db import ResultsDB
 
-from .columns import METRICS, flatten, fmt, fmt_metric, has_values, parse_json, run_settings, value
+from .columns import METRICS, flag, flatten, fmt, fmt_metric, has_values, parse_json, run_settings, value
 from .data import ReportData
 from .html import definition_list, esc, json_script, nav, page, table
 from .inspector import inspector_payload
@@ -37,6 +37,26 @@ question list and the configuration picker; Up/Down (list) and Left/Right (picke
 </div>
 </section>
 """
+
+
+def _ranking(data: ReportData) -> str:
+    """The same ranking, tiers and recommendation as the leaderboard and the managerial report, with the tests."""
+    rec = data.recommendation
+    if not rec:
+        return "<p class='note'>Not compared yet: materialize the leaderboard to rank the configurations.</p>"
+    head = (f"<p id='technical-recommendation'>Recommended: <strong>{esc(rec['strategy'])} x "
+            f"{esc(rec['corpus_model'])}</strong> ({esc(rec['rule'])}: {esc(rec['rule_text'])}). Ranking metric "
+            f"<strong>{esc(rec['rank_metric'])}</strong>: {esc(rec['metric_definition'])}. {esc(rec['reason'])}</p>")
+    rows = []
+    for row in data.board.to_dict("records"):
+        rows.append([esc(fmt("count", row.get("rank"))), esc(fmt("count", row.get("tier"))), esc(row["configuration"]),
+                     esc(fmt("fraction", row.get("rank_mean"))), esc(fmt("fraction", row.get("difference_vs_best"))),
+                     esc(fmt("fraction", row.get("effect_size"))), esc(fmt("value", row.get("p_value_vs_best"))),
+                     esc(fmt("value", row.get("p_value_adjusted"))), esc(fmt("usd", row.get("cost_usd"))),
+                     "yes" if flag(row.get("on_frontier")) else "", esc(row.get("verdict") or "–")])
+    return head + table(["rank", "tier", "configuration", rec["rank_metric"], "difference vs best", "effect size (d_z)",
+                         "p vs best", "p (Holm)", "cost", "frontier", "verdict"], rows, element_id="tests",
+                        numeric=[True, True, False, True, True, True, True, True, True, False, False])
 
 
 def _runs(data: ReportData) -> str:
@@ -153,6 +173,7 @@ def render_technical(data: ReportData, links: Sequence[tuple[str, str]], current
             f"<p class='meta'>Generated {esc(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))} · latest run of each "
             f"configuration · {len(payload['questions'])} question(s) × {len(payload['configs'])} "
             "configuration(s).</p>",
+            "<h2>Ranking, tiers and tests</h2>", _ranking(data),
             "<h2>Runs in this report</h2>", _runs(data), INSPECTOR_HTML,
             "<h2>Per-question results</h2><div class='scroll'>", _question_table(data), "</div>",
             "<h2>Latency and token usage</h2>", _usage(data),

@@ -106,6 +106,7 @@ def _doubles(*names: str) -> list[tuple[str, str]]:
 
 
 _RANKED = ("recall", "precision", "iou", "hit", "reciprocal_rank", "ndcg")
+_BUDGETED = ("recall_at_256", "recall_at_512", "recall_at_1024", "recall_at_2048", "budget_auc")
 # issue 6: precision_omega, nDCG, metrics after neighbor expansion, latency, LLM answer + judge
 TABLES["question_results"] += [
     ("expected_answer", "VARCHAR"),
@@ -114,7 +115,7 @@ TABLES["question_results"] += [
               "embed_ms", "search_ms", "expand_ms", "context_relevance", "answer_similarity", "faithfulness",
               "generate_ms", "judge_ms"),
     *[(n, "INTEGER") for n in ("n_expanded", "judge_attempts", "answer_prompt_tokens", "answer_completion_tokens",
-                               "judge_prompt_tokens", "judge_completion_tokens", "context_tokens")],
+                               "judge_prompt_tokens", "judge_completion_tokens", "llm_context_tokens")],
     ("expanded", "VARCHAR"),  # JSON: hits + neighbors after expansion
     ("expansion_tree", "VARCHAR"),  # JSON: one node per hit with its neighbors
     ("answer", "VARCHAR"),
@@ -123,6 +124,9 @@ TABLES["question_results"] += [
     ("judge_reasoning", "VARCHAR"),
     ("hallucination", "BOOLEAN"),
     ("context_truncated", "BOOLEAN"),
+    # equal context budgets (evaluation.budget): the context in retrieval order, cut at B cl100k tokens
+    *_doubles("context_tokens", *_BUDGETED),
+    ("budget_recalls", "VARCHAR"),  # JSON {budget: recall} for every configured budget
 ]
 _AGGREGATED = ("recall", "precision", "iou", "mrr", "hit_rate", "precision_omega", "ndcg",
                *(f"{c}_expanded" for c in ("recall", "precision", "iou", "hit_rate", "mrr", "ndcg")))
@@ -136,30 +140,90 @@ TABLES["experiment_metrics"] += [
     *_doubles("retrieval_ms", *_JUDGED, *(f"{m}_ci_{side}" for m in _JUDGED for side in ("low", "high")),
               "generate_ms", "judge_ms"),
     *[(n, "INTEGER") for n in ("n_judged", "n_answer_failed", "n_judge_failed")],
+    # equal context budgets and query cost (cold first call apart from the warm mean)
+    *_doubles("context_tokens", *_BUDGETED, *(f"{m}_ci_{side}" for m in _BUDGETED for side in ("low", "high")),
+              "query_ms", "cold_query_ms", "question_tokens", "query_usd_per_1000"),
+    ("llm_priced", "BOOLEAN"),  # the LLM's prices were known (else its share of query_usd_per_1000 is 0)
+    ("budgets", "VARCHAR"),  # JSON list of the budgets in tokens
     *[(n, "BIGINT") for n in ("answer_prompt_tokens", "answer_completion_tokens", "judge_prompt_tokens",
                               "judge_completion_tokens")],
 ]
 
-# best strategy x corpus model by the documented rule (evaluation.statistics.BEST_RULE) and a paired
-# test of every other configuration against it, on the questions both answered (latest runs)
+# rank, tier and tests of every configuration of the latest runs (evaluation.statistics.BEST_RULE),
+# its costs on the frontier, and whether it is the recommendation (evaluation.recommendation)
 TABLES["comparison"] = [
     ("configuration", "VARCHAR"),
     ("experiment_run_id", "VARCHAR"),  # the run compared (the leaderboard's latest of the configuration)
-    ("rank", "INTEGER"),  # 1 = best by the rule
+    ("rank", "INTEGER"),  # 1 = highest mean of the ranking metric
+    ("tier", "INTEGER"),  # 1 = not distinguishable from the best
     ("metric", "VARCHAR"),
+    ("tie_break_metric", "VARCHAR"),
     ("n_questions", "INTEGER"),
     ("mean", "DOUBLE"),
     ("ci_low", "DOUBLE"),
     ("ci_high", "DOUBLE"),
-    ("is_best", "BOOLEAN"),
+    ("is_best", "BOOLEAN"),  # highest mean
+    ("recommended", "BOOLEAN"),
     ("n_paired", "INTEGER"),
     ("difference_vs_best", "DOUBLE"),
     ("difference_ci_low", "DOUBLE"),
     ("difference_ci_high", "DOUBLE"),
+    ("effect_size", "DOUBLE"),  # Cohen's d_z against the best
     ("p_value_vs_best", "DOUBLE"),
+    ("p_value_adjusted", "DOUBLE"),  # Holm
     ("significantly_worse", "BOOLEAN"),
+    ("friedman_statistic", "DOUBLE"),
+    ("friedman_p", "DOUBLE"),
+    ("n_complete", "INTEGER"),
+    ("min_detectable_difference", "DOUBLE"),
+    ("questions_to_separate", "BIGINT"),
+    ("on_frontier", "BOOLEAN"),
+    ("cost_axis", "VARCHAR"),  # cost_usd, or context_tokens when no configuration costs money
     ("rule", "VARCHAR"),
     ("compared_at", "TIMESTAMP"),
+]
+
+TABLES["recommendation"] = [  # one row: the configuration to use, by the documented rule, and why
+    ("strategy", "VARCHAR"),
+    ("corpus_model", "VARCHAR"),
+    ("rule", "VARCHAR"),  # cheapest_in_tier_1 | highest_mean
+    ("reason", "VARCHAR"),
+    ("tier_size", "INTEGER"),
+    ("n_questions", "INTEGER"),
+    ("min_detectable_difference", "DOUBLE"),
+    ("configuration", "VARCHAR"),
+    ("rule_text", "VARCHAR"),
+    ("rank_metric", "VARCHAR"),
+    ("metric_definition", "VARCHAR"),
+    ("rank_mean", "DOUBLE"),
+    ("tier_members", "VARCHAR"),
+    ("questions_to_separate", "BIGINT"),
+    ("highest_mean", "VARCHAR"),
+    ("cost_axis", "VARCHAR"),
+    ("compared_at", "TIMESTAMP"),
+]
+
+TABLES["diagnostics"] = [
+    ("code", "VARCHAR"),
+    ("message", "VARCHAR"),
+    ("compared_at", "TIMESTAMP"),
+]
+
+# what building each collection took (evaluation.cost): one row per collection build
+TABLES["index_costs"] = [
+    ("strategy", "VARCHAR"),
+    ("corpus_model", "VARCHAR"),
+    ("variant", "VARCHAR"),
+    ("collection", "VARCHAR"),
+    ("n_chunks", "BIGINT"),
+    ("n_embedded", "BIGINT"),
+    ("embedded_tokens", "BIGINT"),
+    ("boundary_tokens", "BIGINT"),
+    ("index_seconds", "DOUBLE"),
+    ("index_usd", "DOUBLE"),
+    ("points", "BIGINT"),
+    ("storage_bytes", "BIGINT"),
+    ("built_at", "TIMESTAMP"),
 ]
 
 TABLES["embedding_usage"] = [
@@ -182,33 +246,45 @@ TABLES["embedding_usage"] = [
     ("recorded_at", "TIMESTAMP"),
 ]
 
-LEADERBOARD_COLUMNS = ("rank", "strategy", "corpus_model", "n_questions", "recall", "precision", "iou", "mrr",
-                       "hit_rate", "recall_expanded", "verdict")
+LEADERBOARD_COLUMNS = ("rank", "tier", "strategy", "corpus_model", "n_questions", "rank_metric", "rank_mean",
+                       "recall", "precision", "iou", "mrr", "hit_rate", "recall_expanded", "context_tokens",
+                       "recall_at_512", "budget_auc", "query_ms", "cost_usd", "on_frontier", "verdict")
 
-# The latest run per strategy x corpus model, in the order of the recommendation (the
-# ``comparison`` table: evaluation.statistics.BEST_RULE and paired tests against the best),
-# so the leaderboard and the managerial report never disagree. A run the comparison has
-# not seen yet (the leaderboard asset not re-materialized) has no rank and comes last.
+# The latest run per strategy x corpus model, in the order of the ``comparison`` table (ranking
+# metric, tiers: evaluation.statistics.BEST_RULE; the recommendation: evaluation.recommendation),
+# with its costs, so the leaderboard, the recommendation view and the reports never disagree. A run
+# the comparison has not seen yet (the leaderboard asset not re-materialized) has no rank and comes last.
 LEADERBOARD_SQL = """
 WITH latest AS (
-    SELECT strategy, corpus_model, n_questions, recall, precision, iou, mrr, hit_rate,
-           recall_expanded, iou_expanded, experiment_run_id, created_at
+    SELECT *
     FROM experiment_metrics
     -- default settings only: chunk-size variants and neighbor levels are compared in leaderboard_by_setting
     WHERE coalesce(variant, '') = '' AND coalesce(neighbor_prev, 0) = 0 AND coalesce(neighbor_next, 0) = 0
     QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model
                                ORDER BY created_at DESC, experiment_run_id DESC) = 1
+), idx AS (
+    SELECT * FROM index_costs WHERE coalesce(variant, '') = ''
+    QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model ORDER BY built_at DESC) = 1
 )
-SELECT c.rank, l.strategy, l.corpus_model, l.n_questions, l.recall, l.precision, l.iou, l.mrr, l.hit_rate,
+SELECT c.rank, c.tier, l.strategy, l.corpus_model, l.n_questions, l.recall, l.precision, l.iou, l.mrr, l.hit_rate,
        l.recall_expanded, l.iou_expanded, c.metric AS rank_metric, c.mean AS rank_mean,
-       c.ci_low AS rank_ci_low, c.ci_high AS rank_ci_high, c.p_value_vs_best,
+       c.ci_low AS rank_ci_low, c.ci_high AS rank_ci_high, c.p_value_vs_best, c.p_value_adjusted,
+       c.difference_vs_best, c.effect_size,
        CASE WHEN c.rank IS NULL THEN 'not compared yet'
-            WHEN c.is_best THEN 'best'
-            WHEN c.significantly_worse THEN 'significantly worse'
-            ELSE 'not significantly worse' END AS verdict,
+            WHEN c.recommended THEN 'recommended'
+            WHEN c.is_best THEN 'highest mean'
+            WHEN c.tier = 1 THEN 'tied with best'
+            ELSE 'worse than best' END AS verdict,
+       coalesce(c.recommended, false) AS recommended,
+       l.context_tokens, l.recall_at_256, l.recall_at_512, l.recall_at_1024, l.recall_at_2048, l.budget_auc,
+       i.n_chunks, i.embedded_tokens, i.index_seconds, l.query_ms, l.cold_query_ms,
+       coalesce(i.index_usd, 0) AS index_usd, l.query_usd_per_1000,
+       coalesce(i.index_usd, 0) + coalesce(l.query_usd_per_1000, 0) AS cost_usd,
+       i.points, i.storage_bytes, c.on_frontier, c.cost_axis,
        l.experiment_run_id, l.created_at
 FROM latest l
 LEFT JOIN comparison c ON c.experiment_run_id = l.experiment_run_id
+LEFT JOIN idx i ON i.strategy = l.strategy AND i.corpus_model = l.corpus_model
 ORDER BY c.rank NULLS LAST, l.recall DESC, l.iou DESC, l.strategy, l.corpus_model
 """
 
@@ -217,7 +293,8 @@ ORDER BY c.rank NULLS LAST, l.recall DESC, l.iou DESC, l.strategy, l.corpus_mode
 LEADERBOARD_BY_SETTING_SQL = """
 SELECT strategy, corpus_model, coalesce(variant, '') AS variant, coalesce(neighbor_prev, 0) AS neighbor_prev,
        coalesce(neighbor_next, 0) AS neighbor_next, n_questions, recall, precision, iou, mrr, hit_rate,
-       recall_expanded, precision_expanded, iou_expanded, experiment_run_id, created_at
+       recall_expanded, precision_expanded, iou_expanded, context_tokens, recall_at_256, recall_at_512,
+       recall_at_1024, recall_at_2048, budget_auc, query_ms, experiment_run_id, created_at
 FROM experiment_metrics
 QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model, coalesce(variant, ''), coalesce(neighbor_prev, 0),
                                         coalesce(neighbor_next, 0)
@@ -355,3 +432,12 @@ class ResultsDB:
 
     def leaderboard(self) -> pd.DataFrame:
         return self.query("SELECT * FROM leaderboard")
+
+    def recommendation(self) -> dict[str, Any] | None:
+        """The one row of the ``recommendation`` view, or None before the leaderboard compared anything."""
+        rows = self.query("SELECT * FROM recommendation").to_dict("records")
+        return rows[0] if rows else None
+
+    def diagnostics(self) -> list[dict[str, Any]]:
+        """The warnings of the last comparison (``diagnostics`` view): code and message."""
+        return self.query("SELECT code, message FROM diagnostics ORDER BY code").to_dict("records")

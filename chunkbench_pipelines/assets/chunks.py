@@ -38,6 +38,9 @@ class ChunkingConfig(Config):
     chunk_overlap: Optional[int] = None
     overflow: str = "error"  # "truncate": allow chunks longer than the model window, knowingly (counted)
     boundary_model: Optional[str] = None  # semantic cuts; default CHUNKBENCH_BOUNDARY_MODEL or the registry's
+    # empty chunk_size: every model gets the same size (the smallest model window's default), so models are
+    # compared like for like; True: the model's own window's default instead (a sweep with a collection of its own)
+    per_model_window: bool = False
 
 
 def token_histogram(counts: list[int], buckets: int = 8) -> str:
@@ -69,7 +72,7 @@ def chunk_collections(context: AssetExecutionContext, config: ChunkingConfig, wo
     strategy, corpus_model = split_key(context.partition_key)
     embedder = corpus_embedder(embeddings, corpus_model)
     with permanent_errors_fail_fast():
-        params = chunking_params(embedder.spec, config.chunk_size, config.chunk_overlap)
+        params = chunking_params(embedder.spec, config.chunk_size, config.chunk_overlap, config.per_model_window)
         variant = variant_label(params, chunking_params(embedder.spec, None, None))
         boundary, threshold = embeddings.boundary(strategy, config.boundary_model, workspace.home_dir())
         documents = load_parsed_corpus(workspace.parsed_store())
@@ -96,6 +99,7 @@ def chunk_collections(context: AssetExecutionContext, config: ChunkingConfig, wo
             "embedding_cache_hit_rate": rounded(summary.cache_hit_rate),
             **pool_wait_metadata(pool_wait),
             "truncated_chunks": check.n_truncated,
+            "index_seconds": rounded(summary.index_seconds),
             "median_chunk_tokens": rounded(float(np.median(summary.token_counts or [0]))),
             "max_chunk_tokens": int(max(summary.token_counts or [0])),
             "chunk_size_histogram": MetadataValue.md(token_histogram(summary.token_counts)),

@@ -26,7 +26,7 @@ from ..concurrency import pool_slots
 from ..failures import TRANSIENT_RETRY, corpus_embedder, permanent_errors_fail_fast
 from ..metadata import headline_metrics, pool_wait as pool_wait_metadata
 from ..partitions import split_key, strategy_x_model
-from ..resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
+from ..resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, RankingResource, WorkspaceResource
 from .chunks import chunk_collections
 
 METRICS_RANGE_CHECK = "metrics_within_unit_interval"
@@ -47,9 +47,10 @@ class ExperimentConfig(Config):
     filter_by_document: bool = False
     neighbor_prev: int = 0
     neighbor_next: int = 0
-    expansion_strategies: list[str] = ["fixed_size"]  # LLD 9.2 applies neighbor expansion to fixed_size only
+    expansion_strategies: list[str] = ["fixed_size"]  # neighbor expansion applies to fixed_size only
     chunk_size: Optional[int] = None
     chunk_overlap: Optional[int] = None
+    per_model_window: bool = False  # evaluate the collection chunked at the model's own window (a sweep)
 
 
 question_sets = AssetSpec(
@@ -70,11 +71,11 @@ question_sets = AssetSpec(
        description="Per-question evidence metrics and their aggregates for one strategy x corpus model.")
 def experiment_results(context: AssetExecutionContext, config: ExperimentConfig, workspace: WorkspaceResource,
                        duckdb: DuckDBResource, qdrant: QdrantResource, embeddings: EmbeddingResource,
-                       llm: LLMResource) -> MaterializeResult:
+                       llm: LLMResource, ranking: RankingResource) -> MaterializeResult:
     strategy, corpus_model = split_key(context.partition_key)
     embedder = corpus_embedder(embeddings, corpus_model)
     with permanent_errors_fail_fast():
-        params = chunking_params(embedder.spec, config.chunk_size, config.chunk_overlap)
+        params = chunking_params(embedder.spec, config.chunk_size, config.chunk_overlap, config.per_model_window)
         variant = variant_label(params, chunking_params(embedder.spec, None, None))
         provenance = {"strategy": strategy, "chunking_params": params, "neighbor_prev": config.neighbor_prev,
                       "neighbor_next": config.neighbor_next, "dagster_run_id": context.run.run_id}
@@ -90,7 +91,7 @@ def experiment_results(context: AssetExecutionContext, config: ExperimentConfig,
                                      llm_client=llm.client() if llm.configured else None,
                                      llm_settings=llm.settings() if llm.configured else None,
                                      boundary_model=boundary_model_id() if STRATEGIES[strategy].needs_boundary_embeddings
-                                     else None)
+                                     else None, budgets=ranking.settings().budgets, llm_prices=llm.prices())
     for error in summary.errors:
         context.log.error(error)
     return MaterializeResult(

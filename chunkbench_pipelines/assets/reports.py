@@ -1,41 +1,94 @@
 """leaderboard (DuckDB view) and benchmark_report (HTML file)."""
 
 
-from dagster import AssetExecutionContext, AutomationCondition, MaterializeResult, MetadataValue, asset
+from dagster import (
+    AssetExecutionContext,
+    AutomationCondition,
+    MaterializeResult,
+    MetadataValue,
+    TableColumn,
+    TableRecord,
+    TableSchema,
+    asset,
+)
 
 import base64
 
 from chunkbench_core.reporting import write_reports
-from chunkbench_core.reporting.plots import ScatterPoint, recall_precision_png
-from chunkbench_core.reporting.leaderboard import format_markdown
+from chunkbench_core.reporting.leaderboard import round_value
+from chunkbench_core.reporting.plots import frontier_png, frontier_points
 from chunkbench_core.stages import compare_latest_runs
 
 from ..automation import on_new_results
-from ..resources import DuckDBResource, WorkspaceResource
+from ..resources import DuckDBResource, RankingResource, WorkspaceResource
 from .experiments import experiment_results
 
 
+#: the leaderboard's columns in the asset's table metadata: (column, type, description)
+TABLE_COLUMNS = (
+    ("rank", "int", "1 = highest mean of the ranking metric"),
+    ("tier", "int", "1 = not distinguishable from the best"),
+    ("strategy", "string", "chunking strategy"),
+    ("corpus_model", "string", "embedding model"),
+    ("n_questions", "int", "questions scored"),
+    ("rank_mean", "float", "mean of the ranking metric"),
+    ("recall", "float", "evidence recall of the top-k chunks"),
+    ("mrr", "float", "mean reciprocal rank"),
+    ("context_tokens", "float", "tokens of context per question"),
+    ("query_ms", "float", "warm query embedding + search, ms"),
+    ("index_seconds", "float", "seconds to build the collection"),
+    ("cost_usd", "float", "USD to build and answer 1,000 questions"),
+    ("on_frontier", "bool", "no other configuration is better and cheaper"),
+    ("verdict", "string", "recommended / highest mean / tied with best / worse than best"),
+)
+
+
+def leaderboard_table(board) -> MetadataValue:
+    """The ranked leaderboard as Dagster table metadata (typed schema, numbers rounded to 3 places)."""
+    schema = TableSchema(columns=[TableColumn(name, kind, description=text) for name, kind, text in TABLE_COLUMNS])
+    records = []
+    for _, row in board.iterrows():
+        data = {}
+        for name, kind, _ in TABLE_COLUMNS:
+            value = round_value(row.get(name))
+            if value is None:
+                continue
+            data[name] = int(value) if kind == "int" else bool(value) if kind == "bool" else value
+        records.append(TableRecord(data))
+    return MetadataValue.table(records, schema=schema)
+
+
 @asset(group_name="reports", kinds={"duckdb"}, deps=[experiment_results], automation_condition=on_new_results(),
-       description="Latest experiment run per strategy x corpus model, ranked (DuckDB view `leaderboard`).")
-def leaderboard(context: AssetExecutionContext, duckdb: DuckDBResource) -> MaterializeResult:
+       description="Latest experiment run per strategy x corpus model, ranked and tiered, with costs and the "
+                   "recommendation (DuckDB views `leaderboard`, `comparison`, `recommendation`).")
+def leaderboard(context: AssetExecutionContext, duckdb: DuckDBResource, ranking: RankingResource) -> MaterializeResult:
     results = duckdb.results()
     results.ensure_database()
-    comparison = compare_latest_runs(results) if not results.leaderboard().empty else None
+    outcome = compare_latest_runs(results, ranking.settings()) if not results.leaderboard().empty else None
     board = results.leaderboard()  # read again: ranked by the comparison just written
-    metadata = {
+    recommendation = results.recommendation()
+    metadata: dict = {
         "database": MetadataValue.path(str(results.database_path)),
         "dagster/row_count": len(board),
-        "leaderboard": MetadataValue.md(format_markdown(board)),
     }
-    if comparison is not None and comparison.best:
-        metadata["best_configuration"] = comparison.best
-        metadata["best_rule"] = MetadataValue.md(comparison.rule)
+    if recommendation:
+        metadata["recommendation"] = f"{recommendation['strategy']} x {recommendation['corpus_model']}"
+        metadata["reason"] = MetadataValue.md(recommendation["reason"])
+        metadata["rule"] = f"{recommendation['rule']}: {recommendation['rule_text']}"
+        metadata["rank_metric"] = f"{recommendation['rank_metric']}: {recommendation['metric_definition']}"
+        metadata["tier_1_size"] = int(recommendation["tier_size"])
+        if round_value(recommendation.get("min_detectable_difference")) is not None:
+            metadata["min_detectable_difference"] = round_value(recommendation["min_detectable_difference"])
     if not board.empty:
-        best = comparison.best if comparison is not None else None
-        points = [ScatterPoint(f"{r.strategy} / {r.corpus_model}", float(r.precision), float(r.recall),
-                               best=f"{r.strategy}|{r.corpus_model}" == best) for r in board.itertuples()]
-        png = base64.b64encode(recall_precision_png(points)).decode()
-        metadata["recall_vs_precision"] = MetadataValue.md(f"![recall vs precision](data:image/png;base64,{png})")
+        metadata["leaderboard"] = leaderboard_table(board)
+        points, metric, axis = frontier_points(board)
+        if points:
+            png = base64.b64encode(frontier_png(points, metric, axis)).decode()
+            metadata["quality_vs_cost"] = MetadataValue.md(f"![quality vs cost](data:image/png;base64,{png})")
+    if outcome is not None and outcome.diagnostics:
+        metadata["warnings"] = MetadataValue.md("".join(f"- {d.message}\n" for d in outcome.diagnostics))
+        for d in outcome.diagnostics:
+            context.log.warning(d.message)
     return MaterializeResult(metadata=metadata)
 
 

@@ -17,7 +17,14 @@ from dagster import (
 from chunkbench_pipelines.assets import ALL_ASSETS
 from chunkbench_pipelines.definitions import defs
 from chunkbench_pipelines.partitions import partition_key, strategy_x_model
-from chunkbench_pipelines.resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
+from chunkbench_pipelines.resources import (
+    DuckDBResource,
+    EmbeddingResource,
+    LLMResource,
+    QdrantResource,
+    RankingResource,
+    WorkspaceResource,
+)
 from chunkbench_pipelines.schedules import NEIGHBOR_LEVELS, chunk_size_sweep, neighbor_sweep
 from chunkbench_pipelines.sensors import corpus_sensor, question_sets_sensor
 
@@ -40,7 +47,8 @@ def setup(tmp_path):
         "references": [{"document": "tides.md", "content": "floods twice a day"}]}]}), encoding="utf-8")
     workspace = WorkspaceResource(home=str(home), corpus=str(corpus), questions=str(questions))
     resources = {"workspace": workspace, "duckdb": DuckDBResource(folder=str(home)),
-                 "qdrant": QdrantResource(local_path=str(home / "qdrant")), "embeddings": EmbeddingResource(), "llm": LLMResource()}
+                 "qdrant": QdrantResource(local_path=str(home / "qdrant")), "embeddings": EmbeddingResource(), "llm": LLMResource(),
+                 "ranking": RankingResource()}
     (tmp_path / "dagster_home").mkdir()
     instance = DagsterInstance.local_temp(str(tmp_path / "dagster_home"))
     yield {"corpus": corpus, "questions": questions, "resources": resources, "instance": instance}

@@ -104,15 +104,27 @@ def test_whole_graph_on_a_tiny_corpus(workspace):
     expected_precision = (len(VOLCANO_REF) + len(BAKERY_REF)) / 2 / (len(VOLCANO) + len(BAKERY))
     assert fixed[3:] == pytest.approx((1.0, expected_precision, expected_precision, 1.0, 1.0))
 
-    # the best configuration by the documented rule, and a paired test of the other against it
-    comparison = sql(home, "SELECT configuration, is_best, n_questions FROM comparison ORDER BY configuration")
+    # the best configuration by the documented rule, tiers, and the recommendation: one story in every view
+    comparison = sql(home, "SELECT configuration, is_best, n_questions, tier, recommended FROM comparison "
+                           "ORDER BY configuration")
     assert [c for c, *_ in comparison] == [f"fixed_size|{MODEL}", f"recursive|{MODEL}"]
-    assert sum(1 for _, best, _ in comparison if best) == 1 and all(n == 2 for *_, n in comparison)
-    # the leaderboard is in the recommendation's order: rank 1 is the comparison's best
-    [best] = [c for c, is_best, _ in comparison if is_best]
-    ranked = sql(home, "SELECT rank, strategy || '|' || corpus_model, verdict, rank_metric FROM leaderboard")
-    assert [r[0] for r in ranked] == [1, 2] and ranked[0][1:3] == (best, "best")
-    assert ranked[1][2] in ("significantly worse", "not significantly worse") and ranked[0][3] == "recall_expanded"
+    assert sum(1 for _, best, *_ in comparison if best) == 1 and all(n == 2 for _, _, n, *_ in comparison)
+    assert sum(1 for *_, recommended in comparison if recommended) == 1
+    [best] = [c for c, is_best, *_ in comparison if is_best]
+    [chosen] = [c for c, *_, recommended in comparison if recommended]
+    ranked = sql(home, "SELECT rank, strategy || '|' || corpus_model, verdict, rank_metric, tier, recommended "
+                       "FROM leaderboard")
+    assert [r[0] for r in ranked] == [1, 2] and ranked[0][1] == best and ranked[0][3] == "recall_at_512"
+    assert {r[1]: r[2] for r in ranked}[chosen] == "recommended"
+    [(strategy, model, rule, reason, tier_size)] = sql(
+        home, "SELECT strategy, corpus_model, rule, reason, tier_size FROM recommendation")
+    assert f"{strategy}|{model}" == chosen and rule == "cheapest_in_tier_1" and reason
+    assert tier_size == sum(1 for *_, tier, _ in ranked if tier == 1)
+    event = instance.get_latest_materialization_event(AssetKey("leaderboard"))
+    metadata = event.asset_materialization.metadata
+    assert metadata["recommendation"].value == f"{strategy} x {model}"
+    table = metadata["leaderboard"].value
+    assert [r.data["strategy"] for r in table.records] == [r[1].split("|")[0] for r in ranked]
 
     # the malformed question file is reported by name; the good one was still evaluated
     event = instance.get_latest_materialization_event(AssetKey("experiment_results"))

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from chunkbench_core.parsing import ParsedDocument, parse
-from tests.conftest import require_tool
 
 from .helpers import CHROMA, CHROMA_NAMES, SAMPLES, chroma_doc
 
@@ -21,7 +20,7 @@ def minilm():
 
 @pytest.fixture(scope="session")
 def chroma_docs() -> dict[str, ParsedDocument]:
-    require_tool(CHROMA.is_dir(), f"the Chroma corpora at {CHROMA} (shared/data beside the repository)")
+    assert CHROMA.is_dir(), f"the Chroma corpora ship with chunkbench, but {CHROMA} is missing"
     return {name: chroma_doc(name) for name in CHROMA_NAMES}
 
 

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import re
 import zlib
-from pathlib import Path
 
 import numpy as np
 
+from chunkbench_core.datasets import CHROMA_CORPORA, SAMPLE_CORPUS
 from chunkbench_core.parsing.models import ParsedDocument, TreeNode, Unit
 
-REPO = Path(__file__).resolve().parents[3]
-CHROMA = REPO.parent / "shared" / "data" / "chroma-general-evaluation" / "corpora"
-SAMPLES = REPO / "samples" / "corpus"
+CHROMA = CHROMA_CORPORA
+SAMPLES = SAMPLE_CORPUS
 CHROMA_NAMES = ("chatlogs", "finance", "pubmed", "state_of_the_union", "wikitexts")
 SMALL_CHROMA = ("chatlogs", "state_of_the_union")
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 from pathlib import Path
 
 import pytest
 
+from chunkbench_core.datasets import CHROMA_CORPORA, CHROMA_QUESTIONS, CHROMA_QUESTIONS_FILE
 from chunkbench_core.errors import QuestionSetError
 from chunkbench_core.evaluation.experiment import resolve_questions
 from chunkbench_core.evaluation.questions import (
@@ -17,10 +17,7 @@ from chunkbench_core.evaluation.questions import (
     parse_question_set,
     question_set_to_json,
 )
-from tests.conftest import require_tool
 
-CHROMA_DATA = Path(os.environ.get("CHUNKBENCH_CHROMA_DATA")
-                   or Path(__file__).resolve().parents[4] / "shared" / "data" / "chroma-general-evaluation")
 
 TEXT = "Alpha beta gamma. The late fee was cut from $32 to $8.\nDelta epsilon."
 
@@ -98,10 +95,16 @@ def test_questions_folder_reads_chroma_csv_and_rejects_other_csv(tmp_path):
 
 
 def test_the_real_chroma_questions_resolve_at_their_offsets():
-    require_tool((CHROMA_DATA / "questions_df.csv").is_file(), f"Chroma evaluation data at {CHROMA_DATA}")
-    qs = load_chroma_csv(CHROMA_DATA / "questions_df.csv")
+    qs = load_chroma_csv(CHROMA_QUESTIONS_FILE)
     assert len(qs.questions) == 472
-    documents = {p.name: p.read_text(encoding="utf-8") for p in (CHROMA_DATA / "corpora").glob("*.md")}
+    documents = {p.name: p.read_text(encoding="utf-8") for p in CHROMA_CORPORA.glob("*.md")}
     resolved, errors = resolve_questions([qs], documents)
     assert errors == [] and len(resolved) == 472
     assert sum(len(r.references) for r in resolved) == sum(len(q.references) for q in qs.questions)
+
+
+def test_the_shipped_chroma_questions_folder_is_a_question_folder_of_the_pipeline():
+    """CHUNKBENCH_QUESTIONS can point at the shipped folder: one set, no error, named after its file."""
+    sets, errors = load_question_sets(CHROMA_QUESTIONS)
+    assert errors == []
+    assert [(s.name, len(s.questions)) for s in sets] == [("chroma_general", 472)]

@@ -51,10 +51,10 @@ def test_paired_test_skips_questions_missing_on_either_side():
 
 def rows(strategy: str, values: list[float], **extra) -> list[dict]:
     return [{"strategy": strategy, "corpus_model": "m", "question_set": "s", "question_id": f"q{i}",
-             "recall_expanded": v, "iou_expanded": 0.1, "error": None, **extra} for i, v in enumerate(values)]
+             "recall_at_512": v, "budget_auc": 0.1, "error": None, **extra} for i, v in enumerate(values)]
 
 
-def test_best_by_recall_then_iou_then_name_and_paired_against_the_best():
+def test_best_by_the_budgeted_metric_then_tie_break_then_name_and_paired_against_the_best():
     rng = np.random.default_rng(3)
     base = list(rng.random(60))
     better = list(base)
@@ -63,31 +63,35 @@ def test_best_by_recall_then_iou_then_name_and_paired_against_the_best():
     better[2] -= 0.04
     data = rows("a", base) + rows("b", [v * 0.5 for v in base]) + rows("c", better)
     comparison = compare_configurations(data)
-    assert comparison.metric == "recall_expanded" and comparison.rule == BEST_RULE
+    assert comparison.metric == "recall_at_512" and comparison.rule == BEST_RULE
     assert comparison.best == "c|m"
     by_name = {c.configuration: c for c in comparison.configurations}
     assert [c.configuration for c in comparison.configurations] == ["c|m", "a|m", "b|m"]
-    assert by_name["b|m"].significantly_worse and by_name["b|m"].versus_best.p_value < 0.05
+    assert by_name["b|m"].significantly_worse and by_name["b|m"].p_value_adjusted < 0.05
     assert not by_name["a|m"].significantly_worse  # apart on three questions only: not significant
     assert by_name["c|m"].versus_best is None
+    assert [by_name[n].tier for n in ("c|m", "a|m", "b|m")] == [1, 1, 2]
     assert compare_configurations(data).to_rows() == comparison.to_rows()
 
 
-def test_ties_go_to_iou_then_to_the_name():
+def test_ties_go_to_the_tie_break_then_to_the_name():
     data = rows("b", [0.5, 0.5]) + rows("a", [0.5, 0.5])
     assert compare_configurations(data).best == "a|m"
     for r in data:
         if r["strategy"] == "b":
-            r["iou_expanded"] = 0.2
+            r["budget_auc"] = 0.2
     assert compare_configurations(data).best == "b|m"
 
 
-def test_judge_scores_decide_when_every_configuration_was_judged():
+def test_a_judge_metric_is_used_only_when_every_configuration_was_judged():
     data = rows("a", [0.9, 0.9], answer_similarity=5.0) + rows("b", [0.1, 0.1], answer_similarity=8.0)
-    comparison = compare_configurations(data)
+    comparison = compare_configurations(data, metric="answer_similarity")
     assert comparison.metric == "answer_similarity" and comparison.best == "b|m"
-    data[0]["answer_similarity"] = None  # a judged on 1 of 2 questions: below 90%, back to recall
-    assert compare_configurations(data).best == "a|m"
+    assert compare_configurations(data).metric == "recall_at_512"  # the default never switches by itself
+    data[0]["answer_similarity"] = None  # a judged on 1 of 2 questions: below 90%, back to the default
+    fallback = compare_configurations(data, metric="answer_similarity")
+    assert fallback.best == "a|m" and fallback.metric == "recall_at_512"
+    assert "answer_similarity was asked for" in fallback.metric_note
 
 
 def test_rows_from_a_dataframe_with_nan_for_missing_values():

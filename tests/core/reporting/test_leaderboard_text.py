@@ -1,4 +1,4 @@
-"""The leaderboard as terminal text and markdown: ranks, missing values, and what the rank means."""
+"""The leaderboard as terminal text and markdown: ranks, tiers, missing values, width, what the rank means."""
 
 import math
 
@@ -6,27 +6,49 @@ import pandas as pd
 
 from chunkbench_core.reporting.leaderboard import format_markdown, format_table
 
+RECOMMENDATION = {"strategy": "fixed_size", "corpus_model": "multilingual-e5-small", "rule": "cheapest_in_tier_1",
+                  "reason": "2 configurations are tied for first (tier 1).", "rank_metric": "recall_at_512",
+                  "metric_definition": "the share of the evidence text inside the first 512 tokens"}
+
 
 def board(ranked: bool) -> pd.DataFrame:
     return pd.DataFrame({
         "rank": [1, 2] if ranked else [math.nan, math.nan],
+        "tier": [1, 1] if ranked else [math.nan, math.nan],
         "strategy": ["semantic_parent_child", "fixed_size"],
-        "corpus_model": ["all-minilm-l6-v2"] * 2,
+        "corpus_model": ["multilingual-e5-small"] * 2,
         "n_questions": [30, 30],
         "recall": [0.9, 0.955], "precision": [0.048, 0.037], "iou": [0.048, 0.037], "mrr": [0.839, 0.825],
         "hit_rate": [0.9, 1.0], "recall_expanded": [1.0, math.nan],
-        "rank_metric": ["recall_expanded"] * 2 if ranked else [None, None],
-        "verdict": ["best", "not significantly worse"] if ranked else ["not compared yet"] * 2,
+        "rank_metric": ["recall_at_512"] * 2 if ranked else [None, None],
+        "rank_mean": [0.91, 0.9] if ranked else [math.nan, math.nan],
+        "recall_at_512": [0.91, 0.9],
+        "context_tokens": [1686.4, 946.0], "query_ms": [3.21, 2.9], "cost_usd": [0.0, 0.0],
+        "on_frontier": [True, True] if ranked else [None, None],
+        "verdict": ["highest mean", "recommended"] if ranked else ["not compared yet"] * 2,
+        "index_seconds": [12.5, 3.3], "budget_auc": [0.8, 0.85],
     })
 
 
-def test_ranked_table_says_what_the_rank_means():
-    lines = format_table(board(True)).splitlines()
-    assert lines[0].split()[:3] == ["rank", "strategy", "corpus_model"]
-    assert lines[2].split()[0] == "1" and lines[2].split()[-1] == "best"
-    assert lines[3].split()[9] == "-"  # fixed_size's missing recall_expanded
-    assert lines[-1].startswith("rank: by mean recall_expanded")
-    assert "| 1 | semantic_parent_child |" in format_markdown(board(True))
+def test_ranked_table_fits_120_columns_and_says_what_the_rank_means():
+    text = format_table(board(True), RECOMMENDATION)
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 120
+    assert lines[0].split()[:4] == ["rank", "tier", "strategy", "corpus_model"]
+    assert "recall_at_512" in lines[0] and "cost_usd" in lines[0]
+    assert lines[2].split()[0] == "1" and lines[2].split()[-2:] == ["highest", "mean"]
+    assert lines[3].split()[-1] == "recommended" and "946" in lines[3]
+    assert "rank: by mean recall_at_512 (the share of the evidence text inside the first 512 tokens)" in text
+    assert "Recommended: fixed_size x multilingual-e5-small (cheapest_in_tier_1)." in text
+    assert "| 1 | 1 | semantic_parent_child |" in format_markdown(board(True), RECOMMENDATION)
+
+
+def test_wide_table_prints_every_column():
+    text = format_table(board(True), RECOMMENDATION, wide=True)
+    for column in ("recall_expanded", "index_seconds", "budget_auc", "hit_rate"):
+        assert column in text.splitlines()[0]
+    header = text.splitlines()[0].split()
+    assert text.splitlines()[3].split()[header.index("recall_expanded")] == "-"  # fixed_size's missing value
 
 
 def test_unranked_table_says_so():

@@ -1,13 +1,16 @@
-"""Write chunkbench's bundled sample corpus into samples/corpus/ and check the sample questions.
+"""Write chunkbench's bundled sample corpus and check the sample questions.
+
+The sample lives inside the package, in chunkbench_core/datasets/sample/ (corpus/ and
+questions/sample.json), so that an installed chunkbench runs on it by default.
 
 The corpus belongs to a fictional company, Corvane Systems, that sells an expense
 management product called Corvane Ledger (plus one short Persian document from a second
 fictional company, Kavan Dadeh). All text was written for chunkbench.
 
 Usage:
-    python samples/make_sample_corpus.py            # (re)write samples/corpus/*
-    python samples/make_sample_corpus.py --check    # verify questions/sample.json against the corpus
-    python samples/make_sample_corpus.py --all      # write, then check
+    python scripts/make_sample_corpus.py            # (re)write the sample corpus
+    python scripts/make_sample_corpus.py --check    # verify the sample questions against the corpus
+    python scripts/make_sample_corpus.py --all      # write, then check
 
 Generation is deterministic: document metadata and creation dates are fixed, and the
 DOCX zip members get a fixed timestamp, so regenerating gives byte-identical files for
@@ -26,9 +29,10 @@ import zipfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-CORPUS_DIR = HERE / "corpus"
-QUESTIONS_FILE = HERE.parent / "questions" / "sample.json"
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE_DIR = REPO / "chunkbench_core" / "datasets" / "sample"
+CORPUS_DIR = SAMPLE_DIR / "corpus"
+QUESTIONS_FILE = SAMPLE_DIR / "questions" / "sample.json"
 
 FIXED_DATE = datetime(2024, 5, 20, 9, 0, 0, tzinfo=timezone.utc)
 ZIP_DATE = (2024, 5, 20, 9, 0, 0)
@@ -781,7 +785,7 @@ def generate() -> None:
                title="آیین‌نامه مرخصی کارکنان", subject="سیاست مرخصی شرکت فناوری کاوان‌داده",
                author="واحد منابع انسانی کاوان‌داده", language="fa-IR", rtl=True)
     for p in sorted(CORPUS_DIR.iterdir()):
-        print(f"wrote {p.relative_to(HERE.parent)} ({p.stat().st_size} bytes)")
+        print(f"wrote {p.relative_to(REPO)} ({p.stat().st_size} bytes)")
 
 
 # --------------------------------------------------------------------------------------
@@ -920,7 +924,7 @@ def check() -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="only verify questions/sample.json")
+    parser.add_argument("--check", action="store_true", help="only verify the sample questions")
     parser.add_argument("--all", action="store_true", help="write the corpus, then check")
     args = parser.parse_args(argv)
     if not args.check:

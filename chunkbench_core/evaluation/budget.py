@@ -1,0 +1,143 @@
+"""Evidence recall at an equal context budget: what the LLM could read in its first B tokens.
+
+Recall of the retrieved chunks rewards size: a strategy that returns whole sections (or
+whole documents) finds more evidence simply by sending more text. These metrics put every
+configuration on the same footing by cutting its context at the same number of tokens.
+
+The context of a question is every chunk the LLM receives, in the order retrieval returns
+them (:func:`context_order`): each hit in rank order, followed by the neighbors it
+brought in (nearest first, previous before next at equal distance) and its parent
+section; a chunk already in the context keeps its first place. Each chunk is measured in
+cl100k tokens of its own text (the separators and numbering a prompt adds are not counted).
+
+- ``context_tokens = Σ_{c ∈ context} tokens(c)``.
+- ``recall_at_B``: the evidence recall (:func:`.metrics.recall`) of the first ``B`` tokens
+  of the context. Whole chunks are taken while they fit; the chunk that crosses the
+  budget counts for the characters of its first ``r`` tokens, where ``r`` is the budget
+  left (a character split between two tokens is left out). Chunks after it count for
+  nothing. When the whole context fits, ``recall_at_B`` equals the recall of the context.
+- ``budget_auc``: the normalised area under recall vs budget, with budgets on a log2
+  axis (each doubling weighs the same), by the trapezoid rule between the smallest and
+  the largest budget::
+
+      budget_auc = Σ_i (r_i + r_{i+1}) / 2 · (log2 B_{i+1} − log2 B_i) / (log2 B_max − log2 B_min)
+
+  It lies in [0, 1]; with one budget it is ``recall_at_B`` of that budget.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from chunkbench_core.chunking.tokens import cl100k
+from chunkbench_core.errors import ConfigError
+
+from . import metrics
+from .questions import Span
+from .retrieval import ExpansionNode, RetrievedChunk, ranking_order
+
+DEFAULT_BUDGETS: tuple[int, ...] = (256, 512, 1024, 2048)
+
+
+def validate_budgets(budgets: Sequence[int]) -> tuple[int, ...]:
+    """Budgets as a sorted tuple of distinct positive integers (a ConfigError otherwise)."""
+    values = list(budgets)
+    if not values:
+        raise ConfigError("context budgets: give at least one budget in tokens, e.g. 256, 512, 1024, 2048")
+    for value in values:
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ConfigError(f"context budgets must be positive whole numbers of tokens, got {value!r}")
+    if len(set(values)) != len(values):
+        raise ConfigError(f"context budgets must be distinct, got {values}")
+    return tuple(sorted(values))
+
+
+def budget_column(budget: int) -> str:
+    """``recall_at_512`` for 512."""
+    return f"recall_at_{budget}"
+
+
+def context_order(tree: Sequence[ExpansionNode]) -> list[RetrievedChunk]:
+    """The context in retrieval order: hit, its neighbors nearest first, its parent; next hit ..."""
+    return ranking_order(tree)
+
+
+def token_count(text: str) -> int:
+    """cl100k tokens of one chunk's text."""
+    return len(cl100k().encode_ordinary(text))
+
+
+def prefix_characters(text: str, tokens: int) -> int:
+    """How many whole characters of ``text`` its first ``tokens`` cl100k tokens cover."""
+    if tokens <= 0 or not text:
+        return 0
+    encoding = cl100k()
+    ids = encoding.encode_ordinary(text)
+    if tokens >= len(ids):
+        return len(text)
+    covered = sum(len(encoding.decode_single_token_bytes(t)) for t in ids[:tokens])
+    return len(text.encode("utf-8")[:covered].decode("utf-8", errors="ignore"))
+
+
+@dataclass(frozen=True)
+class ContextPiece:
+    """One chunk of the context: its span and its size in tokens."""
+
+    span: Span
+    text: str
+    tokens: int
+
+
+def context_pieces(chunks: Sequence[RetrievedChunk]) -> list[ContextPiece]:
+    """The context's chunks with their token counts (text from the chunk; the span from its offsets)."""
+    return [ContextPiece(c.span, c.text, token_count(c.text)) for c in chunks]
+
+
+def spans_within_budget(pieces: Sequence[ContextPiece], budget: int) -> list[Span]:
+    """The spans the first ``budget`` tokens of the context cover (the crossing chunk cut at a token)."""
+    spans: list[Span] = []
+    left = budget
+    for piece in pieces:
+        if left <= 0:
+            break
+        if piece.tokens <= left:
+            spans.append(piece.span)
+            left -= piece.tokens
+            continue
+        characters = prefix_characters(piece.text, left)
+        if characters:
+            spans.append(Span(piece.span.document, piece.span.start, piece.span.start + characters))
+        break
+    return spans
+
+
+def recall_at_budget(pieces: Sequence[ContextPiece], references: Sequence[Span], budget: int) -> float:
+    """recall_at_B = recall(first B tokens of the context, references)."""
+    return metrics.recall(spans_within_budget(pieces, budget), references)
+
+
+def budget_auc(recalls: Sequence[float], budgets: Sequence[int]) -> float:
+    """Trapezoid area under recall vs log2(budget), divided by the log2 range (see the module docstring)."""
+    if len(recalls) != len(budgets) or not budgets:
+        raise ValueError("budget_auc needs one recall per budget")
+    if len(budgets) == 1:
+        return float(recalls[0])
+    pairs = sorted(zip(budgets, recalls))
+    logs = [math.log2(b) for b, _ in pairs]
+    values = [r for _, r in pairs]
+    area = sum((values[i] + values[i + 1]) / 2 * (logs[i + 1] - logs[i]) for i in range(len(pairs) - 1))
+    return area / (logs[-1] - logs[0])
+
+
+def budget_scores(chunks: Sequence[RetrievedChunk], references: Sequence[Span],
+                  budgets: Sequence[int] = DEFAULT_BUDGETS) -> dict[str, float]:
+    """``context_tokens``, ``recall_at_B`` for every budget and ``budget_auc`` of one question's context."""
+    pieces = context_pieces(chunks)
+    scores: dict[str, float] = {"context_tokens": float(sum(p.tokens for p in pieces))}
+    recalls = [recall_at_budget(pieces, references, b) for b in budgets]
+    for b, r in zip(budgets, recalls):
+        scores[budget_column(b)] = r
+    scores["budget_auc"] = budget_auc(recalls, budgets)
+    return scores

