@@ -99,7 +99,7 @@ def benchmark_report(context: AssetExecutionContext, workspace: WorkspaceResourc
     # http:// links (served by `make ui`, see report_server.py): browsers refuse file:// from the UI
     return MaterializeResult(metadata={
         "url": MetadataValue.url(workspace.report_url(paths.managerial)),
-        "plots": MetadataValue.url(workspace.report_url(paths.managerial, "recall-precision")),
+        "plots": MetadataValue.url(workspace.report_url(paths.managerial, "frontier")),  # the recommendation's plot
         "technical_report": MetadataValue.url(workspace.report_url(paths.technical)),
         "decision_board": MetadataValue.url(workspace.report_url(paths.decision_board)),
         "path": MetadataValue.path(str(paths.managerial)),

@@ -101,12 +101,12 @@ def test_report_links_on_the_asset_page_open_the_reports_over_http(dagster_dev, 
         assert report.locator("#recommendation").inner_text().startswith("Recommended:")
         report.screenshot(path=str(ARTIFACTS / "ui-opened-report.png"))
 
-        plots = page.locator(f"a[href='{reports_url}benchmark_report.html#recall-precision']").first
+        plots = page.locator(f"a[href='{reports_url}benchmark_report.html#frontier']").first
         with context.expect_page() as opened:
             plots.click()
         plot_page = opened.value
         plot_page.wait_for_load_state()
-        assert plot_page.locator("#recall-precision").is_visible()  # the plot, scrolled to
+        assert plot_page.locator("#frontier").is_visible()  # the plot, scrolled to
         for name in ("technical_report.html", "decision_board.html"):
             assert page.locator(f"a[href='{reports_url}{name}']").count() >= 1
     finally:
@@ -115,8 +115,6 @@ def test_report_links_on_the_asset_page_open_the_reports_over_http(dagster_dev, 
 
 @pytest.mark.e2e
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="the leaderboard asset does not report `recommendation` metadata yet; "
-                                       "remove this marker once it does")
 def test_the_leaderboard_page_shows_the_recommended_configuration(dagster_dev, browser):
     _benchmark_once(dagster_dev)
     data = dagster_dev.query("""{ assetNodes(assetKeys: [{path: ["leaderboard"]}]) { assetMaterializations(limit: 1) {

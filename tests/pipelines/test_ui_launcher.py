@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_report_links_are_http_urls_of_the_served_folder():
     assert DEFAULT_REPORTS_URL == "http://127.0.0.1:3001/"
-    assert report_link(None, "benchmark_report.html", "recall-precision") == \
-        "http://127.0.0.1:3001/benchmark_report.html#recall-precision"
+    assert report_link(None, "benchmark_report.html", "frontier") == \
+        "http://127.0.0.1:3001/benchmark_report.html#frontier"
     assert report_link("http://127.0.0.1:4001", "decision board.html") == "http://127.0.0.1:4001/decision%20board.html"
 
 
