@@ -25,9 +25,12 @@ test: install
 tools: install
 	scripts/install-test-tools.sh $(VENV)
 
+# the Dagster UI (dg dev) on 127.0.0.1:UI_PORT and the HTML reports on REPORTS_PORT (default UI_PORT + 1);
+# Ctrl-C stops both
+UI_PORT ?= 3000
+REPORTS_PORT ?=
 ui: install
-	DAGSTER_HOME="$${DAGSTER_HOME:-$$($(BIN)/chunkbench init)}" \
-	  $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+	$(BIN)/chunkbench ui --port $(UI_PORT) $(if $(REPORTS_PORT),--reports-port $(REPORTS_PORT))
 
 bench: install
 	$(BIN)/python -m pip install -q -e '.[test,bench]'

@@ -43,16 +43,30 @@ run_monitoring:
 
 
 def ensure_dagster_home() -> Path:
-    """Use the user's DAGSTER_HOME, or one inside CHUNKBENCH_HOME with chunkbench's dagster.yaml."""
+    """Use the user's DAGSTER_HOME, or one inside CHUNKBENCH_HOME with chunkbench's dagster.yaml.
+
+    Either way the provider pools are created with their starting limit (concurrency.py).
+    """
     if os.environ.get("DAGSTER_HOME"):
-        return Path(os.environ["DAGSTER_HOME"])
-    path = settings.dagster_home(settings.home_dir())
-    path.mkdir(parents=True, exist_ok=True)
-    config = path / "dagster.yaml"
-    if not config.exists():
-        config.write_text(DAGSTER_YAML, encoding="utf-8")
-    os.environ["DAGSTER_HOME"] = str(path)
+        path = Path(os.environ["DAGSTER_HOME"])
+    else:
+        path = settings.dagster_home(settings.home_dir())
+        path.mkdir(parents=True, exist_ok=True)
+        config = path / "dagster.yaml"
+        if not config.exists():
+            config.write_text(DAGSTER_YAML, encoding="utf-8")
+        os.environ["DAGSTER_HOME"] = str(path)
+    _ensure_provider_pools()
     return path
+
+
+def _ensure_provider_pools() -> None:
+    from dagster import DagsterInstance
+
+    from chunkbench_pipelines.concurrency import ensure_provider_pools
+
+    with DagsterInstance.get() as instance:
+        ensure_provider_pools(instance, _resources()["embeddings"].pool_limit)
 
 
 def command_run(args: argparse.Namespace) -> int:
@@ -322,6 +336,9 @@ def build_parser() -> argparse.ArgumentParser:
     cli_reproduce.add_parser(sub)
     cli_questions.register(sub)
     cli_ask.register(sub)
+    from .cli_ui import add_parser as add_ui_parser
+
+    add_ui_parser(sub)
     return parser
 
 

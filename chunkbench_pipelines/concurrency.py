@@ -43,6 +43,18 @@ def llm_pool(base_url: Optional[str]) -> str:
     return "openai_compatible" if base_url else "openai"
 
 
+PROVIDER_POOLS = ("openai", "openai_compatible")
+
+
+def ensure_provider_pools(instance: DagsterInstance, initial_limit: int) -> dict[str, Optional[int]]:
+    """Create every provider pool that has no limit yet, so the UI's Concurrency page lists them from the start.
+
+    Called when chunkbench prepares its instance (``chunkbench init``, ``make ui``, ``chunkbench run``);
+    a limit already set (in the UI or with ``dagster instance concurrency set``) is kept.
+    """
+    return {pool: ensure_pool_limit(instance, pool, initial_limit) for pool in PROVIDER_POOLS}
+
+
 def ensure_pool_limit(instance: DagsterInstance, pool: str, initial_limit: int) -> Optional[int]:
     """The pool's limit, creating it when it has none: the instance default if set, else ``initial_limit``.
 

@@ -6,11 +6,12 @@ import os
 
 from dagster import Definitions, EnvVar, in_process_executor
 
-from .assets import ALL_ASSETS
+from .assets import ALL_ASSETS, EXTERNAL_ASSETS
 from .jobs import ALL_JOBS
 from .schedules import ALL_SCHEDULES
 from .sensors import ALL_SENSORS
-from .resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, RankingResource, WorkspaceResource
+from .resources import (EMBEDDING_ENV, DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, RankingResource,
+                        WorkspaceResource)
 
 
 def build_resources(resolve: bool = False) -> dict[str, object]:
@@ -39,16 +40,11 @@ def build_resources(resolve: bool = False) -> dict[str, object]:
     return {
         "workspace": WorkspaceResource(home=_env("CHUNKBENCH_HOME"), corpus=_env("CHUNKBENCH_CORPUS"),
                                        questions=_env("CHUNKBENCH_QUESTIONS"), results=_env("CHUNKBENCH_RESULTS_DIR"),
-                                       benchmark=benchmark),
+                                       benchmark=benchmark, reports_url=_env("CHUNKBENCH_REPORTS_URL")),
         "duckdb": DuckDBResource(folder=_env("CHUNKBENCH_RESULTS_DIR") or _env("CHUNKBENCH_HOME"), benchmark=benchmark),
         "qdrant": QdrantResource(url=_env("QDRANT_URL"), api_key=_env("QDRANT_API_KEY"), benchmark=benchmark),
-        "embeddings": EmbeddingResource(
-            openai_api_key=_env("OPENAI_API_KEY"),
-            openai_base_url=_env("OPENAI_BASE_URL"),
-            compatible_base_url=_env("CHUNKBENCH_OPENAI_COMPATIBLE_URL"),
-            compatible_api_key=_env("CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY"),
-            pool_limit=pool_limit,
-        ),
+        "embeddings": EmbeddingResource(**{field: _env(name) for field, name in EMBEDDING_ENV.items()},
+                                        pool_limit=pool_limit),
         "llm": LLMResource(model=_env("CHUNKBENCH_LLM_MODEL"), base_url=_env("CHUNKBENCH_LLM_BASE_URL"),
                            api_key=_env("CHUNKBENCH_LLM_API_KEY") or _env("OPENAI_API_KEY"),
                            vision_model=_env("CHUNKBENCH_VISION_MODEL"), pool_limit=pool_limit,
@@ -63,5 +59,5 @@ def build_resources(resolve: bool = False) -> dict[str, object]:
 # Runs execute in one process: the steps of a partition are sequential anyway, and one process
 # per run (not per step) loads the embedding model once. Parallelism comes from running
 # several partitions at once (the run queue, backfills).
-defs = Definitions(assets=ALL_ASSETS, jobs=ALL_JOBS, sensors=ALL_SENSORS, schedules=ALL_SCHEDULES,
+defs = Definitions(assets=[*ALL_ASSETS, *EXTERNAL_ASSETS], jobs=ALL_JOBS, sensors=ALL_SENSORS, schedules=ALL_SCHEDULES,
                    resources=build_resources(), executor=in_process_executor)

@@ -1,21 +1,57 @@
-"""Partitions: every strategy x every registered corpus model."""
+"""Partitions: every strategy x every corpus model that can run in this deployment.
+
+The ``corpus_model`` dimension is decided when the code location loads: the models of the
+registry (shipped ones plus ``CHUNKBENCH_MODELS``) whose provider is configured in the
+environment of the code location (``OPENAI_API_KEY``, ``CHUNKBENCH_OPENAI_COMPATIBLE_URL`` or a
+``base_url`` in the model's entry) and whose local engine is installed. So the UI, a
+backfill of "all partitions" and the sweeps only offer work that can succeed.
+
+- Adding a model (a registry entry) or configuring a provider adds its partitions the next
+  time the code location loads: "Reload" on the UI's Deployment page after editing the
+  ``CHUNKBENCH_MODELS`` file; a restart of ``make ui`` after changing environment variables
+  (the code location reads them when it starts).
+- Removing a model (or its key) removes its partitions from the partitions view and from
+  backfills. Nothing is deleted: its runs and materialization events stay in Dagster's
+  history, its rows stay in DuckDB and its collections in Qdrant, and its partitions come back,
+  with their history, when the model is available again.
+
+Why static at load and not a DynamicPartitionsDefinition: availability is a property of the code
+location's environment (its keys, its installed packages), which only the code location sees; dynamic
+keys would have to be written into the instance by a separate step, could drift from that environment,
+and would let anyone add a key the UI then offers although it cannot run.
+"""
 
 from __future__ import annotations
+
+import os
+from typing import Mapping, Sequence
 
 from dagster import MultiPartitionKey, MultiPartitionsDefinition, StaticPartitionsDefinition
 
 from chunkbench_core.chunking import STRATEGY_NAMES
-from chunkbench_core.embedding import model_registry
 
 STRATEGY = "strategy"
 CORPUS_MODEL = "corpus_model"
 
-strategy_partitions = StaticPartitionsDefinition(list(STRATEGY_NAMES))
-corpus_model_partitions = StaticPartitionsDefinition(list(model_registry()))
 
-strategy_x_model = MultiPartitionsDefinition(
-    {STRATEGY: strategy_partitions, CORPUS_MODEL: corpus_model_partitions}
-)
+def runnable_corpus_models(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Registry ids, in registry order, that can run with the providers configured in ``environ``."""
+    from .resources import EMBEDDING_ENV, EmbeddingResource
+
+    env = os.environ if environ is None else environ
+    embeddings = EmbeddingResource(**{field: env.get(name) or None for field, name in EMBEDDING_ENV.items()})
+    return embeddings.available_models()
+
+
+def strategy_by_model(corpus_models: Sequence[str]) -> MultiPartitionsDefinition:
+    """strategy x corpus_model over the given models."""
+    return MultiPartitionsDefinition({STRATEGY: StaticPartitionsDefinition(list(STRATEGY_NAMES)),
+                                      CORPUS_MODEL: StaticPartitionsDefinition(list(corpus_models))})
+
+
+strategy_x_model = strategy_by_model(runnable_corpus_models())
+strategy_partitions = strategy_x_model.get_partitions_def_for_dimension(STRATEGY)
+corpus_model_partitions = strategy_x_model.get_partitions_def_for_dimension(CORPUS_MODEL)
 
 
 def partition_key(strategy: str, corpus_model: str) -> MultiPartitionKey:

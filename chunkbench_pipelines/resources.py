@@ -37,6 +37,8 @@ class WorkspaceResource(ConfigurableResource):
     questions: Optional[str] = None
     results: Optional[str] = None  # shared results folder (CHUNKBENCH_RESULTS_DIR); default: home
     benchmark: Optional[str] = None  # default: settings.benchmark_name()
+    # where the reports are served (CHUNKBENCH_REPORTS_URL, set by `make ui`); default http://127.0.0.1:3001/
+    reports_url: Optional[str] = None
 
     def home_dir(self) -> Path:
         return settings.home_dir(self.home)
@@ -63,6 +65,12 @@ class WorkspaceResource(ConfigurableResource):
 
     def reports_dir(self) -> Path:
         return self.results_dir() / "reports"
+
+    def report_url(self, path: Path, fragment: str = "") -> str:
+        """The http:// URL of a file of reports_dir() (browsers refuse file:// links from the UI)."""
+        from .report_server import report_link
+
+        return report_link(self.reports_url, path.name, fragment)
 
 
 class DuckDBResource(ConfigurableResource):
@@ -95,6 +103,15 @@ class QdrantResource(ConfigurableResource):
             yield store
         finally:
             store.close()
+
+
+# the environment variable each provider field of EmbeddingResource is read from (definitions.py, partitions.py)
+EMBEDDING_ENV = {
+    "openai_api_key": "OPENAI_API_KEY",
+    "openai_base_url": "OPENAI_BASE_URL",
+    "compatible_base_url": "CHUNKBENCH_OPENAI_COMPATIBLE_URL",
+    "compatible_api_key": "CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY",
+}
 
 
 class EmbeddingResource(ConfigurableResource):

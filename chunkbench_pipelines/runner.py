@@ -1,10 +1,17 @@
-"""Materialize the whole graph in-process: what ``chunkbench run`` and ``make demo`` do."""
+"""Materialize the whole graph in-process: what ``chunkbench run`` and ``make demo`` do.
+
+Each step is a run of the defined job ``benchmark_everything`` (documents, then each partition,
+then the reports), so the runs are listed under that job in the UI, with their partitions, and
+carry the tags ``chunkbench/trigger=cli``, ``chunkbench/benchmark=<benchmark name>`` and
+``chunkbench/batch=<start time>`` (which groups the runs of one invocation).
+"""
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Sequence, TextIO
 
-from dagster import DagsterInstance, materialize
+from dagster import AssetKey, DagsterInstance, Definitions
 
 from chunkbench_core import settings
 from chunkbench_core.chunking import STRATEGY_NAMES
@@ -19,8 +26,13 @@ from chunkbench_core.storage.results_db import ResultsDB
 
 from .assets import ALL_ASSETS
 from .definitions import build_resources
+from .jobs import benchmark_everything_job
 from .partitions import partition_key
 from .run_control import fail_orphaned_runs, process_tags
+
+# the code location (workspace.yaml's location_name, [tool.dg.project] code_location_name): runs of this
+# process carry its label, which the UI uses to list them under the job of that location
+REPOSITORY_LABEL = "__repository__@chunkbench"
 
 
 def run_everything(strategies: Sequence[str] | None = None, corpus_models: Sequence[str] | None = None,
@@ -39,17 +51,21 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
 
     instance = instance or DagsterInstance.get()
     fail_orphaned_runs(instance, say)  # runs of a chunkbench run killed with -9 stay STARTED otherwise
-    resources = build_resources()
+    # resources as configured now (the environment of this call), as the code location would
+    job = Definitions(assets=ALL_ASSETS, jobs=[benchmark_everything_job],
+                      resources=build_resources()).resolve_job_def(benchmark_everything_job.name)
     resolved = build_resources(resolve=True)
     embeddings = resolved["embeddings"]  # availability is decided outside a run
     failures: list[str] = []
     benchmark = settings.benchmark_name()
+    tags = {".dagster/repository": REPOSITORY_LABEL, "chunkbench/trigger": "cli", "chunkbench/benchmark": benchmark,
+            "chunkbench/batch": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), **process_tags()}
 
     def step(selection: list[str], key=None, label: str = "") -> bool:
-        result = materialize(ALL_ASSETS, selection=selection, partition_key=key, instance=instance,
-                             resources=resources, raise_on_error=False,
-                             tags={"chunkbench/trigger": "cli", "chunkbench/benchmark": benchmark, **process_tags()},
-                             run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
+        result = job.execute_in_process(asset_selection=[AssetKey(name) for name in selection],
+                                        partition_key=str(key) if key is not None else None, instance=instance,
+                                        raise_on_error=False, tags=tags,
+                                        run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
         check_stop()  # a signal during this step: no further step
         if not result.success:
             errors = [str(e.event_specific_data.error.message).strip()  # type: ignore[union-attr]

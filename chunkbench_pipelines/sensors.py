@@ -1,41 +1,38 @@
-"""Sensors: react to the corpus folder, the question sets, and new materializations.
+"""Sensors: what happens outside Dagster (files in the corpus and question folders).
 
 - ``corpus_sensor``: a new, changed or deleted file in the corpus folder requests a
   ``parse_documents`` run (parsing is incremental by content hash).
-- ``parsed_corpus_sensor``: when the parsed corpus differs from the one a partition was
-  built from (or the partition was never built), requests ``chunk_and_evaluate`` for it.
-  Re-materializing replaces the partition's points and rows exactly, so a deleted
-  document's points and chunk rows disappear.
-- ``question_sets_sensor``: a new or changed question set requests ``evaluate`` runs for
-  every partition that has a collection.
-- ``reports_sensor``: a new experiment result requests ``refresh_reports``.
+- ``question_sets_sensor``: a new or changed question set is reported as an update of the
+  external asset ``question_sets``; Declarative Automation then re-evaluates every partition that
+  has a collection (automation.py).
 
-All are off by default; turn them on in the UI (Automation). Run keys make every request
-idempotent: a tick that sees the same state again requests nothing new.
+What follows inside Dagster (collections after the parsed corpus changes, experiments after
+their collection, the leaderboard and report after new results) is Declarative Automation, see
+automation.py. Off unless CHUNKBENCH_AUTOMATION=on; run keys and cursors make every tick idempotent.
 """
 
 import json
 
 from dagster import (
     AssetKey,
-    DefaultSensorStatus,
-    EventLogEntry,
+    AssetMaterialization,
+    MetadataValue,
     RunRequest,
     SensorEvaluationContext,
     SensorResult,
     SkipReason,
-    asset_sensor,
     sensor,
 )
 
 from chunkbench_core.storage.corpus import corpus_state, diff_states, fingerprint, folder_state, scan_corpus
 
-from .jobs import chunk_and_evaluate_job, evaluate_job, parse_documents_job, refresh_reports_job
+from .automation import QUESTION_SETS, automation_sensor, sensor_status
+from .jobs import parse_documents_job
 from .partitions import partition_key, split_key, strategy_partitions
 from .resources import EmbeddingResource, WorkspaceResource
 
 
-@sensor(job=parse_documents_job, minimum_interval_seconds=30, default_status=DefaultSensorStatus.STOPPED,
+@sensor(job=parse_documents_job, minimum_interval_seconds=30, default_status=sensor_status(),
         description="Parses the corpus when a document is added, changed or deleted.")
 def corpus_sensor(context: SensorEvaluationContext, workspace: WorkspaceResource):
     state = corpus_state(scan_corpus(workspace.corpus_dir()))
@@ -99,48 +96,24 @@ def stale_partitions(instance, workspace: WorkspaceResource, embeddings: Embeddi
     return current, stale
 
 
-@sensor(job=chunk_and_evaluate_job, minimum_interval_seconds=30, default_status=DefaultSensorStatus.STOPPED,
-        description="Rebuilds every partition whose collection was built from an older parsed corpus.")
-def parsed_corpus_sensor(context: SensorEvaluationContext, workspace: WorkspaceResource, embeddings: EmbeddingResource):
-    current, stale = stale_partitions(context.instance, workspace, embeddings)
-    if not stale:
-        return SkipReason("every partition is built from the current parsed corpus" if current else "nothing parsed yet")
-    return SensorResult(run_requests=[
-        RunRequest(partition_key=key, run_key=f"corpus-{current}:{key}",
-                   tags={"chunkbench/corpus_fingerprint": current, **provider_tags(embeddings, key)})
-        for key in stale
-    ])
-
-
-@sensor(job=evaluate_job, minimum_interval_seconds=30, default_status=DefaultSensorStatus.STOPPED,
-        description="Re-evaluates every built partition when a question set is added or changed.")
-def question_sets_sensor(context: SensorEvaluationContext, workspace: WorkspaceResource, embeddings: EmbeddingResource):
+@sensor(minimum_interval_seconds=30, default_status=sensor_status(),
+        description="Reports the question sets as updated when one is added or changed (experiments then re-run "
+                    "through automation).")
+def question_sets_sensor(context: SensorEvaluationContext, workspace: WorkspaceResource):
     state = folder_state(workspace.questions_dir())
-    if context.cursor is None:
-        return SensorResult(skip_reason=SkipReason("recorded the current question sets"),
-                            cursor=json.dumps(state, sort_keys=True))
+    cursor = json.dumps(state, sort_keys=True)
+    if context.cursor is None:  # turning the sensor on re-runs nothing: the sets as they are are the baseline
+        return SensorResult(skip_reason=SkipReason("recorded the current question sets"), cursor=cursor)
     changes = diff_states(json.loads(context.cursor), state)
     if not (changes["added"] or changes["changed"]):
-        return SensorResult(skip_reason=SkipReason("no new or changed question set"),
-                            cursor=json.dumps(state, sort_keys=True))
-    digest = fingerprint(state)
-    available = set(embeddings.available_models())
-    built = context.instance.get_materialized_partitions(AssetKey("chunk_collections"))
-    keys = sorted(k for k in built if split_key(k)[1] in available)
-    return SensorResult(
-        run_requests=[RunRequest(partition_key=k, run_key=f"questions-{digest}:{k}",
-                                 tags={"chunkbench/question_sets": ",".join(changes["added"] + changes["changed"]),
-                                       **provider_tags(embeddings, k)})
-                      for k in keys],
-        cursor=json.dumps(state, sort_keys=True),
-    )
+        return SensorResult(skip_reason=SkipReason("no new or changed question set"), cursor=cursor)
+    event = AssetMaterialization(asset_key=QUESTION_SETS, description="question sets added or changed", metadata={
+        "folder": MetadataValue.path(str(workspace.questions_dir())),
+        "question_sets": len(state),
+        "fingerprint": fingerprint(state),
+        **{kind: ", ".join(names) for kind, names in changes.items() if names},
+    })
+    return SensorResult(asset_events=[event], cursor=cursor)
 
 
-@asset_sensor(asset_key=AssetKey("experiment_results"), job=refresh_reports_job, minimum_interval_seconds=30,
-              default_status=DefaultSensorStatus.STOPPED,
-              description="Rebuilds the leaderboard and report after new experiment results.")
-def reports_sensor(context: SensorEvaluationContext, asset_event: EventLogEntry):
-    return RunRequest(run_key=f"results-{context.cursor}")
-
-
-ALL_SENSORS = [corpus_sensor, parsed_corpus_sensor, question_sets_sensor, reports_sensor]
+ALL_SENSORS = [corpus_sensor, question_sets_sensor, automation_sensor]

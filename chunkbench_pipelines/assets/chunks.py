@@ -16,8 +16,10 @@ from dagster import (
 
 from chunkbench_core.stages import build_chunk_collection, chunking_params, load_parsed_corpus, variant_label
 
+from ..automation import on_parsed_corpus_change
 from ..concurrency import pool_slots
 from ..failures import TRANSIENT_RETRY, corpus_embedder, permanent_errors_fail_fast
+from ..metadata import pool_wait as pool_wait_metadata, rounded
 from ..partitions import split_key, strategy_x_model
 from ..resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
 from .documents import parsed_documents
@@ -54,7 +56,7 @@ def token_histogram(counts: list[int], buckets: int = 8) -> str:
 
 
 @asset(partitions_def=strategy_x_model, group_name="chunks", kinds={"qdrant", "duckdb"}, deps=[parsed_documents],
-       retry_policy=TRANSIENT_RETRY,
+       retry_policy=TRANSIENT_RETRY, automation_condition=on_parsed_corpus_change(),
        check_specs=[
            AssetCheckSpec(VECTOR_COUNT_CHECK, asset="chunk_collections", blocking=True,
                           description="The collection holds exactly one point per chunk of the partition."),
@@ -93,14 +95,14 @@ def chunk_collections(context: AssetExecutionContext, config: ChunkingConfig, wo
             "documents": summary.n_documents,
             "points_removed": summary.removed,
             "chunking_params": MetadataValue.json(summary.params),
-            "boundary_model": summary.boundary_model or "none",
+            **({"boundary_model": summary.boundary_model} if summary.boundary_model else {}),
             "embedded_chunks": summary.n_retrieved,
-            "embedding_cache_hit_rate": summary.cache_hit_rate,
-            "pool_wait_seconds": MetadataValue.json(pool_wait),
+            "embedding_cache_hit_rate": rounded(summary.cache_hit_rate),
+            **pool_wait_metadata(pool_wait),
             "truncated_chunks": check.n_truncated,
-            "index_seconds": round(summary.index_seconds, 2),
-            "token_count_median": float(np.median(summary.token_counts or [0])),
-            "token_count_max": int(max(summary.token_counts or [0])),
+            "index_seconds": rounded(summary.index_seconds),
+            "median_chunk_tokens": rounded(float(np.median(summary.token_counts or [0]))),
+            "max_chunk_tokens": int(max(summary.token_counts or [0])),
             "chunk_size_histogram": MetadataValue.md(token_histogram(summary.token_counts)),
         },
         check_results=[

@@ -1,7 +1,7 @@
 """source_documents and parsed_documents."""
 
 
-from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
+from dagster import AssetExecutionContext, DataVersion, MaterializeResult, MetadataValue, asset
 
 from chunkbench_core.parsing.isolation import IsolatedParser, limits_from_env
 from chunkbench_core.stages import parse_corpus
@@ -41,7 +41,9 @@ def parsed_documents(context: AssetExecutionContext, workspace: WorkspaceResourc
     results.ensure_database()  # the DuckDB file answers SQL as soon as anything is stored
     for document, error in summary.failed.items():
         context.log.error(f"document failed: {error}")
-    return MaterializeResult(metadata={
+    # the data version is the parsed corpus's fingerprint: re-parsing unchanged files is no change
+    # downstream (automation rebuilds collections only when it differs; see automation.py)
+    return MaterializeResult(data_version=DataVersion(summary.corpus_fingerprint), metadata={
         "dagster/row_count": len(summary.parsed) + len(summary.reused),
         "parsed": len(summary.parsed),
         "reused_unchanged": len(summary.reused),

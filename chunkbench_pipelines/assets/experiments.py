@@ -7,6 +7,8 @@ from dagster import (
     AssetCheckSeverity,
     AssetCheckSpec,
     AssetExecutionContext,
+    AssetKey,
+    AssetSpec,
     Config,
     MaterializeResult,
     MetadataValue,
@@ -19,8 +21,10 @@ from chunkbench_core.evaluation.experiment import DEFAULT_TOP_K
 from chunkbench_core.evaluation.retrieval import ExpansionSettings
 from chunkbench_core.stages import chunking_params, load_parsed_corpus, run_experiment, variant_label
 
+from ..automation import QUESTION_SETS, on_collection_or_question_sets
 from ..concurrency import pool_slots
 from ..failures import TRANSIENT_RETRY, corpus_embedder, permanent_errors_fail_fast
+from ..metadata import headline_metrics, llm_run as llm_run_metadata, pool_wait as pool_wait_metadata
 from ..partitions import split_key, strategy_x_model
 from ..resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, RankingResource, WorkspaceResource
 from .chunks import chunk_collections
@@ -49,8 +53,15 @@ class ExperimentConfig(Config):
     per_model_window: bool = False  # evaluate the collection chunked at the model's own window (a sweep)
 
 
-@asset(partitions_def=strategy_x_model, group_name="experiments", kinds={"qdrant", "duckdb"}, deps=[chunk_collections],
-       retry_policy=TRANSIENT_RETRY,
+question_sets = AssetSpec(
+    QUESTION_SETS, group_name="experiments", kinds={"json"},
+    description="The question set files (CHUNKBENCH_QUESTIONS), reported by question_sets_sensor when one is added "
+                "or changed; experiments read the folder itself.")
+
+
+@asset(partitions_def=strategy_x_model, group_name="experiments", kinds={"qdrant", "duckdb"},
+       deps=[chunk_collections, AssetKey(QUESTION_SETS)], retry_policy=TRANSIENT_RETRY,
+       automation_condition=on_collection_or_question_sets(),
        check_specs=[
            AssetCheckSpec(METRICS_RANGE_CHECK, asset="experiment_results", blocking=True,
                           description="Every per-question metric lies in [0, 1]."),
@@ -85,17 +96,17 @@ def experiment_results(context: AssetExecutionContext, config: ExperimentConfig,
     # listed at info level: `chunkbench run` prints each problem once in its final summary, not once per partition
     for error in summary.errors:
         context.log.info(f"question problem: {error}")
-    metrics = {k: round(float(v), 3) for k, v in summary.metrics.items()
-               if k not in ("n_questions", "n_failed", "n_judge_only") and "_ci_" not in k and v == v}  # v == v: not NaN
     return MaterializeResult(
         metadata={
             "experiment_run_id": summary.experiment_run_id,
             "variant": variant or "default",
             "dagster/row_count": summary.n_questions,
             "judge_only_questions": int(summary.metrics.get("n_judge_only", 0)),
-            **metrics,
-            "pool_wait_seconds": MetadataValue.json(pool_wait),
-            "question_errors": MetadataValue.md("".join(f"- {e}\n" for e in summary.errors) or "none"),
+            **headline_metrics(summary.metrics),  # rank and tier follow when the leaderboard compares (ranks.py)
+            **pool_wait_metadata(pool_wait),
+            **({"question_errors": MetadataValue.md("".join(f"- {e}\n" for e in summary.errors))}
+               if summary.errors else {}),
+            **llm_run_metadata(summary.llm_report),
         },
         check_results=[
             AssetCheckResult(check_name=METRICS_RANGE_CHECK, passed=not summary.out_of_range,

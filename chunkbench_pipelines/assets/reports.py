@@ -3,6 +3,7 @@
 
 from dagster import (
     AssetExecutionContext,
+    AutomationCondition,
     MaterializeResult,
     MetadataValue,
     TableColumn,
@@ -18,6 +19,7 @@ from chunkbench_core.reporting.leaderboard import round_value
 from chunkbench_core.reporting.plots import frontier_png, frontier_points
 from chunkbench_core.stages import compare_latest_runs
 
+from ..automation import on_new_results
 from ..resources import DuckDBResource, RankingResource, WorkspaceResource
 from .experiments import experiment_results
 
@@ -56,7 +58,7 @@ def leaderboard_table(board) -> MetadataValue:
     return MetadataValue.table(records, schema=schema)
 
 
-@asset(group_name="reports", kinds={"duckdb"}, deps=[experiment_results],
+@asset(group_name="reports", kinds={"duckdb"}, deps=[experiment_results], automation_condition=on_new_results(),
        description="Latest experiment run per strategy x corpus model, ranked and tiered, with costs and the "
                    "recommendation (DuckDB views `leaderboard`, `comparison`, `recommendation`).")
 def leaderboard(context: AssetExecutionContext, duckdb: DuckDBResource, ranking: RankingResource) -> MaterializeResult:
@@ -90,13 +92,15 @@ def leaderboard(context: AssetExecutionContext, duckdb: DuckDBResource, ranking:
     return MaterializeResult(metadata=metadata)
 
 
-@asset(group_name="reports", kinds={"html"}, deps=[leaderboard],
+@asset(group_name="reports", kinds={"html"}, deps=[leaderboard], automation_condition=AutomationCondition.eager(),
        description="Self-contained HTML reports: managerial, technical with retrieval inspector, decision board.")
 def benchmark_report(context: AssetExecutionContext, workspace: WorkspaceResource, duckdb: DuckDBResource) -> MaterializeResult:
     paths = write_reports(duckdb.results(), workspace.reports_dir())
+    # http:// links (served by `make ui`, see report_server.py): browsers refuse file:// from the UI
     return MaterializeResult(metadata={
+        "url": MetadataValue.url(workspace.report_url(paths.managerial)),
+        "plots": MetadataValue.url(workspace.report_url(paths.managerial, "frontier")),  # the recommendation's plot
+        "technical_report": MetadataValue.url(workspace.report_url(paths.technical)),
+        "decision_board": MetadataValue.url(workspace.report_url(paths.decision_board)),
         "path": MetadataValue.path(str(paths.managerial)),
-        "url": MetadataValue.url(paths.managerial.as_uri()),
-        "technical_report": MetadataValue.url(paths.technical.as_uri()),
-        "decision_board": MetadataValue.url(paths.decision_board.as_uri()),
     })

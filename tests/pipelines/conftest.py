@@ -4,7 +4,9 @@ import json
 
 import pytest
 
-from .support.dagster_server import DagsterServer
+from chunkbench_pipelines.report_server import ReportServer
+
+from .support.dagster_server import DagsterServer, free_port
 from .support.postgres import PostgresServer
 
 DOCS = {
@@ -28,12 +30,24 @@ def start_server(root, extra_yaml=""):
     (questions / "set.json").write_text(json.dumps({"questions": [
         {"id": i, "question": q, "references": [{"document": d, "content": c}]} for i, q, d, c in QUESTIONS]}),
         encoding="utf-8")
+    # the reports served on 127.0.0.1 as `make ui` serves them, and the code location told where
+    reports = ReportServer(home / "benchmarks" / "backfill" / "reports", free_port()).__enter__()
     env = {"CHUNKBENCH_HOME": str(home), "CHUNKBENCH_CORPUS": str(corpus), "CHUNKBENCH_QUESTIONS": str(questions),
-           "CHUNKBENCH_BENCHMARK": "backfill"}
-    server = DagsterServer(root / "dagster_home", env, root / "dagster-dev.log", extra_yaml)
+           "CHUNKBENCH_BENCHMARK": "backfill", "CHUNKBENCH_REPORTS_URL": reports.url}
+    try:
+        server = DagsterServer(root / "dagster_home", env, root / "dagster-dev.log", extra_yaml)
+    except BaseException:
+        reports.__exit__(None, None, None)
+        raise
     server.home = home  # type: ignore[attr-defined]
     server.log_path = root / "dagster-dev.log"  # type: ignore[attr-defined]
+    server.reports = reports  # type: ignore[attr-defined]
     return server
+
+
+def stop_server(server):
+    server.stop()
+    server.reports.__exit__(None, None, None)
 
 
 @pytest.fixture(scope="session")
@@ -41,7 +55,7 @@ def dagster_dev(tmp_path_factory):
     """dagster dev with the default (SQLite) instance storage."""
     server = start_server(tmp_path_factory.mktemp("dagster-dev"))
     yield server
-    server.stop()
+    stop_server(server)
 
 
 @pytest.fixture(scope="session")
@@ -52,6 +66,6 @@ def dagster_dev_postgres(tmp_path_factory):
     try:
         server = start_server(root, f"storage:\n  postgres:\n    postgres_url: \"{postgres.url}\"\n")
         yield server
-        server.stop()
+        stop_server(server)
     finally:
         postgres.stop()

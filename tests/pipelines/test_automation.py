@@ -1,17 +1,34 @@
-"""Sensors and schedules, ticked with real contexts against a temporary corpus and a real instance."""
+"""Sensors, schedules and automation conditions, evaluated with real contexts against a temporary corpus and a
+real instance (the conditions with Dagster's evaluate_automation_conditions, tick after tick with its cursor)."""
 
 import datetime
 import json
 
 import pytest
-from dagster import DagsterInstance, build_schedule_context, build_sensor_context, materialize
+from dagster import (
+    AssetKey,
+    DagsterInstance,
+    build_schedule_context,
+    build_sensor_context,
+    evaluate_automation_conditions,
+    materialize,
+)
 
 from chunkbench_pipelines.assets import ALL_ASSETS
 from chunkbench_pipelines.definitions import defs
-from chunkbench_pipelines.partitions import partition_key
-from chunkbench_pipelines.resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
+from chunkbench_pipelines.partitions import partition_key, strategy_x_model
+from chunkbench_pipelines.resources import (
+    DuckDBResource,
+    EmbeddingResource,
+    LLMResource,
+    QdrantResource,
+    RankingResource,
+    WorkspaceResource,
+)
 from chunkbench_pipelines.schedules import NEIGHBOR_LEVELS, chunk_size_sweep, neighbor_sweep
-from chunkbench_pipelines.sensors import corpus_sensor, parsed_corpus_sensor, question_sets_sensor
+from chunkbench_pipelines.sensors import corpus_sensor, question_sets_sensor
+
+pytestmark = pytest.mark.filterwarnings("ignore::dagster.BetaWarning")  # raised inside evaluate_automation_conditions
 
 MODEL = "all-minilm-l6-v2"
 REPOSITORY = defs.get_repository_def()
@@ -30,7 +47,8 @@ def setup(tmp_path):
         "references": [{"document": "tides.md", "content": "floods twice a day"}]}]}), encoding="utf-8")
     workspace = WorkspaceResource(home=str(home), corpus=str(corpus), questions=str(questions))
     resources = {"workspace": workspace, "duckdb": DuckDBResource(folder=str(home)),
-                 "qdrant": QdrantResource(local_path=str(home / "qdrant")), "embeddings": EmbeddingResource(), "llm": LLMResource()}
+                 "qdrant": QdrantResource(local_path=str(home / "qdrant")), "embeddings": EmbeddingResource(), "llm": LLMResource(),
+                 "ranking": RankingResource()}
     (tmp_path / "dagster_home").mkdir()
     instance = DagsterInstance.local_temp(str(tmp_path / "dagster_home"))
     yield {"corpus": corpus, "questions": questions, "resources": resources, "instance": instance}
@@ -61,44 +79,115 @@ def test_corpus_sensor_requests_a_parse_on_add_change_and_delete(setup):
     assert len({r.run_requests[0].run_key for r in (first, added, changed, deleted)}) == 4
 
 
-def test_parsed_corpus_sensor_requests_exactly_the_stale_partitions(setup):
-    instance, resources = setup["instance"], setup["resources"]
-    assert tick(parsed_corpus_sensor, setup).run_requests == []  # nothing parsed yet
-    assert materialize(ALL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
-                       resources=resources).success
-    available = EmbeddingResource().available_models()
-    stale = tick(parsed_corpus_sensor, setup).run_requests
-    assert MODEL in available
-    assert {r.partition_key for r in stale} >= {str(partition_key("fixed_size", MODEL)),
-                                                str(partition_key("recursive", MODEL))}
-    built = partition_key("fixed_size", MODEL)
-    assert materialize(ALL_ASSETS, selection=["chunk_collections"], partition_key=built, instance=instance,
-                       resources=resources).success
-    after = {r.partition_key for r in tick(parsed_corpus_sensor, setup).run_requests}
-    assert str(built) not in after and str(partition_key("recursive", MODEL)) in after
+def evaluate(setup, cursor=None):
+    """One tick of the automation sensor, as the daemon runs it."""
+    return evaluate_automation_conditions(defs, setup["instance"], cursor=cursor)
 
+
+def requested(result, asset: str) -> set[str]:
+    return {str(k) for k in result.get_requested_partitions(AssetKey(asset))}
+
+
+def parse(setup):
+    assert materialize(ALL_ASSETS, selection=["source_documents", "parsed_documents"], instance=setup["instance"],
+                       resources=setup["resources"]).success
+
+
+def build(setup, asset, key):
+    assert materialize(ALL_ASSETS, selection=[asset], partition_key=key, instance=setup["instance"],
+                       resources=setup["resources"]).success
+
+
+def test_collections_are_rebuilt_when_the_parsed_corpus_changes_not_when_it_is_parsed_again(setup):
+    every = {str(k) for k in strategy_x_model.get_partition_keys()}
+    tick = evaluate(setup)
+    assert requested(tick, "chunk_collections") == set()  # nothing parsed yet
+    parse(setup)
+    tick = evaluate(setup, tick.cursor)
+    assert requested(tick, "chunk_collections") == every  # a first parsed corpus: every partition
+    tick = evaluate(setup, tick.cursor)
+    assert requested(tick, "chunk_collections") == set()  # handled
+    parse(setup)  # the same files again: the parsed corpus's data version is unchanged
+    tick = evaluate(setup, tick.cursor)
+    assert requested(tick, "chunk_collections") == set()
     (setup["corpus"] / "tides.md").write_text(DOC + "\nThe tide tables are printed each January.\n", encoding="utf-8")
-    assert materialize(ALL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
-                       resources=resources).success
-    assert str(built) in {r.partition_key for r in tick(parsed_corpus_sensor, setup).run_requests}
+    parse(setup)
+    tick = evaluate(setup, tick.cursor)
+    assert requested(tick, "chunk_collections") == every
 
 
-def test_question_sets_sensor_reevaluates_built_partitions(setup):
-    instance, resources = setup["instance"], setup["resources"]
-    baseline = tick(question_sets_sensor, setup)
-    assert baseline.run_requests == [] and baseline.cursor
-    assert materialize(ALL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
-                       resources=resources).success
+def test_experiments_follow_their_collection_and_reports_follow_results(setup):
+    parse(setup)
+    tick = evaluate(setup)
+    tick = evaluate(setup, tick.cursor)
+    key = partition_key("fixed_size", MODEL)
+    build(setup, "chunk_collections", key)
+    tick = evaluate(setup, tick.cursor)
+    assert requested(tick, "experiment_results") == {str(key)}  # that partition only
+    assert requested(tick, "leaderboard") == set()
+    build(setup, "experiment_results", key)
+    tick = evaluate(setup, tick.cursor)
+    assert tick.get_num_requested(AssetKey("leaderboard")) == 1
+    assert tick.get_num_requested(AssetKey("benchmark_report")) == 1
+    assert requested(tick, "experiment_results") == set()
+
+
+def test_question_sets_sensor_reports_changes_and_built_partitions_are_reevaluated(setup):
+    instance = setup["instance"]
+    first = tick(question_sets_sensor, setup)
+    assert first.asset_events == [] and first.cursor  # the baseline: turning the sensor on re-runs nothing
+    same = tick(question_sets_sensor, setup, first.cursor)
+    assert same.asset_events == [] and "no new or changed" in same.skip_message
+    parse(setup)
+    automation = evaluate(setup)
+    automation = evaluate(setup, automation.cursor)
     built = partition_key("recursive", MODEL)
-    assert materialize(ALL_ASSETS, selection=["chunk_collections"], partition_key=built, instance=instance,
-                       resources=resources).success
-    assert tick(question_sets_sensor, setup, baseline.cursor).run_requests == []
+    build(setup, "chunk_collections", built)
+    build(setup, "experiment_results", built)
+    automation = evaluate(setup, automation.cursor)
+    assert requested(automation, "experiment_results") == set()
+
     (setup["questions"] / "more.json").write_text(json.dumps({"questions": [{
         "id": "t2", "question": "What height must the tide pass?",
         "references": [{"document": "tides.md", "content": "above four metres"}]}]}), encoding="utf-8")
-    result = tick(question_sets_sensor, setup, baseline.cursor)
-    assert [r.partition_key for r in result.run_requests] == [str(built)]
-    assert result.run_requests[0].tags["chunkbench/question_sets"] == "more.json"
+    changed = tick(question_sets_sensor, setup, same.cursor or first.cursor)
+    [event] = changed.asset_events
+    assert event.metadata["added"].value == "more.json"
+    instance.report_runless_asset_event(event)  # what the daemon does with a sensor's asset events
+    automation = evaluate(setup, automation.cursor)
+    assert requested(automation, "experiment_results") == {str(built)}  # only the partition with a collection
+
+
+def test_automation_is_off_unless_the_one_switch_is_on():
+    from dagster import DefaultScheduleStatus, DefaultSensorStatus
+
+    from chunkbench_pipelines.automation import sensor_status
+
+    assert sensor_status({}) == DefaultSensorStatus.STOPPED
+    assert sensor_status({"CHUNKBENCH_AUTOMATION": "on"}) == DefaultSensorStatus.RUNNING
+    assert sensor_status({"CHUNKBENCH_AUTOMATION": "off"}) == DefaultSensorStatus.STOPPED
+    sensors = {s.name: s for s in REPOSITORY.sensor_defs}
+    assert set(sensors) == {"automation", "corpus_sensor", "question_sets_sensor"}  # no default automation sensor
+    assert all(s.default_status == DefaultSensorStatus.STOPPED for s in sensors.values())
+    assert all(s.default_status == DefaultScheduleStatus.STOPPED for s in REPOSITORY.schedule_defs)
+    graph = defs.resolve_asset_graph()
+    conditioned = {k.to_user_string() for k in graph.get_all_asset_keys()
+                   if graph.get(k).automation_condition is not None}
+    assert conditioned == {"chunk_collections", "experiment_results", "leaderboard", "benchmark_report"}
+
+
+def test_the_switch_starts_the_automation_and_folder_sensors(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    script = ("from chunkbench_pipelines.definitions import defs\n"
+              "for s in defs.get_repository_def().sensor_defs: print(s.name, s.default_status.value)")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "CHUNKBENCH_AUTOMATION": "on", "DAGSTER_HOME": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    assert dict(line.split() for line in result.stdout.splitlines()) == {
+        "automation": "RUNNING", "corpus_sensor": "RUNNING", "question_sets_sensor": "RUNNING"}
 
 
 def test_neighbor_sweep_requests_one_run_per_level(setup):

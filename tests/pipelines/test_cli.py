@@ -1,6 +1,7 @@
 """The chunkbench command line, run as a user runs it (a subprocess)."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -9,9 +10,13 @@ ROOT = Path(__file__).resolve().parents[2]
 CLI = [str(Path(sys.executable).with_name("chunkbench"))]
 
 
+# PYTHONPATH passes through: a checkout on it (a worktree) is the code under test
+BASE_ENV = {"PATH": "/usr/bin:/bin", **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {})}
+
+
 def run(*args, env_home):
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=300, cwd=ROOT,
-                          env={"PATH": "/usr/bin:/bin", "CHUNKBENCH_HOME": str(env_home)})
+                          env={**BASE_ENV, "CHUNKBENCH_HOME": str(env_home)})
 
 
 def test_parse_prints_units_and_fails_clearly_on_bad_input(tmp_path):
@@ -64,7 +69,29 @@ def test_health_fails_only_for_what_is_configured_and_broken(tmp_path):
     assert checks["provider:openai"]["configured"] is False and checks["qdrant"]["ok"] is True
     dead = f"http://127.0.0.1:{free_port()}/v1"
     result = subprocess.run([*CLI, "health"], capture_output=True, text=True, timeout=300, cwd=ROOT,
-                            env={"PATH": "/usr/bin:/bin", "CHUNKBENCH_HOME": str(tmp_path),
+                            env={**BASE_ENV, "CHUNKBENCH_HOME": str(tmp_path),
                                  "CHUNKBENCH_OPENAI_COMPATIBLE_URL": dead})
     checks = {c["component"]: c for c in map(json.loads, result.stdout.splitlines())}
     assert result.returncode == 1 and not checks[f"provider:openai_compatible:{dead}"]["ok"]
+
+
+def test_init_creates_the_provider_pools_with_their_starting_limit(tmp_path):
+    from dagster import DagsterInstance
+
+    result = run("init", env_home=tmp_path)
+    assert result.returncode == 0, result.stderr
+    dagster_home = Path(result.stdout.strip())
+    assert dagster_home == tmp_path / "dagster_home"
+    with DagsterInstance.from_config(str(dagster_home)) as instance:
+        storage = instance.event_log_storage
+        assert storage.get_concurrency_keys() == {"openai", "openai_compatible"}
+        assert storage.get_concurrency_info("openai").slot_count == 2
+        storage.set_concurrency_slots("openai", 5)  # what the UI's Concurrency page does
+    again = subprocess.run([*CLI, "init"], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                           env={**BASE_ENV, "CHUNKBENCH_HOME": str(tmp_path),
+                                "CHUNKBENCH_PROVIDER_POOL_LIMIT": "3"})
+    assert again.returncode == 0, again.stderr
+    with DagsterInstance.from_config(str(dagster_home)) as instance:
+        storage = instance.event_log_storage
+        assert storage.get_concurrency_info("openai").slot_count == 5  # a limit set by hand is kept
+        assert storage.get_concurrency_info("openai_compatible").slot_count == 2

@@ -150,6 +150,28 @@ def test_whole_graph_on_a_tiny_corpus(workspace):
     report = (home / "reports" / "benchmark_report.html").read_text(encoding="utf-8")
     assert "Leaderboard" in report and "volcano.md" in report and "<img" in report
 
+    # metadata reads well: numbers rounded to 3 places, units in names, nothing empty (a local model waits on no pool)
+    for asset in ("chunk_collections", "experiment_results"):
+        metadata = instance.get_latest_materialization_event(AssetKey(asset)).asset_materialization.metadata
+        assert "pool_wait_seconds" not in metadata
+        for name, entry in metadata.items():
+            assert entry.value not in ({}, [], "", None), (asset, name)
+            if isinstance(entry.value, float):
+                assert entry.value == round(entry.value, 3), (asset, name, entry.value)
+    chunks_metadata = instance.get_latest_materialization_event(AssetKey("chunk_collections")).asset_materialization.metadata
+    assert {"median_chunk_tokens", "max_chunk_tokens"} <= set(chunks_metadata)
+    assert "recall" in event.asset_materialization.metadata
+
+    # every step ran as the defined job benchmark_everything, tagged, partitions on their runs
+    runs = instance.get_runs()
+    assert {r.job_name for r in runs} == {"benchmark_everything"} and len(runs) == 4
+    assert {r.tags["chunkbench/trigger"] for r in runs} == {"cli"}
+    assert {r.tags[".dagster/repository"] for r in runs} == {"__repository__@chunkbench"}  # the job's Runs page
+    assert len({r.tags["chunkbench/batch"] for r in runs}) == 1
+    assert {r.tags["chunkbench/benchmark"] for r in runs} == {"sample"} or len({r.tags["chunkbench/benchmark"] for r in runs}) == 1
+    assert sorted(r.tags.get("dagster/partition", "") for r in runs) == [
+        "", "", f"{MODEL}|fixed_size", f"{MODEL}|recursive"]
+
 
 @pytest.mark.e2e
 def test_rerun_is_idempotent_and_removes_stale_points(workspace):

@@ -17,7 +17,12 @@ from chunkbench_pipelines.partitions import partition_key
 from chunkbench_pipelines.resources import EmbeddingResource
 from tests.core.embedding.openai_server import FaultProxy
 
+from .support.partitions import assets_over_models
+
 MODEL = "nomic-embed-text-v2-moe"  # a shipped openai_compatible model: 768 dimensions
+# the code location loaded without CHUNKBENCH_OPENAI_COMPATIBLE_URL, so MODEL has no partitions there;
+# these tests configure it through the resource and build the assets over it
+ASSETS = assets_over_models(["all-minilm-l6-v2", MODEL])
 
 
 @pytest.fixture()
@@ -45,7 +50,7 @@ def setup(tmp_path, monkeypatch):
 def build(proxy: FaultProxy, instance: DagsterInstance, url: str | None = "proxy"):
     embeddings = EmbeddingResource(compatible_base_url=proxy.base_url if url == "proxy" else url, max_retries=1,
                                    backoff_initial_seconds=0.01, backoff_max_seconds=0.02, timeout_seconds=10)
-    result = materialize(ALL_ASSETS, selection=["chunk_collections"], partition_key=partition_key("fixed_size", MODEL),
+    result = materialize(ASSETS, selection=["chunk_collections"], partition_key=partition_key("fixed_size", MODEL),
                          instance=instance, resources={**build_resources(), "embeddings": embeddings},
                          raise_on_error=False)
     kinds = [e.event_type for e in result.all_events]

@@ -1,4 +1,5 @@
-"""The Dagster UI in headless Chromium: the asset graph and the experiment_results partitions page."""
+"""The Dagster UI in headless Chromium: the asset graph, the partitions page, and the report links clicked
+from the benchmark_report asset page (opened over HTTP from the reports server)."""
 
 import subprocess
 import tempfile
@@ -6,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import require_executable
+from tests.conftest import require_executable, require_tool
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -43,3 +44,88 @@ def test_asset_graph_and_partitions_pages_render(dagster_dev):
     assert "experiment_results" in partitions
     assert "all-minilm-l6-v2" in partitions and "fixed_size" in partitions
     assert "Materialized" in partitions or "Missing" in partitions
+
+
+# --- the asset pages in a driven browser (playwright on Debian's chromium): links are clicked ----------------
+@pytest.fixture(scope="module")
+def browser():
+    binary = require_executable("chromium")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        require_tool(False, "the Python package playwright (pip install playwright==1.65.2; no browser download)")
+        raise
+    with sync_playwright() as p:
+        instance = p.chromium.launch(executable_path=binary, args=FLAGS[1:-1], headless=True)
+        yield instance
+        instance.close()
+
+MODEL = "all-minilm-l6-v2"
+
+
+def _benchmark_once(server) -> None:
+    """Parse, one partition, then leaderboard and reports, launched through the UI's own API."""
+    if getattr(server, "benchmarked", False):
+        return
+    assert server.wait_run(server.launch_run("parse_documents")) == "SUCCESS"
+    backfill = server.launch_backfill(["chunk_collections", "experiment_results"], [f"{MODEL}|fixed_size"])
+    assert server.wait_backfill(backfill).startswith("COMPLETED")
+    assert server.wait_run(server.launch_run("refresh_reports")) == "SUCCESS"
+    server.benchmarked = True
+
+
+def _asset_page(browser, server, asset: str, shot: str):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.goto(f"{server.url}/assets/{asset}", wait_until="networkidle")
+    page.wait_for_timeout(2000)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / shot), full_page=True)
+    return context, page
+
+
+@pytest.mark.e2e
+@pytest.mark.slow
+def test_report_links_on_the_asset_page_open_the_reports_over_http(dagster_dev, browser):
+    _benchmark_once(dagster_dev)
+    reports_url = dagster_dev.reports.url
+    context, page = _asset_page(browser, dagster_dev, "benchmark_report", "ui-benchmark-report-asset.png")
+    try:
+        link = page.locator(f"a[href='{reports_url}benchmark_report.html']").first
+        link.wait_for(timeout=60_000)
+        with context.expect_page() as opened:
+            link.click()
+        report = opened.value
+        report.wait_for_load_state()
+        assert report.url == f"{reports_url}benchmark_report.html"
+        assert report.locator("#recommendation").inner_text().startswith("Recommended:")
+        report.screenshot(path=str(ARTIFACTS / "ui-opened-report.png"))
+
+        plots = page.locator(f"a[href='{reports_url}benchmark_report.html#frontier']").first
+        with context.expect_page() as opened:
+            plots.click()
+        plot_page = opened.value
+        plot_page.wait_for_load_state()
+        assert plot_page.locator("#frontier").is_visible()  # the plot, scrolled to
+        for name in ("technical_report.html", "decision_board.html"):
+            assert page.locator(f"a[href='{reports_url}{name}']").count() >= 1
+    finally:
+        context.close()
+
+
+@pytest.mark.e2e
+@pytest.mark.slow
+def test_the_leaderboard_page_shows_the_recommended_configuration(dagster_dev, browser):
+    _benchmark_once(dagster_dev)
+    data = dagster_dev.query("""{ assetNodes(assetKeys: [{path: ["leaderboard"]}]) { assetMaterializations(limit: 1) {
+        metadataEntries { label ... on TextMetadataEntry { text } ... on MarkdownMetadataEntry { mdStr } } } } }""")
+    [materialization] = data["assetNodes"][0]["assetMaterializations"]
+    entries = {e["label"]: e.get("text") or e.get("mdStr") for e in materialization["metadataEntries"]}
+    recommendation = entries["recommendation"]
+    assert recommendation
+    context, page = _asset_page(browser, dagster_dev, "leaderboard", "ui-leaderboard-asset.png")
+    try:
+        first_line = recommendation.strip().splitlines()[0].strip("#* ")
+        page.get_by_text(first_line[:60]).first.wait_for(timeout=30_000)
+    finally:
+        context.close()

@@ -1,0 +1,67 @@
+"""Declarative Automation: which asset updates after what, and the one switch that turns it on.
+
+- ``chunk_collections`` (each partition): rebuilt when the parsed corpus changes (the data version
+  of ``parsed_documents`` is the parsed corpus's fingerprint, so re-parsing unchanged files changes
+  nothing), and built when a partition is new (a model or strategy added).
+- ``experiment_results`` (each partition): after its ``chunk_collections`` partition, or when the
+  question sets change (``question_sets`` is an external asset the ``question_sets_sensor`` reports).
+- ``leaderboard``: once any experiment partition has new results and none is still running;
+  ``benchmark_report`` after it.
+
+Sensors remain only for what happens outside Dagster (files in the corpus and question folders);
+the sweeps stay schedules. Everything is off unless ``CHUNKBENCH_AUTOMATION=on`` is set in the
+environment of the code location (``CHUNKBENCH_AUTOMATION=on make ui``): then the automation
+sensor and the two folder sensors start running; without it they can be started one by one on
+the UI's Automation page. The schedules are always started by hand (they launch whole sweeps).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping
+
+from dagster import AssetSelection, AutomationCondition, AutomationConditionSensorDefinition, DefaultSensorStatus
+
+AUTOMATION_ENV = "CHUNKBENCH_AUTOMATION"
+QUESTION_SETS = "question_sets"
+
+
+def automation_enabled(environ: Mapping[str, str] | None = None) -> bool:
+    value = (os.environ if environ is None else environ).get(AUTOMATION_ENV, "")
+    return value.strip().lower() in ("1", "on", "true", "yes")
+
+
+def sensor_status(environ: Mapping[str, str] | None = None) -> DefaultSensorStatus:
+    """How the automation sensor and the folder sensors start: running only with CHUNKBENCH_AUTOMATION=on."""
+    return DefaultSensorStatus.RUNNING if automation_enabled(environ) else DefaultSensorStatus.STOPPED
+
+
+def _not_blocked() -> AutomationCondition:
+    return ~AutomationCondition.any_deps_in_progress() & ~AutomationCondition.in_progress()
+
+
+def on_parsed_corpus_change() -> AutomationCondition:
+    """A new partition, or the parsed corpus it was built from changed (not merely re-parsed)."""
+    corpus_changed = AutomationCondition.any_deps_match(AutomationCondition.data_version_changed())
+    return ((AutomationCondition.newly_missing() | corpus_changed).since_last_handled()
+            & ~AutomationCondition.any_deps_missing() & _not_blocked()).with_label("on parsed corpus change")
+
+
+def on_collection_or_question_sets() -> AutomationCondition:
+    """After the partition's collection is (re)built or the question sets change; never before the collection exists."""
+    collection_missing = AutomationCondition.any_deps_match(
+        AutomationCondition.missing() & ~AutomationCondition.will_be_requested()
+    ).ignore(AssetSelection.assets(QUESTION_SETS))  # question sets not yet reported: the folder is read anyway
+    return ((AutomationCondition.newly_missing() | AutomationCondition.any_deps_updated()).since_last_handled()
+            & ~collection_missing & _not_blocked()).with_label("on new collection or question sets")
+
+
+def on_new_results() -> AutomationCondition:
+    """Once any partition upstream has new results and none of them is still running."""
+    return (AutomationCondition.any_deps_updated().since_last_handled() & _not_blocked()).with_label("on new results")
+
+
+automation_sensor = AutomationConditionSensorDefinition(
+    "automation", target=AssetSelection.all(), default_status=sensor_status(), minimum_interval_seconds=30,
+    description="Evaluates the assets' automation conditions (see chunkbench_pipelines/automation.py). "
+                "Off unless CHUNKBENCH_AUTOMATION=on.")

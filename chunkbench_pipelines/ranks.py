@@ -1,0 +1,47 @@
+"""Rank and tier on each experiment partition, once the leaderboard has compared them.
+
+A rank exists only relative to the other configurations, so it is not part of an experiment's
+own materialization. The leaderboard asset calls ``report_ranks_on_partitions`` with its ranked
+rows; each row becomes an ``AssetObservation`` of that ``experiment_results`` partition (logged
+by the leaderboard's run), shown on the partition's page next to its metrics.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from dagster import AssetExecutionContext, AssetObservation
+
+from .partitions import partition_key, strategy_x_model
+
+EXPERIMENT_RESULTS = "experiment_results"
+
+
+def rank_observation(row: Mapping[str, Any]) -> AssetObservation:
+    """The observation of one ranked row (``strategy``, ``corpus_model``, ``rank``, ``tier``; optional
+    ``experiment_run_id``: the run that was compared)."""
+    missing = [name for name in ("strategy", "corpus_model", "rank", "tier") if row.get(name) is None]
+    if missing:
+        raise ValueError(f"a ranked row needs {', '.join(missing)}: got {dict(row)}")
+    metadata: dict[str, Any] = {"rank": int(row["rank"]), "tier": str(row["tier"])}
+    if row.get("experiment_run_id"):
+        metadata["compared_experiment_run_id"] = str(row["experiment_run_id"])
+    key = partition_key(str(row["strategy"]), str(row["corpus_model"]))
+    return AssetObservation(asset_key=EXPERIMENT_RESULTS, partition=str(key), metadata=metadata,
+                            description=f"rank {metadata['rank']} ({metadata['tier']}) on the leaderboard")
+
+
+def report_ranks_on_partitions(context: AssetExecutionContext, rows: Iterable[Mapping[str, Any]]) -> int:
+    """Log each row's rank and tier on its experiment partition; returns how many were logged.
+
+    Rows of a corpus model that has no partition in this deployment (results kept in DuckDB from
+    when it was available) are skipped: their partition is not shown.
+    """
+    logged = 0
+    for row in rows:
+        observation = rank_observation(row)
+        if not strategy_x_model.has_partition_key(observation.partition):
+            continue
+        context.log_event(observation)
+        logged += 1
+    return logged

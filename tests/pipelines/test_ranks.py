@@ -1,0 +1,34 @@
+"""Rank and tier reported on experiment partitions (what the leaderboard asset calls), on a real instance."""
+
+import pytest
+from dagster import AssetExecutionContext, AssetKey, AssetRecordsFilter, DagsterInstance, asset, materialize
+
+from chunkbench_pipelines.ranks import rank_observation, report_ranks_on_partitions
+
+MODEL = "all-minilm-l6-v2"
+ROWS = [
+    {"strategy": "recursive", "corpus_model": MODEL, "rank": 1, "tier": "best", "experiment_run_id": "run-a"},
+    {"strategy": "fixed_size", "corpus_model": MODEL, "rank": 2, "tier": "not significantly worse"},
+    {"strategy": "fixed_size", "corpus_model": "a-model-gone-from-this-deployment", "rank": 3, "tier": "worse"},
+]
+
+
+def test_each_ranked_row_becomes_an_observation_of_its_experiment_partition(tmp_path):
+    @asset
+    def ranking(context: AssetExecutionContext) -> None:
+        assert report_ranks_on_partitions(context, ROWS) == 2
+
+    with DagsterInstance.local_temp(str(tmp_path)) as instance:
+        assert materialize([ranking], instance=instance).success
+        records = instance.fetch_observations(AssetRecordsFilter(asset_key=AssetKey("experiment_results")),
+                                              limit=10).records
+        seen = {r.partition_key: {k: v.value for k, v in r.asset_observation.metadata.items()} for r in records}
+    assert seen == {
+        f"{MODEL}|recursive": {"rank": 1, "tier": "best", "compared_experiment_run_id": "run-a"},
+        f"{MODEL}|fixed_size": {"rank": 2, "tier": "not significantly worse"},
+    }
+
+
+def test_a_row_without_rank_or_tier_is_refused_with_the_field_named():
+    with pytest.raises(ValueError, match="needs tier"):
+        rank_observation({"strategy": "recursive", "corpus_model": MODEL, "rank": 1, "tier": None})
