@@ -23,12 +23,16 @@ def rank_observation(row: Mapping[str, Any]) -> AssetObservation:
     missing = [name for name in ("strategy", "corpus_model", "rank", "tier") if row.get(name) is None]
     if missing:
         raise ValueError(f"a ranked row needs {', '.join(missing)}: got {dict(row)}")
-    metadata: dict[str, Any] = {"rank": int(row["rank"]), "tier": str(row["tier"])}
+    metadata: dict[str, Any] = {"rank": int(row["rank"]), "tier": int(row["tier"])}
+    if row.get("verdict"):
+        metadata["verdict"] = str(row["verdict"])
+    if row.get("rank_metric") and row.get("rank_mean") is not None and row.get("rank_mean") == row.get("rank_mean"):
+        metadata[str(row["rank_metric"])] = round(float(row["rank_mean"]), 3)
     if row.get("experiment_run_id"):
         metadata["compared_experiment_run_id"] = str(row["experiment_run_id"])
     key = partition_key(str(row["strategy"]), str(row["corpus_model"]))
     return AssetObservation(asset_key=EXPERIMENT_RESULTS, partition=str(key), metadata=metadata,
-                            description=f"rank {metadata['rank']} ({metadata['tier']}) on the leaderboard")
+                            description=f"rank {metadata['rank']}, tier {metadata['tier']} on the leaderboard")
 
 
 def report_ranks_on_partitions(context: AssetExecutionContext, rows: Iterable[Mapping[str, Any]]) -> int:

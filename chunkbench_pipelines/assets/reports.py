@@ -20,6 +20,7 @@ from chunkbench_core.reporting.plots import frontier_png, frontier_points
 from chunkbench_core.stages import compare_latest_runs
 
 from ..automation import on_new_results
+from ..ranks import report_ranks_on_partitions
 from ..resources import DuckDBResource, RankingResource, WorkspaceResource
 from .experiments import experiment_results
 
@@ -81,6 +82,9 @@ def leaderboard(context: AssetExecutionContext, duckdb: DuckDBResource, ranking:
             metadata["min_detectable_difference"] = round_value(recommendation["min_detectable_difference"])
     if not board.empty:
         metadata["leaderboard"] = leaderboard_table(board)
+        ranked = [r for r in board.to_dict("records") if round_value(r.get("rank")) is not None
+                  and round_value(r.get("tier")) is not None]
+        report_ranks_on_partitions(context, ranked)  # rank and tier on each experiment partition's page
         points, metric, axis = frontier_points(board)
         if points:
             png = base64.b64encode(frontier_png(points, metric, axis)).decode()

@@ -7,9 +7,10 @@ from chunkbench_pipelines.ranks import rank_observation, report_ranks_on_partiti
 
 MODEL = "all-minilm-l6-v2"
 ROWS = [
-    {"strategy": "recursive", "corpus_model": MODEL, "rank": 1, "tier": "best", "experiment_run_id": "run-a"},
-    {"strategy": "fixed_size", "corpus_model": MODEL, "rank": 2, "tier": "not significantly worse"},
-    {"strategy": "fixed_size", "corpus_model": "a-model-gone-from-this-deployment", "rank": 3, "tier": "worse"},
+    {"strategy": "recursive", "corpus_model": MODEL, "rank": 1, "tier": 1, "experiment_run_id": "run-a",
+     "verdict": "recommended", "rank_metric": "recall_at_512", "rank_mean": 0.91234},
+    {"strategy": "fixed_size", "corpus_model": MODEL, "rank": 2, "tier": 2, "verdict": "worse than best"},
+    {"strategy": "fixed_size", "corpus_model": "a-model-gone-from-this-deployment", "rank": 3, "tier": 3},
 ]
 
 
@@ -24,8 +25,9 @@ def test_each_ranked_row_becomes_an_observation_of_its_experiment_partition(tmp_
                                               limit=10).records
         seen = {r.partition_key: {k: v.value for k, v in r.asset_observation.metadata.items()} for r in records}
     assert seen == {
-        f"{MODEL}|recursive": {"rank": 1, "tier": "best", "compared_experiment_run_id": "run-a"},
-        f"{MODEL}|fixed_size": {"rank": 2, "tier": "not significantly worse"},
+        f"{MODEL}|recursive": {"rank": 1, "tier": 1, "verdict": "recommended", "recall_at_512": 0.912,
+                                "compared_experiment_run_id": "run-a"},
+        f"{MODEL}|fixed_size": {"rank": 2, "tier": 2, "verdict": "worse than best"},
     }
 
 
