@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from chunkbench_core import __version__
 from chunkbench_core.chunking import STRATEGIES, Chunk, make_chunker
 from chunkbench_core.chunking.checks import ChunkCheckReport, check_chunks
 from chunkbench_core.chunking.tokens import count_tokens
@@ -38,6 +37,15 @@ from chunkbench_core.evaluation.experiment import (
 from chunkbench_core.evaluation.llm import LLMSettings, run_llm_evaluation
 from chunkbench_core.evaluation.questions import load_question_sets, question_set_hash
 from chunkbench_core.parsing.models import ParsedDocument
+from chunkbench_core.provenance import (
+    ChunkerOptions,
+    collection_row,
+    code_version,
+    context_source_counts,
+    digest,
+    requested_settings,
+    settings_fingerprint,
+)
 from chunkbench_core.storage.corpus import ParsedStore, SourceDocument, corpus_state, fingerprint
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.vector_store import VectorStore, collection_name, point_id
@@ -73,6 +81,7 @@ def parse_corpus(
     store: ParsedStore,
     results: ResultsDB,
     parse: Callable[[str], ParsedDocument],
+    parse_options: dict[str, Any] | None = None,
 ) -> ParseSummary:
     """Parse every source whose content hash is new; record all of them in ``documents``.
 
@@ -116,7 +125,7 @@ def parse_corpus(
             "parsed_at": now(),
         })
     results.write("documents", "corpus", rows)
-    store.write_manifest(list(sources))
+    store.write_manifest(list(sources), parse_options)
     summary.corpus_fingerprint = fingerprint(corpus_state(list(sources)))
     return summary
 
@@ -142,15 +151,51 @@ def chunking_params(spec: EmbeddingModelSpec, chunk_size: int | None, chunk_over
     return {"chunk_size": size, "chunk_overlap": overlap}
 
 
-def variant_label(params: dict[str, Any], defaults: dict[str, Any]) -> str:
+def variant_label(params: dict[str, Any], defaults: dict[str, Any], options: dict[str, Any] | None = None) -> str:
     """'' for the default chunking parameters, else a label such as ``size256_overlap32``.
 
     Sweeps (other sizes) get collections and chunk rows of their own, so a sweep never
     overwrites the partition's default collection that the leaderboard is built from.
+    Chunker options set by the user (``options``: those the strategy takes) add
+    ``opts<digest>``: such a collection is a variant too.
     """
-    if params == defaults:
-        return ""
-    return f"size{params['chunk_size']}_overlap{params['chunk_overlap']}"
+    parts = []
+    if params != defaults:
+        parts.append(f"size{params['chunk_size']}_overlap{params['chunk_overlap']}")
+    if options:
+        parts.append(f"opts{digest(options)[:8]}")
+    return "_".join(parts)
+
+
+def strategy_options(strategy: str, options: ChunkerOptions | None) -> dict[str, Any]:
+    """The options set that ``strategy``'s chunker takes (a semantic threshold only where the strategy cuts by one)."""
+    cls = STRATEGIES.get(strategy)
+    if cls is None or options is None:
+        return {}
+    return options.for_strategy(set(inspect.signature(cls.__init__).parameters))
+
+
+def variant_options(strategy: str, options: dict[str, Any], boundary_model: str | None) -> dict[str, Any]:
+    """What names a variant besides the sizes: the strategy's options set, and an explicit boundary model."""
+    cls = STRATEGIES.get(strategy)
+    if boundary_model and cls is not None and cls.needs_boundary_embeddings:
+        return {**options, "boundary_model": boundary_model}
+    return dict(options)
+
+
+def collection_settings(strategy: str, params: dict[str, Any], options: dict[str, Any], overflow: str,
+                        boundary_model: str | None, threshold: float | None,
+                        threshold_source: str | None) -> dict[str, Any]:
+    """The requested settings of a collection: ``options`` (from :func:`strategy_options`) override the
+    threshold in force; strategies without a threshold record none."""
+    cls = STRATEGIES.get(strategy)
+    takes_threshold = cls is not None and "threshold" in inspect.signature(cls.__init__).parameters
+    rest = {k: v for k, v in options.items() if k != "threshold"}
+    if boundary_model is not None and takes_threshold and options.get("threshold") is not None:
+        threshold, threshold_source = float(options["threshold"]), "run config"
+    if not takes_threshold:
+        threshold, threshold_source = None, None
+    return requested_settings(strategy, params, rest, overflow, boundary_model, threshold, threshold_source)
 
 
 def partition_collection(strategy: str, model_id: str, variant: str = "") -> str:
@@ -194,14 +239,19 @@ def model_window(spec: EmbeddingModelSpec) -> ModelWindow:
 
 def build_chunker(strategy: str, params: dict[str, Any], window: ModelWindow,
                   boundary: Embedder | None = None, threshold: float | None = None,
-                  context: Callable[[str, str], str] | None = None):
+                  context: Callable[[str, str], str] | None = None, options: dict[str, Any] | None = None):
     """The partition's chunker: sizes, the corpus model's window, and what the strategy needs.
 
     Boundary embeddings (semantic strategies) come from the BOUNDARY model, never the
-    corpus model; ``threshold`` is that model's threshold in force (override or default).
+    corpus model; ``threshold`` is that model's threshold in force (override or default),
+    unless ``options`` (the chunker options the user set, :func:`strategy_options`) set one.
     """
     cls = STRATEGIES.get(strategy)
-    kwargs: dict[str, Any] = {**params, "window": window}
+    options = dict(options or {})
+    if options.get("threshold") is not None:
+        threshold = options.pop("threshold")
+    options.pop("threshold", None)
+    kwargs: dict[str, Any] = {**params, **options, "window": window}
     if cls is not None and cls.needs_boundary_embeddings:
         if boundary is None:
             raise ChunkingError(f"{strategy} needs a boundary embedding model and none was given")
@@ -228,6 +278,12 @@ class CollectionSummary:
     cache_hit_rate: float = 0.0
     check: ChunkCheckReport | None = None
     boundary_model: str | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+    context_sources: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def settings_fingerprint(self) -> str:
+        return settings_fingerprint(self.settings)
 
 
 def build_chunk_collection(
@@ -243,6 +299,13 @@ def build_chunk_collection(
     threshold: float | None = None,
     context: Callable[[str, str], str] | None = None,
     overflow: str = "error",
+    options: dict[str, Any] | None = None,
+    variant_options: dict[str, Any] | None = None,
+    threshold_source: str | None = None,
+    corpus_fingerprint: str = "",
+    parse_options: dict[str, Any] | None = None,
+    parser_version: str | None = None,
+    dagster_run_id: str | None = None,
 ) -> CollectionSummary:
     """Chunk every document, embed the retrievable chunks with the corpus model, replace the collection.
 
@@ -250,9 +313,13 @@ def build_chunk_collection(
     embedded or searched. The summary carries what the blocking checks need: the points in
     the collection after the replacement and the invariant report (offsets, emptiness,
     coverage, the corpus model's window with ``overflow`` "error" or "truncate").
+    A ``collections`` row records what the collection was built from (chunkbench_core.provenance).
     """
+    options = dict(options or {})
     window = model_window(spec)
-    chunker = build_chunker(strategy, params, window, boundary, threshold, context)
+    chunker = build_chunker(strategy, params, window, boundary, threshold, context, options)
+    settings = collection_settings(strategy, params, options, overflow, boundary.spec.id if boundary else None,
+                                   threshold, threshold_source)
     if not documents:
         raise ChunkingError(
             "no parsed documents to chunk: materialize parsed_documents first, or check that the corpus "
@@ -308,11 +375,24 @@ def build_chunk_collection(
         }
         for c in chunks
     ])
+    sources = context_source_counts([c.context_source for c in retrieved])
+    results.write("collections", partition_rows_key(strategy, spec.id, variant), [collection_row(
+        collection=name, strategy=strategy, corpus_model=spec.id, variant=variant, settings=settings,
+        options=options if variant_options is None else variant_options, chunker_params=chunker_params, context_sources=sources, parse_options=parse_options,
+        parser_version=parser_version, corpus_fingerprint=corpus_fingerprint, n_documents=len(documents),
+        n_chunks=len(chunks), dagster_run_id=dagster_run_id, built_at=stamp)])
     return CollectionSummary(
         collection=name, n_documents=len(documents), n_chunks=len(chunks), upserted=counts["upserted"],
         removed=counts["removed"], token_counts=[c.token_count for c in chunks], params=chunker_params,
         point_count=store.count(name), n_retrieved=len(retrieved), cache_hit_rate=embedder.last_usage.hit_rate,
-        check=report, boundary_model=boundary.spec.id if boundary else None)
+        check=report, boundary_model=boundary.spec.id if boundary else None, settings=settings,
+        context_sources=sources)
+
+
+def read_collection(results: ResultsDB, strategy: str, model_id: str, variant: str = "") -> dict[str, Any] | None:
+    """The ``collections`` row of a partition's collection (its last build), or None."""
+    rows = results.read("collections", partition_rows_key(strategy, model_id, variant))
+    return rows[0] if rows else None
 
 
 # -- experiments --------------------------------------------------------------------------------
@@ -386,7 +466,7 @@ def run_experiment(
             chunking_params=(provenance or {}).get("chunking_params", {}), top_k=top_k,
             filter_by_document=filter_by_document, expansion=expansion, question_set_hash=question_set_hash(sets),
             question_sets={qs.name: qs.sha256 for qs in sets}, documents={d.document: d.markdown for d in documents},
-            code_version=__version__, llm=llm_settings.to_dict() if llm_client is not None and llm_settings else None,
+            code_version=code_version(), llm=llm_settings.to_dict() if llm_client is not None and llm_settings else None,
         ),
         "documents": sorted(d.document for d in documents),
         "variant": variant,

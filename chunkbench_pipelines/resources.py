@@ -145,6 +145,20 @@ class EmbeddingResource(ConfigurableResource):
         spec = self.spec(boundary_model_id(explicit))
         return self.embedder(spec.id), semantic_threshold(spec, home)
 
+    def boundary_in_force(self, strategy: str, explicit: Optional[str],
+                          home: Path) -> tuple[Optional[str], Optional[float], Optional[str]]:
+        """(boundary model id, its threshold in force, where the threshold comes from: override | registry),
+        all None for strategies that do not cut semantically. Builds no embedder."""
+        from chunkbench_core.chunking import STRATEGIES
+        from chunkbench_core.embedding import boundary_model_id, semantic_threshold
+        from chunkbench_core.embedding.thresholds import threshold_source
+
+        cls = STRATEGIES.get(strategy)
+        if cls is None or not cls.needs_boundary_embeddings:
+            return None, None, None
+        spec = self.spec(boundary_model_id(explicit))
+        return spec.id, semantic_threshold(spec, home), threshold_source(spec.id, home)
+
     def available_models(self) -> list[str]:
         """Registry ids whose provider is configured here."""
         return [m for m in model_registry() if self.availability(m)[0]]

@@ -15,6 +15,7 @@ idempotent: a tick that sees the same state again requests nothing new.
 """
 
 import json
+from dataclasses import dataclass
 
 from dagster import (
     AssetKey,
@@ -28,6 +29,9 @@ from dagster import (
     sensor,
 )
 
+from chunkbench_core.provenance import staleness
+from chunkbench_core.stages import collection_settings
+from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.corpus import corpus_state, diff_states, fingerprint, folder_state, scan_corpus
 
 from .jobs import chunk_and_evaluate_job, evaluate_job, parse_documents_job, refresh_reports_job
@@ -58,44 +62,82 @@ def provider_tags(embeddings: EmbeddingResource, key: str) -> dict[str, str]:
     return {"chunkbench/provider": embeddings.spec(split_key(key)[1]).provider}
 
 
-def latest_materialization(instance, asset_key: AssetKey, partition: str):
-    """The newest materialization event of one partition of an asset, or None."""
-    from dagster import AssetRecordsFilter
+@dataclass(frozen=True)
+class StaleBuild:
+    """A collection to rebuild: its partition, variant ('' = default), the run config that rebuilds it, and why."""
 
-    records = instance.fetch_materializations(
-        AssetRecordsFilter(asset_key=asset_key, asset_partitions=[partition]), limit=1).records
-    return records[0].event_log_entry if records else None
+    partition_key: str
+    variant: str
+    run_config: dict
+    reason: str
+
+    def run_key(self, prefix: str, current: str) -> str:
+        return f"{prefix}-{current}:{self.partition_key}" + (f":{self.variant}" if self.variant else "")
 
 
-def stale_partitions(instance, workspace: WorkspaceResource, embeddings: EmbeddingResource) -> tuple[str, list[str]]:
-    """(parsed corpus fingerprint, partition keys built from another corpus or never built)."""
+def _rebuild_config(row: dict) -> dict:
+    """Run config that rebuilds the collection of ``row`` with the settings it was requested with."""
+    settings = json.loads(row["settings"]) if row.get("settings") else {}
+    config = {k: settings[k] for k in ("chunk_size", "chunk_overlap") if k in settings}
+    config.update(json.loads(row["options"]) if row.get("options") else {})
+    if not config:
+        return {}
+    return {"ops": {"chunk_collections": {"config": config}, "experiment_results": {"config": config}}}
+
+
+def stale_partitions(instance, workspace: WorkspaceResource,
+                     embeddings: EmbeddingResource) -> tuple[str, list[StaleBuild]]:
+    """(parsed corpus fingerprint, every collection to rebuild).
+
+    Every variant of every partition counts (sweep sizes, chunker options), not only the last
+    one built: a collection is stale when it was built from another parsed corpus or with other
+    settings than the same request gives now (a changed threshold or boundary model in force);
+    a partition whose default collection was never built is stale too.
+    """
     current = workspace.parsed_store().manifest_fingerprint()
     if not current:
         return current, []
-    stale = []
+    results = ResultsDB(workspace.results_dir())
+    rows = results.query("SELECT * FROM collections").to_dict("records")
+    by_partition: dict[tuple[str, str], list[dict]] = {}
+    for row in rows:
+        by_partition.setdefault((row["strategy"], row["corpus_model"]), []).append(row)
+    home = workspace.home_dir()
+    stale: list[StaleBuild] = []
     for model in embeddings.available_models():
         for strategy in strategy_partitions.get_partition_keys():
-            key = partition_key(strategy, model)
-            event = latest_materialization(instance, AssetKey("chunk_collections"), str(key))
-            built_from = None
-            if event is not None and event.asset_materialization is not None:
-                value = event.asset_materialization.metadata.get("corpus_fingerprint")
-                built_from = value.value if value is not None else None
-            if built_from != current:
-                stale.append(str(key))
+            key = str(partition_key(strategy, model))
+            built = by_partition.get((strategy, model), [])
+            if not any((r.get("variant") or "") == "" for r in built):
+                stale.append(StaleBuild(key, "", {}, "never built"))
+            for row in sorted(built, key=lambda r: r.get("variant") or ""):
+                settings = json.loads(row["settings"]) if row.get("settings") else {}
+                options = json.loads(row["options"]) if row.get("options") else {}
+                chunker = {k: v for k, v in options.items() if k != "boundary_model"}
+                boundary_id, threshold, source = embeddings.boundary_in_force(strategy, options.get("boundary_model"),
+                                                                              home)
+                params = {k: settings[k] for k in ("chunk_size", "chunk_overlap") if k in settings}
+                wanted = collection_settings(strategy, params, chunker, settings.get("overflow", "error"),
+                                             boundary_id, threshold, source)
+                reason = staleness(row, current, wanted)
+                if reason:
+                    stale.append(StaleBuild(key, row.get("variant") or "", _rebuild_config(row), reason))
     return current, stale
 
 
 @sensor(job=chunk_and_evaluate_job, minimum_interval_seconds=30, default_status=DefaultSensorStatus.STOPPED,
-        description="Rebuilds every partition whose collection was built from an older parsed corpus.")
+        description="Rebuilds every collection (every variant) built from an older parsed corpus or with "
+                    "other settings than those in force (a changed threshold or boundary model).")
 def parsed_corpus_sensor(context: SensorEvaluationContext, workspace: WorkspaceResource, embeddings: EmbeddingResource):
     current, stale = stale_partitions(context.instance, workspace, embeddings)
     if not stale:
         return SkipReason("every partition is built from the current parsed corpus" if current else "nothing parsed yet")
     return SensorResult(run_requests=[
-        RunRequest(partition_key=key, run_key=f"corpus-{current}:{key}",
-                   tags={"chunkbench/corpus_fingerprint": current, **provider_tags(embeddings, key)})
-        for key in stale
+        RunRequest(partition_key=build.partition_key, run_key=build.run_key("corpus", current),
+                   run_config=build.run_config,
+                   tags={"chunkbench/corpus_fingerprint": current, "chunkbench/variant": build.variant or "default",
+                         **provider_tags(embeddings, build.partition_key)})
+        for build in stale
     ])
 
 

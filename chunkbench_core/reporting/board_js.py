@@ -161,6 +161,15 @@ BOARD_JS = r"""
     if (sets.length > 1) { out.push("question set (" + sets.join(", ") + ")"); }
     var topk = uniq(rows.map(function (r) { return r.topK; }));
     if (topk.length > 1) { out.push("top k (" + topk.join(", ") + ")"); }
+    var corpora = uniq(rows.map(function (r) { return r.corpus; }));
+    if (corpora.length > 1) { out.push("parsed corpus (" + corpora.join(", ") + ")"); }
+    uniq(rows.map(function (r) { return r.strategy; })).forEach(function (s) {
+      var mine = rows.filter(function (r) { return r.strategy === s; });
+      var fps = uniq(mine.map(function (r) { return r.settings; }));
+      if (fps.length > 1) { out.push(s + " chunker settings (" + fps.join(", ") + ")"); }
+      var contexts = uniq(mine.map(function (r) { return r.context; }));
+      if (contexts.length > 1) { out.push(s + " context source (" + contexts.join(" vs ") + ")"); }
+    });
     return out;
   }
 

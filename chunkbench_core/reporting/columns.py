@@ -190,6 +190,10 @@ class RunSettings:
     chunk_overlap: Any
     question_set_hash: str | None
     variant: str | None
+    # read from the collection the run scored (its build record): what the chunks were made from
+    corpus_fingerprint: str | None = None
+    settings_fingerprint: str | None = None
+    context_source: str | None = None  # contextual_retrieval: "llm", "headings" or e.g. "headings, llm" (mixed)
 
     @property
     def neighbor_badge(self) -> str:
@@ -227,7 +231,17 @@ def run_settings(provenance: Mapping[str, Any] | None, row: Mapping[str, Any] | 
         chunk_overlap=params.get("chunk_overlap", p.get("chunk_overlap")),
         question_set_hash=p.get("question_set_hash"),
         variant=p.get("variant") or None,
+        corpus_fingerprint=p.get("corpus_fingerprint") or None,
+        settings_fingerprint=p.get("settings_fingerprint") or None,
+        context_source=context_source_label(p.get("context_sources")),
     )
+
+
+def context_source_label(sources: Any) -> str | None:
+    """"llm" / "headings" / "headings_fallback, llm" from a {source: count} mapping (None when absent)."""
+    if not isinstance(sources, Mapping) or not sources:
+        return None
+    return ", ".join(sorted(str(k) for k, n in sources.items() if n))
 
 
 def flatten(data: Any, prefix: str = "") -> list[tuple[str, str]]:

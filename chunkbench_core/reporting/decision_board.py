@@ -15,7 +15,9 @@ The page (script :mod:`.board_js`) lets the user filter by corpus model, pick th
 exclude runs, read a heat map of configuration x run (stage one), pick candidate cells
 for a side-by-side comparison of every metric (stage two), and follow a metric over
 time. A warning appears whenever the runs being compared differ in boundary model,
-corpus model or neighbor settings (and in question set or top k); each run carries the
+corpus model or neighbor settings (and in question set or top k), or - read from the
+collections they scored - in parsed corpus, in one strategy's chunker settings, or in
+where contextual_retrieval's context came from (LLM or headings); each run carries the
 neighbor badge ``±P/N``.
 """
 
@@ -144,6 +146,8 @@ def board_payload(data: ReportData) -> dict[str, Any]:
             "badge": settings.neighbor_badge, "topK": settings.top_k,
             "chunkSize": settings.chunk_size if isinstance(settings.chunk_size, (int, float, str)) else None,
             "questionSet": settings.question_set_hash, "variant": settings.variant,
+            "corpus": settings.corpus_fingerprint, "settings": settings.settings_fingerprint,
+            "context": settings.context_source,
         })
     assign_batches(rows)
     for row in rows:

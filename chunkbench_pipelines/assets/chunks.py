@@ -1,22 +1,27 @@
 """chunk_collections: one Qdrant collection per strategy x corpus model."""
 
-from typing import Optional
-
 import numpy as np
 from dagster import (
     AssetCheckResult,
     AssetCheckSeverity,
     AssetCheckSpec,
     AssetExecutionContext,
-    Config,
     MaterializeResult,
     MetadataValue,
     asset,
 )
 
-from chunkbench_core.stages import build_chunk_collection, chunking_params, load_parsed_corpus, variant_label
+from chunkbench_core.stages import (
+    build_chunk_collection,
+    chunking_params,
+    load_parsed_corpus,
+    strategy_options,
+    variant_label,
+    variant_options,
+)
 
 from ..concurrency import pool_slots
+from ..config import ChunkerConfig
 from ..failures import TRANSIENT_RETRY, corpus_embedder, permanent_errors_fail_fast
 from ..partitions import split_key, strategy_x_model
 from ..resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
@@ -26,16 +31,7 @@ VECTOR_COUNT_CHECK = "vector_count_matches_chunks"
 INVARIANTS_CHECK = "chunk_invariants"
 
 
-class ChunkingConfig(Config):
-    """Chunk size and overlap in cl100k tokens; empty = the default for the corpus model's window.
-
-    Non-default values (sweeps) build a collection of their own, named after the values.
-    """
-
-    chunk_size: Optional[int] = None
-    chunk_overlap: Optional[int] = None
-    overflow: str = "error"  # "truncate": allow chunks longer than the model window, knowingly (counted)
-    boundary_model: Optional[str] = None  # semantic cuts; default CHUNKBENCH_BOUNDARY_MODEL or the registry's
+ChunkingConfig = ChunkerConfig  # the chunk_collections run config (shared with experiment_results)
 
 
 def token_histogram(counts: list[int], buckets: int = 8) -> str:
@@ -61,29 +57,42 @@ def token_histogram(counts: list[int], buckets: int = 8) -> str:
                                       "(unless overflow: truncate)."),
        ],
        description="The corpus chunked by one strategy and embedded by one corpus model, stored in Qdrant.")
-def chunk_collections(context: AssetExecutionContext, config: ChunkingConfig, workspace: WorkspaceResource,
+def chunk_collections(context: AssetExecutionContext, config: ChunkerConfig, workspace: WorkspaceResource,
                       duckdb: DuckDBResource, qdrant: QdrantResource, embeddings: EmbeddingResource,
                       llm: LLMResource) -> MaterializeResult:
     strategy, corpus_model = split_key(context.partition_key)
     embedder = corpus_embedder(embeddings, corpus_model)
     with permanent_errors_fail_fast():
         params = chunking_params(embedder.spec, config.chunk_size, config.chunk_overlap)
-        variant = variant_label(params, chunking_params(embedder.spec, None, None))
+        options = strategy_options(strategy, config.chunker_options())
+        named_by = variant_options(strategy, options, config.boundary_model)
+        variant = variant_label(params, chunking_params(embedder.spec, None, None), named_by)
         boundary, threshold = embeddings.boundary(strategy, config.boundary_model, workspace.home_dir())
-        documents = load_parsed_corpus(workspace.parsed_store())
+        _, _, threshold_source = embeddings.boundary_in_force(strategy, config.boundary_model, workspace.home_dir())
+        parsed_store = workspace.parsed_store()
+        corpus_fingerprint = parsed_store.manifest_fingerprint()
+        parser_key, parse_options = parsed_store.manifest_parse()
+        documents = load_parsed_corpus(parsed_store)
         pools = [embeddings.pool(corpus_model), boundary and embeddings.pool(boundary.spec.id),
                  llm.pool if strategy == "contextual_retrieval" and llm.configured else None]
         with pool_slots(context, pools, embeddings.pool_limit) as pool_wait, qdrant.open() as store:
             summary = build_chunk_collection(strategy, embedder.spec, documents, embedder, store, duckdb.results(),
                                              params, variant, boundary=boundary, threshold=threshold,
                                              context=llm.contextual_context() if strategy == "contextual_retrieval"
-                                             else None, overflow=config.overflow)
+                                             else None, overflow=config.overflow_mode, options=options,
+                                             variant_options=named_by,
+                                             threshold_source=threshold_source,
+                                             corpus_fingerprint=corpus_fingerprint, parse_options=parse_options,
+                                             parser_version=parser_key, dagster_run_id=context.run.run_id)
     check = summary.check
     assert check is not None
     return MaterializeResult(
         metadata={
             "collection": summary.collection,
-            "corpus_fingerprint": workspace.parsed_store().manifest_fingerprint(),
+            "corpus_fingerprint": corpus_fingerprint,
+            "settings_fingerprint": summary.settings_fingerprint,
+            "chunker_settings": MetadataValue.json(summary.settings),
+            "context_sources": MetadataValue.json(summary.context_sources),
             "variant": variant or "default",
             "dagster/row_count": summary.n_chunks,
             "documents": summary.n_documents,

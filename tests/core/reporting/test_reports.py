@@ -126,6 +126,16 @@ def test_decision_board_keeps_every_run(base_reports: ReportPaths, extended_repo
     assert next(m for m in extended["metrics"] if m["name"] == "hallucination_rate")["higherIsBetter"] is False
 
 
+def test_board_rows_carry_the_facts_of_the_scored_collection(extended_reports: ReportPaths) -> None:
+    rows = embedded(read(extended_reports.decision_board), "board-data")["rows"]
+    assert {r["corpus"] for r in rows} == {"corpus-current", "corpus-older"}
+    settings = run_settings({"corpus_fingerprint": "c1", "settings_fingerprint": "s1",
+                             "context_sources": {"llm": 3, "headings_fallback": 1}})
+    assert (settings.corpus_fingerprint, settings.settings_fingerprint) == ("c1", "s1")
+    assert settings.context_source == "headings_fallback, llm"
+    assert run_settings({"context_sources": {}}).context_source is None
+
+
 def test_sweep_variant_in_the_same_run_is_kept_apart(base_results: ResultsDB, base_reports: ReportPaths) -> None:
     """The report shows the leaderboard's row of a configuration, never mixes in a sweep variant of that run."""
     data = load_report_data(base_results)
