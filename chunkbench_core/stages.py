@@ -237,7 +237,7 @@ def model_window(spec: EmbeddingModelSpec) -> ModelWindow:
                        model_id=spec.id)
 
 
-def build_chunker(strategy: str, params: dict[str, Any], window: ModelWindow,
+def build_chunker(strategy: str, params: dict[str, Any], window: ModelWindow | None,
                   boundary: Embedder | None = None, threshold: float | None = None,
                   context: Callable[[str, str], str] | None = None, options: dict[str, Any] | None = None):
     """The partition's chunker: sizes, the corpus model's window, and what the strategy needs.
@@ -317,7 +317,10 @@ def build_chunk_collection(
     """
     options = dict(options or {})
     window = model_window(spec)
-    chunker = build_chunker(strategy, params, window, boundary, threshold, context, options)
+    # every strategy fits what it embeds into the window; "truncate" lets size-driven chunks overflow knowingly
+    cls = STRATEGIES.get(strategy)
+    fit = None if overflow == "truncate" and cls is not None and cls.size_driven else window
+    chunker = build_chunker(strategy, params, fit, boundary, threshold, context, options)
     settings = collection_settings(strategy, params, options, overflow, boundary.spec.id if boundary else None,
                                    threshold, threshold_source)
     if not documents:

@@ -18,6 +18,14 @@ from .definitions import build_resources
 from .partitions import partition_key
 
 
+def failure_reason(event) -> str:
+    """A step failure's reason: the Failure's own description (e.g. the failed check's problems), else the error."""
+    data = event.step_failure_data
+    if data.user_failure_data is not None and data.user_failure_data.description:
+        return data.user_failure_data.description.strip()
+    return str(data.error.message).strip() if data.error is not None else "failed"
+
+
 def run_everything(strategies: Sequence[str] | None = None, corpus_models: Sequence[str] | None = None,
                    out: TextIO | None = None, instance: DagsterInstance | None = None,
                    log_level: str = "WARNING") -> int:
@@ -40,10 +48,9 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
                              resources=resources, raise_on_error=False, tags={"chunkbench/trigger": "cli"},
                              run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
         if not result.success:
-            errors = [str(e.event_specific_data.error.message).strip()  # type: ignore[union-attr]
-                      for e in result.all_events if e.is_step_failure]
+            errors = [failure_reason(e) for e in result.all_events if e.is_step_failure]
             failures.append(f"{label or ','.join(selection)}: {errors[-1] if errors else 'failed'}")
-            say(f"  FAILED {label or ','.join(selection)}")
+            say(f"  FAILED {label or ','.join(selection)}: {errors[-1] if errors else 'failed'}")
         return result.success
 
     say("parsing documents ...")

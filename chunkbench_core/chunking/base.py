@@ -134,8 +134,8 @@ class Chunker(ABC):
 
     Class attributes tell the pipeline what a strategy needs:
     ``needs_boundary_embeddings`` (pass ``embed=``) and ``size_driven`` (its chunks
-    are cut by size alone, so a chunk over the model window is reported by
-    :func:`check_chunks` rather than split; the others split to fit ``window``).
+    are cut by size alone; with a ``window``, a chunk over it is split to fit, here in
+    :meth:`chunk`; the other strategies fit their own units to ``window``).
     """
 
     name: ClassVar[str]
@@ -151,7 +151,7 @@ class Chunker(ABC):
     def params(self) -> dict[str, Any]:
         """The parameters that determine this chunker's output (recorded as provenance)."""
         out: dict[str, Any] = {"chunk_size": self.chunk_size, "chunk_overlap": self.chunk_overlap}
-        if self.window is not None and not self.size_driven:
+        if self.window is not None:
             out["model_window"] = self.window.describe()
         return out
 
@@ -170,7 +170,12 @@ class Chunker(ABC):
 
     def chunk(self, document: ParsedDocument) -> list[Chunk]:
         tokens = TokenIndex(document.markdown)
-        return build_chunks(self.name, document, self.pieces(document, tokens), tokens)
+        pieces = self.pieces(document, tokens)
+        if self.size_driven and self.window is not None:
+            from .window import fit_pieces
+
+            pieces = fit_pieces(document.markdown, tokens, pieces, self.window)
+        return build_chunks(self.name, document, pieces, tokens)
 
 
 def build_chunks(strategy: str, document: ParsedDocument, pieces: list[Piece], tokens: TokenIndex) -> list[Chunk]:

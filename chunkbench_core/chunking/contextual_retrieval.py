@@ -15,25 +15,28 @@ every chunk (``context_source``) and in ``params()`` so results never mix them:
 If the LLM fails on a document, chunking fails with ChunkingError - unless
 ``on_context_failure="headings"``, in which case that document alone gets heading
 contexts (``context_source="headings_fallback"``), the failure is logged and kept in
-``fallbacks`` (document -> reason). The chunks are size-driven: a chunk whose
-embedded text (context included) exceeds the corpus model's window is reported by
-``check_chunks``, not split.
+``fallbacks`` (document -> reason). With the corpus model's ``window``, every embedded
+text fits by construction: a context takes at most half the window (a deep heading path
+drops its outer headings for "…", an LLM context is cut at a word), and a chunk whose
+embedded text (task prefix + context + text, counted with the model's own tokenizer) is
+still over the window is split, each part getting its own context.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+from dataclasses import replace
 from typing import Any, Callable, MutableMapping
 
 from chunkbench_core.errors import ChunkingError
 from chunkbench_core.parsing.models import ParsedDocument, TreeNode
 
-from .base import Chunk, Chunker, build_chunks
+from .base import Chunk, Chunker, Piece, build_chunks
 from .fixed_size import FixedSizeChunker
 from .recursive import RecursiveChunker
 from .tokens import TokenIndex, cl100k
-from .window import ModelWindow
+from .window import ModelWindow, fit_pieces
 
 log = logging.getLogger("chunkbench.chunking")
 
@@ -42,6 +45,7 @@ ContextSource = Callable[[str, str], str]
 
 BASE_CHUNKERS: dict[str, type[Chunker]] = {"recursive": RecursiveChunker, "fixed_size": FixedSizeChunker}
 CONTEXT_FAILURE_MODES: tuple[str, ...] = ("error", "headings")
+MAX_FIT_ROUNDS = 6  # split, re-contextualize, count again: a new part's context may differ from its chunk's
 
 # The method of Anthropic's "Introducing Contextual Retrieval" (September 2024): show the model
 # the whole document, then one chunk, and ask for a brief context that places the chunk in the
@@ -177,16 +181,11 @@ class ContextualRetrievalChunker(Chunker):
         return {**super().params(), "base_chunker": self.base_chunker, "context_source": self.context_source,
                 "on_context_failure": self.on_context_failure}
 
-    def chunk(self, document: ParsedDocument) -> list[Chunk]:
-        tokens = TokenIndex(document.markdown)
-        chunks = build_chunks(self.name, document, self._base.pieces(document, tokens), tokens)
-        title = document_title(document)
-        contexts: list[str] | None = None
-        source = "headings"
-        if self.context is not None:
+    def _contexts(self, document: ParsedDocument, chunks: list[Chunk], title: str) -> tuple[list[str], str]:
+        """One context per chunk, and its source (llm, headings, or headings_fallback after an LLM failure)."""
+        if self.context is not None and document.document not in self.fallbacks:
             try:
-                contexts = [self.context(document.markdown, c.text) for c in chunks]
-                source = "llm"
+                return [self._fit_context(self.context(document.markdown, c.text)) for c in chunks], "llm"
             except Exception as exc:
                 reason = f"{type(exc).__name__}: {exc}"
                 if self.on_context_failure != "headings":
@@ -198,9 +197,69 @@ class ContextualRetrievalChunker(Chunker):
                 self.fallbacks[document.document] = reason
                 log.warning("contextual_retrieval: LLM context failed on %s (%s); this document uses heading "
                             "contexts (context_source=headings_fallback)", document.document, reason)
-                source = "headings_fallback"
-        for i, chunk in enumerate(chunks):
-            prefix = contexts[i] if contexts is not None else heading_context(title, chunk.heading_path)
+        source = "headings_fallback" if document.document in self.fallbacks else "headings"
+        return [self._heading_prefix(title, c.heading_path) for c in chunks], source
+
+    def _prefix_budget(self) -> int | None:
+        """Model tokens a context may take: half the window, so every chunk keeps room for its text."""
+        return None if self.window is None else max(1, self.window.max_tokens // 2)
+
+    def _fits(self, prefix: str) -> bool:
+        budget = self._prefix_budget()
+        return budget is None or self.window.counts([prefix + "\n\n"])[0] <= budget  # type: ignore[union-attr]
+
+    def _heading_prefix(self, title: str, heading_path: list[str]) -> str:
+        """The heading context, shortened when it would take over half the window: the outer headings
+        after the title give way to "…" first, then the title is cut (deep paths of long headings)."""
+        path = list(heading_path)
+        if path and path[0] == title:
+            path = path[1:]
+        for skip in range(len(path) + 1):
+            parts = [title, *(["…"] if skip else []), *path[skip:]]
+            prefix = " > ".join(parts)
+            if self._fits(prefix):
+                return prefix
+        return self._fit_context(title)
+
+    def _fit_context(self, context: str) -> str:
+        """``context`` cut at a word boundary (with "…") when it would take over half the window."""
+        if self._fits(context):
+            return context
+        words = context.split()
+        low, high = 0, len(words)  # the longest prefix of words that fits
+        while low < high:
+            middle = (low + high + 1) // 2
+            if self._fits(" ".join(words[:middle]) + " …"):
+                low = middle
+            else:
+                high = middle - 1
+        return (" ".join(words[:low]) + " …").strip()
+
+    def chunk(self, document: ParsedDocument) -> list[Chunk]:
+        """Base chunks with their context prefix; with a window, a chunk whose embedded text (task prefix,
+        context and text, counted with the corpus model's tokenizer) is over it is split and its parts get
+        contexts of their own, until every embedded text fits."""
+        tokens = TokenIndex(document.markdown)
+        pieces = self._base.pieces(document, tokens)
+        title = document_title(document)
+        for _ in range(MAX_FIT_ROUNDS):
+            chunks = build_chunks(self.name, document, pieces, tokens)
+            contexts, source = self._contexts(document, chunks, title)
+            if self.window is None:
+                break
+            texts = [f"{prefix}\n\n{chunk.text}" for prefix, chunk in zip(contexts, chunks)]
+            over = {i for i, n in enumerate(self.window.counts(texts)) if n > self.window.max_tokens}
+            if not over:
+                break
+            pieces = []
+            for i, chunk in enumerate(chunks):
+                piece = Piece(chunk.start, chunk.end, chunk.content_type, token_count=chunk.token_count)
+                if i in over:
+                    pieces.extend(fit_pieces(document.markdown, tokens, [replace(piece, token_count=None)],
+                                             self.window.with_prefix(contexts[i] + "\n\n")))
+                else:
+                    pieces.append(piece)
+        for prefix, chunk in zip(contexts, chunks):
             chunk.embedded_text = f"{prefix}\n\n{chunk.text}"
             chunk.context_source = source
         return chunks

@@ -1,5 +1,7 @@
 """chunk_collections: one Qdrant collection per strategy x corpus model."""
 
+from typing import Iterator
+
 import numpy as np
 from dagster import (
     AssetCheckResult,
@@ -22,7 +24,7 @@ from chunkbench_core.stages import (
 
 from ..concurrency import pool_slots
 from ..config import ChunkerConfig
-from ..failures import TRANSIENT_RETRY, corpus_embedder, permanent_errors_fail_fast
+from ..failures import TRANSIENT_RETRY, corpus_embedder, fail_fast, permanent_errors_fail_fast
 from ..partitions import split_key, strategy_x_model
 from ..resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
 from .documents import parsed_documents
@@ -59,7 +61,7 @@ def token_histogram(counts: list[int], buckets: int = 8) -> str:
        description="The corpus chunked by one strategy and embedded by one corpus model, stored in Qdrant.")
 def chunk_collections(context: AssetExecutionContext, config: ChunkerConfig, workspace: WorkspaceResource,
                       duckdb: DuckDBResource, qdrant: QdrantResource, embeddings: EmbeddingResource,
-                      llm: LLMResource) -> MaterializeResult:
+                      llm: LLMResource) -> Iterator[MaterializeResult]:
     strategy, corpus_model = split_key(context.partition_key)
     embedder = corpus_embedder(embeddings, corpus_model)
     with permanent_errors_fail_fast():
@@ -86,7 +88,8 @@ def chunk_collections(context: AssetExecutionContext, config: ChunkerConfig, wor
                                              parser_version=parser_key, dagster_run_id=context.run.run_id)
     check = summary.check
     assert check is not None
-    return MaterializeResult(
+    vectors_ok = summary.point_count == summary.n_retrieved
+    yield MaterializeResult(
         metadata={
             "collection": summary.collection,
             "corpus_fingerprint": corpus_fingerprint,
@@ -108,7 +111,7 @@ def chunk_collections(context: AssetExecutionContext, config: ChunkerConfig, wor
             "chunk_size_histogram": MetadataValue.md(token_histogram(summary.token_counts)),
         },
         check_results=[
-            AssetCheckResult(check_name=VECTOR_COUNT_CHECK, passed=summary.point_count == summary.n_retrieved,
+            AssetCheckResult(check_name=VECTOR_COUNT_CHECK, passed=vectors_ok,
                              severity=AssetCheckSeverity.ERROR,
                              metadata={"points": summary.point_count, "retrievable_chunks": summary.n_retrieved}),
             AssetCheckResult(check_name=INVARIANTS_CHECK, passed=check.passed, severity=AssetCheckSeverity.ERROR,
@@ -116,3 +119,10 @@ def chunk_collections(context: AssetExecutionContext, config: ChunkerConfig, wor
                                        "problems": MetadataValue.md("\n".join(f"- {p}" for p in check.problems()[:20]) or "none")}),
         ],
     )
+    # a failed blocking check fails the step with its own explanation (not only "1 blocking asset check
+    # failed"); the same chunks fail the same way again, so it is not retried
+    reasons = ([] if vectors_ok else [f"{VECTOR_COUNT_CHECK}: the collection holds {summary.point_count} points "
+                                      f"for {summary.n_retrieved} retrievable chunks"])
+    reasons += [f"{INVARIANTS_CHECK}: {problem}" for problem in check.problems()]
+    if reasons:
+        raise fail_fast("; ".join(reasons))

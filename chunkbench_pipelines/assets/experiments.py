@@ -1,5 +1,7 @@
 """experiment_results: every question retrieved and scored against one partition's collection."""
 
+from typing import Iterator
+
 from dagster import (
     AssetCheckResult,
     AssetCheckSeverity,
@@ -26,7 +28,7 @@ from chunkbench_core.stages import (
 
 from ..concurrency import pool_slots
 from ..config import ExperimentConfig
-from ..failures import TRANSIENT_RETRY, corpus_embedder, permanent_errors_fail_fast
+from ..failures import TRANSIENT_RETRY, corpus_embedder, fail_fast, permanent_errors_fail_fast
 from ..partitions import split_key, strategy_x_model
 from ..resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
 from .chunks import chunk_collections
@@ -46,7 +48,7 @@ REFERENCES_CHECK = "question_references_resolve"
        description="Per-question evidence metrics and their aggregates for one strategy x corpus model.")
 def experiment_results(context: AssetExecutionContext, config: ExperimentConfig, workspace: WorkspaceResource,
                        duckdb: DuckDBResource, qdrant: QdrantResource, embeddings: EmbeddingResource,
-                       llm: LLMResource) -> MaterializeResult:
+                       llm: LLMResource) -> Iterator[MaterializeResult]:
     strategy, corpus_model = split_key(context.partition_key)
     embedder = corpus_embedder(embeddings, corpus_model)
     with permanent_errors_fail_fast():
@@ -84,7 +86,7 @@ def experiment_results(context: AssetExecutionContext, config: ExperimentConfig,
         context.log.error(error)
     metrics = {k: float(v) for k, v in summary.metrics.items()
                if k not in ("n_questions", "n_failed") and "_ci_" not in k and v == v}  # v == v: not NaN
-    return MaterializeResult(
+    yield MaterializeResult(
         metadata={
             "experiment_run_id": summary.experiment_run_id,
             "variant": variant or "default",
@@ -101,3 +103,6 @@ def experiment_results(context: AssetExecutionContext, config: ExperimentConfig,
                              metadata={"errors": len(summary.errors)}),
         ],
     )
+    if summary.out_of_range:  # fail with the values, not only "1 blocking asset check failed"; not retried
+        raise fail_fast(f"{METRICS_RANGE_CHECK}: {len(summary.out_of_range)} metric values outside [0, 1], e.g. "
+                        + "; ".join(summary.out_of_range[:5]))
