@@ -79,7 +79,8 @@ BOARD_JS = r"""
   }
   function configId(r) { return r.strategy + SEP + r.model + SEP + (r.variant || ""); }
   function configLabel(r, multiModel) {
-    var label = multiModel ? r.strategy + " \u00b7 " + r.model : r.strategy;
+    var name = r.label || r.strategy;
+    var label = multiModel ? name + " \u00b7 " + r.model : name;
     return r.variant ? label + " [" + r.variant + "]" : label;
   }
   function cellId(r) { return r.run + SEP + configId(r); }

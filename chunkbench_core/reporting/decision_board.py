@@ -29,7 +29,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from .board_js import BOARD_CSS, BOARD_JS
-from .columns import METRICS, has_values, number, parse_json, run_settings
+from .columns import METRICS, has_values, number, parse_json, plural, run_settings, strategy_label
 from .data import ReportData
 from .html import esc, json_script, nav, page
 from .style import CSS
@@ -140,6 +140,7 @@ def board_payload(data: ReportData) -> dict[str, Any]:
             "created": created.isoformat(sep=" ", timespec="seconds")
             if isinstance(created, datetime) and not pd.isna(created) else None,
             "strategy": str(row["strategy"]), "model": str(row["corpus_model"]),
+            "label": strategy_label(row["strategy"], provenance),
             "metrics": {m.name: number(row.get(m.name)) for m in metrics},
             "n": number(row.get("n_questions")), "failed": number(row.get("n_failed")),
             "boundary": settings.boundary_model, "prev": settings.neighbor_prev, "next": settings.neighbor_next,
@@ -163,8 +164,9 @@ def render_decision_board(data: ReportData, links: Sequence[tuple[str, str]], cu
     n_batches = len({r["batch"] for r in payload["rows"]})
     n_runs = len({r["run"] for r in payload["rows"]})
     body = [nav(links, current), "<h1>chunkbench decision board</h1>",
-            f"<p class='meta'>Generated {esc(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))} · {n_batches} run(s) "
-            f"made of {n_runs} experiment run id(s) · {len(payload['rows'])} configuration result(s) · every run kept "
+            f"<p class='meta'>Generated {esc(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))} · {plural(n_batches, 'run')} "
+            f"made of {plural(n_runs, 'experiment run id')} · {plural(len(payload['rows']), 'configuration result')} · "
+            "every run kept "
             "in the results.</p>"]
     if not payload["rows"]:
         body.append("<p>No experiment has run yet.</p>")

@@ -74,12 +74,12 @@ def test_checks_fail_on_a_broken_collection_with_their_reason(setup, monkeypatch
     assert checks(result) == {"vector_count_matches_chunks": True, "chunk_invariants": False}
     [failure] = [e for e in result.all_events if e.is_step_failure]
     reason = failure.step_failure_data.user_failure_data.description
-    assert reason.startswith("chunk_invariants: 1 chunks whose markdown[start:end] is not their text")
+    assert reason.startswith("chunk_invariants: 1 chunk whose markdown[start:end] is not its text")
     assert not [e for e in result.all_events if e.event_type_value == "STEP_UP_FOR_RETRY"]  # permanent
     assert "experiment_results" not in {e.step_key for e in result.all_events if e.is_step_success}
 
     out = io.StringIO()
     assert run_everything(strategies=["fixed_size"], corpus_models=[MODEL], out=out, instance=setup["instance"]) == 1
     printed = out.getvalue()
-    assert f"FAILED fixed_size|{MODEL}: chunk_invariants: 1 chunks whose markdown[start:end] is not their text" \
+    assert f"FAILED fixed_size|{MODEL}: chunk_invariants: 1 chunk whose markdown[start:end] is not its text" \
         in printed

@@ -88,12 +88,35 @@ def test_technical_inspector_data_on_widened_schema(extended_reports: ReportPath
     strategy_of = {k: data["configs"][int(k.split(":")[1])]["strategy"] for k in data["results"]}
     fixed = next(r for k, r in data["results"].items() if strategy_of[k] == "fixed_size")
     assert any(node["prev"] or node["next"] for node in fixed["tree"])
-    assert {ref["role"] for ref in fixed["context"]} == {"hit", "neighbor"}
+    assert {ref["role"] for ref in fixed["context"]} == {"hit", "retrieved", "neighbor"}  # retrieved: no evidence
     parent_child = [r for k, r in data["results"].items() if strategy_of[k] == "semantic_parent_child"]
     assert all(node["parent"] is not None for r in parent_child for node in r["tree"])
     assert all(r["parentContext"] for r in parent_child)
     assert fixed["answer"].startswith("Generated answer") and fixed["judge"]["answer_similarity"] >= 1
     assert fixed["tokens"]["answer_prompt"] >= 300 and fixed["latency"]["generate"] == 650.0
+
+
+def test_contextual_retrieval_is_labelled_by_where_its_context_came_from() -> None:
+    from chunkbench_core.reporting.columns import plural, strategy_label
+
+    assert strategy_label("contextual_retrieval", {"context_sources": {"headings": 4}}) == \
+        "contextual_retrieval (heading context)"
+    assert strategy_label("contextual_retrieval", {"context_sources": {"llm": 4}}) == "contextual_retrieval"
+    assert strategy_label("contextual_retrieval", {"context_sources": {"llm": 3, "headings_fallback": 1}}) == \
+        "contextual_retrieval (LLM context, heading fallback on 1 chunk)"
+    assert strategy_label("contextual_retrieval", {"chunking_params": {"context_source": "headings"}}) == \
+        "contextual_retrieval (heading context)"  # older runs: the chunker's own record
+    assert strategy_label("fixed_size", {"context_sources": {}}) == "fixed_size"
+    assert (plural(1, "question"), plural(2, "question"), plural(0, "run")) == ("1 question", "2 questions", "0 runs")
+
+
+def test_inspector_marks_hit_only_on_chunks_that_share_evidence(extended_reports: ReportPaths) -> None:
+    data = embedded(read(extended_reports.technical), "inspector-data")
+    refs = [ref for result in data["results"].values() for ref in result["hits"]]
+    roles = {ref["role"] for ref in refs}
+    assert roles == {"hit", "retrieved"}  # the fixture retrieves noise chunks next to evidence
+    assert all(ref["evChars"] > 0 for ref in refs if ref["role"] == "hit")
+    assert all(ref["evChars"] == 0 for ref in refs if ref["role"] == "retrieved")
 
 
 def test_technical_on_base_schema(base_reports: ReportPaths) -> None:
