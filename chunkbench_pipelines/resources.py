@@ -219,10 +219,13 @@ class LLMResource(ConfigurableResource):
             model=self.vision_model, base_url=self.base_url, api_key=self.api_key))
 
     def contextual_context(self):
-        """contextual_retrieval's context source: the LLM when configured (cached per document), else None
+        """contextual_retrieval's context source: the LLM when configured (answers cached on disk), else None
         (the chunker then uses the document title and heading path, and records which it used)."""
         if not self.configured:
             return None
         from chunkbench_core.chunking import LLMContext
+        from chunkbench_core.storage.context_cache import ContextCache, default_context_cache_path
 
-        return LLMContext(client=self.client(), model=self.model)
+        # persistent and content-addressed: a rebuild never pays the LLM again for the same chunk
+        return LLMContext(client=self.client(), model=self.model, endpoint=self.base_url or "openai",
+                          cache=ContextCache(default_context_cache_path()))

@@ -85,15 +85,17 @@ class LLMContext:
     any object with ``chat.completions.create``) plus ``model``. The document goes
     first in the message, so servers with prefix caching (OpenAI, llama.cpp) reuse it
     across the chunks of a document; answers are cached in ``cache`` (a dict by
-    default; pass a persistent mapping to keep them across runs) under a key made of
-    the model, the document's hash and the chunk's hash. A document longer than
+    default; the pipeline passes the persistent, content-addressed
+    :class:`chunkbench_core.storage.context_cache.ContextCache`) under :meth:`cache_key`:
+    the model, the ``endpoint``, the prompt version and the document's and chunk's hashes. A document longer than
     ``max_document_tokens`` cl100k tokens is cut to that many tokens around the chunk.
     An empty answer is a failure.
     """
 
     def __init__(self, complete: Callable[[list[dict[str, str]]], str] | None = None, *, client: Any = None,
                  model: str | None = None, max_tokens: int = 120, temperature: float = 0.0,
-                 max_document_tokens: int = 8000, cache: MutableMapping[str, str] | None = None) -> None:
+                 max_document_tokens: int = 8000, cache: MutableMapping[str, str] | None = None,
+                 endpoint: str | None = None) -> None:
         if (complete is None) == (client is None):
             raise ChunkingError("LLMContext needs exactly one of complete=<callable> or client=<OpenAI client>")
         if client is not None and not model:
@@ -108,6 +110,7 @@ class LLMContext:
         self.temperature = temperature
         self.max_document_tokens = max_document_tokens
         self.cache: MutableMapping[str, str] = {} if cache is None else cache
+        self.endpoint = endpoint or ("openai" if client is not None else "callable")
         self.calls = 0
 
     @property
@@ -135,10 +138,22 @@ class LLMContext:
             model=self.model, messages=messages, max_tokens=self.max_tokens, temperature=self.temperature)
         return response.choices[0].message.content or ""
 
-    def __call__(self, document_text: str, chunk_text: str) -> str:
+    @property
+    def prompt_version(self) -> str:
+        """Digest of what shapes an answer besides the texts: the prompt templates and generation settings."""
+        parts = [SITUATE_DOCUMENT, SITUATE_CHUNK, str(self.max_tokens), repr(float(self.temperature)),
+                 str(self.max_document_tokens)]
+        return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:12]
+
+    def cache_key(self, document_text: str, chunk_text: str) -> str:
+        """Content address of one context: model, endpoint, prompt version, document and chunk texts."""
         digest = hashlib.sha256
-        key = "|".join((self.model, digest(document_text.encode()).hexdigest(),
-                        digest(chunk_text.encode()).hexdigest()))
+        return digest("\x00".join((self.model, self.endpoint, self.prompt_version,
+                                   digest(document_text.encode()).hexdigest(),
+                                   digest(chunk_text.encode()).hexdigest())).encode()).hexdigest()
+
+    def __call__(self, document_text: str, chunk_text: str) -> str:
+        key = self.cache_key(document_text, chunk_text)
         cached = self.cache.get(key)
         if cached is not None:
             return cached
