@@ -70,8 +70,9 @@ class ChunkerConfig(Config):
                                      "chunk_invariants check; 'truncate': allow it knowingly (the model truncates, "
                                      "counted in truncated_chunks).")
     boundary_model: Optional[str] = Field(
-        default=None, description="The model that decides semantic cuts (empty: CHUNKBENCH_BOUNDARY_MODEL, "
-                                  "else MiniLM).")
+        default=None, description="The model that decides semantic cuts (empty: the shared default, "
+                                  "`chunkbench defaults set boundary_model`, else CHUNKBENCH_BOUNDARY_MODEL, else "
+                                  "MiniLM). An explicit model builds a collection of its own.")
     threshold_mode: Optional[ThresholdMode] = Field(
         default=None, description=OPTION_DESCRIPTIONS["threshold_mode"])
     percentile: Optional[float] = Field(default=None, description=OPTION_DESCRIPTIONS["percentile"])

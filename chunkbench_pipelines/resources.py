@@ -142,7 +142,7 @@ class EmbeddingResource(ConfigurableResource):
         cls = STRATEGIES.get(strategy)
         if cls is None or not cls.needs_boundary_embeddings:
             return None, None
-        spec = self.spec(boundary_model_id(explicit))
+        spec = self.spec(boundary_model_id(explicit, home=home))
         return self.embedder(spec.id), semantic_threshold(spec, home)
 
     def boundary_in_force(self, strategy: str, explicit: Optional[str],
@@ -156,7 +156,7 @@ class EmbeddingResource(ConfigurableResource):
         cls = STRATEGIES.get(strategy)
         if cls is None or not cls.needs_boundary_embeddings:
             return None, None, None
-        spec = self.spec(boundary_model_id(explicit))
+        spec = self.spec(boundary_model_id(explicit, home=home))
         return spec.id, semantic_threshold(spec, home), threshold_source(spec.id, home)
 
     def available_models(self) -> list[str]:

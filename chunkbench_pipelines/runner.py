@@ -28,12 +28,16 @@ def failure_reason(event) -> str:
 
 def run_everything(strategies: Sequence[str] | None = None, corpus_models: Sequence[str] | None = None,
                    out: TextIO | None = None, instance: DagsterInstance | None = None,
-                   log_level: str = "WARNING") -> int:
+                   log_level: str = "WARNING", run_settings: dict[str, dict] | None = None) -> int:
     """Documents once, then every strategy x available corpus model, then leaderboard and report.
 
     A failing partition is reported and the others go on. Returns 0 when everything
-    succeeded, 1 otherwise (the leaderboard is printed either way).
+    succeeded, 1 otherwise (the leaderboard is printed either way). ``run_settings``: the
+    ``parsing`` / ``chunking`` / ``experiment`` run config (``chunkbench run`` flags or --config).
     """
+    given = run_settings or {}
+    op_config = {"parsed_documents": given.get("parsing") or {}, "chunk_collections": given.get("chunking") or {},
+                 "experiment_results": {**(given.get("chunking") or {}), **(given.get("experiment") or {})}}
     def say(text: str) -> None:
         if out is not None:
             print(text, file=out, flush=True)
@@ -46,7 +50,9 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
     def step(selection: list[str], key=None, label: str = "") -> bool:
         result = materialize(ALL_ASSETS, selection=selection, partition_key=key, instance=instance,
                              resources=resources, raise_on_error=False, tags={"chunkbench/trigger": "cli"},
-                             run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
+                             run_config={"loggers": {"console": {"config": {"log_level": log_level}}},
+                                         "ops": {name: {"config": op_config[name]} for name in selection
+                                                 if op_config.get(name)}})
         if not result.success:
             errors = [failure_reason(e) for e in result.all_events if e.is_step_failure]
             failures.append(f"{label or ','.join(selection)}: {errors[-1] if errors else 'failed'}")

@@ -208,6 +208,13 @@ TABLES["collections"] = [
     ("built_at", "TIMESTAMP"),
 ]
 
+# persistent defaults shared by every machine using this results folder (embedding.thresholds)
+TABLES["defaults"] = [
+    ("setting", "VARCHAR"),  # semantic_threshold:<model id> | boundary_model
+    ("value", "VARCHAR"),  # JSON
+    ("changed_at", "TIMESTAMP"),
+]
+
 LEADERBOARD_COLUMNS = ("rank", "strategy", "corpus_model", "n_questions", "recall", "precision", "iou", "mrr",
                        "hit_rate", "recall_expanded", "verdict")
 
