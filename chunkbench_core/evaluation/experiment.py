@@ -187,19 +187,6 @@ QUESTION_COLUMNS = ("recall", "precision", "iou", "precision_omega", "hit", "rec
 EXPANDED_COLUMNS = tuple(f"{c}_expanded" for c in (*CHARACTER_COLUMNS, *RANKING_COLUMNS))
 
 
-def score_question(retrieved: Sequence[RetrievedChunk], references: Sequence[Span]) -> dict[str, float]:
-    """Character metrics plus the hand-rolled hit / reciprocal rank of one ranking (no ir-measures, no nDCG).
-
-    Kept for callers that score one question alone; ``run_retrieval`` uses ir-measures.
-    """
-    spans = [r.span for r in retrieved]
-    return {
-        **metrics.character_scores(spans, references),
-        "hit": metrics.hit(spans, references),
-        "reciprocal_rank": metrics.reciprocal_rank(spans, references),
-    }
-
-
 def _qrels(references: Sequence[Span], candidates: Iterable[tuple[str, Span]]) -> dict[str, int]:
     judged: dict[str, int] = {}
     for chunk_id, span in candidates:

@@ -14,7 +14,6 @@ from chunkbench_core.reporting.columns import flatten, run_settings
 from chunkbench_core.reporting.data import load_report_data
 from chunkbench_core.reporting.decision_board import assign_batches
 from chunkbench_core.reporting.html import script_json
-from chunkbench_core.reporting.html_report import write_report
 from chunkbench_core.reporting.inspector import evidence_ranges
 from chunkbench_core.reporting.intervals import REPORT_CI_NOTE
 from chunkbench_core.reporting.reports import render_all
@@ -196,14 +195,6 @@ def test_runs_launched_together_form_one_board_column() -> None:
     assert batch["g"] == batch["h"] == "batch:sweep-7" and batch["m"] == "m"
     labels = {r["run"]: r["batchLabel"] for r in rows}
     assert labels["a"] == "batch 2026-11-01 10:00 (3 runs)" and labels["d"] == "d" and labels["g"] == "sweep-7"
-
-
-def test_write_report_keeps_the_asset_call_working(base_results: ResultsDB, tmp_path: Path) -> None:
-    path = write_report(base_results, tmp_path / "reports" / "benchmark_report.html")
-    assert path == tmp_path / "reports" / "benchmark_report.html"
-    assert sorted(p.name for p in path.parent.iterdir()) == ["benchmark_report.html", "decision_board.html",
-                                                            "technical_report.html"]
-    assert "Leaderboard" in read(path) and "<img" in read(path)
 
 
 def test_empty_results_give_valid_reports(tmp_path: Path) -> None:
