@@ -48,7 +48,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from chunkbench_core.chunking import STRATEGIES, Chunk, Chunker, make_chunker
-from chunkbench_core.chunking.tokens import TokenIndex, count_tokens
+from chunkbench_core.tokens import TokenIndex, count_tokens
 from chunkbench_core.embedding import Embedder, get_model
 from chunkbench_core.evaluation.experiment import (
     ResolvedQuestion,

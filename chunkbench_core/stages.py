@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 
 from chunkbench_core.chunking import STRATEGIES, Chunk, make_chunker
 from chunkbench_core.chunking.checks import ChunkCheckReport, check_chunks
-from chunkbench_core.chunking.tokens import count_tokens
+from chunkbench_core.tokens import count_tokens
 from chunkbench_core.chunking.window import CountModelTokens, ModelWindow
 from chunkbench_core.embedding import Embedder, EmbeddingModelSpec
 from chunkbench_core.errors import ChunkbenchError, ChunkingError, DocumentProcessingError
@@ -31,10 +31,11 @@ from chunkbench_core.evaluation.experiment import (
     build_provenance,
     outcome_row,
     resolve_questions,
+    run_llm_evaluation,
     run_retrieval,
     split_chunk_rows,
 )
-from chunkbench_core.evaluation.llm import LLMSettings, run_llm_evaluation
+from chunkbench_core.evaluation.llm import LLMSettings
 from chunkbench_core.evaluation.questions import load_question_sets, question_set_hash
 from chunkbench_core.parsing.models import ParsedDocument
 from chunkbench_core.provenance import (

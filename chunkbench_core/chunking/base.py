@@ -17,15 +17,14 @@ import bisect
 import re
 from abc import ABC
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from chunkbench_core.errors import ChunkingError
 from chunkbench_core.parsing.models import ParsedDocument
 
-from .tokens import TokenIndex
+from chunkbench_core.tokens import TokenIndex
 
-if TYPE_CHECKING:
-    from .window import ModelWindow
+from .window import ModelWindow, fit_pieces
 
 _UNSAFE = re.compile(r"[^\w]+", re.UNICODE)
 
@@ -172,8 +171,6 @@ class Chunker(ABC):
         tokens = TokenIndex(document.markdown)
         pieces = self.pieces(document, tokens)
         if self.size_driven and self.window is not None:
-            from .window import fit_pieces
-
             pieces = fit_pieces(document.markdown, tokens, pieces, self.window)
         return build_chunks(self.name, document, pieces, tokens)
 

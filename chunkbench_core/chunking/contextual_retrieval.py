@@ -35,7 +35,7 @@ from chunkbench_core.parsing.models import ParsedDocument, TreeNode
 from .base import Chunk, Chunker, Piece, build_chunks
 from .fixed_size import FixedSizeChunker
 from .recursive import RecursiveChunker
-from .tokens import TokenIndex, cl100k
+from chunkbench_core.tokens import TokenIndex, cl100k
 from .window import ModelWindow, fit_pieces
 
 log = logging.getLogger("chunkbench.chunking")

@@ -25,7 +25,9 @@ from typing import Any, Callable, Sequence
 
 from chunkbench_core.errors import ChunkingError
 
-from .tokens import TokenIndex
+from chunkbench_core.tokens import TokenIndex
+
+from .cascade import recursive_spans
 
 CountModelTokens = Callable[[list[str]], Sequence[int]]
 
@@ -151,8 +153,6 @@ def fit_span_groups(text: str, tokens: TokenIndex, groups: list[list[tuple[int, 
 
 def _split_to_fit(text: str, tokens: TokenIndex, start: int, end: int, n_model: int,
                   window: ModelWindow) -> list[tuple[int, int]]:
-    from .recursive import recursive_spans  # recursive imports nothing from here; avoids a cycle at import
-
     budget = max(1, int(max(tokens.count(start, end), 1) * window.max_tokens / n_model * 0.9))
     parts = recursive_spans(text, tokens, start, end, budget)
     counts = window.counts([text[s:e] for s, e in parts])

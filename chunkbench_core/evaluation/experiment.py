@@ -3,7 +3,7 @@
 The pipeline calls ``resolve_questions`` (locate every reference in the parsed
 documents), then ``run_retrieval`` (embed the questions with the corpus model's query
 prefix, search the partition's collection, expand - :mod:`.retrieval` - and score),
-optionally ``llm.run_llm_evaluation`` (answer + judge), then ``aggregate``.
+optionally ``run_llm_evaluation`` (answer + judge, :mod:`.llm`), then ``aggregate``.
 
 Scores per question (``QuestionOutcome.scores`` before expansion,
 ``scores_expanded`` on the context after neighbor expansion / parent context):
@@ -38,7 +38,7 @@ from chunkbench_core.errors import ChunkbenchError, QuestionSetError
 from chunkbench_core.storage.vector_store import VectorStore
 
 from . import metrics, ranking
-from .llm import JUDGE_SCORES, LLM_COLUMNS, LLMResult, judged_values
+from .llm import JUDGE_SCORES, LLM_COLUMNS, LLMResult, LLMSettings, evaluate_question, judged_values
 from .questions import Question, QuestionSet, Span, locate_reference
 from .retrieval import (
     PARENT_CHILD_STRATEGIES,
@@ -194,6 +194,18 @@ def _qrels(references: Sequence[Span], candidates: Iterable[tuple[str, Span]]) -
         if gain > 0:
             judged[chunk_id] = gain
     return judged
+
+
+def run_llm_evaluation(outcomes: Sequence["QuestionOutcome"], client: Any, settings: LLMSettings) -> None:
+    """Fill ``outcome.llm`` (and its latencies) for every outcome that retrieved without error."""
+    for outcome in outcomes:
+        if outcome.error is not None:
+            continue
+        context = outcome.expanded or outcome.retrieved
+        outcome.llm = evaluate_question(client, settings, outcome.resolved.question, context)
+        outcome.latency_ms["generate"] = outcome.llm.generate_ms
+        outcome.latency_ms["judge"] = outcome.llm.judge_ms
+
 
 
 TIE_MARGIN = 8

@@ -33,11 +33,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from chunkbench_core.chunking.tokens import cl100k, count_tokens
 from chunkbench_core.errors import ConfigError
+from chunkbench_core.tokens import cl100k, count_tokens
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .experiment import QuestionOutcome
     from .questions import Question
     from .retrieval import RetrievedChunk
 
@@ -412,17 +411,6 @@ def evaluate_question(client: Any, settings: LLMSettings, question: Question,
     except Exception as exc:  # noqa: BLE001 - recorded as a failed cell, never raised
         result.judge_error = f"judge: {_describe(exc)}"
     return result
-
-
-def run_llm_evaluation(outcomes: Sequence[QuestionOutcome], client: Any, settings: LLMSettings) -> None:
-    """Fill ``outcome.llm`` (and its latencies) for every outcome that retrieved without error."""
-    for outcome in outcomes:
-        if outcome.error is not None:
-            continue
-        context = outcome.expanded or outcome.retrieved
-        outcome.llm = evaluate_question(client, settings, outcome.resolved.question, context)
-        outcome.latency_ms["generate"] = outcome.llm.generate_ms
-        outcome.latency_ms["judge"] = outcome.llm.judge_ms
 
 
 # -- dry run ---------------------------------------------------------------------------------
