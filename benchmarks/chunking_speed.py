@@ -36,8 +36,8 @@ if str(REPO) not in sys.path:
 
 from chunkbench_core.chunking import ModelWindow, make_chunker
 from chunkbench_core.chunking.sentences import sentence_spans
-from chunkbench_core.chunking.tokens import TokenIndex, cl100k
 from chunkbench_core.datasets import CHROMA_DIR
+from chunkbench_core.tokens import TokenIndex, cl100k
 from chunkbench_core.parsing.models import ParsedDocument, TreeNode
 
 SIZE = 250

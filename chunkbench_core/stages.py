@@ -17,11 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from chunkbench_core import __version__
 from chunkbench_core.chunking import STRATEGIES, Chunk, make_chunker
 from chunkbench_core.chunking.base import check_unique_ids
 from chunkbench_core.chunking.checks import ChunkCheckReport, check_chunks
-from chunkbench_core.chunking.tokens import count_tokens
+from chunkbench_core.tokens import count_tokens
 from chunkbench_core.chunking.window import CountModelTokens, ModelWindow
 from chunkbench_core.embedding import Embedder, EmbeddingModelSpec
 from chunkbench_core.errors import ChunkbenchError, ChunkingError, DocumentProcessingError, QuestionSetError
@@ -33,16 +32,26 @@ from chunkbench_core.evaluation.experiment import (
     aggregate,
     build_provenance,
     outcome_row,
+    run_llm_evaluation,
     run_retrieval,
     split_chunk_rows,
 )
 from chunkbench_core.evaluation.cost import LLMPrices, index_usd, query_usd_per_1000
 from chunkbench_core.evaluation.experiment import QueryLatency
-from chunkbench_core.evaluation.llm import LLMSettings, run_llm_evaluation
+from chunkbench_core.evaluation.llm import LLMSettings
 from chunkbench_core.evaluation.question_check import QuestionCheck, check_questions
 from chunkbench_core.evaluation.questions import question_set_hash
 from chunkbench_core.evaluation.recommendation import RankingSettings
 from chunkbench_core.parsing.models import ParsedDocument
+from chunkbench_core.provenance import (
+    ChunkerOptions,
+    collection_row,
+    code_version,
+    context_source_counts,
+    digest,
+    requested_settings,
+    settings_fingerprint,
+)
 from chunkbench_core.storage.corpus import CorpusScan, ParsedStore, SourceDocument, corpus_state, fingerprint
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.vector_store import VectorStore, collection_name, point_id
@@ -82,6 +91,7 @@ def parse_corpus(
     results: ResultsDB,
     parse: Callable[[str], ParsedDocument],
     scan: CorpusScan | None = None,
+    parse_options: dict[str, Any] | None = None,
 ) -> ParseSummary:
     """Parse every source whose content hash is new; record all of them in ``documents``.
 
@@ -134,7 +144,7 @@ def parse_corpus(
             "parsed_at": now(),
         })
     results.write("documents", "corpus", rows)
-    store.write_manifest(list(sources))
+    store.write_manifest(list(sources), parse_options)
     summary.corpus_fingerprint = fingerprint(corpus_state(list(sources)))
     return summary
 
@@ -181,15 +191,51 @@ def chunking_params(spec: EmbeddingModelSpec, chunk_size: int | None, chunk_over
     return {"chunk_size": size, "chunk_overlap": overlap}
 
 
-def variant_label(params: dict[str, Any], defaults: dict[str, Any]) -> str:
+def variant_label(params: dict[str, Any], defaults: dict[str, Any], options: dict[str, Any] | None = None) -> str:
     """'' for the default chunking parameters, else a label such as ``size256_overlap32``.
 
     Sweeps (other sizes) get collections and chunk rows of their own, so a sweep never
     overwrites the partition's default collection that the leaderboard is built from.
+    Chunker options set by the user (``options``: those the strategy takes) add
+    ``opts<digest>``: such a collection is a variant too.
     """
-    if params == defaults:
-        return ""
-    return f"size{params['chunk_size']}_overlap{params['chunk_overlap']}"
+    parts = []
+    if params != defaults:
+        parts.append(f"size{params['chunk_size']}_overlap{params['chunk_overlap']}")
+    if options:
+        parts.append(f"opts{digest(options)[:8]}")
+    return "_".join(parts)
+
+
+def strategy_options(strategy: str, options: ChunkerOptions | None) -> dict[str, Any]:
+    """The options set that ``strategy``'s chunker takes (a semantic threshold only where the strategy cuts by one)."""
+    cls = STRATEGIES.get(strategy)
+    if cls is None or options is None:
+        return {}
+    return options.for_strategy(set(inspect.signature(cls.__init__).parameters))
+
+
+def variant_options(strategy: str, options: dict[str, Any], boundary_model: str | None) -> dict[str, Any]:
+    """What names a variant besides the sizes: the strategy's options set, and an explicit boundary model."""
+    cls = STRATEGIES.get(strategy)
+    if boundary_model and cls is not None and cls.needs_boundary_embeddings:
+        return {**options, "boundary_model": boundary_model}
+    return dict(options)
+
+
+def collection_settings(strategy: str, params: dict[str, Any], options: dict[str, Any], overflow: str,
+                        boundary_model: str | None, threshold: float | None,
+                        threshold_source: str | None) -> dict[str, Any]:
+    """The requested settings of a collection: ``options`` (from :func:`strategy_options`) override the
+    threshold in force; strategies without a threshold record none."""
+    cls = STRATEGIES.get(strategy)
+    takes_threshold = cls is not None and "threshold" in inspect.signature(cls.__init__).parameters
+    rest = {k: v for k, v in options.items() if k != "threshold"}
+    if boundary_model is not None and takes_threshold and options.get("threshold") is not None:
+        threshold, threshold_source = float(options["threshold"]), "run config"
+    if not takes_threshold:
+        threshold, threshold_source = None, None
+    return requested_settings(strategy, params, rest, overflow, boundary_model, threshold, threshold_source)
 
 
 def partition_collection(strategy: str, model_id: str, variant: str = "") -> str:
@@ -231,16 +277,21 @@ def model_window(spec: EmbeddingModelSpec) -> ModelWindow:
                        model_id=spec.id)
 
 
-def build_chunker(strategy: str, params: dict[str, Any], window: ModelWindow,
+def build_chunker(strategy: str, params: dict[str, Any], window: ModelWindow | None,
                   boundary: Embedder | None = None, threshold: float | None = None,
-                  context: Callable[[str, str], str] | None = None):
+                  context: Callable[[str, str], str] | None = None, options: dict[str, Any] | None = None):
     """The partition's chunker: sizes, the corpus model's window, and what the strategy needs.
 
     Boundary embeddings (semantic strategies) come from the BOUNDARY model, never the
-    corpus model; ``threshold`` is that model's threshold in force (override or default).
+    corpus model; ``threshold`` is that model's threshold in force (override or default),
+    unless ``options`` (the chunker options the user set, :func:`strategy_options`) set one.
     """
     cls = STRATEGIES.get(strategy)
-    kwargs: dict[str, Any] = {**params, "window": window}
+    options = dict(options or {})
+    if options.get("threshold") is not None:
+        threshold = options.pop("threshold")
+    options.pop("threshold", None)
+    kwargs: dict[str, Any] = {**params, **options, "window": window}
     if cls is not None and cls.needs_boundary_embeddings:
         if boundary is None:
             raise ChunkingError(f"{strategy} needs a boundary embedding model and none was given")
@@ -268,6 +319,12 @@ class CollectionSummary:
     check: ChunkCheckReport | None = None
     boundary_model: str | None = None
     index_seconds: float = 0.0
+    settings: dict[str, Any] = field(default_factory=dict)
+    context_sources: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def settings_fingerprint(self) -> str:
+        return settings_fingerprint(self.settings)
 
 
 def build_chunk_collection(
@@ -283,6 +340,13 @@ def build_chunk_collection(
     threshold: float | None = None,
     context: Callable[[str, str], str] | None = None,
     overflow: str = "error",
+    options: dict[str, Any] | None = None,
+    variant_options: dict[str, Any] | None = None,
+    threshold_source: str | None = None,
+    corpus_fingerprint: str = "",
+    parse_options: dict[str, Any] | None = None,
+    parser_version: str | None = None,
+    dagster_run_id: str | None = None,
 ) -> CollectionSummary:
     """Chunk every document, embed the retrievable chunks with the corpus model, replace the collection.
 
@@ -290,10 +354,17 @@ def build_chunk_collection(
     embedded or searched. The summary carries what the blocking checks need: the points in
     the collection after the replacement and the invariant report (offsets, emptiness,
     coverage, the corpus model's window with ``overflow`` "error" or "truncate").
+    A ``collections`` row records what the collection was built from (chunkbench_core.provenance).
     """
     started = time.perf_counter()
+    options = dict(options or {})
     window = model_window(spec)
-    chunker = build_chunker(strategy, params, window, boundary, threshold, context)
+    # every strategy fits what it embeds into the window; "truncate" lets size-driven chunks overflow knowingly
+    cls = STRATEGIES.get(strategy)
+    fit = None if overflow == "truncate" and cls is not None and cls.size_driven else window
+    chunker = build_chunker(strategy, params, fit, boundary, threshold, context, options)
+    settings = collection_settings(strategy, params, options, overflow, boundary.spec.id if boundary else None,
+                                   threshold, threshold_source)
     if not documents:
         raise ChunkingError(
             "no parsed documents to chunk: materialize parsed_documents first, or check that the corpus "
@@ -352,6 +423,13 @@ def build_chunk_collection(
         }
         for c in chunks
     ])
+    sources = context_source_counts([c.context_source for c in retrieved])
+    results.write("collections", partition_rows_key(strategy, spec.id, variant), [collection_row(
+        collection=name, strategy=strategy, corpus_model=spec.id, variant=variant, settings=settings,
+        options=options if variant_options is None else variant_options, chunker_params=chunker_params,
+        context_sources=sources, parse_options=parse_options, parser_version=parser_version,
+        corpus_fingerprint=corpus_fingerprint, n_documents=len(documents), n_chunks=len(chunks),
+        dagster_run_id=dagster_run_id, built_at=stamp)])
     index_seconds = time.perf_counter() - started
     point_count = store.count(name)
     results.write("index_costs", partition_rows_key(strategy, spec.id, variant), [index_cost_row(
@@ -360,7 +438,14 @@ def build_chunk_collection(
         collection=name, n_documents=len(documents), n_chunks=len(chunks), upserted=counts["upserted"],
         removed=counts["removed"], token_counts=[c.token_count for c in chunks], params=chunker_params,
         point_count=point_count, n_retrieved=len(retrieved), cache_hit_rate=embedder.last_usage.hit_rate,
-        check=report, boundary_model=boundary.spec.id if boundary else None, index_seconds=index_seconds)
+        check=report, boundary_model=boundary.spec.id if boundary else None, settings=settings,
+        context_sources=sources, index_seconds=index_seconds)
+
+
+def read_collection(results: ResultsDB, strategy: str, model_id: str, variant: str = "") -> dict[str, Any] | None:
+    """The ``collections`` row of a partition's collection (its last build), or None."""
+    rows = results.read("collections", partition_rows_key(strategy, model_id, variant))
+    return rows[0] if rows else None
 
 
 def index_cost_row(strategy: str, spec: EmbeddingModelSpec, variant: str, collection: str, chunks: Sequence[Chunk],
@@ -404,7 +489,7 @@ class ExperimentSummary:
     errors: list[str]
     n_questions: int
     out_of_range: list[str] = field(default_factory=list)
-    llm_report: Any = None  # evaluation.llm.LLMRunReport when an LLM ran: evaluated, skipped and why
+    llm_report: Any = None  # evaluation.experiment.LLMRunReport when an LLM ran: evaluated, skipped and why
 
 
 def metrics_out_of_range(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> list[str]:
@@ -481,7 +566,7 @@ def run_experiment(
             chunking_params=(provenance or {}).get("chunking_params", {}), top_k=top_k,
             filter_by_document=filter_by_document, expansion=expansion, question_set_hash=question_set_hash(sets),
             question_sets={qs.name: qs.sha256 for qs in sets}, documents={d.document: d.markdown for d in documents},
-            code_version=__version__, llm=llm_settings.to_dict() if llm_client is not None and llm_settings else None,
+            code_version=code_version(), llm=llm_settings.to_dict() if llm_client is not None and llm_settings else None,
         ),
         "documents": sorted(d.document for d in documents),
         "question_files": {Path(qs.path).name: qs.sha256 for qs in sets},  # the board names sets by file

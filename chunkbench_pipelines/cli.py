@@ -1,9 +1,6 @@
-"""The ``chunkbench`` command.
+"""chunkbench: which chunking strategy and embedding model retrieve best on your documents.
 
-- ``chunkbench run``: materialize the whole asset graph in-process (every strategy x every
-  available corpus model) and print the leaderboard and the report's path.
-- ``chunkbench parse FILE [--text]``: print a parsed document as JSON (``--text``: its parsed text only).
-- ``chunkbench chunk FILE --strategy NAME``: print the chunks of a document as JSON.
+Run `chunkbench COMMAND --help` for a command's options.
 """
 
 from __future__ import annotations
@@ -78,10 +75,17 @@ def command_run(args: argparse.Namespace) -> int:
 
     from chunkbench_pipelines.runner import run_everything
 
+    from chunkbench_pipelines.cli_settings import run_settings
+
+    try:
+        settings_given = run_settings(args)
+    except ValueError as exc:
+        args.parser.error(str(exc))
     instance = DagsterInstance.get()
     return run_interruptibly(lambda: run_everything(strategies=args.strategy or None,
                                                     corpus_models=args.corpus_model or None, out=sys.stdout,
-                                                    instance=instance, wide=args.wide), instance, sys.stdout)
+                                                    instance=instance, wide=args.wide,
+                                                    run_settings=settings_given), instance, sys.stdout)
 
 
 def command_leaderboard(args: argparse.Namespace) -> int:
@@ -239,11 +243,15 @@ def command_collections(args: argparse.Namespace) -> int:
                 for info in list_collections(store):
                     print(json.dumps(asdict(info), ensure_ascii=False))
             elif args.action == "wipe":
+                if args.all and args.names:
+                    args.parser.error("wipe takes collection names or --all, not both")
+                if not args.names and not (args.all and args.yes):
+                    args.parser.error("wipe needs the collection names to delete, or --all --yes to delete every "
+                                      "chunkbench collection (see `chunkbench collections list`)")
                 print(json.dumps(wipe_collections(store, args.names or None, keep_collection=args.points_only)))
             else:
                 if not (args.strategy and args.model and args.document):
-                    print("error: preview needs --strategy, --model and --document", file=sys.stderr)
-                    return 2
+                    args.parser.error("preview needs --strategy, --model and --document")
                 print(json.dumps(preview_chunks(store, args.strategy, args.model, args.document, args.limit),
                                  ensure_ascii=False, indent=2))
     except ChunkbenchError as exc:
@@ -257,6 +265,10 @@ def command_thresholds(args: argparse.Namespace) -> int:
     from chunkbench_core.errors import ChunkbenchError
 
     home = settings.home_dir()
+    if args.action == "set" and (args.model is None or args.value is None):
+        args.parser.error("set needs a model id and a threshold in (0, 1], e.g. `thresholds set all-minilm-l6-v2 0.35`")
+    if args.action == "clear" and args.model is None:
+        args.parser.error("clear needs a model id")
     try:
         if args.action == "set":
             set_semantic_threshold(args.model, args.value, home)
@@ -276,17 +288,35 @@ def command_init(args: argparse.Namespace) -> int:
     return 0
 
 
+class _OneLineCommands(argparse.RawDescriptionHelpFormatter):
+    """The top-level help lists every command on one line: its name, then what it does."""
+
+    def _format_action(self, action: argparse.Action) -> str:
+        if isinstance(action, argparse._SubParsersAction):
+            names = [a.dest for a in action._get_subactions()]
+            width = max(map(len, names)) + 2
+            return "".join(f"  {a.dest:<{width}}{a.help}\n" for a in action._get_subactions())
+        return super()._format_action(action)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="chunkbench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    from chunkbench_core.chunking import STRATEGY_NAMES
+    from chunkbench_core.embedding import model_registry
+
+    from .cli_settings import add_defaults_command, add_run_settings
+
+    strategies, models = list(STRATEGY_NAMES), list(model_registry())
+    parser = argparse.ArgumentParser(prog="chunkbench", description=__doc__, formatter_class=_OneLineCommands)
     parser.add_argument("--benchmark", metavar="NAME",
                         help="keep this benchmark's results, collections and reports apart "
                              "(same as CHUNKBENCH_BENCHMARK; default: sample, or the corpus folder's name)")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", title="commands")
     run = sub.add_parser("run", help="materialize the whole asset graph and print the leaderboard")
-    run.add_argument("--strategy", action="append", help="only this strategy (repeatable)")
-    run.add_argument("--corpus-model", action="append", help="only this corpus model (repeatable)")
+    run.add_argument("--strategy", action="append", choices=strategies, help="only this strategy (repeatable)")
+    run.add_argument("--corpus-model", action="append", choices=models, help="only this corpus model (repeatable)")
     run.add_argument("--wide", action="store_true", help="print every leaderboard column (default: fits 120 columns)")
-    run.set_defaults(func=command_run)
+    add_run_settings(run)
+    run.set_defaults(func=command_run, parser=run)
     lb = sub.add_parser("leaderboard", help="print the ranked leaderboard, the recommendation and its warnings")
     lb.add_argument("--wide", action="store_true", help="print every column (default: fits 120 columns)")
     lb.set_defaults(func=command_leaderboard)
@@ -297,39 +327,42 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=command_parse)
     c = sub.add_parser("chunk", help="print the chunks of a document as JSON")
     c.add_argument("file")
-    c.add_argument("--strategy", required=True)
+    c.add_argument("--strategy", required=True, choices=strategies)
     c.add_argument("--chunk-size", type=int, help="cl100k tokens (default: fits the corpus model's window)")
     c.add_argument("--chunk-overlap", type=int)
-    c.add_argument("--corpus-model", default="all-minilm-l6-v2", help="whose window bounds the chunks")
+    c.add_argument("--corpus-model", default="all-minilm-l6-v2", choices=models, help="whose window bounds the chunks")
     c.add_argument("--boundary-model", help="semantic cuts (default: CHUNKBENCH_BOUNDARY_MODEL or MiniLM)")
     c.set_defaults(func=command_chunk)
-    e = sub.add_parser("estimate", help="dry run: LLM calls and estimated cost of an experiment, spending nothing")
-    e.add_argument("--strategy", action="append")
-    e.add_argument("--corpus-model", action="append")
+    e = sub.add_parser("estimate", help="dry run: what building and evaluating would cost (embeddings, LLM calls)")
+    e.add_argument("--strategy", action="append", choices=strategies)
+    e.add_argument("--corpus-model", action="append", choices=models)
     e.add_argument("--top-k", type=int, default=5)
     e.add_argument("--neighbor-prev", type=int, default=0)
     e.add_argument("--neighbor-next", type=int, default=0)
     e.set_defaults(func=command_estimate)
-    m = sub.add_parser("models", help="the embedding model registry as JSON lines (id, provider, available, reason)")
+    m = sub.add_parser("models", help="the embedding models as JSON lines, with availability")
     m.set_defaults(func=command_models)
-    h = sub.add_parser("health", help="check Qdrant, DuckDB and each configured embedding provider")
+    h = sub.add_parser("health", help="check Qdrant, DuckDB and each configured provider")
     h.add_argument("--no-probe", action="store_true", help="do not call remote providers")
     h.set_defaults(func=command_health)
-    col = sub.add_parser("collections", help="list or wipe Qdrant collections, preview a document's chunks")
+    col = sub.add_parser("collections", help="list or wipe collections, preview a document's chunks")
     col.add_argument("action", choices=["list", "wipe", "preview"])
-    col.add_argument("names", nargs="*", help="wipe: collection names (default: every chunkbench collection)")
+    col.add_argument("names", nargs="*", help="wipe: the collection names to delete")
+    col.add_argument("--all", action="store_true", help="wipe: every chunkbench collection (needs --yes)")
+    col.add_argument("--yes", action="store_true", help="wipe --all: confirm")
     col.add_argument("--points-only", action="store_true", help="wipe: keep the collections, remove their points")
     col.add_argument("--strategy")
     col.add_argument("--model")
     col.add_argument("--document")
     col.add_argument("--limit", type=int)
-    col.set_defaults(func=command_collections)
-    t = sub.add_parser("thresholds", help="persisted per-model semantic threshold overrides")
+    col.set_defaults(func=command_collections, parser=col)
+    t = sub.add_parser("thresholds", help="per-model semantic thresholds kept in the results database")
     t.add_argument("action", choices=["list", "set", "clear"])
     t.add_argument("model", nargs="?")
     t.add_argument("value", nargs="?", type=float)
-    t.set_defaults(func=command_thresholds)
-    i = sub.add_parser("init", help="create CHUNKBENCH_HOME and print the DAGSTER_HOME chunkbench uses")
+    t.set_defaults(func=command_thresholds, parser=t)
+    add_defaults_command(sub)
+    i = sub.add_parser("init", help="create CHUNKBENCH_HOME and print the DAGSTER_HOME used")
     i.set_defaults(func=command_init)
     from chunkbench_pipelines import cli_ask, cli_questions, cli_reproduce
 

@@ -170,8 +170,22 @@ class EmbeddingResource(ConfigurableResource):
         cls = STRATEGIES.get(strategy)
         if cls is None or not cls.needs_boundary_embeddings:
             return None, None
-        spec = self.spec(boundary_model_id(explicit))
+        spec = self.spec(boundary_model_id(explicit, home=home))
         return self.embedder(spec.id), semantic_threshold(spec, home)
+
+    def boundary_in_force(self, strategy: str, explicit: Optional[str],
+                          home: Path) -> tuple[Optional[str], Optional[float], Optional[str]]:
+        """(boundary model id, its threshold in force, where the threshold comes from: override | registry),
+        all None for strategies that do not cut semantically. Builds no embedder."""
+        from chunkbench_core.chunking import STRATEGIES
+        from chunkbench_core.embedding import boundary_model_id, semantic_threshold
+        from chunkbench_core.embedding.thresholds import threshold_source
+
+        cls = STRATEGIES.get(strategy)
+        if cls is None or not cls.needs_boundary_embeddings:
+            return None, None, None
+        spec = self.spec(boundary_model_id(explicit, home=home))
+        return spec.id, semantic_threshold(spec, home), threshold_source(spec.id, home)
 
     def available_models(self) -> list[str]:
         """Registry ids whose provider is configured here."""
@@ -269,13 +283,16 @@ class LLMResource(ConfigurableResource):
             model=self.vision_model, base_url=self.base_url, api_key=self.api_key))
 
     def contextual_context(self):
-        """contextual_retrieval's context source: the LLM when configured (cached per document), else None
+        """contextual_retrieval's context source: the LLM when configured (answers cached on disk), else None
         (the chunker then uses the document title and heading path, and records which it used)."""
         if not self.configured:
             return None
         from chunkbench_core.chunking import LLMContext
+        from chunkbench_core.storage.context_cache import ContextCache, default_context_cache_path
 
-        return LLMContext(client=self.client(), model=self.model)
+        # persistent and content-addressed: a rebuild never pays the LLM again for the same chunk
+        return LLMContext(client=self.client(), model=self.model, endpoint=self.base_url or "openai",
+                          cache=ContextCache(default_context_cache_path()))
 
 
 class RankingResource(ConfigurableResource):

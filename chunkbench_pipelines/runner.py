@@ -35,16 +35,29 @@ from .run_control import fail_orphaned_runs, process_tags
 REPOSITORY_LABEL = "__repository__@chunkbench"
 
 
+def failure_reason(event) -> str:
+    """A step failure's reason: the Failure's own description (e.g. the failed check's problems), else the error."""
+    data = event.step_failure_data
+    if data.user_failure_data is not None and data.user_failure_data.description:
+        return data.user_failure_data.description.strip()
+    return str(data.error.message).strip() if data.error is not None else "failed"
+
+
 def run_everything(strategies: Sequence[str] | None = None, corpus_models: Sequence[str] | None = None,
                    out: TextIO | None = None, instance: DagsterInstance | None = None,
-                   log_level: str = "WARNING", wide: bool = False) -> int:
+                   log_level: str = "WARNING", wide: bool = False,
+                   run_settings: dict[str, dict] | None = None) -> int:
     """Documents once, then every strategy x available corpus model, then leaderboard and report.
 
     A failing partition is reported and the others go on. Returns 0 when everything
     succeeded, 1 otherwise: a partition failed, a document was not parsed, or a question
     (or a whole question set) was dropped. The leaderboard of what did run is printed
-    either way, then each problem once.
+    either way, then each problem once. ``run_settings``: the ``parsing`` / ``chunking`` /
+    ``experiment`` run config (``chunkbench run`` flags or --config).
     """
+    given = run_settings or {}
+    op_config = {"parsed_documents": given.get("parsing") or {}, "chunk_collections": given.get("chunking") or {},
+                 "experiment_results": {**(given.get("chunking") or {}), **(given.get("experiment") or {})}}
     def say(text: str) -> None:
         if out is not None:
             print(text, file=out, flush=True)
@@ -65,13 +78,15 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
         result = job.execute_in_process(asset_selection=[AssetKey(name) for name in selection],
                                         partition_key=str(key) if key is not None else None, instance=instance,
                                         raise_on_error=False, tags=tags,
-                                        run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
+                                        run_config={"loggers": {"console": {"config": {"log_level": log_level}}},
+                                                    "ops": {name: {"config": op_config[name]} for name in selection
+                                                            if op_config.get(name)}})
         check_stop()  # a signal during this step: no further step
         if not result.success:
-            errors = [str(e.event_specific_data.error.message).strip()  # type: ignore[union-attr]
-                      for e in result.all_events if e.is_step_failure]
-            failures.append(f"{label or ','.join(selection)}: {redact(errors[-1]) if errors else 'failed'}")
-            say(f"  FAILED {label or ','.join(selection)}")
+            errors = [failure_reason(e) for e in result.all_events if e.is_step_failure]
+            reason = redact(errors[-1]) if errors else "failed"
+            failures.append(f"{label or ','.join(selection)}: {reason}")
+            say(f"  FAILED {label or ','.join(selection)}: {reason}")
         return result.success
 
     say(f"benchmark {benchmark}: {settings.results_dir()}")

@@ -44,8 +44,9 @@ def nightly_stale_partitions(context: ScheduleEvaluationContext, workspace: Work
     current, stale = stale_partitions(context.instance, workspace, embeddings)
     if not stale:
         return SkipReason("no stale partition")
-    return [RunRequest(partition_key=k, run_key=f"nightly-{current}:{k}", tags=provider_tags(embeddings, k))
-            for k in stale]
+    return [RunRequest(partition_key=b.partition_key, run_key=b.run_key("nightly", current), run_config=b.run_config,
+                       tags={"chunkbench/variant": b.variant or "default", **provider_tags(embeddings, b.partition_key)})
+            for b in stale]
 
 
 def _stamp(context: ScheduleEvaluationContext) -> str:

@@ -9,9 +9,15 @@
 What follows inside Dagster (collections after the parsed corpus changes, experiments after
 their collection, the leaderboard and report after new results) is Declarative Automation, see
 automation.py. Off unless CHUNKBENCH_AUTOMATION=on; run keys and cursors make every tick idempotent.
+
+``stale_partitions`` lists every collection to rebuild, every variant included (sweep sizes,
+chunker options): built from another parsed corpus or with other settings than those in force
+now. The ``nightly_stale_partitions`` schedule rebuilds them (automation rebuilds default
+partitions only: a variant is not a partition).
 """
 
 import json
+from dataclasses import dataclass
 
 from dagster import (
     AssetKey,
@@ -24,7 +30,10 @@ from dagster import (
     sensor,
 )
 
+from chunkbench_core.provenance import staleness
+from chunkbench_core.stages import collection_settings
 from chunkbench_core.storage.corpus import corpus_state, diff_states, fingerprint, folder_state, scan_corpus
+from chunkbench_core.storage.results_db import ResultsDB
 
 from .automation import QUESTION_SETS, automation_sensor, sensor_status
 from .jobs import parse_documents_job
@@ -55,44 +64,66 @@ def provider_tags(embeddings: EmbeddingResource, key: str) -> dict[str, str]:
     return {"chunkbench/provider": embeddings.spec(split_key(key)[1]).provider}
 
 
-def latest_materialization(instance, asset_key: AssetKey, partition: str, benchmark: str | None = None,
-                           scan: int = 50):
-    """The newest materialization event of one partition of an asset, or None.
+@dataclass(frozen=True)
+class StaleBuild:
+    """A collection to rebuild: its partition, variant ('' = default), the run config that rebuilds it, and why."""
 
-    With ``benchmark``: the newest of that benchmark (``benchmark`` metadata; events without it count
-    as any benchmark's) among the last ``scan``, since one Dagster instance may serve several benchmarks.
+    partition_key: str
+    variant: str
+    run_config: dict
+    reason: str
+
+    def run_key(self, prefix: str, current: str) -> str:
+        return f"{prefix}-{current}:{self.partition_key}" + (f":{self.variant}" if self.variant else "")
+
+
+def _rebuild_config(row: dict) -> dict:
+    """Run config that rebuilds the collection of ``row`` with the settings it was requested with."""
+    settings = json.loads(row["settings"]) if row.get("settings") else {}
+    config = {k: settings[k] for k in ("chunk_size", "chunk_overlap") if k in settings}
+    config.update(json.loads(row["options"]) if row.get("options") else {})
+    if not config:
+        return {}
+    return {"ops": {"chunk_collections": {"config": config}, "experiment_results": {"config": config}}}
+
+
+def stale_partitions(instance, workspace: WorkspaceResource,
+                     embeddings: EmbeddingResource) -> tuple[str, list[StaleBuild]]:
+    """(parsed corpus fingerprint, every collection to rebuild).
+
+    Every variant of every partition counts (sweep sizes, chunker options), not only the last
+    one built: a collection is stale when it was built from another parsed corpus or with other
+    settings than the same request gives now (a changed threshold or boundary model in force);
+    a partition whose default collection was never built is stale too.
     """
-    from dagster import AssetRecordsFilter
-
-    records = instance.fetch_materializations(
-        AssetRecordsFilter(asset_key=asset_key, asset_partitions=[partition]), limit=1 if benchmark is None else scan
-    ).records
-    for record in records:
-        entry = record.event_log_entry
-        materialization = entry.asset_materialization
-        tagged = materialization.metadata.get("benchmark") if materialization is not None else None
-        if benchmark is None or tagged is None or tagged.value == benchmark:
-            return entry
-    return None
-
-
-def stale_partitions(instance, workspace: WorkspaceResource, embeddings: EmbeddingResource) -> tuple[str, list[str]]:
-    """(parsed corpus fingerprint, partition keys built from another corpus or never built)."""
     current = workspace.parsed_store().manifest_fingerprint()
     if not current:
         return current, []
-    stale = []
+    results = ResultsDB(workspace.results_dir())
+    rows = results.query("SELECT * FROM collections").to_dict("records")
+    by_partition: dict[tuple[str, str], list[dict]] = {}
+    for row in rows:
+        by_partition.setdefault((row["strategy"], row["corpus_model"]), []).append(row)
+    home = workspace.home_dir()
+    stale: list[StaleBuild] = []
     for model in embeddings.available_models():
         for strategy in strategy_partitions.get_partition_keys():
-            key = partition_key(strategy, model)
-            event = latest_materialization(instance, AssetKey("chunk_collections"), str(key),
-                                           workspace.benchmark_name())
-            built_from = None
-            if event is not None and event.asset_materialization is not None:
-                value = event.asset_materialization.metadata.get("corpus_fingerprint")
-                built_from = value.value if value is not None else None
-            if built_from != current:
-                stale.append(str(key))
+            key = str(partition_key(strategy, model))
+            built = by_partition.get((strategy, model), [])
+            if not any((r.get("variant") or "") == "" for r in built):
+                stale.append(StaleBuild(key, "", {}, "never built"))
+            for row in sorted(built, key=lambda r: r.get("variant") or ""):
+                settings = json.loads(row["settings"]) if row.get("settings") else {}
+                options = json.loads(row["options"]) if row.get("options") else {}
+                chunker = {k: v for k, v in options.items() if k != "boundary_model"}
+                boundary_id, threshold, source = embeddings.boundary_in_force(strategy, options.get("boundary_model"),
+                                                                              home)
+                params = {k: settings[k] for k in ("chunk_size", "chunk_overlap") if k in settings}
+                wanted = collection_settings(strategy, params, chunker, settings.get("overflow", "error"),
+                                             boundary_id, threshold, source)
+                reason = staleness(row, current, wanted)
+                if reason:
+                    stale.append(StaleBuild(key, row.get("variant") or "", _rebuild_config(row), reason))
     return current, stale
 
 

@@ -18,15 +18,14 @@ import hashlib
 import re
 from abc import ABC
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from chunkbench_core.errors import ChunkingError, DuplicateIdError
 from chunkbench_core.parsing.models import ParsedDocument
 
-from .tokens import TokenIndex
+from chunkbench_core.tokens import TokenIndex
 
-if TYPE_CHECKING:
-    from .window import ModelWindow
+from .window import ModelWindow, fit_pieces
 
 _UNSAFE = re.compile(r"[^\w]+", re.UNICODE)
 
@@ -138,8 +137,8 @@ class Chunker(ABC):
 
     Class attributes tell the pipeline what a strategy needs:
     ``needs_boundary_embeddings`` (pass ``embed=``) and ``size_driven`` (its chunks
-    are cut by size alone, so a chunk over the model window is reported by
-    :func:`check_chunks` rather than split; the others split to fit ``window``).
+    are cut by size alone; with a ``window``, a chunk over it is split to fit, here in
+    :meth:`chunk`; the other strategies fit their own units to ``window``).
     """
 
     name: ClassVar[str]
@@ -155,7 +154,7 @@ class Chunker(ABC):
     def params(self) -> dict[str, Any]:
         """The parameters that determine this chunker's output (recorded as provenance)."""
         out: dict[str, Any] = {"chunk_size": self.chunk_size, "chunk_overlap": self.chunk_overlap}
-        if self.window is not None and not self.size_driven:
+        if self.window is not None:
             out["model_window"] = self.window.describe()
         return out
 
@@ -174,7 +173,10 @@ class Chunker(ABC):
 
     def chunk(self, document: ParsedDocument) -> list[Chunk]:
         tokens = TokenIndex(document.markdown)
-        return build_chunks(self.name, document, self.pieces(document, tokens), tokens)
+        pieces = self.pieces(document, tokens)
+        if self.size_driven and self.window is not None:
+            pieces = fit_pieces(document.markdown, tokens, pieces, self.window)
+        return build_chunks(self.name, document, pieces, tokens)
 
 
 def check_unique_ids(chunks: list[Chunk] | tuple[Chunk, ...] | Any, where: str) -> None:

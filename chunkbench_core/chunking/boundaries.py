@@ -30,7 +30,7 @@ import numpy as np
 
 from chunkbench_core.errors import ChunkingError
 
-from .tokens import TokenIndex
+from chunkbench_core.tokens import TokenIndex
 
 BoundaryEmbed = Callable[[list[str]], Any]
 ThresholdMode = Literal["absolute", "percentile"]

@@ -46,6 +46,10 @@ class WindowOverflow:
     cl100k_tokens: int
 
 
+def _n(count: int, word: str) -> str:
+    return f"{count} {word if count == 1 else word + 's'}"
+
+
 @dataclass
 class ChunkCheckReport:
     """What :func:`check_chunks` found. ``passed`` is the asset check's verdict."""
@@ -79,16 +83,17 @@ class ChunkCheckReport:
         """One line per failed rule, each saying what to change."""
         out = []
         if self.empty:
-            out.append(f"{len(self.empty)} empty chunks (e.g. {self.empty[:3]}): a chunker bug, report it")
+            out.append(f"{_n(len(self.empty), 'empty chunk')} (e.g. {self.empty[:3]}): a chunker bug, report it")
         if self.duplicate_ids:
-            out.append(f"{len(self.duplicate_ids)} duplicate chunk ids (e.g. {self.duplicate_ids[:3]})")
+            out.append(f"{_n(len(self.duplicate_ids), 'duplicate chunk id')} (e.g. {self.duplicate_ids[:3]})")
         if self.offset_mismatches:
-            out.append(f"{len(self.offset_mismatches)} chunks whose markdown[start:end] is not their text "
+            out.append(f"{_n(len(self.offset_mismatches), 'chunk')} whose markdown[start:end] is not "
+                       f"{'its' if len(self.offset_mismatches) == 1 else 'their'} text "
                        f"(e.g. {self.offset_mismatches[:3]}): re-parse and re-chunk; if it persists, a chunker bug")
         if self.unknown_documents:
             out.append(f"chunks of documents with no parsed markdown: {self.unknown_documents[:5]}")
         if self.dangling_parents:
-            out.append(f"{len(self.dangling_parents)} chunks name a parent_id that is not in the run "
+            out.append(f"{_n(len(self.dangling_parents), 'chunk')} name a parent_id that is not in the run "
                        f"(e.g. {self.dangling_parents[:3]})")
         if self.n_uncovered_chars:
             docs = ", ".join(f"{d} at {spans[:2]}" for d, spans in list(self.uncovered.items())[:3])

@@ -33,8 +33,8 @@ from chunkbench_core.errors import ChunkingError
 
 from .base import Chunker
 from .boundaries import BoundaryEmbed, embed_units, require_embed, unit_token_counts
-from .recursive import recursive_spans
-from .tokens import TokenIndex
+from .cascade import recursive_spans
+from chunkbench_core.tokens import TokenIndex
 from .window import ModelWindow, fit_spans
 
 DEFAULT_PIECE_SIZE = 50

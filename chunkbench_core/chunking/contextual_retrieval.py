@@ -15,26 +15,29 @@ every chunk (``context_source``) and in ``params()`` so results never mix them:
 If the LLM fails on a document, chunking fails with ChunkingError - unless
 ``on_context_failure="headings"``, in which case that document alone gets heading
 contexts (``context_source="headings_fallback"``), the failure is logged and kept in
-``fallbacks`` (document -> reason). The chunks are size-driven: a chunk whose
-embedded text (context included) exceeds the corpus model's window is reported by
-``check_chunks``, not split.
+``fallbacks`` (document -> reason). With the corpus model's ``window``, every embedded
+text fits by construction: a context takes at most half the window (a deep heading path
+drops its outer headings for "…", an LLM context is cut at a word), and a chunk whose
+embedded text (task prefix + context + text, counted with the model's own tokenizer) is
+still over the window is split, each part getting its own context.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+from dataclasses import replace
 from typing import Any, Callable, MutableMapping
 
 from chunkbench_core.errors import ChunkingError
 from chunkbench_core.parsing.models import ParsedDocument, TreeNode
 from chunkbench_core.redaction import describe_error
 
-from .base import Chunk, Chunker, build_chunks
+from .base import Chunk, Chunker, Piece, build_chunks
 from .fixed_size import FixedSizeChunker
 from .recursive import RecursiveChunker
-from .tokens import TokenIndex, cl100k
-from .window import ModelWindow
+from chunkbench_core.tokens import TokenIndex, cl100k
+from .window import ModelWindow, fit_pieces
 
 log = logging.getLogger("chunkbench.chunking")
 
@@ -43,6 +46,7 @@ ContextSource = Callable[[str, str], str]
 
 BASE_CHUNKERS: dict[str, type[Chunker]] = {"recursive": RecursiveChunker, "fixed_size": FixedSizeChunker}
 CONTEXT_FAILURE_MODES: tuple[str, ...] = ("error", "headings")
+MAX_FIT_ROUNDS = 6  # split, re-contextualize, count again: a new part's context may differ from its chunk's
 
 # The method of Anthropic's "Introducing Contextual Retrieval" (September 2024): show the model
 # the whole document, then one chunk, and ask for a brief context that places the chunk in the
@@ -82,15 +86,17 @@ class LLMContext:
     any object with ``chat.completions.create``) plus ``model``. The document goes
     first in the message, so servers with prefix caching (OpenAI, llama.cpp) reuse it
     across the chunks of a document; answers are cached in ``cache`` (a dict by
-    default; pass a persistent mapping to keep them across runs) under a key made of
-    the model, the document's hash and the chunk's hash. A document longer than
+    default; the pipeline passes the persistent, content-addressed
+    :class:`chunkbench_core.storage.context_cache.ContextCache`) under :meth:`cache_key`:
+    the model, the ``endpoint``, the prompt version and the document's and chunk's hashes. A document longer than
     ``max_document_tokens`` cl100k tokens is cut to that many tokens around the chunk.
     An empty answer is a failure.
     """
 
     def __init__(self, complete: Callable[[list[dict[str, str]]], str] | None = None, *, client: Any = None,
                  model: str | None = None, max_tokens: int = 120, temperature: float = 0.0,
-                 max_document_tokens: int = 8000, cache: MutableMapping[str, str] | None = None) -> None:
+                 max_document_tokens: int = 8000, cache: MutableMapping[str, str] | None = None,
+                 endpoint: str | None = None) -> None:
         if (complete is None) == (client is None):
             raise ChunkingError("LLMContext needs exactly one of complete=<callable> or client=<OpenAI client>")
         if client is not None and not model:
@@ -105,6 +111,7 @@ class LLMContext:
         self.temperature = temperature
         self.max_document_tokens = max_document_tokens
         self.cache: MutableMapping[str, str] = {} if cache is None else cache
+        self.endpoint = endpoint or ("openai" if client is not None else "callable")
         self.calls = 0
 
     @property
@@ -132,10 +139,22 @@ class LLMContext:
             model=self.model, messages=messages, max_tokens=self.max_tokens, temperature=self.temperature)
         return response.choices[0].message.content or ""
 
-    def __call__(self, document_text: str, chunk_text: str) -> str:
+    @property
+    def prompt_version(self) -> str:
+        """Digest of what shapes an answer besides the texts: the prompt templates and generation settings."""
+        parts = [SITUATE_DOCUMENT, SITUATE_CHUNK, str(self.max_tokens), repr(float(self.temperature)),
+                 str(self.max_document_tokens)]
+        return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:12]
+
+    def cache_key(self, document_text: str, chunk_text: str) -> str:
+        """Content address of one context: model, endpoint, prompt version, document and chunk texts."""
         digest = hashlib.sha256
-        key = "|".join((self.model, digest(document_text.encode()).hexdigest(),
-                        digest(chunk_text.encode()).hexdigest()))
+        return digest("\x00".join((self.model, self.endpoint, self.prompt_version,
+                                   digest(document_text.encode()).hexdigest(),
+                                   digest(chunk_text.encode()).hexdigest())).encode()).hexdigest()
+
+    def __call__(self, document_text: str, chunk_text: str) -> str:
+        key = self.cache_key(document_text, chunk_text)
         cached = self.cache.get(key)
         if cached is not None:
             return cached
@@ -178,16 +197,11 @@ class ContextualRetrievalChunker(Chunker):
         return {**super().params(), "base_chunker": self.base_chunker, "context_source": self.context_source,
                 "on_context_failure": self.on_context_failure}
 
-    def chunk(self, document: ParsedDocument) -> list[Chunk]:
-        tokens = TokenIndex(document.markdown)
-        chunks = build_chunks(self.name, document, self._base.pieces(document, tokens), tokens)
-        title = document_title(document)
-        contexts: list[str] | None = None
-        source = "headings"
-        if self.context is not None:
+    def _contexts(self, document: ParsedDocument, chunks: list[Chunk], title: str) -> tuple[list[str], str]:
+        """One context per chunk, and its source (llm, headings, or headings_fallback after an LLM failure)."""
+        if self.context is not None and document.document not in self.fallbacks:
             try:
-                contexts = [self.context(document.markdown, c.text) for c in chunks]
-                source = "llm"
+                return [self._fit_context(self.context(document.markdown, c.text)) for c in chunks], "llm"
             except Exception as exc:
                 reason = describe_error(exc)
                 if self.on_context_failure != "headings":
@@ -199,9 +213,69 @@ class ContextualRetrievalChunker(Chunker):
                 self.fallbacks[document.document] = reason
                 log.warning("contextual_retrieval: LLM context failed on %s (%s); this document uses heading "
                             "contexts (context_source=headings_fallback)", document.document, reason)
-                source = "headings_fallback"
-        for i, chunk in enumerate(chunks):
-            prefix = contexts[i] if contexts is not None else heading_context(title, chunk.heading_path)
+        source = "headings_fallback" if document.document in self.fallbacks else "headings"
+        return [self._heading_prefix(title, c.heading_path) for c in chunks], source
+
+    def _prefix_budget(self) -> int | None:
+        """Model tokens a context may take: half the window, so every chunk keeps room for its text."""
+        return None if self.window is None else max(1, self.window.max_tokens // 2)
+
+    def _fits(self, prefix: str) -> bool:
+        budget = self._prefix_budget()
+        return budget is None or self.window.counts([prefix + "\n\n"])[0] <= budget  # type: ignore[union-attr]
+
+    def _heading_prefix(self, title: str, heading_path: list[str]) -> str:
+        """The heading context, shortened when it would take over half the window: the outer headings
+        after the title give way to "…" first, then the title is cut (deep paths of long headings)."""
+        path = list(heading_path)
+        if path and path[0] == title:
+            path = path[1:]
+        for skip in range(len(path) + 1):
+            parts = [title, *(["…"] if skip else []), *path[skip:]]
+            prefix = " > ".join(parts)
+            if self._fits(prefix):
+                return prefix
+        return self._fit_context(title)
+
+    def _fit_context(self, context: str) -> str:
+        """``context`` cut at a word boundary (with "…") when it would take over half the window."""
+        if self._fits(context):
+            return context
+        words = context.split()
+        low, high = 0, len(words)  # the longest prefix of words that fits
+        while low < high:
+            middle = (low + high + 1) // 2
+            if self._fits(" ".join(words[:middle]) + " …"):
+                low = middle
+            else:
+                high = middle - 1
+        return (" ".join(words[:low]) + " …").strip()
+
+    def chunk(self, document: ParsedDocument) -> list[Chunk]:
+        """Base chunks with their context prefix; with a window, a chunk whose embedded text (task prefix,
+        context and text, counted with the corpus model's tokenizer) is over it is split and its parts get
+        contexts of their own, until every embedded text fits."""
+        tokens = TokenIndex(document.markdown)
+        pieces = self._base.pieces(document, tokens)
+        title = document_title(document)
+        for _ in range(MAX_FIT_ROUNDS):
+            chunks = build_chunks(self.name, document, pieces, tokens)
+            contexts, source = self._contexts(document, chunks, title)
+            if self.window is None:
+                break
+            texts = [f"{prefix}\n\n{chunk.text}" for prefix, chunk in zip(contexts, chunks)]
+            over = {i for i, n in enumerate(self.window.counts(texts)) if n > self.window.max_tokens}
+            if not over:
+                break
+            pieces = []
+            for i, chunk in enumerate(chunks):
+                piece = Piece(chunk.start, chunk.end, chunk.content_type, token_count=chunk.token_count)
+                if i in over:
+                    pieces.extend(fit_pieces(document.markdown, tokens, [replace(piece, token_count=None)],
+                                             self.window.with_prefix(contexts[i] + "\n\n")))
+                else:
+                    pieces.append(piece)
+        for prefix, chunk in zip(contexts, chunks):
             chunk.embedded_text = f"{prefix}\n\n{chunk.text}"
             chunk.context_source = source
         return chunks

@@ -9,7 +9,7 @@ no overlap the windows tile the text exactly.
 from __future__ import annotations
 
 from .base import Chunker
-from .tokens import TokenIndex
+from chunkbench_core.tokens import TokenIndex
 
 
 class FixedSizeChunker(Chunker):

@@ -32,9 +32,9 @@ from .boundaries import (
     unit_token_counts,
     validate_min_units,
 )
-from .recursive import recursive_spans
+from .cascade import recursive_spans
 from .sentences import sentence_spans
-from .tokens import TokenIndex
+from chunkbench_core.tokens import TokenIndex
 from .window import ModelWindow, fit_spans
 
 

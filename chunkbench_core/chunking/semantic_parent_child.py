@@ -36,9 +36,9 @@ from .boundaries import (
     unit_token_counts,
     validate_min_units,
 )
-from .recursive import recursive_spans
+from .cascade import recursive_spans
 from .sentences import section_paragraph_spans
-from .tokens import TokenIndex
+from chunkbench_core.tokens import TokenIndex
 from .window import ModelWindow, fit_span_groups
 
 PARENT_SIZE_FACTOR = 4

@@ -39,9 +39,9 @@ from .boundaries import (
     validate_min_units,
 )
 from .fixed_size import window_spans
-from .recursive import recursive_spans
+from .cascade import recursive_spans
 from .semantic import semantic_spans
-from .tokens import TokenIndex
+from chunkbench_core.tokens import TokenIndex
 from .window import ModelWindow, fit_span_groups
 
 PROSE_CHUNKERS: tuple[str, ...] = ("semantic", "fixed_size", "recursive")

@@ -8,20 +8,26 @@ prefix - is counted with the model's own tokenizer through a
 ``count_model_tokens(texts) -> list[int]`` callable (for MiniLM:
 ``shared_minilm().count_word_pieces``, which includes [CLS]/[SEP]).
 
-Strategies whose units are not cut by size (structural units, semantic groups,
-cluster groups, parent-child children) split anything longer than the window with
-:func:`fit_spans`; for size-driven strategies an overflow is reported by
-:func:`chunkbench_core.chunking.checks.check_chunks` instead.
+Every strategy given a window fits what it embeds into it by construction: units that
+are not cut by size (structural units, semantic groups, cluster groups, parent-child
+children) and size-driven chunks alike are split with :func:`fit_spans` when longer
+than the window (cl100k sizes are only a proxy: Persian text runs to far more
+MiniLM word pieces than cl100k tokens), and ``contextual_retrieval`` counts its
+context prefix too (:meth:`ModelWindow.with_prefix`). The blocking check
+:func:`chunkbench_core.chunking.checks.check_chunks` then guards. A run that allows
+truncation knowingly (``overflow: truncate``) gives size-driven chunkers no window.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
 from chunkbench_core.errors import ChunkingError
 
-from .tokens import TokenIndex
+from chunkbench_core.tokens import TokenIndex
+
+from .cascade import recursive_spans
 
 CountModelTokens = Callable[[list[str]], Sequence[int]]
 
@@ -73,6 +79,10 @@ class ModelWindow:
     def describe(self) -> dict[str, Any]:
         return {"model": self.model_id, "max_tokens": self.max_tokens, "task_prefix": self.task_prefix}
 
+    def with_prefix(self, prefix: str) -> "ModelWindow":
+        """This window for texts embedded after ``prefix`` (a contextual prefix): the prefix is counted too."""
+        return ModelWindow(self.max_tokens, self.count_tokens, self.task_prefix + prefix, self.model_id)
+
     def counts(self, texts: list[str]) -> list[int]:
         """Model tokens of each text as embedded (task prefix included)."""
         return model_token_counts(self.count_tokens, [self.task_prefix + t for t in texts])
@@ -96,6 +106,24 @@ def fit_spans(text: str, tokens: TokenIndex, spans: list[tuple[int, int]],
             out.append((start, end))
         else:
             out.extend(_split_to_fit(text, tokens, start, end, n, window))
+    return out
+
+
+def fit_pieces(text: str, tokens: TokenIndex, pieces: list, window: ModelWindow | None) -> list:
+    """``pieces`` (chunking.base.Piece, no parents) with every piece over the window split to fit.
+
+    A split piece's parts keep its content type, heading path and role; their token counts are recounted.
+    """
+    if window is None or not pieces:
+        return list(pieces)
+    counts = window.counts([text[p.start:p.end] for p in pieces])
+    out = []
+    for piece, n in zip(pieces, counts):
+        if n <= window.max_tokens:
+            out.append(piece)
+            continue
+        for start, end in _split_to_fit(text, tokens, piece.start, piece.end, n, window):
+            out.append(replace(piece, start=start, end=end, token_count=None))
     return out
 
 
@@ -125,8 +153,6 @@ def fit_span_groups(text: str, tokens: TokenIndex, groups: list[list[tuple[int, 
 
 def _split_to_fit(text: str, tokens: TokenIndex, start: int, end: int, n_model: int,
                   window: ModelWindow) -> list[tuple[int, int]]:
-    from .recursive import recursive_spans  # recursive imports nothing from here; avoids a cycle at import
-
     budget = max(1, int(max(tokens.count(start, end), 1) * window.max_tokens / n_model * 0.9))
     parts = recursive_spans(text, tokens, start, end, budget)
     counts = window.counts([text[s:e] for s, e in parts])

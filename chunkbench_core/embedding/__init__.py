@@ -20,7 +20,7 @@ from .registry import (
     model_registry,
     sanitize_model_id,
 )
-from .roles import BOUNDARY_ENV, ModelRoles, boundary_model_id, resolve_roles
+from .roles import BOUNDARY_ENV, boundary_model_id
 from .thresholds import (
     clear_semantic_threshold,
     semantic_threshold,
@@ -37,7 +37,6 @@ __all__ = [
     "EmbeddingModelSpec",
     "EmbeddingUsage",
     "ModelRegistry",
-    "ModelRoles",
     "ProviderSettings",
     "availability",
     "boundary_model_id",
@@ -48,7 +47,6 @@ __all__ = [
     "get_model",
     "load_registry",
     "model_registry",
-    "resolve_roles",
     "sanitize_model_id",
     "semantic_threshold",
     "semantic_threshold_overrides",

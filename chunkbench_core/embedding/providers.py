@@ -159,7 +159,7 @@ def _utf8_len(text: str) -> int:
 def _token_count(text: str) -> int:
     """cl100k tokens (OpenAI's tokenizer for its embedding models); bytes bound it from above."""
     try:
-        from chunkbench_core.chunking.tokens import count_tokens
+        from chunkbench_core.tokens import count_tokens
 
         return count_tokens(text)
     except Exception:  # no tokenizer: UTF-8 bytes are an upper bound of BPE tokens

@@ -3,7 +3,7 @@
 The pipeline calls ``resolve_questions`` (locate every reference in the parsed
 documents), then ``run_retrieval`` (embed the questions with the corpus model's query
 prefix, search the partition's collection, expand - :mod:`.retrieval` - and score),
-optionally ``llm.run_llm_evaluation`` (answer + judge), then ``aggregate``.
+optionally ``run_llm_evaluation`` (answer + judge, :mod:`.llm`), then ``aggregate``.
 
 Scores per question (``QuestionOutcome.scores`` before expansion,
 ``scores_expanded`` on the context after neighbor expansion / parent context):
@@ -28,7 +28,7 @@ import json
 import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -39,7 +39,7 @@ from chunkbench_core.storage.vector_store import VectorStore
 from chunkbench_core.progress import Tracker
 
 from . import budget, metrics, ranking
-from .llm import JUDGE_SCORES, LLM_COLUMNS, LLMResult, judged_values
+from .llm import JUDGE_SCORES, LLM_COLUMNS, LLMResult, LLMSettings, evaluate_question, judged_values
 from .questions import Question, QuestionSet, Span, locate_reference
 from .retrieval import (
     PARENT_CHILD_STRATEGIES,
@@ -198,19 +198,6 @@ QUESTION_COLUMNS = ("recall", "precision", "iou", "precision_omega", "hit", "rec
 EXPANDED_COLUMNS = tuple(f"{c}_expanded" for c in (*CHARACTER_COLUMNS, *RANKING_COLUMNS))
 
 
-def score_question(retrieved: Sequence[RetrievedChunk], references: Sequence[Span]) -> dict[str, float]:
-    """Character metrics plus the hand-rolled hit / reciprocal rank of one ranking (no ir-measures, no nDCG).
-
-    Kept for callers that score one question alone; ``run_retrieval`` uses ir-measures.
-    """
-    spans = [r.span for r in retrieved]
-    return {
-        **metrics.character_scores(spans, references),
-        "hit": metrics.hit(spans, references),
-        "reciprocal_rank": metrics.reciprocal_rank(spans, references),
-    }
-
-
 def _qrels(references: Sequence[Span], candidates: Iterable[tuple[str, Span]]) -> dict[str, int]:
     judged: dict[str, int] = {}
     for chunk_id, span in candidates:
@@ -218,6 +205,69 @@ def _qrels(references: Sequence[Span], candidates: Iterable[tuple[str, Span]]) -
         if gain > 0:
             judged[chunk_id] = gain
     return judged
+
+
+@dataclass
+class LLMRunReport:
+    """How a partition's LLM work ended: questions evaluated, and those skipped by the deadline or the breaker."""
+
+    evaluated: int = 0
+    skipped_deadline: int = 0
+    skipped_breaker: int = 0
+    seconds: float = 0.0
+    stopped_because: str | None = None
+
+
+def _skipped(reason: str) -> LLMResult:
+    return LLMResult(answer_error=f"answer: skipped, {reason}", judge_error="judge: skipped, no answer")
+
+
+def run_llm_evaluation(outcomes: Sequence["QuestionOutcome"], client: Any, settings: LLMSettings,
+                       label: str = "LLM answers") -> LLMRunReport:
+    """Fill ``outcome.llm`` (and its latencies) for every outcome that retrieved without error.
+
+    The whole loop has ``settings.deadline_seconds``: each request's timeout is cut to what is left, and
+    once it has passed the questions left get an answer error saying so. After
+    ``settings.breaker_failures`` questions in a row failed on the endpoint (no answer, or the judge's
+    request failed), the rest are skipped the same way, so a dead endpoint costs a few timeouts, not
+    one per question. Progress is reported to :mod:`chunkbench_core.progress` (and a stop request obeyed).
+    """
+    report = LLMRunReport()
+    todo = [o for o in outcomes if o.error is None]
+    tracker = Tracker(label, len(todo))
+    started = time.monotonic()
+    retries = getattr(client, "max_retries", 0)
+    attempts = (retries if isinstance(retries, int) and retries >= 0 else 0) + 1
+    failures_in_a_row = 0
+    for done, outcome in enumerate(todo):
+        tracker.step(done)
+        left = settings.deadline_seconds - (time.monotonic() - started)
+        if report.stopped_because is None and left <= 0:
+            report.stopped_because = (f"the partition's LLM deadline of {settings.deadline_seconds:g} s passed "
+                                      "(LLMSettings.deadline_seconds)")
+        if report.stopped_because is not None:
+            outcome.llm = _skipped(report.stopped_because)
+            if failures_in_a_row >= settings.breaker_failures:
+                report.skipped_breaker += 1
+            else:
+                report.skipped_deadline += 1
+            continue
+        call_settings = replace(settings, timeout_seconds=max(0.5, min(settings.timeout_seconds, left / attempts)))
+        context = outcome.expanded or outcome.retrieved
+        outcome.llm = evaluate_question(client, call_settings, outcome.resolved.question, context)
+        outcome.latency_ms["generate"] = outcome.llm.generate_ms
+        outcome.latency_ms["judge"] = outcome.llm.judge_ms
+        report.evaluated += 1
+        endpoint_failed = outcome.llm.answer_error is not None or (
+            outcome.llm.judge_error is not None and outcome.llm.judge_error.startswith("judge: HTTP"))
+        failures_in_a_row = failures_in_a_row + 1 if endpoint_failed else 0
+        if failures_in_a_row >= settings.breaker_failures:
+            last = outcome.llm.answer_error or outcome.llm.judge_error or ""
+            report.stopped_because = (f"the LLM endpoint failed {failures_in_a_row} questions in a row (circuit "
+                                      f"breaker, LLMSettings.breaker_failures); last error: {last}")
+    tracker.step(len(todo))
+    report.seconds = time.monotonic() - started
+    return report
 
 
 TIE_MARGIN = 8

@@ -33,13 +33,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from chunkbench_core.chunking.tokens import cl100k, count_tokens
 from chunkbench_core.errors import ConfigError
-from chunkbench_core.progress import Tracker
 from chunkbench_core.redaction import describe_error, redact
+from chunkbench_core.tokens import cl100k, count_tokens
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .experiment import QuestionOutcome
     from .questions import Question
     from .retrieval import RetrievedChunk
 
@@ -422,69 +420,6 @@ def evaluate_question(client: Any, settings: LLMSettings, question: Question,
     except Exception as exc:  # noqa: BLE001 - recorded as a failed cell, never raised
         result.judge_error = f"judge: {_describe(exc)}"
     return result
-
-
-@dataclass
-class LLMRunReport:
-    """How a partition's LLM work ended: questions evaluated, and those skipped by the deadline or the breaker."""
-
-    evaluated: int = 0
-    skipped_deadline: int = 0
-    skipped_breaker: int = 0
-    seconds: float = 0.0
-    stopped_because: str | None = None
-
-
-def _skipped(reason: str) -> LLMResult:
-    return LLMResult(answer_error=f"answer: skipped, {reason}", judge_error="judge: skipped, no answer")
-
-
-def run_llm_evaluation(outcomes: Sequence[QuestionOutcome], client: Any, settings: LLMSettings,
-                       label: str = "LLM answers") -> LLMRunReport:
-    """Fill ``outcome.llm`` (and its latencies) for every outcome that retrieved without error.
-
-    The whole loop has ``settings.deadline_seconds``: each request's timeout is cut to what is left, and
-    once it has passed the questions left get an answer error saying so. After
-    ``settings.breaker_failures`` questions in a row failed on the endpoint (no answer, or the judge's
-    request failed), the rest are skipped the same way, so a dead endpoint costs a few timeouts, not
-    one per question. Progress is reported to :mod:`chunkbench_core.progress` (and a stop request obeyed).
-    """
-    report = LLMRunReport()
-    todo = [o for o in outcomes if o.error is None]
-    tracker = Tracker(label, len(todo))
-    started = time.monotonic()
-    retries = getattr(client, "max_retries", 0)
-    attempts = (retries if isinstance(retries, int) and retries >= 0 else 0) + 1
-    failures_in_a_row = 0
-    for done, outcome in enumerate(todo):
-        tracker.step(done)
-        left = settings.deadline_seconds - (time.monotonic() - started)
-        if report.stopped_because is None and left <= 0:
-            report.stopped_because = (f"the partition's LLM deadline of {settings.deadline_seconds:g} s passed "
-                                      "(LLMSettings.deadline_seconds)")
-        if report.stopped_because is not None:
-            outcome.llm = _skipped(report.stopped_because)
-            if failures_in_a_row >= settings.breaker_failures:
-                report.skipped_breaker += 1
-            else:
-                report.skipped_deadline += 1
-            continue
-        call_settings = replace(settings, timeout_seconds=max(0.5, min(settings.timeout_seconds, left / attempts)))
-        context = outcome.expanded or outcome.retrieved
-        outcome.llm = evaluate_question(client, call_settings, outcome.resolved.question, context)
-        outcome.latency_ms["generate"] = outcome.llm.generate_ms
-        outcome.latency_ms["judge"] = outcome.llm.judge_ms
-        report.evaluated += 1
-        endpoint_failed = outcome.llm.answer_error is not None or (
-            outcome.llm.judge_error is not None and outcome.llm.judge_error.startswith("judge: HTTP"))
-        failures_in_a_row = failures_in_a_row + 1 if endpoint_failed else 0
-        if failures_in_a_row >= settings.breaker_failures:
-            last = outcome.llm.answer_error or outcome.llm.judge_error or ""
-            report.stopped_because = (f"the LLM endpoint failed {failures_in_a_row} questions in a row (circuit "
-                                      f"breaker, LLMSettings.breaker_failures); last error: {last}")
-    tracker.step(len(todo))
-    report.seconds = time.monotonic() - started
-    return report
 
 
 # -- dry run ---------------------------------------------------------------------------------

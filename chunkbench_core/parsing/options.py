@@ -134,6 +134,16 @@ class ParseOptions:
         values["caption_source"] = None if source is None else (getattr(source, "caption_id", None) or name)
         return hashlib.sha256(json.dumps(values, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
+    def describe(self) -> dict[str, object]:
+        """The settings as plain values (provenance): the caption source by its id, the timeout left out."""
+        values: dict[str, object] = {f.name: getattr(self, f.name) for f in fields(self)
+                                     if f.name not in ("caption_source", "soffice_timeout_s")}
+        values["csv_encodings"] = list(self.csv_encodings)
+        source = self.caption_source
+        values["caption_source"] = None if source is None else (
+            getattr(source, "caption_id", None) or getattr(source, "__qualname__", type(source).__name__))
+        return values
+
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
         return tuple(f.name for f in fields(cls))

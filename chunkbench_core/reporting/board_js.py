@@ -79,7 +79,8 @@ BOARD_JS = r"""
   }
   function configId(r) { return r.strategy + SEP + r.model + SEP + (r.variant || ""); }
   function configLabel(r, multiModel) {
-    var label = multiModel ? r.strategy + " \u00b7 " + r.model : r.strategy;
+    var name = r.label || r.strategy;
+    var label = multiModel ? name + " \u00b7 " + r.model : name;
     return r.variant ? label + " [" + r.variant + "]" : label;
   }
   function cellId(r) { return r.run + SEP + configId(r); }
@@ -165,6 +166,15 @@ BOARD_JS = r"""
     }
     var topk = uniq(rows.map(function (r) { return r.topK; }));
     if (topk.length > 1) { out.push("top k (" + topk.join(", ") + ")"); }
+    var corpora = uniq(rows.map(function (r) { return r.corpus; }));
+    if (corpora.length > 1) { out.push("parsed corpus (" + corpora.join(", ") + ")"); }
+    uniq(rows.map(function (r) { return r.strategy; })).forEach(function (s) {
+      var mine = rows.filter(function (r) { return r.strategy === s; });
+      var fps = uniq(mine.map(function (r) { return r.settings; }));
+      if (fps.length > 1) { out.push(s + " chunker settings (" + fps.join(", ") + ")"); }
+      var contexts = uniq(mine.map(function (r) { return r.context; }));
+      if (contexts.length > 1) { out.push(s + " context source (" + contexts.join(" vs ") + ")"); }
+    });
     return out;
   }
 

@@ -201,6 +201,10 @@ class RunSettings:
     chunk_overlap: Any
     question_set_hash: str | None
     variant: str | None
+    # read from the collection the run scored (its build record): what the chunks were made from
+    corpus_fingerprint: str | None = None
+    settings_fingerprint: str | None = None
+    context_source: str | None = None  # contextual_retrieval: "llm", "headings" or e.g. "headings, llm" (mixed)
 
     @property
     def neighbor_badge(self) -> str:
@@ -238,7 +242,17 @@ def run_settings(provenance: Mapping[str, Any] | None, row: Mapping[str, Any] | 
         chunk_overlap=params.get("chunk_overlap", p.get("chunk_overlap")),
         question_set_hash=p.get("question_set_hash"),
         variant=p.get("variant") or None,
+        corpus_fingerprint=p.get("corpus_fingerprint") or None,
+        settings_fingerprint=p.get("settings_fingerprint") or None,
+        context_source=context_source_label(p.get("context_sources")),
     )
+
+
+def context_source_label(sources: Any) -> str | None:
+    """"llm" / "headings" / "headings_fallback, llm" from a {source: count} mapping (None when absent)."""
+    if not isinstance(sources, Mapping) or not sources:
+        return None
+    return ", ".join(sorted(str(k) for k, n in sources.items() if n))
 
 
 def flatten(data: Any, prefix: str = "") -> list[tuple[str, str]]:
@@ -253,7 +267,41 @@ def flatten(data: Any, prefix: str = "") -> list[tuple[str, str]]:
         for i, item in enumerate(data):
             items += flatten(item, f"{prefix}[{i}]")
     elif isinstance(data, list):
-        items.append((prefix, ", ".join(str(v) for v in data)))
+        items.append((prefix, ", ".join(text(v) for v in data)))
     else:
-        items.append((prefix, "–" if data is None else str(data)))
+        items.append((prefix, text(data)))
     return items
+
+
+def text(raw: Any) -> str:
+    """A plain display string: ``–`` for None, NaN and NaT (never "None" or "nan")."""
+    return "–" if missing(raw) else str(raw)
+
+
+HEADING_CONTEXT_LABEL = "contextual_retrieval (heading context)"
+
+
+def strategy_label(strategy: Any, provenance: Mapping[str, Any] | None) -> str:
+    """The strategy's name as the reports show it: contextual_retrieval built without an LLM is labelled
+    as such (its prefixes are the title and heading path), and an LLM run with heading fallbacks says so."""
+    name = str(strategy)
+    if name != "contextual_retrieval":
+        return name
+    p = provenance if isinstance(provenance, Mapping) else {}
+    sources = p.get("context_sources") if isinstance(p.get("context_sources"), Mapping) else None
+    if not sources:  # older runs: the chunker's own record of its context source
+        params = p.get("chunking_params") if isinstance(p.get("chunking_params"), Mapping) else {}
+        recorded = params.get("context_source")
+        if not recorded:
+            return name
+        sources = {"llm" if str(recorded).startswith("llm") else "headings": 1}
+    if not sources.get("llm"):
+        return HEADING_CONTEXT_LABEL
+    fallback = int(sources.get("headings_fallback") or 0)
+    return f"{name} (LLM context, heading fallback on {plural(fallback, 'chunk')})" if fallback else name
+
+
+def plural(n: Any, word: str, words: str | None = None) -> str:
+    """``"1 question"``, ``"3 questions"`` (``words`` for irregular plurals)."""
+    count = int(n)
+    return f"{count} {word if count == 1 else (words or word + 's')}"

@@ -26,7 +26,7 @@ import pandas as pd
 
 from chunkbench_core.storage.results_db import ResultsDB
 
-from .columns import natural_key, parse_json
+from .columns import natural_key, parse_json, strategy_label
 
 CONFIG_KEY = ("strategy", "corpus_model")
 
@@ -53,6 +53,10 @@ class ReportData:
     @property
     def configurations(self) -> list[str]:
         return [configuration(r.strategy, r.corpus_model) for r in self.board.itertuples()]
+
+    def label(self, strategy: str, corpus_model: str) -> str:
+        """The strategy's label in the configuration's latest run (e.g. "contextual_retrieval (heading context)")."""
+        return strategy_label(strategy, self.provenance(strategy, corpus_model))
 
     def provenance(self, strategy: str, corpus_model: str) -> dict[str, Any]:
         rows = self.board[(self.board["strategy"] == strategy) & (self.board["corpus_model"] == corpus_model)]
@@ -90,6 +94,8 @@ def _ranked_board(results: ResultsDB) -> pd.DataFrame:
     board = board.drop_duplicates(subset=key)
     board = board.sort_values("_rank", kind="stable").drop(columns="_rank").reset_index(drop=True)
     board["configuration"] = [configuration(s, c) for s, c in zip(board["strategy"], board["corpus_model"])]
+    board["strategy_label"] = [strategy_label(s, parse_json(p, {})) for s, p in
+                               zip(board["strategy"], board["provenance"] if "provenance" in board else [None] * len(board))]
     return board
 
 

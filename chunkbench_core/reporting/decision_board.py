@@ -15,7 +15,9 @@ The page (script :mod:`.board_js`) lets the user filter by corpus model, pick th
 exclude runs, read a heat map of configuration x run (stage one), pick candidate cells
 for a side-by-side comparison of every metric (stage two), and follow a metric over
 time. A warning appears whenever the runs being compared differ in boundary model,
-corpus model or neighbor settings (and in question set or top k); each run carries the
+corpus model or neighbor settings (and in question set or top k), or - read from the
+collections they scored - in parsed corpus, in one strategy's chunker settings, or in
+where contextual_retrieval's context came from (LLM or headings); each run carries the
 neighbor badge ``±P/N``.
 """
 
@@ -27,7 +29,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from .board_js import BOARD_CSS, BOARD_JS
-from .columns import METRICS, has_values, number, parse_json, run_settings
+from .columns import METRICS, has_values, number, parse_json, plural, run_settings, strategy_label
 from .data import ReportData
 from .html import esc, json_script, nav, page
 from .style import CSS
@@ -147,6 +149,7 @@ def board_payload(data: ReportData) -> dict[str, Any]:
             "created": created.isoformat(sep=" ", timespec="seconds")
             if isinstance(created, datetime) and not pd.isna(created) else None,
             "strategy": str(row["strategy"]), "model": str(row["corpus_model"]),
+            "label": strategy_label(row["strategy"], provenance),
             "metrics": {m.name: number(row.get(m.name)) for m in metrics},
             "n": number(row.get("n_questions")), "failed": number(row.get("n_failed")),
             "boundary": settings.boundary_model, "prev": settings.neighbor_prev, "next": settings.neighbor_next,
@@ -154,6 +157,8 @@ def board_payload(data: ReportData) -> dict[str, Any]:
             "chunkSize": settings.chunk_size if isinstance(settings.chunk_size, (int, float, str)) else None,
             "questionSet": settings.question_set_hash, "questionSetName": question_set_label(provenance),
             "variant": settings.variant,
+            "corpus": settings.corpus_fingerprint, "settings": settings.settings_fingerprint,
+            "context": settings.context_source,
         })
     assign_batches(rows)
     for row in rows:
@@ -182,8 +187,9 @@ def render_decision_board(data: ReportData, links: Sequence[tuple[str, str]], cu
     n_batches = len({r["batch"] for r in payload["rows"]})
     n_runs = len({r["run"] for r in payload["rows"]})
     body = [nav(links, current), "<h1>chunkbench decision board</h1>",
-            f"<p class='meta'>Generated {esc(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))} · {n_batches} run(s) "
-            f"made of {n_runs} experiment run id(s) · {len(payload['rows'])} configuration result(s) · every run kept "
+            f"<p class='meta'>Generated {esc(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))} · {plural(n_batches, 'run')} "
+            f"made of {plural(n_runs, 'experiment run id')} · {plural(len(payload['rows']), 'configuration result')} · "
+            "every run kept "
             "in the results.</p>"]
     if not payload["rows"]:
         body.append("<p>No experiment has run yet.</p>")

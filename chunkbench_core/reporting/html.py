@@ -26,9 +26,16 @@ from typing import Any, Iterable, Sequence
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 
+def _absent(value: object) -> bool:
+    """None, a float NaN, pandas' NaT / NA: shown as nothing, never as "None", "nan" or "NaT"."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return True
+    return type(value).__name__ in ("NaTType", "NAType")
+
+
 def esc(value: object) -> str:
-    """Escape ``value`` for HTML text or a quoted attribute value (None -> empty)."""
-    return html.escape("" if value is None else str(value), quote=True)
+    """Escape ``value`` for HTML text or a quoted attribute value (None, NaN, NaT -> empty)."""
+    return html.escape("" if _absent(value) else str(value), quote=True)
 
 
 def _json_ready(value: Any) -> Any:

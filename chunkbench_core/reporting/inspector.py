@@ -171,8 +171,11 @@ def _chunk_refs(records: list[dict[str, Any]], strategy: str, model: str, table:
         entry = table.entries[index]
         chunk_span = span or (_span({"document": entry["doc"], "start": entry["start"], "end": entry["end"]}))
         ranges, count = evidence_ranges(chunk_span, entry["text"], references)
+        role = r.get("role") or default_role
+        if role == "hit" and not count:  # HIT only for a chunk that shares evidence
+            role = "retrieved"
         out.append({"chunk": index, "rank": r.get("rank"), "score": number(r.get("score")),
-                    "role": r.get("role") or default_role, "ev": ranges, "evChars": count})
+                    "role": role, "ev": ranges, "evChars": count})
     return out
 
 
@@ -227,6 +230,7 @@ def inspector_payload(data: ReportData, results: ResultsDB | None) -> dict[str, 
     for row in board.to_dict("records"):
         settings = run_settings(parse_json(row.get("provenance"), {}), row)
         configs.append({"key": row["configuration"], "strategy": row["strategy"], "model": row["corpus_model"],
+                        "label": row.get("strategy_label") or row["strategy"],
                         "run": row.get("experiment_run_id"), "badge": settings.neighbor_badge,
                         "boundary": settings.boundary_model})
     config_index = {(c["strategy"], c["model"]): i for i, c in enumerate(configs)}

@@ -37,7 +37,7 @@ background:var(--panel)}
 .chunk-text{white-space:pre-wrap;padding:.5rem .7rem;font-size:.88rem;margin:0;font-family:inherit;
 overflow-wrap:anywhere}
 .role{font-weight:600;text-transform:uppercase;font-size:.72rem;letter-spacing:.03em;margin-right:.3rem}
-.role.hit{color:#0b3d91}.role.neighbor{color:#8a5a00}.role.parent{color:#5b2a86}
+.role.hit{color:#0b3d91}.role.retrieved{color:#555}.role.neighbor{color:#8a5a00}.role.parent{color:#5b2a86}
 ul.tree{list-style:none;padding-left:0}ul.tree ul{list-style:none;padding-left:1.4rem;border-left:2px solid var(--line);
 margin:.2rem 0 .5rem .4rem}
 ul.tree li{margin:.15rem 0}
@@ -159,7 +159,7 @@ INSPECTOR_JS = r"""
       tab.setAttribute("aria-selected", i === state.c ? "true" : "false");
       tab.setAttribute("aria-controls", "inspector-panel");
       tab.tabIndex = i === state.c ? 0 : -1;
-      add(tab, el("span", "", c.strategy + " \u00b7 " + c.model));
+      add(tab, el("span", "", (c.label || c.strategy) + " \u00b7 " + c.model));
       var badge = add(tab, el("span", "badge", c.badge));
       badge.setAttribute("title", "neighbor expansion: previous/next chunks added around each hit");
       tab.addEventListener("click", function () { select(state.q, i, "picker"); });
@@ -221,7 +221,7 @@ INSPECTOR_JS = r"""
     var ul = add(block, el("ul", "tree"));
     r.tree.forEach(function (node) {
       var li = add(ul, el("li"));
-      var label = "hit #" + (node.rank === null ? "?" : node.rank) +
+      var label = (evidence[node.hit] ? "hit #" : "retrieved #") + (node.rank === null ? "?" : node.rank) +
         (node.score === null ? "" : " (score " + fmt("fraction", node.score) + ")");
       treeChunk(li, label, node.hit, evidence);
       var sub = add(li, el("ul"));
@@ -262,7 +262,7 @@ INSPECTOR_JS = r"""
       var r = result(state.q, i);
       var tr = add(table, el("tr", i === state.c ? "current" : ""));
       var td = add(tr, el("td"));
-      var button = add(td, el("button", "", c.strategy + " \u00b7 " + c.model));
+      var button = add(td, el("button", "", (c.label || c.strategy) + " \u00b7 " + c.model));
       button.type = "button";
       button.addEventListener("click", function () { select(state.q, i, "compare"); });
       names.forEach(function (n) {
@@ -286,7 +286,7 @@ INSPECTOR_JS = r"""
     var meta = [q.set, q.id];
     if (q.category) { meta.push(q.category); }
     if (q.difficulty) { meta.push(q.difficulty); }
-    meta.push(c.strategy + " \u00b7 " + c.model);
+    meta.push((c.label || c.strategy) + " \u00b7 " + c.model);
     if (c.run) { meta.push("run " + c.run); }
     if (c.boundary) { meta.push("boundary model " + c.boundary); }
     add(panel, el("p", "meta", meta.join(" \u00b7 ")));
@@ -336,7 +336,7 @@ INSPECTOR_JS = r"""
         "so evidence cannot be highlighted."));
     }
     chunkList(panel, r.hits, "Retrieved chunks", "retrieved-chunks");
-    var extra = r.context.filter(function (ref) { return ref.role !== "hit"; });
+    var extra = r.context.filter(function (ref) { return ref.role !== "hit" && ref.role !== "retrieved"; });
     if (extra.length) { chunkList(panel, r.context, "Context after expansion", "context-chunks"); }
     renderTree(panel, r);
     if (r.parentContext.length) {

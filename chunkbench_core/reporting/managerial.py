@@ -15,13 +15,23 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from . import plots
-from .columns import KPI_METRICS, METRIC_BY_NAME, fmt, fmt_metric, present_metrics, value
+from .columns import (
+    HEADING_CONTEXT_LABEL,
+    KPI_METRICS,
+    METRIC_BY_NAME,
+    fmt,
+    fmt_metric,
+    number,
+    plural,
+    present_metrics,
+    value,
+)
 from .data import ReportData
 from .html import definition_list, esc, nav, page, png_img, table
 from .intervals import REPORT_CI_NOTE
 from .question_problems import render_question_problems
 from .style import CSS
-from .columns import flag, number
+from .columns import flag
 from .summary import Interval, latency_means, metric_interval, metric_value, n_failed, token_totals
 
 #: plain-language description of the strategies the product ships (unknown names get none)
@@ -31,6 +41,8 @@ STRATEGY_DESCRIPTIONS: dict[str, str] = {
     "semantic": "groups consecutive sentences while their meaning stays similar (a boundary embedding model decides)",
     "semantic_parent_child": "retrieves small semantic chunks and hands the model their larger parent section",
     "contextual_retrieval": "adds an LLM-written context line to each chunk before embedding it",
+    HEADING_CONTEXT_LABEL: "adds the document's title and the chunk's heading path to each chunk before embedding "
+                           "it (no LLM was configured)",
     "structural": "follows the document's own structure (headings, lists, tables)",
     "cluster_semantic": "clusters sentences by meaning into chunks of bounded size",
 }
@@ -56,8 +68,14 @@ def _with_interval(name: str, raw: Any, bounds: Interval | None) -> str:
     return text
 
 
+def _questions(n: Any) -> str:
+    """"1 question", "30 questions" ("– questions" when not recorded)."""
+    return "– questions" if number(n) is None else plural(number(n), "question")
+
+
 def _config_html(row: Mapping[str, Any]) -> str:
-    return f"<strong>{esc(row['strategy'])}</strong> with <strong>{esc(row['corpus_model'])}</strong>"
+    return (f"<strong>{esc(row.get('strategy_label') or row['strategy'])}</strong> with "
+            f"<strong>{esc(row['corpus_model'])}</strong>")
 
 
 def recommended_row(rows: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
@@ -109,7 +127,7 @@ def _recommendation(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
     recall = metric_value(data, best, "recall")
     parts.append(
         f"<p>Its top {esc(fmt('count', best.get('top_k')))} chunks hold {_pct(recall)} of the evidence text (recall "
-        f"{esc(fmt_metric('recall', recall))}), with precision "
+        f"{esc(fmt_metric('recall', recall))} over {esc(_questions(best.get('n_questions')))}), with precision "
         f"{esc(fmt_metric('precision', metric_value(data, best, 'precision')))} and MRR "
         f"{esc(fmt_metric('mrr', metric_value(data, best, 'mrr')))}; the LLM would read about "
         f"{esc(fmt('count', best.get('context_tokens')))} tokens of context per question.</p>"
@@ -159,8 +177,8 @@ def _ranked_table(data: ReportData, rows: Sequence[Mapping[str, Any]], metrics: 
     body = []
     for i, row in enumerate(rows):
         cells = [esc(fmt("count", row.get("rank") if number(row.get("rank")) is not None else i + 1)),
-                 esc(fmt("count", row.get("tier"))), esc(row["strategy"]), esc(row["corpus_model"]),
-                 esc(fmt("count", row.get("n_questions")))]
+                 esc(fmt("count", row.get("tier"))), esc(row.get("strategy_label") or row["strategy"]),
+                 esc(row["corpus_model"]), esc(fmt("count", row.get("n_questions")))]
         if metric:
             bounds = (Interval(float(row["rank_ci_low"]), float(row["rank_ci_high"]), True)
                       if number(row.get("rank_ci_low")) is not None else None)
@@ -266,7 +284,8 @@ def _chunk_sizes(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
 def _strategy_paragraph(data: ReportData, row: Mapping[str, Any], rank: int, total: int) -> str:
     strategy = str(row["strategy"])
     sentences = []
-    description = STRATEGY_DESCRIPTIONS.get(strategy)
+    label = str(row.get("strategy_label") or strategy)
+    description = STRATEGY_DESCRIPTIONS.get(label) or STRATEGY_DESCRIPTIONS.get(strategy)
     if description:
         sentences.append(f"This strategy {description}.")
     recall, precision = metric_value(data, row, "recall"), metric_value(data, row, "precision")
@@ -304,8 +323,9 @@ def _strategy_paragraph(data: ReportData, row: Mapping[str, Any], rank: int, tot
         sentences.append(f"It is in tier {tier:.0f}: measurably behind the best configuration.")
     failed = n_failed(data, row)
     if failed:
-        sentences.append(f"{failed} question(s) failed and are not in these numbers.")
-    return (f"<div class='strategy'><h3>{rank}. {esc(row['strategy'])} · {esc(row['corpus_model'])}"
+        sentences.append(f"{plural(failed, 'question')} failed and {'is' if failed == 1 else 'are'} not in these "
+                         "numbers.")
+    return (f"<div class='strategy'><h3>{rank}. {esc(label)} · {esc(row['corpus_model'])}"
             f"<span class='badge'>rank {rank} of {total}</span></h3><p>{esc(' '.join(sentences))}</p></div>")
 
 
@@ -316,8 +336,9 @@ def _corpus(data: ReportData) -> str:
     failed = int((docs["status"] == "failed").sum())
     n_questions = data.questions[["question_set", "question_id"]].drop_duplicates().shape[0] \
         if not data.questions.empty else 0
-    summary = (f"<p>{len(docs)} documents ({failed} failed to parse); {n_questions} questions in "
-               f"{data.questions['question_set'].nunique() if n_questions else 0} question set(s).</p>")
+    n_sets = data.questions["question_set"].nunique() if n_questions else 0
+    summary = (f"<p>{plural(len(docs), 'document')} ({failed} failed to parse); {plural(n_questions, 'question')} "
+               f"in {plural(n_sets, 'question set')}.</p>")
     rows = [[esc(r["document"]), f"<span class='{'fail' if r['status'] == 'failed' else ''}'>{esc(r['status'])}</span>",
              esc(fmt("count", r.get("n_chars"))), esc(value(r, "error") or "")] for _, r in docs.iterrows()]
     return summary + table(["document", "status", "characters", "error"], rows, element_id="documents",
@@ -329,7 +350,7 @@ def render_managerial(data: ReportData, links: Sequence[tuple[str, str]], curren
     body = [nav(links, current), "<h1>chunkbench: which chunking and embedding to use</h1>",
             f"<p class='meta'>Managerial report · generated {esc(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))}"
             " · "
-            f"{len(rows)} configuration(s), latest run of each.</p>"]
+            f"{plural(len(rows), 'configuration')}, latest run of each.</p>"]
     body.append("<h2>Recommendation</h2>" + _recommendation(data, rows))
     body.append(_diagnostics(data))
     if rows:

@@ -11,7 +11,7 @@ from typing import Sequence
 
 from chunkbench_core.storage.results_db import ResultsDB
 
-from .columns import METRICS, flag, flatten, fmt, fmt_metric, has_values, parse_json, run_settings, value
+from .columns import METRICS, flag, flatten, fmt, fmt_metric, has_values, parse_json, plural, run_settings, text, value
 from .data import ReportData
 from .html import definition_list, esc, json_script, nav, page, table
 from .inspector import inspector_payload
@@ -64,7 +64,7 @@ def _runs(data: ReportData) -> str:
     rows = []
     for row in data.board.to_dict("records"):
         settings = run_settings(parse_json(row.get("provenance"), {}), row)
-        rows.append([esc(row["configuration"]), esc(row.get("experiment_run_id")), esc(row.get("created_at")),
+        rows.append([esc(row["configuration"]), esc(text(row.get("experiment_run_id"))), esc(text(row.get("created_at"))),
                      esc(fmt("count", row.get("top_k"))),
                      f"<span class='badge{' on' if (settings.neighbor_prev or settings.neighbor_next) else ''}'>"
                      f"{esc(settings.neighbor_badge)}</span>",
@@ -102,7 +102,8 @@ def _question_table(data: ReportData) -> str:
         question = f"<span dir='auto'>{esc(row.get('question'))}</span>"
         if value(row, "judge_only"):  # no evidence references: evidence metrics empty, judged only
             question += " <span class='badge' title='no evidence references: scored by the LLM judge only'>judge only</span>"
-        cells = [esc(row["question_set"]), esc(row["question_id"]), question, esc(row["strategy"]),
+        cells = [esc(row["question_set"]), esc(row["question_id"]), question,
+                 esc(data.label(str(row["strategy"]), str(row["corpus_model"]))),
                  esc(row["corpus_model"])]
         cells += [esc(fmt_metric(m.name, row.get(m.question_column))) for m in metrics]
         cells += [esc(fmt("ms", row.get("retrieval_ms"))), f"<span class='fail'>{esc(error)}</span>" if error else ""]
@@ -142,11 +143,11 @@ def _provenance(data: ReportData) -> str:
         provenance = parse_json(row.get("provenance"), None)
         items = flatten(provenance) if isinstance(provenance, (dict, list)) else [("provenance", "not recorded")]
         parts.append(f"<details class='provenance'><summary>{esc(row['configuration'])} · run "
-                     f"{esc(row.get('experiment_run_id'))}</summary>"
+                     f"{esc(text(row.get('experiment_run_id')))}</summary>"
                      + definition_list((k, esc(v)) for k, v in items) + "</details>")
     docs = data.documents
     if not docs.empty:
-        rows = [[esc(r["document"]), esc(r.get("status")), esc(r.get("parser")), esc(fmt("count", r.get("n_chars"))),
+        rows = [[esc(r["document"]), esc(text(r.get("status"))), esc(text(r.get("parser"))), esc(fmt("count", r.get("n_chars"))),
                  f"<code>{esc(r.get('sha256') or '–')}</code>",
                  esc(", ".join(str(w) for w in (parse_json(r.get("warnings"), []) or []))
                      if isinstance(parse_json(r.get("warnings"), []), list) else r.get("warnings"))]
@@ -164,7 +165,7 @@ def _failures(data: ReportData) -> str:
     if not failed_docs.empty:
         parts.append("<h3>Documents that failed to parse</h3>" + table(
             ["document", "parser", "error"],
-            [[esc(r["document"]), esc(r.get("parser")), f"<span class='fail'>{esc(r.get('error'))}</span>"]
+            [[esc(r["document"]), esc(text(r.get("parser"))), f"<span class='fail'>{esc(r.get('error'))}</span>"]
              for r in failed_docs.to_dict("records")], element_id="failed-documents"))
     q = data.questions
     rows = []
@@ -194,8 +195,8 @@ def render_technical(data: ReportData, links: Sequence[tuple[str, str]], current
     payload = inspector_payload(data, results)
     body = [nav(links, current), "<h1>chunkbench technical report</h1>",
             f"<p class='meta'>Generated {esc(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))} · latest run of each "
-            f"configuration · {len(payload['questions'])} question(s) × {len(payload['configs'])} "
-            "configuration(s).</p>",
+            f"configuration · {plural(len(payload['questions']), 'question')} × "
+            f"{plural(len(payload['configs']), 'configuration')}.</p>",
             "<h2>Ranking, tiers and tests</h2>", _ranking(data),
             "<h2>Runs in this report</h2>", _runs(data), INSPECTOR_HTML,
             "<h2>Per-question results</h2><div class='scroll'>", _question_table(data), "</div>",

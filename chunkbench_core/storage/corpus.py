@@ -172,12 +172,12 @@ class ParsedStore:
     def manifest_path(self) -> Path:
         return self.root / "manifest.json"
 
-    def write_manifest(self, sources: list[SourceDocument]) -> None:
+    def write_manifest(self, sources: list[SourceDocument], parse_options: dict[str, Any] | None = None) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         entries = [{**asdict(s), "record": self._path(s).name} for s in sources]
         tmp = self.manifest_path.with_name(f".manifest.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"parser_version": self.parser_version, "documents": entries}, ensure_ascii=False),
-                       encoding="utf-8")
+        tmp.write_text(json.dumps({"parser_version": self.parser_version, "parse_options": parse_options or {},
+                                   "documents": entries}, ensure_ascii=False), encoding="utf-8")
         os.replace(tmp, self.manifest_path)
 
     def manifest_fingerprint(self) -> str:
@@ -187,6 +187,13 @@ class ParsedStore:
         manifest = json.loads(self.manifest_path.read_text(encoding="utf-8"))
         # the record name carries the parser version and options: re-parsed = a new fingerprint
         return fingerprint({e["document"]: f"{e['sha256']}:{e['record']}" for e in manifest["documents"]})
+
+    def manifest_parse(self) -> tuple[str | None, dict[str, Any]]:
+        """(parser version and options key, parse options) of the last parse; (None, {}) before any."""
+        if not self.manifest_path.exists():
+            return None, {}
+        manifest = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        return manifest.get("parser_version"), manifest.get("parse_options") or {}
 
     def load_manifest_documents(self) -> list[ParsedDocument]:
         """The successfully parsed documents of the last ``parsed_documents`` materialization."""

@@ -259,6 +259,39 @@ TABLES["question_errors"] = [
     ("reason", "VARCHAR"),
     ("checked_at", "TIMESTAMP"),
 ]
+# one row per collection build (replaced by the next build of the same collection): what it was
+# built from; experiments copy it into their provenance (chunkbench_core.provenance)
+TABLES["collections"] = [
+    ("collection", "VARCHAR"),
+    ("strategy", "VARCHAR"),
+    ("corpus_model", "VARCHAR"),
+    ("variant", "VARCHAR"),
+    ("settings", "VARCHAR"),  # JSON: every requested setting that decides the chunks
+    ("settings_fingerprint", "VARCHAR"),
+    ("options", "VARCHAR"),  # JSON: the chunker options set by the user (run config, CLI)
+    ("chunker_params", "VARCHAR"),  # JSON: what the chunker reported (its params)
+    ("boundary_model", "VARCHAR"),
+    ("threshold", "DOUBLE"),
+    ("threshold_source", "VARCHAR"),  # run config | override | registry
+    ("threshold_mode", "VARCHAR"),
+    ("context_sources", "VARCHAR"),  # JSON: embedded texts per context source (llm, headings, headings_fallback)
+    ("parse_options", "VARCHAR"),  # JSON
+    ("parser_version", "VARCHAR"),
+    ("corpus_fingerprint", "VARCHAR"),
+    ("n_documents", "INTEGER"),
+    ("n_chunks", "INTEGER"),
+    ("dagster_run_id", "VARCHAR"),  # the chunk_collections materialization's run
+    ("code_version", "VARCHAR"),
+    ("built_at", "TIMESTAMP"),
+]
+
+# persistent defaults shared by every machine using this results folder (embedding.thresholds)
+TABLES["defaults"] = [
+    ("setting", "VARCHAR"),  # semantic_threshold:<model id> | boundary_model
+    ("value", "VARCHAR"),  # JSON
+    ("changed_at", "TIMESTAMP"),
+]
+
 
 LEADERBOARD_COLUMNS = ("rank", "tier", "strategy", "corpus_model", "n_questions", "rank_metric", "rank_mean",
                        "recall", "precision", "iou", "mrr", "hit_rate", "recall_expanded", "context_tokens",

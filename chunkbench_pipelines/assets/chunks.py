@@ -1,6 +1,6 @@
 """chunk_collections: one Qdrant collection per strategy x corpus model."""
 
-from typing import Optional
+from typing import Iterator
 
 import numpy as np
 from dagster import (
@@ -8,17 +8,24 @@ from dagster import (
     AssetCheckSeverity,
     AssetCheckSpec,
     AssetExecutionContext,
-    Config,
     MaterializeResult,
     MetadataValue,
     asset,
 )
 
-from chunkbench_core.stages import build_chunk_collection, chunking_params, load_parsed_corpus, variant_label
+from chunkbench_core.stages import (
+    build_chunk_collection,
+    chunking_params,
+    load_parsed_corpus,
+    strategy_options,
+    variant_label,
+    variant_options,
+)
 
 from ..automation import on_parsed_corpus_change
 from ..concurrency import pool_slots
-from ..failures import TRANSIENT_RETRY, corpus_embedder, permanent_errors_fail_fast
+from ..config import ChunkerConfig
+from ..failures import TRANSIENT_RETRY, corpus_embedder, fail_fast, permanent_errors_fail_fast
 from ..metadata import pool_wait as pool_wait_metadata, rounded
 from ..partitions import split_key, strategy_x_model
 from ..resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
@@ -28,19 +35,7 @@ VECTOR_COUNT_CHECK = "vector_count_matches_chunks"
 INVARIANTS_CHECK = "chunk_invariants"
 
 
-class ChunkingConfig(Config):
-    """Chunk size and overlap in cl100k tokens; empty = the default for the corpus model's window.
-
-    Non-default values (sweeps) build a collection of their own, named after the values.
-    """
-
-    chunk_size: Optional[int] = None
-    chunk_overlap: Optional[int] = None
-    overflow: str = "error"  # "truncate": allow chunks longer than the model window, knowingly (counted)
-    boundary_model: Optional[str] = None  # semantic cuts; default CHUNKBENCH_BOUNDARY_MODEL or the registry's
-    # empty chunk_size: every model gets the same size (the smallest model window's default), so models are
-    # compared like for like; True: the model's own window's default instead (a sweep with a collection of its own)
-    per_model_window: bool = False
+ChunkingConfig = ChunkerConfig  # the chunk_collections run config (shared with experiment_results)
 
 
 def token_histogram(counts: list[int], buckets: int = 8) -> str:
@@ -66,30 +61,44 @@ def token_histogram(counts: list[int], buckets: int = 8) -> str:
                                       "(unless overflow: truncate)."),
        ],
        description="The corpus chunked by one strategy and embedded by one corpus model, stored in Qdrant.")
-def chunk_collections(context: AssetExecutionContext, config: ChunkingConfig, workspace: WorkspaceResource,
+def chunk_collections(context: AssetExecutionContext, config: ChunkerConfig, workspace: WorkspaceResource,
                       duckdb: DuckDBResource, qdrant: QdrantResource, embeddings: EmbeddingResource,
-                      llm: LLMResource) -> MaterializeResult:
+                      llm: LLMResource) -> Iterator[MaterializeResult]:
     strategy, corpus_model = split_key(context.partition_key)
     embedder = corpus_embedder(embeddings, corpus_model)
     with permanent_errors_fail_fast():
         params = chunking_params(embedder.spec, config.chunk_size, config.chunk_overlap, config.per_model_window)
-        variant = variant_label(params, chunking_params(embedder.spec, None, None))
+        options = strategy_options(strategy, config.chunker_options())
+        named_by = variant_options(strategy, options, config.boundary_model)
+        variant = variant_label(params, chunking_params(embedder.spec, None, None), named_by)
         boundary, threshold = embeddings.boundary(strategy, config.boundary_model, workspace.home_dir())
-        documents = load_parsed_corpus(workspace.parsed_store())
+        _, _, threshold_source = embeddings.boundary_in_force(strategy, config.boundary_model, workspace.home_dir())
+        parsed_store = workspace.parsed_store()
+        corpus_fingerprint = parsed_store.manifest_fingerprint()
+        parser_key, parse_options = parsed_store.manifest_parse()
+        documents = load_parsed_corpus(parsed_store)
         pools = [embeddings.pool(corpus_model), boundary and embeddings.pool(boundary.spec.id),
                  llm.pool if strategy == "contextual_retrieval" and llm.configured else None]
         with pool_slots(context, pools, embeddings.pool_limit) as pool_wait, qdrant.open() as store:
             summary = build_chunk_collection(strategy, embedder.spec, documents, embedder, store, duckdb.results(),
                                              params, variant, boundary=boundary, threshold=threshold,
                                              context=llm.contextual_context() if strategy == "contextual_retrieval"
-                                             else None, overflow=config.overflow)
+                                             else None, overflow=config.overflow_mode, options=options,
+                                             variant_options=named_by,
+                                             threshold_source=threshold_source,
+                                             corpus_fingerprint=corpus_fingerprint, parse_options=parse_options,
+                                             parser_version=parser_key, dagster_run_id=context.run.run_id)
     check = summary.check
     assert check is not None
-    return MaterializeResult(
+    vectors_ok = summary.point_count == summary.n_retrieved
+    yield MaterializeResult(
         metadata={
             "collection": summary.collection,
-            "corpus_fingerprint": workspace.parsed_store().manifest_fingerprint(),
+            "corpus_fingerprint": corpus_fingerprint,
             "benchmark": workspace.benchmark_name(),  # a shared Dagster instance holds every benchmark's history
+            "settings_fingerprint": summary.settings_fingerprint,
+            "chunker_settings": MetadataValue.json(summary.settings),
+            "context_sources": MetadataValue.json(summary.context_sources),
             "variant": variant or "default",
             "dagster/row_count": summary.n_chunks,
             "documents": summary.n_documents,
@@ -106,7 +115,7 @@ def chunk_collections(context: AssetExecutionContext, config: ChunkingConfig, wo
             "chunk_size_histogram": MetadataValue.md(token_histogram(summary.token_counts)),
         },
         check_results=[
-            AssetCheckResult(check_name=VECTOR_COUNT_CHECK, passed=summary.point_count == summary.n_retrieved,
+            AssetCheckResult(check_name=VECTOR_COUNT_CHECK, passed=vectors_ok,
                              severity=AssetCheckSeverity.ERROR,
                              metadata={"points": summary.point_count, "retrievable_chunks": summary.n_retrieved}),
             AssetCheckResult(check_name=INVARIANTS_CHECK, passed=check.passed, severity=AssetCheckSeverity.ERROR,
@@ -114,3 +123,10 @@ def chunk_collections(context: AssetExecutionContext, config: ChunkingConfig, wo
                                        "problems": MetadataValue.md("\n".join(f"- {p}" for p in check.problems()[:20]) or "none")}),
         ],
     )
+    # a failed blocking check fails the step with its own explanation (not only "1 blocking asset check
+    # failed"); the same chunks fail the same way again, so it is not retried
+    reasons = ([] if vectors_ok else [f"{VECTOR_COUNT_CHECK}: the collection holds {summary.point_count} points "
+                                      f"for {summary.n_retrieved} retrievable chunks"])
+    reasons += [f"{INVARIANTS_CHECK}: {problem}" for problem in check.problems()]
+    if reasons:
+        raise fail_fast("; ".join(reasons))

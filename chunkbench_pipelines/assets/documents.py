@@ -1,6 +1,8 @@
 """source_documents and parsed_documents."""
 
 
+import dataclasses
+
 from dagster import AssetExecutionContext, DataVersion, MaterializeResult, MetadataValue, asset
 
 from chunkbench_core.parsing.isolation import IsolatedParser, limits_from_env
@@ -8,6 +10,8 @@ from chunkbench_core.stages import parse_corpus
 from chunkbench_core.storage.corpus import scan_corpus_report
 
 from ..concurrency import pool_slots
+from ..config import ParsingConfig
+from ..failures import permanent_errors_fail_fast
 from ..resources import DuckDBResource, LLMResource, WorkspaceResource
 
 
@@ -28,16 +32,18 @@ def source_documents(context: AssetExecutionContext, workspace: WorkspaceResourc
 
 @asset(group_name="documents", kinds={"python", "duckdb"}, deps=[source_documents],
        description="Documents parsed to markdown + structural units (unchanged files are not parsed again).")
-def parsed_documents(context: AssetExecutionContext, workspace: WorkspaceResource, duckdb: DuckDBResource,
-                     llm: LLMResource) -> MaterializeResult:
+def parsed_documents(context: AssetExecutionContext, config: ParsingConfig, workspace: WorkspaceResource,
+                     duckdb: DuckDBResource, llm: LLMResource) -> MaterializeResult:
     results = duckdb.results()
-    options = llm.parse_options()
+    with permanent_errors_fail_fast():  # a bad setting fails at once, naming it
+        options = dataclasses.replace(llm.parse_options(), **config.given())
     limits = limits_from_env()  # each document parsed in a worker process with a memory and a time limit
     with pool_slots(context, [llm.pool if llm.vision_model else None], llm.pool_limit), \
             IsolatedParser(limits) as parser:  # image captions
         scan = scan_corpus_report(workspace.corpus_dir())
         summary = parse_corpus(scan.documents, workspace.parsed_store(options), results,
-                               lambda path: parser.parse(path, options), scan)
+                               lambda path: parser.parse(path, options), scan=scan,
+                               parse_options=options.describe())
     results.ensure_database()  # the DuckDB file answers SQL as soon as anything is stored
     for document, error in summary.failed.items():
         context.log.error(f"document failed: {error}")
@@ -48,6 +54,7 @@ def parsed_documents(context: AssetExecutionContext, workspace: WorkspaceResourc
         "parsed": len(summary.parsed),
         "reused_unchanged": len(summary.reused),
         "corpus_fingerprint": summary.corpus_fingerprint,
+        "parse_options": MetadataValue.json(options.describe()),
         "failed": len(summary.failed),
         "hidden_skipped": summary.hidden,
         "parse_limits": f"{limits.describe_memory()}, {limits.describe_timeout()} per document",

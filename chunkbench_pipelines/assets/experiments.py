@@ -1,6 +1,6 @@
 """experiment_results: every question retrieved and scored against one partition's collection."""
 
-from typing import Optional
+from typing import Iterator
 
 from dagster import (
     AssetCheckResult,
@@ -9,21 +9,29 @@ from dagster import (
     AssetExecutionContext,
     AssetKey,
     AssetSpec,
-    Config,
     MaterializeResult,
     MetadataValue,
     asset,
 )
 
-from chunkbench_core.chunking import STRATEGIES
-from chunkbench_core.embedding import boundary_model_id
-from chunkbench_core.evaluation.experiment import DEFAULT_TOP_K
 from chunkbench_core.evaluation.retrieval import ExpansionSettings
-from chunkbench_core.stages import chunking_params, load_parsed_corpus, run_experiment, variant_label
+from chunkbench_core.provenance import check_collection_current, collection_provenance
+from chunkbench_core.stages import (
+    chunking_params,
+    collection_settings,
+    load_parsed_corpus,
+    partition_collection,
+    read_collection,
+    run_experiment,
+    strategy_options,
+    variant_label,
+    variant_options,
+)
 
 from ..automation import QUESTION_SETS, on_collection_or_question_sets
 from ..concurrency import pool_slots
-from ..failures import TRANSIENT_RETRY, corpus_embedder, permanent_errors_fail_fast
+from ..config import ExperimentConfig
+from ..failures import TRANSIENT_RETRY, corpus_embedder, fail_fast, permanent_errors_fail_fast
 from ..metadata import headline_metrics, llm_run as llm_run_metadata, pool_wait as pool_wait_metadata
 from ..partitions import split_key, strategy_x_model
 from ..resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, RankingResource, WorkspaceResource
@@ -31,26 +39,6 @@ from .chunks import chunk_collections
 
 METRICS_RANGE_CHECK = "metrics_within_unit_interval"
 REFERENCES_CHECK = "question_references_resolve"
-
-
-class ExperimentConfig(Config):
-    """Retrieval settings of one experiment run.
-
-    top_k: chunks retrieved per question. filter_by_document: search only the document of the
-    question's reference (the seeds' protocol) instead of all documents (the Chroma protocol).
-    neighbor_prev / neighbor_next: neighbor expansion (0..5), recorded in provenance.
-    chunk_size / chunk_overlap: evaluate the sweep collection built with these values
-    (empty = the partition's default collection).
-    """
-
-    top_k: int = DEFAULT_TOP_K
-    filter_by_document: bool = False
-    neighbor_prev: int = 0
-    neighbor_next: int = 0
-    expansion_strategies: list[str] = ["fixed_size"]  # neighbor expansion applies to fixed_size only
-    chunk_size: Optional[int] = None
-    chunk_overlap: Optional[int] = None
-    per_model_window: bool = False  # evaluate the collection chunked at the model's own window (a sweep)
 
 
 question_sets = AssetSpec(
@@ -71,32 +59,46 @@ question_sets = AssetSpec(
        description="Per-question evidence metrics and their aggregates for one strategy x corpus model.")
 def experiment_results(context: AssetExecutionContext, config: ExperimentConfig, workspace: WorkspaceResource,
                        duckdb: DuckDBResource, qdrant: QdrantResource, embeddings: EmbeddingResource,
-                       llm: LLMResource, ranking: RankingResource) -> MaterializeResult:
+                       llm: LLMResource, ranking: RankingResource) -> Iterator[MaterializeResult]:
     strategy, corpus_model = split_key(context.partition_key)
     embedder = corpus_embedder(embeddings, corpus_model)
     with permanent_errors_fail_fast():
         params = chunking_params(embedder.spec, config.chunk_size, config.chunk_overlap, config.per_model_window)
-        variant = variant_label(params, chunking_params(embedder.spec, None, None))
-        provenance = {"strategy": strategy, "chunking_params": params, "neighbor_prev": config.neighbor_prev,
+        options = strategy_options(strategy, config.chunker_options())
+        named_by = variant_options(strategy, options, config.boundary_model)
+        variant = variant_label(params, chunking_params(embedder.spec, None, None), named_by)
+        # the collection must be the one requested, built from the current parsed corpus (else fail at once)
+        boundary_id, threshold, threshold_source = embeddings.boundary_in_force(strategy, config.boundary_model,
+                                                                                workspace.home_dir())
+        requested = collection_settings(strategy, params, options, config.overflow_mode, boundary_id, threshold,
+                                        threshold_source)
+        results = duckdb.results()
+        built = read_collection(results, strategy, corpus_model, variant)
+        parsed_store = workspace.parsed_store()
+        check_collection_current(built, partition=context.partition_key, variant=variant,
+                                 collection=partition_collection(strategy, corpus_model, variant),
+                                 corpus_fingerprint=parsed_store.manifest_fingerprint(), settings=requested)
+        assert built is not None
+        provenance = {"strategy": strategy, **collection_provenance(built), "neighbor_prev": config.neighbor_prev,
                       "neighbor_next": config.neighbor_next, "dagster_run_id": context.run.run_id,
                       "benchmark": workspace.benchmark_name()}
         expansion = ExpansionSettings(config.neighbor_prev, config.neighbor_next,
                                       frozenset(config.expansion_strategies))
-        documents = load_parsed_corpus(workspace.parsed_store())
+        documents = load_parsed_corpus(parsed_store)
         pools = [embeddings.pool(corpus_model), llm.pool if llm.configured else None]
         with pool_slots(context, pools, embeddings.pool_limit) as pool_wait, qdrant.open() as store:
             summary = run_experiment(strategy, embedder.spec, context.run.run_id, workspace.questions_dir(), documents,
-                                     embedder, store, duckdb.results(), top_k=config.top_k,
+                                     embedder, store, results, top_k=config.top_k,
                                      filter_by_document=config.filter_by_document, provenance=provenance,
                                      variant=variant, expansion=expansion,
                                      llm_client=llm.client() if llm.configured else None,
                                      llm_settings=llm.settings() if llm.configured else None,
-                                     boundary_model=boundary_model_id() if STRATEGIES[strategy].needs_boundary_embeddings
-                                     else None, budgets=ranking.settings().budgets, llm_prices=llm.prices())
+                                     boundary_model=built.get("boundary_model"), budgets=ranking.settings().budgets,
+                                     llm_prices=llm.prices())
     # listed at info level: `chunkbench run` prints each problem once in its final summary, not once per partition
     for error in summary.errors:
         context.log.info(f"question problem: {error}")
-    return MaterializeResult(
+    yield MaterializeResult(
         metadata={
             "experiment_run_id": summary.experiment_run_id,
             "variant": variant or "default",
@@ -116,3 +118,6 @@ def experiment_results(context: AssetExecutionContext, config: ExperimentConfig,
                              metadata={"errors": len(summary.errors)}),
         ],
     )
+    if summary.out_of_range:  # fail with the values, not only "1 blocking asset check failed"; not retried
+        raise fail_fast(f"{METRICS_RANGE_CHECK}: {len(summary.out_of_range)} metric values outside [0, 1], e.g. "
+                        + "; ".join(summary.out_of_range[:5]))

@@ -10,11 +10,12 @@ ROOT = Path(__file__).resolve().parents[2]
 CLI = [str(Path(sys.executable).with_name("chunkbench"))]
 
 
-# PYTHONPATH passes through: a checkout on it (a worktree) is the code under test
-BASE_ENV = {"PATH": "/usr/bin:/bin", **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {})}
+# this checkout is the code under test, whatever the installed command points at
+BASE_ENV = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}
 
 
 def run(*args, env_home):
+    # PYTHONPATH: the code of this checkout, whichever checkout the installed command points at
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=300, cwd=ROOT,
                           env={**BASE_ENV, "CHUNKBENCH_HOME": str(env_home)})
 
@@ -41,6 +42,13 @@ def test_chunk_uses_the_boundary_model_for_semantic_strategies(tmp_path):
     chunks = json.loads(result.stdout)
     text = doc.read_text(encoding="utf-8")
     assert chunks and all(text[c["start"]:c["end"]] == c["text"] for c in chunks)
+    # the cuts come from the BOUNDARY model: an unavailable one fails semantic, and fixed_size does not use it
+    unavailable = run("chunk", str(doc), "--strategy", "semantic", "--boundary-model", "text-embedding-3-small",
+                      env_home=tmp_path)
+    assert unavailable.returncode == 1 and "text-embedding-3-small" in unavailable.stderr
+    assert "OPENAI_API_KEY" in unavailable.stderr
+    assert run("chunk", str(doc), "--strategy", "fixed_size", "--boundary-model", "text-embedding-3-small",
+               env_home=tmp_path).returncode == 0
     result = run("chunk", str(doc), "--strategy", "fixed_size", "--chunk-size", "10", "--chunk-overlap", "20",
                  env_home=tmp_path)
     assert result.returncode == 1 and "chunk_overlap (20) must be smaller than chunk_size (10)" in result.stderr

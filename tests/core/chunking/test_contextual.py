@@ -132,3 +132,25 @@ def test_llm_context_needs_one_way_to_call_the_model():
         LLMContext()
     with pytest.raises(ChunkingError, match="needs model="):
         LLMContext(client=object())
+
+
+def test_llm_contexts_persist_across_runs_keyed_by_model_endpoint_and_prompt(tmp_path):
+    from chunkbench_core.storage.context_cache import ContextCache
+
+    calls = []
+
+    def complete(messages):
+        calls.append(messages)
+        return f"Context number {len(calls)}."
+
+    path = tmp_path / "contextual_cache.sqlite"
+    first = chunker(context=LLMContext(complete, cache=ContextCache(path), endpoint="http://a")).chunk(handbook())
+    assert len(calls) == len(first) == len(ContextCache(path))
+    # a new process would open the file again: every context comes from it, no call
+    again = chunker(context=LLMContext(complete, cache=ContextCache(path), endpoint="http://a")).chunk(handbook())
+    assert len(calls) == len(first) and [c.embedded_text for c in again] == [c.embedded_text for c in first]
+    # another endpoint, or another prompt version (generation settings), is another address
+    chunker(context=LLMContext(complete, cache=ContextCache(path), endpoint="http://b")).chunk(handbook())
+    assert len(calls) == 2 * len(first)
+    chunker(context=LLMContext(complete, cache=ContextCache(path), endpoint="http://a", max_tokens=60)).chunk(handbook())
+    assert len(calls) == 3 * len(first) and len(ContextCache(path)) == 3 * len(first)

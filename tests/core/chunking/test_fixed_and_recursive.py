@@ -1,7 +1,7 @@
 import pytest
 
 from chunkbench_core.chunking import make_chunker
-from chunkbench_core.chunking.tokens import TokenIndex, cl100k, count_tokens
+from chunkbench_core.tokens import TokenIndex, cl100k, count_tokens
 from chunkbench_core.errors import ChunkingError
 from chunkbench_core.parsing.models import ParsedDocument, TreeNode, Unit
 

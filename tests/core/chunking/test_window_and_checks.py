@@ -4,7 +4,7 @@ import json
 import pytest
 
 from chunkbench_core.chunking import ModelWindow, check_chunks, make_chunker
-from chunkbench_core.chunking.tokens import TokenIndex
+from chunkbench_core.tokens import TokenIndex
 from chunkbench_core.chunking.window import fit_spans, model_token_counts
 from chunkbench_core.errors import ChunkingError
 

@@ -13,7 +13,8 @@ import pytest
 from chunkbench_core import progress
 from chunkbench_core.errors import ConfigError
 from chunkbench_core.evaluation.experiment import QuestionOutcome, ResolvedQuestion
-from chunkbench_core.evaluation.llm import LLMSettings, make_client, run_llm_evaluation
+from chunkbench_core.evaluation.experiment import run_llm_evaluation
+from chunkbench_core.evaluation.llm import LLMSettings, make_client
 from chunkbench_core.evaluation.questions import Question, Span
 from chunkbench_core.evaluation.retrieval import RetrievedChunk
 

@@ -30,8 +30,8 @@ from chunkbench_core.evaluation.llm import (
     LLMSettings,
     generate_answer,
     make_client,
-    run_llm_evaluation,
 )
+from chunkbench_core.evaluation.experiment import run_llm_evaluation
 from chunkbench_core.evaluation.questions import Question, Span
 from chunkbench_core.evaluation.retrieval import RetrievedChunk
 

@@ -237,7 +237,7 @@ def _write(root: Path, extended: bool) -> ResultsDB:
                         {"neighbor_prev": 3, "neighbor_next": 3}, extended)
     if extended:  # a run with a different boundary model
         _write_metrics_only(db, "r0-boundary-e5", NOW - timedelta(days=4), "semantic_parent_child", "minilm",
-                            {"boundary_model": "e5-small"}, extended)
+                            {"boundary_model": "e5-small", "corpus_fingerprint": "corpus-older"}, extended)
         # a run whose id (free text from the user's sweep config) is hostile
         _write_metrics_only(db, f"r4-{XSS_SCRIPT}", NOW - timedelta(days=1), "recursive", "minilm", {}, extended)
     return db
@@ -251,6 +251,8 @@ def _provenance(strategy: str, model: str, extra: dict[str, Any], extended: bool
         "chunking_params": {"chunk_size": 90 if strategy == "fixed_size" else 400},
         "question_set_hash": "abc123", "document_hashes": {d: f"hash-of-{d}" for d in DOCUMENTS},
         "code_version": "0.1.0", "note": XSS_CLOSE, "variant": variant,
+        # the facts of the collection the run scored (its build record)
+        "corpus_fingerprint": extra.get("corpus_fingerprint", "corpus-current"),
     }
     if extended:  # the flat names (neighbor_prev / neighbor_next at the top level)
         provenance.update(neighbors)

@@ -168,6 +168,7 @@ def test_decision_board_filters_and_warns(browser: Any, extended_reports: Report
     assert warning.is_visible()
     differences = " ".join(page.locator("#mismatch-warning li").all_inner_texts())
     assert "boundary model" in differences and "corpus model" in differences and "neighbor settings" in differences
+    assert "parsed corpus (corpus-older, corpus-current)" in differences  # read from the scored collections
     assert page.locator("#heatmap button").count() >= 10
     trend = page.evaluate("() => { const s = document.getElementById('trend'); const b = s.getBoundingClientRect();"
                           " return {w: b.width, h: b.height, circles: s.querySelectorAll('circle').length,"

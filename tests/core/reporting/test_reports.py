@@ -14,7 +14,6 @@ from chunkbench_core.reporting.columns import flatten, run_settings
 from chunkbench_core.reporting.data import load_report_data
 from chunkbench_core.reporting.decision_board import assign_batches
 from chunkbench_core.reporting.html import script_json
-from chunkbench_core.reporting.html_report import write_report
 from chunkbench_core.reporting.inspector import evidence_ranges
 from chunkbench_core.reporting.intervals import REPORT_CI_NOTE
 from chunkbench_core.reporting.reports import render_all
@@ -88,12 +87,35 @@ def test_technical_inspector_data_on_widened_schema(extended_reports: ReportPath
     strategy_of = {k: data["configs"][int(k.split(":")[1])]["strategy"] for k in data["results"]}
     fixed = next(r for k, r in data["results"].items() if strategy_of[k] == "fixed_size")
     assert any(node["prev"] or node["next"] for node in fixed["tree"])
-    assert {ref["role"] for ref in fixed["context"]} == {"hit", "neighbor"}
+    assert {ref["role"] for ref in fixed["context"]} == {"hit", "retrieved", "neighbor"}  # retrieved: no evidence
     parent_child = [r for k, r in data["results"].items() if strategy_of[k] == "semantic_parent_child"]
     assert all(node["parent"] is not None for r in parent_child for node in r["tree"])
     assert all(r["parentContext"] for r in parent_child)
     assert fixed["answer"].startswith("Generated answer") and fixed["judge"]["answer_similarity"] >= 1
     assert fixed["tokens"]["answer_prompt"] >= 300 and fixed["latency"]["generate"] == 650.0
+
+
+def test_contextual_retrieval_is_labelled_by_where_its_context_came_from() -> None:
+    from chunkbench_core.reporting.columns import plural, strategy_label
+
+    assert strategy_label("contextual_retrieval", {"context_sources": {"headings": 4}}) == \
+        "contextual_retrieval (heading context)"
+    assert strategy_label("contextual_retrieval", {"context_sources": {"llm": 4}}) == "contextual_retrieval"
+    assert strategy_label("contextual_retrieval", {"context_sources": {"llm": 3, "headings_fallback": 1}}) == \
+        "contextual_retrieval (LLM context, heading fallback on 1 chunk)"
+    assert strategy_label("contextual_retrieval", {"chunking_params": {"context_source": "headings"}}) == \
+        "contextual_retrieval (heading context)"  # older runs: the chunker's own record
+    assert strategy_label("fixed_size", {"context_sources": {}}) == "fixed_size"
+    assert (plural(1, "question"), plural(2, "question"), plural(0, "run")) == ("1 question", "2 questions", "0 runs")
+
+
+def test_inspector_marks_hit_only_on_chunks_that_share_evidence(extended_reports: ReportPaths) -> None:
+    data = embedded(read(extended_reports.technical), "inspector-data")
+    refs = [ref for result in data["results"].values() for ref in result["hits"]]
+    roles = {ref["role"] for ref in refs}
+    assert roles == {"hit", "retrieved"}  # the fixture retrieves noise chunks next to evidence
+    assert all(ref["evChars"] > 0 for ref in refs if ref["role"] == "hit")
+    assert all(ref["evChars"] == 0 for ref in refs if ref["role"] == "retrieved")
 
 
 def test_technical_on_base_schema(base_reports: ReportPaths) -> None:
@@ -124,6 +146,16 @@ def test_decision_board_keeps_every_run(base_reports: ReportPaths, extended_repo
     assert boundaries == {"e5-small", "minilm"}
     assert "answer_similarity" in [m["name"] for m in extended["metrics"]]
     assert next(m for m in extended["metrics"] if m["name"] == "hallucination_rate")["higherIsBetter"] is False
+
+
+def test_board_rows_carry_the_facts_of_the_scored_collection(extended_reports: ReportPaths) -> None:
+    rows = embedded(read(extended_reports.decision_board), "board-data")["rows"]
+    assert {r["corpus"] for r in rows} == {"corpus-current", "corpus-older"}
+    settings = run_settings({"corpus_fingerprint": "c1", "settings_fingerprint": "s1",
+                             "context_sources": {"llm": 3, "headings_fallback": 1}})
+    assert (settings.corpus_fingerprint, settings.settings_fingerprint) == ("c1", "s1")
+    assert settings.context_source == "headings_fallback, llm"
+    assert run_settings({"context_sources": {}}).context_source is None
 
 
 def test_sweep_variant_in_the_same_run_is_kept_apart(base_results: ResultsDB, base_reports: ReportPaths) -> None:
@@ -163,14 +195,6 @@ def test_runs_launched_together_form_one_board_column() -> None:
     assert batch["g"] == batch["h"] == "batch:sweep-7" and batch["m"] == "m"
     labels = {r["run"]: r["batchLabel"] for r in rows}
     assert labels["a"] == "batch 2026-11-01 10:00 (3 runs)" and labels["d"] == "d" and labels["g"] == "sweep-7"
-
-
-def test_write_report_keeps_the_asset_call_working(base_results: ResultsDB, tmp_path: Path) -> None:
-    path = write_report(base_results, tmp_path / "reports" / "benchmark_report.html")
-    assert path == tmp_path / "reports" / "benchmark_report.html"
-    assert sorted(p.name for p in path.parent.iterdir()) == ["benchmark_report.html", "decision_board.html",
-                                                            "technical_report.html"]
-    assert "Leaderboard" in read(path) and "<img" in read(path)
 
 
 def test_empty_results_give_valid_reports(tmp_path: Path) -> None:

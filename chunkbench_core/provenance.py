@@ -1,0 +1,205 @@
+"""What a collection was built from, and the check that an experiment scores the collection it asked for.
+
+A ``chunk_collections`` materialization writes one row to the ``collections`` results table
+(:func:`collection_row`): the chunker's full settings as requested (sizes, threshold and its
+mode and source, minimum units, parent size, base chunker, ...), what the chunker reported
+(its params and the count of contextual prefixes by source), the boundary model, the parse
+options, the parsed corpus's fingerprint, the code version and the Dagster run id.
+
+``experiment_results`` reads that row back (:func:`read_collection`), copies it into its own
+provenance, and refuses to score a collection built from another parsed corpus or other
+settings (:func:`check_collection_current`), naming both fingerprints and the partition to
+rebuild. The staleness sensor uses the same comparison for every variant.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from dataclasses import asdict, dataclass, fields
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping
+
+from chunkbench_core import __version__
+from chunkbench_core.errors import ConfigError
+
+# the chunker options a user may set (run config, CLI); None = the strategy's default
+OPTION_DESCRIPTIONS: dict[str, str] = {
+    "threshold_mode": "semantic cut rule: 'absolute' (cut where adjacent similarity < threshold) or 'percentile' "
+                      "(cut at the largest distances); default: absolute for semantic and semantic_parent_child, "
+                      "percentile for structural",
+    "percentile": "percentile mode: distances above this percentile are cuts (default 95)",
+    "threshold": "absolute mode: the boundary model's similarity threshold for this run (default: the threshold "
+                 "in force for the boundary model, `chunkbench thresholds`)",
+    "min_chunk_size": "semantic_min_chunk_size: at least this many sentences per semantic group (default 3)",
+    "parent_chunk_size": "semantic_parent_child: parent size in cl100k tokens (default 4 x chunk_size)",
+    "prose_chunker": "structural: how prose under each heading is cut, 'semantic' or 'fixed_size' (default semantic)",
+    "base_chunker": "contextual_retrieval: the size-driven chunker under the context prefix, 'recursive' or "
+                    "'fixed_size' (default recursive)",
+    "on_context_failure": "contextual_retrieval: when the LLM fails on a document, 'error' (fail the partition) "
+                          "or 'headings' (that document uses its title and heading path; default error)",
+}
+CHUNKER_OPTION_NAMES: tuple[str, ...] = tuple(OPTION_DESCRIPTIONS)
+
+
+@lru_cache(maxsize=1)
+def code_version() -> str:
+    """The package version, plus the git commit (and ``+dirty``) when running from a git checkout."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                                text=True, timeout=5, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=5, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return __version__
+    if not commit:
+        return __version__
+    return f"{__version__}+g{commit}{'.dirty' if dirty else ''}"
+
+
+def digest(value: Any) -> str:
+    """A short, stable digest of a JSON-able value."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str, ensure_ascii=False).encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class ChunkerOptions:
+    """Chunker options set by the user (None = the strategy's default). Validated by the chunker itself."""
+
+    threshold_mode: str | None = None
+    percentile: float | None = None
+    threshold: float | None = None
+    min_chunk_size: int | None = None
+    parent_chunk_size: int | None = None
+    prose_chunker: str | None = None
+    base_chunker: str | None = None
+    on_context_failure: str | None = None
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> "ChunkerOptions":
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - names)
+        if unknown:
+            raise ConfigError(f"unknown chunker option(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+        return cls(**{k: v for k, v in values.items() if v is not None})
+
+    def given(self) -> dict[str, Any]:
+        """The options set (not None)."""
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    def for_strategy(self, accepted: set[str]) -> dict[str, Any]:
+        """The options set that the strategy's chunker takes (the others do not change its output)."""
+        return {k: v for k, v in self.given().items() if k in accepted}
+
+
+def requested_settings(strategy: str, params: Mapping[str, Any], options: Mapping[str, Any], overflow: str,
+                       boundary_model: str | None, threshold: float | None,
+                       threshold_source: str | None) -> dict[str, Any]:
+    """Everything that decides a collection's chunks, as requested: the settings fingerprint covers these.
+
+    ``options`` are the options the strategy takes (:meth:`ChunkerOptions.for_strategy`);
+    ``threshold`` is the boundary threshold in force (run config, override or registry).
+    """
+    out: dict[str, Any] = {"strategy": strategy, **dict(params), **dict(options), "overflow": overflow}
+    if boundary_model is not None:
+        out.update(boundary_model=boundary_model, threshold=threshold, threshold_source=threshold_source)
+    return out
+
+
+# recorded, but they do not change the chunks: a label, and whether the window check may pass truncation
+NOT_FINGERPRINTED = ("threshold_source", "overflow")
+
+
+def settings_fingerprint(settings: Mapping[str, Any]) -> str:
+    """Digest of the requested settings that decide the chunks (not ``threshold_source``, ``overflow``)."""
+    return digest({k: v for k, v in settings.items() if k not in NOT_FINGERPRINTED})
+
+
+def context_source_counts(sources: list[str | None]) -> dict[str, int]:
+    """How many embedded texts got their contextual prefix from each source (llm, headings, headings_fallback)."""
+    counts: dict[str, int] = {}
+    for source in sources:
+        if source:
+            counts[source] = counts.get(source, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def collection_row(*, collection: str, strategy: str, corpus_model: str, variant: str, settings: Mapping[str, Any],
+                   options: Mapping[str, Any], chunker_params: Mapping[str, Any], context_sources: Mapping[str, int],
+                   parse_options: Mapping[str, Any] | None, parser_version: str | None, corpus_fingerprint: str,
+                   n_documents: int, n_chunks: int, dagster_run_id: str | None, built_at: Any) -> dict[str, Any]:
+    """One row of the ``collections`` table: what this collection was built from."""
+    dump = lambda value: json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)  # noqa: E731
+    return {
+        "collection": collection, "strategy": strategy, "corpus_model": corpus_model, "variant": variant,
+        "settings": dump(dict(settings)), "settings_fingerprint": settings_fingerprint(settings),
+        "options": dump(dict(options)), "chunker_params": dump(dict(chunker_params)),
+        "boundary_model": settings.get("boundary_model"), "threshold": settings.get("threshold"),
+        "threshold_source": settings.get("threshold_source"),
+        "threshold_mode": chunker_params.get("threshold_mode"),
+        "context_sources": dump(dict(context_sources)), "parse_options": dump(dict(parse_options or {})),
+        "parser_version": parser_version, "corpus_fingerprint": corpus_fingerprint, "n_documents": n_documents,
+        "n_chunks": n_chunks, "dagster_run_id": dagster_run_id, "code_version": code_version(), "built_at": built_at,
+    }
+
+
+def collection_provenance(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The collection's facts as an experiment's provenance records them (JSON columns decoded)."""
+    load = lambda name: json.loads(row[name]) if row.get(name) else {}  # noqa: E731
+    return {
+        "collection": row.get("collection"),
+        "chunker_settings": load("settings"),
+        "settings_fingerprint": row.get("settings_fingerprint"),
+        "chunker_options": load("options"),
+        "chunking_params": load("chunker_params"),
+        "boundary_model": row.get("boundary_model"),
+        "threshold": row.get("threshold"),
+        "threshold_source": row.get("threshold_source"),
+        "threshold_mode": row.get("threshold_mode"),
+        "context_sources": load("context_sources"),
+        "parse_options": load("parse_options"),
+        "parser_version": row.get("parser_version"),
+        "corpus_fingerprint": row.get("corpus_fingerprint"),
+        "collection_run_id": row.get("dagster_run_id"),
+        "collection_code_version": row.get("code_version"),
+        "collection_built_at": str(row.get("built_at")) if row.get("built_at") is not None else None,
+    }
+
+
+class StaleCollectionError(ConfigError):
+    """The collection on disk was built from another parsed corpus or other settings than requested."""
+
+
+def staleness(row: Mapping[str, Any] | None, corpus_fingerprint: str, settings: Mapping[str, Any]) -> str | None:
+    """Why the collection ``row`` does not match the current corpus and the requested settings, or None."""
+    if row is None:
+        return "it has no build record (never built, or built by an older chunkbench)"
+    reasons = []
+    if row.get("corpus_fingerprint") != corpus_fingerprint:
+        reasons.append(f"it was built from parsed corpus {row.get('corpus_fingerprint') or 'unknown'}, "
+                       f"the current parsed corpus is {corpus_fingerprint or 'empty'}")
+    wanted = settings_fingerprint(settings)
+    if row.get("settings_fingerprint") != wanted:
+        built = json.loads(row["settings"]) if row.get("settings") else {}
+        changed = sorted(k for k in set(built) | set(settings)
+                         if k not in NOT_FINGERPRINTED and built.get(k) != settings.get(k))
+        detail = ", ".join(f"{k} {built.get(k)!r} -> {settings.get(k)!r}" for k in changed)
+        reasons.append(f"it was built with chunker settings {row.get('settings_fingerprint')}, the requested "
+                       f"settings are {wanted} ({detail})")
+    return "; ".join(reasons) or None
+
+
+def check_collection_current(row: Mapping[str, Any] | None, *, partition: str, variant: str, collection: str,
+                             corpus_fingerprint: str, settings: Mapping[str, Any]) -> None:
+    """Raise StaleCollectionError (permanent: a retry cannot fix it) when the collection is not the one requested."""
+    reason = staleness(row, corpus_fingerprint, settings)
+    if reason is None:
+        return
+    what = f"partition {partition}" + (f" (variant {variant})" if variant else "")
+    raise StaleCollectionError(
+        f"cannot score collection {collection}: {reason}. Rebuild it first: materialize chunk_collections for "
+        f"{what} with the same settings, then experiment_results"
+    )

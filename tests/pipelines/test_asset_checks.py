@@ -1,0 +1,85 @@
+"""The blocking asset checks pass on a good collection and fail, with their reason, on a broken one.
+
+The broken collection comes from a faulty chunker put in place of fixed_size for one test (fault
+injection: its last chunk's text is not the markdown between its offsets). Everything else is real: the embedder, the
+Qdrant store, the results tables, the Dagster run.
+"""
+
+import io
+import json
+
+import pytest
+from dagster import DagsterInstance, materialize
+
+from chunkbench_core.chunking import STRATEGIES, FixedSizeChunker
+from chunkbench_pipelines.assets import ALL_ASSETS
+from chunkbench_pipelines.partitions import partition_key
+from chunkbench_pipelines.resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
+from chunkbench_pipelines.runner import run_everything
+
+MODEL = "all-minilm-l6-v2"
+DOC = "# Tides\n\nThe harbour of Quelm floods twice a day when the spring tide rises above four metres.\n"
+
+
+class ShiftsItsLastChunk(FixedSizeChunker):
+    name = "fixed_size"
+
+    def chunk(self, document):
+        chunks = super().chunk(document)
+        chunks[-1].start += 1  # the text no longer matches markdown[start:end]
+        return chunks
+
+
+@pytest.fixture()
+def setup(tmp_path, monkeypatch):
+    corpus, questions, home = tmp_path / "corpus", tmp_path / "questions", tmp_path / "home"
+    corpus.mkdir()
+    questions.mkdir()
+    (corpus / "tides.md").write_text(DOC, encoding="utf-8")
+    (questions / "q.json").write_text(json.dumps({"questions": [{
+        "id": "t1", "question": "How often does Quelm flood?",
+        "references": [{"document": "tides.md", "content": "floods twice a day"}]}]}), encoding="utf-8")
+    for name, value in (("CHUNKBENCH_HOME", home), ("CHUNKBENCH_CORPUS", corpus), ("CHUNKBENCH_QUESTIONS", questions)):
+        monkeypatch.setenv(name, str(value))
+    monkeypatch.delenv("QDRANT_URL", raising=False)
+    resources = {"workspace": WorkspaceResource(home=str(home), corpus=str(corpus), questions=str(questions)),
+                 "duckdb": DuckDBResource(folder=str(home)), "qdrant": QdrantResource(local_path=str(home / "qdrant")),
+                 "embeddings": EmbeddingResource(), "llm": LLMResource()}
+    return {"resources": resources, "instance": DagsterInstance.ephemeral()}
+
+
+def build(setup):
+    key = partition_key("fixed_size", MODEL)
+    assert materialize(ALL_ASSETS, selection=["source_documents", "parsed_documents"], instance=setup["instance"],
+                       resources=setup["resources"]).success
+    return materialize(ALL_ASSETS, selection=["chunk_collections", "experiment_results"], partition_key=key,
+                       instance=setup["instance"], resources=setup["resources"], raise_on_error=False)
+
+
+def checks(result) -> dict[str, bool]:
+    return {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+
+
+def test_checks_pass_on_a_good_collection(setup):
+    result = build(setup)
+    assert result.success
+    assert checks(result) == {"vector_count_matches_chunks": True, "chunk_invariants": True,
+                              "metrics_within_unit_interval": True, "question_references_resolve": True}
+
+
+def test_checks_fail_on_a_broken_collection_with_their_reason(setup, monkeypatch):
+    monkeypatch.setitem(STRATEGIES, "fixed_size", ShiftsItsLastChunk)
+    result = build(setup)
+    assert not result.success
+    assert checks(result) == {"vector_count_matches_chunks": True, "chunk_invariants": False}
+    [failure] = [e for e in result.all_events if e.is_step_failure]
+    reason = failure.step_failure_data.user_failure_data.description
+    assert reason.startswith("chunk_invariants: 1 chunk whose markdown[start:end] is not its text")
+    assert not [e for e in result.all_events if e.event_type_value == "STEP_UP_FOR_RETRY"]  # permanent
+    assert "experiment_results" not in {e.step_key for e in result.all_events if e.is_step_success}
+
+    out = io.StringIO()
+    assert run_everything(strategies=["fixed_size"], corpus_models=[MODEL], out=out, instance=setup["instance"]) == 1
+    printed = out.getvalue()
+    assert f"FAILED fixed_size|{MODEL}: chunk_invariants: 1 chunk whose markdown[start:end] is not its text" \
+        in printed

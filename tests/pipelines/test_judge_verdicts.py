@@ -1,0 +1,104 @@
+"""Judge verdicts are aggregated exactly: a scripted OpenAI-compatible server on 127.0.0.1 answers every
+chat call (answers, then verdicts known in advance), and the means and hallucination_rate that
+experiment_results writes are checked against the numbers computed by hand."""
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import duckdb
+import pytest
+from dagster import DagsterInstance, materialize
+
+from chunkbench_pipelines.assets import ALL_ASSETS
+from chunkbench_pipelines.definitions import build_resources
+from chunkbench_pipelines.partitions import partition_key
+from chunkbench_pipelines.resources import LLMResource
+
+from .test_end_to_end import MODEL, workspace  # noqa: F401 - the fixture is used by name
+
+# by a word of each question: the verdict the scripted judge returns
+VERDICTS = {
+    "Kelvar": {"context_relevance": 9, "answer_similarity": 8, "faithfulness": 10, "hallucination": False,
+               "reasoning": "supported"},
+    "sourdough": {"context_relevance": 5, "answer_similarity": 3, "faithfulness": 6, "hallucination": True,
+                  "reasoning": "adds a baking time that is not in the context"},
+}
+
+
+class ScriptedChatServer:
+    """``/v1/chat/completions`` on 127.0.0.1: an answer for an answer request, the scripted verdict for a judge one."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.requests.append(body)
+                text = "\n".join(m["content"] for m in body["messages"])
+                if body.get("response_format", {}).get("type") == "json_object":
+                    [verdict] = [v for word, v in VERDICTS.items() if f"Question: {word}" in text
+                                 or word in text.split("Expected answer:")[0]]
+                    content = json.dumps(verdict)
+                else:
+                    content = "A scripted answer."
+                reply = json.dumps({
+                    "id": "scripted", "object": "chat.completion", "created": 0, "model": body["model"],
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                                 "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+                }).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture()
+def chat_server():
+    server = ScriptedChatServer()
+    yield server
+    server.close()
+
+
+@pytest.mark.e2e
+def test_judge_means_and_hallucination_rate_through_the_assets(workspace, chat_server, tmp_path):  # noqa: F811
+    llm = LLMResource(model="scripted", base_url=chat_server.url, api_key="not-a-secret", judge_attempts=1)
+    resources = {**build_resources(), "llm": llm}
+    instance = DagsterInstance.ephemeral()
+    assert materialize(ALL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
+                       resources=resources).success
+    result = materialize(ALL_ASSETS, selection=["chunk_collections", "experiment_results"],
+                         partition_key=partition_key("fixed_size", MODEL), instance=instance, resources=resources)
+    assert result.success
+
+    con = duckdb.connect(str(workspace["home"] / "chunkbench.duckdb"), read_only=True)
+    try:
+        [metrics] = con.execute("SELECT n_judged, context_relevance, answer_similarity, faithfulness, "
+                                "hallucination_rate, judge_prompt_tokens, answer_prompt_tokens "
+                                "FROM experiment_metrics").fetchall()
+        rows = con.execute("SELECT question_id, answer, context_relevance, answer_similarity, faithfulness, "
+                           "hallucination, judge_error FROM question_results ORDER BY question_id").fetchall()
+    finally:
+        con.close()
+    # v1 (Kelvar, has an expected answer) and b1 (sourdough, none: its answer_similarity is not scored)
+    assert rows == [("b1", "A scripted answer.", 5.0, None, 6.0, True, None),
+                    ("v1", "A scripted answer.", 9.0, 8.0, 10.0, False, None)]
+    assert metrics == (2, 7.0, 8.0, 8.0, 0.5, 200, 200)
+    judge_calls = [r for r in chat_server.requests if r.get("response_format")]
+    assert len(judge_calls) == 2 and len(chat_server.requests) == 4

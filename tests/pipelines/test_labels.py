@@ -1,0 +1,41 @@
+"""Honest labels in every report: contextual_retrieval without an LLM is named for what it did, no
+"nan" / "None" / "1 questions" in the generated pages (the whole graph, on a one-question corpus)."""
+
+import json
+import re
+
+import pytest
+from dagster import DagsterInstance
+
+from chunkbench_pipelines.runner import run_everything
+
+MODEL = "all-minilm-l6-v2"
+DOC = "# Tides\n\n## Harbour\n\nThe harbour of Quelm floods twice a day when the spring tide rises above four metres.\n"
+
+
+@pytest.mark.e2e
+def test_reports_label_heading_context_and_print_no_placeholders(tmp_path, monkeypatch):
+    corpus, questions, home = tmp_path / "corpus", tmp_path / "questions", tmp_path / "home"
+    corpus.mkdir()
+    questions.mkdir()
+    (corpus / "tides.md").write_text(DOC, encoding="utf-8")
+    (questions / "q.json").write_text(json.dumps({"questions": [{
+        "id": "t1", "question": "How often does Quelm flood?",
+        "references": [{"document": "tides.md", "content": "floods twice a day"}]}]}), encoding="utf-8")
+    for name, value in (("CHUNKBENCH_HOME", home), ("CHUNKBENCH_CORPUS", corpus), ("CHUNKBENCH_QUESTIONS", questions)):
+        monkeypatch.setenv(name, str(value))
+    for name in ("QDRANT_URL", "CHUNKBENCH_LLM_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    assert run_everything(strategies=["contextual_retrieval", "fixed_size"], corpus_models=[MODEL],
+                          instance=DagsterInstance.ephemeral()) == 0
+    reports = {p.name: p.read_text(encoding="utf-8") for p in (home / "reports").glob("*.html")}
+    assert set(reports) >= {"benchmark_report.html", "technical_report.html", "decision_board.html"}
+    managerial = reports["benchmark_report.html"]
+    assert "contextual_retrieval (heading context)" in managerial
+    assert "heading path to each chunk" in managerial and "LLM-written" not in managerial
+    for name in ("technical_report.html", "decision_board.html"):
+        assert "contextual_retrieval (heading context)" in reports[name], name
+    for name, html in reports.items():
+        visible = re.sub(r"<script.*?</script>|<style.*?</style>|<[^>]+>", " ", html, flags=re.S)
+        for placeholder in (r"\bnan\b", r"\bNone\b", r"\bNaT\b", r"\b1 (questions|documents|configurations|runs)\b"):
+            assert not re.search(placeholder, visible), (name, placeholder)
