@@ -12,9 +12,10 @@ in small operators (scores, a NaN guard, softmax, transposes): onnxruntime runs 
 quarter of its time outside the matrix products. ``fused_graph`` rewrites that graph
 in memory (with the ``onnx`` package) into onnxruntime's fused ``Attention`` and
 ``BiasGelu`` operators on the very same float32 weights, so the vectors stay the same
-(cosine 1 to float noise; tests/core/embedding/test_minilm_graph.py) at about 1.4x the
-speed. Without ``onnx``, or if the packaged graph ever changes shape, the packaged
-graph runs as it is.
+(cosine 1 to float noise; tests/core/embedding/test_minilm_graph.py) with fewer operators
+to wait for (1.3x to 1.5x faster on busy cores, little gain on idle ones: README, Speed).
+Without ``onnx``, or if the packaged graph ever changes shape, the packaged graph runs as
+it is.
 """
 
 from __future__ import annotations
@@ -243,7 +244,7 @@ class MiniLMOnnx:
                 model = fused_graph(_model_path())
                 self.graph = "fused"
             except (ImportError, GraphMismatch) as exc:
-                log.warning("MiniLM runs its packaged graph (about 1.4x slower; same vectors): %s", exc)
+                log.warning("MiniLM runs its packaged graph (same vectors, slower on busy cores): %s", exc)
         self.session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
         self.threads = options.intra_op_num_threads
         self._lock = threading.Lock()
