@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--halves", type=int, default=200)
     parser.add_argument("--limit", type=int, help="first N questions only (a quick slice, not comparable)")
     args = parser.parse_args(argv)
-    if not (args.data / "questions_df.csv").exists():
+    if not (args.data / "corpora").is_dir():
         print(f"no Chroma data at {args.data}")
         return 1
     sizes = [int(s) for s in args.sizes.split(",")]

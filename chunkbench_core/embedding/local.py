@@ -7,8 +7,11 @@ already carry the registry's task prefix and reports the tokens it fed, so the
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import importlib.util
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +33,61 @@ class LocalResult:
     vectors: np.ndarray
     tokens: int
     truncated: int = 0
+
+
+class VectorMemo:
+    """Vectors this process already computed, by engine, purpose and prefixed text (least recently used go).
+
+    A run that embeds the same text twice without a cache (one Chroma protocol run embeds the
+    fixed_size 250/0 windows again inside the 250/125 ones, and every configuration the same
+    questions) gets the second one from here. Each entry keeps the vector, the tokens fed and
+    whether the text was truncated, so usage figures do not depend on what was remembered.
+    """
+
+    def __init__(self, max_entries: int = 20_000) -> None:
+        if max_entries < 0:
+            raise ValueError(f"max_entries must be >= 0, got {max_entries}")
+        self.max_entries = max_entries
+        self._entries: OrderedDict[bytes, tuple[np.ndarray, int, bool]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+
+    @staticmethod
+    def key(engine: str, purpose: str, text: str) -> bytes:
+        return hashlib.sha256(f"{engine}\0{purpose}\0{text}".encode()).digest()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get_many(self, keys: list[bytes]) -> dict[bytes, tuple[np.ndarray, int, bool]]:
+        found = {}
+        with self._lock:
+            for key in keys:
+                entry = self._entries.get(key)
+                if entry is not None:
+                    self._entries.move_to_end(key)
+                    found[key] = entry
+            self.hits += len(found)
+        return found
+
+    def put_many(self, items: list[tuple[bytes, np.ndarray, int, bool]]) -> None:
+        if not self.max_entries:
+            return
+        with self._lock:
+            for key, vector, tokens, truncated in items:
+                self._entries[key] = (np.array(vector, dtype=np.float32), int(tokens), bool(truncated))
+                self._entries.move_to_end(key)
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self.hits = 0
+
+
+#: shared by every LocalEngine of the process (an engine's vectors depend only on the engine and the text)
+MEMO = VectorMemo()
 
 
 def engine_availability(engine: str) -> tuple[bool, str]:
@@ -81,10 +139,32 @@ class LocalEngine:
             )
 
     def embed(self, texts: list[str], purpose: Purpose) -> LocalResult:
-        """Embed prefixed ``texts``; the caller orders them (similar lengths together is fastest)."""
-        if self._minilm is not None:
-            vectors, tokens, truncated = self._minilm.embed_counting(texts, batch_size=self.spec.batch_size)
-            return LocalResult(vectors, tokens, truncated)
-        assert self._e5 is not None
-        vectors, tokens = self._e5.embed_counting(texts, purpose == "query", batch_size=self.spec.batch_size)
-        return LocalResult(vectors, tokens, 0)
+        """Embed prefixed ``texts``; the caller orders them (similar lengths together is fastest).
+
+        Texts this process already embedded with this engine and purpose come from ``MEMO``.
+        """
+        keys = [MEMO.key(self.spec.engine, purpose, text) for text in texts]
+        known = MEMO.get_many(keys)
+        todo: dict[bytes, int] = {}
+        for i, key in enumerate(keys):
+            if key not in known:
+                todo.setdefault(key, i)
+        if todo:
+            fresh = [texts[i] for i in todo.values()]
+            if self._minilm is not None:
+                vectors, tokens, truncated = self._minilm.embed_rows(fresh, batch_size=self.spec.batch_size)
+            else:
+                assert self._e5 is not None
+                vectors, tokens = self._e5.embed_rows(fresh, purpose == "query", batch_size=self.spec.batch_size)
+                truncated = np.zeros(len(fresh), dtype=bool)
+            computed = list(zip(todo, vectors, tokens.tolist(), truncated.tolist(), strict=True))
+            MEMO.put_many(computed)
+            known.update((key, (vector, n, cut)) for key, vector, n, cut in computed)
+        out = np.zeros((len(texts), self.spec.dimension), dtype=np.float32)
+        total_tokens = total_truncated = 0
+        for i, key in enumerate(keys):
+            vector, n, cut = known[key]
+            out[i] = vector
+            total_tokens += n
+            total_truncated += cut
+        return LocalResult(out, total_tokens, total_truncated)

