@@ -305,15 +305,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .cli_settings import add_defaults_command, add_run_settings
 
-    strategies, models = list(STRATEGY_NAMES), list(model_registry())
+    from chunkbench_core.errors import ConfigError
+
+    strategies = list(STRATEGY_NAMES)
+    try:
+        model_choices: list[str] | None = list(model_registry())
+        models = ", ".join(model_choices)
+    except ConfigError:  # a bad registry file: the command itself reports it in one line
+        model_choices, models = None, "see chunkbench models"
     parser = argparse.ArgumentParser(prog="chunkbench", description=__doc__, formatter_class=_OneLineCommands)
     parser.add_argument("--benchmark", metavar="NAME",
                         help="keep this benchmark's results, collections and reports apart "
                              "(same as CHUNKBENCH_BENCHMARK; default: sample, or the corpus folder's name)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", title="commands")
     run = sub.add_parser("run", help="materialize the whole asset graph and print the leaderboard")
-    run.add_argument("--strategy", action="append", choices=strategies, help="only this strategy (repeatable)")
-    run.add_argument("--corpus-model", action="append", choices=models, help="only this corpus model (repeatable)")
+    # values are checked by run_control.check_run_arguments (one line naming the valid ones, exit 2, before any work)
+    run.add_argument("--strategy", action="append", metavar="STRATEGY",
+                     help=f"only this strategy (repeatable): {', '.join(strategies)}")
+    run.add_argument("--corpus-model", action="append", metavar="MODEL",
+                     help=f"only this corpus model (repeatable): {models}")
     run.add_argument("--wide", action="store_true", help="print every leaderboard column (default: fits 120 columns)")
     add_run_settings(run)
     run.set_defaults(func=command_run, parser=run)
@@ -330,12 +340,13 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--strategy", required=True, choices=strategies)
     c.add_argument("--chunk-size", type=int, help="cl100k tokens (default: fits the corpus model's window)")
     c.add_argument("--chunk-overlap", type=int)
-    c.add_argument("--corpus-model", default="all-minilm-l6-v2", choices=models, help="whose window bounds the chunks")
+    c.add_argument("--corpus-model", default="all-minilm-l6-v2", choices=model_choices,
+                   help="whose window bounds the chunks")
     c.add_argument("--boundary-model", help="semantic cuts (default: CHUNKBENCH_BOUNDARY_MODEL or MiniLM)")
     c.set_defaults(func=command_chunk)
     e = sub.add_parser("estimate", help="dry run: what building and evaluating would cost (embeddings, LLM calls)")
     e.add_argument("--strategy", action="append", choices=strategies)
-    e.add_argument("--corpus-model", action="append", choices=models)
+    e.add_argument("--corpus-model", action="append", choices=model_choices)
     e.add_argument("--top-k", type=int, default=5)
     e.add_argument("--neighbor-prev", type=int, default=0)
     e.add_argument("--neighbor-next", type=int, default=0)

@@ -114,7 +114,8 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
     say("")
     say(leaderboard_text(results, wide))
     say("")
-    say(f"DuckDB:  {results.database_path}  (try: SELECT * FROM leaderboard)")
+    say(f"DuckDB:  {results.database_path}  (its views read tables/ beside it: cd {results.root}, then "
+        "SELECT * FROM leaderboard, or chunkbench leaderboard from anywhere)")
     reports = settings.results_dir() / "reports"
     say(f"Report:  {reports / 'benchmark_report.html'}")
     say(f"         {reports / 'technical_report.html'} (retrieval inspector), {reports / 'decision_board.html'}")

@@ -138,13 +138,15 @@ class LocalEngine:
                 f"entry ({spec.source or 'registry'}) says dimension {spec.dimension}; fix the entry"
             )
 
-    def embed(self, texts: list[str], purpose: Purpose) -> LocalResult:
+    def embed(self, texts: list[str], purpose: Purpose, remember: bool = True) -> LocalResult:
         """Embed prefixed ``texts``; the caller orders them (similar lengths together is fastest).
 
-        Texts this process already embedded with this engine and purpose come from ``MEMO``.
+        Texts this process already embedded with this engine and purpose come from ``MEMO``;
+        ``remember=False`` runs the model on every text and leaves the memo alone (latency
+        measurements time the model, not a lookup).
         """
         keys = [MEMO.key(self.spec.engine, purpose, text) for text in texts]
-        known = MEMO.get_many(keys)
+        known = MEMO.get_many(keys) if remember else {}
         todo: dict[bytes, int] = {}
         for i, key in enumerate(keys):
             if key not in known:
@@ -158,7 +160,8 @@ class LocalEngine:
                 vectors, tokens = self._e5.embed_rows(fresh, purpose == "query", batch_size=self.spec.batch_size)
                 truncated = np.zeros(len(fresh), dtype=bool)
             computed = list(zip(todo, vectors, tokens.tolist(), truncated.tolist(), strict=True))
-            MEMO.put_many(computed)
+            if remember:
+                MEMO.put_many(computed)
             known.update((key, (vector, n, cut)) for key, vector, n, cut in computed)
         out = np.zeros((len(texts), self.spec.dimension), dtype=np.float32)
         total_tokens = total_truncated = 0

@@ -304,8 +304,9 @@ class Embedder:
     def embed(self, texts: Sequence[str], purpose: Purpose, use_cache: bool = True) -> np.ndarray:
         """Vectors of ``texts`` (not yet prefixed) for ``purpose`` ("document" or "query").
 
-        ``use_cache=False`` embeds every text with the model and leaves the cache alone
-        (latency measurements: neither a lookup nor a write is timed).
+        ``use_cache=False`` embeds every text with the model and leaves the caches alone (the
+        embedding cache and a local engine's memory of this process): latency measurements time
+        the model, neither a lookup nor a write.
         """
         if purpose not in PURPOSES:
             raise EmbeddingError(f"purpose must be one of {PURPOSES}, got {purpose!r}")
@@ -352,7 +353,7 @@ class Embedder:
             rows = order[begin:end]
             batch = [texts[i] for i in rows]
             if self._local is not None:
-                result = self._local.embed(batch, purpose)
+                result = self._local.embed(batch, purpose, remember=store)
                 block, usage.prompt_tokens, usage.truncated = (
                     result.vectors, usage.prompt_tokens + result.tokens, usage.truncated + result.truncated)
                 usage.requests += 1

@@ -173,7 +173,9 @@ def _ranked_table(data: ReportData, rows: Sequence[Mapping[str, Any]], metrics: 
     headers = ["#", "tier", "strategy", "corpus model", "questions"]
     if metric:
         headers.append(metric)
-    headers += [*(METRIC_BY_NAME[m].label for m in metrics), "context tokens", "cost", "frontier", "verdict"]
+    has_cost = any(number(r.get("cost_usd")) is not None for r in rows)
+    headers += [*(METRIC_BY_NAME[m].label for m in metrics), "context tokens", *(["cost"] if has_cost else []),
+                "frontier", "verdict"]
     body = []
     for i, row in enumerate(rows):
         cells = [esc(fmt("count", row.get("rank") if number(row.get("rank")) is not None else i + 1)),
@@ -184,11 +186,12 @@ def _ranked_table(data: ReportData, rows: Sequence[Mapping[str, Any]], metrics: 
                       if number(row.get("rank_ci_low")) is not None else None)
             cells.append(_with_interval("recall", row.get("rank_mean"), bounds))
         cells += [_with_interval(m, metric_value(data, row, m), metric_interval(data, row, m)) for m in metrics]
-        cells += [esc(fmt("count", row.get("context_tokens"))), esc(fmt("usd", row.get("cost_usd"))),
+        cells += [esc(fmt("count", row.get("context_tokens"))),
+                  *([esc(fmt("usd", row.get("cost_usd")))] if has_cost else []),
                   "yes" if flag(row.get("on_frontier")) else "", esc(value(row, "verdict") or "–")]
         body.append(cells)
     numeric = [True, True, False, False, True] + ([True] if metric else []) + [True] * len(metrics) + [
-        True, True, False, False]
+        True, *([True] if has_cost else []), False, False]
     return table(headers, body, element_id="ranking", numeric=numeric,
                  row_classes=["best" if r is recommended_row(rows) else "" for r in rows])
 

@@ -19,7 +19,7 @@ from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Iterator
 
-from .embedding_cache import EmbeddingCacheError, _is_busy
+from .embedding_cache import EmbeddingCacheError, open_retrying
 
 CACHE_FILE = "contextual_cache.sqlite"
 _SCHEMA = """
@@ -80,19 +80,8 @@ class ContextCache(MutableMapping):
     def _connection(self) -> sqlite3.Connection:
         if self._con is not None and self._pid == os.getpid():
             return self._con
-        deadline = time.monotonic() + self.busy_timeout_seconds
-        delay = 0.01
-        while True:  # opening races with other processes creating the file: retry while busy
-            try:
-                con = self._open()
-                break
-            except sqlite3.OperationalError as exc:
-                if not _is_busy(exc) or time.monotonic() + delay > deadline:
-                    raise ContextCacheError(f"cannot open the contextual cache {self.path}: {exc}") from exc
-                time.sleep(delay)
-                delay = min(delay * 2, 0.5)
-            except sqlite3.Error as exc:
-                raise ContextCacheError(f"cannot open the contextual cache {self.path}: {exc}") from exc
+        con = open_retrying(self._open, self.busy_timeout_seconds,  # races with other processes creating the file
+                            lambda exc: ContextCacheError(f"cannot open the contextual cache {self.path}: {exc}"))
         self._con, self._pid = con, os.getpid()
         return con
 

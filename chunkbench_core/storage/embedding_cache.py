@@ -103,19 +103,8 @@ class EmbeddingCache:
         # with other processes creating the same file: switching to WAL and creating the
         # schema take locks for which SQLite does not always call its busy handler, so
         # "database is locked" while opening is retried until the busy timeout runs out.
-        deadline = time.monotonic() + self.busy_timeout_seconds
-        delay = 0.01
-        while True:
-            try:
-                con = self._open()
-                break
-            except sqlite3.OperationalError as exc:
-                if not _is_busy(exc) or time.monotonic() + delay > deadline:
-                    raise EmbeddingCacheError(f"cannot open the embedding cache {self.path}: {exc}") from exc
-                time.sleep(delay)
-                delay = min(delay * 2, 0.5)
-            except sqlite3.Error as exc:
-                raise EmbeddingCacheError(f"cannot open the embedding cache {self.path}: {exc}") from exc
+        con = open_retrying(self._open, self.busy_timeout_seconds,
+                            lambda exc: EmbeddingCacheError(f"cannot open the embedding cache {self.path}: {exc}"))
         self._con, self._pid = con, os.getpid()
         self._registered.clear()
         return con
@@ -233,6 +222,28 @@ class EmbeddingCache:
             deleted = self._write("clearing", delete)
             self._registered.clear()
         return int(deleted)
+
+
+def open_retrying(open_connection: Callable[[], sqlite3.Connection], busy_timeout_seconds: float,
+                  error: Callable[[Exception], Exception]) -> sqlite3.Connection:
+    """``open_connection()``, retried with backoff while the file is busy, up to the busy timeout.
+
+    Opening races with other processes creating the same file: switching to WAL and creating the
+    schema take locks for which SQLite does not always call its busy handler. Any other failure,
+    or one past the timeout, raises ``error(exc)``.
+    """
+    deadline = time.monotonic() + busy_timeout_seconds
+    delay = 0.01
+    while True:
+        try:
+            return open_connection()
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc) or time.monotonic() + delay > deadline:
+                raise error(exc) from exc
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+        except sqlite3.Error as exc:
+            raise error(exc) from exc
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:

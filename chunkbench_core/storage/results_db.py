@@ -326,7 +326,8 @@ SELECT c.rank, c.tier, l.strategy, l.corpus_model, l.n_questions, l.recall, l.pr
        l.context_tokens, l.recall_at_256, l.recall_at_512, l.recall_at_1024, l.recall_at_2048, l.budget_auc,
        i.n_chunks, i.embedded_tokens, i.index_seconds, l.query_ms, l.cold_query_ms,
        coalesce(i.index_usd, 0) AS index_usd, l.query_usd_per_1000,
-       coalesce(i.index_usd, 0) + coalesce(l.query_usd_per_1000, 0) AS cost_usd,
+       CASE WHEN i.index_usd IS NULL AND l.query_usd_per_1000 IS NULL THEN NULL  -- nothing measured
+            ELSE coalesce(i.index_usd, 0) + coalesce(l.query_usd_per_1000, 0) END AS cost_usd,
        i.points, i.storage_bytes, c.on_frontier, c.cost_axis,
        l.experiment_run_id, l.created_at
 FROM latest l

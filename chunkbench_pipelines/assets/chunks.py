@@ -98,7 +98,7 @@ def chunk_collections(context: AssetExecutionContext, config: ChunkerConfig, wor
             "benchmark": workspace.benchmark_name(),  # a shared Dagster instance holds every benchmark's history
             "settings_fingerprint": summary.settings_fingerprint,
             "chunker_settings": MetadataValue.json(summary.settings),
-            "context_sources": MetadataValue.json(summary.context_sources),
+            **({"context_sources": MetadataValue.json(summary.context_sources)} if summary.context_sources else {}),
             "variant": variant or "default",
             "dagster/row_count": summary.n_chunks,
             "documents": summary.n_documents,

@@ -92,7 +92,7 @@ def leaderboard(context: AssetExecutionContext, duckdb: DuckDBResource, ranking:
     if outcome is not None and outcome.diagnostics:
         metadata["warnings"] = MetadataValue.md("".join(f"- {d.message}\n" for d in outcome.diagnostics))
         for d in outcome.diagnostics:
-            context.log.warning(d.message)
+            context.log.info(f"warning: {d.message}")  # the CLI prints them once, after the leaderboard
     return MaterializeResult(metadata=metadata)
 
 

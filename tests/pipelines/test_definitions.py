@@ -121,7 +121,7 @@ def test_dg_check_defs_and_list_defs_load_the_project(tmp_path):
     defs_json = json.loads(listed.stdout)
     assert {a["asset_key"] for a in defs_json["assets"]} == {
         "source_documents", "parsed_documents", "chunk_collections", "experiment_results", "leaderboard",
-        "benchmark_report", "question_sets"}
+        "benchmark_report", "question_sets", "generated_questions"}
     assert "benchmark_everything" in {j["name"] for j in defs_json["jobs"]}
 
 

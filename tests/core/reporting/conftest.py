@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from chunkbench_core.reporting import ReportPaths, write_reports
+from chunkbench_core.evaluation.recommendation import RankingSettings
+from chunkbench_core.stages import compare_latest_runs
 from chunkbench_core.storage.results_db import ResultsDB
 
 from .fixtures import build_results
@@ -20,7 +22,11 @@ def base_results(tmp_path_factory: pytest.TempPathFactory) -> ResultsDB:
 @pytest.fixture(scope="session")
 def extended_results(tmp_path_factory: pytest.TempPathFactory) -> ResultsDB:
     with pytest.MonkeyPatch.context() as mp:
-        return build_results(tmp_path_factory.mktemp("extended") / "results", extended=True, monkeypatch=mp)
+        results = build_results(tmp_path_factory.mktemp("extended") / "results", extended=True, monkeypatch=mp)
+        # ranked, tiered and recommended by the pipeline's own comparison (the fixture's questions carry no
+        # budgeted recall, so it ranks by recall@k)
+        compare_latest_runs(results, RankingSettings(rank_metric="recall@k"))
+        return results
 
 
 @pytest.fixture(scope="session")

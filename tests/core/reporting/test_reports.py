@@ -46,7 +46,7 @@ def test_managerial_on_base_schema(base_reports: ReportPaths, base_results: Resu
     best = base_results.leaderboard().iloc[0]
     assert f"Recommended: <strong>{best['strategy']}</strong> with <strong>{best['corpus_model']}</strong>" in html
     assert "<h2>Leaderboard</h2>" in html and "volcano.md" in html
-    for plot in ("recall-precision", "metric-bars", "chunk-sizes", "latency-plot"):
+    for plot in ("metric-bars", "chunk-sizes"):  # no frontier: nothing was compared yet
         assert re.search(rf'<img id="{plot}" [^>]*src="data:image/png;base64,[A-Za-z0-9+/=]{{200,}}"', html), plot
     # no CI columns in the base schema: the report computes them and says so
     assert REPORT_CI_NOTE in html and "CI " in html
@@ -61,9 +61,12 @@ def test_managerial_uses_optional_columns(extended_reports: ReportPaths) -> None
     labels = ("nDCG", "Precision Ω", "Answer similarity", "Faithfulness", "Hallucination rate", "Context relevance")
     for label in labels:
         assert f"<div class='label'>{label}</div>" in html, label
-    assert "id='significance'" in html and "statistically significant (p = 0.01)" in html
-    assert "vs best" in html and "significantly different (p = 0.01)" in html
-    assert ">cost<" in html and "embedding tokens" in html and "generate (mean)" in html
+    # the comparison's story: ranking metric and its definition, the rule, the reason, tiers, the frontier plot
+    assert "id='rank-metric'" in html and "Ranking metric: <strong>recall</strong>" in html
+    assert "id='rule'" in html and "cheapest configuration in tier 1" in html and "id='reason'" in html
+    assert re.search(r'<img id="frontier" [^>]*src="data:image/png;base64,[A-Za-z0-9+/=]{200,}"', html)
+    assert ">tier<" in html and ">verdict<" in html and "recommended" in html
+    assert "cost (index + 1,000 questions)" in html and "embedding tokens" in html
     assert REPORT_CI_NOTE not in html  # the recorded intervals are used
     assert "semantic_parent_child" in html and "larger parent section" in html
 
