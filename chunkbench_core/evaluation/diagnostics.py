@@ -37,6 +37,10 @@ class Diagnostic:
         return {"code": self.code, "message": self.message}
 
 
+def _questions(n: int) -> str:
+    return "1 question" if n == 1 else f"{n} questions"
+
+
 def one_chunk_per_document(chunks_per_document: Mapping[str, Sequence[int]]) -> Diagnostic | None:
     """``chunks_per_document``: strategy -> chunk counts of each document."""
     medians = {s: float(np.median(c)) for s, c in chunks_per_document.items() if len(c)}
@@ -73,7 +77,7 @@ def no_disagreement(per_question: Sequence[Sequence[float]]) -> Diagnostic | Non
     differ = sum(1 for r in rows if max(r) - min(r) > DISAGREEMENT_MARGIN)
     if differ < DISAGREEMENT_SHARE * len(rows):
         return Diagnostic("no_disagreement",
-                          f"The configurations score differently on only {differ} of {len(rows)} questions: "
+                          f"The configurations score differently on only {differ} of {_questions(len(rows))}: "
                           "there is almost nothing to decide between them on this question set.")
     return None
 
@@ -82,8 +86,9 @@ def too_few_questions(n_questions: int, tier_size: int, questions_to_separate: i
     """Too few questions overall, or too few to break a tie at the top."""
     if n_questions < MIN_QUESTIONS:
         return Diagnostic("too_few_questions",
-                          f"Only {n_questions} questions were scored; rankings over fewer than {MIN_QUESTIONS} "
-                          "questions change easily. Add questions before relying on the order.")
+                          f"Only {_questions(n_questions)} {'was' if n_questions == 1 else 'were'} scored; "
+                          f"rankings over fewer than {MIN_QUESTIONS} questions change easily. "
+                          "Add questions before relying on the order.")
     if tier_size > 1 and questions_to_separate is not None and questions_to_separate > n_questions:
         return Diagnostic("too_few_questions",
                           f"{tier_size} configurations are tied at the top; telling the top two apart would take "

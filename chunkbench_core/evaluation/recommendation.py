@@ -142,6 +142,10 @@ def _cost_phrase(costs: Mapping[str, Any], axis: str) -> str:
     return token_text
 
 
+def _questions(n: int) -> str:
+    return "1 question" if n == 1 else f"{n} questions"
+
+
 def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
               rule: str = DEFAULT_RECOMMENDATION_RULE) -> Recommendation | None:
     """The recommended configuration by ``rule`` with its reason; None when nothing was ranked."""
@@ -168,9 +172,9 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
         parts.append("Only one configuration ran, so there is nothing to compare it with.")
     elif len(tier1) == 1:
         parts.append(f"{_label(comparison.best)} is measurably better than every other configuration "
-                     f"({_number(results[comparison.best].mean)} on {n} questions).")
+                     f"({_number(results[comparison.best].mean)} on {_questions(n)}).")
     else:
-        parts.append(f"{len(tier1)} configurations are tied for first (tier 1): the {n} questions cannot tell "
+        parts.append(f"{len(tier1)} configurations are tied for first (tier 1): the {_questions(n)} cannot tell "
                      f"them apart.")
     if rule == "cheapest_in_tier_1" and len(tier1) > 1:
         text = f"{_label(chosen)} is the cheapest of them ({_cost_phrase(costs.get(chosen, {}), axis)})"
@@ -185,12 +189,12 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
     if power is not None and power.min_detectable_difference == power.min_detectable_difference:
         if power.questions_to_separate is None:
             parts.append(f"The top two score the same on every question; more questions like these would not "
-                         f"separate them (with {power.n_questions} questions, differences of about "
+                         f"separate them (with {_questions(power.n_questions)}, differences of about "
                          f"{_number(power.min_detectable_difference)} in {metric} can be detected at 80% power).")
         else:
-            parts.append(f"With {power.n_questions} questions, a difference of {_number(power.min_detectable_difference)} "
-                         f"in {metric} can be detected (80% power); separating the top two "
-                         f"({_number(power.top_two_difference)} apart) would take about "
+            parts.append(f"With {_questions(power.n_questions)}, a difference of "
+                         f"{_number(power.min_detectable_difference)} in {metric} can be detected (80% power); "
+                         f"separating the top two ({_number(power.top_two_difference)} apart) would take about "
                          f"{power.questions_to_separate:,} questions.")
     return Recommendation(
         configuration=chosen, strategy=strategy, corpus_model=corpus_model, rule=rule,

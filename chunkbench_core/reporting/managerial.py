@@ -119,7 +119,7 @@ def _recommendation(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
                      + (f" (95% CI {esc(fmt_metric('recall', best.get('rank_ci_low')))}–"
                         f"{esc(fmt_metric('recall', best.get('rank_ci_high')))})"
                         if number(best.get("rank_ci_low")) is not None else "")
-                     + f" over {esc(fmt('count', rec.get('n_questions')))} questions.</p>")
+                     + f" over {esc(_questions(rec.get('n_questions')))}.</p>")
         parts.append(f"<p id='rule'>Rule: {esc(rec['rule_text'])}.</p>")
         parts.append(f"<p id='reason'>{esc(rec['reason'])}</p>")
     else:

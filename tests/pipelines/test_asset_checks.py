@@ -14,7 +14,14 @@ from dagster import DagsterInstance, materialize
 from chunkbench_core.chunking import STRATEGIES, FixedSizeChunker
 from chunkbench_pipelines.assets import ALL_ASSETS
 from chunkbench_pipelines.partitions import partition_key
-from chunkbench_pipelines.resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
+from chunkbench_pipelines.resources import (
+    DuckDBResource,
+    EmbeddingResource,
+    LLMResource,
+    QdrantResource,
+    RankingResource,
+    WorkspaceResource,
+)
 from chunkbench_pipelines.runner import run_everything
 
 MODEL = "all-minilm-l6-v2"
@@ -41,10 +48,13 @@ def setup(tmp_path, monkeypatch):
         "references": [{"document": "tides.md", "content": "floods twice a day"}]}]}), encoding="utf-8")
     for name, value in (("CHUNKBENCH_HOME", home), ("CHUNKBENCH_CORPUS", corpus), ("CHUNKBENCH_QUESTIONS", questions)):
         monkeypatch.setenv(name, str(value))
-    monkeypatch.delenv("QDRANT_URL", raising=False)
+    monkeypatch.setenv("CHUNKBENCH_BENCHMARK", "checks")  # results and collections: home/benchmarks/checks
+    for name in ("QDRANT_URL", "CHUNKBENCH_RESULTS_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    qdrant = home / "benchmarks" / "checks" / "qdrant"  # where run_everything's resources keep the collections
     resources = {"workspace": WorkspaceResource(home=str(home), corpus=str(corpus), questions=str(questions)),
-                 "duckdb": DuckDBResource(folder=str(home)), "qdrant": QdrantResource(local_path=str(home / "qdrant")),
-                 "embeddings": EmbeddingResource(), "llm": LLMResource()}
+                 "duckdb": DuckDBResource(folder=str(home)), "qdrant": QdrantResource(local_path=str(qdrant)),
+                 "embeddings": EmbeddingResource(), "llm": LLMResource(), "ranking": RankingResource()}
     return {"resources": resources, "instance": DagsterInstance.ephemeral()}
 
 

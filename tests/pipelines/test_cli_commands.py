@@ -5,9 +5,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import duckdb
 import pytest
 
+from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.vector_store import VectorStore, collection_name
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,12 +37,11 @@ def test_top_level_help_lists_every_command_on_one_line(tmp_path):
     (["thresholds", "set"], "set needs a model id and a threshold"),
     (["thresholds", "clear"], "clear needs a model id"),
     (["defaults", "set", "boundary_model"], "set needs a setting and a value"),
-    (["run", "--strategy", "nope"], "choose from 'fixed_size', 'recursive'"),
-    (["run", "--corpus-model", "nope"], "choose from 'all-minilm-l6-v2'"),
     (["chunk", "x.md", "--strategy", "nope"], "invalid choice: 'nope'"),
     (["run", "--threshold-mode", "sometimes"], "choose from 'absolute', 'percentile'"),
 ])
 def test_usage_errors_print_usage_and_exit_2(tmp_path, args, message):
+    # (a bad --strategy / --corpus-model value of `run` is one line naming the valid values: test_run_control)
     result = cli(*args, home=tmp_path)
     assert result.returncode == 2 and result.stderr.startswith("usage: chunkbench")
     assert message in result.stderr
@@ -50,7 +49,8 @@ def test_usage_errors_print_usage_and_exit_2(tmp_path, args, message):
 
 def test_collections_wipe_deletes_only_what_it_is_told(tmp_path):
     names = [collection_name("fixed_size", MODEL), collection_name("recursive", MODEL)]
-    with VectorStore(local_root=tmp_path / "qdrant") as store:
+    # no CHUNKBENCH_CORPUS nor CHUNKBENCH_BENCHMARK in cli()'s environment: the benchmark is "sample"
+    with VectorStore(local_root=tmp_path / "benchmarks" / "sample" / "qdrant") as store:
         for name in names:
             store.ensure_collection(name, 384)
     listed = [json.loads(line)["name"] for line in cli("collections", "list", home=tmp_path).stdout.splitlines()]
@@ -109,14 +109,19 @@ def test_a_chunk_size_variant_runs_end_to_end_from_a_config_file_and_flags(tmp_p
     result = cli("run", "--strategy", "fixed_size", "--corpus-model", MODEL, "--config", str(config),
                  "--neighbor-prev", "1", "--persian-digits", "persian", home=home, CHUNKBENCH_CORPUS=str(corpus), CHUNKBENCH_QUESTIONS=str(questions))
     assert result.returncode == 0, result.stdout + result.stderr
-    con = duckdb.connect(str(home / "chunkbench.duckdb"), read_only=True)
-    try:
-        [(variant, collection, n_chunks, parse_options)] = con.execute(
-            "SELECT variant, collection, n_chunks, parse_options FROM collections").fetchall()
-        metrics = con.execute("SELECT variant, top_k, neighbor_prev, n_questions FROM experiment_metrics").fetchall()
-        sizes = con.execute("SELECT max(token_count) FROM chunks").fetchone()[0]
-    finally:
-        con.close()
+    results = ResultsDB(home / "benchmarks" / "corpus")  # the benchmark is named after the CHUNKBENCH_CORPUS folder
+    [(variant, collection, n_chunks, parse_options)] = results.query(
+        "SELECT variant, collection, n_chunks, parse_options FROM collections").itertuples(index=False, name=None)
+    metrics = list(results.query("SELECT variant, top_k, neighbor_prev, n_questions FROM experiment_metrics")
+                   .itertuples(index=False, name=None))
+    sizes = results.query("SELECT max(token_count) AS m FROM chunks")["m"][0]
     assert variant == "size64_overlap8" and collection.endswith("__size64_overlap8_collection") and n_chunks > 3
     assert metrics == [("size64_overlap8", 3, 1, 1)] and sizes <= 64
     assert json.loads(parse_options)["persian_digits"] == "persian"  # the parser setting reached parsed_documents
+
+
+def test_run_help_lists_the_valid_strategies_and_models(tmp_path):
+    result = cli("run", "--help", home=tmp_path)
+    assert result.returncode == 0
+    text = " ".join(result.stdout.split())
+    assert "fixed_size, recursive, semantic" in text and "all-minilm-l6-v2, multilingual-e5-small" in text

@@ -2,10 +2,10 @@
 
 import json
 
-import duckdb
 import pytest
 from dagster import DagsterInstance, materialize
 
+from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_pipelines.assets import ALL_ASSETS
 from chunkbench_pipelines.resources import (
     DuckDBResource,
@@ -16,6 +16,7 @@ from chunkbench_pipelines.resources import (
     WorkspaceResource,
 )
 
+BENCHMARK = "hostile"
 DOC = "# Tides\n\nThe harbour of Quelm floods twice a day when the spring tide rises above four metres.\n"
 
 
@@ -28,13 +29,16 @@ def setup(tmp_path):
     (questions / "q.json").write_text(json.dumps({"questions": [{
         "id": "t1", "question": "How often does Quelm flood?",
         "references": [{"document": "tides.md", "content": "floods twice a day"}]}]}), encoding="utf-8")
-    workspace = WorkspaceResource(home=str(home), corpus=str(corpus), questions=str(questions))
-    resources = {"workspace": workspace, "duckdb": DuckDBResource(folder=str(home)),
-                 "qdrant": QdrantResource(local_path=str(home / "qdrant")), "embeddings": EmbeddingResource(),
+    workspace = WorkspaceResource(home=str(home), corpus=str(corpus), questions=str(questions), benchmark=BENCHMARK)
+    results = home / "benchmarks" / BENCHMARK  # the benchmark's results, parsed documents and collections
+    resources = {"workspace": workspace, "duckdb": DuckDBResource(folder=str(home), benchmark=BENCHMARK),
+                 "qdrant": QdrantResource(local_path=str(results / "qdrant"), benchmark=BENCHMARK),
+                 "embeddings": EmbeddingResource(),
                  "llm": LLMResource(), "ranking": RankingResource()}
     (tmp_path / "dagster_home").mkdir()
     instance = DagsterInstance.local_temp(str(tmp_path / "dagster_home"))
-    yield {"tmp": tmp_path, "corpus": corpus, "home": home, "resources": resources, "instance": instance}
+    yield {"tmp": tmp_path, "corpus": corpus, "home": home, "results": results, "resources": resources,
+           "instance": instance}
     instance.dispose()
 
 
@@ -42,12 +46,8 @@ def parse_corpus(setup):
     result = materialize(ALL_ASSETS, selection=["source_documents", "parsed_documents"], instance=setup["instance"],
                          resources=setup["resources"])
     assert result.success
-    con = duckdb.connect(str(setup["home"] / "chunkbench.duckdb"), read_only=True)
-    try:
-        rows = con.execute("SELECT document, status, error FROM documents ORDER BY document").fetchall()
-    finally:
-        con.close()
-    return {d: (s, e) for d, s, e in rows}, result
+    rows = ResultsDB(setup["results"]).query("SELECT document, status, error FROM documents ORDER BY document")
+    return {d: (s, e) for d, s, e in rows.itertuples(index=False)}, result
 
 
 @pytest.mark.slow
@@ -71,12 +71,8 @@ def test_names_that_sanitise_alike_are_two_documents(setup):
     result = materialize(ALL_ASSETS, selection=["chunk_collections"], instance=setup["instance"],
                          resources=setup["resources"], partition_key=partition_key("fixed_size", "all-minilm-l6-v2"))
     assert result.success
-    con = duckdb.connect(str(setup["home"] / "chunkbench.duckdb"), read_only=True)
-    try:
-        rows = con.execute("SELECT document, count(DISTINCT chunk_id) FROM chunks GROUP BY document").fetchall()
-    finally:
-        con.close()
-    assert dict(rows) == {"tides.md": 1, "report 2024.txt": 1, "report-2024.txt": 1}
+    rows = ResultsDB(setup["results"]).query("SELECT document, count(DISTINCT chunk_id) FROM chunks GROUP BY document")
+    assert dict(rows.itertuples(index=False)) == {"tides.md": 1, "report 2024.txt": 1, "report-2024.txt": 1}
 
 
 def test_a_link_outside_the_corpus_is_refused_and_hidden_files_are_counted(setup):
@@ -91,5 +87,5 @@ def test_a_link_outside_the_corpus_is_refused_and_hidden_files_are_counted(setup
     assert status == "failed" and "payroll.md: symbolic link to a file outside the corpus" in error
     [materialization] = result.asset_materializations_for_node("parsed_documents")
     assert materialization.metadata["hidden_skipped"].value == 1
-    parsed = list((setup["home"] / "parsed").glob("*.json"))
+    parsed = list((setup["results"] / "parsed").glob("*.json"))
     assert parsed and all("salary" not in p.read_text(encoding="utf-8") for p in parsed)

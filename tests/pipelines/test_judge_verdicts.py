@@ -6,10 +6,10 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import duckdb
 import pytest
 from dagster import DagsterInstance, materialize
 
+from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_pipelines.assets import ALL_ASSETS
 from chunkbench_pipelines.definitions import build_resources
 from chunkbench_pipelines.partitions import partition_key
@@ -87,7 +87,7 @@ def test_judge_means_and_hallucination_rate_through_the_assets(workspace, chat_s
                          partition_key=partition_key("fixed_size", MODEL), instance=instance, resources=resources)
     assert result.success
 
-    con = duckdb.connect(str(workspace["home"] / "chunkbench.duckdb"), read_only=True)
+    con = ResultsDB(workspace["home"]).connect()  # the benchmark's views, with their paths resolved
     try:
         [metrics] = con.execute("SELECT n_judged, context_relevance, answer_similarity, faithfulness, "
                                 "hallucination_rate, judge_prompt_tokens, answer_prompt_tokens "

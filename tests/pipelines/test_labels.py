@@ -24,11 +24,13 @@ def test_reports_label_heading_context_and_print_no_placeholders(tmp_path, monke
         "references": [{"document": "tides.md", "content": "floods twice a day"}]}]}), encoding="utf-8")
     for name, value in (("CHUNKBENCH_HOME", home), ("CHUNKBENCH_CORPUS", corpus), ("CHUNKBENCH_QUESTIONS", questions)):
         monkeypatch.setenv(name, str(value))
-    for name in ("QDRANT_URL", "CHUNKBENCH_LLM_MODEL"):
+    monkeypatch.setenv("CHUNKBENCH_BENCHMARK", "labels")  # its reports: home/benchmarks/labels/reports
+    for name in ("QDRANT_URL", "CHUNKBENCH_LLM_MODEL", "CHUNKBENCH_RESULTS_DIR"):
         monkeypatch.delenv(name, raising=False)
     assert run_everything(strategies=["contextual_retrieval", "fixed_size"], corpus_models=[MODEL],
                           instance=DagsterInstance.ephemeral()) == 0
-    reports = {p.name: p.read_text(encoding="utf-8") for p in (home / "reports").glob("*.html")}
+    folder = home / "benchmarks" / "labels" / "reports"
+    reports = {p.name: p.read_text(encoding="utf-8") for p in folder.glob("*.html")}
     assert set(reports) >= {"benchmark_report.html", "technical_report.html", "decision_board.html"}
     managerial = reports["benchmark_report.html"]
     assert "contextual_retrieval (heading context)" in managerial

@@ -11,18 +11,26 @@ from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_pipelines.assets import ALL_ASSETS
 from chunkbench_pipelines.definitions import defs
 from chunkbench_pipelines.partitions import partition_key
-from chunkbench_pipelines.resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
+from chunkbench_pipelines.resources import (
+    DuckDBResource,
+    EmbeddingResource,
+    LLMResource,
+    QdrantResource,
+    RankingResource,
+    WorkspaceResource,
+)
 from chunkbench_pipelines.schedules import nightly_stale_partitions
 from chunkbench_pipelines.sensors import stale_partitions
 
 MODEL = "all-minilm-l6-v2"
+BENCHMARK = "provenance"
 DOC = ("# Tides\n\nThe harbour of Quelm floods twice a day when the spring tide rises above four metres. "
        "Boats are moved to the inner basin. The harbour master rings a bell an hour before high water.\n\n"
        "## Storms\n\nWinter storms close the outer pier. The ferry then leaves from the north quay instead.\n")
 
 
 @pytest.fixture()
-def setup(tmp_path):
+def setup(tmp_path, monkeypatch):
     corpus, questions, home = tmp_path / "corpus", tmp_path / "questions", tmp_path / "home"
     corpus.mkdir()
     questions.mkdir()
@@ -30,13 +38,18 @@ def setup(tmp_path):
     (questions / "q.json").write_text(json.dumps({"questions": [{
         "id": "t1", "question": "How often does Quelm flood?",
         "references": [{"document": "tides.md", "content": "floods twice a day"}]}]}), encoding="utf-8")
-    workspace = WorkspaceResource(home=str(home), corpus=str(corpus), questions=str(questions))
-    resources = {"workspace": workspace, "duckdb": DuckDBResource(folder=str(home)),
-                 "qdrant": QdrantResource(local_path=str(home / "qdrant")), "embeddings": EmbeddingResource(),
-                 "llm": LLMResource()}
+    # the code that reads the benchmark from the environment (the persisted thresholds) agrees with the resources
+    monkeypatch.setenv("CHUNKBENCH_BENCHMARK", BENCHMARK)
+    monkeypatch.delenv("CHUNKBENCH_RESULTS_DIR", raising=False)
+    results = home / "benchmarks" / BENCHMARK  # the benchmark's results, parsed documents and collections
+    workspace = WorkspaceResource(home=str(home), corpus=str(corpus), questions=str(questions), benchmark=BENCHMARK)
+    resources = {"workspace": workspace, "duckdb": DuckDBResource(folder=str(home), benchmark=BENCHMARK),
+                 "qdrant": QdrantResource(local_path=str(results / "qdrant"), benchmark=BENCHMARK),
+                 "embeddings": EmbeddingResource(), "llm": LLMResource(), "ranking": RankingResource()}
     (tmp_path / "dagster_home").mkdir()
     instance = DagsterInstance.local_temp(str(tmp_path / "dagster_home"))
-    yield {"corpus": corpus, "home": home, "resources": resources, "instance": instance, "workspace": workspace}
+    yield {"corpus": corpus, "home": home, "results": results, "resources": resources, "instance": instance,
+           "workspace": workspace}
     instance.dispose()
 
 
@@ -63,7 +76,7 @@ def test_experiment_provenance_comes_from_the_collection_and_its_run(setup):
                       for name in ("chunk_collections", "experiment_results")}}
     built = run(setup, ["chunk_collections"], key, config)
     assert built.success
-    results = ResultsDB(setup["home"])
+    results = ResultsDB(setup["results"])
     [row] = results.query("SELECT * FROM collections").to_dict("records")
     settings = json.loads(row["settings"])
     assert row["dagster_run_id"] == built.run_id and row["corpus_fingerprint"]
@@ -102,7 +115,7 @@ def test_experiment_refuses_a_collection_from_another_parsed_corpus_at_once(setu
     # permanent: one attempt, no retry
     steps = [e for e in result.all_events if e.event_type_value == "STEP_UP_FOR_RETRY"]
     assert steps == []
-    assert ResultsDB(setup["home"]).query("SELECT count(*) AS n FROM experiment_metrics")["n"][0] == 0
+    assert ResultsDB(setup["results"]).query("SELECT count(*) AS n FROM experiment_metrics")["n"][0] == 0
 
 
 def test_a_changed_threshold_marks_semantic_partitions_stale(setup):
@@ -128,14 +141,17 @@ def test_the_staleness_schedule_considers_every_variant(setup):
                      for n in ("chunk_collections", "experiment_results")}}
     assert run(setup, ["chunk_collections"], key).success
     assert run(setup, ["chunk_collections"], key, sweep).success  # the variant is the latest materialization
-    context = build_schedule_context(instance=setup["instance"], resources=setup["resources"])
+    repository = defs.get_repository_def()  # resolves the partitioned run requests against chunk_and_evaluate_job
+    context = build_schedule_context(instance=setup["instance"], resources=setup["resources"],
+                                     repository_def=repository)
     requests = [r for r in nightly_stale_partitions.evaluate_tick(context).run_requests or []
                 if r.partition_key == str(key)]
     assert requests == []
 
     (setup["corpus"] / "tides.md").write_text(DOC + "\nThe lighthouse was built in 1890.\n", encoding="utf-8")
     assert run(setup, ["source_documents", "parsed_documents"]).success
-    context = build_schedule_context(instance=setup["instance"], resources=setup["resources"])
+    context = build_schedule_context(instance=setup["instance"], resources=setup["resources"],
+                                     repository_def=repository)
     requests = [r for r in nightly_stale_partitions.evaluate_tick(context).run_requests or []
                 if r.partition_key == str(key)]
     assert sorted(r.tags["chunkbench/variant"] for r in requests) == ["default", "size64_overlap8"]

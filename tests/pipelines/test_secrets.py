@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from chunkbench_core.redaction import describe_error, redact
+from chunkbench_core.storage.results_db import ResultsDB
 from tests.pipelines.support.echo_key_server import EchoKeyServer
 
 pytestmark = pytest.mark.slow
@@ -56,6 +57,7 @@ def test_an_echoed_key_is_stored_nowhere(tmp_path):
     server = EchoKeyServer()
     env = {**{k: v for k, v in os.environ.items() if not k.startswith(("CHUNKBENCH_", "OPENAI_", "QDRANT_"))},
            "PYTHONPATH": str(ROOT), "CHUNKBENCH_HOME": str(home), "DAGSTER_HOME": str(dagster_home),
+           "CHUNKBENCH_BENCHMARK": "secrets",
            "CHUNKBENCH_CORPUS": str(corpus), "CHUNKBENCH_QUESTIONS": str(questions),
            "CHUNKBENCH_LLM_MODEL": "gpt-test", "CHUNKBENCH_LLM_BASE_URL": server.base_url,
            "CHUNKBENCH_LLM_API_KEY": llm_key,
@@ -78,11 +80,6 @@ def test_an_echoed_key_is_stored_nowhere(tmp_path):
     leaks = _files_containing(home, needles) + _files_containing(dagster_home, needles)
     assert leaks == []
     # the answer error was recorded (redacted), so the test looked where the key would have gone
-    import duckdb
-
-    con = duckdb.connect(str(home / "chunkbench.duckdb"), read_only=True)
-    try:
-        [(error,)] = con.execute("SELECT answer_error FROM question_results").fetchall()
-    finally:
-        con.close()
+    results = ResultsDB(home / "benchmarks" / "secrets")  # the benchmark's folder: CHUNKBENCH_BENCHMARK above
+    [error] = results.query("SELECT answer_error FROM question_results")["answer_error"]
     assert "401" in error and "[redacted]" in error

@@ -57,11 +57,13 @@ def _answers(url: str) -> bool:
 @pytest.mark.slow
 def test_chunkbench_ui_runs_dg_dev_and_the_report_server_and_stops_on_ctrl_c(tmp_path):
     home = tmp_path / "home"
-    (home / "reports").mkdir(parents=True)
-    (home / "reports" / "benchmark_report.html").write_text("<h1>the report</h1>", encoding="utf-8")
+    reports = home / "benchmarks" / "ui" / "reports"  # the reports of the benchmark named below
+    reports.mkdir(parents=True)
+    (reports / "benchmark_report.html").write_text("<h1>the report</h1>", encoding="utf-8")
     ui_port, reports_port = free_port(), free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "OPENAI_API_KEY")}
-    env.update(CHUNKBENCH_HOME=str(home), UI_PORT=str(ui_port), REPORTS_PORT=str(reports_port))
+    env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "OPENAI_API_KEY", "CHUNKBENCH_RESULTS_DIR")}
+    env.update(CHUNKBENCH_HOME=str(home), CHUNKBENCH_BENCHMARK="ui", UI_PORT=str(ui_port),
+               REPORTS_PORT=str(reports_port))
     log = tmp_path / "ui.log"
     with open(log, "w") as out:
         process = subprocess.Popen([str(Path(sys.executable).with_name("chunkbench")), "ui"], cwd=ROOT, env=env,
