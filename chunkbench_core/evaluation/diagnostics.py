@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from chunkbench_core.wording import plural
+
 MIN_QUESTIONS = 30
 DISAGREEMENT_SHARE = 0.10
 DISAGREEMENT_MARGIN = 0.01
@@ -35,10 +37,6 @@ class Diagnostic:
 
     def to_row(self) -> dict[str, str]:
         return {"code": self.code, "message": self.message}
-
-
-def _questions(n: int) -> str:
-    return "1 question" if n == 1 else f"{n} questions"
 
 
 def one_chunk_per_document(chunks_per_document: Mapping[str, Sequence[int]]) -> Diagnostic | None:
@@ -77,7 +75,7 @@ def no_disagreement(per_question: Sequence[Sequence[float]]) -> Diagnostic | Non
     differ = sum(1 for r in rows if max(r) - min(r) > DISAGREEMENT_MARGIN)
     if differ < DISAGREEMENT_SHARE * len(rows):
         return Diagnostic("no_disagreement",
-                          f"The configurations score differently on only {differ} of {_questions(len(rows))}: "
+                          f"The configurations score differently on only {differ} of {plural(len(rows), 'question')}: "
                           "there is almost nothing to decide between them on this question set.")
     return None
 
@@ -86,7 +84,7 @@ def too_few_questions(n_questions: int, tier_size: int, questions_to_separate: i
     """Too few questions overall, or too few to break a tie at the top."""
     if n_questions < MIN_QUESTIONS:
         return Diagnostic("too_few_questions",
-                          f"Only {_questions(n_questions)} {'was' if n_questions == 1 else 'were'} scored; "
+                          f"Only {plural(n_questions, 'question')} {'was' if n_questions == 1 else 'were'} scored; "
                           f"rankings over fewer than {MIN_QUESTIONS} questions change easily. "
                           "Add questions before relying on the order.")
     if tier_size > 1 and questions_to_separate is not None and questions_to_separate > n_questions:

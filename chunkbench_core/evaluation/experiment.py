@@ -73,7 +73,6 @@ __all__ = [
     "outcome_row",
     "resolve_questions",
     "run_retrieval",
-    "score_question",
     "search_stable",
     "split_chunk_rows",
     "BUDGET_COLUMNS",

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chunkbench_core.errors import ConfigError
+from chunkbench_core.wording import plural
 
 from . import budget, cost
 from .statistics import (
@@ -142,10 +143,6 @@ def _cost_phrase(costs: Mapping[str, Any], axis: str) -> str:
     return token_text
 
 
-def _questions(n: int) -> str:
-    return "1 question" if n == 1 else f"{n} questions"
-
-
 def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
               rule: str = DEFAULT_RECOMMENDATION_RULE) -> Recommendation | None:
     """The recommended configuration by ``rule`` with its reason; None when nothing was ranked."""
@@ -172,9 +169,9 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
         parts.append("Only one configuration ran, so there is nothing to compare it with.")
     elif len(tier1) == 1:
         parts.append(f"{_label(comparison.best)} is measurably better than every other configuration "
-                     f"({_number(results[comparison.best].mean)} on {_questions(n)}).")
+                     f"({_number(results[comparison.best].mean)} on {plural(n, 'question')}).")
     else:
-        parts.append(f"{len(tier1)} configurations are tied for first (tier 1): the {_questions(n)} cannot tell "
+        parts.append(f"{len(tier1)} configurations are tied for first (tier 1): the {plural(n, 'question')} cannot tell "
                      f"them apart.")
     if rule == "cheapest_in_tier_1" and len(tier1) > 1:
         text = f"{_label(chosen)} is the cheapest of them ({_cost_phrase(costs.get(chosen, {}), axis)})"
@@ -189,10 +186,10 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
     if power is not None and power.min_detectable_difference == power.min_detectable_difference:
         if power.questions_to_separate is None:
             parts.append(f"The top two score the same on every question; more questions like these would not "
-                         f"separate them (with {_questions(power.n_questions)}, differences of about "
+                         f"separate them (with {plural(power.n_questions, 'question')}, differences of about "
                          f"{_number(power.min_detectable_difference)} in {metric} can be detected at 80% power).")
         else:
-            parts.append(f"With {_questions(power.n_questions)}, a difference of "
+            parts.append(f"With {plural(power.n_questions, 'question')}, a difference of "
                          f"{_number(power.min_detectable_difference)} in {metric} can be detected (80% power); "
                          f"separating the top two ({_number(power.top_two_difference)} apart) would take about "
                          f"{power.questions_to_separate:,} questions.")

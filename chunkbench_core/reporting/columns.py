@@ -15,6 +15,8 @@ from typing import Any, Iterable, Literal, Mapping, Sequence
 
 import pandas as pd
 
+from chunkbench_core.wording import plural  # noqa: F401  (re-exported: reports import it from here)
+
 Kind = Literal["fraction", "score10", "ms", "count", "usd", "value"]
 
 
@@ -69,9 +71,6 @@ KPI_METRICS: tuple[str, ...] = ("recall_at_512", "budget_auc", "recall", "precis
 
 #: optional column name alternatives (first present wins)
 GENERATED_ANSWER = ("generated_answer", "answer")
-SIGNIFICANT = ("significant_vs_best", "significantly_worse")
-P_VALUE = ("p_value", "p_value_vs_best")
-COST = ("cost_usd", "estimated_cost_usd")
 LATENCY_PARTS = ("embed_ms", "search_ms", "expand_ms", "generate_ms", "judge_ms")
 
 
@@ -301,7 +300,3 @@ def strategy_label(strategy: Any, provenance: Mapping[str, Any] | None) -> str:
     return f"{name} (LLM context, heading fallback on {plural(fallback, 'chunk')})" if fallback else name
 
 
-def plural(n: Any, word: str, words: str | None = None) -> str:
-    """``"1 question"``, ``"3 questions"`` (``words`` for irregular plurals)."""
-    count = int(n)
-    return f"{count} {word if count == 1 else (words or word + 's')}"

@@ -32,7 +32,7 @@ from .intervals import REPORT_CI_NOTE
 from .question_problems import render_question_problems
 from .style import CSS
 from .columns import flag
-from .summary import Interval, latency_means, metric_interval, metric_value, n_failed, token_totals
+from .summary import Interval, metric_interval, metric_value, n_failed, token_totals
 
 #: plain-language description of the strategies the product ships (unknown names get none)
 STRATEGY_DESCRIPTIONS: dict[str, str] = {

@@ -39,45 +39,6 @@ def _whisker(center: float, bounds: tuple[float, float] | None) -> list[list[flo
 
 
 @dataclass(frozen=True)
-class ScatterPoint:
-    label: str
-    precision: float
-    recall: float
-    precision_ci: tuple[float, float] | None = None
-    recall_ci: tuple[float, float] | None = None
-    best: bool = False
-
-
-def recall_precision_png(points: Sequence[ScatterPoint]) -> bytes:
-    """Recall (y) against precision (x), one numbered point per configuration, CI bars when known.
-
-    Points are numbered in ``points`` order (the ranking); the legend names them, so labels
-    never overlap when configurations score alike.
-    """
-    fig, ax = plt.subplots(figsize=(9, 4.5))
-    for i, p in enumerate(points):
-        color = PALETTE[i % len(PALETTE)]
-        ax.errorbar([p.precision], [p.recall], xerr=_whisker(p.precision, p.precision_ci),
-                    yerr=_whisker(p.recall, p.recall_ci), fmt="*" if p.best else "o", markersize=14 if p.best else 8,
-                    color=color, ecolor=color, elinewidth=1, capsize=3, alpha=0.9, label=f"{i + 1}. {_label(p.label)}")
-        ax.annotate(str(i + 1), (p.precision, p.recall), fontsize=8, fontweight="bold", xytext=(5, 5),
-                    textcoords="offset points")
-    lows = [p.recall_ci[0] if p.recall_ci else p.recall for p in points]
-    highs = [p.recall_ci[1] if p.recall_ci else p.recall for p in points]
-    span = max(0.1, max(highs) - min(lows))
-    ax.set_ylim(max(0.0, min(lows) - 0.15 * span), min(1.05, max(highs) + 0.15 * span))
-    right = max(p.precision_ci[1] if p.precision_ci else p.precision for p in points)
-    ax.set_xlim(0, max(0.05, right) * 1.2)
-    ax.set_xlabel("precision: share of retrieved text that is evidence")
-    ax.set_ylabel("recall: share of evidence retrieved")
-    ax.grid(alpha=0.3)
-    ax.set_title("Recall vs precision (★ = recommended)", fontsize=10)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
-    fig.tight_layout()
-    return _png(fig)
-
-
-@dataclass(frozen=True)
 class MetricSeries:
     """One metric across configurations; ``lows``/``highs`` are the CI bounds (None: no whisker)."""
 
@@ -122,19 +83,6 @@ def chunk_size_png(distributions: Sequence[tuple[str, Sequence[float]]], unit: s
     ax.invert_yaxis()
     ax.tick_params(axis="y", labelsize=8)
     ax.set_xlabel(f"chunk size ({unit})")
-    ax.grid(axis="x", alpha=0.3)
-    fig.tight_layout()
-    return _png(fig)
-
-
-def bar_png(labels: Sequence[str], values: Sequence[float], xlabel: str) -> bytes:
-    """Simple horizontal bars (latency or cost per configuration)."""
-    fig, ax = plt.subplots(figsize=(8, max(2.0, 0.35 * len(labels) + 1.0)))
-    ax.barh(range(len(labels)), values, color=PALETTE[0])
-    ax.set_yticks(range(len(labels)))
-    ax.set_yticklabels([_label(x) for x in labels], fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlabel(xlabel)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     return _png(fig)

@@ -1,4 +1,4 @@
-"""Per-configuration numbers the reports show: intervals, latency, tokens, cost, significance.
+"""Per-configuration numbers the reports show: intervals, latency, tokens, failures.
 
 Each function looks for optional columns and returns ``None`` / an empty mapping when
 they are absent, so callers can leave the matching cell or paragraph out.
@@ -12,11 +12,8 @@ from typing import Any, Mapping
 import pandas as pd
 
 from .columns import (
-    COST,
     LATENCY_PARTS,
     METRIC_BY_NAME,
-    P_VALUE,
-    SIGNIFICANT,
     first_column,
     interval,
     number,
@@ -145,26 +142,6 @@ def _flat_counts(parsed: Any, prefix: str = "") -> list[tuple[str, float]]:
         return out
     x = number(parsed)
     return [(prefix, x)] if x is not None and prefix else []
-
-
-def cost(row: Mapping[str, Any]) -> float | None:
-    column = first_column(list(row.keys()), COST)
-    return number(row.get(column)) if column else None
-
-
-@dataclass(frozen=True)
-class Significance:
-    significant: bool | None
-    p_value: float | None
-
-
-def significance(row: Mapping[str, Any]) -> Significance | None:
-    """Whether this configuration differs significantly from the best one (columns of the run)."""
-    flag = value(row, *SIGNIFICANT)
-    p = number(value(row, *P_VALUE))
-    if flag is None and p is None:
-        return None
-    return Significance(bool(flag) if flag is not None else None, p)
 
 
 def n_failed(data: ReportData, row: Mapping[str, Any]) -> int:
