@@ -1,7 +1,7 @@
 """The recommendation: which configuration to use, by a documented rule, and why in plain words.
 
 Inputs are the :class:`.statistics.Comparison` (ranking metric, tiers, tests, power) and
-each configuration's costs (``cost_usd``, ``context_tokens``, ``query_ms``,
+each configuration's costs (``projected_usd``, ``context_tokens``, ``query_ms``,
 ``index_seconds``; see :mod:`.cost`). Rules (:data:`.statistics.RECOMMENDATION_RULES`):
 
 - ``cheapest_in_tier_1`` (default): among the configurations statistically tied with the
@@ -138,8 +138,8 @@ def _cost_phrase(costs: Mapping[str, Any], axis: str) -> str:
     tokens = costs.get("context_tokens")
     token_text = f"{tokens:,.0f} context tokens per question" if isinstance(tokens, (int, float)) and not (
         isinstance(tokens, float) and math.isnan(tokens)) else "unknown context size"
-    if axis == "cost_usd":
-        return f"${costs.get('cost_usd') or 0:,.2f} to build and answer 1,000 questions, {token_text}"
+    if axis == "projected_usd":
+        return f"${costs.get('projected_usd') or 0:,.2f} to build the index and answer 1,000 questions, {token_text}"
     return token_text
 
 
