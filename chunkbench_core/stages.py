@@ -46,6 +46,7 @@ from chunkbench_core.parsing.models import ParsedDocument
 from chunkbench_core.provenance import (
     ChunkerOptions,
     collection_row,
+    strategy_label,
     code_version,
     context_source_counts,
     digest,
@@ -681,6 +682,14 @@ class Ranking:
     settings: RankingSettings
 
 
+def _json_object(raw: Any) -> dict[str, Any]:
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = None) -> Ranking:
     """Rank, tier, price and recommend the latest run of every strategy x corpus model.
 
@@ -698,14 +707,17 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
            JOIN leaderboard l USING (experiment_run_id, strategy, corpus_model)"""
     ).to_dict("records")
     comparison = compare_configurations(rows, metric=settings.rank_metric)
-    board = results.query("SELECT strategy, corpus_model, experiment_run_id, projected_usd, context_tokens, query_ms, "
-                          "index_seconds FROM leaderboard").to_dict("records")
+    board = results.query("SELECT l.strategy, l.corpus_model, l.experiment_run_id, l.projected_usd, l.context_tokens, "
+                          "l.query_ms, l.index_seconds, m.provenance FROM leaderboard l JOIN experiment_metrics m "
+                          "USING (experiment_run_id, strategy, corpus_model)").to_dict("records")
+    labels = {f"{r['strategy']}|{r['corpus_model']}": strategy_label(r["strategy"], _json_object(r.pop("provenance")))
+              for r in board}
     costs = {f"{r['strategy']}|{r['corpus_model']}": r for r in board}
     axis = cost_axis(list(costs.values()))
     means = {c.configuration: c.mean for c in comparison.configurations}
     frontier = pareto_frontier({name: (means.get(name, float("nan")), float(c.get(axis) or 0.0))
                                 for name, c in costs.items()})
-    recommendation = recommend(comparison, costs, settings.recommendation_rule)
+    recommendation = recommend(comparison, costs, settings.recommendation_rule, labels)
     found = checks.collect(
         checks.one_chunk_per_document(_chunks_per_document(results)),
         checks.evidence_longer_than_chunks(*_evidence_and_chunk_sizes(results, rows)),
@@ -717,6 +729,7 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
     stamp = now()
     results.write("comparison", "latest", [
         {**r, "experiment_run_id": run_of.get(r["configuration"]), "rule": comparison.rule,
+         "strategy_label": labels.get(r["configuration"]),
          "recommended": recommendation is not None and r["configuration"] == recommendation.configuration,
          "on_frontier": r["configuration"] in frontier, "cost_axis": axis, "compared_at": stamp}
         for r in comparison.to_rows()])

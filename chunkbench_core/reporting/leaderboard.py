@@ -87,6 +87,8 @@ def _columns(board: pd.DataFrame, wide: bool) -> list[tuple[str, str]]:
         if column == "metric":
             source = metric if metric and metric in board.columns else "rank_mean"
             out.append((metric or "rank_mean", source))
+        elif column == "strategy" and "strategy_label" in board.columns:
+            out.append(("strategy", "strategy_label"))  # contextual_retrieval without an LLM: heading context
         elif column in board.columns:
             out.append((HEADERS.get(column, column), column))
     return out

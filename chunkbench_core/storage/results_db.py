@@ -153,6 +153,7 @@ TABLES["experiment_metrics"] += [
 # its costs on the frontier, and whether it is the recommendation (evaluation.recommendation)
 TABLES["comparison"] = [
     ("configuration", "VARCHAR"),
+    ("strategy_label", "VARCHAR"),  # how every view names the strategy (provenance.strategy_label)
     ("experiment_run_id", "VARCHAR"),  # the run compared (the leaderboard's latest of the configuration)
     ("rank", "INTEGER"),  # 1 = highest mean of the ranking metric
     ("tier", "INTEGER"),  # 1 = not distinguishable from the best
@@ -325,7 +326,7 @@ WITH latest AS (
     SELECT * FROM index_costs WHERE coalesce(variant, '') = ''
     QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model ORDER BY built_at DESC) = 1
 )
-SELECT c.rank, c.tier, l.strategy, l.corpus_model, l.n_questions, l.recall, l.precision, l.iou, l.mrr, l.hit_rate,
+SELECT c.rank, c.tier, l.strategy, coalesce(c.strategy_label, l.strategy) AS strategy_label, l.corpus_model, l.n_questions, l.recall, l.precision, l.iou, l.mrr, l.hit_rate,
        l.recall_expanded, l.iou_expanded, c.metric AS rank_metric, c.mean AS rank_mean,
        c.ci_low AS rank_ci_low, c.ci_high AS rank_ci_high, c.p_value_vs_best, c.p_value_adjusted,
        c.difference_vs_best, c.effect_size,

@@ -52,7 +52,9 @@ def leaderboard_table(board) -> MetadataValue:
     for _, row in board.iterrows():
         data = {}
         for name, kind, _ in TABLE_COLUMNS:
-            value = round_value(row.get(name))
+            # the strategy as every view names it (contextual_retrieval without an LLM: heading context)
+            value = round_value(row.get("strategy_label") or row.get(name)) if name == "strategy" else round_value(
+                row.get(name))
             if value is None:
                 continue
             data[name] = int(value) if kind == "int" else bool(value) if kind == "bool" else value

@@ -94,13 +94,16 @@ def test_recommendation_is_the_cheapest_in_tier_1_and_switchable_to_highest_mean
     data = rows("big", base + 0.01) + rows("small", base) + rows("bad", base - 0.4)
     comparison = compare_configurations(data)
     assert comparison.best == "big|m"
-    costs = {"big|m": {"projected_usd": 0.0, "context_tokens": 4000.0}, "small|m": {"projected_usd": 0.0, "context_tokens": 900.0},
+    costs = {"big|m": {"projected_usd": 0.0, "context_tokens": 4000.0},
+             "small|m": {"projected_usd": 0.0, "context_tokens": 900.0},
              "bad|m": {"projected_usd": 0.0, "context_tokens": 100.0}}
     tied = comparison.tier_members(1)
     if "small|m" in tied:
         rec = recommend(comparison, costs)
         assert rec.configuration == "small|m" and rec.rule == "cheapest_in_tier_1"
         assert "cheapest" in rec.reason and "recall_at_512" in rec.reason
+        labelled = recommend(comparison, costs, labels={"small|m": "small (heading context)"})
+        assert "small (heading context) x m is the cheapest" in labelled.reason and "small x m" not in labelled.reason
     assert recommend(comparison, costs, "highest_mean").configuration == "big|m"
     with pytest.raises(ConfigError):
         recommend(comparison, costs, "nope")
@@ -125,3 +128,11 @@ def test_diagnostics_fire_on_the_cases_they_describe():
     assert diagnostics.too_few_questions(12, 1, None).code == "too_few_questions"
     assert "1,200" in diagnostics.too_few_questions(100, 3, 1200).message
     assert diagnostics.too_few_questions(100, 3, 50) is None
+
+
+def test_identical_configurations_get_no_detectable_difference_of_zero():
+    """When the top two agree on every question the reason says so, without "differences of about 0.000"."""
+    base = list(np.linspace(0.1, 0.9, 12))
+    comparison = compare_configurations(rows("a", np.array(base)) + rows("b", np.array(base)))
+    rec = recommend(comparison, {"a|m": {"context_tokens": 10.0}, "b|m": {"context_tokens": 20.0}})
+    assert "score the same on every question" in rec.reason and "0.000" not in rec.reason
