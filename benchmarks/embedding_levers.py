@@ -192,10 +192,11 @@ def levers(texts: list[str], rounds: int) -> None:
             Variant("2 threads, no spinning", on(MiniLMOnnx(threads=2, spinning=False, workers=1))),
             Variant("4 threads on 2 cores", on(MiniLMOnnx(threads=4, workers=1))),
         ]),
-        ("batches at once (fused graph, batch 32 sorted; 1 thread per batch when 2 run at once)", [
-            Variant("1 batch at a time, 2 threads", on(fused)),
-            Variant("2 batches at once, 1 thread each (new default)", on(parallel)),
-            Variant("2 batches at once, batch 16", on(parallel, 16)),
+        ("batches at once (fused graph, sorted by length; 1 thread per batch when 2 run at once)", [
+            Variant("1 batch of 32 at a time, 2 threads", on(fused)),
+            Variant("2 batches of 16 at once (new default)", on(parallel)),
+            Variant("2 batches of 8 at once", on(parallel, 16)),
+            Variant("2 batches of 32 at once (twice the memory)", on(parallel, 64)),
         ]),
         ("batch size and length buckets (fused graph)", [
             *(Variant(f"batch {b}, sorted by length", on(fused, b)) for b in (8, 16, 32, 64)),
