@@ -32,6 +32,8 @@ question list and the configuration picker; Up/Down (list) and Left/Right (picke
 <div class="inspector">
 <div class="rail"><label for="question-filter">Filter questions</label>
 <input id="question-filter" type="search" autocomplete="off" placeholder="text, set or id">
+<label for="group-filter">Only the questions of</label>
+<select id="group-filter"><option value="">every group</option></select>
 <ol id="question-list" role="listbox" aria-label="Questions"></ol></div>
 <div class="main"><div id="strategy-picker" role="tablist" aria-label="Configuration (strategy · corpus model)"></div>
 <div id="inspector-panel" role="tabpanel" tabindex="0" aria-live="polite"></div></div>

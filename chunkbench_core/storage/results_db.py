@@ -362,7 +362,7 @@ def _leaderboard_by_group_sql() -> str:
     none, blank = sql_string(b.NO_GROUP), sql_string(b.BLANK_ENDS_PATTERN)
     return f"""
 WITH board AS (
-    SELECT experiment_run_id, strategy, corpus_model, created_at FROM leaderboard
+    SELECT DISTINCT experiment_run_id, strategy, corpus_model, created_at FROM leaderboard
 ), m AS (  -- the leaderboard's ranking metric (the default before anything was compared)
     SELECT coalesce(max(rank_metric), {sql_string(b.DEFAULT_RANK_METRIC)}) AS rank_metric FROM leaderboard
 ), rows AS (  -- the board row's questions (a run's sweep variants carry other timestamps: dropped)

@@ -1,6 +1,7 @@
 """A results folder with two formats (docx, pdf) and two categories, for the breakdown tests.
 
-Two configurations, one run each: ``recursive | minilm`` (best overall) and ``semantic | minilm``.
+Two configurations, one run each (``run-recursive``, ``run-semantic``): ``recursive | minilm`` (best
+overall) and ``semantic | minilm``.
 recall_at_512 per question (the ranking metric; ``recall`` is the same value, ``precision`` a tenth of the
 question number, ``context_tokens`` 100 x the question number):
 
@@ -19,7 +20,8 @@ q9     policy.docx + manual.pdf     howto       hard        0.5        1.0
 q10    judge-only (no references)   policy      easy        (empty)    (empty)
 =====  ===========================  ==========  ==========  =========  ==========
 
-The recursive run also holds the rows of a chunk-size sweep (another timestamp): never counted.
+With ``sweep=True`` the recursive run also holds the rows of a chunk-size sweep (another timestamp, every
+score 0): never counted.
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ from typing import Any
 
 from chunkbench_core.storage.results_db import ResultsDB
 
-RUN = "run-1"
 RECURSIVE = "recursive | minilm"
 SEMANTIC = "semantic | minilm"
 QUESTIONS: list[tuple[str, list[str], str | None, str | None]] = [
@@ -60,7 +61,7 @@ def _row(strategy: str, qid: str, documents: list[str], category: str | None, di
     failed = not judge_only and score is None
     evidence = None if judge_only or failed else score
     return {
-        "experiment_run_id": RUN, "strategy": strategy, "corpus_model": "minilm", "question_set": "s",
+        "experiment_run_id": f"run-{strategy}", "strategy": strategy, "corpus_model": "minilm", "question_set": "s",
         "question_id": qid, "question": f"question {qid}", "category": category, "difficulty": difficulty,
         "top_k": 5, "n_references": len(documents), "judge_only": judge_only,
         "references": json.dumps([{"document": d, "start": 0, "end": 10} for d in documents]),
@@ -74,24 +75,26 @@ def _row(strategy: str, qid: str, documents: list[str], category: str | None, di
     }
 
 
-def build(root: Path) -> ResultsDB:
+def build(root: Path, sweep: bool = True) -> ResultsDB:
     results = ResultsDB(root)
     base = datetime(2026, 1, 1, 12, 0, 0)
     for i, strategy in enumerate(("recursive", "semantic")):
         stamp = base + timedelta(minutes=i)
         rows = [_row(strategy, qid, docs, cat, diff, stamp, SCORES[strategy].get(qid))
                 for qid, docs, cat, diff in QUESTIONS]
-        results.write("question_results", f"{strategy}__minilm__{RUN}", rows)
+        results.write("question_results", f"{strategy}__minilm__run-{strategy}", rows)
         scored = [SCORES[strategy][q] for q in SCORES[strategy] if SCORES[strategy][q] is not None]
-        results.write("experiment_metrics", f"{strategy}__minilm__{RUN}", [{
-            "experiment_run_id": RUN, "strategy": strategy, "corpus_model": "minilm",
+        results.write("experiment_metrics", f"{strategy}__minilm__run-{strategy}", [{
+            "experiment_run_id": f"run-{strategy}", "strategy": strategy, "corpus_model": "minilm",
             "n_questions": len(scored), "recall": sum(scored) / len(scored), "variant": "",
             "neighbor_prev": 0, "neighbor_next": 0, "created_at": stamp}])
+    if not sweep:
+        return results
     # a chunk-size sweep of the same run: other timestamp, other scores (must not reach the breakdowns)
-    sweep = base + timedelta(minutes=5)
-    results.write("question_results", f"recursive__minilm__size256__{RUN}",
-                  [_row("recursive", qid, docs, cat, diff, sweep, 0.0) for qid, docs, cat, diff in QUESTIONS])
-    results.write("experiment_metrics", f"recursive__minilm__size256__{RUN}", [{
-        "experiment_run_id": RUN, "strategy": "recursive", "corpus_model": "minilm", "n_questions": 9,
-        "recall": 0.0, "variant": "size256_overlap32", "neighbor_prev": 0, "neighbor_next": 0, "created_at": sweep}])
+    sweep_stamp = base + timedelta(minutes=5)
+    results.write("question_results", "recursive__minilm__size256__run-recursive",
+                  [_row("recursive", qid, docs, cat, diff, sweep_stamp, 0.0) for qid, docs, cat, diff in QUESTIONS])
+    results.write("experiment_metrics", "recursive__minilm__size256__run-recursive", [{
+        "experiment_run_id": "run-recursive", "strategy": "recursive", "corpus_model": "minilm", "n_questions": 9,
+        "recall": 0.0, "variant": "size256_overlap32", "neighbor_prev": 0, "neighbor_next": 0, "created_at": sweep_stamp}])
     return results

@@ -46,7 +46,9 @@ def test_view_follows_the_ranking_metric_of_the_comparison(results: ResultsDB) -
     compare_latest_runs(results, RankingSettings(rank_metric="mrr"))
     view = results.query("SELECT * FROM leaderboard_by_group")
     assert set(view["rank_metric"]) == {"reciprocal_rank"}
+    assert len(view) == 19  # one row per cell, however many rows the comparison holds
     docx = view[(view["dimension"] == "format") & (view["group"] == "docx") & (view["strategy"] == "recursive")]
+    assert docx["n_questions"].iloc[0] == 5
     assert docx["rank_mean"].iloc[0] == pytest.approx((1 + 1 / 2 + 1 / 3 + 1 / 4 + 1 / 9) / 5)
     _assert_same(view, group_breakdown(load_report_data(results).questions, rank_metric="mrr"))
 
