@@ -37,6 +37,7 @@ BY_GROUP_CSS = """
 #by-group td.lead{font-weight:600}
 #by-group .group-sentence{border-left:4px solid var(--accent);padding:.3rem .7rem;background:var(--accent-bg)}
 #by-group [hidden]{display:none}
+#by-group caption{text-align:left;font-weight:600;padding:.2rem 0}
 """
 
 BY_GROUP_JS = r"""

@@ -414,8 +414,9 @@ INSPECTOR_JS = r"""
         sections[g.dimension] = add(groupBox, el("optgroup"));
         sections[g.dimension].label = GROUP_LABELS[g.dimension] || g.dimension;
       }
-      var option = add(sections[g.dimension], el("option", null, g.group + " (" + g.n + " question" +
-                                                  (g.n === 1 ? "" : "s") + ")"));
+      // the closed select shows only the option: it names its dimension too
+      var option = add(sections[g.dimension], el("option", null, sections[g.dimension].label + ": " + g.group +
+                                                  " (" + g.n + " question" + (g.n === 1 ? "" : "s") + ")"));
       option.value = String(i);
     });
     groupBox.addEventListener("change", function () {
