@@ -40,7 +40,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
@@ -103,7 +103,7 @@ def reference_documents(references: Any) -> list[str]:
         return []
     seen: dict[str, None] = {}
     for ref in references:
-        if isinstance(ref, Mapping) and isinstance(ref.get("document"), str):
+        if isinstance(ref, dict) and isinstance(ref.get("document"), str):
             seen.setdefault(ref["document"], None)
     return list(seen)
 
@@ -125,9 +125,8 @@ def _flag(raw: Any) -> bool:
     return bool(raw)
 
 
-def _scored(row: Mapping[str, Any]) -> bool:
-    """The retrieval did not fail (no error, or an empty one)."""
-    error = row.get("error")
+def _error_free(error: Any) -> bool:
+    """The retrieval did not fail: no error, or an empty one."""
     return error is None or (isinstance(error, float) and math.isnan(error)) or error == ""
 
 
@@ -141,18 +140,6 @@ def _number(raw: Any) -> float | None:
     return None if math.isnan(x) else x
 
 
-def _mean(values: Iterable[float | None]) -> float:
-    present = [v for v in values if v is not None]
-    return sum(present) / len(present) if present else float("nan")
-
-
-def _query_ms(row: Mapping[str, Any]) -> float | None:
-    embed, search = _number(row.get("embed_ms")), _number(row.get("search_ms"))
-    if embed is None and search is None:
-        return None
-    return (embed or 0.0) + (search or 0.0)
-
-
 def group_breakdown(questions: pd.DataFrame | Sequence[Mapping[str, Any]],
                     rank_metric: str | None = None) -> pd.DataFrame:
     """Every cell (dimension x group x configuration) of ``questions`` (the latest runs' question rows).
@@ -161,31 +148,67 @@ def group_breakdown(questions: pd.DataFrame | Sequence[Mapping[str, Any]],
     ``recall_at_512``. Rows are ordered by dimension (:data:`DIMENSIONS`), group, then ``rank_mean``
     (highest first), strategy and corpus model; columns are :data:`BREAKDOWN_COLUMNS`.
     """
-    rows = questions.to_dict("records") if isinstance(questions, pd.DataFrame) else [dict(r) for r in questions]
+    frame = questions if isinstance(questions, pd.DataFrame) else pd.DataFrame([dict(r) for r in questions])
     metric = canonical_metric(rank_metric) if rank_metric else DEFAULT_RANK_METRIC
-    cells: dict[tuple[str, str, str, str, str], list[Mapping[str, Any]]] = {}
-    for row in rows:
-        if not _scored(row):
-            continue
-        for dimension, groups in question_groups(row).items():
-            for group in groups:
-                key = (dimension, group, str(row["strategy"]), str(row["corpus_model"]), str(row["experiment_run_id"]))
-                cells.setdefault(key, []).append(row)
-    out = []
-    for (dimension, group, strategy, corpus_model, run), members in cells.items():
-        evidence = [r for r in members if not _flag(r.get("judge_only"))]
-        record: dict[str, Any] = {
-            "dimension": dimension, "group": group, "strategy": strategy, "corpus_model": corpus_model,
-            "n_questions": len(evidence), "n_judge_only": len(members) - len(evidence),
-            "too_small": len(evidence) <= TOO_SMALL, "rank_metric": metric,
-            "rank_mean": _mean(_number(r.get(metric)) for r in members),
-            **{name: _mean(_number(r.get(column)) for r in evidence) for name, column in EVIDENCE_METRICS.items()},
-            "context_tokens": _mean(_number(r.get("context_tokens")) for r in members),
-            "query_ms": _mean(_query_ms(r) for r in members),
-            "experiment_run_id": run,
-        }
-        out.append(record)
-    frame = pd.DataFrame(out, columns=list(BREAKDOWN_COLUMNS))
+    if frame.empty:
+        return pd.DataFrame(columns=list(BREAKDOWN_COLUMNS))
+    if "error" in frame.columns:
+        frame = frame[frame["error"].map(_error_free)]
+    frame = frame.reset_index(drop=True)
+    if frame.empty:
+        return pd.DataFrame(columns=list(BREAKDOWN_COLUMNS))
+
+    def numbers(column: str) -> pd.Series:
+        if column not in frame.columns:
+            return pd.Series(float("nan"), index=frame.index)
+        raw = frame[column]
+        if raw.dtype == object:  # text or flags are no measurement
+            raw = raw.where(~raw.map(lambda v: isinstance(v, (bool, str))))
+        elif raw.dtype == bool:
+            return pd.Series(float("nan"), index=frame.index)
+        return pd.to_numeric(raw, errors="coerce").astype(float)
+
+    judge_only = frame["judge_only"].map(_flag) if "judge_only" in frame.columns else \
+        pd.Series(False, index=frame.index)
+    embed, search = numbers("embed_ms"), numbers("search_ms")
+    values = pd.DataFrame({
+        "strategy": frame["strategy"].astype(str), "corpus_model": frame["corpus_model"].astype(str),
+        "experiment_run_id": frame["experiment_run_id"].astype(str),
+        "_evidence": (~judge_only).astype(int), "_judge_only": judge_only.astype(int),
+        "rank_mean": numbers(metric),
+        # evidence metrics: judge-only questions left out of the means
+        **{name: numbers(column).where(~judge_only) for name, column in EVIDENCE_METRICS.items()},
+        "context_tokens": numbers("context_tokens"),
+        "query_ms": (embed.fillna(0.0) + search.fillna(0.0)).where(embed.notna() | search.notna()),
+    })
+    # one membership row per (question row, dimension, group): a question is in several groups of a dimension
+    members = []
+    known: dict[tuple[Any, ...], dict[str, list[str]]] = {}  # a question has the same groups in every run
+
+    def column(name: str) -> list[Any]:
+        return frame[name].tolist() if name in frame.columns else [None] * len(frame)
+
+    groups = []
+    for key in zip(column("references"), column("category"), column("difficulty")):
+        hashable = tuple(None if v is None or (isinstance(v, float) and math.isnan(v)) else str(v) for v in key)
+        if hashable not in known:
+            known[hashable] = question_groups(dict(zip(("references", "category", "difficulty"), key)))
+        groups.append(known[hashable])
+    for dimension in DIMENSIONS:
+        pairs = [(i, g) for i, per_row in enumerate(groups) for g in per_row[dimension]]
+        members.append(pd.DataFrame({"_row": [i for i, _ in pairs], "dimension": dimension,
+                                     "group": [g for _, g in pairs]}))
+    long = pd.concat(members, ignore_index=True).join(values, on="_row")
+    keys = ["dimension", "group", "strategy", "corpus_model", "experiment_run_id"]
+    means = ["rank_mean", *EVIDENCE_METRICS, "context_tokens", "query_ms"]
+    cells = long.groupby(keys, sort=False)
+    out = cells[means].mean()
+    out["n_questions"] = cells["_evidence"].sum()
+    out["n_judge_only"] = cells["_judge_only"].sum()
+    out = out.reset_index()
+    out["too_small"] = out["n_questions"] <= TOO_SMALL
+    out["rank_metric"] = metric
+    frame = out[list(BREAKDOWN_COLUMNS)].astype({"n_questions": int, "n_judge_only": int, "too_small": bool})
     if frame.empty:
         return frame
     frame["_dim"] = frame["dimension"].map(DIMENSIONS.index)
