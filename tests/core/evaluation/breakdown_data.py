@@ -96,5 +96,6 @@ def build(root: Path, sweep: bool = True) -> ResultsDB:
                   [_row("recursive", qid, docs, cat, diff, sweep_stamp, 0.0) for qid, docs, cat, diff in QUESTIONS])
     results.write("experiment_metrics", "recursive__minilm__size256__run-recursive", [{
         "experiment_run_id": "run-recursive", "strategy": "recursive", "corpus_model": "minilm", "n_questions": 9,
-        "recall": 0.0, "variant": "size256_overlap32", "neighbor_prev": 0, "neighbor_next": 0, "created_at": sweep_stamp}])
+        "recall": 0.0, "variant": "size256_overlap32", "neighbor_prev": 0, "neighbor_next": 0,
+        "created_at": sweep_stamp}])
     return results

@@ -122,7 +122,8 @@ def test_same_leader_everywhere_and_nothing_readable() -> None:
     small = group_breakdown(rows[:6])  # 3 questions
     assert ranking_difference(small, ["one | m", "two | m"], "format") == (
         "Every document format has 3 questions or fewer: too small to compare the ranking (1 document format).")
-    assert ranking_difference(group_breakdown([]), ["one | m"], "format") == "No question has a document format to split by."
+    assert ranking_difference(group_breakdown([]), ["one | m"], "format") == \
+        "No question has a document format to split by."
 
 
 def test_rank_metric_alias_and_empty_cells() -> None:

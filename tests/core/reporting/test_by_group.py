@@ -43,7 +43,8 @@ def table(html: str, element_id: str) -> list[list[str]]:
     match = re.search(rf"<table id='{element_id}'>.*?<tbody>(.*?)</tbody>", html, re.DOTALL)
     assert match, element_id
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", match.group(1), re.DOTALL)
-    return [[" ".join(re.sub(r"<[^>]+>", " ", c).split()) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.DOTALL)] for row in rows]
+    cells = [re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.DOTALL) for row in rows]
+    return [[" ".join(re.sub(r"<[^>]+>", " ", c).split()) for c in row] for row in cells]
 
 
 def test_managerial_section_tables_counts_and_sentence(reports: ReportPaths) -> None:
