@@ -182,3 +182,15 @@ def load_chunks(results: ResultsDB, wanted: Iterable[tuple[str, str, str]]) -> p
         ).df()
     finally:
         con.close()
+
+
+def group_results(data: ReportData) -> pd.DataFrame:
+    """The board's runs split by format, category, difficulty and document (``evaluation.breakdowns``: the
+    same cells as the ``leaderboard_by_group`` view), by the board's ranking metric; computed once per report."""
+    from chunkbench_core.evaluation.breakdowns import group_breakdown
+
+    key = ("group_results",)
+    if key not in data.cache:
+        metrics = data.board["rank_metric"].dropna() if "rank_metric" in data.board.columns else pd.Series([])
+        data.cache[key] = group_breakdown(data.questions, str(metrics.iloc[0]) if len(metrics) else None)
+    return data.cache[key]

@@ -20,6 +20,7 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
+from chunkbench_core.evaluation.breakdowns import DIMENSIONS, question_groups
 from chunkbench_core.storage.results_db import ResultsDB
 
 from .columns import GENERATED_ANSWER, METRICS, missing, number, parse_json, run_settings, value
@@ -223,6 +224,17 @@ def _numbers(row: Mapping[str, Any], suffix: str, json_column: str) -> dict[str,
     return out
 
 
+def group_options(questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The inspector's group filter: every (dimension, group) of the questions with its question count."""
+    counts: dict[tuple[str, str], int] = {}
+    for q in questions:
+        for dimension, groups in q["groups"].items():
+            for group in groups:
+                counts[(dimension, group)] = counts.get((dimension, group), 0) + 1
+    return [{"dimension": d, "group": g, "n": n}
+            for (d, g), n in sorted(counts.items(), key=lambda item: (DIMENSIONS.index(item[0][0]), item[0][1]))]
+
+
 def inspector_payload(data: ReportData, results: ResultsDB | None) -> dict[str, Any]:
     """Everything the inspector shows, keyed by question index and configuration index."""
     board, questions = data.board, data.questions
@@ -246,7 +258,7 @@ def inspector_payload(data: ReportData, results: ResultsDB | None) -> dict[str, 
             question_index[qkey] = len(question_list)
             question_list.append({"set": qkey[0], "id": qkey[1], "text": row.get("question"),
                                   "category": value(row, "category"), "difficulty": value(row, "difficulty"),
-                                  "expected": None})
+                                  "expected": None, "groups": question_groups(row)})
         q = question_list[question_index[qkey]]
         if q["expected"] is None and not missing(row.get("expected_answer")):
             q["expected"] = str(row["expected_answer"])
@@ -280,5 +292,6 @@ def inspector_payload(data: ReportData, results: ResultsDB | None) -> dict[str, 
         }
         results_out[f"{question_index[qkey]}:{ci}"] = result
     return {"configs": configs, "questions": question_list, "chunks": table.entries, "results": results_out,
+            "groupOptions": group_options(question_list),
             "metricLabels": {m.name: m.label for m in metric_columns},
             "metricKinds": {m.name: m.kind for m in metric_columns}}

@@ -12,7 +12,7 @@ INSPECTOR_CSS = """
 .inspector{display:grid;grid-template-columns:minmax(14rem,22rem) 1fr;gap:1rem;align-items:start}
 .rail{position:sticky;top:.5rem;max-height:92vh;overflow:auto;border:1px solid var(--line);border-radius:6px;
 padding:.5rem;background:var(--panel)}
-.rail input{width:100%;margin:.2rem 0 .5rem;padding:.3rem;font:inherit}
+.rail input,.rail select{width:100%;margin:.2rem 0 .5rem;padding:.3rem;font:inherit}
 #question-list{list-style:none;margin:0;padding:0}
 #question-list li{padding:.35rem .5rem;border-radius:4px;cursor:pointer;border:1px solid transparent;margin-bottom:2px}
 #question-list li[aria-selected=true]{background:#fff;border-color:var(--accent);box-shadow:inset 4px 0 0 var(--accent)}
@@ -53,7 +53,7 @@ INSPECTOR_JS = r"""
   var source = document.getElementById("inspector-data");
   if (!source) { return; }
   var D = JSON.parse(source.textContent);
-  var state = { q: 0, c: 0, filter: "" };
+  var state = { q: 0, c: 0, filter: "", group: null };
   var list = document.getElementById("question-list");
   var picker = document.getElementById("strategy-picker");
   var panel = document.getElementById("inspector-panel");
@@ -106,7 +106,8 @@ INSPECTOR_JS = r"""
     var out = [];
     D.questions.forEach(function (q, i) {
       var hay = (q.set + " " + q.id + " " + (q.text || "")).toLowerCase();
-      if (!needle || hay.indexOf(needle) >= 0) { out.push(i); }
+      var inGroup = !state.group || ((q.groups || {})[state.group.dimension] || []).indexOf(state.group.group) >= 0;
+      if (inGroup && (!needle || hay.indexOf(needle) >= 0)) { out.push(i); }
     });
     return out;
   }
@@ -394,12 +395,33 @@ INSPECTOR_JS = r"""
     if (e.key === "j") { stepQuestion(1); } else if (e.key === "k") { stepQuestion(-1); }
     else if (e.key === "]") { stepConfig(1); } else if (e.key === "[") { stepConfig(-1); }
   });
+  function refilter() {
+    var visible = visibleQuestions();
+    if (visible.length && visible.indexOf(state.q) < 0) { state.q = visible[0]; renderPanel(); renderPicker(); }
+    renderQuestions();
+  }
   if (filterBox) {
-    filterBox.addEventListener("input", function () {
-      state.filter = filterBox.value;
-      var visible = visibleQuestions();
-      if (visible.length && visible.indexOf(state.q) < 0) { state.q = visible[0]; renderPanel(); renderPicker(); }
-      renderQuestions();
+    filterBox.addEventListener("input", function () { state.filter = filterBox.value; refilter(); });
+  }
+  // the results-by-group filter: questions of one format, category, difficulty or document
+  var groupBox = document.getElementById("group-filter");
+  if (groupBox && D.groupOptions) {
+    var GROUP_LABELS = { format: "document format", category: "category", difficulty: "difficulty",
+                         document: "document" };
+    var sections = {};
+    D.groupOptions.forEach(function (g, i) {
+      if (!sections[g.dimension]) {
+        sections[g.dimension] = add(groupBox, el("optgroup"));
+        sections[g.dimension].label = GROUP_LABELS[g.dimension] || g.dimension;
+      }
+      // the closed select shows only the option: it names its dimension too
+      var option = add(sections[g.dimension], el("option", null, sections[g.dimension].label + ": " + g.group +
+                                                  " (" + g.n + " question" + (g.n === 1 ? "" : "s") + ")"));
+      option.value = String(i);
+    });
+    groupBox.addEventListener("change", function () {
+      state.group = groupBox.value === "" ? null : D.groupOptions[parseInt(groupBox.value, 10)];
+      refilter();
     });
   }
   var match = /q=(\d+)&c=(\d+)/.exec(location.hash || "");

@@ -26,6 +26,7 @@ from .columns import (
     present_metrics,
     value,
 )
+from .by_group import BY_GROUP_CSS, BY_GROUP_JS, render_by_group
 from .data import ReportData
 from .html import definition_list, esc, nav, page, png_img, table
 from .intervals import REPORT_CI_NOTE
@@ -349,6 +350,12 @@ def _corpus(data: ReportData) -> str:
                            numeric=[False, False, True, False])
 
 
+def _results_by_group(data: ReportData) -> str:
+    """The leaderboard's metrics per format, category, difficulty and document, and where the ranking differs."""
+    section = render_by_group(data)
+    return "<h2 id='results-by-group'>Results by group</h2>" + section if section else ""
+
+
 def render_managerial(data: ReportData, links: Sequence[tuple[str, str]], current: str) -> str:
     rows: list[dict[str, Any]] = [dict(r) for _, r in data.board.iterrows()]
     body = [nav(links, current), "<h1>chunkbench: which chunking and embedding to use</h1>",
@@ -367,6 +374,7 @@ def render_managerial(data: ReportData, links: Sequence[tuple[str, str]], curren
             body.append(f"<p class='note'>{esc(REPORT_CI_NOTE)}</p>")
         body.append("<h2>Cost and latency</h2>" + _cost_latency(data, rows))
         body.append("<h2>Plots</h2>" + _plots(data, rows))
+        body.append(_results_by_group(data))
         body.append("<h2>Each configuration in plain words</h2>"
                     + "".join(_strategy_paragraph(data, r, i + 1, len(rows)) for i, r in enumerate(rows)))
         definitions = [(m.label, esc(m.description)) for m in (METRIC_BY_NAME[n] for n in metrics)]
@@ -384,5 +392,5 @@ def render_managerial(data: ReportData, links: Sequence[tuple[str, str]], curren
         body.append("<h2>What the numbers mean</h2>" + definition_list(definitions))
     body.append("<h2>Corpus</h2>" + _corpus(data))
     body.append(render_question_problems(data))
-    return page("chunkbench managerial report", "".join(body), css=CSS)
+    return page("chunkbench managerial report", "".join(body), css=CSS + BY_GROUP_CSS, scripts=[BY_GROUP_JS])
 

@@ -30,7 +30,9 @@ question list and the configuration picker; Up/Down (list) and Left/Right (picke
 <noscript><p class="warning">The inspector needs JavaScript; the tables below show the same results without it.</p>
 </noscript>
 <div class="inspector">
-<div class="rail"><label for="question-filter">Filter questions</label>
+<div class="rail"><label for="group-filter">Questions of</label>
+<select id="group-filter"><option value="">every group</option></select>
+<label for="question-filter">Filter questions</label>
 <input id="question-filter" type="search" autocomplete="off" placeholder="text, set or id">
 <ol id="question-list" role="listbox" aria-label="Questions"></ol></div>
 <div class="main"><div id="strategy-picker" role="tablist" aria-label="Configuration (strategy · corpus model)"></div>

@@ -366,6 +366,59 @@ QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model, coalesce(variant
 ORDER BY strategy, corpus_model, variant, neighbor_prev, neighbor_next
 """
 
+def _leaderboard_by_group_sql() -> str:
+    """Every per-question mean of the leaderboard per configuration x group (evaluation.breakdowns documents
+    the groups and the formulas; ``breakdowns.group_breakdown`` is the same computation in Python)."""
+    from chunkbench_core.evaluation import breakdowns as b  # the formulas' one home; it imports no storage
+
+    evidence = ",\n       ".join(f"avg(q.{column}) FILTER (WHERE NOT q.judge_only) AS {name}"
+                                  for name, column in b.EVIDENCE_METRICS.items())
+    numeric = [c for c, t in TABLES["question_results"] if t == "DOUBLE"]
+    rank_value = "CASE m.rank_metric " + " ".join(f"WHEN '{c}' THEN q.{c}" for c in numeric) + " END"
+    none, blank = sql_string(b.NO_GROUP), sql_string(b.BLANK_ENDS_PATTERN)
+    return f"""
+WITH board AS (
+    SELECT DISTINCT experiment_run_id, strategy, corpus_model, created_at FROM leaderboard
+), m AS (  -- the leaderboard's ranking metric (the default before anything was compared)
+    SELECT coalesce(max(rank_metric), {sql_string(b.DEFAULT_RANK_METRIC)}) AS rank_metric FROM leaderboard
+), rows AS (  -- the board row's questions (a run's sweep variants carry other timestamps: dropped)
+    SELECT q.*, coalesce(q.judge_only, false) AS is_judge_only
+    FROM question_results q JOIN board l USING (experiment_run_id, strategy, corpus_model)
+    QUALIFY q.created_at = l.created_at
+         OR NOT coalesce(bool_or(q.created_at = l.created_at) OVER (PARTITION BY q.strategy, q.corpus_model), false)
+), scored AS (
+    SELECT * REPLACE (is_judge_only AS judge_only),
+           list_distinct(coalesce(json_extract_string("references", '$[*].document'), [])) AS documents
+    FROM rows WHERE coalesce(error, '') = ''
+), grouped AS (
+    SELECT 'format' AS dimension, g.group_name AS "group", s.* FROM scored s,
+        (SELECT DISTINCT CASE WHEN e = '' THEN {none} ELSE lower(e) END AS group_name
+         FROM (SELECT regexp_extract(d, {sql_string(b.EXTENSION_PATTERN)}, 1) AS e
+               FROM (SELECT unnest(s.documents) AS d))) g
+    UNION ALL
+    SELECT 'category', coalesce(nullif(regexp_replace(category, {blank}, '', 'g'), ''), {none}), * FROM scored
+    UNION ALL
+    SELECT 'difficulty', coalesce(nullif(regexp_replace(difficulty, {blank}, '', 'g'), ''), {none}), * FROM scored
+    UNION ALL
+    SELECT 'document', d.document, s.* FROM scored s, (SELECT unnest(s.documents) AS document) d
+)
+SELECT q.dimension, q."group", q.strategy, q.corpus_model,
+       count(*) FILTER (WHERE NOT q.judge_only) AS n_questions,
+       count(*) FILTER (WHERE q.judge_only) AS n_judge_only,
+       count(*) FILTER (WHERE NOT q.judge_only) <= {b.TOO_SMALL} AS too_small,
+       m.rank_metric, avg({rank_value}) AS rank_mean,
+       {evidence},
+       avg(q.context_tokens) AS context_tokens,
+       avg(coalesce(q.embed_ms, 0) + coalesce(q.search_ms, 0))
+           FILTER (WHERE q.embed_ms IS NOT NULL OR q.search_ms IS NOT NULL) AS query_ms,
+       q.experiment_run_id
+FROM grouped q, m
+GROUP BY q.dimension, q."group", q.strategy, q.corpus_model, q.experiment_run_id, m.rank_metric
+ORDER BY CASE q.dimension {" ".join(f"WHEN '{d}' THEN {i}" for i, d in enumerate(b.DIMENSIONS))} END,
+         q."group", rank_mean DESC NULLS LAST, q.strategy, q.corpus_model
+"""
+
+
 def sql_string(text: str) -> str:
     """``text`` as a SQL string literal (quotes doubled): for paths where DuckDB takes no parameter (views, COPY)."""
     return "'" + text.replace("'", "''") + "'"
@@ -467,6 +520,7 @@ class ResultsDB:
             )
         statements.append(f"CREATE OR REPLACE VIEW leaderboard AS {LEADERBOARD_SQL}")
         statements.append(f"CREATE OR REPLACE VIEW leaderboard_by_setting AS {LEADERBOARD_BY_SETTING_SQL}")
+        statements.append(f"CREATE OR REPLACE VIEW leaderboard_by_group AS {_leaderboard_by_group_sql()}")
         return statements
 
     def ensure_database(self, attempts: int = 20) -> None:

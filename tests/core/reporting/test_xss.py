@@ -13,13 +13,14 @@ from html.parser import HTMLParser
 
 from chunkbench_core.reporting import ReportPaths
 from chunkbench_core.reporting.board_js import BOARD_JS
+from chunkbench_core.reporting.by_group import BY_GROUP_JS
 from chunkbench_core.reporting.html import script_hash
 from chunkbench_core.reporting.inspector_js import INSPECTOR_JS
 
 from .conftest import read
 from .fixtures import XSS_CLOSE, XSS_IMG, XSS_SCRIPT
 
-OUR_SCRIPTS = {INSPECTOR_JS, BOARD_JS}
+OUR_SCRIPTS = {INSPECTOR_JS, BOARD_JS, BY_GROUP_JS}
 
 
 class Elements(HTMLParser):

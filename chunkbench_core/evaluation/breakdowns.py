@@ -1,0 +1,325 @@
+"""Results split by group: every per-question mean of the leaderboard, per configuration and group.
+
+A *group* is one value of a *dimension* of the questions:
+
+- ``format``: the file extension of a document the question's evidence is in (``docx``, ``pdf``, ...),
+  lower-cased, without the dot;
+- ``category`` and ``difficulty``: the question's own labels;
+- ``document``: a document the question's evidence is in (its path in the corpus).
+
+Rule for questions with evidence in several documents: the question counts once in the group of
+*each* distinct document (and of each distinct format) it has evidence in, with its full scores (the
+scores of a question are not split by document). Cells of one dimension can therefore add up to more
+questions than the run scored. A missing or blank category or difficulty, or a document without an
+extension, is the group ``(none)``. Judge-only questions (no references) have no document, so they
+are in no ``format`` or ``document`` group.
+
+Per cell (dimension x group x configuration), over the rows of the configuration's latest run
+(the ``leaderboard``'s run) whose retrieval did not fail, exactly as the run-level means are made
+(``evaluation.experiment.aggregate``):
+
+- ``n_questions`` = number of questions with evidence (not judge-only) in the group;
+  ``n_judge_only`` = judge-only questions in the group;
+- evidence metrics, the mean over the ``n_questions`` questions of the per-question value
+  (missing values left out): ``recall``, ``precision``, ``iou``, ``mrr`` = mean of ``reciprocal_rank``,
+  ``hit_rate`` = mean of ``hit``, ``recall_expanded``, ``iou_expanded``, ``recall_at_256`` ...
+  ``recall_at_2048``, ``budget_auc``;
+- ``context_tokens`` = mean context tokens over every question of the group, judge-only ones included
+  (they send a context to the LLM too); ``query_ms`` = mean of ``embed_ms + search_ms`` over the same;
+- ``rank_metric`` / ``rank_mean``: the mean of the metric the leaderboard ranks by (default
+  ``recall_at_512``; ``mrr`` is the column ``reciprocal_rank``) over every question of the group;
+- ``too_small`` = ``n_questions <= 3`` (:data:`TOO_SMALL`): a mean over so few questions is not worth reading.
+
+The DuckDB view ``leaderboard_by_group`` (``storage.results_db``) computes the same cells in SQL;
+:func:`group_breakdown` is the Python twin the reports use (a test keeps the two equal).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+from chunkbench_core.evaluation.statistics import DEFAULT_RANK_METRIC, canonical_metric
+from chunkbench_core.wording import plural
+
+#: the dimensions, in display order
+DIMENSIONS: tuple[str, ...] = ("format", "category", "difficulty", "document")
+#: the group of a question without a category / difficulty, or of a document without an extension
+NO_GROUP = "(none)"
+#: a cell with this many questions with evidence or fewer is flagged ``too_small``
+TOO_SMALL = 3
+
+#: evidence metrics: output name -> question_results column (means over questions with evidence)
+EVIDENCE_METRICS: dict[str, str] = {
+    "recall": "recall", "precision": "precision", "iou": "iou", "mrr": "reciprocal_rank", "hit_rate": "hit",
+    "recall_expanded": "recall_expanded", "iou_expanded": "iou_expanded",
+    "recall_at_256": "recall_at_256", "recall_at_512": "recall_at_512", "recall_at_1024": "recall_at_1024",
+    "recall_at_2048": "recall_at_2048", "budget_auc": "budget_auc",
+}
+#: every metric of a cell, in column order (context_tokens and query_ms are means over every question)
+GROUP_METRICS: tuple[str, ...] = (*EVIDENCE_METRICS, "context_tokens", "query_ms")
+#: the columns of ``leaderboard_by_group`` and of :func:`group_breakdown`, in order
+BREAKDOWN_COLUMNS: tuple[str, ...] = (
+    "dimension", "group", "strategy", "corpus_model", "n_questions", "n_judge_only", "too_small",
+    "rank_metric", "rank_mean", *GROUP_METRICS, "experiment_run_id",
+)
+
+# the extension of a path: what follows its last dot, when the dot is neither first in the file name
+# nor last (the same expression runs in DuckDB's regexp_extract)
+EXTENSION_PATTERN = r"[^/\\]\.([^./\\]+)$"
+_EXTENSION = re.compile(EXTENSION_PATTERN)
+# blanks trimmed from a label (the same class in DuckDB's regexp_replace)
+BLANK_ENDS_PATTERN = r"^[ \t\n\r\f\v]+|[ \t\n\r\f\v]+$"
+_BLANK_ENDS = re.compile(BLANK_ENDS_PATTERN)
+
+
+def document_format(document: str) -> str:
+    """``"HR/Policy.DOCX"`` -> ``"docx"``; ``(none)`` for a name without an extension."""
+    match = _EXTENSION.search(document)
+    return match.group(1).lower() if match else NO_GROUP
+
+
+def label(raw: Any) -> str:
+    """A category or difficulty as a group: stripped text, ``(none)`` when missing or blank."""
+    if raw is None or (isinstance(raw, float) and math.isnan(raw)) or type(raw).__name__ in ("NAType", "NaTType"):
+        return NO_GROUP
+    text = _BLANK_ENDS.sub("", str(raw))
+    return text or NO_GROUP
+
+
+def reference_documents(references: Any) -> list[str]:
+    """The distinct documents of a ``references`` value (JSON list of ``{document, start, end}``), in order."""
+    if isinstance(references, str):
+        try:
+            references = json.loads(references)
+        except ValueError:
+            return []
+    if not isinstance(references, list):
+        return []
+    seen: dict[str, None] = {}
+    for ref in references:
+        if isinstance(ref, dict) and isinstance(ref.get("document"), str):
+            seen.setdefault(ref["document"], None)
+    return list(seen)
+
+
+def question_groups(row: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The groups of one question row, per dimension (a multi-document question is in several)."""
+    documents = reference_documents(row.get("references"))
+    return {
+        "format": list(dict.fromkeys(document_format(d) for d in documents)),
+        "category": [label(row.get("category"))],
+        "difficulty": [label(row.get("difficulty"))],
+        "document": documents,
+    }
+
+
+def _flag(raw: Any) -> bool:
+    if raw is None or (isinstance(raw, float) and math.isnan(raw)) or type(raw).__name__ == "NAType":
+        return False
+    return bool(raw)
+
+
+def _error_free(error: Any) -> bool:
+    """The retrieval did not fail: no error, or an empty one."""
+    return error is None or (isinstance(error, float) and math.isnan(error)) or error == ""
+
+
+def _number(raw: Any) -> float | None:
+    if raw is None or isinstance(raw, (str, bool)):
+        return None
+    try:
+        x = float(raw)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(x) else x
+
+
+def group_breakdown(questions: pd.DataFrame | Sequence[Mapping[str, Any]],
+                    rank_metric: str | None = None) -> pd.DataFrame:
+    """Every cell (dimension x group x configuration) of ``questions`` (the latest runs' question rows).
+
+    ``rank_metric``: the leaderboard's ranking metric (a name such as ``mrr`` or a column), default
+    ``recall_at_512``. Rows are ordered by dimension (:data:`DIMENSIONS`), group, then ``rank_mean``
+    (highest first), strategy and corpus model; columns are :data:`BREAKDOWN_COLUMNS`.
+    """
+    frame = questions if isinstance(questions, pd.DataFrame) else pd.DataFrame([dict(r) for r in questions])
+    metric = canonical_metric(rank_metric) if rank_metric else DEFAULT_RANK_METRIC
+    if frame.empty:
+        return pd.DataFrame(columns=list(BREAKDOWN_COLUMNS))
+    if "error" in frame.columns:
+        frame = frame[frame["error"].map(_error_free)]
+    frame = frame.reset_index(drop=True)
+    if frame.empty:
+        return pd.DataFrame(columns=list(BREAKDOWN_COLUMNS))
+
+    def numbers(column: str) -> pd.Series:
+        if column not in frame.columns:
+            return pd.Series(float("nan"), index=frame.index)
+        raw = frame[column]
+        if raw.dtype == object:  # text or flags are no measurement
+            raw = raw.where(~raw.map(lambda v: isinstance(v, (bool, str))))
+        elif raw.dtype == bool:
+            return pd.Series(float("nan"), index=frame.index)
+        return pd.to_numeric(raw, errors="coerce").astype(float)
+
+    judge_only = frame["judge_only"].map(_flag) if "judge_only" in frame.columns else \
+        pd.Series(False, index=frame.index)
+    embed, search = numbers("embed_ms"), numbers("search_ms")
+    values = pd.DataFrame({
+        "strategy": frame["strategy"].astype(str), "corpus_model": frame["corpus_model"].astype(str),
+        "experiment_run_id": frame["experiment_run_id"].astype(str),
+        "_evidence": (~judge_only).astype(int), "_judge_only": judge_only.astype(int),
+        "rank_mean": numbers(metric),
+        # evidence metrics: judge-only questions left out of the means
+        **{name: numbers(column).where(~judge_only) for name, column in EVIDENCE_METRICS.items()},
+        "context_tokens": numbers("context_tokens"),
+        "query_ms": (embed.fillna(0.0) + search.fillna(0.0)).where(embed.notna() | search.notna()),
+    })
+    # one membership row per (question row, dimension, group): a question is in several groups of a dimension
+    members = []
+    known: dict[tuple[Any, ...], dict[str, list[str]]] = {}  # a question has the same groups in every run
+
+    def column(name: str) -> list[Any]:
+        return frame[name].tolist() if name in frame.columns else [None] * len(frame)
+
+    groups = []
+    for key in zip(column("references"), column("category"), column("difficulty")):
+        hashable = tuple(None if v is None or (isinstance(v, float) and math.isnan(v)) else str(v) for v in key)
+        if hashable not in known:
+            known[hashable] = question_groups(dict(zip(("references", "category", "difficulty"), key)))
+        groups.append(known[hashable])
+    for dimension in DIMENSIONS:
+        pairs = [(i, g) for i, per_row in enumerate(groups) for g in per_row[dimension]]
+        members.append(pd.DataFrame({"_row": [i for i, _ in pairs], "dimension": dimension,
+                                     "group": [g for _, g in pairs]}))
+    long = pd.concat(members, ignore_index=True).join(values, on="_row")
+    keys = ["dimension", "group", "strategy", "corpus_model", "experiment_run_id"]
+    means = ["rank_mean", *EVIDENCE_METRICS, "context_tokens", "query_ms"]
+    cells = long.groupby(keys, sort=False)
+    out = cells[means].mean()
+    out["n_questions"] = cells["_evidence"].sum()
+    out["n_judge_only"] = cells["_judge_only"].sum()
+    out = out.reset_index()
+    out["too_small"] = out["n_questions"] <= TOO_SMALL
+    out["rank_metric"] = metric
+    frame = out[list(BREAKDOWN_COLUMNS)].astype({"n_questions": int, "n_judge_only": int, "too_small": bool})
+    if frame.empty:
+        return frame
+    frame["_dim"] = frame["dimension"].map(DIMENSIONS.index)
+    frame["_order"] = -frame["rank_mean"].fillna(-math.inf)
+    frame = frame.sort_values(["_dim", "group", "_order", "strategy", "corpus_model"], kind="stable")
+    return frame.drop(columns=["_dim", "_order"]).reset_index(drop=True)
+
+
+def configuration_name(strategy: Any, corpus_model: Any) -> str:
+    """The name the reports give a configuration: ``"recursive | all-minilm-l6-v2"``."""
+    return f"{strategy} | {corpus_model}"
+
+
+@dataclass(frozen=True)
+class GroupLeader:
+    """The best configuration of one group by the ranking metric, against the best over all questions."""
+
+    dimension: str
+    group: str
+    n_questions: int  # questions with evidence in the group (the largest cell's count)
+    best: str  # configuration with the highest rank_mean in the group (ties: the better overall rank)
+    best_mean: float
+    overall_best: str
+    overall_mean: float | None  # the overall best's mean in this group (None when it scored none of them)
+    too_small: bool  # n_questions <= TOO_SMALL: shown, never read
+
+    @property
+    def differs(self) -> bool:
+        """The overall best is not (tied) first in this group."""
+        return self.overall_mean is None or self.overall_mean < self.best_mean - 1e-12
+
+
+def group_leaders(breakdown: pd.DataFrame, order: Sequence[str], dimension: str) -> list[GroupLeader]:
+    """Per group of ``dimension``: its best configuration by ``rank_mean``.
+
+    ``order``: configuration names (:func:`configuration_name`) in the leaderboard's order; the first is the
+    best over all questions, and the order breaks ties inside a group. Groups where no configuration has a
+    ``rank_mean`` are left out.
+    """
+    if breakdown.empty or not order:
+        return []
+    position = {name: i for i, name in enumerate(order)}
+    rows = breakdown[breakdown["dimension"] == dimension].to_dict("records")
+    by_group: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_group.setdefault(str(row["group"]), []).append(row)
+    overall = order[0]
+    leaders = []
+    for group, members in by_group.items():
+        scored = [r for r in members if _number(r.get("rank_mean")) is not None]
+        if not scored:
+            continue
+        name = {id(r): configuration_name(r["strategy"], r["corpus_model"]) for r in scored}
+        best = min(scored, key=lambda r: (-float(r["rank_mean"]), position.get(name[id(r)], len(order)), name[id(r)]))
+        mine = next((r for r in scored if name[id(r)] == overall), None)
+        n = max(int(r["n_questions"]) for r in members)
+        leaders.append(GroupLeader(dimension, group, n, name[id(best)], float(best["rank_mean"]), overall,
+                                   float(mine["rank_mean"]) if mine is not None else None, n <= TOO_SMALL))
+    return sorted(leaders, key=lambda g: (-g.n_questions, g.group))
+
+
+def group_phrase(dimension: str, group: str) -> str:
+    """How a sentence names a group: "on pdf documents", "in category policy", "on hard questions"."""
+    if dimension == "format":
+        return "on documents without an extension" if group == NO_GROUP else f"on {group} documents"
+    if dimension == "category":
+        return "on questions without a category" if group == NO_GROUP else f"in category {group}"
+    if dimension == "difficulty":
+        return "on questions without a difficulty" if group == NO_GROUP else f"on {group} questions"
+    return f"on {group}"
+
+
+DIMENSION_NOUNS: dict[str, tuple[str, str]] = {
+    "format": ("document format", "document formats"), "category": ("category", "categories"),
+    "difficulty": ("difficulty", "difficulties"), "document": ("document", "documents"),
+}
+
+
+def ranking_difference(breakdown: pd.DataFrame, order: Sequence[str], dimension: str,
+                       metric: str | None = None) -> str:
+    """One sentence: where the best configuration of a group differs from the best over all questions.
+
+    E.g. "On pdf documents (12 questions) semantic | m ranks first by recall_at_512; on docx documents
+    (30 questions) recursive | m does, as on all questions." Groups with 3 questions or fewer never drive
+    the sentence (it says how many were left out as too small to read).
+    """
+    metric = metric or DEFAULT_RANK_METRIC
+    leaders = group_leaders(breakdown, order, dimension)
+    noun, nouns = DIMENSION_NOUNS.get(dimension, (dimension, dimension + "s"))
+    small = [g for g in leaders if g.too_small]
+    readable = [g for g in leaders if not g.too_small]
+    note = (f" ({plural(len(small), noun, nouns)} with {TOO_SMALL} questions or fewer "
+            f"{'is' if len(small) == 1 else 'are'} left out: too small to read.)") if small else ""
+    if not readable:
+        if not leaders:
+            return f"No question has a {noun} to split by."
+        return (f"Every {noun} has {TOO_SMALL} questions or fewer: too small to compare the ranking "
+                f"({plural(len(leaders), noun, nouns)}).")
+    differing = [g for g in readable if g.differs]
+    overall = order[0]
+    if not differing:
+        return (f"{overall} ranks first by {metric} in every {noun} with more than {TOO_SMALL} questions, "
+                f"as on all questions.{note}")
+    parts = [f"{group_phrase(g.dimension, g.group)} ({plural(g.n_questions, 'question')}) {g.best} ranks first"
+             + (f" by {metric}" if i == 0 else "") for i, g in enumerate(differing)]
+    agreeing = [g for g in readable if not g.differs]
+    if agreeing:
+        where = ", ".join(f"{group_phrase(g.dimension, g.group)} ({plural(g.n_questions, 'question')})"
+                          for g in agreeing)
+        parts.append(f"{where} {overall} does, as on all questions")
+    else:
+        parts.append(f"on all questions {overall} does")
+    sentence = "; ".join(parts)
+    return sentence[0].upper() + sentence[1:] + "." + note

@@ -1,0 +1,153 @@
+"""The managerial report's "Results by group" section: the leaderboard's metrics per format, category,
+difficulty and document, with the question count of every cell, and where the ranking differs.
+
+Every table is rendered here (escaped, no script needed to read the first one); the page's small script
+only shows the table of the chosen dimension and metric (``hidden`` attributes), with no network.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+from chunkbench_core.evaluation.breakdowns import (
+    DIMENSIONS,
+    TOO_SMALL,
+    group_leaders,
+    ranking_difference,
+)
+
+from .columns import METRIC_BY_NAME, METRICS, fmt, number, plural
+from .data import ReportData, configuration, group_results
+from .html import esc
+
+DIMENSION_LABELS: dict[str, str] = {"format": "document format", "category": "question category",
+                                    "difficulty": "difficulty", "document": "document"}
+#: the metrics the section offers besides the ranking metric (shown when any cell has a value)
+SECTION_METRICS: tuple[str, ...] = ("recall", "precision", "iou", "mrr", "hit_rate", "recall_expanded",
+                                    "recall_at_512", "budget_auc", "context_tokens")
+EXTRA_LABELS: dict[str, tuple[str, str]] = {"context_tokens": ("Context tokens", "count"),
+                                            "query_ms": ("Query time", "ms")}
+
+BY_GROUP_CSS = """
+#by-group .controls{display:flex;gap:1rem;flex-wrap:wrap;margin:.4rem 0}
+#by-group select{font:inherit;padding:.15rem .3rem}
+#by-group tr.small td{color:var(--muted);background:var(--panel)}
+#by-group td.lead{font-weight:600}
+#by-group .group-sentence{border-left:4px solid var(--accent);padding:.3rem .7rem;background:var(--accent-bg)}
+#by-group [hidden]{display:none}
+#by-group caption{text-align:left;font-weight:600;padding:.2rem 0}
+"""
+
+BY_GROUP_JS = r"""
+(function () {
+  "use strict";
+  var root = document.getElementById("by-group");
+  if (!root) { return; }
+  var dimension = document.getElementById("group-dimension");
+  var metric = document.getElementById("group-metric");
+  function show() {
+    root.querySelectorAll("[data-dimension]").forEach(function (node) {
+      var wanted = node.getAttribute("data-dimension") === dimension.value &&
+        (!node.hasAttribute("data-metric") || node.getAttribute("data-metric") === metric.value);
+      node.hidden = !wanted;
+    });
+  }
+  dimension.addEventListener("change", show);
+  metric.addEventListener("change", show);
+  show();
+  document.documentElement.setAttribute("data-groups", "ready");
+})();
+"""
+
+
+def _metric_info(name: str) -> tuple[str, str]:
+    """(label, kind) of a cell metric or of the ranking metric's column (``reciprocal_rank`` -> MRR)."""
+    if name in EXTRA_LABELS:
+        return EXTRA_LABELS[name]
+    metric = METRIC_BY_NAME.get(name) or next((m for m in METRICS if m.question_column == name), None)
+    return (metric.label, metric.kind) if metric else (name, "value")
+
+
+def _cell(raw: Any, kind: str, n: Any) -> str:
+    """The value and, under it, the number of questions behind it."""
+    text = esc(fmt(kind, raw)) if number(raw) is not None else "–"
+    return f"{text}<span class='ci'>n={int(number(n) or 0)}</span>"
+
+
+def _table(cells: pd.DataFrame, dimension: str, metric: str, order: Sequence[str],
+           leaders: Mapping[str, Any], rank_metric: str) -> str:
+    label, kind = _metric_info(metric)
+    column = "rank_mean" if metric == "rank" else metric
+    if metric == "rank":
+        label, kind = _metric_info(rank_metric)
+    mine = cells[cells["dimension"] == dimension]
+    by_group: dict[str, dict[str, dict[str, Any]]] = {}
+    for row in mine.to_dict("records"):
+        by_group.setdefault(str(row["group"]), {})[configuration(row["strategy"], row["corpus_model"])] = row
+    groups = sorted(by_group, key=lambda g: (-max(int(r["n_questions"]) for r in by_group[g].values()), g))
+    head = ["<th scope='col'>" + esc(DIMENSION_LABELS[dimension]) + "</th>", "<th scope='col'>questions</th>",
+            f"<th scope='col'>first by {esc(_metric_info(rank_metric)[0])}</th>"]
+    head += [f"<th scope='col'>{esc(name)}</th>" for name in order]
+    body = []
+    for group in groups:
+        row_cells = by_group[group]
+        n = max(int(r["n_questions"]) for r in row_cells.values())
+        leader = leaders.get(group)
+        small = n <= TOO_SMALL
+        count = esc(plural(n, "question")) + ("<span class='ci bad'>too small to read</span>" if small else "")
+        best = esc(leader.best) if leader is not None else "–"
+        tds = [f"<th scope='row'>{esc(group)}</th>", f"<td class='num'>{count}</td>", f"<td>{best}</td>"]
+        for name in order:
+            row = row_cells.get(name)
+            lead = " lead" if leader is not None and name == leader.best and metric == "rank" else ""
+            tds.append(f"<td class='num{lead}'>" + (_cell(row.get(column), kind, row.get("n_questions"))
+                                                     if row is not None else "–") + "</td>")
+        body.append(f"<tr class='{'small' if small else ''}'>" + "".join(tds) + "</tr>")
+    return (f"<div class='scroll' data-dimension='{esc(dimension)}' data-metric='{esc(metric)}'>"
+            f"<table id='groups-{esc(dimension)}-{esc(metric)}'><caption>{esc(label)} per "
+            f"{esc(DIMENSION_LABELS[dimension])}</caption><thead><tr>{''.join(head)}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table></div>")
+
+
+def render_by_group(data: ReportData) -> str:
+    """The section's HTML (empty text when no question was scored)."""
+    cells = group_results(data)
+    if cells.empty:
+        return ""
+    order = [configuration(r["strategy"], r["corpus_model"]) for r in data.board.to_dict("records")]
+    rank_metric = str(cells["rank_metric"].iloc[0])
+    metric_label = _metric_info(rank_metric)[0]
+    metrics = ["rank", *(m for m in SECTION_METRICS if m != rank_metric and cells[m].notna().any())]
+    dimensions = [d for d in DIMENSIONS if (cells["dimension"] == d).any()]
+    options = "".join(f"<option value='{esc(d)}'>{esc(DIMENSION_LABELS[d])}</option>" for d in dimensions)
+    metric_options = "".join(
+        f"<option value='{esc(m)}'>{esc(metric_label if m == 'rank' else _metric_info(m)[0])}"
+        f"{' (ranking metric)' if m == 'rank' else ''}</option>" for m in metrics)
+    parts = [
+        "<div id='by-group'>",
+        "<p class='note'>The leaderboard's means over the questions of each group, per configuration (its latest "
+        f"run), with the number of questions behind every cell. A question whose evidence is in several documents "
+        f"counts in each of them (and in each of their formats). Groups of {TOO_SMALL} questions or fewer are greyed "
+        "out: too small to read, and left out of the sentence above each table.</p>",
+        "<div class='controls'><label>Split by <select id='group-dimension'>" + options + "</select></label>"
+        "<label>Metric <select id='group-metric'>" + metric_options + "</select></label></div>",
+        "<noscript><p class='note'>Without JavaScript only the first table is shown; the DuckDB view "
+        "leaderboard_by_group holds every cell.</p></noscript>",
+    ]
+    for i, dimension in enumerate(dimensions):
+        leaders = {g.group: g for g in group_leaders(cells, order, dimension)}
+        sentence = ranking_difference(cells, order, dimension, rank_metric)
+        parts.append(f"<div data-dimension='{esc(dimension)}'{'' if i == 0 else ' hidden'}>"
+                     f"<p class='group-sentence' id='groups-{esc(dimension)}-sentence'>{esc(sentence)}</p>")
+        for j, metric in enumerate(metrics):
+            table = _table(cells, dimension, metric, order, leaders, rank_metric)
+            if i or j:
+                table = table.replace("<div class='scroll' ", "<div class='scroll' hidden ", 1)
+            parts.append(table)
+        parts.append("</div>")
+    parts.append(f"<p class='note'>Ranking metric: {esc(metric_label)} ({esc(rank_metric)}); "
+                 "the first column names the configuration with the highest mean in the group (ties go to the "
+                 "better overall rank).</p></div>")
+    return "".join(parts)
