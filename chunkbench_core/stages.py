@@ -702,9 +702,12 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
     from chunkbench_core.evaluation.statistics import compare_configurations
 
     settings = settings or RankingSettings()
+    # the board row's own questions: a run that also scored sweep variants holds other rows under its id,
+    # written with their own timestamps (run_experiment stamps a run's metrics and questions alike)
     rows = results.query(
         """SELECT q.* FROM question_results q
-           JOIN leaderboard l USING (experiment_run_id, strategy, corpus_model)"""
+           JOIN leaderboard l USING (experiment_run_id, strategy, corpus_model)
+           WHERE q.created_at = l.created_at"""
     ).to_dict("records")
     comparison = compare_configurations(rows, metric=settings.rank_metric)
     board = results.query("SELECT l.strategy, l.corpus_model, l.experiment_run_id, l.projected_usd, l.context_tokens, "
