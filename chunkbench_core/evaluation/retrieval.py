@@ -96,7 +96,12 @@ class RetrievedChunk:
         return cls(rank=rank, chunk_id=str(payload["chunk_id"]), document=str(payload["document"]),
                    start=int(start), end=int(end), score=score,
                    chunk_index=int(index) if index is not None else None, role=role,
-                   parent_id=payload.get("parent_id"), text=str(payload.get("text") or ""))
+                   parent_id=_id_or_none(payload.get("parent_id")), text=str(payload.get("text") or ""))
+
+
+def _id_or_none(raw: Any) -> str | None:
+    """An id, or None for a missing one (a table row read through pandas gives NaN, which is not JSON)."""
+    return str(raw) if isinstance(raw, str) and raw else None
 
 
 @dataclass

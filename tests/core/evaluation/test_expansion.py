@@ -157,3 +157,12 @@ def test_parents_from_chunks_table_rows_and_a_missing_parent_is_an_error():
     assert [(c.chunk_id, c.role, c.start, c.end) for c in context][1] == ("P1", "parent", 0, 80)
     with pytest.raises(VectorStoreError, match="not found: P1"):
         attach_parents(flat, tree, store, "c", {})
+
+
+def test_a_missing_parent_id_read_through_pandas_is_stored_as_null_json():
+    """A chunks-table row read with pandas has NaN where parent_id is missing; the stored JSON must stay valid."""
+    import json
+
+    chunk = RetrievedChunk.from_payload({**payload("d", 1), "parent_id": float("nan")}, rank=1, score=0.5)
+    record = json.dumps(chunk.to_record(), allow_nan=False)  # raises on NaN
+    assert json.loads(record)["parent_id"] is None
