@@ -190,7 +190,7 @@ BOARD_JS = r"""
     var ul = add(box, el("ul"));
     found.forEach(function (f) { add(ul, el("li", "", f)); });
     add(box, el("span", "note", "Differences in the numbers may come from these settings rather than from the chunking. " +
-      "Filter by corpus model or exclude runs to compare like with like."));
+      "Filter by corpus model or hide runs to compare like with like."));
   }
 
   function scale(rows) {

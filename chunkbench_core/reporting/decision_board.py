@@ -192,9 +192,10 @@ def _set_aside(data: ReportData) -> str:
         created_text = "–" if created is None or pd.isna(created) else pd.Timestamp(created).strftime("%Y-%m-%d %H:%M")
         value = number(row.get(column))
         run = str(row.get("experiment_run_id"))
+        variant = f" [{row['variant']}]" if isinstance(row.get("variant"), str) and row["variant"] else ""
         rows.append(f"<tr class='set-aside' data-run='{esc(run)}'><td class='struck'>{esc(run)}</td>"
                     f"<td class='struck'>{esc(strategy_label(row['strategy'], parse_json(row.get('provenance'), {})))} "
-                    f"x {esc(row['corpus_model'])}</td><td class='struck'>{esc(created_text)}</td>"
+                    f"x {esc(row['corpus_model'])}{esc(variant)}</td><td class='struck'>{esc(created_text)}</td>"
                     f"<td class='struck num'>{'–' if value is None else f'{value:.3f}'}</td>"
                     f"<td class='reason'>{esc(data.excluded_runs[run])}</td></tr>")
     return ("<section id='set-aside' aria-labelledby='set-aside-title'><h3 id='set-aside-title'>Set aside for good</h3>"
@@ -203,6 +204,13 @@ def _set_aside(data: ReportData) -> str:
             "<code>chunkbench runs include RUN_ID</code> brings one back.</p><div class='scroll'><table>"
             f"<thead><tr><th>experiment run id</th><th>configuration</th><th>created</th><th>{esc(column)}</th>"
             "<th>reason</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div></section>")
+
+
+def _set_aside_count(data: ReportData) -> str:
+    if data.runs.empty or not data.excluded_runs:
+        return ""
+    n = int(data.runs["experiment_run_id"].astype(str).isin(set(data.excluded_runs)).sum())
+    return f" ({plural(n, 'configuration result')} set aside for good, listed under Runs)" if n else ""
 
 
 def _recommendation_banner(data: ReportData) -> str:
@@ -225,13 +233,14 @@ def render_decision_board(data: ReportData, links: Sequence[tuple[str, str]], cu
             f"<p class='meta'>Generated {esc(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))} · {plural(n_batches, 'run')} "
             f"made of {plural(n_runs, 'experiment run id')} · {plural(len(payload['rows']), 'configuration result')} · "
             "every run kept "
-            "in the results.</p>", scope_banner(data)]
+            f"in the results{_set_aside_count(data)}.</p>", scope_banner(data)]
     if not payload["rows"]:
         body.append("<p>No experiment has run yet.</p>" if data.runs.empty else
                     "<p>Every run is set aside.</p>")
         body.append(_set_aside(data))
         return page("chunkbench decision board", "".join(body), css=CSS + BOARD_CSS)
     body.append(_recommendation_banner(data))
-    body.append(BOARD_HTML.replace("</section>", _set_aside(data) + "</section>"))
+    run_list = '<div class="scroll"><table id="run-list"></table></div>'
+    body.append(BOARD_HTML.replace(run_list, run_list + _set_aside(data), 1))
     return page("chunkbench decision board", "".join(body), css=CSS + BOARD_CSS, scripts=[BOARD_JS],
                 data=json_script("board-data", payload))
