@@ -19,6 +19,7 @@ from chunkbench_core.reporting import run_reports_folder, write_reports
 from chunkbench_core.reporting.leaderboard import round_value
 from chunkbench_core.reporting.plots import frontier_png, frontier_points
 from chunkbench_core.stages import compare_latest_runs
+from chunkbench_core.wording import plural
 from chunkbench_core.storage.runs import clear_comparison, select_batch, select_run
 
 from ..automation import on_new_results
@@ -124,7 +125,8 @@ def benchmark_report(context: AssetExecutionContext, config: ReportConfig, works
     # http:// links (served by `make ui`, see report_server.py): browsers refuse file:// from the UI
     return MaterializeResult(metadata={
         "shows": "the latest run of each configuration" if selection is None else
-                 f"{selection.kind} {selection.ident} ({len(selection.run_ids)} experiment runs)",
+                 f"experiment run {selection.ident}" if selection.kind == "run" else
+                 f"batch {selection.ident} ({plural(len(selection.run_ids), 'experiment run')})",
         "url": MetadataValue.url(workspace.report_url(paths.managerial)),
         "plots": MetadataValue.url(workspace.report_url(paths.managerial, "frontier")),  # the recommendation's plot
         "technical_report": MetadataValue.url(workspace.report_url(paths.technical)),
