@@ -103,6 +103,19 @@ def metric_note(metric: str) -> str:
     return f"{metric}: the ranking metric (CHUNKBENCH_RANK_METRIC), the run's mean."
 
 
+def _tagged(batch: str) -> list[str]:
+    """Run ids the Dagster instance lists under ``batch`` (runs made before experiments recorded their batch)."""
+    from chunkbench_pipelines.cli import ensure_dagster_home
+
+    ensure_dagster_home()
+    from dagster import DagsterInstance
+
+    from chunkbench_pipelines.run_control import runs_tagged_with_batch
+
+    with DagsterInstance.get() as instance:
+        return runs_tagged_with_batch(instance, batch)
+
+
 def command_report(args: argparse.Namespace) -> int:
     from chunkbench_core.reporting import run_reports_folder, write_reports
     from chunkbench_core.storage.runs import select_batch, select_run
@@ -110,7 +123,8 @@ def command_report(args: argparse.Namespace) -> int:
     results = _results()
     reports = _reports_dir(results)
     if args.run or args.batch:
-        selection = select_run(results, args.run) if args.run else select_batch(results, args.batch)
+        selection = select_run(results, args.run) if args.run else select_batch(results, args.batch,
+                                                                                  _tagged(args.batch))
         folder = Path(args.out) if args.out else run_reports_folder(reports, selection)
         paths = write_reports(results, folder, runs=selection, ranking=_ranking(), latest=reports)
         what = f"experiment run {selection.ident}" if selection.kind == "run" else \

@@ -209,12 +209,15 @@ def select_run(results: ResultsDB, run_id: str) -> RunSelection:
     return RunSelection("run", run_id, (run_id,))
 
 
-def select_batch(results: ResultsDB, batch: str) -> RunSelection:
-    """The runs whose provenance names ``batch`` (a ``chunkbench run`` batch or a backfill id)."""
-    runs = sorted({r.experiment_run_id for r in list_runs(results) if r.batch == batch})
+def select_batch(results: ResultsDB, batch: str, tagged: Sequence[str] = ()) -> RunSelection:
+    """The runs whose provenance names ``batch`` (a ``chunkbench run`` batch or a backfill id), and those of
+    ``tagged`` (run ids the Dagster instance lists with that tag: runs made before batches were recorded)."""
+    every = list_runs(results)
+    known = {r.experiment_run_id for r in every}
+    runs = sorted({r.experiment_run_id for r in every if r.batch == batch} | (set(tagged) & known))
     if not runs:
-        known = sorted({r.batch for r in list_runs(results) if r.batch})
-        hint = f"; known batches: {', '.join(known[-5:])}" if known else "; no run records a batch yet"
+        batches = sorted({r.batch for r in every if r.batch})
+        hint = f"; known batches: {', '.join(batches[-5:])}" if batches else "; no run records a batch yet"
         raise ConfigError(f"no experiment run belongs to batch {batch!r}{hint} (see `chunkbench runs list`)")
     return RunSelection("batch", batch, tuple(runs))
 

@@ -26,6 +26,7 @@ from ..automation import on_new_results
 from ..config import ReportConfig
 from ..failures import fail_fast
 from ..ranks import report_ranks_on_partitions
+from ..run_control import runs_tagged_with_batch
 from ..resources import DuckDBResource, RankingResource, WorkspaceResource
 from .experiments import experiment_results
 
@@ -114,7 +115,8 @@ def benchmark_report(context: AssetExecutionContext, config: ReportConfig, works
     if run_id and batch:
         raise fail_fast("give experiment_run_id or batch, not both")
     try:
-        selection = select_run(results, run_id) if run_id else select_batch(results, batch) if batch else None
+        selection = select_run(results, run_id) if run_id else select_batch(
+            results, batch, runs_tagged_with_batch(context.instance, batch)) if batch else None
     except ConfigError as exc:
         raise fail_fast(str(exc)) from exc
     if selection is None:

@@ -12,7 +12,8 @@ import pytest
 from dagster import DagsterInstance, materialize
 
 from chunkbench_core.storage.results_db import ResultsDB
-from chunkbench_pipelines.assets.reports import benchmark_report
+from chunkbench_core.storage.runs import exclude_run, include_run
+from chunkbench_pipelines.assets.reports import benchmark_report, leaderboard
 from chunkbench_pipelines.definitions import build_resources
 from chunkbench_pipelines.runner import run_everything
 
@@ -89,6 +90,28 @@ def test_a_past_run_keeps_its_report_and_a_run_can_be_set_aside(workspace):  # n
     assert metadata["shows"].value == f"experiment run {old}"
     assert metadata["url"].value.endswith(f"runs/run-{old}/benchmark_report.html")
     assert precision_cells((folder / "benchmark_report.html").read_text(encoding="utf-8")) == [old_precision]
+
+    # a run made before experiments recorded their batch is found by its Dagster run's tag (asset, batch config)
+    key = next(p.stem for p in (home / "tables" / "experiment_metrics").glob(f"*{old}.parquet"))
+    [row] = results.read("experiment_metrics", key)
+    row["provenance"] = json.dumps({k: v for k, v in json.loads(row["provenance"]).items() if k != "batch_id"})
+    results.write("experiment_metrics", key, [row])
+    result = materialize([benchmark_report], resources=build_resources(), instance=instance,
+                         run_config={"ops": {"benchmark_report": {"config": {"batch": batches[0]}}}})
+    assert result.success
+    assert result.asset_materializations_for_node("benchmark_report")[0].metadata["shows"].value == \
+        f"batch {batches[0]} (1 experiment run)"
+    assert precision_cells((batch_folder / "benchmark_report.html").read_text(encoding="utf-8")) == [old_precision]
+    result = materialize([benchmark_report], resources=build_resources(), instance=instance, raise_on_error=False,
+                         run_config={"ops": {"benchmark_report": {"config": {"experiment_run_id": "no-such-run"}}}})
+    assert not result.success
+
+    # the leaderboard asset leaves an excluded run out too (the CLI below also redoes the comparison itself)
+    exclude_run(results, new, "checked by the asset")
+    assert materialize([leaderboard, benchmark_report], resources=build_resources(), instance=instance).success
+    assert results.query("SELECT experiment_run_id FROM comparison")["experiment_run_id"].tolist() == [old]
+    assert precision_cells(latest.read_text(encoding="utf-8")) == [old_precision]
+    include_run(results, new)
 
     # set the newer run aside: the older one is the latest again, in every view, until it is included
     done = cli("runs", "exclude", new, "--reason", "harbour.md was added by mistake")
