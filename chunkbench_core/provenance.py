@@ -24,6 +24,7 @@ from typing import Any, Mapping
 
 from chunkbench_core import __version__
 from chunkbench_core.errors import ConfigError
+from chunkbench_core.wording import plural
 
 # the chunker options a user may set (run config, CLI); None = the strategy's default
 OPTION_DESCRIPTIONS: dict[str, str] = {
@@ -203,3 +204,27 @@ def check_collection_current(row: Mapping[str, Any] | None, *, partition: str, v
         f"cannot score collection {collection}: {reason}. Rebuild it first: materialize chunk_collections for "
         f"{what} with the same settings, then experiment_results"
     )
+
+
+# how every view names a strategy: contextual_retrieval built without an LLM is not an LLM's work
+HEADING_CONTEXT_LABEL = "contextual_retrieval (heading context)"
+
+
+def strategy_label(strategy: Any, provenance: Mapping[str, Any] | None) -> str:
+    """The strategy's name as the reports show it: contextual_retrieval built without an LLM is labelled
+    as such (its prefixes are the title and heading path), and an LLM run with heading fallbacks says so."""
+    name = str(strategy)
+    if name != "contextual_retrieval":
+        return name
+    p = provenance if isinstance(provenance, Mapping) else {}
+    sources = p.get("context_sources") if isinstance(p.get("context_sources"), Mapping) else None
+    if not sources:  # older runs: the chunker's own record of its context source
+        params = p.get("chunking_params") if isinstance(p.get("chunking_params"), Mapping) else {}
+        recorded = params.get("context_source")
+        if not recorded:
+            return name
+        sources = {"llm" if str(recorded).startswith("llm") else "headings": 1}
+    if not sources.get("llm"):
+        return HEADING_CONTEXT_LABEL
+    fallback = int(sources.get("headings_fallback") or 0)
+    return f"{name} (LLM context, heading fallback on {plural(fallback, 'chunk')})" if fallback else name

@@ -36,7 +36,7 @@ from chunkbench_core.evaluation.experiment import (
     run_retrieval,
     split_chunk_rows,
 )
-from chunkbench_core.evaluation.cost import LLMPrices, index_usd, query_usd_per_1000
+from chunkbench_core.evaluation.cost import LLMPrices, embedding_usd, llm_usd, query_usd_per_1000, question_usd
 from chunkbench_core.evaluation.experiment import QueryLatency
 from chunkbench_core.evaluation.llm import LLMSettings
 from chunkbench_core.evaluation.question_check import QuestionCheck, check_questions
@@ -46,6 +46,7 @@ from chunkbench_core.parsing.models import ParsedDocument
 from chunkbench_core.provenance import (
     ChunkerOptions,
     collection_row,
+    strategy_label,
     code_version,
     context_source_counts,
     digest,
@@ -83,6 +84,13 @@ class ParseSummary:
     failed: dict[str, str] = field(default_factory=dict)
     hidden: int = 0  # hidden or system files skipped by the corpus scan
     corpus_fingerprint: str = ""  # digest of {document: sha256}: what downstream partitions were built from
+
+
+def caption_counts(parsed: dict[str, Any]) -> dict[str, int]:
+    """``n_captions``: the image captions a vision model wrote for a parsed document; ``caption_tokens``:
+    their cl100k tokens (what the captions cost: evaluation.cost.caption_usd)."""
+    captions = [u.get("text") or "" for u in parsed.get("units", []) if u.get("content_type") == "image_caption"]
+    return {"n_captions": len(captions), "caption_tokens": sum(count_tokens(t) for t in captions)}
 
 
 def parse_corpus(
@@ -141,6 +149,7 @@ def parse_corpus(
             "n_chars": len(parsed_dict.get("markdown", "")) if parsed_dict else None,
             "n_units": len(parsed_dict.get("units", [])) if parsed_dict else None,
             "warnings": json.dumps(parsed_dict.get("warnings", []), ensure_ascii=False),
+            **caption_counts(parsed_dict),
             "parsed_at": now(),
         })
     results.write("documents", "corpus", rows)
@@ -347,6 +356,7 @@ def build_chunk_collection(
     parse_options: dict[str, Any] | None = None,
     parser_version: str | None = None,
     dagster_run_id: str | None = None,
+    llm_prices: LLMPrices | None = None,
 ) -> CollectionSummary:
     """Chunk every document, embed the retrievable chunks with the corpus model, replace the collection.
 
@@ -433,7 +443,8 @@ def build_chunk_collection(
     index_seconds = time.perf_counter() - started
     point_count = store.count(name)
     results.write("index_costs", partition_rows_key(strategy, spec.id, variant), [index_cost_row(
-        strategy, spec, variant, name, chunks, retrieved, embedder, boundary, index_seconds, point_count)])
+        strategy, spec, variant, name, chunks, retrieved, embedder, boundary, index_seconds, point_count,
+        context=context, llm_prices=llm_prices)])
     return CollectionSummary(
         collection=name, n_documents=len(documents), n_chunks=len(chunks), upserted=counts["upserted"],
         removed=counts["removed"], token_counts=[c.token_count for c in chunks], params=chunker_params,
@@ -450,27 +461,32 @@ def read_collection(results: ResultsDB, strategy: str, model_id: str, variant: s
 
 def index_cost_row(strategy: str, spec: EmbeddingModelSpec, variant: str, collection: str, chunks: Sequence[Chunk],
                    retrieved: Sequence[Chunk], embedder: Embedder, boundary: Embedder | None, index_seconds: float,
-                   point_count: int) -> dict[str, Any]:
+                   point_count: int, context: Any = None, llm_prices: LLMPrices | None = None) -> dict[str, Any]:
     """One ``index_costs`` row: what building this collection took (see evaluation.cost).
 
-    Tokens are cl100k tokens of the embedded texts (the provider's own count when it reports
-    one: remote models); ``storage_bytes`` estimates the collection as float32 vectors plus
-    the payload texts.
+    Tokens are cl100k tokens of every embedded text, cached or not (what a first build costs;
+    the boundary model's are the tokens its provider reported); contextual_retrieval's LLM
+    calls count every context, cached or not, with the tokens the ``context`` source counted.
+    ``storage_bytes`` estimates the collection as float32 vectors plus the payload texts.
     """
     embedded_tokens = sum(count_tokens(c.text_to_embed) for c in retrieved)
-    chunk_usage = embedder.last_usage
-    priced_tokens = chunk_usage.prompt_tokens if spec.provider != "local" and chunk_usage.prompt_tokens else embedded_tokens
     boundary_tokens = 0
     boundary_price = 0.0
     if boundary is not None:
         boundary_tokens = boundary.usage.prompt_tokens if boundary.spec.provider != "local" else 0
         boundary_price = boundary.spec.price_per_mtok
+    contexts = int(getattr(context, "contexts", 0) or 0)
+    context_in = int(getattr(context, "input_tokens", 0) or 0)
+    context_out = int(getattr(context, "output_tokens", 0) or 0)
+    embedding = embedding_usd(embedded_tokens, spec.price_per_mtok, boundary_tokens, boundary_price)
+    contextual = llm_usd(context_in, context_out, llm_prices or LLMPrices())
     payload_bytes = sum(len(c.text.encode("utf-8")) for c in retrieved)
     return {
         "strategy": strategy, "corpus_model": spec.id, "variant": variant, "collection": collection,
         "n_chunks": len(chunks), "n_embedded": len(retrieved), "embedded_tokens": embedded_tokens,
         "boundary_tokens": boundary_tokens, "index_seconds": index_seconds,
-        "index_usd": index_usd(priced_tokens, spec.price_per_mtok, boundary_tokens, boundary_price),
+        "context_calls": contexts, "context_input_tokens": context_in, "context_output_tokens": context_out,
+        "embedding_usd": embedding, "context_usd": contextual, "index_usd": embedding + contextual,
         "points": point_count, "storage_bytes": point_count * spec.dimension * 4 + payload_bytes,
         "built_at": now(),
     }
@@ -556,10 +572,14 @@ def run_experiment(
              "references": json.dumps([{"document": r.document, "start": r.start, "end": r.end}
                                        for r in o.resolved.references], ensure_ascii=False)}
             for o in outcomes]
+    used_llm = llm_settings if llm_client is not None else None
+    prices = resolve_llm_prices(used_llm, llm_prices)
+    question_costs(rows, spec, prices)
     results.write("question_results", key, rows)
     summary = aggregate(outcomes)
     summary["cold_query_ms"] = latency.cold_ms
-    summary.update(query_cost(outcomes, spec, llm_settings if llm_client is not None else None, llm_prices))
+    summary.update(query_cost(outcomes, spec, used_llm, llm_prices))
+    summary.update(partition_cost(results, strategy, spec.id, variant, rows, prices))
     full_provenance = {
         **build_provenance(
             strategy=strategy, corpus_model=spec.id, boundary_model=boundary_model,
@@ -588,6 +608,14 @@ def run_experiment(
                              llm_report=llm_report)
 
 
+def resolve_llm_prices(llm_settings: LLMSettings | None, llm_prices: LLMPrices | None) -> LLMPrices:
+    """The prices given, else the configured LLM's known prices, else unknown (counted as 0)."""
+    prices = llm_prices or LLMPrices()
+    if llm_settings is not None and not prices.known and llm_settings.prices():
+        prices = LLMPrices(*llm_settings.prices())  # type: ignore[misc]
+    return prices
+
+
 def query_cost(outcomes: Sequence[Any], spec: EmbeddingModelSpec, llm_settings: LLMSettings | None,
                llm_prices: LLMPrices | None) -> dict[str, float]:
     """question_tokens, query_usd_per_1000 and llm_priced of a run (see evaluation.cost)."""
@@ -596,9 +624,7 @@ def query_cost(outcomes: Sequence[Any], spec: EmbeddingModelSpec, llm_settings: 
         return {"question_tokens": float("nan"), "query_usd_per_1000": float("nan"), "llm_priced": False}
     question_tokens = sum(count_tokens(o.resolved.question.question) for o in scored) / len(scored)
     context_tokens = sum(o.budget_scores.get("context_tokens", 0.0) for o in scored) / len(scored)
-    prices = llm_prices or LLMPrices()
-    if llm_settings is not None and not prices.known and llm_settings.prices():
-        prices = LLMPrices(*llm_settings.prices())  # type: ignore[misc]
+    prices = resolve_llm_prices(llm_settings, llm_prices)
     answered = [o.llm.answer_usage.completion_tokens for o in scored if o.llm is not None and o.llm.answer]
     answer_tokens = (sum(answered) / len(answered) if answered
                      else float(llm_settings.answer_max_tokens if llm_settings else LLMSettings.answer_max_tokens))
@@ -606,6 +632,41 @@ def query_cost(outcomes: Sequence[Any], spec: EmbeddingModelSpec, llm_settings: 
             "query_usd_per_1000": query_usd_per_1000(question_tokens, context_tokens, spec.price_per_mtok, prices,
                                                      answer_tokens),
             "llm_priced": prices.known}
+
+
+def question_costs(rows: Sequence[dict[str, Any]], spec: EmbeddingModelSpec, prices: LLMPrices) -> None:
+    """Add ``embedding_usd``, ``answer_usd``, ``judge_usd`` and ``cost_usd`` to each question row
+    (evaluation.cost.question_usd; a question whose retrieval failed was not embedded)."""
+    def tokens(row: dict[str, Any], name: str) -> float:
+        value = row.get(name)
+        return 0.0 if value is None or value != value else float(value)
+
+    for row in rows:
+        question = 0.0 if row.get("error") else float(count_tokens(row.get("question") or ""))
+        row.update(question_usd(question, spec.price_per_mtok, prices,
+                                tokens(row, "answer_prompt_tokens"), tokens(row, "answer_completion_tokens"),
+                                tokens(row, "judge_prompt_tokens"), tokens(row, "judge_completion_tokens")))
+
+
+def partition_cost(results: ResultsDB, strategy: str, model_id: str, variant: str,
+                   rows: Sequence[dict[str, Any]], prices: LLMPrices) -> dict[str, float]:
+    """What the partition cost in this benchmark (evaluation.cost): its collection's ``index_usd``
+    (embeddings, contextual LLM calls), the corpus's ``caption_usd``, and the questions' dollars
+    (``questions_usd``, of which ``answer_usd`` and ``judge_usd``); ``cost_usd`` is their sum."""
+    from chunkbench_core.evaluation.cost import caption_usd
+    from chunkbench_core.parsing.captions import DEFAULT_PROMPT
+
+    built = results.read("index_costs", partition_rows_key(strategy, model_id, variant))
+    index = float(built[0].get("index_usd") or 0.0) if built else 0.0
+    documents = results.read("documents", "corpus")
+    n_captions = sum(int(d.get("n_captions") or 0) for d in documents)
+    captions = caption_usd(n_captions, count_tokens(DEFAULT_PROMPT),
+                           sum(float(d.get("caption_tokens") or 0) for d in documents), prices)
+    parts = {"index_usd": index, "caption_usd": captions,
+             **{name: sum(float(r.get(column) or 0.0) for r in rows)
+                for name, column in (("questions_usd", "cost_usd"), ("answer_usd", "answer_usd"),
+                                     ("judge_usd", "judge_usd"))}}
+    return {**parts, "cost_usd": parts["index_usd"] + parts["caption_usd"] + parts["questions_usd"]}
 
 
 # -- leaderboard ---------------------------------------------------------------------------------
@@ -619,6 +680,14 @@ class Ranking:
     frontier: set[str]
     cost_axis: str
     settings: RankingSettings
+
+
+def _json_object(raw: Any) -> dict[str, Any]:
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = None) -> Ranking:
@@ -638,14 +707,17 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
            JOIN leaderboard l USING (experiment_run_id, strategy, corpus_model)"""
     ).to_dict("records")
     comparison = compare_configurations(rows, metric=settings.rank_metric)
-    board = results.query("SELECT strategy, corpus_model, experiment_run_id, cost_usd, context_tokens, query_ms, "
-                          "index_seconds FROM leaderboard").to_dict("records")
+    board = results.query("SELECT l.strategy, l.corpus_model, l.experiment_run_id, l.projected_usd, l.context_tokens, "
+                          "l.query_ms, l.index_seconds, m.provenance FROM leaderboard l JOIN experiment_metrics m "
+                          "USING (experiment_run_id, strategy, corpus_model)").to_dict("records")
+    labels = {f"{r['strategy']}|{r['corpus_model']}": strategy_label(r["strategy"], _json_object(r.pop("provenance")))
+              for r in board}
     costs = {f"{r['strategy']}|{r['corpus_model']}": r for r in board}
     axis = cost_axis(list(costs.values()))
     means = {c.configuration: c.mean for c in comparison.configurations}
     frontier = pareto_frontier({name: (means.get(name, float("nan")), float(c.get(axis) or 0.0))
                                 for name, c in costs.items()})
-    recommendation = recommend(comparison, costs, settings.recommendation_rule)
+    recommendation = recommend(comparison, costs, settings.recommendation_rule, labels)
     found = checks.collect(
         checks.one_chunk_per_document(_chunks_per_document(results)),
         checks.evidence_longer_than_chunks(*_evidence_and_chunk_sizes(results, rows)),
@@ -657,6 +729,7 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
     stamp = now()
     results.write("comparison", "latest", [
         {**r, "experiment_run_id": run_of.get(r["configuration"]), "rule": comparison.rule,
+         "strategy_label": labels.get(r["configuration"]),
          "recommended": recommendation is not None and r["configuration"] == recommendation.configuration,
          "on_frontier": r["configuration"] in frontier, "cost_axis": axis, "compared_at": stamp}
         for r in comparison.to_rows()])

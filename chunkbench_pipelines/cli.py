@@ -153,7 +153,7 @@ def command_estimate(args: argparse.Namespace) -> int:
     LLM calls, image captions. Experiments: LLM answer and judge calls, query embeddings.
     """
     from chunkbench_core.chunking import STRATEGY_NAMES
-    from chunkbench_core.chunking.tokens import count_tokens
+    from chunkbench_core.tokens import count_tokens
     from chunkbench_core.embedding import get_model
     from chunkbench_core.evaluation.cost import estimate_captions, estimate_index
     from chunkbench_core.evaluation.llm import estimate_cost

@@ -28,7 +28,7 @@ def headline_metrics(metrics: Mapping[str, float | int]) -> dict[str, float | in
             continue
         if isinstance(value, float) and math.isnan(value):
             continue
-        out[name] = rounded(value)
+        out[name] = rounded(value, 6 if name.endswith("_usd") else PLACES)  # dollars: fractions of a cent show
     return out
 
 

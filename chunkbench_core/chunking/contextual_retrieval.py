@@ -36,7 +36,7 @@ from chunkbench_core.redaction import describe_error
 from .base import Chunk, Chunker, Piece, build_chunks
 from .fixed_size import FixedSizeChunker
 from .recursive import RecursiveChunker
-from chunkbench_core.tokens import TokenIndex, cl100k
+from chunkbench_core.tokens import TokenIndex, cl100k, count_tokens
 from .window import ModelWindow, fit_pieces
 
 log = logging.getLogger("chunkbench.chunking")
@@ -112,7 +112,12 @@ class LLMContext:
         self.max_document_tokens = max_document_tokens
         self.cache: MutableMapping[str, str] = {} if cache is None else cache
         self.endpoint = endpoint or ("openai" if client is not None else "callable")
-        self.calls = 0
+        self.calls = 0  # requests actually sent (cache misses)
+        #: every context served (cached or not) and its cl100k tokens in and out: what building the
+        #: contexts costs from scratch (evaluation.cost.index_usd), the same on every re-run
+        self.contexts = 0
+        self.input_tokens = 0
+        self.output_tokens = 0
 
     @property
     def label(self) -> str:
@@ -155,14 +160,17 @@ class LLMContext:
 
     def __call__(self, document_text: str, chunk_text: str) -> str:
         key = self.cache_key(document_text, chunk_text)
-        cached = self.cache.get(key)
-        if cached is not None:
-            return cached
-        self.calls += 1
-        answer = " ".join((self._ask(self.messages(document_text, chunk_text)) or "").split())
-        if not answer:
-            raise ChunkingError(f"{self.label} returned an empty context")
-        self.cache[key] = answer
+        messages = self.messages(document_text, chunk_text)
+        answer = self.cache.get(key)
+        if answer is None:
+            self.calls += 1
+            answer = " ".join((self._ask(messages) or "").split())
+            if not answer:
+                raise ChunkingError(f"{self.label} returned an empty context")
+            self.cache[key] = answer
+        self.contexts += 1
+        self.input_tokens += sum(count_tokens(m["content"]) for m in messages)
+        self.output_tokens += count_tokens(answer)
         return answer
 
 

@@ -24,6 +24,7 @@ import logging
 import os
 import threading
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -189,17 +190,23 @@ def fused_graph(model_path: Path) -> bytes:
 class MiniLMOnnx:
     """Embeds texts with all-MiniLM-L6-v2 int8; thread-safe, one ONNX session per process.
 
+    ``workers``: batches run at once, each on its own thread (default: the usable cores, at
+    most 4): onnxruntime's ``run`` is thread-safe and releases the GIL, and one batch per core
+    keeps every core on matrix products, where splitting each operator over the cores
+    (``threads``) makes them wait for each other at every one of the graph's operators.
     ``graph``: "fused" (default; the packaged graph if the rewrite is not possible) or
-    "packaged"; ``threads``: onnxruntime's intra-op threads (default: the usable cores, at
-    most 4); ``spinning``: whether idle pool threads spin (onnxruntime's default, True);
-    ``optimization``: onnxruntime's graph optimisation level (default "all"). The last three
-    and "packaged" exist for benchmarks/embedding_levers.py; the pipeline uses the defaults.
+    "packaged"; ``threads``: onnxruntime's intra-op threads per batch (default: the usable
+    cores shared out over the workers, at least 1); ``spinning``: whether idle pool threads
+    spin (onnxruntime's default, True); ``optimization``: onnxruntime's graph optimisation
+    level (default "all"). Every setting but the defaults exists for
+    benchmarks/embedding_levers.py; the vectors do not depend on any of them.
     """
 
     dimension = 384
 
     def __init__(self, max_word_pieces: int = MAX_WORD_PIECES, threads: int | None = None, *,
-                 graph: Graph = "fused", spinning: bool | None = None, optimization: str = "all") -> None:
+                 graph: Graph = "fused", spinning: bool | None = None, optimization: str = "all",
+                 workers: int | None = None) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -216,8 +223,13 @@ class MiniLMOnnx:
         self._counter = Tokenizer.from_file(str(_tokenizer_path()))
         self._counter.no_truncation()
         self._counter.no_padding()
+        cores = len(os.sched_getaffinity(0)) or 1
+        for name, value in (("threads", threads), ("workers", workers)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise EmbeddingError(f"{name} must be a positive integer, got {value!r}")
+        self.workers = workers or min(4, cores)
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or min(4, len(os.sched_getaffinity(0)) or 1)
+        options.intra_op_num_threads = threads or max(1, min(4, cores) // self.workers)
         options.inter_op_num_threads = 1
         if spinning is not None:
             options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
@@ -241,6 +253,7 @@ class MiniLMOnnx:
         self.session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
         self.threads = options.intra_op_num_threads
         self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
 
     def count_word_pieces(self, texts: list[str]) -> list[int]:
         """Word pieces of each text including [CLS]/[SEP], before truncation."""
@@ -261,11 +274,10 @@ class MiniLMOnnx:
             ids[row, : len(e.ids)] = e.ids
             mask[row, : len(e.ids)] = 1
             truncated[row] = bool(e.overflowing)
-        with self._lock:
-            (hidden,) = self.session.run(
-                ["last_hidden_state"],
-                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
-            )
+        (hidden,) = self.session.run(  # thread-safe; several batches may run at once (``workers``)
+            ["last_hidden_state"],
+            {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+        )
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
@@ -284,16 +296,27 @@ class MiniLMOnnx:
         """``embed`` plus, per text, the word pieces fed and whether it was truncated.
 
         Texts are sorted by length and cut into batches of ``batch_size``, so each batch is
-        padded only to its longest text; every vector lands in its text's row.
+        padded only to its longest text; up to ``workers`` batches run at once; every vector
+        lands in its text's row (a text's vector never depends on its batch).
         """
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         tokens = np.zeros(len(texts), dtype=np.int64)
         truncated = np.zeros(len(texts), dtype=bool)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for begin in range(0, len(order), batch_size):
-            rows = order[begin : begin + batch_size]
-            out[rows], tokens[rows], truncated[rows] = self._run([texts[i] for i in rows])
+        batches = [order[begin : begin + batch_size] for begin in range(0, len(order), batch_size)]
+        if self.workers == 1 or len(batches) == 1:
+            done = map(lambda rows: self._run([texts[i] for i in rows]), batches)
+        else:
+            done = self._executor().map(lambda rows: self._run([texts[i] for i in rows]), batches)
+        for rows, (vectors, fed, cut) in zip(batches, done):
+            out[rows], tokens[rows], truncated[rows] = vectors, fed, cut
         return out, tokens, truncated
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="minilm")
+            return self._pool
 
 
 @lru_cache(maxsize=1)

@@ -186,7 +186,7 @@ def ask(
         result.prompt_tokens = record.answer_usage.prompt_tokens
         result.completion_tokens = record.answer_usage.completion_tokens
     else:
-        from chunkbench_core.chunking.tokens import count_tokens
+        from chunkbench_core.tokens import count_tokens
 
         result.context_tokens = sum(count_tokens(c.text) for c in result.context or result.hits)
     return result

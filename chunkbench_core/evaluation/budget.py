@@ -31,7 +31,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from chunkbench_core.chunking.tokens import cl100k
+from chunkbench_core.tokens import cl100k
 from chunkbench_core.errors import ConfigError
 
 from . import metrics

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from chunkbench_core.chunking import STRATEGIES, Chunk, Chunker, make_chunker
-from chunkbench_core.chunking.tokens import TokenIndex, count_tokens
+from chunkbench_core.tokens import TokenIndex, count_tokens
 from chunkbench_core.datasets import CHROMA_DIR
 from chunkbench_core.embedding import Embedder, get_model
 from chunkbench_core.errors import ConfigError, QuestionSetError

@@ -5,15 +5,29 @@ model registry (0 for local and self-hosted models) and the LLM's input/output p
 (settings; unknown prices count as 0 and are said to be unknown). Formulas, with token
 counts in cl100k tokens unless the provider reports its own:
 
-- ``index_usd = chunk_tokens · p_corpus / 10⁶ + boundary_tokens · p_boundary / 10⁶``
-  (the chunks embedded with the corpus model; the sentences a semantic strategy embeds
-  with its boundary model);
+- ``index_usd = embedding_usd + context_usd``: ``embedding_usd = chunk_tokens · p_corpus / 10⁶
+  + boundary_tokens · p_boundary / 10⁶`` (the chunks embedded with the corpus model; the
+  sentences a semantic strategy embeds with its boundary model) and ``context_usd = (i · p_llm_in
+  + o · p_llm_out) / 10⁶`` over contextual_retrieval's LLM calls (``i`` the prompt tokens, ``o``
+  the context tokens it wrote);
+- ``caption_usd = (n · (CAPTION_INPUT_TOKENS + prompt) · p_llm_in + caption tokens · p_llm_out) / 10⁶``
+  over the images captioned while parsing (an image's own tokens are estimated: the parser
+  never sees what the provider counted);
+- per question, ``cost_usd = q · p_corpus / 10⁶ + (a_in + j_in) · p_llm_in / 10⁶ + (a_out + j_out)
+  · p_llm_out / 10⁶`` (the question embedded, then the answer and the judge calls with the
+  token counts the LLM reported);
+- per partition, ``cost_usd = index_usd + caption_usd + Σ question cost_usd``: what the
+  configuration cost in this benchmark, counted as if nothing were cached (the caches make
+  a re-run cheaper, never the figure different);
+- ``projected_usd = index_usd + query_usd_per_1000``: what it would cost to build the index and
+  answer 1,000 questions in use (no judge), the cost the recommendation and the frontier use;
 - ``query_usd_per_1000 = 1000 · (q · p_corpus + (c + q + o) · p_llm_in + a · p_llm_out) / 10⁶``
   with ``q`` the mean question tokens, ``c`` the mean context tokens, ``o`` the prompt's
   fixed overhead (:data:`PROMPT_OVERHEAD_TOKENS`) and ``a`` the mean answer tokens (the
   answer budget when no answer was generated);
-- ``cost_usd = index_usd + query_usd_per_1000``: what the configuration costs to build
-  and to answer 1,000 questions (0 for local models with no LLM price).
+
+Local and self-hosted models cost 0; an LLM whose prices are unknown counts as 0 and the
+run records ``llm_priced = false``.
 
 The cost-quality frontier (:func:`pareto_frontier`) keeps every configuration that no other
 one beats on both quality (higher) and cost (lower).
@@ -36,9 +50,9 @@ def usd(tokens: float, price_per_mtok: float | None) -> float:
     return float(tokens) * float(price_per_mtok) / 1_000_000
 
 
-def index_usd(chunk_tokens: float, corpus_price: float | None, boundary_tokens: float = 0.0,
-              boundary_price: float | None = None) -> float:
-    """index_usd = chunk_tokens · p_corpus / 10⁶ + boundary_tokens · p_boundary / 10⁶."""
+def embedding_usd(chunk_tokens: float, corpus_price: float | None, boundary_tokens: float = 0.0,
+                  boundary_price: float | None = None) -> float:
+    """embedding_usd = chunk_tokens · p_corpus / 10⁶ + boundary_tokens · p_boundary / 10⁶."""
     return usd(chunk_tokens, corpus_price) + usd(boundary_tokens, boundary_price)
 
 
@@ -52,6 +66,26 @@ class LLMPrices:
     @property
     def known(self) -> bool:
         return self.input_per_mtok is not None and self.output_per_mtok is not None
+
+
+def llm_usd(input_tokens: float, output_tokens: float, llm: LLMPrices) -> float:
+    """llm_usd = input_tokens · p_llm_in / 10⁶ + output_tokens · p_llm_out / 10⁶ (0 when a price is unknown)."""
+    return usd(input_tokens, llm.input_per_mtok) + usd(output_tokens, llm.output_per_mtok)
+
+
+def question_usd(question_tokens: float, corpus_price: float | None, llm: LLMPrices, answer_input: float = 0,
+                 answer_output: float = 0, judge_input: float = 0, judge_output: float = 0) -> dict[str, float]:
+    """One question's dollars: ``embedding_usd`` (the question embedded), ``answer_usd``, ``judge_usd`` and
+    ``cost_usd``, their sum: q · p_corpus / 10⁶ + (a_in + j_in) · p_llm_in / 10⁶ + (a_out + j_out) · p_llm_out / 10⁶."""
+    parts = {"embedding_usd": usd(question_tokens, corpus_price),
+             "answer_usd": llm_usd(answer_input, answer_output, llm),
+             "judge_usd": llm_usd(judge_input, judge_output, llm)}
+    return {**parts, "cost_usd": sum(parts.values())}
+
+
+def caption_usd(n_captions: int, prompt_tokens: float, caption_tokens: float, llm: LLMPrices) -> float:
+    """caption_usd = (n · (CAPTION_INPUT_TOKENS + prompt) · p_llm_in + caption tokens · p_llm_out) / 10⁶."""
+    return llm_usd(n_captions * (CAPTION_INPUT_TOKENS + prompt_tokens), caption_tokens, llm)
 
 
 def query_usd_per_1000(question_tokens: float, context_tokens: float, corpus_price: float | None,
@@ -82,13 +116,14 @@ def pareto_frontier(points: Mapping[str, tuple[float, float]]) -> set[str]:
 
 
 #: the cost columns in the order the recommendation compares them (lower first wins)
-COST_ORDER: tuple[str, ...] = ("cost_usd", "context_tokens", "query_ms", "index_seconds")
+COST_ORDER: tuple[str, ...] = ("projected_usd", "context_tokens", "query_ms", "index_seconds")
 
 
 def cost_axis(rows: Sequence[Mapping[str, float]]) -> str:
-    """The cost the frontier is drawn against: dollars when any configuration costs money, else context tokens."""
-    if any((r.get("cost_usd") or 0) > 0 for r in rows):
-        return "cost_usd"
+    """The cost the frontier is drawn against: projected dollars when any configuration costs money, else
+    context tokens per question."""
+    if any((r.get("projected_usd") or 0) > 0 for r in rows):
+        return "projected_usd"
     return "context_tokens"
 
 

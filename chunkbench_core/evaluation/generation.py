@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from chunkbench_core.chunking.tokens import count_tokens
+from chunkbench_core.tokens import count_tokens
 from chunkbench_core.errors import ConfigError, QuestionSetError
 from chunkbench_core.parsing.models import ParsedDocument
 

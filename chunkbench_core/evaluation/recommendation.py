@@ -1,7 +1,7 @@
 """The recommendation: which configuration to use, by a documented rule, and why in plain words.
 
 Inputs are the :class:`.statistics.Comparison` (ranking metric, tiers, tests, power) and
-each configuration's costs (``cost_usd``, ``context_tokens``, ``query_ms``,
+each configuration's costs (``projected_usd``, ``context_tokens``, ``query_ms``,
 ``index_seconds``; see :mod:`.cost`). Rules (:data:`.statistics.RECOMMENDATION_RULES`):
 
 - ``cheapest_in_tier_1`` (default): among the configurations statistically tied with the
@@ -126,8 +126,10 @@ class Recommendation:
         }
 
 
-def _label(configuration: str) -> str:
-    return configuration.replace("|", " x ")
+def _label(configuration: str, labels: Mapping[str, str] | None = None) -> str:
+    """``strategy x corpus_model``, with the strategy's label when given (e.g. "contextual_retrieval (heading context)")."""
+    strategy, _, model = configuration.partition("|")
+    return f"{(labels or {}).get(configuration, strategy)} x {model}" if model else configuration
 
 
 def _number(value: float | None, places: int = 3) -> str:
@@ -138,14 +140,20 @@ def _cost_phrase(costs: Mapping[str, Any], axis: str) -> str:
     tokens = costs.get("context_tokens")
     token_text = f"{tokens:,.0f} context tokens per question" if isinstance(tokens, (int, float)) and not (
         isinstance(tokens, float) and math.isnan(tokens)) else "unknown context size"
-    if axis == "cost_usd":
-        return f"${costs.get('cost_usd') or 0:,.2f} to build and answer 1,000 questions, {token_text}"
+    if axis == "projected_usd":
+        return f"${costs.get('projected_usd') or 0:,.2f} to build the index and answer 1,000 questions, {token_text}"
     return token_text
 
 
 def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
-              rule: str = DEFAULT_RECOMMENDATION_RULE) -> Recommendation | None:
-    """The recommended configuration by ``rule`` with its reason; None when nothing was ranked."""
+              rule: str = DEFAULT_RECOMMENDATION_RULE,
+              labels: Mapping[str, str] | None = None) -> Recommendation | None:
+    """The recommended configuration by ``rule`` with its reason; None when nothing was ranked.
+
+    ``labels``: the strategy's label per configuration, used in the reason's text."""
+    def _label_of(configuration: str) -> str:
+        return _label(configuration, labels)
+
     if rule not in RECOMMENDATION_RULES:
         raise ConfigError(f"recommendation rule must be one of {', '.join(RECOMMENDATION_RULES)}, got {rule!r}")
     if comparison.best is None:
@@ -168,26 +176,28 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
     if len(results) == 1:
         parts.append("Only one configuration ran, so there is nothing to compare it with.")
     elif len(tier1) == 1:
-        parts.append(f"{_label(comparison.best)} is measurably better than every other configuration "
+        parts.append(f"{_label_of(comparison.best)} is measurably better than every other configuration "
                      f"({_number(results[comparison.best].mean)} on {plural(n, 'question')}).")
     else:
         parts.append(f"{len(tier1)} configurations are tied for first (tier 1): the {plural(n, 'question')} cannot tell "
                      f"them apart.")
     if rule == "cheapest_in_tier_1" and len(tier1) > 1:
-        text = f"{_label(chosen)} is the cheapest of them ({_cost_phrase(costs.get(chosen, {}), axis)})"
+        text = f"{_label_of(chosen)} is the cheapest of them ({_cost_phrase(costs.get(chosen, {}), axis)})"
         if chosen == comparison.best:
             text += " and also has the highest mean."
         elif abs(results[comparison.best].mean - results[chosen].mean) < 0.0005:
-            text += f"; {_label(comparison.best)} has the same mean ({_number(results[chosen].mean)})."
+            text += f"; {_label_of(comparison.best)} has the same mean ({_number(results[chosen].mean)})."
         else:
-            text += (f"; the highest mean is {_label(comparison.best)} ({_number(results[comparison.best].mean)} "
+            text += (f"; the highest mean is {_label_of(comparison.best)} ({_number(results[comparison.best].mean)} "
                      f"vs {_number(results[chosen].mean)}), a difference these questions cannot confirm.")
         parts.append(text)
     if power is not None and power.min_detectable_difference == power.min_detectable_difference:
         if power.questions_to_separate is None:
-            parts.append(f"The top two score the same on every question; more questions like these would not "
-                         f"separate them (with {plural(power.n_questions, 'question')}, differences of about "
-                         f"{_number(power.min_detectable_difference)} in {metric} can be detected at 80% power).")
+            text = "The top two score the same on every question; more questions like these would not separate them"
+            if power.min_detectable_difference > 0.0005:
+                text += (f" (with {plural(power.n_questions, 'question')}, differences of about "
+                         f"{_number(power.min_detectable_difference)} in {metric} can be detected at 80% power)")
+            parts.append(text + ".")
         else:
             parts.append(f"With {plural(power.n_questions, 'question')}, a difference of "
                          f"{_number(power.min_detectable_difference)} in {metric} can be detected (80% power); "

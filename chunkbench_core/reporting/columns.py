@@ -15,6 +15,7 @@ from typing import Any, Iterable, Literal, Mapping, Sequence
 
 import pandas as pd
 
+from chunkbench_core.provenance import HEADING_CONTEXT_LABEL, strategy_label  # noqa: F401  (re-exported)
 from chunkbench_core.wording import plural  # noqa: F401  (re-exported: reports import it from here)
 
 Kind = Literal["fraction", "score10", "ms", "count", "usd", "value"]
@@ -277,26 +278,5 @@ def text(raw: Any) -> str:
     return "–" if missing(raw) else str(raw)
 
 
-HEADING_CONTEXT_LABEL = "contextual_retrieval (heading context)"
-
-
-def strategy_label(strategy: Any, provenance: Mapping[str, Any] | None) -> str:
-    """The strategy's name as the reports show it: contextual_retrieval built without an LLM is labelled
-    as such (its prefixes are the title and heading path), and an LLM run with heading fallbacks says so."""
-    name = str(strategy)
-    if name != "contextual_retrieval":
-        return name
-    p = provenance if isinstance(provenance, Mapping) else {}
-    sources = p.get("context_sources") if isinstance(p.get("context_sources"), Mapping) else None
-    if not sources:  # older runs: the chunker's own record of its context source
-        params = p.get("chunking_params") if isinstance(p.get("chunking_params"), Mapping) else {}
-        recorded = params.get("context_source")
-        if not recorded:
-            return name
-        sources = {"llm" if str(recorded).startswith("llm") else "headings": 1}
-    if not sources.get("llm"):
-        return HEADING_CONTEXT_LABEL
-    fallback = int(sources.get("headings_fallback") or 0)
-    return f"{name} (LLM context, heading fallback on {plural(fallback, 'chunk')})" if fallback else name
 
 

@@ -86,7 +86,7 @@ def _ranked_board(results: ResultsDB) -> pd.DataFrame:
     full = results.query(
         "SELECT m.*, l.rank, l.tier, l.rank_metric, l.rank_mean, l.rank_ci_low, l.rank_ci_high, l.verdict, "
         "l.recommended, l.p_value_adjusted, l.difference_vs_best, l.effect_size, l.n_chunks, l.embedded_tokens, "
-        "l.index_seconds, l.index_usd, l.cost_usd, l.points, l.storage_bytes, l.on_frontier, l.cost_axis, "
+        "l.index_seconds, l.index_usd, l.projected_usd, l.cost_usd, l.points, l.storage_bytes, l.on_frontier, l.cost_axis, "
         "c.is_best, c.p_value_vs_best, c.significantly_worse, c.difference_ci_low, c.difference_ci_high "
         "FROM experiment_metrics m JOIN leaderboard l USING (experiment_run_id, strategy, corpus_model) "
         "LEFT JOIN comparison c ON c.experiment_run_id = m.experiment_run_id "

@@ -25,13 +25,16 @@ FRACTIONS = {m.name for m in METRICS if m.kind == "fraction"} | {
 WIDTH = 120
 #: the default columns; "metric" stands for the ranking metric's own column
 COMPACT = ("rank", "tier", "strategy", "corpus_model", "n_questions", "metric", "context_tokens", "query_ms",
-           "cost_usd", "on_frontier", "verdict")
-HEADERS = {"n_questions": "n", "context_tokens": "tokens", "on_frontier": "frontier"}
-RIGHT = {"rank", "tier", "n_questions", "context_tokens", "query_ms", "cost_usd", "index_seconds", "n_chunks",
-         "embedded_tokens", "points", "storage_bytes", "cold_query_ms", "index_usd", "query_usd_per_1000",
-         "effect_size", "p_value_vs_best", "p_value_adjusted"} | FRACTIONS
+           "projected_usd", "cost_usd", "on_frontier", "verdict")
+HEADERS = {"n_questions": "n", "context_tokens": "tokens", "on_frontier": "frontier",
+           "projected_usd": "$ index+1k q", "cost_usd": "$ benchmark"}
+#: dollar columns (evaluation.cost)
+USD = {"projected_usd", "cost_usd", "index_usd", "query_usd_per_1000", "caption_usd", "answer_usd", "judge_usd"}
+RIGHT = {"rank", "tier", "n_questions", "context_tokens", "query_ms", "index_seconds", "n_chunks",
+         "embedded_tokens", "points", "storage_bytes", "cold_query_ms",
+         "effect_size", "p_value_vs_best", "p_value_adjusted"} | FRACTIONS | USD
 #: dropped first when the table is still too wide
-OPTIONAL = ("on_frontier", "query_ms", "context_tokens")
+OPTIONAL = ("cost_usd", "on_frontier", "query_ms", "context_tokens")
 
 
 def _missing(value: object) -> bool:
@@ -52,13 +55,20 @@ def cell(column: str, value: object) -> str:
         return f"{float(value):.1f}"
     if column in ("index_seconds",):
         return f"{float(value):.1f}"
-    if column in ("cost_usd", "index_usd", "query_usd_per_1000"):
-        return f"{float(value):.2f}"
+    if column in USD:
+        return usd_text(float(value))
     if column in ("p_value_vs_best", "p_value_adjusted", "effect_size"):
         return f"{float(value):.3f}"
     if column in FRACTIONS or isinstance(value, float):
         return f"{float(value):.3f}"
     return str(value)
+
+
+def usd_text(value: float) -> str:
+    """Dollars: cents from $0.01 up, four decimals below (so a fraction of a cent is not shown as 0.00)."""
+    if value == 0:
+        return "0"
+    return f"{value:,.2f}" if abs(value) >= 0.01 else f"{value:.4f}"
 
 
 def rank_metric(board: pd.DataFrame) -> str | None:
@@ -77,6 +87,8 @@ def _columns(board: pd.DataFrame, wide: bool) -> list[tuple[str, str]]:
         if column == "metric":
             source = metric if metric and metric in board.columns else "rank_mean"
             out.append((metric or "rank_mean", source))
+        elif column == "strategy" and "strategy_label" in board.columns:
+            out.append(("strategy", "strategy_label"))  # contextual_retrieval without an LLM: heading context
         elif column in board.columns:
             out.append((HEADERS.get(column, column), column))
     return out

@@ -174,8 +174,8 @@ def _ranked_table(data: ReportData, rows: Sequence[Mapping[str, Any]], metrics: 
     headers = ["#", "tier", "strategy", "corpus model", "questions"]
     if metric:
         headers.append(metric)
-    has_cost = any(number(r.get("cost_usd")) is not None for r in rows)
-    headers += [*(METRIC_BY_NAME[m].label for m in metrics), "context tokens", *(["cost"] if has_cost else []),
+    has_cost = any(number(r.get("projected_usd")) is not None for r in rows)
+    headers += [*(METRIC_BY_NAME[m].label for m in metrics), "context tokens", *(["$ index + 1,000 questions"] if has_cost else []),
                 "frontier", "verdict"]
     body = []
     for i, row in enumerate(rows):
@@ -188,7 +188,7 @@ def _ranked_table(data: ReportData, rows: Sequence[Mapping[str, Any]], metrics: 
             cells.append(_with_interval("recall", row.get("rank_mean"), bounds))
         cells += [_with_interval(m, metric_value(data, row, m), metric_interval(data, row, m)) for m in metrics]
         cells += [esc(fmt("count", row.get("context_tokens"))),
-                  *([esc(fmt("usd", row.get("cost_usd")))] if has_cost else []),
+                  *([esc(fmt("usd", row.get("projected_usd")))] if has_cost else []),
                   "yes" if flag(row.get("on_frontier")) else "", esc(value(row, "verdict") or "–")]
         body.append(cells)
     numeric = [True, True, False, False, True] + ([True] if metric else []) + [True] * len(metrics) + [
@@ -200,8 +200,8 @@ def _ranked_table(data: ReportData, rows: Sequence[Mapping[str, Any]], metrics: 
 def _cost_latency(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
     """Index, query and storage cost per configuration, as the leaderboard records them."""
     headers = ["configuration", "chunks", "embedded tokens", "index build", "query (warm)", "first query (cold)",
-               "context tokens / question", "index $", "$ per 1,000 questions", "cost (index + 1,000 questions)",
-               "storage"]
+               "context tokens / question", "index $", "$ per 1,000 questions", "$ index + 1,000 questions",
+               "$ this benchmark", "storage"]
     body = []
     for row in rows:
         storage = number(row.get("storage_bytes"))
@@ -211,7 +211,8 @@ def _cost_latency(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
                          else "–"),
                      esc(fmt("ms", row.get("query_ms"))), esc(fmt("ms", row.get("cold_query_ms"))),
                      esc(fmt("count", row.get("context_tokens"))), esc(fmt("usd", row.get("index_usd"))),
-                     esc(fmt("usd", row.get("query_usd_per_1000"))), esc(fmt("usd", row.get("cost_usd"))),
+                     esc(fmt("usd", row.get("query_usd_per_1000"))), esc(fmt("usd", row.get("projected_usd"))),
+                     esc(fmt("usd", row.get("cost_usd"))),
                      esc(f"{storage / 1e6:,.1f} MB" if storage is not None else "–")])
     html = table(headers, body, element_id="cost-latency", numeric=[False] + [True] * (len(headers) - 1))
     priced = any(flag(r.get("llm_priced")) for r in rows)

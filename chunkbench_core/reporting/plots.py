@@ -100,7 +100,7 @@ class FrontierPoint:
 
 
 COST_AXIS_LABELS = {
-    "cost_usd": "cost: USD to build the index and answer 1,000 questions",
+    "projected_usd": "cost: USD to build the index and answer 1,000 questions",
     "context_tokens": "cost: context tokens the LLM reads per question",
 }
 

@@ -54,10 +54,10 @@ def _ranking(data: ReportData) -> str:
         rows.append([esc(fmt("count", row.get("rank"))), esc(fmt("count", row.get("tier"))), esc(row["configuration"]),
                      esc(fmt("fraction", row.get("rank_mean"))), esc(fmt("fraction", row.get("difference_vs_best"))),
                      esc(fmt("fraction", row.get("effect_size"))), esc(fmt("value", row.get("p_value_vs_best"))),
-                     esc(fmt("value", row.get("p_value_adjusted"))), esc(fmt("usd", row.get("cost_usd"))),
+                     esc(fmt("value", row.get("p_value_adjusted"))), esc(fmt("usd", row.get("projected_usd"))),
                      "yes" if flag(row.get("on_frontier")) else "", esc(row.get("verdict") or "–")])
     return head + table(["rank", "tier", "configuration", rec["rank_metric"], "difference vs best", "effect size (d_z)",
-                         "p vs best", "p (Holm)", "cost", "frontier", "verdict"], rows, element_id="tests",
+                         "p vs best", "p (Holm)", "$ index + 1,000 questions", "frontier", "verdict"], rows, element_id="tests",
                         numeric=[True, True, False, True, True, True, True, True, True, False, False])
 
 

@@ -153,6 +153,7 @@ TABLES["experiment_metrics"] += [
 # its costs on the frontier, and whether it is the recommendation (evaluation.recommendation)
 TABLES["comparison"] = [
     ("configuration", "VARCHAR"),
+    ("strategy_label", "VARCHAR"),  # how every view names the strategy (provenance.strategy_label)
     ("experiment_run_id", "VARCHAR"),  # the run compared (the leaderboard's latest of the configuration)
     ("rank", "INTEGER"),  # 1 = highest mean of the ranking metric
     ("tier", "INTEGER"),  # 1 = not distinguishable from the best
@@ -178,7 +179,7 @@ TABLES["comparison"] = [
     ("min_detectable_difference", "DOUBLE"),
     ("questions_to_separate", "BIGINT"),
     ("on_frontier", "BOOLEAN"),
-    ("cost_axis", "VARCHAR"),  # cost_usd, or context_tokens when no configuration costs money
+    ("cost_axis", "VARCHAR"),  # projected_usd, or context_tokens when no configuration costs money
     ("rule", "VARCHAR"),
     ("compared_at", "TIMESTAMP"),
 ]
@@ -220,11 +221,22 @@ TABLES["index_costs"] = [
     ("embedded_tokens", "BIGINT"),
     ("boundary_tokens", "BIGINT"),
     ("index_seconds", "DOUBLE"),
-    ("index_usd", "DOUBLE"),
+    ("index_usd", "DOUBLE"),  # embedding_usd + context_usd
     ("points", "BIGINT"),
     ("storage_bytes", "BIGINT"),
     ("built_at", "TIMESTAMP"),
 ]
+
+# dollars (evaluation.cost): per question (the question embedded, the answer, the judge) and per
+# partition (index, captions, questions), counted as if nothing were cached
+TABLES["question_results"] += _doubles("embedding_usd", "answer_usd", "judge_usd", "cost_usd")
+TABLES["experiment_metrics"] += _doubles("index_usd", "caption_usd", "questions_usd", "answer_usd", "judge_usd",
+                                         "cost_usd")
+# the images a vision model captioned while parsing (evaluation.cost.caption_usd)
+TABLES["documents"] += [("n_captions", "INTEGER"), ("caption_tokens", "BIGINT")]
+# contextual_retrieval's LLM calls (every context, cached or not) and the two parts of index_usd
+TABLES["index_costs"] += [*[(n, "BIGINT") for n in ("context_calls", "context_input_tokens", "context_output_tokens")],
+                          *_doubles("embedding_usd", "context_usd")]
 
 TABLES["embedding_usage"] = [
     ("strategy", "VARCHAR"),
@@ -306,7 +318,8 @@ TABLES["defaults"] = [
 
 LEADERBOARD_COLUMNS = ("rank", "tier", "strategy", "corpus_model", "n_questions", "rank_metric", "rank_mean",
                        "recall", "precision", "iou", "mrr", "hit_rate", "recall_expanded", "context_tokens",
-                       "recall_at_512", "budget_auc", "query_ms", "cost_usd", "on_frontier", "verdict")
+                       "recall_at_512", "budget_auc", "query_ms", "projected_usd", "cost_usd", "on_frontier",
+                       "verdict")
 
 # The latest run per strategy x corpus model, in the order of the ``comparison`` table (ranking
 # metric, tiers: evaluation.statistics.BEST_RULE; the recommendation: evaluation.recommendation),
@@ -325,7 +338,7 @@ WITH latest AS (
     SELECT * FROM index_costs WHERE coalesce(variant, '') = ''
     QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model ORDER BY built_at DESC) = 1
 )
-SELECT c.rank, c.tier, l.strategy, l.corpus_model, l.n_questions, l.recall, l.precision, l.iou, l.mrr, l.hit_rate,
+SELECT c.rank, c.tier, l.strategy, coalesce(c.strategy_label, l.strategy) AS strategy_label, l.corpus_model, l.n_questions, l.recall, l.precision, l.iou, l.mrr, l.hit_rate,
        l.recall_expanded, l.iou_expanded, c.metric AS rank_metric, c.mean AS rank_mean,
        c.ci_low AS rank_ci_low, c.ci_high AS rank_ci_high, c.p_value_vs_best, c.p_value_adjusted,
        c.difference_vs_best, c.effect_size,
@@ -338,8 +351,11 @@ SELECT c.rank, c.tier, l.strategy, l.corpus_model, l.n_questions, l.recall, l.pr
        l.context_tokens, l.recall_at_256, l.recall_at_512, l.recall_at_1024, l.recall_at_2048, l.budget_auc,
        i.n_chunks, i.embedded_tokens, i.index_seconds, l.query_ms, l.cold_query_ms,
        coalesce(i.index_usd, 0) AS index_usd, l.query_usd_per_1000,
+       -- what building the index and answering 1,000 questions would cost (the recommendation's cost)
        CASE WHEN i.index_usd IS NULL AND l.query_usd_per_1000 IS NULL THEN NULL  -- nothing measured
-            ELSE coalesce(i.index_usd, 0) + coalesce(l.query_usd_per_1000, 0) END AS cost_usd,
+            ELSE coalesce(i.index_usd, 0) + coalesce(l.query_usd_per_1000, 0) END AS projected_usd,
+       -- what this configuration cost in this benchmark: index, captions, questions (answers, judge)
+       l.cost_usd, l.caption_usd, l.answer_usd, l.judge_usd,
        i.points, i.storage_bytes, c.on_frontier, c.cost_axis,
        l.experiment_run_id, l.created_at
 FROM latest l

@@ -87,7 +87,8 @@ def chunk_collections(context: AssetExecutionContext, config: ChunkerConfig, wor
                                              variant_options=named_by,
                                              threshold_source=threshold_source,
                                              corpus_fingerprint=corpus_fingerprint, parse_options=parse_options,
-                                             parser_version=parser_key, dagster_run_id=context.run.run_id)
+                                             parser_version=parser_key, dagster_run_id=context.run.run_id,
+                                             llm_prices=llm.prices() if llm.configured else None)
     check = summary.check
     assert check is not None
     vectors_ok = summary.point_count == summary.n_retrieved

@@ -102,3 +102,59 @@ def test_judge_means_and_hallucination_rate_through_the_assets(workspace, chat_s
     assert metrics == (2, 7.0, 8.0, 8.0, 0.5, 200, 200)
     judge_calls = [r for r in chat_server.requests if r.get("response_format")]
     assert len(judge_calls) == 2 and len(chat_server.requests) == 4
+
+
+@pytest.mark.e2e
+def test_dollars_per_question_and_partition_from_the_reported_tokens(workspace, chat_server):  # noqa: F811
+    """At $2 / $8 per million input / output tokens: every answer and verdict reports 100 + 10 tokens, so a
+    question costs (200 · 2 + 20 · 8) / 10⁶; contextual_retrieval's context calls are priced from the tokens
+    counted for every context, and a rebuild served from the context cache costs the same."""
+    from chunkbench_core.chunking.contextual_retrieval import SITUATE_CHUNK
+    from chunkbench_core.tokens import count_tokens
+
+    llm = LLMResource(model="scripted", base_url=chat_server.url, api_key="not-a-secret", judge_attempts=1,
+                      input_price_per_mtok="2", output_price_per_mtok="8")
+    resources = {**build_resources(), "llm": llm}
+    instance = DagsterInstance.ephemeral()
+    assert materialize(ALL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
+                       resources=resources).success
+    assert materialize(ALL_ASSETS, selection=["chunk_collections", "experiment_results"],
+                       partition_key=partition_key("fixed_size", MODEL), instance=instance, resources=resources).success
+    db = ResultsDB(workspace["home"])
+    questions = db.query("SELECT embedding_usd, answer_usd, judge_usd, cost_usd FROM question_results")
+    assert len(questions) == 2
+    assert questions["answer_usd"].tolist() == pytest.approx([(100 * 2 + 10 * 8) / 1e6] * 2)
+    assert questions["judge_usd"].tolist() == pytest.approx([(100 * 2 + 10 * 8) / 1e6] * 2)
+    assert questions["embedding_usd"].tolist() == [0.0, 0.0]  # a local model costs nothing
+    assert questions["cost_usd"].tolist() == pytest.approx([2 * (100 * 2 + 10 * 8) / 1e6] * 2)
+    [partition] = db.query("SELECT index_usd, caption_usd, questions_usd, answer_usd, judge_usd, cost_usd "
+                           "FROM experiment_metrics").to_dict("records")
+    assert partition == pytest.approx({"index_usd": 0.0, "caption_usd": 0.0, "questions_usd": 4 * 280 / 1e6,
+                                       "answer_usd": 2 * 280 / 1e6, "judge_usd": 2 * 280 / 1e6,
+                                       "cost_usd": 4 * 280 / 1e6})
+    [board] = db.query("SELECT cost_usd FROM leaderboard").to_dict("records")
+    assert board["cost_usd"] == pytest.approx(4 * 280 / 1e6)
+
+    before = len(chat_server.requests)
+    key = partition_key("contextual_retrieval", MODEL)
+    assert materialize(ALL_ASSETS, selection=["chunk_collections"], partition_key=key, instance=instance,
+                       resources=resources).success
+    calls = chat_server.requests[before:]
+    assert calls and all(SITUATE_CHUNK.split("{")[0].strip()[:20] in "\n".join(m["content"] for m in c["messages"])
+                         for c in calls)
+    expected_in = sum(count_tokens(m["content"]) for c in calls for m in c["messages"])
+    expected_out = len(calls) * count_tokens("A scripted answer.")
+    query = ("SELECT context_calls, context_input_tokens, context_output_tokens, context_usd, index_usd "
+             "FROM index_costs WHERE strategy = 'contextual_retrieval'")
+    [built] = db.query(query).to_dict("records")
+    assert (built["context_calls"], built["context_input_tokens"], built["context_output_tokens"]) == (
+        len(calls), expected_in, expected_out)
+    assert built["context_usd"] == pytest.approx((expected_in * 2 + expected_out * 8) / 1e6)
+    assert built["index_usd"] == pytest.approx(built["context_usd"])  # local embeddings are free
+
+    again = len(chat_server.requests)
+    assert materialize(ALL_ASSETS, selection=["chunk_collections"], partition_key=key, instance=instance,
+                       resources=resources).success
+    assert len(chat_server.requests) == again  # every context came from the cache...
+    [rebuilt] = db.query(query).to_dict("records")
+    assert rebuilt == pytest.approx(built)  # ...and the build is priced the same

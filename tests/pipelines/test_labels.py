@@ -41,3 +41,19 @@ def test_reports_label_heading_context_and_print_no_placeholders(tmp_path, monke
         visible = re.sub(r"<script.*?</script>|<style.*?</style>|<[^>]+>", " ", html, flags=re.S)
         for placeholder in (r"\bnan\b", r"\bNone\b", r"\bNaT\b", r"\b1 (questions|documents|configurations|runs)\b"):
             assert not re.search(placeholder, visible), (name, placeholder)
+    # the same label in the DuckDB views, the CLI table, the recommendation's reason and the Dagster metadata
+    from chunkbench_core.reporting.leaderboard import format_table
+    from chunkbench_core.storage.results_db import ResultsDB
+
+    db = ResultsDB(home / "benchmarks" / "labels")
+    board = db.leaderboard()
+    labels = dict(zip(board["strategy"], board["strategy_label"]))
+    assert labels == {"contextual_retrieval": "contextual_retrieval (heading context)", "fixed_size": "fixed_size"}
+    assert set(db.query("SELECT strategy_label FROM comparison")["strategy_label"]) == set(labels.values())
+    assert "contextual_retrieval (heading context)" in format_table(board, db.recommendation())
+    reason = db.recommendation()["reason"]
+    assert "contextual_retrieval x" not in reason  # named by its label wherever it appears
+    from chunkbench_pipelines.assets.reports import leaderboard_table
+
+    table = leaderboard_table(board)
+    assert {r.data["strategy"] for r in table.value.records} == set(labels.values())

@@ -154,3 +154,19 @@ def test_llm_contexts_persist_across_runs_keyed_by_model_endpoint_and_prompt(tmp
     assert len(calls) == 2 * len(first)
     chunker(context=LLMContext(complete, cache=ContextCache(path), endpoint="http://a", max_tokens=60)).chunk(handbook())
     assert len(calls) == 3 * len(first) and len(ContextCache(path)) == 3 * len(first)
+
+
+def test_llm_context_counts_every_context_cached_or_not():
+    """What building the contexts costs from scratch: the same tokens whether an answer came from the cache."""
+    from chunkbench_core.tokens import count_tokens
+
+    context = LLMContext(lambda messages: "Where it sits.", cache={})
+    document, chunk = "# Title\n\nSome text about warranties. " * 3, "Some text about warranties."
+    first = context(document, chunk)
+    in_once = context.input_tokens
+    assert (context.calls, context.contexts) == (1, 1)
+    assert in_once == count_tokens(context.messages(document, chunk)[0]["content"]) > 0
+    assert context.output_tokens == count_tokens("Where it sits.")
+    assert context(document, chunk) == first
+    assert (context.calls, context.contexts) == (1, 2)  # served from the cache, counted all the same
+    assert (context.input_tokens, context.output_tokens) == (2 * in_once, 2 * count_tokens("Where it sits."))

@@ -90,6 +90,6 @@ def test_whole_documents_win_recall_at_k_but_not_the_budgeted_metric(rows):
     assert by_budget.metric == "recall_at_512"
     assert by_budget.best == "fixed_size|all-minilm-l6-v2"
     assert mean(rows, "fixed_size", "recall_at_512") > mean(rows, "whole_document", "recall_at_512")
-    costs = {f"{s}|all-minilm-l6-v2": {"cost_usd": 0.0, "context_tokens": mean(rows, s, "context_tokens")}
+    costs = {f"{s}|all-minilm-l6-v2": {"projected_usd": 0.0, "context_tokens": mean(rows, s, "context_tokens")}
              for s in ("whole_document", "fixed_size")}
     assert recommend(by_budget, costs).strategy == "fixed_size"

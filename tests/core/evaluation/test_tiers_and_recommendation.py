@@ -9,7 +9,7 @@ import pytest
 
 from chunkbench_core.errors import ConfigError
 from chunkbench_core.evaluation import diagnostics
-from chunkbench_core.evaluation.cost import LLMPrices, index_usd, pareto_frontier, query_usd_per_1000
+from chunkbench_core.evaluation.cost import LLMPrices, embedding_usd, pareto_frontier, query_usd_per_1000
 from chunkbench_core.evaluation.recommendation import RankingSettings, recommend
 from chunkbench_core.evaluation.statistics import compare_configurations, friedman, holm, power_statement
 
@@ -81,8 +81,8 @@ def test_frontier_on_a_small_table():
 
 
 def test_costs_follow_their_formulas():
-    assert index_usd(2_000_000, 0.02) == pytest.approx(0.04)
-    assert index_usd(1_000_000, 0.0, 1_000_000, 0.13) == pytest.approx(0.13)
+    assert embedding_usd(2_000_000, 0.02) == pytest.approx(0.04)
+    assert embedding_usd(1_000_000, 0.0, 1_000_000, 0.13) == pytest.approx(0.13)
     assert query_usd_per_1000(10, 500, 0.02, LLMPrices(), 100) == pytest.approx(1000 * 10 * 0.02 / 1e6)
     priced = query_usd_per_1000(10, 500, 0.0, LLMPrices(0.15, 0.60), 100)
     assert priced == pytest.approx(1000 * ((500 + 10 + 60) * 0.15 + 100 * 0.60) / 1e6)
@@ -94,13 +94,16 @@ def test_recommendation_is_the_cheapest_in_tier_1_and_switchable_to_highest_mean
     data = rows("big", base + 0.01) + rows("small", base) + rows("bad", base - 0.4)
     comparison = compare_configurations(data)
     assert comparison.best == "big|m"
-    costs = {"big|m": {"cost_usd": 0.0, "context_tokens": 4000.0}, "small|m": {"cost_usd": 0.0, "context_tokens": 900.0},
-             "bad|m": {"cost_usd": 0.0, "context_tokens": 100.0}}
+    costs = {"big|m": {"projected_usd": 0.0, "context_tokens": 4000.0},
+             "small|m": {"projected_usd": 0.0, "context_tokens": 900.0},
+             "bad|m": {"projected_usd": 0.0, "context_tokens": 100.0}}
     tied = comparison.tier_members(1)
     if "small|m" in tied:
         rec = recommend(comparison, costs)
         assert rec.configuration == "small|m" and rec.rule == "cheapest_in_tier_1"
         assert "cheapest" in rec.reason and "recall_at_512" in rec.reason
+        labelled = recommend(comparison, costs, labels={"small|m": "small (heading context)"})
+        assert "small (heading context) x m is the cheapest" in labelled.reason and "small x m" not in labelled.reason
     assert recommend(comparison, costs, "highest_mean").configuration == "big|m"
     with pytest.raises(ConfigError):
         recommend(comparison, costs, "nope")
@@ -125,3 +128,11 @@ def test_diagnostics_fire_on_the_cases_they_describe():
     assert diagnostics.too_few_questions(12, 1, None).code == "too_few_questions"
     assert "1,200" in diagnostics.too_few_questions(100, 3, 1200).message
     assert diagnostics.too_few_questions(100, 3, 50) is None
+
+
+def test_identical_configurations_get_no_detectable_difference_of_zero():
+    """When the top two agree on every question the reason says so, without "differences of about 0.000"."""
+    base = list(np.linspace(0.1, 0.9, 12))
+    comparison = compare_configurations(rows("a", np.array(base)) + rows("b", np.array(base)))
+    rec = recommend(comparison, {"a|m": {"context_tokens": 10.0}, "b|m": {"context_tokens": 20.0}})
+    assert "score the same on every question" in rec.reason and "0.000" not in rec.reason

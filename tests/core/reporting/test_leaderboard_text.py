@@ -23,7 +23,8 @@ def board(ranked: bool) -> pd.DataFrame:
         "rank_metric": ["recall_at_512"] * 2 if ranked else [None, None],
         "rank_mean": [0.91, 0.9] if ranked else [math.nan, math.nan],
         "recall_at_512": [0.91, 0.9],
-        "context_tokens": [1686.4, 946.0], "query_ms": [3.21, 2.9], "cost_usd": [0.0, 0.0],
+        "context_tokens": [1686.4, 946.0], "query_ms": [3.21, 2.9], "projected_usd": [0.0, 0.0],
+        "cost_usd": [0.0004, 0.0],
         "on_frontier": [True, True] if ranked else [None, None],
         "verdict": ["highest mean", "recommended"] if ranked else ["not compared yet"] * 2,
         "index_seconds": [12.5, 3.3], "budget_auc": [0.8, 0.85],
@@ -35,7 +36,7 @@ def test_ranked_table_fits_120_columns_and_says_what_the_rank_means():
     lines = text.splitlines()
     assert max(len(line) for line in lines) <= 120
     assert lines[0].split()[:4] == ["rank", "tier", "strategy", "corpus_model"]
-    assert "recall_at_512" in lines[0] and "cost_usd" in lines[0]
+    assert "recall_at_512" in lines[0] and "$ index+1k q" in lines[0]
     assert lines[2].split()[0] == "1" and lines[2].split()[-2:] == ["highest", "mean"]
     assert lines[3].split()[-1] == "recommended" and "946" in lines[3]
     assert "rank: by mean recall_at_512 (the share of the evidence text inside the first 512 tokens)" in text

@@ -66,7 +66,7 @@ def test_managerial_uses_optional_columns(extended_reports: ReportPaths) -> None
     assert "id='rule'" in html and "cheapest configuration in tier 1" in html and "id='reason'" in html
     assert re.search(r'<img id="frontier" [^>]*src="data:image/png;base64,[A-Za-z0-9+/=]{200,}"', html)
     assert ">tier<" in html and ">verdict<" in html and "recommended" in html
-    assert "cost (index + 1,000 questions)" in html and "embedding tokens" in html
+    assert "$ index + 1,000 questions" in html and "$ this benchmark" in html and "embedding tokens" in html
     assert REPORT_CI_NOTE not in html  # the recorded intervals are used
     assert "semantic_parent_child" in html and "larger parent section" in html
 
