@@ -70,6 +70,7 @@ def format_runs(runs, metric: str) -> str:
 
 
 def command_runs(args: argparse.Namespace) -> int:
+    from chunkbench_core.errors import ChunkbenchError
     from chunkbench_core.storage.runs import exclude_run, include_run, list_runs
 
     results = _results()
@@ -78,9 +79,9 @@ def command_runs(args: argparse.Namespace) -> int:
             args.parser.error("list takes no run id")
         ranking = _ranking()
         print(format_runs(list_runs(results, ranking.rank_metric), ranking.rank_metric))
-        print(f"{metric_note(ranking.rank_metric)} excluded: left out of the leaderboard, the comparison and the "
-              "reports (chunkbench runs include RUN_ID brings one back); nothing is deleted. A report of one run: "
-              "chunkbench report --run RUN_ID.")
+        print(f"{ranking.rank_metric}: the run's mean of the ranking metric (CHUNKBENCH_RANK_METRIC). excluded: left "
+              "out of the leaderboard, the comparison and the reports (nothing is deleted; chunkbench runs include "
+              "RUN_ID brings one back). The reports of one run: chunkbench report --run RUN_ID.")
         return 0
     if not args.run_id:
         args.parser.error(f"{args.action} needs a run id (see `chunkbench runs list`)")
@@ -94,13 +95,15 @@ def command_runs(args: argparse.Namespace) -> int:
             args.parser.error("include takes no --reason")
         exclusion = include_run(results, args.run_id)
         print(f"included {args.run_id}" if exclusion is not None else f"{args.run_id} was not excluded")
-    refresh_latest(results, _ranking())
+    try:
+        refresh_latest(results, _ranking())
+    except ChunkbenchError as exc:  # e.g. the DuckDB file held by another process: the exclusion itself is saved
+        print(f"error: {exc}; the change is saved, the comparison and the reports are not redone yet: run the "
+              "same command again (it changes nothing twice), or materialize the leaderboard and benchmark_report "
+              "assets", file=sys.stderr)
+        return 1
     print(f"compared the latest runs again; reports: {_reports_dir(results) / 'benchmark_report.html'}")
     return 0
-
-
-def metric_note(metric: str) -> str:
-    return f"{metric}: the ranking metric (CHUNKBENCH_RANK_METRIC), the run's mean."
 
 
 def _tagged(batch: str) -> list[str]:
