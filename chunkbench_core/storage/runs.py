@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
@@ -109,7 +109,7 @@ def exclude_run(results: ResultsDB, run_id: str, reason: str) -> Exclusion:
     before = exclusions(results).get(run_id)
     since = before.excluded_at if before is not None and before.excluded and before.excluded_at else _now()
     row = Exclusion(run_id, True, reason, since, None)
-    results.write("run_exclusions", run_id, [row.__dict__])
+    results.write("run_exclusions", run_id, [asdict(row)])
     return row
 
 
@@ -122,7 +122,7 @@ def include_run(results: ResultsDB, run_id: str) -> Exclusion | None:
     if not before.excluded:
         return before
     row = Exclusion(run_id, False, before.reason, before.excluded_at, _now())
-    results.write("run_exclusions", run_id, [row.__dict__])
+    results.write("run_exclusions", run_id, [asdict(row)])
     return row
 
 
