@@ -375,11 +375,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_defaults_command(sub)
     i = sub.add_parser("init", help="create CHUNKBENCH_HOME and print the DAGSTER_HOME used")
     i.set_defaults(func=command_init)
-    from chunkbench_pipelines import cli_ask, cli_questions, cli_reproduce
+    from chunkbench_pipelines import cli_ask, cli_questions, cli_reproduce, cli_runs
 
     cli_reproduce.add_parser(sub)
     cli_questions.register(sub)
     cli_ask.register(sub)
+    cli_runs.register(sub)
     from .cli_ui import add_parser as add_ui_parser
 
     add_ui_parser(sub)

@@ -128,3 +128,16 @@ class ParsingConfig(Config):
 
     def given(self) -> dict[str, Any]:
         return {k: _plain(v) for k, v in self.model_dump().items() if v is not None}
+
+
+class ReportConfig(Config):
+    """Which runs the reports show; both empty = the latest run of every configuration."""
+
+    experiment_run_id: str = Field(
+        default="", description="The reports of exactly this experiment run (the run ids are listed by "
+                                "`chunkbench runs list` and on the decision board), written to reports/runs/run-<id>/ "
+                                "with a link back to the latest reports. Empty: the latest reports.")
+    batch: str = Field(
+        default="", description="The reports of one batch: the runs of one `chunkbench run` or Dagster backfill "
+                                "(the batch column of `chunkbench runs list`), compared with each other only, "
+                                "written to reports/runs/batch-<id>/. Empty: the latest reports.")

@@ -70,7 +70,10 @@ class WorkspaceResource(ConfigurableResource):
         """The http:// URL of a file of reports_dir() (browsers refuse file:// links from the UI)."""
         from .report_server import report_link
 
-        return report_link(self.reports_url, path.name, fragment)
+        reports = self.reports_dir().resolve()
+        inside = path.resolve().is_relative_to(reports)  # a past run's reports sit in reports/runs/<run>/
+        return report_link(self.reports_url, path.resolve().relative_to(reports).as_posix() if inside else path.name,
+                           fragment)
 
 
 class DuckDBResource(ConfigurableResource):

@@ -146,3 +146,11 @@ def run_interruptibly(work: Callable[[], int], instance: DagsterInstance, out: T
     if "error" in outcome:
         raise outcome["error"]  # type: ignore[misc]
     return int(outcome.get("code", 1))  # type: ignore[arg-type]
+
+
+def runs_tagged_with_batch(instance, batch: str) -> list[str]:
+    """The ids of the Dagster runs of one ``chunkbench run`` (``chunkbench/batch``) or backfill (``dagster/backfill``)."""
+    found: set[str] = set()
+    for tag in ("chunkbench/batch", "dagster/backfill"):
+        found |= {r.run_id for r in instance.get_runs(filters=RunsFilter(tags={tag: batch}))}
+    return sorted(found)

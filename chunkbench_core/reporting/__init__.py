@@ -9,7 +9,10 @@
 - ``decision_board.html`` (:mod:`.decision_board`): every run compared over time.
 
 The managerial and technical reports show the latest run per strategy x corpus model
-(the ``leaderboard`` view); the decision board shows every ``experiment_metrics`` row.
+(the ``leaderboard`` view); the decision board shows every ``experiment_metrics`` row, runs set
+aside for good (``run_exclusions``) struck through with their reason. ``write_reports(results,
+run_reports_folder(folder, selection), runs=selection, latest=folder)`` writes the same three
+reports for exactly one chosen run or batch, with a banner naming it and a link back to the latest.
 
 Columns used when present (every one is optional; a part whose columns are absent is
 left out or replaced by a one-line note). Names in brackets are accepted aliases.
@@ -55,6 +58,6 @@ Safety: every value is escaped; data for the page scripts is embedded as JSON wi
 Content-Security-Policy allows only the pages' own scripts (see :mod:`.html`).
 """
 
-from .reports import ReportNames, ReportPaths, write_reports
+from .reports import ReportNames, ReportPaths, run_reports_folder, write_reports
 
-__all__ = ["ReportNames", "ReportPaths", "write_reports"]
+__all__ = ["ReportNames", "ReportPaths", "run_reports_folder", "write_reports"]

@@ -15,6 +15,7 @@ table.heatmap button[aria-pressed=true]{outline:3px solid var(--accent);outline-
 table.heatmap td.empty{background:repeating-linear-gradient(45deg,#fafafa,#fafafa 4px,#eee 4px,#eee 8px)}
 #run-list tr.excluded td{color:#999;text-decoration:line-through}
 #run-list tr.excluded td:first-child{text-decoration:none}
+#set-aside td.struck{text-decoration:line-through;color:#777}#set-aside td.reason{font-weight:600}
 .delta.good{color:var(--good)}.delta.bad{color:var(--bad)}
 #trend{background:#fff;border:1px solid var(--line);border-radius:4px}
 #trend text{font-size:11px;font-family:system-ui,sans-serif}
@@ -109,7 +110,7 @@ BOARD_JS = r"""
     var table = document.getElementById("run-list");
     table.textContent = "";
     var head = add(add(table, el("thead")), el("tr"));
-    ["include", "run", "created", "experiment run ids", "configurations", "corpus models", "boundary models", "neighbors", "chunk size",
+    ["shown", "run", "created", "experiment run ids", "configurations", "corpus models", "boundary models", "neighbors", "chunk size",
      "top k", "question set"].forEach(function (h) { add(head, el("th", "", h)); });
     var body = add(table, el("tbody"));
     runs.forEach(function (run) {
@@ -120,7 +121,7 @@ BOARD_JS = r"""
       box.className = "run-toggle";
       box.checked = !state.excluded[run.id];
       box.setAttribute("data-run", run.id);
-      box.setAttribute("aria-label", "include run " + run.label);
+      box.setAttribute("aria-label", "show run " + run.label);
       box.addEventListener("change", function () {
         if (box.checked) { delete state.excluded[run.id]; } else { state.excluded[run.id] = true; }
         render();
@@ -189,7 +190,7 @@ BOARD_JS = r"""
     var ul = add(box, el("ul"));
     found.forEach(function (f) { add(ul, el("li", "", f)); });
     add(box, el("span", "note", "Differences in the numbers may come from these settings rather than from the chunking. " +
-      "Filter by corpus model or exclude runs to compare like with like."));
+      "Filter by corpus model or hide runs to compare like with like."));
   }
 
   function scale(rows) {
@@ -253,7 +254,7 @@ BOARD_JS = r"""
         });
       });
     });
-    if (!configs.length) { add(add(body, el("tr")), el("td", "note", "No run left: include runs or change the filter.")); }
+    if (!configs.length) { add(add(body, el("tr")), el("td", "note", "No run left: show runs or change the filter.")); }
   }
 
   function renderCandidates(rows, multiModel) {

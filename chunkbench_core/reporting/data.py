@@ -13,6 +13,11 @@
 - ``chunk_sizes``: token count and characters of every chunk of the board's
   configurations (restricted to the run's ``chunking_params`` when provenance has them).
 
+``load_report_data(results, runs=selection)`` reads the same for exactly the chosen runs (one
+experiment run or one batch, :class:`~chunkbench_core.storage.runs.RunSelection`): the latest of each
+configuration among them, ranked by a comparison of those runs computed in memory (the ``comparison``
+and ``recommendation`` tables of the latest runs are left as they are).
+
 ``load_chunks`` reads chunk rows (with text) for given chunk ids, for the technical report.
 """
 
@@ -25,6 +30,7 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 
 from chunkbench_core.storage.results_db import ResultsDB
+from chunkbench_core.storage.runs import RunScope, RunSelection, exclusions
 
 from .columns import natural_key, parse_json, strategy_label
 
@@ -47,6 +53,12 @@ class ReportData:
     #: problems of the question sets (``question_errors``): file, question_id, field, reason
     question_errors: pd.DataFrame = field(default_factory=pd.DataFrame)
     generated_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    #: the chosen run or batch these reports show (None: the latest run of each configuration)
+    scope: RunSelection | None = None
+    #: runs set aside for good (``chunkbench runs exclude``): run id -> reason
+    excluded_runs: dict[str, str] = field(default_factory=dict)
+    #: link from a chosen run's reports back to the latest managerial report (set by write_reports)
+    latest_href: str | None = None
     #: memo of derived values (per-configuration question subsets, intervals), filled by :mod:`.summary`
     cache: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
 
@@ -77,7 +89,8 @@ def _ranked_board(results: ResultsDB) -> pd.DataFrame:
         "l.index_seconds, l.index_usd, l.projected_usd, l.cost_usd, l.points, l.storage_bytes, l.on_frontier, l.cost_axis, "
         "c.is_best, c.p_value_vs_best, c.significantly_worse, c.difference_ci_low, c.difference_ci_high "
         "FROM experiment_metrics m JOIN leaderboard l USING (experiment_run_id, strategy, corpus_model) "
-        "LEFT JOIN comparison c ON c.experiment_run_id = m.experiment_run_id"
+        "LEFT JOIN comparison c ON c.experiment_run_id = m.experiment_run_id "
+        "AND c.configuration = m.strategy || '|' || m.corpus_model"
     )
     if order.empty or full.empty:
         return full.iloc[0:0].assign(configuration=pd.Series(dtype=str))
@@ -140,7 +153,16 @@ def _rows_of_board_rows(questions: pd.DataFrame, board: pd.DataFrame) -> pd.Data
     return questions[keep]
 
 
-def load_report_data(results: ResultsDB) -> ReportData:
+def load_report_data(results: ResultsDB, runs: RunSelection | None = None, ranking: Any = None) -> ReportData:
+    """What the reports show: the latest runs, or exactly ``runs`` (compared in memory with ``ranking``,
+    a RankingSettings; default: the defaults)."""
+    excluded = {e.experiment_run_id: e.reason for e in exclusions(results).values() if e.excluded}
+    chosen = runs
+    if runs is not None:
+        from chunkbench_core.stages import compare_latest_runs  # the pipeline's own comparison, on these runs
+
+        results = RunScope(results, runs.run_ids)
+        compare_latest_runs(results, ranking)
     board = _ranked_board(results)
     runs = results.query(
         "SELECT * FROM experiment_metrics ORDER BY created_at, experiment_run_id, strategy, corpus_model")
@@ -165,7 +187,7 @@ def load_report_data(results: ResultsDB) -> ReportData:
     question_errors = results.query("SELECT * FROM question_errors ORDER BY file, question_id NULLS FIRST, field")
     return ReportData(board=board, runs=runs, questions=questions, documents=documents, chunk_sizes=chunk_sizes,
                       recommendation=results.recommendation(), diagnostics=results.diagnostics(),
-                      question_errors=question_errors)
+                      question_errors=question_errors, scope=chosen, excluded_runs=excluded)
 
 
 def load_chunks(results: ResultsDB, wanted: Iterable[tuple[str, str, str]]) -> pd.DataFrame:

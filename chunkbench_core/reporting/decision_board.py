@@ -32,6 +32,7 @@ from .board_js import BOARD_CSS, BOARD_JS
 from .columns import METRICS, has_values, number, parse_json, plural, run_settings, strategy_label
 from .data import ReportData
 from .html import esc, json_script, nav, page
+from .scope import scope_banner
 from .style import CSS
 
 BOARD_HTML = """
@@ -41,11 +42,12 @@ BOARD_HTML = """
 <div class="controls">
 <label>Corpus model <select id="corpus-filter"></select></label>
 <label>Metric <select id="metric-picker"></select></label>
-<button type="button" id="include-all">Include every run</button>
+<button type="button" id="include-all">Show every run</button>
 </div>
 <div id="mismatch-warning" class="warning" role="alert" hidden></div>
 <h3>Runs</h3>
-<p class="note">Untick a run to exclude it (a bad or aborted run) from every view below. The badge ±P/N is the
+<p class="note">Untick a run to hide it from every view below, on this page only (nothing is saved: to set a bad
+run aside for good, use <code>chunkbench runs exclude RUN_ID --reason TEXT</code>). The badge ±P/N is the
 neighbor expansion of the run: P previous and N next chunks added around each hit.</p>
 <div class="scroll"><table id="run-list"></table></div>
 <h3>Stage 1 · heat map (configuration × run)</h3>
@@ -131,7 +133,10 @@ def question_set_label(provenance: Mapping[str, Any]) -> str | None:
 
 
 def board_payload(data: ReportData) -> dict[str, Any]:
+    """The page's data: every run not set aside for good (those are listed apart, :func:`_set_aside`)."""
     runs = data.runs
+    if data.excluded_runs and not runs.empty:
+        runs = runs[~runs["experiment_run_id"].astype(str).isin(set(data.excluded_runs))]
     metrics = [m for m in METRICS if has_values(runs, m.name)]
     rows = []
     for row in runs.to_dict("records"):
@@ -171,11 +176,49 @@ def board_payload(data: ReportData) -> dict[str, Any]:
                         for m in ordered]}
 
 
+def _set_aside(data: ReportData) -> str:
+    """The runs set aside for good (``chunkbench runs exclude``), struck through, each with its reason."""
+    if data.runs.empty or not data.excluded_runs:
+        return ""
+    runs = data.runs[data.runs["experiment_run_id"].astype(str).isin(set(data.excluded_runs))]
+    if runs.empty:
+        return ""
+    metric = str((data.recommendation or {}).get("rank_metric") or "recall")
+    column = {"reciprocal_rank": "mrr", "hit": "hit_rate"}.get(metric, metric)
+    column = column if column in runs.columns else "recall"
+    rows = []
+    for row in runs.to_dict("records"):
+        created = row.get("created_at")
+        created_text = "–" if created is None or pd.isna(created) else pd.Timestamp(created).strftime("%Y-%m-%d %H:%M")
+        value = number(row.get(column))
+        run = str(row.get("experiment_run_id"))
+        variant = f" [{row['variant']}]" if isinstance(row.get("variant"), str) and row["variant"] else ""
+        rows.append(f"<tr class='set-aside' data-run='{esc(run)}'><td class='struck'>{esc(run)}</td>"
+                    f"<td class='struck'>{esc(strategy_label(row['strategy'], parse_json(row.get('provenance'), {})))} "
+                    f"x {esc(row['corpus_model'])}{esc(variant)}</td><td class='struck'>{esc(created_text)}</td>"
+                    f"<td class='struck num'>{'–' if value is None else f'{value:.3f}'}</td>"
+                    f"<td class='reason'>{esc(data.excluded_runs[run])}</td></tr>")
+    return ("<section id='set-aside' aria-labelledby='set-aside-title'><h3 id='set-aside-title'>Set aside for good</h3>"
+            "<p class='note'>Excluded with <code>chunkbench runs exclude</code>: left out of the leaderboard, the "
+            "comparison, the reports and every view of this board; nothing was deleted. "
+            "<code>chunkbench runs include RUN_ID</code> brings one back.</p><div class='scroll'><table>"
+            f"<thead><tr><th>experiment run id</th><th>configuration</th><th>created</th><th>{esc(column)}</th>"
+            "<th>reason</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div></section>")
+
+
+def _set_aside_count(data: ReportData) -> str:
+    if data.runs.empty or not data.excluded_runs:
+        return ""
+    n = int(data.runs["experiment_run_id"].astype(str).isin(set(data.excluded_runs)).sum())
+    return f" ({plural(n, 'configuration result')} set aside for good, listed under Runs)" if n else ""
+
+
 def _recommendation_banner(data: ReportData) -> str:
     rec = data.recommendation
     if not rec:
         return ""
-    return (f"<div class='recommendation' id='board-recommendation'><p><strong>Recommended (latest runs):</strong> "
+    which = "latest runs" if data.scope is None else "these runs"
+    return (f"<div class='recommendation' id='board-recommendation'><p><strong>Recommended ({which}):</strong> "
             f"{esc(rec['strategy'])} x {esc(rec['corpus_model'])}, by {esc(rec['rank_metric'])} "
             f"({esc(rec['metric_definition'])}) and the rule: {esc(rec['rule_text'])}. {esc(rec['reason'])}</p>"
             "<p class='note'>The metric picker starts on the ranking metric; the board's \"best\" marks are per "
@@ -190,11 +233,14 @@ def render_decision_board(data: ReportData, links: Sequence[tuple[str, str]], cu
             f"<p class='meta'>Generated {esc(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))} · {plural(n_batches, 'run')} "
             f"made of {plural(n_runs, 'experiment run id')} · {plural(len(payload['rows']), 'configuration result')} · "
             "every run kept "
-            "in the results.</p>"]
+            f"in the results{_set_aside_count(data)}.</p>", scope_banner(data)]
     if not payload["rows"]:
-        body.append("<p>No experiment has run yet.</p>")
+        body.append("<p>No experiment has run yet.</p>" if data.runs.empty else
+                    "<p>Every run is set aside.</p>")
+        body.append(_set_aside(data))
         return page("chunkbench decision board", "".join(body), css=CSS + BOARD_CSS)
     body.append(_recommendation_banner(data))
-    body.append(BOARD_HTML)
+    run_list = '<div class="scroll"><table id="run-list"></table></div>'
+    body.append(BOARD_HTML.replace(run_list, run_list + _set_aside(data), 1))
     return page("chunkbench decision board", "".join(body), css=CSS + BOARD_CSS, scripts=[BOARD_JS],
                 data=json_script("board-data", payload))

@@ -31,6 +31,7 @@ from .data import ReportData
 from .html import definition_list, esc, nav, page, png_img, table
 from .intervals import REPORT_CI_NOTE
 from .question_problems import render_question_problems
+from .scope import scope_banner, scope_meta
 from .style import CSS
 from .columns import flag
 from .summary import Interval, metric_interval, metric_value, n_failed, token_totals
@@ -361,7 +362,7 @@ def render_managerial(data: ReportData, links: Sequence[tuple[str, str]], curren
     body = [nav(links, current), "<h1>chunkbench: which chunking and embedding to use</h1>",
             f"<p class='meta'>Managerial report · generated {esc(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))}"
             " · "
-            f"{plural(len(rows), 'configuration')}, latest run of each.</p>"]
+            f"{plural(len(rows), 'configuration')}, {scope_meta(data, 'latest run of each')}.</p>", scope_banner(data)]
     body.append("<h2>Recommendation</h2>" + _recommendation(data, rows))
     body.append(_diagnostics(data))
     if rows:

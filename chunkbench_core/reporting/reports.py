@@ -7,10 +7,13 @@ links to the other two by relative file name, so the folder can be zipped and sh
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from chunkbench_core.storage.results_db import ResultsDB
+from chunkbench_core.storage.runs import RunSelection
 
 from .data import ReportData, load_report_data
 from .decision_board import render_decision_board
@@ -43,7 +46,7 @@ class ReportPaths:
 
 def render_all(data: ReportData, names: ReportNames, results: ResultsDB | None = None) -> dict[str, str]:
     """name -> HTML of each report (``results`` lets the technical report read chunk texts)."""
-    links = names.links()
+    links = names.links() + ([("Latest reports", data.latest_href)] if data.latest_href else [])
     return {
         names.managerial: render_managerial(data, links, names.managerial),
         names.technical: render_technical(data, links, names.technical, results),
@@ -57,12 +60,26 @@ def _write_atomic(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-def write_reports(results: ResultsDB, folder: str | Path, names: ReportNames | None = None) -> ReportPaths:
-    """Render every report from ``results`` and write them into ``folder`` (atomically, file by file)."""
+def run_reports_folder(reports_dir: str | Path, runs: RunSelection) -> Path:
+    """Where the reports of a chosen run or batch go: ``<reports>/runs/run-<id>`` or ``runs/batch-<id>``."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", runs.folder_name).strip("-.") or runs.kind
+    return Path(reports_dir) / "runs" / name
+
+
+def write_reports(results: ResultsDB, folder: str | Path, names: ReportNames | None = None,
+                  runs: RunSelection | None = None, ranking: Any = None,
+                  latest: str | Path | None = None) -> ReportPaths:
+    """Render every report from ``results`` and write them into ``folder`` (atomically, file by file).
+
+    ``runs``: the reports of exactly these runs (compared in memory with ``ranking``, a RankingSettings),
+    linking back to the latest reports in the folder ``latest``.
+    """
     names = names or ReportNames()
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    data = load_report_data(results)
+    data = load_report_data(results, runs, ranking)
+    if runs is not None and latest is not None:
+        data.latest_href = Path(os.path.relpath(Path(latest) / names.managerial, folder)).as_posix()
     for name, text in render_all(data, names, results).items():
         _write_atomic(folder / name, text)
     return ReportPaths(folder / names.managerial, folder / names.technical, folder / names.decision_board)

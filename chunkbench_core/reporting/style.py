@@ -34,6 +34,7 @@ font-variant-numeric:tabular-nums;margin-left:.3rem;white-space:nowrap}
 .badge.on{background:#dbe9ff;color:#0b3d91}
 .warning{border-left:5px solid var(--bad);background:#fdecea;padding:.6rem 1rem;margin:.8rem 0;border-radius:4px}
 .warning[hidden]{display:none}
+.scope{border:2px solid var(--accent);border-radius:6px;padding:.4rem 1rem;margin:.8rem 0;background:#fafafa}.scope p{margin:.3rem 0}.scope .warning{margin:.3rem 0}
 button{font:inherit}
 :focus-visible{outline:3px solid #1a73e8;outline-offset:1px}
 mark{background:var(--mark);padding:0;border-bottom:2px solid #d4a000}

@@ -16,6 +16,7 @@ from .data import ReportData
 from .html import definition_list, esc, json_script, nav, page, table
 from .inspector import inspector_payload
 from .question_problems import render_question_problems
+from .scope import scope_banner, scope_meta
 from .inspector_js import INSPECTOR_CSS, INSPECTOR_JS
 from .style import CSS
 from .summary import latency_means, n_failed, token_totals
@@ -196,9 +197,9 @@ def render_technical(data: ReportData, links: Sequence[tuple[str, str]], current
     """The technical report; ``results`` lets the inspector read chunk texts (else offsets only)."""
     payload = inspector_payload(data, results)
     body = [nav(links, current), "<h1>chunkbench technical report</h1>",
-            f"<p class='meta'>Generated {esc(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))} · latest run of each "
-            f"configuration · {plural(len(payload['questions']), 'question')} × "
-            f"{plural(len(payload['configs']), 'configuration')}.</p>",
+            f"<p class='meta'>Generated {esc(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))} · "
+            f"{scope_meta(data, 'latest run of each configuration')} · {plural(len(payload['questions']), 'question')} × "
+            f"{plural(len(payload['configs']), 'configuration')}.</p>", scope_banner(data),
             "<h2>Ranking, tiers and tests</h2>", _ranking(data),
             "<h2>Runs in this report</h2>", _runs(data), INSPECTOR_HTML,
             "<h2>Per-question results</h2><div class='scroll'>", _question_table(data), "</div>",

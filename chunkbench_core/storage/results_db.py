@@ -297,6 +297,17 @@ TABLES["collections"] = [
     ("built_at", "TIMESTAMP"),
 ]
 
+# runs set aside for good (chunkbench runs exclude / include; storage.runs): one row per experiment run
+# ever excluded, keyed by its id. An excluded run stays in every results table; the leaderboard views,
+# the comparison and the reports leave it out while ``excluded`` is true.
+TABLES["run_exclusions"] = [
+    ("experiment_run_id", "VARCHAR"),
+    ("excluded", "BOOLEAN"),  # false once included again (the row keeps the last reason)
+    ("reason", "VARCHAR"),
+    ("excluded_at", "TIMESTAMP"),
+    ("included_at", "TIMESTAMP"),
+]
+
 # persistent defaults shared by every machine using this results folder (embedding.thresholds)
 TABLES["defaults"] = [
     ("setting", "VARCHAR"),  # semantic_threshold:<model id> | boundary_model
@@ -320,13 +331,15 @@ WITH latest AS (
     FROM experiment_metrics
     -- default settings only: chunk-size variants and neighbor levels are compared in leaderboard_by_setting
     WHERE coalesce(variant, '') = '' AND coalesce(neighbor_prev, 0) = 0 AND coalesce(neighbor_next, 0) = 0
+      AND experiment_run_id NOT IN (SELECT experiment_run_id FROM excluded_runs)  -- runs set aside for good
     QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model
                                ORDER BY created_at DESC, experiment_run_id DESC) = 1
 ), idx AS (
     SELECT * FROM index_costs WHERE coalesce(variant, '') = ''
     QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model ORDER BY built_at DESC) = 1
 )
-SELECT c.rank, c.tier, l.strategy, coalesce(c.strategy_label, l.strategy) AS strategy_label, l.corpus_model, l.n_questions, l.recall, l.precision, l.iou, l.mrr, l.hit_rate,
+SELECT c.rank, c.tier, l.strategy, coalesce(c.strategy_label, l.strategy) AS strategy_label, l.corpus_model,
+       l.n_questions, l.recall, l.precision, l.iou, l.mrr, l.hit_rate,
        l.recall_expanded, l.iou_expanded, c.metric AS rank_metric, c.mean AS rank_mean,
        c.ci_low AS rank_ci_low, c.ci_high AS rank_ci_high, c.p_value_vs_best, c.p_value_adjusted,
        c.difference_vs_best, c.effect_size,
@@ -348,6 +361,7 @@ SELECT c.rank, c.tier, l.strategy, coalesce(c.strategy_label, l.strategy) AS str
        l.experiment_run_id, l.created_at
 FROM latest l
 LEFT JOIN comparison c ON c.experiment_run_id = l.experiment_run_id
+                       AND c.configuration = l.strategy || '|' || l.corpus_model  -- a run may hold several
 LEFT JOIN idx i ON i.strategy = l.strategy AND i.corpus_model = l.corpus_model
 ORDER BY c.rank NULLS LAST, l.recall DESC, l.iou DESC, l.strategy, l.corpus_model
 """
@@ -360,6 +374,7 @@ SELECT strategy, corpus_model, coalesce(variant, '') AS variant, coalesce(neighb
        recall_expanded, precision_expanded, iou_expanded, context_tokens, recall_at_256, recall_at_512,
        recall_at_1024, recall_at_2048, budget_auc, query_ms, experiment_run_id, created_at
 FROM experiment_metrics
+WHERE experiment_run_id NOT IN (SELECT experiment_run_id FROM excluded_runs)  -- runs set aside for good
 QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model, coalesce(variant, ''), coalesce(neighbor_prev, 0),
                                         coalesce(neighbor_next, 0)
                            ORDER BY created_at DESC, experiment_run_id DESC) = 1
@@ -416,6 +431,12 @@ FROM grouped q, m
 GROUP BY q.dimension, q."group", q.strategy, q.corpus_model, q.experiment_run_id, m.rank_metric
 ORDER BY CASE q.dimension {" ".join(f"WHEN '{d}' THEN {i}" for i, d in enumerate(b.DIMENSIONS))} END,
          q."group", rank_mean DESC NULLS LAST, q.strategy, q.corpus_model
+"""
+
+
+# The ids of the runs set aside now (what the leaderboard views leave out).
+EXCLUDED_RUNS_SQL = """
+SELECT experiment_run_id FROM run_exclusions WHERE excluded AND experiment_run_id IS NOT NULL
 """
 
 
@@ -515,13 +536,16 @@ class ResultsDB:
         for table in TABLES:
             base = self.tables_dir.relative_to(self.root) if relative else self.tables_dir
             pattern = sql_string((base / table / "*.parquet").as_posix())
-            statements.append(
-                f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM read_parquet({pattern}, union_by_name=true)"
-            )
+            statements.append(f"CREATE OR REPLACE VIEW {table} AS {self._table_view(table, pattern)}")
+        statements.append(f"CREATE OR REPLACE VIEW excluded_runs AS {EXCLUDED_RUNS_SQL}")
         statements.append(f"CREATE OR REPLACE VIEW leaderboard AS {LEADERBOARD_SQL}")
         statements.append(f"CREATE OR REPLACE VIEW leaderboard_by_setting AS {LEADERBOARD_BY_SETTING_SQL}")
         statements.append(f"CREATE OR REPLACE VIEW leaderboard_by_group AS {_leaderboard_by_group_sql()}")
         return statements
+
+    def _table_view(self, table: str, pattern: str) -> str:
+        """The SELECT behind a table's view (``pattern``: its Parquet files); storage.runs.RunScope narrows it."""
+        return f"SELECT * FROM read_parquet({pattern}, union_by_name=true)"
 
     def ensure_database(self, attempts: int = 20) -> None:
         """Create (or refresh) the views in the DuckDB file; retries while another process holds it."""

@@ -16,6 +16,7 @@ from dagster import (
 
 from chunkbench_core.evaluation.retrieval import ExpansionSettings
 from chunkbench_core.provenance import check_collection_current, collection_provenance
+from chunkbench_core.storage.runs import batch_provenance
 from chunkbench_core.stages import (
     chunking_params,
     collection_settings,
@@ -81,7 +82,8 @@ def experiment_results(context: AssetExecutionContext, config: ExperimentConfig,
         assert built is not None
         provenance = {"strategy": strategy, **collection_provenance(built), "neighbor_prev": config.neighbor_prev,
                       "neighbor_next": config.neighbor_next, "dagster_run_id": context.run.run_id,
-                      "benchmark": workspace.benchmark_name()}
+                      "benchmark": workspace.benchmark_name(),
+                      **batch_provenance(dict(context.run.tags))}  # the chunkbench run / backfill it belongs to
         expansion = ExpansionSettings(config.neighbor_prev, config.neighbor_next,
                                       frozenset(config.expansion_strategies))
         documents = load_parsed_corpus(parsed_store)

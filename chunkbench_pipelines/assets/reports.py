@@ -14,13 +14,19 @@ from dagster import (
 
 import base64
 
-from chunkbench_core.reporting import write_reports
+from chunkbench_core.errors import ConfigError
+from chunkbench_core.reporting import run_reports_folder, write_reports
 from chunkbench_core.reporting.leaderboard import round_value
 from chunkbench_core.reporting.plots import frontier_png, frontier_points
 from chunkbench_core.stages import compare_latest_runs
+from chunkbench_core.wording import plural
+from chunkbench_core.storage.runs import clear_comparison, select_batch, select_run
 
 from ..automation import on_new_results
+from ..config import ReportConfig
+from ..failures import fail_fast
 from ..ranks import report_ranks_on_partitions
+from ..run_control import runs_tagged_with_batch
 from ..resources import DuckDBResource, RankingResource, WorkspaceResource
 from .experiments import experiment_results
 
@@ -69,6 +75,8 @@ def leaderboard(context: AssetExecutionContext, duckdb: DuckDBResource, ranking:
     results = duckdb.results()
     results.ensure_database()
     outcome = compare_latest_runs(results, ranking.settings()) if not results.leaderboard().empty else None
+    if outcome is None:  # no run left (none yet, or every one excluded): no stale recommendation
+        clear_comparison(results)
     board = results.leaderboard()  # read again: ranked by the comparison just written
     recommendation = results.recommendation()
     metadata: dict = {
@@ -100,11 +108,30 @@ def leaderboard(context: AssetExecutionContext, duckdb: DuckDBResource, ranking:
 
 
 @asset(group_name="reports", kinds={"html"}, deps=[leaderboard], automation_condition=AutomationCondition.eager(),
-       description="Self-contained HTML reports: managerial, technical with retrieval inspector, decision board.")
-def benchmark_report(context: AssetExecutionContext, workspace: WorkspaceResource, duckdb: DuckDBResource) -> MaterializeResult:
-    paths = write_reports(duckdb.results(), workspace.reports_dir())
+       description="Self-contained HTML reports: managerial, technical with retrieval inspector, decision board. "
+                   "Run config picks one past experiment run or batch (its own folder under reports/runs/); "
+                   "empty: the latest run of each configuration.")
+def benchmark_report(context: AssetExecutionContext, config: ReportConfig, workspace: WorkspaceResource,
+                     duckdb: DuckDBResource, ranking: RankingResource) -> MaterializeResult:
+    results = duckdb.results()
+    run_id, batch = config.experiment_run_id.strip(), config.batch.strip()
+    if run_id and batch:
+        raise fail_fast("give experiment_run_id or batch, not both")
+    try:
+        selection = select_run(results, run_id) if run_id else select_batch(
+            results, batch, runs_tagged_with_batch(context.instance, batch)) if batch else None
+    except ConfigError as exc:
+        raise fail_fast(str(exc)) from exc
+    if selection is None:
+        paths = write_reports(results, workspace.reports_dir())
+    else:
+        paths = write_reports(results, run_reports_folder(workspace.reports_dir(), selection), runs=selection,
+                              ranking=ranking.settings(), latest=workspace.reports_dir())
     # http:// links (served by `make ui`, see report_server.py): browsers refuse file:// from the UI
     return MaterializeResult(metadata={
+        "shows": "the latest run of each configuration" if selection is None else
+                 f"experiment run {selection.ident}" if selection.kind == "run" else
+                 f"batch {selection.ident} ({plural(len(selection.run_ids), 'experiment run')})",
         "url": MetadataValue.url(workspace.report_url(paths.managerial)),
         "plots": MetadataValue.url(workspace.report_url(paths.managerial, "frontier")),  # the recommendation's plot
         "technical_report": MetadataValue.url(workspace.report_url(paths.technical)),

@@ -11,7 +11,8 @@ from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.vector_store import VectorStore, collection_name
 
 ROOT = Path(__file__).resolve().parents[2]
-COMMANDS = ["run", "parse", "chunk", "estimate", "models", "health", "collections", "thresholds", "defaults", "init"]
+COMMANDS = ["run", "parse", "chunk", "estimate", "models", "health", "collections", "thresholds", "defaults", "init",
+            "runs", "report"]
 MODEL = "all-minilm-l6-v2"
 
 
@@ -39,6 +40,9 @@ def test_top_level_help_lists_every_command_on_one_line(tmp_path):
     (["defaults", "set", "boundary_model"], "set needs a setting and a value"),
     (["chunk", "x.md", "--strategy", "nope"], "invalid choice: 'nope'"),
     (["run", "--threshold-mode", "sometimes"], "choose from 'absolute', 'percentile'"),
+    (["runs", "exclude"], "exclude needs a run id"),
+    (["runs", "include", "some-run", "--reason", "x"], "include takes no --reason"),
+    (["report", "--run", "a", "--batch", "b"], "not allowed with argument"),
 ])
 def test_usage_errors_print_usage_and_exit_2(tmp_path, args, message):
     # (a bad --strategy / --corpus-model value of `run` is one line naming the valid values: test_run_control)
