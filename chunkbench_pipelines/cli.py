@@ -383,6 +383,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_ui import add_parser as add_ui_parser
 
     add_ui_parser(sub)
+    from .cli_prune import add_prune_parser
+
+    runs = sub.add_parser("runs", help="experiment runs kept in the results: prune old collection builds")
+    add_prune_parser(runs.add_subparsers(dest="runs_command", required=True, metavar="ACTION"))
     return parser
 
 

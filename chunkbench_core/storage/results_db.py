@@ -285,6 +285,14 @@ TABLES["collections"] = [
     ("built_at", "TIMESTAMP"),
 ]
 
+# Collection builds kept side by side (storage.history): every chunk row names the build it belongs to (the
+# digest of the collection's settings and parsed-corpus fingerprints, provenance.build_fingerprint; NULL in
+# rows written before builds were kept: one legacy build per collection), each experiment's question rows
+# the build they retrieved from, and the collection row its build.
+TABLES["chunks"] += [("build", "VARCHAR")]
+TABLES["collections"] += [("build", "VARCHAR")]
+TABLES["question_results"] += [("build", "VARCHAR")]
+
 # persistent defaults shared by every machine using this results folder (embedding.thresholds)
 TABLES["defaults"] = [
     ("setting", "VARCHAR"),  # semantic_threshold:<model id> | boundary_model
@@ -349,6 +357,15 @@ QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model, coalesce(variant
                            ORDER BY created_at DESC, experiment_run_id DESC) = 1
 ORDER BY strategy, corpus_model, variant, neighbor_prev, neighbor_next
 """
+
+# The chunks of the latest build of every collection (strategy x corpus model x variant): what "the chunks"
+# means everywhere but in a run's own history (the ``chunks`` view holds every build kept).
+CURRENT_CHUNKS_SQL = """
+SELECT * FROM chunks
+QUALIFY dense_rank() OVER (PARTITION BY strategy, corpus_model, coalesce(variant, '')
+                           ORDER BY materialized_at DESC, coalesce(build, '') DESC) = 1
+"""
+
 
 def sql_string(text: str) -> str:
     """``text`` as a SQL string literal (quotes doubled): for paths where DuckDB takes no parameter (views, COPY)."""
@@ -451,6 +468,7 @@ class ResultsDB:
             )
         statements.append(f"CREATE OR REPLACE VIEW leaderboard AS {LEADERBOARD_SQL}")
         statements.append(f"CREATE OR REPLACE VIEW leaderboard_by_setting AS {LEADERBOARD_BY_SETTING_SQL}")
+        statements.append(f"CREATE OR REPLACE VIEW current_chunks AS {CURRENT_CHUNKS_SQL}")
         return statements
 
     def ensure_database(self, attempts: int = 20) -> None:
