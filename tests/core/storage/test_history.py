@@ -12,8 +12,15 @@ from chunkbench_core.errors import ConfigError
 from chunkbench_core.evaluation.retrieval import ExpansionSettings
 from chunkbench_core.parsing.models import ParsedDocument, TreeNode
 from chunkbench_core.provenance import build_fingerprint, settings_fingerprint
-from chunkbench_core.reporting.data import load_chunks
-from chunkbench_core.stages import build_chunk_collection, read_build_chunks, read_collection, run_experiment
+from chunkbench_core.reporting.data import load_chunks, load_report_data
+from chunkbench_core.stages import (
+    _chunks_per_document,
+    build_chunk_collection,
+    compare_latest_runs,
+    read_build_chunks,
+    read_collection,
+    run_experiment,
+)
 from chunkbench_core.storage.history import describe_plan, list_builds, plan_prune, prune, run_build
 from chunkbench_core.storage.results_db import TABLES, ResultsDB, sql_string
 from chunkbench_core.storage.vector_store import VectorStore
@@ -133,6 +140,12 @@ def test_a_run_records_its_build_and_reads_its_own_chunks_after_a_rebuild(world)
         (c.chunk_id, c.start_offset, c.end_offset) for c in found.itertuples()}
     # and the next experiment reads the current build
     assert read_build_chunks(results, "fixed_size", MODEL)[0] == new_build
+    # what means "the chunks" reads one build: the diagnostics the latest, the report's sizes the shown run's
+    latest = results.query("SELECT document, count(*) AS n FROM chunks WHERE build = ? GROUP BY ALL", [new_build])
+    assert sorted(_chunks_per_document(results)["fixed_size"]) == sorted(latest["n"])
+    compare_latest_runs(results)
+    data = load_report_data(results)
+    assert data.board["experiment_run_id"].tolist() == ["run-new"] and len(data.chunk_sizes) == latest["n"].sum()
 
 
 def write_old_chunks(results: ResultsDB, key: str, rows: list[dict]) -> None:
