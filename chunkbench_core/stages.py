@@ -322,6 +322,7 @@ class CollectionSummary:
     index_seconds: float = 0.0
     settings: dict[str, Any] = field(default_factory=dict)
     context_sources: dict[str, int] = field(default_factory=dict)
+    build: str = ""  # the build's key in the chunks table (provenance.build_fingerprint)
 
     @property
     def settings_fingerprint(self) -> str:
@@ -443,7 +444,7 @@ def build_chunk_collection(
         removed=counts["removed"], token_counts=[c.token_count for c in chunks], params=chunker_params,
         point_count=point_count, n_retrieved=len(retrieved), cache_hit_rate=embedder.last_usage.hit_rate,
         check=report, boundary_model=boundary.spec.id if boundary else None, settings=settings,
-        context_sources=sources, index_seconds=index_seconds)
+        context_sources=sources, index_seconds=index_seconds, build=built["build"])
 
 
 def read_collection(results: ResultsDB, strategy: str, model_id: str, variant: str = "") -> dict[str, Any] | None:

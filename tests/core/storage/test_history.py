@@ -63,9 +63,10 @@ def world(tmp_path, embedder):
     store = VectorStore(local_root=tmp_path / "qdrant")
     results = ResultsDB(tmp_path / "results")
 
-    def build(size: int, corpus: str = "corpus-1"):
+    def build(size: int, corpus: str = "corpus-1", overflow: str = "error"):
         return build_chunk_collection("fixed_size", embedder.spec, documents, embedder, store, results,
-                                      {"chunk_size": size, "chunk_overlap": 0}, corpus_fingerprint=corpus)
+                                      {"chunk_size": size, "chunk_overlap": 0}, corpus_fingerprint=corpus,
+                                      overflow=overflow)
 
     def experiment(run_id: str, neighbors: int = 0):
         return run_experiment("fixed_size", embedder.spec, run_id, questions, documents, embedder, store, results,
@@ -109,6 +110,10 @@ def test_a_rebuild_with_other_settings_adds_a_build_and_the_same_settings_replac
     world["build"](20, corpus="corpus-2")  # the same settings on another parsed corpus: another build
     assert count(results, "SELECT count(DISTINCT build) FROM chunks") == 3
     assert current_build(results) == build_fingerprint(settings_fingerprint(small.settings), "corpus-2")
+    # overflow "truncate" may keep chunks the window would split: another build, though not another fingerprint
+    truncated = world["build"](20, corpus="corpus-2", overflow="truncate")
+    assert truncated.settings_fingerprint == small.settings_fingerprint and truncated.build == current_build(results)
+    assert count(results, "SELECT count(DISTINCT build) FROM chunks") == 4
 
 
 def test_a_run_records_its_build_and_reads_its_own_chunks_after_a_rebuild(world):
