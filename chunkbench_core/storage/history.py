@@ -163,7 +163,7 @@ def describe_plan(plan: PrunePlan, dry_run: bool) -> Iterable[str]:
         yield f"kept (a run in the reports retrieved from it): {build.label}"
     rows = sum(b.n_chunks for b in plan.removed)
     yield (f"{verb} {plural(len(plan.removed), 'build')} ({plural(rows, 'chunk row')}); kept {len(plan.kept)} "
-           f"(the {plural(plan.keep, 'most recent build', 'most recent builds')} of each collection, and every "
+           f"(the {'most recent build' if plan.keep == 1 else f'{plan.keep} most recent builds'} of each collection, and every "
            f"build a run in the reports retrieved from)")
 
 
