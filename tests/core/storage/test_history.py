@@ -72,7 +72,7 @@ def world(tmp_path, embedder):
         return run_experiment("fixed_size", embedder.spec, run_id, questions, documents, embedder, store, results,
                               expansion=ExpansionSettings(neighbors, 0))
 
-    yield {"results": results, "build": build, "experiment": experiment, "store": store}
+    yield {"results": results, "build": build, "experiment": experiment, "store": store, "questions": questions}
     store.close()
 
 
@@ -221,3 +221,45 @@ def test_prune_keeps_the_recent_builds_and_those_the_shown_runs_retrieved_from(w
     # an excluded run no longer holds its build
     assert [b.build for b in plan_prune(results, keep=1, excluded={"run-neighbors"}).removed] == [shown_elsewhere]
     assert [b.build for b in plan_prune(results, keep=2, excluded={"run-neighbors"}).removed] == []
+
+
+def test_an_old_runs_parent_sections_and_hits_resolve_in_its_own_build(world, embedder):
+    """semantic_parent_child: hits, context and parent sections of each run are drawn from its own build."""
+    from chunkbench_core.reporting.data import ReportData, configuration
+    from chunkbench_core.reporting.inspector import inspector_payload
+
+    results, strategy = world["results"], "semantic_parent_child"
+    documents = [ParsedDocument(document=name, markdown=text, tree=TreeNode(node_type="document"), units=[],
+                                parser="test") for name, text in TEXTS.items()]
+    questions = world["questions"]
+
+    def build_and_run(parent_size: int, run_id: str) -> None:
+        build_chunk_collection(strategy, embedder.spec, documents, embedder, world["store"], results,
+                               {"chunk_size": 20, "chunk_overlap": 0}, boundary=embedder,
+                               options={"parent_chunk_size": parent_size, "min_chunk_size": 1})
+        run_experiment(strategy, embedder.spec, run_id, questions, documents, embedder, world["store"], results)
+
+    build_and_run(20, "run-old")  # a parent per paragraph
+    build_and_run(40, "run-new")  # the same collection rebuilt with bigger parents
+
+    def payload(run_id: str) -> tuple[dict, list[dict]]:
+        board = results.query("SELECT * FROM experiment_metrics WHERE experiment_run_id = ?", [run_id])
+        board["configuration"] = [configuration(strategy, MODEL)]
+        rows = results.query("SELECT * FROM question_results WHERE experiment_run_id = ?", [run_id])
+        data = ReportData(board=board, runs=board, questions=rows, documents=results.query("SELECT * FROM documents"),
+                          chunk_sizes=board.iloc[0:0])
+        return inspector_payload(data, results), rows.to_dict("records")
+
+    for run_id in ("run-old", "run-new"):
+        shown, rows = payload(run_id)
+        recorded = {(r["document"], r["start"], r["end"]) for row in rows for r in json.loads(row["expanded"])}
+        parents = {(r["document"], r["start"], r["end"]) for row in rows for r in json.loads(row["expanded"])
+                   if r["role"] == "parent"}
+        entries = shown["chunks"]
+        drawn = [entries[node["parent"]] for result in shown["results"].values() for node in result["tree"]]
+        assert parents and {(e["doc"], e["start"], e["end"]) for e in drawn} == parents
+        # every chunk drawn (hits, context, parents) is the run's own, with the text of its offsets
+        assert {(e["doc"], e["start"], e["end"]) for e in entries} == recorded
+        assert all(e["text"] == TEXTS[e["doc"]][e["start"]:e["end"]] for e in entries)
+    old_parents = {(e["doc"], e["start"], e["end"]) for e in payload("run-old")[0]["chunks"]}
+    assert old_parents != {(e["doc"], e["start"], e["end"]) for e in payload("run-new")[0]["chunks"]}
