@@ -168,4 +168,4 @@ def describe_plan(plan: PrunePlan, dry_run: bool) -> Iterable[str]:
 
 
 def _when(stamp: Any) -> str:
-    return stamp.strftime("%Y-%m-%d %H:%M:%S") if hasattr(stamp, "strftime") else str(stamp)
+    return stamp.strftime("%Y-%m-%d %H:%M:%S UTC") if hasattr(stamp, "strftime") else str(stamp)
