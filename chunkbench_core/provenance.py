@@ -119,6 +119,22 @@ def settings_fingerprint(settings: Mapping[str, Any]) -> str:
     return digest({k: v for k, v in settings.items() if k not in NOT_FINGERPRINTED})
 
 
+def build_fingerprint(settings_fingerprint: str | None, corpus_fingerprint: str | None,
+                      overflow: str | None = None) -> str:
+    """The build of a collection: its settings and its parsed corpus, as one key.
+
+    The ``chunks`` table keeps every build's rows under this key, so a run's retrieved chunks stay
+    readable after the collection is rebuilt with other settings or from another corpus; a rebuild
+    with the same settings from the same corpus has the same key and replaces its own rows.
+    ``overflow`` "truncate" is part of the key (it lets size-driven chunks overflow the window
+    instead of being split, so the chunks differ) although the settings fingerprint leaves it out.
+    """
+    key = {"settings": settings_fingerprint or "", "corpus": corpus_fingerprint or ""}
+    if overflow not in (None, "error"):
+        key["overflow"] = overflow
+    return digest(key)
+
+
 def context_source_counts(sources: list[str | None]) -> dict[str, int]:
     """How many embedded texts got their contextual prefix from each source (llm, headings, headings_fallback)."""
     counts: dict[str, int] = {}
@@ -134,9 +150,11 @@ def collection_row(*, collection: str, strategy: str, corpus_model: str, variant
                    n_documents: int, n_chunks: int, dagster_run_id: str | None, built_at: Any) -> dict[str, Any]:
     """One row of the ``collections`` table: what this collection was built from."""
     dump = lambda value: json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)  # noqa: E731
+    fingerprint = settings_fingerprint(settings)
     return {
         "collection": collection, "strategy": strategy, "corpus_model": corpus_model, "variant": variant,
-        "settings": dump(dict(settings)), "settings_fingerprint": settings_fingerprint(settings),
+        "settings": dump(dict(settings)), "settings_fingerprint": fingerprint,
+        "build": build_fingerprint(fingerprint, corpus_fingerprint, settings.get("overflow")),
         "options": dump(dict(options)), "chunker_params": dump(dict(chunker_params)),
         "boundary_model": settings.get("boundary_model"), "threshold": settings.get("threshold"),
         "threshold_source": settings.get("threshold_source"),
@@ -154,6 +172,7 @@ def collection_provenance(row: Mapping[str, Any]) -> dict[str, Any]:
         "collection": row.get("collection"),
         "chunker_settings": load("settings"),
         "settings_fingerprint": row.get("settings_fingerprint"),
+        "build": row["build"] if isinstance(row.get("build"), str) and row["build"] else None,  # None: a build recorded before builds were kept (the legacy rows)
         "chunker_options": load("options"),
         "chunking_params": load("chunker_params"),
         "boundary_model": row.get("boundary_model"),

@@ -54,6 +54,7 @@ from chunkbench_core.provenance import (
     settings_fingerprint,
 )
 from chunkbench_core.storage.corpus import CorpusScan, ParsedStore, SourceDocument, corpus_state, fingerprint
+from chunkbench_core.storage.history import build_rows_key
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.vector_store import VectorStore, collection_name, point_id
 from chunkbench_core.progress import check_stop
@@ -330,6 +331,7 @@ class CollectionSummary:
     index_seconds: float = 0.0
     settings: dict[str, Any] = field(default_factory=dict)
     context_sources: dict[str, int] = field(default_factory=dict)
+    build: str = ""  # the build's key in the chunks table (provenance.build_fingerprint)
 
     @property
     def settings_fingerprint(self) -> str:
@@ -407,7 +409,15 @@ def build_chunk_collection(
     chunker_params = chunker.params()
     params_json = json.dumps({**chunker_params, "overflow": overflow,
                               "boundary_model": boundary.spec.id if boundary else None}, sort_keys=True, default=str)
-    results.write("chunks", partition_rows_key(strategy, spec.id, variant), [
+    sources = context_source_counts([c.context_source for c in retrieved])
+    built = collection_row(
+        collection=name, strategy=strategy, corpus_model=spec.id, variant=variant, settings=settings,
+        options=options if variant_options is None else variant_options, chunker_params=chunker_params,
+        context_sources=sources, parse_options=parse_options, parser_version=parser_version,
+        corpus_fingerprint=corpus_fingerprint, n_documents=len(documents), n_chunks=len(chunks),
+        dagster_run_id=dagster_run_id, built_at=stamp)
+    # each build's rows under a key of their own: other settings add a build, the same settings replace it
+    results.write("chunks", build_rows_key(partition_rows_key(strategy, spec.id, variant), built["build"]), [
         {
             "chunk_id": c.chunk_id,
             "point_id": point_id(c.chunk_id) if c.is_retrieved else None,
@@ -429,17 +439,12 @@ def build_chunk_collection(
             "embedded_text": c.embedded_text,
             "chunking_params": params_json,
             "variant": variant,
+            "build": built["build"],
             "materialized_at": stamp,
         }
         for c in chunks
     ])
-    sources = context_source_counts([c.context_source for c in retrieved])
-    results.write("collections", partition_rows_key(strategy, spec.id, variant), [collection_row(
-        collection=name, strategy=strategy, corpus_model=spec.id, variant=variant, settings=settings,
-        options=options if variant_options is None else variant_options, chunker_params=chunker_params,
-        context_sources=sources, parse_options=parse_options, parser_version=parser_version,
-        corpus_fingerprint=corpus_fingerprint, n_documents=len(documents), n_chunks=len(chunks),
-        dagster_run_id=dagster_run_id, built_at=stamp)])
+    results.write("collections", partition_rows_key(strategy, spec.id, variant), [built])
     index_seconds = time.perf_counter() - started
     point_count = store.count(name)
     results.write("index_costs", partition_rows_key(strategy, spec.id, variant), [index_cost_row(
@@ -450,13 +455,27 @@ def build_chunk_collection(
         removed=counts["removed"], token_counts=[c.token_count for c in chunks], params=chunker_params,
         point_count=point_count, n_retrieved=len(retrieved), cache_hit_rate=embedder.last_usage.hit_rate,
         check=report, boundary_model=boundary.spec.id if boundary else None, settings=settings,
-        context_sources=sources, index_seconds=index_seconds)
+        context_sources=sources, index_seconds=index_seconds, build=built["build"])
 
 
 def read_collection(results: ResultsDB, strategy: str, model_id: str, variant: str = "") -> dict[str, Any] | None:
     """The ``collections`` row of a partition's collection (its last build), or None."""
     rows = results.read("collections", partition_rows_key(strategy, model_id, variant))
     return rows[0] if rows else None
+
+
+def read_build_chunks(results: ResultsDB, strategy: str, model_id: str, variant: str = "",
+                      build: str | None = None) -> tuple[str | None, list[dict[str, Any]]]:
+    """The chunk rows of one build of a partition's collection, and that build.
+
+    ``build`` None: the build the collection holds now (its ``collections`` row; the legacy rows of a
+    collection built before builds were kept).
+    """
+    if build is None:
+        row = read_collection(results, strategy, model_id, variant)
+        build = row.get("build") if row else None
+        build = build if isinstance(build, str) and build else None
+    return build, results.read("chunks", build_rows_key(partition_rows_key(strategy, model_id, variant), build))
 
 
 def index_cost_row(strategy: str, spec: EmbeddingModelSpec, variant: str, collection: str, chunks: Sequence[Chunk],
@@ -556,7 +575,8 @@ def run_experiment(
     name = partition_collection(strategy, spec.id, variant)
     expansion = expansion or ExpansionSettings()
     # every chunk of this partition (precision_omega, nDCG) and its parents (LLD 9.3: parents are not in Qdrant)
-    chunks, parents = split_chunk_rows(results.read("chunks", partition_rows_key(strategy, spec.id, variant)))
+    build, chunk_rows = read_build_chunks(results, strategy, spec.id, variant, (provenance or {}).get("build"))
+    chunks, parents = split_chunk_rows(chunk_rows)
     latency = QueryLatency()
     outcomes = run_retrieval(resolved, embedder, store, name, top_k=top_k, filter_by_document=filter_by_document,
                              strategy=strategy, expansion=expansion, chunks=chunks, parents=parents,
@@ -568,7 +588,9 @@ def run_experiment(
     key = f"{partition_rows_key(strategy, spec.id, variant)}__{experiment_run_id}"
     base = {"experiment_run_id": experiment_run_id, "strategy": strategy, "corpus_model": spec.id, "top_k": top_k,
             "created_at": stamp}
-    rows = [{**base, **outcome_row(o), "expected_answer": o.resolved.question.expected_answer,
+    # the build retrieved from: its chunk rows (texts, offsets, neighbors, parents) stay readable after a rebuild
+    history = {"build": build}
+    rows = [{**base, **history, **outcome_row(o), "expected_answer": o.resolved.question.expected_answer,
              "references": json.dumps([{"document": r.document, "start": r.start, "end": r.end}
                                        for r in o.resolved.references], ensure_ascii=False)}
             for o in outcomes]
@@ -592,6 +614,7 @@ def run_experiment(
         "question_files": {Path(qs.path).name: qs.sha256 for qs in sets},  # the board names sets by file
         "variant": variant,
         **(provenance or {}),
+        **history,
     }
     results.write("experiment_metrics", key, [{
         **base,
@@ -744,7 +767,7 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
 
 def _chunks_per_document(results: ResultsDB) -> dict[str, list[int]]:
     frame = results.query(
-        """SELECT strategy, corpus_model, document, count(*) AS n FROM chunks
+        """SELECT strategy, corpus_model, document, count(*) AS n FROM current_chunks
            WHERE coalesce(variant, '') = '' AND coalesce(role, '') <> 'parent'
            GROUP BY ALL""")
     out: dict[str, list[int]] = {}
@@ -767,7 +790,7 @@ def _evidence_and_chunk_sizes(results: ResultsDB, rows: Sequence[dict[str, Any]]
         except (TypeError, ValueError, KeyError):
             continue
     frame = results.query(
-        """SELECT strategy || '|' || corpus_model AS configuration, end_offset - start_offset AS size FROM chunks
+        """SELECT strategy || '|' || corpus_model AS configuration, end_offset - start_offset AS size FROM current_chunks
            WHERE coalesce(variant, '') = '' AND coalesce(role, '') <> 'parent'""")
     sizes: dict[str, list[int]] = {}
     for configuration, size in zip(frame["configuration"], frame["size"]):

@@ -16,7 +16,7 @@ def command_ask(args: argparse.Namespace) -> int:
     from chunkbench_core.errors import ChunkbenchError
     from chunkbench_core.evaluation.ask import ask
     from chunkbench_core.evaluation.retrieval import ExpansionSettings
-    from chunkbench_core.stages import partition_collection, partition_rows_key
+    from chunkbench_core.stages import partition_collection, read_build_chunks
     from chunkbench_pipelines.definitions import build_resources
 
     if args.strategy not in STRATEGIES:
@@ -28,7 +28,7 @@ def command_ask(args: argparse.Namespace) -> int:
         prev, nxt = args.neighbors or (0, 0)
         expansion = ExpansionSettings(prev, nxt, frozenset(STRATEGIES) if args.neighbors else frozenset())
         embedder = resources["embeddings"].embedder(args.corpus_model)
-        rows = resources["duckdb"].results().read("chunks", partition_rows_key(args.strategy, embedder.spec.id))
+        _, rows = read_build_chunks(resources["duckdb"].results(), args.strategy, embedder.spec.id)
         with resources["qdrant"].open() as store:
             result = ask(args.question, args.strategy, embedder, store,
                          partition_collection(args.strategy, embedder.spec.id), chunk_rows=rows, top_k=args.top_k,

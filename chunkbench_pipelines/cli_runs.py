@@ -71,9 +71,17 @@ def format_runs(runs, metric: str) -> str:
 
 def command_runs(args: argparse.Namespace) -> int:
     from chunkbench_core.errors import ChunkbenchError
-    from chunkbench_core.storage.runs import exclude_run, include_run, list_runs
+    from chunkbench_core.storage.runs import exclude_run, exclusions, include_run, list_runs
+
+    from .cli_prune import run_prune
 
     results = _results()
+    if args.action == "prune":
+        if args.run_id or args.reason:
+            args.parser.error("prune takes no run id and no --reason (only --keep N and --dry-run)")
+        return run_prune(args, excluded={i for i, e in exclusions(results).items() if e.excluded})
+    if args.keep is not None or args.dry_run:
+        args.parser.error("--keep and --dry-run go with prune")
     if args.action == "list":
         if args.run_id:
             args.parser.error("list takes no run id")
@@ -142,10 +150,14 @@ def command_report(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    r = sub.add_parser("runs", help="list experiment runs; exclude a bad run for good, or include it again")
-    r.add_argument("action", choices=["list", "exclude", "include"])
+    from .cli_prune import add_prune_arguments
+
+    r = sub.add_parser("runs", help="list experiment runs; exclude a bad run for good, or include it again; "
+                                    "prune old collection builds")
+    r.add_argument("action", choices=["list", "exclude", "include", "prune"])
     r.add_argument("run_id", nargs="?", metavar="RUN_ID", help="exclude/include: the experiment run id")
     r.add_argument("--reason", help="exclude: why the run is set aside (shown with it)")
+    add_prune_arguments(r)
     r.set_defaults(func=command_runs, parser=r)
     p = sub.add_parser("report", help="write the HTML reports: the latest, or those of one past run or batch")
     which = p.add_mutually_exclusive_group()

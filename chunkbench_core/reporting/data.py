@@ -10,15 +10,16 @@
 - ``questions``: every ``question_results`` column of the board's runs;
 - ``documents``: the ``documents`` table;
 - ``question_errors``: the problems of the question sets found by the latest experiment;
-- ``chunk_sizes``: token count and characters of every chunk of the board's
-  configurations (restricted to the run's ``chunking_params`` when provenance has them).
+- ``chunk_sizes``: token count and characters of every chunk of the build each board run
+  retrieved from (restricted to the run's ``chunking_params`` when provenance has them, for
+  runs recorded before builds were kept).
 
 ``load_report_data(results, runs=selection)`` reads the same for exactly the chosen runs (one
 experiment run or one batch, :class:`~chunkbench_core.storage.runs.RunSelection`): the latest of each
 configuration among them, ranked by a comparison of those runs computed in memory (the ``comparison``
 and ``recommendation`` tables of the latest runs are left as they are).
 
-``load_chunks`` reads chunk rows (with text) for given chunk ids, for the technical report.
+``load_chunks`` reads chunk rows (with text) for given chunk ids of given builds, for the technical report.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
+from chunkbench_core.storage.history import run_build
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.runs import RunScope, RunSelection, exclusions
 
@@ -177,30 +179,51 @@ def load_report_data(results: ResultsDB, runs: RunSelection | None = None, ranki
             str(questions["strategy"].iat[i]), str(questions["corpus_model"].iat[i])))
         questions = questions.iloc[order].reset_index(drop=True)
     documents = results.query("SELECT * FROM documents ORDER BY document")
-    chunk_sizes = results.query(
-        """SELECT c.strategy, c.corpus_model, c.token_count, c.end_offset - c.start_offset AS n_chars,
-                  c.chunking_params
-           FROM chunks c
-           JOIN (SELECT DISTINCT strategy, corpus_model FROM leaderboard) l USING (strategy, corpus_model)"""
-    )
-    chunk_sizes = restrict_to_run_variant(chunk_sizes, board)
+    chunk_sizes = restrict_to_run_variant(load_chunk_sizes(results, board), board)
     question_errors = results.query("SELECT * FROM question_errors ORDER BY file, question_id NULLS FIRST, field")
     return ReportData(board=board, runs=runs, questions=questions, documents=documents, chunk_sizes=chunk_sizes,
                       recommendation=results.recommendation(), diagnostics=results.diagnostics(),
                       question_errors=question_errors, scope=chosen, excluded_runs=excluded)
 
 
-def load_chunks(results: ResultsDB, wanted: Iterable[tuple[str, str, str]]) -> pd.DataFrame:
-    """Chunk rows (every column) whose (strategy, corpus_model, chunk_id) is in ``wanted``."""
-    keys = pd.DataFrame(sorted(set(wanted)), columns=["strategy", "corpus_model", "chunk_id"])
-    if keys.empty:
-        return pd.DataFrame(columns=["strategy", "corpus_model", "chunk_id", "document", "start_offset",
-                                     "end_offset", "text", "parent_id"])
+def load_chunk_sizes(results: ResultsDB, board: pd.DataFrame) -> pd.DataFrame:
+    """Token count and characters of every chunk of the build each board run retrieved from."""
+    builds = pd.DataFrame(sorted({(str(r["strategy"]), str(r["corpus_model"]), run_build(r.get("provenance")) or "")
+                                  for r in board.to_dict("records")}), columns=["strategy", "corpus_model", "build"])
     con = results.connect()
     try:
-        con.register("wanted_chunks", keys)
+        con.register("board_builds", builds)
         return con.execute(
-            "SELECT c.* FROM chunks c JOIN wanted_chunks w USING (strategy, corpus_model, chunk_id)"
+            """SELECT c.strategy, c.corpus_model, c.token_count, c.end_offset - c.start_offset AS n_chars,
+                      c.chunking_params
+               FROM chunks c JOIN board_builds b
+                 ON c.strategy = b.strategy AND c.corpus_model = b.corpus_model AND coalesce(c.build, '') = b.build"""
+        ).df()
+    finally:
+        con.close()
+
+
+def load_chunks(results: ResultsDB, wanted: Iterable[tuple[str, ...]]) -> pd.DataFrame:
+    """Chunk rows (every column) for ``wanted`` keys: (strategy, corpus_model, chunk_id, build) looks in that
+    build ('' for the rows written before builds were kept), (strategy, corpus_model, chunk_id) in the latest
+    build of the collection."""
+    wanted = set(wanted)
+    exact = pd.DataFrame(sorted(w for w in wanted if len(w) == 4),
+                         columns=["strategy", "corpus_model", "chunk_id", "build"])
+    current = pd.DataFrame(sorted(w for w in wanted if len(w) == 3), columns=["strategy", "corpus_model", "chunk_id"])
+    if exact.empty and current.empty:
+        return pd.DataFrame(columns=["strategy", "corpus_model", "chunk_id", "document", "start_offset",
+                                     "end_offset", "text", "parent_id", "build"])
+    con = results.connect()
+    try:
+        con.register("wanted_builds", exact)
+        con.register("wanted_current", current)
+        return con.execute(
+            """SELECT c.* FROM chunks c JOIN wanted_builds w
+                 ON c.strategy = w.strategy AND c.corpus_model = w.corpus_model AND c.chunk_id = w.chunk_id
+                AND coalesce(c.build, '') = w.build
+               UNION ALL BY NAME
+               SELECT c.* FROM current_chunks c JOIN wanted_current w USING (strategy, corpus_model, chunk_id)"""
         ).df()
     finally:
         con.close()

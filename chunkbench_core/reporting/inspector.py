@@ -126,15 +126,23 @@ def _references(row: Mapping[str, Any]) -> list[tuple[str, int, int]]:
     return [s for s in (_span(r) for r in _records(row.get("references"))) if s is not None]
 
 
-def _wanted_keys(questions: pd.DataFrame) -> set[Key]:
-    wanted: set[Key] = set()
+def _build(row: Mapping[str, Any]) -> str:
+    """The collection build a question row (or a chunk row) belongs to; '' for rows from before builds were kept."""
+    build = row.get("build")
+    return build if isinstance(build, str) else ""
+
+
+def _wanted_keys(questions: pd.DataFrame) -> set[tuple[str, str, str, str]]:
+    """(strategy, corpus_model, chunk_id, build) of every chunk the question rows name, in the build each
+    row retrieved from (so an old run shows its own chunks after the collection was rebuilt)."""
+    wanted: set[tuple[str, str, str, str]] = set()
     for row in questions.to_dict("records"):
-        strategy, model = str(row["strategy"]), str(row["corpus_model"])
+        strategy, model, build = str(row["strategy"]), str(row["corpus_model"]), _build(row)
         for column in ("retrieved", "expanded"):
             for r in _records(row.get(column)):
                 for name in ("chunk_id", "parent_id"):
                     if r.get(name) is not None:
-                        wanted.add((strategy, model, str(r[name])))
+                        wanted.add((strategy, model, str(r[name]), build))
         tree = parse_json(row.get("expansion_tree"), [])
         for node in tree if isinstance(tree, list) else []:
             if not isinstance(node, dict):
@@ -143,7 +151,7 @@ def _wanted_keys(questions: pd.DataFrame) -> set[Key]:
                          *(node.get("neighbors_next") or [])]:
                 cid = _node_id(item)
                 if cid is not None:
-                    wanted.add((strategy, model, cid))
+                    wanted.add((strategy, model, cid, build))
     return wanted
 
 
@@ -154,8 +162,8 @@ def load_chunk_table(results: ResultsDB | None, questions: pd.DataFrame) -> Chun
     wanted = _wanted_keys(questions)
     rows = load_chunks(results, wanted)
     table.add_rows(rows)
-    parents = {(str(r["strategy"]), str(r["corpus_model"]), str(r["parent_id"])) for r in rows.to_dict("records")
-               if not missing(r.get("parent_id"))} - wanted
+    parents = {(str(r["strategy"]), str(r["corpus_model"]), str(r["parent_id"]), _build(r))
+               for r in rows.to_dict("records") if not missing(r.get("parent_id"))} - wanted
     if parents:
         table.add_rows(load_chunks(results, parents))
     return table

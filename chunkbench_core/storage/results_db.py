@@ -307,6 +307,13 @@ TABLES["run_exclusions"] = [
     ("excluded_at", "TIMESTAMP"),
     ("included_at", "TIMESTAMP"),
 ]
+# Collection builds kept side by side (storage.history): every chunk row names the build it belongs to (the
+# digest of the collection's settings and parsed-corpus fingerprints, provenance.build_fingerprint; NULL in
+# rows written before builds were kept: one legacy build per collection), each experiment's question rows
+# the build they retrieved from, and the collection row its build.
+TABLES["chunks"] += [("build", "VARCHAR")]
+TABLES["collections"] += [("build", "VARCHAR")]
+TABLES["question_results"] += [("build", "VARCHAR")]
 
 # persistent defaults shared by every machine using this results folder (embedding.thresholds)
 TABLES["defaults"] = [
@@ -440,6 +447,15 @@ SELECT experiment_run_id FROM run_exclusions WHERE excluded AND experiment_run_i
 """
 
 
+# The chunks of the latest build of every collection (strategy x corpus model x variant): what "the chunks"
+# means everywhere but in a run's own history (the ``chunks`` view holds every build kept).
+CURRENT_CHUNKS_SQL = """
+SELECT * FROM chunks
+QUALIFY dense_rank() OVER (PARTITION BY strategy, corpus_model, coalesce(variant, '')
+                           ORDER BY materialized_at DESC, coalesce(build, '') DESC) = 1
+"""
+
+
 def sql_string(text: str) -> str:
     """``text`` as a SQL string literal (quotes doubled): for paths where DuckDB takes no parameter (views, COPY)."""
     return "'" + text.replace("'", "''") + "'"
@@ -541,6 +557,7 @@ class ResultsDB:
         statements.append(f"CREATE OR REPLACE VIEW leaderboard AS {LEADERBOARD_SQL}")
         statements.append(f"CREATE OR REPLACE VIEW leaderboard_by_setting AS {LEADERBOARD_BY_SETTING_SQL}")
         statements.append(f"CREATE OR REPLACE VIEW leaderboard_by_group AS {_leaderboard_by_group_sql()}")
+        statements.append(f"CREATE OR REPLACE VIEW current_chunks AS {CURRENT_CHUNKS_SQL}")
         return statements
 
     def _table_view(self, table: str, pattern: str) -> str:

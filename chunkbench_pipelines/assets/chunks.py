@@ -98,6 +98,7 @@ def chunk_collections(context: AssetExecutionContext, config: ChunkerConfig, wor
             "corpus_fingerprint": corpus_fingerprint,
             "benchmark": workspace.benchmark_name(),  # a shared Dagster instance holds every benchmark's history
             "settings_fingerprint": summary.settings_fingerprint,
+            "build": summary.build,  # its chunks stay in the chunks table after a rebuild with other settings
             "chunker_settings": MetadataValue.json(summary.settings),
             **({"context_sources": MetadataValue.json(summary.context_sources)} if summary.context_sources else {}),
             "variant": variant or "default",

@@ -180,7 +180,7 @@ def test_rerun_is_idempotent_and_removes_stale_points(workspace):
     instance = DagsterInstance.ephemeral()
     assert run_everything(strategies=["fixed_size"], corpus_models=[MODEL], instance=instance) == 0
     assert run_everything(strategies=["fixed_size"], corpus_models=[MODEL], instance=instance) == 0
-    assert sql(home, "SELECT count(*) FROM chunks") == [(2,)]
+    assert sql(home, "SELECT count(*) FROM chunks") == [(2,)]  # the same build again: its rows replaced
     assert sql(home, "SELECT count(DISTINCT experiment_run_id), count(*) FROM question_results") == [(2, 4)]
     assert sql(home, "SELECT count(*) FROM leaderboard") == [(1,)]
 
@@ -189,7 +189,9 @@ def test_rerun_is_idempotent_and_removes_stale_points(workspace):
         {"id": "v1", "question": "When did Mount Kelvar erupt?",
          "references": [{"document": "volcano.md", "content": VOLCANO_REF}]}]}), encoding="utf-8")
     assert run_everything(strategies=["fixed_size"], corpus_models=[MODEL], instance=instance) == 0
-    assert sql(home, "SELECT document FROM chunks") == [("volcano.md",)]
+    assert sql(home, "SELECT document FROM current_chunks") == [("volcano.md",)]
+    # the build the earlier runs retrieved from is kept beside it (their inspector still shows their chunks)
+    assert sql(home, "SELECT count(DISTINCT build), count(*) FROM chunks") == [(2, 3)]
     with VectorStore(local_root=home / "qdrant") as store:
         assert store.count(collection_name("fixed_size", MODEL)) == 1
     assert sql(home, "SELECT n_questions FROM leaderboard") == [(1,)]

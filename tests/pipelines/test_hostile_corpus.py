@@ -71,7 +71,8 @@ def test_names_that_sanitise_alike_are_two_documents(setup):
     result = materialize(ALL_ASSETS, selection=["chunk_collections"], instance=setup["instance"],
                          resources=setup["resources"], partition_key=partition_key("fixed_size", "all-minilm-l6-v2"))
     assert result.success
-    rows = ResultsDB(setup["results"]).query("SELECT document, count(DISTINCT chunk_id) FROM chunks GROUP BY document")
+    rows = ResultsDB(setup["results"]).query("SELECT document, count(DISTINCT chunk_id) FROM current_chunks "
+                                                  "GROUP BY document")
     assert dict(rows.itertuples(index=False)) == {"tides.md": 1, "report 2024.txt": 1, "report-2024.txt": 1}
 
 

@@ -13,7 +13,7 @@ from chunkbench_core.evaluation.ask import CollectionMissingError, ask
 from chunkbench_core.evaluation.llm import LLMSettings, make_client
 from chunkbench_core.evaluation.retrieval import ExpansionSettings
 from chunkbench_core.parsing import parse
-from chunkbench_core.stages import build_chunk_collection, chunking_params, partition_collection, partition_rows_key
+from chunkbench_core.stages import build_chunk_collection, chunking_params, partition_collection, read_build_chunks
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.vector_store import VectorStore
 
@@ -47,7 +47,7 @@ def built(tmp_path_factory):
 
 
 def run(built, strategy, **kwargs):
-    rows = built["results"].read("chunks", partition_rows_key(strategy, MODEL))
+    _, rows = read_build_chunks(built["results"], strategy, MODEL)
     return ask(QUESTION, strategy, built["embedder"], built["store"], partition_collection(strategy, MODEL),
                chunk_rows=rows, **kwargs)
 
