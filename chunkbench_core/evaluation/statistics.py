@@ -22,7 +22,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats
+
+
+def _scipy_stats():
+    """scipy.stats, imported on first use: it takes about 1.5 s to import, which every command that only
+    scores (the Chroma protocol, ``chunkbench ask``) would otherwise pay."""
+    from scipy import stats
+
+    return stats
+
 
 DEFAULT_SEED = 0
 DEFAULT_CONFIDENCE = 0.95
@@ -96,7 +104,7 @@ def bootstrap_ci(
         return float("nan"), float("nan")
     if array.size == 1 or np.all(array == array[0]):
         return float(array[0]), float(array[0])
-    result = stats.bootstrap(
+    result = _scipy_stats().bootstrap(
         (array,), np.mean, n_resamples=n_resamples, confidence_level=confidence, method="percentile",
         vectorized=True, rng=np.random.default_rng(seed),
     )
@@ -141,7 +149,7 @@ def paired_test(
     if np.all(difference == 0):
         p_value = 1.0
     else:
-        result = stats.permutation_test(
+        result = _scipy_stats().permutation_test(
             (x, y), _mean_difference, permutation_type="samples", vectorized=True, n_resamples=n_resamples,
             alternative="two-sided", rng=np.random.default_rng(seed),
         )
@@ -173,7 +181,7 @@ def friedman(matrix: np.ndarray) -> tuple[float, float]:
     informative = matrix[~np.all(matrix == matrix[:, :1], axis=1)]
     if informative.shape[0] < 2:
         return 0.0, 1.0
-    result = stats.friedmanchisquare(*informative.T)
+    result = _scipy_stats().friedmanchisquare(*informative.T)
     return float(result.statistic), float(result.pvalue)
 
 
@@ -211,7 +219,8 @@ def power_statement(differences: Sequence[float], alpha: float = DEFAULT_ALPHA,
     if n < 2:
         return PowerStatement(n, float("nan"), float("nan"), float(d.mean()) if n else float("nan"), None,
                               alpha, power)
-    z = float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+    norm = _scipy_stats().norm
+    z = float(norm.ppf(1 - alpha / 2) + norm.ppf(power))
     sd = float(d.std(ddof=1))
     observed = float(abs(d.mean()))
     needed = None if observed == 0 else max(2, math.ceil((z * sd / observed) ** 2)) if sd > 0 else 2

@@ -6,7 +6,6 @@ Qdrant store, the results tables, the Dagster run.
 """
 
 import io
-import json
 
 import pytest
 from dagster import DagsterInstance, materialize
@@ -14,18 +13,9 @@ from dagster import DagsterInstance, materialize
 from chunkbench_core.chunking import STRATEGIES, FixedSizeChunker
 from chunkbench_pipelines.assets import ALL_ASSETS
 from chunkbench_pipelines.partitions import partition_key
-from chunkbench_pipelines.resources import (
-    DuckDBResource,
-    EmbeddingResource,
-    LLMResource,
-    QdrantResource,
-    RankingResource,
-    WorkspaceResource,
-)
 from chunkbench_pipelines.runner import run_everything
 
-MODEL = "all-minilm-l6-v2"
-DOC = "# Tides\n\nThe harbour of Quelm floods twice a day when the spring tide rises above four metres.\n"
+from .support.tides import MODEL, tides_benchmark, use_environment
 
 
 class ShiftsItsLastChunk(FixedSizeChunker):
@@ -39,23 +29,9 @@ class ShiftsItsLastChunk(FixedSizeChunker):
 
 @pytest.fixture()
 def setup(tmp_path, monkeypatch):
-    corpus, questions, home = tmp_path / "corpus", tmp_path / "questions", tmp_path / "home"
-    corpus.mkdir()
-    questions.mkdir()
-    (corpus / "tides.md").write_text(DOC, encoding="utf-8")
-    (questions / "q.json").write_text(json.dumps({"questions": [{
-        "id": "t1", "question": "How often does Quelm flood?",
-        "references": [{"document": "tides.md", "content": "floods twice a day"}]}]}), encoding="utf-8")
-    for name, value in (("CHUNKBENCH_HOME", home), ("CHUNKBENCH_CORPUS", corpus), ("CHUNKBENCH_QUESTIONS", questions)):
-        monkeypatch.setenv(name, str(value))
-    monkeypatch.setenv("CHUNKBENCH_BENCHMARK", "checks")  # results and collections: home/benchmarks/checks
-    for name in ("QDRANT_URL", "CHUNKBENCH_RESULTS_DIR"):
-        monkeypatch.delenv(name, raising=False)
-    qdrant = home / "benchmarks" / "checks" / "qdrant"  # where run_everything's resources keep the collections
-    resources = {"workspace": WorkspaceResource(home=str(home), corpus=str(corpus), questions=str(questions)),
-                 "duckdb": DuckDBResource(folder=str(home)), "qdrant": QdrantResource(local_path=str(qdrant)),
-                 "embeddings": EmbeddingResource(), "llm": LLMResource(), "ranking": RankingResource()}
-    return {"resources": resources, "instance": DagsterInstance.ephemeral()}
+    tides = tides_benchmark(tmp_path, benchmark="checks")  # results and collections: home/benchmarks/checks
+    use_environment(monkeypatch, tides, "checks")
+    return {"resources": tides.resources, "instance": DagsterInstance.ephemeral()}
 
 
 def build(setup):

@@ -17,38 +17,21 @@ from dagster import (
 from chunkbench_pipelines.assets import ALL_ASSETS
 from chunkbench_pipelines.definitions import defs
 from chunkbench_pipelines.partitions import partition_key, strategy_x_model
-from chunkbench_pipelines.resources import (
-    DuckDBResource,
-    EmbeddingResource,
-    LLMResource,
-    QdrantResource,
-    RankingResource,
-    WorkspaceResource,
-)
 from chunkbench_pipelines.schedules import NEIGHBOR_LEVELS, chunk_size_sweep, neighbor_sweep
 from chunkbench_pipelines.sensors import corpus_sensor, question_sets_sensor
 
+from .support.tides import MODEL, TIDES, tides_benchmark
+
 pytestmark = pytest.mark.filterwarnings("ignore::dagster.BetaWarning")  # raised inside evaluate_automation_conditions
 
-MODEL = "all-minilm-l6-v2"
 REPOSITORY = defs.get_repository_def()
 SATURDAY = datetime.datetime(2026, 11, 28, 3, 0, tzinfo=datetime.timezone.utc)
-DOC = "# Tides\n\nThe harbour of Quelm floods twice a day when the spring tide rises above four metres.\n"
 
 
 @pytest.fixture()
 def setup(tmp_path):
-    corpus, questions, home = tmp_path / "corpus", tmp_path / "questions", tmp_path / "home"
-    corpus.mkdir()
-    questions.mkdir()
-    (corpus / "tides.md").write_text(DOC, encoding="utf-8")
-    (questions / "q.json").write_text(json.dumps({"questions": [{
-        "id": "t1", "question": "How often does Quelm flood?",
-        "references": [{"document": "tides.md", "content": "floods twice a day"}]}]}), encoding="utf-8")
-    workspace = WorkspaceResource(home=str(home), corpus=str(corpus), questions=str(questions))
-    resources = {"workspace": workspace, "duckdb": DuckDBResource(folder=str(home)),
-                 "qdrant": QdrantResource(local_path=str(home / "qdrant")), "embeddings": EmbeddingResource(), "llm": LLMResource(),
-                 "ranking": RankingResource()}
+    tides = tides_benchmark(tmp_path)
+    corpus, questions, resources = tides.corpus, tides.questions, tides.resources
     (tmp_path / "dagster_home").mkdir()
     instance = DagsterInstance.local_temp(str(tmp_path / "dagster_home"))
     yield {"corpus": corpus, "questions": questions, "resources": resources, "instance": instance}
@@ -70,7 +53,7 @@ def test_corpus_sensor_requests_a_parse_on_add_change_and_delete(setup):
     (setup["corpus"] / "new.md").write_text("another document", encoding="utf-8")
     added = tick(corpus_sensor, setup, again.cursor or first.cursor)
     assert added.run_requests[0].tags["chunkbench/added"] == "1"
-    (setup["corpus"] / "tides.md").write_text(DOC + "\nMore text.\n", encoding="utf-8")
+    (setup["corpus"] / "tides.md").write_text(TIDES + "\nMore text.\n", encoding="utf-8")
     changed = tick(corpus_sensor, setup, added.cursor)
     assert changed.run_requests[0].tags["chunkbench/changed"] == "1"
     (setup["corpus"] / "new.md").unlink()
@@ -110,7 +93,7 @@ def test_collections_are_rebuilt_when_the_parsed_corpus_changes_not_when_it_is_p
     parse(setup)  # the same files again: the parsed corpus's data version is unchanged
     tick = evaluate(setup, tick.cursor)
     assert requested(tick, "chunk_collections") == set()
-    (setup["corpus"] / "tides.md").write_text(DOC + "\nThe tide tables are printed each January.\n", encoding="utf-8")
+    (setup["corpus"] / "tides.md").write_text(TIDES + "\nThe tide tables are printed each January.\n", encoding="utf-8")
     parse(setup)
     tick = evaluate(setup, tick.cursor)
     assert requested(tick, "chunk_collections") == every

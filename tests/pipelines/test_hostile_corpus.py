@@ -1,40 +1,20 @@
 """Hostile corpora through the parsed_documents asset: each bad file fails alone, named, and the rest goes on."""
 
-import json
-
 import pytest
 from dagster import DagsterInstance, materialize
 
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_pipelines.assets import ALL_ASSETS
-from chunkbench_pipelines.resources import (
-    DuckDBResource,
-    EmbeddingResource,
-    LLMResource,
-    QdrantResource,
-    RankingResource,
-    WorkspaceResource,
-)
+
+from .support.tides import tides_benchmark
 
 BENCHMARK = "hostile"
-DOC = "# Tides\n\nThe harbour of Quelm floods twice a day when the spring tide rises above four metres.\n"
 
 
 @pytest.fixture()
 def setup(tmp_path):
-    corpus, questions, home = tmp_path / "corpus", tmp_path / "questions", tmp_path / "home"
-    corpus.mkdir()
-    questions.mkdir()
-    (corpus / "tides.md").write_text(DOC, encoding="utf-8")
-    (questions / "q.json").write_text(json.dumps({"questions": [{
-        "id": "t1", "question": "How often does Quelm flood?",
-        "references": [{"document": "tides.md", "content": "floods twice a day"}]}]}), encoding="utf-8")
-    workspace = WorkspaceResource(home=str(home), corpus=str(corpus), questions=str(questions), benchmark=BENCHMARK)
-    results = home / "benchmarks" / BENCHMARK  # the benchmark's results, parsed documents and collections
-    resources = {"workspace": workspace, "duckdb": DuckDBResource(folder=str(home), benchmark=BENCHMARK),
-                 "qdrant": QdrantResource(local_path=str(results / "qdrant"), benchmark=BENCHMARK),
-                 "embeddings": EmbeddingResource(),
-                 "llm": LLMResource(), "ranking": RankingResource()}
+    tides = tides_benchmark(tmp_path, benchmark=BENCHMARK)
+    corpus, home, results, resources = tides.corpus, tides.home, tides.results, tides.resources
     (tmp_path / "dagster_home").mkdir()
     instance = DagsterInstance.local_temp(str(tmp_path / "dagster_home"))
     yield {"tmp": tmp_path, "corpus": corpus, "home": home, "results": results, "resources": resources,

@@ -1,7 +1,6 @@
 """Honest labels in every report: contextual_retrieval without an LLM is named for what it did, no
 "nan" / "None" / "1 questions" in the generated pages (the whole graph, on a one-question corpus)."""
 
-import json
 import re
 
 import pytest
@@ -9,24 +8,16 @@ from dagster import DagsterInstance
 
 from chunkbench_pipelines.runner import run_everything
 
-MODEL = "all-minilm-l6-v2"
+from .support.tides import MODEL, tides_benchmark, use_environment
+
 DOC = "# Tides\n\n## Harbour\n\nThe harbour of Quelm floods twice a day when the spring tide rises above four metres.\n"
 
 
 @pytest.mark.e2e
 def test_reports_label_heading_context_and_print_no_placeholders(tmp_path, monkeypatch):
-    corpus, questions, home = tmp_path / "corpus", tmp_path / "questions", tmp_path / "home"
-    corpus.mkdir()
-    questions.mkdir()
-    (corpus / "tides.md").write_text(DOC, encoding="utf-8")
-    (questions / "q.json").write_text(json.dumps({"questions": [{
-        "id": "t1", "question": "How often does Quelm flood?",
-        "references": [{"document": "tides.md", "content": "floods twice a day"}]}]}), encoding="utf-8")
-    for name, value in (("CHUNKBENCH_HOME", home), ("CHUNKBENCH_CORPUS", corpus), ("CHUNKBENCH_QUESTIONS", questions)):
-        monkeypatch.setenv(name, str(value))
-    monkeypatch.setenv("CHUNKBENCH_BENCHMARK", "labels")  # its reports: home/benchmarks/labels/reports
-    for name in ("QDRANT_URL", "CHUNKBENCH_LLM_MODEL", "CHUNKBENCH_RESULTS_DIR"):
-        monkeypatch.delenv(name, raising=False)
+    tides = tides_benchmark(tmp_path, DOC, "labels")  # its reports: home/benchmarks/labels/reports
+    use_environment(monkeypatch, tides, "labels")
+    home = tides.home
     assert run_everything(strategies=["contextual_retrieval", "fixed_size"], corpus_models=[MODEL],
                           instance=DagsterInstance.ephemeral()) == 0
     folder = home / "benchmarks" / "labels" / "reports"

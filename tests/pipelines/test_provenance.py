@@ -11,18 +11,12 @@ from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_pipelines.assets import ALL_ASSETS
 from chunkbench_pipelines.definitions import defs
 from chunkbench_pipelines.partitions import partition_key
-from chunkbench_pipelines.resources import (
-    DuckDBResource,
-    EmbeddingResource,
-    LLMResource,
-    QdrantResource,
-    RankingResource,
-    WorkspaceResource,
-)
+from chunkbench_pipelines.resources import EmbeddingResource
 from chunkbench_pipelines.schedules import nightly_stale_partitions
 from chunkbench_pipelines.sensors import stale_partitions
 
-MODEL = "all-minilm-l6-v2"
+from .support.tides import MODEL, tides_benchmark
+
 BENCHMARK = "provenance"
 DOC = ("# Tides\n\nThe harbour of Quelm floods twice a day when the spring tide rises above four metres. "
        "Boats are moved to the inner basin. The harbour master rings a bell an hour before high water.\n\n"
@@ -31,21 +25,12 @@ DOC = ("# Tides\n\nThe harbour of Quelm floods twice a day when the spring tide 
 
 @pytest.fixture()
 def setup(tmp_path, monkeypatch):
-    corpus, questions, home = tmp_path / "corpus", tmp_path / "questions", tmp_path / "home"
-    corpus.mkdir()
-    questions.mkdir()
-    (corpus / "tides.md").write_text(DOC, encoding="utf-8")
-    (questions / "q.json").write_text(json.dumps({"questions": [{
-        "id": "t1", "question": "How often does Quelm flood?",
-        "references": [{"document": "tides.md", "content": "floods twice a day"}]}]}), encoding="utf-8")
+    tides = tides_benchmark(tmp_path, DOC, BENCHMARK)
+    corpus, home, results, resources = tides.corpus, tides.home, tides.results, tides.resources
+    workspace = resources["workspace"]
     # the code that reads the benchmark from the environment (the persisted thresholds) agrees with the resources
     monkeypatch.setenv("CHUNKBENCH_BENCHMARK", BENCHMARK)
     monkeypatch.delenv("CHUNKBENCH_RESULTS_DIR", raising=False)
-    results = home / "benchmarks" / BENCHMARK  # the benchmark's results, parsed documents and collections
-    workspace = WorkspaceResource(home=str(home), corpus=str(corpus), questions=str(questions), benchmark=BENCHMARK)
-    resources = {"workspace": workspace, "duckdb": DuckDBResource(folder=str(home), benchmark=BENCHMARK),
-                 "qdrant": QdrantResource(local_path=str(results / "qdrant"), benchmark=BENCHMARK),
-                 "embeddings": EmbeddingResource(), "llm": LLMResource(), "ranking": RankingResource()}
     (tmp_path / "dagster_home").mkdir()
     instance = DagsterInstance.local_temp(str(tmp_path / "dagster_home"))
     yield {"corpus": corpus, "home": home, "results": results, "resources": resources, "instance": instance,
