@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from chunkbench_core.tokens import cl100k
 from chunkbench_core.errors import ConfigError
@@ -64,11 +65,13 @@ def context_order(tree: Sequence[ExpansionNode]) -> list[RetrievedChunk]:
     return ranking_order(tree)
 
 
+@lru_cache(maxsize=16384)
 def token_count(text: str) -> int:
-    """cl100k tokens of one chunk's text."""
+    """cl100k tokens of one chunk's text (remembered: a chunk is in the context of many questions)."""
     return len(cl100k().encode_ordinary(text))
 
 
+@lru_cache(maxsize=16384)
 def prefix_characters(text: str, tokens: int) -> int:
     """How many whole characters of ``text`` its first ``tokens`` cl100k tokens cover."""
     if tokens <= 0 or not text:
