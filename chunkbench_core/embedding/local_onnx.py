@@ -13,7 +13,7 @@ quarter of its time outside the matrix products. ``fused_graph`` rewrites that g
 in memory (with the ``onnx`` package) into onnxruntime's fused ``Attention`` and
 ``BiasGelu`` operators on the very same float32 weights, so the vectors stay the same
 (cosine 1 to float noise; tests/core/embedding/test_minilm_graph.py) with fewer operators
-to wait for (1.3x to 1.5x faster on busy cores, little gain on idle ones: README, Speed).
+to wait for (0.73x the wall time on idle cores: README, Speed).
 Without ``onnx``, or if the packaged graph ever changes shape, the packaged graph runs as
 it is.
 """
