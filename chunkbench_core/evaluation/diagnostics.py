@@ -74,8 +74,10 @@ def no_disagreement(per_question: Sequence[Sequence[float]]) -> Diagnostic | Non
         return None
     differ = sum(1 for r in rows if max(r) - min(r) > DISAGREEMENT_MARGIN)
     if differ < DISAGREEMENT_SHARE * len(rows):
+        where = (f"on none of the {plural(len(rows), 'question')}" if differ == 0
+                 else f"on only {differ} of {plural(len(rows), 'question')}")
         return Diagnostic("no_disagreement",
-                          f"The configurations score differently on only {differ} of {plural(len(rows), 'question')}: "
+                          f"The configurations score differently {where}: "
                           "there is almost nothing to decide between them on this question set.")
     return None
 

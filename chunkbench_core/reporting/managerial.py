@@ -93,7 +93,7 @@ def _tier_sentence(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
     tier1 = [r for r in rows if number(r.get("tier")) == 1]
     if len(rows) < 2 or len(tier1) < 2:
         return ""
-    names = ", ".join(f"{r['strategy']} x {r['corpus_model']}" for r in tier1)
+    names = ", ".join(f"{r.get('strategy_label') or r['strategy']} x {r['corpus_model']}" for r in tier1)
     rec = data.recommendation or {}
     text = (f"<p id='tiers'><strong>Tied in tier 1:</strong> {esc(names)}. Tier 1 means the tests cannot tell "
             "these configurations from the best one on these questions, so the choice among them rests on cost.")

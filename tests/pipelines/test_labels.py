@@ -26,6 +26,7 @@ def test_reports_label_heading_context_and_print_no_placeholders(tmp_path, monke
     managerial = reports["benchmark_report.html"]
     assert "contextual_retrieval (heading context)" in managerial
     assert "heading path to each chunk" in managerial and "LLM-written" not in managerial
+    assert "contextual_retrieval x" not in managerial  # the tier list and the reason name it by its label too
     for name in ("technical_report.html", "decision_board.html"):
         assert "contextual_retrieval (heading context)" in reports[name], name
     for name, html in reports.items():
