@@ -7,7 +7,9 @@ failures section; every key of ``experiment_metrics.provenance`` in the provenan
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
+
+import pandas as pd
 
 from chunkbench_core.storage.results_db import ResultsDB
 
@@ -43,6 +45,13 @@ question list and the configuration picker; Up/Down (list) and Left/Right (picke
 """
 
 
+def _when(raw: Any) -> str:
+    """A run's time to the second, in UTC (no microseconds)."""
+    if raw is None or (not isinstance(raw, str) and pd.isna(raw)):
+        return "–"
+    return f"{pd.Timestamp(raw):%Y-%m-%d %H:%M:%S} UTC"
+
+
 def _ranking(data: ReportData) -> str:
     """The same ranking, tiers and recommendation as the leaderboard and the managerial report, with the tests."""
     rec = data.recommendation
@@ -67,7 +76,7 @@ def _runs(data: ReportData) -> str:
     rows = []
     for row in data.board.to_dict("records"):
         settings = run_settings(parse_json(row.get("provenance"), {}), row)
-        rows.append([esc(row["configuration"]), esc(text(row.get("experiment_run_id"))), esc(text(row.get("created_at"))),
+        rows.append([esc(row["configuration"]), esc(text(row.get("experiment_run_id"))), esc(_when(row.get("created_at"))),
                      esc(fmt("count", row.get("top_k"))),
                      f"<span class='badge{' on' if (settings.neighbor_prev or settings.neighbor_next) else ''}'>"
                      f"{esc(settings.neighbor_badge)}</span>",
