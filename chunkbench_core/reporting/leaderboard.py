@@ -34,7 +34,7 @@ RIGHT = {"rank", "tier", "n_questions", "context_tokens", "query_ms", "index_sec
          "embedded_tokens", "points", "storage_bytes", "cold_query_ms",
          "effect_size", "p_value_vs_best", "p_value_adjusted"} | FRACTIONS | USD
 #: dropped first when the table is still too wide
-OPTIONAL = ("cost_usd", "on_frontier", "query_ms", "context_tokens")
+OPTIONAL = ("cost_usd", "query_ms", "on_frontier", "context_tokens")
 
 
 def _missing(value: object) -> bool:
@@ -76,6 +76,11 @@ def rank_metric(board: pd.DataFrame) -> str | None:
     return str(metrics[0]) if metrics else None
 
 
+def _costs_money(board: pd.DataFrame) -> bool:
+    return any(pd.to_numeric(board[c], errors="coerce").fillna(0).abs().sum() > 0
+               for c in ("projected_usd", "cost_usd") if c in board.columns)
+
+
 def _columns(board: pd.DataFrame, wide: bool) -> list[tuple[str, str]]:
     """(header, source column) pairs."""
     if wide:
@@ -87,6 +92,8 @@ def _columns(board: pd.DataFrame, wide: bool) -> list[tuple[str, str]]:
         if column == "metric":
             source = metric if metric and metric in board.columns else "rank_mean"
             out.append((metric or "rank_mean", source))
+        elif column in USD and not _costs_money(board):
+            continue  # nothing costs money: the cost that decides is the context tokens
         elif column == "strategy" and "strategy_label" in board.columns:
             out.append(("strategy", "strategy_label"))  # contextual_retrieval without an LLM: heading context
         elif column in board.columns:

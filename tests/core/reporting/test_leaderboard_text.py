@@ -60,3 +60,11 @@ def test_unranked_table_says_so():
 
 def test_empty_board():
     assert "no experiment has run yet" in format_table(board(True).iloc[0:0])
+
+
+def test_dollar_columns_give_way_when_nothing_costs_money():
+    """Local models without an LLM price: the context tokens decide, so the table shows them, not $0 columns."""
+    free = board(True).assign(cost_usd=[0.0, 0.0])
+    header = format_table(free, RECOMMENDATION).splitlines()[0]
+    assert "$" not in header and "tokens" in header
+    assert "$ index+1k q" in format_table(board(True), RECOMMENDATION).splitlines()[0]
