@@ -62,8 +62,12 @@ def _ensure_provider_pools() -> None:
 
     from chunkbench_pipelines.concurrency import ensure_provider_pools
 
-    with DagsterInstance.get() as instance:
+    # not ``with``: Dagster 1.13's instance context leaves its state storage set after the instance is gone
+    instance = DagsterInstance.get()
+    try:
         ensure_provider_pools(instance, _resources()["embeddings"].pool_limit)
+    finally:
+        instance.dispose()
 
 
 def command_run(args: argparse.Namespace) -> int:

@@ -123,8 +123,11 @@ def _tagged(batch: str) -> list[str]:
 
     from chunkbench_pipelines.run_control import runs_tagged_with_batch
 
-    with DagsterInstance.get() as instance:
+    instance = DagsterInstance.get()  # not ``with``: see cli._ensure_provider_pools
+    try:
         return runs_tagged_with_batch(instance, batch)
+    finally:
+        instance.dispose()
 
 
 def command_report(args: argparse.Namespace) -> int:

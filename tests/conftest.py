@@ -54,3 +54,19 @@ def llama_server_url():
 
     with llama_server() as url:
         yield url
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_dagster_state_storage():
+    """Each test starts without a current Dagster defs-state storage.
+
+    Entering an instance (``with DagsterInstance...() as instance``) sets the current storage, and
+    Dagster 1.13's ``__exit__`` disposes the instance without unsetting it; once that instance is
+    garbage-collected, the next ``materialize`` in the same process fails with "Attempted to resolve
+    undefined DagsterInstance weakref" (which test hits it depends on the order and the collector).
+    """
+    from dagster._core.storage.defs_state.base import _current_storage
+
+    token = _current_storage.set(None)
+    yield
+    _current_storage.reset(token)
