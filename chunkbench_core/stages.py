@@ -10,14 +10,13 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import inspect
 import time
 from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
-from chunkbench_core.chunking import STRATEGIES, Chunk, make_chunker
+from chunkbench_core.chunking import STRATEGIES, Chunk
 from chunkbench_core.chunking.base import check_unique_ids
 from chunkbench_core.chunking.checks import ChunkCheckReport, check_chunks
 from chunkbench_core.tokens import count_tokens
@@ -44,7 +43,6 @@ from chunkbench_core.evaluation.questions import question_set_hash
 from chunkbench_core.evaluation.recommendation import RankingSettings
 from chunkbench_core.parsing.models import ParsedDocument
 from chunkbench_core.provenance import (
-    ChunkerOptions,
     collection_row,
     strategy_label,
     code_version,
@@ -217,18 +215,18 @@ def variant_label(params: dict[str, Any], defaults: dict[str, Any], options: dic
     return "_".join(parts)
 
 
-def strategy_options(strategy: str, options: ChunkerOptions | None) -> dict[str, Any]:
+def strategy_options(strategy: str, options: Mapping[str, Any] | None) -> dict[str, Any]:
     """The options set that ``strategy``'s chunker takes (a semantic threshold only where the strategy cuts by one)."""
-    cls = STRATEGIES.get(strategy)
-    if cls is None or options is None:
+    spec = STRATEGIES.get(strategy)
+    if spec is None or not options:
         return {}
-    return options.for_strategy(set(inspect.signature(cls.__init__).parameters))
+    return spec.options_taken(options)
 
 
 def variant_options(strategy: str, options: dict[str, Any], boundary_model: str | None) -> dict[str, Any]:
     """What names a variant besides the sizes: the strategy's options set, and an explicit boundary model."""
-    cls = STRATEGIES.get(strategy)
-    if boundary_model and cls is not None and cls.needs_boundary_embeddings:
+    spec = STRATEGIES.get(strategy)
+    if boundary_model and spec is not None and spec.capabilities.boundary_model:
         return {**options, "boundary_model": boundary_model}
     return dict(options)
 
@@ -238,8 +236,8 @@ def collection_settings(strategy: str, params: dict[str, Any], options: dict[str
                         threshold_source: str | None) -> dict[str, Any]:
     """The requested settings of a collection: ``options`` (from :func:`strategy_options`) override the
     threshold in force; strategies without a threshold record none."""
-    cls = STRATEGIES.get(strategy)
-    takes_threshold = cls is not None and "threshold" in inspect.signature(cls.__init__).parameters
+    spec = STRATEGIES.get(strategy)
+    takes_threshold = spec is not None and spec.takes("threshold")
     rest = {k: v for k, v in options.items() if k != "threshold"}
     if boundary_model is not None and takes_threshold and options.get("threshold") is not None:
         threshold, threshold_source = float(options["threshold"]), "run config"
@@ -296,22 +294,20 @@ def build_chunker(strategy: str, params: dict[str, Any], window: ModelWindow | N
     corpus model; ``threshold`` is that model's threshold in force (override or default),
     unless ``options`` (the chunker options the user set, :func:`strategy_options`) set one.
     """
-    cls = STRATEGIES.get(strategy)
+    spec = STRATEGIES[strategy]
     options = dict(options or {})
     if options.get("threshold") is not None:
         threshold = options.pop("threshold")
     options.pop("threshold", None)
-    kwargs: dict[str, Any] = {**params, **options, "window": window}
-    if cls is not None and cls.needs_boundary_embeddings:
+    embed = None
+    if spec.capabilities.boundary_model:
         if boundary is None:
             raise ChunkingError(f"{strategy} needs a boundary embedding model and none was given")
-        kwargs["embed"] = lambda texts: boundary.embed(list(texts), "document")
-        accepted = inspect.signature(cls.__init__).parameters
-        if "threshold" in accepted and threshold is not None:
-            kwargs["threshold"] = threshold
-    if cls is not None and "context" in inspect.signature(cls.__init__).parameters and context is not None:
-        kwargs["context"] = context
-    return make_chunker(strategy, **kwargs)
+        embed = lambda texts: boundary.embed(list(texts), "document")  # noqa: E731
+        if spec.takes("threshold") and threshold is not None:
+            options["threshold"] = threshold
+    return spec.build(params["chunk_size"], params["chunk_overlap"], options, window=window, embed=embed,
+                      context=context)
 
 
 @dataclass
@@ -372,8 +368,7 @@ def build_chunk_collection(
     options = dict(options or {})
     window = model_window(spec)
     # every strategy fits what it embeds into the window; "truncate" lets size-driven chunks overflow knowingly
-    cls = STRATEGIES.get(strategy)
-    fit = None if overflow == "truncate" and cls is not None and cls.size_driven else window
+    fit = None if overflow == "truncate" and STRATEGIES[strategy].chunker.size_driven else window
     chunker = build_chunker(strategy, params, fit, boundary, threshold, context, options)
     settings = collection_settings(strategy, params, options, overflow, boundary.spec.id if boundary else None,
                                    threshold, threshold_source)

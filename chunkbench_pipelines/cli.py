@@ -156,7 +156,7 @@ def command_estimate(args: argparse.Namespace) -> int:
     Index: embedding tokens per corpus model at the registry's price, contextual_retrieval's
     LLM calls, image captions. Experiments: LLM answer and judge calls, query embeddings.
     """
-    from chunkbench_core.chunking import STRATEGY_NAMES
+    from chunkbench_core.chunking import STRATEGIES
     from chunkbench_core.tokens import count_tokens
     from chunkbench_core.embedding import get_model
     from chunkbench_core.evaluation.cost import estimate_captions, estimate_index
@@ -167,7 +167,7 @@ def command_estimate(args: argparse.Namespace) -> int:
     resources = _resources()
     llm = resources["llm"]
     prices = llm.prices()
-    strategies = args.strategy or STRATEGY_NAMES
+    strategies = args.strategy or STRATEGIES.names()
     models = args.corpus_model or resources["embeddings"].available_models()
     documents = load_parsed_corpus(resources["workspace"].parsed_store())
     tokens = [count_tokens(d.markdown) for d in documents]
@@ -182,7 +182,7 @@ def command_estimate(args: argparse.Namespace) -> int:
         spec = get_model(model)
         params = chunking_params(spec, None, None)
         index = estimate_index(tokens, model, spec.price_per_mtok, len(strategies), params["chunk_size"],
-                               params["chunk_overlap"], llm.configured and "contextual_retrieval" in strategies, prices)
+                               params["chunk_overlap"], llm.configured and any(STRATEGIES[s].capabilities.llm for s in strategies), prices)
         total += index.embedding_usd + index.context_usd
         print("index " + index.summary())
     n_images = sum(int((d.stats or {}).get("images", 0) or 0) for d in documents) if llm.vision_model else 0
@@ -304,14 +304,14 @@ class _OneLineCommands(argparse.RawDescriptionHelpFormatter):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from chunkbench_core.chunking import STRATEGY_NAMES
+    from chunkbench_core.chunking import STRATEGIES
     from chunkbench_core.embedding import model_registry
 
     from .cli_settings import add_defaults_command, add_run_settings
 
     from chunkbench_core.errors import ConfigError
 
-    strategies = list(STRATEGY_NAMES)
+    strategies = list(STRATEGIES.names())
     try:
         model_choices: list[str] | None = list(model_registry())
         models = ", ".join(model_choices)

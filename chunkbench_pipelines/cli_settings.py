@@ -1,9 +1,8 @@
 """``chunkbench run`` settings (flags or ``--config FILE``) and ``chunkbench defaults``.
 
 Every setting of the run config is reachable: the parser's (PDF text-layer gate, digit
-style), the chunker's (sizes, threshold mode and percentile, minimum sentences, parent size,
-structural prose chunker, contextual base chunker and failure mode, overflow, boundary model)
-and the experiment's (top k, neighbors, document filter). A ``--config`` file (JSON, YAML or
+style), the chunker's (sizes, overflow, boundary model, and every option of every registered
+strategy, from the strategy registry) and the experiment's (top k, neighbors, document filter). A ``--config`` file (JSON, YAML or
 TOML) has the sections ``parsing``, ``chunking`` and ``experiment``; flags override it. The
 values are checked by the same typed config classes the Dagster launchpad uses.
 """
@@ -18,8 +17,9 @@ from typing import Any
 
 SECTIONS = ("parsing", "chunking", "experiment")
 
-# flag -> (section, field, type)
-FLAGS: dict[str, tuple[str, str, Any]] = {
+# flag -> (section, field, type): the settings every run takes; the strategies' options are added from the
+# strategy registry (:func:`run_flags`)
+FIXED_FLAGS: dict[str, tuple[str, str, Any]] = {
     "--pdf-min-total-chars": ("parsing", "pdf_min_total_chars", int),
     "--pdf-min-median-chars-per-page": ("parsing", "pdf_min_median_chars_per_page", int),
     "--persian-digits": ("parsing", "persian_digits", str),
@@ -27,24 +27,35 @@ FLAGS: dict[str, tuple[str, str, Any]] = {
     "--chunk-overlap": ("chunking", "chunk_overlap", int),
     "--overflow": ("chunking", "overflow", str),
     "--boundary-model": ("chunking", "boundary_model", str),
-    "--threshold-mode": ("chunking", "threshold_mode", str),
-    "--percentile": ("chunking", "percentile", float),
-    "--threshold": ("chunking", "threshold", float),
-    "--min-chunk-size": ("chunking", "min_chunk_size", int),
-    "--parent-chunk-size": ("chunking", "parent_chunk_size", int),
-    "--prose-chunker": ("chunking", "prose_chunker", str),
-    "--base-chunker": ("chunking", "base_chunker", str),
-    "--on-context-failure": ("chunking", "on_context_failure", str),
+}
+EXPERIMENT_FLAGS: dict[str, tuple[str, str, Any]] = {
     "--top-k": ("experiment", "top_k", int),
     "--neighbor-prev": ("experiment", "neighbor_prev", int),
     "--neighbor-next": ("experiment", "neighbor_next", int),
 }
 
 
-def _config_classes():
-    from .config import ChunkerConfig, ExperimentConfig, ParsingConfig
+def _boolean(text: str) -> bool:
+    value = text.strip().lower()
+    if value not in ("true", "false", "yes", "no", "1", "0", "on", "off"):
+        raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+    return value in ("true", "yes", "1", "on")
 
-    return {"parsing": ParsingConfig, "chunking": ChunkerConfig, "experiment": ExperimentConfig}
+
+def run_flags() -> dict[str, tuple[str, str, Any]]:
+    """Every ``chunkbench run`` flag: the fixed settings, one flag per strategy option (the registry as it is
+    now), then the experiment's."""
+    from chunkbench_core.chunking import STRATEGIES
+
+    options = {f"--{o.name.replace('_', '-')}": ("chunking", o.name, _boolean if o.kind is bool else o.kind)
+               for o in STRATEGIES.options().values()}
+    return {**FIXED_FLAGS, **options, **EXPERIMENT_FLAGS}
+
+
+def _config_classes():
+    from .config import ParsingConfig, chunker_config, experiment_config
+
+    return {"parsing": ParsingConfig, "chunking": chunker_config(), "experiment": experiment_config()}
 
 
 def _help(section: str, name: str) -> str:
@@ -56,7 +67,7 @@ def add_run_settings(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("settings (default: the run config defaults; see also --config)")
     group.add_argument("--config", metavar="FILE",
                        help="a JSON, YAML or TOML file with sections parsing, chunking, experiment (flags override it)")
-    for flag, (section, name, kind) in FLAGS.items():
+    for flag, (section, name, kind) in run_flags().items():
         choices = _choices(section, name)
         group.add_argument(flag, dest=f"setting_{name}", type=kind, choices=choices, metavar=None if choices else
                            name.upper(), help=_help(section, name))
@@ -110,7 +121,7 @@ def run_settings(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     Raises ValueError with a message naming the setting and what is allowed.
     """
     settings = read_config_file(args.config) if getattr(args, "config", None) else {s: {} for s in SECTIONS}
-    for flag, (section, name, _) in FLAGS.items():
+    for flag, (section, name, _) in run_flags().items():
         value = getattr(args, f"setting_{name}", None)
         if value is not None:
             settings[section][name] = value

@@ -3,40 +3,23 @@
 ``chunk_collections`` and ``experiment_results`` share the chunker settings: an experiment
 names the collection it scores by them (a non-default value builds a collection of its own),
 and fails at once when the collection on disk was built otherwise. ``chunkbench run`` fills
-both from its flags or a ``--config`` file.
+both from its flags or a ``--config`` file. The strategies' own options are not listed here:
+they come from the strategy registry (each strategy's typed options model), so a new strategy's
+options appear in the launchpad and on the command line without a line here.
 """
 
 from enum import Enum
+from functools import lru_cache
 from typing import Any, Optional
 
 from dagster import Config
-from pydantic import Field
+from pydantic import Field, create_model
 
-from chunkbench_core.provenance import OPTION_DESCRIPTIONS, ChunkerOptions
+from chunkbench_core.chunking import STRATEGIES
 
 class Overflow(Enum):
     error = "error"
     truncate = "truncate"
-
-
-class ThresholdMode(Enum):
-    absolute = "absolute"
-    percentile = "percentile"
-
-
-class ProseChunker(Enum):
-    semantic = "semantic"
-    fixed_size = "fixed_size"
-
-
-class BaseChunker(Enum):
-    recursive = "recursive"
-    fixed_size = "fixed_size"
-
-
-class ContextFailure(Enum):
-    error = "error"
-    headings = "headings"
 
 
 class DigitStyle(Enum):
@@ -51,13 +34,12 @@ def _plain(value: Any) -> Any:
 NEIGHBORS_DEFAULT_REASON = (
     "Default 0: the leaderboard compares what each strategy retrieves, and expansion applies to fixed_size only "
     "(expansion_strategies), so expanding by default would give fixed_size up to seven times the context of the "
-    "other strategies. The neighbor_sweep schedule measures 0/0 to 3/3 (the design's 3/3) side by side in "
-    "leaderboard_by_setting."
+    "other strategies. The neighbor_sweep schedule measures 0/0 to 3/3 side by side in leaderboard_by_setting."
 )
 
 
-class ChunkerConfig(Config):
-    """Chunker settings; empty = the default for the strategy and the corpus model's window."""
+class ChunkingSettings(Config):
+    """What every strategy takes: sizes, the window rule, the boundary model (the strategies' own options follow)."""
 
     chunk_size: Optional[int] = Field(
         default=None, description="Chunk size in cl100k tokens (empty: the same size for every corpus model, the "
@@ -78,39 +60,65 @@ class ChunkerConfig(Config):
         default=None, description="The model that decides semantic cuts (empty: the shared default, "
                                   "`chunkbench defaults set boundary_model`, else CHUNKBENCH_BOUNDARY_MODEL, else "
                                   "MiniLM). An explicit model builds a collection of its own.")
-    threshold_mode: Optional[ThresholdMode] = Field(
-        default=None, description=OPTION_DESCRIPTIONS["threshold_mode"])
-    percentile: Optional[float] = Field(default=None, description=OPTION_DESCRIPTIONS["percentile"])
-    threshold: Optional[float] = Field(default=None, description=OPTION_DESCRIPTIONS["threshold"])
-    min_chunk_size: Optional[int] = Field(default=None, description=OPTION_DESCRIPTIONS["min_chunk_size"])
-    parent_chunk_size: Optional[int] = Field(default=None, description=OPTION_DESCRIPTIONS["parent_chunk_size"])
-    prose_chunker: Optional[ProseChunker] = Field(
-        default=None, description=OPTION_DESCRIPTIONS["prose_chunker"])
-    base_chunker: Optional[BaseChunker] = Field(
-        default=None, description=OPTION_DESCRIPTIONS["base_chunker"])
-    on_context_failure: Optional[ContextFailure] = Field(
-        default=None, description=OPTION_DESCRIPTIONS["on_context_failure"])
 
-    def chunker_options(self) -> ChunkerOptions:
-        return ChunkerOptions(**{name: _plain(getattr(self, name)) for name in ChunkerOptions.__dataclass_fields__})
+    def chunker_options(self) -> dict[str, Any]:
+        """The strategy options set (not empty), by name, as plain values (any strategy's: the collection spec
+        keeps those its strategy takes)."""
+        return {name: _plain(getattr(self, name)) for name in STRATEGIES.options()
+                if getattr(self, name, None) is not None}
 
     @property
     def overflow_mode(self) -> str:
         return _plain(self.overflow)
 
 
-class ExperimentConfig(ChunkerConfig):
-    """Retrieval settings of one experiment run, plus the chunker settings naming the collection it scores."""
+def _option_fields() -> dict[str, Any]:
+    """One run-config field per strategy option (every strategy's, merged by name: chunking.registry)."""
+    fields: dict[str, Any] = {}
+    for option in STRATEGIES.options().values():
+        kind: Any = option.kind
+        if option.choices:
+            kind = Enum(f"{option.name.title().replace('_', '')}Choice", {c: c for c in option.choices})
+        fields[option.name] = (Optional[kind], Field(default=None, description=f"{option.help()}; empty: the "
+                                                                                "strategy's default", **option.bounds))
+    return fields
 
-    top_k: int = Field(default=5, description="Chunks retrieved per question.")
-    filter_by_document: bool = Field(
-        default=False, description="Search only the document of the question's reference (the design's protocol) "
-                                   "instead of all documents (the Chroma protocol).")
-    neighbor_prev: int = Field(default=0, description="Neighbor expansion: chunks added before each hit (0..5). "
-                                                      + NEIGHBORS_DEFAULT_REASON)
-    neighbor_next: int = Field(default=0, description="Neighbor expansion: chunks added after each hit (0..5).")
-    expansion_strategies: list[str] = Field(
-        default=["fixed_size"], description="Strategies neighbor expansion applies to (the design: fixed_size only).")
+
+def _registry_key() -> tuple:
+    return tuple((s.name, tuple(s.option_names)) for s in STRATEGIES.values())
+
+
+@lru_cache(maxsize=8)
+def _config_classes(key: tuple) -> tuple[type[Config], type[Config]]:
+    chunker = create_model("ChunkerConfig", __base__=ChunkingSettings, __doc__=ChunkingSettings.__doc__,
+                           **_option_fields())
+    expansion_default = list(STRATEGIES.with_capability("neighbor_expansion"))
+    experiment = create_model(
+        "ExperimentConfig", __base__=chunker,
+        __doc__="Retrieval settings of one experiment run, plus the chunker settings naming the collection it scores.",
+        top_k=(int, Field(default=5, description="Chunks retrieved per question.")),
+        filter_by_document=(bool, Field(
+            default=False, description="Search only the document of the question's reference (one document per "
+                                       "question) instead of all documents (the Chroma protocol).")),
+        neighbor_prev=(int, Field(default=0, description="Neighbor expansion: chunks added before each hit (0..5). "
+                                                         + NEIGHBORS_DEFAULT_REASON)),
+        neighbor_next=(int, Field(default=0, description="Neighbor expansion: chunks added after each hit (0..5).")),
+        expansion_strategies=(list[str], Field(
+            default=expansion_default, description="Strategies neighbor expansion applies to (default: those whose "
+                                                   "chunks are windows of running text).")),
+    )
+    return chunker, experiment
+
+
+def chunker_config() -> type[ChunkingSettings]:
+    """The run config of ``chunk_collections``: sizes, window rule, boundary model and every strategy option,
+    generated from the strategy registry as it is now (a strategy registered later is in the next call's)."""
+    return _config_classes(_registry_key())[0]  # type: ignore[return-value]
+
+
+def experiment_config() -> type[ChunkingSettings]:
+    """The run config of ``experiment_results``: the chunker settings naming the collection, plus retrieval."""
+    return _config_classes(_registry_key())[1]  # type: ignore[return-value]
 
 
 class ParsingConfig(Config):

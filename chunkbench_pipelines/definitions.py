@@ -6,8 +6,9 @@ import os
 
 from dagster import Definitions, EnvVar, in_process_executor
 
-from .assets import ALL_ASSETS, EXTERNAL_ASSETS
+from .assets import EXTERNAL_ASSETS, build_assets
 from .jobs import ALL_JOBS
+from .partitions import runnable_corpus_models, strategy_by_model
 from .schedules import ALL_SCHEDULES
 from .sensors import ALL_SENSORS
 from .resources import (EMBEDDING_ENV, DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, RankingResource,
@@ -56,8 +57,16 @@ def build_resources(resolve: bool = False) -> dict[str, object]:
     }
 
 
-# Runs execute in one process: the steps of a partition are sequential anyway, and one process
-# per run (not per step) loads the embedding model once. Parallelism comes from running
-# several partitions at once (the run queue, backfills).
-defs = Definitions(assets=[*ALL_ASSETS, *EXTERNAL_ASSETS], jobs=ALL_JOBS, sensors=ALL_SENSORS, schedules=ALL_SCHEDULES,
-                   resources=build_resources(), executor=in_process_executor)
+def build_definitions() -> Definitions:
+    """The code location: every asset over strategy x runnable corpus model, jobs, sensors, schedules, resources.
+
+    Runs execute in one process: the steps of a partition are sequential anyway, and one process
+    per run (not per step) loads the embedding model once. Parallelism comes from running
+    several partitions at once (the run queue, backfills).
+    """
+    partitions = strategy_by_model(runnable_corpus_models())
+    return Definitions(assets=[*build_assets(partitions), *EXTERNAL_ASSETS], jobs=ALL_JOBS, sensors=ALL_SENSORS,
+                       schedules=ALL_SCHEDULES, resources=build_resources(), executor=in_process_executor)
+
+
+defs = build_definitions()

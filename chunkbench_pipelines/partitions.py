@@ -28,7 +28,7 @@ from typing import Mapping, Sequence
 
 from dagster import MultiPartitionKey, MultiPartitionsDefinition, StaticPartitionsDefinition
 
-from chunkbench_core.chunking import STRATEGY_NAMES
+from chunkbench_core.chunking import STRATEGIES
 
 STRATEGY = "strategy"
 CORPUS_MODEL = "corpus_model"
@@ -43,15 +43,11 @@ def runnable_corpus_models(environ: Mapping[str, str] | None = None) -> list[str
     return embeddings.available_models()
 
 
-def strategy_by_model(corpus_models: Sequence[str]) -> MultiPartitionsDefinition:
-    """strategy x corpus_model over the given models."""
-    return MultiPartitionsDefinition({STRATEGY: StaticPartitionsDefinition(list(STRATEGY_NAMES)),
+def strategy_by_model(corpus_models: Sequence[str], strategies: Sequence[str] | None = None) -> MultiPartitionsDefinition:
+    """strategy x corpus_model over the given models (and every registered strategy, unless given)."""
+    names = list(strategies) if strategies is not None else list(STRATEGIES.names())
+    return MultiPartitionsDefinition({STRATEGY: StaticPartitionsDefinition(names),
                                       CORPUS_MODEL: StaticPartitionsDefinition(list(corpus_models))})
-
-
-strategy_x_model = strategy_by_model(runnable_corpus_models())
-strategy_partitions = strategy_x_model.get_partitions_def_for_dimension(STRATEGY)
-corpus_model_partitions = strategy_x_model.get_partitions_def_for_dimension(CORPUS_MODEL)
 
 
 def partition_key(strategy: str, corpus_model: str) -> MultiPartitionKey:
@@ -59,8 +55,12 @@ def partition_key(strategy: str, corpus_model: str) -> MultiPartitionKey:
 
 
 def split_key(key: MultiPartitionKey | str) -> tuple[str, str]:
-    """(strategy, corpus_model) of a partition key."""
-    if not isinstance(key, MultiPartitionKey):
-        key = strategy_x_model.get_partition_key_from_str(key)
-    dims = key.keys_by_dimension
+    """(strategy, corpus_model) of a partition key (a key's string joins the values in dimension-name order)."""
+    if isinstance(key, MultiPartitionKey):
+        dims = key.keys_by_dimension
+        return dims[STRATEGY], dims[CORPUS_MODEL]
+    values = str(key).split("|")
+    if len(values) != 2:
+        raise ValueError(f"not a strategy x corpus_model partition key: {key!r}")
+    dims = dict(zip(sorted((STRATEGY, CORPUS_MODEL)), values))
     return dims[STRATEGY], dims[CORPUS_MODEL]

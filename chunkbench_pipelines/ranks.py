@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from dagster import AssetExecutionContext, AssetObservation
+from dagster import AssetExecutionContext, AssetObservation, PartitionsDefinition
 
-from .partitions import partition_key, strategy_x_model
+from .partitions import partition_key
 
 EXPERIMENT_RESULTS = "experiment_results"
 
@@ -35,7 +35,8 @@ def rank_observation(row: Mapping[str, Any]) -> AssetObservation:
                             description=f"rank {metadata['rank']}, tier {metadata['tier']} on the leaderboard")
 
 
-def report_ranks_on_partitions(context: AssetExecutionContext, rows: Iterable[Mapping[str, Any]]) -> int:
+def report_ranks_on_partitions(context: AssetExecutionContext, rows: Iterable[Mapping[str, Any]],
+                               partitions_def: PartitionsDefinition) -> int:
     """Log each row's rank and tier on its experiment partition; returns how many were logged.
 
     Rows of a corpus model that has no partition in this deployment (results kept in DuckDB from
@@ -44,7 +45,7 @@ def report_ranks_on_partitions(context: AssetExecutionContext, rows: Iterable[Ma
     logged = 0
     for row in rows:
         observation = rank_observation(row)
-        if not strategy_x_model.has_partition_key(observation.partition):
+        if not partitions_def.has_partition_key(observation.partition):
             continue
         context.log_event(observation)
         logged += 1

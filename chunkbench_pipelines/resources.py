@@ -170,8 +170,8 @@ class EmbeddingResource(ConfigurableResource):
         from chunkbench_core.chunking import STRATEGIES
         from chunkbench_core.embedding import boundary_model_id, semantic_threshold
 
-        cls = STRATEGIES.get(strategy)
-        if cls is None or not cls.needs_boundary_embeddings:
+        spec = STRATEGIES.get(strategy)
+        if spec is None or not spec.capabilities.boundary_model:
             return None, None
         spec = self.spec(boundary_model_id(explicit, home=home))
         return self.embedder(spec.id), semantic_threshold(spec, home)
@@ -184,8 +184,8 @@ class EmbeddingResource(ConfigurableResource):
         from chunkbench_core.embedding import boundary_model_id, semantic_threshold
         from chunkbench_core.embedding.thresholds import threshold_source
 
-        cls = STRATEGIES.get(strategy)
-        if cls is None or not cls.needs_boundary_embeddings:
+        spec = STRATEGIES.get(strategy)
+        if spec is None or not spec.capabilities.boundary_model:
             return None, None, None
         spec = self.spec(boundary_model_id(explicit, home=home))
         return spec.id, semantic_threshold(spec, home), threshold_source(spec.id, home)

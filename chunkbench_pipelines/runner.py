@@ -14,7 +14,7 @@ from typing import Sequence, TextIO
 from dagster import AssetKey, DagsterInstance, Definitions
 
 from chunkbench_core import settings
-from chunkbench_core.chunking import STRATEGY_NAMES
+from chunkbench_core.chunking import STRATEGIES
 from chunkbench_core.embedding import model_registry
 from chunkbench_core.errors import ChunkbenchError
 from chunkbench_core.evaluation.question_check import check_questions
@@ -24,10 +24,10 @@ from chunkbench_core.reporting.leaderboard import format_table
 from chunkbench_core.stages import load_parsed_corpus
 from chunkbench_core.storage.results_db import ResultsDB
 
-from .assets import ALL_ASSETS
+from .assets import build_assets
 from .definitions import build_resources
 from .jobs import benchmark_everything_job
-from .partitions import partition_key
+from .partitions import partition_key, strategy_by_model
 from .run_control import fail_orphaned_runs, process_tags
 
 # the code location (workspace.yaml's location_name, [tool.dg.project] code_location_name): runs of this
@@ -65,7 +65,9 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
     instance = instance or DagsterInstance.get()
     fail_orphaned_runs(instance, say)  # runs of a chunkbench run killed with -9 stay STARTED otherwise
     # resources as configured now (the environment of this call), as the code location would
-    job = Definitions(assets=ALL_ASSETS, jobs=[benchmark_everything_job],
+    # the partitions of every registered model: those not runnable here are skipped below, with the reason
+    assets = build_assets(strategy_by_model(list(model_registry())))
+    job = Definitions(assets=assets, jobs=[benchmark_everything_job],
                       resources=build_resources()).resolve_job_def(benchmark_everything_job.name)
     resolved = build_resources(resolve=True)
     embeddings = resolved["embeddings"]  # availability is decided outside a run
@@ -105,7 +107,7 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
                 failures.append(f"{model}: {reason}")
             say(f"skipping corpus model {model}: {reason}")
             continue
-        for strategy in strategies or STRATEGY_NAMES:
+        for strategy in strategies or STRATEGIES.names():
             say(f"chunking, embedding and evaluating: {strategy} x {model} ...")
             step(["chunk_collections", "experiment_results"], partition_key(strategy, model), f"{strategy}|{model}")
     say("building leaderboard and report ...")

@@ -37,7 +37,9 @@ from chunkbench_core.storage.results_db import ResultsDB
 
 from .automation import QUESTION_SETS, automation_sensor, sensor_status
 from .jobs import parse_documents_job
-from .partitions import partition_key, split_key, strategy_partitions
+from chunkbench_core.chunking import STRATEGIES
+
+from .partitions import partition_key, split_key
 from .resources import EmbeddingResource, WorkspaceResource
 
 
@@ -107,7 +109,7 @@ def stale_partitions(instance, workspace: WorkspaceResource,
     home = workspace.home_dir()
     stale: list[StaleBuild] = []
     for model in embeddings.available_models():
-        for strategy in strategy_partitions.get_partition_keys():
+        for strategy in STRATEGIES.names():
             key = str(partition_key(strategy, model))
             built = by_partition.get((strategy, model), [])
             if not any((r.get("variant") or "") == "" for r in built):

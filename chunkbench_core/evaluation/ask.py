@@ -21,9 +21,9 @@ from chunkbench_core.errors import ChunkbenchError
 from .experiment import search_stable, split_chunk_rows
 from .llm import LLMResult, LLMSettings, build_context, generate_answer
 from .retrieval import (
-    PARENT_CHILD_STRATEGIES,
     ExpansionNode,
     ExpansionSettings,
+    gives_parent_context,
     RetrievedChunk,
     apply_neighbor_expansion,
     attach_parents,
@@ -167,7 +167,7 @@ def ask(
     result.hits = search_stable(store, collection, vector, top_k, document)
     t2 = time.perf_counter()
     result.context, result.tree = apply_neighbor_expansion(result.hits, store, collection, strategy, expansion)
-    if strategy in PARENT_CHILD_STRATEGIES:
+    if gives_parent_context(strategy):
         _, parents = split_chunk_rows(chunk_rows)
         result.context = attach_parents(result.context, result.tree, store, collection, parents or None)
     t3 = time.perf_counter()

@@ -19,7 +19,6 @@ Used by ``chunkbench reproduce chroma`` and ``benchmarks/chroma_reproduction.py`
 from __future__ import annotations
 
 import csv
-import inspect
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -252,7 +251,7 @@ def make_config_chunker(strategy: str, size: int, overlap: int, embedder: Embedd
     params: dict[str, Any] = {"chunk_size": size, "chunk_overlap": overlap}
     if strategy in REPRODUCTION_CHUNKERS:
         return REPRODUCTION_CHUNKERS[strategy](**params)
-    if "embed" in inspect.signature(STRATEGIES[strategy].__init__).parameters:
+    if STRATEGIES[strategy].capabilities.boundary_model:
         params["embed"] = lambda texts: embedder.embed(list(texts), "document")
     return make_chunker(strategy, **params)
 

@@ -42,9 +42,9 @@ from . import budget, metrics, ranking
 from .llm import JUDGE_SCORES, LLM_COLUMNS, LLMResult, LLMSettings, evaluate_question, judged_values
 from .questions import Question, QuestionSet, Span, locate_reference
 from .retrieval import (
-    PARENT_CHILD_STRATEGIES,
     ExpansionNode,
     ExpansionSettings,
+    gives_parent_context,
     RetrievedChunk,
     apply_neighbor_expansion,
     attach_parents,
@@ -387,7 +387,7 @@ def run_retrieval(
             t1 = time.perf_counter()
             outcome.expanded, outcome.expansion_tree = apply_neighbor_expansion(
                 outcome.retrieved, store, collection, strategy, expansion)
-            if strategy in PARENT_CHILD_STRATEGIES:
+            if gives_parent_context(strategy):
                 outcome.expanded = attach_parents(outcome.expanded, outcome.expansion_tree, store, collection,
                                                   parents)
         except ChunkbenchError as exc:
@@ -568,7 +568,7 @@ def build_provenance(
         "top_k": top_k,
         "filter_by_document": filter_by_document,
         "neighbors": {**expansion.to_dict(), "applied": expansion.applies_to(strategy)},
-        "parent_context": strategy in PARENT_CHILD_STRATEGIES,
+        "parent_context": gives_parent_context(strategy),
         "question_set_hash": question_set_hash,
         "question_sets": dict(question_sets),
         "document_hashes": document_hashes(documents),

@@ -14,9 +14,11 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
+from chunkbench_core.chunking import STRATEGIES
+from chunkbench_core.provenance import heading_context_label
+
 from . import plots
 from .columns import (
-    HEADING_CONTEXT_LABEL,
     KPI_METRICS,
     METRIC_BY_NAME,
     fmt,
@@ -36,18 +38,16 @@ from .style import CSS
 from .columns import flag
 from .summary import Interval, metric_interval, metric_value, n_failed, token_totals
 
-#: plain-language description of the strategies the product ships (unknown names get none)
-STRATEGY_DESCRIPTIONS: dict[str, str] = {
-    "fixed_size": "cuts the text into windows of a fixed number of tokens, ignoring its structure",
-    "recursive": "splits at headings, then paragraphs, lines and sentences, and merges pieces up to a target size",
-    "semantic": "groups consecutive sentences while their meaning stays similar (a boundary embedding model decides)",
-    "semantic_parent_child": "retrieves small semantic chunks and hands the model their larger parent section",
-    "contextual_retrieval": "adds an LLM-written context line to each chunk before embedding it",
-    HEADING_CONTEXT_LABEL: "adds the document's title and the chunk's heading path to each chunk before embedding "
-                           "it (no LLM was configured)",
-    "structural": "follows the document's own structure (headings, lists, tables)",
-    "cluster_semantic": "clusters sentences by meaning into chunks of bounded size",
-}
+def strategy_description(strategy: str, label: str | None = None) -> str | None:
+    """The registered strategy's one-line description (its heading-context variant when ``label`` names it);
+    None for a strategy no longer registered."""
+    spec = STRATEGIES.get(strategy)
+    if spec is None:
+        return None
+    if label and label == heading_context_label(strategy) and spec.description_without_llm:
+        return spec.description_without_llm
+    return spec.description
+
 
 BAR_METRICS = ("recall", "precision", "iou", "mrr", "ndcg")
 #: the metrics of the ranked table besides the ranking metric (the KPIs show the rest)
@@ -291,7 +291,7 @@ def _strategy_paragraph(data: ReportData, row: Mapping[str, Any], rank: int, tot
     strategy = str(row["strategy"])
     sentences = []
     label = str(row.get("strategy_label") or strategy)
-    description = STRATEGY_DESCRIPTIONS.get(label) or STRATEGY_DESCRIPTIONS.get(strategy)
+    description = strategy_description(strategy, label)
     if description:
         sentences.append(f"This strategy {description}.")
     recall, precision = metric_value(data, row, "recall"), metric_value(data, row, "precision")

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from dagster import AssetKey
 
-from chunkbench_core.chunking import STRATEGY_NAMES
+from chunkbench_core.chunking import STRATEGIES
 from chunkbench_pipelines.definitions import defs
-from chunkbench_pipelines.partitions import strategy_x_model
+from chunkbench_pipelines.partitions import runnable_corpus_models, strategy_by_model
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -18,8 +18,10 @@ def test_definitions_load_with_the_asset_graph_of_the_design():
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
     assert keys == {"source_documents", "parsed_documents", "chunk_collections", "experiment_results",
                     "leaderboard", "benchmark_report", "generated_questions", "question_sets"}
+    partitions = graph.get(AssetKey("chunk_collections")).partitions_def
+    assert partitions.get_partition_keys() == strategy_by_model(runnable_corpus_models()).get_partition_keys()
     for partitioned in ("chunk_collections", "experiment_results"):
-        assert graph.get(AssetKey(partitioned)).partitions_def == strategy_x_model
+        assert graph.get(AssetKey(partitioned)).partitions_def == partitions
     for unpartitioned in ("source_documents", "parsed_documents", "leaderboard", "benchmark_report",
                           "generated_questions", "question_sets"):
         assert graph.get(AssetKey(unpartitioned)).partitions_def is None
@@ -37,7 +39,7 @@ def test_every_asset_has_a_description_group_and_kinds():
 
 
 def test_partition_keys_are_strategy_by_corpus_model():
-    keys = strategy_x_model.get_partition_keys()
+    keys = defs.resolve_asset_graph().get(AssetKey("chunk_collections")).partitions_def.get_partition_keys()
     assert "all-minilm-l6-v2|fixed_size" in keys
     assert "all-minilm-l6-v2|recursive" in keys
 
@@ -55,7 +57,7 @@ def test_only_models_runnable_in_the_environment_are_partitions():
 # what the code location offers, loaded as `dagster dev` loads it: a fresh process with its environment
 PARTITION_KEYS = """
 from dagster import AssetKey
-from chunkbench_core.chunking import STRATEGY_NAMES
+from chunkbench_core.chunking import STRATEGIES
 from chunkbench_pipelines.definitions import defs
 graph = defs.resolve_asset_graph()
 for name in ("chunk_collections", "experiment_results"):
@@ -77,7 +79,7 @@ def test_loaded_partitions_without_and_with_an_openai_key(tmp_path):
     assert without["chunk_collections"] == without["experiment_results"]
     models = {key.split("|")[0] for key in without["chunk_collections"]}
     assert models == {"all-minilm-l6-v2", "multilingual-e5-small"}
-    assert len(without["chunk_collections"]) == 2 * len(STRATEGY_NAMES)
+    assert len(without["chunk_collections"]) == 2 * len(STRATEGIES.names())
 
     with_key = _loaded_partition_keys(tmp_path, OPENAI_API_KEY="sk-test-not-a-real-key")
     models = {key.split("|")[0] for key in with_key["experiment_results"]}

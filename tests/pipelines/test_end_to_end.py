@@ -210,7 +210,7 @@ def test_unknown_partition_model_fails_with_reason(workspace):
 def test_neighbor_levels_are_separate_runs_side_by_side(workspace):
     from dagster import materialize
 
-    from chunkbench_pipelines.assets import ALL_ASSETS
+    from tests.pipelines.support.partitions import LOCAL_ASSETS
     from chunkbench_pipelines.definitions import build_resources
     from chunkbench_pipelines.partitions import partition_key
 
@@ -219,7 +219,7 @@ def test_neighbor_levels_are_separate_runs_side_by_side(workspace):
     instance = DagsterInstance.ephemeral()
     assert run_everything(strategies=["fixed_size"], corpus_models=[MODEL], instance=instance) == 0
     config = {"ops": {"experiment_results": {"config": {"neighbor_prev": 1, "neighbor_next": 1}}}}
-    assert materialize(ALL_ASSETS, selection=["experiment_results"], partition_key=partition_key("fixed_size", MODEL),
+    assert materialize(LOCAL_ASSETS, selection=["experiment_results"], partition_key=partition_key("fixed_size", MODEL),
                        run_config=config, instance=instance, resources=build_resources()).success
     rows = sql(home, "SELECT strategy, neighbor_prev, neighbor_next, n_questions FROM leaderboard_by_setting "
                      "ORDER BY neighbor_prev")

@@ -4,7 +4,7 @@ import pytest
 from dagster import DagsterInstance, materialize
 
 from chunkbench_core.storage.results_db import ResultsDB
-from chunkbench_pipelines.assets import ALL_ASSETS
+from tests.pipelines.support.partitions import LOCAL_ASSETS
 
 from .support.tides import tides_benchmark
 
@@ -23,7 +23,7 @@ def setup(tmp_path):
 
 
 def parse_corpus(setup):
-    result = materialize(ALL_ASSETS, selection=["source_documents", "parsed_documents"], instance=setup["instance"],
+    result = materialize(LOCAL_ASSETS, selection=["source_documents", "parsed_documents"], instance=setup["instance"],
                          resources=setup["resources"])
     assert result.success
     rows = ResultsDB(setup["results"]).query("SELECT document, status, error FROM documents ORDER BY document")
@@ -48,7 +48,7 @@ def test_names_that_sanitise_alike_are_two_documents(setup):
         (setup["corpus"] / name).write_text(f"Figures of {name}: sales rose in the north.\n", encoding="utf-8")
     documents, _ = parse_corpus(setup)
     assert documents["report 2024.txt"][0] == documents["report-2024.txt"][0] == "parsed"
-    result = materialize(ALL_ASSETS, selection=["chunk_collections"], instance=setup["instance"],
+    result = materialize(LOCAL_ASSETS, selection=["chunk_collections"], instance=setup["instance"],
                          resources=setup["resources"], partition_key=partition_key("fixed_size", "all-minilm-l6-v2"))
     assert result.success
     rows = ResultsDB(setup["results"]).query("SELECT document, count(DISTINCT chunk_id) FROM current_chunks "

@@ -11,7 +11,7 @@ import duckdb
 import pytest
 from dagster import AssetKey, DagsterInstance, materialize
 
-from chunkbench_pipelines.assets import ALL_ASSETS
+from tests.pipelines.support.partitions import LOCAL_ASSETS
 from chunkbench_pipelines.definitions import build_resources
 from chunkbench_pipelines.partitions import partition_key
 from chunkbench_pipelines.resources import LLMResource
@@ -31,11 +31,11 @@ def test_answers_and_judge_through_the_assets(workspace, llama_server_url, tmp_p
     resources = {**build_resources(), "llm": llm}
     (tmp_path / "dagster_home").mkdir()
     with DagsterInstance.local_temp(str(tmp_path / "dagster_home")) as instance:
-        parse = materialize(ALL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
+        parse = materialize(LOCAL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
                             resources=resources)
         assert parse.success
         key = partition_key("fixed_size", MODEL)
-        result = materialize(ALL_ASSETS, selection=["chunk_collections", "experiment_results"], partition_key=key,
+        result = materialize(LOCAL_ASSETS, selection=["chunk_collections", "experiment_results"], partition_key=key,
                              instance=instance, resources=resources)
         assert result.success
         [experiment] = result.asset_materializations_for_node("experiment_results")

@@ -8,7 +8,7 @@ from dagster import AssetKey, DagsterInstance, build_schedule_context, materiali
 from chunkbench_core.embedding import set_semantic_threshold
 from chunkbench_core.provenance import code_version
 from chunkbench_core.storage.results_db import ResultsDB
-from chunkbench_pipelines.assets import ALL_ASSETS
+from tests.pipelines.support.partitions import LOCAL_ASSETS
 from chunkbench_pipelines.definitions import defs
 from chunkbench_pipelines.partitions import partition_key
 from chunkbench_pipelines.resources import EmbeddingResource
@@ -41,7 +41,7 @@ def setup(tmp_path, monkeypatch):
 def run(setup, selection, key=None, config=None):
     """Materialize ``selection``; ``config`` may name more assets than selected (only theirs is passed)."""
     ops = {name: value for name, value in (config or {}).get("ops", {}).items() if name in selection}
-    return materialize(ALL_ASSETS, selection=selection, partition_key=key, instance=setup["instance"],
+    return materialize(LOCAL_ASSETS, selection=selection, partition_key=key, instance=setup["instance"],
                        resources=setup["resources"], run_config={"ops": ops} if ops else {}, raise_on_error=False)
 
 

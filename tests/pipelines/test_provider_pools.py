@@ -123,7 +123,7 @@ MATERIALIZE = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
     from dagster import DagsterInstance, materialize
-    from chunkbench_pipelines.assets import ALL_ASSETS
+    from tests.pipelines.support.partitions import LOCAL_ASSETS
     from chunkbench_pipelines.definitions import build_resources
     from chunkbench_pipelines.partitions import partition_key
 
@@ -132,7 +132,7 @@ MATERIALIZE = textwrap.dedent("""
     while not Path(go).exists():
         time.sleep(0.005)
     key = partition_key(strategy, model) if strategy != "-" else None
-    result = materialize(ALL_ASSETS, selection=selection, partition_key=key, instance=DagsterInstance.get(),
+    result = materialize(LOCAL_ASSETS, selection=selection, partition_key=key, instance=DagsterInstance.get(),
                          resources=build_resources(), raise_on_error=False)
     waits = [m.metadata["pool_wait_seconds"].value for m in result.asset_materializations_for_node("chunk_collections")]
     print(json.dumps({"success": result.success, "pool_wait": waits}))

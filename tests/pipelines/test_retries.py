@@ -10,7 +10,7 @@ import json
 import pytest
 from dagster import DagsterEventType, DagsterInstance, Failure, materialize
 
-from chunkbench_pipelines.assets import ALL_ASSETS
+from tests.pipelines.support.partitions import LOCAL_ASSETS
 from chunkbench_pipelines.definitions import build_resources
 from chunkbench_pipelines.failures import permanent_errors_fail_fast
 from chunkbench_pipelines.partitions import partition_key
@@ -41,7 +41,7 @@ def setup(tmp_path, monkeypatch):
         monkeypatch.delenv(name, raising=False)
     proxy = FaultProxy(dimension=768)
     instance = DagsterInstance.ephemeral()
-    assert materialize(ALL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
+    assert materialize(LOCAL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
                        resources=build_resources()).success
     yield proxy, instance
     proxy.stop()
@@ -94,7 +94,7 @@ def test_a_bug_is_not_retried(error):
 def test_an_unavailable_boundary_model_fails_at_once_with_the_reason(setup):
     _, instance = setup
     config = {"ops": {"chunk_collections": {"config": {"boundary_model": "text-embedding-3-small"}}}}
-    result = materialize(ALL_ASSETS, selection=["chunk_collections"], instance=instance, run_config=config,
+    result = materialize(LOCAL_ASSETS, selection=["chunk_collections"], instance=instance, run_config=config,
                          partition_key=partition_key("semantic", "all-minilm-l6-v2"), resources=build_resources(),
                          raise_on_error=False)
     kinds = [e.event_type for e in result.all_events]
@@ -106,9 +106,9 @@ def test_an_unavailable_boundary_model_fails_at_once_with_the_reason(setup):
 def test_an_empty_question_set_fails_at_once(setup):
     _, instance = setup  # the question set of the fixture holds no question
     key = partition_key("fixed_size", "all-minilm-l6-v2")
-    assert materialize(ALL_ASSETS, selection=["chunk_collections"], partition_key=key, instance=instance,
+    assert materialize(LOCAL_ASSETS, selection=["chunk_collections"], partition_key=key, instance=instance,
                        resources=build_resources()).success
-    result = materialize(ALL_ASSETS, selection=["experiment_results"], partition_key=key, instance=instance,
+    result = materialize(LOCAL_ASSETS, selection=["experiment_results"], partition_key=key, instance=instance,
                          resources=build_resources(), raise_on_error=False)
     kinds = [e.event_type for e in result.all_events]
     [failure] = [e.event_specific_data.error for e in result.all_events if e.is_step_failure]

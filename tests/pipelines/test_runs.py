@@ -13,9 +13,11 @@ from dagster import DagsterInstance, materialize
 
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.runs import exclude_run, include_run
-from chunkbench_pipelines.assets.reports import benchmark_report, leaderboard
+from chunkbench_pipelines.assets.reports import benchmark_report, build_leaderboard
 from chunkbench_pipelines.definitions import build_resources
 from chunkbench_pipelines.runner import run_everything
+from chunkbench_pipelines.partitions import strategy_by_model
+from tests.pipelines.support.partitions import local_models
 
 from .test_end_to_end import BAKERY, BAKERY_REF, MODEL, VOLCANO, VOLCANO_REF, clean, workspace  # noqa: F401
 
@@ -108,7 +110,7 @@ def test_a_past_run_keeps_its_report_and_a_run_can_be_set_aside(workspace):  # n
 
     # the leaderboard asset leaves an excluded run out too (the CLI below also redoes the comparison itself)
     exclude_run(results, new, "checked by the asset")
-    assert materialize([leaderboard, benchmark_report], resources=build_resources(), instance=instance).success
+    assert materialize([build_leaderboard(strategy_by_model(local_models())), benchmark_report], resources=build_resources(), instance=instance).success
     assert results.query("SELECT experiment_run_id FROM comparison")["experiment_run_id"].tolist() == [old]
     assert precision_cells(latest.read_text(encoding="utf-8")) == [old_precision]
     include_run(results, new)
