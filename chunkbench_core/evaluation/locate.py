@@ -391,28 +391,39 @@ def searches_for(question: Question, names: Sequence[str]) -> list[Search]:
 
 
 def locate_questions(questions: Sequence[Question], locator: Locator, min_score: float = DEFAULT_MIN_SCORE,
-                     extra: Sequence[Search] = ()) -> tuple[list[Question], LocateReport]:
-    """``questions`` with their located references replaced by newly located ones (hand-written and reviewed
-    references are kept; a question's rejected spans, kept in its metadata, are never proposed again)."""
+                     extra: Sequence[Search] = (), answers_of: Iterable[str] | None = None,
+                     ) -> tuple[list[Question], LocateReport]:
+    """``questions`` with their located references replaced by newly located ones.
+
+    The expected answer of each question is searched (of those in ``answers_of`` when given), and the
+    ``extra`` searches (an imported context not verbatim in the documents). Hand-written and reviewed
+    references are kept; spans a person rejected (kept in the question's ``metadata.rejected_evidence``) are
+    never proposed again. Re-running gives the same file.
+    """
     names = locator.names()
-    searches = [s for q in questions for s in searches_for(q, names)] + list(extra)
+    chosen = None if answers_of is None else set(answers_of)
+    searches = [s for q in questions if chosen is None or q.id in chosen for s in searches_for(q, names)]
+    searches += list(extra)
     rejected = {q.id: {(r["document"], r["start"], r["end"]) for r in q.metadata.get("rejected_evidence", [])
                        if isinstance(r, dict) and {"document", "start", "end"} <= set(r)}
                 for q in questions}
     found = locator.locate(searches, min_score, rejected=rejected)
-    report = LocateReport(n_searched=len({s.question_id for s in searches}))
+    searched = {s.question_id for s in searches}
+    report = LocateReport(n_searched=len(searched))
     out = []
     for q in questions:
+        if q.id not in searched:
+            out.append(q)
+            continue
         kept = [r for r in q.references if not r.located]
-        new = [r for r in found.get(q.id, []) if not any((k.document, k.start, k.end) == (r.document, r.start, r.end)
-                                                         for k in kept)]
-        if q.id in {s.question_id for s in searches}:
-            report.located[q.id] = new
-            if new:
-                for method in {m for r in new for m in r.located_by.split("+")}:
-                    report.by_method[method] += 1
-            else:
-                report.without.append(q.id)
+        have = {(k.document, k.start, k.end) for k in kept}
+        new = [r for r in found.get(q.id, []) if (r.document, r.start, r.end) not in have]
+        report.located[q.id] = new
+        if new:
+            for method in {m for r in new for m in r.located_by.split("+")}:
+                report.by_method[method] += 1
+        else:
+            report.without.append(q.id)
         out.append(replace(q, references=(*kept, *new)))
     return out, report
 

@@ -45,7 +45,23 @@ class QuestionCheck:
 
     @property
     def n_judge_only(self) -> int:
-        return sum(r.judge_only for r in self.resolved)
+        """No evidence at all: neither a span nor a source document."""
+        return sum(r.question.judge_only for r in self.resolved)
+
+    @property
+    def n_documents_only(self) -> int:
+        """Evidence at the document level only (source documents, no span)."""
+        return sum(not r.references and not r.question.judge_only for r in self.resolved)
+
+    @property
+    def n_located(self) -> int:
+        """Questions with evidence spans found by ``questions locate`` and not reviewed yet."""
+        return sum(r.question.n_located > 0 for r in self.resolved)
+
+    @property
+    def n_locatable(self) -> int:
+        """Judge-only questions with an expected answer: ``questions locate`` can look for their evidence."""
+        return sum(r.question.judge_only and bool(r.question.expected_answer.strip()) for r in self.resolved)
 
     @property
     def n_questions(self) -> int:

@@ -41,18 +41,20 @@ def test_ragas_jsonl(tmp_path):
     ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     result = import_questions("ragas", path, DOCUMENTS)
-    assert [q.id for q in result.question_set.questions] == ["ragas-0001", "ragas-0002"]
+    # a context found nowhere no longer loses its question: it is kept (judge-only here) and noted
+    assert [q.id for q in result.question_set.questions] == ["ragas-0001", "ragas-0002", "ragas-0003"]
     second = result.question_set.questions[1]
     assert [r.document for r in second.references] == ["travel.md", "leave.md"]
     assert second.references[0].content == "Train tickets are booked through the travel desk."
     assert DOCUMENTS["travel.md"][second.references[0].start:second.references[0].end] == second.references[0].content
     assert result.question_set.questions[0].expected_answer == "25 days."
-    assert {(p.question_id, p.field) for p in result.problems} == {
-        ("ragas-0003", "reference_contexts[0]"), ("ragas-0004", "question")}
-    assert "found in no parsed document" in next(str(p) for p in result.problems if p.question_id == "ragas-0003")
-    assert result.summary().startswith("4 question(s) read") and "2 kept, 2 left out" in result.summary()
+    assert result.question_set.questions[2].judge_only
+    assert {(p.question_id, p.field) for p in result.problems} == {("ragas-0004", "question")}
+    assert any("'ragas-0003'" in note and "not verbatim" in note for note in result.notes)
+    assert result.summary().startswith("4 question(s) read") and "3 kept, 1 left out" in result.summary()
+    assert "1 judge-only" in result.summary()
     check = written_and_reloaded(result, tmp_path)
-    assert len(check.resolved) == 2
+    assert len(check.resolved) == 3
 
 
 def test_ragas_csv_with_python_list_cells_and_persian(tmp_path):
@@ -90,9 +92,10 @@ def test_llamaindex_dataset(tmp_path):
         "mode": "text",
     }), encoding="utf-8")
     result = import_questions("llamaindex", path, DOCUMENTS, name="llama")
-    assert [q.id for q in result.question_set.questions] == ["q-a", "q-b"]
+    assert [q.id for q in result.question_set.questions] == ["q-a", "q-b", "q-d"]
     assert [r.document for r in result.question_set.questions[1].references] == ["travel.md", "leave.md"]
-    assert {(p.question_id, p.field) for p in result.problems} == {("q-c", "relevant_docs"), ("q-d", "corpus[0]")}
+    assert {(p.question_id, p.field) for p in result.problems} == {("q-c", "relevant_docs")}
+    assert result.question_set.questions[2].judge_only and any("'q-d'" in n for n in result.notes)
     assert result.to_json()["name"] == "llama"
     written_and_reloaded(result, tmp_path)
 
