@@ -465,7 +465,11 @@ def _question_from_row(row: Mapping[str, Any], number: int, mapping: Mapping[str
     qid = f"{id_prefix}-{number:04d}"
     if "id" in mapping:
         qid = _text(_lookup(row, mapping["id"]), file, qid, "id") or qid
-    question = _text(_lookup(row, mapping["question"]), file, qid, "question", required=True)
+    raw_question = _lookup(row, mapping["question"])
+    if raw_question is not None and not isinstance(raw_question, str):
+        raise QuestionSetError(file, f"must be text, got {type(raw_question).__name__} {str(raw_question)[:60]!r}",
+                               qid, "question")
+    question = _text(raw_question, file, qid, "question", required=True)
     answer = _text(_lookup(row, mapping["answer"]), file, qid, "answer") if "answer" in mapping else ""
     category = _text(_lookup(row, mapping["category"]), file, qid, "category") if "category" in mapping else ""
     difficulty = (_text(_lookup(row, mapping["difficulty"]), file, qid, "difficulty")
