@@ -39,6 +39,8 @@ the corpus and in the answers' size.
 
 from __future__ import annotations
 
+import functools
+import operator
 import re
 from array import array
 from bisect import bisect_left, bisect_right
@@ -123,31 +125,58 @@ def figures(text: str) -> list[Figure]:
 
 
 # -- documents, indexed once ----------------------------------------------------------------------
-@dataclass
+@functools.lru_cache(maxsize=200_000)
+def _fold_cached(word: str) -> str:
+    return _fold(word)
+
+
 class IndexedDocument:
-    name: str
-    text: str
-    words: list[str]
-    starts: array
-    ends: array
-    #: figure value -> positions of the figures with that value (absolute, scale not applied)
-    figures: dict[Decimal, list[int]] = field(default_factory=dict)
-    sorted_values: list[Decimal] = field(default_factory=list)
+    """A document's folded words; their offsets and its figures are read when first needed."""
+
+    def __init__(self, name: str, text: str) -> None:
+        self.name = name
+        self.text = text
+        self.words: list[str] = list(map(_fold_cached, _WORD.findall(text)))
+        self._starts: array | None = None
+        self._ends: array | None = None
+        self._figures: dict[Decimal, list[int]] | None = None
+        self._sorted: list[Decimal] = []
+
+    def _offsets(self) -> None:
+        # 8 bytes an offset (a large document stays small in memory), built in C: no Python step per word
+        starts = array("q", map(re.Match.start, _WORD.finditer(self.text)))
+        self._starts = starts
+        self._ends = array("q", map(operator.add, starts, map(len, _WORD.findall(self.text))))
+
+    def start(self, word: int) -> int:
+        if self._starts is None:
+            self._offsets()
+        return self._starts[word]
+
+    def end(self, word: int) -> int:
+        if self._ends is None:
+            self._offsets()
+        return self._ends[word]
+
+    @property
+    def figures(self) -> dict[Decimal, list[int]]:
+        """Figure value -> positions of the figures with that value (absolute, scale not applied)."""
+        if self._figures is None:
+            by_value: dict[Decimal, list[int]] = defaultdict(list)
+            for f in figures(self.text):
+                by_value[f.value].append(f.start)
+            self._figures = dict(by_value)
+            self._sorted = sorted(by_value)
+        return self._figures
+
+    @property
+    def sorted_values(self) -> list[Decimal]:
+        _ = self.figures
+        return self._sorted
 
 
 def index_document(name: str, text: str) -> IndexedDocument:
-    words: list[str] = []
-    starts, ends = array("q"), array("q")  # 8 bytes an offset: a large document stays small in memory
-    seen: dict[str, str] = {}  # one string object per distinct word
-    for m in _WORD.finditer(text):
-        word = _fold(m.group())
-        words.append(seen.setdefault(word, word))
-        starts.append(m.start())
-        ends.append(m.end())
-    by_value: dict[Decimal, list[int]] = defaultdict(list)
-    for f in figures(text):
-        by_value[f.value].append(f.start)
-    return IndexedDocument(name, text, words, starts, ends, dict(by_value), sorted(by_value))
+    return IndexedDocument(name, text)
 
 
 def line_span(text: str, position: int) -> tuple[int, int]:
@@ -248,28 +277,33 @@ class Locator:
             for name in search.documents:
                 wanted[name].add(s_index)
         runs: dict[int, list[tuple[str, int, int, int, int]]] = defaultdict(list)
+
+        def close(name: str, active: dict[tuple[int, int], int], last: int) -> None:
+            # the runs of ``active`` end at gram ``last``: record them (words first..last + GRAM)
+            for (s_index, j), begun in active.items():
+                length = last - begun + 1  # grams in the run
+                runs[s_index].append((name, begun, last + GRAM, j - length + 1, j + GRAM))
+
         for name, doc in self.documents.items():
             if name not in wanted:
                 continue
             mine = wanted[name]
-            active: dict[tuple[int, int], int] = {}  # (search, answer position) -> doc position where the run began
             w = doc.words
-            for i, gram in enumerate(zip(*(w[k:] for k in range(GRAM)))):
-                hits = grams.get(gram)
+            # one pass in C over the document's word triples: the positions found in the answers' index
+            found = [(i, grams[g]) for i, g in enumerate(zip(*(w[k:] for k in range(GRAM)))) if g in grams]
+            active: dict[tuple[int, int], int] = {}  # (search, answer position) -> gram where the run began
+            previous = -2
+            for i, hits in found:
+                if i != previous + 1:  # a gap: every run ended at the previous position
+                    close(name, active, previous)
+                    active = {}
                 current: dict[tuple[int, int], int] = {}
-                if hits:
-                    for s_index, j in hits:
-                        if s_index in mine:
-                            current[(s_index, j)] = active.get((s_index, j - 1), i)
-                for key, begun in active.items():  # runs not continued end here
-                    if (key[0], key[1] + 1) not in current:
-                        s_index, j = key
-                        length = i - begun  # grams in the run
-                        runs[s_index].append((name, begun, i - 1 + GRAM, j - length + 1, j + GRAM))
-                active = current
-            for (s_index, j), begun in active.items():
-                length = len(w) - GRAM + 1 - begun
-                runs[s_index].append((name, begun, begun + length - 1 + GRAM, j - length + 1, j + GRAM))
+                for s_index, j in hits:
+                    if s_index in mine:
+                        current[(s_index, j)] = active.get((s_index, j - 1), i)
+                close(name, {k: v for k, v in active.items() if (k[0], k[1] + 1) not in current}, i - 1)
+                active, previous = current, i
+            close(name, active, previous)
         return runs
 
     def _informative(self, doc: IndexedDocument, first: int, last: int) -> float:
@@ -299,7 +333,7 @@ class Locator:
                 merged.append([name, first, last, a_first, a_last, info])
         for name, first, last, _a_first, _a_last, info in merged:
             doc = self.documents[name]
-            out.append(Candidate(name, doc.starts[first], doc.ends[last - 1], min(1.0, info / 60.0),
+            out.append(Candidate(name, doc.start(first), doc.end(last - 1), min(1.0, info / 60.0),
                                  {search.words_method}))
         return out
 
