@@ -78,10 +78,17 @@ def excerpt_search(mb: float, old_kb: float) -> None:
 
 
 CHILD = r"""
-import json, resource, sys, time
+import json, sys, time
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+def peak_mb():  # this process's peak resident memory (VmHWM: unlike ru_maxrss, not inherited from the parent)
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+before = peak_mb()
 documents = json.loads(Path(sys.argv[3]).read_text())
 t0 = time.perf_counter()
 if sys.argv[4] == "check":
@@ -95,7 +102,7 @@ else:
     _, report = locate_questions(sets[0].questions, Locator(documents))
     what = report.summary()
 seconds = time.perf_counter() - t0
-print(json.dumps({"seconds": seconds, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+print(json.dumps({"seconds": seconds, "peak_mb": peak_mb(),
                   "before_mb": before, "what": what}))
 """
 
@@ -130,7 +137,7 @@ def big_file(n: int) -> None:
             result = json.loads(out.stdout)
             print(f"{label}: {n:,} questions ({size:.0f} MB file with references), {len(docs)} documents "
                   f"({sum(map(len, docs.values())) / 1e6:.0f} MB): {result['seconds']:.1f} s, peak "
-                  f"{result['peak_mb']:,.0f} MB (process before loading: {result['before_mb']:,.0f} MB); "
+                  f"{result['peak_mb']:,.0f} MB (the process before reading anything: {result['before_mb']:,.0f} MB); "
                   f"{result['what']}")
 
 
