@@ -1,10 +1,11 @@
 """Partitions: every strategy x every corpus model that can run in this deployment.
 
-The ``corpus_model`` dimension is decided when the code location loads: the models of the
-registry (shipped ones plus ``CHUNKBENCH_MODELS``) whose provider is configured in the
-environment of the code location (``OPENAI_API_KEY``, ``CHUNKBENCH_OPENAI_COMPATIBLE_URL`` or a
-``base_url`` in the model's entry) and whose local engine is installed. So the UI, a
-backfill of "all partitions" and the sweeps only offer work that can succeed.
+The ``corpus_model`` dimension is decided when the code location loads, from its settings object
+(built from the environment it was started with: ``chunkbench settings`` shows it): the models of the
+registry (shipped ones plus ``CHUNKBENCH_MODELS``) whose provider is configured
+(``OPENAI_API_KEY``, ``CHUNKBENCH_OPENAI_COMPATIBLE_URL`` or a ``base_url`` in the model's entry) and
+whose local engine is installed. So the UI, a backfill of "all partitions" and the sweeps only offer
+work that can succeed. The ``strategy`` dimension is every registered strategy.
 
 - Adding a model (a registry entry) or configuring a provider adds its partitions the next
   time the code location loads: "Reload" on the UI's Deployment page after editing the
@@ -23,24 +24,22 @@ and would let anyone add a key the UI then offers although it cannot run.
 
 from __future__ import annotations
 
-import os
-from typing import Mapping, Sequence
+from typing import Sequence
 
 from dagster import MultiPartitionKey, MultiPartitionsDefinition, StaticPartitionsDefinition
 
 from chunkbench_core.chunking import STRATEGIES
+from chunkbench_core.embedding import availability
+from chunkbench_core.settings import Settings
 
 STRATEGY = "strategy"
 CORPUS_MODEL = "corpus_model"
 
 
-def runnable_corpus_models(environ: Mapping[str, str] | None = None) -> list[str]:
-    """Registry ids, in registry order, that can run with the providers configured in ``environ``."""
-    from .resources import EMBEDDING_ENV, EmbeddingResource
-
-    env = os.environ if environ is None else environ
-    embeddings = EmbeddingResource(**{field: env.get(name) or None for field, name in EMBEDDING_ENV.items()})
-    return embeddings.available_models()
+def runnable_corpus_models(settings: Settings) -> list[str]:
+    """Registry ids (the registry of ``settings``), in registry order, that can run with its providers."""
+    providers = settings.provider_settings()
+    return [spec.id for spec in settings.registry().values() if availability(spec, providers)[0]]
 
 
 def strategy_by_model(corpus_models: Sequence[str], strategies: Sequence[str] | None = None) -> MultiPartitionsDefinition:

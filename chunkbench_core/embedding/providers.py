@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 import numpy as np
 
 from chunkbench_core.errors import EmbeddingError, EmbeddingRejectedError, EmbeddingUnavailableError
-from chunkbench_core.redaction import describe_error
+from chunkbench_core.redaction import describe_error, register_secret
 
 from .registry import PURPOSES, EmbeddingModelSpec, Purpose
 
@@ -68,6 +68,8 @@ class ProviderSettings:
                 raise EmbeddingError(f"{name} must be a number >= 0, got {value!r}")
         if self.timeout_seconds == 0:
             raise EmbeddingError("timeout_seconds must be > 0")
+        register_secret(self.openai_api_key)  # whoever built these settings, their keys never reach an error text
+        register_secret(self.compatible_api_key)
 
     def __repr__(self) -> str:  # never print secrets
         return (

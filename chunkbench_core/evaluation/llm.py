@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from chunkbench_core.errors import ConfigError
-from chunkbench_core.redaction import describe_error, redact
+from chunkbench_core.redaction import describe_error, redact, register_secret
 from chunkbench_core.tokens import cl100k, count_tokens
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -125,6 +125,7 @@ def make_client(base_url: str | None, api_key: str | None = None, timeout_second
     """An ``openai.OpenAI`` client; it retries timeouts, 429 and 5xx ``max_retries`` times with backoff."""
     import openai
 
+    register_secret(api_key)  # its key never reaches an error text
     return openai.OpenAI(api_key=api_key or "not-needed", base_url=base_url, timeout=timeout_seconds,
                          max_retries=max_retries)
 

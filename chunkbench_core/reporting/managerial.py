@@ -20,7 +20,7 @@ from chunkbench_core.provenance import heading_context_label
 from . import plots
 from .columns import (
     KPI_METRICS,
-    METRIC_BY_NAME,
+    metric_by_name,
     fmt,
     fmt_metric,
     number,
@@ -155,7 +155,7 @@ def _diagnostics(data: ReportData) -> str:
 def _kpis(data: ReportData, best: Mapping[str, Any], metrics: Sequence[str]) -> str:
     cards = []
     for name in metrics:
-        info = METRIC_BY_NAME[name]
+        info = metric_by_name()[name]
         raw = metric_value(data, best, name)
         if raw is None:
             continue
@@ -176,7 +176,7 @@ def _ranked_table(data: ReportData, rows: Sequence[Mapping[str, Any]], metrics: 
     if metric:
         headers.append(metric)
     has_cost = any(number(r.get("projected_usd")) is not None for r in rows)
-    headers += [*(METRIC_BY_NAME[m].label for m in metrics), "context tokens", *(["$ index + 1,000 questions"] if has_cost else []),
+    headers += [*(metric_by_name()[m].label for m in metrics), "context tokens", *(["$ index + 1,000 questions"] if has_cost else []),
                 "frontier", "verdict"]
     body = []
     for i, row in enumerate(rows):
@@ -250,7 +250,7 @@ def _plots(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
         bounds = [metric_interval(data, r, name) for r in rows]
         lows = [b.low if b else None for b in bounds]
         highs = [b.high if b else None for b in bounds]
-        series.append(plots.MetricSeries(METRIC_BY_NAME[name].label, values, lows, highs))
+        series.append(plots.MetricSeries(metric_by_name()[name].label, values, lows, highs))
     if series:
         out.append("<figure>" + png_img(plots.metric_bars_png([r["configuration"] for r in rows], series),
                                         "metric-bars", "metrics per configuration with confidence intervals")
@@ -378,7 +378,7 @@ def render_managerial(data: ReportData, links: Sequence[tuple[str, str]], curren
         body.append(_results_by_group(data))
         body.append("<h2>Each configuration in plain words</h2>"
                     + "".join(_strategy_paragraph(data, r, i + 1, len(rows)) for i, r in enumerate(rows)))
-        definitions = [(m.label, esc(m.description)) for m in (METRIC_BY_NAME[n] for n in metrics)]
+        definitions = [(m.label, esc(m.description)) for m in (metric_by_name()[n] for n in metrics)]
         if data.recommendation:
             definitions.insert(0, (str(data.recommendation["rank_metric"]),
                                    esc(str(data.recommendation["metric_definition"]).capitalize() + ". It ranks the "

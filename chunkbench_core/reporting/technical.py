@@ -13,7 +13,7 @@ import pandas as pd
 
 from chunkbench_core.storage.results_db import ResultsDB
 
-from .columns import METRICS, flag, flatten, fmt, fmt_metric, has_values, parse_json, plural, run_settings, text, value
+from .columns import flag, metrics_catalog, flatten, fmt, fmt_metric, has_values, parse_json, plural, run_settings, text, value
 from .data import ReportData
 from .html import definition_list, esc, json_script, nav, page, table
 from .inspector import inspector_payload
@@ -105,7 +105,7 @@ def _question_table(data: ReportData) -> str:
         return "<p class='note'>No question results.</p>"
     total = len(questions)
     questions = questions.iloc[:TABLE_ROWS]
-    metrics = [m for m in METRICS if has_values(questions, m.question_column)]
+    metrics = [m for m in metrics_catalog() if has_values(questions, m.question_column)]
     headers = ["set", "id", "question", "strategy", "corpus model", *(m.label for m in metrics), "retrieval", "error"]
     rows = []
     classes = []

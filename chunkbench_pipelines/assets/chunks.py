@@ -15,15 +15,9 @@ from dagster import (
     asset,
 )
 
-from chunkbench_core.chunking import STRATEGIES
-from chunkbench_core.stages import (
-    build_chunk_collection,
-    chunking_params,
-    load_parsed_corpus,
-    strategy_options,
-    variant_label,
-    variant_options,
-)
+from chunkbench_core.stages.collections import BuildRequest, build_collection
+from chunkbench_core.stages.documents import load_parsed_corpus
+from chunkbench_core.stages.spec import resolve_collection
 
 from ..automation import on_parsed_corpus_change
 from ..concurrency import pool_slots
@@ -31,7 +25,14 @@ from ..config import chunker_config
 from ..failures import TRANSIENT_RETRY, corpus_embedder, fail_fast, permanent_errors_fail_fast
 from ..metadata import pool_wait as pool_wait_metadata, rounded
 from ..partitions import split_key
-from ..resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, WorkspaceResource
+from ..resources import (
+    DuckDBResource,
+    EmbeddingResource,
+    LLMResource,
+    QdrantResource,
+    WorkspaceResource,
+    spec_context,
+)
 from .documents import parsed_documents
 
 VECTOR_COUNT_CHECK = "vector_count_matches_chunks"
@@ -69,31 +70,26 @@ def build_chunk_collections(partitions_def: MultiPartitionsDefinition) -> Assets
                           duckdb: DuckDBResource, qdrant: QdrantResource, embeddings: EmbeddingResource,
                           llm: LLMResource) -> Iterator[MaterializeResult]:
         strategy, corpus_model = split_key(context.partition_key)
-        uses_llm = strategy in STRATEGIES and STRATEGIES[strategy].capabilities.llm  # contextual prefixes
         embedder = corpus_embedder(embeddings, corpus_model)
+        results = duckdb.results()
         with permanent_errors_fail_fast():
-            params = chunking_params(embedder.spec, config.chunk_size, config.chunk_overlap, config.per_model_window)
-            options = strategy_options(strategy, config.chunker_options())
-            named_by = variant_options(strategy, options, config.boundary_model)
-            variant = variant_label(params, chunking_params(embedder.spec, None, None), named_by)
-            boundary, threshold = embeddings.boundary(strategy, config.boundary_model, workspace.home_dir())
-            _, _, threshold_source = embeddings.boundary_in_force(strategy, config.boundary_model, workspace.home_dir())
+            spec = resolve_collection(config.request(strategy, corpus_model),
+                                      spec_context(workspace, results, embeddings))
+            boundary = embeddings.embedder(spec.boundary_model) if spec.boundary_model else None
+            uses_llm = spec.strategy_spec.capabilities.llm and llm.configured  # contextual prefixes
             parsed_store = workspace.parsed_store()
             corpus_fingerprint = parsed_store.manifest_fingerprint()
             parser_key, parse_options = parsed_store.manifest_parse()
-            documents = load_parsed_corpus(parsed_store)
+            request = BuildRequest(spec, load_parsed_corpus(parsed_store), corpus_fingerprint=corpus_fingerprint,
+                                   parse_options=parse_options, parser_version=parser_key,
+                                   dagster_run_id=context.run.run_id,
+                                   context=llm.contextual_context() if uses_llm else None,
+                                   llm_prices=llm.prices() if llm.configured else None)
             pools = [embeddings.pool(corpus_model), boundary and embeddings.pool(boundary.spec.id),
-                     llm.pool if uses_llm and llm.configured else None]
+                     llm.pool if uses_llm else None]
             with pool_slots(context, pools, embeddings.pool_limit) as pool_wait, qdrant.open() as store:
-                summary = build_chunk_collection(strategy, embedder.spec, documents, embedder, store, duckdb.results(),
-                                                 params, variant, boundary=boundary, threshold=threshold,
-                                                 context=llm.contextual_context() if uses_llm
-                                                 else None, overflow=config.overflow_mode, options=options,
-                                                 variant_options=named_by,
-                                                 threshold_source=threshold_source,
-                                                 corpus_fingerprint=corpus_fingerprint, parse_options=parse_options,
-                                                 parser_version=parser_key, dagster_run_id=context.run.run_id,
-                                                 llm_prices=llm.prices() if llm.configured else None)
+                summary = build_collection(request, embedder, boundary, store, results)
+        variant = spec.variant
         check = summary.check
         assert check is not None
         vectors_ok = summary.point_count == summary.n_retrieved

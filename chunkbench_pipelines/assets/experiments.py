@@ -19,17 +19,10 @@ from dagster import (
 from chunkbench_core.evaluation.retrieval import ExpansionSettings
 from chunkbench_core.provenance import check_collection_current, collection_provenance
 from chunkbench_core.storage.runs import batch_provenance
-from chunkbench_core.stages import (
-    chunking_params,
-    collection_settings,
-    load_parsed_corpus,
-    partition_collection,
-    read_collection,
-    run_experiment,
-    strategy_options,
-    variant_label,
-    variant_options,
-)
+from chunkbench_core.stages.collections import read_collection
+from chunkbench_core.stages.documents import load_parsed_corpus
+from chunkbench_core.stages.experiments import ExperimentRequest, LLMUse, run_experiment
+from chunkbench_core.stages.spec import resolve_collection
 
 from ..automation import QUESTION_SETS, on_collection_or_question_sets
 from ..concurrency import pool_slots
@@ -37,7 +30,15 @@ from ..config import experiment_config
 from ..failures import TRANSIENT_RETRY, corpus_embedder, fail_fast, permanent_errors_fail_fast
 from ..metadata import headline_metrics, llm_run as llm_run_metadata, pool_wait as pool_wait_metadata
 from ..partitions import split_key
-from ..resources import DuckDBResource, EmbeddingResource, LLMResource, QdrantResource, RankingResource, WorkspaceResource
+from ..resources import (
+    DuckDBResource,
+    EmbeddingResource,
+    LLMResource,
+    QdrantResource,
+    RankingResource,
+    WorkspaceResource,
+    spec_context,
+)
 
 METRICS_RANGE_CHECK = "metrics_within_unit_interval"
 REFERENCES_CHECK = "question_references_resolve"
@@ -58,7 +59,8 @@ def build_experiment_results(partitions_def: MultiPartitionsDefinition) -> Asset
            automation_condition=on_collection_or_question_sets(),
            check_specs=[
                AssetCheckSpec(METRICS_RANGE_CHECK, asset="experiment_results", blocking=True,
-                              description="Every per-question metric lies in [0, 1]."),
+                              description="Every per-question metric that is a share (the evidence and budget "
+                                          "metrics, the hallucination verdict) lies in [0, 1]."),
                AssetCheckSpec(REFERENCES_CHECK, asset="experiment_results", blocking=False,
                               description="Every question set loads and every reference resolves to a span of a parsed document."),
            ],
@@ -69,39 +71,32 @@ def build_experiment_results(partitions_def: MultiPartitionsDefinition) -> Asset
         strategy, corpus_model = split_key(context.partition_key)
         embedder = corpus_embedder(embeddings, corpus_model)
         with permanent_errors_fail_fast():
-            params = chunking_params(embedder.spec, config.chunk_size, config.chunk_overlap, config.per_model_window)
-            options = strategy_options(strategy, config.chunker_options())
-            named_by = variant_options(strategy, options, config.boundary_model)
-            variant = variant_label(params, chunking_params(embedder.spec, None, None), named_by)
-            # the collection must be the one requested, built from the current parsed corpus (else fail at once)
-            boundary_id, threshold, threshold_source = embeddings.boundary_in_force(strategy, config.boundary_model,
-                                                                                    workspace.home_dir())
-            requested = collection_settings(strategy, params, options, config.overflow_mode, boundary_id, threshold,
-                                            threshold_source)
             results = duckdb.results()
-            built = read_collection(results, strategy, corpus_model, variant)
+            spec = resolve_collection(config.request(strategy, corpus_model),
+                                      spec_context(workspace, results, embeddings))
+            # the collection must be the one requested, built from the current parsed corpus (else fail at once)
+            built = read_collection(results, spec)
             parsed_store = workspace.parsed_store()
-            check_collection_current(built, partition=context.partition_key, variant=variant,
-                                     collection=partition_collection(strategy, corpus_model, variant),
-                                     corpus_fingerprint=parsed_store.manifest_fingerprint(), settings=requested)
+            check_collection_current(built, partition=context.partition_key, variant=spec.variant,
+                                     collection=spec.collection,
+                                     corpus_fingerprint=parsed_store.manifest_fingerprint(), settings=spec.settings)
             assert built is not None
             provenance = {"strategy": strategy, **collection_provenance(built), "neighbor_prev": config.neighbor_prev,
                           "neighbor_next": config.neighbor_next, "dagster_run_id": context.run.run_id,
                           "benchmark": workspace.benchmark_name(),
                           **batch_provenance(dict(context.run.tags))}  # the chunkbench run / backfill it belongs to
-            expansion = ExpansionSettings(config.neighbor_prev, config.neighbor_next,
-                                          frozenset(config.expansion_strategies))
-            documents = load_parsed_corpus(parsed_store)
+            request = ExperimentRequest(
+                spec, context.run.run_id, workspace.questions_dir(), load_parsed_corpus(parsed_store),
+                top_k=config.top_k, filter_by_document=config.filter_by_document,
+                expansion=ExpansionSettings(config.neighbor_prev, config.neighbor_next,
+                                            frozenset(config.expansion_strategies)),
+                provenance=provenance, budgets=ranking.settings().budgets,
+                llm=LLMUse(llm.client() if llm.configured else None, llm.settings() if llm.configured else None,
+                           llm.prices()))
             pools = [embeddings.pool(corpus_model), llm.pool if llm.configured else None]
             with pool_slots(context, pools, embeddings.pool_limit) as pool_wait, qdrant.open() as store:
-                summary = run_experiment(strategy, embedder.spec, context.run.run_id, workspace.questions_dir(), documents,
-                                         embedder, store, results, top_k=config.top_k,
-                                         filter_by_document=config.filter_by_document, provenance=provenance,
-                                         variant=variant, expansion=expansion,
-                                         llm_client=llm.client() if llm.configured else None,
-                                         llm_settings=llm.settings() if llm.configured else None,
-                                         boundary_model=built.get("boundary_model"), budgets=ranking.settings().budgets,
-                                         llm_prices=llm.prices())
+                summary = run_experiment(request, embedder, store, results)
+        variant = spec.variant
         # listed at info level: `chunkbench run` prints each problem once in its final summary, not once per partition
         for error in summary.errors:
             context.log.info(f"question problem: {error}")

@@ -21,7 +21,7 @@ from chunkbench_core.errors import ConfigError
 from chunkbench_core.reporting import run_reports_folder, write_reports
 from chunkbench_core.reporting.leaderboard import round_value
 from chunkbench_core.reporting.plots import frontier_png, frontier_points
-from chunkbench_core.stages import compare_latest_runs
+from chunkbench_core.stages.comparison import compare_latest_runs
 from chunkbench_core.wording import plural
 from chunkbench_core.storage.runs import clear_comparison, select_batch, select_run
 

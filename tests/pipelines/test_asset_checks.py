@@ -15,6 +15,7 @@ from chunkbench_core.chunking import STRATEGIES, FixedSizeChunker
 from tests.pipelines.support.partitions import LOCAL_ASSETS
 from chunkbench_pipelines.partitions import partition_key
 from chunkbench_pipelines.runner import run_everything
+from tests.pipelines.support.environment import environment_settings
 
 from .support.tides import MODEL, tides_benchmark, use_environment
 
@@ -74,7 +75,7 @@ def test_checks_fail_on_a_broken_collection_with_their_reason(setup, broken_fixe
     assert "experiment_results" not in {e.step_key for e in result.all_events if e.is_step_success}
 
     out = io.StringIO()
-    assert run_everything(strategies=["fixed_size"], corpus_models=[MODEL], out=out, instance=setup["instance"]) == 1
+    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], out=out, instance=setup["instance"]) == 1
     printed = out.getvalue()
     assert f"FAILED fixed_size|{MODEL}: chunk_invariants: 1 chunk whose markdown[start:end] is not its text" \
         in printed

@@ -14,6 +14,7 @@ from tests.pipelines.support.partitions import LOCAL_ASSETS
 from chunkbench_pipelines.definitions import build_resources
 from chunkbench_pipelines.partitions import partition_key
 from chunkbench_pipelines.resources import LLMResource
+from tests.pipelines.support.environment import environment_settings
 
 from .test_end_to_end import MODEL, workspace  # noqa: F401 - the fixture is used by name
 
@@ -79,7 +80,7 @@ def chat_server():
 @pytest.mark.e2e
 def test_judge_means_and_hallucination_rate_through_the_assets(workspace, chat_server, tmp_path):  # noqa: F811
     llm = LLMResource(model="scripted", base_url=chat_server.url, api_key="not-a-secret", judge_attempts=1)
-    resources = {**build_resources(), "llm": llm}
+    resources = {**build_resources(environment_settings()), "llm": llm}
     instance = DagsterInstance.ephemeral()
     assert materialize(LOCAL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
                        resources=resources).success
@@ -114,7 +115,7 @@ def test_dollars_per_question_and_partition_from_the_reported_tokens(workspace, 
 
     llm = LLMResource(model="scripted", base_url=chat_server.url, api_key="not-a-secret", judge_attempts=1,
                       input_price_per_mtok="2", output_price_per_mtok="8")
-    resources = {**build_resources(), "llm": llm}
+    resources = {**build_resources(environment_settings()), "llm": llm}
     instance = DagsterInstance.ephemeral()
     assert materialize(LOCAL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
                        resources=resources).success

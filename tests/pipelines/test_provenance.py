@@ -5,7 +5,7 @@ import json
 import pytest
 from dagster import AssetKey, DagsterInstance, build_schedule_context, materialize
 
-from chunkbench_core.embedding import set_semantic_threshold
+from chunkbench_core.embedding import SharedDefaults
 from chunkbench_core.provenance import code_version
 from chunkbench_core.storage.results_db import ResultsDB
 from tests.pipelines.support.partitions import LOCAL_ASSETS
@@ -111,7 +111,7 @@ def test_a_changed_threshold_marks_semantic_partitions_stale(setup):
     _, stale = stale_partitions(setup["instance"], setup["workspace"], EmbeddingResource())
     assert str(key) not in {b.partition_key for b in stale}
 
-    set_semantic_threshold(MODEL, 0.55, setup["home"])
+    SharedDefaults(ResultsDB(setup["results"])).set_threshold(MODEL, 0.55)  # chunkbench thresholds set
     _, stale = stale_partitions(setup["instance"], setup["workspace"], EmbeddingResource())
     [build] = [b for b in stale if b.partition_key == str(key)]
     assert "threshold" in build.reason and build.variant == ""

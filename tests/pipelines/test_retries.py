@@ -15,6 +15,7 @@ from chunkbench_pipelines.definitions import build_resources
 from chunkbench_pipelines.failures import permanent_errors_fail_fast
 from chunkbench_pipelines.partitions import partition_key
 from chunkbench_pipelines.resources import EmbeddingResource
+from tests.pipelines.support.environment import environment_settings
 from tests.core.embedding.openai_server import FaultProxy
 
 from .support.partitions import assets_over_models
@@ -42,7 +43,7 @@ def setup(tmp_path, monkeypatch):
     proxy = FaultProxy(dimension=768)
     instance = DagsterInstance.ephemeral()
     assert materialize(LOCAL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
-                       resources=build_resources()).success
+                       resources=build_resources(environment_settings())).success
     yield proxy, instance
     proxy.stop()
 
@@ -51,7 +52,7 @@ def build(proxy: FaultProxy, instance: DagsterInstance, url: str | None = "proxy
     embeddings = EmbeddingResource(compatible_base_url=proxy.base_url if url == "proxy" else url, max_retries=1,
                                    backoff_initial_seconds=0.01, backoff_max_seconds=0.02, timeout_seconds=10)
     result = materialize(ASSETS, selection=["chunk_collections"], partition_key=partition_key("fixed_size", MODEL),
-                         instance=instance, resources={**build_resources(), "embeddings": embeddings},
+                         instance=instance, resources={**build_resources(environment_settings()), "embeddings": embeddings},
                          raise_on_error=False)
     kinds = [e.event_type for e in result.all_events]
     failures = [e.event_specific_data.error for e in result.all_events if e.is_step_failure]
@@ -95,7 +96,7 @@ def test_an_unavailable_boundary_model_fails_at_once_with_the_reason(setup):
     _, instance = setup
     config = {"ops": {"chunk_collections": {"config": {"boundary_model": "text-embedding-3-small"}}}}
     result = materialize(LOCAL_ASSETS, selection=["chunk_collections"], instance=instance, run_config=config,
-                         partition_key=partition_key("semantic", "all-minilm-l6-v2"), resources=build_resources(),
+                         partition_key=partition_key("semantic", "all-minilm-l6-v2"), resources=build_resources(environment_settings()),
                          raise_on_error=False)
     kinds = [e.event_type for e in result.all_events]
     [failure] = [e.event_specific_data.error for e in result.all_events if e.is_step_failure]
@@ -107,9 +108,9 @@ def test_an_empty_question_set_fails_at_once(setup):
     _, instance = setup  # the question set of the fixture holds no question
     key = partition_key("fixed_size", "all-minilm-l6-v2")
     assert materialize(LOCAL_ASSETS, selection=["chunk_collections"], partition_key=key, instance=instance,
-                       resources=build_resources()).success
+                       resources=build_resources(environment_settings())).success
     result = materialize(LOCAL_ASSETS, selection=["experiment_results"], partition_key=key, instance=instance,
-                         resources=build_resources(), raise_on_error=False)
+                         resources=build_resources(environment_settings()), raise_on_error=False)
     kinds = [e.event_type for e in result.all_events]
     [failure] = [e.event_specific_data.error for e in result.all_events if e.is_step_failure]
     assert not result.success and DagsterEventType.STEP_UP_FOR_RETRY not in kinds

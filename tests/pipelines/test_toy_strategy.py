@@ -67,7 +67,7 @@ def test_the_toy_is_in_the_partitions_the_run_config_and_the_command_line(toy, c
     assert "--stride STRIDE" in help_text and TOY in help_text and "sentences per toy chunk" in help_text
     args = parser.parse_args(["chunk", "doc.md", "--strategy", TOY])
     assert args.strategy == TOY
-    from chunkbench_pipelines.cli_settings import run_settings
+    from chunkbench_pipelines.cli.run_settings import run_settings
 
     given = run_settings(parser.parse_args(["run", "--strategy", TOY, "--stride", "3"]))
     assert given["chunking"] == {"stride": 3}

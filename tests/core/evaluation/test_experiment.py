@@ -11,7 +11,6 @@ import pytest
 from chunkbench_core.chunking import make_chunker
 from chunkbench_core.embedding import Embedder, get_model
 from chunkbench_core.evaluation.experiment import (
-    AGGREGATES,
     ExpansionSettings,
     aggregate,
     build_provenance,
@@ -20,6 +19,7 @@ from chunkbench_core.evaluation.experiment import (
     resolve_questions,
     run_retrieval,
 )
+from chunkbench_core.evaluation.metric_registry import METRICS
 from chunkbench_core.evaluation.questions import parse_question_set
 from chunkbench_core.parsing.models import ParsedDocument, TreeNode
 from chunkbench_core.storage.vector_store import VectorStore
@@ -131,7 +131,7 @@ def test_rows_aggregates_and_provenance(setup):
     assert [n["rank"] for n in tree] == [1, 2]
     assert all(isinstance(r, dict) and "text" not in r for r in json.loads(row["retrieved"]))
     summary = aggregate(outcomes)
-    for name in AGGREGATES:
+    for name in (m.run_name for m in METRICS.values(source="retrieval")):
         assert summary[f"{name}_ci_low"] <= summary[name] <= summary[f"{name}_ci_high"]
     assert all(isinstance(v, (int, float)) for v in summary.values())
     assert "hallucination_rate" not in summary  # only when the LLM ran

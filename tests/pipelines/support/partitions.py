@@ -8,6 +8,7 @@ or a remote model it points a resource at (a local server standing in for the pr
 from dagster import AssetsDefinition
 
 from chunkbench_pipelines.assets import build_assets
+from chunkbench_core.settings import Settings
 from chunkbench_pipelines.partitions import runnable_corpus_models, strategy_by_model
 
 
@@ -17,7 +18,7 @@ def assets_over_models(corpus_models: list[str]) -> list[AssetsDefinition]:
 
 def local_models() -> list[str]:
     """The models that run with no provider configured (the local engines)."""
-    return runnable_corpus_models({})
+    return runnable_corpus_models(Settings())
 
 
 #: every asset over every registered strategy x the local models
