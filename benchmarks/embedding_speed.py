@@ -1,4 +1,4 @@
-"""Embedding throughput of the pipeline code vs the raw ONNX session, the cache, and peak memory (issue 5).
+"""Embedding throughput of the pipeline code vs the raw ONNX session, the cache, and peak memory.
 
     python benchmarks/embedding_speed.py [--data PATH] [--rounds 2] [--batch-size 64]
 

@@ -41,7 +41,7 @@ from .registry import StrategyOptions
 BoundaryEmbed = Callable[[list[str]], Any]
 ThresholdMode = Literal["absolute", "percentile"]
 THRESHOLD_MODES: tuple[str, ...] = ("absolute", "percentile")
-LLD_FALLBACK_THRESHOLD = 0.3  # the threshold when none is given (no boundary model's threshold in force)
+FALLBACK_THRESHOLD = 0.3  # the threshold when none is given (no boundary model's threshold in force)
 DEFAULT_PERCENTILE = 95.0
 DEFAULT_MIN_CHUNK_SIZE = 3
 
@@ -64,7 +64,7 @@ class SemanticCutOptions(StrategyOptions):
                                             "semantic group")
 
     def cut_rule(self) -> "CutRule":
-        return CutRule(self.threshold_mode, LLD_FALLBACK_THRESHOLD if self.threshold is None else self.threshold,
+        return CutRule(self.threshold_mode, FALLBACK_THRESHOLD if self.threshold is None else self.threshold,
                        self.percentile)
 
 
@@ -124,7 +124,7 @@ class CutRule:
     """Where semantic cuts go (module rule); validated when built."""
 
     mode: str = "absolute"
-    threshold: float = LLD_FALLBACK_THRESHOLD
+    threshold: float = FALLBACK_THRESHOLD
     percentile: float = DEFAULT_PERCENTILE
 
     def __post_init__(self) -> None:

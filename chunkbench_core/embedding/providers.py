@@ -2,7 +2,8 @@
 
 ``Embedder`` is what the rest of chunkbench calls. For every call it
 
-1. applies the model's task prefix exactly once (ADR-0004's invariant);
+1. applies the model's task prefix exactly once (twice, or not at all, and e5-style models embed
+   another text than the one they were trained to read);
 2. looks each prefix-applied text up in the embedding cache (when one is given) and
    embeds each distinct missing text once;
 3. batches remote requests (the registry's batch size: OpenAI 2048, OpenAI-compatible

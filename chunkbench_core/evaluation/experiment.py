@@ -366,7 +366,7 @@ def run_retrieval(
     """Retrieve ``top_k`` chunks per question, expand them, and score both sets.
 
     Questions are embedded in one batch; with ``filter_by_document`` the search is
-    restricted to the document of the question's first reference (the seeds' protocol);
+    restricted to the document of the question's first reference (one document per question);
     otherwise it searches every document (the Chroma protocol); tied scores are ordered
     by chunk_id (:func:`search_stable`). ``strategy`` and
     ``expansion`` decide neighbor expansion and parent context (for the strategies registered with
@@ -548,7 +548,8 @@ def build_provenance(
     llm: Mapping[str, Any] | None = None,
     seed: int = DEFAULT_SEED,
 ) -> dict[str, Any]:
-    """Everything that determines a run's numbers (LLD: provenance on every run)."""
+    """Everything that determines a run's numbers, recorded with every run so a number can be traced to what
+    made it."""
     return {
         "strategy": strategy,
         "corpus_model": corpus_model,

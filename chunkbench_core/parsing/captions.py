@@ -1,7 +1,7 @@
-"""Caption sources for embedded images (ADR-0004 "Images: LLM extraction now, self-hosted OCR later").
+"""Caption sources for embedded images: a vision LLM describes them now, a self-hosted OCR may later.
 
 A caption source is any callable ``bytes -> str`` (``ParseOptions.caption_source``),
-so the vision call is swappable, as the ADR asks. This module builds one for an
+so the vision call is swappable (another engine is another callable). This module builds one for an
 OpenAI-compatible chat endpoint that accepts images (OpenAI itself, or a local
 server speaking the same API): the image is sent inline as a base64 data URL with
 a short instruction to describe or transcribe it.

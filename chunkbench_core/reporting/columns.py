@@ -193,7 +193,7 @@ class RunSettings:
 
     @property
     def neighbor_badge(self) -> str:
-        """The seeds' neighbor badge: ``±P/N`` (previous / next chunks added around each hit); ``±?`` unrecorded."""
+        """The neighbor badge: ``±P/N`` (previous / next chunks added around each hit); ``±?`` unrecorded."""
         if self.neighbor_prev is None and self.neighbor_next is None:
             return "±?"
         return f"±{self.neighbor_prev or 0}/{self.neighbor_next or 0}"
