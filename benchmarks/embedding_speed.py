@@ -9,7 +9,7 @@ On the Chroma corpora chunked by ``fixed_size`` 250/0 (``make_chunker``), in one
    texts with the same batch size and the same batches (texts sorted by length, as
    the pipeline does). Rounds alternate raw / pipeline; the best round of each is
    compared. Target: pipeline / raw <= 1.15. The vectors must be identical.
-2. **cache**: the partition's work (``build_chunk_collection``: chunk, embed, replace
+2. **cache**: the partition's work (``stages.collections.build_collection``: chunk, embed, replace
    the Qdrant collection, write the chunks table) first with an empty cache, then
    re-run unchanged. Target: the re-run >= 10x faster; the hit rate is printed.
 3. **memory**: peak RSS of this whole process (``getrusage``). Target: < 1.5 GB.

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
@@ -96,24 +97,44 @@ def context_source_counts(sources: list[str | None]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def collection_row(*, collection: str, strategy: str, corpus_model: str, variant: str, settings: Mapping[str, Any],
-                   options: Mapping[str, Any], chunker_params: Mapping[str, Any], context_sources: Mapping[str, int],
-                   parse_options: Mapping[str, Any] | None, parser_version: str | None, corpus_fingerprint: str,
-                   n_documents: int, n_chunks: int, dagster_run_id: str | None, built_at: Any) -> dict[str, Any]:
+@dataclass(frozen=True)
+class BuildFacts:
+    """What one collection build was made from and made (the ``collections`` row's inputs)."""
+
+    collection: str
+    strategy: str
+    corpus_model: str
+    variant: str
+    settings: Mapping[str, Any]  # the requested settings that decide the chunks
+    options: Mapping[str, Any]  # the options set by the user (and an explicit boundary model)
+    chunker_params: Mapping[str, Any]  # what the chunker reported
+    context_sources: Mapping[str, int]
+    parse_options: Mapping[str, Any] | None
+    parser_version: str | None
+    corpus_fingerprint: str
+    n_documents: int
+    n_chunks: int
+    dagster_run_id: str | None
+    built_at: Any
+
+
+def collection_row(facts: BuildFacts) -> dict[str, Any]:
     """One row of the ``collections`` table: what this collection was built from."""
     dump = lambda value: json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)  # noqa: E731
-    fingerprint = settings_fingerprint(settings)
+    f = facts
+    fingerprint = settings_fingerprint(f.settings)
     return {
-        "collection": collection, "strategy": strategy, "corpus_model": corpus_model, "variant": variant,
-        "settings": dump(dict(settings)), "settings_fingerprint": fingerprint,
-        "build": build_fingerprint(fingerprint, corpus_fingerprint, settings.get("overflow")),
-        "options": dump(dict(options)), "chunker_params": dump(dict(chunker_params)),
-        "boundary_model": settings.get("boundary_model"), "threshold": settings.get("threshold"),
-        "threshold_source": settings.get("threshold_source"),
-        "threshold_mode": chunker_params.get("threshold_mode"),
-        "context_sources": dump(dict(context_sources)), "parse_options": dump(dict(parse_options or {})),
-        "parser_version": parser_version, "corpus_fingerprint": corpus_fingerprint, "n_documents": n_documents,
-        "n_chunks": n_chunks, "dagster_run_id": dagster_run_id, "code_version": code_version(), "built_at": built_at,
+        "collection": f.collection, "strategy": f.strategy, "corpus_model": f.corpus_model, "variant": f.variant,
+        "settings": dump(dict(f.settings)), "settings_fingerprint": fingerprint,
+        "build": build_fingerprint(fingerprint, f.corpus_fingerprint, f.settings.get("overflow")),
+        "options": dump(dict(f.options)), "chunker_params": dump(dict(f.chunker_params)),
+        "boundary_model": f.settings.get("boundary_model"), "threshold": f.settings.get("threshold"),
+        "threshold_source": f.settings.get("threshold_source"),
+        "threshold_mode": f.chunker_params.get("threshold_mode"),
+        "context_sources": dump(dict(f.context_sources)), "parse_options": dump(dict(f.parse_options or {})),
+        "parser_version": f.parser_version, "corpus_fingerprint": f.corpus_fingerprint,
+        "n_documents": f.n_documents, "n_chunks": f.n_chunks, "dagster_run_id": f.dagster_run_id,
+        "code_version": code_version(), "built_at": f.built_at,
     }
 
 

@@ -36,7 +36,7 @@ from chunkbench_core.tokens import TokenIndex
 from .base import Chunker
 from .boundaries import BoundaryEmbed, embed_units, require_embed, unit_token_counts
 from .cascade import recursive_spans
-from .registry import StrategyOptions, register_strategy
+from .registry import Capabilities, StrategyOptions, register_strategy
 from .window import ModelWindow, fit_spans
 
 DEFAULT_PIECE_SIZE = 50
@@ -81,7 +81,7 @@ def best_partition(vectors: np.ndarray, piece_tokens: list[int], max_tokens: int
     return ranges[::-1]
 
 
-@register_strategy("cluster_semantic", options=ClusterOptions, boundary_model=True,
+@register_strategy("cluster_semantic", options=ClusterOptions, capabilities=Capabilities(boundary_model=True),
                    description="clusters sentences by meaning into chunks of bounded size")
 class ClusterSemanticChunker(Chunker):
     size_driven = False

@@ -40,7 +40,7 @@ from chunkbench_core.tokens import TokenIndex, cl100k, count_tokens
 from .base import Chunk, Chunker, Piece, build_chunks
 from .fixed_size import FixedSizeChunker
 from .recursive import RecursiveChunker
-from .registry import StrategyOptions, register_strategy
+from .registry import Capabilities, StrategyOptions, register_strategy
 from .window import ModelWindow, fit_pieces
 
 log = logging.getLogger("chunkbench.chunking")
@@ -185,7 +185,7 @@ class ContextualOptions(StrategyOptions):
                              "document uses its title and heading path)")
 
 
-@register_strategy("contextual_retrieval", options=ContextualOptions, llm=True,
+@register_strategy("contextual_retrieval", options=ContextualOptions, capabilities=Capabilities(llm=True),
                    description="adds an LLM-written context line to each chunk before embedding it",
                    description_without_llm="adds the document's title and the chunk's heading path to each chunk "
                                            "before embedding it (no LLM was configured)")

@@ -11,12 +11,12 @@ from __future__ import annotations
 from chunkbench_core.tokens import TokenIndex
 
 from .base import Chunker
-from .registry import register_strategy
+from .registry import Capabilities, register_strategy
 
 
 @register_strategy("fixed_size", description="cuts the text into windows of a fixed number of tokens, ignoring "
                                              "its structure",
-                   sweepable=True, neighbor_expansion=True, covers_text=True)
+                   capabilities=Capabilities(sweepable=True, neighbor_expansion=True, covers_text=True))
 class FixedSizeChunker(Chunker):
     def spans(self, text: str, tokens: TokenIndex) -> list[tuple[int, int, int]]:
         step = self.chunk_size - self.chunk_overlap

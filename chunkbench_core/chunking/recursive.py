@@ -11,14 +11,14 @@ from chunkbench_core.tokens import TokenIndex
 
 from .base import Chunker
 from .cascade import SEPARATORS, recursive_spans
-from .registry import register_strategy
+from .registry import Capabilities, register_strategy
 
 __all__ = ["SEPARATORS", "RecursiveChunker", "recursive_spans"]
 
 
 @register_strategy("recursive", description="splits at headings, then paragraphs, lines and sentences, and merges "
                                             "pieces up to a target size",
-                   sweepable=True, covers_text=True)
+                   capabilities=Capabilities(sweepable=True, covers_text=True))
 class RecursiveChunker(Chunker):
     def spans(self, text: str, tokens: TokenIndex) -> list[tuple[int, int]]:
         if not text:

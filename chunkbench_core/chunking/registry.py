@@ -6,7 +6,7 @@
         stride: int = Field(2, ge=1, description="sentences between two cuts")
 
     @register_strategy("my_strategy", options=MyOptions, description="cuts every few sentences",
-                       boundary_model=False, sweepable=True)
+                       capabilities=Capabilities(sweepable=True))
     class MyChunker(Chunker):
         def spans(self, text, tokens): ...
 
@@ -268,19 +268,14 @@ C = TypeVar("C", bound=type)
 
 
 def register_strategy(name: str, *, description: str, options: type[StrategyOptions] = StrategyOptions,
-                      boundary_model: bool = False, llm: bool = False, parent_context: bool = False,
-                      sweepable: bool = False, neighbor_expansion: bool = False, covers_text: bool = False,
-                      description_without_llm: str | None = None,
+                      capabilities: Capabilities = Capabilities(), description_without_llm: str | None = None,
                       registry: StrategyRegistry | None = None) -> Callable[[C], C]:
     """Register the decorated chunker class as strategy ``name`` (see the module docstring)."""
 
     def decorate(cls: C) -> C:
-        capabilities = Capabilities(boundary_model=boundary_model, llm=llm, parent_context=parent_context,
-                                    sweepable=sweepable, neighbor_expansion=neighbor_expansion,
-                                    covers_text=covers_text)
         cls.name = name  # type: ignore[attr-defined]
         cls.Options = options  # type: ignore[attr-defined]
-        cls.needs_boundary_embeddings = boundary_model  # type: ignore[attr-defined]
+        cls.needs_boundary_embeddings = capabilities.boundary_model  # type: ignore[attr-defined]
         (registry or STRATEGIES).add(Strategy(name, cls, options, description, capabilities, description_without_llm))
         return cls
 

@@ -31,7 +31,7 @@ from .boundaries import (
     unit_token_counts,
 )
 from .cascade import recursive_spans
-from .registry import register_strategy
+from .registry import Capabilities, register_strategy
 from .sentences import sentence_spans
 from .window import ModelWindow, fit_spans
 
@@ -64,7 +64,7 @@ def semantic_spans(strategy: str, text: str, tokens: TokenIndex, segments: list[
     return out
 
 
-@register_strategy("semantic", options=SemanticCutOptions, boundary_model=True,
+@register_strategy("semantic", options=SemanticCutOptions, capabilities=Capabilities(boundary_model=True),
                    description="groups consecutive sentences while their meaning stays similar (a boundary "
                                "embedding model decides)")
 class SemanticChunker(Chunker):

@@ -39,7 +39,7 @@ from .boundaries import (
     unit_token_counts,
 )
 from .cascade import recursive_spans
-from .registry import register_strategy
+from .registry import Capabilities, register_strategy
 from .sentences import section_paragraph_spans
 from .window import ModelWindow, fit_span_groups
 
@@ -51,7 +51,8 @@ class ParentChildOptions(SemanticCutOptions):
         None, ge=1, description=f"parent size in cl100k tokens (default {PARENT_SIZE_FACTOR} x chunk_size)")
 
 
-@register_strategy("semantic_parent_child", options=ParentChildOptions, boundary_model=True, parent_context=True,
+@register_strategy("semantic_parent_child", options=ParentChildOptions,
+                   capabilities=Capabilities(boundary_model=True, parent_context=True),
                    description="retrieves small semantic chunks and hands the model their larger parent section")
 class SemanticParentChildChunker(Chunker):
     size_driven = False

@@ -35,7 +35,7 @@ from .base import Chunker, Piece
 from .boundaries import BoundaryEmbed, CutRule, SemanticCutOptions, require_embed
 from .cascade import recursive_spans
 from .fixed_size import window_spans
-from .registry import register_strategy
+from .registry import Capabilities, register_strategy
 from .semantic import semantic_spans
 from .window import ModelWindow, fit_span_groups
 
@@ -80,7 +80,7 @@ def structural_blocks(document: ParsedDocument) -> list[Block]:
 
 
 # a boundary model with the default prose_chunker="semantic"
-@register_strategy("structural", options=StructuralOptions, boundary_model=True,
+@register_strategy("structural", options=StructuralOptions, capabilities=Capabilities(boundary_model=True),
                    description="follows the document's own structure (headings, lists, tables)")
 class StructuralChunker(Chunker):
     size_driven = False

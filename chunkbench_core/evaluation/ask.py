@@ -132,26 +132,29 @@ class AskResult:
         return "\n".join(lines)
 
 
-def ask(
-    question: str,
-    strategy: str,
-    embedder: Any,
-    store: Any,
-    collection: str,
-    *,
-    chunk_rows: Sequence[Mapping[str, Any]] = (),
-    top_k: int = 5,
-    expansion: ExpansionSettings | None = None,
-    document: str | None = None,
-    llm_client: Any | None = None,
-    llm_settings: LLMSettings | None = None,
-) -> AskResult:
-    """Retrieve, expand and (with an LLM) answer ``question`` against ``collection``; nothing is written.
+@dataclass(frozen=True)
+class AskRequest:
+    """One question against one built collection: ``chunk_rows`` are the collection's rows of the ``chunks``
+    table (the parents of parent-child strategies are stored there, not in the collection); ``document``: search
+    this document only."""
 
-    ``chunk_rows``: the partition's rows of the ``chunks`` table (the parents of parent-child
-    strategies are stored there, not in the collection). Raises CollectionMissingError when the
-    collection is not built.
+    question: str
+    strategy: str
+    collection: str
+    chunk_rows: Sequence[Mapping[str, Any]] = ()
+    top_k: int = 5
+    expansion: ExpansionSettings | None = None
+    document: str | None = None
+
+
+def ask(request: AskRequest, embedder: Any, store: Any, llm_client: Any | None = None,
+        llm_settings: LLMSettings | None = None) -> AskResult:
+    """Retrieve, expand and (with an LLM) answer the question against the collection; nothing is written.
+
+    Raises CollectionMissingError when the collection is not built.
     """
+    question, strategy, collection = request.question, request.strategy, request.collection
+    chunk_rows, top_k, expansion, document = request.chunk_rows, request.top_k, request.expansion, request.document
     if not question.strip():
         raise ChunkbenchError("the question is empty")
     if top_k < 1:

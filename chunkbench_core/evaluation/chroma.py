@@ -34,6 +34,7 @@ from chunkbench_core.embedding import Embedder, get_model
 from chunkbench_core.errors import ConfigError, QuestionSetError
 from chunkbench_core.evaluation.experiment import (
     ResolvedQuestion,
+    RetrievalOptions,
     aggregate,
     collection_chunks,
     resolve_questions,
@@ -269,8 +270,8 @@ def run_config(strategy: str, size: int, overlap: int, documents: Sequence[Parse
     store.ensure_collection(name, embedder.spec.dimension)
     store.replace_points(name, chunks, vectors)
     t3 = time.perf_counter()
-    outcomes = run_retrieval(questions, embedder, store, name, top_k=TOP_K, filter_by_document=False,
-                             strategy=strategy, chunks=collection_chunks(chunks))
+    outcomes = run_retrieval(questions, embedder, store, name, RetrievalOptions(
+        top_k=TOP_K, filter_by_document=False, strategy=strategy, chunks=collection_chunks(chunks)))
     summary = aggregate(outcomes)
     t4 = time.perf_counter()
     failed = [o.error for o in outcomes if o.error]

@@ -74,6 +74,8 @@ __all__ = [
     "build_provenance",
     "collection_chunks",
     "outcome_row",
+    "ProvenanceInputs",
+    "RetrievalOptions",
     "resolve_questions",
     "run_retrieval",
     "search_stable",
@@ -346,23 +348,24 @@ def search_stable(store: VectorStore, collection: str, vector: np.ndarray, top_k
     return [RetrievedChunk.from_payload(h.payload, rank=i, score=h.score) for i, h in enumerate(ordered, start=1)]
 
 
-def run_retrieval(
-    questions: Sequence[ResolvedQuestion],
-    embedder: Embedder,
-    store: VectorStore,
-    collection: str,
-    top_k: int = DEFAULT_TOP_K,
-    filter_by_document: bool = False,
-    *,
-    strategy: str | None = None,
-    expansion: ExpansionSettings | None = None,
-    chunks: Mapping[str, Sequence[CollectionChunk]] | None = None,
-    parents: Mapping[str, Mapping[str, Any]] | None = None,
-    budgets: Sequence[int] = budget.DEFAULT_BUDGETS,
-    latency: "QueryLatency | None" = None,
-    latency_sample: int = LATENCY_SAMPLE,
-    registry: MetricRegistry = METRICS,
-) -> list[QuestionOutcome]:
+@dataclass(frozen=True)
+class RetrievalOptions:
+    """How a run retrieves and scores (see :func:`run_retrieval`)."""
+
+    top_k: int = DEFAULT_TOP_K
+    filter_by_document: bool = False
+    strategy: str | None = None
+    expansion: ExpansionSettings | None = None
+    chunks: Mapping[str, Sequence[CollectionChunk]] | None = None
+    parents: Mapping[str, Mapping[str, Any]] | None = None
+    budgets: Sequence[int] = budget.DEFAULT_BUDGETS
+    latency: "QueryLatency | None" = None
+    latency_sample: int = LATENCY_SAMPLE
+    registry: MetricRegistry = METRICS
+
+
+def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, store: VectorStore, collection: str,
+                  options: RetrievalOptions = RetrievalOptions()) -> list[QuestionOutcome]:
     """Retrieve ``top_k`` chunks per question, expand them, and score both sets.
 
     Questions are embedded in one batch; with ``filter_by_document`` the search is
@@ -375,21 +378,23 @@ def run_retrieval(
     ``budgets`` are the context budgets of :mod:`.budget` (``recall_at_B``, ``budget_auc``).
     Every retrieval metric of ``registry`` is scored (the judge's are scored by :func:`run_llm_evaluation`).
 
-    Query latency (``latency``, filled in when given): the first query embedding of the run
+    Query latency (``options.latency``, filled in when given): the first query embedding of the run
     is timed alone and kept apart as the cold call (it may load the model); then up to
-    ``latency_sample`` questions are embedded one at a time, without the embedding cache,
+    ``options.latency_sample`` questions are embedded one at a time, without the embedding cache,
     and their mean is the warm query-embedding time of every question (``embed_ms``). So
     run order and cache hits never show up as latency. Search and expansion are timed per
     question.
     """
+    top_k, filter_by_document, strategy = options.top_k, options.filter_by_document, options.strategy
+    chunks, parents, latency, registry = options.chunks, options.parents, options.latency, options.registry
     if top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k}")
-    expansion = expansion or ExpansionSettings()
-    budgets = budget.validate_budgets(budgets)
+    expansion = options.expansion or ExpansionSettings()
+    budgets = budget.validate_budgets(options.budgets)
     outcomes: list[QuestionOutcome] = []
     if not questions:
         return outcomes
-    measured = measure_query_latency(embedder, [rq.question.question for rq in questions], latency_sample)
+    measured = measure_query_latency(embedder, [rq.question.question for rq in questions], options.latency_sample)
     if latency is not None:
         latency.cold_ms, latency.warm_ms, latency.sample = measured.cold_ms, measured.warm_ms, measured.sample
     embed_ms = measured.warm_ms
@@ -532,38 +537,43 @@ def document_hashes(documents: Mapping[str, str]) -> dict[str, str]:
     return {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in sorted(documents.items())}
 
 
-def build_provenance(
-    *,
-    strategy: str,
-    corpus_model: str,
-    boundary_model: str | None,
-    chunking_params: Mapping[str, Any],
-    top_k: int,
-    filter_by_document: bool,
-    expansion: ExpansionSettings,
-    question_set_hash: str,
-    question_sets: Mapping[str, str],
-    documents: Mapping[str, str],
-    code_version: str,
-    llm: Mapping[str, Any] | None = None,
-    seed: int = DEFAULT_SEED,
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ProvenanceInputs:
+    """What a run's provenance is made of (see :func:`build_provenance`)."""
+
+    strategy: str
+    corpus_model: str
+    boundary_model: str | None
+    chunking_params: Mapping[str, Any]
+    top_k: int
+    filter_by_document: bool
+    expansion: ExpansionSettings
+    question_set_hash: str
+    question_sets: Mapping[str, str]
+    documents: Mapping[str, str]
+    code_version: str
+    llm: Mapping[str, Any] | None = None
+    seed: int = DEFAULT_SEED
+
+
+def build_provenance(inputs: ProvenanceInputs) -> dict[str, Any]:
     """Everything that determines a run's numbers, recorded with every run so a number can be traced to what
     made it."""
+    i = inputs
     return {
-        "strategy": strategy,
-        "corpus_model": corpus_model,
-        "boundary_model": boundary_model,
-        "chunking_params": dict(chunking_params),
-        "top_k": top_k,
-        "filter_by_document": filter_by_document,
-        "neighbors": {**expansion.to_dict(), "applied": expansion.applies_to(strategy)},
-        "parent_context": gives_parent_context(strategy),
-        "question_set_hash": question_set_hash,
-        "question_sets": dict(question_sets),
-        "document_hashes": document_hashes(documents),
-        "code_version": code_version,
+        "strategy": i.strategy,
+        "corpus_model": i.corpus_model,
+        "boundary_model": i.boundary_model,
+        "chunking_params": dict(i.chunking_params),
+        "top_k": i.top_k,
+        "filter_by_document": i.filter_by_document,
+        "neighbors": {**i.expansion.to_dict(), "applied": i.expansion.applies_to(i.strategy)},
+        "parent_context": gives_parent_context(i.strategy),
+        "question_set_hash": i.question_set_hash,
+        "question_sets": dict(i.question_sets),
+        "document_hashes": document_hashes(i.documents),
+        "code_version": i.code_version,
         "metrics_library": ranking.library_version(),
-        "bootstrap": {"confidence": DEFAULT_CONFIDENCE, "resamples": DEFAULT_BOOTSTRAP_RESAMPLES, "seed": seed},
-        "llm": dict(llm) if llm else None,
+        "bootstrap": {"confidence": DEFAULT_CONFIDENCE, "resamples": DEFAULT_BOOTSTRAP_RESAMPLES, "seed": i.seed},
+        "llm": dict(i.llm) if i.llm else None,
     }

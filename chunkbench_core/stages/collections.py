@@ -23,7 +23,7 @@ from chunkbench_core.errors import ChunkbenchError, ChunkingError
 from chunkbench_core.evaluation.cost import LLMPrices, embedding_usd, llm_usd
 from chunkbench_core.parsing.models import ParsedDocument
 from chunkbench_core.progress import check_stop
-from chunkbench_core.provenance import collection_row, context_source_counts, settings_fingerprint
+from chunkbench_core.provenance import BuildFacts, collection_row, context_source_counts, settings_fingerprint
 from chunkbench_core.redaction import describe_error, redact
 from chunkbench_core.storage.history import build_rows_key
 from chunkbench_core.storage.records import ChunkRecord, CollectionBuild, IndexCostRecord, UsageRecord, now
@@ -143,12 +143,12 @@ def build_collection(request: BuildRequest, embedder: Embedder, boundary: Embedd
     params_json = json.dumps({**chunker_params, "overflow": spec.overflow, "boundary_model": spec.boundary_model},
                              sort_keys=True, default=str)
     sources = context_source_counts([c.context_source for c in retrieved])
-    built = collection_row(
+    built = collection_row(BuildFacts(
         collection=spec.collection, strategy=spec.strategy, corpus_model=model.id, variant=spec.variant,
         settings=spec.settings, options=spec.variant_options, chunker_params=chunker_params,
         context_sources=sources, parse_options=request.parse_options, parser_version=request.parser_version,
         corpus_fingerprint=request.corpus_fingerprint, n_documents=len(request.documents), n_chunks=len(chunks),
-        dagster_run_id=request.dagster_run_id, built_at=stamp)
+        dagster_run_id=request.dagster_run_id, built_at=stamp))
     # each build's rows under a key of their own: other settings add a build, the same settings replace it
     results.record_build(CollectionBuild(
         rows_key=spec.rows_key, chunks_key=build_rows_key(spec.rows_key, built["build"]), collection=built,

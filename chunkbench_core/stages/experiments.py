@@ -19,7 +19,9 @@ from chunkbench_core.evaluation.cost import LLMPrices, query_usd_per_1000, quest
 from chunkbench_core.evaluation.experiment import (
     DEFAULT_TOP_K,
     ExpansionSettings,
+    ProvenanceInputs,
     QueryLatency,
+    RetrievalOptions,
     aggregate,
     build_provenance,
     outcome_row,
@@ -107,10 +109,9 @@ def run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vector
     build, chunk_rows = read_build_chunks(results, spec.rows_key, request.provenance.get("build"))
     chunks, parents = split_chunk_rows(chunk_rows)
     latency = QueryLatency()
-    outcomes = run_retrieval(resolved, embedder, store, spec.collection, top_k=request.top_k,
-                             filter_by_document=request.filter_by_document, strategy=spec.strategy,
-                             expansion=request.expansion, chunks=chunks, parents=parents, budgets=budgets,
-                             latency=latency)
+    outcomes = run_retrieval(resolved, embedder, store, spec.collection, RetrievalOptions(
+        top_k=request.top_k, filter_by_document=request.filter_by_document, strategy=spec.strategy,
+        expansion=request.expansion, chunks=chunks, parents=parents, budgets=budgets, latency=latency))
     llm = request.llm
     llm_report = run_llm_evaluation(outcomes, llm.client, llm.settings) if llm.configured else None  # never raises
     prices = resolve_llm_prices(llm.settings if llm.configured else None, llm.prices)
@@ -125,14 +126,14 @@ def run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vector
     summary.update(query_cost(outcomes, spec.model, llm.settings if llm.configured else None, llm.prices))
     summary.update(partition_cost(results, spec.rows_key, questions, prices))
     provenance = {
-        **build_provenance(
+        **build_provenance(ProvenanceInputs(
             strategy=spec.strategy, corpus_model=spec.corpus_model,
             boundary_model=request.provenance.get("boundary_model"),
             chunking_params=request.provenance.get("chunking_params", {}), top_k=request.top_k,
             filter_by_document=request.filter_by_document, expansion=request.expansion,
             question_set_hash=question_set_hash(sets), question_sets={qs.name: qs.sha256 for qs in sets},
             documents={d.document: d.markdown for d in request.documents}, code_version=code_version(),
-            llm=llm.settings.to_dict() if llm.configured and llm.settings else None),
+            llm=llm.settings.to_dict() if llm.configured and llm.settings else None)),
         "documents": sorted(d.document for d in request.documents),
         "question_files": {Path(qs.path).name: qs.sha256 for qs in sets},  # the board names sets by file
         "variant": spec.variant,

@@ -144,11 +144,12 @@ def test_question_sets_sensor_reports_changes_and_built_partitions_are_reevaluat
 def test_automation_is_off_unless_the_one_switch_is_on():
     from dagster import DefaultScheduleStatus, DefaultSensorStatus
 
+    from chunkbench_core.settings import Settings
     from chunkbench_pipelines.automation import sensor_status
 
-    assert sensor_status({}) == DefaultSensorStatus.STOPPED
-    assert sensor_status({"CHUNKBENCH_AUTOMATION": "on"}) == DefaultSensorStatus.RUNNING
-    assert sensor_status({"CHUNKBENCH_AUTOMATION": "off"}) == DefaultSensorStatus.STOPPED
+    assert sensor_status(Settings.load({}).automation) == DefaultSensorStatus.STOPPED
+    assert sensor_status(Settings.load({"CHUNKBENCH_AUTOMATION": "on"}).automation) == DefaultSensorStatus.RUNNING
+    assert sensor_status(Settings.load({"CHUNKBENCH_AUTOMATION": "off"}).automation) == DefaultSensorStatus.STOPPED
     sensors = {s.name: s for s in REPOSITORY.sensor_defs}
     assert set(sensors) == {"automation", "corpus_sensor", "question_sets_sensor"}  # no default automation sensor
     assert all(s.default_status == DefaultSensorStatus.STOPPED for s in sensors.values())

@@ -31,8 +31,13 @@ def parse_corpus(setup):
 
 
 @pytest.mark.slow
-def test_a_document_over_the_memory_limit_fails_alone(setup, monkeypatch):
-    monkeypatch.setenv("CHUNKBENCH_PARSE_MEMORY_MB", "512")
+def test_a_document_over_the_memory_limit_fails_alone(setup):
+    from chunkbench_pipelines.resources import WorkspaceResource
+
+    workspace = setup["resources"]["workspace"]  # with CHUNKBENCH_PARSE_MEMORY_MB=512, as the settings pass it
+    setup["resources"] = {**setup["resources"], "workspace": WorkspaceResource(
+        home=workspace.home, corpus=workspace.corpus, questions=workspace.questions, benchmark=workspace.benchmark,
+        parse_memory_mb="512")}
     (setup["corpus"] / "wide.csv").write_bytes(b"name,value\n" + b"x," * 12_000_000 + b"\n")
     documents, _ = parse_corpus(setup)
     assert documents["tides.md"][0] == "parsed"

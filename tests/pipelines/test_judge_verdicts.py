@@ -79,7 +79,8 @@ def chat_server():
 
 @pytest.mark.e2e
 def test_judge_means_and_hallucination_rate_through_the_assets(workspace, chat_server, tmp_path):  # noqa: F811
-    llm = LLMResource(model="scripted", base_url=chat_server.url, api_key="not-a-secret", judge_attempts=1)
+    llm = LLMResource(model="scripted", base_url=chat_server.url, api_key="not-a-secret", judge_attempts=1,
+                      home=str(environment_settings().home))
     resources = {**build_resources(environment_settings()), "llm": llm}
     instance = DagsterInstance.ephemeral()
     assert materialize(LOCAL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
@@ -114,6 +115,7 @@ def test_dollars_per_question_and_partition_from_the_reported_tokens(workspace, 
     from chunkbench_core.tokens import count_tokens
 
     llm = LLMResource(model="scripted", base_url=chat_server.url, api_key="not-a-secret", judge_attempts=1,
+                      home=str(environment_settings().home),
                       input_price_per_mtok="2", output_price_per_mtok="8")
     resources = {**build_resources(environment_settings()), "llm": llm}
     instance = DagsterInstance.ephemeral()

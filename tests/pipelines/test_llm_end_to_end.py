@@ -27,6 +27,7 @@ SECRET = "sk-chunkbench-test-secret-7d1f"
 def test_answers_and_judge_through_the_assets(workspace, llama_server_url, tmp_path):  # noqa: F811
     home = workspace["home"]
     llm = LLMResource(model="gemma", base_url=f"{llama_server_url}/v1", api_key=SECRET, system_prompt_as_user=True,
+                      home=str(environment_settings().home),
                       answer_max_tokens=16, judge_max_tokens=16, judge_max_tokens_cap=32, judge_attempts=1,
                       max_context_tokens=200, timeout_seconds=120)
     resources = {**build_resources(environment_settings()), "llm": llm}

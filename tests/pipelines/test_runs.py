@@ -95,7 +95,8 @@ def test_a_past_run_keeps_its_report_and_a_run_can_be_set_aside(workspace):  # n
     assert precision_cells((folder / "benchmark_report.html").read_text(encoding="utf-8")) == [old_precision]
 
     # a run made before experiments recorded their batch is found by its Dagster run's tag (asset, batch config)
-    key = next(p.stem for p in (home / "tables" / "experiment_metrics").glob(f"*{old}.parquet"))
+    # (the run's row is stored under its results key in experiment_runs, its means in run_scores)
+    key = next(p.stem for p in (home / "tables" / "experiment_runs").glob(f"*{old}.parquet"))
     [row] = results.read("experiment_metrics", key)
     row["provenance"] = json.dumps({k: v for k, v in json.loads(row["provenance"]).items() if k != "batch_id"})
     results.write("experiment_metrics", key, [row])

@@ -11,7 +11,14 @@ import pytest
 from dagster import AssetKey, DagsterInstance, materialize
 from pydantic import Field
 
-from chunkbench_core.chunking import STRATEGIES, Chunker, StrategyOptions, register_strategy, sentence_spans
+from chunkbench_core.chunking import (
+    STRATEGIES,
+    Capabilities,
+    Chunker,
+    StrategyOptions,
+    register_strategy,
+    sentence_spans,
+)
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_pipelines.assets import build_assets
 from chunkbench_pipelines.partitions import partition_key, strategy_by_model
@@ -43,7 +50,8 @@ class ToySentenceChunker(Chunker):
 @pytest.fixture()
 def toy():
     """The toy registered the way a strategy module registers itself (the decorator), then removed again."""
-    register_strategy(TOY, options=ToyOptions, description=DESCRIPTION, sweepable=True)(ToySentenceChunker)
+    register_strategy(TOY, options=ToyOptions, description=DESCRIPTION,
+                      capabilities=Capabilities(sweepable=True))(ToySentenceChunker)
     yield STRATEGIES[TOY]
     STRATEGIES.remove(TOY)
 

@@ -9,7 +9,7 @@ import pytest
 
 from chunkbench_core.datasets import SAMPLE_CORPUS
 from chunkbench_core.embedding import Embedder, builtin_registry, get_model
-from chunkbench_core.evaluation.ask import CollectionMissingError, ask
+from chunkbench_core.evaluation.ask import AskRequest, CollectionMissingError, ask
 from chunkbench_core.evaluation.llm import LLMSettings, make_client
 from chunkbench_core.evaluation.retrieval import ExpansionSettings
 from chunkbench_core.parsing import parse
@@ -54,10 +54,10 @@ def built(tmp_path_factory):
     store.close()
 
 
-def run(built, strategy, **kwargs):
+def run(built, strategy, llm_client=None, llm_settings=None, **kwargs):
     _, rows = read_build_chunks(built["results"], partition_rows_key(strategy, MODEL))
-    return ask(QUESTION, strategy, built["embedder"], built["store"], partition_collection(strategy, MODEL),
-               chunk_rows=rows, **kwargs)
+    request = AskRequest(QUESTION, strategy, partition_collection(strategy, MODEL), chunk_rows=rows, **kwargs)
+    return ask(request, built["embedder"], built["store"], llm_client, llm_settings)
 
 
 def test_ask_shows_hits_with_scores_offsets_and_the_expansion_tree(built):

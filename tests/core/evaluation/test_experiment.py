@@ -16,7 +16,9 @@ from chunkbench_core.evaluation.experiment import (
     build_provenance,
     collection_chunks,
     outcome_row,
+    ProvenanceInputs,
     resolve_questions,
+    RetrievalOptions,
     run_retrieval,
 )
 from chunkbench_core.evaluation.metric_registry import METRICS
@@ -77,8 +79,8 @@ def setup(tmp_path_factory):
 
 
 def run(setup, **kwargs):
-    return run_retrieval(setup["questions"], setup["embedder"], setup["store"], "col", top_k=2,
-                         strategy="fixed_size", chunks=collection_chunks(setup["chunks"]), **kwargs)
+    return run_retrieval(setup["questions"], setup["embedder"], setup["store"], "col", RetrievalOptions(
+        top_k=2, strategy="fixed_size", chunks=collection_chunks(setup["chunks"]), **kwargs))
 
 
 def test_two_runs_give_identical_evidence_metrics(setup):
@@ -111,8 +113,8 @@ def test_without_expansion_the_after_scores_equal_the_before_scores(setup):
 
 
 def test_document_filter_and_missing_chunk_list(setup):
-    outcomes = run_retrieval(setup["questions"], setup["embedder"], setup["store"], "col", top_k=3,
-                             filter_by_document=True)
+    outcomes = run_retrieval(setup["questions"], setup["embedder"], setup["store"], "col",
+                             RetrievalOptions(top_k=3, filter_by_document=True))
     for o in outcomes:
         assert {c.document for c in o.retrieved} == {o.resolved.references[0].document}
         assert math.isnan(o.scores["precision_omega"]) and math.isnan(o.scores["ndcg"])
@@ -135,11 +137,11 @@ def test_rows_aggregates_and_provenance(setup):
         assert summary[f"{name}_ci_low"] <= summary[name] <= summary[f"{name}_ci_high"]
     assert all(isinstance(v, (int, float)) for v in summary.values())
     assert "hallucination_rate" not in summary  # only when the LLM ran
-    provenance = build_provenance(
+    provenance = build_provenance(ProvenanceInputs(
         strategy="fixed_size", corpus_model="all-minilm-l6-v2", boundary_model=None,
         chunking_params={"chunk_size": 20, "chunk_overlap": 0}, top_k=2, filter_by_document=False,
         expansion=ExpansionSettings(1, 0), question_set_hash="abc", question_sets={"t": "x"},
-        documents={d.document: d.markdown for d in setup["documents"]}, code_version="0.1.0")
+        documents={d.document: d.markdown for d in setup["documents"]}, code_version="0.1.0"))
     assert provenance["neighbors"] == {"neighbor_prev": 1, "neighbor_next": 0, "strategies": ["fixed_size"],
                                        "applied": True}
     assert set(provenance["document_hashes"]) == set(TOPICS)
