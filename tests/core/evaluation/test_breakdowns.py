@@ -94,8 +94,8 @@ def test_the_ranking_differs_between_formats(table: pd.DataFrame) -> None:
     assert leaders["pdf"].best == SEMANTIC and leaders["pdf"].differs
     assert leaders["docx"].best == RECURSIVE and not leaders["docx"].differs
     sentence = ranking_difference(table, ORDER, "format", "recall_at_512")
-    assert sentence == ("On pdf documents (5 questions) semantic | minilm ranks first by recall_at_512; "
-                        "on docx documents (5 questions) recursive | minilm does, as on all questions.")
+    assert sentence == ("On pdf documents (5 questions) semantic × minilm ranks first by recall_at_512; "
+                        "on docx documents (5 questions) recursive × minilm does, as on all questions.")
 
 
 def test_groups_of_three_questions_or_fewer_never_drive_the_sentence(table: pd.DataFrame) -> None:
@@ -104,8 +104,8 @@ def test_groups_of_three_questions_or_fewer_never_drive_the_sentence(table: pd.D
     assert leaders["(none)"].too_small and leaders["(none)"].differs
     assert leaders["policy"].too_small and leaders["policy"].n_questions == 3
     sentence = ranking_difference(table, ORDER, "category", "recall_at_512")
-    assert sentence == ("In category howto (5 questions) semantic | minilm ranks first by recall_at_512; "
-                        "on all questions recursive | minilm does. (2 categories with 3 questions or fewer are "
+    assert sentence == ("In category howto (5 questions) semantic × minilm ranks first by recall_at_512; "
+                        "on all questions recursive × minilm does. (2 categories with 3 questions or fewer are "
                         "left out: too small to read.)")
     assert "without a category" not in sentence
 
