@@ -116,11 +116,11 @@ def test_same_leader_everywhere_and_nothing_readable() -> None:
              "error": None, "recall_at_512": score}
             for i in range(4) for s, score in (("one", 0.9), ("two", 0.1))]
     table = group_breakdown(rows)
-    assert ranking_difference(table, ["one | m", "two | m"], "format") == (
-        "one | m ranks first by recall_at_512 in every document format with more than 3 questions, "
+    assert ranking_difference(table, ["one × m", "two × m"], "format") == (
+        "one × m ranks first by recall_at_512 in every document format with more than 3 questions, "
         "as on all questions.")
     small = group_breakdown(rows[:6])  # 3 questions
-    assert ranking_difference(small, ["one | m", "two | m"], "format") == (
+    assert ranking_difference(small, ["one × m", "two × m"], "format") == (
         "Every document format has 3 questions or fewer: too small to compare the ranking (1 document format).")
     assert ranking_difference(group_breakdown([]), ["one | m"], "format") == \
         "No question has a document format to split by."
