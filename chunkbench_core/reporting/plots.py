@@ -129,6 +129,11 @@ COST_AXIS_LABELS = {
 
 
 def frontier_png(points: Sequence[FrontierPoint], metric: str, cost_axis: str) -> bytes:
+    """:func:`frontier_figure` as PNG bytes."""
+    return _png(frontier_figure(points, metric, cost_axis))
+
+
+def frontier_figure(points: Sequence[FrontierPoint], metric: str, cost_axis: str) -> plt.Figure:
     """The ranking metric (y) against cost (x): tier 1 filled, others hollow, the frontier joined, ★ recommended.
 
     Points are numbered in ``points`` order (the ranking) and named in the legend.
@@ -158,7 +163,7 @@ def frontier_png(points: Sequence[FrontierPoint], metric: str, cost_axis: str) -
     ax.set_title("Quality vs cost (filled = tier 1, ★ = recommended, dashed = frontier)", fontsize=10)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
     fig.tight_layout()
-    return _png(fig)
+    return fig
 
 
 def _provenance(raw: Any) -> dict[str, Any]:

@@ -103,7 +103,7 @@ def test_recommendation_is_the_cheapest_in_tier_1_and_switchable_to_highest_mean
         assert rec.configuration == "small|m" and rec.rule == "cheapest_in_tier_1"
         assert "cheapest" in rec.reason and "recall_at_512" in rec.reason
         labelled = recommend(comparison, costs, labels={"small|m": "small (heading context)"})
-        assert "small (heading context) x m is the cheapest" in labelled.reason and "small x m" not in labelled.reason
+        assert "small (heading context) × m is the cheapest" in labelled.reason and "small × m" not in labelled.reason
     assert recommend(comparison, costs, "highest_mean").configuration == "big|m"
     with pytest.raises(ConfigError):
         recommend(comparison, costs, "nope")
