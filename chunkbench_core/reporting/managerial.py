@@ -230,12 +230,15 @@ def _cost_latency(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
     body = [[_label(row), *(esc(show(row)) for _, show in columns)] for row in rows]
     html = table(headers, body, element_id="cost-latency", numeric=[False] + [True] * (len(headers) - 1))
     priced = any(flag(r.get("llm_priced")) for r in rows)
-    free = "" if dollars else " Nothing here costs money (local models, no LLM price), so no dollar column is shown."
+    no_llm_price = ("no LLM price (none configured: set CHUNKBENCH_LLM_PRICE_INPUT and _OUTPUT to price the "
+                    "context an LLM would read)")
+    if not dollars:
+        money = f"Nothing here costs money (local models, {no_llm_price}), so no dollar column is shown."
+    else:
+        money = ("Dollars use the embedding model's price and " + ("the LLM's price for reading the context and "
+                 "answering." if priced else f"{no_llm_price}; local models cost nothing."))
     html += ("<p class='note'>Query time is the warm mean of embedding one question and searching; the first call "
-             "(which may load the model) is shown apart and never mixed in. Dollars use the embedding model's price "
-             "and " + ("the LLM's price for reading the context and answering." if priced else
-                       "no LLM price (none configured: set CHUNKBENCH_LLM_PRICE_INPUT and _OUTPUT to price the "
-                       "context an LLM would read); local models cost nothing.") + free + "</p>")
+             f"(which may load the model) is shown apart and never mixed in. {money}</p>")
     tokens = [token_totals(data, r) for r in rows]
     if any(t for t in tokens):
         columns = sorted({c for t in tokens for c in t})

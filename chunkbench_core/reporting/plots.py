@@ -138,7 +138,8 @@ def frontier_figure(points: Sequence[FrontierPoint], metric: str, cost_axis: str
 
     Points are numbered in ``points`` order (the ranking) and named in the legend.
     """
-    fig, ax = plt.subplots(figsize=(9, max(4.5, 0.2 * len(points) + 1.5)))
+    many = len(points) > 8  # a long legend goes under the plot, in two columns, so the plot keeps its width
+    fig, ax = plt.subplots(figsize=(10, 5 + (0.12 * len(points) if many else 0)))
     for i, p in enumerate(points):
         tint = color(i)
         face = tint if p.tier == 1 else "white"
@@ -161,7 +162,10 @@ def frontier_figure(points: Sequence[FrontierPoint], metric: str, cost_axis: str
     ax.set_ylabel(f"{metric} (higher is better)")
     ax.grid(alpha=0.3)
     ax.set_title("Quality vs cost (filled = tier 1, ★ = recommended, dashed = frontier)", fontsize=10)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+    if many:
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
+    else:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
     fig.tight_layout()
     return fig
 
