@@ -193,7 +193,8 @@ class ReportServer:
         self._server.root = os.path.realpath(benchmarks)
         self._server.allowed_hosts = frozenset({f"{LOOPBACK}:{self.port}", f"localhost:{self.port}"})
         self.url = reports_url(self.port)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="chunkbench-reports", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
+                                        name="chunkbench-reports", daemon=True)
 
     def __enter__(self) -> "ReportServer":
         self._thread.start()
