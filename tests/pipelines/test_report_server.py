@@ -161,3 +161,57 @@ def test_clients_that_hang_up_early_leave_no_traceback(server: ReportServer, cap
     assert "Traceback" not in captured.err and "BrokenPipe" not in captured.err and "Reset" not in captured.err, \
         captured.err
     assert captured.err == ""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from tests.conftest import require_executable, require_tool
+
+    binary = require_executable("chromium")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        require_tool(False, "the Python package playwright (pip install playwright==1.65.2; no browser download)")
+        raise
+    with sync_playwright() as p:
+        instance = p.chromium.launch(executable_path=binary, args=["--no-sandbox", "--disable-gpu"], headless=True)
+        yield instance
+        instance.close()
+
+
+def test_the_index_page_in_a_browser_links_each_benchmarks_reports(tmp_path: Path, browser) -> None:
+    """Real reports of two benchmarks (and one chosen run), served; the index opens them at 1,280 px."""
+    from chunkbench_core.reporting import write_reports
+    from tests.core.reporting.fixtures import build_results
+
+    benchmarks = tmp_path / "benchmarks"
+    for name in ("sample", "my-documents"):
+        results = build_results(benchmarks / name / "results")
+        write_reports(results, benchmarks / name / "reports")
+    (benchmarks / "sample" / "reports" / "runs" / "run-r1-baseline").mkdir(parents=True)
+    for file in ("benchmark_report.html", "technical_report.html", "decision_board.html"):
+        (benchmarks / "sample" / "reports" / "runs" / "run-r1-baseline" / file).write_text(
+            (benchmarks / "sample" / "reports" / file).read_text(encoding="utf-8"), encoding="utf-8")
+    artifacts = Path(__file__).resolve().parents[2] / "test-artifacts"
+    artifacts.mkdir(exist_ok=True)
+    with ReportServer(benchmarks, 0) as server:
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        page = context.new_page()
+        try:
+            page.goto(server.url)
+            assert page.title() == "chunkbench reports"
+            assert page.locator("section.benchmark h2").all_inner_texts() == ["my-documents", "sample"]
+            assert page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth") <= 0
+            page.locator("#benchmark-sample details summary").click()
+            page.screenshot(path=str(artifacts / "reports-index.png"), full_page=True)
+            page.locator("#benchmark-my-documents a", has_text="Managerial report").click()
+            page.wait_for_load_state()
+            assert page.url == f"{server.url}my-documents/benchmark_report.html"
+            assert page.locator("#recommendation").inner_text().startswith("Recommended:")
+            page.go_back()
+            page.locator("#benchmark-sample details summary").click()  # the chosen runs' reports fold out
+            page.locator("#benchmark-sample .runs a", has_text="Decision board").click()
+            page.wait_for_selector("html[data-board=ready]")  # the page scripts run when served, too
+            assert page.url == f"{server.url}sample/runs/run-r1-baseline/decision_board.html"
+        finally:
+            context.close()
