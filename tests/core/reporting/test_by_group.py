@@ -93,7 +93,7 @@ def test_managerial_filter_in_the_browser(browser: Any, reports: ReportPaths) ->
     page.select_option("#group-metric", "precision")
     assert page.locator("#groups-category-precision").is_visible() and page.locator("#groups-category-rank").is_hidden()
     page.locator("#by-group").screenshot(path=str(ARTIFACTS / "managerial-by-group.png"))
-    view.assert_inert(static_scripts=1)
+    view.assert_inert(static_scripts=2)
     view.close()
 
 
@@ -111,5 +111,5 @@ def test_inspector_filters_by_group_in_the_browser(browser: Any, reports: Report
     assert page.locator("#question-list li[role=option]").count() == 1
     page.select_option("#group-filter", "")
     assert page.locator("#question-list li[role=option]").count() == 10
-    view.assert_inert(static_scripts=2)
+    view.assert_inert(static_scripts=3)
     view.close()
