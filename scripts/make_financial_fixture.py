@@ -348,8 +348,24 @@ class ReportPDF:
     def __init__(self, company: Company) -> None:
         from fpdf import FPDF
 
+        class _Pages(FPDF):
+            def header(self) -> None:
+                self.set_font("Helvetica", "", 8)
+                self.set_xy(LEFT, 8)
+                self.cell(90, 4, company.name, align="L")
+                self.set_xy(PAGE_W - LEFT - 90, 8)
+                self.cell(90, 4, f"Form 10-Q for the {company.period}", align="R")
+                self.set_y(20)
+
+            def footer(self) -> None:
+                self.set_font("Helvetica", "", 8)
+                self.set_xy(LEFT, 266)
+                self.cell(100, 4, f"{company.name} | {company.ticker} Quarterly Report", align="L")
+                self.set_xy(PAGE_W - LEFT - 40, 266)
+                self.cell(40, 4, f"Page {self.page_no()} of {{nb}}", align="R")
+
         self.company = company
-        pdf = FPDF(format="letter", unit="mm")
+        pdf = _Pages(format="letter", unit="mm")
         pdf.set_creation_date(FIXED_DATE)
         pdf.set_title(f"{company.name} quarterly report, {company.period}")
         pdf.set_author(company.name)
@@ -357,28 +373,9 @@ class ReportPDF:
         pdf.set_auto_page_break(False)
         pdf.set_margins(LEFT, 15, LEFT)
         self.pdf = pdf
-        self.pages = 0
 
     def page(self) -> None:
-        pdf = self.pdf
-        pdf.add_page()
-        self.pages += 1
-        pdf.set_font("Helvetica", "", 8)
-        pdf.set_xy(LEFT, 8)
-        pdf.cell(90, 4, self.company.name, align="L")
-        pdf.set_xy(PAGE_W - LEFT - 90, 8)
-        pdf.cell(90, 4, f"Form 10-Q for the {self.company.period}", align="R")
-        pdf.set_y(20)
-
-    def footers(self, total: int) -> None:
-        pdf = self.pdf
-        for number in range(1, total + 1):
-            pdf.page = number
-            pdf.set_font("Helvetica", "", 8)
-            pdf.set_xy(LEFT, 266)
-            pdf.cell(100, 4, f"{self.company.name} | {self.company.ticker} Quarterly Report", align="L")
-            pdf.set_xy(PAGE_W - LEFT - 40, 266)
-            pdf.cell(40, 4, f"Page {number} of {total}", align="R")
+        self.pdf.add_page()
 
     def heading(self, text: str, size: float = 12, gap: float = 3) -> None:
         pdf = self.pdf
@@ -436,7 +433,6 @@ class ReportPDF:
         pdf.ln(4)
 
     def save(self, path: Path) -> None:
-        self.footers(self.pages)
         self.pdf.output(str(path))
 
 
@@ -460,7 +456,7 @@ def write_report(company: Company, path: Path) -> None:
     doc.paragraph(f"The following discussion should be read with the condensed consolidated financial statements "
                   f"of {company.name} in Item 1 of this report.")
     for fact in company.prose:
-        doc.heading(fact.heading, size=10)
+        doc.heading(fact.heading, size=11)
         doc.paragraph(fact.paragraph)
     doc.save(path)
 

@@ -46,6 +46,7 @@ Steps, as in LLD 7.1:
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import logging
 import math
@@ -61,33 +62,25 @@ from typing import Any, Iterator
 from chunkbench_core.errors import DocumentProcessingError
 from chunkbench_core.parsing.builder import MarkdownBuilder, clean_inline
 from chunkbench_core.parsing.docx import Heading, Image, Para, TableRows, emit_events
+from chunkbench_core.parsing.heuristics import ParserHeuristics, PDFHeuristics, QAHeuristics, compiled
 from chunkbench_core.parsing.images import ImageReporter
 from chunkbench_core.parsing.models import ParsedDocument
 from chunkbench_core.parsing.options import ParseOptions
 from chunkbench_core.parsing.persian import ZWNJ, is_rtl_text, normalize_persian, order_rtl_tokens
-from chunkbench_core.parsing.qa import ANSWER_MARK, ENUMERATOR, QUESTION_MARK
-from chunkbench_core.parsing.tables import GridCell, flatten_table
+from chunkbench_core.parsing.qa import starts_item
+from chunkbench_core.parsing.tables import CURRENCY_SIGNS, GridCell, flatten_table
 
-HEADING_SIZE_RATIO = 1.15
 PARAGRAPH_GAP_RATIO = 1.45
-CELL_GAP_EMS = 2.0
 AVG_CHAR_WIDTH_EMS = 0.5
-MAX_HEADING_CHARS = 150
-MAX_SHORT_LINE_CHARS = 80
 SHORT_LINE_FRACTION = 0.2
+EDGE_LINES = 3  # lines at the top and at the bottom of a page that may be running headers/footers
+
 _SENTENCE_END = (".", "!", "?", "\u061f", ":", "\u061b")
 
 _END_PUNCT = tuple(".,;:!?،؛؟")
 _PAGE_NUMBER = re.compile(
     r"^\s*(?:page|صفحه)?\s*[\d\u06f0-\u06f9]+(?:\s*(?:of|/|از)\s*[\d\u06f0-\u06f9]+)?\s*$", re.IGNORECASE
 )
-_EN_CHAPTER = re.compile(r"^(?:chapter|part)\s+[\w.]+", re.IGNORECASE)
-_EN_SECTION = re.compile(r"^section\s+[\d.]+", re.IGNORECASE)
-_EN_ARTICLE = re.compile(r"^article\s+[\w.]+", re.IGNORECASE)
-_NUMBERED = re.compile(r"^(\d+(?:\.\d+)+)\.?\s+\S")
-_FA_CHAPTER = re.compile(r"^(?:فصل|بخش)\s+\S+")
-_FA_SECTION = re.compile(r"^(?:مبحث|گفتار)\s+\S+")
-_FA_ARTICLE = re.compile(r"^ماده\s+[\d\u06f0-\u06f9]+")
 
 
 # Latin ligatures (U+FB00-U+FB06) that PDF text extraction returns for "fi", "fl", ...
@@ -101,6 +94,11 @@ class Fragment:
     size: float
     bold: bool
     text: str
+    x1: float = 0.0  # estimated right edge (0: not yet estimated)
+
+    @property
+    def right(self) -> float:
+        return self.x1 or self.x + _est_width(self)
 
 
 @dataclass
@@ -116,6 +114,7 @@ class Line:
     heading_level: int | None = None
     x0: float = 0.0  # left edge
     x1: float = 0.0  # estimated right edge
+    heading_rule: str = ""  # which rule made the line a heading (for --explain)
 
 
 def _est_width(frag: Fragment) -> float:
@@ -222,8 +221,24 @@ def _line_text(cells: list[Fragment], rtl: bool, rtl_order: str) -> str:
     return " ".join(texts)
 
 
+def _is_sign(text: str) -> bool:
+    return text.strip() in CURRENCY_SIGNS
+
+
+def _starts_value(text: str) -> bool:
+    t = text.strip()
+    return bool(t) and (t[0].isdigit() or t[0] in "(-\u2212.")
+
+
 def group_lines(frags: list[Fragment], page_no: int, options: ParseOptions) -> list[Line]:
-    """Fragments in stream order -> lines (same baseline), with cells split at wide gaps."""
+    """Fragments in stream order -> lines (same baseline), with cells split at wide gaps.
+
+    A gap wider than ``[pdf] cell_gap_ems`` font sizes starts a new cell. A currency sign printed
+    apart ("$" at the left of its column, the number right-aligned) always starts a cell and takes
+    the value after it, however wide the gap, so it never joins the number before it nor becomes
+    a column of its own.
+    """
+    gap_ems = options.heuristics.pdf.cell_gap_ems
     raw: list[list[Fragment]] = []
     for frag in frags:
         if raw:
@@ -242,14 +257,17 @@ def group_lines(frags: list[Fragment], page_no: int, options: ParseOptions) -> l
             ordered = list(group)
         else:
             ordered = sorted(group, key=lambda f: f.x)
-        # merge fragments into cells: a gap wider than CELL_GAP_EMS ems starts a new cell
+        # merge fragments into cells
         groups: list[list[Fragment]] = []
         for frag in ordered:
             if groups and options.pdf_rtl_order != "logical":
-                last = groups[-1][-1]
-                est_end = last.x + _est_width(last)
-                if frag.x - est_end <= CELL_GAP_EMS * max(last.size, frag.size):
-                    groups[-1].append(frag)
+                cell = groups[-1]
+                last = cell[-1]
+                if len(cell) == 1 and _is_sign(last.text) and _starts_value(frag.text):
+                    cell.append(frag)  # "$" + its value
+                    continue
+                if not _is_sign(frag.text) and frag.x - last.right <= gap_ems * max(last.size, frag.size):
+                    cell.append(frag)
                     continue
             groups.append([frag])
         cells = [_merge_cell(g, rtl and options.pdf_rtl_order == "auto") for g in groups]
@@ -264,7 +282,7 @@ def group_lines(frags: list[Fragment], page_no: int, options: ParseOptions) -> l
         gap = 0.0 if prev_y is None else abs(prev_y - y)
         prev_y = y
         x0 = min(f.x for f in group)
-        x1 = max(f.x + _est_width(f) for f in group)
+        x1 = max(f.right for f in group)
         lines.append(Line(page_no, y, size, bold, text, cells, rtl, gap, None, x0, x1))
     return lines
 
@@ -289,18 +307,23 @@ def fix_rtl_edges(tokens: list[str]) -> list[str]:
 
 def _merge_cell(frags: list[Fragment], rtl: bool) -> Fragment:
     """One cell from fragments listed left to right; on a right-to-left line they are
-    read right to left, except runs of left-to-right fragments (see order_rtl_tokens)."""
+    read right to left, except runs of left-to-right fragments (see order_rtl_tokens).
+    A currency sign and its value are written together ("$82,959")."""
     texts = [clean_inline(f.text) for f in frags]
     texts = [t for t in texts if t]
     if rtl:
         texts = fix_rtl_edges(order_rtl_tokens(texts))
     first = frags[0]
+    text = _join_tokens(texts)
+    if len(texts) >= 2 and _is_sign(texts[0]) and _starts_value(texts[1]):
+        text = texts[0] + _join_tokens(texts[1:])
     return Fragment(
         first.x,
         first.y,
         max(f.size for f in frags),
         all(f.bold for f in frags),
-        _join_tokens(texts),
+        text,
+        max(f.right for f in frags),
     )
 
 
@@ -343,29 +366,66 @@ def outline_titles(reader: Any) -> dict[str, int]:
     return titles
 
 
-def _drop_running_lines(pages: list[list[Line]]) -> int:
-    """Remove running headers/footers and page numbers; returns how many lines were dropped."""
+_NUM = r"[\d\u0660-\u0669\u06f0-\u06f9]+"
+_PAGE_REF = rf"(?:(?:page|p\.|صفحه)\s*)?{_NUM}(?:\s*(?:of|/|از)\s*{_NUM})?"
+_PAGE_CELL = re.compile(rf"^\s*[-\u2013]?\s*{_PAGE_REF}\s*[-\u2013]?\s*$", re.IGNORECASE)
+_TRAILING_PAGE = re.compile(
+    rf"(?:\s*[|\-\u2013]\s*{_PAGE_REF}|\s+(?:page|p\.|صفحه)\s*{_NUM}(?:\s*(?:of|/|از)\s*{_NUM})?"
+    rf"|\s+{_NUM}\s*(?:of|/|از)\s*{_NUM})\s*$", re.IGNORECASE)
+
+
+def _running_key(line: Line) -> tuple[str, int, int]:
+    """A line's text with its page number masked, its height on the page and its size.
+
+    The page number is a first or last cell that is only a page number ("7", "Page 2 of 9", "- 3 -"),
+    or a page number closing the line after a separator or the word "page" ("Report | 7", "... Page 2"),
+    so "Page 2 of 9" matches "Page 3 of 9" while body text mentioning a page does not.
+    """
+    cells = [clean_inline(c.text) for c in line.cells] or [line.text]
+    if len(cells) > 1:
+        for k in (0, -1):
+            if _PAGE_CELL.match(cells[k]):
+                cells[k] = "#"
+    text = _TRAILING_PAGE.sub(" #", " ".join(cells))
+    return _norm_key(text), round(line.y / 3), round(line.size)
+
+
+def _drop_running_lines(pages: list[list[Line]], share: float = 0.5) -> int:
+    """Remove running headers/footers and page numbers; returns how many lines were dropped.
+
+    A running line is one of the first or last ``EDGE_LINES`` lines of a page whose text (a page number
+    at its start or end masked, so "Page 2 of 9" matches "Page 3 of 9"), height and size repeat on more than ``share`` of
+    the pages (on every page of a document of up to three pages). A bare page number at the very top
+    or bottom of a page is dropped too.
+    """
     dropped = 0
-    if len(pages) >= 3:
-        counts: Counter[str] = Counter()
+    n = len(pages)
+    repeated: set[tuple[str, int, int]] = set()
+    if n >= 2:
+        counts: Counter[tuple[str, int, int]] = Counter()
         for lines in pages:
-            edge = {_norm_key(line.text) for line in (lines[:2] + lines[-2:])}
-            counts.update(edge)
-        repeated = {k for k, n in counts.items() if n >= max(3, len(pages) // 2 + 1)}
-    else:
-        repeated = set()
+            counts.update({_running_key(line) for line in _edge_lines(lines)})
+        need = n if n <= 3 else max(3, math.floor(n * share) + 1)
+        repeated = {k for k, c in counts.items() if c >= need}
     for i, lines in enumerate(pages):
         keep: list[Line] = []
         for j, line in enumerate(lines):
-            at_edge = j < 2 or j >= len(lines) - 2
+            at_edge = j < EDGE_LINES or j >= len(lines) - EDGE_LINES
             if at_edge and (
-                _norm_key(line.text) in repeated or (_PAGE_NUMBER.match(line.text) and (j == 0 or j == len(lines) - 1))
+                _running_key(line) in repeated
+                or (_PAGE_NUMBER.match(line.text) and (j == 0 or j == len(lines) - 1))
             ):
                 dropped += 1
                 continue
             keep.append(line)
         pages[i] = keep
     return dropped
+
+
+def _edge_lines(lines: list[Line]) -> list[Line]:
+    if len(lines) <= 2 * EDGE_LINES:
+        return lines
+    return lines[:EDGE_LINES] + lines[-EDGE_LINES:]
 
 
 def text_layer_gate(path: Path, per_page_chars: list[int], options: ParseOptions) -> None:
@@ -383,17 +443,17 @@ def text_layer_gate(path: Path, per_page_chars: list[int], options: ParseOptions
         )
 
 
-def _heuristic_kind(text: str) -> tuple[int, bool] | None:
-    """(relative level 1 or 2, is_article) for text-pattern headings, else None."""
-    if _EN_CHAPTER.match(text) or _FA_CHAPTER.match(text):
-        return 1, False
-    if _EN_ARTICLE.match(text) or _FA_ARTICLE.match(text):
-        return 2, True
-    if _EN_SECTION.match(text) or _FA_SECTION.match(text):
-        return 2, False
-    m = _NUMBERED.match(text)
+def _heuristic_kind(text: str, pdf: PDFHeuristics) -> tuple[int, bool, str] | None:
+    """(relative level, is_article, rule) for text-pattern headings, else None."""
+    for level, article, group in ((1, False, "chapter_patterns"), (2, True, "article_patterns"),
+                                  (2, False, "section_patterns")):
+        for pattern in getattr(pdf, group):
+            if compiled(pattern).match(text):
+                return level, article, f"text pattern {pattern!r} ([pdf] {group})"
+    m = compiled(pdf.numbered_heading_pattern).match(text)
     if m:
-        return min(m.group(1).count(".") + 1, 4), False
+        return min(m.group(1).count(".") + 1, 4), False, \
+            f"numbered heading {m.group(1)!r} ([pdf] numbered_heading_pattern)"
     return None
 
 
@@ -401,14 +461,17 @@ def _round_size(size: float) -> float:
     return round(size * 2) / 2
 
 
-def assign_headings(lines: list[Line], titles: dict[str, int], spacing: dict[float, float]) -> None:
-    """LLD 7.1 step 2: outline first, then font size/weight and text heuristics."""
+def assign_headings(lines: list[Line], titles: dict[str, int], spacing: dict[float, float],
+                    pdf: PDFHeuristics | None = None) -> None:
+    """LLD 7.1 step 2: outline first, then font size/weight and text heuristics (``pdf`` settings)."""
+    pdf = pdf or PDFHeuristics()
     if titles:
         matched = False
         for line in lines:
             level = titles.get(_norm_key(line.text))
             if level is not None:
                 line.heading_level = level
+                line.heading_rule = "a title of the PDF outline (bookmarks)"
                 matched = True
         if matched:
             return
@@ -422,7 +485,7 @@ def assign_headings(lines: list[Line], titles: dict[str, int], spacing: dict[flo
         {
             _round_size(line.size)
             for line in lines
-            if line.size >= body * HEADING_SIZE_RATIO and len(line.text) <= MAX_HEADING_CHARS
+            if line.size >= body * pdf.heading_size_ratio and len(line.text) <= pdf.max_heading_chars
         },
         reverse=True,
     )[:5]
@@ -430,18 +493,22 @@ def assign_headings(lines: list[Line], titles: dict[str, int], spacing: dict[flo
     below = len(big_sizes)
     for i, line in enumerate(lines):
         size = _round_size(line.size)
-        if size in font_levels and len(line.text) <= MAX_HEADING_CHARS and len(line.cells) == 1:
+        if size in font_levels and len(line.text) <= pdf.max_heading_chars and len(line.cells) == 1:
             line.heading_level = font_levels[size]
+            line.heading_rule = (f"font size {size:g} pt, {size / body:.2f} times the body text's {body:g} pt "
+                                 f"([pdf] heading_size_ratio {pdf.heading_size_ratio:g})")
             continue
-        if len(line.text) > MAX_SHORT_LINE_CHARS or len(line.cells) != 1 or line.text.endswith(_END_PUNCT):
+        if len(line.text) > pdf.max_short_line_chars or len(line.cells) != 1 or line.text.endswith(_END_PUNCT):
             continue
         if not _standalone(lines, i, spacing):
             continue
-        kind = _heuristic_kind(line.text)
+        kind = _heuristic_kind(line.text, pdf)
         if kind is not None:
             line.heading_level = min(6, below + kind[0])
-        elif line.bold and size <= body:
+            line.heading_rule = kind[2]
+        elif pdf.bold_headings and line.bold and size <= body:
             line.heading_level = min(6, below + 1)
+            line.heading_rule = "a short, fully bold line of body size standing alone ([pdf] bold_headings)"
 
 
 def _standalone(lines: list[Line], i: int, spacing: dict[float, float]) -> bool:
@@ -479,25 +546,51 @@ def _spacing_for(spacing: dict[float, float], line: Line) -> float:
     return spacing.get(_round_size(line.size), line.size * 1.2)
 
 
-def _table_rows(block: list[Line]) -> list[list[GridCell]]:
-    """Assign the cells of a run of tabular lines to columns by x position."""
-    starts: list[float] = []
-    tol = max(line.size for line in block)
-    for line in block:
-        for cell in line.cells:
-            if not any(abs(cell.x - s) <= tol for s in starts):
-                starts.append(cell.x)
+def _table_grid(block: list[Line]) -> list[list[GridCell]]:
+    """Assign the cells of a run of tabular lines to columns.
+
+    The columns are those of the fullest rows: the largest cell count that two or more rows share
+    (else the largest), each column spanning from its leftmost cell start to its rightmost cell end
+    in those rows. Every cell then goes to the column whose part of the line holds it (the border
+    between two columns is halfway across the gap between them); a cell reaching into the next
+    columns, like a period header centred over two columns, covers them all as one merged cell.
+    Two cells falling in one column are joined with a space.
+    """
     rtl = sum(1 for line in block if line.rtl) > len(block) / 2
-    starts.sort(reverse=rtl)
+    counts = Counter(len(line.cells) for line in block)
+    shared = [c for c, n in counts.items() if n >= 2 and c >= 2]
+    width = max(shared) if shared else max(counts)
+    model = [sorted(line.cells, key=lambda c: c.x) for line in block if len(line.cells) == width]
+    extents = [(min(row[k].x for row in model), max(row[k].right for row in model)) for k in range(width)]
+    borders: list[float] = []
+    for k in range(width - 1):
+        left_end, right_start = extents[k][1], extents[k + 1][0]
+        border = (left_end + right_start) / 2 if right_start > left_end else \
+            (sum(extents[k]) + sum(extents[k + 1])) / 4  # overlapping estimates: between the centres
+        borders.append(max(border, borders[-1]) if borders else border)
+
+    def column(x: float) -> int:
+        k = bisect.bisect_left(borders, x)
+        return width - 1 - k if rtl else k
+
     rows: list[list[GridCell]] = []
     for r, line in enumerate(block):
-        row = [GridCell("", ("pdf", r, c)) for c in range(len(starts))]
+        row = [GridCell("", ("pdf", r, c)) for c in range(width)]
         for cell in line.cells:
-            col = min(range(len(starts)), key=lambda k: abs(starts[k] - cell.x))
             text = clean_inline(cell.text)
-            if row[col].text:
-                text = row[col].text + " " + text
-            row[col] = GridCell(text, ("pdf", r, col))
+            span = cell.right - cell.x
+            # the estimated right edge may overshoot: a cell reaches into a column only by a clear margin
+            first = column(cell.x + min(0.25 * span, cell.size))
+            last = column(cell.right - min(0.25 * span, 2 * cell.size))
+            lo, hi = min(first, last), max(first, last)
+            if hi > lo:
+                key: tuple[Any, ...] = ("pdf", r, "span", lo)
+                for c in range(lo, hi + 1):
+                    row[c] = GridCell(text, key)
+                continue
+            if row[lo].text:
+                text = row[lo].text + " " + text
+            row[lo] = GridCell(text, ("pdf", r, lo))
         rows.append(row)
     return rows
 
@@ -529,8 +622,6 @@ def _ends_paragraph(prev: Line, frame: tuple[float, float] | None) -> bool:
     return prev.x1 < right - SHORT_LINE_FRACTION * width or prev.x0 > left + SHORT_LINE_FRACTION * width
 
 
-def _starts_item(text: str) -> bool:
-    return bool(QUESTION_MARK.match(text) or ANSWER_MARK.match(text) or ENUMERATOR.match(text))
 
 
 def _join_lines(parts: list[str]) -> str:
@@ -556,13 +647,86 @@ def _continues_table(line: Line, column_starts: list[float]) -> bool:
     return any(abs(x - s) <= tol for s in column_starts if abs(s - first) > tol)
 
 
+def _is_row(line: Line, page: int) -> bool:
+    return line.heading_level is None and line.page == page and len(line.cells) >= 2
+
+
+def _section_line(lines: list[Line], j: int, column_starts: list[float]) -> bool:
+    """A one-cell line at (or left of) the first column ("Operating expenses:") with a table row right
+    after it, both at row spacing."""
+    line = lines[j]
+    if len(line.cells) != 1 or line.rtl or not column_starts or line.heading_level is not None:
+        return False
+    if line.cells[0].x > column_starts[0] + 1.5 * line.size:
+        return False
+    if j + 1 >= len(lines) or not _is_row(lines[j + 1], line.page):
+        return False
+    return max(line.gap_before, lines[j + 1].gap_before) <= 2.2 * max(line.size, lines[j + 1].size)
+
+
+def _header_line(line: Line, page: int, column_starts: list[float], right: float) -> bool:
+    """A one-cell line over the value columns (a period header centred over the columns below)."""
+    if len(line.cells) != 1 or line.page != page or line.rtl or len(column_starts) < 2:
+        return False
+    cell = line.cells[0]
+    return cell.x >= column_starts[1] - 2 * line.size and cell.right <= right + 2 * line.size
+
+
+def table_runs(lines: list[Line]) -> dict[int, int]:
+    """Start -> end (exclusive) of the runs of lines that are tables.
+
+    Two or more consecutive lines of several cells on one page are a table; inside it, a one-cell
+    line under a later column (a merged cell printed once) or at the first column with a row right
+    after it (a section row) continues it; up to two one-cell lines right above it that sit over its
+    value columns (a period header over two columns) belong to it.
+    """
+    runs: dict[int, int] = {}
+    i = 0
+    last_end = 0
+    while i < len(lines):
+        line = lines[i]
+        if not _is_row(line, line.page):
+            i += 1
+            continue
+        j = i
+        starts: list[float] = []
+        while j < len(lines) and lines[j].heading_level is None and lines[j].page == line.page:
+            candidate = lines[j]
+            if len(candidate.cells) < 2 and not (j > i and (_continues_table(candidate, starts)
+                                                            or _section_line(lines, j, starts))):
+                break
+            for cell in candidate.cells:
+                if not any(abs(cell.x - s) <= candidate.size for s in starts):
+                    starts.append(cell.x)
+            starts.sort()
+            j += 1
+        if j - i < 2:
+            i += 1
+            continue
+        right = max(line.x1 for line in lines[i:j])
+        start = i
+        while (start > last_end and i - start < 2
+               and _header_line(lines[start - 1], line.page, starts, right)
+               and lines[start].gap_before <= 2.5 * lines[start].size):
+            start -= 1
+        for k in range(start, i):
+            lines[k].heading_level = None
+        runs[start] = j
+        last_end = i = j
+    return runs
+
+
 def build_events(
-    lines: list[Line], spacing: dict[float, float], images: list[PageImage] | None = None
+    lines: list[Line], spacing: dict[float, float], images: list[PageImage] | None = None,
+    heuristics: ParserHeuristics | None = None,
 ) -> list[Heading | Para | TableRows | Image]:
     """Lines -> headings, paragraphs (joined lines), flattened tables and images, in order."""
+    heuristics = heuristics or ParserHeuristics()
+    qa: QAHeuristics = heuristics.qa
     events: list[Heading | Para | TableRows | Image] = []
     pending = list(images or [])
     frame = _text_frame(lines)
+    runs = table_runs(lines)
     para: list[str] = []
     i = 0
 
@@ -579,12 +743,19 @@ def build_events(
 
     while i < len(lines):
         line = lines[i]
+        if i in runs:
+            flush(line.page)
+            flat = flatten_table(_table_grid(lines[i:runs[i]]), heuristics.tables, context=True)
+            events.append(TableRows(flat))
+            i = runs[i]
+            continue
         if line.heading_level is not None:
             flush(line.page)
             text = line.text
             # a heading wrapped over two lines of the same size and level
             while (
                 i + 1 < len(lines)
+                and i + 1 not in runs
                 and lines[i + 1].heading_level == line.heading_level
                 and lines[i + 1].page == line.page
                 and abs(lines[i + 1].size - line.size) <= 0.5
@@ -592,48 +763,20 @@ def build_events(
             ):
                 i += 1
                 text += " " + lines[i].text
-            events.append(Heading(line.heading_level, text))
+            events.append(Heading(line.heading_level, text, line.heading_rule))
             i += 1
             continue
-        if len(line.cells) >= 2:
-            j = i
-            starts: list[float] = []
-            while j < len(lines) and lines[j].heading_level is None and lines[j].page == line.page:
-                candidate = lines[j]
-                if len(candidate.cells) < 2 and not (j > i and _continues_table(candidate, starts)):
-                    break
-                for cell in candidate.cells:
-                    if not any(abs(cell.x - s) <= candidate.size for s in starts):
-                        starts.append(cell.x)
-                starts.sort()
-                j += 1
-            if j - i >= 2:
-                flush(line.page)
-                flat = flatten_table(_table_rows(lines[i:j]))
-                block = TableRows()
-                for item in flat.items:
-                    if item.kind == "title":
-                        if block.rows:
-                            events.append(block)
-                            block = TableRows()
-                        events.append(Para(item.text))
-                    else:
-                        block.rows.append(item.text)
-                if block.rows:
-                    events.append(block)
-                i = j
-                continue
         if para:
             prev = lines[i - 1]
             if prev.page != line.page:
                 # across a page break: a finished sentence ends the paragraph
-                new_para = prev.text.endswith(_SENTENCE_END) or _starts_item(line.text)
+                new_para = prev.text.endswith(_SENTENCE_END) or starts_item(line.text, qa)
             else:
                 new_para = (
                     abs(prev.size - line.size) > 0.5
                     or prev.bold != line.bold
                     or line.gap_before > PARAGRAPH_GAP_RATIO * _spacing_for(spacing, line)
-                    or _starts_item(line.text)
+                    or starts_item(line.text, qa)
                     or _ends_paragraph(prev, frame)
                 )
             if new_para:
@@ -707,16 +850,17 @@ def parse_pdf(path: Path, options: ParseOptions) -> ParsedDocument:
             pages.append(group_lines(frags, number, options))
         text_layer_gate(path, per_page_chars, options)
         titles = outline_titles(reader)
-    dropped = _drop_running_lines(pages)
+    heuristics = options.heuristics
+    dropped = _drop_running_lines(pages, heuristics.pdf.running_line_share)
     lines = [line for page_lines in pages for line in page_lines]
     for line in lines:
         line.text = normalize_persian(line.text, options.persian_digits)
     spacing = line_spacing(lines)
-    assign_headings(lines, titles, spacing)
-    events = build_events(lines, spacing, images)
+    assign_headings(lines, titles, spacing, heuristics.pdf)
+    events = build_events(lines, spacing, images, heuristics)
     builder = MarkdownBuilder(options.persian_digits)
     reporter = ImageReporter(options)
-    emit_events(list(events), builder, reporter)
+    emit_events(list(events), builder, reporter, heuristics)
     warnings.extend(reporter.warnings())
     stats = builder.stats()
     stats.update(reporter.stats())
@@ -737,4 +881,5 @@ def parse_pdf(path: Path, options: ParseOptions) -> ParsedDocument:
         parser="pdf",
         warnings=warnings,
         stats=stats,
+        explain=builder.explain,
     )
