@@ -2,6 +2,11 @@
 
 Steps, as in LLD 7.1:
 
+0. **Limits.** pypdf's safety limits (elements of one array, entries of one
+   dictionary, tokens of one content stream, bytes of one stream) are scaled to
+   the memory the parse may use (:func:`pypdf_limits`), so big tagged PDFs parse
+   and the memory limit is the guard; a limit still reached is reported as that
+   limit, with how to raise it, never as a corrupt file.
 1. **Text-layer gate.** Non-blank characters are counted per page; a PDF with
    fewer than ``pdf_min_total_chars`` in total or a median below
    ``pdf_min_median_chars_per_page`` is a scanned PDF and is rejected with a
@@ -13,9 +18,9 @@ Steps, as in LLD 7.1:
    line (Persian) is put in reading order by placing its fragments right to left
    (``pdf_rtl_order="auto"``), which undoes the reversed word order of printed
    Persian PDFs; presentation forms are folded by the Persian normalisation
-   (environment-facts "Persian text"). Lines repeated on most pages (running
-   headers/footers) and bare page numbers at the top or bottom of a page are
-   dropped.
+   (environment-facts "Persian text"). Lines repeated at the same place on most
+   pages (running headers/footers, their page numbers masked) and bare page
+   numbers at the top or bottom of a page are dropped (``_drop_running_lines``).
 3. **Heading reconstruction**, first rule that applies:
    a. the PDF outline (bookmarks): lines whose text equals an outline title are
       headings at the outline depth;
@@ -28,11 +33,16 @@ Steps, as in LLD 7.1:
       font levels), "Section N", numbered "2.1 Title", Persian "مبحث/گفتار ..."
       and legal articles "Article N" / "ماده N" (two levels below; article nodes).
 4. **Table flattening.** Two or more consecutive lines made of several cells
-   (text fragments separated by wide gaps) are a table; a one-cell line whose
-   cell sits under a later column continues it (a merged cell printed once).
-   Cells are assigned to columns by position and each row becomes one line of
-   sequential plain text - a ``table_row`` unit, labelled when the first row is
-   provably a header (:mod:`chunkbench_core.parsing.tables`).
+   (text fragments separated by wide gaps; a currency sign printed apart joins
+   the value after it) are a table; a one-cell line whose cell sits under a
+   later column continues it (a merged cell printed once), and so does one at
+   the first column followed by a row (a section row, "Operating expenses:");
+   one-cell lines right above it over its value columns are period headers.
+   Cells are assigned to the columns of the fullest rows by position, a cell
+   reaching over several columns covering them all (:func:`table_runs`,
+   ``_table_grid``), and each row becomes one line - a ``table_row`` unit with
+   its column headers, section and the table's title
+   (:mod:`chunkbench_core.parsing.tables`, "rows that keep their meaning").
 5. **Markdown**: headings as ``#``/``##`` lines; lines of one paragraph are
    joined with spaces (a word hyphenated at a line end is rejoined). A
    paragraph ends at a vertical gap clearly larger than the line spacing, a
@@ -143,18 +153,118 @@ def _quiet_pypdf() -> Iterator[None]:
         logger.setLevel(old)
 
 
-def open_pdf(path: Path) -> Any:
-    """Open with pypdf; encrypted, unreadable and page-less PDFs raise DocumentProcessingError."""
+# -- the PDF reader's safety limits, scaled to the parse memory limit --------------------------------
+#: Memory one element of a PDF array takes once pypdf has read it: about 110 bytes for an object
+#: reference and 66 for a number (measured with tracemalloc on arrays of 500,000 elements), rounded up.
+ELEMENT_BYTES = 128
+#: One array, dictionary or content stream may use up to this share of the parse memory limit.
+MEMORY_SHARE = 4
+
+#: pypdf setting -> (what it counts, the share of the element budget it gets: 1 = all of it)
+_ELEMENT_LIMITS: dict[str, tuple[str, float]] = {
+    "array_maximum_element_count": ("elements in one array", 1.0),
+    "dictionary_maximum_element_count": ("entries in one dictionary", 0.5),
+    "stream_parsing_work_maximum_count": ("tokens in one content stream", 1.0),
+    "page_tree_maximum_page_entries": ("page dictionary entries in the page tree", 1.0),
+    "page_tree_maximum_entries": ("entries in the page tree", 0.25),
+    "outline_maximum_entries": ("outline entries", 0.25),
+    "named_destinations_maximum_entries": ("named destinations", 0.25),
+    "form_fields_maximum_entries": ("form fields", 0.25),
+    "xmp_maximum_element_count": ("elements in the XMP metadata", 0.25),
+}
+#: pypdf settings in bytes: one decompressed stream may use the same share of the memory limit
+_BYTE_LIMITS: dict[str, str] = {
+    "maximum_declared_stream_length": "bytes declared for one stream",
+    "array_based_stream_maximum_output_length": "bytes in one stream made of an array of streams",
+    "zlib_maximum_output_length": "bytes in one decompressed (Flate) stream",
+    "lzw_maximum_output_length": "bytes in one decompressed (LZW) stream",
+    "run_length_maximum_output_length": "bytes in one decompressed (run-length) stream",
+    "brotli_maximum_output_length": "bytes in one decompressed (Brotli) stream",
+}
+#: words of pypdf's error messages -> the setting whose limit was reached
+_LIMIT_MESSAGES: tuple[tuple[str, str], ...] = (
+    ("array element count", "array_maximum_element_count"),
+    ("dictionary entries", "dictionary_maximum_element_count"),
+    ("number of tokens", "stream_parsing_work_maximum_count"),
+    ("page tree page entry", "page_tree_maximum_page_entries"),
+    ("page tree entry", "page_tree_maximum_entries"),
+    ("outline entry", "outline_maximum_entries"),
+    ("named destination entry", "named_destinations_maximum_entries"),
+    ("number of fields", "form_fields_maximum_entries"),
+    ("xmp metadata exceeds", "xmp_maximum_element_count"),
+    ("declared size", "maximum_declared_stream_length"),
+    ("decompressing", "zlib_maximum_output_length"),
+)
+
+
+def parse_memory_bytes(options: ParseOptions) -> int:
+    """The memory one parse may use: ``options.memory_limit_bytes``, else the parse worker's limit."""
+    if options.memory_limit_bytes is not None:
+        return options.memory_limit_bytes
+    from chunkbench_core.parsing.isolation import limits_from_env
+
+    return limits_from_env().memory_bytes
+
+
+def pypdf_limits(memory_bytes: int) -> dict[str, int]:
+    """pypdf's element and size limits for a parse allowed ``memory_bytes`` of memory.
+
+    pypdf refuses arrays over 100,000 elements by default, which tagged PDFs (a structure tree's /K
+    array, a page's /Annots) exceed. Here one array, dictionary or stream may use up to a quarter of the
+    parse memory (``MEMORY_SHARE``) at ``ELEMENT_BYTES`` per element, so the memory limit is the guard:
+    2,048 MB allows arrays of 4.2 million elements and streams of 512 MB; never below pypdf's defaults.
+    """
+    from pypdf import Configuration
+
+    defaults = Configuration()
+    budget = memory_bytes // MEMORY_SHARE
+    elements = budget // ELEMENT_BYTES
+    limits = {name: max(getattr(defaults, name), int(elements * share))
+              for name, (_, share) in _ELEMENT_LIMITS.items()}
+    limits.update({name: max(getattr(defaults, name), budget) for name in _BYTE_LIMITS})
+    return limits
+
+
+def limit_error(path: Path, exc: BaseException, memory_bytes: int) -> DocumentProcessingError | None:
+    """A clear error for a pypdf limit reached (which limit, how to raise it), or None if ``exc`` is none."""
+    if type(exc).__name__ != "LimitReachedError":
+        return None
+    message = str(exc)
+    lowered = message.lower()
+    if "cycle" in lowered or "loop" in lowered or "cyclic" in lowered:
+        return DocumentProcessingError(str(path), f"corrupt PDF: {message}")
+    setting = next((name for words, name in _LIMIT_MESSAGES if words in lowered), None)
+    how = (f"raise the parse memory limit (CHUNKBENCH_PARSE_MEMORY_MB, now {memory_bytes / (1024 * 1024):,.0f} MB; "
+           "the PDF reader's limits grow with it) to parse it")
+    if setting is None:
+        return DocumentProcessingError(str(path), f"the PDF is larger than a safety limit of the PDF reader "
+                                                  f"({message}); {how}")
+    value = pypdf_limits(memory_bytes)[setting]
+    what = _ELEMENT_LIMITS[setting][0] if setting in _ELEMENT_LIMITS else _BYTE_LIMITS[setting]
+    return DocumentProcessingError(
+        str(path), f"the PDF is larger than the PDF reader's limit of {value:,} {what} ({setting}); {how}")
+
+
+def open_pdf(path: Path, memory_bytes: int | None = None) -> Any:
+    """Open with pypdf; encrypted, unreadable and page-less PDFs raise DocumentProcessingError.
+
+    A pypdf limit reached (see :func:`pypdf_limits`) is reported as such, with how to raise it."""
     from pypdf import PdfReader
+
+    memory = memory_bytes if memory_bytes is not None else parse_memory_bytes(ParseOptions())
+
+    def unreadable(exc: Exception, what: str = "corrupt or unreadable PDF") -> DocumentProcessingError:
+        return limit_error(path, exc, memory) or DocumentProcessingError(
+            str(path), f"{what} ({type(exc).__name__}: {exc})")
 
     try:
         reader = PdfReader(str(path), strict=False)
     except Exception as exc:
-        raise DocumentProcessingError(str(path), f"corrupt or unreadable PDF ({type(exc).__name__}: {exc})") from None
+        raise unreadable(exc) from None
     try:
         encrypted = reader.is_encrypted
     except Exception as exc:
-        raise DocumentProcessingError(str(path), f"corrupt or unreadable PDF ({type(exc).__name__}: {exc})") from None
+        raise unreadable(exc) from None
     if encrypted:
         try:
             result = reader.decrypt("")
@@ -173,9 +283,7 @@ def open_pdf(path: Path) -> Any:
     try:
         pages = len(reader.pages)
     except Exception as exc:
-        raise DocumentProcessingError(
-            str(path), f"corrupt PDF: cannot read its pages ({type(exc).__name__}: {exc})"
-        ) from None
+        raise unreadable(exc, "corrupt PDF: cannot read its pages") from None
     if pages == 0:
         raise DocumentProcessingError(str(path), "PDF has no pages (0-page PDF)")
     return reader
@@ -829,10 +937,18 @@ def page_images(page: Any, page_no: int, want_bytes: bool, seen: set[Any]) -> li
 
 
 def parse_pdf(path: Path, options: ParseOptions) -> ParsedDocument:
-    """Parse a PDF (see module docstring)."""
+    """Parse a PDF (see module docstring), with pypdf's limits scaled to the parse memory limit."""
+    from pypdf import apply_configuration
+
+    memory = parse_memory_bytes(options)
+    with apply_configuration(**pypdf_limits(memory)):
+        return _parse_pdf(path, options, memory)
+
+
+def _parse_pdf(path: Path, options: ParseOptions, memory: int) -> ParsedDocument:
     warnings: list[str] = []
     with _quiet_pypdf():
-        reader = open_pdf(path)
+        reader = open_pdf(path, memory)
         pages: list[list[Line]] = []
         per_page_chars: list[int] = []
         images: list[PageImage] = []
@@ -842,6 +958,9 @@ def parse_pdf(path: Path, options: ParseOptions) -> ParsedDocument:
             try:
                 frags = page_fragments(page)
             except Exception as exc:
+                limit = limit_error(path, exc, memory)
+                if limit is not None:  # a missing page would be silent: say which limit and how to raise it
+                    raise limit from None
                 failed_pages += 1
                 warnings.append(f"page {number}: text extraction failed ({type(exc).__name__})")
                 frags = []
