@@ -328,12 +328,14 @@ def flatten_table(raw_rows: list[list[GridCell]], tables: TableHeuristics | None
 
 def _period_header_start(rows: list[list[GridCell]], index: int, tables: TableHeuristics) -> bool:
     """A one-cell row over the value columns ("Three Months Ended March 31," over two columns) that
-    starts a header band: first column empty, and the next row is a header row of the band too."""
+    starts a header band: first column empty, and a header row or rows of values below."""
     row = rows[index]
     if not _stub_header(row, tables, distinct=True):
         return False
     following = next((r for r in rows[index + 1:] if not is_blank_row(r)), None)
-    return following is not None and _stub_header(following, tables, distinct=False)
+    if following is not None and _stub_header(following, tables, distinct=False):
+        return True
+    return any(len(_populated(r)) >= 2 for r in rows[index + 1:])  # it heads rows of values
 
 
 def _has_data_after(rows: list[list[GridCell]], index: int) -> bool:
