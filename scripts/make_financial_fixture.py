@@ -14,7 +14,8 @@ The questions come as a CSV in the shape teams' golden sets have: Question, Sour
 such as ``*2023 Q3 ACME*``, or a comma-separated list of globs), Question Type, Source Chunk Type
 (Table or Text) and Answer (prose that quotes figures in another format, "$82.96 million" for the
 table's 82,959, and sentences with curly quotes). ``facts.json`` holds every figure and prose
-question, for benchmarks that need more questions than the CSV's ten.
+question, for benchmarks that need more questions than the CSV's ten, and where the answer of each
+CSV question is (for benchmarks; a locator under test should find it without this file).
 
 The companies, figures and text are invented for chunkbench. Figures add up (totals are computed).
 
@@ -480,15 +481,24 @@ def _millions(value: int) -> str:
     return f"${abs(value) / 1000:,.2f} million"
 
 
-def csv_questions(acme: Company, borl: Company, cblt: Company) -> list[dict[str, str]]:
-    """The ten questions: six about table figures, four about prose."""
-    q = []
+def _table_evidence(company: Company, statement: int, label: str, column: int,
+                    section: str | None = None) -> dict[str, str]:
+    row = _row(company, statement, label, section)
+    return {"document": f"{company.file_stem}.pdf", "label": label, "section": section or "",
+            "figure": fmt(row.values[column], row.per_share)}  # type: ignore[index]
+
+
+def csv_questions(acme: Company, borl: Company, cblt: Company) -> list[tuple[dict[str, str], list[dict[str, str]]]]:
+    """The ten questions (six about table figures, four about prose), each with where its answer is."""
+    q: list[dict[str, str]] = []
+    evidence: list[list[dict[str, str]]] = []
     v = _row(acme, 0, "Total net sales").values
     q.append({"Question": "What were ACME Robotics' total net sales for the three months ended September 30, 2023?",
               "Source Docs": "*2023 Q3 ACME*", "Question Type": "Single-Doc Single-Chunk RAG",
               "Source Chunk Type": "Table",
               "Answer": f"ACME Robotics reported total net sales of {_millions(v[0])} for the quarter, "
                         f"up from {_millions(v[1])} a year earlier."})
+    evidence.append([_table_evidence(acme, 0, "Total net sales", 0)])
     v = _row(acme, 0, "Research and development").values
     q.append({"Question": "How much did ACME Robotics spend on research and development in the first nine months "
                           "of 2023?",
@@ -496,24 +506,28 @@ def csv_questions(acme: Company, borl: Company, cblt: Company) -> list[dict[str,
               "Source Chunk Type": "Table",
               "Answer": f"Research and development expense was {v[2]} thousand dollars for the nine months ended "
                         "September 30, 2023."})
+    evidence.append([_table_evidence(acme, 0, "Research and development", 2)])
     v = _row(borl, 0, "Net income (loss)").values
     q.append({"Question": "What was Borealis Foods' net income or loss for the three months ended June 25, 2022?",
               "Source Docs": "*2022 Q3 BRLF*", "Question Type": "Single-Doc Single-Chunk RAG",
               "Source Chunk Type": "Table",
               "Answer": f"Borealis Foods had a net loss of {_millions(v[0])} for the quarter ended June 25, 2022 "
                         f"(shown as ({abs(v[0]):,}) in thousands)."})
+    evidence.append([_table_evidence(borl, 0, "Net income (loss)", 0)])
     v = _row(borl, 1, "Cash and cash equivalents").values
     q.append({"Question": "How much cash and cash equivalents did Borealis Foods hold at June 25, 2022?",
               "Source Docs": "*2022 Q3 BRLF*", "Question Type": "Single-Doc Single-Chunk RAG",
               "Source Chunk Type": "Table",
               "Answer": f"Cash and cash equivalents were {_millions(v[0])} at June 25, 2022, down from "
                         f"{_millions(v[1])} at September 25, 2021."})
+    evidence.append([_table_evidence(borl, 1, "Cash and cash equivalents", 0)])
     v = _row(cblt, 0, "Gross margin").values
     q.append({"Question": "What was Cobalt Networks' gross margin in the first quarter of 2024?",
               "Source Docs": "*2024 Q1 CBLT*", "Question Type": "Single-Doc Single-Chunk RAG",
               "Source Chunk Type": "Table",
               "Answer": f"Gross margin was {v[0]:,} thousand dollars (about {_millions(v[0])}) for the three "
                         "months ended March 31, 2024."})
+    evidence.append([_table_evidence(cblt, 0, "Gross margin", 0)])
     a = _row(acme, 0, "Research and development").values
     c = _row(cblt, 0, "Research and development").values
     q.append({"Question": "Compare the research and development expense of ACME Robotics and Cobalt Networks in "
@@ -523,6 +537,8 @@ def csv_questions(acme: Company, borl: Company, cblt: Company) -> list[dict[str,
               "Answer": f"ACME Robotics spent {_millions(a[0])} on research and development in the quarter "
                         f"ended September 30, 2023, and Cobalt Networks spent {_millions(c[0])} in the quarter "
                         "ended March 31, 2024."})
+    evidence.append([_table_evidence(acme, 0, "Research and development", 0),
+                     _table_evidence(cblt, 0, "Research and development", 0)])
     texts = [(acme, 0), (borl, 1), (cblt, 2), (acme, 3)]
     for company, index in texts:
         fact = company.prose[index]
@@ -530,7 +546,8 @@ def csv_questions(acme: Company, borl: Company, cblt: Company) -> list[dict[str,
         q.append({"Question": fact.question, "Source Docs": f"*{company.file_stem}*",
                   "Question Type": "Single-Doc Single-Chunk RAG", "Source Chunk Type": "Text",
                   "Answer": f"The report says: \u201c{_curly(sentence)}\u201d"})
-    return q
+        evidence.append([{"document": f"{company.file_stem}.pdf", "text": fact.evidence}])
+    return list(zip(q, evidence, strict=True))
 
 
 def _sentences(paragraph: str) -> list[str]:
@@ -550,8 +567,9 @@ def _curly(text: str) -> str:
 
 
 # --------------------------------------------------------------------------------------- facts
-def facts(all_companies: list[Company]) -> dict:
-    """Every figure and prose question, for benchmarks that generate more questions than the CSV."""
+def facts(all_companies: list[Company], questions: list[tuple[dict[str, str], list[dict[str, str]]]]) -> dict:
+    """Every figure and prose question, for benchmarks that generate more questions than the CSV, and
+    where the answer of each CSV question is (a table row's label, section and figure, or a phrase)."""
     out = []
     for company in all_companies:
         statements = []
@@ -569,25 +587,28 @@ def facts(all_companies: list[Company]) -> dict:
                     "period": company.period, "statements": statements,
                     "prose": [{"heading": p.heading, "question": p.question, "evidence": p.evidence}
                               for p in company.prose]})
-    return {"companies": out}
+    return {"companies": out,
+            "csv_evidence": [{"question": row["Question"], "evidence": evidence} for row, evidence in questions]}
 
 
 def write_all(out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     acme, borl, cblt = all_companies = companies()
+    questions = csv_questions(acme, borl, cblt)
     written = []
     for company in all_companies:
         path = out / f"{company.file_stem}.pdf"
         write_report(company, path)
         written.append(path)
-    questions = out / "questions.csv"
-    with questions.open("w", encoding="utf-8", newline="") as handle:
+    csv_path = out / "questions.csv"
+    with csv_path.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
         writer.writeheader()
-        writer.writerows(csv_questions(acme, borl, cblt))
-    written.append(questions)
+        writer.writerows(row for row, _ in questions)
+    written.append(csv_path)
     facts_path = out / "facts.json"
-    facts_path.write_text(json.dumps(facts(all_companies), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    facts_path.write_text(json.dumps(facts(all_companies, questions), indent=1, ensure_ascii=False) + "\n",
+                          encoding="utf-8")
     written.append(facts_path)
     return written
 
