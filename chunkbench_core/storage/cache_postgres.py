@@ -66,8 +66,6 @@ _RETRIES = 4
 _CONNECT_DEFAULTS = {"connect_timeout": "10", "application_name": "chunkbench cache", "keepalives": "1",
                      "keepalives_idle": "30", "keepalives_interval": "10", "keepalives_count": "3"}
 _SCHEMA_LOCK = 0x6368_6B62  # advisory lock id held while one process creates the tables
-# Connections inherited through fork: the child never closes them (closing would end the parent's session)
-_inherited: list[Any] = []
 
 T = TypeVar("T")
 
@@ -164,6 +162,11 @@ def parse_cache_url(url: str) -> CacheURL:
             "workers share, or a path (or nothing) for the SQLite files of one machine")
     if not text.lower().startswith(f"{scheme}://"):
         raise CacheURLError(f"cache URL {shown!r}: expected {URL_FORM}")
+    if "@" in parts.path or "@" in parts.query or "@" in parts.fragment:
+        # the user name or password holds '/', '?' or '#': not echoed, the tail is part of the password
+        raise CacheURLError(
+            f"cache URL {shown!r}: the password (or user name) holds '/', '?', '#' or '@' that are not "
+            f"percent-encoded (write %2F, %3F, %23, %40); expected {URL_FORM}")
     try:
         port = parts.port
     except ValueError:
@@ -179,10 +182,8 @@ def parse_cache_url(url: str) -> CacheURL:
     database = database or options.get("dbname", "")
     if not database:
         raise CacheURLError(f"cache URL {shown!r} names no database; expected {URL_FORM}")
-    if "/" in database or "@" in database:  # not echoed: it may be the tail of a password
-        raise CacheURLError(
-            f"cache URL {shown!r}: the database name holds '/' or '@', or the password holds '/', '@' or ':' "
-            f"that are not percent-encoded (write %2F, %40, %3A); expected {URL_FORM}")
+    if "/" in database:
+        raise CacheURLError(f"cache URL {shown!r}: a database name holds no '/'; expected {URL_FORM}")
     if parts.hostname:
         options["host"] = parts.hostname
     if port is not None:
@@ -260,7 +261,7 @@ class _SharedCache:
         if self._pid != os.getpid():  # a forked child: its own lock, connection, identity and claims
             self._lock = threading.RLock()
             if self._con is not None:
-                _inherited.append(self._con)
+                _let_go(self._con)
             self._con = None
             self._after_fork()
 
@@ -412,6 +413,23 @@ class _SharedCache:
                                   "look at it, or stop it and its claims expire")
         time.sleep(delay)
         return min(delay * 2, POLL_MAX_SECONDS)
+
+
+def _let_go(con: Any) -> None:
+    """Drop a connection inherited through fork without ending the parent's session on it.
+
+    Closing it would send PostgreSQL's goodbye on the socket the parent still uses; so the child's copy of
+    the socket is swapped for /dev/null first, then closed (the parent's copy stays open)."""
+    try:
+        fd = con.fileno()
+        devnull = os.open(os.devnull, os.O_RDWR)
+        try:
+            os.dup2(devnull, fd)
+        finally:
+            os.close(devnull)
+        con.close()
+    except Exception:  # noqa: BLE001 - nothing of the parent's is touched either way
+        pass
 
 
 # --- the embedding cache ------------------------------------------------------------------------------

@@ -13,6 +13,10 @@ from pathlib import Path
 from tests.conftest import require_tool
 
 
+# a throwaway server: nothing it writes has to survive a power cut, so nothing waits for the disk
+THROWAWAY = "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -46,7 +50,7 @@ class PostgresServer:
         self.port = free_port()
         self._run("initdb", "-D", str(self.data), "--auth=trust", "-U", "postgres", "--encoding=UTF8")
         self._run("pg_ctl", "-D", str(self.data), "-w", "-l", str(root / "postgres.log"), "-o",
-                  f"-p {self.port} -k {self.sockets} -c listen_addresses=127.0.0.1", "start")
+                  f"-p {self.port} -k {self.sockets} -c listen_addresses=127.0.0.1 {THROWAWAY}", "start")
         try:
             self.url = self.create_database(database)
         except BaseException:
