@@ -88,7 +88,9 @@ CREATE TABLE IF NOT EXISTS {EMBEDDING_TABLE} (
     created_at timestamptz NOT NULL DEFAULT now(),
     claimed_by text,
     lease_until timestamptz,
-    PRIMARY KEY (namespace, text_sha256),
+    -- the digest first: a batch lookup is an index search per key even before the table has statistics
+    -- (led by the namespace, a fresh table's plan scanned the whole namespace)
+    PRIMARY KEY (text_sha256, namespace),
     CHECK ((vector IS NULL) = (dimension IS NULL)),
     CHECK (vector IS NOT NULL OR (claimed_by IS NOT NULL AND lease_until IS NOT NULL))
 );
@@ -440,7 +442,7 @@ WITH claimed AS (
     SELECT %(namespace)s, k.key, %(owner)s, now() + make_interval(secs => %(lease)s)
     FROM (SELECT DISTINCT unnest(%(keys)s::text[]) AS key) AS k
     ORDER BY k.key
-    ON CONFLICT (namespace, text_sha256) DO UPDATE
+    ON CONFLICT (text_sha256, namespace) DO UPDATE
     SET claimed_by = EXCLUDED.claimed_by, lease_until = EXCLUDED.lease_until, dimension = NULL, vector = NULL,
         created_at = now()
     WHERE (v.vector IS NULL AND v.lease_until < now())
@@ -468,7 +470,7 @@ INSERT INTO {EMBEDDING_TABLE} AS v (namespace, text_sha256, dimension, vector)
 SELECT %(namespace)s, k.key, %(dimension)s, substring(%(blob)s FROM (k.n - 1)::integer * %(size)s + 1 FOR %(size)s)
 FROM unnest(%(keys)s::text[]) WITH ORDINALITY AS k(key, n)
 ORDER BY k.key
-ON CONFLICT (namespace, text_sha256) DO UPDATE
+ON CONFLICT (text_sha256, namespace) DO UPDATE
 SET dimension = EXCLUDED.dimension, vector = EXCLUDED.vector, created_at = now(), claimed_by = NULL,
     lease_until = NULL
 WHERE v.vector IS NULL OR v.dimension <> EXCLUDED.dimension OR length(v.vector) <> length(EXCLUDED.vector)
