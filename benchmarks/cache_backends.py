@@ -132,9 +132,9 @@ def main() -> int:
     print(f"{'':45} {'SQLite':>10} {'PostgreSQL':>11} {'ratio':>7}")
     for name, row in figures.items():
         sqlite_s, postgres_s = row["sqlite"], row["postgresql"]
-        ratio = postgres_s / sqlite_s if sqlite_s == sqlite_s else float("nan")
+        ratio = f"{postgres_s / sqlite_s:6.1f}x" if sqlite_s == sqlite_s else f"{'-':>7}"
         shown = f"{sqlite_s * 1000:8.0f} ms" if sqlite_s == sqlite_s else f"{'-':>11}"
-        print(f"{name:45} {shown} {postgres_s * 1000:8.0f} ms {ratio:6.1f}x")
+        print(f"{name:45} {shown} {postgres_s * 1000:8.0f} ms {ratio}")
     single = figures["1,000 lookups of 1 text"]
     print(f"per lookup of one text: SQLite {single['sqlite'] * 1e3:.2f} ms per 1,000 "
           f"({single['sqlite'] * 1e6 / 1000:.0f} us each), PostgreSQL {single['postgresql'] * 1e6 / 1000:.0f} us each")

@@ -759,8 +759,8 @@ class PostgresContextCache(_SharedCache, MutableMapping):
     def claim(self, key: str) -> str | None:
         """The stored context of ``key``, or None when this worker now holds the key and must ask the LLM.
 
-        When another worker holds it, waits for its answer (polling with backoff), or takes the key
-        over when its claim expires. One round trip when the context is stored or the key is free."""
+        When another worker holds it, waits for its answer (polling with backoff), or takes the key over
+        when its claim expires. A stored context costs one read-only round trip, a free key two."""
         params = {"key": key, "owner": self.owner, "lease": self.lease_seconds}
 
         def claim(cursor: Any) -> tuple:
@@ -772,22 +772,20 @@ class PostgresContextCache(_SharedCache, MutableMapping):
             return cursor.fetchone()
 
         started, delay = time.monotonic(), POLL_FIRST_SECONDS
-        holder = "another worker"
         while True:
-            context, mine = self._run("claiming", claim)
-            if context is not None:
-                return context
-            if mine:
-                self._hold("", [key])
-                return None
-            while True:  # a live claim: read-only polls until it is answered, gone or expired
-                row = self._run("waiting", poll)
-                if row is None or row[0] is not None or row[1]:
-                    break
-                holder = row[2]
-                delay = self._wait(started, delay, lambda: f"the context that {holder} is asking the LLM for")
+            row = self._run("reading", poll)  # (context, claim expired, claimed by), or None: no row
             if row is not None and row[0] is not None:
                 return row[0]
+            if row is None or row[1]:
+                context, mine = self._run("claiming", claim)
+                if context is not None:
+                    return context
+                if mine:
+                    self._hold("", [key])
+                    return None
+                continue  # another worker claimed it first: wait for it
+            holder = row[2]
+            delay = self._wait(started, delay, lambda: f"the context that {holder} is asking the LLM for")
 
     def release(self, key: str) -> bool:
         """Give up this worker's claim on ``key`` (the LLM call failed); True if it held one."""
