@@ -62,6 +62,7 @@ POLL_MAX_SECONDS = 0.5
 # SQLSTATEs retried: the statement was rolled back whole (deadlock detected, serialization failure)
 _RETRY_STATES = frozenset({"40P01", "40001"})
 _RETRIES = 4
+RECONNECT_SECONDS = 30.0  # how long a lost connection is tried again (a server restart)
 # libpq options set unless the URL sets them: fail fast on a wrong host, notice a dead server
 _CONNECT_DEFAULTS = {"connect_timeout": "10", "application_name": "chunkbench cache", "keepalives": "1",
                      "keepalives_idle": "30", "keepalives_interval": "10", "keepalives_count": "3"}
@@ -332,30 +333,43 @@ class _SharedCache:
         return self._con
 
     def _run(self, what: str, work: Callable[[Any], T]) -> T:
-        """``work(cursor)`` on this process's connection; retried when rolled back whole or the server went away."""
+        """``work(cursor)`` on this process's connection.
+
+        Retried when PostgreSQL rolled it back whole (a deadlock between workers), and when the server
+        went away (a restart, a failover): reconnecting is tried for ``RECONNECT_SECONDS``. A server that
+        cannot be reached at the first connection fails at once (a wrong URL should not wait)."""
         import psycopg2
 
         self._check_fork()
-        for attempt in range(_RETRIES + 1):
+        attempt, lost_at = 0, None
+        while True:
             with self._lock:
-                con = self._connection()
                 try:
-                    with con.cursor() as cursor:
-                        return work(cursor)
-                except psycopg2.Error as exc:
-                    if not con.closed:
-                        try:  # leave no transaction open after a failed BEGIN ... COMMIT
-                            with con.cursor() as cursor:
-                                cursor.execute("ROLLBACK")
-                        except psycopg2.Error:
-                            pass
-                    lost = bool(con.closed)
-                    if lost:
-                        self._con = None
-                    if attempt == _RETRIES or not (lost or exc.pgcode in _RETRY_STATES):
-                        raise self._error(what, exc) from None
-            time.sleep(0.05 * 2 ** attempt)
-        raise AssertionError("unreachable")
+                    con = self._connection()
+                except EmbeddingCacheError:
+                    if lost_at is None or time.monotonic() - lost_at > RECONNECT_SECONDS:
+                        raise
+                    con = None
+                if con is not None:
+                    try:
+                        with con.cursor() as cursor:
+                            return work(cursor)
+                    except psycopg2.Error as exc:
+                        if not con.closed:
+                            try:  # leave no transaction open after a failed BEGIN ... COMMIT
+                                with con.cursor() as cursor:
+                                    cursor.execute("ROLLBACK")
+                            except psycopg2.Error:
+                                pass
+                        if con.closed:
+                            self._con = None
+                            lost_at = lost_at if lost_at is not None else time.monotonic()
+                        elif exc.pgcode not in _RETRY_STATES or attempt >= _RETRIES:
+                            raise self._error(what, exc) from None
+                        if lost_at is not None and time.monotonic() - lost_at > RECONNECT_SECONDS:
+                            raise self._error(what, exc) from None
+            attempt += 1
+            time.sleep(min(0.05 * 2 ** attempt, 2.0))
 
     # claims held by this process, and the heartbeat that renews their leases
 

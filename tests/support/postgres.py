@@ -8,6 +8,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 from tests.conftest import require_tool
@@ -49,8 +50,7 @@ class PostgresServer:
             self.as_user = ["runuser", "-u", "postgres", "--"]
         self.port = free_port()
         self._run("initdb", "-D", str(self.data), "--auth=trust", "-U", "postgres", "--encoding=UTF8")
-        self._run("pg_ctl", "-D", str(self.data), "-w", "-l", str(root / "postgres.log"), "-o",
-                  f"-p {self.port} -k {self.sockets} -c listen_addresses=127.0.0.1 {THROWAWAY}", "start")
+        self._start()
         try:
             self.url = self.create_database(database)
         except BaseException:
@@ -61,6 +61,16 @@ class PostgresServer:
         """A new empty database; its URL."""
         self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", name)
         return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
+
+    def _start(self) -> None:
+        self._run("pg_ctl", "-D", str(self.data), "-w", "-l", str(self.root / "postgres.log"), "-o",
+                  f"-p {self.port} -k {self.sockets} -c listen_addresses=127.0.0.1 {THROWAWAY}", "start")
+
+    def restart(self, pause_seconds: float = 0.0) -> None:
+        """Stop the server (every session ends), wait, start it again on the same port with the same data."""
+        self._run("pg_ctl", "-D", str(self.data), "-w", "-m", "fast", "stop")
+        time.sleep(pause_seconds)
+        self._start()
 
     def _run(self, tool: str, *args: str) -> None:
         subprocess.run([*self.as_user, str(self.bin / tool), *args], check=True, capture_output=True, timeout=120)

@@ -6,7 +6,7 @@ are one statement each; concurrent writers of one key do no harm; each text is e
 context asked of the LLM, exactly once across real processes and across threads (counted at the
 engine and at the LLM); a worker killed with SIGKILL holds its texts only until its lease ends, while
 a live worker keeps them; a failed embedding or LLM call gives its claims back at once; a lost
-connection is reopened and a forked child never ends its parent's session.
+connection is reopened (a server restart is waited for) and a forked child never ends its parent's session.
 """
 
 from __future__ import annotations
@@ -517,7 +517,7 @@ def backend_pid(cache) -> int:
     return cache._run("reading", read)
 
 
-def test_a_lost_connection_is_reopened(cache_url):
+def test_a_lost_connection_is_reopened(cache_url, postgres_server):
     import psycopg2
 
     with PostgresEmbeddingCache(cache_url) as cache, PostgresContextCache(cache_url) as contexts:
@@ -532,6 +532,14 @@ def test_a_lost_connection_is_reopened(cache_url):
         admin.close()
         assert cache.get_many("m@1", ["k"], 4)["k"].tolist() == [1.0] * 4
         assert contexts["k"] == "a context"
+        restart = threading.Thread(target=postgres_server.restart, args=(2.0,))
+        restart.start()  # a server restart: down for two seconds and more
+        try:
+            time.sleep(0.5)
+            assert cache.get_many("m@1", ["k"], 4)["k"].tolist() == [1.0] * 4  # waits for it, reconnects
+            assert contexts["k"] == "a context"
+        finally:
+            restart.join()
 
 
 def test_a_forked_child_uses_its_own_connection_and_leaves_its_parents_alone(cache_url):
