@@ -199,10 +199,10 @@ def parse_cache_url(url: str) -> CacheURL:
     return CacheURL(url=text, redacted=shown, database=database, options=options)
 
 
-def cache_location(location: str | os.PathLike[str] | None) -> CacheURL | Path | None:
+def cache_location(location: str | os.PathLike[str] | CacheURL | None) -> CacheURL | Path | None:
     """What a cache setting names: a PostgreSQL URL, a SQLite file or folder (a path), or None (unset)."""
-    if location is None:
-        return None
+    if location is None or isinstance(location, CacheURL):
+        return location
     if isinstance(location, os.PathLike):
         return Path(location).expanduser()
     text = str(location).strip()

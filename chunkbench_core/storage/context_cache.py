@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Iterator
 from .embedding_cache import EmbeddingCacheError, open_retrying
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .cache_postgres import PostgresContextCache
+    from .cache_postgres import CacheURL, PostgresContextCache
 
 CACHE_FILE = "contextual_cache.sqlite"
 _SCHEMA = """
@@ -125,7 +125,7 @@ def default_context_cache_path(home: str | os.PathLike[str] | None = None) -> Pa
     return settings.home_dir(home) / CACHE_FILE
 
 
-def open_context_cache(location: str | os.PathLike[str] | None = None, *,
+def open_context_cache(location: "str | os.PathLike[str] | CacheURL | None" = None, *,
                        home: str | os.PathLike[str] | None = None) -> "ContextCache | PostgresContextCache":
     """The contextual cache a setting names: unset, ``CHUNKBENCH_HOME/contextual_cache.sqlite``; a path, that
     SQLite file (or ``contextual_cache.sqlite`` in that folder); a ``postgresql://USER:PASSWORD@HOST:5432/DATABASE``

@@ -31,7 +31,7 @@ import numpy as np
 from chunkbench_core.errors import ChunkbenchError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .cache_postgres import PostgresEmbeddingCache
+    from .cache_postgres import CacheURL, PostgresEmbeddingCache
 
 CACHE_FILE = "embedding_cache.sqlite"
 _QUERY_CHUNK = 500
@@ -263,7 +263,7 @@ def default_cache_path(home: str | os.PathLike[str] | None = None) -> Path:
     return settings.home_dir(home) / CACHE_FILE
 
 
-def open_embedding_cache(location: str | os.PathLike[str] | None = None, *,
+def open_embedding_cache(location: "str | os.PathLike[str] | CacheURL | None" = None, *,
                          home: str | os.PathLike[str] | None = None) -> "EmbeddingCache | PostgresEmbeddingCache":
     """The embedding cache a setting names: unset, ``CHUNKBENCH_HOME/embedding_cache.sqlite``; a path, that
     SQLite file (or ``embedding_cache.sqlite`` in that folder); a ``postgresql://USER:PASSWORD@HOST:5432/DATABASE``

@@ -108,6 +108,8 @@ def test_one_setting_picks_the_backend(tmp_path):
         assert embeddings.target.options == {"sslmode": "require", "host": "db.internal", "port": "5433",
                                              "user": "me", "password": SECRET, "dbname": "cache"}
     assert open_embedding_cache("postgresql://me:p%40ss%2Fw@db/cache").target.password == "p@ss/w"
+    target = open_embedding_cache(f"postgresql://me:{SECRET}@db/cache").target  # a parsed URL is taken as it is
+    assert open_context_cache(target).target.password == SECRET
 
 
 def test_an_unreachable_server_is_named_without_the_password(postgres_server):
