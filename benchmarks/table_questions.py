@@ -22,8 +22,9 @@ is this checkout's code, as the pipeline runs it: parse -> chunk (fixed_size, re
 table rows alone or grouped, contextual_retrieval with heading contexts; the pipeline's default sizes for
 the model, chunks fitted to its window)
 -> embed (all-MiniLM-L6-v2, local ONNX) -> search (Qdrant's embedded engine, one collection for the
-three reports, no document filter) -> score (``run_retrieval``, ``aggregate``). Printed per question type: hit@k (a top-k chunk overlaps the evidence), MRR and
-character recall of the evidence, for old and new parsing side by side.
+three reports, no document filter) -> score (``run_retrieval``, ``aggregate``). Printed per question
+type: hit@k (a top-k chunk overlaps the evidence), MRR and character recall of the evidence, for old
+and new parsing side by side.
 """
 
 from __future__ import annotations

@@ -502,8 +502,8 @@ def _drop_running_lines(pages: list[list[Line]], share: float = 0.5) -> int:
     """Remove running headers/footers and page numbers; returns how many lines were dropped.
 
     A running line is one of the first or last ``EDGE_LINES`` lines of a page whose text (a page number
-    at its start or end masked, so "Page 2 of 9" matches "Page 3 of 9"), height and size repeat on more than ``share`` of
-    the pages (on every page of a document of up to three pages). A bare page number at the very top
+    at its start or end masked, so "Page 2 of 9" matches "Page 3 of 9"), height and size repeat on more
+    than ``share`` of the pages (on every page of a document of up to three pages). A bare page number at the very top
     or bottom of a page is dropped too.
     """
     dropped = 0

@@ -118,7 +118,8 @@ def split_inline_pair(text: str, qa: QAHeuristics = _DEFAULT) -> tuple[str, str,
         question = text[: match.start(marker)].strip()
         answer = text[match.start(marker) :].strip()
         if question and answer and len(answer) > len(match.group(marker)):
-            rule = f"{_describe_question(text, p)} + answer marker {match.group(marker).strip()!r} in the same paragraph"
+            rule = (f"{_describe_question(text, p)} + answer marker {match.group(marker).strip()!r} "
+                    "in the same paragraph")
             return question, answer, rule
     return None
 
@@ -134,8 +135,9 @@ def pair_paragraphs(paragraphs: list[str], qa: QAHeuristics = _DEFAULT) -> list[
         if (_question_head(text, p) is not None and i + 1 < n and p.answer.match(paragraphs[i + 1])
                 and not p.answer.match(text)):
             answer = paragraphs[i + 1]
-            rule = (f"{_describe_question(text, p)} + answer marker {_marker(p.answer.match(answer))!r} "  # type: ignore[arg-type]
-                    "in the next paragraph")
+            answer_head = p.answer.match(answer)
+            assert answer_head is not None
+            rule = f"{_describe_question(text, p)} + answer marker {_marker(answer_head)!r} in the next paragraph"
             items.append(QAItem(text, answer, rule))
             i += 2
             continue

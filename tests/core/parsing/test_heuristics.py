@@ -138,7 +138,8 @@ def test_explain_text_lists_each_decision(rich_docx: Path) -> None:
             "  rule: row 1 is a header: every cell is short, distinct and not a number; "
             "title from the heading above the table") in text
     assert "rule: no header: the first row is data, '1402' is a number" in text
-    assert "Q&A pair (lines 43-44): Q: How do I file a claim?\n  rule: question marker 'Q:' + answer marker 'A:'" in text
+    assert ("Q&A pair (lines 43-44): Q: How do I file a claim?\n"
+            "  rule: question marker 'Q:' + answer marker 'A:'") in text
     # the record survives the round trip through storage (and the isolated parser's pipe)
     again = type(parsed).from_dict(parsed.to_dict())
     assert again.explain == parsed.explain
@@ -148,5 +149,4 @@ def test_options_refuse_something_else_than_heuristics() -> None:
     with pytest.raises(ConfigError, match="ParseOptions.heuristics must be a ParserHeuristics"):
         ParseOptions(heuristics={"qa": {}})  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match=r"\[tables\] caption_lines must be a whole number of at least 0"):
-        replace(TableHeuristics(), caption_lines=-1) and ParserHeuristics(tables=replace(TableHeuristics(),
-                                                                                          caption_lines=-1))
+        ParserHeuristics(tables=replace(TableHeuristics(), caption_lines=-1))

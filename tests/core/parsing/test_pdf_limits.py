@@ -83,7 +83,8 @@ def test_a_limit_reached_names_the_limit_and_how_to_raise_it(name: str, request:
         parse(path, ParseOptions(memory_limit_bytes=64 * MB))  # allows arrays of 131,072 elements
     message = str(info.value)
     assert message.startswith(str(path))
-    assert "larger than the PDF reader's limit of 131,072 elements in one array (array_maximum_element_count)" in message
+    assert ("larger than the PDF reader's limit of 131,072 elements in one array "
+            "(array_maximum_element_count)") in message
     assert "raise the parse memory limit (CHUNKBENCH_PARSE_MEMORY_MB, now 64 MB" in message
     assert "corrupt" not in message
 

@@ -188,7 +188,8 @@ def test_spanning_header_over_years_needs_an_empty_first_column() -> None:
     assert [i.text for i in flat.items] == ["North | Sales 2024: 5 | Sales 2023: 4"]
     # two text rows without an empty first column: the second is data, not a header
     flat = flatten_table(_grid([["Region", "Manager"], ["North", "Ms Rahimi"]]), context=True)
-    assert flat.header == ["Region", "Manager"] and [i.text for i in flat.items] == ["Region: North | Manager: Ms Rahimi"]
+    assert flat.header == ["Region", "Manager"]
+    assert [i.text for i in flat.items] == ["Region: North | Manager: Ms Rahimi"]
 
 
 def test_total_rows_close_sections_and_unused_sections_are_kept() -> None:
@@ -210,7 +211,8 @@ def test_spreadsheet_rules_are_unchanged_without_context() -> None:
 
 # -- the fixture itself ------------------------------------------------------------------------------
 def _fixture_module():
-    spec = importlib.util.spec_from_file_location("make_financial_fixture", REPO / "scripts" / "make_financial_fixture.py")
+    script = REPO / "scripts" / "make_financial_fixture.py"
+    spec = importlib.util.spec_from_file_location("make_financial_fixture", script)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
