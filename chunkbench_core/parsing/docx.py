@@ -87,6 +87,7 @@ class TableRows:
     """A data table, flattened (:func:`chunkbench_core.parsing.tables.flatten_table`)."""
 
     table: FlatTable = field(default_factory=lambda: FlatTable(header=None))
+    continued: bool = False  # it continues the previous table (a PDF table split over two pages)
 
 
 Event = Heading | Para | Image | TableRows
@@ -340,7 +341,8 @@ def table_caption(run: list[str], heading: str | None, tables: TableHeuristics) 
     return None, ""
 
 
-def _emit_table(table: FlatTable, caption: str | None, source: str, builder: MarkdownBuilder) -> None:
+def _emit_table(table: FlatTable, caption: str | None, source: str, builder: MarkdownBuilder) -> str | None:
+    """Write the table's rows; returns the title they carry."""
     title, units = table_units(table, caption)
     builder.end_table()
     start = end = None
@@ -356,7 +358,7 @@ def _emit_table(table: FlatTable, caption: str | None, source: str, builder: Mar
             end = unit.end
     builder.end_table()
     if start is None or end is None:
-        return
+        return title
     labels = [label for label in (table.header or []) if label]
     what = f"header: {' | '.join(labels)}" if labels else "no header"
     rule = table.header_rule
@@ -365,6 +367,7 @@ def _emit_table(table: FlatTable, caption: str | None, source: str, builder: Mar
         how = "the table's title row" if table.titles else source
         rule += f"; title from {how}"
     builder.explain.append(Explanation("table", what, rule, start, end))
+    return title
 
 
 def emit_events(events: list[Event], builder: MarkdownBuilder, images: ImageReporter,
@@ -374,6 +377,7 @@ def emit_events(events: list[Event], builder: MarkdownBuilder, images: ImageRepo
     heuristics = heuristics or ParserHeuristics()
     run: list[str] = []
     heading: str | None = None  # the heading right above the current run of paragraphs
+    last_title: str | None = None  # the title of the last table, for a table that continues it
 
     def flush() -> None:
         for item in pair_paragraphs(run, heuristics.qa):
@@ -389,8 +393,10 @@ def emit_events(events: list[Event], builder: MarkdownBuilder, images: ImageRepo
             continue
         if isinstance(ev, TableRows):
             caption, source = table_caption(run, heading, heuristics.tables)
+            if ev.continued and last_title and not ev.table.titles and (caption is None or not run):
+                caption, source = last_title, "the table it continues on the page before"
             flush()
-            _emit_table(ev.table, caption and builder.normalize(caption), source, builder)
+            last_title = _emit_table(ev.table, caption and builder.normalize(caption), source, builder)
             heading = None
             continue
         flush()

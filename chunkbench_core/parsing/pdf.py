@@ -289,9 +289,35 @@ def open_pdf(path: Path, memory_bytes: int | None = None) -> Any:
     return reader
 
 
+def _font_metrics(font_dict: Any) -> Any:
+    """pypdf's metrics of a font resource (glyph widths), or None when they cannot be read."""
+    try:
+        from pypdf.generic._font import Font
+
+        return Font.from_font_resource(font_dict)
+    except Exception:  # another pypdf, or a font without usable widths: widths are estimated
+        return None
+
+
 def page_fragments(page: Any) -> list[Fragment]:
-    """Text fragments of one page with position, effective font size and boldness."""
+    """Text fragments of one page with position, effective font size, boldness and right edge.
+
+    The right edge comes from the font's glyph widths when pypdf can read them, else it is estimated
+    from the number of characters (``AVG_CHAR_WIDTH_EMS``)."""
     frags: list[Fragment] = []
+    metrics: dict[int, Any] = {}
+
+    def width(font_dict: Any, text: str, size: float) -> float:
+        if font_dict is None:
+            return 0.0
+        key = id(font_dict)
+        if key not in metrics:
+            metrics[key] = _font_metrics(font_dict)
+        font = metrics[key]
+        try:
+            return float(font.get_text_width(text.strip())) / 1000.0 * size if font is not None else 0.0
+        except Exception:
+            return 0.0
 
     def visitor(text: str, cm: Any, tm: Any, font_dict: Any, font_size: Any) -> None:
         if not text or not text.strip():
@@ -311,10 +337,11 @@ def page_fragments(page: Any) -> list[Fragment]:
             font = ""
         lowered = font.lower()
         bold = any(k in lowered for k in ("bold", "black", "heavy", "semibold", "demi"))
-        text = text.translate(_LATIN_LIGATURES)
         for piece in text.split("\n"):
             if piece.strip():
-                frags.append(Fragment(m[4], m[5], size, bold, piece))
+                measured = width(font_dict, piece, size)
+                frags.append(Fragment(m[4], m[5], size, bold, piece.translate(_LATIN_LIGATURES),
+                                      m[4] + measured if measured > 0 else 0.0))
 
     page.extract_text(visitor_text=visitor)
     return frags
@@ -772,12 +799,29 @@ def _section_line(lines: list[Line], j: int, column_starts: list[float]) -> bool
     return max(line.gap_before, lines[j + 1].gap_before) <= 2.2 * max(line.size, lines[j + 1].size)
 
 
-def _header_line(line: Line, page: int, column_starts: list[float], right: float) -> bool:
-    """A one-cell line over the value columns (a period header centred over the columns below)."""
-    if len(line.cells) != 1 or line.page != page or line.rtl or len(column_starts) < 2:
+def _value_area(run: list[Line]) -> tuple[float, float, float] | None:
+    """(right edge of the row labels, left and right edge of the values) of a table run."""
+    rows = [line for line in run if len(line.cells) >= 2]
+    if not rows:
+        return None
+    first = min(line.cells[0].x for line in rows)
+    labels = [line.cells[0].right for line in rows if abs(line.cells[0].x - first) <= line.size]
+    values = [cell for line in rows for cell in line.cells[1:]]
+    if not labels or not values:
+        return None
+    return max(labels), min(c.x for c in values), max(c.right for c in values)
+
+
+def _header_line(line: Line, page: int, area: tuple[float, float, float] | None) -> bool:
+    """A one-cell line over the value columns (a period header centred over the columns below), not a
+    caption centred on the page: right of the row labels, centred over the values."""
+    if len(line.cells) != 1 or line.page != page or line.rtl or area is None:
         return False
+    label_right, value_left, value_right = area
     cell = line.cells[0]
-    return cell.x >= column_starts[1] - 2 * line.size and cell.right <= right + 2 * line.size
+    centre = (cell.x + cell.right) / 2
+    return (cell.x > label_right and value_left - line.size <= centre <= value_right
+            and cell.right <= value_right + 2 * line.size)
 
 
 def table_runs(lines: list[Line]) -> dict[int, int]:
@@ -811,10 +855,10 @@ def table_runs(lines: list[Line]) -> dict[int, int]:
         if j - i < 2:
             i += 1
             continue
-        right = max(line.x1 for line in lines[i:j])
+        area = _value_area(lines[i:j])
         start = i
         while (start > last_end and i - start < 2
-               and _header_line(lines[start - 1], line.page, starts, right)
+               and _header_line(lines[start - 1], line.page, area)
                and lines[start].gap_before <= 2.5 * lines[start].size):
             start -= 1
         for k in range(start, i):
@@ -822,6 +866,21 @@ def table_runs(lines: list[Line]) -> dict[int, int]:
         runs[start] = j
         last_end = i = j
     return runs
+
+
+def _continues_previous(lines: list[Line], previous: tuple[int, int, list[str] | None], start: int,
+                        width: int) -> bool:
+    """A table at the top of a page continues the one that ended the page before: the previous table
+    was the last thing on its page, only up to three one-cell lines (a "(continued)" title) stand
+    between, and both have the same columns."""
+    end, previous_width, _ = previous
+    if width != previous_width or end > start or end == 0:
+        return False
+    page = lines[start].page
+    if lines[end - 1].page != page - 1:
+        return False
+    between = lines[end:start]
+    return len(between) <= 3 and all(line.page == page and len(line.cells) == 1 for line in between)
 
 
 def build_events(
@@ -835,6 +894,7 @@ def build_events(
     pending = list(images or [])
     frame = _text_frame(lines)
     runs = table_runs(lines)
+    previous: tuple[int, int, list[str] | None] | None = None  # the last table: end, width, header
     para: list[str] = []
     i = 0
 
@@ -853,8 +913,13 @@ def build_events(
         line = lines[i]
         if i in runs:
             flush(line.page)
-            flat = flatten_table(_table_grid(lines[i:runs[i]]), heuristics.tables, context=True)
-            events.append(TableRows(flat))
+            grid = _table_grid(lines[i:runs[i]])
+            width = len(grid[0]) if grid else 0
+            continued = previous is not None and _continues_previous(lines, previous, i, width)
+            flat = flatten_table(grid, heuristics.tables, context=True,
+                                 inherited_header=previous[2] if continued and previous else None)
+            events.append(TableRows(flat, continued=continued))
+            previous = (runs[i], width, flat.header)
             i = runs[i]
             continue
         if line.heading_level is not None:

@@ -274,10 +274,12 @@ def _section_row(row: list[GridCell], width: int, tables: TableHeuristics) -> st
 
 
 def flatten_table(raw_rows: list[list[GridCell]], tables: TableHeuristics | None = None, *,
-                  context: bool = False) -> FlatTable:
+                  context: bool = False, inherited_header: list[str] | None = None) -> FlatTable:
     """Apply the rules of the module docstring to a grid of cells (texts already normalised).
 
     ``context``: the rules of "rows that keep their meaning" (multi-row headers, signs, sections).
+    ``inherited_header``: the header of the table this one continues (a table split over two pages):
+    used when the table does not repeat a header of its own and has as many columns.
     """
     tables = tables or _DEFAULT
     rows = [[GridCell(clean_inline(c.text), c.key) for c in r] for r in raw_rows]
@@ -309,7 +311,12 @@ def flatten_table(raw_rows: list[list[GridCell]], tables: TableHeuristics | None
                 result.header = _band_labels(band)
                 result.header_rows = len(band)
                 index += len(band) - 1
+                if inherited_header is not None:
+                    result.header_rule += " (repeated on this page: the table continues from the page before)"
                 continue
+            if inherited_header is not None and len(inherited_header) == width:
+                result.header = list(inherited_header)
+                result.header_rule = "the header of the table it continues on the page before"
         if context:
             name = _section_row(row, width, tables)
             if name is not None:

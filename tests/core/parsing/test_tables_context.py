@@ -245,3 +245,64 @@ def test_fixture_questions_have_the_golden_set_shape() -> None:
     assert all("\u201c" in t and "\u201d" in t for t in texts)
     # table answers quote figures in another format than the table's: "$82.96 million" for 82,959
     assert "$82.96 million" in rows[0]["Answer"] and "82,959" not in rows[0]["Answer"]
+
+
+def _split_table_pdf(path: Path, repeat_header: bool) -> Path:
+    """A statement whose rows run over to a second page, with or without its header repeated there."""
+    from fpdf import FPDF
+
+    pdf = FPDF(format="letter", unit="mm")
+    pdf.set_auto_page_break(False)
+    header = [[("Year Ended December 31,", 1, 2)], [("2024", 1, 1), ("2023", 2, 2)]]
+
+    def draw_header() -> None:
+        pdf.set_font("Helvetica", "B", 8)
+        for cells in header:
+            y = pdf.get_y()
+            for text, first, last in cells:
+                pdf.set_xy(130 + (first - 1) * 34, y)
+                pdf.cell((last - first + 1) * 34 - 2, 4.2, text, align="C" if last > first else "R")
+            pdf.set_y(y + 4.2)
+        pdf.ln(1.5)
+
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 10)
+    pdf.set_y(20)
+    pdf.multi_cell(0, 5, "Management reviews the segment figures below every quarter with the board of directors, "
+                         "and the auditors review them once a year before the annual report is published.")
+    pdf.ln(3)
+    pdf.set_font("Helvetica", "B", 10)
+    pdf.cell(0, 5, "SEGMENT REVENUE (In thousands)", align="C", new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(3)
+    draw_header()
+    for n in range(1, 61):
+        if n == 45:
+            pdf.add_page()
+            pdf.set_y(20)
+            if repeat_header:
+                draw_header()
+        y = pdf.get_y()
+        pdf.set_font("Helvetica", "", 9)
+        pdf.set_xy(15, y)
+        pdf.cell(90, 5, f"Region {n:02d}")
+        for c, value in enumerate((1000 + 7 * n, 900 + 5 * n)):
+            pdf.set_xy(130 + c * 34, y)
+            pdf.cell(32, 5, f"{value:,}", align="R")
+        pdf.set_y(y + 5)
+    pdf.output(str(path))
+    return path
+
+
+@pytest.mark.parametrize("repeat_header", [False, True])
+def test_a_table_continued_on_the_next_page_keeps_its_header_and_title(tmp_path: Path, repeat_header: bool) -> None:
+    parsed = parse(_split_table_pdf(tmp_path / "segments.pdf", repeat_header))
+    rows = [u.text for u in parsed.units if u.content_type == "table_row"]
+    assert len(rows) == 60
+    assert rows[0] == ("SEGMENT REVENUE (In thousands) \u2014 Region 01 | Year Ended December 31, 2024: 1,007 | "
+                       "Year Ended December 31, 2023: 905")
+    assert rows[59] == ("SEGMENT REVENUE (In thousands) \u2014 Region 60 | Year Ended December 31, 2024: 1,420 | "
+                        "Year Ended December 31, 2023: 1,200")
+    tables = [e for e in parsed.explain if e.kind == "table"]
+    assert len(tables) == 2
+    assert "continues" in tables[1].rule and "title from the table it continues on the page before" in tables[1].rule
+    check_spans(parsed)
