@@ -43,6 +43,6 @@ def explain_text(parsed: ParsedDocument, heuristics: ParserHeuristics | None = N
         last = _line_number(parsed.markdown, max(entry.start, entry.end - 1))
         where = f"line {first}" if first == last else f"lines {first}-{last}"
         lines.append("")
-        lines.append(f"{_KIND_LABELS.get(entry.kind, entry.kind)} ({where}): {_short(entry.text)}")
+        lines.append(f"{_KIND_LABELS.get(entry.kind, entry.kind)} ({where}): {_short(entry.text, 240)}")
         lines.append(f"  rule: {entry.rule}")
     return "\n".join(lines) + "\n"

@@ -374,6 +374,8 @@ def _header_band(rows: list[list[GridCell]], start: int, tables: TableHeuristics
             rule = f"rows 1-{{end}} are a header: row 1 {why}, with a cell spanning columns over the rows below"
         if any(_spans(r) for r in band):
             rule += "; a cell spanning columns labels each column under it"
+    if len(band) == 1:
+        rule = rule.replace("rows 1-{end} are", "row 1 is")
     result.header_rule = rule.replace("{end}", str(len(band)))
     return band
 
