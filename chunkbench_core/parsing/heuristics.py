@@ -212,6 +212,8 @@ class ParserHeuristics:
                     if isinstance(value, str) or not isinstance(value, (list, tuple)):
                         raise ConfigError(f"{source}: [{name}] {key} must be a list, got {value!r}")
                     value = tuple(value)
+                elif isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+                    value = float(value)  # "2" and "2.0" are one setting (and one cache key)
                 kwargs[key] = value
             try:
                 groups[name] = group_cls(**kwargs)

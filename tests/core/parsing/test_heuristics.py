@@ -33,6 +33,8 @@ def test_the_template_round_trips_and_a_file_overrides_only_what_it_names(tmp_pa
     assert h.tables == TableHeuristics() and h.qa.numbered_questions is True
     assert h.changed() == {"qa": {"question_markers": ["Frage"], "answer_markers": ["Antwort"]},
                            "pdf": {"heading_size_ratio": 1.3, "chapter_patterns": [r"Item\s+\d+\."]}}
+    path.write_text("[pdf]\ncell_gap_ems = 2\n", encoding="utf-8")  # a whole number for a float setting
+    assert load_parser_heuristics(path).fingerprint(".pdf") == ParserHeuristics().fingerprint(".pdf")
 
 
 @pytest.mark.parametrize("text, message", [
