@@ -173,16 +173,17 @@ def compare_run(estimate: RunEstimate, actuals: Sequence[StageActual],
 def updated_correction(old: float, raw_estimate: float, actual: float, damping: float = DAMPING,
                        bounds: tuple[float, float] = BOUNDS, min_seconds: float = MIN_SECONDS) -> float:
     """The correction after one observation (module rule): ``old^(1-d) · (actual/raw)^d``, within ``bounds``;
-    unchanged when both times are under ``min_seconds``."""
+    unchanged when both times are under ``min_seconds``, or when nothing was estimated (a stage estimated at 0,
+    e.g. parsing with every parse stored, has nothing a factor could correct)."""
     low, high = bounds
     if not 0 < damping <= 1:
         raise EstimateError(f"damping must be in (0, 1], got {damping!r}")
     if not 0 < low <= 1 <= high:
         raise EstimateError(f"bounds must hold 1 and be positive, got {bounds!r}")
     old = min(high, max(low, old if math.isfinite(old) and old > 0 else 1.0))
-    if raw_estimate < min_seconds and actual < min_seconds:
-        return old
-    observed = min(high, max(low, actual / raw_estimate if raw_estimate > 0 else high))
+    if raw_estimate <= 0 or (raw_estimate < min_seconds and actual < min_seconds):
+        return old  # nothing was estimated to correct, or too short to time well
+    observed = min(high, max(low, actual / raw_estimate))
     return min(high, max(low, old ** (1 - damping) * observed ** damping))
 
 
