@@ -8,10 +8,10 @@ rate (:mod:`chunkbench_core.estimate.calibration`). Nothing is chunked or embedd
 Per partition (corpus model x strategy), in the order a run builds them:
 
 - **texts the corpus model embeds**, from the strategy's shape (:data:`STRATEGY_SHAPES`): a
-  size-driven strategy cuts a document of ``T`` tokens into ``⌈(T − overlap) / (fill · size −
-  overlap)⌉`` chunks (``fill``: how full its chunks run on average), repeating the overlap in
-  each; a semantic strategy's chunks carry no overlap; contextual_retrieval puts a context before
-  each. When a past build of the same strategy and chunk sizes was recorded
+  document of ``T`` tokens becomes ``⌈(T − o) / (fill · size − o)⌉`` chunks, ``o`` the overlap
+  it repeats on average (``overlap_share · chunk_overlap``: all of it for fixed windows, none for
+  semantic groups) and ``fill`` how full its chunks run; contextual_retrieval puts a context
+  before each. When a past build of the same strategy and chunk sizes was recorded
   (:class:`ObservedBuild`), its texts and tokens per corpus token replace the shape's guess;
 - **the boundary model's pass** of a semantic strategy: every token once, in units of the
   strategy's kind (sentences, paragraphs, 50-token pieces). Units of the same kind and boundary
@@ -56,12 +56,13 @@ LONG_RUN_SECONDS = 30 * 60
 
 
 # -- documents -----------------------------------------------------------------------------------
-#: cl100k tokens per byte of a file not parsed yet, by format: plain text runs about 4 bytes a token;
-#: PDF, DOCX and XLSX files are compressed containers with fonts, styles and images, so far fewer
-#: tokens come out of each byte. Rough: tokens per byte of the corpus's parsed files of the same
-#: format replace them (:func:`tokens_per_byte`), and the parsed text gives the exact count.
+#: cl100k tokens per byte of a file not parsed yet, by format: plain text and Markdown run about 4.5 bytes
+#: a token (0.21-0.22 measured on the sample corpus); DOCX files are zipped XML with styles (0.04-0.05 on
+#: the sample's); PDFs carry fonts and images (a quarterly filing gives about 0.03-0.06). Rough: the
+#: tokens per byte of the corpus's parsed files of the same format replace them (:func:`tokens_per_byte`),
+#: and the parsed text gives the exact count.
 DEFAULT_TOKENS_PER_BYTE: dict[str, float] = {
-    "txt": 0.25, "md": 0.25, "csv": 0.3, "pdf": 0.05, "docx": 0.1, "doc": 0.1, "xlsx": 0.3,
+    "txt": 0.22, "md": 0.22, "csv": 0.3, "pdf": 0.05, "docx": 0.05, "doc": 0.1, "xlsx": 0.3,
 }
 UNKNOWN_TOKENS_PER_BYTE = 0.1
 
@@ -206,15 +207,16 @@ def save_parse_rates(store: CalibrationStore, machine: str, rates: Mapping[str, 
 class StrategyShape:
     """What a strategy embeds, per corpus token, without running it.
 
-    ``fill``: an embedded chunk's mean length as a share of the chunk size; ``overlap``: whether
-    chunk_overlap repeats tokens; ``boundary_unit``: what the boundary model embeds (None: nothing) and
-    ``boundary_unit_tokens`` the mean cl100k tokens of one; ``context``: a context line before each
-    embedded text (``context_tokens`` of them from headings, an LLM's instead when one writes them);
-    ``chunking_seconds_per_token``: the chunker's own work (split, count, check), embeddings left out.
+    ``fill``: an embedded chunk's mean length (its overlap included) as a share of the chunk size;
+    ``overlap_share``: how much of chunk_overlap a chunk repeats on average (0: none; a recursive cut at a
+    separator repeats less than the full overlap); ``boundary_unit``: what the boundary model embeds
+    (None: nothing) and ``boundary_unit_tokens`` the mean cl100k tokens of one; ``context``: a context
+    before each embedded text (``context_tokens`` of them from headings, an LLM's instead when one writes
+    them); ``chunking_seconds_per_token``: the chunker's own work (split, count, check), embeddings left out.
     """
 
     fill: float
-    overlap: bool = True
+    overlap_share: float = 1.0
     boundary_unit: str | None = None
     boundary_unit_tokens: float = 0.0
     context: bool = False
@@ -222,25 +224,28 @@ class StrategyShape:
     chunking_seconds_per_token: float = 2e-6
 
 
-#: The shapes of the shipped strategies. The fills are typical of prose documents at the default sizes:
-#: fixed windows run full; recursive cuts at a separator before the size; semantic groups close at a topic
-#: change, usually well before the size. A recorded build replaces them (:class:`ObservedBuild`).
+#: The shapes of the shipped strategies, measured with the real chunkers (MiniLM as the boundary model, its
+#: default thresholds, 192/48 tokens) on two kinds of text: the Chroma benchmark's long plain documents
+#: (State of the Union, chat logs) and the sample corpus's short sectioned ones (handbook, FAQ, policy,
+#: release notes); each value lies between the two. Fixed windows run full; recursive cuts at a separator
+#: before the size and repeats about half the overlap; semantic groups close at a topic change, well before
+#: the size. A recorded build of the corpus replaces them (:class:`ObservedBuild`).
 STRATEGY_SHAPES: dict[str, StrategyShape] = {
     "fixed_size": StrategyShape(fill=1.0),
-    "recursive": StrategyShape(fill=0.8),
-    "contextual_retrieval": StrategyShape(fill=0.8, context=True, context_tokens=12.0,
+    "recursive": StrategyShape(fill=0.85, overlap_share=0.5),
+    "contextual_retrieval": StrategyShape(fill=0.85, overlap_share=0.5, context=True, context_tokens=12.0,
                                           chunking_seconds_per_token=4e-6),
-    "semantic": StrategyShape(fill=0.5, overlap=False, boundary_unit="sentences", boundary_unit_tokens=25.0,
+    "semantic": StrategyShape(fill=0.4, overlap_share=0.0, boundary_unit="sentences", boundary_unit_tokens=20.0,
                               chunking_seconds_per_token=4e-6),
-    "semantic_parent_child": StrategyShape(fill=0.75, boundary_unit="paragraphs", boundary_unit_tokens=80.0,
-                                           chunking_seconds_per_token=4e-6),
-    "structural": StrategyShape(fill=0.5, overlap=False, boundary_unit="sentences", boundary_unit_tokens=25.0,
+    "semantic_parent_child": StrategyShape(fill=0.65, overlap_share=0.2, boundary_unit="paragraphs",
+                                           boundary_unit_tokens=55.0, chunking_seconds_per_token=4e-6),
+    "structural": StrategyShape(fill=0.6, overlap_share=0.0, boundary_unit="sentences", boundary_unit_tokens=20.0,
                                 chunking_seconds_per_token=4e-6),
-    "cluster_semantic": StrategyShape(fill=0.6, overlap=False, boundary_unit="pieces", boundary_unit_tokens=50.0,
-                                      chunking_seconds_per_token=6e-6),
+    "cluster_semantic": StrategyShape(fill=0.65, overlap_share=0.0, boundary_unit="pieces",
+                                      boundary_unit_tokens=38.0, chunking_seconds_per_token=6e-6),
 }
 #: a strategy without a shape here is estimated as size-driven chunks half full (and said to be)
-UNKNOWN_SHAPE = StrategyShape(fill=0.5)
+UNKNOWN_SHAPE = StrategyShape(fill=0.5, overlap_share=0.5)
 #: tokens an LLM writes for one context (as in the cost estimate)
 LLM_CONTEXT_TOKENS = 60.0
 
@@ -296,7 +301,7 @@ def strategy_work(strategy: str, tokens: Sequence[float], chunk_size: int, chunk
         return StrategyWork(texts, observed.embedded_tokens * scale, boundary, total if boundary else 0.0,
                             texts, "recorded build")
     length = max(1.0, shape.fill * chunk_size)
-    overlap = chunk_overlap if shape.overlap else 0
+    overlap = chunk_overlap * shape.overlap_share
     stride = max(1.0, length - overlap)
     texts = embedded = 0.0
     for t in tokens:
@@ -595,7 +600,7 @@ def estimate_run(documents: Sequence[DocumentSize], run: RunShape, rates: Mappin
             raw["overhead"] = run.partition_overhead_seconds
             seconds = {}
             for stage, value in raw.items():
-                key = keys[boundary_model] if stage == "boundary" and boundary_model else keys[model]
+                key = keys.get(boundary_model or model, keys[model]) if stage == "boundary" else keys[model]
                 seconds[stage] = value * _correction(corrections, key, stage)
             partitions.append(PartitionEstimate(model, strategy, texts, n_cached, work.tokens, boundary_texts,
                                                 boundary_cached, context_calls, seconds, raw, work.source))

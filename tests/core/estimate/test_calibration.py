@@ -196,13 +196,20 @@ def test_parallel_writers_lose_no_update(tmp_path):
 
 def test_remote_rates_come_from_recorded_usage_else_a_default(tmp_path):
     key = engine_key(get_model("text-embedding-3-small"))
-    rows = [{"model_id": key.model_id, "embedded": n, "prompt_tokens": tokens, "seconds": 0.2 + tokens / 40_000}
-            for n, tokens in ((100, 15_000), (400, 60_000), (50, 4_000), (2048, 300_000))]
+    rows = [{"model_id": key.model_id, "embedded": n, "prompt_tokens": tokens, "seconds": 0.001 * n + tokens / 40_000}
+            for n, tokens in ((100, 15_000), (400, 20_000), (50, 40_000), (2048, 300_000))]
     rows.append({"model_id": "another-model", "embedded": 10_000, "prompt_tokens": 10, "seconds": 1000.0})
     rows.append({"model_id": key.model_id, "embedded": 0, "cache_hits": 500, "seconds": 0.5})  # all cached
     rate = rate_from_usage(key, rows)
     assert rate is not None and rate.source == "recorded"
-    assert 1 / rate.seconds_per_token == pytest.approx(40_000, rel=0.2)
+    assert 1 / rate.seconds_per_token == pytest.approx(40_000, rel=0.01)
+    assert rate.seconds_per_text == pytest.approx(0.001, rel=0.01)
+    # texts of one length (tokens in proportion to texts): whatever the split, the fit predicts such calls
+    alike = [{"model_id": key.model_id, "embedded": n, "prompt_tokens": 150 * n, "seconds": 0.2 + n * 150 / 40_000}
+             for n in (100, 400, 800, 2048)]
+    fitted = rate_from_usage(key, alike)
+    assert fitted is not None
+    assert fitted.seconds(1000, 150_000) == pytest.approx(0.2 + 150_000 / 40_000, rel=0.1)
     assert rate_from_usage(key, rows[:1], min_texts=500) is None
     store = CalibrationStore(tmp_path)
     assert remote_rate(store, key, rows).source == "recorded"

@@ -6,7 +6,6 @@ import math
 
 import pytest
 
-from chunkbench_core.chunking import make_chunker
 from chunkbench_core.datasets import CHROMA_CORPORA
 from chunkbench_core.estimate.calibration import REMOTE, CalibrationStore, EngineKey, EngineRate
 from chunkbench_core.estimate.errors import EstimateError
@@ -33,6 +32,7 @@ from chunkbench_core.estimate.predict import (
     text_keys,
 )
 from chunkbench_core.parsing.models import ParsedDocument, TreeNode
+from chunkbench_core.tokens import count_tokens
 
 
 def rate(model: str, per_text: float = 0.01, per_token: float = 0.0005, warmup: float = 1.0,
@@ -52,19 +52,45 @@ def chroma(name: str) -> ParsedDocument:
     return ParsedDocument(document=f"{name}.md", markdown=text, tree=TreeNode("document"), units=[], parser="test")
 
 
-@pytest.mark.parametrize("strategy, size, overlap, tolerance", [
-    ("fixed_size", 256, 32, 0.02),
-    ("fixed_size", 200, 0, 0.02),
-    ("recursive", 256, 32, 0.35),
-])
-def test_predicted_texts_are_close_to_what_the_chunker_makes(strategy, size, overlap, tolerance):
+@pytest.fixture(scope="module")
+def real_documents() -> list[ParsedDocument]:
+    """Long plain documents (two Chroma corpora) and short sectioned ones (the sample corpus, parsed)."""
+    from chunkbench_core.datasets import SAMPLE_CORPUS
+    from chunkbench_core.parsing import parse
+
     documents = [chroma("state_of_the_union"), chroma("chatlogs")]
-    measured = [documents_from_parsed([d])[0] for d in documents]
-    predicted = strategy_work(strategy, [d.tokens for d in measured], size, overlap)
-    chunker = make_chunker(strategy, chunk_size=size, chunk_overlap=overlap)
-    actual = sum(len(chunker.chunk(d)) for d in documents)
-    assert predicted.texts == pytest.approx(actual, rel=tolerance)
-    assert predicted.source == "shape"
+    for path in sorted(SAMPLE_CORPUS.iterdir()):
+        parsed = parse(path)
+        parsed.document = path.name
+        documents.append(parsed)
+    return documents
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    from chunkbench_core.embedding import Embedder, get_model
+
+    return Embedder(get_model("all-minilm-l6-v2"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("strategy", ["fixed_size", "recursive", "contextual_retrieval", "semantic",
+                                      "semantic_parent_child", "structural", "cluster_semantic"])
+def test_predicted_texts_are_close_to_what_the_real_chunkers_make(strategy, real_documents, minilm):
+    from chunkbench_core.stages import build_chunker, model_window
+
+    params = {"chunk_size": 192, "chunk_overlap": 48}  # MiniLM's default sizes
+    tokens = [d.tokens for d in documents_from_parsed(real_documents)]
+    predicted = strategy_work(strategy, tokens, **params)
+    before = minilm.usage.texts
+    chunker = build_chunker(strategy, params, model_window(minilm.spec), minilm,
+                            minilm.spec.default_semantic_threshold)
+    retrieved = [c for d in real_documents for c in chunker.chunk(d) if c.is_retrieved]
+    boundary = minilm.usage.texts - before
+    assert predicted.texts == pytest.approx(len(retrieved), rel=0.01 if strategy == "fixed_size" else 0.2)
+    embedded = sum(count_tokens(c.text_to_embed) for c in retrieved)
+    assert predicted.tokens == pytest.approx(embedded, rel=0.01 if strategy == "fixed_size" else 0.1)
+    assert predicted.boundary_texts == pytest.approx(boundary, rel=0.3, abs=0)
 
 
 def test_size_driven_arithmetic():
@@ -74,8 +100,8 @@ def test_size_driven_arithmetic():
     assert work.tokens == 1000 + 6 * 50 + 100
     assert work.boundary_texts == 0
     semantic = strategy_work("semantic", [1000], 200, 50)
-    assert semantic.texts == math.ceil(1000 / 100)  # half-full groups, no overlap
-    assert semantic.boundary_texts == 40 and semantic.boundary_tokens == 1000  # 25-token sentences, each once
+    assert semantic.texts == math.ceil(1000 / 80)  # groups 40% full, no overlap
+    assert semantic.boundary_texts == 50 and semantic.boundary_tokens == 1000  # 20-token sentences, each once
     contextual = strategy_work("recursive", [1000], 200, 50)
     with_llm = strategy_work("contextual_retrieval", [1000], 200, 50, llm_context=True)
     assert with_llm.texts == contextual.texts
@@ -127,7 +153,7 @@ def test_boundary_sentences_are_paid_once_per_run():
     estimate = estimate_run(docs(20_000), shape(), RATES)
     semantic_fast, structural_fast = estimate.partitions[1], estimate.partitions[2]
     semantic_slow = estimate.partitions[4]
-    assert semantic_fast.boundary_texts == 800 and semantic_fast.boundary_cached == 0
+    assert semantic_fast.boundary_texts == 1000 and semantic_fast.boundary_cached == 0
     assert semantic_fast.seconds["boundary"] > 0
     # the same sentences, the same boundary model: the embedding cache serves them after the first time
     for later in (structural_fast, semantic_slow):
