@@ -23,8 +23,9 @@ Per partition (corpus model x strategy), in the order a run builds them:
   texts not in the cache, at the engine's rate), **indexing** (points written to the vector store
   and chunk rows to DuckDB), **retrieval** (each question embedded, by the first strategy of a
   model only, then searched: brute force in the embedded Qdrant, so time grows with the
-  points; and the LLM's answer and judge calls when one is configured) and a fixed **overhead**
-  per partition (a pipeline step, its bookkeeping).
+  points; then each question checked and scored, and the LLM's answer and judge calls when one is
+  configured) and a fixed **overhead** per partition (a pipeline step, its bookkeeping:
+  :class:`PipelineTiming`).
 
 Parsing: every document not parsed yet, at its format's rate (:class:`ParseRate`: seconds per
 document plus seconds per MB; a default per format until parses were recorded on this machine).
@@ -38,7 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -331,6 +332,7 @@ class StoreTiming:
     seconds_per_searched_point: float = 0.1e-6
     filtered_seconds_per_searched_point: float = 0.05e-6
     seconds_per_chunk_row: float = 0.1e-3
+    seconds_per_build: float = 0.5  # a collection created or replaced, its rows and records written
 
 
 #: Store timings by engine (``VectorStore.engine``). "client": qdrant-client's local mode, a search in pure
@@ -344,6 +346,24 @@ STORE_TIMINGS: dict[str, StoreTiming] = {
     "server": StoreTiming(seconds_per_point=0.2e-3, seconds_per_query=0.005, seconds_per_searched_point=0.05e-6,
                           filtered_seconds_per_searched_point=0.05e-6),
 }
+
+
+@dataclass(frozen=True)
+class PipelineTiming:
+    """The fixed costs around the work: a pipeline step per partition (``partition_overhead_seconds``: a
+    Dagster run of the partition's assets, its events and metadata), an experiment's own work besides the
+    searches (``experiment_seconds`` once, ``seconds_per_question`` for checking and scoring each question,
+    writing its rows), and the leaderboard and reports at the end (``finishing_seconds`` plus
+    ``finishing_seconds_per_partition``). Rough values on the safe side; the corrections learnt from runs
+    adjust them. A run outside the pipeline (a script calling the core functions) has no step overhead
+    and no finish: ``PipelineTiming(partition_overhead_seconds=0, finishing_seconds=0,
+    finishing_seconds_per_partition=0)``."""
+
+    partition_overhead_seconds: float = 3.0
+    experiment_seconds: float = 0.5
+    seconds_per_question: float = 0.01
+    finishing_seconds: float = 10.0
+    finishing_seconds_per_partition: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -367,8 +387,6 @@ class RunShape:
     filter_by_document: bool = False
     boundary_model: str | None = None
     dimensions: Mapping[str, int] = field(default_factory=dict)
-    partition_overhead_seconds: float = 3.0
-    finishing_seconds: float = 10.0
     cache_enabled: bool = True
 
     def __post_init__(self) -> None:
@@ -526,7 +544,8 @@ def _correction(corrections: Corrections, key_id: str, stage: str) -> float:
 
 def estimate_run(documents: Sequence[DocumentSize], run: RunShape, rates: Mapping[str, EngineRate], *,
                  cached: CachedTexts = None, llm: LLMTiming | None = None,
-                 store: StoreTiming | None = None, parse_rates: Mapping[str, ParseRate] | None = None,
+                 store: StoreTiming | None = None, pipeline: PipelineTiming | None = None,
+                 parse_rates: Mapping[str, ParseRate] | None = None,
                  corrections: Corrections = None, observed: Mapping[str, ObservedBuild] | None = None,
                  tokens_per_cl100k: Mapping[str, float] | None = None) -> RunEstimate:
     """The expected wall time of ``run`` on ``documents`` (module rule).
@@ -539,6 +558,7 @@ def estimate_run(documents: Sequence[DocumentSize], run: RunShape, rates: Mappin
     a model's tokens per cl100k token measured on this corpus (else its calibration's).
     """
     store = store or StoreTiming()
+    pipeline = pipeline or PipelineTiming()
     observed = observed or {}
     ratios = tokens_per_cl100k or {}
     boundary_model = run.boundary_model
@@ -587,7 +607,8 @@ def estimate_run(documents: Sequence[DocumentSize], run: RunShape, rates: Mappin
                     raw["context"] = context_calls * llm.seconds_per_call
                 paid_contexts.add(strategy)
             raw["embedding"] = rate.seconds(texts * uncached_share, work.tokens * uncached_share, ratio)
-            raw["indexing"] = texts * (store.seconds_per_point * dimension / 768 + store.seconds_per_chunk_row)
+            raw["indexing"] = store.seconds_per_build + texts * (store.seconds_per_point * dimension / 768
+                                                                 + store.seconds_per_chunk_row)
             per_point = (store.filtered_seconds_per_searched_point if run.filter_by_document
                          else store.seconds_per_searched_point)
             search = run.n_questions * (store.seconds_per_query + per_point * texts)
@@ -596,8 +617,9 @@ def estimate_run(documents: Sequence[DocumentSize], run: RunShape, rates: Mappin
                 questions = rate.seconds(run.n_questions, run.n_questions * run.question_tokens, ratio)
             queried.add(model)
             answers = 2 * run.n_questions * llm.seconds_per_call if llm is not None and llm.answers else 0.0
-            raw["retrieval"] = search + questions + answers
-            raw["overhead"] = run.partition_overhead_seconds
+            scoring = pipeline.experiment_seconds + run.n_questions * pipeline.seconds_per_question
+            raw["retrieval"] = search + questions + answers + scoring
+            raw["overhead"] = pipeline.partition_overhead_seconds
             seconds = {}
             for stage, value in raw.items():
                 key = keys.get(boundary_model or model, keys[model]) if stage == "boundary" else keys[model]
@@ -617,7 +639,8 @@ def estimate_run(documents: Sequence[DocumentSize], run: RunShape, rates: Mappin
         partitions=tuple(partitions),
         parsing_seconds=raw_parsing * _correction(corrections, PARSING_KEY, "parsing"),
         raw_parsing_seconds=raw_parsing, documents_to_parse=to_parse, warmup_seconds=warmup,
-        finishing_seconds=run.finishing_seconds + 0.5 * len(partitions), rates=dict(rates),
+        finishing_seconds=pipeline.finishing_seconds + pipeline.finishing_seconds_per_partition * len(partitions),
+        rates=dict(rates),
         n_documents=len(documents), corpus_tokens=total_tokens, tokens_guessed=guessed, keys=keys,
         boundary_model=boundary_model if needs_boundary else None, created_at=now_text())
 

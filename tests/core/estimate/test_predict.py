@@ -14,6 +14,7 @@ from chunkbench_core.estimate.predict import (
     DocumentSize,
     LLMTiming,
     ObservedBuild,
+    PipelineTiming,
     ParseRate,
     RunShape,
     StoreTiming,
@@ -145,6 +146,11 @@ def test_stages_add_up_and_the_slow_model_costs_more():
     assert estimate.parsing_seconds == 0 and estimate.documents_to_parse == {}
     assert estimate.total == pytest.approx(sum(p.total for p in estimate.partitions) + 1.0 + 2.0
                                            + estimate.finishing_seconds)
+    assert estimate.finishing_seconds == 10.0 + 0.5 * 6
+    bare = estimate_run(docs(20_000, 5_000, 40_000), shape(), RATES,
+                        pipeline=PipelineTiming(partition_overhead_seconds=0, finishing_seconds=0,
+                                                finishing_seconds_per_partition=0))
+    assert bare.total == pytest.approx(estimate.total - 6 * 3.0 - estimate.finishing_seconds)
     by_model = estimate.by_model()
     assert by_model["slow"] > 3 * by_model["fast"]
 
@@ -179,12 +185,15 @@ def test_cached_texts_shorten_the_embedding_only():
 
 def test_retrieval_grows_with_points_and_questions_are_embedded_once_per_model():
     store = StoreTiming(seconds_per_query=0.0, seconds_per_searched_point=1e-4)
-    estimate = estimate_run(docs(50_000), shape(strategies=["fixed_size", "semantic"]), RATES, store=store)
+    pipeline = PipelineTiming(experiment_seconds=0.7, seconds_per_question=0.01)
+    estimate = estimate_run(docs(50_000), shape(strategies=["fixed_size", "semantic"]), RATES, store=store,
+                            pipeline=pipeline)
     fixed, semantic = estimate.partitions[0], estimate.partitions[1]
     question_embedding = RATES["fast"].seconds(30, 30 * 20)
-    assert fixed.raw_seconds["retrieval"] == pytest.approx(30 * 1e-4 * fixed.texts + question_embedding)
-    assert semantic.raw_seconds["retrieval"] == pytest.approx(30 * 1e-4 * semantic.texts)
-    with_llm = estimate_run(docs(50_000), shape(strategies=["fixed_size"]), RATES, store=store,
+    scoring = 0.7 + 30 * 0.01
+    assert fixed.raw_seconds["retrieval"] == pytest.approx(30 * 1e-4 * fixed.texts + question_embedding + scoring)
+    assert semantic.raw_seconds["retrieval"] == pytest.approx(30 * 1e-4 * semantic.texts + scoring)
+    with_llm = estimate_run(docs(50_000), shape(strategies=["fixed_size"]), RATES, store=store, pipeline=pipeline,
                             llm=LLMTiming(seconds_per_call=2.0))
     assert with_llm.partitions[0].raw_seconds["retrieval"] == pytest.approx(
         fixed.raw_seconds["retrieval"] + 2 * 30 * 2.0)
