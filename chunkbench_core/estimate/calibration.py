@@ -50,7 +50,7 @@ SPEED_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "avx_vnni", "amx
 #: cl100k tokens of the calibration texts (each capped at 60 % of the model's window)
 CALIBRATION_LENGTHS = (16, 64, 160)
 #: texts per length in the first round; later rounds grow up to the model's batch size within the budget
-FIRST_ROUND_TEXTS = 4
+FIRST_ROUND_TEXTS = 2
 MAX_ROUNDS = 3
 DEFAULT_BUDGET_SECONDS = 4.0
 
@@ -306,9 +306,12 @@ def calibrate_engine(key: EngineKey, embed: EmbedProbe, *, max_input_tokens: int
                      clock: Callable[[], float] = time.perf_counter) -> EngineRate:
     """Time ``embed`` on the calibration texts and fit its rate (module rule).
 
-    One warm-up call first (it loads the model: reported as ``warmup_seconds``, not fitted). Then rounds of
-    the three lengths: the first with :data:`FIRST_ROUND_TEXTS` texts each, each next one with as many texts
-    (up to ``batch_size``) as the time left in ``budget_seconds`` allows, at most :data:`MAX_ROUNDS`.
+    One warm-up call first (it loads the model: reported as ``warmup_seconds``, not fitted). Then rounds over
+    the lengths, shortest first: the first with :data:`FIRST_ROUND_TEXTS` texts each, each next one with as
+    many texts (up to ``batch_size``) as the time left in ``budget_seconds`` allows, at most
+    :data:`MAX_ROUNDS`. A batch whose time, foreseen from the seconds per token so far, would overrun the
+    budget is not started once two lengths are timed, and shrinks to one text before that (a slow engine
+    stops early instead of running long).
     """
     from chunkbench_core.tokens import count_tokens
 
@@ -320,23 +323,30 @@ def calibrate_engine(key: EngineKey, embed: EmbedProbe, *, max_input_tokens: int
     embed(calibration_texts(8, 1, seed=-1))
     warmup = clock() - started
     batches: list[TimedBatch] = []
-    n, spent = min(FIRST_ROUND_TEXTS, batch_size), 0.0
+    n, spent, over = min(FIRST_ROUND_TEXTS, batch_size), 0.0, False
     for round_number in range(MAX_ROUNDS):
         round_seconds = 0.0
         for length in lengths:
-            texts = calibration_texts(length, n, seed=round_number)
+            size = n
+            if batches:
+                per_token = spent / max(1.0, sum(b.cl100k_tokens for b in batches))
+                if spent + per_token * n * length > budget:
+                    if len({b.cl100k_tokens / b.texts for b in batches}) >= 2:
+                        over = True
+                        break
+                    size = 1  # a second length is still needed for the fit: the smallest batch gives it
+            texts = calibration_texts(length, size, seed=round_number)
             cl100k = float(sum(count_tokens(t) for t in texts))
             begin = clock()
             tokens = embed(texts)
             seconds = clock() - begin
             round_seconds += seconds
+            spent += seconds
             batches.append(TimedBatch(len(texts), float(tokens) if tokens else cl100k, cl100k, seconds))
-        spent += round_seconds
+        if over:
+            break
         left = budget - spent
-        if round_seconds <= 0:
-            n = batch_size
-        else:
-            n = min(batch_size, int(n * left / round_seconds))
+        n = batch_size if round_seconds <= 0 else min(batch_size, int(n * left / round_seconds))
         if n < FIRST_ROUND_TEXTS:
             break
     per_text, per_token = fit_time(batches)
