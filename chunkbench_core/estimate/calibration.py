@@ -431,18 +431,25 @@ class CalibrationStore:
     def __repr__(self) -> str:
         return f"CalibrationStore({str(self.path)!r})"
 
-    def read(self) -> dict[str, Any]:
+    def _load(self) -> tuple[dict[str, Any], str | None]:
+        """(the file's content, or an empty one; why it could not be read, or None)."""
         if not self.path.exists():
-            return _empty()
+            return _empty(), None
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             if not isinstance(data, dict) or data.get("format") != FORMAT_VERSION:
                 raise ValueError(f"not a calibration file of format {FORMAT_VERSION}")
         except (OSError, ValueError) as exc:
-            self.problem = (f"{self.path} could not be read ({exc}); the engines are calibrated again and the "
-                            f"old file is kept as {self.path.name}.unreadable")
-            return _empty()
-        return {**_empty(), **data}
+            return _empty(), (f"{self.path} could not be read ({exc}); the engines are calibrated again and "
+                              f"the old file is kept as {self.path.name}.unreadable")
+        return {**_empty(), **data}, None
+
+    def read(self) -> dict[str, Any]:
+        """The file's content (empty when it is missing or unreadable: ``problem`` then says why)."""
+        data, problem = self._load()
+        if problem:
+            self.problem = problem
+        return data
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -463,8 +470,9 @@ class CalibrationStore:
     def update(self, change: Callable[[dict[str, Any]], Any]) -> Any:
         """Apply ``change`` to the file's content and write it back, under the lock; returns what it returned."""
         with self._locked():
-            data = self.read()
-            if self.problem and self.path.exists():
+            data, problem = self._load()
+            if problem:
+                self.problem = problem
                 os.replace(self.path, self.path.with_name(f"{CALIBRATION_FILE}.unreadable"))
             result = change(data)
             tmp = self.path.with_name(f".{CALIBRATION_FILE}.{os.getpid()}.tmp")

