@@ -1,4 +1,4 @@
-// ESLint for the reports' page scripts (chunkbench_core/reporting/static/*.js). They run inline in
+// ESLint for the page scripts (chunkbench_core/reporting/static/*.js, evaluation/review_page/*.js). They run inline in
 // self-contained HTML files, as classic scripts in any current browser: dom.js defines the one
 // global `chunkbench` (shared DOM helpers) that every page script uses.
 import js from "@eslint/js";

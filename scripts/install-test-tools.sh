@@ -17,7 +17,7 @@
 #                             its answers are not meaningful)
 # and, with npm ci, the JavaScript linter pinned in .tools/package.json (and its lock file) into
 # .tools/node_modules (project-local, never global):
-#   eslint, @eslint/js, globals  lint the reports' page scripts (chunkbench_core/reporting/static/*.js)
+#   eslint, @eslint/js, globals  lint the page scripts (chunkbench_core/reporting/static, evaluation/review_page)
 # .ci/run calls this script; this is the one list of the tools.
 set -euo pipefail
 cd "$(dirname "$0")/.."

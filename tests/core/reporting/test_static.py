@@ -7,6 +7,7 @@ ESLint (pinned in .tools/package.json) is installed by scripts/install-test-tool
 from __future__ import annotations
 
 import fnmatch
+import json
 import shutil
 import subprocess
 import tomllib
@@ -20,6 +21,8 @@ from tests.conftest import require_tool
 
 ROOT = Path(__file__).resolve().parents[3]
 STATIC = ROOT / "chunkbench_core" / "reporting" / "static"
+#: every folder of the package that holds page scripts (the reports', the review page of located evidence)
+SCRIPT_FOLDERS = (STATIC, ROOT / "chunkbench_core" / "evaluation" / "review_page")
 TOOLS = ROOT / ".tools"
 ESLINT = TOOLS / "node_modules" / ".bin" / "eslint"
 CONFIG = TOOLS / "eslint.config.mjs"
@@ -33,14 +36,13 @@ def eslint(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[
 
 
 def test_the_page_scripts_pass_eslint() -> None:
-    scripts = sorted(p.name for p in STATIC.glob("*.js"))
-    assert scripts == ["board.js", "by_group.js", "dom.js", "inspector.js"]
-    done = eslint("--format", "json", str(STATIC))
+    assert sorted(p.name for p in STATIC.glob("*.js")) == ["board.js", "by_group.js", "dom.js", "inspector.js"]
+    scripts = {p for folder in SCRIPT_FOLDERS for p in folder.glob("*.js")}
+    assert {p for p in (ROOT / "chunkbench_core").rglob("*.js")} == scripts  # no page script left out
+    done = eslint("--format", "json", *(str(folder) for folder in SCRIPT_FOLDERS))
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    import json
-
-    linted = {Path(r["filePath"]).name for r in json.loads(done.stdout)}
-    assert linted == set(scripts)  # every file was linted, none ignored
+    linted = {Path(r["filePath"]) for r in json.loads(done.stdout)}
+    assert linted == scripts  # every file was linted, none ignored
 
 
 @pytest.mark.parametrize(("source", "rule"), [
