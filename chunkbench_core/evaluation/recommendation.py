@@ -350,8 +350,10 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
     elif chosen == best:
         head = f"{name(best)} has the highest mean ({_number(best_result.mean)} on {plural(n, 'question')})"
         if len(within) > 1:
+            next_one = choose(rule, best, [c for c in within if c != best], costs, tolerance, means)
+            versus = cost_difference(costs.get(best, {}), costs.get(next_one, {}), tolerance)
             parts.append(f"{head} and is the cheapest of the {len(within)} configurations shown within "
-                         f"{_margin_text(margin)} of it.")
+                         f"{_margin_text(margin)} of it" + (f" ({versus} for {name(next_one)})." if versus else "."))
         elif candidate is not None:
             c = results[candidate]
             difference = c.versus_best.mean_difference if c.versus_best else float("nan")

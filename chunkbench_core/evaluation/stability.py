@@ -130,7 +130,7 @@ def stability(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]], ru
               seed: int = DEFAULT_SEED) -> Stability:
     """How often the rule picks ``pick`` (its pick on the questions themselves) on resamples of the questions."""
     scores = comparison.scores
-    if scores is None or len(scores.names) < 2 or not len(scores.questions):
+    if scores is None or len(scores.names) < 2 or not len(scores.questions) or resamples < 1:
         return Stability(pick, 1.0, 0, seed, ((pick, 1.0),))
     weights = resample_weights(len(scores.questions), resamples, seed)
     counted = Counter(resampled_picks(scores, weights, costs, rule, comparison.margin, comparison.alpha, tolerance))
