@@ -376,11 +376,17 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
             parts.append(f"{head}, and no configuration costs less.")
     else:
         c = results[chosen]
+        paired = c.versus_best.n if c.versus_best else n
+        if c.sd_difference == 0 and c.versus_best and c.versus_best.mean_difference == 0:
+            how_close = f"the same score on each of the {plural(paired, 'question')}"
+        else:
+            below = -(c.lower_bound or 0.0)
+            how_close = (f"{_number(c.mean)} vs {_number(best_result.mean)} on {plural(paired, 'question')}; "
+                         + (f"at most {_number(below)} below it with 95% confidence" if below >= 0.0005 else
+                            "not below it, with 95% confidence"))
         parts.append(
             f"{name(chosen)} is the cheapest of the {len(within)} configurations shown within {_margin_text(margin)} "
-            f"of the best, {name(best)} ({_number(c.mean)} vs {_number(best_result.mean)} on "
-            f"{plural(c.versus_best.n if c.versus_best else n, 'question')}; at most "
-            f"{_number(max(0.0, -(c.lower_bound or 0.0)))} below it with 95% confidence)"
+            f"of the best, {name(best)} ({how_close})"
             + (f": {cost_difference(costs.get(chosen, {}), costs.get(best, {}), tolerance)}."
                if cost_difference(costs.get(chosen, {}), costs.get(best, {}), tolerance) else "."))
     if undecided:
