@@ -62,7 +62,8 @@ def leaderboard_table(board) -> MetadataValue:
             # the strategy as every view names it (contextual_retrieval without an LLM: heading context)
             value = round_value(row.get("strategy_label") or row.get(name)) if name == "strategy" else round_value(
                 row.get(name))
-            if value is None:
+            if value is None:  # every record has every column (Dagster's table needs it): empty, e.g. the best's bound
+                data[name] = None
                 continue
             data[name] = int(value) if kind == "int" else bool(value) if kind == "bool" else value
         records.append(TableRecord(data))
