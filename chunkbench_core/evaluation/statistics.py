@@ -10,6 +10,8 @@ Everything is seeded, so the same per-question values always give the same numbe
   resamples, seed 0) - Fisher's randomization test, the default significance test of ranx
   for IR comparisons; two-sided, or one-sided when asked. Questions where either value is
   missing (NaN, e.g. a failed judge call) are left out of that pair.
+- ``tests_against_best``: the same randomization test (one-sided) and a bootstrap interval of the
+  mean difference, for every configuration against the best at once (vectorised).
 - ``paired_bounds``: the one-sided lower confidence bound of mean(configuration - best)
   (Student t, Bonferroni over the comparisons), for many resamples of the questions at once.
 - ``compare_configurations`` ranks the configurations, picks the best by ``BEST_RULE`` and
@@ -196,6 +198,68 @@ def paired_test(
         )
         p_value = float(result.pvalue)
     return PairedTest(n, float(x.mean()), float(y.mean()), float(difference.mean()), low, high, p_value)
+
+
+def tests_against_best(values: np.ndarray, n_resamples: int = DEFAULT_PERMUTATION_RESAMPLES,
+                       seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE,
+                       bootstrap_resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES) -> list[PairedTest]:
+    """:func:`paired_test` (one-sided: lower than the best) of every column of ``values`` (questions x
+    configurations, NaN: not scored) against column 0, all at once.
+
+    The same randomization test: the statistic is mean(d), d = column - best over the questions both scored;
+    its p-value is the share of random sign flips of d giving a mean as low or lower, counting the observed
+    one, (1 + #{mean(s·d) <= mean(d)}) / (n_resamples + 1), or the exact share over every sign pattern when
+    there are no more patterns than resamples. The interval of mean(d) is a percentile bootstrap. Vectorised:
+    one matrix of signs and one of bootstrap counts serve every configuration, so 13 configurations x 500
+    questions take a fraction of a second instead of a second each.
+    """
+    values = np.asarray(values, dtype=float)
+    n_questions, m = values.shape
+    if m < 2:
+        return []
+    valid = ~np.isnan(values)
+    both = valid[:, 1:] & valid[:, [0]]
+    d = np.where(both, np.nan_to_num(values[:, 1:]) - np.nan_to_num(values[:, [0]]), 0.0)
+    counts = both.sum(axis=0)
+    rng = np.random.default_rng(seed)
+    flipped = np.empty((n_resamples, m - 1))
+    for start in range(0, n_resamples, 2000):  # 2,000 sign vectors at a time: bounded memory
+        size = min(2000, n_resamples - start)
+        signs = rng.integers(0, 2, size=(size, n_questions)).astype(float) * 2 - 1
+        flipped[start:start + size] = signs @ d
+    from .stability import resample_weights  # the same counts of questions per resample as the stability
+
+    weights = resample_weights(n_questions, bootstrap_resamples, seed)
+    boot_sums, boot_counts = weights @ d, weights @ both.astype(float)
+    tail = (1 - confidence) / 2
+    tests = []
+    for j in range(m - 1):
+        n = int(counts[j])
+        if n == 0:
+            nan = float("nan")
+            tests.append(PairedTest(0, nan, nan, nan, nan, nan, nan))
+            continue
+        column = d[both[:, j], j]
+        observed = float(column.sum())
+        tolerance = 1e-12 * max(1.0, abs(observed))
+        nonzero = column[column != 0]
+        if nonzero.size == 0:
+            p_value = 1.0
+        elif 2 ** nonzero.size <= n_resamples:  # every sign pattern
+            patterns = ((np.arange(2 ** nonzero.size)[:, None] >> np.arange(nonzero.size)) & 1) * 2 - 1
+            p_value = float(np.mean(patterns @ nonzero <= observed + tolerance))
+        else:
+            p_value = float((1 + np.sum(flipped[:, j] <= observed + tolerance)) / (n_resamples + 1))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = boot_sums[:, j] / boot_counts[:, j]
+        means = means[boot_counts[:, j] > 0]
+        if np.all(column == column[0]):
+            low = high = float(column[0])
+        else:
+            low, high = (float(x) for x in np.quantile(means, [tail, 1 - tail]))
+        tests.append(PairedTest(n, float(values[both[:, j], j + 1].mean()), float(values[both[:, j], 0].mean()),
+                                observed / n, low, high, p_value))
+    return tests
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
@@ -590,8 +654,7 @@ def _classify(comparison: Comparison, ranked: Sequence[ConfigurationResult], see
         return
     compared = len(names) - 1
     bounds = paired_bounds(values, np.ones((1, values.shape[0])), np.zeros(1, dtype=int), alpha, compared)
-    tests = [paired_test(list(values[:, j]), list(values[:, 0]), seed=seed, alternative="less")
-             for j in range(1, len(names))]
+    tests = tests_against_best(values, seed=seed)
     tested = [i for i, t in enumerate(tests) if t.n]
     adjusted = holm([tests[i].p_value for i in tested])
     for position, result in enumerate(ranked[1:]):
