@@ -39,6 +39,7 @@ from .statistics import (
     Comparison,
     ScoreTable,
     paired_bounds,
+    resample_weights,
 )
 
 #: the most questions :func:`questions_for_stable_pick` looks at
@@ -66,20 +67,6 @@ class Stability:
     @property
     def runner_ups(self) -> list[tuple[str, float]]:
         return [(name, share) for name, share in self.picks if name != self.pick]
-
-
-def resample_weights(n_questions: int, resamples: int = DEFAULT_STABILITY_RESAMPLES, seed: int = DEFAULT_SEED,
-                     size: int | None = None) -> np.ndarray:
-    """resamples x questions: how many times each question is drawn in each resample of ``size`` questions
-    (default: as many as there are), drawn with replacement."""
-    rng = np.random.default_rng(seed)
-    size = n_questions if size is None else size
-    if size == n_questions:
-        drawn = rng.integers(0, n_questions, size=(resamples, n_questions))
-        offsets = (np.arange(resamples) * n_questions)[:, None]
-        counts = np.bincount((drawn + offsets).ravel(), minlength=resamples * n_questions)
-        return counts.reshape(resamples, n_questions).astype(float)
-    return rng.multinomial(size, np.full(n_questions, 1.0 / n_questions), size=resamples).astype(float)
 
 
 def resampled_picks(scores: ScoreTable, weights: np.ndarray, costs: Mapping[str, Mapping[str, Any]], rule: str,

@@ -200,6 +200,20 @@ def paired_test(
     return PairedTest(n, float(x.mean()), float(y.mean()), float(difference.mean()), low, high, p_value)
 
 
+def resample_weights(n_questions: int, resamples: int = DEFAULT_STABILITY_RESAMPLES, seed: int = DEFAULT_SEED,
+                     size: int | None = None) -> np.ndarray:
+    """resamples x questions: how many times each question is drawn in each resample of ``size`` questions
+    (default: as many as there are), drawn with replacement."""
+    rng = np.random.default_rng(seed)
+    size = n_questions if size is None else size
+    if size == n_questions:
+        drawn = rng.integers(0, n_questions, size=(resamples, n_questions))
+        offsets = (np.arange(resamples) * n_questions)[:, None]
+        counts = np.bincount((drawn + offsets).ravel(), minlength=resamples * n_questions)
+        return counts.reshape(resamples, n_questions).astype(float)
+    return rng.multinomial(size, np.full(n_questions, 1.0 / n_questions), size=resamples).astype(float)
+
+
 def tests_against_best(values: np.ndarray, n_resamples: int = DEFAULT_PERMUTATION_RESAMPLES,
                        seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE,
                        bootstrap_resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES) -> list[PairedTest]:
@@ -227,8 +241,6 @@ def tests_against_best(values: np.ndarray, n_resamples: int = DEFAULT_PERMUTATIO
         size = min(2000, n_resamples - start)
         signs = rng.integers(0, 2, size=(size, n_questions)).astype(float) * 2 - 1
         flipped[start:start + size] = signs @ d
-    from .stability import resample_weights  # the same counts of questions per resample as the stability
-
     weights = resample_weights(n_questions, bootstrap_resamples, seed)
     boot_sums, boot_counts = weights @ d, weights @ both.astype(float)
     tail = (1 - confidence) / 2
