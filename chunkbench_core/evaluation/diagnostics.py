@@ -120,13 +120,14 @@ def recommendation_undecided(best: str, candidate: str | None, margin: float, qu
 
 def recommendation_unstable(pick: str, share: float, resamples: int, runner_ups: str,
                             questions: int | None, n_questions: int,
-                            threshold: float = 0.7) -> Diagnostic | None:
+                            threshold: float = 0.7, limit: int = 20_000) -> Diagnostic | None:
     """The pick changes on resamples of the questions: it is the same in only ``share`` of them."""
     if not resamples or share >= threshold:
         return None
     settle = (f"about {questions:,} questions would make the pick stable if these {n_questions} are representative"
               if questions is not None else
-              "more questions like these would not settle it: the leading picks are about equally good and cheap")
+              f"even {limit:,} questions like these would not make it stable: configurations close to the best or to "
+              "the margin keep trading places")
     return Diagnostic("recommendation_unstable",
                       f"The recommendation is unstable: the rule picks {pick} in only {share:.0%} of {resamples:,} "
                       f"resamples of the questions (otherwise: {runner_ups}); {settle}.")

@@ -33,7 +33,7 @@ from chunkbench_core.errors import ConfigError
 from chunkbench_core.wording import plural
 
 from . import budget, cost
-from .stability import Stability, choose, questions_for_stable_pick
+from .stability import STABLE_PICK_LIMIT, Stability, choose, questions_for_stable_pick
 from .stability import stability as measure_stability
 from .statistics import (
     CLASS_UNDECIDED,
@@ -433,5 +433,5 @@ def recommendation_warnings(comparison: Comparison, recommendation: Recommendati
         diagnostics.recommendation_unstable(_label(recommendation.configuration, labels), s.share, s.resamples,
                                             recommendation.runner_ups_text(labels),
                                             recommendation.questions_for_stable_pick, recommendation.n_questions,
-                                            STABLE_SHARE) if s else None,
+                                            STABLE_SHARE, STABLE_PICK_LIMIT) if s else None,
     )

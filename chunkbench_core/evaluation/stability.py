@@ -43,7 +43,7 @@ from .statistics import (
 )
 
 #: the most questions :func:`questions_for_stable_pick` looks at
-STABLE_PICK_LIMIT = 100_000
+STABLE_PICK_LIMIT = 20_000
 
 
 def choose(rule: str, best: str, within: Sequence[str], costs: Mapping[str, Mapping[str, Any]],

@@ -127,7 +127,7 @@ def _stability(rec: Mapping[str, Any]) -> str:
     if share is None or not resamples:
         return ""
     others = value(rec, "stability_runner_ups")
-    text = (f"<p id='stability'><strong>Stability: {share:.0%}</strong>: the rule picks this configuration in "
+    text = (f"<p id='stability'><strong>Stability {share:.0%}:</strong> the rule picks this configuration in "
             f"{share:.0%} of {resamples:,.0f} resamples of the questions"
             + (f" (otherwise: {esc(others)})" if others else "") + ".")
     if share < 0.7:
