@@ -84,8 +84,8 @@ def _ranking(data: ReportData) -> str:
         rows.append([esc(fmt("count", row.get("rank"))), esc(row["configuration"]),
                      esc(fmt("fraction", row.get("rank_mean"))), esc(fmt("fraction", row.get("difference_vs_best"))),
                      esc(fmt("fraction", row.get("lower_bound_vs_best"))),
-                     esc(fmt("fraction", row.get("effect_size"))), esc(fmt("value", row.get("p_value_vs_best"))),
-                     esc(fmt("value", row.get("p_value_adjusted"))), esc(fmt("count", row.get("questions_to_settle"))),
+                     esc(fmt("fraction", row.get("effect_size"))), esc(fmt("fraction", row.get("p_value_vs_best"))),
+                     esc(fmt("fraction", row.get("p_value_adjusted"))), esc(fmt("count", row.get("questions_to_settle"))),
                      esc(class_words(value(row, "class"), margin) if value(row, "class") else "–"),
                      esc(fmt("usd", row.get("projected_usd"))),
                      "yes" if flag(row.get("on_frontier")) else "", esc(row.get("verdict") or "–")])
