@@ -37,7 +37,7 @@ EXPECTED = [
 
 
 #: files of the wheel that come from elsewhere in the repository
-SOURCES = {"chunkbench_core/datasets/sample/questions/sample.json": ROOT / "questions" / "sample.json"}
+SOURCES = {"chunkbench_core/datasets/sample/questions/sample.json": ROOT / "questions" / "sample" / "sample.json"}
 
 
 @pytest.mark.slow
@@ -74,7 +74,7 @@ def test_defaults_of_an_installed_package_are_the_shipped_sample_and_the_current
         monkeypatch.delenv(variable, raising=False)
     assert settings.corpus_dir() == SAMPLE_CORPUS and settings.questions_dir() == SAMPLE_QUESTIONS
     assert len(list(SAMPLE_CORPUS.iterdir())) == 5 and (SAMPLE_QUESTIONS / "sample.json").is_file()
-    assert SAMPLE_QUESTIONS == ROOT / "questions"  # a source checkout: the top-level questions/ folder
+    assert SAMPLE_QUESTIONS == ROOT / "questions" / "sample"  # a source checkout: the sample's folder in questions/
     assert settings.home_dir() == ROOT / ".chunkbench"  # a source checkout keeps its state in the repository
     site_packages = tmp_path / "site-packages"  # an installed package: no pyproject.toml beside the code
     site_packages.mkdir()
