@@ -9,7 +9,6 @@ carry the tags ``chunkbench/trigger=cli``, ``chunkbench/benchmark=<benchmark nam
 from __future__ import annotations
 
 import textwrap
-
 from datetime import datetime, timezone
 from typing import Sequence, TextIO
 
