@@ -207,7 +207,7 @@ def test_managerial_leaves_out_dollar_columns_of_zeros_and_p_values_have_three_d
     table = re.search(r"<table id=.tests.>(.*?)</table>", technical, re.DOTALL)
     assert table
     headers = [re.sub(r"<[^>]+>", "", h) for h in re.findall(r"<th[^>]*>(.*?)</th>", table.group(1))]
-    columns = [headers.index("p vs best"), headers.index("p (Holm)")]
+    columns = [headers.index("p vs best (one-sided)"), headers.index("p (Holm)")]
     rows = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in re.findall(r"<tr[^>]*>(.*?)</tr>", table.group(1))]
     p_values = [row[i] for row in rows if row for i in columns]
     assert len(p_values) == 40
