@@ -21,7 +21,7 @@ class BuildWithQuestions(build_py):
         target = Path(self.build_lib) / "chunkbench_core" / "datasets" / "sample" / "questions"
         target.mkdir(parents=True, exist_ok=True)
         for name in SHIPPED_QUESTIONS:
-            shutil.copyfile(ROOT / "questions" / name, target / name)
+            shutil.copyfile(ROOT / "questions" / "sample" / name, target / name)
 
 
 setup(cmdclass={"build_py": BuildWithQuestions})

@@ -84,8 +84,12 @@ VARIABLES: tuple[Variable, ...] = (
              default="not set (the model's known price, else 0)"),
     Variable("rank_metric", "CHUNKBENCH_RANK_METRIC", "the metric that ranks configurations",
              default="not set (recall_at_512)"),
-    Variable("recommendation_rule", "CHUNKBENCH_RECOMMENDATION_RULE", "cheapest_in_tier_1 or highest_mean",
-             default="not set (cheapest_in_tier_1)"),
+    Variable("recommendation_rule", "CHUNKBENCH_RECOMMENDATION_RULE", "cheapest_within_margin or highest_mean",
+             default="not set (cheapest_within_margin)"),
+    Variable("margin", "CHUNKBENCH_MARGIN", "how far below the best still counts as good as the best",
+             default="not set (0.02; 0.2 for the judge's 1-10 scores)"),
+    Variable("cost_tolerance", "CHUNKBENCH_COST_TOLERANCE", "costs within this share of each other are equal",
+             default="not set (0.05)"),
     Variable("budgets", "CHUNKBENCH_BUDGETS", "context budgets in tokens (recall_at_B, budget_auc)",
              default="not set (256,512,1024,2048)"),
     Variable("parse_memory_mb", "CHUNKBENCH_PARSE_MEMORY_MB", "memory one document may take to parse (MB)",
@@ -172,6 +176,8 @@ class Settings:
     rank_metric: str | None = None
     recommendation_rule: str | None = None
     budgets: str | None = None
+    margin: str | None = None
+    cost_tolerance: str | None = None
     parse_memory_mb: str | None = None
     parse_timeout_s: str | None = None
     automation: bool = False
@@ -296,7 +302,8 @@ class Settings:
         """How results are ranked and which configuration is recommended."""
         from chunkbench_core.evaluation.recommendation import RankingSettings
 
-        return RankingSettings.from_text(self.rank_metric, self.recommendation_rule, self.budgets)
+        return RankingSettings.from_text(self.rank_metric, self.recommendation_rule, self.budgets, self.margin,
+                                         self.cost_tolerance)
 
     def rows(self) -> list[tuple[str, str, str]]:
         """(variable, value, where it came from) for every setting, secrets shown as set or not."""

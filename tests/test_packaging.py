@@ -33,11 +33,13 @@ EXPECTED = [
     "chunkbench_core/datasets/chroma_general_evaluation/questions/chroma_general.csv",
     *(f"chunkbench_core/datasets/chroma_general_evaluation/corpora/{name}.md"
       for name in ("chatlogs", "finance", "pubmed", "state_of_the_union", "wikitexts")),
+    # the reports' scripts and stylesheets, inlined into every report when it is written
+    *(f"chunkbench_core/reporting/static/{p.name}" for p in (ROOT / "chunkbench_core/reporting/static").iterdir()),
 ]
 
 
 #: files of the wheel that come from elsewhere in the repository
-SOURCES = {"chunkbench_core/datasets/sample/questions/sample.json": ROOT / "questions" / "sample.json"}
+SOURCES = {"chunkbench_core/datasets/sample/questions/sample.json": ROOT / "questions" / "sample" / "sample.json"}
 
 
 @pytest.mark.slow
@@ -46,7 +48,7 @@ def test_the_wheel_ships_the_tokenizer_the_data_sets_and_their_licenses(tmp_path
     source = tmp_path / "source"
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
         ".git", ".venv", ".chunkbench*", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
-        ".hypothesis", "test-artifacts"))
+        ".hypothesis", "test-artifacts", "node_modules"))
     wheels = tmp_path / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
                     "-w", str(wheels), str(source)], check=True, timeout=300)
@@ -73,7 +75,7 @@ def test_defaults_of_an_installed_package_are_the_shipped_sample_and_the_current
     defaults = settings.Settings.load({})  # nothing set: every default
     assert defaults.corpus == SAMPLE_CORPUS and defaults.questions == SAMPLE_QUESTIONS
     assert len(list(SAMPLE_CORPUS.iterdir())) == 5 and (SAMPLE_QUESTIONS / "sample.json").is_file()
-    assert SAMPLE_QUESTIONS == ROOT / "questions"  # a source checkout: the top-level questions/ folder
+    assert SAMPLE_QUESTIONS == ROOT / "questions" / "sample"  # a source checkout: the sample's folder in questions/
     assert defaults.home == ROOT / ".chunkbench"  # a source checkout keeps its state in the repository
     site_packages = tmp_path / "site-packages"  # an installed package: no pyproject.toml beside the code
     site_packages.mkdir()

@@ -40,7 +40,7 @@ from chunkbench_core.errors import ChunkbenchError, QuestionSetError
 from chunkbench_core.storage.vector_store import VectorStore
 from chunkbench_core.progress import Tracker
 
-from . import budget, metrics, ranking
+from . import budget, ranking
 from .llm import LLM_COLUMNS, LLMResult, LLMSettings, evaluate_question
 from .metric_registry import METRICS, MetricRegistry, Scored, score
 from .questions import Question, QuestionSet, Span, locate_reference

@@ -4,7 +4,7 @@
 - :mod:`.spec`: what a collection is (a request resolved into a frozen ``CollectionSpec``);
 - :mod:`.collections`: chunk, embed and store a collection (``chunk_collections``);
 - :mod:`.experiments`: retrieve and score every question against a collection (``experiment_results``);
-- :mod:`.comparison`: rank, tier, price and recommend the latest runs (``leaderboard``).
+- :mod:`.comparison`: rank, class, price and recommend the latest runs (``leaderboard``).
 
 Each stage takes a typed request and returns a typed summary; what it records goes through the results
 store (``ResultsDB.record_*``). The Dagster layer only reads its partition and config, resolves the
