@@ -48,12 +48,19 @@ class Identity:
     mtime_ns: int
 
     @classmethod
-    def of(cls, path: str | os.PathLike[str]) -> "Identity | None":
+    def of(cls, path: str | os.PathLike[str], inode_only: bool = False) -> "Identity | None":
+        """The identity of ``path`` now (None when it does not exist); ``inode_only`` for a file that is
+        written in place while it stays the same file (a SQLite database)."""
         try:
             st = os.stat(path)
         except OSError:
             return None
-        return cls(st.st_ino, st.st_size, st.st_mtime_ns)
+        return cls(st.st_ino, -1, -1) if inode_only else cls(st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def same(self, other: "Identity | None") -> bool:
+        if other is None or other.inode != self.inode:
+            return False
+        return self.size < 0 or other.size < 0 or (self.size, self.mtime_ns) == (other.size, other.mtime_ns)
 
 
 def is_quarantined(name: str) -> bool:
@@ -90,7 +97,7 @@ def quarantine(path: str | os.PathLike[str], problem: str, rebuilt_by: str, *,
     with setup_lock(path.parent, f"moving {path.name} aside", lock_name=REPAIR_LOCK):
         if not (path.exists() or path.is_symlink()):
             return None
-        if found is not None and Identity.of(path) != found:
+        if found is not None and not found.same(Identity.of(path)):
             return None  # rebuilt (or moved) by another process since it was found bad
         stamp = utc_stamp()
         target = corrupt_path(path, stamp)
