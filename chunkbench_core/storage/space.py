@@ -10,7 +10,9 @@ What the engine writes (qdrant-edge 0.9, measured with a disk-usage sampler on t
 points of 384 and 1,536 dimensions, payloads of about 1.4 KB of JSON):
 
 * an empty collection: about 5 MB (configuration, payload indexes, the first log pages);
-* opening an existing collection: up to one log segment (32 MB files, written as needed: 17 MB measured);
+* opening an existing collection: nothing on a disk filesystem (ext4: 8 KB less, measured), but on a
+  memory filesystem (tmpfs) the engine's read-ahead of its memory maps fills every sparse file: 44 MB for a
+  collection of 200 points. The estimate is the files' holes there, nothing elsewhere;
 * each point, at the peak of a fresh build (before the final flush truncates the log): 2.15 to 2.17 times
   its vector (dimension x 4 bytes) plus its payload JSON, since each point is written to the log and to
   the segment; rebuilding a collection in place adds 1.4 to 1.6 times that on top of what it holds.
@@ -31,7 +33,7 @@ import os
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from chunkbench_core.errors import StorageError, StorageFullError
 
@@ -39,8 +41,10 @@ MiB = 1 << 20
 
 #: an empty embedded collection: configuration, payload indexes, first log pages (5.3 MB measured)
 EDGE_EMPTY_BYTES = 6 * MiB
-#: what opening an existing collection may write before it answers (one log segment; 17 MB measured)
-EDGE_OPEN_BYTES = 32 * MiB
+#: what opening an existing collection may write besides filling holes on a memory filesystem
+EDGE_OPEN_BYTES = 2 * MiB
+#: filesystems whose pages are memory: reading a sparse file's hole through a memory map allocates it
+MEMORY_FILESYSTEMS = frozenset({"tmpfs", "ramfs", "shm", "devtmpfs"})
 #: bytes written per byte of vector + payload at the peak of a build (2.15 to 2.17 measured)
 EDGE_WRITE_FACTOR = 2.2
 #: what a point costs besides its vector and payload JSON (id tracker, payload index entries, versions)
@@ -123,6 +127,61 @@ def ensure_spaces(needs: Mapping[str | os.PathLike[str], int], what: str) -> Non
         ensure_space(folder, needed, what)
 
 
+def filesystem_type(path: str | os.PathLike[str]) -> str | None:
+    """The type of the filesystem holding ``path`` (``ext4``, ``tmpfs`` ...) from /proc/self/mountinfo; None
+    where that is not available."""
+    target = os.path.realpath(existing_folder(path))
+    best, kind = "", None
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8") as handle:
+            for line in handle:
+                left, _, right = line.partition(" - ")
+                fields = left.split()
+                if len(fields) < 5 or not right:
+                    continue
+                mount = fields[4].replace("\\040", " ")
+                inside = target == mount or target.startswith(mount.rstrip("/") + "/") or mount == "/"
+                if inside and len(mount) >= len(best):
+                    best, kind = mount, right.split()[0]
+    except OSError:
+        return None
+    return kind
+
+
+def sparse_bytes(folder: str | os.PathLike[str], keep: Callable[[str], bool] = lambda relative: True) -> int:
+    """The holes of the files under ``folder`` (their size minus what they take on disk), of the files whose
+    path relative to ``folder`` ``keep`` accepts."""
+    total = 0
+    root = str(folder)
+    for directory, _, filenames in os.walk(root):
+        for name in filenames:
+            full = os.path.join(directory, name)
+            if not keep(os.path.relpath(full, root).replace(os.sep, "/")):
+                continue
+            try:
+                st = os.stat(full)
+            except OSError:
+                continue
+            total += max(0, st.st_size - st.st_blocks * 512)
+    return total
+
+
+def _read_ahead(relative: str) -> bool:
+    """The files qdrant-edge 0.9 reads ahead when it opens a collection (measured on tmpfs): the vectors'
+    chunks and the payload indexes' pages and trackers. Its log and payload pages are not."""
+    name = relative.rsplit("/", 1)[-1]
+    if "/vector_storage/vectors/chunk_" in f"/{relative}":
+        return True
+    return "/payload_index/" in f"/{relative}" and (name == "tracker.dat" or name.startswith("page_"))
+
+
+def edge_open_bytes(folder: str | os.PathLike[str]) -> int:
+    """What opening the existing collection in ``folder`` may write: on a memory filesystem the holes of the
+    files the engine reads ahead (reading a hole through a memory map fills it there), a little elsewhere."""
+    kind = filesystem_type(folder)
+    return EDGE_OPEN_BYTES + (sparse_bytes(folder, _read_ahead) if kind in MEMORY_FILESYSTEMS else 0)
+
+
 # -- estimates -------------------------------------------------------------------------------------
 def json_bytes(value: Any) -> int:
     """The UTF-8 size of ``value`` as compact JSON (a payload)."""
@@ -131,11 +190,21 @@ def json_bytes(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8"))
 
 
-def edge_collection_bytes(points: int, dimension: int, payload_bytes: int, exists: bool = False) -> int:
-    """What building (or rebuilding) a collection of ``points`` writes at its peak in the embedded engine,
-    without the margin. ``payload_bytes``: the payloads' JSON, all points together."""
-    fixed = EDGE_OPEN_BYTES if exists else EDGE_EMPTY_BYTES
-    return fixed + int(EDGE_WRITE_FACTOR * (points * (dimension * 4 + EDGE_POINT_OVERHEAD) + payload_bytes))
+def edge_points_bytes(points: int, dimension: int, payload_bytes: int) -> int:
+    """What writing ``points`` (vectors of ``dimension``, payloads of ``payload_bytes`` JSON all together) into
+    an open collection takes at its peak in the embedded engine, without the margin."""
+    return int(EDGE_WRITE_FACTOR * (points * (dimension * 4 + EDGE_POINT_OVERHEAD) + payload_bytes))
+
+
+def edge_collection_bytes(points: int, dimension: int, payload_bytes: int,
+                          folder: str | os.PathLike[str] | None = None) -> int:
+    """What building a collection of ``points`` takes, without the margin: creating it (``folder`` None or
+    missing) or opening the one in ``folder``, then writing the points."""
+    if folder is not None and Path(folder).is_dir():
+        fixed = edge_open_bytes(folder)
+    else:
+        fixed = EDGE_EMPTY_BYTES
+    return fixed + edge_points_bytes(points, dimension, payload_bytes)
 
 
 def parquet_rows_bytes(rows: Iterable[Mapping[str, Any]]) -> int:
