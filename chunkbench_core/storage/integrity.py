@@ -143,23 +143,11 @@ def parquet_problem(path: str | os.PathLike[str], deep: bool = False) -> str | N
     """What is wrong with a Parquet file, or None. The quick check reads the magic bytes and the footer
     (what every reader needs first); ``deep`` reads every value of every column too."""
     path = Path(path)
-    try:
-        size = path.stat().st_size
-        with open(path, "rb") as handle:
-            head = handle.read(4)
-            if size < 12:
-                return f"{size} bytes: too short for a Parquet file (truncated)"
-            handle.seek(size - 8)
-            tail = handle.read(8)
-    except OSError as exc:
-        return f"cannot be read: {exc.strerror or exc}"
-    if head != PARQUET_MAGIC:
-        return "does not start like a Parquet file (overwritten or garbled)"
-    if tail[4:] != PARQUET_MAGIC:
-        return "does not end like a Parquet file (truncated or garbled)"
-    footer = int.from_bytes(tail[:4], "little")
-    if footer <= 0 or footer > size - 12:
-        return f"its footer claims {footer} bytes in a file of {size} (truncated or garbled)"
+    if not path.exists():
+        return "does not exist"
+    problem = _footer_problem(path)
+    if problem is not None:
+        return problem
     import duckdb
 
     con = duckdb.connect()
@@ -198,22 +186,6 @@ def read_parquet_rows(path: str | os.PathLike[str], rebuilt_by: str) -> list[dic
         raise error
     quarantine(path, problem, rebuilt_by, found=found)
     return None
-
-
-def repair_parquet_folder(folder: str | os.PathLike[str], rebuilt_by: str, deep: bool = False,
-                          pattern: str = "*.parquet") -> list[Path]:
-    """Check every Parquet file of ``folder`` (quickly, or ``deep``) and move the unreadable ones aside.
-    Returns the files moved."""
-    moved: list[Path] = []
-    root = Path(folder)
-    if not root.is_dir():
-        return moved
-    for path in sorted(root.rglob(pattern)):
-        found = Identity.of(path)
-        problem = parquet_problem(path, deep=deep)
-        if problem is not None and quarantine(path, problem, rebuilt_by, found=found) is not None:
-            moved.append(path)
-    return moved
 
 
 # -- JSON --------------------------------------------------------------------------------------------
@@ -338,3 +310,83 @@ def one_line(exc: BaseException, limit: int = 300) -> str:
     """An exception's message on one line, cut at ``limit`` characters."""
     text = " ".join(str(exc).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# -- the results folder ------------------------------------------------------------------------------
+_PARSE = "parsed_documents writes it again (chunkbench run does)"
+_COLLECTION = "its chunk_collections partition writes it again (chunkbench run does)"
+_EXPERIMENT = "its experiment_results partition writes it again (chunkbench run does)"
+_LEADERBOARD = "the leaderboard writes it again (chunkbench run does)"
+#: what writes each results table again after one of its files was moved aside
+TABLE_REBUILT_BY = {
+    "documents": _PARSE,
+    "chunks": _COLLECTION,
+    "collections": _COLLECTION,
+    "index_costs": _COLLECTION,
+    "embedding_usage": "the partition that wrote it writes it again (chunkbench run does)",
+    "question_results": _EXPERIMENT,
+    "experiment_metrics": _EXPERIMENT,
+    "question_errors": _EXPERIMENT,
+    "comparison": _LEADERBOARD,
+    "recommendation": _LEADERBOARD,
+    "diagnostics": _LEADERBOARD,
+    # not derived: what a person decided. Unreadable, it cannot be used either; say how to decide again
+    "run_exclusions": "it held which runs were set aside: set them aside again (chunkbench runs exclude)",
+    "defaults": "it held shared defaults (boundary model, semantic thresholds): set them again "
+                "(chunkbench defaults set, chunkbench thresholds set)",
+}
+VIEWS_REBUILT_BY = "the views file only holds views over the Parquet tables: it is created again now"
+
+
+def table_rebuilt_by(path: Path) -> str:
+    """What writes the results file ``tables/<table>/<key>.parquet`` again."""
+    if path.name.startswith("_schema"):
+        return "the empty schema file is written again now"
+    return TABLE_REBUILT_BY.get(path.parent.name, "the step that wrote it writes it again (chunkbench run does)")
+
+
+def repair_results_tables(tables_dir: str | os.PathLike[str], level: str = "footer") -> list[Path]:
+    """Check every Parquet file under a results folder's ``tables/`` and move the unreadable ones aside (a
+    warning names each and what writes it again). One bad file would fail every view that reads its
+    table. ``level``: ``footer`` (magic bytes and footer length, no DuckDB: cheap enough for every
+    connection), ``metadata`` (DuckDB reads the footer) or ``deep`` (every value). Returns the files moved."""
+    moved: list[Path] = []
+    root = Path(tables_dir)
+    if not root.is_dir():
+        return moved
+    for path in sorted(root.glob("*/*.parquet")):
+        found = Identity.of(path)
+        problem = _footer_problem(path) if level == "footer" else parquet_problem(path, deep=level == "deep")
+        if problem is not None and quarantine(path, problem, table_rebuilt_by(path), found=found) is not None:
+            moved.append(path)
+    return moved
+
+
+def _footer_problem(path: Path) -> str | None:
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as handle:
+            head = handle.read(4)
+            if size < 12:
+                return f"{size} bytes: too short for a Parquet file (truncated)"
+            handle.seek(size - 8)
+            tail = handle.read(8)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    if head != PARQUET_MAGIC:
+        return "does not start like a Parquet file (overwritten or garbled)"
+    if tail[4:] != PARQUET_MAGIC:
+        return "does not end like a Parquet file (truncated or garbled)"
+    footer = int.from_bytes(tail[:4], "little")
+    if footer <= 0 or footer > size - 12:
+        return f"its footer claims {footer} bytes in a file of {size} (truncated or garbled)"
+    return None
+
+
+def replace_views_file(path: str | os.PathLike[str], problem: str) -> Path | None:
+    """Move an unreadable views file (``chunkbench.duckdb``) aside; the caller creates it again."""
+    path = Path(path)
+    return quarantine(path, problem, VIEWS_REBUILT_BY, found=Identity.of(path, inode_only=True),
+                      companions=[path.with_name(path.name + ".wal")])
