@@ -40,6 +40,8 @@ SOURCE = "source"
 CACHE = "cache"
 LEFTOVER = "leftover"
 MOVED = "moved aside"
+PENDING = "pending"  # missing, and made again by the next run on its own: nothing to do
+_NOTES = (MOVED, PENDING)
 
 _TMP = re.compile(r"^\..+\.(\d+)\.tmp$")
 
@@ -49,7 +51,7 @@ class Finding:
     """One problem: the file, what is wrong, what repairing does (or did), and whether it was repaired."""
 
     path: str
-    kind: str  # derived | source | cache | leftover | moved aside
+    kind: str  # derived | source | cache | leftover | moved aside | pending
     problem: str
     repair: str
     repaired: bool = False
@@ -57,10 +59,10 @@ class Finding:
     @property
     def needs_action(self) -> bool:
         """Still a problem: not repaired, and not only a note (a file moved aside earlier)."""
-        return self.kind != MOVED and not self.repaired
+        return self.kind not in _NOTES and not self.repaired
 
     def line(self) -> str:
-        state = "repaired: " if self.repaired else ("" if self.kind == MOVED else "repair: ")
+        state = "repaired: " if self.repaired else ("" if self.kind in _NOTES else "repair: ")
         return f"{self.path}: {self.problem} -> {state}{self.repair}"
 
 
@@ -80,7 +82,7 @@ class DoctorReport:
     def lines(self) -> list[str]:
         out = [f.line() for f in self.findings]
         out += [f"not checked: {s}" for s in self.skipped]
-        problems = [f for f in self.findings if f.kind != MOVED]
+        problems = [f for f in self.findings if f.kind not in _NOTES]
         repaired = sum(1 for f in problems if f.repaired)
         left = sum(1 for f in problems if not f.repaired)
         summary = f"checked {self.checked} state file(s) and collection(s): "
@@ -125,7 +127,7 @@ def doctor(results_dir: str | os.PathLike[str], *, qdrant_dir: str | os.PathLike
         _corpus(Path(corpus_dir), report)
     if questions_dir is not None:
         _questions(Path(questions_dir), report)
-    report.findings.sort(key=lambda f: (f.kind == MOVED, f.path))
+    report.findings.sort(key=lambda f: (f.kind in _NOTES, f.path))
     return report
 
 
@@ -185,6 +187,7 @@ def _parsed(folder: Path, report: DoctorReport, repair: bool) -> None:
                 finding.repaired = integrity.quarantine(manifest_path, problem, _REPARSED) is not None
             report.add(finding)
     listed = {e["record"]: e for e in (manifest or {}).get("documents", [])}
+    damaged: set[str] = set()
     for path in sorted(folder.glob("*.json")):
         if path.name == "manifest.json":
             continue
@@ -206,15 +209,16 @@ def _parsed(folder: Path, report: DoctorReport, repair: bool) -> None:
             if repair:
                 finding.repaired = integrity.quarantine(path, problem, _REPARSED) is not None
             report.add(finding)
+            damaged.add(path.name)
         elif entry is not None and record is not None and record.get("status") == "failed":
             source = (entry.get("path") or document)
             reason = record.get("reason") or record.get("error") or "it could not be parsed"
             report.add(Finding(str(source), SOURCE, f"the document cannot be parsed: {reason}",
                                "fix or replace the file (or remove it from the corpus); chunkbench never changes it"))
     for name, entry in listed.items():
-        if not (folder / name).exists():
-            report.add(Finding(str(folder / name), DERIVED, f"the parsed record of {entry['document']} is missing",
-                               f"nothing to move; {_REPARSED}", repaired=False))
+        if name not in damaged and not (folder / name).exists():
+            report.add(Finding(str(folder / name), PENDING, f"the parsed record of {entry['document']} is missing",
+                               _REPARSED))
 
 
 # -- collections -----------------------------------------------------------------------------------

@@ -62,6 +62,12 @@ class ContextCache(SQLiteCacheFile, MutableMapping):
     def __repr__(self) -> str:
         return f"ContextCache({str(self.path)!r})"
 
+    def __enter__(self) -> "ContextCache":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         with self._lock:
             if self._con is not None and self._pid == os.getpid():

@@ -22,11 +22,12 @@ import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 from .locks import setup_lock
 
 log = logging.getLogger("chunkbench")
+T = TypeVar("T")
 
 CORRUPT_MARK = ".corrupt-"
 REPAIR_LOCK = ".chunkbench-repair.lock"
@@ -270,10 +271,11 @@ def sqlite_problem(path: str | os.PathLike[str], full: bool = False) -> str | No
         return None  # busy or locked: not the file's fault
     finally:
         con.close()
-    messages = [str(r[0]) for r in rows if str(r[0]).lower() != "ok"]
+    messages = [line for r in rows for line in str(r[0]).splitlines()
+                if line.strip() and line.lower() != "ok" and not line.startswith("***")]
     if messages:
         more = f" (and {len(messages) - 1} more)" if len(messages) > 1 else ""
-        return f"SQLite's check failed: {messages[0]}{more}"
+        return f"SQLite's check failed: {one_line(messages[0], 150)}{more}"
     return None
 
 
@@ -390,3 +392,16 @@ def replace_views_file(path: str | os.PathLike[str], problem: str) -> Path | Non
     path = Path(path)
     return quarantine(path, problem, VIEWS_REBUILT_BY, found=Identity.of(path, inode_only=True),
                       companions=[path.with_name(path.name + ".wal")])
+
+
+def with_table_repair(tables_dir: str | os.PathLike[str], action: Callable[[], T]) -> T:
+    """``action()``; when DuckDB fails on a results table (a file damaged where only a full read sees it),
+    every table file is read, the unreadable ones are moved aside, and ``action()`` runs once more."""
+    import duckdb
+
+    try:
+        return action()
+    except duckdb.Error:
+        if not repair_results_tables(tables_dir, level="deep"):
+            raise
+    return action()

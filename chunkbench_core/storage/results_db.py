@@ -566,19 +566,24 @@ class ResultsDB:
     def ensure_database(self, attempts: int = 20) -> None:
         """Create (or refresh) the views in the DuckDB file; retries while another process holds it. The file
         holds views only: one DuckDB cannot open is moved aside and created again."""
+        integrity.repair_results_tables(self.tables_dir)  # a damaged table file would fail its view
         self.ensure_schema_files()
         wanted = self._view_sql(relative=True)
         replaced = False
+
+        def create_views() -> None:
+            with space.guard_writes(self.database_path, "the DuckDB views file"):
+                con = duckdb.connect(str(self.database_path))
+                try:
+                    con.execute("SET file_search_path = ?", [self.root.as_posix()])  # the views' relative paths
+                    for statement in wanted:
+                        con.execute(statement)
+                finally:
+                    con.close()
+
         for attempt in range(attempts):
             try:
-                with space.guard_writes(self.database_path, "the DuckDB views file"):
-                    con = duckdb.connect(str(self.database_path))
-                    try:
-                        con.execute("SET file_search_path = ?", [self.root.as_posix()])  # the views' relative paths
-                        for statement in wanted:
-                            con.execute(statement)
-                    finally:
-                        con.close()
+                integrity.with_table_repair(self.tables_dir, create_views)
                 return
             except duckdb.Error as exc:
                 locked = isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower()
@@ -595,23 +600,29 @@ class ResultsDB:
         A truncated or garbled table file is moved aside first (with a warning): it would fail every view."""
         integrity.repair_results_tables(self.tables_dir)
         self.ensure_schema_files()
-        con = duckdb.connect()
-        for statement in self._view_sql():
-            con.execute(statement)
-        return con
+
+        def views() -> duckdb.DuckDBPyConnection:
+            con = duckdb.connect()
+            try:
+                for statement in self._view_sql():
+                    con.execute(statement)
+            except BaseException:
+                con.close()
+                raise
+            return con
+
+        return integrity.with_table_repair(self.tables_dir, views)
 
     def query(self, sql: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
-        for attempt in (1, 2):
+        def run() -> pd.DataFrame:
             con = self.connect()
             try:
                 return con.execute(sql, params or []).df()
-            except duckdb.Error:
-                # a table file damaged inside (its footer intact): read them all, move the bad ones aside, again
-                if attempt == 2 or not integrity.repair_results_tables(self.tables_dir, level="deep"):
-                    raise
             finally:
                 con.close()
-        raise AssertionError("unreachable")  # pragma: no cover
+
+        # a table file damaged inside (its footer intact): read them all, move the bad ones aside, once more
+        return integrity.with_table_repair(self.tables_dir, run)
 
     def leaderboard(self) -> pd.DataFrame:
         return self.query("SELECT * FROM leaderboard")
