@@ -236,7 +236,7 @@ def _expected_points(results_root: Path) -> dict[str, int]:
 
 
 def _collections(folder: Path, results_root: Path, report: DoctorReport, repair: bool, lock_timeout: float) -> None:
-    from chunkbench_core.storage.vector_probe import probe_collection
+    from chunkbench_core.storage.vector_probe import ProbeError, probe_collection
     from chunkbench_core.storage.vector_store import REBUILT_BY, VectorStore, _EdgeCollection
 
     if not folder.is_dir():
@@ -255,7 +255,11 @@ def _collections(folder: Path, results_root: Path, report: DoctorReport, repair:
             report.skipped.append(f"{path}: another process has it open")
             continue
         try:
-            points, problem = probe_collection(path)
+            try:
+                points, problem = probe_collection(path)
+            except ProbeError as exc:
+                report.skipped.append(str(exc))
+                continue
             if problem is None and name in expected and points != expected[name]:
                 problem = f"it holds {points} points where its build stored {expected[name]}"
             if problem is None:

@@ -106,3 +106,9 @@ class SourceFileError(PermanentError):
         self.reason = reason
         self.fix = fix
         super().__init__(f"{self.path}: {reason}; {fix}")
+
+
+def is_permanent(exc: BaseException) -> bool:
+    """True for the errors of this module that a retry cannot fix (a full disk, damaged state, an unreadable
+    source file): a retry policy fails them at once."""
+    return isinstance(exc, PermanentError)

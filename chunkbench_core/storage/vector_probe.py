@@ -21,12 +21,20 @@ import subprocess
 import sys
 from pathlib import Path
 
+from chunkbench_core.errors import VectorStoreError
+
 PAGE = 1024
 #: how far a stored vector's norm may be from 1 (cosine collections store unit vectors)
 NORM_TOLERANCE = 1e-3
 #: memory a probe may take besides the collection's own files (mapped into its address space)
 PROBE_MEMORY_BYTES = 2 << 30
 PROBE_TIMEOUT_SECONDS = 600.0
+_CRASHES = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE}
+
+
+class ProbeError(VectorStoreError):
+    """The child process could not tell (it did not start, or was killed from outside): nothing is known
+    about the collection, so nothing is moved."""
 
 
 def apparent_size(folder: Path) -> int:
@@ -83,24 +91,21 @@ def read_everything(folder: str) -> dict[str, object]:
 
 def probe_collection(folder: str | os.PathLike[str], timeout: float = PROBE_TIMEOUT_SECONDS
                      ) -> tuple[int | None, str | None]:
-    """(points, problem) of the collection in ``folder``, read in a child process; problem None = sound."""
+    """(points, problem) of the collection in ``folder``, read in a child process; problem None = sound.
+    :class:`ProbeError` when the child could not tell (it did not start, or was killed from outside)."""
     folder = Path(folder)
     limit = PROBE_MEMORY_BYTES + 2 * apparent_size(folder)
 
-    package_root = str(Path(__file__).resolve().parents[2])  # the child imports this chunkbench
-    path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
+    package_root = str(Path(__file__).resolve().parents[2])  # the child imports this very chunkbench
+    start = (f"import sys; sys.path.insert(0, {package_root!r}); "
+             "from chunkbench_core.storage.vector_probe import main; sys.exit(main())")
     try:
-        done = subprocess.run([sys.executable, "-m", "chunkbench_core.storage.vector_probe", str(folder), str(limit)],
-                              capture_output=True, text=True, timeout=timeout,
-                              env={**os.environ, "RUST_BACKTRACE": "0", "PYTHONPATH": path})
+        done = subprocess.run([sys.executable, "-c", start, str(folder), str(limit)], capture_output=True,
+                              text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return None, f"reading it took more than {timeout:.0f} s"
-    if done.returncode < 0:
-        try:
-            name = signal.Signals(-done.returncode).name
-        except ValueError:
-            name = f"signal {-done.returncode}"
-        return None, f"the engine crashed reading it ({name})"
+    if -done.returncode in _CRASHES:  # what reading damaged memory-mapped files ends in
+        return None, f"the engine crashed reading it ({signal.Signals(-done.returncode).name})"
     for line in reversed(done.stdout.splitlines()):
         try:
             answer = json.loads(line)
@@ -108,8 +113,10 @@ def probe_collection(folder: str | os.PathLike[str], timeout: float = PROBE_TIME
             continue
         if isinstance(answer, dict) and "problem" in answer:
             return answer.get("points"), answer.get("problem")
+    # killed from outside, or the child could not start: that says nothing about the collection
     last = " ".join(done.stderr.split())[-300:]
-    return None, f"the engine failed reading it (exit {done.returncode}: {last or 'no message'})"
+    raise ProbeError(f"could not check the collection {folder} in a separate process (exit {done.returncode}: "
+                     f"{last or 'no message'})")
 
 
 def main(argv: list[str] | None = None) -> int:
