@@ -358,14 +358,22 @@ class Locator:
                 unit = Decimal(10) ** (f.scale - f.decimals)  # one unit of the last digit written
                 total = f.value * Decimal(10) ** f.scale
                 places = set()
+                rounded = set()  # the places whose value rounds to the figure as written (within half a unit)
                 for table_unit in (6, 3):
-                    low = (total - unit) / Decimal(10) ** table_unit
-                    high = (total + unit) / Decimal(10) ** table_unit
+                    scale = Decimal(10) ** table_unit
+                    low, high = (total - unit) / scale, (total + unit) / scale
                     for d in docs:
                         for value in d.sorted_values[bisect_left(d.sorted_values, low):
                                                      bisect_right(d.sorted_values, high)]:
                             if len(str(value).replace(".", "").strip("0")) >= 3:
-                                places.update((d.name, *line_span(d.text, p)) for p in d.figures[value])
+                                found = {(d.name, *line_span(d.text, p)) for p in d.figures[value]}
+                                places |= found
+                                if abs(value * scale - total) * 2 < unit:
+                                    rounded |= found
+                # "$14.21 million" is within one unit of both 14,208 and 14,215 (thousands), but only 14,208
+                # rounds to it: one place that rounds to the figure is the figure, whatever else is near
+                if len(rounded) == 1:
+                    places = rounded
                 if places and len(places) <= 3:
                     for place in places:
                         scaled[place][key] = 0.45 * (1.0 if len(places) == 1 else 0.5)

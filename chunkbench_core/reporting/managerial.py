@@ -1,9 +1,10 @@
 """The managerial report: what to use, how sure we are, what it costs, in plain language.
 
-Sections: the recommendation (ranking metric and its definition, the rule, the reason,
-which configurations are tied and what would break the tie), warnings to read before
-trusting the numbers, KPIs of the recommended configuration, the ranked table (tier,
-verdict, cost, frontier), cost per configuration (index, query, storage), plots (quality
+Sections: the recommendation (ranking metric and its definition, the rule, the reason, how
+stable the pick is on resamples of the questions, which configurations are shown within the
+margin of the best, which might be as good and what would settle them), warnings to read before
+trusting the numbers, KPIs of the recommended configuration, the ranked table (class against the
+best, verdict, cost, frontier), cost per configuration (index, query, storage), plots (quality
 vs cost with the frontier, metric bars with CI whiskers, chunk-size distributions), one
 plain-language paragraph per configuration, and the corpus.
 """
@@ -26,13 +27,13 @@ from .columns import (
     present_metrics,
     value,
 )
-from .by_group import BY_GROUP_CSS, BY_GROUP_JS, render_by_group
+from .by_group import render_by_group
 from .data import ReportData
-from .html import definition_list, esc, nav, page, png_img, table
+from .html import definition_list, esc, label_html, nav, page, png_img, table
 from .intervals import REPORT_CI_NOTE
 from .question_problems import render_question_problems
 from .scope import scope_banner, scope_meta
-from .style import CSS
+from .webfiles import scripts, stylesheet
 from .columns import flag
 from .summary import Interval, metric_interval, metric_value, n_failed, token_totals
 
@@ -50,8 +51,16 @@ STRATEGY_DESCRIPTIONS: dict[str, str] = {
 }
 
 BAR_METRICS = ("recall", "precision", "iou", "mrr", "ndcg")
+#: the dollar columns of the cost table (header, leaderboard column), shown when any value is not zero
+USD_COLUMNS = (("index $", "index_usd"), ("$ per 1,000 questions", "query_usd_per_1000"),
+               ("$ index + 1,000 questions", "projected_usd"), ("$ this benchmark", "cost_usd"))
 #: the metrics of the ranked table besides the ranking metric (the KPIs show the rest)
 TABLE_METRICS = ("recall", "precision", "mrr")
+
+
+def _costs_money(rows: Sequence[Mapping[str, Any]], column: str) -> bool:
+    """Whether any configuration has a dollar amount other than zero in ``column``."""
+    return any((number(r.get(column)) or 0.0) != 0.0 for r in rows)
 
 
 def _pct(x: float | None) -> str:
@@ -75,9 +84,13 @@ def _questions(n: Any) -> str:
     return "– questions" if number(n) is None else plural(number(n), "question")
 
 
+def _label(row: Mapping[str, Any]) -> str:
+    """The configuration's one label (strategy × corpus model), marked with its key."""
+    return label_html(str(row["key"]), str(row["label"]))
+
+
 def _config_html(row: Mapping[str, Any]) -> str:
-    return (f"<strong>{esc(row.get('strategy_label') or row['strategy'])}</strong> with "
-            f"<strong>{esc(row['corpus_model'])}</strong>")
+    return f"<strong>{_label(row)}</strong>"
 
 
 def recommended_row(rows: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
@@ -88,22 +101,50 @@ def recommended_row(rows: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | No
     return rows[0] if rows else None
 
 
-def _tier_sentence(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
-    """Who is tied, what a tier is, and what would break the tie (the reason gives the numbers)."""
-    tier1 = [r for r in rows if number(r.get("tier")) == 1]
-    if len(rows) < 2 or len(tier1) < 2:
+def _names(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The configurations' labels (HTML, each marked with its key)."""
+    return ", ".join(_label(r) for r in rows)
+
+
+def _class_sentence(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
+    """Which configurations are shown within the margin of the best, which might be as good (and what would
+    settle them), how many are shown worse; the reason gives the numbers."""
+    if len(rows) < 2:
         return ""
-    names = ", ".join(f"{r.get('strategy_label') or r['strategy']} x {r['corpus_model']}" for r in tier1)
     rec = data.recommendation or {}
-    text = (f"<p id='tiers'><strong>Tied in tier 1:</strong> {esc(names)}. Tier 1 means the tests cannot tell "
-            "these configurations from the best one on these questions, so the choice among them rests on cost.")
-    needed = number(rec.get("questions_to_separate"))
-    if needed is not None:
-        text += (f" <strong>What would break the tie:</strong> about {needed:,.0f} questions (add questions from your "
-                 "own documents, then run again).")
-    else:
-        text += (" <strong>What would break the tie:</strong> questions on which they differ; the top two answer every "
-                 "current question alike.")
+    margin = number(rec.get("margin"))
+    m = f"{margin:g}" if margin is not None else "the margin"
+    within = [r for r in rows if value(r, "class") in ("best", "within_margin")]
+    undecided = [r for r in rows if value(r, "class") == "undecided"]
+    worse = [r for r in rows if value(r, "class") == "worse"]
+    parts = [f"<strong>Shown within {esc(m)} of the best:</strong> {_names(within)}"
+             + (" (only the best itself)" if len(within) == 1 else "") + "."]
+    if undecided:
+        parts.append(f"<strong>Might be as good, cannot tell yet:</strong> {_names(undecided)}.")
+        settle = [number(r.get("questions_to_settle")) for r in undecided]
+        known = [q for q in settle if q is not None]
+        if known:
+            parts.append(f"<strong>What would settle them:</strong> about {min(known):,.0f} to {max(known):,.0f} "
+                         "questions, if their observed differences held (add questions from your own documents, "
+                         "then run again)." if min(known) != max(known) else
+                         f"<strong>What would settle them:</strong> about {min(known):,.0f} questions, if their "
+                         "observed differences held.")
+    if worse:
+        parts.append(f"<strong>Shown worse than the best:</strong> {esc(plural(len(worse), 'configuration'))}.")
+    return "<p id='classes'>" + " ".join(parts) + "</p>"
+
+
+def _stability(rec: Mapping[str, Any]) -> str:
+    """How often the rule picks the same configuration on resamples of the questions, and the other picks."""
+    share, resamples = number(rec.get("recommendation_stability")), number(rec.get("stability_resamples"))
+    if share is None or not resamples:
+        return ""
+    others = value(rec, "stability_runner_ups")
+    text = (f"<p id='stability'><strong>Stability {share:.0%}:</strong> the rule picks this configuration in "
+            f"{share:.0%} of {resamples:,.0f} resamples of the questions"
+            + (f" (otherwise: {esc(others)})" if others else "") + ".")
+    if share < 0.7:
+        text += " <strong>Unstable:</strong> the warnings below say how many questions would settle it."
     return text + "</p>"
 
 
@@ -123,7 +164,11 @@ def _recommendation(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
                         if number(best.get("rank_ci_low")) is not None else "")
                      + f" over {esc(_questions(rec.get('n_questions')))}.</p>")
         parts.append(f"<p id='rule'>Rule: {esc(rec['rule_text'])}.</p>")
+        if value(rec, "decided") is not None and not flag(rec.get("decided")):
+            parts.append("<p class='warning' id='undecided'><strong>Not decided yet:</strong> these questions "
+                         "cannot settle the choice; the warnings below say why and how many questions would.</p>")
         parts.append(f"<p id='reason'>{esc(rec['reason'])}</p>")
+        parts.append(_stability(rec))
     else:
         parts.append("<p class='note'>Not compared yet: materialize the leaderboard to rank the configurations.</p>")
     recall = metric_value(data, best, "recall")
@@ -140,7 +185,7 @@ def _recommendation(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
         extra = "" if hallucination is None else f"; {_pct(hallucination)} of its answers were flagged as hallucinated"
         parts.append(f"<p>With an LLM answering from this context, the judge scored answer similarity "
                      f"{esc(fmt_metric('answer_similarity', similarity))}/10{extra}.</p>")
-    parts.append(_tier_sentence(data, rows))
+    parts.append(_class_sentence(data, rows))
     return "<div class='recommendation' id='recommendation'>" + "".join(parts) + "</div>"
 
 
@@ -172,27 +217,27 @@ def _kpis(data: ReportData, best: Mapping[str, Any], metrics: Sequence[str]) -> 
 
 def _ranked_table(data: ReportData, rows: Sequence[Mapping[str, Any]], metrics: Sequence[str]) -> str:
     metric = next((str(r["rank_metric"]) for r in rows if value(r, "rank_metric")), None)
-    headers = ["#", "tier", "strategy", "corpus model", "questions"]
+    headers = ["#", "configuration", "questions"]
     if metric:
-        headers.append(metric)
-    has_cost = any(number(r.get("projected_usd")) is not None for r in rows)
+        headers += [metric, "lower bound vs best"]
+    has_cost = _costs_money(rows, "projected_usd")
     headers += [*(METRIC_BY_NAME[m].label for m in metrics), "context tokens", *(["$ index + 1,000 questions"] if has_cost else []),
                 "frontier", "verdict"]
     body = []
     for i, row in enumerate(rows):
         cells = [esc(fmt("count", row.get("rank") if number(row.get("rank")) is not None else i + 1)),
-                 esc(fmt("count", row.get("tier"))), esc(row.get("strategy_label") or row["strategy"]),
-                 esc(row["corpus_model"]), esc(fmt("count", row.get("n_questions")))]
+                 _label(row), esc(fmt("count", row.get("n_questions")))]
         if metric:
             bounds = (Interval(float(row["rank_ci_low"]), float(row["rank_ci_high"]), True)
                       if number(row.get("rank_ci_low")) is not None else None)
             cells.append(_with_interval("recall", row.get("rank_mean"), bounds))
+            cells.append(esc(fmt("fraction", row.get("lower_bound_vs_best"))))
         cells += [_with_interval(m, metric_value(data, row, m), metric_interval(data, row, m)) for m in metrics]
         cells += [esc(fmt("count", row.get("context_tokens"))),
                   *([esc(fmt("usd", row.get("projected_usd")))] if has_cost else []),
                   "yes" if flag(row.get("on_frontier")) else "", esc(value(row, "verdict") or "–")]
         body.append(cells)
-    numeric = [True, True, False, False, True] + ([True] if metric else []) + [True] * len(metrics) + [
+    numeric = [True, False, True] + ([True, True] if metric else []) + [True] * len(metrics) + [
         True, *([True] if has_cost else []), False, False]
     return table(headers, body, element_id="ranking", numeric=numeric,
                  row_classes=["best" if r is recommended_row(rows) else "" for r in rows])
@@ -200,33 +245,39 @@ def _ranked_table(data: ReportData, rows: Sequence[Mapping[str, Any]], metrics: 
 
 def _cost_latency(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
     """Index, query and storage cost per configuration, as the leaderboard records them."""
-    headers = ["configuration", "chunks", "embedded tokens", "index build", "query (warm)", "first query (cold)",
-               "context tokens / question", "index $", "$ per 1,000 questions", "$ index + 1,000 questions",
-               "$ this benchmark", "storage"]
-    body = []
-    for row in rows:
-        storage = number(row.get("storage_bytes"))
-        body.append([esc(row["configuration"]), esc(fmt("count", row.get("n_chunks"))),
-                     esc(fmt("count", row.get("embedded_tokens"))),
-                     esc(f"{number(row.get('index_seconds')):,.1f} s" if number(row.get("index_seconds")) is not None
-                         else "–"),
-                     esc(fmt("ms", row.get("query_ms"))), esc(fmt("ms", row.get("cold_query_ms"))),
-                     esc(fmt("count", row.get("context_tokens"))), esc(fmt("usd", row.get("index_usd"))),
-                     esc(fmt("usd", row.get("query_usd_per_1000"))), esc(fmt("usd", row.get("projected_usd"))),
-                     esc(fmt("usd", row.get("cost_usd"))),
-                     esc(f"{storage / 1e6:,.1f} MB" if storage is not None else "–")])
+    columns: list[tuple[str, Any]] = [
+        ("chunks", lambda r: fmt("count", r.get("n_chunks"))),
+        ("embedded tokens", lambda r: fmt("count", r.get("embedded_tokens"))),
+        ("index build", lambda r: f"{number(r.get('index_seconds')):,.1f} s"
+         if number(r.get("index_seconds")) is not None else "–"),
+        ("query (warm)", lambda r: fmt("ms", r.get("query_ms"))),
+        ("first query (cold)", lambda r: fmt("ms", r.get("cold_query_ms"))),
+        ("context tokens / question", lambda r: fmt("count", r.get("context_tokens"))),
+    ]
+    # dollar columns only where something costs money (local models cost nothing: a column of $0.0000 says
+    # nothing), as the leaderboard in the terminal does
+    dollars = [(header, column) for header, column in USD_COLUMNS if _costs_money(rows, column)]
+    columns += [(header, lambda r, c=column: fmt("usd", r.get(c))) for header, column in dollars]
+    columns.append(("storage", lambda r: f"{number(r.get('storage_bytes')) / 1e6:,.1f} MB"
+                    if number(r.get("storage_bytes")) is not None else "–"))
+    headers = ["configuration", *(header for header, _ in columns)]
+    body = [[_label(row), *(esc(show(row)) for _, show in columns)] for row in rows]
     html = table(headers, body, element_id="cost-latency", numeric=[False] + [True] * (len(headers) - 1))
     priced = any(flag(r.get("llm_priced")) for r in rows)
+    no_llm_price = ("no LLM price (none configured: set CHUNKBENCH_LLM_PRICE_INPUT and _OUTPUT to price the "
+                    "context an LLM would read)")
+    if not dollars:
+        money = f"Nothing here costs money (local models, {no_llm_price}), so no dollar column is shown."
+    else:
+        money = ("Dollars use the embedding model's price and " + ("the LLM's price for reading the context and "
+                 "answering." if priced else f"{no_llm_price}; local models cost nothing."))
     html += ("<p class='note'>Query time is the warm mean of embedding one question and searching; the first call "
-             "(which may load the model) is shown apart and never mixed in. Dollars use the embedding model's price "
-             "and " + ("the LLM's price for reading the context and answering." if priced else
-                       "no LLM price (none configured: set CHUNKBENCH_LLM_PRICE_INPUT and _OUTPUT to price the "
-                       "context an LLM would read); local models cost nothing.") + "</p>")
+             f"(which may load the model) is shown apart and never mixed in. {money}</p>")
     tokens = [token_totals(data, r) for r in rows]
     if any(t for t in tokens):
         columns = sorted({c for t in tokens for c in t})
         html += table(["configuration", *(c.replace("_", " ") for c in columns)],
-                      [[esc(r["configuration"]), *(esc(fmt("count", t.get(c))) for c in columns)]
+                      [[_label(r), *(esc(fmt("count", t.get(c))) for c in columns)]
                        for r, t in zip(rows, tokens)],
                       element_id="token-usage", numeric=[False] + [True] * len(columns))
     return html
@@ -239,7 +290,8 @@ def _plots(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
         out.append("<figure>" + png_img(plots.frontier_png(points, metric, axis), "frontier",
                                         f"{metric} against cost per configuration")
                    + f"<figcaption>Up is better ({esc(metric)}), left is cheaper "
-                     f"({esc(plots.COST_AXIS_LABELS.get(axis, axis))}). Filled points are tier 1; the dashed line "
+                     f"({esc(plots.COST_AXIS_LABELS.get(axis, axis))}). Filled points are the best and the "
+                     "configurations shown within the margin of it (\"tier 1\" in the plot); the dashed line "
                      "joins the frontier: configurations no other one beats on both. The star is the recommendation."
                      "</figcaption></figure>")
     series = []
@@ -252,7 +304,7 @@ def _plots(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
         highs = [b.high if b else None for b in bounds]
         series.append(plots.MetricSeries(METRIC_BY_NAME[name].label, values, lows, highs))
     if series:
-        out.append("<figure>" + png_img(plots.metric_bars_png([r["configuration"] for r in rows], series),
+        out.append("<figure>" + png_img(plots.metric_bars_png([str(r["label"]) for r in rows], series),
                                         "metric-bars", "metrics per configuration with confidence intervals")
                    + "<figcaption>Mean per configuration; whiskers show the 95% confidence interval.</figcaption>"
                      "</figure>")
@@ -272,9 +324,9 @@ def _chunk_sizes(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
         values = [float(v) for v in values.dropna()]
         if not values:
             continue
-        distributions.append((row["configuration"], values))
+        distributions.append((str(row["label"]), values))
         s = pd.Series(values)
-        stats.append([esc(row["configuration"]), esc(fmt("count", len(values))), esc(fmt("count", s.median())),
+        stats.append([_label(row), esc(fmt("count", len(values))), esc(fmt("count", s.median())),
                       esc(fmt("count", s.quantile(0.1))), esc(fmt("count", s.quantile(0.9))),
                       esc(fmt("count", s.max()))])
     if not distributions:
@@ -322,16 +374,28 @@ def _strategy_paragraph(data: ReportData, row: Mapping[str, Any], rank: int, tot
     hallucination = metric_value(data, row, "hallucination_rate")
     if hallucination is not None:
         sentences.append(f"{_pct(hallucination)} of its answers were flagged as hallucinated.")
-    tier = number(row.get("tier"))
-    if tier == 1 and len(data.board) > 1:
-        sentences.append("It is in tier 1: the tests cannot tell it from the best configuration.")
-    elif tier is not None and tier > 1:
-        sentences.append(f"It is in tier {tier:.0f}: measurably behind the best configuration.")
+    cls = value(row, "class")
+    if len(data.board) > 1 and cls:
+        margin = number(row.get("margin"))
+        m = f"{margin:g}" if margin is not None else "the margin"
+        bound = number(row.get("lower_bound_vs_best"))
+        if cls == "best":
+            sentences.append("It has the highest mean of the ranking metric.")
+        elif cls == "within_margin":
+            sentences.append(f"It is shown within {m} of the best configuration: at most {-min(bound or 0.0, 0.0):.3f} "
+                             "below it, with 95% confidence.")
+        elif cls == "worse":
+            sentences.append("It is shown worse than the best configuration.")
+        else:
+            settle = number(row.get("questions_to_settle"))
+            sentences.append("It might be as good as the best configuration; these questions cannot tell yet"
+                             + (f" (about {settle:,.0f} questions would, if its observed difference held)."
+                                if settle is not None else "."))
     failed = n_failed(data, row)
     if failed:
         sentences.append(f"{plural(failed, 'question')} failed and {'is' if failed == 1 else 'are'} not in these "
                          "numbers.")
-    return (f"<div class='strategy'><h3>{rank}. {esc(label)} · {esc(row['corpus_model'])}"
+    return (f"<div class='strategy'><h3>{rank}. {_label(row)}"
             f"<span class='badge'>rank {rank} of {total}</span></h3><p>{esc(' '.join(sentences))}</p></div>")
 
 
@@ -384,14 +448,22 @@ def render_managerial(data: ReportData, links: Sequence[tuple[str, str]], curren
                                    esc(str(data.recommendation["metric_definition"]).capitalize() + ". It ranks the "
                                        "configurations: every one sees the same context budget, so none can rank "
                                        "higher by sending more text.")))
-            definitions.insert(1, ("tier", "Tier 1 holds the best configuration and every one the tests cannot "
-                                           "tell from it (a Friedman test over all of them, then paired "
-                                           "randomization tests with Holm's correction, p &lt; 0.05); tier 2 is "
-                                           "built the same way from the rest."))
-            definitions.insert(2, ("frontier", "A configuration is on the cost-quality frontier when no other one "
+            margin = number(data.recommendation.get("margin"))
+            m = f"{margin:g}" if margin is not None else "the margin"
+            definitions.insert(1, ("margin and classes", esc(
+                f"A configuration is shown within {m} of the best when, on the questions both scored, the 95% lower "
+                f"confidence bound of its mean difference to the best is above -{m} (Student t, Bonferroni-corrected "
+                "for the number of configurations compared). It is shown worse when one-sided paired randomization "
+                "tests find it lower after Holm's correction (p < 0.05). Otherwise it is undecided: it might be as "
+                "good, these questions cannot tell yet. Not finding a difference is never taken as proof that there "
+                "is none.")))
+            definitions.insert(2, ("stability", "The share of 1,000 resamples of the questions (drawn with "
+                                                "replacement) on which the whole rule picks the same configuration; "
+                                                "below 70% the pick is called unstable."))
+            definitions.insert(3, ("frontier", "A configuration is on the cost-quality frontier when no other one "
                                                "is both better on the ranking metric and cheaper."))
         body.append("<h2>What the numbers mean</h2>" + definition_list(definitions))
     body.append("<h2>Corpus</h2>" + _corpus(data))
     body.append(render_question_problems(data))
-    return page("chunkbench managerial report", "".join(body), css=CSS + BY_GROUP_CSS, scripts=[BY_GROUP_JS])
+    return page("chunkbench managerial report", "".join(body), css=stylesheet("by_group.css"), scripts=scripts("by_group.js"))
 

@@ -37,13 +37,12 @@ def scope_banner(data: ReportData) -> str:
         when = f", made {stamps[0]:%Y-%m-%d %H:%M} UTC"
     else:
         when = f", made {stamps[0]:%Y-%m-%d %H:%M} to {stamps[-1]:%Y-%m-%d %H:%M} UTC"
-    configurations = [f"{r.get('strategy_label') or r['strategy']} x {r['corpus_model']}"
-                      for r in data.board.to_dict("records")]
+    configurations = [str(r["label"]) for r in data.board.to_dict("records")]
     if scope.kind == "run":
         what = f"experiment run <code>{esc(scope.ident)}</code>"
     else:
         what = (f"batch <code>{esc(scope.ident)}</code> ({esc(plural(len(scope.run_ids), 'experiment run'))}; "
-                "its tiers and recommendation compare these runs only)")
+                "its classes and recommendation compare these runs only)")
     parts = [f"<p><strong>These reports show {what}</strong>{esc(when)}: "
              f"{esc(', '.join(configurations)) if configurations else 'no configuration at its default settings'}.</p>"]
     excluded = [(run, data.excluded_runs[run]) for run in scope.run_ids if run in data.excluded_runs]
