@@ -343,8 +343,7 @@ class _EdgeCollection:
             return
         # opening writes (the log; on a memory filesystem the engine's read-ahead fills its sparse files),
         # and a write into a memory map on a full disk is a signal, not an error: check first
-        ensure_space(self.path, edge_open_bytes(self.path), f"opening the collection {self.path.name}",
-                     margin=False)
+        ensure_space(self.path, edge_open_bytes(self.path), f"opening the collection {self.path.name}")
         self._hold("open")
         try:
             problem = None
