@@ -24,7 +24,7 @@ from chunkbench_core.evaluation.breakdowns import DIMENSIONS, question_groups
 from chunkbench_core.storage.results_db import ResultsDB
 
 from .columns import GENERATED_ANSWER, metrics_catalog, missing, number, parse_json, run_settings, value
-from .data import ReportData, load_chunks
+from .data import ReportData, load_chunks, row_key, row_label
 
 Key = tuple[str, str, str]  # strategy, corpus_model, chunk_id
 
@@ -249,8 +249,9 @@ def inspector_payload(data: ReportData, results: ResultsDB | None) -> dict[str, 
     configs = []
     for row in board.to_dict("records"):
         settings = run_settings(parse_json(row.get("provenance"), {}), row)
-        configs.append({"key": row["key"], "strategy": row["strategy"], "model": row["corpus_model"],
-                        "label": row["label"],
+        # a board read by load_report_data carries both; a board built by hand gets them here
+        configs.append({"key": row.get("key") or row_key(row), "strategy": row["strategy"], "model": row["corpus_model"],
+                        "label": row.get("label") or row_label(row),
                         "run": row.get("experiment_run_id"), "badge": settings.neighbor_badge,
                         "boundary": settings.boundary_model})
     config_index = {(c["strategy"], c["model"]): i for i, c in enumerate(configs)}
