@@ -21,7 +21,7 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 import duckdb
 import pandas as pd
@@ -86,11 +86,12 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         # no evidence references: left out of the evidence metrics (NULL, never 0), answered and judged
         ("judge_only", "BOOLEAN"),
         ("build", "VARCHAR"),  # the collection build retrieved from (storage.history)
-        ("record", "VARCHAR"),  # the write this row belongs to (its results key): joins its scores
+        # the write this row belongs to (its results key) and its place in that write: join its scores
+        ("record", "VARCHAR"), ("record_row", "INTEGER"),
     ],
     # one row per question x metric of the registry (evaluation.metric_registry)
     "question_scores": [
-        ("record", "VARCHAR"), ("experiment_run_id", "VARCHAR"), ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
+        ("record", "VARCHAR"), ("record_row", "INTEGER"), ("experiment_run_id", "VARCHAR"), ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
         ("configuration", "VARCHAR"),  # strategy|corpus_model, as the comparison names it
         ("question_set", "VARCHAR"), ("question_id", "VARCHAR"), ("metric", "VARCHAR"), ("value", "DOUBLE"),
         ("created_at", "TIMESTAMP"),
@@ -117,11 +118,12 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("index_usd", "DOUBLE"), ("caption_usd", "DOUBLE"), ("questions_usd", "DOUBLE"), ("answer_usd", "DOUBLE"),
         ("judge_usd", "DOUBLE"), ("cost_usd", "DOUBLE"),
         ("n_judge_only", "INTEGER"),  # questions without evidence references, judged only
-        ("record", "VARCHAR"),  # the write this row belongs to (its results key): joins its scores
+        # the write this row belongs to (its results key) and its place in that write: join its scores
+        ("record", "VARCHAR"), ("record_row", "INTEGER"),
     ],
     # one row per run x metric of the registry: the mean over the questions it applies to, and its bootstrap CI
     "run_scores": [
-        ("record", "VARCHAR"), ("experiment_run_id", "VARCHAR"), ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
+        ("record", "VARCHAR"), ("record_row", "INTEGER"), ("experiment_run_id", "VARCHAR"), ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
         ("configuration", "VARCHAR"), ("variant", "VARCHAR"), ("metric", "VARCHAR"), ("mean", "DOUBLE"),
         ("ci_low", "DOUBLE"), ("ci_high", "DOUBLE"), ("created_at", "TIMESTAMP"),
     ],
@@ -266,13 +268,16 @@ TABLES: dict[str, list[tuple[str, str]]] = {
 @dataclass(frozen=True)
 class ScoredTable:
     """A wide table whose metric columns are stored long: ``base`` rows plus one ``scores`` row per metric,
-    joined on ``keys`` by a view named after the wide table. Its folder also holds the wide files written
-    before scores were stored long (read through the view ``legacy_<name>``)."""
+    joined by a view named after the wide table on ``KEYS``: the write a row belongs to (its results key) and
+    its place in that write (one write may hold several runs, and a run the same question ids as another).
+    Its folder also holds the wide files written before scores were stored long (read through the view
+    ``legacy_<name>``)."""
+
+    KEYS: ClassVar[tuple[str, str]] = ("record", "record_row")
 
     name: str
     base: str
     scores: str
-    keys: tuple[str, ...]
     per_question: bool  # the scores are a question's values (else a run's means with their intervals)
 
     def metric_columns(self) -> list[tuple[str, str]]:
@@ -283,11 +288,11 @@ class ScoredTable:
                 for c in (m.run_name, f"{m.run_name}_ci_low", f"{m.run_name}_ci_high")]
 
     def wide_columns(self) -> list[tuple[str, str]]:
-        return [c for c in TABLES[self.base] if c[0] != "record"] + self.metric_columns()
+        return [c for c in TABLES[self.base] if c[0] not in self.KEYS] + self.metric_columns()
 
     def pivot_sql(self) -> str:
         """The wide view: the base rows with one column per registered metric, then the older wide files."""
-        keys = ", ".join(f'"{k}"' for k in self.keys)
+        keys = ", ".join(f'"{k}"' for k in self.KEYS)
         if self.per_question:
             cells = [f"CAST(max(value) FILTER (WHERE metric = {sql_string(m.name)}) AS {m.dtype}) AS \"{m.name}\""
                      for m in METRICS.values()]
@@ -298,8 +303,7 @@ class ScoredTable:
                                           ("ci_high", f"{m.run_name}_ci_high"))]
         pivot = f"SELECT {keys}, {', '.join(cells)} FROM {self.scores} GROUP BY {keys}" if cells else \
             f"SELECT DISTINCT {keys} FROM {self.scores}"
-        exclude = ", ".join(f'"{k}"' for k in self.keys)
-        return (f"SELECT b.* EXCLUDE (record), s.* EXCLUDE ({exclude}) FROM {self.base} b "
+        return (f"SELECT b.* EXCLUDE ({keys}), s.* EXCLUDE ({keys}) FROM {self.base} b "
                 f"LEFT JOIN ({pivot}) s USING ({keys}) "
                 f"UNION ALL BY NAME SELECT * FROM legacy_{self.name}")
 
@@ -307,9 +311,10 @@ class ScoredTable:
         """Wide rows as (base rows, score rows) under the results key ``key``."""
         metric_columns = {c for c, _ in self.metric_columns()}
         base, scores = [], []
-        for row in rows:
-            base.append({**{k: v for k, v in row.items() if k not in metric_columns}, "record": key})
-            ids = {"record": key, "experiment_run_id": row.get("experiment_run_id"), "strategy": row.get("strategy"),
+        for place, row in enumerate(rows):
+            base.append({**{k: v for k, v in row.items() if k not in metric_columns}, "record": key,
+                         "record_row": place})
+            ids = {"record": key, "record_row": place, "experiment_run_id": row.get("experiment_run_id"), "strategy": row.get("strategy"),
                    "corpus_model": row.get("corpus_model"),
                    "configuration": f"{row.get('strategy')}|{row.get('corpus_model')}",
                    "created_at": row.get("created_at")}
@@ -340,10 +345,8 @@ def _number(value: Any) -> float | None:
 
 
 SCORED_TABLES: dict[str, ScoredTable] = {
-    "question_results": ScoredTable("question_results", "question_rows", "question_scores",
-                                    ("record", "question_set", "question_id"), per_question=True),
-    "experiment_metrics": ScoredTable("experiment_metrics", "experiment_runs", "run_scores", ("record",),
-                                      per_question=False),
+    "question_results": ScoredTable("question_results", "question_rows", "question_scores", per_question=True),
+    "experiment_metrics": ScoredTable("experiment_metrics", "experiment_runs", "run_scores", per_question=False),
 }
 
 
