@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -528,6 +529,9 @@ class ResultsDB:
         self.database_path = self.root / database_name
         self.tables_dir = self.root / "tables"
         self._schema_checked = False
+        # the reading connections' views, made once: (process, statements, the in-memory DuckDB holding them)
+        self._views: tuple[int, list[str], duckdb.DuckDBPyConnection] | None = None
+        self._views_lock = threading.Lock()
 
     # -- writing ------------------------------------------------------------------------
     def _copy_parquet(self, table: str, frame: pd.DataFrame, path: Path) -> None:
@@ -716,19 +720,28 @@ class ResultsDB:
 
     def connect(self) -> duckdb.DuckDBPyConnection:
         """A connection for reading: an in-memory DuckDB with the same views, absolute paths (never locks the file).
-        A truncated or garbled table file is moved aside first (with a warning): it would fail every view."""
+        A truncated or garbled table file is moved aside first (with a warning): it would fail every view.
+
+        The views are made once per results folder object (and again when they change: a metric registered
+        since, another process); each call returns a cursor of that DuckDB, to close after use. A view reads
+        its Parquet files when it is queried, so every query sees the files as they are then."""
         integrity.repair_results_tables(self.tables_dir)
         self.ensure_schema_files()
 
         def views() -> duckdb.DuckDBPyConnection:
-            con = duckdb.connect()
-            try:
-                for statement in self._view_sql():
-                    con.execute(statement)
-            except BaseException:
-                con.close()
-                raise
-            return con
+            statements = self._view_sql()
+            with self._views_lock:
+                cached = self._views
+                if cached is None or cached[0] != os.getpid() or cached[1] != statements:
+                    con = duckdb.connect()
+                    try:
+                        for statement in statements:
+                            con.execute(statement)
+                    except BaseException:
+                        con.close()
+                        raise
+                    self._views = cached = (os.getpid(), statements, con)
+                return cached[2].cursor()
 
         return integrity.with_table_repair(self.tables_dir, views)
 
