@@ -718,14 +718,14 @@ def _json_object(raw: Any) -> dict[str, Any]:
 
 
 def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = None) -> Ranking:
-    """Rank, tier, price and recommend the latest run of every strategy x corpus model.
+    """Rank, class, price and recommend the latest run of every strategy x corpus model.
 
     Writes the ``comparison`` (one row per configuration), ``recommendation`` (one row) and
     ``diagnostics`` tables, each replaced every time, so every view reads the same numbers.
     """
     from chunkbench_core.evaluation import diagnostics as checks
     from chunkbench_core.evaluation.cost import cost_axis, pareto_frontier
-    from chunkbench_core.evaluation.recommendation import recommend
+    from chunkbench_core.evaluation.recommendation import recommend, recommendation_warnings
     from chunkbench_core.evaluation.statistics import compare_configurations
 
     settings = settings or RankingSettings()
@@ -736,24 +736,25 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
            JOIN leaderboard l USING (experiment_run_id, strategy, corpus_model)
            WHERE q.created_at = l.created_at"""
     ).to_dict("records")
-    comparison = compare_configurations(rows, metric=settings.rank_metric)
     board = results.query("SELECT l.strategy, l.corpus_model, l.experiment_run_id, l.projected_usd, l.context_tokens, "
                           "l.query_ms, l.index_seconds, m.provenance FROM leaderboard l JOIN experiment_metrics m "
                           "USING (experiment_run_id, strategy, corpus_model)").to_dict("records")
     labels = {f"{r['strategy']}|{r['corpus_model']}": strategy_label(r["strategy"], _json_object(r.pop("provenance")))
               for r in board}
     costs = {f"{r['strategy']}|{r['corpus_model']}": r for r in board}
+    comparison = compare_configurations(rows, metric=settings.rank_metric, margin=settings.margin, costs=costs,
+                                        cost_tolerance=settings.cost_tolerance)
     axis = cost_axis(list(costs.values()))
     means = {c.configuration: c.mean for c in comparison.configurations}
     frontier = pareto_frontier({name: (means.get(name, float("nan")), float(c.get(axis) or 0.0))
                                 for name, c in costs.items()})
-    recommendation = recommend(comparison, costs, settings.recommendation_rule, labels)
+    recommendation = recommend(comparison, costs, settings.recommendation_rule, labels, settings.cost_tolerance,
+                               notes=settings.notes)
     found = checks.collect(
         checks.one_chunk_per_document(_chunks_per_document(results)),
         checks.evidence_longer_than_chunks(*_evidence_and_chunk_sizes(results, rows)),
         checks.no_disagreement(_per_question(rows, comparison.metric)),
-        checks.too_few_questions(recommendation.n_questions, recommendation.tier_size,
-                                 recommendation.questions_to_separate) if recommendation else None,
+        *recommendation_warnings(comparison, recommendation, labels),
     )
     run_of = {f"{r['strategy']}|{r['corpus_model']}": r["experiment_run_id"] for r in rows}
     stamp = now()
@@ -763,7 +764,7 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
          "recommended": recommendation is not None and r["configuration"] == recommendation.configuration,
          "on_frontier": r["configuration"] in frontier, "cost_axis": axis, "compared_at": stamp}
         for r in comparison.to_rows()])
-    results.write("recommendation", "latest", [{**recommendation.to_row(), "cost_axis": axis,
+    results.write("recommendation", "latest", [{**recommendation.to_row(labels), "cost_axis": axis,
                                                 "compared_at": stamp}] if recommendation else [])
     results.write("diagnostics", "latest", [{**d.to_row(), "compared_at": stamp} for d in found])
     return Ranking(comparison, recommendation, found, frontier, axis, settings)

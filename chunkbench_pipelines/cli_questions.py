@@ -1,4 +1,4 @@
-"""``chunkbench questions check|import|generate|draft``: question sets against the parsed corpus.
+"""``chunkbench questions check|import|locate|review|generate|draft``: question sets against the parsed corpus.
 
 The logic lives in chunkbench_core.evaluation; this module parses arguments and prints.
 """
@@ -34,24 +34,119 @@ def command_check(args: argparse.Namespace) -> int:
     return 0 if check.ok else 1
 
 
+def _print_notes(notes: list[str], limit: int = 10) -> None:
+    for note in notes[:limit]:
+        print(f"note: {note}", file=sys.stderr)
+    if len(notes) > limit:
+        print(f"note: ... and {len(notes) - limit} more like these", file=sys.stderr)
+
+
+def _confirm_mapping(args: argparse.Namespace, source_format: str) -> dict[str, str] | None:
+    """The column mapping to use: --map as given, else the guessed one, printed for confirmation (--yes accepts
+    it without asking; without a terminal and without --yes nothing is imported). None: not confirmed."""
+    from chunkbench_core.evaluation.importers import (
+        check_mapping,
+        describe_mapping,
+        format_mapping,
+        guess_mapping,
+        parse_mapping,
+        ragas_mapping,
+        read_table,
+    )
+
+    given = parse_mapping(args.map) if args.map else None
+    if source_format not in ("table", "ragas"):
+        return given or {}
+    table = read_table(args.file, args.sheet)
+    mapping = given or (ragas_mapping(table) if source_format == "ragas" else guess_mapping(table))
+    check_mapping(mapping, table)
+    print(f"{'column mapping' if given else 'guessed column mapping'} for {args.file} ({len(table.rows)} rows):")
+    print("\n".join(describe_mapping(mapping, table)))
+    print(f"  as --map: {format_mapping(mapping)}")
+    if given or args.yes or source_format == "ragas":
+        return mapping
+    if not sys.stdin.isatty():
+        print("not imported: confirm the guessed mapping with --yes, or give your own with --map ROLE=COLUMN,...",
+              file=sys.stderr)
+        return None
+    answer = input("Import with this mapping? [y/N] ").strip().lower()
+    return mapping if answer in ("y", "yes") else None
+
+
 def command_import(args: argparse.Namespace) -> int:
     from chunkbench_core.errors import QuestionSetError
-    from chunkbench_core.evaluation.importers import import_questions
+    from chunkbench_core.evaluation.importers import detect_format, import_questions
     from chunkbench_core.evaluation.questions import write_question_file
 
     try:
-        result = import_questions(args.format, args.file, parsed_corpus_texts(), args.name or Path(args.out).stem)
+        source_format = args.format or detect_format(args.file)
+        mapping = _confirm_mapping(args, source_format)
+        if mapping is None:
+            return 2
+        result = import_questions(source_format, args.file, parsed_corpus_texts(), args.name or Path(args.out).stem,
+                                  mapping or None, sheet=args.sheet, locate=not args.no_locate,
+                                  min_score=args.min_score)
     except QuestionSetError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     for problem in result.problems:
         print(problem, file=sys.stderr)
+    _print_notes(result.notes)
+    if result.located is not None:
+        print(result.located.summary())
     if not result.question_set.questions:
         print(f"{result.summary()}; nothing written", file=sys.stderr)
         return 1
     path = write_question_file(result.to_json(), args.out)
     print(f"{result.summary()}; written to {path}")
+    if result.located is not None and result.located.n_found:
+        print(f"review the located evidence: chunkbench questions review {path}")
     return 1 if result.problems else 0
+
+
+def command_locate(args: argparse.Namespace) -> int:
+    from chunkbench_core.errors import QuestionSetError
+    from chunkbench_core.evaluation.review import locate_file
+
+    try:
+        report, problems, path = locate_file(args.file, parsed_corpus_texts(), args.min_score, args.out)
+    except QuestionSetError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    for problem in problems:
+        print(f"left as it was: {problem}", file=sys.stderr)
+    print(f"{report.summary()}; written to {path}")
+    if report.n_found:
+        print(f"review it: chunkbench questions review {path}")
+    return 0
+
+
+def command_review(args: argparse.Namespace) -> int:
+    from chunkbench_core.errors import QuestionSetError
+    from chunkbench_core.evaluation.review import apply_decisions, decide_by_score, read_decisions, review_page
+
+    try:
+        if args.decisions or args.accept_all or args.min_score is not None:
+            if args.decisions:
+                decisions = read_decisions(args.decisions)
+            else:
+                decisions = decide_by_score(args.file, None if args.accept_all else args.min_score)
+            outcome, path = apply_decisions(args.file, decisions, args.out)
+            for line in outcome.unknown[:10]:
+                print(f"decision not applied (no such located reference in {args.file}): {line}", file=sys.stderr)
+            print(f"{outcome.summary()}; written to {path}")
+            return 0
+        page = Path(args.page) if args.page else Path(args.file).with_suffix(".review.html")
+        target, n = review_page(args.file, page, parsed_corpus_texts())
+    except QuestionSetError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if not n:
+        print(f"{args.file} has no located reference to review (chunkbench questions locate finds them)")
+        return 0
+    print(f"{n} located reference(s) to review: open {target} in a browser, decide, save the decisions, then run "
+          f"chunkbench questions review {args.file} --decisions FILE")
+    return 0
 
 
 def _parsed_documents():
@@ -139,19 +234,51 @@ def command_questions(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``questions`` and its sub-commands to the ``chunkbench`` parser."""
-    q = sub.add_parser("questions", help="check, import or generate question sets")
+    q = sub.add_parser("questions", help="check, import, locate evidence, review or generate question sets")
     actions = q.add_subparsers(dest="questions_command", required=True)
     check = actions.add_parser("check", help="validate question sets against the parsed corpus (runs nothing); "
                                              "exit 1 on any problem")
     check.add_argument("folder", nargs="?", help="folder of question sets (default: CHUNKBENCH_QUESTIONS or questions/)")
     check.set_defaults(questions_func=command_check)
-    imp = actions.add_parser("import", help="import a Chroma CSV, a RAGAS test set or a LlamaIndex retrieval "
-                                            "dataset, locating its contexts in the parsed documents")
+    imp = actions.add_parser(
+        "import", help="import a sheet of questions (CSV, XLSX, JSONL), a RAGAS test set, a LlamaIndex dataset or a "
+                       "Chroma CSV, and locate its evidence in the parsed documents")
     imp.add_argument("file")
-    imp.add_argument("--format", required=True, choices=["chroma", "ragas", "llamaindex"])
+    imp.add_argument("--format", choices=["table", "ragas", "llamaindex", "chroma"],
+                     help="the file's format (default: told from the file: a Chroma or RAGAS header, a LlamaIndex "
+                          "JSON, else a table)")
+    imp.add_argument("--map", metavar="ROLE=COLUMN,...",
+                     help='the columns of a table, e.g. question=Question,answer=Answer,sources="Source Docs",'
+                          'category="Source Chunk Type" (roles: question, answer, sources, contexts, category, '
+                          "difficulty, id; every other column is kept as a label). Without it the mapping is "
+                          "guessed and printed for confirmation")
+    imp.add_argument("--yes", action="store_true", help="accept the guessed mapping without asking")
+    imp.add_argument("--sheet", help="the XLSX sheet (default: the first)")
+    imp.add_argument("--no-locate", action="store_true",
+                     help="do not look for evidence from the answers (a context not verbatim is still looked for)")
+    imp.add_argument("--min-score", type=float, default=0.4,
+                     help="keep located evidence scoring at least this (0 to 1; default 0.4)")
     imp.add_argument("--out", required=True, help="the question set to write, e.g. questions/imported.json")
     imp.add_argument("--name", help="question set name (default: the --out file name)")
     imp.set_defaults(questions_func=command_import)
+    loc = actions.add_parser("locate", help="look for each question's evidence in its source documents (or all) "
+                                            "from its expected answer; rewrites the file")
+    loc.add_argument("file", help="a question set, e.g. questions/golden.json")
+    loc.add_argument("--min-score", type=float, default=0.4,
+                     help="keep located evidence scoring at least this (0 to 1; default 0.4)")
+    loc.add_argument("--out", help="write here instead of rewriting FILE")
+    loc.set_defaults(questions_func=command_locate)
+    rev = actions.add_parser("review", help="review located evidence: write an HTML page to accept or reject it, or "
+                                            "apply its decisions (--decisions), or a score threshold")
+    rev.add_argument("file", help="a question set with located evidence")
+    rev.add_argument("--page", help="where to write the review page (default: FILE with .review.html)")
+    rev.add_argument("--decisions", help="the decisions file the review page saved: accepted references become "
+                                         "ordinary ones, rejected ones are removed")
+    rev.add_argument("--accept-all", action="store_true", help="accept every located reference")
+    rev.add_argument("--min-score", type=float, help="accept located references scoring at least this, reject the "
+                                                     "others")
+    rev.add_argument("--out", help="write here instead of rewriting FILE")
+    rev.set_defaults(questions_func=command_review)
     for verb, helptext, func in (
             ("generate", "generate grounded questions with the configured LLM (every excerpt verbatim)", command_generate),
             ("draft", "write a skeleton whose references are exact passages, for a person to write the questions",

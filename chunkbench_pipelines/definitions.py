@@ -52,7 +52,8 @@ def build_resources(resolve: bool = False) -> dict[str, object]:
                            output_price_per_mtok=_env("CHUNKBENCH_LLM_PRICE_OUTPUT")),
         "ranking": RankingResource(rank_metric=_env("CHUNKBENCH_RANK_METRIC"),
                                    recommendation_rule=_env("CHUNKBENCH_RECOMMENDATION_RULE"),
-                                   budgets=_env("CHUNKBENCH_BUDGETS")),
+                                   budgets=_env("CHUNKBENCH_BUDGETS"), margin=_env("CHUNKBENCH_MARGIN"),
+                                   cost_tolerance=_env("CHUNKBENCH_COST_TOLERANCE")),
     }
 
 

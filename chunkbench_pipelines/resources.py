@@ -304,16 +304,22 @@ class RankingResource(ConfigurableResource):
     ``rank_metric`` (CHUNKBENCH_RANK_METRIC): the metric that ranks configurations; default
     ``recall_at_512`` (evidence in the first 512 context tokens); any question_results metric
     works, e.g. ``recall@k``, ``mrr``, ``budget_auc``, ``answer_similarity`` when judged.
-    ``recommendation_rule`` (CHUNKBENCH_RECOMMENDATION_RULE): ``cheapest_in_tier_1`` (default)
+    ``recommendation_rule`` (CHUNKBENCH_RECOMMENDATION_RULE): ``cheapest_within_margin`` (default)
     or ``highest_mean``. ``budgets`` (CHUNKBENCH_BUDGETS): context budgets in tokens, e.g.
-    ``256,512,1024,2048``.
+    ``256,512,1024,2048``. ``margin`` (CHUNKBENCH_MARGIN): how far below the best, in the ranking
+    metric's units, still counts as good as the best (default 0.02; 0.2 for the judge's 1-10 scores).
+    ``cost_tolerance`` (CHUNKBENCH_COST_TOLERANCE): costs within this share of each other are equal
+    (default 0.05).
     """
 
     rank_metric: Optional[str] = None
     recommendation_rule: Optional[str] = None
     budgets: Optional[str] = None
+    margin: Optional[str] = None
+    cost_tolerance: Optional[str] = None
 
     def settings(self):
         from chunkbench_core.evaluation.recommendation import RankingSettings
 
-        return RankingSettings.from_text(self.rank_metric, self.recommendation_rule, self.budgets)
+        return RankingSettings.from_text(self.rank_metric, self.recommendation_rule, self.budgets, self.margin,
+                                         self.cost_tolerance)

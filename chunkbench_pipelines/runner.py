@@ -8,6 +8,7 @@ carry the tags ``chunkbench/trigger=cli``, ``chunkbench/benchmark=<benchmark nam
 
 from __future__ import annotations
 
+import textwrap
 from datetime import datetime, timezone
 from typing import Sequence, TextIO
 
@@ -147,6 +148,7 @@ def leaderboard_text(results: ResultsDB, wide: bool = False) -> str:
     """The leaderboard table, its notes and the warnings of the last comparison, as the CLI prints them."""
     text = format_table(results.leaderboard(), results.recommendation(), wide=wide)
     warnings = results.diagnostics()
-    if warnings:
-        text += "\n\nwarnings:\n" + "\n".join(f"- {w['message']}" for w in warnings)
+    if warnings:  # wrapped like the notes above them, each under its own dash
+        text += "\n\nwarnings:\n" + "\n".join(textwrap.fill(w["message"], 120, initial_indent="- ",
+                                                              subsequent_indent="  ") for w in warnings)
     return text

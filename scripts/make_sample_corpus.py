@@ -1,7 +1,8 @@
 """Write chunkbench's bundled sample corpus and check the sample questions.
 
-The sample lives inside the package, in chunkbench_core/datasets/sample/ (corpus/ and
-questions/sample.json), so that an installed chunkbench runs on it by default.
+The sample corpus lives inside the package, in chunkbench_core/datasets/sample/corpus/, and its
+questions in the top-level questions/sample/sample.json (a built package carries a copy), so that an
+installed chunkbench runs on them by default.
 
 The corpus belongs to a fictional company, Corvane Systems, that sells an expense
 management product called Corvane Ledger (plus one short Persian document from a second
@@ -32,7 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = REPO / "chunkbench_core" / "datasets" / "sample"
 CORPUS_DIR = SAMPLE_DIR / "corpus"
-QUESTIONS_FILE = SAMPLE_DIR / "questions" / "sample.json"
+QUESTIONS_FILE = REPO / "questions" / "sample" / "sample.json"  # shipped in the package by setup.py
 
 FIXED_DATE = datetime(2024, 5, 20, 9, 0, 0, tzinfo=timezone.utc)
 ZIP_DATE = (2024, 5, 20, 9, 0, 0)

@@ -20,7 +20,11 @@ EXPECTED = [
     "chunkbench_core/embedding/models.toml",
     # the sample corpus and questions: the default inputs of `chunkbench run`
     "chunkbench_core/datasets/sample/README.md",
+    # (the question set lives in the top-level questions/ folder: compared with it below)
     "chunkbench_core/datasets/sample/questions/sample.json",
+    # the review page's script and stylesheet (`chunkbench questions review`)
+    "chunkbench_core/evaluation/review_page/review.js",
+    "chunkbench_core/evaluation/review_page/review.css",
     *(f"chunkbench_core/datasets/sample/corpus/{p.name}" for p in (ROOT / "chunkbench_core/datasets/sample/corpus").iterdir()),
     # the Chroma data set: `chunkbench reproduce chroma`
     "chunkbench_core/datasets/chroma_general_evaluation/LICENSE",
@@ -30,6 +34,10 @@ EXPECTED = [
     *(f"chunkbench_core/datasets/chroma_general_evaluation/corpora/{name}.md"
       for name in ("chatlogs", "finance", "pubmed", "state_of_the_union", "wikitexts")),
 ]
+
+
+#: files of the wheel that come from elsewhere in the repository
+SOURCES = {"chunkbench_core/datasets/sample/questions/sample.json": ROOT / "questions" / "sample" / "sample.json"}
 
 
 @pytest.mark.slow
@@ -48,7 +56,8 @@ def test_the_wheel_ships_the_tokenizer_the_data_sets_and_their_licenses(tmp_path
         missing = [name for name in EXPECTED if name not in names]
         assert missing == []
         for name in EXPECTED:  # byte for byte the files of the repository
-            assert archive.read(name) == (ROOT / name).read_bytes(), name
+            source = SOURCES.get(name, ROOT / name)
+            assert archive.read(name) == source.read_bytes(), name
         assert b"Apache License" in archive.read("chunkbench_core/embedding/minilm/LICENSE")
         assert b"MIT License" in archive.read("chunkbench_core/datasets/chroma_general_evaluation/LICENSE")
         entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
@@ -65,6 +74,7 @@ def test_defaults_of_an_installed_package_are_the_shipped_sample_and_the_current
         monkeypatch.delenv(variable, raising=False)
     assert settings.corpus_dir() == SAMPLE_CORPUS and settings.questions_dir() == SAMPLE_QUESTIONS
     assert len(list(SAMPLE_CORPUS.iterdir())) == 5 and (SAMPLE_QUESTIONS / "sample.json").is_file()
+    assert SAMPLE_QUESTIONS == ROOT / "questions" / "sample"  # a source checkout: the sample's folder in questions/
     assert settings.home_dir() == ROOT / ".chunkbench"  # a source checkout keeps its state in the repository
     site_packages = tmp_path / "site-packages"  # an installed package: no pyproject.toml beside the code
     site_packages.mkdir()

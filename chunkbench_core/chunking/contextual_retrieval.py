@@ -24,6 +24,7 @@ still over the window is split, each part getting its own context.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 from dataclasses import replace
@@ -161,12 +162,20 @@ class LLMContext:
     def __call__(self, document_text: str, chunk_text: str) -> str:
         key = self.cache_key(document_text, chunk_text)
         messages = self.messages(document_text, chunk_text)
-        answer = self.cache.get(key)
+        # a cache that workers share claims the key: one worker asks the LLM, the others wait for its answer
+        claim = getattr(self.cache, "claim", None)
+        answer = claim(key) if claim is not None else self.cache.get(key)
         if answer is None:
             self.calls += 1
-            answer = " ".join((self._ask(messages) or "").split())
-            if not answer:
-                raise ChunkingError(f"{self.label} returned an empty context")
+            try:
+                answer = " ".join((self._ask(messages) or "").split())
+                if not answer:
+                    raise ChunkingError(f"{self.label} returned an empty context")
+            except BaseException:
+                if claim is not None:  # nobody waits a lease for it (if this fails too, the lease runs out)
+                    with contextlib.suppress(Exception):
+                        self.cache.release(key)  # type: ignore[attr-defined]
+                raise
             self.cache[key] = answer
         self.contexts += 1
         self.input_tokens += sum(count_tokens(m["content"]) for m in messages)

@@ -12,6 +12,12 @@ Rule (ADR-0004 "Parsing order: structural extraction before chunking"):
   distances pooled over the document's prose, at least ``min_chunk_size`` sentences,
   at most ``chunk_size`` tokens), ``fixed_size`` (ADR-0004's alternative: token
   windows of ``chunk_size``/``chunk_overlap`` inside the block) or ``recursive``;
+* table rows carry their table's title, section and column headers in their own text
+  (the parser writes them so), so a row chunk is understood alone. ``table_chunks``
+  chooses how rows become chunks: ``"row"`` (the default, ADR-0004) one chunk per row;
+  ``"group"`` the consecutive rows of one table are packed, in order, into chunks of at
+  most ``chunk_size`` tokens (never past the model's window) - each row in a group still
+  repeats its headers, so a group cut anywhere keeps its meaning;
 * every chunk keeps its unit's ``content_type`` and heading path; previous/next chunk
   ids link all chunks in document order (ADR-0001 pointers);
 * with a ``window`` every chunk longer than the corpus model's window is split to fit.
@@ -45,6 +51,12 @@ from chunkbench_core.tokens import TokenIndex
 from .window import ModelWindow, fit_span_groups
 
 PROSE_CHUNKERS: tuple[str, ...] = ("semantic", "fixed_size", "recursive")
+TABLE_CHUNKS: tuple[str, ...] = ("row", "group")
+#: the option's description, for the strategy registry and the run settings
+TABLE_CHUNKS_DESCRIPTION = (
+    "structural: how table rows become chunks, 'row' (each row alone, with its table's title and column "
+    "headers) or 'group' (consecutive rows of one table packed into chunks of at most chunk_size tokens, "
+    "each row keeping its headers; default row)")
 
 
 @dataclass
@@ -86,10 +98,14 @@ class StructuralChunker(Chunker):
     def __init__(self, chunk_size: int = 512, chunk_overlap: int = 50, *, prose_chunker: str = "semantic",
                  embed: BoundaryEmbed | None = None, threshold_mode: str = "percentile",
                  threshold: float | None = None, percentile: float = DEFAULT_PERCENTILE,
-                 min_chunk_size: int = DEFAULT_MIN_CHUNK_SIZE, window: ModelWindow | None = None) -> None:
+                 min_chunk_size: int = DEFAULT_MIN_CHUNK_SIZE, window: ModelWindow | None = None,
+                 table_chunks: str = "row") -> None:
         super().__init__(chunk_size, chunk_overlap, window=window)
         if prose_chunker not in PROSE_CHUNKERS:
             raise ChunkingError(f"prose_chunker must be one of {', '.join(PROSE_CHUNKERS)}, got {prose_chunker!r}")
+        if table_chunks not in TABLE_CHUNKS:
+            raise ChunkingError(f"table_chunks must be one of {', '.join(TABLE_CHUNKS)}, got {table_chunks!r}")
+        self.table_chunks = table_chunks
         self.prose_chunker = prose_chunker
         self.embed = require_embed(self.name, embed, "; or set prose_chunker='fixed_size'") \
             if prose_chunker == "semantic" else embed
@@ -97,7 +113,7 @@ class StructuralChunker(Chunker):
         self.min_chunk_size = validate_min_units(min_chunk_size)
 
     def params(self) -> dict[str, Any]:
-        out = {**super().params(), "prose_chunker": self.prose_chunker}
+        out = {**super().params(), "prose_chunker": self.prose_chunker, "table_chunks": self.table_chunks}
         if self.prose_chunker == "semantic":
             out.pop("chunk_overlap")
             out.update(self.rule.params())
@@ -114,9 +130,28 @@ class StructuralChunker(Chunker):
             return [window_spans(text, tokens, s, e, self.chunk_size, self.chunk_overlap) for s, e in segments]
         return [recursive_spans(text, tokens, s, e, self.chunk_size, self.chunk_overlap) for s, e in segments]
 
+    def _group_rows(self, text: str, tokens: TokenIndex, blocks: list[Block]) -> list[Block]:
+        """Consecutive rows of one table (one line apart, same heading path) packed into blocks of at
+        most ``chunk_size`` tokens (and the window); a row is never cut here."""
+        limit = self.chunk_size
+        out: list[Block] = []
+        for block in blocks:
+            last = out[-1] if out else None
+            if (block.content_type == "table_row" and last is not None and last.content_type == "table_row"
+                    and last.heading_path == block.heading_path and text[last.end:block.start] == "\n"
+                    and tokens.count(last.start, block.end) <= limit
+                    and (self.window is None
+                         or self.window.counts([text[last.start:block.end]])[0] <= self.window.max_tokens)):
+                last.end = block.end
+            else:
+                out.append(Block(block.content_type, block.start, block.end, list(block.heading_path)))
+        return out
+
     def pieces(self, document: ParsedDocument, tokens: TokenIndex) -> list[Piece]:
         text = document.markdown
         blocks = structural_blocks(document)
+        if self.table_chunks == "group":
+            blocks = self._group_rows(text, tokens, blocks)
         prose = [b for b in blocks if b.content_type == "paragraph"]
         prose_spans = iter(self._prose_spans(text, tokens, prose))
         spans_per_block: list[list[tuple[int, int]]] = []

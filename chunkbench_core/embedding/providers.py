@@ -4,7 +4,8 @@
 
 1. applies the model's task prefix exactly once (ADR-0004's invariant);
 2. looks each prefix-applied text up in the embedding cache (when one is given) and
-   embeds each distinct missing text once;
+   embeds each distinct missing text once (with a cache that workers share, once across
+   all the workers: a worker embeds the texts it claims and waits for the others');
 3. batches remote requests (the registry's batch size: OpenAI 2048, OpenAI-compatible
    64 by default; and OpenAI's per-request token cap), retrying 429 / 408 / 409 / 5xx /
    timeouts / connection errors with exponential backoff, then raising EmbeddingError
@@ -44,6 +45,19 @@ class VectorCache(Protocol):
     def get_many(self, namespace: str, keys: Sequence[str], dimension: int) -> dict[str, np.ndarray]: ...
 
     def put_many(self, namespace: str, items: Any, dimension: int) -> int: ...
+
+
+class SharedVectorCache(VectorCache, Protocol):
+    """A cache many workers share (``chunkbench_core.storage.cache_postgres.PostgresEmbeddingCache``): a worker
+    embeds only the texts it claims, and waits for the vectors of texts another worker claimed."""
+
+    def claim_many(self, namespace: str, keys: Sequence[str], dimension: int
+                   ) -> tuple[dict[str, np.ndarray], list[str]]: ...
+
+    def await_many(self, namespace: str, keys: Sequence[str], dimension: int
+                   ) -> tuple[dict[str, np.ndarray], list[str]]: ...
+
+    def release(self, namespace: str, keys: Sequence[str]) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -271,7 +285,8 @@ def _describe(exc: Exception) -> str:
 class Embedder:
     """Embeds texts with one registry model; vectors are L2-normalised float32 rows.
 
-    ``cache``: an EmbeddingCache (or anything with its methods); None embeds every text.
+    ``cache``: an EmbeddingCache (or anything with its methods), or a cache workers share (a
+    PostgresEmbeddingCache: each text is embedded by one worker only); None embeds every text.
     Raises EmbeddingError at construction when the model is unavailable (fails fast,
     never falls back to another model).
     """
@@ -339,32 +354,69 @@ class Embedder:
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed([text], "query")[0]
 
-    def _embed_missing(self, keys: list[str], texts: list[str], purpose: Purpose,
-                       vectors: dict[str, np.ndarray], usage: EmbeddingUsage, store: bool = True) -> None:
-        """Embed distinct texts, storing each finished group in the cache at once (a crash keeps them)."""
+    def _groups(self, texts: list[str]) -> list[list[int]]:
+        """Indexes of ``texts`` in the groups they are embedded in (and stored after, so a crash keeps them)."""
         if self._local is not None:
             order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths batch best
             group = max(self.spec.batch_size * 8, 256)
-            ranges = [(b, min(b + group, len(order))) for b in range(0, len(order), group)]
+            return [order[b:b + group] for b in range(0, len(order), group)]
+        return [list(range(b, e)) for b, e in remote_batches(texts, self.spec.batch_size, self.spec.max_batch_tokens)]
+
+    def _embed_missing(self, keys: list[str], texts: list[str], purpose: Purpose,
+                       vectors: dict[str, np.ndarray], usage: EmbeddingUsage, store: bool = True) -> None:
+        """Embed distinct texts, storing each finished group in the cache at once (a crash keeps them).
+
+        With a cache that workers share, each group is claimed first: this worker embeds the texts it
+        claimed, then waits for the vectors of those another worker claimed (embedding them itself if
+        that worker's claim expires), so no text is embedded by two workers."""
+        shared = self.cache if store and hasattr(self.cache, "claim_many") else None
+        if shared is None:
+            for rows in self._groups(texts):
+                self._embed_rows(rows, keys, texts, purpose, vectors, usage, store)
+            return
+        try:
+            for rows in self._groups(texts):
+                found, mine = shared.claim_many(self.namespace, [keys[i] for i in rows], self.spec.dimension)
+                vectors.update(found)
+                usage.cache_hits += len(found)
+                claimed = set(mine)
+                self._embed_rows([i for i in rows if keys[i] in claimed], keys, texts, purpose, vectors, usage, store)
+            position = {key: i for i, key in enumerate(keys)}
+            waiting = [key for key in keys if key not in vectors]
+            while waiting:
+                found, mine = shared.await_many(self.namespace, waiting, self.spec.dimension)
+                vectors.update(found)
+                usage.cache_hits += len(found)
+                taken = [position[key] for key in mine]  # claims that expired: their worker died
+                for rows in self._groups([texts[i] for i in taken]):
+                    self._embed_rows([taken[r] for r in rows], keys, texts, purpose, vectors, usage, store)
+                waiting = [key for key in waiting if key not in vectors]
+        except BaseException:
+            try:  # nobody waits a lease for texts this worker will not embed now
+                shared.release(self.namespace, [key for key in keys if key not in vectors])
+            except Exception:  # noqa: BLE001 - the claims expire with their lease; the first error matters
+                pass
+            raise
+
+    def _embed_rows(self, rows: list[int], keys: list[str], texts: list[str], purpose: Purpose,
+                    vectors: dict[str, np.ndarray], usage: EmbeddingUsage, store: bool) -> None:
+        """Embed one group (``rows`` index ``keys``/``texts``) and store its vectors."""
+        if not rows:
+            return
+        batch = [texts[i] for i in rows]
+        if self._local is not None:
+            result = self._local.embed(batch, purpose, remember=store)
+            block, usage.prompt_tokens, usage.truncated = (
+                result.vectors, usage.prompt_tokens + result.tokens, usage.truncated + result.truncated)
+            usage.requests += 1
         else:
-            order = list(range(len(texts)))
-            ranges = remote_batches(texts, self.spec.batch_size, self.spec.max_batch_tokens)
-        for begin, end in ranges:
-            rows = order[begin:end]
-            batch = [texts[i] for i in rows]
-            if self._local is not None:
-                result = self._local.embed(batch, purpose, remember=store)
-                block, usage.prompt_tokens, usage.truncated = (
-                    result.vectors, usage.prompt_tokens + result.tokens, usage.truncated + result.truncated)
-                usage.requests += 1
-            else:
-                assert self._remote is not None
-                block = _normalise(self._remote.embed(batch, usage))
-            usage.embedded += len(batch)
-            for i, vector in zip(rows, block, strict=True):
-                vectors[keys[i]] = vector
-            if self.cache is not None and store:
-                self.cache.put_many(self.namespace, ((keys[i], vectors[keys[i]]) for i in rows), self.spec.dimension)
+            assert self._remote is not None
+            block = _normalise(self._remote.embed(batch, usage))
+        usage.embedded += len(batch)
+        for i, vector in zip(rows, block, strict=True):
+            vectors[keys[i]] = vector
+        if self.cache is not None and store:
+            self.cache.put_many(self.namespace, ((keys[i], vectors[keys[i]]) for i in rows), self.spec.dimension)
 
 
 def _normalise(rows: np.ndarray) -> np.ndarray:

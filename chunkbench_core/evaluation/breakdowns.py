@@ -5,7 +5,10 @@ A *group* is one value of a *dimension* of the questions:
 - ``format``: the file extension of a document the question's evidence is in (``docx``, ``pdf``, ...),
   lower-cased, without the dot;
 - ``category`` and ``difficulty``: the question's own labels;
-- ``document``: a document the question's evidence is in (its path in the corpus).
+- ``document``: a document the question's evidence is in (its path in the corpus);
+- ``label:NAME``: a label of the question (a column of the team's own sheet kept at import, such as
+  ``label:Source Chunk Type``), when the rows carry a ``labels`` column (a JSON object); a question
+  without that label is in its group ``(none)``.
 
 Rule for questions with evidence in several documents: the question counts once in the group of
 *each* distinct document (and of each distinct format) it has evidence in, with its full scores (the
@@ -49,6 +52,8 @@ from chunkbench_core.wording import plural
 
 #: the dimensions, in display order
 DIMENSIONS: tuple[str, ...] = ("format", "category", "difficulty", "document")
+#: the dimension of a question label is this prefix and the label's name
+LABEL_PREFIX = "label:"
 #: the group of a question without a category / difficulty, or of a document without an extension
 NO_GROUP = "(none)"
 #: a cell with this many questions with evidence or fewer is flagged ``too_small``
@@ -108,14 +113,27 @@ def reference_documents(references: Any) -> list[str]:
     return list(seen)
 
 
-def question_groups(row: Mapping[str, Any]) -> dict[str, list[str]]:
-    """The groups of one question row, per dimension (a multi-document question is in several)."""
+def question_labels(raw: Any) -> dict[str, str]:
+    """The labels of a ``labels`` value (a JSON object of label -> text, or a mapping); {} when there are none."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return {}
+    return {str(k): label(v) for k, v in raw.items()} if isinstance(raw, Mapping) else {}
+
+
+def question_groups(row: Mapping[str, Any], label_names: Sequence[str] = ()) -> dict[str, list[str]]:
+    """The groups of one question row, per dimension (a multi-document question is in several); one
+    ``label:NAME`` dimension per name of ``label_names``."""
     documents = reference_documents(row.get("references"))
+    labels = question_labels(row.get("labels"))
     return {
         "format": list(dict.fromkeys(document_format(d) for d in documents)),
         "category": [label(row.get("category"))],
         "difficulty": [label(row.get("difficulty"))],
         "document": documents,
+        **{LABEL_PREFIX + name: [labels.get(name, NO_GROUP)] for name in label_names},
     }
 
 
@@ -188,13 +206,15 @@ def group_breakdown(questions: pd.DataFrame | Sequence[Mapping[str, Any]],
     def column(name: str) -> list[Any]:
         return frame[name].tolist() if name in frame.columns else [None] * len(frame)
 
+    label_names = sorted({name for raw in set(map(str, column("labels"))) for name in question_labels(raw)})
     groups = []
-    for key in zip(column("references"), column("category"), column("difficulty")):
+    for key in zip(column("references"), column("category"), column("difficulty"), column("labels")):
         hashable = tuple(None if v is None or (isinstance(v, float) and math.isnan(v)) else str(v) for v in key)
         if hashable not in known:
-            known[hashable] = question_groups(dict(zip(("references", "category", "difficulty"), key)))
+            known[hashable] = question_groups(dict(zip(("references", "category", "difficulty", "labels"), key)),
+                                              label_names)
         groups.append(known[hashable])
-    for dimension in DIMENSIONS:
+    for dimension in (*DIMENSIONS, *(LABEL_PREFIX + name for name in label_names)):
         pairs = [(i, g) for i, per_row in enumerate(groups) for g in per_row[dimension]]
         members.append(pd.DataFrame({"_row": [i for i, _ in pairs], "dimension": dimension,
                                      "group": [g for _, g in pairs]}))
@@ -211,9 +231,9 @@ def group_breakdown(questions: pd.DataFrame | Sequence[Mapping[str, Any]],
     frame = out[list(BREAKDOWN_COLUMNS)].astype({"n_questions": int, "n_judge_only": int, "too_small": bool})
     if frame.empty:
         return frame
-    frame["_dim"] = frame["dimension"].map(DIMENSIONS.index)
+    frame["_dim"] = frame["dimension"].map(lambda d: DIMENSIONS.index(d) if d in DIMENSIONS else len(DIMENSIONS))
     frame["_order"] = -frame["rank_mean"].fillna(-math.inf)
-    frame = frame.sort_values(["_dim", "group", "_order", "strategy", "corpus_model"], kind="stable")
+    frame = frame.sort_values(["_dim", "dimension", "group", "_order", "strategy", "corpus_model"], kind="stable")
     return frame.drop(columns=["_dim", "_order"]).reset_index(drop=True)
 
 
@@ -278,6 +298,9 @@ def group_phrase(dimension: str, group: str) -> str:
         return "on questions without a category" if group == NO_GROUP else f"in category {group}"
     if dimension == "difficulty":
         return "on questions without a difficulty" if group == NO_GROUP else f"on {group} questions"
+    if dimension.startswith(LABEL_PREFIX):
+        name = dimension[len(LABEL_PREFIX):]
+        return f"on questions without a {name}" if group == NO_GROUP else f"where {name} is {group}"
     return f"on {group}"
 
 
@@ -297,7 +320,9 @@ def ranking_difference(breakdown: pd.DataFrame, order: Sequence[str], dimension:
     """
     metric = metric or DEFAULT_RANK_METRIC
     leaders = group_leaders(breakdown, order, dimension)
-    noun, nouns = DIMENSION_NOUNS.get(dimension, (dimension, dimension + "s"))
+    default = ((f"{dimension[len(LABEL_PREFIX):]} value", f"{dimension[len(LABEL_PREFIX):]} values")
+               if dimension.startswith(LABEL_PREFIX) else (dimension, dimension + "s"))
+    noun, nouns = DIMENSION_NOUNS.get(dimension, default)
     small = [g for g in leaders if g.too_small]
     readable = [g for g in leaders if not g.too_small]
     note = (f" ({plural(len(small), noun, nouns)} with {TOO_SMALL} questions or fewer "

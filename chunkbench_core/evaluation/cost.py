@@ -31,6 +31,11 @@ run records ``llm_priced = false``.
 
 The cost-quality frontier (:func:`pareto_frontier`) keeps every configuration that no other
 one beats on both quality (higher) and cost (lower).
+
+"Cheaper" (:func:`compare_costs`, :func:`cheapest`) compares dollars (``projected_usd``), then
+context tokens per question, then the warm query time, then the index build time; two values
+within a tolerance of each other (5% of the larger by default) are equal and the next cost
+decides, so 0.9 fewer tokens never outweighs a query 20 times slower.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 #: the instructions and labels an answer prompt adds around the question and the context
 PROMPT_OVERHEAD_TOKENS = 60
@@ -117,6 +123,15 @@ def pareto_frontier(points: Mapping[str, tuple[float, float]]) -> set[str]:
 
 #: the cost columns in the order the recommendation compares them (lower first wins)
 COST_ORDER: tuple[str, ...] = ("projected_usd", "context_tokens", "query_ms", "index_seconds")
+#: how each cost column is named for people
+COST_WORDS: dict[str, str] = {
+    "projected_usd": "dollars to build the index and answer 1,000 questions",
+    "context_tokens": "context tokens per question",
+    "query_ms": "ms per query (warm)",
+    "index_seconds": "seconds to build the index",
+}
+#: two costs closer than this share of the larger one count as equal (timings and token counts are noisy)
+DEFAULT_COST_TOLERANCE = 0.05
 
 
 def cost_axis(rows: Sequence[Mapping[str, float]]) -> str:
@@ -127,13 +142,96 @@ def cost_axis(rows: Sequence[Mapping[str, float]]) -> str:
     return "context_tokens"
 
 
-def cost_key(row: Mapping[str, float]) -> tuple[float, ...]:
-    """Sort key for "cheapest": dollars, then context tokens per question, then query and index time."""
-    def value(name: str) -> float:
-        raw = row.get(name)
-        return math.inf if raw is None or (isinstance(raw, float) and math.isnan(raw)) else float(raw)
+def cost_value(row: Mapping[str, Any], name: str) -> float:
+    """One cost of a configuration; unknown (missing, NaN) counts as infinitely expensive."""
+    raw = row.get(name)
+    if raw is None:
+        return math.inf
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        return math.inf
+    return math.inf if math.isnan(value) else value
 
-    return tuple(value(name) for name in COST_ORDER)
+
+def cost_key(row: Mapping[str, Any]) -> tuple[float, ...]:
+    """Dollars, context tokens per question, query and index time (unknown = infinite): the raw costs in the
+    order they are compared. Compare two of them with :func:`compare_costs`, which treats near-equal values
+    as equal; sorting by this key alone would let 0.9 tokens outweigh a 20x slower query."""
+    return tuple(cost_value(row, name) for name in COST_ORDER)
+
+
+def costs_equal(a: float, b: float, tolerance: float = DEFAULT_COST_TOLERANCE) -> bool:
+    """``a`` and ``b`` are equal within ``tolerance`` of the larger: |a - b| <= tolerance · max(|a|, |b|).
+
+    Two unknown (infinite) costs are equal; an unknown one never equals a known one."""
+    if math.isinf(a) or math.isinf(b):
+        return a == b
+    return abs(a - b) <= tolerance * max(abs(a), abs(b))
+
+
+def deciding_cost(a: Mapping[str, Any], b: Mapping[str, Any],
+                  tolerance: float = DEFAULT_COST_TOLERANCE) -> tuple[str, float, float] | None:
+    """The first cost (in :data:`COST_ORDER`) on which ``a`` and ``b`` differ by more than ``tolerance``:
+    (column, a's value, b's value); None when they cost the same on every one."""
+    for name in COST_ORDER:
+        x, y = cost_value(a, name), cost_value(b, name)
+        if not costs_equal(x, y, tolerance):
+            return name, x, y
+    return None
+
+
+def compare_costs(a: Mapping[str, Any], b: Mapping[str, Any], tolerance: float = DEFAULT_COST_TOLERANCE) -> int:
+    """-1 when ``a`` is cheaper than ``b``, 1 when dearer, 0 when they cost the same within ``tolerance``:
+    dollars decide unless they are equal within the tolerance, then context tokens, then query time, then
+    index time."""
+    decided = deciding_cost(a, b, tolerance)
+    if decided is None:
+        return 0
+    _, x, y = decided
+    return -1 if x < y else 1
+
+
+def cheapest_group(names: Sequence[str], costs: Mapping[str, Mapping[str, Any]],
+                   tolerance: float = DEFAULT_COST_TOLERANCE) -> list[str]:
+    """The cheapest of ``names`` (at least one), all of them when several cost the same: keep those whose
+    dollars are within ``tolerance`` of the fewest, then, of them, those within ``tolerance`` of the fewest
+    context tokens, then of the fastest query, then of the fastest index build. Each step compares with the
+    smallest value of the configurations still in, so the answer never depends on the order of ``names``."""
+    if not names:
+        raise ValueError("cheapest() needs at least one configuration")
+    left = sorted(names)
+    for name in COST_ORDER:
+        values = {n: cost_value(costs.get(n, {}), name) for n in left}
+        low = min(values.values())
+        left = [n for n in left if costs_equal(values[n], low, tolerance)]
+        if len(left) == 1:
+            break
+    return left
+
+
+def cheapest(names: Sequence[str], costs: Mapping[str, Mapping[str, Any]],
+             tolerance: float = DEFAULT_COST_TOLERANCE, means: Mapping[str, float] | None = None) -> str:
+    """The cheapest of ``names`` (:func:`cheapest_group`); of several that cost the same, the highest mean
+    (``means``), then the first name."""
+    left = cheapest_group(names, costs, tolerance)
+    scores = means or {}
+    return min(left, key=lambda n: (-_finite(scores.get(n)), n))
+
+
+def _finite(value: float | None) -> float:
+    return -math.inf if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
+def cost_order(names: Sequence[str], costs: Mapping[str, Mapping[str, Any]],
+               tolerance: float = DEFAULT_COST_TOLERANCE, means: Mapping[str, float] | None = None) -> list[str]:
+    """``names`` from the cheapest to the dearest: :func:`cheapest` of what is left, again and again."""
+    left, order = list(names), []
+    while left:
+        first = cheapest(left, costs, tolerance, means)
+        order.append(first)
+        left.remove(first)
+    return order
 
 
 #: tokens an LLM writes for one contextual_retrieval context line (an estimate)

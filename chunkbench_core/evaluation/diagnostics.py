@@ -10,8 +10,12 @@ Each check is a pure function over plain numbers and returns a :class:`Diagnosti
   big chunks.
 - ``no_disagreement``: the configurations score the same on almost every question
   (fewer than 10% of questions differ by more than 0.01): there is nothing to decide.
-- ``too_few_questions``: fewer than 30 questions, or a tie at the top that these questions
-  cannot break (the number needed to separate the top two is more than there are).
+- ``too_few_questions``: fewer than 30 questions, or a top two that score the same on every
+  question (more questions like these would not tell them apart either).
+- ``recommendation_undecided``: the best is recommended only because no cheaper configuration
+  could be shown within the margin of it; says how many questions would settle it.
+- ``recommendation_unstable``: the rule picks the same configuration in fewer than 70% of the
+  resamples of the questions; says the other picks and how many questions would settle it.
 """
 
 from __future__ import annotations
@@ -82,18 +86,51 @@ def no_disagreement(per_question: Sequence[Sequence[float]]) -> Diagnostic | Non
     return None
 
 
-def too_few_questions(n_questions: int, tier_size: int, questions_to_separate: int | None) -> Diagnostic | None:
-    """Too few questions overall, or too few to break a tie at the top."""
+def too_few_questions(n_questions: int, identical_top_two: tuple[str, str] | None = None) -> Diagnostic | None:
+    """Too few questions overall, or a top two that score the same on every question (no number of questions
+    like these would tell them apart). ``identical_top_two``: the names of such a top two."""
     if n_questions < MIN_QUESTIONS:
         return Diagnostic("too_few_questions",
                           f"Only {plural(n_questions, 'question')} {'was' if n_questions == 1 else 'were'} scored; "
                           f"rankings over fewer than {MIN_QUESTIONS} questions change easily. "
                           "Add questions before relying on the order.")
-    if tier_size > 1 and questions_to_separate is not None and questions_to_separate > n_questions:
+    if identical_top_two is not None:
+        first, second = identical_top_two
         return Diagnostic("too_few_questions",
-                          f"{tier_size} configurations are tied at the top; telling the top two apart would take "
-                          f"about {questions_to_separate:,} questions ({n_questions} were scored).")
+                          f"The top two, {first} and {second}, score the same on every one of the "
+                          f"{plural(n_questions, 'question')}: these questions cannot tell them apart, and more "
+                          "questions like them would not either. Add questions on which they differ.")
     return None
+
+
+def recommendation_undecided(best: str, candidate: str | None, margin: float, questions: int | None,
+                             n_questions: int) -> Diagnostic | None:
+    """The best is recommended only because no cheaper configuration could be shown within the margin of it:
+    ``candidate`` (the nearest cheaper one) might be as good. ``questions``: how many questions would settle
+    it if the observed difference held (None: more than can be said)."""
+    if candidate is None:
+        return None
+    settle = (f"about {questions:,} questions would settle it if the observed difference held "
+              f"({n_questions} were scored)" if questions is not None else
+              "no number of questions like these would settle it")
+    return Diagnostic("recommendation_undecided",
+                      f"The rule cannot decide yet: {best} is recommended only because nothing cheaper could be "
+                      f"shown within {margin:g} of it. {candidate} is cheaper and might be as good; {settle}.")
+
+
+def recommendation_unstable(pick: str, share: float, resamples: int, runner_ups: str,
+                            questions: int | None, n_questions: int,
+                            threshold: float = 0.7, limit: int = 20_000) -> Diagnostic | None:
+    """The pick changes on resamples of the questions: it is the same in only ``share`` of them."""
+    if not resamples or share >= threshold:
+        return None
+    settle = (f"about {questions:,} questions would make the pick stable if these {n_questions} are representative"
+              if questions is not None else
+              f"even {limit:,} questions like these would not make it stable: configurations close to the best or to "
+              "the margin keep trading places")
+    return Diagnostic("recommendation_unstable",
+                      f"The recommendation is unstable: the rule picks {pick} in only {share:.0%} of {resamples:,} "
+                      f"resamples of the questions (otherwise: {runner_ups}); {settle}.")
 
 
 def collect(*diagnostics: Diagnostic | None) -> list[Diagnostic]:

@@ -5,7 +5,10 @@ the parsed documents. It is what ``chunkbench questions check`` prints, what an 
 evaluates (the resolved questions) and what the ``question_errors`` results table holds
 (the problems): each problem once, naming the file, the question id, the field and the
 reason. Nothing is lost to a problem: a bad file is left out alone, a bad question is
-dropped alone, and the others are evaluated.
+dropped alone, and the others are evaluated. A document-level reference (a name or a glob) must
+match a parsed document. The summary counts the questions with evidence spans, with source
+documents only (document-level evidence) and judge-only ones, and says how to give the judge-only
+ones evidence from their expected answers (``chunkbench questions locate``).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import Any
 from chunkbench_core.errors import QuestionSetError
 
 from .experiment import ResolvedQuestion, resolve_questions
-from .questions import QuestionSet, load_question_sets
+from .questions import QuestionSet, document_problems, load_question_sets
 
 
 def _unique(problems: list[QuestionSetError]) -> list[QuestionSetError]:
@@ -42,7 +45,23 @@ class QuestionCheck:
 
     @property
     def n_judge_only(self) -> int:
-        return sum(r.judge_only for r in self.resolved)
+        """No evidence at all: neither a span nor a source document."""
+        return sum(r.question.judge_only for r in self.resolved)
+
+    @property
+    def n_documents_only(self) -> int:
+        """Evidence at the document level only (source documents, no span)."""
+        return sum(not r.references and not r.question.judge_only for r in self.resolved)
+
+    @property
+    def n_located(self) -> int:
+        """Questions with evidence spans found by ``questions locate`` and not reviewed yet."""
+        return sum(r.question.n_located > 0 for r in self.resolved)
+
+    @property
+    def n_locatable(self) -> int:
+        """Judge-only questions with an expected answer: ``questions locate`` can look for their evidence."""
+        return sum(r.question.judge_only and bool(r.question.expected_answer.strip()) for r in self.resolved)
 
     @property
     def n_questions(self) -> int:
@@ -72,9 +91,15 @@ class QuestionCheck:
 
     def summary(self) -> str:
         evidence = len(self.resolved) - self.n_judge_only
+        documents = (f", {self.n_documents_only} of them with source documents only"
+                     if self.n_documents_only else "")
+        located = (f", {self.n_located} with located evidence not reviewed yet" if self.n_located else "")
         parts = [f"{len(self.sets)} question set(s) in {self.folder}: {len(self.resolved)} of "
-                 f"{self.n_questions} questions usable ({evidence} with evidence, "
+                 f"{self.n_questions} questions usable ({evidence} with evidence{documents}{located}, "
                  f"{self.n_judge_only} judge-only: scored by the LLM judge only)"]
+        if self.n_locatable:
+            parts.append(f"{self.n_locatable} judge-only question(s) have an expected answer: "
+                         "`chunkbench questions locate FILE` looks for their evidence in the documents")
         if self.unreadable_files:
             parts.append(f"{len(self.unreadable_files)} file(s) not read")
         if self.problems:
@@ -86,6 +111,15 @@ def check_questions(folder: str | Path, documents: Mapping[str, str]) -> Questio
     """Load the question sets of ``folder`` and locate their references in ``documents`` (name -> parsed text)."""
     sets, load_problems = load_question_sets(folder)
     resolved, resolve_problems = resolve_questions(sets, documents)
+    paths = {qs.name: qs.path for qs in sets}
+    kept = []
+    for r in resolved:  # a document-level reference must name a parsed document
+        problems = document_problems(r.question, documents, paths.get(r.question_set, str(folder)))
+        if problems:
+            resolve_problems.extend(problems)
+        else:
+            kept.append(r)
+    resolved = kept
     if not sets and not load_problems:
         load_problems = [QuestionSetError(str(folder), "holds no question set (*.json, or a Chroma *.csv)")]
     return QuestionCheck(str(folder), sets, resolved, _unique([*load_problems, *resolve_problems]))

@@ -15,9 +15,15 @@ Formats and where their rules live: .md/.txt :mod:`.text`; .docx :mod:`.docx`;
 normalisation: :mod:`.persian`. Input checks: :mod:`.guards`.
 
 Also here: :func:`content_hash` and :func:`parse_cache_key` (parse a document
-again only when its bytes, :data:`PARSER_VERSION` or the options changed) and
-:func:`check_spans`. Image caption sources: :mod:`.captions`
+again only when its bytes, :data:`PARSER_VERSION` or the options that its format
+reads changed) and :func:`check_spans`. Image caption sources: :mod:`.captions`
 (``openai_vision_captioner`` for an OpenAI-compatible vision endpoint).
+
+The rules of thumb (Q&A markers, table headers and titles, PDF headings) are
+settings: :class:`ParserHeuristics`, read from a benchmark's TOML file by
+:func:`load_parser_heuristics` and passed as ``ParseOptions(heuristics=...)``.
+``ParsedDocument.explain`` records which rule made each heading, table header and
+Q&A pair; :func:`explain_text` renders it for a person.
 
 Every failure - bad file, wrong extension, corrupt or hostile content, scanned
 PDF, missing LibreOffice - raises :class:`DocumentProcessingError` naming the
@@ -31,13 +37,15 @@ import os
 from pathlib import Path
 
 from chunkbench_core.errors import DocumentProcessingError
+from chunkbench_core.parsing.explain import explain_text
 from chunkbench_core.parsing.guards import check_file, check_ooxml, check_signature, content_hash
-from chunkbench_core.parsing.models import CONTENT_TYPES, ParsedDocument, TreeNode, Unit
+from chunkbench_core.parsing.heuristics import ParserHeuristics, load_parser_heuristics
+from chunkbench_core.parsing.models import CONTENT_TYPES, Explanation, ParsedDocument, TreeNode, Unit
 from chunkbench_core.parsing.options import SUPPORTED_SUFFIXES, CaptionSource, ParseOptions
 from chunkbench_core.parsing.persian import normalize_persian
 
 #: Bump when a parsing rule changes what parse() returns, so cached results are redone.
-PARSER_VERSION = "1"
+PARSER_VERSION = "2"
 
 __all__ = [
     "CONTENT_TYPES",
@@ -45,12 +53,16 @@ __all__ = [
     "SUPPORTED_SUFFIXES",
     "CaptionSource",
     "DocumentProcessingError",
+    "Explanation",
     "ParseOptions",
     "ParsedDocument",
+    "ParserHeuristics",
     "TreeNode",
     "Unit",
     "check_spans",
     "content_hash",
+    "explain_text",
+    "load_parser_heuristics",
     "normalize_persian",
     "parse",
     "parse_cache_key",
@@ -134,14 +146,11 @@ def check_spans(parsed: ParsedDocument) -> None:
 def parse_cache_key(path: str | os.PathLike[str], options: ParseOptions | None = None) -> str:
     """Key for "parse again only if something changed" (issue 3, item 9).
 
-    SHA-256 over the file's content hash, :data:`PARSER_VERSION` and the options
-    that change the output (the caption source counts as present or absent).
+    SHA-256 over the file's content hash, :data:`PARSER_VERSION` and the options that
+    change the output of the file's format (:meth:`ParseOptions.fingerprint` with the
+    file's suffix): a changed PDF heading pattern changes the key of PDFs, not of Word files.
     """
     options = options or ParseOptions()
-    parts = [content_hash(path), PARSER_VERSION]
-    for name in ParseOptions.field_names():
-        value = getattr(options, name)
-        if name == "caption_source":
-            value = value is not None
-        parts.append(f"{name}={value!r}")
+    suffix = Path(path).suffix.lower()
+    parts = [content_hash(path), PARSER_VERSION, suffix, options.fingerprint(suffix)]
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from chunkbench_core.parsing.models import ContentType, NodeType, TreeNode, Unit
+from chunkbench_core.parsing.models import ContentType, Explanation, NodeType, TreeNode, Unit
 from chunkbench_core.parsing.persian import normalize_persian
 
 _WS_RUN = re.compile(r"[ \t\r\f\v\u00a0]+")
@@ -60,6 +60,7 @@ class MarkdownBuilder:
         self._length = 0
         self._last_kind = ""
         self.units: list[Unit] = []
+        self.explain: list[Explanation] = []
         self.root = TreeNode(node_type="document")
         self._stack: list[tuple[int, TreeNode]] = [(0, self.root)]
 
@@ -88,8 +89,10 @@ class MarkdownBuilder:
         return "\\" + text if text.startswith("#") else text
 
     # -- public API ----------------------------------------------------------------
-    def heading(self, text: str, level: int) -> bool:
-        """Add a heading line; returns False (and adds nothing) for an empty heading."""
+    def heading(self, text: str, level: int, rule: str | None = None) -> bool:
+        """Add a heading line; returns False (and adds nothing) for an empty heading.
+
+        ``rule`` (which rule made it a heading) is recorded for ``--explain``."""
         text = clean_inline(self.normalize(text))
         if not text:
             return False
@@ -106,6 +109,8 @@ class MarkdownBuilder:
         )
         self._stack[-1][1].children.append(node)
         self._stack.append((level, node))
+        if rule:
+            self.explain.append(Explanation("heading", text, f"level {level}: {rule}", start, end))
         return True
 
     def end_table(self) -> None:
@@ -130,13 +135,16 @@ class MarkdownBuilder:
         )
         return unit
 
-    def add_qa(self, question: str, answer: str) -> Unit | None:
-        """A Q&A pair: question block text, newline, answer block text."""
+    def add_qa(self, question: str, answer: str, rule: str | None = None) -> Unit | None:
+        """A Q&A pair: question block text, newline, answer block text (``rule``: why, for ``--explain``)."""
         q = clean_block(self.normalize(question))
         a = clean_block(self.normalize(answer))
         if not q or not a:
             return self.add_unit("paragraph", q or a)
-        return self.add_unit("qa_pair", q + "\n" + a)
+        unit = self.add_unit("qa_pair", q + "\n" + a)
+        if unit is not None and rule:
+            self.explain.append(Explanation("qa_pair", q.split("\n")[0], rule, unit.start, unit.end))
+        return unit
 
     @property
     def markdown(self) -> str:

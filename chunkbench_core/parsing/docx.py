@@ -11,10 +11,13 @@ Rules:
    longer than one chunk (``ParseOptions.chunk_token_limit`` cl100k tokens). Its
    cells are then read as prose, in row order, each distinct cell once; nested
    tables inside them are handled again by these rules (recursion).
-4. Any other table is data: one ``table_row`` unit per row, labelled with the
-   header only when row 0 is provably a header; title rows and blank separator
-   rows are skipped as rows (see :mod:`chunkbench_core.parsing.tables`). Merged
-   cells: a vertically merged cell's text is repeated on each row it covers.
+4. Any other table is data: one ``table_row`` unit per row, labelled with its
+   column headers (a provable header row, or a multi-row period header), in front
+   of it the table's title and its section row; title rows and blank separator
+   rows are not rows (see :mod:`chunkbench_core.parsing.tables`, "rows that keep
+   their meaning"). The title is the table's title row, else up to three short
+   caption paragraphs right above the table, else the heading right above it.
+   Merged cells: a vertically merged cell's text is repeated on each row it covers.
 5. Runs of body paragraphs go through Q&A detection
    (:mod:`chunkbench_core.parsing.qa`): pairs become ``qa_pair`` units, other
    paragraphs ``paragraph`` units (one per Word paragraph).
@@ -31,12 +34,13 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from chunkbench_core.errors import DocumentProcessingError
-from chunkbench_core.parsing.builder import MarkdownBuilder
+from chunkbench_core.parsing.builder import MarkdownBuilder, clean_inline
+from chunkbench_core.parsing.heuristics import ParserHeuristics, TableHeuristics, compiled
 from chunkbench_core.parsing.images import ImageReporter
-from chunkbench_core.parsing.models import ParsedDocument
+from chunkbench_core.parsing.models import Explanation, ParsedDocument
 from chunkbench_core.parsing.options import ParseOptions
 from chunkbench_core.parsing.qa import pair_paragraphs
-from chunkbench_core.parsing.tables import GridCell, flatten_table
+from chunkbench_core.parsing.tables import FlatTable, GridCell, flatten_table, table_units
 from chunkbench_core.parsing.tokens import exceeds_tokens
 
 W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
@@ -64,6 +68,7 @@ _HEADING_STYLE = re.compile(r"^heading\s*([1-9])$", re.IGNORECASE)
 class Heading:
     level: int
     text: str
+    rule: str = ""
 
 
 @dataclass
@@ -79,7 +84,10 @@ class Image:
 
 @dataclass
 class TableRows:
-    rows: list[str] = field(default_factory=list)
+    """A data table, flattened (:func:`chunkbench_core.parsing.tables.flatten_table`)."""
+
+    table: FlatTable = field(default_factory=lambda: FlatTable(header=None))
+    continued: bool = False  # it continues the previous table (a PDF table split over two pages)
 
 
 Event = Heading | Para | Image | TableRows
@@ -114,6 +122,11 @@ class _Styles:
             if sid:
                 self._styles[sid] = st
 
+    def name(self, style_id: str | None) -> str:
+        st = self._styles.get(style_id or "")
+        name_el = st.find(_w("name")) if st is not None else None
+        return ((name_el.get(W_VAL) if name_el is not None else None) or style_id or "").strip()
+
     def level(self, style_id: str | None, depth: int = 0) -> int | None:
         if not style_id or depth > 10:
             return None
@@ -144,17 +157,20 @@ class _Styles:
         return result
 
 
-def heading_level(p: Any, styles: _Styles) -> int | None:
+def heading_level(p: Any, styles: _Styles) -> tuple[int, str] | None:
+    """(level, rule) of a heading paragraph: its outline level, or its style (see module docstring)."""
     ppr = p.find(_w("pPr"))
     if ppr is None:
         return None
     outline = ppr.find(_w("outlineLvl"))
     if outline is not None and (outline.get(W_VAL) or "").isdigit() and int(outline.get(W_VAL)) < 9:
-        return int(outline.get(W_VAL)) + 1
+        return int(outline.get(W_VAL)) + 1, "Word paragraph outline level"
     pstyle = ppr.find(_w("pStyle"))
     if pstyle is None:
         return None
-    return styles.level(pstyle.get(W_VAL))
+    style_id = pstyle.get(W_VAL)
+    level = styles.level(style_id)
+    return (level, f"Word paragraph style {styles.name(style_id)!r}") if level else None
 
 
 # -- walker -----------------------------------------------------------------------------------
@@ -189,9 +205,9 @@ class _Walker:
 
     def paragraph(self, p: Any) -> None:
         text = paragraph_text(p)
-        level = heading_level(p, self.styles)
+        found = heading_level(p, self.styles)
         if text.strip():
-            self.events.append(Heading(level, text) if level else Para(text))
+            self.events.append(Heading(found[0], text, found[1]) if found else Para(text))
         self.images(p)
 
     # -- tables --
@@ -266,18 +282,7 @@ class _Walker:
                     texts[key] = self.cell_text(tc)
                 cells.append(GridCell(texts[key], key))
             raw_rows.append(cells)
-        flat = flatten_table(raw_rows)
-        block = TableRows()
-        for item in flat.items:
-            if item.kind == "title":
-                if block.rows:
-                    self.events.append(block)
-                    block = TableRows()
-                self.events.append(Para(item.text))
-            else:
-                block.rows.append(item.text)
-        if block.rows:
-            self.events.append(block)
+        self.events.append(TableRows(flatten_table(raw_rows, self.options.heuristics.tables, context=True)))
         for tc in distinct:  # images inside data cells follow the table
             for p in tc.iter(W_P):
                 self.images(p)
@@ -297,30 +302,108 @@ class _Walker:
             self.events.append(Image(blob, name))
 
 
-def emit_events(events: list[Event], builder: MarkdownBuilder, images: ImageReporter) -> None:
-    """Write walk events into the builder; consecutive paragraphs go through Q&A pairing."""
+_SENTENCE_INSIDE = re.compile(r"[.!?\u061f]\s+\S")
+_ABBREVIATION = re.compile(r"(?:^|\s)(?:[A-Z][A-Za-z]{0,4}\.)+$")  # "Inc.", "Corp.", "S.A.", "U.S."
+
+
+def is_title_line(text: str) -> bool:
+    """A title rather than a sentence: no closing sentence mark, or one closing an abbreviation ("Inc.")."""
+    text = clean_inline(text)
+    return not text.endswith((".", "!", "?", "\u061f")) or bool(_ABBREVIATION.search(text))
+
+
+def is_caption(text: str, tables: TableHeuristics) -> bool:
+    """A short title line, or a short paragraph starting like a caption ("Table 3. Sales by region.")."""
+    text = clean_inline(text)
+    if not 0 < len(text) <= tables.caption_max_chars:
+        return False
+    if compiled(tables.caption_pattern).match(text):
+        return True
+    return is_title_line(text) and not _SENTENCE_INSIDE.search(text)
+
+
+def table_caption(run: list[str], heading: str | None, tables: TableHeuristics) -> tuple[str | None, str]:
+    """(caption, where it came from) for a table following the paragraphs ``run``.
+
+    Up to ``caption_lines`` caption paragraphs right above the table ("ACME Robotics, Inc." over
+    "STATEMENTS OF OPERATIONS" over "(In thousands)"); else the heading right above the table.
+    """
+    lines: list[str] = []
+    for text in reversed(run):
+        if len(lines) >= tables.caption_lines or not is_caption(text, tables):
+            break
+        lines.insert(0, clean_inline(text).rstrip(":\uff1a").strip())
+    lines = [line for line in lines if line]
+    if lines:
+        return " ".join(lines), "the caption above the table"
+    if not run and heading:
+        return clean_inline(heading), "the heading above the table"
+    return None, ""
+
+
+def _emit_table(table: FlatTable, caption: str | None, source: str, builder: MarkdownBuilder) -> str | None:
+    """Write the table's rows; returns the title they carry."""
+    title, units = table_units(table, caption)
+    builder.end_table()
+    start = end = None
+    for kind, text in units:
+        if kind == "table_row":
+            unit = builder.add_unit("table_row", text, inline=True)
+        else:
+            builder.end_table()
+            unit = builder.add_unit("paragraph", text)
+            builder.end_table()
+        if unit is not None and kind == "table_row":
+            start = unit.start if start is None else start
+            end = unit.end
+    builder.end_table()
+    if start is None or end is None:
+        return title
+    labels = [label for label in (table.header or []) if label]
+    what = f"header: {' | '.join(labels)}" if labels else "no header"
+    rule = table.header_rule
+    if title:
+        what += f"; title: {title}"
+        how = "the table's title row" if table.titles else source
+        rule += f"; title from {how}"
+    builder.explain.append(Explanation("table", what, rule, start, end))
+    return title
+
+
+def emit_events(events: list[Event], builder: MarkdownBuilder, images: ImageReporter,
+                heuristics: ParserHeuristics | None = None) -> None:
+    """Write walk events into the builder; consecutive paragraphs go through Q&A pairing; a table's
+    rows get its title from the caption or heading right above it (see module docstring)."""
+    heuristics = heuristics or ParserHeuristics()
     run: list[str] = []
+    heading: str | None = None  # the heading right above the current run of paragraphs
+    last_title: str | None = None  # the title of the last table, for a table that continues it
 
     def flush() -> None:
-        for item in pair_paragraphs(run):
+        for item in pair_paragraphs(run, heuristics.qa):
             if item.answer is None:
                 builder.add_unit("paragraph", item.question)
             else:
-                builder.add_qa(item.question, item.answer)
+                builder.add_qa(item.question, item.answer, item.rule)
         run.clear()
 
     for ev in events:
         if isinstance(ev, Para):
             run.append(builder.normalize(ev.text))
             continue
+        if isinstance(ev, TableRows):
+            caption, source = table_caption(run, heading, heuristics.tables)
+            if ev.continued and last_title and not ev.table.titles and (caption is None or not run):
+                caption, source = last_title, "the table it continues on the page before"
+            flush()
+            last_title = _emit_table(ev.table, caption and builder.normalize(caption), source, builder)
+            heading = None
+            continue
         flush()
+        heading = None
         if isinstance(ev, Heading):
-            builder.heading(ev.text, ev.level)
-        elif isinstance(ev, TableRows):
-            builder.end_table()
-            for row in ev.rows:
-                builder.add_unit("table_row", row, inline=True)
-            builder.end_table()
+            if builder.heading(ev.text, ev.level, ev.rule or None):
+                heading = builder.normalize(ev.text)
         elif isinstance(ev, Image):
             images.handle(ev.blob, ev.name, builder)
     flush()
@@ -352,7 +435,7 @@ def parse_docx(
     walker.walk(body)
     builder = MarkdownBuilder(options.persian_digits)
     images = ImageReporter(options)
-    emit_events(walker.events, builder, images)
+    emit_events(walker.events, builder, images, options.heuristics)
     stats = images.stats()
     stats.update(builder.stats())
     stats["tables"] = walker.tables
@@ -365,4 +448,5 @@ def parse_docx(
         parser=parser,
         warnings=images.warnings(),
         stats=stats,
+        explain=builder.explain,
     )

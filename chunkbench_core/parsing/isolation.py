@@ -13,6 +13,8 @@ never leaves the parent process; the time spent captioning does not count agains
 
 Defaults fit a 2-core, 24 GB machine running three partitions at once: 2 GB and 120 s per document.
 ``CHUNKBENCH_PARSE_MEMORY_MB`` and ``CHUNKBENCH_PARSE_TIMEOUT_S`` change them (:func:`limits_from_env`).
+The PDF reader's own limits (array sizes, stream sizes) scale with the memory limit
+(:func:`chunkbench_core.parsing.pdf.pypdf_limits`): the worker passes its limit to the parser.
 """
 
 from __future__ import annotations
@@ -195,7 +197,10 @@ class IsolatedParser:
         source = options.caption_source
         conn = self._start()
         caption_id = getattr(source, "caption_id", None) if source is not None else None
-        conn.send((name, replace(options, caption_source=None), source is not None, caption_id))
+        # the PDF reader's limits scale with the memory the worker may use
+        memory = options.memory_limit_bytes or self.limits.memory_bytes
+        conn.send((name, replace(options, caption_source=None, memory_limit_bytes=memory), source is not None,
+                   caption_id))
         deadline = time.monotonic() + self.limits.timeout_s
         while True:
             left = deadline - time.monotonic()

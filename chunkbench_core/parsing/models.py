@@ -63,6 +63,25 @@ class Unit:
     heading_path: list[str] = field(default_factory=list)
 
 
+ExplanationKind = Literal["heading", "table", "qa_pair"]
+
+
+@dataclass
+class Explanation:
+    """Which rule made one heading, table header/title or Q&A pair (``chunkbench parse --explain``).
+
+    ``start``/``end`` are the span in ``markdown`` of the heading line, the table's rows or the pair;
+    ``text`` is what the rule decided (the heading, the header labels and title, the question);
+    ``rule`` says which rule, in words a user can map to a setting.
+    """
+
+    kind: str
+    text: str
+    rule: str
+    start: int
+    end: int
+
+
 @dataclass
 class ParsedDocument:
     """The result of parse(path).
@@ -70,7 +89,8 @@ class ParsedDocument:
     ``markdown`` is the text every chunker sees and every chunk offset refers to.
     ``units`` lists structural units in document order with spans into ``markdown``.
     ``warnings`` carries things a user should know that did not stop parsing
-    (e.g. images counted but not captioned).
+    (e.g. images counted but not captioned). ``explain`` says which rule made each
+    heading, table header and title, and Q&A pair (:func:`chunkbench_core.parsing.explain.explain_text`).
     """
 
     document: str
@@ -80,6 +100,7 @@ class ParsedDocument:
     parser: str
     warnings: list[str] = field(default_factory=list)
     stats: dict[str, int] = field(default_factory=dict)
+    explain: list[Explanation] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -90,6 +111,7 @@ class ParsedDocument:
             "parser": self.parser,
             "warnings": list(self.warnings),
             "stats": dict(self.stats),
+            "explain": [asdict(e) for e in self.explain],
         }
 
     @classmethod
@@ -102,4 +124,5 @@ class ParsedDocument:
             parser=data.get("parser", ""),
             warnings=list(data.get("warnings", [])),
             stats=dict(data.get("stats", {})),
+            explain=[Explanation(**e) for e in data.get("explain", [])],
         )

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Callable, Literal
 
 from chunkbench_core.errors import ConfigError
+from chunkbench_core.parsing.heuristics import ParserHeuristics
 
 SUPPORTED_SUFFIXES: tuple[str, ...] = (".docx", ".doc", ".pdf", ".xlsx", ".csv", ".md", ".txt")
 
@@ -27,6 +28,21 @@ DigitStyle = Literal["ascii", "persian"]
 RtlOrder = Literal["auto", "visual", "logical"]
 
 MB = 1024 * 1024
+
+#: settings that change nothing in a parse that succeeds (left out of fingerprints and provenance)
+_NOT_IN_OUTPUT = ("caption_source", "soffice_timeout_s", "heuristics", "memory_limit_bytes")
+_OOXML = (".docx", ".xlsx", ".doc")
+#: the formats that read each option (options not listed apply to every format)
+_OPTION_FORMATS: dict[str, tuple[str, ...]] = {
+    "pdf_min_total_chars": (".pdf",),
+    "pdf_min_median_chars_per_page": (".pdf",),
+    "pdf_rtl_order": (".pdf",),
+    "max_uncompressed_bytes": _OOXML,
+    "max_compression_ratio": _OOXML,
+    "chunk_token_limit": (".docx", ".doc"),
+    "caption_source": (".docx", ".doc", ".pdf"),
+    "csv_encodings": (".csv", ".md", ".txt"),
+}
 
 
 @dataclass(frozen=True)
@@ -62,6 +78,15 @@ class ParseOptions:
         the extracted word order of RTL lines; "logical" trusts extraction order.
     csv_encodings
         Encodings tried, in order, for .csv/.md/.txt files.
+    heuristics
+        The rules of thumb (Q&A markers, table headers and titles, PDF headings):
+        :class:`~chunkbench_core.parsing.heuristics.ParserHeuristics`, read from a benchmark's
+        settings file with :func:`~chunkbench_core.parsing.heuristics.load_parser_heuristics`.
+    memory_limit_bytes
+        The memory one parse may use. The PDF reader's element limits scale with it (see
+        :func:`chunkbench_core.parsing.pdf.pypdf_limits`), so the memory cap is the guard rather than
+        an array size. ``None``: the parse worker's limit (``CHUNKBENCH_PARSE_MEMORY_MB``, default
+        2,048 MB); :class:`~chunkbench_core.parsing.isolation.IsolatedParser` sets its own.
     """
 
     pdf_min_total_chars: int = 100
@@ -75,6 +100,8 @@ class ParseOptions:
     persian_digits: DigitStyle = "ascii"
     pdf_rtl_order: RtlOrder = "auto"
     csv_encodings: tuple[str, ...] = ("utf-8-sig", "cp1256")
+    heuristics: ParserHeuristics = field(default_factory=ParserHeuristics)
+    memory_limit_bytes: int | None = None
 
     def __post_init__(self) -> None:
         for name in (
@@ -111,6 +138,14 @@ class ParseOptions:
             raise ConfigError(
                 "ParseOptions.csv_encodings must be a non-empty tuple of codec names, e.g. ('utf-8-sig', 'cp1256')"
             )
+        if not isinstance(self.heuristics, ParserHeuristics):
+            raise ConfigError("ParseOptions.heuristics must be a ParserHeuristics (load_parser_heuristics reads "
+                              f"one from a settings file), got {type(self.heuristics).__name__}")
+        if self.memory_limit_bytes is not None and (
+                not isinstance(self.memory_limit_bytes, int) or isinstance(self.memory_limit_bytes, bool)
+                or self.memory_limit_bytes < 64 * MB):
+            raise ConfigError(f"ParseOptions.memory_limit_bytes must be None or at least 64 MB in bytes, "
+                              f"got {self.memory_limit_bytes!r}")
         import codecs
 
         for enc in self.csv_encodings:
@@ -119,29 +154,41 @@ class ParseOptions:
             except (LookupError, TypeError):
                 raise ConfigError(f"ParseOptions.csv_encodings: unknown encoding {enc!r}") from None
 
-    def fingerprint(self) -> str:
+    def fingerprint(self, suffix: str | None = None) -> str:
         """A digest of every setting that changes what a parse produces.
 
         Stored parses are keyed by it, so turning image captions on (or changing the chunk
         ceiling, digit style, ...) parses the documents again instead of reusing old output.
         The caption source counts by its ``caption_id`` attribute (model, endpoint, prompt),
-        else by its qualified name. The LibreOffice timeout changes nothing and is left out.
+        else by its qualified name. The LibreOffice timeout and the memory limit change nothing
+        in a parse that succeeds and are left out.
+
+        With ``suffix`` (".pdf", ".docx", ...) only the settings that file format reads count: the
+        key of a Word file does not change when a PDF heading pattern or the PDF text-layer gate does.
         """
-        values = {f.name: getattr(self, f.name) for f in fields(self)
-                  if f.name not in ("caption_source", "soffice_timeout_s")}
+        values = {name: value for name, value in self._values().items()
+                  if suffix is None or suffix.lower() in _OPTION_FORMATS.get(name, SUPPORTED_SUFFIXES)}
+        values["heuristics"] = self.heuristics.fingerprint(suffix)
+        return hashlib.sha256(json.dumps(values, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+    def _values(self) -> dict[str, object]:
+        values = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _NOT_IN_OUTPUT}
         source = self.caption_source
         name = f"{getattr(source, '__module__', '')}.{getattr(source, '__qualname__', type(source).__name__)}"
         values["caption_source"] = None if source is None else (getattr(source, "caption_id", None) or name)
-        return hashlib.sha256(json.dumps(values, sort_keys=True, default=str).encode()).hexdigest()[:12]
+        return values
 
     def describe(self) -> dict[str, object]:
-        """The settings as plain values (provenance): the caption source by its id, the timeout left out."""
+        """The settings as plain values (provenance): the caption source by its id, the timeout left out,
+        the heuristics as their digest and the settings changed from the defaults."""
         values: dict[str, object] = {f.name: getattr(self, f.name) for f in fields(self)
-                                     if f.name not in ("caption_source", "soffice_timeout_s")}
+                                     if f.name not in _NOT_IN_OUTPUT}
         values["csv_encodings"] = list(self.csv_encodings)
         source = self.caption_source
         values["caption_source"] = None if source is None else (
             getattr(source, "caption_id", None) or getattr(source, "__qualname__", type(source).__name__))
+        values["heuristics"] = self.heuristics.fingerprint()
+        values["heuristics_changed"] = self.heuristics.changed()
         return values
 
     @classmethod

@@ -31,7 +31,7 @@ from typing import Any
 from chunkbench_core.errors import DocumentProcessingError
 from chunkbench_core.parsing.builder import MarkdownBuilder
 from chunkbench_core.parsing.guards import decode_text
-from chunkbench_core.parsing.models import ParsedDocument
+from chunkbench_core.parsing.models import Explanation, ParsedDocument
 from chunkbench_core.parsing.options import ParseOptions
 from chunkbench_core.parsing.persian import normalize_persian
 from chunkbench_core.parsing.tables import FlatTable, GridCell, flatten_table
@@ -109,13 +109,21 @@ def _has_data(flat: FlatTable) -> bool:
 
 def _emit(flat: FlatTable, builder: MarkdownBuilder) -> None:
     builder.end_table()
+    start = end = None
     for item in flat.items:
         if item.kind == "title":
             builder.add_unit("paragraph", item.text)
             builder.end_table()
         else:
-            builder.add_unit("table_row", item.text, inline=True)
+            unit = builder.add_unit("table_row", item.text, inline=True)
+            if unit is not None:
+                start = unit.start if start is None else start
+                end = unit.end
     builder.end_table()
+    if start is not None and end is not None:
+        labels = [label for label in (flat.header or []) if label]
+        what = f"header: {' | '.join(labels)}" if labels else "no header"
+        builder.explain.append(Explanation("table", what, flat.header_rule, start, end))
 
 
 def parse_xlsx(path: Path, options: ParseOptions) -> ParsedDocument:
@@ -134,7 +142,7 @@ def parse_xlsx(path: Path, options: ParseOptions) -> ParsedDocument:
         sheets: list[tuple[str, FlatTable]] = []
         skipped: list[str] = []
         for ws in wb.worksheets:
-            flat = flatten_table(sheet_grid(ws, options.persian_digits))
+            flat = flatten_table(sheet_grid(ws, options.persian_digits), options.heuristics.tables)
             if _has_data(flat):
                 sheets.append((ws.title, flat))
             else:
@@ -157,6 +165,7 @@ def parse_xlsx(path: Path, options: ParseOptions) -> ParsedDocument:
         parser="xlsx",
         warnings=warnings,
         stats=stats,
+        explain=builder.explain,
     )
 
 
@@ -178,7 +187,7 @@ def parse_csv(path: Path, options: ParseOptions) -> ParsedDocument:
             rows.append([GridCell(value, (r_index, c_index)) for c_index, value in enumerate(record)])
     except csv.Error as exc:
         raise DocumentProcessingError(str(path), f"malformed CSV ({exc})") from None
-    flat = flatten_table(rows)
+    flat = flatten_table(rows, options.heuristics.tables)
     builder = MarkdownBuilder(options.persian_digits)
     _emit(flat, builder)
     warnings: list[str] = []
@@ -196,4 +205,5 @@ def parse_csv(path: Path, options: ParseOptions) -> ParsedDocument:
         parser="csv",
         warnings=warnings,
         stats=stats,
+        explain=builder.explain,
     )

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from chunkbench_core.parsing.builder import heading_node_type
 from chunkbench_core.parsing.guards import decode_text
-from chunkbench_core.parsing.models import ParsedDocument, TreeNode, Unit
+from chunkbench_core.parsing.models import Explanation, ParsedDocument, TreeNode, Unit
 from chunkbench_core.parsing.options import ParseOptions
 from chunkbench_core.parsing.persian import normalize_persian
 
@@ -41,8 +41,11 @@ class _Outline:
     def __init__(self) -> None:
         self.root = TreeNode(node_type="document")
         self.stack: list[tuple[int, TreeNode]] = [(0, self.root)]
+        self.explain: list[Explanation] = []
 
-    def heading(self, title: str, level: int, start: int, end: int) -> None:
+    def heading(self, title: str, level: int, start: int, end: int, rule: str = "") -> None:
+        if rule:
+            self.explain.append(Explanation("heading", title, f"level {level}: {rule}", start, end))
         while len(self.stack) > 1 and self.stack[-1][0] >= level:
             self.stack.pop()
         node = TreeNode(node_type=heading_node_type(title), heading=title, heading_level=level, start=start, end=end)
@@ -60,8 +63,10 @@ class _Outline:
         )
 
 
-def structure_text(text: str, *, setext: bool) -> tuple[TreeNode, list[Unit]]:
-    """Headings and paragraph units of ``text`` (see module docstring)."""
+def structure_text(text: str, *, setext: bool,
+                   explain: list[Explanation] | None = None) -> tuple[TreeNode, list[Unit]]:
+    """Headings and paragraph units of ``text`` (see module docstring); ``explain`` collects the rule
+    of each heading."""
     outline = _Outline()
     units: list[Unit] = []
     para_start = -1
@@ -116,7 +121,8 @@ def structure_text(text: str, *, setext: bool) -> tuple[TreeNode, list[Unit]]:
                 title = (atx.group(2) or "").strip()
                 if title:
                     h_start = line_start + (len(line) - len(line.lstrip()))
-                    outline.heading(title, len(atx.group(1)), h_start, line_start + len(line.rstrip()))
+                    outline.heading(title, len(atx.group(1)), h_start, line_start + len(line.rstrip()),
+                                    f"a line starting with {atx.group(1)!r} (markdown heading)")
             elif underline and para_lines == 0:
                 pass  # a thematic break ("---") on its own: no content
             elif underline and para_lines == 1:
@@ -125,7 +131,8 @@ def structure_text(text: str, *, setext: bool) -> tuple[TreeNode, list[Unit]]:
                 para_start = -1
                 para_lines = 0
                 outline.heading(
-                    title, 1 if underline.group(1)[0] == "=" else 2, h_start, line_start + len(line.rstrip())
+                    title, 1 if underline.group(1)[0] == "=" else 2, h_start, line_start + len(line.rstrip()),
+                    f"a line underlined with {underline.group(1)[0] * 3!r} (markdown heading)",
                 )
             else:
                 if para_start < 0:
@@ -136,6 +143,8 @@ def structure_text(text: str, *, setext: bool) -> tuple[TreeNode, list[Unit]]:
         if nl < 0:
             break
     flush()
+    if explain is not None:
+        explain.extend(outline.explain)
     return outline.root, units
 
 
@@ -144,7 +153,8 @@ def parse_text_file(path: Path, data: bytes, options: ParseOptions) -> ParsedDoc
     text, encoding = decode_text(path, data, options.csv_encodings)
     text = normalize_persian(text, options.persian_digits)
     is_md = path.suffix.lower() == ".md"
-    tree, units = structure_text(text, setext=is_md)
+    explain: list[Explanation] = []
+    tree, units = structure_text(text, setext=is_md, explain=explain)
     warnings: list[str] = []
     if encoding.lower() not in ("utf-8-sig", "utf-8", "utf8"):
         warnings.append(f"decoded as {encoding} (not UTF-8)")
@@ -156,4 +166,5 @@ def parse_text_file(path: Path, data: bytes, options: ParseOptions) -> ParsedDoc
         parser="markdown" if is_md else "text",
         warnings=warnings,
         stats={"characters": len(text), "paragraph": len(units)},
+        explain=explain,
     )

@@ -3,8 +3,8 @@
 ``load_report_data`` reads:
 
 - ``board``: every ``experiment_metrics`` column of the runs in the ``leaderboard`` view
-  (the latest run per strategy x corpus model) with the view's rank, tier, verdict,
-  costs and frontier, in the view's order (by rank);
+  (the latest run per strategy x corpus model) with the view's rank, class against the best
+  (margin, lower bound, verdict), costs and frontier, in the view's order (by rank);
 - ``recommendation`` and ``diagnostics``: the views of the same names;
 - ``runs``: every ``experiment_metrics`` row (all runs, for the decision board);
 - ``questions``: every ``question_results`` column of the board's runs;
@@ -84,9 +84,10 @@ def _ranked_board(results: ResultsDB) -> pd.DataFrame:
     order = results.leaderboard()
     # the comparison table (stages.compare_latest_runs) adds the best configuration and each one's
     # paired test against it
-    # and the leaderboard's ranking, tier, verdict, costs and frontier (one story in every view)
+    # and the leaderboard's ranking, class, verdict, costs and frontier (one story in every view)
     full = results.query(
-        "SELECT m.*, l.rank, l.tier, l.rank_metric, l.rank_mean, l.rank_ci_low, l.rank_ci_high, l.verdict, "
+        "SELECT m.*, l.rank, l.\"class\", l.tier, l.rank_metric, l.rank_mean, l.rank_ci_low, l.rank_ci_high, "
+        "l.verdict, l.margin, l.lower_bound_vs_best, l.questions_to_settle, "
         "l.recommended, l.p_value_adjusted, l.difference_vs_best, l.effect_size, l.n_chunks, l.embedded_tokens, "
         "l.index_seconds, l.index_usd, l.projected_usd, l.cost_usd, l.points, l.storage_bytes, l.on_frontier, l.cost_axis, "
         "c.is_best, c.p_value_vs_best, c.significantly_worse, c.difference_ci_low, c.difference_ci_high "

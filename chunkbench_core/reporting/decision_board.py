@@ -29,7 +29,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from .board_js import BOARD_CSS, BOARD_JS
-from .columns import METRICS, has_values, number, parse_json, plural, run_settings, strategy_label
+from .columns import METRICS, has_values, missing, number, parse_json, plural, run_settings, strategy_label
 from .data import ReportData
 from .html import esc, json_script, nav, page
 from .scope import scope_banner
@@ -217,10 +217,17 @@ def _recommendation_banner(data: ReportData) -> str:
     rec = data.recommendation
     if not rec:
         return ""
+    from .leaderboard import stability_text
+
     which = "latest runs" if data.scope is None else "these runs"
+    steady = stability_text(rec)
+    undecided = ("" if missing(rec.get("decided")) or bool(rec.get("decided")) else
+                 " <strong>Not decided yet:</strong> these questions cannot settle the choice (see the warnings of "
+                 "the managerial report).")
     return (f"<div class='recommendation' id='board-recommendation'><p><strong>Recommended ({which}):</strong> "
             f"{esc(rec['strategy'])} x {esc(rec['corpus_model'])}, by {esc(rec['rank_metric'])} "
-            f"({esc(rec['metric_definition'])}) and the rule: {esc(rec['rule_text'])}. {esc(rec['reason'])}</p>"
+            f"({esc(rec['metric_definition'])}) and the rule: {esc(rec['rule_text'])}"
+            + (f"; {esc(steady)}" if steady else "") + f". {esc(rec['reason'])}{undecided}</p>"
             "<p class='note'>The metric picker starts on the ranking metric; the board's \"best\" marks are per "
             "metric and per pick, not the recommendation.</p></div>")
 

@@ -1,9 +1,10 @@
 """The leaderboard as text: a fixed-width table for the terminal and markdown for the UI.
 
-The default table fits 120 columns: rank, tier, configuration, the ranking metric, context
-tokens, query time, cost, the frontier and the verdict; ``wide=True`` prints every column
-of the ``leaderboard`` view. Below the table, the same words as the reports: what the
-ranking metric is, what a tier is, and the recommendation with its reason.
+The default table fits 120 columns: rank, configuration, the ranking metric, the lower confidence
+bound of its difference to the best, context tokens, query time, cost, the frontier and the
+verdict; ``wide=True`` prints every column of the ``leaderboard`` view. Below the table, the same
+words as the reports: what the ranking metric and the verdicts mean, and the recommendation with
+its stability and its reason.
 """
 
 from __future__ import annotations
@@ -17,24 +18,24 @@ import pandas as pd
 
 from chunkbench_core.storage.results_db import LEADERBOARD_COLUMNS
 
-from .columns import METRICS
+from .columns import METRICS, plural
 
 FRACTIONS = {m.name for m in METRICS if m.kind == "fraction"} | {
     "recall_at_256", "recall_at_512", "recall_at_1024", "recall_at_2048", "budget_auc", "rank_mean",
-    "rank_ci_low", "rank_ci_high", "difference_vs_best"}
+    "rank_ci_low", "rank_ci_high", "difference_vs_best", "lower_bound_vs_best", "margin"}
 WIDTH = 120
 #: the default columns; "metric" stands for the ranking metric's own column
-COMPACT = ("rank", "tier", "strategy", "corpus_model", "n_questions", "metric", "context_tokens", "query_ms",
-           "projected_usd", "cost_usd", "on_frontier", "verdict")
-HEADERS = {"n_questions": "n", "context_tokens": "tokens", "on_frontier": "frontier",
-           "projected_usd": "$ index+1k q", "cost_usd": "$ benchmark"}
+COMPACT = ("rank", "strategy", "corpus_model", "n_questions", "metric", "lower_bound_vs_best", "context_tokens",
+           "query_ms", "projected_usd", "cost_usd", "on_frontier", "verdict")
+HEADERS = {"n_questions": "n", "context_tokens": "tokens", "on_frontier": "frontier", "query_ms": "ms",
+           "projected_usd": "$ index+1k q", "cost_usd": "$ benchmark", "lower_bound_vs_best": "bound"}
 #: dollar columns (evaluation.cost)
 USD = {"projected_usd", "cost_usd", "index_usd", "query_usd_per_1000", "caption_usd", "answer_usd", "judge_usd"}
-RIGHT = {"rank", "tier", "n_questions", "context_tokens", "query_ms", "index_seconds", "n_chunks",
+RIGHT = {"rank", "tier", "n_questions", "questions_to_settle", "context_tokens", "query_ms", "index_seconds", "n_chunks",
          "embedded_tokens", "points", "storage_bytes", "cold_query_ms",
          "effect_size", "p_value_vs_best", "p_value_adjusted"} | FRACTIONS | USD
 #: dropped first when the table is still too wide
-OPTIONAL = ("cost_usd", "query_ms", "on_frontier", "context_tokens")
+OPTIONAL = ("cost_usd", "on_frontier", "lower_bound_vs_best", "query_ms", "context_tokens")
 
 
 def _missing(value: object) -> bool:
@@ -45,8 +46,12 @@ def cell(column: str, value: object) -> str:
     """A value as every text view shows it."""
     if _missing(value):
         return "-"
-    if column in ("rank", "tier", "n_questions", "n_chunks", "points", "embedded_tokens", "storage_bytes"):
-        return f"{int(value):,}" if column in ("embedded_tokens", "storage_bytes") else str(int(value))
+    if column in ("rank", "tier", "n_questions", "n_chunks", "points", "embedded_tokens", "storage_bytes",
+                  "questions_to_settle"):
+        return f"{int(value):,}" if column in ("embedded_tokens", "storage_bytes", "questions_to_settle") else str(
+            int(value))
+    if column == "margin":
+        return f"{float(value):g}"
     if column == "on_frontier" or column == "recommended":
         return "yes" if bool(value) else ""
     if column == "context_tokens":
@@ -102,7 +107,8 @@ def _columns(board: pd.DataFrame, wide: bool) -> list[tuple[str, str]]:
 
 
 def _render(board: pd.DataFrame, columns: list[tuple[str, str]], gap: int) -> list[str]:
-    rows = [[cell(source, r[source]) for _, source in columns] for _, r in board.iterrows()]
+    rows = [[short_verdict(cell(source, r[source])) if source == "verdict" else cell(source, r[source])
+             for _, source in columns] for _, r in board.iterrows()]
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, (h, _) in enumerate(columns)]
 
     def line(cells: list[str]) -> str:
@@ -133,19 +139,42 @@ def format_table(board: pd.DataFrame, recommendation: Mapping[str, Any] | None =
     return "\n".join(lines) + "\n" + "\n".join(textwrap.fill(n, wrap) for n in notes)
 
 
+def short_verdict(verdict: str) -> str:
+    """The verdict as the compact table shows it: "within 0.02" for "within 0.02 of best", "worse" for "worse
+    than best" (the note below the table says what each means)."""
+    return verdict.removesuffix(" of best").removesuffix(" than best")
+
+
+def stability_text(recommendation: Mapping[str, Any]) -> str:
+    """"picked in 62% of 1,000 resamples of the questions (otherwise: X 21%, Y 8%)", "" before it was measured."""
+    share, resamples = recommendation.get("recommendation_stability"), recommendation.get("stability_resamples")
+    if _missing(share) or _missing(resamples) or not resamples:
+        return ""
+    text = f"picked in {float(share):.0%} of {int(resamples):,} resamples of the questions"
+    others = recommendation.get("stability_runner_ups")
+    return text + (f" (otherwise: {others})" if not _missing(others) and others else "")
+
+
 def ranking_note(board: pd.DataFrame, recommendation: Mapping[str, Any] | None = None) -> list[str]:
-    """What the rank, the tier and the verdict mean, and the recommendation with its reason."""
+    """What the rank, the bound and the verdicts mean, and the recommendation with its stability and reason."""
     metric = rank_metric(board)
     if not metric:
         return ["rank: not compared yet (materialize the leaderboard asset)"]
     definition = f" ({recommendation['metric_definition']})" if recommendation and recommendation.get(
         "metric_definition") else ""
-    notes = [f"rank: by mean {metric}{definition} over the questions. tier 1: configurations the tests cannot tell from "
-             "the best (Friedman test, then paired randomization tests with Holm's correction, p < 0.05). "
+    margins = [float(m) for m in board.get("margin", pd.Series(dtype=float)).dropna().unique()]
+    margin = f"{margins[0]:g}" if margins else "the margin"
+    compared = max(0, int(board["rank"].notna().sum()) - 1) if "rank" in board.columns else 0
+    notes = [f"rank: by mean {metric}{definition} over the questions; equal means go to the cheaper, then the name. "
+             f"bound: the 95% lower confidence bound of the mean difference to the best on the questions both scored "
+             f"(Student t, Bonferroni over {plural(compared, 'comparison')}). verdict: within {margin} = shown within "
+             f"{margin} of the best (bound above -{margin}); worse = shown lower than the best (one-sided paired "
+             "randomization tests, Holm's correction, p < 0.05); undecided = might be as good, cannot tell yet. "
              "frontier: no other configuration is both better and cheaper. (SELECT * FROM comparison)"]
     if recommendation:
+        steady = stability_text(recommendation)
         notes.append(f"Recommended: {recommendation['strategy']} x {recommendation['corpus_model']} "
-                     f"({recommendation['rule']}). {recommendation['reason']}")
+                     f"({recommendation['rule']}{'; ' + steady if steady else ''}). {recommendation['reason']}")
     return notes
 
 

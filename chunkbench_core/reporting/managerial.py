@@ -1,9 +1,10 @@
 """The managerial report: what to use, how sure we are, what it costs, in plain language.
 
-Sections: the recommendation (ranking metric and its definition, the rule, the reason,
-which configurations are tied and what would break the tie), warnings to read before
-trusting the numbers, KPIs of the recommended configuration, the ranked table (tier,
-verdict, cost, frontier), cost per configuration (index, query, storage), plots (quality
+Sections: the recommendation (ranking metric and its definition, the rule, the reason, how
+stable the pick is on resamples of the questions, which configurations are shown within the
+margin of the best, which might be as good and what would settle them), warnings to read before
+trusting the numbers, KPIs of the recommended configuration, the ranked table (class against the
+best, verdict, cost, frontier), cost per configuration (index, query, storage), plots (quality
 vs cost with the frontier, metric bars with CI whiskers, chunk-size distributions), one
 plain-language paragraph per configuration, and the corpus.
 """
@@ -88,22 +89,49 @@ def recommended_row(rows: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | No
     return rows[0] if rows else None
 
 
-def _tier_sentence(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
-    """Who is tied, what a tier is, and what would break the tie (the reason gives the numbers)."""
-    tier1 = [r for r in rows if number(r.get("tier")) == 1]
-    if len(rows) < 2 or len(tier1) < 2:
+def _names(rows: Sequence[Mapping[str, Any]]) -> str:
+    return ", ".join(f"{r.get('strategy_label') or r['strategy']} x {r['corpus_model']}" for r in rows)
+
+
+def _class_sentence(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
+    """Which configurations are shown within the margin of the best, which might be as good (and what would
+    settle them), how many are shown worse; the reason gives the numbers."""
+    if len(rows) < 2:
         return ""
-    names = ", ".join(f"{r.get('strategy_label') or r['strategy']} x {r['corpus_model']}" for r in tier1)
     rec = data.recommendation or {}
-    text = (f"<p id='tiers'><strong>Tied in tier 1:</strong> {esc(names)}. Tier 1 means the tests cannot tell "
-            "these configurations from the best one on these questions, so the choice among them rests on cost.")
-    needed = number(rec.get("questions_to_separate"))
-    if needed is not None:
-        text += (f" <strong>What would break the tie:</strong> about {needed:,.0f} questions (add questions from your "
-                 "own documents, then run again).")
-    else:
-        text += (" <strong>What would break the tie:</strong> questions on which they differ; the top two answer every "
-                 "current question alike.")
+    margin = number(rec.get("margin"))
+    m = f"{margin:g}" if margin is not None else "the margin"
+    within = [r for r in rows if value(r, "class") in ("best", "within_margin")]
+    undecided = [r for r in rows if value(r, "class") == "undecided"]
+    worse = [r for r in rows if value(r, "class") == "worse"]
+    parts = [f"<strong>Shown within {esc(m)} of the best:</strong> {esc(_names(within))}"
+             + (" (only the best itself)" if len(within) == 1 else "") + "."]
+    if undecided:
+        parts.append(f"<strong>Might be as good, cannot tell yet:</strong> {esc(_names(undecided))}.")
+        settle = [number(r.get("questions_to_settle")) for r in undecided]
+        known = [q for q in settle if q is not None]
+        if known:
+            parts.append(f"<strong>What would settle them:</strong> about {min(known):,.0f} to {max(known):,.0f} "
+                         "questions, if their observed differences held (add questions from your own documents, "
+                         "then run again)." if min(known) != max(known) else
+                         f"<strong>What would settle them:</strong> about {min(known):,.0f} questions, if their "
+                         "observed differences held.")
+    if worse:
+        parts.append(f"<strong>Shown worse than the best:</strong> {esc(plural(len(worse), 'configuration'))}.")
+    return "<p id='classes'>" + " ".join(parts) + "</p>"
+
+
+def _stability(rec: Mapping[str, Any]) -> str:
+    """How often the rule picks the same configuration on resamples of the questions, and the other picks."""
+    share, resamples = number(rec.get("recommendation_stability")), number(rec.get("stability_resamples"))
+    if share is None or not resamples:
+        return ""
+    others = value(rec, "stability_runner_ups")
+    text = (f"<p id='stability'><strong>Stability {share:.0%}:</strong> the rule picks this configuration in "
+            f"{share:.0%} of {resamples:,.0f} resamples of the questions"
+            + (f" (otherwise: {esc(others)})" if others else "") + ".")
+    if share < 0.7:
+        text += " <strong>Unstable:</strong> the warnings below say how many questions would settle it."
     return text + "</p>"
 
 
@@ -123,7 +151,11 @@ def _recommendation(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
                         if number(best.get("rank_ci_low")) is not None else "")
                      + f" over {esc(_questions(rec.get('n_questions')))}.</p>")
         parts.append(f"<p id='rule'>Rule: {esc(rec['rule_text'])}.</p>")
+        if value(rec, "decided") is not None and not flag(rec.get("decided")):
+            parts.append("<p class='warning' id='undecided'><strong>Not decided yet:</strong> these questions "
+                         "cannot settle the choice; the warnings below say why and how many questions would.</p>")
         parts.append(f"<p id='reason'>{esc(rec['reason'])}</p>")
+        parts.append(_stability(rec))
     else:
         parts.append("<p class='note'>Not compared yet: materialize the leaderboard to rank the configurations.</p>")
     recall = metric_value(data, best, "recall")
@@ -140,7 +172,7 @@ def _recommendation(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
         extra = "" if hallucination is None else f"; {_pct(hallucination)} of its answers were flagged as hallucinated"
         parts.append(f"<p>With an LLM answering from this context, the judge scored answer similarity "
                      f"{esc(fmt_metric('answer_similarity', similarity))}/10{extra}.</p>")
-    parts.append(_tier_sentence(data, rows))
+    parts.append(_class_sentence(data, rows))
     return "<div class='recommendation' id='recommendation'>" + "".join(parts) + "</div>"
 
 
@@ -172,27 +204,28 @@ def _kpis(data: ReportData, best: Mapping[str, Any], metrics: Sequence[str]) -> 
 
 def _ranked_table(data: ReportData, rows: Sequence[Mapping[str, Any]], metrics: Sequence[str]) -> str:
     metric = next((str(r["rank_metric"]) for r in rows if value(r, "rank_metric")), None)
-    headers = ["#", "tier", "strategy", "corpus model", "questions"]
+    headers = ["#", "strategy", "corpus model", "questions"]
     if metric:
-        headers.append(metric)
+        headers += [metric, "lower bound vs best"]
     has_cost = any(number(r.get("projected_usd")) is not None for r in rows)
     headers += [*(METRIC_BY_NAME[m].label for m in metrics), "context tokens", *(["$ index + 1,000 questions"] if has_cost else []),
                 "frontier", "verdict"]
     body = []
     for i, row in enumerate(rows):
         cells = [esc(fmt("count", row.get("rank") if number(row.get("rank")) is not None else i + 1)),
-                 esc(fmt("count", row.get("tier"))), esc(row.get("strategy_label") or row["strategy"]),
+                 esc(row.get("strategy_label") or row["strategy"]),
                  esc(row["corpus_model"]), esc(fmt("count", row.get("n_questions")))]
         if metric:
             bounds = (Interval(float(row["rank_ci_low"]), float(row["rank_ci_high"]), True)
                       if number(row.get("rank_ci_low")) is not None else None)
             cells.append(_with_interval("recall", row.get("rank_mean"), bounds))
+            cells.append(esc(fmt("fraction", row.get("lower_bound_vs_best"))))
         cells += [_with_interval(m, metric_value(data, row, m), metric_interval(data, row, m)) for m in metrics]
         cells += [esc(fmt("count", row.get("context_tokens"))),
                   *([esc(fmt("usd", row.get("projected_usd")))] if has_cost else []),
                   "yes" if flag(row.get("on_frontier")) else "", esc(value(row, "verdict") or "–")]
         body.append(cells)
-    numeric = [True, True, False, False, True] + ([True] if metric else []) + [True] * len(metrics) + [
+    numeric = [True, False, False, True] + ([True, True] if metric else []) + [True] * len(metrics) + [
         True, *([True] if has_cost else []), False, False]
     return table(headers, body, element_id="ranking", numeric=numeric,
                  row_classes=["best" if r is recommended_row(rows) else "" for r in rows])
@@ -239,7 +272,8 @@ def _plots(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
         out.append("<figure>" + png_img(plots.frontier_png(points, metric, axis), "frontier",
                                         f"{metric} against cost per configuration")
                    + f"<figcaption>Up is better ({esc(metric)}), left is cheaper "
-                     f"({esc(plots.COST_AXIS_LABELS.get(axis, axis))}). Filled points are tier 1; the dashed line "
+                     f"({esc(plots.COST_AXIS_LABELS.get(axis, axis))}). Filled points are the best and the "
+                     "configurations shown within the margin of it (\"tier 1\" in the plot); the dashed line "
                      "joins the frontier: configurations no other one beats on both. The star is the recommendation."
                      "</figcaption></figure>")
     series = []
@@ -322,11 +356,23 @@ def _strategy_paragraph(data: ReportData, row: Mapping[str, Any], rank: int, tot
     hallucination = metric_value(data, row, "hallucination_rate")
     if hallucination is not None:
         sentences.append(f"{_pct(hallucination)} of its answers were flagged as hallucinated.")
-    tier = number(row.get("tier"))
-    if tier == 1 and len(data.board) > 1:
-        sentences.append("It is in tier 1: the tests cannot tell it from the best configuration.")
-    elif tier is not None and tier > 1:
-        sentences.append(f"It is in tier {tier:.0f}: measurably behind the best configuration.")
+    cls = value(row, "class")
+    if len(data.board) > 1 and cls:
+        margin = number(row.get("margin"))
+        m = f"{margin:g}" if margin is not None else "the margin"
+        bound = number(row.get("lower_bound_vs_best"))
+        if cls == "best":
+            sentences.append("It has the highest mean of the ranking metric.")
+        elif cls == "within_margin":
+            sentences.append(f"It is shown within {m} of the best configuration: at most {-min(bound or 0.0, 0.0):.3f} "
+                             "below it, with 95% confidence.")
+        elif cls == "worse":
+            sentences.append("It is shown worse than the best configuration.")
+        else:
+            settle = number(row.get("questions_to_settle"))
+            sentences.append("It might be as good as the best configuration; these questions cannot tell yet"
+                             + (f" (about {settle:,.0f} questions would, if its observed difference held)."
+                                if settle is not None else "."))
     failed = n_failed(data, row)
     if failed:
         sentences.append(f"{plural(failed, 'question')} failed and {'is' if failed == 1 else 'are'} not in these "
@@ -384,11 +430,19 @@ def render_managerial(data: ReportData, links: Sequence[tuple[str, str]], curren
                                    esc(str(data.recommendation["metric_definition"]).capitalize() + ". It ranks the "
                                        "configurations: every one sees the same context budget, so none can rank "
                                        "higher by sending more text.")))
-            definitions.insert(1, ("tier", "Tier 1 holds the best configuration and every one the tests cannot "
-                                           "tell from it (a Friedman test over all of them, then paired "
-                                           "randomization tests with Holm's correction, p &lt; 0.05); tier 2 is "
-                                           "built the same way from the rest."))
-            definitions.insert(2, ("frontier", "A configuration is on the cost-quality frontier when no other one "
+            margin = number(data.recommendation.get("margin"))
+            m = f"{margin:g}" if margin is not None else "the margin"
+            definitions.insert(1, ("margin and classes", esc(
+                f"A configuration is shown within {m} of the best when, on the questions both scored, the 95% lower "
+                f"confidence bound of its mean difference to the best is above -{m} (Student t, Bonferroni-corrected "
+                "for the number of configurations compared). It is shown worse when one-sided paired randomization "
+                "tests find it lower after Holm's correction (p < 0.05). Otherwise it is undecided: it might be as "
+                "good, these questions cannot tell yet. Not finding a difference is never taken as proof that there "
+                "is none.")))
+            definitions.insert(2, ("stability", "The share of 1,000 resamples of the questions (drawn with "
+                                                "replacement) on which the whole rule picks the same configuration; "
+                                                "below 70% the pick is called unstable."))
+            definitions.insert(3, ("frontier", "A configuration is on the cost-quality frontier when no other one "
                                                "is both better on the ranking metric and cheaper."))
         body.append("<h2>What the numbers mean</h2>" + definition_list(definitions))
     body.append("<h2>Corpus</h2>" + _corpus(data))

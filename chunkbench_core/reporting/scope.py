@@ -43,7 +43,7 @@ def scope_banner(data: ReportData) -> str:
         what = f"experiment run <code>{esc(scope.ident)}</code>"
     else:
         what = (f"batch <code>{esc(scope.ident)}</code> ({esc(plural(len(scope.run_ids), 'experiment run'))}; "
-                "its tiers and recommendation compare these runs only)")
+                "its classes and recommendation compare these runs only)")
     parts = [f"<p><strong>These reports show {what}</strong>{esc(when)}: "
              f"{esc(', '.join(configurations)) if configurations else 'no configuration at its default settings'}.</p>"]
     excluded = [(run, data.excluded_runs[run]) for run in scope.run_ids if run in data.excluded_runs]

@@ -13,7 +13,8 @@ import pandas as pd
 
 from chunkbench_core.storage.results_db import ResultsDB
 
-from .columns import METRICS, flag, flatten, fmt, fmt_metric, has_values, parse_json, plural, run_settings, text, value
+from .columns import (METRICS, flag, flatten, fmt, fmt_metric, has_values, number, parse_json, plural, run_settings,
+                      text, value)
 from .data import ReportData
 from .html import definition_list, esc, json_script, nav, page, table
 from .inspector import inspector_payload
@@ -53,23 +54,45 @@ def _when(raw: Any) -> str:
 
 
 def _ranking(data: ReportData) -> str:
-    """The same ranking, tiers and recommendation as the leaderboard and the managerial report, with the tests."""
+    """The same ranking, classes and recommendation as the leaderboard and the managerial report, with the tests."""
     rec = data.recommendation
     if not rec:
         return "<p class='note'>Not compared yet: materialize the leaderboard to rank the configurations.</p>"
+    from chunkbench_core.evaluation.recommendation import class_words
+    from .leaderboard import stability_text
+
+    margin = number(rec.get("margin"))
+    compared = max(0, sum(1 for r in data.board.to_dict("records") if number(r.get("rank")) is not None) - 1)
+    steady = stability_text(rec)
     head = (f"<p id='technical-recommendation'>Recommended: <strong>{esc(rec['strategy'])} x "
-            f"{esc(rec['corpus_model'])}</strong> ({esc(rec['rule'])}: {esc(rec['rule_text'])}). Ranking metric "
+            f"{esc(rec['corpus_model'])}</strong> ({esc(rec['rule'])}: {esc(rec['rule_text'])})"
+            + (f"; {esc(steady)}" if steady else "") + f". Ranking metric "
             f"<strong>{esc(rec['rank_metric'])}</strong>: {esc(rec['metric_definition'])}. {esc(rec['reason'])}</p>")
+    if value(rec, "decided") is not None and not flag(rec.get("decided")):
+        head += ("<p class='warning' id='technical-undecided'><strong>Not decided yet:</strong> see the warnings "
+                 "(<code>SELECT * FROM diagnostics</code>).</p>")
+    if margin is not None:
+        head += (f"<p class='note' id='margin-note'>Margin {margin:g} in {esc(rec['rank_metric'])}. Lower bound: the "
+                 f"one-sided 95% lower confidence bound of mean(configuration - best) on the questions both scored, "
+                 f"Student t at 0.05 / {compared} each (Bonferroni over {esc(plural(compared, 'comparison'))}); "
+                 f"above -{margin:g} = within the margin. p: one-sided paired randomization test (this one lower, "
+                 "9,999 sign flips); p (Holm): Holm's correction over the same comparisons; below 0.05 and not within "
+                 "the margin = worse. Questions to settle: how many questions would class an undecided "
+                 "configuration either way if its observed difference and spread held.</p>")
     rows = []
     for row in data.board.to_dict("records"):
-        rows.append([esc(fmt("count", row.get("rank"))), esc(fmt("count", row.get("tier"))), esc(row["configuration"]),
+        rows.append([esc(fmt("count", row.get("rank"))), esc(row["configuration"]),
                      esc(fmt("fraction", row.get("rank_mean"))), esc(fmt("fraction", row.get("difference_vs_best"))),
-                     esc(fmt("fraction", row.get("effect_size"))), esc(fmt("value", row.get("p_value_vs_best"))),
-                     esc(fmt("value", row.get("p_value_adjusted"))), esc(fmt("usd", row.get("projected_usd"))),
+                     esc(fmt("fraction", row.get("lower_bound_vs_best"))),
+                     esc(fmt("fraction", row.get("effect_size"))), esc(fmt("fraction", row.get("p_value_vs_best"))),
+                     esc(fmt("fraction", row.get("p_value_adjusted"))), esc(fmt("count", row.get("questions_to_settle"))),
+                     esc(class_words(value(row, "class"), margin) if value(row, "class") else "–"),
+                     esc(fmt("usd", row.get("projected_usd"))),
                      "yes" if flag(row.get("on_frontier")) else "", esc(row.get("verdict") or "–")])
-    return head + table(["rank", "tier", "configuration", rec["rank_metric"], "difference vs best", "effect size (d_z)",
-                         "p vs best", "p (Holm)", "$ index + 1,000 questions", "frontier", "verdict"], rows, element_id="tests",
-                        numeric=[True, True, False, True, True, True, True, True, True, False, False])
+    return head + table(["rank", "configuration", rec["rank_metric"], "difference vs best", "lower bound (95%)",
+                         "effect size (d_z)", "p vs best (one-sided)", "p (Holm)", "questions to settle", "class",
+                         "$ index + 1,000 questions", "frontier", "verdict"], rows, element_id="tests",
+                        numeric=[True, False, True, True, True, True, True, True, True, False, True, False, False])
 
 
 def _runs(data: ReportData) -> str:
@@ -209,7 +232,7 @@ def render_technical(data: ReportData, links: Sequence[tuple[str, str]], current
             f"<p class='meta'>Generated {esc(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))} · "
             f"{scope_meta(data, 'latest run of each configuration')} · {plural(len(payload['questions']), 'question')} × "
             f"{plural(len(payload['configs']), 'configuration')}.</p>", scope_banner(data),
-            "<h2>Ranking, tiers and tests</h2>", _ranking(data),
+            "<h2>Ranking, classes and tests</h2>", _ranking(data),
             "<h2>Runs in this report</h2>", _runs(data), INSPECTOR_HTML,
             "<h2>Per-question results</h2><div class='scroll'>", _question_table(data), "</div>",
             "<h2>Latency and token usage</h2>", _usage(data),

@@ -6,7 +6,9 @@ A context is stored under a key made of the chat model, its endpoint, the prompt
 strategy run never pays the LLM twice for the same question, and a changed prompt or model
 never serves an old answer. Like the embedding cache (``embedding_cache.py``): any number of
 processes read and write at once, each write is one short transaction, one connection per
-process opened on first use. The file is ``CHUNKBENCH_HOME/contextual_cache.sqlite``.
+process opened on first use. The file is ``CHUNKBENCH_HOME/contextual_cache.sqlite``; workers on
+several machines share one PostgreSQL cache instead (``cache_postgres.py``): :func:`open_context_cache`
+opens either from one setting, the cache URL.
 """
 
 from __future__ import annotations
@@ -17,9 +19,12 @@ import threading
 import time
 from collections.abc import MutableMapping
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from .embedding_cache import EmbeddingCacheError, open_retrying
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .cache_postgres import CacheURL, PostgresContextCache
 
 CACHE_FILE = "contextual_cache.sqlite"
 _SCHEMA = """
@@ -118,3 +123,20 @@ def default_context_cache_path(home: str | os.PathLike[str] | None = None) -> Pa
     from chunkbench_core import settings
 
     return settings.home_dir(home) / CACHE_FILE
+
+
+def open_context_cache(location: "str | os.PathLike[str] | CacheURL | None" = None, *,
+                       home: str | os.PathLike[str] | None = None) -> "ContextCache | PostgresContextCache":
+    """The contextual cache a setting names: unset, ``CHUNKBENCH_HOME/contextual_cache.sqlite``; a path, that
+    SQLite file (or ``contextual_cache.sqlite`` in that folder); a ``postgresql://USER:PASSWORD@HOST:5432/DATABASE``
+    URL, the cache that many workers share in that database (one URL serves both caches: their tables differ).
+
+    Both are ``{key: context}`` mappings. Nothing connects here; a malformed URL raises at once, saying
+    what is wrong without showing the password.
+    """
+    from .cache_postgres import CacheURL, PostgresContextCache, cache_location
+
+    where = cache_location(location)
+    if isinstance(where, CacheURL):
+        return PostgresContextCache(where)
+    return ContextCache(where if where is not None else default_context_cache_path(home))

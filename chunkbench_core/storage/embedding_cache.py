@@ -10,7 +10,9 @@ The namespace is the model id plus a fingerprint of what produces its vectors
 (provider, model name, dimension, engine package versions): editing a registry entry
 or upgrading an engine never serves old vectors.
 
-SQLite's WAL needs a local filesystem (not NFS/SMB) for its shared-memory index.
+SQLite's WAL needs a local filesystem (not NFS/SMB) for its shared-memory index. Workers on
+several machines share one PostgreSQL cache instead (``cache_postgres.py``):
+:func:`open_embedding_cache` opens either from one setting, the cache URL.
 """
 
 from __future__ import annotations
@@ -22,11 +24,14 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 import numpy as np
 
 from chunkbench_core.errors import ChunkbenchError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .cache_postgres import CacheURL, PostgresEmbeddingCache
 
 CACHE_FILE = "embedding_cache.sqlite"
 _QUERY_CHUNK = 500
@@ -256,3 +261,20 @@ def default_cache_path(home: str | os.PathLike[str] | None = None) -> Path:
     from chunkbench_core import settings
 
     return settings.home_dir(home) / CACHE_FILE
+
+
+def open_embedding_cache(location: "str | os.PathLike[str] | CacheURL | None" = None, *,
+                         home: str | os.PathLike[str] | None = None) -> "EmbeddingCache | PostgresEmbeddingCache":
+    """The embedding cache a setting names: unset, ``CHUNKBENCH_HOME/embedding_cache.sqlite``; a path, that
+    SQLite file (or ``embedding_cache.sqlite`` in that folder); a ``postgresql://USER:PASSWORD@HOST:5432/DATABASE``
+    URL, the cache that many workers share in that database.
+
+    Both have the same methods. Nothing connects here (the first lookup does); a malformed URL raises
+    EmbeddingCacheError at once, saying what is wrong without showing the password.
+    """
+    from .cache_postgres import CacheURL, PostgresEmbeddingCache, cache_location
+
+    where = cache_location(location)
+    if isinstance(where, CacheURL):
+        return PostgresEmbeddingCache(where)
+    return EmbeddingCache(where if where is not None else default_cache_path(home))

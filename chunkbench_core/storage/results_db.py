@@ -149,30 +149,37 @@ TABLES["experiment_metrics"] += [
                               "judge_completion_tokens")],
 ]
 
-# rank, tier and tests of every configuration of the latest runs (evaluation.statistics.BEST_RULE),
-# its costs on the frontier, and whether it is the recommendation (evaluation.recommendation)
+# rank, class and tests of every configuration of the latest runs against the best
+# (evaluation.statistics.BEST_RULE), its costs on the frontier, and whether it is the recommendation
+# (evaluation.recommendation)
 TABLES["comparison"] = [
     ("configuration", "VARCHAR"),
     ("strategy_label", "VARCHAR"),  # how every view names the strategy (provenance.strategy_label)
     ("experiment_run_id", "VARCHAR"),  # the run compared (the leaderboard's latest of the configuration)
-    ("rank", "INTEGER"),  # 1 = highest mean of the ranking metric
-    ("tier", "INTEGER"),  # 1 = not distinguishable from the best
+    ("rank", "INTEGER"),  # 1 = highest mean of the ranking metric (equal means: the cheaper, then the name)
+    ("class", "VARCHAR"),  # best | within_margin | undecided | worse (against the best, see BEST_RULE)
+    ("tier", "INTEGER"),  # the class in order: 1 = best or shown within the margin, 2 = undecided, 3 = shown worse
     ("metric", "VARCHAR"),
-    ("tie_break_metric", "VARCHAR"),
+    ("margin", "DOUBLE"),  # in the metric's units: within this of the best counts as good as the best
     ("n_questions", "INTEGER"),
     ("mean", "DOUBLE"),
     ("ci_low", "DOUBLE"),
     ("ci_high", "DOUBLE"),
-    ("is_best", "BOOLEAN"),  # highest mean
+    ("is_best", "BOOLEAN"),  # rank 1
     ("recommended", "BOOLEAN"),
-    ("n_paired", "INTEGER"),
-    ("difference_vs_best", "DOUBLE"),
-    ("difference_ci_low", "DOUBLE"),
+    ("n_paired", "INTEGER"),  # questions this configuration and the best both scored
+    ("difference_vs_best", "DOUBLE"),  # mean of (this - best) over the paired questions
+    ("difference_ci_low", "DOUBLE"),  # 95% bootstrap interval of that mean
     ("difference_ci_high", "DOUBLE"),
+    ("lower_bound_vs_best", "DOUBLE"),  # one-sided 95% lower bound of that mean, Bonferroni over n_compared
+    ("sd_difference", "DOUBLE"),
     ("effect_size", "DOUBLE"),  # Cohen's d_z against the best
-    ("p_value_vs_best", "DOUBLE"),
-    ("p_value_adjusted", "DOUBLE"),  # Holm
-    ("significantly_worse", "BOOLEAN"),
+    ("p_value_vs_best", "DOUBLE"),  # one-sided paired randomization test: this one scores lower than the best
+    ("p_value_adjusted", "DOUBLE"),  # Holm over n_compared
+    ("significantly_worse", "BOOLEAN"),  # p_value_adjusted < 0.05 and lower on average
+    ("questions_to_show_within", "BIGINT"),  # questions that would show it within the margin, if its difference held
+    ("questions_to_settle", "BIGINT"),  # undecided: questions that would class it either way, if its difference held
+    ("n_compared", "INTEGER"),  # configurations compared with the best (the m - 1 of both corrections)
     ("friedman_statistic", "DOUBLE"),
     ("friedman_p", "DOUBLE"),
     ("n_complete", "INTEGER"),
@@ -187,17 +194,30 @@ TABLES["comparison"] = [
 TABLES["recommendation"] = [  # one row: the configuration to use, by the documented rule, and why
     ("strategy", "VARCHAR"),
     ("corpus_model", "VARCHAR"),
-    ("rule", "VARCHAR"),  # cheapest_in_tier_1 | highest_mean
+    ("rule", "VARCHAR"),  # cheapest_within_margin | highest_mean
     ("reason", "VARCHAR"),
-    ("tier_size", "INTEGER"),
+    ("recommendation_stability", "DOUBLE"),  # share of resamples of the questions where the rule picks the same
+    ("stability_resamples", "INTEGER"),
+    ("stability_runner_ups", "VARCHAR"),  # the other picks on those resamples, with their shares
+    ("decided", "BOOLEAN"),  # false: the best only because nothing cheaper could be shown, or an unstable pick
+    ("margin", "DOUBLE"),
+    ("n_within_margin", "INTEGER"),  # the best and every configuration shown within the margin of it
+    ("within_margin", "VARCHAR"),
+    ("undecided", "VARCHAR"),  # might be as good, cannot tell yet
+    ("n_worse", "INTEGER"),
     ("n_questions", "INTEGER"),
+    ("difference_vs_best", "DOUBLE"),
+    ("lower_bound_vs_best", "DOUBLE"),
+    ("candidate", "VARCHAR"),  # the nearest cheaper configuration that might be as good
+    ("questions_to_settle", "BIGINT"),  # questions that would show it within the margin, if its difference held
+    ("questions_for_stable_pick", "BIGINT"),  # questions that would make the pick stable (70% of resamples)
+    ("cost_tolerance", "DOUBLE"),
     ("min_detectable_difference", "DOUBLE"),
     ("configuration", "VARCHAR"),
     ("rule_text", "VARCHAR"),
     ("rank_metric", "VARCHAR"),
     ("metric_definition", "VARCHAR"),
     ("rank_mean", "DOUBLE"),
-    ("tier_members", "VARCHAR"),
     ("questions_to_separate", "BIGINT"),
     ("highest_mean", "VARCHAR"),
     ("cost_axis", "VARCHAR"),
@@ -323,13 +343,13 @@ TABLES["defaults"] = [
 ]
 
 
-LEADERBOARD_COLUMNS = ("rank", "tier", "strategy", "corpus_model", "n_questions", "rank_metric", "rank_mean",
+LEADERBOARD_COLUMNS = ("rank", "class", "strategy", "corpus_model", "n_questions", "rank_metric", "rank_mean",
                        "recall", "precision", "iou", "mrr", "hit_rate", "recall_expanded", "context_tokens",
                        "recall_at_512", "budget_auc", "query_ms", "projected_usd", "cost_usd", "on_frontier",
                        "verdict")
 
 # The latest run per strategy x corpus model, in the order of the ``comparison`` table (ranking
-# metric, tiers: evaluation.statistics.BEST_RULE; the recommendation: evaluation.recommendation),
+# metric, classes against the best: evaluation.statistics.BEST_RULE; the recommendation: evaluation.recommendation),
 # with its costs, so the leaderboard, the recommendation view and the reports never disagree. A run
 # the comparison has not seen yet (the leaderboard asset not re-materialized) has no rank and comes last.
 LEADERBOARD_SQL = """
@@ -345,16 +365,17 @@ WITH latest AS (
     SELECT * FROM index_costs WHERE coalesce(variant, '') = ''
     QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model ORDER BY built_at DESC) = 1
 )
-SELECT c.rank, c.tier, l.strategy, coalesce(c.strategy_label, l.strategy) AS strategy_label, l.corpus_model,
-       l.n_questions, l.recall, l.precision, l.iou, l.mrr, l.hit_rate,
+SELECT c.rank, c."class", c.tier, l.strategy, coalesce(c.strategy_label, l.strategy) AS strategy_label,
+       l.corpus_model, l.n_questions, l.recall, l.precision, l.iou, l.mrr, l.hit_rate,
        l.recall_expanded, l.iou_expanded, c.metric AS rank_metric, c.mean AS rank_mean,
-       c.ci_low AS rank_ci_low, c.ci_high AS rank_ci_high, c.p_value_vs_best, c.p_value_adjusted,
-       c.difference_vs_best, c.effect_size,
+       c.ci_low AS rank_ci_low, c.ci_high AS rank_ci_high, c.margin, c.difference_vs_best, c.lower_bound_vs_best,
+       c.p_value_vs_best, c.p_value_adjusted, c.effect_size, c.questions_to_settle,
        CASE WHEN c.rank IS NULL THEN 'not compared yet'
             WHEN c.recommended THEN 'recommended'
             WHEN c.is_best THEN 'highest mean'
-            WHEN c.tier = 1 THEN 'tied with best'
-            ELSE 'worse than best' END AS verdict,
+            WHEN c."class" = 'within_margin' THEN 'within ' || printf('%g', c.margin) || ' of best'
+            WHEN c."class" = 'worse' THEN 'worse than best'
+            ELSE 'undecided' END AS verdict,
        coalesce(c.recommended, false) AS recommended,
        l.context_tokens, l.recall_at_256, l.recall_at_512, l.recall_at_1024, l.recall_at_2048, l.budget_auc,
        i.n_chunks, i.embedded_tokens, i.index_seconds, l.query_ms, l.cold_query_ms,

@@ -106,7 +106,7 @@ def experiment_results(context: AssetExecutionContext, config: ExperimentConfig,
             "variant": variant or "default",
             "dagster/row_count": summary.n_questions,
             "judge_only_questions": int(summary.metrics.get("n_judge_only", 0)),
-            **headline_metrics(summary.metrics),  # rank and tier follow when the leaderboard compares (ranks.py)
+            **headline_metrics(summary.metrics),  # rank and class follow when the leaderboard compares (ranks.py)
             **pool_wait_metadata(pool_wait),
             **({"question_errors": MetadataValue.md("".join(f"- {e}\n" for e in summary.errors))}
                if summary.errors else {}),

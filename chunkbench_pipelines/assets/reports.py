@@ -34,11 +34,12 @@ from .experiments import experiment_results
 #: the leaderboard's columns in the asset's table metadata: (column, type, description)
 TABLE_COLUMNS = (
     ("rank", "int", "1 = highest mean of the ranking metric"),
-    ("tier", "int", "1 = not distinguishable from the best"),
     ("strategy", "string", "chunking strategy"),
     ("corpus_model", "string", "embedding model"),
     ("n_questions", "int", "questions scored"),
     ("rank_mean", "float", "mean of the ranking metric"),
+    ("lower_bound_vs_best", "float", "95% lower confidence bound of (this - best), Bonferroni-corrected"),
+    ("class", "string", "best / within_margin (shown) / undecided (might be as good) / worse (shown)"),
     ("recall", "float", "evidence recall of the top-k chunks"),
     ("mrr", "float", "mean reciprocal rank"),
     ("context_tokens", "float", "tokens of context per question"),
@@ -47,7 +48,7 @@ TABLE_COLUMNS = (
     ("projected_usd", "float", "USD to build the index and answer 1,000 questions"),
     ("cost_usd", "float", "USD this configuration cost in the benchmark: index, captions, answers, judge"),
     ("on_frontier", "bool", "no other configuration is better and cheaper"),
-    ("verdict", "string", "recommended / highest mean / tied with best / worse than best"),
+    ("verdict", "string", "recommended / highest mean / within <margin> of best / undecided / worse than best"),
 )
 
 
@@ -61,16 +62,44 @@ def leaderboard_table(board) -> MetadataValue:
             # the strategy as every view names it (contextual_retrieval without an LLM: heading context)
             value = round_value(row.get("strategy_label") or row.get(name)) if name == "strategy" else round_value(
                 row.get(name))
-            if value is None:
+            if value is None:  # every record has every column (Dagster's table needs it): empty, e.g. the best's bound
+                data[name] = None
                 continue
             data[name] = int(value) if kind == "int" else bool(value) if kind == "bool" else value
         records.append(TableRecord(data))
     return MetadataValue.table(records, schema=schema)
 
 
+def recommendation_metadata(recommendation: dict) -> dict:
+    """The recommendation as the leaderboard asset's metadata: the pick, its stability right beside it, the rule,
+    the margin, the classes and whether the rule could decide."""
+    from chunkbench_core.reporting.leaderboard import stability_text
+
+    out: dict = {"recommendation": f"{recommendation['strategy']} x {recommendation['corpus_model']}"}
+    stability = round_value(recommendation.get("recommendation_stability"))
+    if stability is not None:
+        out["recommendation_stability"] = stability
+        out["stability"] = stability_text(recommendation)
+    out["decided"] = bool(recommendation.get("decided")) if round_value(recommendation.get("decided")) is not None \
+        else True
+    out["reason"] = MetadataValue.md(recommendation["reason"])
+    out["rule"] = f"{recommendation['rule']}: {recommendation['rule_text']}"
+    out["rank_metric"] = f"{recommendation['rank_metric']}: {recommendation['metric_definition']}"
+    for name in ("margin", "n_within_margin", "n_worse", "questions_to_settle", "questions_for_stable_pick",
+                 "min_detectable_difference"):
+        number = round_value(recommendation.get(name))
+        if number is not None:
+            out[name] = number if name in ("margin", "min_detectable_difference") else int(number)
+    undecided = recommendation.get("undecided")
+    if isinstance(undecided, str) and undecided:
+        out["might_be_as_good"] = undecided
+    return out
+
+
 @asset(group_name="reports", kinds={"duckdb"}, deps=[experiment_results], automation_condition=on_new_results(),
-       description="Latest experiment run per strategy x corpus model, ranked and tiered, with costs and the "
-                   "recommendation (DuckDB views `leaderboard`, `comparison`, `recommendation`).")
+       description="Latest experiment run per strategy x corpus model, ranked and classed against the best "
+                   "(within the margin, undecided, worse), with costs and the recommendation and its stability "
+                   "(DuckDB views `leaderboard`, `comparison`, `recommendation`).")
 def leaderboard(context: AssetExecutionContext, duckdb: DuckDBResource, ranking: RankingResource) -> MaterializeResult:
     results = duckdb.results()
     results.ensure_database()
@@ -84,18 +113,12 @@ def leaderboard(context: AssetExecutionContext, duckdb: DuckDBResource, ranking:
         "dagster/row_count": len(board),
     }
     if recommendation:
-        metadata["recommendation"] = f"{recommendation['strategy']} x {recommendation['corpus_model']}"
-        metadata["reason"] = MetadataValue.md(recommendation["reason"])
-        metadata["rule"] = f"{recommendation['rule']}: {recommendation['rule_text']}"
-        metadata["rank_metric"] = f"{recommendation['rank_metric']}: {recommendation['metric_definition']}"
-        metadata["tier_1_size"] = int(recommendation["tier_size"])
-        if round_value(recommendation.get("min_detectable_difference")) is not None:
-            metadata["min_detectable_difference"] = round_value(recommendation["min_detectable_difference"])
+        metadata.update(recommendation_metadata(recommendation))
     if not board.empty:
         metadata["leaderboard"] = leaderboard_table(board)
         ranked = [r for r in board.to_dict("records") if round_value(r.get("rank")) is not None
-                  and round_value(r.get("tier")) is not None]
-        report_ranks_on_partitions(context, ranked)  # rank and tier on each experiment partition's page
+                  and r.get("class") is not None and r.get("class") == r.get("class")]
+        report_ranks_on_partitions(context, ranked)  # rank and class on each experiment partition's page
         points, metric, axis = frontier_points(board)
         if points:
             png = base64.b64encode(frontier_png(points, metric, axis)).decode()

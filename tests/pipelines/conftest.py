@@ -7,7 +7,7 @@ import pytest
 from chunkbench_pipelines.report_server import ReportServer
 
 from .support.dagster_server import DagsterServer, free_port
-from .support.postgres import PostgresServer
+from tests.support.postgres import PostgresServer
 
 DOCS = {
     "rivers.md": "# Rivers\n\nThe Almo river floods its lower valley every April after the snow melts.\n",

@@ -120,25 +120,28 @@ def test_whole_graph_on_a_tiny_corpus(workspace):
     expected_precision = (len(VOLCANO_REF) + len(BAKERY_REF)) / 2 / (len(VOLCANO) + len(BAKERY))
     assert fixed[3:] == pytest.approx((1.0, expected_precision, expected_precision, 1.0, 1.0))
 
-    # the best configuration by the documented rule, tiers, and the recommendation: one story in every view
-    comparison = sql(home, "SELECT configuration, is_best, n_questions, tier, recommended FROM comparison "
+    # the best configuration by the documented rule, classes, and the recommendation: one story in every view
+    comparison = sql(home, "SELECT configuration, is_best, n_questions, class, recommended FROM comparison "
                            "ORDER BY configuration")
     assert [c for c, *_ in comparison] == [f"fixed_size|{MODEL}", f"recursive|{MODEL}"]
     assert sum(1 for _, best, *_ in comparison if best) == 1 and all(n == 2 for _, _, n, *_ in comparison)
     assert sum(1 for *_, recommended in comparison if recommended) == 1
     [best] = [c for c, is_best, *_ in comparison if is_best]
     [chosen] = [c for c, *_, recommended in comparison if recommended]
-    ranked = sql(home, "SELECT rank, strategy || '|' || corpus_model, verdict, rank_metric, tier, recommended "
+    ranked = sql(home, "SELECT rank, strategy || '|' || corpus_model, verdict, rank_metric, class, recommended "
                        "FROM leaderboard")
     assert [r[0] for r in ranked] == [1, 2] and ranked[0][1] == best and ranked[0][3] == "recall_at_512"
     assert {r[1]: r[2] for r in ranked}[chosen] == "recommended"
-    [(strategy, model, rule, reason, tier_size)] = sql(
-        home, "SELECT strategy, corpus_model, rule, reason, tier_size FROM recommendation")
-    assert f"{strategy}|{model}" == chosen and rule == "cheapest_in_tier_1" and reason
-    assert tier_size == sum(1 for *_, tier, _ in ranked if tier == 1)
+    [(strategy, model, rule, reason, n_within, stability)] = sql(
+        home, "SELECT strategy, corpus_model, rule, reason, n_within_margin, recommendation_stability "
+              "FROM recommendation")
+    assert f"{strategy}|{model}" == chosen and rule == "cheapest_within_margin" and reason
+    assert n_within == sum(1 for *_, cls, _ in ranked if cls in ("best", "within_margin"))
+    assert 0 < stability <= 1
     event = instance.get_latest_materialization_event(AssetKey("leaderboard"))
     metadata = event.asset_materialization.metadata
     assert metadata["recommendation"].value == f"{strategy} x {model}"
+    assert metadata["recommendation_stability"].value == round(stability, 3)
     table = metadata["leaderboard"].value
     assert [r.data["strategy"] for r in table.records] == [r[1].split("|")[0] for r in ranked]
 

@@ -1,4 +1,4 @@
-"""Rank and tier reported on experiment partitions (what the leaderboard asset calls), on a real instance."""
+"""Rank and class reported on experiment partitions (what the leaderboard asset calls), on a real instance."""
 
 import pytest
 from dagster import AssetExecutionContext, AssetKey, AssetRecordsFilter, DagsterInstance, asset, materialize
@@ -7,10 +7,11 @@ from chunkbench_pipelines.ranks import rank_observation, report_ranks_on_partiti
 
 MODEL = "all-minilm-l6-v2"
 ROWS = [
-    {"strategy": "recursive", "corpus_model": MODEL, "rank": 1, "tier": 1, "experiment_run_id": "run-a",
-     "verdict": "recommended", "rank_metric": "recall_at_512", "rank_mean": 0.91234},
-    {"strategy": "fixed_size", "corpus_model": MODEL, "rank": 2, "tier": 2, "verdict": "worse than best"},
-    {"strategy": "fixed_size", "corpus_model": "a-model-gone-from-this-deployment", "rank": 3, "tier": 3},
+    {"strategy": "recursive", "corpus_model": MODEL, "rank": 1, "class": "best", "experiment_run_id": "run-a",
+     "verdict": "recommended", "rank_metric": "recall_at_512", "rank_mean": 0.91234, "margin": 0.02},
+    {"strategy": "fixed_size", "corpus_model": MODEL, "rank": 2, "class": "undecided", "verdict": "undecided",
+     "lower_bound_vs_best": -0.08123, "margin": 0.02},
+    {"strategy": "fixed_size", "corpus_model": "a-model-gone-from-this-deployment", "rank": 3, "class": "worse"},
 ]
 
 
@@ -24,13 +25,17 @@ def test_each_ranked_row_becomes_an_observation_of_its_experiment_partition(tmp_
         records = instance.fetch_observations(AssetRecordsFilter(asset_key=AssetKey("experiment_results")),
                                               limit=10).records
         seen = {r.partition_key: {k: v.value for k, v in r.asset_observation.metadata.items()} for r in records}
+        described = {r.partition_key: r.asset_observation.description for r in records}
     assert seen == {
-        f"{MODEL}|recursive": {"rank": 1, "tier": 1, "verdict": "recommended", "recall_at_512": 0.912,
+        f"{MODEL}|recursive": {"rank": 1, "class": "best", "verdict": "recommended", "recall_at_512": 0.912,
                                 "compared_experiment_run_id": "run-a"},
-        f"{MODEL}|fixed_size": {"rank": 2, "tier": 2, "verdict": "worse than best"},
+        f"{MODEL}|fixed_size": {"rank": 2, "class": "undecided", "verdict": "undecided",
+                                 "lower_bound_vs_best": -0.081},
     }
+    assert described[f"{MODEL}|fixed_size"] == ("rank 2 on the leaderboard, undecided: might be as good, "
+                                                 "cannot tell yet")
 
 
-def test_a_row_without_rank_or_tier_is_refused_with_the_field_named():
-    with pytest.raises(ValueError, match="needs tier"):
-        rank_observation({"strategy": "recursive", "corpus_model": MODEL, "rank": 1, "tier": None})
+def test_a_row_without_rank_or_class_is_refused_with_the_field_named():
+    with pytest.raises(ValueError, match="needs class"):
+        rank_observation({"strategy": "recursive", "corpus_model": MODEL, "rank": 1, "class": None})

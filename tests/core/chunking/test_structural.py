@@ -94,3 +94,74 @@ def test_bad_prose_chunker_is_rejected():
         structural(prose_chunker="llm")
     with pytest.raises(ChunkingError, match="or set prose_chunker='fixed_size'"):
         make_chunker("structural", chunk_size=100, chunk_overlap=0)
+
+
+# -- tables: rows that carry their headers, and row groups ------------------------------------------
+TABLE_A = ["Leave — Type: Annual | Days: 27", "Leave — Type: Sick | Days: 20", "Leave — Type: Parental | Days: 90"]
+TABLE_B = ["Fees — Plan: Basic | Price: 100"]
+TABLES_TEXT = "# Policy\n\n" + "\n".join(TABLE_A) + "\n\n" + "\n".join(TABLE_B) + "\n"
+
+
+def table_units() -> list[Unit]:
+    out = []
+    for row in TABLE_A + TABLE_B:
+        start = TABLES_TEXT.index(row)
+        out.append(Unit("table_row", row, start, start + len(row), ["Policy"]))
+    return out
+
+
+def test_table_chunks_group_packs_rows_of_one_table_up_to_chunk_size():
+    document = doc(TABLES_TEXT, units=table_units())
+    rows = structural(prose_chunker="fixed_size", embed=None).chunk(document)
+    assert [c.text for c in rows] == TABLE_A + TABLE_B  # default: one chunk per row
+    grouped = structural(prose_chunker="fixed_size", embed=None, table_chunks="group").chunk(document)
+    # the rows of one table form one chunk; the next table (a blank line apart) is never joined to it
+    assert [c.text for c in grouped] == ["\n".join(TABLE_A), TABLE_B[0]]
+    assert {c.content_type for c in grouped} == {"table_row"}
+    assert all(c.text == TABLES_TEXT[c.start:c.end] for c in grouped)
+    # a group never passes chunk_size: with room for two rows, the third starts a new chunk
+    two = max(structural(prose_chunker="fixed_size", embed=None).chunk(doc(TABLES_TEXT, units=table_units()))[i]
+              .token_count for i in range(2)) * 2 + 1
+    small = structural(prose_chunker="fixed_size", embed=None, table_chunks="group", chunk_size=two,
+                       chunk_overlap=0).chunk(document)
+    assert [c.text for c in small] == ["\n".join(TABLE_A[:2]), TABLE_A[2], TABLE_B[0]]
+    assert all(c.token_count <= two for c in small)
+
+
+def test_table_row_groups_respect_the_model_window():
+    # a row counts 9 (7 words and 2 specials), two rows 16: a 12-token window keeps each row alone
+    window = ModelWindow(max_tokens=12, count_tokens=words_counter)
+    chunks = structural(prose_chunker="fixed_size", embed=None, table_chunks="group", window=window).chunk(
+        doc(TABLES_TEXT, units=table_units()))
+    assert [c.text for c in chunks] == TABLE_A + TABLE_B
+    wide = ModelWindow(max_tokens=16, count_tokens=words_counter)
+    chunks = structural(prose_chunker="fixed_size", embed=None, table_chunks="group", window=wide).chunk(
+        doc(TABLES_TEXT, units=table_units()))
+    assert [c.text for c in chunks] == ["\n".join(TABLE_A[:2]), TABLE_A[2], TABLE_B[0]]
+
+
+def test_bad_table_chunks_is_rejected():
+    with pytest.raises(ChunkingError, match="table_chunks must be one of row, group"):
+        structural(table_chunks="table")
+
+
+def test_params_record_table_chunks():
+    assert structural(table_chunks="group").params()["table_chunks"] == "group"
+
+
+def test_a_financial_table_row_chunk_carries_its_period_header_and_title():
+    """The fixture's statement of operations: the chunk holding net sales says which period each figure is."""
+    from pathlib import Path
+
+    from chunkbench_core.parsing import parse
+
+    fixture = Path(__file__).resolve().parents[2] / "fixtures" / "financial" / "2023 Q3 ACME.pdf"
+    parsed = parse(fixture)
+    for mode in ("row", "group"):
+        chunks = structural(prose_chunker="fixed_size", embed=None, table_chunks=mode, chunk_size=512).chunk(parsed)
+        chunk = next(c for c in chunks if "82,959" in c.text)
+        assert chunk.content_type == "table_row"
+        line = next(line for line in chunk.text.split("\n") if "82,959" in line)
+        assert "Net sales > Total net sales | Three Months Ended September 30, 2023: 82,959 | " in line
+        assert line.startswith("ACME Robotics, Inc. CONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS")
+        assert chunk.text == parsed.markdown[chunk.start:chunk.end]

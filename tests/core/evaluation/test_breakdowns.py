@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -140,3 +141,27 @@ def test_module_is_pure() -> None:
     source = Path(breakdowns.__file__).read_text(encoding="utf-8")
     imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
     assert not [line for line in imports if "dagster" in line or "duckdb" in line or "storage" in line]
+
+
+def test_question_labels_are_group_dimensions() -> None:
+    """A ``labels`` column (the team's own columns kept at import) gives one ``label:NAME`` dimension per label."""
+    def row(qid: str, recall: float, labels: dict | None) -> dict:
+        return {"strategy": "recursive", "corpus_model": "m", "experiment_run_id": "r1", "question_id": qid,
+                "references": '[{"document": "a.pdf", "start": 0, "end": 5}]', "category": "", "difficulty": "",
+                "judge_only": False, "recall": recall, "recall_at_512": recall, "error": None,
+                "labels": None if labels is None else json.dumps(labels)}
+
+    rows = [row("q1", 1.0, {"Source Chunk Type": "Table"}), row("q2", 0.5, {"Source Chunk Type": "Table"}),
+            row("q3", 0.0, {"Source Chunk Type": "Text", "Question Type": "why"}), row("q4", 0.25, None)]
+    table = group_breakdown(rows)
+    chunk_type = table[table["dimension"] == "label:Source Chunk Type"].set_index("group")
+    assert chunk_type.loc["Table", "recall"] == pytest.approx(0.75) and chunk_type.loc["Table", "n_questions"] == 2
+    assert chunk_type.loc["Text", "recall"] == 0.0 and chunk_type.loc["(none)", "recall"] == 0.25
+    question_type = table[table["dimension"] == "label:Question Type"].set_index("group")
+    assert question_type.loc["why", "n_questions"] == 1 and question_type.loc["(none)", "n_questions"] == 3
+    # the fixed dimensions come first, then the labels
+    assert list(dict.fromkeys(table["dimension"]))[:2] == ["format", "category"]
+    assert breakdowns.group_phrase("label:Source Chunk Type", "Table") == "where Source Chunk Type is Table"
+    # rows without a labels column: no label dimension (what the results table holds until it stores labels)
+    plain = group_breakdown([{k: v for k, v in r.items() if k != "labels"} for r in rows])
+    assert not plain["dimension"].str.startswith("label:").any()

@@ -127,3 +127,103 @@ def test_questions_without_references_are_judge_only_never_scored_zero(tmp_path)
     assert summary["n_questions"] == 1 and summary["n_judge_only"] == 1
     assert summary["recall"] == pytest.approx(by_id["good"].scores["recall"])  # the mean over evidence questions only
     assert not np.isnan(summary["recall"])
+
+
+# -- question files that cannot crash the tool ---------------------------------------------------------
+def test_deep_nesting_is_one_line_never_a_recursion_error(tmp_path):
+    deep = '{"questions": [{"id": "a", "question": "b", "metadata": ' + "[" * 100_000 + "]" * 100_000 + "}]}"
+    write(tmp_path, "deep.json", deep)
+    with pytest.raises(QuestionSetError, match="nested too deeply to read"):
+        load_question_set(tmp_path / "deep.json")
+    # nesting Python can read but deeper than a question needs: that question alone is dropped
+    nested = {"questions": [GOOD, {"id": "nested", "question": "?", "metadata": json.loads("[" * 200 + "]" * 200)}]}
+    write(tmp_path, "nested.json", nested)
+    check = check_questions(tmp_path, DOCUMENTS)
+    assert [r.question.id for r in check.resolved] == ["good"]
+    by_file = {p.file.rsplit("/", 1)[-1]: p for p in check.problems}
+    assert set(by_file) == {"deep.json", "nested.json"}
+    assert by_file["nested.json"].question_id == "nested" and "nested more than 32 levels" in by_file["nested.json"].reason
+    assert all("\n" not in str(p) for p in check.problems)
+
+
+def test_an_oversized_field_drops_its_question_alone(tmp_path, monkeypatch):
+    from chunkbench_core.evaluation import questions
+
+    monkeypatch.setattr(questions, "MAX_FIELD_CHARS", 1000)
+    qs = parse_question_set({"questions": [GOOD, {"id": "big", "question": "x" * 2000}]}, "f.json")
+    assert [q.id for q in qs.questions] == ["good"]
+    assert qs.errors[0].question_id == "big" and "2,000 characters, more than the 1,000" in qs.errors[0].reason
+
+
+def test_an_excerpt_of_2_mb_not_in_the_corpus_is_answered_as_not_found(tmp_path):
+    """The whitespace-tolerant search is a substring search of the collapsed texts (linear): the 2 MB excerpt that
+    took a minute with a regular expression per word is answered at once (benchmarks/question_files.py times it)."""
+    words = " ".join(f"word{i % 5000}" for i in range(300_000))  # about 2.5 MB
+    document = " ".join(f"word{i % 5000}" for i in range(250_000)) + " end"
+    write(tmp_path, "big.json", {"questions": [GOOD, {"id": "huge", "question": "?", "references": [
+        {"document": "handbook.md", "content": words}]}]})
+    check = check_questions(tmp_path, {"handbook.md": HANDBOOK + document})
+    assert [r.question.id for r in check.resolved] == ["good"]
+    assert check.problems[0].question_id == "huge" and "was not found" in check.problems[0].reason
+
+
+def test_the_whitespace_tolerant_search_maps_back_to_the_original_offsets():
+    from chunkbench_core.evaluation.questions import find_whitespace_tolerant
+
+    text = "  Alpha\n\n beta\tgamma  delta\n"
+    assert find_whitespace_tolerant("beta gamma", text) == (text.index("beta"), text.index("gamma") + 5)
+    assert find_whitespace_tolerant("Alpha\nbeta", text) == (2, text.index("beta") + 4)
+    assert find_whitespace_tolerant("gamma delta epsilon", text) is None and find_whitespace_tolerant(" ", text) is None
+
+
+def test_two_files_with_one_set_name_are_both_named_and_both_kept(tmp_path):
+    write(tmp_path, "sample.json", {"name": "sample", "questions": [GOOD]})
+    write(tmp_path, "copy.json", {"name": "sample", "questions": [{**GOOD, "id": "other"}]})
+    sets, errors = load_question_sets(tmp_path)
+    assert sorted(qs.name for qs in sets) == ["copy", "sample"]  # the file named after the set keeps the name
+    [error] = errors
+    assert "copy.json" in str(error) and "sample.json" in str(error) and "give each its own" in error.reason
+    check = check_questions(tmp_path, DOCUMENTS)
+    assert len(check.resolved) == 2 and not check.ok
+
+
+def test_document_level_references_labels_and_located_fields():
+    from chunkbench_core.evaluation.questions import (
+        document_problems,
+        question_set_to_json,
+        resolve_source_documents,
+    )
+
+    item = {"id": "d", "question": "Which report?", "labels": {"Source Chunk Type": "Table", "Round": 2},
+            "references": [{"document": "*Q3*"}, {"document": "handbook.md", "content": "25 days of annual leave",
+                                                  "located_by": "answer_words+answer_figures", "score": 0.8}]}
+    qs = parse_question_set({"questions": [item]}, "f.json")
+    [q] = qs.questions
+    assert q.documents == ("*Q3*",) and q.labels == {"Source Chunk Type": "Table", "Round": "2"}
+    assert q.references[0].located and q.n_located == 1 and q.evidence_origin == "located" and not q.judge_only
+    names = ["2023 Q3 AAPL.pdf", "2023 Q2 AAPL.pdf", "handbook.md"]
+    assert resolve_source_documents(q, names) == ("2023 Q3 AAPL.pdf", "handbook.md")
+    assert document_problems(q, names, "f.json") == []
+    assert "matches no parsed document" in str(document_problems(q, ["x.md"], "f.json")[0])
+    assert parse_question_set(question_set_to_json(qs), "g.json").questions == [q]  # written and read back alike
+    docs_only = parse_question_set({"questions": [{"id": "e", "question": "?", "references": [{"document": "a.md"}]}]},
+                                   "f.json").questions[0]
+    assert docs_only.evidence_origin == "documents" and not docs_only.judge_only and docs_only.references == ()
+    bad = parse_question_set({"questions": [
+        {"id": "b1", "question": "?", "references": [{"document": "a.md", "content": "x", "located_by": "magic"}]},
+        {"id": "b2", "question": "?", "references": [{"document": "a.md", "content": "x", "score": 3}]},
+        {"id": "b3", "question": "?", "references": [{"document": "a.md", "start": 1, "end": 2}]},
+        {"id": "b4", "question": "?", "labels": {"x": [1]}}]}, "f.json")
+    assert bad.questions == [] and [e.field for e in bad.errors] == [
+        "references[0].located_by", "references[0].score", "references[0]", "labels"]
+
+
+def test_a_document_level_reference_must_name_a_parsed_document(tmp_path):
+    write(tmp_path, "set.json", {"questions": [
+        GOOD, {"id": "docs", "question": "?", "references": [{"document": "handbook*"}]},
+        {"id": "nowhere", "question": "?", "references": [{"document": "*2023*"}]}]})
+    check = check_questions(tmp_path, DOCUMENTS)
+    assert [r.question.id for r in check.resolved] == ["good", "docs"]
+    [problem] = check.problems
+    assert (problem.question_id, problem.field) == ("nowhere", "references[0].document")
+    assert check.n_judge_only == 0 and check.n_documents_only == 1 and "1 of them with source documents only" in check.summary()

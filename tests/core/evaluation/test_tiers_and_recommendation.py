@@ -1,4 +1,4 @@
-"""Tiers, Holm's correction, the power statement, the frontier, the recommendation rule and diagnostics."""
+"""Classes against the best, Holm's correction, the power statement, the frontier, the recommendation rule and diagnostics."""
 
 from __future__ import annotations
 
@@ -36,28 +36,38 @@ def test_friedman_needs_three_configurations_and_sees_constant_rows_as_no_eviden
     assert friedman(np.ones((5, 3))) == (0.0, 1.0)
 
 
-def test_tiers_on_data_with_a_known_answer():
-    """Three clear groups: {a, b} on top (b = a plus symmetric noise), {c, d} in the middle, e at the bottom."""
+def test_classes_on_data_with_a_known_answer():
+    """{a, b} on top (b = a plus symmetric noise), {c, d} 0.3 lower, e at the bottom."""
     rng = np.random.default_rng(11)
     base = rng.random(80) * 0.2
     data = (rows("a", base + 0.80) + rows("b", base + 0.80 + rng.normal(0, 0.002, 80))
             + rows("c", base + 0.50) + rows("d", base + 0.50 + rng.normal(0, 0.002, 80)) + rows("e", base + 0.10))
     comparison = compare_configurations(data)
-    tiers = {c.configuration: c.tier for c in comparison.configurations}
-    assert tiers == {"a|m": 1, "b|m": 1, "c|m": 2, "d|m": 2, "e|m": 3}
+    best = comparison.best
+    assert best in ("a|m", "b|m")
+    classes = {c.configuration: c.margin_class for c in comparison.configurations}
+    assert classes == {"a|m": "best" if best == "a|m" else "within_margin",
+                       "b|m": "best" if best == "b|m" else "within_margin",
+                       "c|m": "worse", "d|m": "worse", "e|m": "worse"}
+    assert {c.configuration: c.tier for c in comparison.configurations} == {
+        "a|m": 1, "b|m": 1, "c|m": 3, "d|m": 3, "e|m": 3}
     assert comparison.friedman_p < 0.001 and comparison.n_complete == 80
     by_name = {c.configuration: c for c in comparison.configurations}
     assert by_name["e|m"].effect_size < -2  # far below the best, in standard deviations of the differences
     assert by_name["c|m"].versus_best.mean_difference == pytest.approx(-0.30, abs=0.01)
     assert comparison.to_rows() == compare_configurations(data).to_rows()  # deterministic
+    assert {r["class"] for r in comparison.to_rows()} == {"best", "within_margin", "worse"}
 
 
-def test_no_difference_found_puts_everyone_in_tier_1():
+def test_no_difference_found_is_not_taken_for_equal():
+    """30 noisy questions find no difference; that leaves the others undecided, never "as good as the best"."""
     rng = np.random.default_rng(5)
     data = rows("a", rng.random(30)) + rows("b", rng.random(30)) + rows("c", rng.random(30))
     comparison = compare_configurations(data)
     assert comparison.friedman_p > 0.05
-    assert {c.tier for c in comparison.configurations} == {1}
+    assert sorted(c.margin_class for c in comparison.configurations) == ["best", "undecided", "undecided"]
+    assert all(c.questions_to_settle and c.questions_to_settle > 30 for c in comparison.configurations
+               if c.margin_class == "undecided")
 
 
 def test_power_statement_matches_the_normal_approximation():
@@ -88,7 +98,7 @@ def test_costs_follow_their_formulas():
     assert priced == pytest.approx(1000 * ((500 + 10 + 60) * 0.15 + 100 * 0.60) / 1e6)
 
 
-def test_recommendation_is_the_cheapest_in_tier_1_and_switchable_to_highest_mean():
+def test_recommendation_is_the_cheapest_within_the_margin_and_switchable_to_highest_mean():
     rng = np.random.default_rng(2)
     base = rng.random(60) * 0.3 + 0.5
     data = rows("big", base + 0.01) + rows("small", base) + rows("bad", base - 0.4)
@@ -97,13 +107,12 @@ def test_recommendation_is_the_cheapest_in_tier_1_and_switchable_to_highest_mean
     costs = {"big|m": {"projected_usd": 0.0, "context_tokens": 4000.0},
              "small|m": {"projected_usd": 0.0, "context_tokens": 900.0},
              "bad|m": {"projected_usd": 0.0, "context_tokens": 100.0}}
-    tied = comparison.tier_members(1)
-    if "small|m" in tied:
-        rec = recommend(comparison, costs)
-        assert rec.configuration == "small|m" and rec.rule == "cheapest_in_tier_1"
-        assert "cheapest" in rec.reason and "recall_at_512" in rec.reason
-        labelled = recommend(comparison, costs, labels={"small|m": "small (heading context)"})
-        assert "small (heading context) x m is the cheapest" in labelled.reason and "small x m" not in labelled.reason
+    assert comparison.within_margin() == ["big|m", "small|m"]  # 0.01 below on every question: within 0.02
+    rec = recommend(comparison, costs)
+    assert rec.configuration == "small|m" and rec.rule == "cheapest_within_margin"
+    assert "cheapest" in rec.reason and "0.02" in rec.reason and "900 vs 4,000 context tokens" in rec.reason
+    labelled = recommend(comparison, costs, labels={"small|m": "small (heading context)"})
+    assert "small (heading context) x m is the cheapest" in labelled.reason and "small x m" not in labelled.reason
     assert recommend(comparison, costs, "highest_mean").configuration == "big|m"
     with pytest.raises(ConfigError):
         recommend(comparison, costs, "nope")
@@ -125,14 +134,19 @@ def test_diagnostics_fire_on_the_cases_they_describe():
     same = [[0.5, 0.5, 0.5]] * 50 + [[0.1, 0.9, 0.5]]
     assert diagnostics.no_disagreement(same).code == "no_disagreement"
     assert diagnostics.no_disagreement([[0.1, 0.9]] * 10) is None
-    assert diagnostics.too_few_questions(12, 1, None).code == "too_few_questions"
-    assert "1,200" in diagnostics.too_few_questions(100, 3, 1200).message
-    assert diagnostics.too_few_questions(100, 3, 50) is None
+    assert diagnostics.too_few_questions(12).code == "too_few_questions"
+    assert "score the same on every one of the 100 questions" in diagnostics.too_few_questions(100, ("a", "b")).message
+    assert diagnostics.too_few_questions(100) is None
+    assert "1,300 questions would settle it" in diagnostics.recommendation_undecided("a", "b", 0.02, 1300, 30).message
+    assert diagnostics.recommendation_undecided("a", None, 0.02, None, 30) is None
+    assert diagnostics.recommendation_unstable("a", 0.8, 1000, "", None, 30) is None
+    assert "in only 55% of 1,000" in diagnostics.recommendation_unstable("a", 0.55, 1000, "b 45%", 400, 30).message
 
 
-def test_identical_configurations_get_no_detectable_difference_of_zero():
-    """When the top two agree on every question the reason says so, without "differences of about 0.000"."""
-    base = list(np.linspace(0.1, 0.9, 12))
+def test_identical_configurations_are_shown_within_the_margin_and_the_cheaper_is_picked():
+    """Two configurations that score the same on every question differ by exactly 0: the bound is 0."""
+    base = list(np.linspace(0.1, 0.9, 40))
     comparison = compare_configurations(rows("a", np.array(base)) + rows("b", np.array(base)))
-    rec = recommend(comparison, {"a|m": {"context_tokens": 10.0}, "b|m": {"context_tokens": 20.0}})
-    assert "score the same on every question" in rec.reason and "0.000" not in rec.reason
+    assert [c.margin_class for c in comparison.configurations] == ["best", "within_margin"]
+    rec = recommend(comparison, {"a|m": {"context_tokens": 20.0}, "b|m": {"context_tokens": 10.0}})
+    assert rec.configuration == "b|m" and "0.000" not in rec.reason

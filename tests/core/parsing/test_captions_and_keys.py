@@ -51,12 +51,19 @@ def test_image_mime() -> None:
     assert image_mime(b"????") == "application/octet-stream"
 
 
-def test_cache_key_changes_with_content_and_options(tmp_path: Path) -> None:
-    path = tmp_path / "a.md"
-    path.write_text("# A\n\ntext\n", encoding="utf-8")
+def test_cache_key_changes_with_content_and_the_options_its_format_reads(tmp_path: Path) -> None:
+    path = tmp_path / "a.docx"  # the key hashes the bytes; it does not parse them
+    path.write_bytes(b"PK\x03\x04 a word document")
     key = parse_cache_key(path)
     assert key == parse_cache_key(path)
     assert key != parse_cache_key(path, ParseOptions(chunk_token_limit=256))
     assert key != parse_cache_key(path, ParseOptions(caption_source=lambda b: "x"))
-    path.write_text("# A\n\ntext changed\n", encoding="utf-8")
+    # options a Word file never reads leave its key alone
+    assert key == parse_cache_key(path, ParseOptions(pdf_min_total_chars=10, csv_encodings=("utf-8",)))
+    assert key == parse_cache_key(path, ParseOptions(memory_limit_bytes=512 * 1024 * 1024))
+    path.write_bytes(b"PK\x03\x04 a changed word document")
     assert key != parse_cache_key(path)
+    markdown = tmp_path / "a.md"
+    markdown.write_text("# A\n\ntext\n", encoding="utf-8")
+    assert parse_cache_key(markdown) == parse_cache_key(markdown, ParseOptions(chunk_token_limit=256))
+    assert parse_cache_key(markdown) != parse_cache_key(markdown, ParseOptions(csv_encodings=("utf-8",)))

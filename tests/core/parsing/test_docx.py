@@ -16,23 +16,23 @@ FAQ_FA = "پرسش\u200cهای متداول"
 
 EXPECTED_UNITS = [
     ("paragraph", "This guide lists our branches and answers common questions.", [GUIDE]),
-    # data table, provable header -> labelled rows
-    ("table_row", "Branch: Central | City: Tehran | Phone: 021-5555", [GUIDE, "Contacts"]),
-    ("table_row", "Branch: South | City: Shiraz | Phone: 071-4444", [GUIDE, "Contacts"]),
+    # data table, provable header -> labelled rows; the heading right above titles the table
+    ("table_row", "Contacts — Branch: Central | City: Tehran | Phone: 021-5555", [GUIDE, "Contacts"]),
+    ("table_row", "Contacts — Branch: South | City: Shiraz | Phone: 071-4444", [GUIDE, "Contacts"]),
     ("paragraph", "Figures per year follow.", [GUIDE, "Contacts"]),
-    # no provable header (numbers) -> unlabelled rows
+    # no provable header (numbers) -> unlabelled rows; a sentence right above is no title
     ("table_row", "1402 | 120", [GUIDE, "Contacts"]),
     ("table_row", "1403 | 150", [GUIDE, "Contacts"]),
-    # merged title row kept as prose, blank separator skipped, vertical merge repeated on each row
-    ("paragraph", "Branch directory 1403", [GUIDE, "Directory"]),
-    ("table_row", "Region: North | Manager: Ms Rahimi", [GUIDE, "Directory"]),
-    ("table_row", "Region: North | Manager: Mr Karimi", [GUIDE, "Directory"]),
+    # the merged title row titles every row (not a paragraph of its own), blank separator skipped,
+    # vertical merge repeated on each row
+    ("table_row", "Branch directory 1403 — Region: North | Manager: Ms Rahimi", [GUIDE, "Directory"]),
+    ("table_row", "Branch directory 1403 — Region: North | Manager: Mr Karimi", [GUIDE, "Directory"]),
     # layout table (nested table): cells as prose, the nested data table recursed
     ("paragraph", "Left column prose about claims.", [GUIDE, "Layout"]),
     ("paragraph", "A second paragraph in the same cell.", [GUIDE, "Layout"]),
     ("paragraph", "Prices:", [GUIDE, "Layout"]),
-    ("table_row", "Plan: Basic | Price: 100", [GUIDE, "Layout"]),
-    ("table_row", "Plan: Gold | Price: 250", [GUIDE, "Layout"]),
+    ("table_row", "Prices — Plan: Basic | Price: 100", [GUIDE, "Layout"]),
+    ("table_row", "Prices — Plan: Gold | Price: 250", [GUIDE, "Layout"]),
     # Persian Q&A, normalised (Arabic kaf/yeh -> Persian, Persian digit -> ASCII, ZWNJ kept)
     ("qa_pair", "سوال: کارت بیمه را چگونه دریافت کنم؟\nپاسخ: کارت ظرف 3 روز کاری ارسال می\u200cشود.", [FAQ_FA]),
     ("qa_pair", "1- مهلت اعلام خسارت چقدر است؟\nپاسخ: حداکثر پنج روز کاری.", [FAQ_FA]),
@@ -47,8 +47,8 @@ This guide lists our branches and answers common questions.
 
 ## Contacts
 
-Branch: Central | City: Tehran | Phone: 021-5555
-Branch: South | City: Shiraz | Phone: 071-4444
+Contacts — Branch: Central | City: Tehran | Phone: 021-5555
+Contacts — Branch: South | City: Shiraz | Phone: 071-4444
 
 Figures per year follow.
 
@@ -57,10 +57,8 @@ Figures per year follow.
 
 ## Directory
 
-Branch directory 1403
-
-Region: North | Manager: Ms Rahimi
-Region: North | Manager: Mr Karimi
+Branch directory 1403 — Region: North | Manager: Ms Rahimi
+Branch directory 1403 — Region: North | Manager: Mr Karimi
 
 ## Layout
 
@@ -70,8 +68,8 @@ A second paragraph in the same cell.
 
 Prices:
 
-Plan: Basic | Price: 100
-Plan: Gold | Price: 250
+Prices — Plan: Basic | Price: 100
+Prices — Plan: Gold | Price: 250
 
 # پرسش\u200cهای متداول
 
@@ -114,7 +112,7 @@ def test_rich_docx_tree(rich_docx: Path) -> None:
     contacts = guide.children[1]
     leaves = [n for n in contacts.children if n.node_type == "paragraph"]
     assert [n.content_type for n in leaves] == ["table_row", "table_row", "paragraph", "table_row", "table_row"]
-    assert leaves[0].text == "Branch: Central | City: Tehran | Phone: 021-5555"
+    assert leaves[0].text == "Contacts — Branch: Central | City: Tehran | Phone: 021-5555"
 
 
 def test_rich_docx_tree_spans_match_markdown(rich_docx: Path) -> None:

@@ -137,20 +137,22 @@ def test_running_headers_and_page_numbers_dropped(tmp_path: Path, dejavu: None) 
 
 LO_PRINTED_UNITS = [
     ("paragraph", "This guide lists our branches and answers common questions.", ["Branch guide"]),
-    ("table_row", "Branch: Central | City: Tehran | Phone: 021-5555", ["Branch guide", "Contacts"]),
-    ("table_row", "Branch: South | City: Shiraz | Phone: 071-4444", ["Branch guide", "Contacts"]),
+    # the heading right above a table titles its rows
+    ("table_row", "Contacts — Branch: Central | City: Tehran | Phone: 021-5555", ["Branch guide", "Contacts"]),
+    ("table_row", "Contacts — Branch: South | City: Shiraz | Phone: 071-4444", ["Branch guide", "Contacts"]),
     ("paragraph", "Figures per year follow.", ["Branch guide", "Contacts"]),
     ("table_row", "1402 | 120", ["Branch guide", "Contacts"]),
     ("table_row", "1403 | 150", ["Branch guide", "Contacts"]),
+    # the printed title row is a line above the table: a paragraph, and the caption of the rows
     ("paragraph", "Branch directory 1403", ["Branch guide", "Directory"]),
-    ("table_row", "Region: North | Manager: Ms Rahimi", ["Branch guide", "Directory"]),
+    ("table_row", "Branch directory 1403 — Region: North | Manager: Ms Rahimi", ["Branch guide", "Directory"]),
     # the PDF prints a vertically merged cell once: its row has the other column only
-    ("table_row", "Manager: Mr Karimi", ["Branch guide", "Directory"]),
+    ("table_row", "Branch directory 1403 — Manager: Mr Karimi", ["Branch guide", "Directory"]),
     ("paragraph", "Left column prose about claims.", ["Branch guide", "Layout"]),
     ("paragraph", "A second paragraph in the same cell.", ["Branch guide", "Layout"]),
     ("paragraph", "Prices:", ["Branch guide", "Layout"]),
-    ("table_row", "Plan: Basic | Price: 100", ["Branch guide", "Layout"]),
-    ("table_row", "Plan: Gold | Price: 250", ["Branch guide", "Layout"]),
+    ("table_row", "Prices — Plan: Basic | Price: 100", ["Branch guide", "Layout"]),
+    ("table_row", "Prices — Plan: Gold | Price: 250", ["Branch guide", "Layout"]),
     # the printed PDF loses the zero-width non-joiner (it becomes a gap between glyph runs)
     ("qa_pair", "سوال: کارت بیمه را چگونه دریافت کنم؟\nپاسخ: کارت ظرف 3 روز کاری ارسال می شود.", ["پرسش های متداول"]),
     ("qa_pair", "1- مهلت اعلام خسارت چقدر است؟\nپاسخ: حداکثر پنج روز کاری.", ["پرسش های متداول"]),

@@ -23,7 +23,7 @@ def base_results(tmp_path_factory: pytest.TempPathFactory) -> ResultsDB:
 def extended_results(tmp_path_factory: pytest.TempPathFactory) -> ResultsDB:
     with pytest.MonkeyPatch.context() as mp:
         results = build_results(tmp_path_factory.mktemp("extended") / "results", extended=True, monkeypatch=mp)
-        # ranked, tiered and recommended by the pipeline's own comparison (the fixture's questions carry no
+        # ranked, classed and recommended by the pipeline's own comparison (the fixture's questions carry no
         # budgeted recall, so it ranks by recall@k)
         compare_latest_runs(results, RankingSettings(rank_metric="recall@k"))
         return results

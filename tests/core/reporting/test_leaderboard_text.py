@@ -1,4 +1,4 @@
-"""The leaderboard as terminal text and markdown: ranks, tiers, missing values, width, what the rank means."""
+"""The leaderboard as terminal text and markdown: ranks, classes, missing values, width, what the rank means."""
 
 import math
 
@@ -6,15 +6,21 @@ import pandas as pd
 
 from chunkbench_core.reporting.leaderboard import format_markdown, format_table
 
-RECOMMENDATION = {"strategy": "fixed_size", "corpus_model": "multilingual-e5-small", "rule": "cheapest_in_tier_1",
-                  "reason": "2 configurations are tied for first (tier 1).", "rank_metric": "recall_at_512",
-                  "metric_definition": "the share of the evidence text inside the first 512 tokens"}
+RECOMMENDATION = {"strategy": "fixed_size", "corpus_model": "multilingual-e5-small", "rule": "cheapest_within_margin",
+                  "reason": "fixed_size x multilingual-e5-small is the cheapest of the 2 configurations shown within "
+                            "0.02 of the best.", "rank_metric": "recall_at_512",
+                  "metric_definition": "the share of the evidence text inside the first 512 tokens",
+                  "recommendation_stability": 0.62, "stability_resamples": 1000,
+                  "stability_runner_ups": "semantic_parent_child x multilingual-e5-small 38%"}
 
 
 def board(ranked: bool) -> pd.DataFrame:
     return pd.DataFrame({
         "rank": [1, 2] if ranked else [math.nan, math.nan],
+        "class": ["best", "within_margin"] if ranked else [None, None],
         "tier": [1, 1] if ranked else [math.nan, math.nan],
+        "margin": [0.02, 0.02] if ranked else [math.nan, math.nan],
+        "lower_bound_vs_best": [math.nan, -0.013] if ranked else [math.nan, math.nan],
         "strategy": ["semantic_parent_child", "fixed_size"],
         "corpus_model": ["multilingual-e5-small"] * 2,
         "n_questions": [30, 30],
@@ -35,13 +41,23 @@ def test_ranked_table_fits_120_columns_and_says_what_the_rank_means():
     text = format_table(board(True), RECOMMENDATION)
     lines = text.splitlines()
     assert max(len(line) for line in lines) <= 120
-    assert lines[0].split()[:4] == ["rank", "tier", "strategy", "corpus_model"]
-    assert "recall_at_512" in lines[0] and "$ index+1k q" in lines[0]
+    assert lines[0].split()[:3] == ["rank", "strategy", "corpus_model"] and "tier" not in lines[0].split()
+    assert "recall_at_512" in lines[0] and "$ index+1k q" in lines[0] and "bound" in lines[0]
     assert lines[2].split()[0] == "1" and lines[2].split()[-2:] == ["highest", "mean"]
-    assert lines[3].split()[-1] == "recommended" and "946" in lines[3]
+    assert lines[3].split()[-1] == "recommended" and "946" in lines[3] and "-0.013" in lines[3]
     assert "rank: by mean recall_at_512 (the share of the evidence text inside the first 512 tokens)" in text
-    assert "Recommended: fixed_size x multilingual-e5-small (cheapest_in_tier_1)." in text
-    assert "| 1 | 1 | semantic_parent_child |" in format_markdown(board(True), RECOMMENDATION)
+    words = " ".join(text.split())  # the notes are wrapped at 120 columns
+    assert "within 0.02 = shown within 0.02 of the best" in words and "undecided = might be as good" in words
+    assert ("Recommended: fixed_size x multilingual-e5-small (cheapest_within_margin; picked in 62% of 1,000 "
+            "resamples of the questions (otherwise: semantic_parent_child x multilingual-e5-small 38%)).") in " ".join(
+        text.split())
+    assert "| 1 | semantic_parent_child |" in format_markdown(board(True), RECOMMENDATION)
+
+
+def test_the_verdict_follows_the_classes():
+    ranked = board(True).assign(verdict=["highest mean", "within 0.02 of best"])
+    lines = format_table(ranked, RECOMMENDATION).splitlines()
+    assert lines[3].split()[-2:] == ["within", "0.02"]
 
 
 def test_wide_table_prints_every_column():

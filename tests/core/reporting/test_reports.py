@@ -61,11 +61,15 @@ def test_managerial_uses_optional_columns(extended_reports: ReportPaths) -> None
     labels = ("nDCG", "Precision Ω", "Answer similarity", "Faithfulness", "Hallucination rate", "Context relevance")
     for label in labels:
         assert f"<div class='label'>{label}</div>" in html, label
-    # the comparison's story: ranking metric and its definition, the rule, the reason, tiers, the frontier plot
+    # the comparison's story: ranking metric and its definition, the rule, the reason, the classes against the
+    # best, the stability of the pick, the frontier plot
     assert "id='rank-metric'" in html and "Ranking metric: <strong>recall</strong>" in html
-    assert "id='rule'" in html and "cheapest configuration in tier 1" in html and "id='reason'" in html
+    assert "id='rule'" in html and "cheapest configuration shown within the margin of the best" in html
+    assert "id='reason'" in html and "id='stability'" in html and "resamples of the questions" in html
+    assert "id='classes'" in html and "Shown within 0.02 of the best:" in html
     assert re.search(r'<img id="frontier" [^>]*src="data:image/png;base64,[A-Za-z0-9+/=]{200,}"', html)
-    assert ">tier<" in html and ">verdict<" in html and "recommended" in html
+    assert ">tier<" not in html and ">lower bound vs best<" in html and ">verdict<" in html
+    assert "recommended" in html and "margin and classes" in html
     assert "$ index + 1,000 questions" in html and "$ this benchmark" in html and "embedding tokens" in html
     assert REPORT_CI_NOTE not in html  # the recorded intervals are used
     assert "semantic_parent_child" in html and "larger parent section" in html

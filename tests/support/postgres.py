@@ -5,19 +5,33 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 from tests.conftest import require_tool
 
-from .dagster_server import free_port
+
+# a throwaway server: nothing it writes has to survive a power cut, so nothing waits for the disk
+THROWAWAY = "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 class PostgresServer:
-    """Its data lives in a fresh folder under the system temp dir (readable by the postgres user)."""
+    """Its data lives in a fresh folder under the system temp dir (readable by the postgres user).
 
-    def __init__(self) -> None:
+    ``url`` is the database ``database`` (created at start); :meth:`create_database` adds others.
+    Trust authentication on 127.0.0.1 only: a password in a URL is accepted and ignored.
+    """
+
+    def __init__(self, database: str = "dagster") -> None:
         root = Path(tempfile.mkdtemp(prefix="chunkbench-pg-"))
         os.chmod(root, 0o755)
         self.root = root
@@ -36,10 +50,27 @@ class PostgresServer:
             self.as_user = ["runuser", "-u", "postgres", "--"]
         self.port = free_port()
         self._run("initdb", "-D", str(self.data), "--auth=trust", "-U", "postgres", "--encoding=UTF8")
-        self._run("pg_ctl", "-D", str(self.data), "-w", "-l", str(root / "postgres.log"), "-o",
-                  f"-p {self.port} -k {self.sockets} -c listen_addresses=127.0.0.1", "start")
-        self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "dagster")
-        self.url = f"postgresql://postgres@127.0.0.1:{self.port}/dagster"
+        self._start()
+        try:
+            self.url = self.create_database(database)
+        except BaseException:
+            self.stop()
+            raise
+
+    def create_database(self, name: str) -> str:
+        """A new empty database; its URL."""
+        self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", name)
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
+
+    def _start(self) -> None:
+        self._run("pg_ctl", "-D", str(self.data), "-w", "-l", str(self.root / "postgres.log"), "-o",
+                  f"-p {self.port} -k {self.sockets} -c listen_addresses=127.0.0.1 {THROWAWAY}", "start")
+
+    def restart(self, pause_seconds: float = 0.0) -> None:
+        """Stop the server (every session ends), wait, start it again on the same port with the same data."""
+        self._run("pg_ctl", "-D", str(self.data), "-w", "-m", "fast", "stop")
+        time.sleep(pause_seconds)
+        self._start()
 
     def _run(self, tool: str, *args: str) -> None:
         subprocess.run([*self.as_user, str(self.bin / tool), *args], check=True, capture_output=True, timeout=120)

@@ -1,0 +1,148 @@
+"""How close is the time estimate? MiniLM x three strategies on the sample corpus, estimated then run.
+
+    python benchmarks/estimate_accuracy.py [--budget 3] [--strategies fixed_size,recursive,semantic]
+
+In one run, in a temporary folder (nothing of yours is read or written):
+
+1. MiniLM is calibrated on this machine (a few seconds: texts per second, tokens per second);
+2. the run is estimated before parsing (tokens guessed from file sizes) and the sample corpus is parsed,
+   each document timed;
+3. the run is estimated again with the parsed texts, then each partition is built and evaluated for
+   real by the pipeline's own functions (chunking with the boundary model, embedding into a cold
+   embedding cache, the embedded Qdrant store, DuckDB; the sample's questions embedded and searched);
+4. estimate against actual is printed per partition and stage, the corrections are learnt, and the
+   next estimate is printed beside the actual times.
+
+The machine may be shared with other work: every figure is from this one run, estimate and actual
+side by side, and a busy machine shows as a ratio above 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from chunkbench_core.datasets import SAMPLE_CORPUS, SAMPLE_QUESTIONS  # noqa: E402
+from chunkbench_core.embedding import Embedder, get_model  # noqa: E402
+from chunkbench_core.embedding.local import MEMO  # noqa: E402
+from chunkbench_core.estimate.calibration import CalibrationStore, calibrate_embedder, calibrated, engine_key  # noqa: E402
+from chunkbench_core.estimate.feedback import compare_run, comparison_text, learn, partition_actuals, StageActual  # noqa: E402
+from chunkbench_core.estimate.predict import (  # noqa: E402
+    DocumentSize,
+    PipelineTiming,
+    RunShape,
+    documents_from_parsed,
+    duration,
+    estimate_run,
+    render_estimate,
+)
+from chunkbench_core.evaluation.questions import load_question_sets  # noqa: E402
+from chunkbench_core.parsing import parse  # noqa: E402
+from chunkbench_core.stages import build_chunk_collection, chunking_params, run_experiment  # noqa: E402
+from chunkbench_core.storage.corpus import scan_corpus  # noqa: E402
+from chunkbench_core.storage.embedding_cache import EmbeddingCache  # noqa: E402
+from chunkbench_core.storage.results_db import ResultsDB  # noqa: E402
+from chunkbench_core.storage.vector_store import VectorStore  # noqa: E402
+
+MODEL = "all-minilm-l6-v2"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--budget", type=float, default=3.0, help="calibration budget in seconds")
+    parser.add_argument("--strategies", default="fixed_size,recursive,semantic")
+    args = parser.parse_args()
+    strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
+    spec = get_model(MODEL)
+    questions_folder = SAMPLE_QUESTIONS
+    sets, _ = load_question_sets(questions_folder)
+    n_questions = sum(len(qs.questions) for qs in sets)
+    print("estimate against actual on the sample corpus (the machine may be shared: one run, side by side)")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp)
+        store = CalibrationStore(home)
+        embedder = Embedder(spec, cache=EmbeddingCache(home))
+        boundary = Embedder(spec, cache=EmbeddingCache(home))
+        started = time.perf_counter()
+        rate, _ = calibrated(store, engine_key(spec), lambda: calibrate_embedder(embedder,
+                                                                                 budget_seconds=args.budget))
+        print(f"calibration: {time.perf_counter() - started:.1f} s; {rate.summary()}; "
+              f"{rate.seconds_per_text * 1000:.2f} ms per text + {rate.seconds_per_token * 1e6:.0f} µs per token; "
+              f"{rate.tokens_per_cl100k:.2f} word pieces per cl100k token; model load {rate.warmup_seconds:.1f} s")
+        params = chunking_params(spec, None, None)
+        run = RunShape(corpus_models=[MODEL], strategies=strategies, chunk_size=params["chunk_size"],
+                       chunk_overlap=params["chunk_overlap"], n_questions=n_questions, boundary_model=MODEL,
+                       dimensions={MODEL: spec.dimension})
+        rates = {MODEL: rate}
+        # no pipeline here: the core functions are called directly (no step per partition, no reports)
+        pipeline = PipelineTiming(partition_overhead_seconds=0, finishing_seconds=0,
+                                  finishing_seconds_per_partition=0)
+
+        sources = scan_corpus(SAMPLE_CORPUS)
+        before = estimate_run([DocumentSize(s.document, s.size_bytes) for s in sources], run, rates,
+                              pipeline=pipeline, corrections=store.correction)
+        print("\nbefore parsing (tokens guessed from file sizes):")
+        print(render_estimate(before))
+        parsed, parse_seconds = [], 0.0
+        for source in sources:
+            begin = time.perf_counter()
+            document = parse(source.path)
+            parse_seconds += time.perf_counter() - begin
+            document.document = source.document
+            parsed.append(document)
+        sizes = {s.document: s.size_bytes for s in sources}
+        documents = documents_from_parsed(parsed, sizes)
+        guessed = before.corpus_tokens
+        print(f"parsing: {comparison_text(before.parsing_seconds, parse_seconds)}; tokens "
+              f"guessed {guessed:,.0f}, parsed {sum(d.tokens or 0 for d in documents):,}")
+
+        estimate = estimate_run(documents, run, rates, pipeline=pipeline, corrections=store.correction)
+        print("\nafter parsing:")
+        print(render_estimate(estimate))
+        learn(store, compare_run(before, [StageActual(None, None, ("parsing",), parse_seconds)]))
+        actuals: list[StageActual] = []
+        results = ResultsDB(home / "results")
+        wall = time.perf_counter()
+        with VectorStore(local_root=home / "qdrant") as vectors:
+            for strategy in strategies:
+                MEMO.clear()  # this process's memory of vectors would hide the embedding time
+                boundary_before = boundary.usage.seconds
+                built = build_chunk_collection(strategy, spec, parsed, embedder, vectors, results, params,
+                                               boundary=boundary, threshold=spec.default_semantic_threshold)
+                index_seconds = built.index_seconds
+                embedding_seconds = embedder.last_usage.seconds
+                experiment_started = time.perf_counter()
+                run_experiment(strategy, spec, f"estimate-{strategy}", questions_folder, parsed, embedder, vectors,
+                               results)
+                retrieval = time.perf_counter() - experiment_started
+                actuals += partition_actuals(MODEL, strategy, index_seconds=index_seconds,
+                                             embedding_seconds=embedding_seconds,
+                                             boundary_seconds=boundary.usage.seconds - boundary_before,
+                                             retrieval_seconds=retrieval)
+        wall = time.perf_counter() - wall
+        comparison = compare_run(estimate, actuals, actual_total=wall)
+        print("\nestimate against actual (after parsing; the model was loaded by the calibration):")
+        print(comparison.text())
+        print("\nper stage:")
+        for s in comparison.stages:
+            where = f"{s.strategy} x {s.corpus_model}" if s.strategy else "parsing"
+            print(f"  {where:<36} {'+'.join(s.stages):<26} {comparison_text(s.estimated, s.actual)}")
+        learn(store, comparison)
+        corrected = estimate_run(documents, run, rates, pipeline=pipeline, corrections=store.correction)
+        print(f"\nthe next estimate, corrected by this run: {duration(corrected.total)} "
+              f"({comparison_text(corrected.total, wall)})")
+        embedder.cache.close()  # type: ignore[union-attr]
+        boundary.cache.close()  # type: ignore[union-attr]
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

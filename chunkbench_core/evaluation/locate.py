@@ -1,0 +1,474 @@
+"""Evidence located from the answers: where in the documents does a question's expected answer come from?
+
+Teams' question sets give a reviewed answer and the source documents, rarely the evidence span. This
+module finds candidate spans, says how it found each (``located_by``) and how sure it is (``score``,
+0 to 1), and leaves the decision to a person (``chunkbench questions review``).
+
+Each question's answer (its ``expected_answer``; for an imported context that is not verbatim in the
+documents, that context) is searched in the question's source documents, or in the whole corpus when it
+names none, for:
+
+- ``answer_words``: runs of the answer's words found in the same order in a document. Words are runs of
+  letters and digits, compared case-folded, so whitespace, quotes (curly or straight), dashes, ``$`` and
+  punctuation between them never matter. A run counts only when it is informative: at least
+  :data:`MIN_RUN_WORDS` words and :data:`MIN_INFORMATIVE_CHARS` characters of informative words
+  (stop words weigh nothing; a word found in every document of a corpus of three or more weighs half),
+  and found at no more than :data:`MAX_OCCURRENCES` places of the searched documents (a boilerplate
+  phrase such as "for the quarter ended September 30" is found at many and never counts alone). Runs of one
+  document close together (a gap of up to :data:`MAX_GAP_WORDS` words in both texts) make one span.
+  Score: the informative characters over 60, at most 1.
+- ``answer_figures``: the answer's figures, compared by value: ``82,959`` = ``82959`` = ``$82,959``;
+  ``(3,000)`` is -3,000 (a figure matches its negative too: "a loss of 3,000" is the table's ``(3,000)``).
+  Years, small whole numbers (below 100) and figures with fewer than 3 significant digits found at more
+  than one line are not evidence. The evidence is the parsed line holding the figure (a table row is one
+  line), or its sentence when the line is a long paragraph. Score: 0.7 per distinctive figure of the line
+  (half that for a figure found on two or three lines; 0.6 times that for one with fewer than 3 significant
+  digits, which must then be on one line only), at most 1.
+- ``answer_figures_scaled``: a figure written with a scale ("$82.9 billion", "4.2 million") matched to a
+  table figure in millions or thousands that rounds (or truncates) to it: 82,959 (millions) for "$82.9
+  billion". Score 0.45 per figure: a table's unit is not read, so a person should look.
+
+A span found by several methods keeps the highest score plus 0.2 per further method (at most 1) and
+``located_by`` joins the methods with ``+``. At most :data:`MAX_LOCATED` spans per question are kept, each
+with a score of at least ``min_score`` (default :data:`DEFAULT_MIN_SCORE`).
+
+Every search is one pass over each document: the answers' word triples go into one index, each document's
+words are looked up in it once; figures are indexed per document by value. Time and memory are linear in
+the corpus and in the answers' size.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import re
+from array import array
+from bisect import bisect_left, bisect_right
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from decimal import Decimal, InvalidOperation
+
+from .questions import Question, Reference, match_documents, resolve_source_documents
+
+MIN_RUN_WORDS = 5
+MIN_INFORMATIVE_CHARS = 25.0
+MAX_OCCURRENCES = 2
+MAX_GAP_WORDS = 3
+MAX_LOCATED = 5
+DEFAULT_MIN_SCORE = 0.4
+#: words of a run looked up together (the index key)
+GRAM = 3
+#: a line longer than this is a paragraph: a figure's evidence is then its sentence
+MAX_LINE_CHARS = 400
+
+STOP_WORDS = frozenset("""
+a about above after again against all also am an and any are as at be because been before being below between
+both but by can could did do does doing down during each few for from further had has have having he her here
+hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of
+off on once only or other our ours ourselves out over own same she should so some such than that the their
+theirs them themselves then there these they this those through to too under until up very was we were what
+when where which while who whom why will with would you your yours yourself yourselves
+""".split())
+
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+_FIGURE = re.compile(
+    r"(?<![\w.,])(?P<open>\()?\s?(?P<minus>[-−–])?\s?(?P<currency>[$€£])?\s?"
+    r"(?P<number>\d{1,3}(?:,\d{3})+|\d+)(?P<decimals>\.\d+)?(?![\w,]\d)(?:\s?(?P<close>\)))?(?P<percent>\s?%)?"
+    r"(?:\s?(?P<scale>thousand|million|billion|trillion|bn|mn)\b)?",
+    re.IGNORECASE)
+_SCALES = {"thousand": 3, "million": 6, "mn": 6, "billion": 9, "bn": 9, "trillion": 12}
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _fold(word: str) -> str:
+    return word.casefold().replace("’", "'")
+
+
+@dataclass(frozen=True)
+class Figure:
+    value: Decimal  # the absolute value as written (no scale applied)
+    negative: bool
+    significant: int  # significant digits
+    decimals: int
+    scale: int  # power of ten of a scale word (million = 6), 0 without
+    percent: bool
+    start: int
+    end: int
+
+    @property
+    def is_year(self) -> bool:
+        return self.decimals == 0 and self.scale == 0 and not self.percent and 1900 <= self.value <= 2100
+
+    @property
+    def informative(self) -> bool:
+        """Not a year, not a small whole number."""
+        return not self.is_year and not (self.decimals == 0 and self.value < 100 and not self.percent)
+
+
+def figures(text: str) -> list[Figure]:
+    """The figures of ``text``: ``(3,000)`` negative, ``$82,959`` = 82959, ``4.2 million`` with its scale."""
+    out = []
+    for m in _FIGURE.finditer(text):
+        digits = m.group("number").replace(",", "")
+        decimals = (m.group("decimals") or "")[1:]
+        try:
+            value = Decimal(f"{digits}.{decimals}" if decimals else digits)
+        except InvalidOperation:
+            continue
+        negative = bool(m.group("minus")) or bool(m.group("open") and m.group("close"))
+        significant = len((digits + decimals).strip("0")) or 1
+        scale = _SCALES.get((m.group("scale") or "").lower(), 0)
+        out.append(Figure(value, negative, significant, len(decimals), scale, bool(m.group("percent")),
+                          m.start("number"), m.end()))
+    return out
+
+
+# -- documents, indexed once ----------------------------------------------------------------------
+@functools.lru_cache(maxsize=200_000)
+def _fold_cached(word: str) -> str:
+    return _fold(word)
+
+
+class IndexedDocument:
+    """A document's folded words; their offsets and its figures are read when first needed."""
+
+    def __init__(self, name: str, text: str) -> None:
+        self.name = name
+        self.text = text
+        self.words: list[str] = list(map(_fold_cached, _WORD.findall(text)))
+        self._starts: array | None = None
+        self._ends: array | None = None
+        self._figures: dict[Decimal, list[int]] | None = None
+        self._sorted: list[Decimal] = []
+
+    def _offsets(self) -> None:
+        # 8 bytes an offset (a large document stays small in memory), built in C: no Python step per word
+        starts = array("q", map(re.Match.start, _WORD.finditer(self.text)))
+        self._starts = starts
+        self._ends = array("q", map(operator.add, starts, map(len, _WORD.findall(self.text))))
+
+    def start(self, word: int) -> int:
+        if self._starts is None:
+            self._offsets()
+        return self._starts[word]
+
+    def end(self, word: int) -> int:
+        if self._ends is None:
+            self._offsets()
+        return self._ends[word]
+
+    @property
+    def figures(self) -> dict[Decimal, list[int]]:
+        """Figure value -> positions of the figures with that value (absolute, scale not applied)."""
+        if self._figures is None:
+            by_value: dict[Decimal, list[int]] = defaultdict(list)
+            for f in figures(self.text):
+                by_value[f.value].append(f.start)
+            self._figures = dict(by_value)
+            self._sorted = sorted(by_value)
+        return self._figures
+
+    @property
+    def sorted_values(self) -> list[Decimal]:
+        _ = self.figures
+        return self._sorted
+
+
+def index_document(name: str, text: str) -> IndexedDocument:
+    return IndexedDocument(name, text)
+
+
+def line_span(text: str, position: int) -> tuple[int, int]:
+    """The line holding ``position`` (without its line break and surrounding blanks); its sentence when the line
+    is a long paragraph."""
+    start = text.rfind("\n", 0, position) + 1
+    end = text.find("\n", position)
+    end = len(text) if end < 0 else end
+    if end - start > MAX_LINE_CHARS:
+        cuts = [start, *(start + m.end() for m in _SENTENCE_END.finditer(text[start:end])), end]
+        i = bisect_right(cuts, position) - 1
+        start, end = cuts[max(0, i)], cuts[min(len(cuts) - 1, max(1, i + 1))]
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+# -- results --------------------------------------------------------------------------------------
+@dataclass
+class Candidate:
+    document: str
+    start: int
+    end: int
+    score: float
+    methods: set[str]
+
+    def reference(self, text: str) -> Reference:
+        return Reference(self.document, text[self.start:self.end], self.start, self.end,
+                         "+".join(m for m in ("answer_words", "context_words", "answer_figures",
+                                              "answer_figures_scaled") if m in self.methods),
+                         round(min(1.0, self.score), 3))
+
+
+@dataclass
+class LocateReport:
+    """What ``locate`` found: per question id its located references; counts by method."""
+
+    located: dict[str, list[Reference]] = field(default_factory=dict)
+    n_searched: int = 0  # questions with a text to search from
+    by_method: Counter = field(default_factory=Counter)  # method -> questions with evidence found by it
+    without: list[str] = field(default_factory=list)  # searched, nothing found
+
+    @property
+    def n_found(self) -> int:
+        return sum(1 for refs in self.located.values() if refs)
+
+    def summary(self) -> str:
+        if not self.n_searched:
+            return "no question has an answer to look for evidence from"
+        methods = ", ".join(f"{n} by {m.replace('_', ' ')}" for m, n in sorted(self.by_method.items())) or "none"
+        return (f"evidence located for {self.n_found} of {self.n_searched} question(s) with an answer ({methods}; "
+                f"a question can count under several); {len(self.without)} without")
+
+
+@dataclass(frozen=True)
+class Search:
+    """One text to locate: the question, the text (an answer or a context), where to look, and its method."""
+
+    question_id: str
+    text: str
+    documents: tuple[str, ...]  # the searched documents (all when the question names none)
+    words_method: str = "answer_words"
+
+
+class Locator:
+    """The corpus indexed once; :meth:`locate` runs any number of searches in one pass over it."""
+
+    def __init__(self, documents: Mapping[str, str]) -> None:
+        self.documents = {name: index_document(name, text) for name, text in sorted(documents.items())}
+        n = len(self.documents)
+        self._half_weight: frozenset[str] = frozenset()
+        if n >= 3:
+            df = Counter(w for d in self.documents.values() for w in set(d.words))
+            self._half_weight = frozenset(w for w, c in df.items() if c == n)
+
+    def names(self) -> list[str]:
+        return list(self.documents)
+
+    def _weight(self, word: str) -> float:
+        if word in STOP_WORDS:
+            return 0.0
+        if word.isdigit() and len(word) < 3:
+            return 0.0
+        return 0.5 if word in self._half_weight else 1.0
+
+    # -- words ------------------------------------------------------------------------------------
+    def _word_runs(self, searches: Sequence[Search]) -> dict[int, list[tuple[str, int, int, int, int]]]:
+        """Per search: maximal runs (document, first word, last word + 1, answer first, answer last + 1)."""
+        grams: dict[tuple[str, ...], list[tuple[int, int]]] = defaultdict(list)
+        for s_index, search in enumerate(searches):
+            words = [_fold(w) for w in _WORD.findall(search.text)]
+            for j in range(len(words) - GRAM + 1):
+                grams[tuple(words[j:j + GRAM])].append((s_index, j))
+        wanted: dict[str, set[int]] = defaultdict(set)
+        for s_index, search in enumerate(searches):
+            for name in search.documents:
+                wanted[name].add(s_index)
+        runs: dict[int, list[tuple[str, int, int, int, int]]] = defaultdict(list)
+
+        def close(name: str, active: dict[tuple[int, int], int], last: int) -> None:
+            # the runs of ``active`` end at gram ``last``: record them (words first..last + GRAM)
+            for (s_index, j), begun in active.items():
+                length = last - begun + 1  # grams in the run
+                runs[s_index].append((name, begun, last + GRAM, j - length + 1, j + GRAM))
+
+        for name, doc in self.documents.items():
+            if name not in wanted:
+                continue
+            mine = wanted[name]
+            w = doc.words
+            # one pass in C over the document's word triples: the positions found in the answers' index
+            found = [(i, grams[g]) for i, g in enumerate(zip(*(w[k:] for k in range(GRAM)))) if g in grams]
+            active: dict[tuple[int, int], int] = {}  # (search, answer position) -> gram where the run began
+            previous = -2
+            for i, hits in found:
+                if i != previous + 1:  # a gap: every run ended at the previous position
+                    close(name, active, previous)
+                    active = {}
+                current: dict[tuple[int, int], int] = {}
+                for s_index, j in hits:
+                    if s_index in mine:
+                        current[(s_index, j)] = active.get((s_index, j - 1), i)
+                close(name, {k: v for k, v in active.items() if (k[0], k[1] + 1) not in current}, i - 1)
+                active, previous = current, i
+            close(name, active, previous)
+        return runs
+
+    def _informative(self, doc: IndexedDocument, first: int, last: int) -> float:
+        return sum(self._weight(word) * len(word) for word in doc.words[first:last])
+
+    def _word_candidates(self, search: Search, runs: list[tuple[str, int, int, int, int]]) -> list[Candidate]:
+        # occurrences: the places (in the searched documents) holding the same answer words
+        runs = sorted(runs, key=lambda r: (r[0], r[1]))
+        out: list[Candidate] = []
+        merged: list[list[int | str]] = []
+        for name, first, last, a_first, a_last in runs:
+            if last - first < MIN_RUN_WORDS:
+                continue
+            doc = self.documents[name]
+            info = self._informative(doc, first, last)
+            if info < MIN_INFORMATIVE_CHARS:
+                continue
+            # the places (in the searched documents) holding the same answer words: boilerplate is at many
+            occurrences = sum(1 for r in runs if r[3] <= a_first and r[4] >= a_last)
+            if occurrences > MAX_OCCURRENCES:
+                continue
+            if merged and merged[-1][0] == name and first - merged[-1][2] <= MAX_GAP_WORDS \
+                    and abs(a_first - merged[-1][4]) <= MAX_GAP_WORDS:
+                merged[-1][2], merged[-1][4] = max(merged[-1][2], last), max(merged[-1][4], a_last)
+                merged[-1][5] += info
+            else:
+                merged.append([name, first, last, a_first, a_last, info])
+        for name, first, last, _a_first, _a_last, info in merged:
+            doc = self.documents[name]
+            out.append(Candidate(name, doc.start(first), doc.end(last - 1), min(1.0, info / 60.0),
+                                 {search.words_method}))
+        return out
+
+    # -- figures ----------------------------------------------------------------------------------
+    def _figure_candidates(self, search: Search) -> list[Candidate]:
+        wanted = [f for f in figures(search.text) if f.informative]
+        if not wanted:
+            return []
+        docs = [self.documents[n] for n in search.documents]
+        lines: dict[tuple[str, int, int], dict[str, float]] = defaultdict(dict)  # line -> figure key -> weight
+        scaled: dict[tuple[str, int, int], dict[str, float]] = defaultdict(dict)
+        for f in wanted:
+            key = f"{f.value}{'%' if f.percent else ''}e{f.scale}"
+            places = {(d.name, *line_span(d.text, p)) for d in docs for p in d.figures.get(f.value, ())}
+            if places and len(places) <= 3:  # the figure as written
+                weight = 0.7 * (1.0 if len(places) == 1 else 0.5)
+                if f.significant < 3:
+                    weight *= 0.6 if len(places) == 1 else 0.0
+                for place in places:
+                    lines[place][key] = max(lines[place].get(key, 0.0), weight)
+            elif not places and f.scale >= 6:  # "$82.9 billion": a table figure in millions or thousands
+                unit = Decimal(10) ** (f.scale - f.decimals)  # one unit of the last digit written
+                total = f.value * Decimal(10) ** f.scale
+                places = set()
+                rounded = set()  # the places whose value rounds to the figure as written (within half a unit)
+                for table_unit in (6, 3):
+                    scale = Decimal(10) ** table_unit
+                    low, high = (total - unit) / scale, (total + unit) / scale
+                    for d in docs:
+                        for value in d.sorted_values[bisect_left(d.sorted_values, low):
+                                                     bisect_right(d.sorted_values, high)]:
+                            if len(str(value).replace(".", "").strip("0")) >= 3:
+                                found = {(d.name, *line_span(d.text, p)) for p in d.figures[value]}
+                                places |= found
+                                if abs(value * scale - total) * 2 < unit:
+                                    rounded |= found
+                # "$14.21 million" is within one unit of both 14,208 and 14,215 (thousands), but only 14,208
+                # rounds to it: one place that rounds to the figure is the figure, whatever else is near
+                if len(rounded) == 1:
+                    places = rounded
+                if places and len(places) <= 3:
+                    for place in places:
+                        scaled[place][key] = 0.45 * (1.0 if len(places) == 1 else 0.5)
+        out = []
+        for method, found in (("answer_figures", lines), ("answer_figures_scaled", scaled)):
+            for (name, start, end), weights in found.items():
+                score = sum(weights.values())
+                if score > 0 and end > start:
+                    out.append(Candidate(name, start, end, min(1.0, score), {method}))
+        return out
+
+    # -- all together -----------------------------------------------------------------------------
+    def locate(self, searches: Sequence[Search], min_score: float = DEFAULT_MIN_SCORE,
+               max_located: int = MAX_LOCATED,
+               rejected: Mapping[str, Iterable[tuple[str, int, int]]] | None = None) -> dict[str, list[Reference]]:
+        """Located references per question id (several searches of one question are merged), best first.
+
+        ``rejected``: per question id, spans (document, start, end) a person rejected: never proposed again.
+        """
+        runs = self._word_runs(searches)
+        by_question: dict[str, list[Candidate]] = defaultdict(list)
+        for s_index, search in enumerate(searches):
+            by_question[search.question_id] += self._word_candidates(search, runs.get(s_index, []))
+            by_question[search.question_id] += self._figure_candidates(search)
+        out: dict[str, list[Reference]] = {}
+        for qid, candidates in by_question.items():
+            refused = set((rejected or {}).get(qid, ()))
+            kept = _merge_overlapping(candidates)
+            kept = [c for c in kept if c.score >= min_score and (c.document, c.start, c.end) not in refused]
+            kept.sort(key=lambda c: (-c.score, c.document, c.start))
+            out[qid] = [c.reference(self.documents[c.document].text) for c in kept[:max_located]]
+        return out
+
+
+def _merge_overlapping(candidates: list[Candidate]) -> list[Candidate]:
+    """Spans of one document that overlap become one (the union); several methods raise the score."""
+    out: list[Candidate] = []
+    for c in sorted(candidates, key=lambda c: (c.document, c.start, -c.end)):
+        last = out[-1] if out else None
+        if last is not None and last.document == c.document and c.start < last.end:
+            new_methods = c.methods - last.methods
+            last.end = max(last.end, c.end)
+            last.score = max(last.score, c.score) + 0.2 * len(new_methods)
+            last.methods |= c.methods
+        else:
+            out.append(Candidate(c.document, c.start, c.end, c.score, set(c.methods)))
+    return out
+
+
+def searches_for(question: Question, names: Sequence[str]) -> list[Search]:
+    """The searches of one question: its expected answer, in its source documents (all when it names none)."""
+    answer = question.expected_answer.strip()
+    if not answer:
+        return []
+    documents = resolve_source_documents(question, names) or tuple(names)
+    return [Search(question.id, answer, documents)]
+
+
+def locate_questions(questions: Sequence[Question], locator: Locator, min_score: float = DEFAULT_MIN_SCORE,
+                     extra: Sequence[Search] = (), answers_of: Iterable[str] | None = None,
+                     ) -> tuple[list[Question], LocateReport]:
+    """``questions`` with their located references replaced by newly located ones.
+
+    The expected answer of each question is searched (of those in ``answers_of`` when given), and the
+    ``extra`` searches (an imported context not verbatim in the documents). Hand-written and reviewed
+    references are kept; spans a person rejected (kept in the question's ``metadata.rejected_evidence``) are
+    never proposed again. Re-running gives the same file.
+    """
+    names = locator.names()
+    chosen = None if answers_of is None else set(answers_of)
+    searches = [s for q in questions if chosen is None or q.id in chosen for s in searches_for(q, names)]
+    searches += list(extra)
+    rejected = {q.id: {(r["document"], r["start"], r["end"]) for r in q.metadata.get("rejected_evidence", [])
+                       if isinstance(r, dict) and {"document", "start", "end"} <= set(r)}
+                for q in questions}
+    found = locator.locate(searches, min_score, rejected=rejected)
+    searched = {s.question_id for s in searches}
+    report = LocateReport(n_searched=len(searched))
+    out = []
+    for q in questions:
+        if q.id not in searched:
+            out.append(q)
+            continue
+        kept = [r for r in q.references if not r.located]
+        have = {(k.document, k.start, k.end) for k in kept}
+        new = [r for r in found.get(q.id, []) if (r.document, r.start, r.end) not in have]
+        report.located[q.id] = new
+        if new:
+            for method in {m for r in new for m in r.located_by.split("+")}:
+                report.by_method[method] += 1
+        else:
+            report.without.append(q.id)
+        out.append(replace(q, references=(*kept, *new)))
+    return out, report
+
+
+__all__ = ["DEFAULT_MIN_SCORE", "Figure", "LocateReport", "Locator", "Search", "figures", "line_span",
+           "locate_questions", "match_documents", "searches_for"]
