@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from chunkbench_core.chunking import make_chunker
-from chunkbench_core.datasets import SAMPLE_DIR
+from chunkbench_core.datasets import SAMPLE_CORPUS, SAMPLE_QUESTIONS
 from chunkbench_core.embedding import Embedder, get_model
 from chunkbench_core.embedding.local_e5_onnx import (
     E5Onnx,
@@ -28,8 +28,8 @@ from chunkbench_core.parsing import parse
 from chunkbench_core.stages import model_token_counter
 from tests.conftest import require_tool
 
-CORPUS = Path(SAMPLE_DIR) / "corpus"
-QUESTIONS = Path(SAMPLE_DIR) / "questions" / "sample.json"
+CORPUS = Path(SAMPLE_CORPUS)
+QUESTIONS = Path(SAMPLE_QUESTIONS) / "sample.json"
 PERSIAN = re.compile("[\u0600-\u06ff]")
 DIGITS = str.maketrans("۰۱۲۳۴۵۶۷۸۹", "0123456789")
 
