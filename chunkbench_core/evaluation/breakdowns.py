@@ -48,6 +48,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from chunkbench_core.evaluation.statistics import DEFAULT_RANK_METRIC, canonical_metric
+from chunkbench_core.labels import configuration_label
 from chunkbench_core.wording import plural
 
 #: the dimensions, in display order
@@ -238,8 +239,9 @@ def group_breakdown(questions: pd.DataFrame | Sequence[Mapping[str, Any]],
 
 
 def configuration_name(strategy: Any, corpus_model: Any) -> str:
-    """The name the reports give a configuration: ``"recursive | all-minilm-l6-v2"``."""
-    return f"{strategy} | {corpus_model}"
+    """A configuration's name in a breakdown (``"recursive × all-minilm-l6-v2"``): its label without provenance
+    (:func:`ranking_difference` takes the labels the reports show)."""
+    return configuration_label(strategy, corpus_model)
 
 
 @dataclass(frozen=True)
@@ -311,13 +313,15 @@ DIMENSION_NOUNS: dict[str, tuple[str, str]] = {
 
 
 def ranking_difference(breakdown: pd.DataFrame, order: Sequence[str], dimension: str,
-                       metric: str | None = None) -> str:
+                       metric: str | None = None, labels: Mapping[str, str] | None = None) -> str:
     """One sentence: where the best configuration of a group differs from the best over all questions.
 
-    E.g. "On pdf documents (12 questions) semantic | m ranks first by recall_at_512; on docx documents
-    (30 questions) recursive | m does, as on all questions." Groups with 3 questions or fewer never drive
-    the sentence (it says how many were left out as too small to read).
+    E.g. "On pdf documents (12 questions) semantic × m ranks first by recall_at_512; on docx documents
+    (30 questions) recursive × m does, as on all questions." Groups with 3 questions or fewer never drive
+    the sentence (it says how many were left out as too small to read). ``labels``: how to name each
+    configuration of ``order`` (default: its name).
     """
+    labels = labels or {}
     metric = metric or DEFAULT_RANK_METRIC
     leaders = group_leaders(breakdown, order, dimension)
     default = ((f"{dimension[len(LABEL_PREFIX):]} value", f"{dimension[len(LABEL_PREFIX):]} values")
@@ -333,11 +337,11 @@ def ranking_difference(breakdown: pd.DataFrame, order: Sequence[str], dimension:
         return (f"Every {noun} has {TOO_SMALL} questions or fewer: too small to compare the ranking "
                 f"({plural(len(leaders), noun, nouns)}).")
     differing = [g for g in readable if g.differs]
-    overall = order[0]
+    overall = labels.get(order[0], order[0])
     if not differing:
         return (f"{overall} ranks first by {metric} in every {noun} with more than {TOO_SMALL} questions, "
                 f"as on all questions.{note}")
-    parts = [f"{group_phrase(g.dimension, g.group)} ({plural(g.n_questions, 'question')}) {g.best} ranks first"
+    parts = [f"{group_phrase(g.dimension, g.group)} ({plural(g.n_questions, 'question')}) {labels.get(g.best, g.best)} ranks first"
              + (f" by {metric}" if i == 0 else "") for i, g in enumerate(differing)]
     agreeing = [g for g in readable if not g.differs]
     if agreeing:

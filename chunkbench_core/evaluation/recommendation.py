@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from chunkbench_core.errors import ConfigError
+from chunkbench_core.labels import configuration_label
 from chunkbench_core.wording import plural
 
 from . import budget, cost
@@ -251,9 +252,10 @@ class Recommendation:
 
 
 def _label(configuration: str, labels: Mapping[str, str] | None = None) -> str:
-    """``strategy x corpus_model``, with the strategy's label when given (e.g. "contextual_retrieval (heading context)")."""
+    """``strategy × corpus_model`` (:func:`chunkbench_core.labels.configuration_label`), with the strategy's label
+    when given (e.g. "contextual_retrieval (heading context)")."""
     strategy, _, model = configuration.partition("|")
-    return f"{(labels or {}).get(configuration, strategy)} x {model}" if model else configuration
+    return configuration_label((labels or {}).get(configuration, strategy), model) if model else configuration
 
 
 def _number(value: float | None, places: int = 3) -> str:

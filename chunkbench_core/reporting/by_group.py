@@ -2,7 +2,8 @@
 difficulty and document, with the question count of every cell, and where the ranking differs.
 
 Every table is rendered here (escaped, no script needed to read the first one); the page's small script
-only shows the table of the chosen dimension and metric (``hidden`` attributes), with no network.
+(``static/by_group.js``, styles ``static/by_group.css``) only shows the table of the chosen dimension and
+metric (``hidden`` attributes), with no network.
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ import pandas as pd
 from chunkbench_core.evaluation.breakdowns import (
     DIMENSIONS,
     TOO_SMALL,
+    configuration_name,
     group_leaders,
     ranking_difference,
 )
 
 from .columns import METRIC_BY_NAME, METRICS, fmt, number, plural
-from .data import ReportData, configuration, group_results
-from .html import esc
+from .data import ReportData, group_results
+from .html import esc, label_html
 
 DIMENSION_LABELS: dict[str, str] = {"format": "document format", "category": "question category",
                                     "difficulty": "difficulty", "document": "document"}
@@ -30,36 +32,6 @@ SECTION_METRICS: tuple[str, ...] = ("recall", "precision", "iou", "mrr", "hit_ra
 EXTRA_LABELS: dict[str, tuple[str, str]] = {"context_tokens": ("Context tokens", "count"),
                                             "query_ms": ("Query time", "ms")}
 
-BY_GROUP_CSS = """
-#by-group .controls{display:flex;gap:1rem;flex-wrap:wrap;margin:.4rem 0}
-#by-group select{font:inherit;padding:.15rem .3rem}
-#by-group tr.small td{color:var(--muted);background:var(--panel)}
-#by-group td.lead{font-weight:600}
-#by-group .group-sentence{border-left:4px solid var(--accent);padding:.3rem .7rem;background:var(--accent-bg)}
-#by-group [hidden]{display:none}
-#by-group caption{text-align:left;font-weight:600;padding:.2rem 0}
-"""
-
-BY_GROUP_JS = r"""
-(function () {
-  "use strict";
-  var root = document.getElementById("by-group");
-  if (!root) { return; }
-  var dimension = document.getElementById("group-dimension");
-  var metric = document.getElementById("group-metric");
-  function show() {
-    root.querySelectorAll("[data-dimension]").forEach(function (node) {
-      var wanted = node.getAttribute("data-dimension") === dimension.value &&
-        (!node.hasAttribute("data-metric") || node.getAttribute("data-metric") === metric.value);
-      node.hidden = !wanted;
-    });
-  }
-  dimension.addEventListener("change", show);
-  metric.addEventListener("change", show);
-  show();
-  document.documentElement.setAttribute("data-groups", "ready");
-})();
-"""
 
 
 def _metric_info(name: str) -> tuple[str, str]:
@@ -77,7 +49,8 @@ def _cell(raw: Any, kind: str, n: Any) -> str:
 
 
 def _table(cells: pd.DataFrame, dimension: str, metric: str, order: Sequence[str],
-           leaders: Mapping[str, Any], rank_metric: str) -> str:
+           leaders: Mapping[str, Any], rank_metric: str, names: Mapping[str, str]) -> str:
+    """One table; ``names``: the HTML that names each configuration of ``order``."""
     label, kind = _metric_info(metric)
     column = "rank_mean" if metric == "rank" else metric
     if metric == "rank":
@@ -85,11 +58,11 @@ def _table(cells: pd.DataFrame, dimension: str, metric: str, order: Sequence[str
     mine = cells[cells["dimension"] == dimension]
     by_group: dict[str, dict[str, dict[str, Any]]] = {}
     for row in mine.to_dict("records"):
-        by_group.setdefault(str(row["group"]), {})[configuration(row["strategy"], row["corpus_model"])] = row
+        by_group.setdefault(str(row["group"]), {})[configuration_name(row["strategy"], row["corpus_model"])] = row
     groups = sorted(by_group, key=lambda g: (-max(int(r["n_questions"]) for r in by_group[g].values()), g))
     head = ["<th scope='col'>" + esc(DIMENSION_LABELS[dimension]) + "</th>", "<th scope='col'>questions</th>",
             f"<th scope='col'>first by {esc(_metric_info(rank_metric)[0])}</th>"]
-    head += [f"<th scope='col'>{esc(name)}</th>" for name in order]
+    head += [f"<th scope='col'>{names[name]}</th>" for name in order]
     body = []
     for group in groups:
         row_cells = by_group[group]
@@ -97,8 +70,8 @@ def _table(cells: pd.DataFrame, dimension: str, metric: str, order: Sequence[str
         leader = leaders.get(group)
         small = n <= TOO_SMALL
         count = esc(plural(n, "question")) + ("<span class='ci bad'>too small to read</span>" if small else "")
-        best = esc(leader.best) if leader is not None else "–"
-        tds = [f"<th scope='row'>{esc(group)}</th>", f"<td class='num'>{count}</td>", f"<td>{best}</td>"]
+        best = f"<td>{names[leader.best]}</td>" if leader is not None else "<td>–</td>"
+        tds = [f"<th scope='row'>{esc(group)}</th>", f"<td class='num'>{count}</td>", best]
         for name in order:
             row = row_cells.get(name)
             lead = " lead" if leader is not None and name == leader.best and metric == "rank" else ""
@@ -116,7 +89,9 @@ def render_by_group(data: ReportData) -> str:
     cells = group_results(data)
     if cells.empty:
         return ""
-    order = [configuration(r["strategy"], r["corpus_model"]) for r in data.board.to_dict("records")]
+    order = [configuration_name(r["strategy"], r["corpus_model"]) for r in data.board.to_dict("records")]
+    labels = {name: str(r["label"]) for name, r in zip(order, data.board.to_dict("records"))}
+    names = {name: label_html(str(r["key"]), labels[name]) for name, r in zip(order, data.board.to_dict("records"))}
     rank_metric = str(cells["rank_metric"].iloc[0])
     metric_label = _metric_info(rank_metric)[0]
     metrics = ["rank", *(m for m in SECTION_METRICS if m != rank_metric and cells[m].notna().any())]
@@ -138,11 +113,11 @@ def render_by_group(data: ReportData) -> str:
     ]
     for i, dimension in enumerate(dimensions):
         leaders = {g.group: g for g in group_leaders(cells, order, dimension)}
-        sentence = ranking_difference(cells, order, dimension, rank_metric)
+        sentence = ranking_difference(cells, order, dimension, rank_metric, labels)
         parts.append(f"<div data-dimension='{esc(dimension)}'{'' if i == 0 else ' hidden'}>"
                      f"<p class='group-sentence' id='groups-{esc(dimension)}-sentence'>{esc(sentence)}</p>")
         for j, metric in enumerate(metrics):
-            table = _table(cells, dimension, metric, order, leaders, rank_metric)
+            table = _table(cells, dimension, metric, order, leaders, rank_metric, names)
             if i or j:
                 table = table.replace("<div class='scroll' ", "<div class='scroll' hidden ", 1)
             parts.append(table)

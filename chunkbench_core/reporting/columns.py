@@ -18,7 +18,7 @@ import pandas as pd
 from chunkbench_core.provenance import HEADING_CONTEXT_LABEL, strategy_label  # noqa: F401  (re-exported)
 from chunkbench_core.wording import plural  # noqa: F401  (re-exported: reports import it from here)
 
-Kind = Literal["fraction", "score10", "ms", "count", "usd", "value"]
+Kind = Literal["fraction", "score10", "ms", "count", "usd", "p_value", "value"]
 
 
 @dataclass(frozen=True)
@@ -173,6 +173,8 @@ def fmt(kind: Kind, raw: Any) -> str:
         return f"{x:,.0f}"
     if kind == "usd":
         return f"${x:,.4f}" if x < 1 else f"${x:,.2f}"
+    if kind == "p_value":  # three decimals always (1.000 beside 0.012), the smallest as a bound
+        return "< 0.001" if x < 0.0005 else f"{x:.3f}"
     return f"{x:g}"
 
 

@@ -30,17 +30,42 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
+from chunkbench_core.labels import configuration_label
 from chunkbench_core.storage.history import run_build
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.runs import RunScope, RunSelection, exclusions
 
 from .columns import natural_key, parse_json, strategy_label
+from .html import label_html
 
 CONFIG_KEY = ("strategy", "corpus_model")
 
 
 def configuration(strategy: Any, corpus_model: Any) -> str:
-    return f"{strategy} | {corpus_model}"
+    """The key of a configuration inside a report (page data, element attributes); people read
+    :func:`chunkbench_core.labels.configuration_label` instead."""
+    return f"{strategy}|{corpus_model}"
+
+
+def _variant(row: Mapping[str, Any]) -> str:
+    provenance = parse_json(row.get("provenance"), {})
+    variant = provenance.get("variant") if isinstance(provenance, dict) else None
+    return str(variant) if variant else ""
+
+
+def row_key(row: Mapping[str, Any]) -> str:
+    """The key of an ``experiment_metrics`` row's configuration in the pages (``data-configuration``):
+    ``strategy|corpus model``, and ``|variant`` for a sweep step."""
+    key = configuration(row["strategy"], row["corpus_model"])
+    return f"{key}|{_variant(row)}" if _variant(row) else key
+
+
+def row_label(row: Mapping[str, Any]) -> str:
+    """The label of an ``experiment_metrics`` row's configuration: strategy (as its provenance names it) ×
+    corpus model, and the sweep variant when the row is one."""
+    provenance = parse_json(row.get("provenance"), {})
+    provenance = provenance if isinstance(provenance, dict) else {}
+    return configuration_label(row["strategy"], row["corpus_model"], provenance, _variant(row))
 
 
 @dataclass
@@ -72,6 +97,19 @@ class ReportData:
         """The strategy's label in the configuration's latest run (e.g. "contextual_retrieval (heading context)")."""
         return strategy_label(strategy, self.provenance(strategy, corpus_model))
 
+    def configuration_label(self, strategy: Any, corpus_model: Any) -> str:
+        """The configuration's one label, as the board (its latest run) names it."""
+        rows = self.board[(self.board["strategy"] == strategy) & (self.board["corpus_model"] == corpus_model)]
+        if not rows.empty and "label" in rows.columns:
+            return str(rows.iloc[0]["label"])
+        return configuration_label(strategy, corpus_model, self.provenance(str(strategy), str(corpus_model)))
+
+    def label_html(self, strategy: Any, corpus_model: Any) -> str:
+        """The configuration's label in a page (marked with its key: :func:`.html.label_html`)."""
+        rows = self.board[(self.board["strategy"] == strategy) & (self.board["corpus_model"] == corpus_model)]
+        key = str(rows.iloc[0]["key"]) if not rows.empty and "key" in rows.columns else configuration(strategy, corpus_model)
+        return label_html(key, self.configuration_label(strategy, corpus_model))
+
     def provenance(self, strategy: str, corpus_model: str) -> dict[str, Any]:
         rows = self.board[(self.board["strategy"] == strategy) & (self.board["corpus_model"] == corpus_model)]
         if rows.empty or "provenance" not in rows.columns:
@@ -96,7 +134,8 @@ def _ranked_board(results: ResultsDB) -> pd.DataFrame:
         "AND c.configuration = m.strategy || '|' || m.corpus_model"
     )
     if order.empty or full.empty:
-        return full.iloc[0:0].assign(configuration=pd.Series(dtype=str))
+        return full.iloc[0:0].assign(configuration=pd.Series(dtype=str), label=pd.Series(dtype=str),
+                                     key=pd.Series(dtype=str))
     # a run may hold several rows of one configuration (chunk-size sweep variants): the
     # leaderboard's created_at picks the row it ranked
     key = ["experiment_run_id", *CONFIG_KEY]
@@ -112,6 +151,9 @@ def _ranked_board(results: ResultsDB) -> pd.DataFrame:
     board["configuration"] = [configuration(s, c) for s, c in zip(board["strategy"], board["corpus_model"])]
     board["strategy_label"] = [strategy_label(s, parse_json(p, {})) for s, p in
                                zip(board["strategy"], board["provenance"] if "provenance" in board else [None] * len(board))]
+    records = board.to_dict("records")
+    board["label"] = [row_label(r) for r in records]
+    board["key"] = [row_key(r) for r in records]
     return board
 
 

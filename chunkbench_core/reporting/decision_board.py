@@ -11,11 +11,11 @@ A "run" on the board is a batch of results launched together (see :func:`assign_
 with one Dagster run per partition, each experiment run id holds one configuration, so the
 board groups them; the run list names the experiment run ids of each batch.
 
-The page (script :mod:`.board_js`) lets the user filter by corpus model, pick the metric,
+The page (script ``static/board.js``, styles ``static/board.css``) lets the user filter by corpus model, pick the metric,
 exclude runs, read a heat map of configuration x run (stage one), pick candidate cells
 for a side-by-side comparison of every metric (stage two), and follow a metric over
-time. A warning appears whenever the runs being compared differ in boundary model,
-corpus model or neighbor settings (and in question set or top k), or - read from the
+time. A warning appears whenever the runs being compared differ in neighbor settings, question set or
+top k, when one configuration was scored with several boundary models, or - read from the
 collections they scored - in parsed corpus, in one strategy's chunker settings, or in
 where contextual_retrieval's context came from (LLM or headings); each run carries the
 neighbor badge ``±P/N``.
@@ -28,12 +28,12 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-from .board_js import BOARD_CSS, BOARD_JS
-from .columns import METRICS, has_values, missing, number, parse_json, plural, run_settings, strategy_label
-from .data import ReportData
+from . import plots
+from .columns import METRICS, has_values, missing, number, parse_json, plural, run_settings
+from .data import ReportData, row_key, row_label
 from .html import esc, json_script, nav, page
 from .scope import scope_banner
-from .style import CSS
+from .webfiles import scripts, stylesheet
 
 BOARD_HTML = """
 <section id="board" aria-labelledby="board-title">
@@ -154,7 +154,7 @@ def board_payload(data: ReportData) -> dict[str, Any]:
             "created": created.isoformat(sep=" ", timespec="seconds")
             if isinstance(created, datetime) and not pd.isna(created) else None,
             "strategy": str(row["strategy"]), "model": str(row["corpus_model"]),
-            "label": strategy_label(row["strategy"], provenance),
+            "label": row_label(row), "key": row_key(row),
             "metrics": {m.name: number(row.get(m.name)) for m in metrics},
             "n": number(row.get("n_questions")), "failed": number(row.get("n_failed")),
             "boundary": settings.boundary_model, "prev": settings.neighbor_prev, "next": settings.neighbor_next,
@@ -171,9 +171,28 @@ def board_payload(data: ReportData) -> dict[str, Any]:
             row.pop(private)
     rank_metric = str((data.recommendation or {}).get("rank_metric") or "")
     ordered = sorted(metrics, key=lambda m: m.name != rank_metric)  # the ranking metric first: the default pick
-    return {"rows": rows,
+    return {"rows": rows, "colors": configuration_colors(data, rows),
             "metrics": [{"name": m.name, "label": m.label, "kind": m.kind, "higherIsBetter": m.higher_is_better}
                         for m in ordered]}
+
+
+#: how the page script keys a configuration (strategy, corpus model, variant)
+KEY_SEPARATOR = "\u001f"
+
+
+def configuration_colors(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """The trend chart's colour of each configuration: the leaderboard's order first (the colours of the
+    managerial report's plots), then every other configuration of the board in name order."""
+    def key(strategy: Any, model: Any, variant: Any) -> str:
+        return KEY_SEPARATOR.join((str(strategy), str(model), str(variant or "")))
+
+    order: list[str] = []
+    for row in data.board.to_dict("records"):
+        provenance = parse_json(row.get("provenance"), {})
+        variant = provenance.get("variant") if isinstance(provenance, dict) else None
+        order.append(key(row["strategy"], row["corpus_model"], variant))
+    others = sorted({key(r["strategy"], r["model"], r["variant"]) for r in rows} - set(order))
+    return {k: plots.color(i) for i, k in enumerate(dict.fromkeys([*order, *others]))}
 
 
 def _set_aside(data: ReportData) -> str:
@@ -192,10 +211,8 @@ def _set_aside(data: ReportData) -> str:
         created_text = "–" if created is None or pd.isna(created) else pd.Timestamp(created).strftime("%Y-%m-%d %H:%M")
         value = number(row.get(column))
         run = str(row.get("experiment_run_id"))
-        variant = f" [{row['variant']}]" if isinstance(row.get("variant"), str) and row["variant"] else ""
         rows.append(f"<tr class='set-aside' data-run='{esc(run)}'><td class='struck'>{esc(run)}</td>"
-                    f"<td class='struck'>{esc(strategy_label(row['strategy'], parse_json(row.get('provenance'), {})))} "
-                    f"x {esc(row['corpus_model'])}{esc(variant)}</td><td class='struck'>{esc(created_text)}</td>"
+                    f"<td class='struck'>{esc(row_label(row))}</td><td class='struck'>{esc(created_text)}</td>"
                     f"<td class='struck num'>{'–' if value is None else f'{value:.3f}'}</td>"
                     f"<td class='reason'>{esc(data.excluded_runs[run])}</td></tr>")
     return ("<section id='set-aside' aria-labelledby='set-aside-title'><h3 id='set-aside-title'>Set aside for good</h3>"
@@ -225,7 +242,7 @@ def _recommendation_banner(data: ReportData) -> str:
                  " <strong>Not decided yet:</strong> these questions cannot settle the choice (see the warnings of "
                  "the managerial report).")
     return (f"<div class='recommendation' id='board-recommendation'><p><strong>Recommended ({which}):</strong> "
-            f"{esc(rec['strategy'])} x {esc(rec['corpus_model'])}, by {esc(rec['rank_metric'])} "
+            f"{data.label_html(rec['strategy'], rec['corpus_model'])}, by {esc(rec['rank_metric'])} "
             f"({esc(rec['metric_definition'])}) and the rule: {esc(rec['rule_text'])}"
             + (f"; {esc(steady)}" if steady else "") + f". {esc(rec['reason'])}{undecided}</p>"
             "<p class='note'>The metric picker starts on the ranking metric; the board's \"best\" marks are per "
@@ -245,9 +262,9 @@ def render_decision_board(data: ReportData, links: Sequence[tuple[str, str]], cu
         body.append("<p>No experiment has run yet.</p>" if data.runs.empty else
                     "<p>Every run is set aside.</p>")
         body.append(_set_aside(data))
-        return page("chunkbench decision board", "".join(body), css=CSS + BOARD_CSS)
+        return page("chunkbench decision board", "".join(body), css=stylesheet("board.css"))
     body.append(_recommendation_banner(data))
     run_list = '<div class="scroll"><table id="run-list"></table></div>'
     body.append(BOARD_HTML.replace(run_list, run_list + _set_aside(data), 1))
-    return page("chunkbench decision board", "".join(body), css=CSS + BOARD_CSS, scripts=[BOARD_JS],
+    return page("chunkbench decision board", "".join(body), css=stylesheet("board.css"), scripts=scripts("board.js"),
                 data=json_script("board-data", payload))

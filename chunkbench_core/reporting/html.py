@@ -78,6 +78,18 @@ def _attr(name: str, value: str) -> str:
     return f' {name}="{esc(value)}"' if value else ""
 
 
+def label_html(key: str, label: str) -> str:
+    """A configuration's label (:func:`chunkbench_core.labels.configuration_label`) in a page, marked with the
+    configuration's key so a reader's tools (and the tests) find every place that names it."""
+    return f"<span class='config-label' data-configuration='{esc(key)}'>{esc(label)}</span>"
+
+
+def scroll_box(inner: str, label: str = "") -> str:
+    """A box that scrolls sideways on its own when ``inner`` (a wide table) is wider than the page;
+    focusable, so the keyboard can scroll it too."""
+    return f"<div class='scroll' role='region' tabindex='0'{_attr('aria-label', label)}>{inner}</div>"
+
+
 def table(
     headers: Sequence[str],
     rows: Iterable[Sequence[str]],
@@ -86,20 +98,23 @@ def table(
     numeric: Sequence[bool] | None = None,
     row_classes: Sequence[str] | None = None,
     caption: str = "",
+    raw_headers: bool = False,
 ) -> str:
-    """A table from already-escaped cell HTML (headers are escaped here)."""
+    """A table from already-escaped cell HTML (headers are escaped here unless ``raw_headers``), in its own
+    sideways-scrolling box, so a wide table never widens the page."""
     numeric = list(numeric) if numeric is not None else [False] * len(headers)
     parts = [f"<table{_attr('id', element_id)}>"]
     if caption:
         parts.append(f"<caption>{esc(caption)}</caption>")
-    parts.append("<thead><tr>" + "".join(f'<th scope="col">{esc(h)}</th>' for h in headers) + "</tr></thead><tbody>")
+    parts.append("<thead><tr>" + "".join(f'<th scope="col">{h if raw_headers else esc(h)}</th>' for h in headers)
+                 + "</tr></thead><tbody>")
     for i, row in enumerate(rows):
         css = row_classes[i] if row_classes is not None and i < len(row_classes) else ""
         parts.append(f"<tr{_attr('class', css)}>" + "".join(
             f'<td class="num">{cell}</td>' if numeric[j] else f"<td>{cell}</td>" for j, cell in enumerate(row)
         ) + "</tr>")
     parts.append("</tbody></table>")
-    return "".join(parts)
+    return scroll_box("".join(parts), caption or element_id.replace("-", " "))
 
 
 def definition_list(items: Iterable[tuple[str, str]]) -> str:
@@ -121,7 +136,9 @@ def nav(links: Sequence[tuple[str, str]], current: str) -> str:
 def page(title: str, body: str, *, css: str, scripts: Sequence[str] = (), data: str = "") -> str:
     """A complete self-contained HTML document.
 
-    ``scripts`` are the page's own inline scripts (allowed by hash in the CSP);
+    ``css`` and ``scripts`` are the package's stylesheets and page scripts (:mod:`.webfiles`), inlined:
+    the page works offline from ``file://`` and from the report server alike. ``scripts`` are allowed
+    by hash in the CSP and run in order (the shared helpers first);
     ``data`` is the already-built ``json_script`` elements (never executed).
     """
     if any("</script" in s.lower() for s in scripts):

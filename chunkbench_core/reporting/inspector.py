@@ -1,7 +1,7 @@
 """The retrieval inspector's data: questions x configurations with their chunks, as one JSON object.
 
 The technical report embeds this object in a ``<script type="application/json">`` element
-and :mod:`.inspector_js` renders it. Chunk texts are stored once (``chunks``) and referred
+and ``static/inspector.js`` renders it. Chunk texts are stored once (``chunks``) and referred
 to by index; evidence ranges are code-point offsets relative to the chunk's text
 (``[start, end)``), computed here from the reference spans (``references`` column) so the
 page only slices and wraps them in ``<mark>``.
@@ -24,7 +24,7 @@ from chunkbench_core.evaluation.breakdowns import DIMENSIONS, question_groups
 from chunkbench_core.storage.results_db import ResultsDB
 
 from .columns import GENERATED_ANSWER, METRICS, missing, number, parse_json, run_settings, value
-from .data import ReportData, load_chunks
+from .data import ReportData, load_chunks, row_key, row_label
 
 Key = tuple[str, str, str]  # strategy, corpus_model, chunk_id
 
@@ -249,8 +249,9 @@ def inspector_payload(data: ReportData, results: ResultsDB | None) -> dict[str, 
     configs = []
     for row in board.to_dict("records"):
         settings = run_settings(parse_json(row.get("provenance"), {}), row)
-        configs.append({"key": row["configuration"], "strategy": row["strategy"], "model": row["corpus_model"],
-                        "label": row.get("strategy_label") or row["strategy"],
+        # a board read by load_report_data carries both; a board built by hand gets them here
+        configs.append({"key": row.get("key") or row_key(row), "strategy": row["strategy"], "model": row["corpus_model"],
+                        "label": row.get("label") or row_label(row),
                         "run": row.get("experiment_run_id"), "badge": settings.neighbor_badge,
                         "boundary": settings.boundary_model})
     config_index = {(c["strategy"], c["model"]): i for i, c in enumerate(configs)}

@@ -27,13 +27,13 @@ from .columns import (
     present_metrics,
     value,
 )
-from .by_group import BY_GROUP_CSS, BY_GROUP_JS, render_by_group
+from .by_group import render_by_group
 from .data import ReportData
-from .html import definition_list, esc, nav, page, png_img, table
+from .html import definition_list, esc, label_html, nav, page, png_img, table
 from .intervals import REPORT_CI_NOTE
 from .question_problems import render_question_problems
 from .scope import scope_banner, scope_meta
-from .style import CSS
+from .webfiles import scripts, stylesheet
 from .columns import flag
 from .summary import Interval, metric_interval, metric_value, n_failed, token_totals
 
@@ -51,8 +51,16 @@ STRATEGY_DESCRIPTIONS: dict[str, str] = {
 }
 
 BAR_METRICS = ("recall", "precision", "iou", "mrr", "ndcg")
+#: the dollar columns of the cost table (header, leaderboard column), shown when any value is not zero
+USD_COLUMNS = (("index $", "index_usd"), ("$ per 1,000 questions", "query_usd_per_1000"),
+               ("$ index + 1,000 questions", "projected_usd"), ("$ this benchmark", "cost_usd"))
 #: the metrics of the ranked table besides the ranking metric (the KPIs show the rest)
 TABLE_METRICS = ("recall", "precision", "mrr")
+
+
+def _costs_money(rows: Sequence[Mapping[str, Any]], column: str) -> bool:
+    """Whether any configuration has a dollar amount other than zero in ``column``."""
+    return any((number(r.get(column)) or 0.0) != 0.0 for r in rows)
 
 
 def _pct(x: float | None) -> str:
@@ -76,9 +84,13 @@ def _questions(n: Any) -> str:
     return "– questions" if number(n) is None else plural(number(n), "question")
 
 
+def _label(row: Mapping[str, Any]) -> str:
+    """The configuration's one label (strategy × corpus model), marked with its key."""
+    return label_html(str(row["key"]), str(row["label"]))
+
+
 def _config_html(row: Mapping[str, Any]) -> str:
-    return (f"<strong>{esc(row.get('strategy_label') or row['strategy'])}</strong> with "
-            f"<strong>{esc(row['corpus_model'])}</strong>")
+    return f"<strong>{_label(row)}</strong>"
 
 
 def recommended_row(rows: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
@@ -90,7 +102,8 @@ def recommended_row(rows: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | No
 
 
 def _names(rows: Sequence[Mapping[str, Any]]) -> str:
-    return ", ".join(f"{r.get('strategy_label') or r['strategy']} x {r['corpus_model']}" for r in rows)
+    """The configurations' labels (HTML, each marked with its key)."""
+    return ", ".join(_label(r) for r in rows)
 
 
 def _class_sentence(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
@@ -104,10 +117,10 @@ def _class_sentence(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
     within = [r for r in rows if value(r, "class") in ("best", "within_margin")]
     undecided = [r for r in rows if value(r, "class") == "undecided"]
     worse = [r for r in rows if value(r, "class") == "worse"]
-    parts = [f"<strong>Shown within {esc(m)} of the best:</strong> {esc(_names(within))}"
+    parts = [f"<strong>Shown within {esc(m)} of the best:</strong> {_names(within)}"
              + (" (only the best itself)" if len(within) == 1 else "") + "."]
     if undecided:
-        parts.append(f"<strong>Might be as good, cannot tell yet:</strong> {esc(_names(undecided))}.")
+        parts.append(f"<strong>Might be as good, cannot tell yet:</strong> {_names(undecided)}.")
         settle = [number(r.get("questions_to_settle")) for r in undecided]
         known = [q for q in settle if q is not None]
         if known:
@@ -204,17 +217,16 @@ def _kpis(data: ReportData, best: Mapping[str, Any], metrics: Sequence[str]) -> 
 
 def _ranked_table(data: ReportData, rows: Sequence[Mapping[str, Any]], metrics: Sequence[str]) -> str:
     metric = next((str(r["rank_metric"]) for r in rows if value(r, "rank_metric")), None)
-    headers = ["#", "strategy", "corpus model", "questions"]
+    headers = ["#", "configuration", "questions"]
     if metric:
         headers += [metric, "lower bound vs best"]
-    has_cost = any(number(r.get("projected_usd")) is not None for r in rows)
+    has_cost = _costs_money(rows, "projected_usd")
     headers += [*(METRIC_BY_NAME[m].label for m in metrics), "context tokens", *(["$ index + 1,000 questions"] if has_cost else []),
                 "frontier", "verdict"]
     body = []
     for i, row in enumerate(rows):
         cells = [esc(fmt("count", row.get("rank") if number(row.get("rank")) is not None else i + 1)),
-                 esc(row.get("strategy_label") or row["strategy"]),
-                 esc(row["corpus_model"]), esc(fmt("count", row.get("n_questions")))]
+                 _label(row), esc(fmt("count", row.get("n_questions")))]
         if metric:
             bounds = (Interval(float(row["rank_ci_low"]), float(row["rank_ci_high"]), True)
                       if number(row.get("rank_ci_low")) is not None else None)
@@ -225,7 +237,7 @@ def _ranked_table(data: ReportData, rows: Sequence[Mapping[str, Any]], metrics: 
                   *([esc(fmt("usd", row.get("projected_usd")))] if has_cost else []),
                   "yes" if flag(row.get("on_frontier")) else "", esc(value(row, "verdict") or "–")]
         body.append(cells)
-    numeric = [True, False, False, True] + ([True, True] if metric else []) + [True] * len(metrics) + [
+    numeric = [True, False, True] + ([True, True] if metric else []) + [True] * len(metrics) + [
         True, *([True] if has_cost else []), False, False]
     return table(headers, body, element_id="ranking", numeric=numeric,
                  row_classes=["best" if r is recommended_row(rows) else "" for r in rows])
@@ -233,33 +245,39 @@ def _ranked_table(data: ReportData, rows: Sequence[Mapping[str, Any]], metrics: 
 
 def _cost_latency(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
     """Index, query and storage cost per configuration, as the leaderboard records them."""
-    headers = ["configuration", "chunks", "embedded tokens", "index build", "query (warm)", "first query (cold)",
-               "context tokens / question", "index $", "$ per 1,000 questions", "$ index + 1,000 questions",
-               "$ this benchmark", "storage"]
-    body = []
-    for row in rows:
-        storage = number(row.get("storage_bytes"))
-        body.append([esc(row["configuration"]), esc(fmt("count", row.get("n_chunks"))),
-                     esc(fmt("count", row.get("embedded_tokens"))),
-                     esc(f"{number(row.get('index_seconds')):,.1f} s" if number(row.get("index_seconds")) is not None
-                         else "–"),
-                     esc(fmt("ms", row.get("query_ms"))), esc(fmt("ms", row.get("cold_query_ms"))),
-                     esc(fmt("count", row.get("context_tokens"))), esc(fmt("usd", row.get("index_usd"))),
-                     esc(fmt("usd", row.get("query_usd_per_1000"))), esc(fmt("usd", row.get("projected_usd"))),
-                     esc(fmt("usd", row.get("cost_usd"))),
-                     esc(f"{storage / 1e6:,.1f} MB" if storage is not None else "–")])
+    columns: list[tuple[str, Any]] = [
+        ("chunks", lambda r: fmt("count", r.get("n_chunks"))),
+        ("embedded tokens", lambda r: fmt("count", r.get("embedded_tokens"))),
+        ("index build", lambda r: f"{number(r.get('index_seconds')):,.1f} s"
+         if number(r.get("index_seconds")) is not None else "–"),
+        ("query (warm)", lambda r: fmt("ms", r.get("query_ms"))),
+        ("first query (cold)", lambda r: fmt("ms", r.get("cold_query_ms"))),
+        ("context tokens / question", lambda r: fmt("count", r.get("context_tokens"))),
+    ]
+    # dollar columns only where something costs money (local models cost nothing: a column of $0.0000 says
+    # nothing), as the leaderboard in the terminal does
+    dollars = [(header, column) for header, column in USD_COLUMNS if _costs_money(rows, column)]
+    columns += [(header, lambda r, c=column: fmt("usd", r.get(c))) for header, column in dollars]
+    columns.append(("storage", lambda r: f"{number(r.get('storage_bytes')) / 1e6:,.1f} MB"
+                    if number(r.get("storage_bytes")) is not None else "–"))
+    headers = ["configuration", *(header for header, _ in columns)]
+    body = [[_label(row), *(esc(show(row)) for _, show in columns)] for row in rows]
     html = table(headers, body, element_id="cost-latency", numeric=[False] + [True] * (len(headers) - 1))
     priced = any(flag(r.get("llm_priced")) for r in rows)
+    no_llm_price = ("no LLM price (none configured: set CHUNKBENCH_LLM_PRICE_INPUT and _OUTPUT to price the "
+                    "context an LLM would read)")
+    if not dollars:
+        money = f"Nothing here costs money (local models, {no_llm_price}), so no dollar column is shown."
+    else:
+        money = ("Dollars use the embedding model's price and " + ("the LLM's price for reading the context and "
+                 "answering." if priced else f"{no_llm_price}; local models cost nothing."))
     html += ("<p class='note'>Query time is the warm mean of embedding one question and searching; the first call "
-             "(which may load the model) is shown apart and never mixed in. Dollars use the embedding model's price "
-             "and " + ("the LLM's price for reading the context and answering." if priced else
-                       "no LLM price (none configured: set CHUNKBENCH_LLM_PRICE_INPUT and _OUTPUT to price the "
-                       "context an LLM would read); local models cost nothing.") + "</p>")
+             f"(which may load the model) is shown apart and never mixed in. {money}</p>")
     tokens = [token_totals(data, r) for r in rows]
     if any(t for t in tokens):
         columns = sorted({c for t in tokens for c in t})
         html += table(["configuration", *(c.replace("_", " ") for c in columns)],
-                      [[esc(r["configuration"]), *(esc(fmt("count", t.get(c))) for c in columns)]
+                      [[_label(r), *(esc(fmt("count", t.get(c))) for c in columns)]
                        for r, t in zip(rows, tokens)],
                       element_id="token-usage", numeric=[False] + [True] * len(columns))
     return html
@@ -286,7 +304,7 @@ def _plots(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
         highs = [b.high if b else None for b in bounds]
         series.append(plots.MetricSeries(METRIC_BY_NAME[name].label, values, lows, highs))
     if series:
-        out.append("<figure>" + png_img(plots.metric_bars_png([r["configuration"] for r in rows], series),
+        out.append("<figure>" + png_img(plots.metric_bars_png([str(r["label"]) for r in rows], series),
                                         "metric-bars", "metrics per configuration with confidence intervals")
                    + "<figcaption>Mean per configuration; whiskers show the 95% confidence interval.</figcaption>"
                      "</figure>")
@@ -306,9 +324,9 @@ def _chunk_sizes(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
         values = [float(v) for v in values.dropna()]
         if not values:
             continue
-        distributions.append((row["configuration"], values))
+        distributions.append((str(row["label"]), values))
         s = pd.Series(values)
-        stats.append([esc(row["configuration"]), esc(fmt("count", len(values))), esc(fmt("count", s.median())),
+        stats.append([_label(row), esc(fmt("count", len(values))), esc(fmt("count", s.median())),
                       esc(fmt("count", s.quantile(0.1))), esc(fmt("count", s.quantile(0.9))),
                       esc(fmt("count", s.max()))])
     if not distributions:
@@ -377,7 +395,7 @@ def _strategy_paragraph(data: ReportData, row: Mapping[str, Any], rank: int, tot
     if failed:
         sentences.append(f"{plural(failed, 'question')} failed and {'is' if failed == 1 else 'are'} not in these "
                          "numbers.")
-    return (f"<div class='strategy'><h3>{rank}. {esc(label)} · {esc(row['corpus_model'])}"
+    return (f"<div class='strategy'><h3>{rank}. {_label(row)}"
             f"<span class='badge'>rank {rank} of {total}</span></h3><p>{esc(' '.join(sentences))}</p></div>")
 
 
@@ -447,5 +465,5 @@ def render_managerial(data: ReportData, links: Sequence[tuple[str, str]], curren
         body.append("<h2>What the numbers mean</h2>" + definition_list(definitions))
     body.append("<h2>Corpus</h2>" + _corpus(data))
     body.append(render_question_problems(data))
-    return page("chunkbench managerial report", "".join(body), css=CSS + BY_GROUP_CSS, scripts=[BY_GROUP_JS])
+    return page("chunkbench managerial report", "".join(body), css=stylesheet("by_group.css"), scripts=scripts("by_group.js"))
 

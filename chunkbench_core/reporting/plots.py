@@ -1,25 +1,48 @@
 """Static plots as PNG bytes (matplotlib, Agg backend): the reports inline them as data URIs.
 
-Labels come from data (strategy and model names); ``$`` is escaped so matplotlib never
-reads a label as math text.
+Labels come from data (:func:`chunkbench_core.labels.configuration_label`); ``$`` is escaped so matplotlib
+never reads a label as math text. Each configuration keeps one colour of :data:`PALETTE` (20 colours that
+stay apart); the recommended one is marked by its shape (a star with a black edge), not by colour alone.
 """
 
 from __future__ import annotations
 
 import io
+import json
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 import matplotlib
 
+from chunkbench_core.labels import configuration_label
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-           "#bcbd22", "#17becf")
+#: one colour per configuration, in leaderboard order: the five first colours of matplotlib's default cycle,
+#: then colours picked one by one to be as far as possible (CIELAB distance) from every colour already
+#: chosen, among readable ones on white (lightness 30-75, chroma 25-80). Any two differ by at least 33 CIELAB
+#: units (two colours 10 units apart are already easy to tell apart side by side); the decision board's
+#: trend chart uses the same list.
+PALETTE: tuple[str, ...] = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#5a4b1e", "#3cc3b4", "#f0a5a5", "#c3b400", "#e10087",
+    "#872d4b", "#b4b478", "#00693c", "#0078ff", "#ff78f0", "#964b00", "#870096", "#697800", "#00c3f0", "#ff6987",
+)
+#: past 20 configurations the colours repeat with another marker shape, so no two points look alike
+MARKERS = ("o", "s", "D", "^", "v", "P")
 
 
-def _label(text: str, limit: int = 48) -> str:
+def color(index: int) -> str:
+    """The colour of the configuration at ``index`` (leaderboard order)."""
+    return PALETTE[index % len(PALETTE)]
+
+
+def marker(index: int) -> str:
+    """The marker of the configuration at ``index``: a circle for the first 20, then other shapes."""
+    return MARKERS[(index // len(PALETTE)) % len(MARKERS)]
+
+
+def _label(text: str, limit: int = 120) -> str:
     text = text if len(text) <= limit else text[: limit - 1] + "…"
     return text.replace("$", r"\$")
 
@@ -60,7 +83,7 @@ def metric_bars_png(configurations: Sequence[str], series: Sequence[MetricSeries
         err_low = [max(0.0, v - lo) if (v is not None and lo is not None) else 0.0 for v, lo in zip(s.values, s.lows)]
         err_high = [max(0.0, hi - v) if (v is not None and hi is not None) else 0.0
                     for v, hi in zip(s.values, s.highs)]
-        ax.barh(ys, values, height=bar * 0.9, color=PALETTE[j % len(PALETTE)], label=s.label,
+        ax.barh(ys, values, height=bar * 0.9, color=color(j), label=s.label,
                 xerr=[err_low, err_high], error_kw={"elinewidth": 1, "capsize": 2, "ecolor": "#333"})
     ax.set_yticks([i + bar * (n_series - 1) / 2 for i in range(n_conf)])
     ax.set_yticklabels([_label(c) for c in configurations], fontsize=8)
@@ -106,18 +129,29 @@ COST_AXIS_LABELS = {
 
 
 def frontier_png(points: Sequence[FrontierPoint], metric: str, cost_axis: str) -> bytes:
+    """:func:`frontier_figure` as PNG bytes."""
+    return _png(frontier_figure(points, metric, cost_axis))
+
+
+def frontier_figure(points: Sequence[FrontierPoint], metric: str, cost_axis: str) -> plt.Figure:
     """The ranking metric (y) against cost (x): tier 1 filled, others hollow, the frontier joined, ★ recommended.
 
     Points are numbered in ``points`` order (the ranking) and named in the legend.
     """
-    fig, ax = plt.subplots(figsize=(9, 4.5))
+    many = len(points) > 8  # a long legend goes under the plot, in two columns, so the plot keeps its width
+    fig, ax = plt.subplots(figsize=(10, 5 + (0.12 * len(points) if many else 0)))
     for i, p in enumerate(points):
-        color = PALETTE[i % len(PALETTE)]
-        marker = "*" if p.recommended else "o"
-        ax.errorbar([p.cost], [p.quality], yerr=_whisker(p.quality, p.quality_ci), fmt=marker,
-                    markersize=16 if p.recommended else 8, color=color, ecolor=color, elinewidth=1, capsize=3,
-                    markerfacecolor=color if p.tier == 1 else "white", markeredgecolor=color,
-                    label=f"{i + 1}. {_label(p.label)}" + (f" (tier {p.tier})" if p.tier else ""))
+        tint = color(i)
+        face = tint if p.tier == 1 else "white"
+        if p.recommended:  # the shape says it, not the colour: a large star with a black edge
+            shape, size, edge, width = "*", 20, "black", 1.2
+        else:
+            shape, size, edge, width = marker(i), 8, tint, 1.5
+        ax.errorbar([p.cost], [p.quality], yerr=_whisker(p.quality, p.quality_ci), fmt=shape, markersize=size,
+                    color=tint, ecolor=tint, elinewidth=1, capsize=3, markerfacecolor=face, markeredgecolor=edge,
+                    markeredgewidth=width, zorder=3 if p.recommended else 2,
+                    label=f"{i + 1}. {_label(p.label)}" + (f" (tier {p.tier})" if p.tier else "")
+                    + (" ★ recommended" if p.recommended else ""))
         ax.annotate(str(i + 1), (p.cost, p.quality), fontsize=8, fontweight="bold", xytext=(5, 5),
                     textcoords="offset points")
     front = sorted((p for p in points if p.on_frontier), key=lambda p: p.cost)
@@ -128,9 +162,20 @@ def frontier_png(points: Sequence[FrontierPoint], metric: str, cost_axis: str) -
     ax.set_ylabel(f"{metric} (higher is better)")
     ax.grid(alpha=0.3)
     ax.set_title("Quality vs cost (filled = tier 1, ★ = recommended, dashed = frontier)", fontsize=10)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+    if many:
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
+    else:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
     fig.tight_layout()
-    return _png(fig)
+    return fig
+
+
+def _provenance(raw: Any) -> dict[str, Any]:
+    try:
+        parsed = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
 
 
 def _flag(value: Any) -> bool:
@@ -155,7 +200,10 @@ def frontier_points(board: Any) -> tuple[list[FrontierPoint], str, str]:
             return default
         return default if out != out else out
 
-    points = [FrontierPoint(f"{r['strategy']} / {r['corpus_model']}", number(r.get("rank_mean")), number(r.get(axis)),
+    points = [FrontierPoint(str(r["label"]) if isinstance(r.get("label"), str) else configuration_label(
+                                r.get("strategy_label") if isinstance(r.get("strategy_label"), str) else r["strategy"],
+                                r["corpus_model"], _provenance(r.get("provenance"))),
+                            number(r.get("rank_mean")), number(r.get(axis)),
                             tier=int(r["tier"]) if number(r.get("tier"), -1) >= 0 else None,
                             on_frontier=_flag(r.get("on_frontier")), recommended=_flag(r.get("recommended")),
                             quality_ci=(number(r.get("rank_ci_low")), number(r.get("rank_ci_high")))

@@ -37,8 +37,7 @@ def scope_banner(data: ReportData) -> str:
         when = f", made {stamps[0]:%Y-%m-%d %H:%M} UTC"
     else:
         when = f", made {stamps[0]:%Y-%m-%d %H:%M} to {stamps[-1]:%Y-%m-%d %H:%M} UTC"
-    configurations = [f"{r.get('strategy_label') or r['strategy']} x {r['corpus_model']}"
-                      for r in data.board.to_dict("records")]
+    configurations = [str(r["label"]) for r in data.board.to_dict("records")]
     if scope.kind == "run":
         what = f"experiment run <code>{esc(scope.ident)}</code>"
     else:

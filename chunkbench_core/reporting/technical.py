@@ -16,12 +16,11 @@ from chunkbench_core.storage.results_db import ResultsDB
 from .columns import (METRICS, flag, flatten, fmt, fmt_metric, has_values, number, parse_json, plural, run_settings,
                       text, value)
 from .data import ReportData
-from .html import definition_list, esc, json_script, nav, page, table
+from .html import definition_list, esc, json_script, label_html, nav, page, table
 from .inspector import inspector_payload
 from .question_problems import render_question_problems
 from .scope import scope_banner, scope_meta
-from .inspector_js import INSPECTOR_CSS, INSPECTOR_JS
-from .style import CSS
+from .webfiles import scripts, stylesheet
 from .summary import latency_means, n_failed, token_totals
 
 INSPECTOR_HTML = """
@@ -39,11 +38,16 @@ question list and the configuration picker; Up/Down (list) and Left/Right (picke
 <label for="question-filter">Filter questions</label>
 <input id="question-filter" type="search" autocomplete="off" placeholder="text, set or id">
 <ol id="question-list" role="listbox" aria-label="Questions"></ol></div>
-<div class="main"><div id="strategy-picker" role="tablist" aria-label="Configuration (strategy · corpus model)"></div>
+<div class="main"><div id="strategy-picker" role="tablist" aria-label="Configuration (strategy × corpus model)"></div>
 <div id="inspector-panel" role="tabpanel" tabindex="0" aria-live="polite"></div></div>
 </div>
 </section>
 """
+
+
+def _label(row: Any) -> str:
+    """A board row's configuration label (strategy × corpus model), marked with its key."""
+    return label_html(str(row["key"]), str(row["label"]))
 
 
 def _when(raw: Any) -> str:
@@ -64,9 +68,9 @@ def _ranking(data: ReportData) -> str:
     margin = number(rec.get("margin"))
     compared = max(0, sum(1 for r in data.board.to_dict("records") if number(r.get("rank")) is not None) - 1)
     steady = stability_text(rec)
-    head = (f"<p id='technical-recommendation'>Recommended: <strong>{esc(rec['strategy'])} x "
-            f"{esc(rec['corpus_model'])}</strong> ({esc(rec['rule'])}: {esc(rec['rule_text'])})"
-            + (f"; {esc(steady)}" if steady else "") + f". Ranking metric "
+    head = (f"<p id='technical-recommendation'>Recommended: <strong>"
+            f"{data.label_html(rec['strategy'], rec['corpus_model'])}</strong> ({esc(rec['rule'])}: "
+            f"{esc(rec['rule_text'])})" + (f"; {esc(steady)}" if steady else "") + f". Ranking metric "
             f"<strong>{esc(rec['rank_metric'])}</strong>: {esc(rec['metric_definition'])}. {esc(rec['reason'])}</p>")
     if value(rec, "decided") is not None and not flag(rec.get("decided")):
         head += ("<p class='warning' id='technical-undecided'><strong>Not decided yet:</strong> see the warnings "
@@ -81,11 +85,11 @@ def _ranking(data: ReportData) -> str:
                  "configuration either way if its observed difference and spread held.</p>")
     rows = []
     for row in data.board.to_dict("records"):
-        rows.append([esc(fmt("count", row.get("rank"))), esc(row["configuration"]),
+        rows.append([esc(fmt("count", row.get("rank"))), _label(row),
                      esc(fmt("fraction", row.get("rank_mean"))), esc(fmt("fraction", row.get("difference_vs_best"))),
                      esc(fmt("fraction", row.get("lower_bound_vs_best"))),
-                     esc(fmt("fraction", row.get("effect_size"))), esc(fmt("fraction", row.get("p_value_vs_best"))),
-                     esc(fmt("fraction", row.get("p_value_adjusted"))), esc(fmt("count", row.get("questions_to_settle"))),
+                     esc(fmt("fraction", row.get("effect_size"))), esc(fmt("p_value", row.get("p_value_vs_best"))),
+                     esc(fmt("p_value", row.get("p_value_adjusted"))), esc(fmt("count", row.get("questions_to_settle"))),
                      esc(class_words(value(row, "class"), margin) if value(row, "class") else "–"),
                      esc(fmt("usd", row.get("projected_usd"))),
                      "yes" if flag(row.get("on_frontier")) else "", esc(row.get("verdict") or "–")])
@@ -99,7 +103,7 @@ def _runs(data: ReportData) -> str:
     rows = []
     for row in data.board.to_dict("records"):
         settings = run_settings(parse_json(row.get("provenance"), {}), row)
-        rows.append([esc(row["configuration"]), esc(text(row.get("experiment_run_id"))), esc(_when(row.get("created_at"))),
+        rows.append([_label(row), esc(text(row.get("experiment_run_id"))), esc(_when(row.get("created_at"))),
                      esc(fmt("count", row.get("top_k"))),
                      f"<span class='badge{' on' if (settings.neighbor_prev or settings.neighbor_next) else ''}'>"
                      f"{esc(settings.neighbor_badge)}</span>",
@@ -129,7 +133,7 @@ def _question_table(data: ReportData) -> str:
     total = len(questions)
     questions = questions.iloc[:TABLE_ROWS]
     metrics = [m for m in METRICS if has_values(questions, m.question_column)]
-    headers = ["set", "id", "question", "strategy", "corpus model", *(m.label for m in metrics), "retrieval", "error"]
+    headers = ["set", "id", "question", "configuration", *(m.label for m in metrics), "retrieval", "error"]
     rows = []
     classes = []
     for row in questions.to_dict("records"):
@@ -138,13 +142,12 @@ def _question_table(data: ReportData) -> str:
         if value(row, "judge_only"):  # no evidence references: evidence metrics empty, judged only
             question += " <span class='badge' title='no evidence references: scored by the LLM judge only'>judge only</span>"
         cells = [esc(row["question_set"]), esc(row["question_id"]), question,
-                 esc(data.label(str(row["strategy"]), str(row["corpus_model"]))),
-                 esc(row["corpus_model"])]
+                 data.label_html(row["strategy"], row["corpus_model"])]
         cells += [esc(fmt_metric(m.name, row.get(m.question_column))) for m in metrics]
         cells += [esc(fmt("ms", row.get("retrieval_ms"))), f"<span class='fail'>{esc(error)}</span>" if error else ""]
         rows.append(cells)
         classes.append("failed" if error else "")
-    numeric = [False] * 5 + [True] * (len(metrics) + 1) + [False]
+    numeric = [False] * 4 + [True] * (len(metrics) + 1) + [False]
     return (_row_limit_note(len(rows), total, "rows", "SELECT * FROM question_results")
             + table(headers, rows, element_id="questions", numeric=numeric, row_classes=classes))
 
@@ -159,13 +162,13 @@ def _usage(data: ReportData) -> str:
     if lat_cols:
         out.append("<h3>Latency (mean per question)</h3>" + table(
             ["configuration", *(c.removesuffix("_ms") for c in lat_cols)],
-            [[esc(r["configuration"]), *(esc(fmt("ms", lat.get(c))) for c in lat_cols)]
+            [[_label(r), *(esc(fmt("ms", lat.get(c))) for c in lat_cols)]
              for r, lat in zip(rows, latencies)],
             element_id="latency-table", numeric=[False] + [True] * len(lat_cols)))
     if tok_cols:
         out.append("<h3>Token usage (sum over questions)</h3>" + table(
             ["configuration", *(c.replace("_", " ") for c in tok_cols)],
-            [[esc(r["configuration"]), *(esc(fmt("count", t.get(c))) for c in tok_cols)] for r, t in zip(rows, tokens)],
+            [[_label(r), *(esc(fmt("count", t.get(c))) for c in tok_cols)] for r, t in zip(rows, tokens)],
             element_id="token-table", numeric=[False] + [True] * len(tok_cols)))
     else:
         out.append("<p class='note'>No token usage was recorded.</p>")
@@ -177,7 +180,7 @@ def _provenance(data: ReportData) -> str:
     for row in data.board.to_dict("records"):
         provenance = parse_json(row.get("provenance"), None)
         items = flatten(provenance) if isinstance(provenance, (dict, list)) else [("provenance", "not recorded")]
-        parts.append(f"<details class='provenance'><summary>{esc(row['configuration'])} · run "
+        parts.append(f"<details class='provenance'><summary>{_label(row)}, run "
                      f"{esc(text(row.get('experiment_run_id')))}</summary>"
                      + definition_list((k, esc(v)) for k, v in items) + "</details>")
     docs = data.documents
@@ -209,8 +212,8 @@ def _failures(data: ReportData) -> str:
             for column, stage in (("error", "retrieval"), ("answer_error", "answer"), ("judge_error", "judge")):
                 message = value(r, column)
                 if message:
-                    rows.append([esc(r["question_set"]), esc(r["question_id"]), esc(r["configuration"])
-                                 if "configuration" in r else esc(f"{r['strategy']} | {r['corpus_model']}"),
+                    rows.append([esc(r["question_set"]), esc(r["question_id"]),
+                                 data.label_html(r["strategy"], r["corpus_model"]),
                                  esc(stage), f"<span class='fail'>{esc(message)}</span>"])
     if rows:
         parts.append("<h3>Questions that failed</h3>"
@@ -234,10 +237,11 @@ def render_technical(data: ReportData, links: Sequence[tuple[str, str]], current
             f"{plural(len(payload['configs']), 'configuration')}.</p>", scope_banner(data),
             "<h2>Ranking, classes and tests</h2>", _ranking(data),
             "<h2>Runs in this report</h2>", _runs(data), INSPECTOR_HTML,
-            "<h2>Per-question results</h2><div class='scroll'>", _question_table(data), "</div>",
+            "<h2>Per-question results</h2>", _question_table(data),
             "<h2>Latency and token usage</h2>", _usage(data),
             "<h2>Provenance</h2>", _provenance(data),
             "<h2 id='failures'>Failures</h2>", _failures(data), render_question_problems(data)]
-    return page("chunkbench technical report", "".join(body), css=CSS + INSPECTOR_CSS, scripts=[INSPECTOR_JS],
+    return page("chunkbench technical report", "".join(body), css=stylesheet("inspector.css"),
+                scripts=scripts("inspector.js"),
                 data=json_script("inspector-data", payload))
 

@@ -34,6 +34,7 @@ password is never logged, shown in a repr or put in an error.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import secrets
@@ -48,6 +49,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 import numpy as np
 
+from chunkbench_core.errors import StorageFullError
 from chunkbench_core.redaction import REDACTED, redact
 
 from .context_cache import ContextCacheError
@@ -62,6 +64,8 @@ POLL_MAX_SECONDS = 0.5
 # SQLSTATEs retried: the statement was rolled back whole (deadlock detected, serialization failure)
 _RETRY_STATES = frozenset({"40P01", "40001"})
 _RETRIES = 4
+# SQLSTATEs of a full disk on the server (disk_full, out of memory is not one of them)
+_FULL_STATES = frozenset({"53100"})
 RECONNECT_SECONDS = 30.0  # how long a lost connection is tried again (a server restart)
 # libpq options set unless the URL sets them: fail fast on a wrong host, notice a dead server
 _CONNECT_DEFAULTS = {"connect_timeout": "10", "application_name": "chunkbench cache", "keepalives": "1",
@@ -69,6 +73,7 @@ _CONNECT_DEFAULTS = {"connect_timeout": "10", "application_name": "chunkbench ca
 _SCHEMA_LOCK = 0x6368_6B62  # advisory lock id held while one process creates the tables
 
 T = TypeVar("T")
+log = logging.getLogger("chunkbench")
 
 EMBEDDING_TABLE = "chunkbench_embedding_vectors"
 NAMESPACE_TABLE = "chunkbench_embedding_namespaces"
@@ -268,9 +273,13 @@ class _SharedCache:
             self._con = None
             self._after_fork()
 
-    def _error(self, what: str, exc: BaseException | str) -> EmbeddingCacheError:
+    def _error(self, what: str, exc: BaseException | str) -> Exception:
         detail = exc if isinstance(exc, str) else (str(exc).strip() or type(exc).__name__)
         detail = redact(" ".join(detail.split()), [self.target.password])
+        if getattr(exc, "pgcode", None) in _FULL_STATES:  # the server's disk (or quota) is full: permanent
+            return StorageFullError(f"the PostgreSQL server of the {self.kind} ({self.target.redacted}) has no space "
+                                    f"left: {what} failed ({detail}); free space on the server and run again",
+                                    self.target.redacted, None, None)
         return self.error_type(f"{self.kind} {self.target.redacted}: {what} failed: {detail}")
 
     def close(self) -> None:
@@ -525,12 +534,41 @@ class PostgresEmbeddingCache(_SharedCache):
             return {}
 
         def read(cursor: Any) -> list[tuple]:
-            cursor.execute(f"SELECT text_sha256, vector FROM {EMBEDDING_TABLE} WHERE namespace = %s "
-                           "AND text_sha256 = ANY(%s::text[]) AND dimension = %s AND length(vector) = %s",
-                           (namespace, unique, dimension, 4 * dimension))
+            # a row whose vector's length disagrees with its dimension is damaged: left out (so it is
+            # embedded again, and the new vector replaces it) and counted, for a warning
+            cursor.execute(f"SELECT text_sha256, CASE WHEN length(vector) = %s THEN vector END FROM {EMBEDDING_TABLE} "
+                           "WHERE namespace = %s AND text_sha256 = ANY(%s::text[]) AND dimension = %s "
+                           "AND vector IS NOT NULL",
+                           (4 * dimension, namespace, unique, dimension))
             return cursor.fetchall()
 
-        return {key: _vector(blob) for key, blob in self._run("reading", read)}
+        found: dict[str, np.ndarray] = {}
+        damaged: list[str] = []
+        for key, blob in self._run("reading", read):
+            vector = _vector(blob) if blob is not None else None
+            if vector is None or not np.isfinite(vector).all():
+                damaged.append(key)
+            else:
+                found[key] = vector
+        if damaged:
+            log.warning("embedding cache %s: %d stored vector(s) of %s have the wrong length or non-finite values "
+                        "(first: text digest %s); they are embedded again and replaced", self, len(damaged),
+                        namespace, damaged[0])
+        return found
+
+    def damaged_rows(self, repair: bool = False) -> int:
+        """How many stored vectors are damaged (their length disagrees with their dimension); ``repair``
+        deletes them (they are embedded again when next needed). For ``chunkbench doctor``."""
+        condition = "vector IS NOT NULL AND length(vector) <> 4 * dimension"
+
+        def count(cursor: Any) -> int:
+            if repair:
+                cursor.execute(f"DELETE FROM {EMBEDDING_TABLE} WHERE {condition}")
+                return int(cursor.rowcount)
+            cursor.execute(f"SELECT count(*) FROM {EMBEDDING_TABLE} WHERE {condition}")
+            return int(cursor.fetchone()[0])
+
+        return self._run("checking stored vectors", count)
 
     def put_many(self, namespace: str, items: Iterable[tuple[str, np.ndarray]], dimension: int) -> int:
         """Store vectors under their text digests (ends this worker's claims on them); returns how many were given.

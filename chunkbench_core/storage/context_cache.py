@@ -8,7 +8,8 @@ never serves an old answer. Like the embedding cache (``embedding_cache.py``): a
 processes read and write at once, each write is one short transaction, one connection per
 process opened on first use. The file is ``CHUNKBENCH_HOME/contextual_cache.sqlite``; workers on
 several machines share one PostgreSQL cache instead (``cache_postgres.py``): :func:`open_context_cache`
-opens either from one setting, the cache URL.
+opens either from one setting, the cache URL. A damaged file is moved aside with a warning and the cache
+starts again empty (contexts are asked of the LLM again), as the embedding cache does.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections.abc import MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
-from .embedding_cache import EmbeddingCacheError, open_retrying
+from .embedding_cache import EmbeddingCacheError, SQLiteCacheFile
 
 if TYPE_CHECKING:  # pragma: no cover
     from .cache_postgres import CacheURL, PostgresContextCache
@@ -40,8 +41,12 @@ class ContextCacheError(EmbeddingCacheError):
     """The contextual cache file could not be opened, read or written."""
 
 
-class ContextCache(MutableMapping):
+class ContextCache(SQLiteCacheFile, MutableMapping):
     """A process-safe ``{key: context}`` mapping in one SQLite file (pass it as ``LLMContext(cache=...)``)."""
+
+    kind = "contextual cache"
+    rebuilt = "the contextual cache starts again empty: contexts are asked of the LLM again as needed"
+    error_class = ContextCacheError
 
     def __init__(self, path: str | os.PathLike[str], busy_timeout_seconds: float = 120.0) -> None:
         self.path = Path(path)
@@ -56,6 +61,12 @@ class ContextCache(MutableMapping):
 
     def __repr__(self) -> str:
         return f"ContextCache({str(self.path)!r})"
+
+    def __enter__(self) -> "ContextCache":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def close(self) -> None:
         with self._lock:
@@ -82,20 +93,20 @@ class ContextCache(MutableMapping):
             raise
         return con
 
-    def _connection(self) -> sqlite3.Connection:
-        if self._con is not None and self._pid == os.getpid():
-            return self._con
-        con = open_retrying(self._open, self.busy_timeout_seconds,  # races with other processes creating the file
-                            lambda exc: ContextCacheError(f"cannot open the contextual cache {self.path}: {exc}"))
-        self._con, self._pid = con, os.getpid()
-        return con
-
-    def _run(self, what: str, sql: str, params: tuple = ()) -> list[tuple]:
+    def _run(self, what: str, sql: str, params: tuple = (), write: bool = False) -> list[tuple]:
+        """One statement; a damaged file is moved aside, then a read finds nothing and a write goes to the
+        new file."""
         with self._lock:
-            try:
-                return self._connection().execute(sql, params).fetchall()
-            except sqlite3.Error as exc:
-                raise ContextCacheError(f"contextual cache {self.path}: {what} failed: {exc}") from exc
+            for attempt in (1, 2):
+                try:
+                    return self._connection().execute(sql, params).fetchall()
+                except sqlite3.Error as exc:
+                    if attempt == 1 and self._recovered(exc):
+                        if write:
+                            continue
+                        return []
+                    raise self._failure(what, exc) from exc
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def __getitem__(self, key: str) -> str:
         rows = self._run("read", "SELECT context FROM contexts WHERE key = ?", (key,))
@@ -104,18 +115,19 @@ class ContextCache(MutableMapping):
         return rows[0][0]
 
     def __setitem__(self, key: str, context: str) -> None:
-        self._run("write", "INSERT OR REPLACE INTO contexts VALUES (?, ?, ?)", (key, context, time.time()))
+        self._run("write", "INSERT OR REPLACE INTO contexts VALUES (?, ?, ?)", (key, context, time.time()), write=True)
 
     def __delitem__(self, key: str) -> None:
         if key not in self:
             raise KeyError(key)
-        self._run("delete", "DELETE FROM contexts WHERE key = ?", (key,))
+        self._run("delete", "DELETE FROM contexts WHERE key = ?", (key,), write=True)
 
     def __iter__(self) -> Iterator[str]:
         return iter([row[0] for row in self._run("list", "SELECT key FROM contexts ORDER BY key")])
 
     def __len__(self) -> int:
-        return int(self._run("count", "SELECT count(*) FROM contexts")[0][0])
+        rows = self._run("count", "SELECT count(*) FROM contexts")
+        return int(rows[0][0]) if rows else 0
 
 
 def default_context_cache_path(home: str | os.PathLike[str] | None = None) -> Path:

@@ -6,6 +6,8 @@ symbolic link leading outside it is refused, and hidden files are skipped and co
 ``ParsedStore`` keeps each parsed document as JSON keyed by its content hash, its extension
 (which decides the parser) and the parser version, so an unchanged document is never parsed
 twice, and a failure is remembered with its reason, reported under the name of the file asked about.
+Parsed records and the manifest are derived: one that cannot be read is moved aside (``*.corrupt-<time>``,
+with a warning naming it) and treated as missing, so the next parse makes it again.
 """
 
 from __future__ import annotations
@@ -17,7 +19,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chunkbench_core.errors import CorruptStateError
 from chunkbench_core.parsing.models import ParsedDocument
+
+from .integrity import Identity, load_json_object, quarantine
+from .space import guard_writes
 
 IGNORED_NAMES = {".DS_Store", "Thumbs.db"}
 
@@ -129,12 +135,40 @@ class ParsedStore:
         suffix = Path(source.document).suffix.lower().lstrip(".") or "none"
         return self.root / f"{source.sha256}.{suffix}.{self.parser_version}.json"
 
-    def get(self, source: SourceDocument) -> dict[str, Any] | None:
-        """The stored record of ``source`` (``{"status", "error", "parsed"}``) or None."""
-        path = self._path(source)
-        if not path.exists():
+    _REPARSED = "the document is parsed again by the next parse (materialize parsed_documents; chunkbench run does)"
+
+    def _read_record(self, path: Path, document: str) -> tuple[dict[str, Any], ParsedDocument | None] | None:
+        """A record file's content and its parsed document; None when missing, or unreadable (then moved aside
+        with a warning)."""
+        record = load_json_object(path, f"{document}: {self._REPARSED}", required=("status",))
+        if record is None:
             return None
-        record = json.loads(path.read_text(encoding="utf-8"))
+        found = Identity.of(path)
+        problem = None
+        loaded = None
+        if record["status"] not in ("parsed", "failed"):
+            problem = f"unknown status {record['status']!r}"
+        elif record["status"] == "parsed":
+            parsed = record.get("parsed")
+            if not isinstance(parsed, dict) or not isinstance(parsed.get("markdown"), str):
+                problem = "its parsed document is missing or incomplete"
+            else:
+                try:
+                    loaded = ParsedDocument.from_dict(parsed)
+                except Exception as exc:  # any shape the loader cannot take
+                    problem = f"its parsed document cannot be loaded ({type(exc).__name__}: {exc})"
+        if problem is not None:
+            quarantine(path, problem, f"{document}: {self._REPARSED}", found=found)
+            return None
+        return record, loaded
+
+    def get(self, source: SourceDocument) -> dict[str, Any] | None:
+        """The stored record of ``source`` (``{"status", "error", "parsed"}``) or None (never parsed, or its
+        record could not be read and was moved aside: parse it again)."""
+        read = self._read_record(self._path(source), source.document)
+        if read is None:
+            return None
+        record = read[0]
         if record.get("parsed"):
             record["parsed"]["document"] = source.document  # same bytes under another name
         if record.get("status") == "failed":
@@ -156,8 +190,9 @@ class ParsedStore:
         }
         path = self._path(source)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, path)
+        with guard_writes(path, f"the parsed record of {source.document}", cleanup=[tmp]):
+            tmp.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
+            os.replace(tmp, path)
 
     def load_parsed(self, source: SourceDocument) -> ParsedDocument | None:
         record = self.get(source)
@@ -176,38 +211,65 @@ class ParsedStore:
         self.root.mkdir(parents=True, exist_ok=True)
         entries = [{**asdict(s), "record": self._path(s).name} for s in sources]
         tmp = self.manifest_path.with_name(f".manifest.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"parser_version": self.parser_version, "parse_options": parse_options or {},
-                                   "documents": entries}, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, self.manifest_path)
+        with guard_writes(self.manifest_path, "the parsed manifest", cleanup=[tmp]):
+            tmp.write_text(json.dumps({"parser_version": self.parser_version, "parse_options": parse_options or {},
+                                       "documents": entries}, ensure_ascii=False), encoding="utf-8")
+            os.replace(tmp, self.manifest_path)
+
+    _MANIFEST_REBUILT = "it is written again by the next parse (materialize parsed_documents; chunkbench run does)"
+
+    def manifest(self) -> dict[str, Any] | None:
+        """The manifest of the last parse; None before any parse, or when it could not be read (then it is
+        moved aside with a warning, and the next parse writes it again)."""
+        manifest = load_json_object(self.manifest_path, self._MANIFEST_REBUILT, required=("documents",))
+        if manifest is None:
+            return None
+        found = Identity.of(self.manifest_path)
+        entries = manifest["documents"]
+        if not isinstance(entries, list) or not all(
+                isinstance(e, dict) and isinstance(e.get("document"), str) and isinstance(e.get("sha256"), str)
+                and isinstance(e.get("record"), str) for e in entries):
+            quarantine(self.manifest_path, "its document list is incomplete", self._MANIFEST_REBUILT, found=found)
+            return None
+        return manifest
 
     def manifest_fingerprint(self) -> str:
         """Digest of the parsed corpus (document, content hash, parser version and options); '' before any parse."""
-        if not self.manifest_path.exists():
+        manifest = self.manifest()
+        if manifest is None:
             return ""
-        manifest = json.loads(self.manifest_path.read_text(encoding="utf-8"))
         # the record name carries the parser version and options: re-parsed = a new fingerprint
         return fingerprint({e["document"]: f"{e['sha256']}:{e['record']}" for e in manifest["documents"]})
 
     def manifest_parse(self) -> tuple[str | None, dict[str, Any]]:
         """(parser version and options key, parse options) of the last parse; (None, {}) before any."""
-        if not self.manifest_path.exists():
+        manifest = self.manifest()
+        if manifest is None:
             return None, {}
-        manifest = json.loads(self.manifest_path.read_text(encoding="utf-8"))
         return manifest.get("parser_version"), manifest.get("parse_options") or {}
 
     def load_manifest_documents(self) -> list[ParsedDocument]:
-        """The successfully parsed documents of the last ``parsed_documents`` materialization."""
-        if not self.manifest_path.exists():
+        """The successfully parsed documents of the last ``parsed_documents`` materialization.
+
+        A record that cannot be read is moved aside and raises :class:`CorruptStateError` (permanent): the
+        parsed snapshot lacks a document, and chunking without it would change every result; the next parse
+        makes the record again."""
+        manifest = self.manifest()
+        if manifest is None:
             return []
-        manifest = json.loads(self.manifest_path.read_text(encoding="utf-8"))
         documents = []
         for entry in manifest["documents"]:
             path = self.root / entry["record"]
             if not path.exists():
                 continue
-            record = json.loads(path.read_text(encoding="utf-8"))
-            if record["status"] == "parsed":
-                parsed = ParsedDocument.from_dict(record["parsed"])
+            read = self._read_record(path, entry["document"])
+            if read is None:
+                raise CorruptStateError(
+                    f"the parsed record of {entry['document']} ({path}) could not be read and was moved aside; "
+                    "parse the corpus again (materialize parsed_documents; chunkbench run does), then this step",
+                    str(path))
+            parsed = read[1]
+            if parsed is not None:
                 parsed.document = entry["document"]
                 documents.append(parsed)
         return documents

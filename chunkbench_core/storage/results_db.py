@@ -25,6 +25,7 @@ import duckdb
 import pandas as pd
 
 from chunkbench_core.errors import ChunkbenchError
+from chunkbench_core.storage import integrity, space
 
 TABLES: dict[str, list[tuple[str, str]]] = {
     "documents": [
@@ -508,13 +509,15 @@ class ResultsDB:
         frame = frame.reindex(columns=[c for c, _ in columns])
         casts = ", ".join(f'CAST("{c}" AS {t}) AS "{c}"' for c, t in columns)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        con = duckdb.connect()  # in-memory: never locks the shared database file
-        try:
-            con.register("frame", frame)
-            con.execute(f"COPY (SELECT {casts} FROM frame) TO {sql_string(tmp.as_posix())} (FORMAT parquet)")
-        finally:
-            con.close()
-        os.replace(tmp, path)
+        # a full disk: one line, the half-written file removed, the previous file left as it was
+        with space.guard_writes(path, f"the {table} results", cleanup=[tmp]):
+            con = duckdb.connect()  # in-memory: never locks the shared database file
+            try:
+                con.register("frame", frame)
+                con.execute(f"COPY (SELECT {casts} FROM frame) TO {sql_string(tmp.as_posix())} (FORMAT parquet)")
+            finally:
+                con.close()
+            os.replace(tmp, path)
 
     def write(self, table: str, key: str, rows: Sequence[dict[str, Any]] | pd.DataFrame) -> Path:
         """Replace the rows of ``table`` written under ``key`` with ``rows`` (atomically)."""
@@ -529,13 +532,8 @@ class ResultsDB:
     def read(self, table: str, key: str) -> list[dict[str, Any]]:
         """The rows written under ``key`` (empty when nothing was written)."""
         path = self.tables_dir / table / _key_file(key)
-        if not path.exists():
-            return []
-        con = duckdb.connect()
-        try:
-            return con.execute("SELECT * FROM read_parquet(?)", [path.as_posix()]).df().to_dict("records")
-        finally:
-            con.close()
+        # an unreadable file is moved aside with a warning, and reads as nothing written: the caller rebuilds it
+        return integrity.read_parquet_rows(path, integrity.table_rebuilt_by(path)) or []
 
     def delete(self, table: str, key: str) -> bool:
         path = self.tables_dir / table / _key_file(key)
@@ -560,7 +558,8 @@ class ResultsDB:
             folder = self.tables_dir / table
             folder.mkdir(parents=True, exist_ok=True)
             schema = folder / SCHEMA_FILE
-            if not schema.exists() or self._columns(schema) != [c for c, _ in TABLES[table]]:
+            if not schema.exists() or integrity.parquet_problem(schema) is not None \
+                    or self._columns(schema) != [c for c, _ in TABLES[table]]:
                 # a results folder from an older version: the empty schema file brings the new columns
                 self._copy_parquet(table, pd.DataFrame(columns=[c for c, _ in TABLES[table]]), schema)
         self._schema_checked = True
@@ -586,11 +585,15 @@ class ResultsDB:
         return f"SELECT * FROM read_parquet({pattern}, union_by_name=true)"
 
     def ensure_database(self, attempts: int = 20) -> None:
-        """Create (or refresh) the views in the DuckDB file; retries while another process holds it."""
+        """Create (or refresh) the views in the DuckDB file; retries while another process holds it. The file
+        holds views only: one DuckDB cannot open is moved aside and created again."""
+        integrity.repair_results_tables(self.tables_dir)  # a damaged table file would fail its view
         self.ensure_schema_files()
         wanted = self._view_sql(relative=True)
-        for attempt in range(attempts):
-            try:
+        replaced = False
+
+        def create_views() -> None:
+            with space.guard_writes(self.database_path, "the DuckDB views file"):
                 con = duckdb.connect(str(self.database_path))
                 try:
                     con.execute("SET file_search_path = ?", [self.root.as_posix()])  # the views' relative paths
@@ -598,26 +601,49 @@ class ResultsDB:
                         con.execute(statement)
                 finally:
                     con.close()
+
+        for attempt in range(attempts):
+            try:
+                integrity.with_table_repair(self.tables_dir, create_views)
                 return
-            except duckdb.IOException as exc:
-                if "lock" not in str(exc).lower() or attempt == attempts - 1:
+            except duckdb.Error as exc:
+                locked = isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower()
+                if not locked and not replaced and self.database_path.exists():
+                    integrity.replace_views_file(self.database_path, f"DuckDB: {integrity.one_line(exc)}")
+                    replaced = True
+                    continue
+                if not locked or attempt == attempts - 1:
                     raise ChunkbenchError(f"cannot open {self.database_path}: {exc}") from exc
                 time.sleep(min(0.05 * 2**attempt, 2.0))
 
     def connect(self) -> duckdb.DuckDBPyConnection:
-        """A connection for reading: an in-memory DuckDB with the same views, absolute paths (never locks the file)."""
+        """A connection for reading: an in-memory DuckDB with the same views, absolute paths (never locks the file).
+        A truncated or garbled table file is moved aside first (with a warning): it would fail every view."""
+        integrity.repair_results_tables(self.tables_dir)
         self.ensure_schema_files()
-        con = duckdb.connect()
-        for statement in self._view_sql():
-            con.execute(statement)
-        return con
+
+        def views() -> duckdb.DuckDBPyConnection:
+            con = duckdb.connect()
+            try:
+                for statement in self._view_sql():
+                    con.execute(statement)
+            except BaseException:
+                con.close()
+                raise
+            return con
+
+        return integrity.with_table_repair(self.tables_dir, views)
 
     def query(self, sql: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
-        con = self.connect()
-        try:
-            return con.execute(sql, params or []).df()
-        finally:
-            con.close()
+        def run() -> pd.DataFrame:
+            con = self.connect()
+            try:
+                return con.execute(sql, params or []).df()
+            finally:
+                con.close()
+
+        # a table file damaged inside (its footer intact): read them all, move the bad ones aside, once more
+        return integrity.with_table_repair(self.tables_dir, run)
 
     def leaderboard(self) -> pd.DataFrame:
         return self.query("SELECT * FROM leaderboard")

@@ -29,8 +29,11 @@ new set. Nothing is lost, nothing stale survives a finished run.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import logging
+import os
 import re
 import shutil
 import time
@@ -43,7 +46,21 @@ import numpy as np
 
 from chunkbench_core.chunking.base import Chunk, check_unique_ids
 from chunkbench_core.embedding.registry import sanitize_model_id
-from chunkbench_core.errors import DuplicateIdError, VectorStoreError
+from chunkbench_core.errors import CorruptStateError, DuplicateIdError, StorageError, VectorStoreError
+
+from .integrity import is_quarantined, one_line, quarantine
+from .space import (
+    EDGE_EMPTY_BYTES,
+    edge_collection_bytes,
+    edge_open_bytes,
+    edge_points_bytes,
+    ensure_space,
+    ensure_spaces,
+    guard_writes,
+    json_bytes,
+    storage_error,
+)
+from .vector_probe import probe_collection
 
 log = logging.getLogger("chunkbench")
 
@@ -54,6 +71,11 @@ INDEXED_FIELDS = {"document": "keyword", "chunk_index": "integer"}
 LocalEngine = Literal["edge", "client"]
 LOCAL_ENGINES: tuple[str, ...] = ("edge", "client")
 _EDGE_CONFIG = "edge_config.json"
+_IN_USE = ".in-use"
+REBUILT_BY = "it is built again by its chunk_collections partition (chunkbench run does)"
+# what the embedded engine says when a collection's files are damaged (not locked, not full)
+_DAMAGE_TEXT = ("not readable", "gridstore", "deserialize", "out of bounds", "failed to load segment", "corrupt",
+                "checksum", "unexpected end of file", "panicked", "failed to read segment")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
@@ -120,19 +142,42 @@ def _validate_name(collection: str) -> None:
         )
 
 
-def _is_lock_error(exc: Exception) -> bool:
+def _is_damage(exc: BaseException) -> bool:
+    """True when the embedded engine's error says the collection's files are damaged."""
+    if type(exc).__name__ == "PanicException":
+        return True
+    text = str(exc).lower()
+    return any(t in text for t in _DAMAGE_TEXT)
+
+
+def corrupt_message(path: Path, problem: str, moved: Path | None) -> str:
+    where = f"moved aside to {moved.name}" if moved is not None else "another process moved it aside"
+    return (f"the collection {path.name} ({path}) cannot be read ({problem}): {where}; {REBUILT_BY}, then this "
+            "step can run again")
+
+
+def _is_lock_error(exc: BaseException) -> bool:
     text = str(exc)
     return "WouldBlock" in text or "already accessed by another instance" in text or "lock" in text.lower()
 
 
 # -- backends ---------------------------------------------------------------------------------------
 class _EdgeCollection:
-    """One collection as a qdrant-edge shard folder."""
+    """One collection as a qdrant-edge shard folder.
+
+    Beside the folder, ``.<name>.in-use`` is flock-ed by the process that has the collection open (the
+    kernel lets go when that process dies) and records how the last one left it: ``closed`` with the
+    files' sizes and modification times, or ``open`` (it died with the collection open). A collection
+    whose last holder died, whose files changed since chunkbench closed it, or that was never closed by
+    this version is read whole in a child process first (:mod:`.vector_probe`): a damaged one can end
+    the engine's process with a signal. A damaged collection is moved aside (``<name>.corrupt-<time>``).
+    """
 
     def __init__(self, path: Path, lock_timeout: float) -> None:
         self.path = path
         self.lock_timeout = lock_timeout
         self.shard: Any = None
+        self._use_fd: int | None = None
 
     @staticmethod
     def folder_exists(path: Path) -> bool:
@@ -146,25 +191,134 @@ class _EdgeCollection:
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
+    @staticmethod
+    def use_file(path: Path) -> Path:
+        return path.parent / f".{path.name}{_IN_USE}"
+
+    @staticmethod
+    def signature(path: Path) -> list[list[Any]]:
+        """Every file of the collection with its size and modification time (how chunkbench left it)."""
+        out: list[list[Any]] = []
+        for directory, _, filenames in os.walk(path):
+            for name in filenames:
+                full = os.path.join(directory, name)
+                try:
+                    st = os.stat(full)
+                except OSError:
+                    continue
+                out.append([os.path.relpath(full, path), st.st_size, st.st_mtime_ns])
+        return sorted(out)
+
+    # -- the in-use lock ---------------------------------------------------------------------------
+    def _busy_error(self, what: str, detail: str) -> VectorStoreError:
+        return VectorStoreError(
+            f"cannot {what} the local Qdrant collection {self.path}: {detail}. another process holds this "
+            "collection open (a local store is locked by one process at a time); wait for it, or use a Qdrant "
+            "server (QDRANT_URL)")
+
+    def _hold(self, what: str) -> None:
+        """Take the in-use lock, waiting up to ``lock_timeout`` for another process to let go."""
+        if self._use_fd is not None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.use_file(self.path), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        deadline = time.monotonic() + self.lock_timeout
+        delay = 0.02
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    os.close(fd)
+                    raise
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise self._busy_error(what, f"still in use after {self.lock_timeout:g} s") from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.5)
+        self._use_fd = fd
+
+    def _let_go(self) -> None:
+        if self._use_fd is not None:
+            try:
+                fcntl.flock(self._use_fd, fcntl.LOCK_UN)
+            finally:
+                os.close(self._use_fd)
+                self._use_fd = None
+
+    def _state(self) -> dict[str, Any]:
+        assert self._use_fd is not None
+        try:
+            raw = os.pread(self._use_fd, 1 << 24, 0)
+            state = json.loads(raw.decode("utf-8")) if raw else {}
+            return state if isinstance(state, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    def _set_state(self, state: dict[str, Any]) -> None:
+        assert self._use_fd is not None
+        data = json.dumps(state).encode("utf-8")
+        try:
+            os.ftruncate(self._use_fd, 0)
+            os.pwrite(self._use_fd, data, 0)
+        except OSError as exc:
+            translated = storage_error(exc, self.use_file(self.path), f"the collection {self.path.name}")
+            raise (translated or exc) from exc
+
+    def _suspicion(self) -> str | None:
+        """Why the collection should be read in a child process before this one opens it, or None."""
+        state = self._state()
+        if state.get("state") == "open":
+            return "the last process using it ended without closing it"
+        if state.get("state") != "closed":
+            return "it was never checked by this version of chunkbench"
+        if state.get("signature") != self.signature(self.path):
+            return "its files changed since chunkbench closed it"
+        return None
+
+    # -- opening -----------------------------------------------------------------------------------
     def _retry_locked(self, action, what: str):
         deadline = time.monotonic() + self.lock_timeout
         delay = 0.05
         while True:
             try:
                 return action()
-            except Exception as exc:
+            except BaseException as exc:
+                if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+                    raise
+                translated = storage_error(exc, self.path, f"the collection {self.path.name}")
+                if translated is not None:
+                    raise translated from exc
                 if not _is_lock_error(exc) or time.monotonic() >= deadline:
-                    hint = ""
                     if _is_lock_error(exc):
-                        hint = (" another process holds this collection open (a local store is locked by one "
-                                "process at a time); wait for it, or use a Qdrant server (QDRANT_URL)")
-                    message = f"cannot {what} the local Qdrant collection {self.path}: {exc}.{hint}"
-                    raise VectorStoreError(message) from exc
+                        raise self._busy_error(what, str(exc)) from exc
+                    raise VectorStoreError(f"cannot {what} the local Qdrant collection {self.path}: {exc}") from exc
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
 
+    def _create(self, dimension: int) -> None:
+        import qdrant_edge as qe
+
+        ensure_space(self.path.parent, EDGE_EMPTY_BYTES, f"creating the collection {self.path.name}")
+        config = qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=dimension, distance=qe.Distance.Cosine))
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._set_state({"state": "open"})
+        self.shard = self._retry_locked(lambda: qe.EdgeShard.create(str(self.path), config), "create")
+        with guard_writes(self.path, f"the collection {self.path.name}"):
+            self.shard.update(qe.UpdateOperation.create_field_index("document", qe.PayloadSchemaType.Keyword))
+            self.shard.update(qe.UpdateOperation.create_field_index("chunk_index", qe.PayloadSchemaType.Integer))
+            self.shard.flush()
+
+    def condemn(self, problem: str) -> Path | None:
+        """Move the damaged collection aside (this process holds its in-use lock); returns where it went."""
+        self.close(clean=False)
+        return quarantine(self.path, problem, REBUILT_BY)
+
     def open(self, dimension: int | None = None, missing: str = "") -> None:
-        """Open the shard; create it when ``dimension`` is given and it does not exist."""
+        """Open the shard; create it when ``dimension`` is given and it does not exist. A damaged collection
+        is moved aside: then it is created anew when ``dimension`` is given (a build), and
+        :class:`CorruptStateError` is raised otherwise (a read)."""
         import qdrant_edge as qe
 
         if self.shard is not None:
@@ -177,21 +331,58 @@ class _EdgeCollection:
                 )
             if dimension is None:
                 raise VectorStoreError(missing or f"collection {self.path.name} does not exist at {self.path.parent}")
-            config = qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=dimension, distance=qe.Distance.Cosine))
-            self.path.mkdir(parents=True, exist_ok=True)
-            self.shard = self._retry_locked(lambda: qe.EdgeShard.create(str(self.path), config), "create")
-            self.shard.update(qe.UpdateOperation.create_field_index("document", qe.PayloadSchemaType.Keyword))
-            self.shard.update(qe.UpdateOperation.create_field_index("chunk_index", qe.PayloadSchemaType.Integer))
-            self.shard.flush()
-            return
-        self.shard = self._retry_locked(lambda: qe.EdgeShard.load(str(self.path)), "open")
-
-    def close(self) -> None:
-        if self.shard is not None:
+            self._hold("create")
             try:
-                self.shard.close()
-            finally:
-                self.shard = None
+                if self.folder_exists(self.path):  # created by another process while this one waited
+                    self._let_go()
+                    return self.open(dimension, missing)
+                self._create(dimension)
+            except BaseException:
+                self.close(clean=False)
+                raise
+            return
+        # opening writes (the log; on a memory filesystem the engine's read-ahead fills its sparse files),
+        # and a write into a memory map on a full disk is a signal, not an error: check first
+        ensure_space(self.path, edge_open_bytes(self.path), f"opening the collection {self.path.name}")
+        self._hold("open")
+        try:
+            problem = None
+            why = self._suspicion()
+            if why is not None:
+                log.info("checking the collection %s in a separate process: %s", self.path, why)
+                _, problem = probe_collection(self.path)
+            if problem is None:
+                self._set_state({"state": "open"})
+                try:
+                    self.shard = self._retry_locked(lambda: qe.EdgeShard.load(str(self.path)), "open")
+                except VectorStoreError as exc:
+                    if _is_lock_error(exc) or isinstance(exc, StorageError):
+                        raise
+                    problem = f"the engine cannot load it: {one_line(exc.__cause__ or exc)}"
+            if problem is not None:
+                moved = self.condemn(problem)
+                if dimension is None:
+                    raise CorruptStateError(corrupt_message(self.path, problem, moved), str(self.path),
+                                            str(moved) if moved else None)
+                self._hold("create")
+                self._create(dimension)
+        except BaseException:
+            self.close(clean=False)
+            raise
+
+    def close(self, clean: bool = True) -> None:
+        """Close the shard and let go of the collection; ``clean``: record how it was left (its files), so the
+        next opener trusts it without reading it whole."""
+        try:
+            if self.shard is not None:
+                try:
+                    self.shard.close()
+                finally:
+                    self.shard = None
+                if clean and self._use_fd is not None and self.folder_exists(self.path):
+                    self._set_state({"state": "closed", "signature": self.signature(self.path)})
+        finally:
+            self._let_go()
 
     def dimension(self) -> int | None:
         return self.stored_dimension(self.path)
@@ -461,12 +652,29 @@ class VectorStore:
                 "chunk_collections partition first")
 
     def _call(self, collection: str, what: str, action: Callable[..., Any], *args: Any) -> Any:
-        """``action(*args)`` with any engine error turned into a VectorStoreError naming the collection."""
+        """``action(*args)`` with any engine error turned into a VectorStoreError naming the collection; a full
+        disk into a StorageError; damaged files of an embedded collection into a CorruptStateError (the
+        collection moved aside)."""
         try:
             return action(*args)
-        except VectorStoreError:
+        except (VectorStoreError, StorageError, CorruptStateError):
             raise
-        except Exception as exc:
+        except BaseException as exc:
+            if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+                raise
+            where = self._path(collection) if self.local_root is not None else Path(str(self.url))
+            translated = storage_error(exc, where, f"the collection {collection}") if self.local_root else None
+            if translated is not None:
+                raise translated from exc
+            edge = self._edge.get(collection)
+            if edge is not None and _is_damage(exc):
+                problem = f"{what} failed: {one_line(exc)}"
+                del self._edge[collection]
+                moved = edge.condemn(problem)
+                raise CorruptStateError(corrupt_message(edge.path, problem, moved), str(edge.path),
+                                        str(moved) if moved else None) from exc
+            if not isinstance(exc, Exception):
+                raise
             raise VectorStoreError(f"{what} in {collection} failed ({self.url or self.local_root}): {exc}") from exc
 
     def _exists(self, collection: str) -> bool:
@@ -483,7 +691,8 @@ class VectorStore:
         if not isinstance(dimension, int) or isinstance(dimension, bool) or dimension < 1:
             raise VectorStoreError(f"dimension must be a positive integer, got {dimension!r}")
         if self._exists(collection):
-            backend = self._backend(collection)
+            # (embedded engine) a damaged collection is moved aside and created anew: this is a build
+            backend = self._backend(collection, dimension=dimension)
             size = self._call(collection, "reading the configuration", backend.dimension)
             if size is not None and size != dimension:
                 raise VectorStoreError(
@@ -503,8 +712,42 @@ class VectorStore:
             shutil.rmtree(path)
         self._backend(collection, dimension=dimension, must_exist=False)
 
+    def space_needed(self, collection: str, chunks: Sequence[Chunk], dimension: int) -> dict[Path, int]:
+        """{folder: bytes} that building ``collection`` from ``chunks`` writes at its peak, without the margin
+        (nothing for a server: its disk is its own)."""
+        if self.url or self.local_root is None:
+            return {}
+        payload = sum(json_bytes(chunk_payload(c)) for c in chunks)
+        path = self._path(collection)
+        if self.local_engine == "edge":
+            return {path: edge_collection_bytes(len(chunks), dimension, payload, path)}
+        return {path: len(chunks) * (dimension * 4 + 64) * 2 + 2 * payload}  # qdrant-client: SQLite + pickles
+
+    def check_space(self, collection: str, chunks: Sequence[Chunk], dimension: int,
+                    also: dict[str | Path, int] | None = None) -> None:
+        """Raise :class:`StorageFullError` (one line: the folder, the space needed, the space free) unless there is
+        room for building ``collection`` from ``chunks`` plus ``also`` ({folder: bytes}, e.g. the partition's
+        Parquet rows). Call it before embedding, so nothing is spent on a build that cannot be stored."""
+        needs: dict[str | Path, int] = dict(self.space_needed(collection, chunks, dimension))
+        for folder, size in (also or {}).items():
+            needs[folder] = needs.get(folder, 0) + size
+        ensure_spaces(needs, f"the collection {collection} ({len(chunks)} chunks)")
+
     def replace_points(self, collection: str, chunks: Sequence[Chunk], vectors: np.ndarray) -> dict[str, int]:
-        """Make the collection hold exactly ``chunks``; returns counts upserted and removed."""
+        """Make the collection hold exactly ``chunks``; returns counts upserted and removed.
+
+        The embedded engine's folder must have room for what the points write (checked first: a full disk
+        under its memory maps is a signal). A collection found damaged while writing is moved aside and
+        built again from these chunks, once."""
+        try:
+            return self._replace_points(collection, chunks, vectors)
+        except CorruptStateError:
+            if self.url or self.local_engine != "edge":
+                raise
+            self.ensure_collection(collection, int(np.asarray(vectors).shape[1]))
+            return self._replace_points(collection, chunks, vectors)
+
+    def _replace_points(self, collection: str, chunks: Sequence[Chunk], vectors: np.ndarray) -> dict[str, int]:
         vectors = np.asarray(vectors, dtype=np.float32)
         if len(chunks) != len(vectors):
             raise VectorStoreError(f"{collection}: {len(chunks)} chunks but {len(vectors)} vectors")
@@ -513,6 +756,10 @@ class VectorStore:
         if len(set(wanted)) != len(wanted):
             check_unique_ids(chunks, collection)
             raise DuplicateIdError(f"{collection}: two chunks share a point id")  # pragma: no cover
+        if isinstance(backend, _EdgeCollection) and len(chunks):
+            payload = sum(json_bytes(chunk_payload(c)) for c in chunks)
+            ensure_space(backend.path, edge_points_bytes(len(chunks), int(vectors.shape[1]), payload),
+                         f"writing {len(chunks)} vectors into the collection {collection}")
         for begin in range(0, len(chunks), UPSERT_BATCH):
             end = min(begin + UPSERT_BATCH, len(chunks))
             payloads = [chunk_payload(chunks[i]) for i in range(begin, end)]
@@ -583,7 +830,8 @@ class VectorStore:
         assert self.local_root is not None
         if not self.local_root.is_dir():
             return []
-        return sorted(p.name for p in self.local_root.iterdir() if p.is_dir() and _NAME.fullmatch(p.name))
+        return sorted(p.name for p in self.local_root.iterdir()
+                      if p.is_dir() and _NAME.fullmatch(p.name) and not is_quarantined(p.name))
 
     def collection_info(self, collection: str) -> CollectionInfo:
         backend = self._backend(collection)
@@ -626,12 +874,51 @@ class VectorStore:
         if not path.exists():
             return False
         if self.local_engine == "edge" and _EdgeCollection.folder_exists(path):
-            # take the shard's lock first: never delete a collection another process is writing
-            probe = _EdgeCollection(path, self.lock_timeout_seconds)
-            probe.open()
-            probe.close()
+            # take the collection's in-use lock first: never delete a collection another process is using
+            holder = _EdgeCollection(path, self.lock_timeout_seconds)
+            holder._hold("delete")
+            try:
+                shutil.rmtree(path)
+                _EdgeCollection.use_file(path).unlink(missing_ok=True)
+            finally:
+                holder.close(clean=False)
+            return True
         shutil.rmtree(path)
         return True
+
+    def verify_collection(self, collection: str, expected_points: int | None = None, deep: bool = False) -> int:
+        """Check that ``collection`` can be read and holds ``expected_points`` (the retrievable chunks of its
+        build); returns its point count. ``deep`` (embedded engine): read every point, payload and vector in
+        a child process. A damaged or incomplete embedded collection is moved aside and raises
+        :class:`CorruptStateError` (permanent: its chunk_collections partition builds it again)."""
+        if deep and not self.url and self.local_engine == "edge":
+            path = self._path(collection)
+            edge = self._edge.pop(collection, None)
+            if edge is not None:
+                edge.close()
+            if not _EdgeCollection.folder_exists(path):
+                raise VectorStoreError(self._missing(collection))
+            holder = _EdgeCollection(path, self.lock_timeout_seconds)
+            holder._hold("check")
+            try:
+                points, problem = probe_collection(path)
+                if problem is not None:
+                    moved = holder.condemn(problem)
+                    raise CorruptStateError(corrupt_message(path, problem, moved), str(path),
+                                            str(moved) if moved else None)
+                holder._set_state({"state": "closed", "signature": _EdgeCollection.signature(path)})
+            finally:
+                holder.close(clean=False)
+        count = self.count(collection)
+        if expected_points is not None and count != expected_points:
+            problem = f"it holds {count} points where its build stored {expected_points}"
+            edge = self._edge.pop(collection, None)
+            if edge is None:  # a server or qdrant-client's local mode: not chunkbench's files to move
+                raise VectorStoreError(f"the collection {collection} {problem}; build it again ({REBUILT_BY})")
+            moved = edge.condemn(problem)
+            raise CorruptStateError(corrupt_message(edge.path, problem, moved), str(edge.path),
+                                    str(moved) if moved else None)
+        return count
 
     def ping(self) -> str:
         """A short description of the store when it answers; raises VectorStoreError otherwise."""

@@ -31,7 +31,7 @@ def start_server(root, extra_yaml=""):
         {"id": i, "question": q, "references": [{"document": d, "content": c}]} for i, q, d, c in QUESTIONS]}),
         encoding="utf-8")
     # the reports served on 127.0.0.1 as `make ui` serves them, and the code location told where
-    reports = ReportServer(home / "benchmarks" / "backfill" / "reports", free_port()).__enter__()
+    reports = ReportServer(home / "benchmarks", free_port()).__enter__()
     env = {"CHUNKBENCH_HOME": str(home), "CHUNKBENCH_CORPUS": str(corpus), "CHUNKBENCH_QUESTIONS": str(questions),
            "CHUNKBENCH_BENCHMARK": "backfill", "CHUNKBENCH_REPORTS_URL": reports.url}
     try:

@@ -88,7 +88,7 @@ def _asset_page(browser, server, asset: str, shot: str):
 @pytest.mark.slow
 def test_report_links_on_the_asset_page_open_the_reports_over_http(dagster_dev, browser):
     _benchmark_once(dagster_dev)
-    reports_url = dagster_dev.reports.url
+    reports_url = dagster_dev.reports.url + "backfill/"  # the benchmark's reports on the report server
     context, page = _asset_page(browser, dagster_dev, "benchmark_report", "ui-benchmark-report-asset.png")
     try:
         link = page.locator(f"a[href='{reports_url}benchmark_report.html']").first

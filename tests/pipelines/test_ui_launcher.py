@@ -1,5 +1,7 @@
-"""`make ui` = `chunkbench ui`: dg dev on 127.0.0.1 and the reports served next to it, stopped by Ctrl-C."""
+"""`make ui` = `chunkbench ui`: dg dev on 127.0.0.1 and the reports served next to it, stopped by Ctrl-C or SIGTERM
+within 10 s, every child included."""
 
+import json
 import os
 import signal
 import socket
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from chunkbench_pipelines.cli_ui import descendants
 from chunkbench_pipelines.report_server import DEFAULT_REPORTS_URL, ReportServer, report_link
 from tests.llama_server import free_port
 
@@ -20,16 +23,18 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_report_links_are_http_urls_of_the_served_folder():
     assert DEFAULT_REPORTS_URL == "http://127.0.0.1:3001/"
-    assert report_link(None, "benchmark_report.html", "frontier") == \
-        "http://127.0.0.1:3001/benchmark_report.html#frontier"
-    assert report_link("http://127.0.0.1:4001", "decision board.html") == "http://127.0.0.1:4001/decision%20board.html"
+    assert report_link(None, "sample", "benchmark_report.html", "frontier") == \
+        "http://127.0.0.1:3001/sample/benchmark_report.html#frontier"
+    assert report_link("http://127.0.0.1:4001", "mine", "decision board.html") == \
+        "http://127.0.0.1:4001/mine/decision%20board.html"
 
 
 def test_report_server_serves_the_reports_folder_on_loopback_only(tmp_path):
-    (tmp_path / "benchmark_report.html").write_text("<h1>Recommendation</h1>", encoding="utf-8")
+    (tmp_path / "sample" / "reports").mkdir(parents=True)
+    (tmp_path / "sample" / "reports" / "benchmark_report.html").write_text("<h1>Recommendation</h1>", encoding="utf-8")
     with ReportServer(tmp_path, 0) as server:
         assert server.url.startswith("http://127.0.0.1:")
-        with urllib.request.urlopen(server.url + "benchmark_report.html", timeout=10) as response:
+        with urllib.request.urlopen(server.url + "sample/benchmark_report.html", timeout=10) as response:
             assert response.status == 200 and b"Recommendation" in response.read()
             assert response.headers["Cache-Control"] == "no-store"
         with pytest.raises(urllib.error.HTTPError) as missing:
@@ -54,8 +59,22 @@ def _answers(url: str) -> bool:
         return False
 
 
+def _loaded(ui_port: int) -> bool:
+    """Whether the UI has loaded the code location (so dg dev's code server is running)."""
+    query = json.dumps({"query": "{ workspaceOrError { ... on Workspace { locationEntries { loadStatus } } } }"})
+    request = urllib.request.Request(f"http://127.0.0.1:{ui_port}/graphql", data=query.encode(),
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            entries = json.loads(response.read())["data"]["workspaceOrError"]["locationEntries"]
+    except (OSError, KeyError, TypeError, ValueError):
+        return False
+    return bool(entries) and all(e["loadStatus"] == "LOADED" for e in entries)
+
+
 @pytest.mark.slow
-def test_chunkbench_ui_runs_dg_dev_and_the_report_server_and_stops_on_ctrl_c(tmp_path):
+@pytest.mark.parametrize("stop", ["ctrl-c", "sigterm"])
+def test_chunkbench_ui_runs_dg_dev_and_the_report_server_and_stops_every_child_within_10_s(tmp_path, stop):
     home = tmp_path / "home"
     reports = home / "benchmarks" / "ui" / "reports"  # the reports of the benchmark named below
     reports.mkdir(parents=True)
@@ -68,19 +87,37 @@ def test_chunkbench_ui_runs_dg_dev_and_the_report_server_and_stops_on_ctrl_c(tmp
     with open(log, "w") as out:
         process = subprocess.Popen([str(Path(sys.executable).with_name("chunkbench")), "ui"], cwd=ROOT, env=env,
                                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    children: set[int] = set()
     try:
-        deadline = time.time() + 240
-        while not _answers(f"http://127.0.0.1:{ui_port}/server_info"):
+        deadline = time.time() + 300
+        while not _loaded(ui_port):
             assert process.poll() is None, log.read_text()
-            assert time.time() < deadline, "dg dev did not answer within 240 s:\n" + log.read_text()
+            assert time.time() < deadline, "dg dev did not load the code location within 300 s:\n" + log.read_text()
             time.sleep(1)
-        report = urllib.request.urlopen(f"http://127.0.0.1:{reports_port}/benchmark_report.html", timeout=10).read()
+        report = urllib.request.urlopen(f"http://127.0.0.1:{reports_port}/ui/benchmark_report.html", timeout=10).read()
         assert b"the report" in report
-        os.killpg(process.pid, signal.SIGINT)  # Ctrl-C in a terminal signals the whole foreground group
-        assert process.wait(timeout=120) == 0, log.read_text()
+        index = urllib.request.urlopen(f"http://127.0.0.1:{reports_port}/", timeout=10).read().decode()
+        assert "href='ui/benchmark_report.html'" in index  # the index of every benchmark's reports
+        children = descendants(process.pid)
+        assert len(children) >= 3, children  # dg dev, and what it runs: the webserver, the daemon, the code server
+        started = time.monotonic()
+        if stop == "ctrl-c":
+            os.killpg(process.pid, signal.SIGINT)  # Ctrl-C in a terminal signals the whole foreground group
+        else:
+            os.kill(process.pid, signal.SIGTERM)  # `kill PID`: chunkbench ui alone
+        assert process.wait(timeout=30) == 0, log.read_text()
+        while any(_running(pid) for pid in children) and time.monotonic() - started < 30:
+            time.sleep(0.1)
+        elapsed = time.monotonic() - started
+        assert not [pid for pid in children if _running(pid)], log.read_text()
+        print(f"{stop}: {len(children)} processes stopped in {elapsed:.1f} s")
+        assert elapsed <= 10, f"stopping took {elapsed:.1f} s"
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
+        for pid in children:
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
     text = log.read_text()
     assert not _answers(f"http://127.0.0.1:{ui_port}/server_info") and not _answers(f"http://127.0.0.1:{reports_port}/")
     assert "Use 'dg dev' instead" not in text and "superseded" not in text.lower(), text
@@ -90,3 +127,12 @@ def test_chunkbench_ui_runs_dg_dev_and_the_report_server_and_stops_on_ctrl_c(tmp
 
     with DagsterInstance.from_config(str(home / "dagster_home")) as instance:  # Deployment > Concurrency lists them
         assert instance.event_log_storage.get_concurrency_keys() == {"openai", "openai_compatible"}
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie waiting to be reaped has stopped)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return False

@@ -9,7 +9,7 @@
   try {
     var saved = window.localStorage && window.localStorage.getItem(storageKey);
     if (saved) { decisions = JSON.parse(saved) || {}; }
-  } catch (e) { decisions = {}; }
+  } catch { decisions = {}; }
 
   function key(q, r) { return q.id + "\u001f" + r.document + "\u001f" + r.start + "\u001f" + r.end; }
 
@@ -24,7 +24,7 @@
 
   function remember() {
     try { if (window.localStorage) { window.localStorage.setItem(storageKey, JSON.stringify(decisions)); } }
-    catch (e) { /* private mode: decisions live in the page only */ }
+    catch { /* private mode: decisions live in the page only */ }
     count();
   }
 

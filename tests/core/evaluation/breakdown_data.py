@@ -1,7 +1,7 @@
 """A results folder with two formats (docx, pdf) and two categories, for the breakdown tests.
 
-Two configurations, one run each (``run-recursive``, ``run-semantic``): ``recursive | minilm`` (best
-overall) and ``semantic | minilm``.
+Two configurations, one run each (``run-recursive``, ``run-semantic``): ``recursive × minilm`` (best
+overall) and ``semantic × minilm``.
 recall_at_512 per question (the ranking metric; ``recall`` is the same value, ``precision`` a tenth of the
 question number, ``context_tokens`` 100 x the question number):
 
@@ -33,8 +33,8 @@ from typing import Any
 
 from chunkbench_core.storage.results_db import ResultsDB
 
-RECURSIVE = "recursive | minilm"
-SEMANTIC = "semantic | minilm"
+RECURSIVE = "recursive × minilm"
+SEMANTIC = "semantic × minilm"
 QUESTIONS: list[tuple[str, list[str], str | None, str | None]] = [
     ("q1", ["policy.docx"], "policy", "easy"),
     ("q2", ["policy.docx"], "policy", "hard"),

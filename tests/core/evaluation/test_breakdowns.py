@@ -95,8 +95,8 @@ def test_the_ranking_differs_between_formats(table: pd.DataFrame) -> None:
     assert leaders["pdf"].best == SEMANTIC and leaders["pdf"].differs
     assert leaders["docx"].best == RECURSIVE and not leaders["docx"].differs
     sentence = ranking_difference(table, ORDER, "format", "recall_at_512")
-    assert sentence == ("On pdf documents (5 questions) semantic | minilm ranks first by recall_at_512; "
-                        "on docx documents (5 questions) recursive | minilm does, as on all questions.")
+    assert sentence == ("On pdf documents (5 questions) semantic × minilm ranks first by recall_at_512; "
+                        "on docx documents (5 questions) recursive × minilm does, as on all questions.")
 
 
 def test_groups_of_three_questions_or_fewer_never_drive_the_sentence(table: pd.DataFrame) -> None:
@@ -105,8 +105,8 @@ def test_groups_of_three_questions_or_fewer_never_drive_the_sentence(table: pd.D
     assert leaders["(none)"].too_small and leaders["(none)"].differs
     assert leaders["policy"].too_small and leaders["policy"].n_questions == 3
     sentence = ranking_difference(table, ORDER, "category", "recall_at_512")
-    assert sentence == ("In category howto (5 questions) semantic | minilm ranks first by recall_at_512; "
-                        "on all questions recursive | minilm does. (2 categories with 3 questions or fewer are "
+    assert sentence == ("In category howto (5 questions) semantic × minilm ranks first by recall_at_512; "
+                        "on all questions recursive × minilm does. (2 categories with 3 questions or fewer are "
                         "left out: too small to read.)")
     assert "without a category" not in sentence
 
@@ -117,11 +117,11 @@ def test_same_leader_everywhere_and_nothing_readable() -> None:
              "error": None, "recall_at_512": score}
             for i in range(4) for s, score in (("one", 0.9), ("two", 0.1))]
     table = group_breakdown(rows)
-    assert ranking_difference(table, ["one | m", "two | m"], "format") == (
-        "one | m ranks first by recall_at_512 in every document format with more than 3 questions, "
+    assert ranking_difference(table, ["one × m", "two × m"], "format") == (
+        "one × m ranks first by recall_at_512 in every document format with more than 3 questions, "
         "as on all questions.")
     small = group_breakdown(rows[:6])  # 3 questions
-    assert ranking_difference(small, ["one | m", "two | m"], "format") == (
+    assert ranking_difference(small, ["one × m", "two × m"], "format") == (
         "Every document format has 3 questions or fewer: too small to compare the ranking (1 document format).")
     assert ranking_difference(group_breakdown([]), ["one | m"], "format") == \
         "No question has a document format to split by."

@@ -112,7 +112,7 @@ def test_recommendation_is_the_cheapest_within_the_margin_and_switchable_to_high
     assert rec.configuration == "small|m" and rec.rule == "cheapest_within_margin"
     assert "cheapest" in rec.reason and "0.02" in rec.reason and "900 vs 4,000 context tokens" in rec.reason
     labelled = recommend(comparison, costs, labels={"small|m": "small (heading context)"})
-    assert "small (heading context) x m is the cheapest" in labelled.reason and "small x m" not in labelled.reason
+    assert "small (heading context) × m is the cheapest" in labelled.reason and "small × m" not in labelled.reason
     assert recommend(comparison, costs, "highest_mean").configuration == "big|m"
     with pytest.raises(ConfigError):
         recommend(comparison, costs, "nope")

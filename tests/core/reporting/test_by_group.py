@@ -49,14 +49,14 @@ def table(html: str, element_id: str) -> list[list[str]]:
 
 def test_managerial_section_tables_counts_and_sentence(reports: ReportPaths) -> None:
     html = section(read(reports.managerial))
-    assert ("On pdf documents (5 questions) semantic | minilm ranks first by recall_at_512; on docx documents "
-            "(5 questions) recursive | minilm does, as on all questions.") in html
+    assert ("On pdf documents (5 questions) semantic × minilm ranks first by recall_at_512; on docx documents "
+            "(5 questions) recursive × minilm does, as on all questions.") in html
     # rows: group, questions, first by the ranking metric, then one cell per configuration (leaderboard order)
     assert table(html, "groups-format-rank") == [
-        ["docx", "5 questions", "recursive | minilm", "0.900 n=5", "0.625 n=4"],
-        ["pdf", "5 questions", "semantic | minilm", "0.300 n=5", "0.600 n=5"],
+        ["docx", "5 questions", "recursive × minilm", "0.900 n=5", "0.625 n=4"],
+        ["pdf", "5 questions", "semantic × minilm", "0.300 n=5", "0.600 n=5"],
     ]
-    assert table(html, "groups-format-precision")[0] == ["docx", "5 questions", "recursive | minilm", "0.380 n=5",
+    assert table(html, "groups-format-precision")[0] == ["docx", "5 questions", "recursive × minilm", "0.380 n=5",
                                                           "0.400 n=4"]
     assert table(html, "groups-format-context_tokens")[0][3:] == ["380 n=5", "400 n=4"]
     category = table(html, "groups-category-rank")
@@ -93,7 +93,7 @@ def test_managerial_filter_in_the_browser(browser: Any, reports: ReportPaths) ->
     page.select_option("#group-metric", "precision")
     assert page.locator("#groups-category-precision").is_visible() and page.locator("#groups-category-rank").is_hidden()
     page.locator("#by-group").screenshot(path=str(ARTIFACTS / "managerial-by-group.png"))
-    view.assert_inert(static_scripts=1)
+    view.assert_inert(static_scripts=2)
     view.close()
 
 
@@ -111,5 +111,5 @@ def test_inspector_filters_by_group_in_the_browser(browser: Any, reports: Report
     assert page.locator("#question-list li[role=option]").count() == 1
     page.select_option("#group-filter", "")
     assert page.locator("#question-list li[role=option]").count() == 10
-    view.assert_inert(static_scripts=2)
+    view.assert_inert(static_scripts=3)
     view.close()

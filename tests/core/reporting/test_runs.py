@@ -65,11 +65,11 @@ def table_rows(html: str, element_id: str) -> list[list[str]]:
 def ranked(html: str) -> dict[tuple[str, str], list[str]]:
     """The managerial report's leaderboard: (strategy, corpus model) -> its cells."""
     rows = table_rows(html, "ranking")
-    return {(r[1], r[2]): r for r in rows[1:]}
+    return {tuple(r[1].split(" × ")): r for r in rows[1:]}
 
 
 def recall_cell(row: list[str]) -> str:
-    return row[4].split("CI")[0].strip()  # the ranking metric's mean (recall here), without its interval
+    return row[3].split("CI")[0].strip()  # the ranking metric's mean (recall here), without its interval
 
 
 def board_rows(html: str) -> list[dict]:
@@ -210,7 +210,7 @@ def test_a_batch_report_compares_the_batch_runs_only(results: ResultsDB, tmp_pat
     assert selection.run_ids == ("b-run-1", "b-run-2")
     before = results.query("SELECT * FROM comparison ORDER BY configuration")
     data = load_report_data(results, runs=selection, ranking=RANKING)
-    assert sorted(data.board["configuration"]) == ["fixed_size | minilm", "recursive | minilm"]
+    assert sorted(data.board["label"]) == ["fixed_size × minilm", "recursive × minilm"]
     assert data.recommendation is not None and data.recommendation["configuration"] in {"fixed_size|minilm",
                                                                                         "recursive|minilm"}
     assert set(data.board["class"]) <= {"best", "within_margin", "undecided", "worse"}

@@ -1,61 +1,16 @@
-"""The decision board's script and styles (inlined into decision_board.html).
-
-Reads ``#board-data`` (see :func:`.decision_board.board_payload`) and builds the run
-list, heat map, candidate table and the SVG trend chart with DOM calls only
-(``textContent``, ``setAttribute``), never ``innerHTML``.
-"""
-
-BOARD_CSS = """
-.controls{display:flex;flex-wrap:wrap;gap:1rem;align-items:center;margin:.5rem 0}
-.controls select,.controls button{font:inherit;padding:.2rem .4rem}
-table.heatmap td{padding:0}table.heatmap th{font-size:.8rem;white-space:nowrap}
-table.heatmap button{display:block;width:100%;min-width:5.5rem;border:0;padding:.45rem .5rem;font:inherit;
-font-variant-numeric:tabular-nums;cursor:pointer;text-align:right}
-table.heatmap button[aria-pressed=true]{outline:3px solid var(--accent);outline-offset:-3px;font-weight:700}
-table.heatmap td.empty{background:repeating-linear-gradient(45deg,#fafafa,#fafafa 4px,#eee 4px,#eee 8px)}
-#run-list tr.excluded td{color:#999;text-decoration:line-through}
-#run-list tr.excluded td:first-child{text-decoration:none}
-#set-aside td.struck{text-decoration:line-through;color:#777}#set-aside td.reason{font-weight:600}
-.delta.good{color:var(--good)}.delta.bad{color:var(--bad)}
-#trend{background:#fff;border:1px solid var(--line);border-radius:4px}
-#trend text{font-size:11px;font-family:system-ui,sans-serif}
-"""
-
-BOARD_JS = r"""
+/* The decision board: the run list, the heat map (stage 1), the candidates side by side (stage 2) and the
+ * trend chart, built from the JSON of #board-data (see decision_board.board_payload). */
 (function () {
   "use strict";
-  var D = JSON.parse(document.getElementById("board-data").textContent);
-  var SVG = "http://www.w3.org/2000/svg";
-  var COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+  var el = chunkbench.el, add = chunkbench.add, svg = chunkbench.svg, fmt = chunkbench.fmt, short = chunkbench.short,
+    uniq = chunkbench.uniq, DASH = chunkbench.DASH;
+  var D = chunkbench.readJson("board-data");
   var SEP = "\u001f";
   var state = { model: "", metric: D.metrics.length ? D.metrics[0].name : "", excluded: {}, candidates: [] };
 
-  function el(tag, className, text) {
-    var node = document.createElement(tag);
-    if (className) { node.className = className; }
-    if (text !== undefined && text !== null) { node.textContent = String(text); }
-    return node;
-  }
-  function add(parent, child) { parent.appendChild(child); return child; }
-  function svg(tag, attrs, parent) {
-    var node = document.createElementNS(SVG, tag);
-    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, String(attrs[k])); });
-    if (parent) { parent.appendChild(node); }
-    return node;
-  }
   function metricInfo(name) {
     for (var i = 0; i < D.metrics.length; i++) { if (D.metrics[i].name === name) { return D.metrics[i]; } }
     return { name: name, label: name, kind: "fraction", higherIsBetter: true };
-  }
-  function fmt(kind, v) {
-    if (v === null || v === undefined) { return "\u2013"; }
-    return kind === "score10" ? v.toFixed(1) : v.toFixed(3);
-  }
-  function short(text, n) { return text.length > n ? text.slice(0, n - 1) + "\u2026" : text; }
-  function uniq(values) {
-    var seen = {}, out = [];
-    values.forEach(function (v) { if (v !== null && v !== undefined && !seen[v]) { seen[v] = true; out.push(v); } });
-    return out;
   }
 
   var runs = (function () {
@@ -79,10 +34,13 @@ BOARD_JS = r"""
     return D.rows.filter(function (r) { return !state.excluded[r.batch] && (!state.model || r.model === state.model); });
   }
   function configId(r) { return r.strategy + SEP + r.model + SEP + (r.variant || ""); }
-  function configLabel(r, multiModel) {
-    var name = r.label || r.strategy;
-    var label = multiModel ? name + " \u00b7 " + r.model : name;
-    return r.variant ? label + " [" + r.variant + "]" : label;
+  // the configuration's one label (strategy × corpus model [variant]), written by the report's Python side
+  function configLabel(r) { return r.label; }
+  // an element naming a configuration, marked with its key as every report marks it
+  function labelled(parent, tag, r) {
+    var node = add(parent, el(tag, "config-label", configLabel(r)));
+    node.setAttribute("data-configuration", r.key);
+    return node;
   }
   function cellId(r) { return r.run + SEP + configId(r); }
   function value(r) { var v = r.metrics[state.metric]; return (v === null || v === undefined) ? null : v; }
@@ -130,33 +88,37 @@ BOARD_JS = r"""
       });
       add(add(tr, el("td")), box);
       add(tr, el("td", "", run.label));
-      add(tr, el("td", "", run.created || "\u2013"));
+      add(tr, el("td", "", run.created || DASH));
       var ids = uniq(run.rows.map(function (r) { return r.run; }));
       var idCell = add(tr, el("td", "run-ids", ids.length > 1 ? ids.length + " runs" : ids[0]));
       idCell.setAttribute("title", ids.join("\n"));
       add(tr, el("td", "num", run.rows.length));
       add(tr, el("td", "", uniq(run.rows.map(function (r) { return r.model; })).join(", ")));
-      add(tr, el("td", "", uniq(run.rows.map(function (r) { return r.boundary; })).join(", ") || "\u2013"));
+      add(tr, el("td", "", uniq(run.rows.map(function (r) { return r.boundary; })).join(", ") || DASH));
       var badges = add(tr, el("td"));
       uniq(run.rows.map(function (r) { return r.badge; })).forEach(function (b) {
         var span = add(badges, el("span", "badge neighbor-badge" + (b !== "\u00b10/0" && b !== "\u00b1?" ? " on" : ""), b));
         span.setAttribute("title", "neighbor expansion: previous/next chunks around each hit");
       });
-      add(tr, el("td", "", uniq(run.rows.map(function (r) { return r.chunkSize; })).join(", ") || "\u2013"));
-      add(tr, el("td", "num", uniq(run.rows.map(function (r) { return r.topK; })).join(", ") || "\u2013"));
+      add(tr, el("td", "", uniq(run.rows.map(function (r) { return r.chunkSize; })).join(", ") || DASH));
+      add(tr, el("td", "num", uniq(run.rows.map(function (r) { return r.topK; })).join(", ") || DASH));
       var sets = uniq(run.rows.map(function (r) { return r.questionSet; }));
       var setNames = uniq(run.rows.map(function (r) { return r.questionSetName || (r.questionSet ? short(String(r.questionSet), 12) : null); }));
-      add(tr, el("td", "", setNames.join("; ") || "\u2013"))
+      add(tr, el("td", "", setNames.join("; ") || DASH))
         .setAttribute("title", sets.join("\n"));
     });
   }
 
-  function mismatches(rows, checkModel) {
+  // What differs between the compared results besides the configurations themselves. The corpus model is one
+  // of the two things a configuration is made of, so it never counts; a boundary model counts when one
+  // configuration was scored with several (each semantic configuration may have its own).
+  function mismatches(rows) {
     var out = [];
-    var boundary = uniq(rows.map(function (r) { return r.boundary; }));
-    if (boundary.length > 1) { out.push("boundary model (" + boundary.join(", ") + ")"); }
-    var models = uniq(rows.map(function (r) { return r.model; }));
-    if (checkModel && models.length > 1) { out.push("corpus model (" + models.join(", ") + ")"); }
+    uniq(rows.map(configId)).forEach(function (cid) {
+      var mine = rows.filter(function (r) { return configId(r) === cid; });
+      var boundary = uniq(mine.map(function (r) { return r.boundary; }));
+      if (boundary.length > 1) { out.push("boundary model of " + configLabel(mine[0]) + " (" + boundary.join(", ") + ")"); }
+    });
     var neighbors = uniq(rows.filter(function (r) { return r.prev !== null || r.next !== null; })
       .map(function (r) { return r.badge; }));
     if (neighbors.length > 1) { out.push("neighbor settings (" + neighbors.join(", ") + ")"); }
@@ -182,7 +144,7 @@ BOARD_JS = r"""
   function renderWarning(rows) {
     var box = document.getElementById("mismatch-warning");
     box.textContent = "";
-    var found = mismatches(rows, true);
+    var found = mismatches(rows);
     box.hidden = !found.length;
     if (!found.length) { return; }
     add(box, el("strong", "", "The compared runs are not like for like."));
@@ -190,7 +152,7 @@ BOARD_JS = r"""
     var ul = add(box, el("ul"));
     found.forEach(function (f) { add(ul, el("li", "", f)); });
     add(box, el("span", "note", "Differences in the numbers may come from these settings rather than from the chunking. " +
-      "Filter by corpus model or hide runs to compare like with like."));
+      "Hide runs (untick them above) to compare like with like."));
   }
 
   function scale(rows) {
@@ -206,7 +168,7 @@ BOARD_JS = r"""
     return { bg: "rgb(" + c.join(",") + ")", fg: t > 0.5 ? "#fff" : "#111" };
   }
 
-  function renderHeatmap(rows, multiModel) {
+  function renderHeatmap(rows) {
     var table = document.getElementById("heatmap");
     table.textContent = "";
     var info = metricInfo(state.metric);
@@ -228,8 +190,7 @@ BOARD_JS = r"""
       var sample = rows.filter(function (r) { return configId(r) === cid; })[0];
       var tr = add(body, el("tr"));
       tr.setAttribute("data-config", cid);
-      var th = add(tr, el("th", "", configLabel(sample, multiModel)));
-      th.setAttribute("scope", "row");
+      labelled(tr, "th", sample).setAttribute("scope", "row");
       cols.forEach(function (run) {
         var r = rows.filter(function (x) { return x.batch === run.id && configId(x) === cid; })[0];
         var td = add(tr, el("td"));
@@ -242,7 +203,7 @@ BOARD_JS = r"""
         b.setAttribute("data-run", r.run);
         b.setAttribute("data-config", cid);
         b.setAttribute("aria-pressed", state.candidates.indexOf(cellId(r)) >= 0 ? "true" : "false");
-        b.setAttribute("aria-label", configLabel(r, true) + ", run " + r.run + ": " + info.label + " " + fmt(info.kind, value(r)));
+        b.setAttribute("aria-label", configLabel(r) + ", run " + r.run + ": " + info.label + " " + fmt(info.kind, value(r)));
         b.setAttribute("title", info.label + " " + fmt(info.kind, value(r)) + " \u00b7 neighbors " + r.badge +
           (r.boundary ? " \u00b7 boundary " + r.boundary : "") + (r.n !== null ? " \u00b7 " + r.n + " questions" : ""));
         b.addEventListener("click", function () {
@@ -257,7 +218,7 @@ BOARD_JS = r"""
     if (!configs.length) { add(add(body, el("tr")), el("td", "note", "No run left: show runs or change the filter.")); }
   }
 
-  function renderCandidates(rows, multiModel) {
+  function renderCandidates(rows) {
     var table = document.getElementById("candidates");
     var note = document.getElementById("candidate-note");
     table.textContent = "";
@@ -271,7 +232,7 @@ BOARD_JS = r"""
     } else {
       note.textContent = picked.length + " candidate(s) picked in the heat map.";
     }
-    var diff = mismatches(picked, true);
+    var diff = mismatches(picked);
     if (diff.length) { add(note, el("strong", "bad", " These candidates differ in: " + diff.join("; ") + ".")); }
     var head = add(add(table, el("thead")), el("tr"));
     ["configuration", "run", "created", "neighbors", "boundary model", "chunk size", "top k"].forEach(function (h) { add(head, el("th", "", h)); });
@@ -285,13 +246,13 @@ BOARD_JS = r"""
     picked.forEach(function (r) {
       var tr = add(body, el("tr"));
       tr.setAttribute("data-cell", cellId(r));
-      add(tr, el("td", "", configLabel(r, multiModel)));
+      labelled(add(tr, el("td")), "span", r);
       add(tr, el("td", "", r.batchLabel)).setAttribute("title", "experiment run id " + r.run);
-      add(tr, el("td", "", r.created || "\u2013"));
+      add(tr, el("td", "", r.created || DASH));
       add(add(tr, el("td")), el("span", "badge neighbor-badge", r.badge));
-      add(tr, el("td", "", r.boundary || "\u2013"));
-      add(tr, el("td", "", r.chunkSize === null ? "\u2013" : r.chunkSize));
-      add(tr, el("td", "num", r.topK === null ? "\u2013" : r.topK));
+      add(tr, el("td", "", r.boundary || DASH));
+      add(tr, el("td", "", r.chunkSize === null ? DASH : r.chunkSize));
+      add(tr, el("td", "num", r.topK === null ? DASH : r.topK));
       D.metrics.forEach(function (m) {
         var v = r.metrics[m.name];
         var td = add(tr, el("td", "num", fmt(m.kind, v)));
@@ -305,14 +266,17 @@ BOARD_JS = r"""
     });
   }
 
-  function renderTrend(rows, multiModel) {
+  function renderTrend(rows) {
     var chart = document.getElementById("trend");
-    while (chart.firstChild) { chart.removeChild(chart.firstChild); }
+    chunkbench.clear(chart);
     var info = metricInfo(state.metric);
     var cols = runs.filter(function (run) { return rows.some(function (r) { return r.batch === run.id; }); });
     var configs = uniq(rows.map(configId)).sort();
-    var left = 50, top = 20, plotW = Math.max(300, 90 * cols.length), plotH = 200, legendW = 320;
-    var width = left + plotW + legendW, height = top + plotH + 60;
+    var longest = Math.max.apply(null, [10].concat(configs.map(function (cid) {
+      return configLabel(rows.filter(function (r) { return configId(r) === cid; })[0]).length;
+    })));
+    var left = 50, top = 20, plotW = Math.max(300, 90 * cols.length), plotH = 200, legendW = 40 + 7 * longest;
+    var width = left + plotW + legendW, height = Math.max(top + plotH + 60, top + 16 * configs.length + 20);
     chart.setAttribute("width", width);
     chart.setAttribute("height", height);
     chart.setAttribute("viewBox", "0 0 " + width + " " + height);
@@ -334,7 +298,7 @@ BOARD_JS = r"""
       d.textContent = (run.created || "").slice(0, 10);
     });
     configs.forEach(function (cid, k) {
-      var color = COLORS[k % COLORS.length];
+      var color = D.colors[cid] || "#555";
       var points = [];
       var sample = null;
       cols.forEach(function (run, i) {
@@ -349,12 +313,12 @@ BOARD_JS = r"""
       points.forEach(function (p) {
         var c = svg("circle", { cx: p[0], cy: p[1], r: 4, fill: color }, chart);
         var title = svg("title", {}, c);
-        title.textContent = configLabel(p[2], true) + " \u00b7 " + p[2].run + ": " + fmt(info.kind, value(p[2]));
+        title.textContent = configLabel(p[2]) + " \u00b7 " + p[2].run + ": " + fmt(info.kind, value(p[2]));
       });
       var ly = top + 12 + 16 * k;
       svg("rect", { x: left + plotW + 14, y: ly - 9, width: 10, height: 10, fill: color }, chart);
-      var label = svg("text", { x: left + plotW + 30, y: ly }, chart);
-      label.textContent = short(configLabel(sample, multiModel), 46);
+      var label = svg("text", { x: left + plotW + 30, y: ly, "class": "config-label", "data-configuration": sample.key }, chart);
+      label.textContent = configLabel(sample);
     });
     var axis = svg("text", { x: left, y: top - 6 }, chart);
     axis.textContent = info.label + " per run (oldest left)";
@@ -362,17 +326,15 @@ BOARD_JS = r"""
 
   function render() {
     var rows = visibleRows();
-    var multiModel = !state.model && uniq(rows.map(function (r) { return r.model; })).length > 1;
     state.candidates = state.candidates.filter(function (id) { return rows.some(function (r) { return cellId(r) === id; }); });
     renderRunList();
     renderWarning(rows);
-    renderHeatmap(rows, multiModel);
-    renderCandidates(rows, multiModel);
-    renderTrend(rows, multiModel);
+    renderHeatmap(rows);
+    renderCandidates(rows);
+    renderTrend(rows);
   }
 
   renderControls();
   render();
   document.documentElement.setAttribute("data-board", "ready");
 })();
-"""

@@ -1,80 +1,16 @@
-"""The retrieval inspector's script and styles (inlined into the technical report).
-
-The script reads the JSON of ``#inspector-data`` and builds every element with
-``createElement`` / ``textContent`` (never ``innerHTML``), so document text cannot
-become markup. Keyboard: the question list is a listbox (Up/Down/Home/End), the
-configuration picker a tab list (Left/Right/Home/End); Tab moves between them;
-``j``/``k`` step through questions and ``[``/``]`` through configurations from anywhere
-outside a text field. The selection is kept in the URL fragment (``#q=3&c=1``).
-"""
-
-INSPECTOR_CSS = """
-.inspector{display:grid;grid-template-columns:minmax(14rem,22rem) 1fr;gap:1rem;align-items:start}
-.rail{position:sticky;top:.5rem;max-height:92vh;overflow:auto;border:1px solid var(--line);border-radius:6px;
-padding:.5rem;background:var(--panel)}
-.rail input,.rail select{width:100%;margin:.2rem 0 .5rem;padding:.3rem;font:inherit}
-#question-list{list-style:none;margin:0;padding:0}
-#question-list li{padding:.35rem .5rem;border-radius:4px;cursor:pointer;border:1px solid transparent;margin-bottom:2px}
-#question-list li[aria-selected=true]{background:#fff;border-color:var(--accent);box-shadow:inset 4px 0 0 var(--accent)}
-#question-list .qmeta{font-size:.75rem;color:var(--muted)}
-.dot{display:inline-block;width:.6rem;height:.6rem;border-radius:50%;margin-right:.3rem;background:#bbb}
-.dot.hit{background:var(--good)}.dot.miss{background:var(--bad)}
-#strategy-picker{display:flex;flex-wrap:wrap;gap:.3rem;margin-bottom:.7rem}
-#strategy-picker [role=tab]{border:1px solid var(--line);background:#fff;border-radius:16px;padding:.25rem .7rem;
-cursor:pointer}
-#strategy-picker [role=tab][aria-selected=true]{background:var(--accent);color:#fff;border-color:var(--accent)}
-#strategy-picker .badge{background:rgba(0,0,0,.08);color:inherit}
-.chips{display:flex;flex-wrap:wrap;gap:.3rem;margin:.4rem 0}
-.chip{border:1px solid var(--line);border-radius:4px;padding:.1rem .45rem;font-size:.85rem;background:#fff;
-font-variant-numeric:tabular-nums}
-.answers{display:grid;grid-template-columns:1fr 1fr;gap:.8rem;margin:.5rem 0}
-.answers>div{border:1px solid var(--line);border-radius:6px;padding:.5rem .7rem;background:#fff}
-.answers h4,.panel-block h4{margin:.1rem 0 .3rem;font-size:.85rem;color:var(--muted);text-transform:uppercase}
-ol.chunks{list-style:none;padding:0;margin:.3rem 0}
-ol.chunks>li{border:1px solid var(--line);border-radius:6px;margin:.4rem 0;background:#fff}
-.chunk-head{font-size:.8rem;color:var(--muted);padding:.3rem .6rem;border-bottom:1px solid var(--line);
-background:var(--panel)}
-.chunk-text{white-space:pre-wrap;padding:.5rem .7rem;font-size:.88rem;margin:0;font-family:inherit;
-overflow-wrap:anywhere}
-.role{font-weight:600;text-transform:uppercase;font-size:.72rem;letter-spacing:.03em;margin-right:.3rem}
-.role.hit{color:#0b3d91}.role.retrieved{color:#555}.role.neighbor{color:#8a5a00}.role.parent{color:#5b2a86}
-ul.tree{list-style:none;padding-left:0}ul.tree ul{list-style:none;padding-left:1.4rem;border-left:2px solid var(--line);
-margin:.2rem 0 .5rem .4rem}
-ul.tree li{margin:.15rem 0}
-.compare button{border:0;background:none;color:var(--accent);cursor:pointer;text-decoration:underline;padding:0}
-.compare tr.current td{background:var(--accent-bg)}
-@media (max-width:900px){.inspector{grid-template-columns:1fr}.rail{position:static;max-height:none}
-.answers{grid-template-columns:1fr}}
-"""
-
-INSPECTOR_JS = r"""
+/* The retrieval inspector of the technical report: questions on the left, configurations as tabs, the chosen
+ * result in the panel, built from the JSON of #inspector-data (see inspector.inspector_payload). */
 (function () {
   "use strict";
-  var source = document.getElementById("inspector-data");
-  if (!source) { return; }
-  var D = JSON.parse(source.textContent);
+  var el = chunkbench.el, add = chunkbench.add, fmt = chunkbench.fmt;
+  var D = chunkbench.readJson("inspector-data");
+  if (!D) { return; }
   var state = { q: 0, c: 0, filter: "", group: null };
   var list = document.getElementById("question-list");
   var picker = document.getElementById("strategy-picker");
   var panel = document.getElementById("inspector-panel");
   var filterBox = document.getElementById("question-filter");
 
-  function el(tag, className, text) {
-    var node = document.createElement(tag);
-    if (className) { node.className = className; }
-    if (text !== undefined && text !== null) { node.textContent = String(text); }
-    return node;
-  }
-  function add(parent, child) { parent.appendChild(child); return child; }
-  function fmt(kind, v) {
-    if (v === null || v === undefined || (typeof v === "number" && !isFinite(v))) { return "\u2013"; }
-    if (typeof v === "boolean") { return v ? "yes" : "no"; }
-    if (typeof v !== "number") { return String(v); }
-    if (kind === "score10") { return v.toFixed(1); }
-    if (kind === "ms") { return v.toFixed(1) + " ms"; }
-    if (kind === "count") { return Math.round(v).toLocaleString("en"); }
-    return v.toFixed(3);
-  }
   function result(q, c) { return D.results[q + ":" + c] || null; }
   function chunkLabel(chunk) {
     var where = chunk.doc === null ? "" : " \u00b7 " + chunk.doc + " [" + chunk.start + "\u2013" + chunk.end + ")";
@@ -160,7 +96,7 @@ INSPECTOR_JS = r"""
       tab.setAttribute("aria-selected", i === state.c ? "true" : "false");
       tab.setAttribute("aria-controls", "inspector-panel");
       tab.tabIndex = i === state.c ? 0 : -1;
-      add(tab, el("span", "", (c.label || c.strategy) + " \u00b7 " + c.model));
+      add(tab, el("span", "config-label", c.label)).setAttribute("data-configuration", c.key);
       var badge = add(tab, el("span", "badge", c.badge));
       badge.setAttribute("title", "neighbor expansion: previous/next chunks added around each hit");
       tab.addEventListener("click", function () { select(state.q, i, "picker"); });
@@ -241,7 +177,7 @@ INSPECTOR_JS = r"""
     var block = add(parent, el("div", "panel-block"));
     block.id = id;
     add(block, el("h4", "", title));
-    var table = add(block, el("table"));
+    var table = add(add(block, el("div", "scroll")), el("table"));
     names.forEach(function (name) {
       var tr = add(table, el("tr"));
       add(tr, el("th", "", name.replace(/_/g, " ")));
@@ -252,7 +188,7 @@ INSPECTOR_JS = r"""
   function renderCompare(parent) {
     var block = add(parent, el("div", "panel-block compare"));
     add(block, el("h4", "", "This question in every configuration"));
-    var table = add(block, el("table"));
+    var table = add(add(block, el("div", "scroll")), el("table"));
     var names = Object.keys(D.metricLabels).filter(function (n) {
       return ["recall", "precision", "iou", "mrr", "ndcg", "answer_similarity"].indexOf(n) >= 0;
     });
@@ -263,7 +199,8 @@ INSPECTOR_JS = r"""
       var r = result(state.q, i);
       var tr = add(table, el("tr", i === state.c ? "current" : ""));
       var td = add(tr, el("td"));
-      var button = add(td, el("button", "", (c.label || c.strategy) + " \u00b7 " + c.model));
+      var button = add(td, el("button", "config-label", c.label));
+      button.setAttribute("data-configuration", c.key);
       button.type = "button";
       button.addEventListener("click", function () { select(state.q, i, "compare"); });
       names.forEach(function (n) {
@@ -287,7 +224,7 @@ INSPECTOR_JS = r"""
     var meta = [q.set, q.id];
     if (q.category) { meta.push(q.category); }
     if (q.difficulty) { meta.push(q.difficulty); }
-    meta.push((c.label || c.strategy) + " \u00b7 " + c.model);
+    meta.push(c.label);
     if (c.run) { meta.push("run " + c.run); }
     if (c.boundary) { meta.push("boundary model " + c.boundary); }
     add(panel, el("p", "meta", meta.join(" \u00b7 ")));
@@ -351,7 +288,7 @@ INSPECTOR_JS = r"""
   }
 
   function writeHash() {
-    try { history.replaceState(null, "", "#q=" + state.q + "&c=" + state.c); } catch (e) { /* file:// may refuse */ }
+    try { history.replaceState(null, "", "#q=" + state.q + "&c=" + state.c); } catch { /* file:// may refuse */ }
   }
 
   function select(q, c, focusFrom) {
@@ -428,4 +365,3 @@ INSPECTOR_JS = r"""
   select(match ? parseInt(match[1], 10) : 0, match ? parseInt(match[2], 10) : 0, null);
   document.documentElement.setAttribute("data-inspector", "ready");
 })();
-"""
