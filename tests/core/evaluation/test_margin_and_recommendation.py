@@ -67,7 +67,7 @@ def test_truly_0005_below_the_best_on_500_questions_is_shown_within_the_margin_a
     assert -MARGIN < result.lower_bound < result.versus_best.mean_difference < 0
     rec = recommend(comparison, price)
     assert rec.configuration == "close|m" and rec.decided
-    assert "close x m is the cheapest of the 2 configurations shown within 0.02 of the best" in rec.reason
+    assert "close × m is the cheapest of the 2 configurations shown within 0.02 of the best" in rec.reason
     assert "300 vs 900 context tokens per question" in rec.reason
     assert rec.stability.share >= 0.7
     # when it is not cheaper, the best stays the pick
@@ -106,7 +106,7 @@ def test_equal_in_expectation_but_noisy_on_30_questions_is_undecided_and_the_rea
     assert rec.configuration == "steady|m" and not rec.decided and rec.only_best_shown
     assert rec.candidate == "noisy|m" and rec.questions_to_settle == expected
     assert f"about {expected:,} questions would show it within 0.02" in rec.reason
-    assert "Might be as good, cannot tell yet: noisy x m." in rec.reason
+    assert "Might be as good, cannot tell yet: noisy × m." in rec.reason
     found = {d.code: d.message for d in recommendation_warnings(comparison, rec)}
     assert "recommendation_undecided" in found
     assert f"about {expected:,} questions would settle it" in found["recommendation_undecided"]
@@ -226,7 +226,7 @@ def test_too_few_questions_speaks_when_the_top_two_tie_on_every_question():
     comparison = compare_configurations(data, costs=price)
     rec = recommend(comparison, price)
     found = {d.code: d.message for d in recommendation_warnings(comparison, rec)}
-    assert "a x m and b x m, score the same on every one of the 40 questions" in found["too_few_questions"]
+    assert "a × m and b × m, score the same on every one of the 40 questions" in found["too_few_questions"]
     assert diagnostics.too_few_questions(40) is None
     assert diagnostics.too_few_questions(12).code == "too_few_questions"
 
