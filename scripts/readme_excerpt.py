@@ -205,7 +205,7 @@ def excerpt(snapshot: Path = SNAPSHOT) -> str:
         f"DuckDB:  {HOME}/chunkbench.duckdb  (its views read tables/ beside it: ...)",
         f"Report:  {HOME}/reports/benchmark_report.html", "...",
     ])
-    return "\n".join([BEGIN, lead, "", "```", body, "```", "", textwrap.fill(after, 110), END])
+    return "\n".join([BEGIN, lead, "", "```text", body, "```", "", textwrap.fill(after, 110), END])
 
 
 def readme_block(text: str) -> str:
