@@ -2,7 +2,7 @@
 
     python scripts/doc_commands.py --list          every command shown, with its page and line
     python scripts/doc_commands.py --write-help    rewrite the output under each `$ chunkbench ... --help` line
-                                                   of the pages with what the command line prints now
+                                                   of docs/commands.md with what the command line prints now
 
 The convention of the pages: a fenced block marked ``console`` is run by the documentation test
 (``tests/test_docs_commands.py``). Each line starting with ``$ `` is a command (a line ending with ``\\``
@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+#: the page whose help texts are the command line's, in full (elsewhere a help text is shown in part)
+COMMANDS_PAGE = ROOT / "docs" / "commands.md"
 #: the terminal width the help texts in the pages are written for (argparse wraps to COLUMNS)
 COLUMNS = "100"
 PROMPT = "$ "
@@ -164,13 +166,11 @@ def write_help(page: Path) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--list", action="store_true", help="print every command shown, with its page and line")
-    parser.add_argument("--write-help", action="store_true", help="rewrite the help texts shown in the pages")
+    parser.add_argument("--write-help", action="store_true", help="rewrite the help texts of docs/commands.md")
     args = parser.parse_args()
     if args.write_help:
-        for page in pages():
-            changed = write_help(page)
-            if changed:
-                print(f"{page.relative_to(ROOT)}: {changed} help text(s) rewritten")
+        changed = write_help(COMMANDS_PAGE)
+        print(f"{COMMANDS_PAGE.relative_to(ROOT)}: {changed} help text(s) rewritten")
         return 0
     for page in pages():
         for block in blocks(page):
