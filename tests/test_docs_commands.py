@@ -100,13 +100,14 @@ def finished_run(home) -> Path:
     return home
 
 
-def _run_block(block, home: Path, cwd: Path) -> list[tuple[int, str]]:
-    """Each command's exit status and output (stdout and stderr together), in one bash session."""
+def _run_block(block, home: Path, cwd: Path) -> list[tuple[int, str, str]]:
+    """Each command's exit status, standard output and standard error, in one bash session."""
     out = cwd.parent / "outputs"
     out.mkdir()
     script = ["cd " + _quote(str(cwd))]
     for i, command in enumerate(block.commands):
-        script.append(f"{{\n{command.text}\n}} </dev/null >{_quote(str(out / f'{i}.out'))} 2>&1")
+        script.append(f"{{\n{command.text}\n}} </dev/null >{_quote(str(out / f'{i}.out'))} "
+                      f"2>{_quote(str(out / f'{i}.err'))}")
         script.append(f"echo $? >{_quote(str(out / f'{i}.status'))}")
     done = subprocess.run(["bash", "-c", "\n".join(script)], env=_environment(home), timeout=BLOCK_TIMEOUT_S,
                           capture_output=True, text=True)
@@ -114,7 +115,8 @@ def _run_block(block, home: Path, cwd: Path) -> list[tuple[int, str]]:
     results = []
     for i in range(len(block.commands)):
         status = (out / f"{i}.status").read_text().strip()
-        results.append((int(status), (out / f"{i}.out").read_text(encoding="utf-8", errors="replace")))
+        results.append((int(status), *((out / f"{i}.{kind}").read_text(encoding="utf-8", errors="replace")
+                                        for kind in ("out", "err"))))
     return results
 
 
@@ -129,9 +131,13 @@ def test_every_command_shown_runs_and_prints_what_the_page_shows(block, home, tm
     cwd = _workspace(home, tmp_path)
     checker = doctest.OutputChecker()
     flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
-    for command, (status, output) in zip(block.commands, _run_block(block, home, cwd)):
+    for command, (status, stdout, stderr) in zip(block.commands, _run_block(block, home, cwd)):
         where = f"{block.page.relative_to(ROOT)}:{command.line}: $ {command.text}"
-        assert status == 0, f"{where}\nexit status {status}\n{output[-4000:]}"
+        assert status == 0, f"{where}\nexit status {status}\n{stdout[-3000:]}\n{stderr[-3000:]}"
+        # what the page shows is the standard output, or both streams (their interleaving is not kept)
+        output = stdout
+        if command.expected and not checker.check_output(command.expected, stdout, flags):
+            output = stdout + stderr if checker.check_output(command.expected, stdout + stderr, flags) else stderr + stdout
         if command.expected:
             assert checker.check_output(command.expected, output, flags), (
                 f"{where}\nprinted something else than the page shows"
