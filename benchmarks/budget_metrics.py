@@ -35,7 +35,7 @@ if str(ROOT) not in sys.path:
 from chunkbench_core.chunking import make_chunker  # noqa: E402
 from chunkbench_core.embedding import Embedder, get_model  # noqa: E402
 from chunkbench_core.evaluation.chroma import DEFAULT_DATA, load_corpora, load_questions  # noqa: E402
-from chunkbench_core.evaluation.experiment import collection_chunks, run_retrieval  # noqa: E402
+from chunkbench_core.evaluation.experiment import RetrievalOptions, collection_chunks, run_retrieval  # noqa: E402
 from chunkbench_core.storage.embedding_cache import EmbeddingCache  # noqa: E402
 from chunkbench_core.storage.vector_store import VectorStore  # noqa: E402
 
@@ -93,8 +93,8 @@ def main(argv: list[str] | None = None) -> int:
                 name = f"budget_fixed_{size}"
                 store.ensure_collection(name, embedder.spec.dimension)
                 store.replace_points(name, chunks, embedder.embed([c.text_to_embed for c in chunks], "document"))
-                outcomes = run_retrieval(questions, embedder, store, name, top_k=5, strategy="fixed_size",
-                                         chunks=collection_chunks(chunks))
+                outcomes = run_retrieval(questions, embedder, store, name, RetrievalOptions(
+                    top_k=5, strategy="fixed_size", chunks=collection_chunks(chunks)))
                 table[f"fixed_size {size}"] = per_question(outcomes)
                 print(f"  fixed_size {size}: {len(chunks)} chunks, {time.perf_counter() - started:.0f} s", flush=True)
     print(f"\nChroma general evaluation: {len(questions)} questions, 5 chunks per question, MiniLM\n")

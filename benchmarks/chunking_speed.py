@@ -1,4 +1,4 @@
-"""Chunking speed: our fixed_size and recursive against chonkie, LangChain and semchunk (issue 4 item 5).
+"""Chunking speed: our fixed_size and recursive against chonkie, LangChain and semchunk .
 
 Chunks the five corpora of the Chroma general evaluation (1.45 MB; read from ``--data``,
 default the copy that ships with chunkbench, ``chunkbench_core/datasets/chroma_general_evaluation``)
@@ -11,7 +11,7 @@ count cache, so its chunker is rebuilt inside every pass.
 Then the semantic target: the time to chunk some corpora with ``semantic`` (MiniLM as
 boundary model, MiniLM's window) against the time to embed the same sentences once.
 
-Targets (issue 4): fixed_size >= chonkie TokenChunker; recursive >= 2 x LangChain
+Targets: fixed_size >= chonkie TokenChunker; recursive >= 2 x LangChain
 RecursiveCharacterTextSplitter.from_tiktoken_encoder; semantic <= 1.2 x embedding its
 sentences once. Prints MB/s, ratios and MET/MISSED; exits 1 on a miss only with
 ``--strict`` (timings on a shared 2-core machine are noisy).

@@ -1,4 +1,4 @@
-"""Embedding throughput of the pipeline code vs the raw ONNX session, the cache, and peak memory (issue 5).
+"""Embedding throughput of the pipeline code vs the raw ONNX session, the cache, and peak memory.
 
     python benchmarks/embedding_speed.py [--data PATH] [--rounds 2] [--batch-size 64]
 
@@ -9,7 +9,7 @@ On the Chroma corpora chunked by ``fixed_size`` 250/0 (``make_chunker``), in one
    texts with the same batch size and the same batches (texts sorted by length, as
    the pipeline does). Rounds alternate raw / pipeline; the best round of each is
    compared. Target: pipeline / raw <= 1.15. The vectors must be identical.
-2. **cache**: the partition's work (``build_chunk_collection``: chunk, embed, replace
+2. **cache**: the partition's work (``stages.collections.build_collection``: chunk, embed, replace
    the Qdrant collection, write the chunks table) first with an empty cache, then
    re-run unchanged. Target: the re-run >= 10x faster; the hit rate is printed.
 3. **memory**: peak RSS of this whole process (``getrusage``). Target: < 1.5 GB.
@@ -132,11 +132,16 @@ def main(argv: list[str] | None = None) -> int:
               f"{usage.truncated} chunks truncated at {spec.max_input_tokens}); max |difference| {difference:.2e}")
 
         # 2. a partition materialized, then re-materialized unchanged
-        from chunkbench_core.stages import build_chunk_collection
+        from dataclasses import replace
+
+        from chunkbench_core.embedding import builtin_registry
+        from chunkbench_core.stages.collections import BuildRequest, build_collection
+        from chunkbench_core.stages.spec import CollectionRequest, SpecContext, resolve_collection
         from chunkbench_core.storage.results_db import ResultsDB
         from chunkbench_core.storage.vector_store import VectorStore
 
-        params = {"chunk_size": 250, "chunk_overlap": 0}
+        collection = replace(resolve_collection(CollectionRequest("fixed_size", MODEL, chunk_size=250, chunk_overlap=0),
+                                                SpecContext(builtin_registry())), model=spec)
         runs = []
         with EmbeddingCache(Path(tmp) / "partition.sqlite") as cache, \
                 VectorStore(local_root=Path(tmp) / "qdrant") as store:
@@ -144,8 +149,8 @@ def main(argv: list[str] | None = None) -> int:
                 embedder = Embedder(spec, cache=cache)
                 MEMO.clear()  # the re-run's speed comes from the embedding cache alone
                 started = time.perf_counter()
-                summary = build_chunk_collection("fixed_size", spec, documents, embedder, store,
-                                                 ResultsDB(Path(tmp) / "results"), params)
+                summary = build_collection(BuildRequest(collection, documents), embedder, None, store,
+                                           ResultsDB(Path(tmp) / "results"))
                 runs.append(time.perf_counter() - started)
                 print(f"{label}: {runs[-1]:.2f} s ({summary.n_chunks} chunks, {summary.upserted} points upserted, "
                       f"{summary.removed} removed; cache hit rate {embedder.usage.hit_rate:.1%}, "

@@ -30,7 +30,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from chunkbench_core.datasets import SAMPLE_CORPUS, SAMPLE_QUESTIONS  # noqa: E402
-from chunkbench_core.embedding import Embedder, get_model  # noqa: E402
+from chunkbench_core.embedding import Embedder, builtin_registry, get_model  # noqa: E402
 from chunkbench_core.embedding.local import MEMO  # noqa: E402
 from chunkbench_core.estimate.calibration import CalibrationStore, calibrate_embedder, calibrated, engine_key  # noqa: E402
 from chunkbench_core.estimate.feedback import compare_run, comparison_text, learn, partition_actuals, StageActual  # noqa: E402
@@ -45,7 +45,9 @@ from chunkbench_core.estimate.predict import (  # noqa: E402
 )
 from chunkbench_core.evaluation.questions import load_question_sets  # noqa: E402
 from chunkbench_core.parsing import parse  # noqa: E402
-from chunkbench_core.stages import build_chunk_collection, chunking_params, run_experiment  # noqa: E402
+from chunkbench_core.stages.collections import BuildRequest, build_collection  # noqa: E402
+from chunkbench_core.stages.experiments import ExperimentRequest, run_experiment  # noqa: E402
+from chunkbench_core.stages.spec import CollectionRequest, SpecContext, chunking_params, resolve_collection  # noqa: E402
 from chunkbench_core.storage.corpus import scan_corpus  # noqa: E402
 from chunkbench_core.storage.embedding_cache import EmbeddingCache  # noqa: E402
 from chunkbench_core.storage.results_db import ResultsDB  # noqa: E402
@@ -115,13 +117,15 @@ def main() -> int:
             for strategy in strategies:
                 MEMO.clear()  # this process's memory of vectors would hide the embedding time
                 boundary_before = boundary.usage.seconds
-                built = build_chunk_collection(strategy, spec, parsed, embedder, vectors, results, params,
-                                               boundary=boundary, threshold=spec.default_semantic_threshold)
+                collection = resolve_collection(
+                    CollectionRequest(strategy, MODEL, params["chunk_size"], params["chunk_overlap"],
+                                      boundary_model=MODEL), SpecContext(builtin_registry()))
+                built = build_collection(BuildRequest(collection, parsed), embedder, boundary, vectors, results)
                 index_seconds = built.index_seconds
                 embedding_seconds = embedder.last_usage.seconds
                 experiment_started = time.perf_counter()
-                run_experiment(strategy, spec, f"estimate-{strategy}", questions_folder, parsed, embedder, vectors,
-                               results)
+                run_experiment(ExperimentRequest(collection, f"estimate-{strategy}", questions_folder, parsed),
+                               embedder, vectors, results)
                 retrieval = time.perf_counter() - experiment_started
                 actuals += partition_actuals(MODEL, strategy, index_seconds=index_seconds,
                                              embedding_seconds=embedding_seconds,

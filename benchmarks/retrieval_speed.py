@@ -1,4 +1,4 @@
-"""Retrieval latency against a 20,000-chunk collection, with a document filter (issue 5 target: median <= 5 ms).
+"""Retrieval latency against a 20,000-chunk collection, with a document filter (target: median <= 5 ms).
 
     python benchmarks/retrieval_speed.py [--chunks 20000] [--documents 200] [--dim 384] [--queries 500]
                                          [--compare-client] [--keep DIR]

@@ -49,6 +49,7 @@ from chunkbench_core.chunking import make_chunker  # noqa: E402
 from chunkbench_core.embedding import Embedder, get_model  # noqa: E402
 from chunkbench_core.evaluation.experiment import (  # noqa: E402
     ResolvedQuestion,
+    RetrievalOptions,
     aggregate,
     collection_chunks,
     run_retrieval,
@@ -56,7 +57,7 @@ from chunkbench_core.evaluation.experiment import (  # noqa: E402
 from chunkbench_core.evaluation.questions import Question, Span  # noqa: E402
 from chunkbench_core.parsing import parse  # noqa: E402
 from chunkbench_core.parsing.models import ParsedDocument  # noqa: E402
-from chunkbench_core.stages import chunking_params, model_window  # noqa: E402
+from chunkbench_core.stages.spec import chunking_params, model_window  # noqa: E402
 from chunkbench_core.storage.vector_store import VectorStore  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "financial"
@@ -205,8 +206,8 @@ def run_config(strategy: str, options: dict, documents: dict[str, ParsedDocument
     vectors = embedder.embed([c.text_to_embed for c in chunks], "document")
     store.ensure_collection(name, embedder.spec.dimension)
     store.replace_points(name, chunks, vectors)
-    outcomes = run_retrieval(questions, embedder, store, name, top_k=top_k, filter_by_document=False,
-                             strategy=strategy, chunks=collection_chunks(chunks))
+    outcomes = run_retrieval(questions, embedder, store, name,
+                             RetrievalOptions(top_k=top_k, strategy=strategy, chunks=collection_chunks(chunks)))
     failed = [o.error for o in outcomes if o.error]
     if failed:
         raise RuntimeError(f"{len(failed)} questions failed, first: {failed[0]}")

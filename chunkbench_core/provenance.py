@@ -17,32 +17,15 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
 from chunkbench_core import __version__
+from chunkbench_core.chunking import STRATEGIES
 from chunkbench_core.errors import ConfigError
 from chunkbench_core.wording import plural
-
-# the chunker options a user may set (run config, CLI); None = the strategy's default
-OPTION_DESCRIPTIONS: dict[str, str] = {
-    "threshold_mode": "semantic cut rule: 'absolute' (cut where adjacent similarity < threshold) or 'percentile' "
-                      "(cut at the largest distances); default: absolute for semantic and semantic_parent_child, "
-                      "percentile for structural",
-    "percentile": "percentile mode: distances above this percentile are cuts (default 95)",
-    "threshold": "absolute mode: the boundary model's similarity threshold for this run (default: the threshold "
-                 "in force for the boundary model, `chunkbench thresholds`)",
-    "min_chunk_size": "semantic_min_chunk_size: at least this many sentences per semantic group (default 3)",
-    "parent_chunk_size": "semantic_parent_child: parent size in cl100k tokens (default 4 x chunk_size)",
-    "prose_chunker": "structural: how prose under each heading is cut, 'semantic' or 'fixed_size' (default semantic)",
-    "base_chunker": "contextual_retrieval: the size-driven chunker under the context prefix, 'recursive' or "
-                    "'fixed_size' (default recursive)",
-    "on_context_failure": "contextual_retrieval: when the LLM fails on a document, 'error' (fail the partition) "
-                          "or 'headings' (that document uses its title and heading path; default error)",
-}
-CHUNKER_OPTION_NAMES: tuple[str, ...] = tuple(OPTION_DESCRIPTIONS)
 
 
 @lru_cache(maxsize=1)
@@ -66,42 +49,12 @@ def digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str, ensure_ascii=False).encode()).hexdigest()[:12]
 
 
-@dataclass(frozen=True)
-class ChunkerOptions:
-    """Chunker options set by the user (None = the strategy's default). Validated by the chunker itself."""
-
-    threshold_mode: str | None = None
-    percentile: float | None = None
-    threshold: float | None = None
-    min_chunk_size: int | None = None
-    parent_chunk_size: int | None = None
-    prose_chunker: str | None = None
-    base_chunker: str | None = None
-    on_context_failure: str | None = None
-
-    @classmethod
-    def from_mapping(cls, values: Mapping[str, Any]) -> "ChunkerOptions":
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - names)
-        if unknown:
-            raise ConfigError(f"unknown chunker option(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
-        return cls(**{k: v for k, v in values.items() if v is not None})
-
-    def given(self) -> dict[str, Any]:
-        """The options set (not None)."""
-        return {k: v for k, v in asdict(self).items() if v is not None}
-
-    def for_strategy(self, accepted: set[str]) -> dict[str, Any]:
-        """The options set that the strategy's chunker takes (the others do not change its output)."""
-        return {k: v for k, v in self.given().items() if k in accepted}
-
-
 def requested_settings(strategy: str, params: Mapping[str, Any], options: Mapping[str, Any], overflow: str,
                        boundary_model: str | None, threshold: float | None,
                        threshold_source: str | None) -> dict[str, Any]:
     """Everything that decides a collection's chunks, as requested: the settings fingerprint covers these.
 
-    ``options`` are the options the strategy takes (:meth:`ChunkerOptions.for_strategy`);
+    ``options`` are the options the strategy takes (:meth:`chunking.Strategy.options_taken`);
     ``threshold`` is the boundary threshold in force (run config, override or registry).
     """
     out: dict[str, Any] = {"strategy": strategy, **dict(params), **dict(options), "overflow": overflow}
@@ -144,24 +97,44 @@ def context_source_counts(sources: list[str | None]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def collection_row(*, collection: str, strategy: str, corpus_model: str, variant: str, settings: Mapping[str, Any],
-                   options: Mapping[str, Any], chunker_params: Mapping[str, Any], context_sources: Mapping[str, int],
-                   parse_options: Mapping[str, Any] | None, parser_version: str | None, corpus_fingerprint: str,
-                   n_documents: int, n_chunks: int, dagster_run_id: str | None, built_at: Any) -> dict[str, Any]:
+@dataclass(frozen=True)
+class BuildFacts:
+    """What one collection build was made from and made (the ``collections`` row's inputs)."""
+
+    collection: str
+    strategy: str
+    corpus_model: str
+    variant: str
+    settings: Mapping[str, Any]  # the requested settings that decide the chunks
+    options: Mapping[str, Any]  # the options set by the user (and an explicit boundary model)
+    chunker_params: Mapping[str, Any]  # what the chunker reported
+    context_sources: Mapping[str, int]
+    parse_options: Mapping[str, Any] | None
+    parser_version: str | None
+    corpus_fingerprint: str
+    n_documents: int
+    n_chunks: int
+    dagster_run_id: str | None
+    built_at: Any
+
+
+def collection_row(facts: BuildFacts) -> dict[str, Any]:
     """One row of the ``collections`` table: what this collection was built from."""
     dump = lambda value: json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)  # noqa: E731
-    fingerprint = settings_fingerprint(settings)
+    f = facts
+    fingerprint = settings_fingerprint(f.settings)
     return {
-        "collection": collection, "strategy": strategy, "corpus_model": corpus_model, "variant": variant,
-        "settings": dump(dict(settings)), "settings_fingerprint": fingerprint,
-        "build": build_fingerprint(fingerprint, corpus_fingerprint, settings.get("overflow")),
-        "options": dump(dict(options)), "chunker_params": dump(dict(chunker_params)),
-        "boundary_model": settings.get("boundary_model"), "threshold": settings.get("threshold"),
-        "threshold_source": settings.get("threshold_source"),
-        "threshold_mode": chunker_params.get("threshold_mode"),
-        "context_sources": dump(dict(context_sources)), "parse_options": dump(dict(parse_options or {})),
-        "parser_version": parser_version, "corpus_fingerprint": corpus_fingerprint, "n_documents": n_documents,
-        "n_chunks": n_chunks, "dagster_run_id": dagster_run_id, "code_version": code_version(), "built_at": built_at,
+        "collection": f.collection, "strategy": f.strategy, "corpus_model": f.corpus_model, "variant": f.variant,
+        "settings": dump(dict(f.settings)), "settings_fingerprint": fingerprint,
+        "build": build_fingerprint(fingerprint, f.corpus_fingerprint, f.settings.get("overflow")),
+        "options": dump(dict(f.options)), "chunker_params": dump(dict(f.chunker_params)),
+        "boundary_model": f.settings.get("boundary_model"), "threshold": f.settings.get("threshold"),
+        "threshold_source": f.settings.get("threshold_source"),
+        "threshold_mode": f.chunker_params.get("threshold_mode"),
+        "context_sources": dump(dict(f.context_sources)), "parse_options": dump(dict(f.parse_options or {})),
+        "parser_version": f.parser_version, "corpus_fingerprint": f.corpus_fingerprint,
+        "n_documents": f.n_documents, "n_chunks": f.n_chunks, "dagster_run_id": f.dagster_run_id,
+        "code_version": code_version(), "built_at": f.built_at,
     }
 
 
@@ -225,15 +198,23 @@ def check_collection_current(row: Mapping[str, Any] | None, *, partition: str, v
     )
 
 
-# how every view names a strategy: contextual_retrieval built without an LLM is not an LLM's work
-HEADING_CONTEXT_LABEL = "contextual_retrieval (heading context)"
+HEADING_CONTEXT = "heading context"
+# how every view names contextual_retrieval built without an LLM: not an LLM's work
+HEADING_CONTEXT_LABEL = f"contextual_retrieval ({HEADING_CONTEXT})"
+
+
+def heading_context_label(strategy: str) -> str:
+    """The label of a strategy that writes its contexts with an LLM when it ran without one."""
+    return f"{strategy} ({HEADING_CONTEXT})"
 
 
 def strategy_label(strategy: Any, provenance: Mapping[str, Any] | None) -> str:
-    """The strategy's name as the reports show it: contextual_retrieval built without an LLM is labelled
-    as such (its prefixes are the title and heading path), and an LLM run with heading fallbacks says so."""
+    """The strategy's name as the reports show it: a strategy whose contexts come from an LLM (the ``llm``
+    capability, e.g. contextual_retrieval) built without one is labelled as such (its prefixes are the title
+    and heading path), and an LLM run with heading fallbacks says so."""
     name = str(strategy)
-    if name != "contextual_retrieval":
+    spec = STRATEGIES.get(name)
+    if spec is None or not spec.capabilities.llm:
         return name
     p = provenance if isinstance(provenance, Mapping) else {}
     sources = p.get("context_sources") if isinstance(p.get("context_sources"), Mapping) else None
@@ -244,6 +225,6 @@ def strategy_label(strategy: Any, provenance: Mapping[str, Any] | None) -> str:
             return name
         sources = {"llm" if str(recorded).startswith("llm") else "headings": 1}
     if not sources.get("llm"):
-        return HEADING_CONTEXT_LABEL
+        return heading_context_label(name)
     fallback = int(sources.get("headings_fallback") or 0)
     return f"{name} (LLM context, heading fallback on {plural(fallback, 'chunk')})" if fallback else name

@@ -5,8 +5,9 @@ proxies repeat the Authorization header. An error text is logged, stored (Parque
 event log) and rendered (reports, the terminal), so it is cleaned once, where it is made:
 :func:`redact` removes
 
-* every configured secret (the environment variables in :data:`SECRET_ENV_VARS`, and any value given
-  to :func:`register_secret` or passed in ``secrets``), wherever it appears;
+* every configured secret (the settings object registers the values of the variables in
+  :data:`SECRET_ENV_VARS` when it is built; any value given to :func:`register_secret` or passed in
+  ``secrets``), wherever it appears;
 * anything shaped like a key: ``sk-...`` (OpenAI style, masked or not), ``Bearer <token>``, and
   ``api_key=...`` / ``"api-key": "..."`` / ``token=...`` / ``password=...`` values.
 
@@ -16,13 +17,13 @@ there is one), redacted.
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Iterable
 
 REDACTED = "[redacted]"
 
-#: Environment variables holding credentials; their values are removed from every error text.
+#: Environment variables holding credentials; their values are removed from every error text (registered by
+#: ``chunkbench_core.settings.Settings.load``).
 SECRET_ENV_VARS: tuple[str, ...] = (
     "OPENAI_API_KEY",
     "CHUNKBENCH_LLM_API_KEY",
@@ -44,13 +45,14 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 
 
 def register_secret(value: str | None) -> None:
-    """Remember a secret that is not in one of :data:`SECRET_ENV_VARS` (values under 4 characters are ignored)."""
-    if value and len(value) >= 4:
+    """Remember a secret (values under 4 characters are ignored, and so is a reference to a secret that is not its
+    value: a subclass of str such as Dagster's EnvVar, which holds the variable's name)."""
+    if type(value) is str and len(value) >= 4:
         _registered.add(value)
 
 
 def _configured(extra: Iterable[str | None]) -> list[str]:
-    values = {os.environ.get(name, "") for name in SECRET_ENV_VARS} | _registered | {v or "" for v in extra}
+    values = set(_registered) | {v or "" for v in extra}
     # longest first, so a key that contains another is removed whole
     return sorted((v for v in values if len(v) >= 4 and v.strip() not in ("not-needed", "none")), key=len, reverse=True)
 

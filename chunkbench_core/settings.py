@@ -1,27 +1,36 @@
-"""Where chunkbench keeps its state and finds its inputs.
+"""The settings in force: one object, built once at the edges, then passed down.
 
-Every value can be given explicitly (the Dagster resources pass their config here);
-otherwise the environment variable is read at call time, never at import time:
+The Dagster definitions and the command line's ``main`` build a :class:`Settings` from the
+environment they were started with, the files it names and the command-line flags
+(:meth:`Settings.load`); everything below them receives that object (or the values it gives)
+and never reads the environment itself, so what a run used is what ``chunkbench settings``
+prints, with where each value came from.
 
-- ``CHUNKBENCH_HOME``: all state (default ``.chunkbench/`` in the project root of a source
+Where state lives:
+
+- ``home`` (``CHUNKBENCH_HOME``): all state (default ``.chunkbench/`` in the project root of a source
   checkout, in the current directory for an installed package). Shared by every benchmark:
-  ``embedding_cache.sqlite``, the semantic thresholds, ``dagster_home/``. Each benchmark has its own
-  folder ``benchmarks/<name>/``: ``chunkbench.duckdb`` + ``tables/`` (results), ``qdrant/`` (local
-  vector store), ``parsed/`` (parsed documents), ``reports/``.
-- ``CHUNKBENCH_BENCHMARK``: the benchmark's name (default: ``sample`` for the bundled sample corpus,
-  else the name of the ``CHUNKBENCH_CORPUS`` folder). Two benchmarks never share results or collections.
-- ``CHUNKBENCH_CORPUS``: the folder of documents (default: the bundled sample corpus).
-- ``CHUNKBENCH_QUESTIONS``: the folder of question sets (default: the sample's question set).
-- ``CHUNKBENCH_RESULTS_DIR``: where results, parsed documents and reports go when they must be
-  shared by runs on several machines (default: ``CHUNKBENCH_HOME``; see deploy/README.md); the
+  ``embedding_cache.sqlite``, ``contextual_cache.sqlite``, ``dagster_home/``. Each benchmark has its own
+  folder ``benchmarks/<name>/``: ``chunkbench.duckdb`` + ``tables/`` (results, with the shared defaults:
+  boundary model and semantic thresholds), ``qdrant/`` (local vector store), ``parsed/``, ``reports/``.
+- ``benchmark`` (``CHUNKBENCH_BENCHMARK``, ``--benchmark``): the benchmark's name (default: ``sample``
+  for the bundled sample corpus, else the name of the corpus folder). Two benchmarks never share
+  results or collections.
+- ``corpus`` / ``questions`` (``CHUNKBENCH_CORPUS`` / ``CHUNKBENCH_QUESTIONS``): the folders of documents
+  and question sets (default: the bundled sample and its questions).
+- ``results_root`` (``CHUNKBENCH_RESULTS_DIR``): where results, parsed documents and reports go when they
+  must be shared by runs on several machines (default: ``home``; see deploy/README.md); the
   benchmark's folder ``benchmarks/<name>/`` is made inside it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Mapping
 
 from chunkbench_core.datasets import SAMPLE_CORPUS, SAMPLE_QUESTIONS
 from chunkbench_core.errors import ConfigError
@@ -29,6 +38,71 @@ from chunkbench_core.errors import ConfigError
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_BENCHMARK = "sample"
 _BENCHMARK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+DEFAULT_POOL_LIMIT = 2
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One setting read from the environment: its field, its variable, whether it is a secret, what it is."""
+
+    field: str
+    name: str
+    description: str
+    secret: bool = False
+    default: str = "not set"  # what an unset value means, as ``chunkbench settings`` shows it
+
+
+#: every environment variable chunkbench reads, in the order ``chunkbench settings`` lists them
+VARIABLES: tuple[Variable, ...] = (
+    Variable("home", "CHUNKBENCH_HOME", "all state: benchmarks, caches, the Dagster instance"),
+    Variable("benchmark", "CHUNKBENCH_BENCHMARK", "the benchmark whose results, collections and reports are used"),
+    Variable("corpus", "CHUNKBENCH_CORPUS", "the folder of documents"),
+    Variable("questions", "CHUNKBENCH_QUESTIONS", "the folder of question sets"),
+    Variable("results_root", "CHUNKBENCH_RESULTS_DIR", "where results, parsed documents and reports go"),
+    Variable("dagster_home", "DAGSTER_HOME", "the Dagster instance"),
+    Variable("models_file", "CHUNKBENCH_MODELS", "a file of extra embedding models", default="not set (the shipped models)"),
+    Variable("boundary_model", "CHUNKBENCH_BOUNDARY_MODEL",
+             "the model that decides semantic cuts on this machine when the results database holds no shared "
+             "default", default="not set (the registry's default)"),
+    Variable("openai_api_key", "OPENAI_API_KEY", "OpenAI embedding models (and the LLM's key when it has none)",
+             secret=True),
+    Variable("openai_base_url", "OPENAI_BASE_URL", "another endpoint for the OpenAI models"),
+    Variable("compatible_url", "CHUNKBENCH_OPENAI_COMPATIBLE_URL", "an OpenAI-compatible embedding server"),
+    Variable("compatible_api_key", "CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY", "its key", secret=True),
+    Variable("pool_limit", "CHUNKBENCH_PROVIDER_POOL_LIMIT", "partitions calling one remote provider at once"),
+    Variable("qdrant_url", "QDRANT_URL", "a Qdrant server instead of the embedded engine",
+             default="not set (the embedded engine)"),
+    Variable("qdrant_api_key", "QDRANT_API_KEY", "its key", secret=True),
+    Variable("llm_model", "CHUNKBENCH_LLM_MODEL", "the chat model: answers, judge, contextual prefixes",
+             default="not set (no LLM: evidence metrics only)"),
+    Variable("llm_base_url", "CHUNKBENCH_LLM_BASE_URL", "its OpenAI-compatible endpoint", default="not set (OpenAI)"),
+    Variable("llm_api_key", "CHUNKBENCH_LLM_API_KEY", "its key (else OPENAI_API_KEY)", secret=True),
+    Variable("vision_model", "CHUNKBENCH_VISION_MODEL", "captions document images (same endpoint)"),
+    Variable("llm_price_input", "CHUNKBENCH_LLM_PRICE_INPUT", "the LLM's USD per million input tokens",
+             default="not set (the model's known price, else 0)"),
+    Variable("llm_price_output", "CHUNKBENCH_LLM_PRICE_OUTPUT", "the LLM's USD per million output tokens",
+             default="not set (the model's known price, else 0)"),
+    Variable("rank_metric", "CHUNKBENCH_RANK_METRIC", "the metric that ranks configurations",
+             default="not set (recall_at_512)"),
+    Variable("recommendation_rule", "CHUNKBENCH_RECOMMENDATION_RULE", "cheapest_within_margin or highest_mean",
+             default="not set (cheapest_within_margin)"),
+    Variable("margin", "CHUNKBENCH_MARGIN", "how far below the best still counts as good as the best",
+             default="not set (0.02; 0.2 for the judge's 1-10 scores)"),
+    Variable("cost_tolerance", "CHUNKBENCH_COST_TOLERANCE", "costs within this share of each other are equal",
+             default="not set (0.05)"),
+    Variable("budgets", "CHUNKBENCH_BUDGETS", "context budgets in tokens (recall_at_B, budget_auc)",
+             default="not set (256,512,1024,2048)"),
+    Variable("parse_memory_mb", "CHUNKBENCH_PARSE_MEMORY_MB", "memory one document may take to parse (MB)",
+             default="not set (2048)"),
+    Variable("parse_timeout_s", "CHUNKBENCH_PARSE_TIMEOUT_S", "seconds one document may take to parse",
+             default="not set (120)"),
+    Variable("automation", "CHUNKBENCH_AUTOMATION", "start the automation and folder sensors (on/off)"),
+    Variable("reports_url", "CHUNKBENCH_REPORTS_URL", "where the reports are served (set by chunkbench ui)",
+             default="not set (http://127.0.0.1:3001/)"),
+)
+VARIABLE_OF: dict[str, Variable] = {v.field: v for v in VARIABLES}
+#: command-line flags that set a field (``chunkbench --benchmark NAME``)
+FLAGS: dict[str, str] = {"benchmark": "--benchmark"}
 
 
 def _default_home() -> Path:
@@ -39,53 +113,223 @@ def _default_home() -> Path:
     return Path.cwd() / ".chunkbench"
 
 
-def _pick(explicit: str | os.PathLike[str] | None, variable: str, default: Path) -> Path:
-    value = explicit if explicit not in (None, "") else os.environ.get(variable) or None
-    return Path(value).expanduser().resolve() if value else default
+def _path(value: str | os.PathLike[str]) -> Path:
+    return Path(value).expanduser().resolve()
 
 
 def home_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
-    return _pick(explicit, "CHUNKBENCH_HOME", _default_home())
+    """``explicit``, else the default home (a pure function: the environment is read by :meth:`Settings.load`)."""
+    return _path(explicit) if explicit not in (None, "") else _default_home()
 
 
-def corpus_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
-    return _pick(explicit, "CHUNKBENCH_CORPUS", SAMPLE_CORPUS)
-
-
-def questions_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
-    return _pick(explicit, "CHUNKBENCH_QUESTIONS", SAMPLE_QUESTIONS)
-
-
-def benchmark_name(explicit: str | None = None) -> str:
-    """The benchmark: ``explicit``, else CHUNKBENCH_BENCHMARK, else ``sample`` for the bundled corpus, else the
-    name of the CHUNKBENCH_CORPUS folder (so one's own documents never write into the sample's results)."""
-    name = explicit or os.environ.get("CHUNKBENCH_BENCHMARK") or ""
-    if not name:
-        corpus = os.environ.get("CHUNKBENCH_CORPUS")
-        if not corpus or corpus_dir() == SAMPLE_CORPUS.resolve():
-            return SAMPLE_BENCHMARK
-        name = re.sub(r"[^A-Za-z0-9._-]+", "-", corpus_dir().name).strip("-._") or "documents"
-        return name[:64]
+def validate_benchmark_name(name: str) -> str:
     if not _BENCHMARK_NAME.fullmatch(name):
         raise ConfigError(f"benchmark name {name!r} (CHUNKBENCH_BENCHMARK or --benchmark): use up to 64 letters, "
                           "digits, '.', '_' or '-', starting with a letter or digit")
     return name
 
 
-def benchmark_dir(base: Path, benchmark: str | None = None) -> Path:
+def default_benchmark_name(corpus: Path) -> str:
+    """``sample`` for the bundled corpus, else the corpus folder's name (so one's own documents never write into
+    the sample's results)."""
+    if corpus.resolve() == SAMPLE_CORPUS.resolve():
+        return SAMPLE_BENCHMARK
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", corpus.name).strip("-._") or "documents"
+    return name[:64]
+
+
+def benchmark_dir(base: Path, benchmark: str) -> Path:
     """The folder of one benchmark's results, collections, parsed documents and reports inside ``base``."""
-    return base / "benchmarks" / benchmark_name(benchmark)
+    return base / "benchmarks" / validate_benchmark_name(benchmark)
 
 
-def results_dir(explicit: str | os.PathLike[str] | None = None, home: Path | None = None,
-                benchmark: str | None = None) -> Path:
-    """The benchmark's results folder: ``<CHUNKBENCH_RESULTS_DIR or CHUNKBENCH_HOME>/benchmarks/<name>``."""
-    return benchmark_dir(_pick(explicit, "CHUNKBENCH_RESULTS_DIR", home or home_dir()), benchmark)
+@dataclass(frozen=True)
+class Settings:
+    """Every setting in force and where it came from (``sources``: field -> a phrase such as
+    ``environment CHUNKBENCH_HOME``, ``flag --benchmark`` or ``default``).
 
+    Built by :meth:`load`; ``Settings()`` is the defaults alone (no provider, the sample benchmark).
+    Secrets are kept out of ``repr``.
+    """
 
-def qdrant_dir(home: Path | None = None, benchmark: str | None = None) -> Path:
-    """The embedded Qdrant store of the benchmark (machine-local: under CHUNKBENCH_HOME)."""
-    return benchmark_dir(home or home_dir(), benchmark) / "qdrant"
+    home: Path = field(default_factory=_default_home)
+    corpus: Path = SAMPLE_CORPUS
+    questions: Path = SAMPLE_QUESTIONS
+    results_root: Path | None = None  # None: home
+    benchmark: str = SAMPLE_BENCHMARK
+    dagster_home: Path | None = None  # None: home/dagster_home (chunkbench's own instance)
+    models_file: Path | None = None
+    boundary_model: str | None = None
+    openai_api_key: str | None = field(default=None, repr=False)
+    openai_base_url: str | None = None
+    compatible_url: str | None = None
+    compatible_api_key: str | None = field(default=None, repr=False)
+    pool_limit: int = DEFAULT_POOL_LIMIT
+    qdrant_url: str | None = None
+    qdrant_api_key: str | None = field(default=None, repr=False)
+    llm_model: str | None = None
+    llm_base_url: str | None = None
+    llm_api_key: str | None = field(default=None, repr=False)
+    vision_model: str | None = None
+    llm_price_input: str | None = None
+    llm_price_output: str | None = None
+    rank_metric: str | None = None
+    recommendation_rule: str | None = None
+    budgets: str | None = None
+    margin: str | None = None
+    cost_tolerance: str | None = None
+    parse_memory_mb: str | None = None
+    parse_timeout_s: str | None = None
+    automation: bool = False
+    reports_url: str | None = None
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    # -- building -----------------------------------------------------------------------------
+    @classmethod
+    def load(cls, environ: Mapping[str, str] | None = None, flags: Mapping[str, Any] | None = None) -> "Settings":
+        """The settings from ``environ`` (the caller's environment, passed in) and ``flags`` (command-line values,
+        which win), with where each came from. Secrets are registered for redaction (:mod:`chunkbench_core.redaction`).
+
+        Raises ConfigError for a value that cannot be one (a benchmark name, a pool limit), naming its variable.
+        """
+        env = {k: v for k, v in (environ or {}).items() if v not in (None, "")}
+        flags = {k: v for k, v in (flags or {}).items() if v not in (None, "")}
+        values: dict[str, Any] = {}
+        sources: dict[str, str] = {}
+        for variable in VARIABLES:
+            if variable.field in flags:
+                values[variable.field] = flags[variable.field]
+                sources[variable.field] = f"flag {FLAGS.get(variable.field, variable.field)}"
+            elif variable.name in env:
+                values[variable.field] = env[variable.name]
+                sources[variable.field] = f"environment {variable.name}"
+        for name in ("home", "corpus", "questions", "results_root", "dagster_home", "models_file"):
+            if name in values:
+                values[name] = _path(values[name])
+        if "pool_limit" in values:
+            try:
+                values["pool_limit"] = int(values["pool_limit"])
+            except (TypeError, ValueError):
+                raise ConfigError(f"CHUNKBENCH_PROVIDER_POOL_LIMIT must be a whole number of partitions, got "
+                                  f"{values['pool_limit']!r}") from None
+            if values["pool_limit"] < 1:
+                raise ConfigError(f"CHUNKBENCH_PROVIDER_POOL_LIMIT must be at least 1, got {values['pool_limit']}")
+        if "automation" in values:
+            values["automation"] = str(values["automation"]).strip().lower() in ("1", "on", "true", "yes")
+        if "llm_api_key" not in values and "openai_api_key" in values:
+            values["llm_api_key"] = values["openai_api_key"]
+            sources["llm_api_key"] = "environment OPENAI_API_KEY"
+        if "benchmark" in values:
+            validate_benchmark_name(str(values["benchmark"]))
+        else:
+            corpus = values.get("corpus", SAMPLE_CORPUS)
+            values["benchmark"] = default_benchmark_name(corpus)
+            sources["benchmark"] = ("default (the bundled sample corpus)" if values["benchmark"] == SAMPLE_BENCHMARK
+                                    and "corpus" not in values else "default (the corpus folder's name)")
+        settings = cls(**values, sources=sources)
+        settings.register_secrets()
+        return settings
+
+    def replace(self, source: str, **changes: Any) -> "Settings":
+        """These settings with ``changes`` (each recorded as coming from ``source``), e.g. a command that points
+        the run at a shipped data set."""
+        sources = {**self.sources, **{name: source for name in changes}}
+        if "benchmark" in changes:
+            validate_benchmark_name(str(changes["benchmark"]))
+        return dataclasses.replace(self, **changes, sources=sources)
+
+    def register_secrets(self) -> None:
+        """Every configured secret is removed from error texts from now on (chunkbench_core.redaction)."""
+        from chunkbench_core.redaction import register_secret
+
+        for variable in VARIABLES:
+            if variable.secret:
+                register_secret(getattr(self, variable.field))
+
+    # -- what follows from them ----------------------------------------------------------------
+    def source(self, name: str) -> str:
+        return self.sources.get(name, "default")
+
+    def given(self, name: str) -> bool:
+        """Whether the setting was set (by the environment or a flag), not left at its default."""
+        return name in self.sources and not self.sources[name].startswith("default")
+
+    @property
+    def results_base(self) -> Path:
+        return self.results_root or self.home
+
+    @property
+    def results_dir(self) -> Path:
+        """The benchmark's results folder: ``<results root or home>/benchmarks/<benchmark>``."""
+        return benchmark_dir(self.results_base, self.benchmark)
+
+    @property
+    def qdrant_dir(self) -> Path:
+        """The embedded Qdrant store of the benchmark (machine-local: under home)."""
+        return benchmark_dir(self.home, self.benchmark) / "qdrant"
+
+    @property
+    def reports_dir(self) -> Path:
+        return self.results_dir / "reports"
+
+    @property
+    def dagster_home_dir(self) -> Path:
+        """The Dagster instance: DAGSTER_HOME, else chunkbench's own inside home."""
+        return self.dagster_home or dagster_home(self.home)
+
+    def registry(self):
+        """The model registry in force: the shipped models plus ``models_file``."""
+        from chunkbench_core.embedding.registry import load_registry
+
+        named_by = VARIABLE_OF["models_file"].name if self.given("models_file") else None
+        return load_registry(self.models_file, named_by=named_by)
+
+    def provider_settings(self, **retries: Any):
+        """The embedding providers' settings (keys and endpoints; ``retries``: the request retry knobs)."""
+        from chunkbench_core.embedding.providers import ProviderSettings
+
+        return ProviderSettings(openai_api_key=self.openai_api_key, openai_base_url=self.openai_base_url,
+                                compatible_base_url=self.compatible_url, compatible_api_key=self.compatible_api_key,
+                                **{k: v for k, v in retries.items() if v is not None})
+
+    def parse_limits(self):
+        """What one document may cost to parse (raises ConfigError naming the variable for a bad value)."""
+        from chunkbench_core.parsing.isolation import parse_limits
+
+        return parse_limits(self.parse_memory_mb, self.parse_timeout_s)
+
+    def ranking(self):
+        """How results are ranked and which configuration is recommended."""
+        from chunkbench_core.evaluation.recommendation import RankingSettings
+
+        return RankingSettings.from_text(self.rank_metric, self.recommendation_rule, self.budgets, self.margin,
+                                         self.cost_tolerance)
+
+    def rows(self) -> list[tuple[str, str, str]]:
+        """(variable, value, where it came from) for every setting, secrets shown as set or not."""
+        out: list[tuple[str, str, str]] = []
+        for variable in VARIABLES:
+            raw = getattr(self, variable.field)
+            if variable.secret:
+                shown = "set (hidden)" if raw else "not set"
+            elif variable.field == "results_root" and raw is None:
+                shown = str(self.home)
+            elif variable.field == "dagster_home" and raw is None:
+                shown = str(self.dagster_home_dir)
+            elif raw is None:
+                shown = variable.default
+            elif isinstance(raw, bool):
+                shown = "on" if raw else "off"
+            else:
+                shown = str(raw)
+            source = self.source(variable.field)
+            if variable.field == "results_root" and raw is None:
+                source = "default (the home folder)"
+            elif variable.field == "dagster_home" and raw is None:
+                source = "default (chunkbench's own, inside the home folder)"
+            out.append((variable.name, shown, source))
+        out.append(("results folder", str(self.results_dir), "results root / benchmarks / benchmark"))
+        return out
 
 
 def dagster_home(home: Path) -> Path:

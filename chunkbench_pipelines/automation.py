@@ -9,31 +9,23 @@
   ``benchmark_report`` after it.
 
 Sensors remain only for what happens outside Dagster (files in the corpus and question folders);
-the sweeps stay schedules. Everything is off unless ``CHUNKBENCH_AUTOMATION=on`` is set in the
-environment of the code location (``CHUNKBENCH_AUTOMATION=on make ui``): then the automation
+the sweeps stay schedules. Everything is off unless the settings turn automation on
+(``CHUNKBENCH_AUTOMATION=on`` in the environment of the code location, e.g. ``CHUNKBENCH_AUTOMATION=on make ui``): then the automation
 sensor and the two folder sensors start running; without it they can be started one by one on
 the UI's Automation page. The schedules are always started by hand (they launch whole sweeps).
 """
 
 from __future__ import annotations
 
-import os
-from typing import Mapping
-
 from dagster import AssetSelection, AutomationCondition, AutomationConditionSensorDefinition, DefaultSensorStatus
 
-AUTOMATION_ENV = "CHUNKBENCH_AUTOMATION"
 QUESTION_SETS = "question_sets"
 
 
-def automation_enabled(environ: Mapping[str, str] | None = None) -> bool:
-    value = (os.environ if environ is None else environ).get(AUTOMATION_ENV, "")
-    return value.strip().lower() in ("1", "on", "true", "yes")
-
-
-def sensor_status(environ: Mapping[str, str] | None = None) -> DefaultSensorStatus:
-    """How the automation sensor and the folder sensors start: running only with CHUNKBENCH_AUTOMATION=on."""
-    return DefaultSensorStatus.RUNNING if automation_enabled(environ) else DefaultSensorStatus.STOPPED
+def sensor_status(automation: bool) -> DefaultSensorStatus:
+    """How the automation sensor and the folder sensors start: running only when the settings turn automation on
+    (CHUNKBENCH_AUTOMATION=on)."""
+    return DefaultSensorStatus.RUNNING if automation else DefaultSensorStatus.STOPPED
 
 
 def _not_blocked() -> AutomationCondition:
@@ -61,7 +53,8 @@ def on_new_results() -> AutomationCondition:
     return (AutomationCondition.any_deps_updated().since_last_handled() & _not_blocked()).with_label("on new results")
 
 
-automation_sensor = AutomationConditionSensorDefinition(
-    "automation", target=AssetSelection.all(), default_status=sensor_status(), minimum_interval_seconds=30,
-    description="Evaluates the assets' automation conditions (see chunkbench_pipelines/automation.py). "
-                "Off unless CHUNKBENCH_AUTOMATION=on.")
+def automation_sensor(status: DefaultSensorStatus) -> AutomationConditionSensorDefinition:
+    return AutomationConditionSensorDefinition(
+        "automation", target=AssetSelection.all(), default_status=status, minimum_interval_seconds=30,
+        description="Evaluates the assets' automation conditions (see chunkbench_pipelines/automation.py). "
+                    "Off unless CHUNKBENCH_AUTOMATION=on.")

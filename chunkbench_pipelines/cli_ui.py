@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from chunkbench_core import settings
+from .cli import session as settings
 
 from .report_server import DEFAULT_UI_PORT, LOOPBACK, REPORTS_URL_ENV, ReportServer
 

@@ -1,133 +1,77 @@
-"""Run config of the assets: every chunker, parser and retrieval setting, typed and described (launchpad).
+"""Run config of the assets, typed and described in the launchpad: made from the run's settings as the core
+declares them (chunkbench_core.run_config), so the launchpad, ``chunkbench run``'s flags and its ``--config``
+file always offer the same settings with the same types, defaults, bounds and descriptions.
 
-``chunk_collections`` and ``experiment_results`` share the chunker settings: an experiment
+``chunk_collections`` and ``experiment_results`` share the chunking settings: an experiment
 names the collection it scores by them (a non-default value builds a collection of its own),
-and fails at once when the collection on disk was built otherwise. ``chunkbench run`` fills
-both from its flags or a ``--config`` file.
+and fails at once when the collection on disk was built otherwise. The strategies' own options come
+from the strategy registry (each strategy's typed options model), so a new strategy's options appear
+here without a line here.
 """
 
 from enum import Enum
-from typing import Any, Optional
+from functools import lru_cache
+from typing import Any, Literal, Optional, get_args, get_origin
 
 from dagster import Config
-from pydantic import Field
+from pydantic import BaseModel, Field, create_model
 
-from chunkbench_core.provenance import OPTION_DESCRIPTIONS, ChunkerOptions
-
-class Overflow(Enum):
-    error = "error"
-    truncate = "truncate"
-
-
-class ThresholdMode(Enum):
-    absolute = "absolute"
-    percentile = "percentile"
-
-
-class ProseChunker(Enum):
-    semantic = "semantic"
-    fixed_size = "fixed_size"
-
-
-class BaseChunker(Enum):
-    recursive = "recursive"
-    fixed_size = "fixed_size"
-
-
-class ContextFailure(Enum):
-    error = "error"
-    headings = "headings"
-
-
-class DigitStyle(Enum):
-    ascii = "ascii"
-    persian = "persian"
-
-
-def _plain(value: Any) -> Any:
-    return value.value if isinstance(value, Enum) else value
-
-
-NEIGHBORS_DEFAULT_REASON = (
-    "Default 0: the leaderboard compares what each strategy retrieves, and expansion applies to fixed_size only "
-    "(expansion_strategies), so expanding by default would give fixed_size up to seven times the context of the "
-    "other strategies. The neighbor_sweep schedule measures 0/0 to 3/3 (the design's 3/3) side by side in "
-    "leaderboard_by_setting."
+from chunkbench_core.run_config import (
+    ChunkingMethods,
+    ParsingMethods,
+    ParsingSettings,
+    chunking_settings,
+    experiment_settings,
 )
 
 
-class ChunkerConfig(Config):
-    """Chunker settings; empty = the default for the strategy and the corpus model's window."""
-
-    chunk_size: Optional[int] = Field(
-        default=None, description="Chunk size in cl100k tokens (empty: the same size for every corpus model, the "
-                                  "smallest model window's default, so models are compared like for like). "
-                                  "A non-default value builds a collection of its own (a sweep variant).")
-    per_model_window: bool = Field(
-        default=False, description="With an empty chunk_size: size the chunks to this corpus model's own window "
-                                   "(512 tokens, shrunk to 3/4 of a smaller window) instead of the shared size; "
-                                   "a sweep with a collection of its own.")
-    chunk_overlap: Optional[int] = Field(
-        default=None, description="Overlap in cl100k tokens for fixed_size/recursive/contextual_retrieval "
-                                  "(empty: 50, at most a quarter of the size).")
-    overflow: Overflow = Field(
-        default=Overflow.error, description="'error': an embedded text over the corpus model's window fails the "
-                                     "chunk_invariants check; 'truncate': allow it knowingly (the model truncates, "
-                                     "counted in truncated_chunks).")
-    boundary_model: Optional[str] = Field(
-        default=None, description="The model that decides semantic cuts (empty: the shared default, "
-                                  "`chunkbench defaults set boundary_model`, else CHUNKBENCH_BOUNDARY_MODEL, else "
-                                  "MiniLM). An explicit model builds a collection of its own.")
-    threshold_mode: Optional[ThresholdMode] = Field(
-        default=None, description=OPTION_DESCRIPTIONS["threshold_mode"])
-    percentile: Optional[float] = Field(default=None, description=OPTION_DESCRIPTIONS["percentile"])
-    threshold: Optional[float] = Field(default=None, description=OPTION_DESCRIPTIONS["threshold"])
-    min_chunk_size: Optional[int] = Field(default=None, description=OPTION_DESCRIPTIONS["min_chunk_size"])
-    parent_chunk_size: Optional[int] = Field(default=None, description=OPTION_DESCRIPTIONS["parent_chunk_size"])
-    prose_chunker: Optional[ProseChunker] = Field(
-        default=None, description=OPTION_DESCRIPTIONS["prose_chunker"])
-    base_chunker: Optional[BaseChunker] = Field(
-        default=None, description=OPTION_DESCRIPTIONS["base_chunker"])
-    on_context_failure: Optional[ContextFailure] = Field(
-        default=None, description=OPTION_DESCRIPTIONS["on_context_failure"])
-
-    def chunker_options(self) -> ChunkerOptions:
-        return ChunkerOptions(**{name: _plain(getattr(self, name)) for name in ChunkerOptions.__dataclass_fields__})
-
-    @property
-    def overflow_mode(self) -> str:
-        return _plain(self.overflow)
+def _dagster_type(annotation: Any, name: str) -> Any:
+    """A Literal of choices becomes an Enum (Dagster's config types); Optional stays Optional."""
+    args = get_args(annotation)
+    if get_origin(annotation) is Literal:
+        return Enum(f"{name.title().replace('_', '')}Choice", {str(c): str(c) for c in args})
+    if type(None) in args:
+        inner = [a for a in args if a is not type(None)]
+        return Optional[_dagster_type(inner[0], name)] if len(inner) == 1 else annotation
+    return annotation
 
 
-class ExperimentConfig(ChunkerConfig):
-    """Retrieval settings of one experiment run, plus the chunker settings naming the collection it scores."""
-
-    top_k: int = Field(default=5, description="Chunks retrieved per question.")
-    filter_by_document: bool = Field(
-        default=False, description="Search only the document of the question's reference (the design's protocol) "
-                                   "instead of all documents (the Chroma protocol).")
-    neighbor_prev: int = Field(default=0, description="Neighbor expansion: chunks added before each hit (0..5). "
-                                                      + NEIGHBORS_DEFAULT_REASON)
-    neighbor_next: int = Field(default=0, description="Neighbor expansion: chunks added after each hit (0..5).")
-    expansion_strategies: list[str] = Field(
-        default=["fixed_size"], description="Strategies neighbor expansion applies to (the design: fixed_size only).")
+def _enum_default(annotation: Any, default: Any) -> Any:
+    for candidate in (annotation, *get_args(annotation)):
+        if isinstance(candidate, type) and issubclass(candidate, Enum) and default is not None:
+            return candidate(default)
+    return default
 
 
-class ParsingConfig(Config):
-    """Parser settings (empty = the defaults); a changed value parses the documents again."""
+def dagster_config(model: type[BaseModel], methods: type, name: str) -> type[Config]:
+    """A Dagster config class with the fields of ``model`` (types, defaults, bounds, descriptions) and ``methods``."""
+    fields: dict[str, Any] = {}
+    for field_name, info in model.model_fields.items():
+        kind = _dagster_type(info.annotation, field_name)
+        default = info.get_default(call_default_factory=True)
+        bounds = {b: getattr(m, b) for m in info.metadata for b in ("ge", "gt", "le", "lt") if getattr(m, b, None) is not None}
+        fields[field_name] = (kind, Field(default=_enum_default(kind, default), description=info.description, **bounds))
+    return create_model(name, __base__=(Config, methods), __doc__=model.__doc__, **fields)  # type: ignore[call-overload]
 
-    pdf_min_total_chars: Optional[int] = Field(
-        default=None, description="PDF text-layer gate: a PDF with fewer non-blank characters in total is treated "
-                                  "as scanned and rejected (default 100).")
-    pdf_min_median_chars_per_page: Optional[int] = Field(
-        default=None, description="PDF text-layer gate: a PDF with a lower median of characters per page is "
-                                  "treated as scanned and rejected (default 40).")
-    persian_digits: Optional[DigitStyle] = Field(
-        default=None, description="Arabic-Indic and Persian digits are all rewritten to this one style: "
-                                  "'ascii' (0-9, the default) or 'persian' (۰-۹).")
 
-    def given(self) -> dict[str, Any]:
-        return {k: _plain(v) for k, v in self.model_dump().items() if v is not None}
+@lru_cache(maxsize=8)
+def _configs(chunking: type[BaseModel], experiment: type[BaseModel]) -> tuple[type[Config], type[Config]]:
+    return (dagster_config(chunking, ChunkingMethods, "ChunkerConfig"),
+            dagster_config(experiment, ChunkingMethods, "ExperimentConfig"))
+
+
+def chunker_config() -> type[Config]:
+    """The run config of ``chunk_collections``: sizes, window rule, boundary model and every strategy option,
+    made from the strategy registry as it is now (a strategy registered later is in the next call's)."""
+    return _configs(chunking_settings(), experiment_settings())[0]
+
+
+def experiment_config() -> type[Config]:
+    """The run config of ``experiment_results``: the chunking settings naming the collection, plus retrieval."""
+    return _configs(chunking_settings(), experiment_settings())[1]
+
+
+ParsingConfig = dagster_config(ParsingSettings, ParsingMethods, "ParsingConfig")
 
 
 class ReportConfig(Config):

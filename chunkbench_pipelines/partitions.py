@@ -1,10 +1,11 @@
 """Partitions: every strategy x every corpus model that can run in this deployment.
 
-The ``corpus_model`` dimension is decided when the code location loads: the models of the
-registry (shipped ones plus ``CHUNKBENCH_MODELS``) whose provider is configured in the
-environment of the code location (``OPENAI_API_KEY``, ``CHUNKBENCH_OPENAI_COMPATIBLE_URL`` or a
-``base_url`` in the model's entry) and whose local engine is installed. So the UI, a
-backfill of "all partitions" and the sweeps only offer work that can succeed.
+The ``corpus_model`` dimension is decided when the code location loads, from its settings object
+(built from the environment it was started with: ``chunkbench settings`` shows it): the models of the
+registry (shipped ones plus ``CHUNKBENCH_MODELS``) whose provider is configured
+(``OPENAI_API_KEY``, ``CHUNKBENCH_OPENAI_COMPATIBLE_URL`` or a ``base_url`` in the model's entry) and
+whose local engine is installed. So the UI, a backfill of "all partitions" and the sweeps only offer
+work that can succeed. The ``strategy`` dimension is every registered strategy.
 
 - Adding a model (a registry entry) or configuring a provider adds its partitions the next
   time the code location loads: "Reload" on the UI's Deployment page after editing the
@@ -23,35 +24,29 @@ and would let anyone add a key the UI then offers although it cannot run.
 
 from __future__ import annotations
 
-import os
-from typing import Mapping, Sequence
+from typing import Sequence
 
 from dagster import MultiPartitionKey, MultiPartitionsDefinition, StaticPartitionsDefinition
 
-from chunkbench_core.chunking import STRATEGY_NAMES
+from chunkbench_core.chunking import STRATEGIES
+from chunkbench_core.embedding import availability
+from chunkbench_core.settings import Settings
 
 STRATEGY = "strategy"
 CORPUS_MODEL = "corpus_model"
 
 
-def runnable_corpus_models(environ: Mapping[str, str] | None = None) -> list[str]:
-    """Registry ids, in registry order, that can run with the providers configured in ``environ``."""
-    from .resources import EMBEDDING_ENV, EmbeddingResource
-
-    env = os.environ if environ is None else environ
-    embeddings = EmbeddingResource(**{field: env.get(name) or None for field, name in EMBEDDING_ENV.items()})
-    return embeddings.available_models()
+def runnable_corpus_models(settings: Settings) -> list[str]:
+    """Registry ids (the registry of ``settings``), in registry order, that can run with its providers."""
+    providers = settings.provider_settings()
+    return [spec.id for spec in settings.registry().values() if availability(spec, providers)[0]]
 
 
-def strategy_by_model(corpus_models: Sequence[str]) -> MultiPartitionsDefinition:
-    """strategy x corpus_model over the given models."""
-    return MultiPartitionsDefinition({STRATEGY: StaticPartitionsDefinition(list(STRATEGY_NAMES)),
+def strategy_by_model(corpus_models: Sequence[str], strategies: Sequence[str] | None = None) -> MultiPartitionsDefinition:
+    """strategy x corpus_model over the given models (and every registered strategy, unless given)."""
+    names = list(strategies) if strategies is not None else list(STRATEGIES.names())
+    return MultiPartitionsDefinition({STRATEGY: StaticPartitionsDefinition(names),
                                       CORPUS_MODEL: StaticPartitionsDefinition(list(corpus_models))})
-
-
-strategy_x_model = strategy_by_model(runnable_corpus_models())
-strategy_partitions = strategy_x_model.get_partitions_def_for_dimension(STRATEGY)
-corpus_model_partitions = strategy_x_model.get_partitions_def_for_dimension(CORPUS_MODEL)
 
 
 def partition_key(strategy: str, corpus_model: str) -> MultiPartitionKey:
@@ -59,8 +54,12 @@ def partition_key(strategy: str, corpus_model: str) -> MultiPartitionKey:
 
 
 def split_key(key: MultiPartitionKey | str) -> tuple[str, str]:
-    """(strategy, corpus_model) of a partition key."""
-    if not isinstance(key, MultiPartitionKey):
-        key = strategy_x_model.get_partition_key_from_str(key)
-    dims = key.keys_by_dimension
+    """(strategy, corpus_model) of a partition key (a key's string joins the values in dimension-name order)."""
+    if isinstance(key, MultiPartitionKey):
+        dims = key.keys_by_dimension
+        return dims[STRATEGY], dims[CORPUS_MODEL]
+    values = str(key).split("|")
+    if len(values) != 2:
+        raise ValueError(f"not a strategy x corpus_model partition key: {key!r}")
+    dims = dict(zip(sorted((STRATEGY, CORPUS_MODEL)), values))
     return dims[STRATEGY], dims[CORPUS_MODEL]

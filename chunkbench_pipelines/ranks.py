@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from dagster import AssetExecutionContext, AssetObservation
+from dagster import AssetExecutionContext, AssetObservation, PartitionsDefinition
 
 from chunkbench_core.evaluation.recommendation import class_words
 
-from .partitions import partition_key, strategy_x_model
+from .partitions import partition_key
 
 EXPERIMENT_RESULTS = "experiment_results"
 
@@ -41,7 +41,8 @@ def rank_observation(row: Mapping[str, Any]) -> AssetObservation:
                                         f"{class_words(metadata['class'], row.get('margin'))}")
 
 
-def report_ranks_on_partitions(context: AssetExecutionContext, rows: Iterable[Mapping[str, Any]]) -> int:
+def report_ranks_on_partitions(context: AssetExecutionContext, rows: Iterable[Mapping[str, Any]],
+                               partitions_def: PartitionsDefinition) -> int:
     """Log each row's rank and class on its experiment partition; returns how many were logged.
 
     Rows of a corpus model that has no partition in this deployment (results kept in DuckDB from
@@ -50,7 +51,7 @@ def report_ranks_on_partitions(context: AssetExecutionContext, rows: Iterable[Ma
     logged = 0
     for row in rows:
         observation = rank_observation(row)
-        if not strategy_x_model.has_partition_key(observation.partition):
+        if not partitions_def.has_partition_key(observation.partition):
             continue
         context.log_event(observation)
         logged += 1

@@ -1,7 +1,9 @@
 """Dagster resources: every external thing (folders, DuckDB, Qdrant, embedding providers).
 
-Nothing connects at import time: a resource opens its client when an asset asks for it.
-Secrets arrive as ``EnvVar`` values (see definitions.py) and are never logged.
+Nothing connects at import time: a resource opens its client when an asset asks for it. Every
+value arrives from the settings object (``definitions.build_resources``); a field left empty
+means the default, never an environment variable read here. Secrets arrive as ``EnvVar`` values
+(shown by name only) and are never logged.
 """
 
 
@@ -9,15 +11,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional
 
-from dagster import ConfigurableResource
+from dagster import ConfigurableResource, EnvVar
 
-from chunkbench_core import settings
-from chunkbench_core.embedding import Embedder, EmbeddingModelSpec, ProviderSettings, availability, model_registry, get_model
+from chunkbench_core.embedding import Embedder, EmbeddingModelSpec, ProviderSettings, availability, get_model
+from chunkbench_core.embedding.thresholds import THRESHOLDS_FILE, SharedDefaults
 from chunkbench_core.parsing import ParseOptions
+from chunkbench_core.settings import SAMPLE_BENCHMARK, Settings, benchmark_dir, home_dir
 from chunkbench_core.storage.corpus import ParsedStore
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.vector_store import VectorStore
-from chunkbench_core.stages import parser_version
+from chunkbench_core.stages.documents import parser_version
+from chunkbench_core.stages.spec import SpecContext
 
 
 def _given(resource: ConfigurableResource, names: tuple[str, ...]) -> dict[str, object]:
@@ -29,31 +33,44 @@ class WorkspaceResource(ConfigurableResource):
     """Folders: state (CHUNKBENCH_HOME), documents (CHUNKBENCH_CORPUS), question sets (CHUNKBENCH_QUESTIONS).
 
     ``benchmark`` (CHUNKBENCH_BENCHMARK) picks the benchmark whose results, parsed documents and reports
-    are used: ``<home or results>/benchmarks/<name>/``.
+    are used: ``<home or results>/benchmarks/<name>/`` (empty: ``sample``).
     """
 
     home: Optional[str] = None
     corpus: Optional[str] = None
     questions: Optional[str] = None
     results: Optional[str] = None  # shared results folder (CHUNKBENCH_RESULTS_DIR); default: home
-    benchmark: Optional[str] = None  # default: settings.benchmark_name()
+    benchmark: Optional[str] = None
     # where the reports are served (CHUNKBENCH_REPORTS_URL, set by `make ui`); default http://127.0.0.1:3001/
     reports_url: Optional[str] = None
+    # what one document may cost to parse (CHUNKBENCH_PARSE_MEMORY_MB, CHUNKBENCH_PARSE_TIMEOUT_S); empty: 2048, 120
+    parse_memory_mb: Optional[str] = None
+    parse_timeout_s: Optional[str] = None
+
+    def settings(self) -> Settings:
+        """The folders as a settings object (empty fields: the defaults)."""
+        given = {"home": self.home, "corpus": self.corpus, "questions": self.questions,
+                 "results_root": self.results, "benchmark": self.benchmark or SAMPLE_BENCHMARK,
+                 "reports_url": self.reports_url, "parse_memory_mb": self.parse_memory_mb,
+                 "parse_timeout_s": self.parse_timeout_s}
+        return Settings(**{k: (Path(v).expanduser().resolve() if k in ("home", "corpus", "questions",
+                                                                         "results_root") else v)
+                           for k, v in given.items() if v not in (None, "")})
 
     def home_dir(self) -> Path:
-        return settings.home_dir(self.home)
+        return self.settings().home
 
     def benchmark_name(self) -> str:
-        return settings.benchmark_name(self.benchmark)
+        return self.settings().benchmark
 
     def results_dir(self) -> Path:
-        return settings.results_dir(self.results, self.home_dir(), self.benchmark)
+        return self.settings().results_dir
 
     def corpus_dir(self) -> Path:
-        return settings.corpus_dir(self.corpus)
+        return self.settings().corpus
 
     def questions_dir(self) -> Path:
-        return settings.questions_dir(self.questions)
+        return self.settings().questions
 
     def parsed_store(self, options: Optional[ParseOptions] = None) -> ParsedStore:
         """The parsed-document store; ``options`` (ParseOptions) when parsing: parses are keyed by them.
@@ -79,11 +96,11 @@ class WorkspaceResource(ConfigurableResource):
 class DuckDBResource(ConfigurableResource):
     """The results database: ``chunkbench.duckdb`` over per-partition Parquet files."""
 
-    folder: Optional[str] = None  # default: CHUNKBENCH_RESULTS_DIR, else CHUNKBENCH_HOME
-    benchmark: Optional[str] = None  # the results of this benchmark: <folder>/benchmarks/<name>
+    folder: Optional[str] = None  # CHUNKBENCH_RESULTS_DIR, else CHUNKBENCH_HOME (empty: the default home)
+    benchmark: Optional[str] = None  # the results of this benchmark: <folder>/benchmarks/<name> (empty: sample)
 
     def results(self) -> ResultsDB:
-        return ResultsDB(settings.results_dir(self.folder, benchmark=self.benchmark))
+        return ResultsDB(benchmark_dir(home_dir(self.folder), self.benchmark or SAMPLE_BENCHMARK))
 
 
 class QdrantResource(ConfigurableResource):
@@ -91,39 +108,37 @@ class QdrantResource(ConfigurableResource):
 
     url: Optional[str] = None
     api_key: Optional[str] = None
-    local_path: Optional[str] = None  # default: CHUNKBENCH_HOME/benchmarks/<benchmark>/qdrant
+    local_path: Optional[str] = None  # default: <home>/benchmarks/<benchmark>/qdrant
+    home: Optional[str] = None  # CHUNKBENCH_HOME (empty: the default home)
     benchmark: Optional[str] = None  # on a server, collections are named <benchmark>__<collection>
     local_engine: str = "edge"  # embedded engine: "edge" (qdrant-edge-py) or "client" (qdrant-client local mode)
     lock_timeout_seconds: float = 120.0  # wait this long for a collection another process holds
 
     @contextmanager
     def open(self) -> Iterator[VectorStore]:
-        local = Path(self.local_path) if self.local_path else settings.qdrant_dir(benchmark=self.benchmark)
+        benchmark = self.benchmark or SAMPLE_BENCHMARK
+        local = Path(self.local_path) if self.local_path else benchmark_dir(home_dir(self.home), benchmark) / "qdrant"
         store = VectorStore(url=self.url, api_key=self.api_key, local_root=None if self.url else local,
                             local_engine=self.local_engine, lock_timeout_seconds=self.lock_timeout_seconds,
-                            namespace=settings.benchmark_name(self.benchmark))
+                            namespace=benchmark)
         try:
             yield store
         finally:
             store.close()
 
 
-# the environment variable each provider field of EmbeddingResource is read from (definitions.py, partitions.py)
-EMBEDDING_ENV = {
-    "openai_api_key": "OPENAI_API_KEY",
-    "openai_base_url": "OPENAI_BASE_URL",
-    "compatible_base_url": "CHUNKBENCH_OPENAI_COMPATIBLE_URL",
-    "compatible_api_key": "CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY",
-}
-
-
 class EmbeddingResource(ConfigurableResource):
-    """Embedding providers: OpenAI (OPENAI_API_KEY) and any OpenAI-compatible server."""
+    """Embedding providers: OpenAI (OPENAI_API_KEY) and any OpenAI-compatible server, the model registry
+    (the shipped models plus CHUNKBENCH_MODELS) and the embedding cache (under CHUNKBENCH_HOME)."""
 
     openai_api_key: Optional[str] = None
     openai_base_url: Optional[str] = None
     compatible_base_url: Optional[str] = None
     compatible_api_key: Optional[str] = None
+    models_file: Optional[str] = None  # CHUNKBENCH_MODELS: extra models (empty: the shipped ones)
+    # CHUNKBENCH_BOUNDARY_MODEL: this machine's boundary model when the results database holds no shared default
+    boundary_model: Optional[str] = None
+    home: Optional[str] = None  # CHUNKBENCH_HOME: where the embedding cache is (empty: the default home)
     # CHUNKBENCH_PROVIDER_POOL_LIMIT: partitions talking to one remote provider at once, set on the
     # provider's Dagster pool when it is first used (then changed in the UI; see concurrency.py)
     pool_limit: int = 2
@@ -150,8 +165,13 @@ class EmbeddingResource(ConfigurableResource):
             **_given(self, ("max_retries", "timeout_seconds", "backoff_initial_seconds", "backoff_max_seconds")),
         )
 
+    def registry(self):
+        from chunkbench_core.embedding import model_registry
+
+        return model_registry(self.models_file)
+
     def spec(self, model_id: str) -> EmbeddingModelSpec:
-        return get_model(model_id, model_registry())
+        return get_model(model_id, self.registry())
 
     def availability(self, model_id: str) -> tuple[bool, str]:
         return availability(self.spec(model_id), self.provider_settings())
@@ -163,36 +183,20 @@ class EmbeddingResource(ConfigurableResource):
         """
         from chunkbench_core.storage.embedding_cache import EmbeddingCache, default_cache_path
 
-        return Embedder(self.spec(model_id), self.provider_settings(), cache=EmbeddingCache(default_cache_path()))
-
-    def boundary(self, strategy: str, explicit: Optional[str], home: Path) -> tuple[Optional[Embedder], Optional[float]]:
-        """The boundary embedder and its threshold in force, for strategies that cut semantically."""
-        from chunkbench_core.chunking import STRATEGIES
-        from chunkbench_core.embedding import boundary_model_id, semantic_threshold
-
-        cls = STRATEGIES.get(strategy)
-        if cls is None or not cls.needs_boundary_embeddings:
-            return None, None
-        spec = self.spec(boundary_model_id(explicit, home=home))
-        return self.embedder(spec.id), semantic_threshold(spec, home)
-
-    def boundary_in_force(self, strategy: str, explicit: Optional[str],
-                          home: Path) -> tuple[Optional[str], Optional[float], Optional[str]]:
-        """(boundary model id, its threshold in force, where the threshold comes from: override | registry),
-        all None for strategies that do not cut semantically. Builds no embedder."""
-        from chunkbench_core.chunking import STRATEGIES
-        from chunkbench_core.embedding import boundary_model_id, semantic_threshold
-        from chunkbench_core.embedding.thresholds import threshold_source
-
-        cls = STRATEGIES.get(strategy)
-        if cls is None or not cls.needs_boundary_embeddings:
-            return None, None, None
-        spec = self.spec(boundary_model_id(explicit, home=home))
-        return spec.id, semantic_threshold(spec, home), threshold_source(spec.id, home)
+        return Embedder(self.spec(model_id), self.provider_settings(),
+                        cache=EmbeddingCache(default_cache_path(home_dir(self.home))))
 
     def available_models(self) -> list[str]:
         """Registry ids whose provider is configured here."""
-        return [m for m in model_registry() if self.availability(m)[0]]
+        return [m for m in self.registry() if self.availability(m)[0]]
+
+
+def spec_context(workspace: WorkspaceResource, results: ResultsDB, embeddings: EmbeddingResource) -> SpecContext:
+    """What resolving a collection reads (chunkbench_core.stages.spec): the registry, the shared defaults of the
+    results database in force, this machine's boundary model."""
+    registry = embeddings.registry()
+    shared = SharedDefaults(results, workspace.home_dir() / THRESHOLDS_FILE, registry)
+    return SpecContext(registry, shared, embeddings.boundary_model)
 
 
 class LLMResource(ConfigurableResource):
@@ -218,6 +222,7 @@ class LLMResource(ConfigurableResource):
     deadline_seconds: Optional[float] = None
     breaker_failures: Optional[int] = None
     vision_model: Optional[str] = None  # CHUNKBENCH_VISION_MODEL: captions images of DOCX files (same endpoint)
+    home: Optional[str] = None  # CHUNKBENCH_HOME: where the contextual prefixes are cached (empty: the default home)
     pool_limit: int = 2  # CHUNKBENCH_PROVIDER_POOL_LIMIT, as EmbeddingResource.pool_limit
     # USD per 1M tokens (CHUNKBENCH_LLM_PRICE_INPUT / _OUTPUT): the query cost of the cost-quality frontier;
     # may be set without a model, to price the context a future LLM would read; empty = known model prices
@@ -295,7 +300,7 @@ class LLMResource(ConfigurableResource):
 
         # persistent and content-addressed: a rebuild never pays the LLM again for the same chunk
         return LLMContext(client=self.client(), model=self.model, endpoint=self.base_url or "openai",
-                          cache=ContextCache(default_context_cache_path()))
+                          cache=ContextCache(default_context_cache_path(home_dir(self.home))))
 
 
 class RankingResource(ConfigurableResource):
@@ -323,3 +328,47 @@ class RankingResource(ConfigurableResource):
 
         return RankingSettings.from_text(self.rank_metric, self.recommendation_rule, self.budgets, self.margin,
                                          self.cost_tolerance)
+
+
+def build_resources(settings: Settings, resolve: bool = False) -> dict[str, object]:
+    """The resources, configured from ``settings``.
+
+    For Dagster (``resolve=False``) a secret that came from the environment becomes an ``EnvVar``, resolved by
+    Dagster at run time and shown by name only; the command line outside Dagster (``resolve=True``) passes the
+    values themselves. Every other value is passed as it is in ``settings``.
+    """
+
+    def secret(field: str):
+        value = getattr(settings, field)
+        if not value:
+            return None
+        source = settings.source(field)
+        if resolve or not source.startswith("environment "):
+            return value
+        return EnvVar(source.removeprefix("environment "))
+
+    def text(value) -> str | None:
+        return None if value is None else str(value)
+
+    home, benchmark = str(settings.home), settings.benchmark
+    return {
+        "workspace": WorkspaceResource(home=home, corpus=str(settings.corpus), questions=str(settings.questions),
+                                       results=text(settings.results_root), benchmark=benchmark,
+                                       reports_url=settings.reports_url, parse_memory_mb=settings.parse_memory_mb,
+                                       parse_timeout_s=settings.parse_timeout_s),
+        "duckdb": DuckDBResource(folder=str(settings.results_base), benchmark=benchmark),
+        "qdrant": QdrantResource(url=settings.qdrant_url, api_key=secret("qdrant_api_key"), home=home,
+                                 benchmark=benchmark),
+        "embeddings": EmbeddingResource(openai_api_key=secret("openai_api_key"), openai_base_url=settings.openai_base_url,
+                                        compatible_base_url=settings.compatible_url,
+                                        compatible_api_key=secret("compatible_api_key"),
+                                        models_file=text(settings.models_file), boundary_model=settings.boundary_model,
+                                        home=home, pool_limit=settings.pool_limit),
+        "llm": LLMResource(model=settings.llm_model, base_url=settings.llm_base_url, api_key=secret("llm_api_key"),
+                           vision_model=settings.vision_model, pool_limit=settings.pool_limit, home=home,
+                           input_price_per_mtok=settings.llm_price_input,
+                           output_price_per_mtok=settings.llm_price_output),
+        "ranking": RankingResource(rank_metric=settings.rank_metric, recommendation_rule=settings.recommendation_rule,
+                                   budgets=settings.budgets, margin=settings.margin,
+                                   cost_tolerance=settings.cost_tolerance),
+    }

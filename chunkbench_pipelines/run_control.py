@@ -30,17 +30,17 @@ HOST_TAG = "chunkbench/host"
 GRACE_SECONDS = 5.0
 
 
-def check_run_arguments(strategies: list[str] | None, corpus_models: list[str] | None) -> None:
-    """Refuse an unknown strategy or corpus model before any work starts (ConfigError: the CLI exits 2)."""
-    from chunkbench_core.chunking import STRATEGY_NAMES
-    from chunkbench_core.embedding import model_registry
+def check_run_arguments(strategies: list[str] | None, corpus_models: list[str] | None, settings) -> None:
+    """Refuse an unknown strategy or corpus model (of the registry of ``settings``) before any work starts
+    (ConfigError: the CLI exits 2)."""
+    from chunkbench_core.chunking import STRATEGIES
     from chunkbench_core.errors import ConfigError
 
     for strategy in strategies or ():
-        if strategy not in STRATEGY_NAMES:
-            raise ConfigError(f"unknown strategy {strategy!r}; choose from: {', '.join(STRATEGY_NAMES)}")
+        if strategy not in STRATEGIES.names():
+            raise ConfigError(f"unknown strategy {strategy!r}; choose from: {', '.join(STRATEGIES.names())}")
     if corpus_models:
-        registry = model_registry()  # a bad registry file raises ConfigError naming it
+        registry = settings.registry()  # a bad registry file raises ConfigError naming it
         for model in corpus_models:
             if model not in registry:
                 raise ConfigError(f"unknown corpus model {model!r}; registered: {', '.join(registry)} "

@@ -8,27 +8,25 @@ carry the tags ``chunkbench/trigger=cli``, ``chunkbench/benchmark=<benchmark nam
 
 from __future__ import annotations
 
-import textwrap
 from datetime import datetime, timezone
 from typing import Sequence, TextIO
 
 from dagster import AssetKey, DagsterInstance, Definitions
 
-from chunkbench_core import settings
-from chunkbench_core.chunking import STRATEGY_NAMES
-from chunkbench_core.embedding import model_registry
+from chunkbench_core.chunking import STRATEGIES
 from chunkbench_core.errors import ChunkbenchError
 from chunkbench_core.evaluation.question_check import check_questions
 from chunkbench_core.progress import check_stop
 from chunkbench_core.redaction import redact
-from chunkbench_core.reporting.leaderboard import format_table
-from chunkbench_core.stages import load_parsed_corpus
+from chunkbench_core.reporting.leaderboard import leaderboard_text
+from chunkbench_core.settings import Settings
+from chunkbench_core.stages.documents import load_parsed_corpus
 from chunkbench_core.storage.results_db import ResultsDB
 
-from .assets import ALL_ASSETS
-from .definitions import build_resources
+from .assets import build_assets
+from .resources import build_resources
 from .jobs import benchmark_everything_job
-from .partitions import partition_key
+from .partitions import partition_key, strategy_by_model
 from .run_control import fail_orphaned_runs, process_tags
 
 # the code location (workspace.yaml's location_name, [tool.dg.project] code_location_name): runs of this
@@ -44,17 +42,19 @@ def failure_reason(event) -> str:
     return str(data.error.message).strip() if data.error is not None else "failed"
 
 
-def run_everything(strategies: Sequence[str] | None = None, corpus_models: Sequence[str] | None = None,
-                   out: TextIO | None = None, instance: DagsterInstance | None = None,
-                   log_level: str = "WARNING", wide: bool = False,
+def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
+                   corpus_models: Sequence[str] | None = None, out: TextIO | None = None,
+                   instance: DagsterInstance | None = None, log_level: str = "WARNING", wide: bool = False,
                    run_settings: dict[str, dict] | None = None) -> int:
-    """Documents once, then every strategy x available corpus model, then leaderboard and report.
+    """Documents once, then every strategy x available corpus model, then leaderboard and report, with the
+    resources of ``settings`` (the settings in force: the command line built them).
 
     A failing partition is reported and the others go on. Returns 0 when everything
     succeeded, 1 otherwise: a partition failed, a document was not parsed, or a question
     (or a whole question set) was dropped. The leaderboard of what did run is printed
     either way, then each problem once. ``run_settings``: the ``parsing`` / ``chunking`` /
-    ``experiment`` run config (``chunkbench run`` flags or --config).
+    ``experiment`` run config (``chunkbench run`` flags or --config). ``instance``: the Dagster
+    instance (default: the one of ``settings``).
     """
     given = run_settings or {}
     op_config = {"parsed_documents": given.get("parsing") or {}, "chunk_collections": given.get("chunking") or {},
@@ -63,15 +63,18 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
         if out is not None:
             print(text, file=out, flush=True)
 
-    instance = instance or DagsterInstance.get()
+    instance = instance or DagsterInstance.from_config(str(settings.dagster_home_dir))
     fail_orphaned_runs(instance, say)  # runs of a chunkbench run killed with -9 stay STARTED otherwise
-    # resources as configured now (the environment of this call), as the code location would
-    job = Definitions(assets=ALL_ASSETS, jobs=[benchmark_everything_job],
-                      resources=build_resources()).resolve_job_def(benchmark_everything_job.name)
-    resolved = build_resources(resolve=True)
+    # the partitions of every registered model: those not runnable here are skipped below, with the reason
+    registry = settings.registry()
+    assets = build_assets(strategy_by_model(list(registry)))
+    # resources as the code location makes them (a secret from the environment stays an EnvVar in the runs)
+    job = Definitions(assets=assets, jobs=[benchmark_everything_job],
+                      resources=build_resources(settings)).resolve_job_def(benchmark_everything_job.name)
+    resolved = build_resources(settings, resolve=True)
     embeddings = resolved["embeddings"]  # availability is decided outside a run
     failures: list[str] = []
-    benchmark = settings.benchmark_name()
+    benchmark = settings.benchmark
     tags = {".dagster/repository": REPOSITORY_LABEL, "chunkbench/trigger": "cli", "chunkbench/benchmark": benchmark,
             "chunkbench/batch": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), **process_tags()}
 
@@ -90,12 +93,12 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
             say(f"  FAILED {label or ','.join(selection)}: {reason}")
         return result.success
 
-    say(f"benchmark {benchmark}: {settings.results_dir()}")
+    say(f"benchmark {benchmark}: {settings.results_dir}")
     say("parsing documents ...")
     if not step(["source_documents", "parsed_documents"]):
         say("\n".join(failures))
         return 1
-    models = list(corpus_models or model_registry())
+    models = list(corpus_models or registry)
     for model in models:
         try:
             ok, reason = embeddings.availability(model)  # type: ignore[attr-defined]
@@ -106,18 +109,18 @@ def run_everything(strategies: Sequence[str] | None = None, corpus_models: Seque
                 failures.append(f"{model}: {reason}")
             say(f"skipping corpus model {model}: {reason}")
             continue
-        for strategy in strategies or STRATEGY_NAMES:
+        for strategy in strategies or STRATEGIES.names():
             say(f"chunking, embedding and evaluating: {strategy} x {model} ...")
             step(["chunk_collections", "experiment_results"], partition_key(strategy, model), f"{strategy}|{model}")
     say("building leaderboard and report ...")
     step(["leaderboard", "benchmark_report"])
-    results = ResultsDB(settings.results_dir())
+    results = ResultsDB(settings.results_dir)
     say("")
     say(leaderboard_text(results, wide))
     say("")
     say(f"DuckDB:  {results.database_path}  (its views read tables/ beside it: cd {results.root}, then "
         "SELECT * FROM leaderboard, or chunkbench leaderboard from anywhere)")
-    reports = settings.results_dir() / "reports"
+    reports = settings.reports_dir
     say(f"Report:  {reports / 'benchmark_report.html'}")
     say(f"         {reports / 'technical_report.html'} (retrieval inspector), {reports / 'decision_board.html'}")
     dropped = dropped_inputs(results, resolved["workspace"])  # type: ignore[arg-type]
@@ -142,13 +145,3 @@ def dropped_inputs(results: ResultsDB, workspace) -> list[str]:
                      f"(check with: chunkbench questions check):")
         lines += [f"- {p}" for p in check.problems]
     return lines
-
-
-def leaderboard_text(results: ResultsDB, wide: bool = False) -> str:
-    """The leaderboard table, its notes and the warnings of the last comparison, as the CLI prints them."""
-    text = format_table(results.leaderboard(), results.recommendation(), wide=wide)
-    warnings = results.diagnostics()
-    if warnings:  # wrapped like the notes above them, each under its own dash
-        text += "\n\nwarnings:\n" + "\n".join(textwrap.fill(w["message"], 120, initial_indent="- ",
-                                                              subsequent_indent="  ") for w in warnings)
-    return text

@@ -2,11 +2,13 @@
 
 - ``nightly_parse`` / ``nightly_stale_partitions`` / ``nightly_reports``: parse the corpus,
   rebuild every partition built from an older parsed corpus, refresh the reports.
-- ``neighbor_sweep``: fixed_size with neighbor expansion (0,0), (1,1),
-  (2,2), (3,3), each level a separate experiment run, tagged and recorded in provenance.
-- ``chunk_size_sweep``: fixed_size and recursive at several chunk sizes (128..1024 cl100k
-  tokens, overlap 1/8 of the size), each size its own collection and experiment run. Sizes
-  above the corpus model's window are left out (the model would silently truncate them).
+- ``neighbor_sweep``: the strategies neighbor expansion applies to (registered with
+  ``neighbor_expansion``: fixed_size) with neighbors (0,0), (1,1), (2,2), (3,3), each level a
+  separate experiment run, tagged and recorded in provenance.
+- ``chunk_size_sweep``: the strategies registered as ``sweepable`` (fixed_size and recursive) at
+  several chunk sizes (128..1024 cl100k tokens, overlap 1/8 of the size), each size its own
+  collection and experiment run. Sizes above the corpus model's window are left out (the model
+  would silently truncate them).
 """
 
 from dagster import (
@@ -19,13 +21,14 @@ from dagster import (
     schedule,
 )
 
+from chunkbench_core.chunking import STRATEGIES
+
 from .jobs import chunk_and_evaluate_job, evaluate_job, parse_documents_job, refresh_reports_job
 from .partitions import partition_key, split_key
 from .resources import EmbeddingResource, WorkspaceResource
 from .sensors import provider_tags, stale_partitions
 
 NEIGHBOR_LEVELS = ((0, 0), (1, 1), (2, 2), (3, 3))
-SWEEP_STRATEGIES = ("fixed_size", "recursive")
 SWEEP_SIZES = (128, 256, 512, 1024)
 
 nightly_parse = ScheduleDefinition(
@@ -54,13 +57,15 @@ def _stamp(context: ScheduleEvaluationContext) -> str:
 
 
 @schedule(job=evaluate_job, cron_schedule="0 3 * * 6", default_status=DefaultScheduleStatus.STOPPED,
-          description="fixed_size with neighbor expansion (0,0)..(3,3), one experiment run per level.")
+          description="fixed_size (the strategies neighbor expansion applies to) with neighbor expansion "
+                      "(0,0)..(3,3), one experiment run per level.")
 def neighbor_sweep(context: ScheduleEvaluationContext, embeddings: EmbeddingResource):
     built = context.instance.get_materialized_partitions(AssetKey("chunk_collections"))
     available = set(embeddings.available_models())
-    keys = sorted(k for k in built if split_key(k)[0] == "fixed_size" and split_key(k)[1] in available)
+    expanded = set(STRATEGIES.with_capability("neighbor_expansion"))
+    keys = sorted(k for k in built if split_key(k)[0] in expanded and split_key(k)[1] in available)
     if not keys:
-        return SkipReason("no fixed_size collection has been built yet")
+        return SkipReason(f"no {' or '.join(sorted(expanded)) or 'expandable'} collection has been built yet")
     return [
         RunRequest(
             partition_key=k,
@@ -74,12 +79,13 @@ def neighbor_sweep(context: ScheduleEvaluationContext, embeddings: EmbeddingReso
 
 
 @schedule(job=chunk_and_evaluate_job, cron_schedule="0 4 * * 0", default_status=DefaultScheduleStatus.STOPPED,
-          description="fixed_size and recursive at chunk sizes 128..1024, each size its own collection and run.")
+          description="fixed_size and recursive (the sweepable strategies) at chunk sizes 128..1024, each size its "
+                      "own collection and run.")
 def chunk_size_sweep(context: ScheduleEvaluationContext, embeddings: EmbeddingResource):
     requests = []
     for model in embeddings.available_models():
         window = embeddings.spec(model).max_input_tokens
-        for strategy in SWEEP_STRATEGIES:
+        for strategy in STRATEGIES.with_capability("sweepable"):
             for size in SWEEP_SIZES:
                 if size > window:
                     continue

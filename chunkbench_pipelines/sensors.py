@@ -8,7 +8,8 @@
 
 What follows inside Dagster (collections after the parsed corpus changes, experiments after
 their collection, the leaderboard and report after new results) is Declarative Automation, see
-automation.py. Off unless CHUNKBENCH_AUTOMATION=on; run keys and cursors make every tick idempotent.
+automation.py. Off unless the settings turn automation on (CHUNKBENCH_AUTOMATION=on: :func:`build_sensors`);
+run keys and cursors make every tick idempotent.
 
 ``stale_partitions`` lists every collection to rebuild, every variant included (sweep sizes,
 chunker options): built from another parsed corpus or with other settings than those in force
@@ -24,6 +25,7 @@ from dagster import (
     AssetMaterialization,
     MetadataValue,
     RunRequest,
+    SensorDefinition,
     SensorEvaluationContext,
     SensorResult,
     SkipReason,
@@ -31,19 +33,20 @@ from dagster import (
 )
 
 from chunkbench_core.provenance import staleness
-from chunkbench_core.stages import collection_settings
+from chunkbench_core.stages.spec import request_of_build, resolve_collection
 from chunkbench_core.storage.corpus import corpus_state, diff_states, fingerprint, folder_state, scan_corpus
 from chunkbench_core.storage.results_db import ResultsDB
 
 from .automation import QUESTION_SETS, automation_sensor, sensor_status
 from .jobs import parse_documents_job
-from .partitions import partition_key, split_key, strategy_partitions
-from .resources import EmbeddingResource, WorkspaceResource
+from chunkbench_core.chunking import STRATEGIES
+
+from .partitions import partition_key, split_key
+from .resources import EmbeddingResource, WorkspaceResource, spec_context
 
 
-@sensor(job=parse_documents_job, minimum_interval_seconds=30, default_status=sensor_status(),
-        description="Parses the corpus when a document is added, changed or deleted.")
-def corpus_sensor(context: SensorEvaluationContext, workspace: WorkspaceResource):
+def corpus_tick(context: SensorEvaluationContext, workspace: WorkspaceResource):
+    """The ``corpus_sensor``'s evaluation: a parse run when a document was added, changed or deleted."""
     state = corpus_state(scan_corpus(workspace.corpus_dir()))
     before = json.loads(context.cursor) if context.cursor else {}
     changes = diff_states(before, state)
@@ -104,33 +107,24 @@ def stale_partitions(instance, workspace: WorkspaceResource,
     by_partition: dict[tuple[str, str], list[dict]] = {}
     for row in rows:
         by_partition.setdefault((row["strategy"], row["corpus_model"]), []).append(row)
-    home = workspace.home_dir()
+    context = spec_context(workspace, results, embeddings)
     stale: list[StaleBuild] = []
     for model in embeddings.available_models():
-        for strategy in strategy_partitions.get_partition_keys():
+        for strategy in STRATEGIES.names():
             key = str(partition_key(strategy, model))
             built = by_partition.get((strategy, model), [])
             if not any((r.get("variant") or "") == "" for r in built):
                 stale.append(StaleBuild(key, "", {}, "never built"))
             for row in sorted(built, key=lambda r: r.get("variant") or ""):
-                settings = json.loads(row["settings"]) if row.get("settings") else {}
-                options = json.loads(row["options"]) if row.get("options") else {}
-                chunker = {k: v for k, v in options.items() if k != "boundary_model"}
-                boundary_id, threshold, source = embeddings.boundary_in_force(strategy, options.get("boundary_model"),
-                                                                              home)
-                params = {k: settings[k] for k in ("chunk_size", "chunk_overlap") if k in settings}
-                wanted = collection_settings(strategy, params, chunker, settings.get("overflow", "error"),
-                                             boundary_id, threshold, source)
-                reason = staleness(row, current, wanted)
+                wanted = resolve_collection(request_of_build(row), context)  # the same request, as resolved now
+                reason = staleness(row, current, wanted.settings)
                 if reason:
                     stale.append(StaleBuild(key, row.get("variant") or "", _rebuild_config(row), reason))
     return current, stale
 
 
-@sensor(minimum_interval_seconds=30, default_status=sensor_status(),
-        description="Reports the question sets as updated when one is added or changed (experiments then re-run "
-                    "through automation).")
-def question_sets_sensor(context: SensorEvaluationContext, workspace: WorkspaceResource):
+def question_sets_tick(context: SensorEvaluationContext, workspace: WorkspaceResource):
+    """The ``question_sets_sensor``'s evaluation: the question sets reported as updated when one changed."""
     state = folder_state(workspace.questions_dir())
     cursor = json.dumps(state, sort_keys=True)
     if context.cursor is None:  # turning the sensor on re-runs nothing: the sets as they are are the baseline
@@ -147,4 +141,23 @@ def question_sets_sensor(context: SensorEvaluationContext, workspace: WorkspaceR
     return SensorResult(asset_events=[event], cursor=cursor)
 
 
-ALL_SENSORS = [corpus_sensor, question_sets_sensor, automation_sensor]
+def build_sensors(automation: bool) -> list[SensorDefinition]:
+    """The sensors; running from the start when ``automation`` is on (the settings' CHUNKBENCH_AUTOMATION)."""
+    status = sensor_status(automation)
+
+    @sensor(job=parse_documents_job, minimum_interval_seconds=30, default_status=status,
+            description="Parses the corpus when a document is added, changed or deleted.")
+    def corpus_sensor(context: SensorEvaluationContext, workspace: WorkspaceResource):
+        return corpus_tick(context, workspace)
+
+    @sensor(minimum_interval_seconds=30, default_status=status,
+            description="Reports the question sets as updated when one is added or changed (experiments then re-run "
+                        "through automation).")
+    def question_sets_sensor(context: SensorEvaluationContext, workspace: WorkspaceResource):
+        return question_sets_tick(context, workspace)
+
+    return [corpus_sensor, question_sets_sensor, automation_sensor(status)]
+
+
+# the folder sensors as a code location with automation off defines them (to evaluate a tick in code)
+corpus_sensor, question_sets_sensor, _ = build_sensors(automation=False)

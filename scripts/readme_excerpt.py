@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import tempfile
 import textwrap
@@ -229,9 +230,9 @@ def main() -> int:
     args = parser.parse_args()
     if args.refresh:
         if args.results is None:
-            from chunkbench_core import settings
+            from chunkbench_core.settings import Settings
 
-            args.results = settings.results_dir()
+            args.results = Settings.load(os.environ).results_dir
         refresh(args.results)
         write_readme(excerpt())
         print(f"snapshot of {args.results} in {SNAPSHOT.relative_to(ROOT)}; README excerpt rewritten")

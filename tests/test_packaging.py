@@ -72,14 +72,13 @@ def test_defaults_of_an_installed_package_are_the_shipped_sample_and_the_current
     from chunkbench_core import settings
     from chunkbench_core.datasets import SAMPLE_CORPUS, SAMPLE_QUESTIONS
 
-    for variable in ("CHUNKBENCH_HOME", "CHUNKBENCH_CORPUS", "CHUNKBENCH_QUESTIONS"):
-        monkeypatch.delenv(variable, raising=False)
-    assert settings.corpus_dir() == SAMPLE_CORPUS and settings.questions_dir() == SAMPLE_QUESTIONS
+    defaults = settings.Settings.load({})  # nothing set: every default
+    assert defaults.corpus == SAMPLE_CORPUS and defaults.questions == SAMPLE_QUESTIONS
     assert len(list(SAMPLE_CORPUS.iterdir())) == 5 and (SAMPLE_QUESTIONS / "sample.json").is_file()
     assert SAMPLE_QUESTIONS == ROOT / "questions" / "sample"  # a source checkout: the sample's folder in questions/
-    assert settings.home_dir() == ROOT / ".chunkbench"  # a source checkout keeps its state in the repository
+    assert defaults.home == ROOT / ".chunkbench"  # a source checkout keeps its state in the repository
     site_packages = tmp_path / "site-packages"  # an installed package: no pyproject.toml beside the code
     site_packages.mkdir()
     monkeypatch.setattr(settings, "PROJECT_ROOT", site_packages)
     monkeypatch.chdir(tmp_path)
-    assert settings.home_dir() == tmp_path / ".chunkbench"
+    assert settings.Settings.load({}).home == tmp_path / ".chunkbench"

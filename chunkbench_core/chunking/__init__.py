@@ -1,7 +1,8 @@
-"""Chunking strategies. Adding a strategy = one module + one line in ``STRATEGIES``.
+"""Chunking strategies. Adding a strategy = one module in this package, its chunker class registered with
+:func:`register_strategy` (see :mod:`.registry`); every module here is imported when the package is.
 
 Every registered name is a value of the pipeline's ``strategy`` partition dimension.
-Strategies with ``needs_boundary_embeddings`` take ``embed=<callable texts -> array>``
+Strategies with the ``boundary_model`` capability take ``embed=<callable texts -> array>``
 bound to the boundary model and fail hard without it; every strategy takes
 ``window=ModelWindow(...)`` (the corpus model's window, counted with its own
 tokenizer). :func:`check_chunks` is the blocking check on a run's chunks.
@@ -9,59 +10,55 @@ tokenizer). :func:`check_chunks` is the blocking check on a run's chunks.
 
 from __future__ import annotations
 
-import inspect
+import importlib
+import pkgutil
 from typing import Any
-
-from chunkbench_core.errors import ChunkingError
 
 from .base import Chunk, Chunker, Piece, make_chunk_id, safe_document_name
 from .checks import ChunkCheckReport, WindowOverflow, check_chunks
-from .cluster_semantic import ClusterSemanticChunker
-from .contextual_retrieval import ContextualRetrievalChunker, LLMContext
-from .fixed_size import FixedSizeChunker
-from .recursive import RecursiveChunker
-from .semantic import SemanticChunker
-from .semantic_parent_child import SemanticParentChildChunker
+from .registry import STRATEGIES, Capabilities, Strategy, StrategyOptions, register_strategy
 from .sentences import sentence_spans, split_sentences
-from .structural import StructuralChunker
 from .window import CountModelTokens, ModelWindow
 
-STRATEGIES: dict[str, type[Chunker]] = {
-    FixedSizeChunker.name: FixedSizeChunker,
-    RecursiveChunker.name: RecursiveChunker,
-    SemanticChunker.name: SemanticChunker,
-    SemanticParentChildChunker.name: SemanticParentChildChunker,
-    ContextualRetrievalChunker.name: ContextualRetrievalChunker,
-    StructuralChunker.name: StructuralChunker,
-    ClusterSemanticChunker.name: ClusterSemanticChunker,
-}
+# every module of the package, so each strategy registers itself (no list to keep up to date); the
+# registration order, the partition order, is the order below, then any other module by name
+_ORDER = ("fixed_size", "recursive", "semantic", "semantic_parent_child", "contextual_retrieval", "structural",
+          "cluster_semantic")
+for _name in (*_ORDER, *sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name not in _ORDER)):
+    importlib.import_module(f"{__name__}.{_name}")
 
-STRATEGY_NAMES: tuple[str, ...] = tuple(STRATEGIES)
+from .cluster_semantic import ClusterSemanticChunker  # noqa: E402
+from .contextual_retrieval import ContextualRetrievalChunker, LLMContext  # noqa: E402
+from .fixed_size import FixedSizeChunker  # noqa: E402
+from .recursive import RecursiveChunker  # noqa: E402
+from .semantic import SemanticChunker  # noqa: E402
+from .semantic_parent_child import SemanticParentChildChunker  # noqa: E402
+from .structural import StructuralChunker  # noqa: E402
 
 
 def make_chunker(strategy: str, **params: Any) -> Chunker:
-    """Build the chunker of ``strategy`` with ``params`` (validated by the chunker).
+    """Build the chunker of ``strategy`` with ``params`` (sizes, window, embed, context, its options).
 
-    ``embed`` is passed only to strategies that use boundary embeddings, so one call
-    shape serves every partition; any other parameter a strategy does not accept is
-    an error naming the ones it does.
+    ``embed`` is passed only to strategies that use boundary embeddings and ``context`` only to those
+    that use an LLM, so one call shape serves every partition; any other parameter a strategy does
+    not accept is an error naming the ones it does.
     """
-    try:
-        cls = STRATEGIES[strategy]
-    except KeyError:
-        raise ChunkingError(
-            f"unknown strategy {strategy!r}; choose one of: {', '.join(STRATEGY_NAMES)}"
-        ) from None
-    if not cls.needs_boundary_embeddings:
+    spec = STRATEGIES[strategy]
+    if not spec.capabilities.boundary_model:
         params.pop("embed", None)
-    accepted = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+    if not spec.capabilities.llm:
+        params.pop("context", None)
+    accepted = spec.accepted_arguments()
     unknown = sorted(set(params) - set(accepted))
     if unknown:
+        from chunkbench_core.errors import ChunkingError
+
         raise ChunkingError(f"{strategy} does not take {', '.join(unknown)}; it takes: {', '.join(accepted)}")
-    return cls(**params)
+    return spec.chunker(**params)
 
 
 __all__ = [
+    "Capabilities",
     "Chunk",
     "ChunkCheckReport",
     "Chunker",
@@ -74,14 +71,16 @@ __all__ = [
     "Piece",
     "RecursiveChunker",
     "STRATEGIES",
-    "STRATEGY_NAMES",
     "SemanticChunker",
     "SemanticParentChildChunker",
+    "Strategy",
+    "StrategyOptions",
     "StructuralChunker",
     "WindowOverflow",
     "check_chunks",
     "make_chunk_id",
     "make_chunker",
+    "register_strategy",
     "safe_document_name",
     "sentence_spans",
     "split_sentences",

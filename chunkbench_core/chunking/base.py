@@ -4,11 +4,11 @@ Invariant for every strategy: ``markdown[chunk.start:chunk.end] == chunk.text``.
 ``embedded_text`` is what the corpus model embeds when it differs from ``text``
 (e.g. a contextual prefix); it is never stored as the chunk's text.
 
-Ids are deterministic: ``{strategy}_{safe_doc}_{index:06d}`` (LLD 4.2), with
-``chunk_index`` counting every chunk of the document in document order (for
-``semantic_parent_child`` a parent comes right before its children).
-``previous_chunk_id`` / ``next_chunk_id`` link the chunks of a document that are
-retrieved (ADR-0004 / ADR-0001 pointers); parents are linked among themselves.
+Ids are deterministic: ``{strategy}_{safe_doc}_{index:06d}``, with ``chunk_index`` counting every
+chunk of the document in document order (for ``semantic_parent_child`` a parent comes right before
+its children), so a rebuild of the same chunks gives the same ids and points.
+``previous_chunk_id`` / ``next_chunk_id`` link the chunks of a document that are retrieved (neighbor
+expansion walks them); parents are linked among themselves.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from chunkbench_core.parsing.models import ParsedDocument
 
 from chunkbench_core.tokens import TokenIndex
 
+from .registry import StrategyOptions, read_options
 from .window import ModelWindow, fit_pieces
 
 _UNSAFE = re.compile(r"[^\w]+", re.UNICODE)
@@ -60,8 +61,8 @@ class Chunk:
     heading_path: list[str] = field(default_factory=list)
     parent_id: str | None = None
     embedded_text: str | None = None
-    # Added by issue 4. ``role``: "chunk" (retrieved), "child" (retrieved; its parent
-    # goes into the answer context, LLD 9.3) or "parent" (context only, never searched).
+    # ``role``: "chunk" (retrieved), "child" (retrieved; its parent goes into the answer context) or
+    # "parent" (context only, never searched).
     role: str = "chunk"
     previous_chunk_id: str | None = None
     next_chunk_id: str | None = None
@@ -128,28 +129,32 @@ def link_neighbours(chunks: list[Chunk]) -> list[Chunk]:
 
 
 class Chunker(ABC):
-    """A chunking strategy. Subclasses set ``name`` and implement ``spans`` or ``pieces``.
+    """A chunking strategy: registered with :func:`.registry.register_strategy`, which sets ``name``,
+    ``Options`` (its typed options) and ``needs_boundary_embeddings``. Subclasses implement ``spans``
+    or ``pieces``.
 
     ``spans`` returns character spans into the markdown in document order; the base
     class turns them into Chunk records with ids, token counts and heading paths.
     Strategies that know more (content types, parents) override ``pieces``; the few
     that also change the embedded text (contextual prefixes) override ``chunk``.
 
-    Class attributes tell the pipeline what a strategy needs:
-    ``needs_boundary_embeddings`` (pass ``embed=``) and ``size_driven`` (its chunks
-    are cut by size alone; with a ``window``, a chunk over it is split to fit, here in
-    :meth:`chunk`; the other strategies fit their own units to ``window``).
+    ``size_driven``: its chunks are cut by size alone; with a ``window``, a chunk over it is split
+    to fit, here in :meth:`chunk` (the other strategies fit their own units to ``window``).
+    The options given are validated by ``Options`` into ``self.options``.
     """
 
     name: ClassVar[str]
+    Options: ClassVar[type[StrategyOptions]] = StrategyOptions
     needs_boundary_embeddings: ClassVar[bool] = False
     size_driven: ClassVar[bool] = True
 
-    def __init__(self, chunk_size: int = 512, chunk_overlap: int = 50, *, window: ModelWindow | None = None) -> None:
+    def __init__(self, chunk_size: int = 512, chunk_overlap: int = 50, *, window: ModelWindow | None = None,
+                 **options: Any) -> None:
         validate_sizes(chunk_size, chunk_overlap)
         self.chunk_size = chunk_size
         self.chunk_overlap = chunk_overlap
         self.window = window
+        self.options: Any = read_options(getattr(self, "name", type(self).__name__), self.Options, options)
 
     def params(self) -> dict[str, Any]:
         """The parameters that determine this chunker's output (recorded as provenance)."""

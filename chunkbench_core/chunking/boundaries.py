@@ -1,43 +1,71 @@
 """Boundary embeddings, cut rules and grouping shared by the embedding-driven strategies.
 
-LLD 6.3/8.1: semantic strategies receive embeddings from the BOUNDARY model and cut
-where adjacent units are dissimilar. Here the boundary model is just a callable
+Semantic strategies receive embeddings from the BOUNDARY model (never the corpus model, so the
+cuts of a strategy are the same whichever model later embeds the chunks) and cut where adjacent
+units are dissimilar. Here the boundary model is just a callable
 ``embed(texts) -> array (len(texts), dim)``: the pipeline binds it to the boundary
-model (and its cache), tests bind it to a fake. ADR-0020 (via LLD 8.3): when the
-embeddings are missing or do not match the units, chunking fails hard with
-ChunkingError; there is no fixed-count fallback.
+model (and its cache), tests bind it to a fake. When the embeddings are missing or do not
+match the units, chunking fails hard with ChunkingError: a fixed-count fallback would
+silently compare another strategy under this one's name.
 
-Cut rules (issue 4):
+Cut rules:
 
 * ``absolute`` - cut between units i and i+1 when cosine(u_i, u_i+1) < threshold
   (the boundary model's registry default, e.g. 0.3 cloud / 0.6 nomic, or its
-  per-model override; LLD section 3's ``semantic_threshold`` 0.3 when none is given);
-* ``percentile`` - ADR-0004: cut where the adjacent distance 1 - cosine is above the
-  Nth percentile of all adjacent distances of the document (default N = 95).
+  per-model override; 0.3 when none is given);
+* ``percentile`` - cut where the adjacent distance 1 - cosine is above the
+  Nth percentile of all adjacent distances of the document (default N = 95): the cuts adapt to
+  how alike the document's sentences are overall, where an absolute threshold does not.
 
-Grouping (LLD ``semantic_min_chunk_size``): a semantic cut is taken only when the
+Grouping (``min_chunk_size``): a semantic cut is taken only when the
 group so far and the rest of its segment both have at least ``min_units`` units; a
 size cut (the next unit would take the group over ``max_tokens`` cl100k tokens) is
 always taken.
+
+:class:`SemanticCutOptions` declares these settings once for every strategy that cuts by them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Callable, Literal, Optional, Sequence
 
 import numpy as np
+from pydantic import Field
 
 from chunkbench_core.errors import ChunkingError
-
 from chunkbench_core.tokens import TokenIndex
+
+from .registry import StrategyOptions
 
 BoundaryEmbed = Callable[[list[str]], Any]
 ThresholdMode = Literal["absolute", "percentile"]
 THRESHOLD_MODES: tuple[str, ...] = ("absolute", "percentile")
-LLD_FALLBACK_THRESHOLD = 0.3
+FALLBACK_THRESHOLD = 0.3  # the threshold when none is given (no boundary model's threshold in force)
 DEFAULT_PERCENTILE = 95.0
 DEFAULT_MIN_CHUNK_SIZE = 3
+
+
+class SemanticCutOptions(StrategyOptions):
+    """How a semantic strategy cuts (module docstring)."""
+
+    threshold_mode: Literal["absolute", "percentile"] = Field(
+        "absolute", description="semantic cut rule: 'absolute' (cut where adjacent similarity < threshold) or "
+                                "'percentile' (cut at the largest distances)")
+    threshold: Optional[float] = Field(
+        None, ge=-1.0, le=1.0, json_schema_extra={"rule": "a cosine similarity in [-1, 1]"},
+        description="absolute mode: the boundary model's similarity threshold for this run (default: the threshold "
+                    "in force for the boundary model, `chunkbench thresholds`)")
+    percentile: float = Field(DEFAULT_PERCENTILE, gt=0.0, lt=100.0, json_schema_extra={"rule": "in (0, 100)"},
+                              description="percentile mode: distances above this percentile are cuts")
+    min_chunk_size: int = Field(DEFAULT_MIN_CHUNK_SIZE, ge=1,
+                                json_schema_extra={"label": "min_chunk_size (sentences per semantic group)"},
+                                description="at least this many sentences (paragraphs for semantic_parent_child) per "
+                                            "semantic group")
+
+    def cut_rule(self) -> "CutRule":
+        return CutRule(self.threshold_mode, FALLBACK_THRESHOLD if self.threshold is None else self.threshold,
+                       self.percentile)
 
 
 def require_embed(strategy: str, embed: BoundaryEmbed | None, hint: str = "") -> BoundaryEmbed:
@@ -96,7 +124,7 @@ class CutRule:
     """Where semantic cuts go (module rule); validated when built."""
 
     mode: str = "absolute"
-    threshold: float = LLD_FALLBACK_THRESHOLD
+    threshold: float = FALLBACK_THRESHOLD
     percentile: float = DEFAULT_PERCENTILE
 
     def __post_init__(self) -> None:
@@ -127,7 +155,8 @@ class CutRule:
 
 def validate_min_units(min_chunk_size: int) -> int:
     if isinstance(min_chunk_size, bool) or not isinstance(min_chunk_size, int) or min_chunk_size < 1:
-        raise ChunkingError(f"min_chunk_size (semantic_min_chunk_size) must be an integer >= 1, got {min_chunk_size!r}")
+        raise ChunkingError(f"min_chunk_size (sentences per semantic group) must be an integer >= 1, "
+                            f"got {min_chunk_size!r}")
     return min_chunk_size
 
 

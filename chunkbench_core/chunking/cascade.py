@@ -1,6 +1,6 @@
 """The split cascade every strategy uses to cut text that is too long (pure span functions, no Chunker).
 
-Separator cascade (LLD 8.3, extended with Persian punctuation): before a markdown
+Separator cascade (the usual recursive splitter's, extended with Persian punctuation): before a markdown
 heading line (``#``) -> blank line -> newline -> sentence punctuation
 (``. ! ? ؟ ؛``) -> space -> token windows. A span longer than ``chunk_size``
 tokens is cut at every match of the current separator (the separator stays with

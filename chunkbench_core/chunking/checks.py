@@ -1,12 +1,12 @@
-"""The chunk-collection check (issue 4 item 3): a pure function behind a blocking asset check.
+"""The chunk-collection check: a pure function behind a blocking asset check.
 
 ``check_chunks`` verifies, for the chunks of one strategy run:
 
 * no empty chunk (text, or embedded text, that is only whitespace) and no duplicate id;
 * offsets reproduce the text: ``markdown[start:end] == text`` for the chunk's document;
 * every ``parent_id`` names a chunk of the run;
-* for ``fixed_size`` and ``recursive`` (the strategies meant to keep everything),
-  every non-whitespace character of every document is inside some chunk;
+* for the strategies registered with ``covers_text`` (``fixed_size`` and ``recursive``, meant to
+  keep everything), every non-whitespace character of every document is inside some chunk;
 * the model window as a hard fact: every embedded text (task prefix + contextual
   prefix + chunk) is counted with the corpus model's OWN tokenizer
   (``count_model_tokens(texts) -> list[int]``) and must fit ``max_model_tokens``.
@@ -29,11 +29,11 @@ import numpy as np
 from chunkbench_core.errors import ChunkingError
 
 from .base import Chunk
+from .registry import STRATEGIES
 from .window import CountModelTokens, model_token_counts
 
 OverflowMode = Literal["error", "truncate"]
 OVERFLOW_MODES: tuple[str, ...] = ("error", "truncate")
-COVERAGE_STRATEGIES: frozenset[str] = frozenset({"fixed_size", "recursive"})
 _COUNT_BATCH = 2048
 _LISTED = 20  # ids/spans listed per problem in the report (counts are always complete)
 
@@ -146,7 +146,7 @@ def _settings_advice(strategies: set[str], overflows: list[WindowOverflow], max_
     size_driven = sorted(strategies & {"fixed_size", "recursive", "contextual_retrieval", "cluster_semantic"})
     if size_driven:
         advice.append(f"lower chunk_size (cl100k tokens) to about {fit} or less for {', '.join(size_driven)}")
-    if "contextual_retrieval" in strategies:
+    if strategies & set(STRATEGIES.with_capability("llm")):
         advice.append("or shorten the contextual prefix (the LLM's max_tokens)")
     others = sorted(strategies - set(size_driven))
     if others:
@@ -191,7 +191,8 @@ def check_chunks(chunks: list[Chunk], markdown_by_document: Mapping[str, str], m
     report.dangling_parents = [c.chunk_id for c in chunks if c.parent_id is not None and c.parent_id not in ids]
 
     strategies = {c.strategy for c in chunks}
-    report.coverage_checked = bool(strategies & COVERAGE_STRATEGIES) if coverage is None else coverage
+    covering = set(STRATEGIES.with_capability("covers_text"))  # their chunks must cover every character
+    report.coverage_checked = bool(strategies & covering) if coverage is None else coverage
     if report.coverage_checked:
         for document, markdown in markdown_by_document.items():
             count, runs = uncovered_spans(markdown, spans_by_document.get(document, []))

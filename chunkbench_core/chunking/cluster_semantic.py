@@ -25,19 +25,27 @@ ChunkingError (no fallback).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
+from pydantic import Field
 
 from chunkbench_core.errors import ChunkingError
+from chunkbench_core.tokens import TokenIndex
 
 from .base import Chunker
 from .boundaries import BoundaryEmbed, embed_units, require_embed, unit_token_counts
 from .cascade import recursive_spans
-from chunkbench_core.tokens import TokenIndex
+from .registry import Capabilities, StrategyOptions, register_strategy
 from .window import ModelWindow, fit_spans
 
 DEFAULT_PIECE_SIZE = 50
+
+
+class ClusterOptions(StrategyOptions):
+    piece_size: Optional[int] = Field(
+        None, ge=1, description=f"size in cl100k tokens of the small pieces chunks are assembled from (default "
+                                f"{DEFAULT_PIECE_SIZE}, or chunk_size if smaller)")
 
 
 def best_partition(vectors: np.ndarray, piece_tokens: list[int], max_tokens: int) -> list[tuple[int, int]]:
@@ -73,15 +81,16 @@ def best_partition(vectors: np.ndarray, piece_tokens: list[int], max_tokens: int
     return ranges[::-1]
 
 
+@register_strategy("cluster_semantic", options=ClusterOptions, capabilities=Capabilities(boundary_model=True),
+                   description="clusters sentences by meaning into chunks of bounded size")
 class ClusterSemanticChunker(Chunker):
-    name = "cluster_semantic"
-    needs_boundary_embeddings = True
     size_driven = False
 
     def __init__(self, chunk_size: int = 512, chunk_overlap: int = 50, *, embed: BoundaryEmbed | None = None,
-                 piece_size: int | None = None, window: ModelWindow | None = None) -> None:
-        super().__init__(chunk_size, chunk_overlap, window=window)
+                 window: ModelWindow | None = None, **options: Any) -> None:
+        super().__init__(chunk_size, chunk_overlap, window=window, **options)
         self.embed = require_embed(self.name, embed)
+        piece_size = self.options.piece_size
         if piece_size is None:
             piece_size = min(DEFAULT_PIECE_SIZE, chunk_size)
         if isinstance(piece_size, bool) or not isinstance(piece_size, int) or not 1 <= piece_size <= chunk_size:

@@ -1,8 +1,8 @@
-"""contextual_retrieval: base chunks whose EMBEDDED text carries a short context (LLD 8.3, issue 4).
+"""contextual_retrieval: base chunks whose EMBEDDED text carries a short context.
 
 Rule: the document is cut by a size-driven base chunker (``recursive`` by default, or
 ``fixed_size``) at ``chunk_size``/``chunk_overlap``. Each chunk's stored ``text`` stays
-the exact slice of the markdown; its ``embedded_text`` (LLD ``enriched_content``) is
+the exact slice of the markdown; its ``embedded_text`` (the enriched content) is
 ``context + "\\n\\n" + text``. The context comes from one source per run, recorded on
 every chunk (``context_source``) and in ``params()`` so results never mix them:
 
@@ -28,16 +28,20 @@ import contextlib
 import hashlib
 import logging
 from dataclasses import replace
-from typing import Any, Callable, MutableMapping
+from typing import Any, Callable, Literal, MutableMapping
+
+from pydantic import Field
 
 from chunkbench_core.errors import ChunkingError
 from chunkbench_core.parsing.models import ParsedDocument, TreeNode
 from chunkbench_core.redaction import describe_error
 
+from chunkbench_core.tokens import TokenIndex, cl100k, count_tokens
+
 from .base import Chunk, Chunker, Piece, build_chunks
 from .fixed_size import FixedSizeChunker
 from .recursive import RecursiveChunker
-from chunkbench_core.tokens import TokenIndex, cl100k, count_tokens
+from .registry import Capabilities, StrategyOptions, register_strategy
 from .window import ModelWindow, fit_pieces
 
 log = logging.getLogger("chunkbench.chunking")
@@ -46,7 +50,6 @@ ContextSource = Callable[[str, str], str]
 """``context(document_text, chunk_text) -> context`` (raises on failure)."""
 
 BASE_CHUNKERS: dict[str, type[Chunker]] = {"recursive": RecursiveChunker, "fixed_size": FixedSizeChunker}
-CONTEXT_FAILURE_MODES: tuple[str, ...] = ("error", "headings")
 MAX_FIT_ROUNDS = 6  # split, re-contextualize, count again: a new part's context may differ from its chunk's
 
 # The method of Anthropic's "Introducing Contextual Retrieval" (September 2024): show the model
@@ -183,19 +186,25 @@ class LLMContext:
         return answer
 
 
+class ContextualOptions(StrategyOptions):
+    base_chunker: Literal["recursive", "fixed_size"] = Field(
+        "recursive", description="the size-driven chunker under the context prefix")
+    on_context_failure: Literal["error", "headings"] = Field(
+        "error", description="when the LLM fails on a document: 'error' (fail the partition) or 'headings' (that "
+                             "document uses its title and heading path)")
+
+
+@register_strategy("contextual_retrieval", options=ContextualOptions, capabilities=Capabilities(llm=True),
+                   description="adds an LLM-written context line to each chunk before embedding it",
+                   description_without_llm="adds the document's title and the chunk's heading path to each chunk "
+                                           "before embedding it (no LLM was configured)")
 class ContextualRetrievalChunker(Chunker):
-    name = "contextual_retrieval"
     size_driven = True
 
-    def __init__(self, chunk_size: int = 512, chunk_overlap: int = 50, *, base_chunker: str = "recursive",
-                 context: ContextSource | None = None, on_context_failure: str = "error",
-                 window: ModelWindow | None = None) -> None:
-        super().__init__(chunk_size, chunk_overlap, window=window)
-        if base_chunker not in BASE_CHUNKERS:
-            raise ChunkingError(f"base_chunker must be one of {', '.join(BASE_CHUNKERS)}, got {base_chunker!r}")
-        if on_context_failure not in CONTEXT_FAILURE_MODES:
-            raise ChunkingError(
-                f"on_context_failure must be one of {', '.join(CONTEXT_FAILURE_MODES)}, got {on_context_failure!r}")
+    def __init__(self, chunk_size: int = 512, chunk_overlap: int = 50, *, context: ContextSource | None = None,
+                 window: ModelWindow | None = None, **options: Any) -> None:
+        super().__init__(chunk_size, chunk_overlap, window=window, **options)
+        base_chunker, on_context_failure = self.options.base_chunker, self.options.on_context_failure
         if context is not None and not callable(context):
             raise ChunkingError("context must be a callable (document_text, chunk_text) -> str, e.g. LLMContext")
         self.base_chunker = base_chunker

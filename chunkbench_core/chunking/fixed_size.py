@@ -1,4 +1,4 @@
-"""fixed_size: a sliding window of ``chunk_size`` cl100k tokens (LLD 8.3).
+"""fixed_size: a sliding window of ``chunk_size`` cl100k tokens.
 
 Windows start every ``chunk_size - chunk_overlap`` tokens; the last window ends at
 the end of the text. Each window's span runs from the character where its first
@@ -8,13 +8,16 @@ no overlap the windows tile the text exactly.
 
 from __future__ import annotations
 
-from .base import Chunker
 from chunkbench_core.tokens import TokenIndex
 
+from .base import Chunker
+from .registry import Capabilities, register_strategy
 
+
+@register_strategy("fixed_size", description="cuts the text into windows of a fixed number of tokens, ignoring "
+                                             "its structure",
+                   capabilities=Capabilities(sweepable=True, neighbor_expansion=True, covers_text=True))
 class FixedSizeChunker(Chunker):
-    name = "fixed_size"
-
     def spans(self, text: str, tokens: TokenIndex) -> list[tuple[int, int, int]]:
         step = self.chunk_size - self.chunk_overlap
         spans: list[tuple[int, int, int]] = []

@@ -11,13 +11,15 @@ from chunkbench_core.tokens import TokenIndex
 
 from .base import Chunker
 from .cascade import SEPARATORS, recursive_spans
+from .registry import Capabilities, register_strategy
 
 __all__ = ["SEPARATORS", "RecursiveChunker", "recursive_spans"]
 
 
+@register_strategy("recursive", description="splits at headings, then paragraphs, lines and sentences, and merges "
+                                            "pieces up to a target size",
+                   capabilities=Capabilities(sweepable=True, covers_text=True))
 class RecursiveChunker(Chunker):
-    name = "recursive"
-
     def spans(self, text: str, tokens: TokenIndex) -> list[tuple[int, int]]:
         if not text:
             return []

@@ -1,11 +1,10 @@
-"""semantic: sentences grouped where the boundary model sees them as related (LLD 8.3, ADR-0004).
+"""semantic: sentences grouped where the boundary model sees them as related.
 
-Rule: split the markdown into sentences (:mod:`.sentences`, Farsi-aware, with the
-LLD fallback chain), embed every sentence ONCE with the boundary model (one call;
+Rule: split the markdown into sentences (:mod:`.sentences`, Farsi-aware, with its
+fallback chain), embed every sentence ONCE with the boundary model (one call;
 the callable batches), and cut between adjacent sentences by the cut rule of
-:mod:`.boundaries` (``absolute`` threshold - LLD, the default here - or ADR-0004's
-``percentile``), keeping at least ``min_chunk_size`` sentences per group (LLD
-``semantic_min_chunk_size``, default 3). A group is also closed before it would
+:mod:`.boundaries` (``absolute`` threshold, the default here, or ``percentile``),
+keeping at least ``min_chunk_size`` sentences per group (default 3). A group is also closed before it would
 exceed ``chunk_size`` cl100k tokens (the pipeline's size knob, shrunk to the corpus
 model's window; the Chroma report's size-capped semantic chunkers do the same), a
 single sentence longer than that is cut by the recursive cascade, and with a
@@ -18,23 +17,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from chunkbench_core.tokens import TokenIndex
+
 from .base import Chunker
 from .boundaries import (
-    DEFAULT_MIN_CHUNK_SIZE,
-    DEFAULT_PERCENTILE,
-    LLD_FALLBACK_THRESHOLD,
     BoundaryEmbed,
     CutRule,
+    SemanticCutOptions,
     adjacent_similarities,
     embed_units,
     group_units,
     require_embed,
     unit_token_counts,
-    validate_min_units,
 )
 from .cascade import recursive_spans
+from .registry import Capabilities, register_strategy
 from .sentences import sentence_spans
-from chunkbench_core.tokens import TokenIndex
 from .window import ModelWindow, fit_spans
 
 
@@ -66,19 +64,18 @@ def semantic_spans(strategy: str, text: str, tokens: TokenIndex, segments: list[
     return out
 
 
+@register_strategy("semantic", options=SemanticCutOptions, capabilities=Capabilities(boundary_model=True),
+                   description="groups consecutive sentences while their meaning stays similar (a boundary "
+                               "embedding model decides)")
 class SemanticChunker(Chunker):
-    name = "semantic"
-    needs_boundary_embeddings = True
     size_driven = False
 
     def __init__(self, chunk_size: int = 512, chunk_overlap: int = 50, *, embed: BoundaryEmbed | None = None,
-                 threshold_mode: str = "absolute", threshold: float | None = None,
-                 percentile: float = DEFAULT_PERCENTILE, min_chunk_size: int = DEFAULT_MIN_CHUNK_SIZE,
-                 window: ModelWindow | None = None) -> None:
-        super().__init__(chunk_size, chunk_overlap, window=window)
+                 window: ModelWindow | None = None, **options: Any) -> None:
+        super().__init__(chunk_size, chunk_overlap, window=window, **options)
         self.embed = require_embed(self.name, embed)
-        self.rule = CutRule(threshold_mode, LLD_FALLBACK_THRESHOLD if threshold is None else threshold, percentile)
-        self.min_chunk_size = validate_min_units(min_chunk_size)
+        self.rule: CutRule = self.options.cut_rule()
+        self.min_chunk_size = self.options.min_chunk_size
 
     def params(self) -> dict[str, Any]:
         out = super().params()

@@ -1,4 +1,4 @@
-"""semantic_parent_child: semantic parents made of paragraphs, small children inside them (LLD 8.3, 9.3).
+"""semantic_parent_child: semantic parents made of paragraphs, small children inside them.
 
 Rule: the units are blank-line paragraphs of the markdown (a heading-only paragraph
 joins the one it introduces). Every paragraph is embedded ONCE with the boundary
@@ -11,52 +11,59 @@ longer than the corpus model's window are split to fit.
 
 Output: each parent (``role="parent"``, context only: never embedded or searched)
 is followed by its children (``role="child"``, ``parent_id`` = the parent's id).
-Retrieval returns children and the answer context carries their parents (LLD 9.3).
+Retrieval returns children and the answer context carries their parents (small chunks find the
+evidence precisely, the parent gives the LLM the section around it).
 Missing or mismatched boundary embeddings raise ChunkingError (no fallback).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
+
+from pydantic import Field
 
 from chunkbench_core.errors import ChunkingError
 from chunkbench_core.parsing.models import ParsedDocument
 
+from chunkbench_core.tokens import TokenIndex
+
 from .base import Chunker, Piece
 from .boundaries import (
-    DEFAULT_MIN_CHUNK_SIZE,
-    DEFAULT_PERCENTILE,
-    LLD_FALLBACK_THRESHOLD,
     BoundaryEmbed,
     CutRule,
+    SemanticCutOptions,
     adjacent_similarities,
     embed_units,
     group_units,
     require_embed,
     unit_token_counts,
-    validate_min_units,
 )
 from .cascade import recursive_spans
+from .registry import Capabilities, register_strategy
 from .sentences import section_paragraph_spans
-from chunkbench_core.tokens import TokenIndex
 from .window import ModelWindow, fit_span_groups
 
 PARENT_SIZE_FACTOR = 4
 
 
+class ParentChildOptions(SemanticCutOptions):
+    parent_chunk_size: Optional[int] = Field(
+        None, ge=1, description=f"parent size in cl100k tokens (default {PARENT_SIZE_FACTOR} x chunk_size)")
+
+
+@register_strategy("semantic_parent_child", options=ParentChildOptions,
+                   capabilities=Capabilities(boundary_model=True, parent_context=True),
+                   description="retrieves small semantic chunks and hands the model their larger parent section")
 class SemanticParentChildChunker(Chunker):
-    name = "semantic_parent_child"
-    needs_boundary_embeddings = True
     size_driven = False
 
     def __init__(self, chunk_size: int = 512, chunk_overlap: int = 50, *, embed: BoundaryEmbed | None = None,
-                 threshold_mode: str = "absolute", threshold: float | None = None,
-                 percentile: float = DEFAULT_PERCENTILE, min_chunk_size: int = DEFAULT_MIN_CHUNK_SIZE,
-                 parent_chunk_size: int | None = None, window: ModelWindow | None = None) -> None:
-        super().__init__(chunk_size, chunk_overlap, window=window)
+                 window: ModelWindow | None = None, **options: Any) -> None:
+        super().__init__(chunk_size, chunk_overlap, window=window, **options)
         self.embed = require_embed(self.name, embed)
-        self.rule = CutRule(threshold_mode, LLD_FALLBACK_THRESHOLD if threshold is None else threshold, percentile)
-        self.min_chunk_size = validate_min_units(min_chunk_size)
+        self.rule: CutRule = self.options.cut_rule()
+        self.min_chunk_size = self.options.min_chunk_size
+        parent_chunk_size = self.options.parent_chunk_size
         parent = PARENT_SIZE_FACTOR * chunk_size if parent_chunk_size is None else parent_chunk_size
         if isinstance(parent, bool) or not isinstance(parent, int) or parent < chunk_size:
             raise ChunkingError(

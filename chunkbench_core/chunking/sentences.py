@@ -1,7 +1,8 @@
-"""Farsi-aware sentence and paragraph splitting, as character spans (LLD 8.3, LLD 8 "Sentence split fallback").
+"""Farsi-aware sentence and paragraph splitting, as character spans.
 
 Rule (``sentence_spans``), tried in order on a text; the first level that yields at
-least two units is used (the LLD fallback chain):
+least two units is used (a fallback chain: text without sentence punctuation, such as a list or
+a table, still splits into units):
 
 1. ``punctuation`` - a sentence ends after ``.``, ``!``, ``?``, the Persian/Arabic
    question mark ``؟`` or ``…`` (any run of them, plus closing quotes or brackets)

@@ -1,25 +1,26 @@
-"""structural: structure first, then chunk only the prose (ADR-0004).
+"""structural: structure first, then chunk only the prose.
 
-Rule (ADR-0004 "Parsing order: structural extraction before chunking"):
+Rule (structural extraction before chunking: a table row or a question-and-answer pair is a unit
+of meaning the parser already found, which a size-driven cut would split or merge with its
+neighbours):
 
 * ``table_row``, ``qa_pair`` and ``image_caption`` units of the parsed document are
   chunks as they are - never merged, and split only when longer than the corpus
-  model's window (issue 4; with no ``window`` given, longer than ``chunk_size``
-  cl100k tokens);
+  model's window (with no ``window`` given, longer than ``chunk_size`` cl100k tokens);
 * consecutive ``paragraph`` units under the same heading path form a prose block,
-  chunked by ``prose_chunker``: ``semantic`` (ADR-0004's default: sentences embedded
+  chunked by ``prose_chunker``: ``semantic`` (the default: sentences embedded
   once by the boundary model, cut at the ``percentile``-th percentile of adjacent
   distances pooled over the document's prose, at least ``min_chunk_size`` sentences,
-  at most ``chunk_size`` tokens), ``fixed_size`` (ADR-0004's alternative: token
-  windows of ``chunk_size``/``chunk_overlap`` inside the block) or ``recursive``;
+  at most ``chunk_size`` tokens), ``fixed_size`` (token windows of
+  ``chunk_size``/``chunk_overlap`` inside the block) or ``recursive``;
 * table rows carry their table's title, section and column headers in their own text
   (the parser writes them so), so a row chunk is understood alone. ``table_chunks``
-  chooses how rows become chunks: ``"row"`` (the default, ADR-0004) one chunk per row;
-  ``"group"`` the consecutive rows of one table are packed, in order, into chunks of at
-  most ``chunk_size`` tokens (never past the model's window) - each row in a group still
-  repeats its headers, so a group cut anywhere keeps its meaning;
+  chooses how rows become chunks: ``"row"`` (the default: a row is the unit a question about a
+  table asks for) one chunk per row; ``"group"`` the consecutive rows of one table are packed,
+  in order, into chunks of at most ``chunk_size`` tokens (never past the model's window) - each
+  row in a group still repeats its headers, so a group cut anywhere keeps its meaning;
 * every chunk keeps its unit's ``content_type`` and heading path; previous/next chunk
-  ids link all chunks in document order (ADR-0001 pointers);
+  ids link all chunks in document order (for neighbor expansion);
 * with a ``window`` every chunk longer than the corpus model's window is split to fit.
 
 Heading lines are not chunk text (they are in each chunk's heading path). A document
@@ -29,34 +30,33 @@ without units is one prose block.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from chunkbench_core.errors import ChunkingError
+from pydantic import Field
+
 from chunkbench_core.parsing.models import ParsedDocument
+from chunkbench_core.tokens import TokenIndex
 
 from .base import Chunker, Piece
-from .boundaries import (
-    DEFAULT_MIN_CHUNK_SIZE,
-    DEFAULT_PERCENTILE,
-    LLD_FALLBACK_THRESHOLD,
-    BoundaryEmbed,
-    CutRule,
-    require_embed,
-    validate_min_units,
-)
-from .fixed_size import window_spans
+from .boundaries import BoundaryEmbed, CutRule, SemanticCutOptions, require_embed
 from .cascade import recursive_spans
+from .fixed_size import window_spans
+from .registry import Capabilities, register_strategy
 from .semantic import semantic_spans
-from chunkbench_core.tokens import TokenIndex
 from .window import ModelWindow, fit_span_groups
 
-PROSE_CHUNKERS: tuple[str, ...] = ("semantic", "fixed_size", "recursive")
-TABLE_CHUNKS: tuple[str, ...] = ("row", "group")
-#: the option's description, for the strategy registry and the run settings
-TABLE_CHUNKS_DESCRIPTION = (
-    "structural: how table rows become chunks, 'row' (each row alone, with its table's title and column "
-    "headers) or 'group' (consecutive rows of one table packed into chunks of at most chunk_size tokens, "
-    "each row keeping its headers; default row)")
+
+
+class StructuralOptions(SemanticCutOptions):
+    prose_chunker: Literal["semantic", "fixed_size", "recursive"] = Field(
+        "semantic", description="how prose under each heading is cut: 'semantic', 'fixed_size' or 'recursive'")
+    # the prose of one section is short: cutting at its own largest distances adapts to it
+    threshold_mode: Literal["absolute", "percentile"] = Field(
+        "percentile", description=SemanticCutOptions.model_fields["threshold_mode"].description)
+    table_chunks: Literal["row", "group"] = Field(
+        "row", description="how table rows become chunks: 'row' (each row alone, with its table's title and "
+                           "column headers) or 'group' (consecutive rows of one table packed into chunks of at most "
+                           "chunk_size tokens, each row keeping its headers)")
 
 
 @dataclass
@@ -90,27 +90,21 @@ def structural_blocks(document: ParsedDocument) -> list[Block]:
     return blocks
 
 
+# a boundary model with the default prose_chunker="semantic"
+@register_strategy("structural", options=StructuralOptions, capabilities=Capabilities(boundary_model=True),
+                   description="follows the document's own structure (headings, lists, tables)")
 class StructuralChunker(Chunker):
-    name = "structural"
-    needs_boundary_embeddings = True  # with the default prose_chunker="semantic"
     size_driven = False
 
-    def __init__(self, chunk_size: int = 512, chunk_overlap: int = 50, *, prose_chunker: str = "semantic",
-                 embed: BoundaryEmbed | None = None, threshold_mode: str = "percentile",
-                 threshold: float | None = None, percentile: float = DEFAULT_PERCENTILE,
-                 min_chunk_size: int = DEFAULT_MIN_CHUNK_SIZE, window: ModelWindow | None = None,
-                 table_chunks: str = "row") -> None:
-        super().__init__(chunk_size, chunk_overlap, window=window)
-        if prose_chunker not in PROSE_CHUNKERS:
-            raise ChunkingError(f"prose_chunker must be one of {', '.join(PROSE_CHUNKERS)}, got {prose_chunker!r}")
-        if table_chunks not in TABLE_CHUNKS:
-            raise ChunkingError(f"table_chunks must be one of {', '.join(TABLE_CHUNKS)}, got {table_chunks!r}")
-        self.table_chunks = table_chunks
-        self.prose_chunker = prose_chunker
+    def __init__(self, chunk_size: int = 512, chunk_overlap: int = 50, *, embed: BoundaryEmbed | None = None,
+                 window: ModelWindow | None = None, **options: Any) -> None:
+        super().__init__(chunk_size, chunk_overlap, window=window, **options)
+        self.prose_chunker = prose_chunker = self.options.prose_chunker
+        self.table_chunks = self.options.table_chunks
         self.embed = require_embed(self.name, embed, "; or set prose_chunker='fixed_size'") \
             if prose_chunker == "semantic" else embed
-        self.rule = CutRule(threshold_mode, LLD_FALLBACK_THRESHOLD if threshold is None else threshold, percentile)
-        self.min_chunk_size = validate_min_units(min_chunk_size)
+        self.rule: CutRule = self.options.cut_rule()
+        self.min_chunk_size = self.options.min_chunk_size
 
     def params(self) -> dict[str, Any]:
         out = {**super().params(), "prose_chunker": self.prose_chunker, "table_chunks": self.table_chunks}

@@ -1,4 +1,4 @@
-"""The corpus model's input window as a hard fact (issue 4, ADR-0004's 512-token ceiling).
+"""The corpus model's input window as a hard fact (no chunk longer than the model reads, 512 tokens at most).
 
 An embedding model reads at most ``max_tokens`` of ITS OWN tokens (256 word pieces
 for MiniLM as packaged, 512 for nomic-embed-text-v2-moe and multilingual-e5-small)

@@ -21,12 +21,7 @@ from .registry import (
     sanitize_model_id,
 )
 from .roles import BOUNDARY_ENV, boundary_model_id
-from .thresholds import (
-    clear_semantic_threshold,
-    semantic_threshold,
-    semantic_threshold_overrides,
-    set_semantic_threshold,
-)
+from .thresholds import SharedDefaults, validate_threshold
 
 __all__ = [
     "BOUNDARY_ENV",
@@ -43,12 +38,10 @@ __all__ = [
     "builtin_registry",
     "cache_fingerprint",
     "cache_namespace",
-    "clear_semantic_threshold",
     "get_model",
     "load_registry",
     "model_registry",
+    "SharedDefaults",
     "sanitize_model_id",
-    "semantic_threshold",
-    "semantic_threshold_overrides",
-    "set_semantic_threshold",
+    "validate_threshold",
 ]

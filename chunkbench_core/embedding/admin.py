@@ -7,7 +7,6 @@ beyond ``json.dumps`` of what these return.
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -17,7 +16,7 @@ from chunkbench_core.redaction import describe_error, redact
 
 from .providers import ProviderSettings, availability
 from .registry import ModelRegistry, model_registry
-from .thresholds import semantic_threshold_overrides
+from .thresholds import SharedDefaults
 
 
 @dataclass(frozen=True)
@@ -33,10 +32,11 @@ class HealthCheck:
 
 
 def models_report(settings: ProviderSettings, registry: ModelRegistry | None = None,
-                  home: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
-    """One row per registered model: id, provider, dimension, available, reason, and the rest of its entry."""
+                  shared: SharedDefaults | None = None) -> list[dict[str, Any]]:
+    """One row per registered model: id, provider, dimension, available, reason, and the rest of its entry
+    (``semantic_threshold``: the one in force, with the overrides of ``shared``)."""
     registry = registry if registry is not None else model_registry()
-    overrides = semantic_threshold_overrides(home)
+    overrides = shared.thresholds() if shared is not None else {}
     rows = []
     for spec in registry.values():
         ok, reason = availability(spec, settings)
@@ -62,9 +62,9 @@ def models_report(settings: ProviderSettings, registry: ModelRegistry | None = N
 
 
 def models_jsonl(settings: ProviderSettings, registry: ModelRegistry | None = None,
-                 home: str | os.PathLike[str] | None = None) -> str:
+                 shared: SharedDefaults | None = None) -> str:
     """``models_report`` as JSON lines (what ``chunkbench models`` prints)."""
-    return "\n".join(json.dumps(row, ensure_ascii=False) for row in models_report(settings, registry, home))
+    return "\n".join(json.dumps(row, ensure_ascii=False) for row in models_report(settings, registry, shared))
 
 
 def _timed(component: str, probe) -> HealthCheck:

@@ -2,7 +2,8 @@
 
 ``Embedder`` is what the rest of chunkbench calls. For every call it
 
-1. applies the model's task prefix exactly once (ADR-0004's invariant);
+1. applies the model's task prefix exactly once (twice, or not at all, and e5-style models embed
+   another text than the one they were trained to read);
 2. looks each prefix-applied text up in the embedding cache (when one is given) and
    embeds each distinct missing text once (with a cache that workers share, once across
    all the workers: a worker embeds the texts it claims and waits for the others');
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 import numpy as np
 
 from chunkbench_core.errors import EmbeddingError, EmbeddingRejectedError, EmbeddingUnavailableError
-from chunkbench_core.redaction import describe_error
+from chunkbench_core.redaction import describe_error, register_secret
 
 from .registry import PURPOSES, EmbeddingModelSpec, Purpose
 
@@ -82,6 +83,8 @@ class ProviderSettings:
                 raise EmbeddingError(f"{name} must be a number >= 0, got {value!r}")
         if self.timeout_seconds == 0:
             raise EmbeddingError("timeout_seconds must be > 0")
+        register_secret(self.openai_api_key)  # whoever built these settings, their keys never reach an error text
+        register_secret(self.compatible_api_key)
 
     def __repr__(self) -> str:  # never print secrets
         return (

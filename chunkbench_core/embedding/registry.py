@@ -1,13 +1,13 @@
-"""The embedding model registry (LLD 6.1, ADR-0004 task prefixes).
+"""The embedding model registry: the models, their windows and their task prefixes.
 
 Every model has an id (the value of the ``corpus_model`` partition dimension), a
 provider, its dimension, the longest input it reads, its task prefixes, its default
 semantic threshold and its batch size. The models live in data files, not code:
 
 - ``models.toml`` beside this module: the models chunkbench ships;
-- the file named by ``CHUNKBENCH_MODELS`` (TOML, JSON or YAML, same keys): the user's
-  models, added to the shipped ones (same id = replaces it; ``include_builtin = false``
-  drops the shipped ones).
+- the file named by ``CHUNKBENCH_MODELS`` (TOML, JSON or YAML, same keys; the settings object
+  passes it in as ``models_file``): the user's models, added to the shipped ones (same id =
+  replaces it; ``include_builtin = false`` drops the shipped ones).
 
 A model is *available* when its provider can be used here (see ``providers.availability``);
 an unavailable model carries the reason, and its partitions fail fast with it.
@@ -315,21 +315,20 @@ def _refuse_name_clashes(models: Mapping[str, EmbeddingModelSpec], source: str) 
                         "rename one of them", model_id, "id")
 
 
-def load_registry(path: str | os.PathLike[str] | None = None, *, use_env: bool = True,
+def load_registry(path: str | os.PathLike[str] | None = None, *, named_by: str | None = None,
                   builtin_file: str | os.PathLike[str] | None = None) -> ModelRegistry:
-    """The shipped models plus the user's file (``path``, else ``$CHUNKBENCH_MODELS`` when ``use_env``).
+    """The shipped models plus the user's file ``path`` (None: the shipped models only).
 
-    Re-reads a file when it changed on disk. Raises ConfigError naming the file, the
-    model and the field of the first problem found.
+    ``named_by``: the variable that named ``path`` (an error for a missing file names it). Re-reads a
+    file when it changed on disk. Raises ConfigError naming the file, the model and the field of the
+    first problem found.
     """
     builtin = Path(builtin_file) if builtin_file else BUILTIN_MODELS_FILE
     user: Path | None = None
     if path not in (None, ""):
         user = Path(path).expanduser()
-    elif use_env and os.environ.get(MODELS_ENV):
-        user = Path(os.environ[MODELS_ENV]).expanduser()
-        if not user.is_file():
-            raise ConfigError(f"{MODELS_ENV}={user}: no such file (it must name a TOML, JSON or YAML model registry)")
+        if named_by and not user.is_file():
+            raise ConfigError(f"{named_by}={user}: no such file (it must name a TOML, JSON or YAML model registry)")
     if user is not None:
         user = user.resolve()
     stamps = (_mtime(builtin),) + ((_mtime(user),) if user is not None else ())
@@ -338,12 +337,12 @@ def load_registry(path: str | os.PathLike[str] | None = None, *, use_env: bool =
 
 def builtin_registry() -> ModelRegistry:
     """The models chunkbench ships (``models.toml`` beside this module), without the user's file."""
-    return load_registry(use_env=False)
-
-
-def model_registry() -> ModelRegistry:
-    """The registry in force: the shipped models plus ``$CHUNKBENCH_MODELS`` when set."""
     return load_registry()
+
+
+def model_registry(models_file: str | os.PathLike[str] | None = None) -> ModelRegistry:
+    """The registry in force: the shipped models plus ``models_file`` (the settings' ``CHUNKBENCH_MODELS``)."""
+    return load_registry(models_file, named_by=MODELS_ENV if models_file else None)
 
 
 def get_model(model_id: str, registry: Mapping[str, EmbeddingModelSpec] | None = None) -> EmbeddingModelSpec:
@@ -358,7 +357,7 @@ def get_model(model_id: str, registry: Mapping[str, EmbeddingModelSpec] | None =
 
 
 def sanitize_model_id(model_id: str) -> str:
-    """Model id as used in collection names (LLD 5.2: ':' and '/' become '-')."""
+    """Model id as used in collection names (':' and '/' become '-': they are not allowed there)."""
     return model_id.replace(":", "-").replace("/", "-")
 
 

@@ -1,14 +1,15 @@
 """Persistent defaults shared by every machine: per-model semantic thresholds and the boundary model.
 
-They live in the results database (table ``defaults``, one row per setting, under
-``CHUNKBENCH_RESULTS_DIR`` or ``CHUNKBENCH_HOME``), so a deployment whose machines share the
-results folder shares them too. Each setting is its own atomically replaced Parquet file, so
-concurrent writers of different settings never lose each other's changes and readers never see
-half a file. A threshold not set here is the registry default. Changing one changes the settings
-a collection is requested with, so the partitions it affects become stale (the staleness sensor
-rebuilds them; an experiment refuses to score them until then).
+They live in the results database (table ``defaults``, one row per setting), so a deployment whose
+machines share the results folder shares them too. Each setting is its own atomically replaced
+Parquet file, so concurrent writers of different settings never lose each other's changes and
+readers never see half a file. A threshold not set here is the registry default. Changing one
+changes the settings a collection is requested with, so the partitions it affects become stale (the
+staleness sensor rebuilds them; an experiment refuses to score them until then).
 
-An older ``CHUNKBENCH_HOME/semantic_thresholds.json`` is moved into the database on first use.
+:class:`SharedDefaults` reads and writes them for one results database (the one in force:
+:meth:`SharedDefaults.of` takes it from the settings object). An older
+``CHUNKBENCH_HOME/semantic_thresholds.json`` is moved into the database on first use.
 """
 
 from __future__ import annotations
@@ -16,62 +17,22 @@ from __future__ import annotations
 import json
 import math
 import os
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
-from chunkbench_core import settings
 from chunkbench_core.errors import ConfigError
 
 from .registry import EmbeddingModelSpec, get_model
 
+if TYPE_CHECKING:
+    from chunkbench_core.settings import Settings
+    from chunkbench_core.storage.results_db import ResultsDB
+
 THRESHOLDS_FILE = "semantic_thresholds.json"  # the older per-machine file, migrated on first use
 THRESHOLD_PREFIX = "semantic_threshold:"
 BOUNDARY_MODEL_SETTING = "boundary_model"
-
-
-def thresholds_path(home: str | os.PathLike[str] | None = None) -> Path:
-    """The older per-machine overrides file (read once, then moved into the results database)."""
-    return settings.home_dir(home) / THRESHOLDS_FILE
-
-
-def _results(home: str | os.PathLike[str] | None):
-    from chunkbench_core.storage.results_db import ResultsDB
-
-    return ResultsDB(settings.results_dir(None, settings.home_dir(home)))
-
-
-def _key(setting: str) -> str:
-    return setting.replace(":", "__")
-
-
-def _read_setting(home, setting: str):
-    rows = _results(home).read("defaults", _key(setting))
-    return json.loads(rows[0]["value"]) if rows else None
-
-
-def _write_setting(home, setting: str, value) -> None:
-    _results(home).write("defaults", _key(setting), [{
-        "setting": setting, "value": json.dumps(value),
-        "changed_at": datetime.now(timezone.utc).replace(tzinfo=None)}])
-
-
-def _migrate_legacy(home) -> None:
-    path = thresholds_path(home)
-    if not path.exists():
-        return
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path}: cannot read the semantic threshold overrides: {exc} "
-                          "(fix or delete the file)") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: must hold a JSON object {{model id: threshold}} (fix or delete the file)")
-    for model, value in data.items():
-        value = validate_threshold(value, f"{path}: threshold of {model!r}")
-        if _read_setting(home, THRESHOLD_PREFIX + str(model)) is None:
-            _write_setting(home, THRESHOLD_PREFIX + str(model), value)
-    os.replace(path, path.with_name(path.name + ".migrated"))
 
 
 def validate_threshold(value: object, what: str = "semantic threshold") -> float:
@@ -82,58 +43,99 @@ def validate_threshold(value: object, what: str = "semantic threshold") -> float
     return float(value)
 
 
-def semantic_threshold_overrides(home: str | os.PathLike[str] | None = None) -> dict[str, float]:
-    """Every persisted threshold, model id -> threshold."""
-    _migrate_legacy(home)
-    frame = _results(home).query("SELECT setting, value FROM defaults WHERE starts_with(setting, ?)",
-                                 [THRESHOLD_PREFIX])
-    return {str(r.setting).removeprefix(THRESHOLD_PREFIX): float(json.loads(r.value))
-            for r in frame.itertuples()}
+def _key(setting: str) -> str:
+    return setting.replace(":", "__")
 
 
-def semantic_threshold(model: str | EmbeddingModelSpec, home: str | os.PathLike[str] | None = None,
-                       registry: Mapping[str, EmbeddingModelSpec] | None = None) -> float:
-    """The threshold in force for ``model``: the persisted one, else the registry default."""
-    spec = model if isinstance(model, EmbeddingModelSpec) else get_model(model, registry)
-    _migrate_legacy(home)
-    value = _read_setting(home, THRESHOLD_PREFIX + spec.id)
-    return spec.default_semantic_threshold if value is None else float(value)
+@dataclass(frozen=True)
+class SharedDefaults:
+    """The shared defaults of one results database.
 
+    ``legacy_file``: the older per-machine overrides file, moved into the database on first use.
+    ``registry``: the model registry in force (None: the shipped models).
+    """
 
-def threshold_source(model_id: str, home: str | os.PathLike[str] | None = None) -> str:
-    """"override" when a persisted threshold exists for ``model_id``, else "registry"."""
-    _migrate_legacy(home)
-    return "override" if _read_setting(home, THRESHOLD_PREFIX + model_id) is not None else "registry"
+    results: "ResultsDB"
+    legacy_file: Path | None = None
+    registry: Mapping[str, EmbeddingModelSpec] | None = None
 
+    @classmethod
+    def of(cls, settings: "Settings") -> "SharedDefaults":
+        """The defaults of the settings' results database (their benchmark's), with their registry."""
+        from chunkbench_core.storage.results_db import ResultsDB
 
-def set_semantic_threshold(model_id: str, value: float, home: str | os.PathLike[str] | None = None,
-                           registry: Mapping[str, EmbeddingModelSpec] | None = None) -> float:
-    """Persist ``value`` as ``model_id``'s threshold (the model must be registered); returns it."""
-    spec = get_model(model_id, registry)
-    threshold = validate_threshold(value, f"semantic threshold of {spec.id}")
-    _migrate_legacy(home)
-    _write_setting(home, THRESHOLD_PREFIX + spec.id, threshold)
-    return threshold
+        return cls(ResultsDB(settings.results_dir), settings.home / THRESHOLDS_FILE, settings.registry())
 
+    def _read(self, setting: str):
+        rows = self.results.read("defaults", _key(setting))
+        return json.loads(rows[0]["value"]) if rows else None
 
-def clear_semantic_threshold(model_id: str, home: str | os.PathLike[str] | None = None) -> bool:
-    """Remove ``model_id``'s threshold (back to the registry default); True when there was one."""
-    _migrate_legacy(home)
-    return _results(home).delete("defaults", _key(THRESHOLD_PREFIX + model_id))
+    def _write(self, setting: str, value) -> None:
+        self.results.write("defaults", _key(setting), [{
+            "setting": setting, "value": json.dumps(value),
+            "changed_at": datetime.now(timezone.utc).replace(tzinfo=None)}])
 
+    def _migrate_legacy(self) -> None:
+        path = self.legacy_file
+        if path is None or not path.exists():
+            return
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"{path}: cannot read the semantic threshold overrides: {exc} "
+                              "(fix or delete the file)") from exc
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: must hold a JSON object {{model id: threshold}} (fix or delete the file)")
+        for model, value in data.items():
+            value = validate_threshold(value, f"{path}: threshold of {model!r}")
+            if self._read(THRESHOLD_PREFIX + str(model)) is None:
+                self._write(THRESHOLD_PREFIX + str(model), value)
+        os.replace(path, path.with_name(path.name + ".migrated"))
 
-def default_boundary_model(home: str | os.PathLike[str] | None = None) -> str | None:
-    """The boundary model set with ``chunkbench defaults set boundary_model ...``, or None."""
-    value = _read_setting(home, BOUNDARY_MODEL_SETTING)
-    return str(value) if value else None
+    # -- semantic thresholds --------------------------------------------------------------------
+    def thresholds(self) -> dict[str, float]:
+        """Every persisted threshold, model id -> threshold."""
+        self._migrate_legacy()
+        frame = self.results.query("SELECT setting, value FROM defaults WHERE starts_with(setting, ?)",
+                                   [THRESHOLD_PREFIX])
+        return {str(r.setting).removeprefix(THRESHOLD_PREFIX): float(json.loads(r.value))
+                for r in frame.itertuples()}
 
+    def threshold(self, model: str | EmbeddingModelSpec) -> float:
+        """The threshold in force for ``model``: the persisted one, else the registry default."""
+        spec = model if isinstance(model, EmbeddingModelSpec) else get_model(model, self.registry)
+        self._migrate_legacy()
+        value = self._read(THRESHOLD_PREFIX + spec.id)
+        return spec.default_semantic_threshold if value is None else float(value)
 
-def set_default_boundary_model(model_id: str, home: str | os.PathLike[str] | None = None,
-                               registry: Mapping[str, EmbeddingModelSpec] | None = None) -> str:
-    spec = get_model(model_id, registry)
-    _write_setting(home, BOUNDARY_MODEL_SETTING, spec.id)
-    return spec.id
+    def threshold_source(self, model_id: str) -> str:
+        """"override" when a persisted threshold exists for ``model_id``, else "registry"."""
+        self._migrate_legacy()
+        return "override" if self._read(THRESHOLD_PREFIX + model_id) is not None else "registry"
 
+    def set_threshold(self, model_id: str, value: float) -> float:
+        """Persist ``value`` as ``model_id``'s threshold (the model must be registered); returns it."""
+        spec = get_model(model_id, self.registry)
+        threshold = validate_threshold(value, f"semantic threshold of {spec.id}")
+        self._migrate_legacy()
+        self._write(THRESHOLD_PREFIX + spec.id, threshold)
+        return threshold
 
-def clear_default_boundary_model(home: str | os.PathLike[str] | None = None) -> bool:
-    return _results(home).delete("defaults", _key(BOUNDARY_MODEL_SETTING))
+    def clear_threshold(self, model_id: str) -> bool:
+        """Remove ``model_id``'s threshold (back to the registry default); True when there was one."""
+        self._migrate_legacy()
+        return self.results.delete("defaults", _key(THRESHOLD_PREFIX + model_id))
+
+    # -- the boundary model ----------------------------------------------------------------------
+    def boundary_model(self) -> str | None:
+        """The boundary model set with ``chunkbench defaults set boundary_model ...``, or None."""
+        value = self._read(BOUNDARY_MODEL_SETTING)
+        return str(value) if value else None
+
+    def set_boundary_model(self, model_id: str) -> str:
+        spec = get_model(model_id, self.registry)
+        self._write(BOUNDARY_MODEL_SETTING, spec.id)
+        return spec.id
+
+    def clear_boundary_model(self) -> bool:
+        return self.results.delete("defaults", _key(BOUNDARY_MODEL_SETTING))

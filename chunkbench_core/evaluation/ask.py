@@ -21,9 +21,9 @@ from chunkbench_core.errors import ChunkbenchError
 from .experiment import search_stable, split_chunk_rows
 from .llm import LLMResult, LLMSettings, build_context, generate_answer
 from .retrieval import (
-    PARENT_CHILD_STRATEGIES,
     ExpansionNode,
     ExpansionSettings,
+    gives_parent_context,
     RetrievedChunk,
     apply_neighbor_expansion,
     attach_parents,
@@ -132,26 +132,29 @@ class AskResult:
         return "\n".join(lines)
 
 
-def ask(
-    question: str,
-    strategy: str,
-    embedder: Any,
-    store: Any,
-    collection: str,
-    *,
-    chunk_rows: Sequence[Mapping[str, Any]] = (),
-    top_k: int = 5,
-    expansion: ExpansionSettings | None = None,
-    document: str | None = None,
-    llm_client: Any | None = None,
-    llm_settings: LLMSettings | None = None,
-) -> AskResult:
-    """Retrieve, expand and (with an LLM) answer ``question`` against ``collection``; nothing is written.
+@dataclass(frozen=True)
+class AskRequest:
+    """One question against one built collection: ``chunk_rows`` are the collection's rows of the ``chunks``
+    table (the parents of parent-child strategies are stored there, not in the collection); ``document``: search
+    this document only."""
 
-    ``chunk_rows``: the partition's rows of the ``chunks`` table (the parents of parent-child
-    strategies are stored there, not in the collection). Raises CollectionMissingError when the
-    collection is not built.
+    question: str
+    strategy: str
+    collection: str
+    chunk_rows: Sequence[Mapping[str, Any]] = ()
+    top_k: int = 5
+    expansion: ExpansionSettings | None = None
+    document: str | None = None
+
+
+def ask(request: AskRequest, embedder: Any, store: Any, llm_client: Any | None = None,
+        llm_settings: LLMSettings | None = None) -> AskResult:
+    """Retrieve, expand and (with an LLM) answer the question against the collection; nothing is written.
+
+    Raises CollectionMissingError when the collection is not built.
     """
+    question, strategy, collection = request.question, request.strategy, request.collection
+    chunk_rows, top_k, expansion, document = request.chunk_rows, request.top_k, request.expansion, request.document
     if not question.strip():
         raise ChunkbenchError("the question is empty")
     if top_k < 1:
@@ -167,7 +170,7 @@ def ask(
     result.hits = search_stable(store, collection, vector, top_k, document)
     t2 = time.perf_counter()
     result.context, result.tree = apply_neighbor_expansion(result.hits, store, collection, strategy, expansion)
-    if strategy in PARENT_CHILD_STRATEGIES:
+    if gives_parent_context(strategy):
         _, parents = split_chunk_rows(chunk_rows)
         result.context = attach_parents(result.context, result.tree, store, collection, parents or None)
     t3 = time.perf_counter()

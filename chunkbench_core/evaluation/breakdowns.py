@@ -48,6 +48,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from chunkbench_core.evaluation.statistics import DEFAULT_RANK_METRIC, canonical_metric
+from chunkbench_core.evaluation.metric_registry import METRICS
 from chunkbench_core.labels import configuration_label
 from chunkbench_core.wording import plural
 
@@ -60,20 +61,27 @@ NO_GROUP = "(none)"
 #: a cell with this many questions with evidence or fewer is flagged ``too_small``
 TOO_SMALL = 3
 
-#: evidence metrics: output name -> question_results column (means over questions with evidence)
-EVIDENCE_METRICS: dict[str, str] = {
-    "recall": "recall", "precision": "precision", "iou": "iou", "mrr": "reciprocal_rank", "hit_rate": "hit",
-    "recall_expanded": "recall_expanded", "iou_expanded": "iou_expanded",
-    "recall_at_256": "recall_at_256", "recall_at_512": "recall_at_512", "recall_at_1024": "recall_at_1024",
-    "recall_at_2048": "recall_at_2048", "budget_auc": "budget_auc",
-}
-#: every metric of a cell, in column order (context_tokens and query_ms are means over every question)
-GROUP_METRICS: tuple[str, ...] = (*EVIDENCE_METRICS, "context_tokens", "query_ms")
-#: the columns of ``leaderboard_by_group`` and of :func:`group_breakdown`, in order
-BREAKDOWN_COLUMNS: tuple[str, ...] = (
-    "dimension", "group", "strategy", "corpus_model", "n_questions", "n_judge_only", "too_small",
-    "rank_metric", "rank_mean", *GROUP_METRICS, "experiment_run_id",
-)
+def evidence_metrics() -> dict[str, str]:
+    """The metrics of a cell: output name -> question_results column (means over questions with evidence), the
+    registered metrics the groups show (evaluation.metric_registry)."""
+    return {m.run_name: m.name for m in METRICS.shown_in("by_group") if m.group in ("evidence", "budget")}
+
+
+def group_metrics() -> tuple[str, ...]:
+    """Every metric of a cell, in column order (context_tokens and query_ms are means over every question)."""
+    return (*evidence_metrics(), "context_tokens", "query_ms")
+
+
+def breakdown_columns() -> tuple[str, ...]:
+    """The columns of ``leaderboard_by_group`` and of :func:`group_breakdown`, in order."""
+    return ("dimension", "group", "strategy", "corpus_model", "n_questions", "n_judge_only", "too_small",
+            "rank_metric", "rank_mean", *group_metrics(), "experiment_run_id")
+
+
+#: the columns as the shipped metrics make them (the registry may add more: :func:`breakdown_columns`)
+EVIDENCE_METRICS: dict[str, str] = evidence_metrics()
+GROUP_METRICS: tuple[str, ...] = group_metrics()
+BREAKDOWN_COLUMNS: tuple[str, ...] = breakdown_columns()
 
 # the extension of a path: what follows its last dot, when the dot is neither first in the file name
 # nor last (the same expression runs in DuckDB's regexp_extract)
@@ -165,17 +173,17 @@ def group_breakdown(questions: pd.DataFrame | Sequence[Mapping[str, Any]],
 
     ``rank_metric``: the leaderboard's ranking metric (a name such as ``mrr`` or a column), default
     ``recall_at_512``. Rows are ordered by dimension (:data:`DIMENSIONS`), group, then ``rank_mean``
-    (highest first), strategy and corpus model; columns are :data:`BREAKDOWN_COLUMNS`.
+    (highest first), strategy and corpus model; columns are :func:`breakdown_columns`.
     """
     frame = questions if isinstance(questions, pd.DataFrame) else pd.DataFrame([dict(r) for r in questions])
     metric = canonical_metric(rank_metric) if rank_metric else DEFAULT_RANK_METRIC
     if frame.empty:
-        return pd.DataFrame(columns=list(BREAKDOWN_COLUMNS))
+        return pd.DataFrame(columns=list(breakdown_columns()))
     if "error" in frame.columns:
         frame = frame[frame["error"].map(_error_free)]
     frame = frame.reset_index(drop=True)
     if frame.empty:
-        return pd.DataFrame(columns=list(BREAKDOWN_COLUMNS))
+        return pd.DataFrame(columns=list(breakdown_columns()))
 
     def numbers(column: str) -> pd.Series:
         if column not in frame.columns:
@@ -196,7 +204,7 @@ def group_breakdown(questions: pd.DataFrame | Sequence[Mapping[str, Any]],
         "_evidence": (~judge_only).astype(int), "_judge_only": judge_only.astype(int),
         "rank_mean": numbers(metric),
         # evidence metrics: judge-only questions left out of the means
-        **{name: numbers(column).where(~judge_only) for name, column in EVIDENCE_METRICS.items()},
+        **{name: numbers(column).where(~judge_only) for name, column in evidence_metrics().items()},
         "context_tokens": numbers("context_tokens"),
         "query_ms": (embed.fillna(0.0) + search.fillna(0.0)).where(embed.notna() | search.notna()),
     })
@@ -221,7 +229,7 @@ def group_breakdown(questions: pd.DataFrame | Sequence[Mapping[str, Any]],
                                      "group": [g for _, g in pairs]}))
     long = pd.concat(members, ignore_index=True).join(values, on="_row")
     keys = ["dimension", "group", "strategy", "corpus_model", "experiment_run_id"]
-    means = ["rank_mean", *EVIDENCE_METRICS, "context_tokens", "query_ms"]
+    means = ["rank_mean", *evidence_metrics(), "context_tokens", "query_ms"]
     cells = long.groupby(keys, sort=False)
     out = cells[means].mean()
     out["n_questions"] = cells["_evidence"].sum()
@@ -229,7 +237,7 @@ def group_breakdown(questions: pd.DataFrame | Sequence[Mapping[str, Any]],
     out = out.reset_index()
     out["too_small"] = out["n_questions"] <= TOO_SMALL
     out["rank_metric"] = metric
-    frame = out[list(BREAKDOWN_COLUMNS)].astype({"n_questions": int, "n_judge_only": int, "too_small": bool})
+    frame = out[list(breakdown_columns())].astype({"n_questions": int, "n_judge_only": int, "too_small": bool})
     if frame.empty:
         return frame
     frame["_dim"] = frame["dimension"].map(lambda d: DIMENSIONS.index(d) if d in DIMENSIONS else len(DIMENSIONS))

@@ -19,7 +19,6 @@ Used by ``chunkbench reproduce chroma`` and ``benchmarks/chroma_reproduction.py`
 from __future__ import annotations
 
 import csv
-import inspect
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -35,6 +34,7 @@ from chunkbench_core.embedding import Embedder, get_model
 from chunkbench_core.errors import ConfigError, QuestionSetError
 from chunkbench_core.evaluation.experiment import (
     ResolvedQuestion,
+    RetrievalOptions,
     aggregate,
     collection_chunks,
     resolve_questions,
@@ -252,7 +252,7 @@ def make_config_chunker(strategy: str, size: int, overlap: int, embedder: Embedd
     params: dict[str, Any] = {"chunk_size": size, "chunk_overlap": overlap}
     if strategy in REPRODUCTION_CHUNKERS:
         return REPRODUCTION_CHUNKERS[strategy](**params)
-    if "embed" in inspect.signature(STRATEGIES[strategy].__init__).parameters:
+    if STRATEGIES[strategy].capabilities.boundary_model:
         params["embed"] = lambda texts: embedder.embed(list(texts), "document")
     return make_chunker(strategy, **params)
 
@@ -270,8 +270,8 @@ def run_config(strategy: str, size: int, overlap: int, documents: Sequence[Parse
     store.ensure_collection(name, embedder.spec.dimension)
     store.replace_points(name, chunks, vectors)
     t3 = time.perf_counter()
-    outcomes = run_retrieval(questions, embedder, store, name, top_k=TOP_K, filter_by_document=False,
-                             strategy=strategy, chunks=collection_chunks(chunks))
+    outcomes = run_retrieval(questions, embedder, store, name, RetrievalOptions(
+        top_k=TOP_K, filter_by_document=False, strategy=strategy, chunks=collection_chunks(chunks)))
     summary = aggregate(outcomes)
     t4 = time.perf_counter()
     failed = [o.error for o in outcomes if o.error]

@@ -5,8 +5,10 @@ documents), then ``run_retrieval`` (embed the questions with the corpus model's 
 prefix, search the partition's collection, expand - :mod:`.retrieval` - and score),
 optionally ``run_llm_evaluation`` (answer + judge, :mod:`.llm`), then ``aggregate``.
 
-Scores per question (``QuestionOutcome.scores`` before expansion,
-``scores_expanded`` on the context after neighbor expansion / parent context):
+Every score comes from the metric registry (:mod:`.metric_registry`): ``QuestionOutcome.values`` holds
+each metric's value by its per-question name; ``scores`` (before expansion), ``scores_expanded`` (on the
+context after neighbor expansion / parent context) and ``budget_scores`` show the same values grouped.
+The shipped metrics:
 
 - character metrics of :mod:`.metrics`: ``recall``, ``precision``, ``iou``; and
   ``precision_omega`` (a property of the chunking, the same before and after);
@@ -38,13 +40,14 @@ from chunkbench_core.errors import ChunkbenchError, QuestionSetError
 from chunkbench_core.storage.vector_store import VectorStore
 from chunkbench_core.progress import Tracker
 
-from . import budget, metrics, ranking
-from .llm import JUDGE_SCORES, LLM_COLUMNS, LLMResult, LLMSettings, evaluate_question, judged_values
+from . import budget, ranking
+from .llm import LLM_COLUMNS, LLMResult, LLMSettings, evaluate_question
+from .metric_registry import METRICS, MetricRegistry, Scored, score
 from .questions import Question, QuestionSet, Span, locate_reference
 from .retrieval import (
-    PARENT_CHILD_STRATEGIES,
     ExpansionNode,
     ExpansionSettings,
+    gives_parent_context,
     RetrievedChunk,
     apply_neighbor_expansion,
     attach_parents,
@@ -71,11 +74,13 @@ __all__ = [
     "build_provenance",
     "collection_chunks",
     "outcome_row",
+    "ProvenanceInputs",
+    "RetrievalOptions",
     "resolve_questions",
     "run_retrieval",
     "search_stable",
     "split_chunk_rows",
-    "BUDGET_COLUMNS",
+    "score_outcomes",
     "QueryLatency",
     "measure_query_latency",
 ]
@@ -157,6 +162,8 @@ class QuestionOutcome:
     latency_ms: dict[str, float] = field(default_factory=dict)  # embed, search, expand (+ generate, judge)
     llm: LLMResult | None = None
     budget_scores: dict[str, float] = field(default_factory=dict)  # context_tokens, recall_at_B, budget_auc
+    values: dict[str, Any] = field(default_factory=dict)  # every registered metric by per-question name (None: n/a)
+    scored: Scored | None = None  # what the metrics saw (the judge's metrics are scored on it after the answers)
 
 
 def resolve_questions(
@@ -190,20 +197,30 @@ def resolve_questions(
     return resolved, errors
 
 
-CHARACTER_COLUMNS = ("recall", "precision", "iou")
-RANKING_COLUMNS = ("hit", "reciprocal_rank", "ndcg")
-METRIC_COLUMNS = ("recall", "precision", "iou", "hit", "reciprocal_rank")  # the original five (kept for callers)
-QUESTION_COLUMNS = ("recall", "precision", "iou", "precision_omega", "hit", "reciprocal_rank", "ndcg")
-EXPANDED_COLUMNS = tuple(f"{c}_expanded" for c in (*CHARACTER_COLUMNS, *RANKING_COLUMNS))
-
-
-def _qrels(references: Sequence[Span], candidates: Iterable[tuple[str, Span]]) -> dict[str, int]:
-    judged: dict[str, int] = {}
-    for chunk_id, span in candidates:
-        gain = metrics.evidence_characters(span, references)
-        if gain > 0:
-            judged[chunk_id] = gain
-    return judged
+def score_outcomes(outcomes: Sequence["QuestionOutcome"], chosen: Iterable[Any]) -> None:
+    """Score the ``chosen`` registry metrics on every outcome that retrieved (``outcome.values``), and show the
+    retrieval metrics grouped as before: ``scores`` (NaN where undefined), ``scores_expanded`` and
+    ``budget_scores`` (judge-only questions: their context tokens only)."""
+    chosen = list(chosen)
+    live = [o for o in outcomes if o.scored is not None]
+    for o in live:
+        if o.llm is not None and o.scored.llm is not o.llm:  # type: ignore[union-attr]
+            o.scored = replace(o.scored, llm=o.llm, cache=o.scored.cache)  # type: ignore[arg-type]
+    for o, values in zip(live, score([o.scored for o in live], chosen)):  # type: ignore[misc]
+        o.values.update(values)
+        q = o.scored
+        assert q is not None
+        for metric in chosen:
+            if metric.source != "retrieval" or not metric.applies_to(q):
+                continue
+            value = values[metric.name]
+            if metric.group == "evidence" and metric.base is None:
+                o.scores[metric.name] = float("nan") if value is None else value
+            elif metric.group == "evidence":
+                o.scores_expanded[metric.base] = float("nan") if value is None else value
+        if any(m.source == "retrieval" for m in chosen):
+            o.budget_scores = dict(q.budget_scores) if q.has_evidence else {
+                "context_tokens": float(sum(p.tokens for p in budget.context_pieces(list(q.context))))}
 
 
 @dataclass
@@ -222,8 +239,9 @@ def _skipped(reason: str) -> LLMResult:
 
 
 def run_llm_evaluation(outcomes: Sequence["QuestionOutcome"], client: Any, settings: LLMSettings,
-                       label: str = "LLM answers") -> LLMRunReport:
-    """Fill ``outcome.llm`` (and its latencies) for every outcome that retrieved without error.
+                       label: str = "LLM answers", registry: MetricRegistry = METRICS) -> LLMRunReport:
+    """Fill ``outcome.llm`` (and its latencies) for every outcome that retrieved without error, then score the
+    judge's metrics of ``registry``.
 
     The whole loop has ``settings.deadline_seconds``: each request's timeout is cut to what is left, and
     once it has passed the questions left get an answer error saying so. After
@@ -266,6 +284,12 @@ def run_llm_evaluation(outcomes: Sequence["QuestionOutcome"], client: Any, setti
                                       f"breaker, LLMSettings.breaker_failures); last error: {last}")
     tracker.step(len(todo))
     report.seconds = time.monotonic() - started
+    for outcome in todo:
+        if outcome.scored is None:  # an outcome made without run_retrieval: what the judge's metrics need
+            rq = outcome.resolved
+            outcome.scored = Scored(rq.key, rq.question, tuple(rq.references), tuple(outcome.retrieved),
+                                    tuple(outcome.expanded or outcome.retrieved), max(len(outcome.retrieved), 1))
+    score_outcomes(outcomes, registry.values(source="judge"))
     return report
 
 
@@ -324,57 +348,57 @@ def search_stable(store: VectorStore, collection: str, vector: np.ndarray, top_k
     return [RetrievedChunk.from_payload(h.payload, rank=i, score=h.score) for i, h in enumerate(ordered, start=1)]
 
 
-def run_retrieval(
-    questions: Sequence[ResolvedQuestion],
-    embedder: Embedder,
-    store: VectorStore,
-    collection: str,
-    top_k: int = DEFAULT_TOP_K,
-    filter_by_document: bool = False,
-    *,
-    strategy: str | None = None,
-    expansion: ExpansionSettings | None = None,
-    chunks: Mapping[str, Sequence[CollectionChunk]] | None = None,
-    parents: Mapping[str, Mapping[str, Any]] | None = None,
-    budgets: Sequence[int] = budget.DEFAULT_BUDGETS,
-    latency: "QueryLatency | None" = None,
-    latency_sample: int = LATENCY_SAMPLE,
-) -> list[QuestionOutcome]:
+@dataclass(frozen=True)
+class RetrievalOptions:
+    """How a run retrieves and scores (see :func:`run_retrieval`)."""
+
+    top_k: int = DEFAULT_TOP_K
+    filter_by_document: bool = False
+    strategy: str | None = None
+    expansion: ExpansionSettings | None = None
+    chunks: Mapping[str, Sequence[CollectionChunk]] | None = None
+    parents: Mapping[str, Mapping[str, Any]] | None = None
+    budgets: Sequence[int] = budget.DEFAULT_BUDGETS
+    latency: "QueryLatency | None" = None
+    latency_sample: int = LATENCY_SAMPLE
+    registry: MetricRegistry = METRICS
+
+
+def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, store: VectorStore, collection: str,
+                  options: RetrievalOptions = RetrievalOptions()) -> list[QuestionOutcome]:
     """Retrieve ``top_k`` chunks per question, expand them, and score both sets.
 
     Questions are embedded in one batch; with ``filter_by_document`` the search is
-    restricted to the document of the question's first reference (the seeds' protocol);
+    restricted to the document of the question's first reference (one document per question);
     otherwise it searches every document (the Chroma protocol); tied scores are ordered
     by chunk_id (:func:`search_stable`). ``strategy`` and
-    ``expansion`` decide neighbor expansion (LLD 9.2) and parent context (LLD 9.3, for
-    semantic_parent_child; ``parents`` maps parent chunk ids to their rows, else the store
-    is asked); ``chunks`` (see :func:`collection_chunks` / :func:`split_chunk_rows`)
+    ``expansion`` decide neighbor expansion and parent context (for the strategies registered with
+    ``parent_context``; ``parents`` maps parent chunk ids to their rows, else the store is asked); ``chunks`` (see :func:`collection_chunks` / :func:`split_chunk_rows`)
     enables precision_omega and nDCG. A search that fails is recorded on that question.
     ``budgets`` are the context budgets of :mod:`.budget` (``recall_at_B``, ``budget_auc``).
+    Every retrieval metric of ``registry`` is scored (the judge's are scored by :func:`run_llm_evaluation`).
 
-    Query latency (``latency``, filled in when given): the first query embedding of the run
+    Query latency (``options.latency``, filled in when given): the first query embedding of the run
     is timed alone and kept apart as the cold call (it may load the model); then up to
-    ``latency_sample`` questions are embedded one at a time, without the embedding cache,
+    ``options.latency_sample`` questions are embedded one at a time, without the embedding cache,
     and their mean is the warm query-embedding time of every question (``embed_ms``). So
     run order and cache hits never show up as latency. Search and expansion are timed per
     question.
     """
+    top_k, filter_by_document, strategy = options.top_k, options.filter_by_document, options.strategy
+    chunks, parents, latency, registry = options.chunks, options.parents, options.latency, options.registry
     if top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k}")
-    expansion = expansion or ExpansionSettings()
-    budgets = budget.validate_budgets(budgets)
+    expansion = options.expansion or ExpansionSettings()
+    budgets = budget.validate_budgets(options.budgets)
     outcomes: list[QuestionOutcome] = []
     if not questions:
         return outcomes
-    measured = measure_query_latency(embedder, [rq.question.question for rq in questions], latency_sample)
+    measured = measure_query_latency(embedder, [rq.question.question for rq in questions], options.latency_sample)
     if latency is not None:
         latency.cold_ms, latency.warm_ms, latency.sample = measured.cold_ms, measured.warm_ms, measured.sample
     embed_ms = measured.warm_ms
     vectors = embedder.embed([rq.question.question for rq in questions], "query")
-    rankings_before: dict[str, list[str]] = {}
-    rankings_after: dict[str, list[str]] = {}
-    cutoff_after: dict[str, int] = {}
-    qrels: dict[str, dict[str, int]] = {}
     tracker = Tracker(f"questions retrieved from {collection}", len(questions))
     for position, (rq, vector) in enumerate(zip(questions, np.asarray(vectors))):
         tracker.step(position)
@@ -387,7 +411,7 @@ def run_retrieval(
             t1 = time.perf_counter()
             outcome.expanded, outcome.expansion_tree = apply_neighbor_expansion(
                 outcome.retrieved, store, collection, strategy, expansion)
-            if strategy in PARENT_CHILD_STRATEGIES:
+            if gives_parent_context(strategy):
                 outcome.expanded = attach_parents(outcome.expanded, outcome.expansion_tree, store, collection,
                                                   parents)
         except ChunkbenchError as exc:
@@ -397,38 +421,12 @@ def run_retrieval(
         outcome.latency_ms = {"embed": embed_ms, "search": (t1 - t0) * 1000, "expand": (t2 - t1) * 1000}
         outcome.retrieval_ms = embed_ms + (t2 - t0) * 1000
 
-        references = rq.references
-        if rq.judge_only:  # no evidence to score against: the evidence metrics stay empty, never 0
-            order = ranking_order(outcome.expansion_tree) if outcome.expansion_tree else outcome.expanded
-            outcome.budget_scores = {"context_tokens": float(sum(p.tokens for p in budget.context_pieces(order)))}
-            continue
-        before = [r.span for r in outcome.retrieved]
-        after = [r.span for r in outcome.expanded]
-        outcome.scores = metrics.character_scores(before, references)
-        outcome.scores_expanded = metrics.character_scores(after, references)
-        reference_documents = {r.document for r in references}
-        if chunks is not None:
-            pool = [c for d in sorted(reference_documents) for c in chunks.get(d, ())]
-            outcome.scores["precision_omega"] = metrics.precision_omega([c.span for c in pool], references)
-            candidates = [(c.chunk_id, c.span) for c in pool]
-        else:
-            outcome.scores["precision_omega"] = float("nan")
-            candidates = []
-        candidates += [(c.chunk_id, c.span) for c in (*outcome.retrieved, *outcome.expanded)]
-        qrels[rq.key] = _qrels(references, candidates)
-        rankings_before[rq.key] = [r.chunk_id for r in outcome.retrieved]
         order = ranking_order(outcome.expansion_tree) if outcome.expansion_tree else outcome.expanded
-        outcome.budget_scores = budget.budget_scores(order, references, budgets)
-        rankings_after[rq.key] = [c.chunk_id for c in order]
-        cutoff_after[rq.key] = len(order)
-
-    before_scores = ranking.ranking_scores(rankings_before, qrels, top_k, with_ndcg=chunks is not None)
-    after_scores = ranking.ranking_scores(rankings_after, qrels, cutoff_after, with_ndcg=chunks is not None)
-    for outcome in outcomes:
-        key = outcome.resolved.key
-        if key in before_scores:
-            outcome.scores.update(before_scores[key])
-            outcome.scores_expanded.update(after_scores[key])
+        reference_documents = sorted({r.document for r in rq.references})
+        pool = None if chunks is None else tuple(c for d in reference_documents for c in chunks.get(d, ()))
+        outcome.scored = Scored(rq.key, rq.question, tuple(rq.references), tuple(outcome.retrieved), tuple(order),
+                                top_k, pool, budgets)
+    score_outcomes(outcomes, registry.values(source="retrieval"))
     tracker.step(len(questions))
     return outcomes
 
@@ -437,8 +435,23 @@ def _finite(value: Any) -> Any:
     return None if isinstance(value, float) and math.isnan(value) else value
 
 
-def outcome_row(outcome: QuestionOutcome) -> dict[str, Any]:
-    """The ``question_results`` columns this module owns (the pipeline adds run ids)."""
+def metric_value(outcome: QuestionOutcome, metric: Any) -> Any:
+    """The outcome's value of a registry metric (None: not scored); an outcome built by hand shows its
+    grouped scores."""
+    if metric.name in outcome.values:
+        return outcome.values[metric.name]
+    if metric.group == "budget":
+        value = outcome.budget_scores.get(metric.name)
+    elif metric.base is not None:
+        value = outcome.scores_expanded.get(metric.base)
+    else:
+        value = outcome.scores.get(metric.name)
+    return _finite(value)
+
+
+def outcome_row(outcome: QuestionOutcome, registry: MetricRegistry = METRICS) -> dict[str, Any]:
+    """The ``question_results`` columns this module owns (the pipeline adds run ids): the question, what was
+    retrieved, latencies, the LLM's cells, and every registered metric's value."""
     q = outcome.resolved.question
     row: dict[str, Any] = {
         "question_set": outcome.resolved.question_set,
@@ -457,31 +470,14 @@ def outcome_row(outcome: QuestionOutcome) -> dict[str, Any]:
         "search_ms": outcome.latency_ms.get("search"),
         "expand_ms": outcome.latency_ms.get("expand"),
         "error": outcome.error,
-        **{c: _finite(outcome.scores.get(c)) for c in QUESTION_COLUMNS},
-        **{f"{c}_expanded": _finite(outcome.scores_expanded.get(c)) for c in (*CHARACTER_COLUMNS, *RANKING_COLUMNS)},
         "context_tokens": _finite(outcome.budget_scores.get("context_tokens")),
-        **{c: _finite(outcome.budget_scores.get(c)) for c in BUDGET_COLUMNS},
-        # every configured budget (the fixed columns above hold the default ones)
+        # every configured budget (the metric columns hold the default ones)
         "budget_recalls": json.dumps({c.removeprefix("recall_at_"): v for c, v in outcome.budget_scores.items()
                                       if c.startswith("recall_at_")}),
     }
     row.update(outcome.llm.row() if outcome.llm is not None else {c: None for c in LLM_COLUMNS})
+    row.update({m.name: metric_value(outcome, m) for m in registry.values()})
     return row
-
-
-#: the budgeted columns at the default budgets (every configured budget is also in the JSON column ``budget_recalls``)
-BUDGET_COLUMNS: tuple[str, ...] = (*(budget.budget_column(b) for b in budget.DEFAULT_BUDGETS), "budget_auc")
-
-#: aggregate name -> per-question column (means over scored questions; each also gets _ci_low/_ci_high)
-AGGREGATES: dict[str, str] = {
-    **{c: c for c in BUDGET_COLUMNS},
-    "recall": "recall", "precision": "precision", "iou": "iou", "precision_omega": "precision_omega",
-    "hit_rate": "hit", "mrr": "reciprocal_rank", "ndcg": "ndcg",
-    **{f"{name}_expanded": f"{column}_expanded" for name, column in (
-        ("recall", "recall"), ("precision", "precision"), ("iou", "iou"), ("hit_rate", "hit"),
-        ("mrr", "reciprocal_rank"), ("ndcg", "ndcg"))},
-}
-LLM_AGGREGATES = (*JUDGE_SCORES, "hallucination_rate")
 
 
 def aggregate(
@@ -489,28 +485,33 @@ def aggregate(
     confidence: float = DEFAULT_CONFIDENCE,
     n_resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    registry: MetricRegistry = METRICS,
 ) -> dict[str, float | int]:
     """Means over scored questions with seeded percentile-bootstrap confidence intervals.
 
     Keys: n_questions (questions scored on evidence), n_judge_only (questions without
-    references: left out of the evidence means, judged when the LLM ran), n_failed; for every name in ``AGGREGATES`` the mean and
-    ``<name>_ci_low`` / ``<name>_ci_high``; latency means (retrieval_ms, generate_ms,
-    judge_ms). When the LLM ran: n_judged, n_answer_failed, n_judge_failed, the judge
-    means context_relevance / answer_similarity / faithfulness and hallucination_rate
-    (share of judged answers flagged as hallucinating), each with a CI, and token sums.
+    references: left out of the evidence means, judged when the LLM ran), n_failed; for every registered
+    metric its run name (the mean over the questions it applies to) and ``<run_name>_ci_low`` /
+    ``<run_name>_ci_high``, the judge's only when the LLM ran; latency means (retrieval_ms, generate_ms,
+    judge_ms). When the LLM ran: n_judged, n_answer_failed, n_judge_failed and token sums.
     Values are numbers only (NaN where a metric is unavailable).
     """
     scored = [o for o in outcomes if o.error is None]
     evidence = [o for o in scored if not o.resolved.judge_only]
     result: dict[str, float | int] = {"n_questions": len(evidence), "n_judge_only": len(scored) - len(evidence),
                                       "n_failed": len(outcomes) - len(scored)}
-    columns: dict[str, list[float | None]] = {}
-    for o in evidence:
-        merged = {**o.scores, **{f"{k}_expanded": v for k, v in o.scores_expanded.items()}, **o.budget_scores}
-        for name, column in AGGREGATES.items():
-            columns.setdefault(name, []).append(merged.get(column))
-    for name in AGGREGATES:
-        values = columns.get(name, [])
+    llm = [o.llm for o in scored if o.llm is not None]
+    for metric in registry.values():
+        if metric.source == "judge":
+            if not llm:
+                continue  # no LLM ran: the judge's means stay empty
+            applicable = [o for o in scored if o.llm is not None]
+        else:
+            applicable = [o for o in scored if (metric.applies_to(o.scored) if o.scored is not None
+                                                else not o.resolved.judge_only)]
+        values = [metric_value(o, metric) for o in applicable]
+        values = [float(v) if isinstance(v, bool) else v for v in values]
+        name = metric.run_name
         result[name] = mean(values)
         result[f"{name}_ci_low"], result[f"{name}_ci_high"] = bootstrap_ci(
             values, confidence=confidence, n_resamples=n_resamples, seed=seed)
@@ -518,17 +519,10 @@ def aggregate(
     result["context_tokens"] = mean(o.budget_scores.get("context_tokens") for o in scored)
     result["query_ms"] = mean((o.latency_ms.get("embed", 0.0) + o.latency_ms.get("search", 0.0)) for o in scored
                               if o.latency_ms)
-    llm = [o.llm for o in scored if o.llm is not None]
     if llm:
-        judged = dict(judged_values(llm))
-        judged["hallucination_rate"] = judged.pop("hallucination")
         result["n_judged"] = sum(r.judgement is not None for r in llm)
         result["n_answer_failed"] = sum(r.answer_error is not None for r in llm)
         result["n_judge_failed"] = sum(r.judgement is None and r.answer_error is None for r in llm)
-        for name in LLM_AGGREGATES:
-            result[name] = mean(judged[name])
-            result[f"{name}_ci_low"], result[f"{name}_ci_high"] = bootstrap_ci(
-                judged[name], confidence=confidence, n_resamples=n_resamples, seed=seed)
         result["generate_ms"] = mean(r.generate_ms for r in llm if r.answer_error is None)
         result["judge_ms"] = mean(r.judge_ms for r in llm if r.judge_attempts)
         result["answer_prompt_tokens"] = sum(r.answer_usage.prompt_tokens for r in llm)
@@ -543,37 +537,43 @@ def document_hashes(documents: Mapping[str, str]) -> dict[str, str]:
     return {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in sorted(documents.items())}
 
 
-def build_provenance(
-    *,
-    strategy: str,
-    corpus_model: str,
-    boundary_model: str | None,
-    chunking_params: Mapping[str, Any],
-    top_k: int,
-    filter_by_document: bool,
-    expansion: ExpansionSettings,
-    question_set_hash: str,
-    question_sets: Mapping[str, str],
-    documents: Mapping[str, str],
-    code_version: str,
-    llm: Mapping[str, Any] | None = None,
-    seed: int = DEFAULT_SEED,
-) -> dict[str, Any]:
-    """Everything that determines a run's numbers (LLD: provenance on every run)."""
+@dataclass(frozen=True)
+class ProvenanceInputs:
+    """What a run's provenance is made of (see :func:`build_provenance`)."""
+
+    strategy: str
+    corpus_model: str
+    boundary_model: str | None
+    chunking_params: Mapping[str, Any]
+    top_k: int
+    filter_by_document: bool
+    expansion: ExpansionSettings
+    question_set_hash: str
+    question_sets: Mapping[str, str]
+    documents: Mapping[str, str]
+    code_version: str
+    llm: Mapping[str, Any] | None = None
+    seed: int = DEFAULT_SEED
+
+
+def build_provenance(inputs: ProvenanceInputs) -> dict[str, Any]:
+    """Everything that determines a run's numbers, recorded with every run so a number can be traced to what
+    made it."""
+    i = inputs
     return {
-        "strategy": strategy,
-        "corpus_model": corpus_model,
-        "boundary_model": boundary_model,
-        "chunking_params": dict(chunking_params),
-        "top_k": top_k,
-        "filter_by_document": filter_by_document,
-        "neighbors": {**expansion.to_dict(), "applied": expansion.applies_to(strategy)},
-        "parent_context": strategy in PARENT_CHILD_STRATEGIES,
-        "question_set_hash": question_set_hash,
-        "question_sets": dict(question_sets),
-        "document_hashes": document_hashes(documents),
-        "code_version": code_version,
+        "strategy": i.strategy,
+        "corpus_model": i.corpus_model,
+        "boundary_model": i.boundary_model,
+        "chunking_params": dict(i.chunking_params),
+        "top_k": i.top_k,
+        "filter_by_document": i.filter_by_document,
+        "neighbors": {**i.expansion.to_dict(), "applied": i.expansion.applies_to(i.strategy)},
+        "parent_context": gives_parent_context(i.strategy),
+        "question_set_hash": i.question_set_hash,
+        "question_sets": dict(i.question_sets),
+        "document_hashes": document_hashes(i.documents),
+        "code_version": i.code_version,
         "metrics_library": ranking.library_version(),
-        "bootstrap": {"confidence": DEFAULT_CONFIDENCE, "resamples": DEFAULT_BOOTSTRAP_RESAMPLES, "seed": seed},
-        "llm": dict(llm) if llm else None,
+        "bootstrap": {"confidence": DEFAULT_CONFIDENCE, "resamples": DEFAULT_BOOTSTRAP_RESAMPLES, "seed": i.seed},
+        "llm": dict(i.llm) if i.llm else None,
     }

@@ -1,4 +1,4 @@
-"""LLM metrics: answer generation and the LLD 10.3 judge, through any OpenAI-compatible chat endpoint.
+"""LLM metrics: answer generation and an LLM judge, through any OpenAI-compatible chat endpoint.
 
 Works with OpenAI, Ollama, vLLM and llama.cpp servers: every function takes an
 ``openai.OpenAI``-like client (``client.chat.completions.create``) and an
@@ -7,7 +7,8 @@ Works with OpenAI, Ollama, vLLM and llama.cpp servers: every function takes an
 1. the context is built from the retrieved chunks (after neighbor expansion, parents
    under their children), cut at ``max_context_tokens`` cl100k tokens;
 2. the answer is generated at temperature 0 (``generate_answer``);
-3. the judge scores it in JSON mode (``judge``) with the LLD 10.3 keys:
+3. the judge scores it in JSON mode (``judge``) with these keys (one object, so a reply is checked
+   whole and a missing key is a failed cell rather than a silent default):
    context_relevance 1-10, answer_similarity 1-10, faithfulness 1-10, hallucination
    bool, reasoning. A reply cut at max_tokens is asked again with twice the budget; an
    invalid reply is asked again with the parse error; after ``judge_attempts`` tries
@@ -19,7 +20,7 @@ becomes an error string on that question. ``evaluate_question`` and
 ``run_llm_evaluation`` never raise for one question's failure: an experiment never
 crashes because of the LLM.
 
-``estimate_cost`` is the LLD 10.5 dry run: number of calls, token upper bounds and a
+``estimate_cost`` is the dry run: number of calls, token upper bounds and a
 USD estimate, computed before any call is made.
 """
 
@@ -34,7 +35,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from chunkbench_core.errors import ConfigError
-from chunkbench_core.redaction import describe_error, redact
+from chunkbench_core.redaction import describe_error, redact, register_secret
 from chunkbench_core.tokens import cl100k, count_tokens
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -125,6 +126,7 @@ def make_client(base_url: str | None, api_key: str | None = None, timeout_second
     """An ``openai.OpenAI`` client; it retries timeouts, 429 and 5xx ``max_retries`` times with backoff."""
     import openai
 
+    register_secret(api_key)  # its key never reaches an error text
     return openai.OpenAI(api_key=api_key or "not-needed", base_url=base_url, timeout=timeout_seconds,
                          max_retries=max_retries)
 
@@ -140,7 +142,7 @@ class Judgement:
 
 
 class JudgeParseError(ValueError):
-    """The judge's reply is not the JSON object LLD 10.3 asks for."""
+    """The judge's reply is not the JSON object the judge prompt asks for (JUDGE_KEYS)."""
 
     def __init__(self, reason: str, truncated: bool = False) -> None:
         self.reason = reason
@@ -328,7 +330,7 @@ def _unclosed(text: str) -> bool:
 
 
 def parse_judgement(text: str, truncated: bool = False) -> Judgement:
-    """The LLD 10.3 judgement in ``text``, or JudgeParseError saying what is wrong.
+    """The judgement in ``text`` (the JUDGE_KEYS object), or JudgeParseError saying what is wrong.
 
     Accepts the object alone, inside a ```json fence, or with stray text around it.
     ``truncated`` (finish_reason "length") marks a parse failure as a cut reply; a JSON
@@ -460,7 +462,7 @@ def estimate_cost(
     neighbor_next: int = 0,
     embedding_price_per_mtok: float = 0.0,
 ) -> CostEstimate:
-    """LLD 10.5: calls, token upper bounds and USD before anything is spent.
+    """The dry run: calls, token upper bounds and USD before anything is spent.
 
     Per question x configuration: one answer call (input: instructions + question +
     context, the context being top_k x (1 + prev + next) chunks of ``chunk_size`` tokens

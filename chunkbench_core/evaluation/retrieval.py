@@ -1,6 +1,6 @@
-"""What one question retrieves: the top-k hits, their neighbors (LLD 9.2) and parents (LLD 9.3).
+"""What one question retrieves: the top-k hits, their neighbors and parents.
 
-Neighbor expansion (``apply_neighbor_expansion``), exactly as LLD 9.2:
+Neighbor expansion (``apply_neighbor_expansion``):
 
 1. one expansion-tree node per top-k hit, in score order;
 2. the chunk_index values needed: each hit's index - 1 .. - prev and + 1 .. + next
@@ -12,13 +12,14 @@ Neighbor expansion (``apply_neighbor_expansion``), exactly as LLD 9.2:
    sorted by chunk_index (several documents: the document of the best hit first);
 6. neighbors have role ``neighbor`` and score None.
 
-It applies when the strategy is in ``ExpansionSettings.strategies`` (default
-``{"fixed_size"}``, the seeds' rule) and prev or next > 0; otherwise the tree holds the
-hits with empty neighbor lists and the flat list is the hits in rank order.
+It applies when the strategy is in ``ExpansionSettings.strategies`` (default: the strategies
+registered with ``neighbor_expansion``, i.e. ``fixed_size``, whose windows cut running text
+anywhere, so the chunks around a hit continue it) and prev or next > 0; otherwise the tree
+holds the hits with empty neighbor lists and the flat list is the hits in rank order.
 
-Parent context (LLD 9.3): for ``semantic_parent_child`` each hit's ``parent_id`` is
-fetched by chunk id and its text goes under the child in the prompt context; the
-flat list is child, its parent (once, under its first child), next child, ...
+Parent context: for the strategies registered with ``parent_context`` (``semantic_parent_child``)
+each hit's ``parent_id`` is fetched by chunk id and its text goes under the child in the prompt
+context; the flat list is child, its parent (once, under its first child), next child, ...
 """
 
 from __future__ import annotations
@@ -27,13 +28,23 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from chunkbench_core.chunking import STRATEGIES
 from chunkbench_core.errors import ConfigError, VectorStoreError
 
 from .questions import Span
 
 NEIGHBOR_MAX = 5
-DEFAULT_EXPANSION_STRATEGIES: frozenset[str] = frozenset({"fixed_size"})
-PARENT_CHILD_STRATEGIES: frozenset[str] = frozenset({"semantic_parent_child"})
+
+
+def default_expansion_strategies() -> frozenset[str]:
+    """The strategies neighbor expansion applies to unless told otherwise (capability ``neighbor_expansion``)."""
+    return frozenset(STRATEGIES.with_capability("neighbor_expansion"))
+
+
+def gives_parent_context(strategy: str | None) -> bool:
+    """Whether retrieval hands each hit's parent chunk to the LLM (capability ``parent_context``)."""
+    spec = STRATEGIES.get(strategy) if strategy else None
+    return spec is not None and spec.capabilities.parent_context
 
 
 @dataclass(frozen=True)
@@ -42,7 +53,7 @@ class ExpansionSettings:
 
     neighbor_prev: int = 0
     neighbor_next: int = 0
-    strategies: frozenset[str] = DEFAULT_EXPANSION_STRATEGIES
+    strategies: frozenset[str] = field(default_factory=default_expansion_strategies)
 
     def __post_init__(self) -> None:
         for name in ("neighbor_prev", "neighbor_next"):
@@ -133,7 +144,7 @@ def apply_neighbor_expansion(
     strategy: str | None,
     settings: ExpansionSettings,
 ) -> tuple[list[RetrievedChunk], list[ExpansionNode]]:
-    """LLD 9.2: the flat context list and the expansion tree of ``hits`` (rank order)."""
+    """The flat context list and the expansion tree of ``hits`` (rank order), steps of the module docstring."""
     tree = [ExpansionNode(hit) for hit in hits]
     if not settings.applies_to(strategy):
         return list(hits), tree
@@ -200,7 +211,7 @@ def attach_parents(
     collection: str,
     parents: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[RetrievedChunk]:
-    """LLD 9.3: look the parents of the hits up by chunk id; each goes under its first child.
+    """Look the parents of the hits up by chunk id; each goes under its first child.
 
     ``parents`` (parent chunk_id -> payload or ``chunks`` table row) is used when given
     (parents that are stored but not embedded are not in the collection); otherwise

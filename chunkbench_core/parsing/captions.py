@@ -1,7 +1,7 @@
-"""Caption sources for embedded images (ADR-0004 "Images: LLM extraction now, self-hosted OCR later").
+"""Caption sources for embedded images: a vision LLM describes them now, a self-hosted OCR may later.
 
 A caption source is any callable ``bytes -> str`` (``ParseOptions.caption_source``),
-so the vision call is swappable, as the ADR asks. This module builds one for an
+so the vision call is swappable (another engine is another callable). This module builds one for an
 OpenAI-compatible chat endpoint that accepts images (OpenAI itself, or a local
 server speaking the same API): the image is sent inline as a base64 data URL with
 a short instruction to describe or transcribe it.
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
 from typing import Any
 
 from chunkbench_core.errors import ConfigError
@@ -54,7 +53,7 @@ def openai_vision_captioner(
 
     ``client`` may be given (an ``openai.OpenAI`` or anything with the same
     ``chat.completions.create``); otherwise one is made from ``base_url`` and
-    ``api_key`` (default: the ``OPENAI_API_KEY`` environment variable).
+    ``api_key`` (the settings give the LLM's key: ``CHUNKBENCH_LLM_API_KEY``, else ``OPENAI_API_KEY``).
     Errors of the call propagate; the parser turns them into a warning.
     """
     if not model or not isinstance(model, str):
@@ -68,7 +67,7 @@ def openai_vision_captioner(
             raise ConfigError("openai_vision_captioner needs the 'openai' package: pip install openai") from None
         client = OpenAI(
             base_url=base_url,
-            api_key=api_key or os.environ.get("OPENAI_API_KEY") or "not-needed",
+            api_key=api_key or "not-needed",
             timeout=timeout_s,
         )
 

@@ -12,7 +12,8 @@ captions are asked of the parent through the pipe, so the caption source (an API
 never leaves the parent process; the time spent captioning does not count against the wall-clock limit.
 
 Defaults fit a 2-core, 24 GB machine running three partitions at once: 2 GB and 120 s per document.
-``CHUNKBENCH_PARSE_MEMORY_MB`` and ``CHUNKBENCH_PARSE_TIMEOUT_S`` change them (:func:`limits_from_env`).
+``CHUNKBENCH_PARSE_MEMORY_MB`` and ``CHUNKBENCH_PARSE_TIMEOUT_S`` change them (the settings object passes them
+to :func:`parse_limits`).
 The PDF reader's own limits (array sizes, stream sizes) scale with the memory limit
 (:func:`chunkbench_core.parsing.pdf.pypdf_limits`): the worker passes its limit to the parser.
 """
@@ -63,21 +64,26 @@ class ParseLimits:
         return f"{self.timeout_s:g} s ({TIMEOUT_ENV})"
 
 
-def limits_from_env(environ: Mapping[str, str] | None = None) -> ParseLimits:
-    """``ParseLimits`` from ``CHUNKBENCH_PARSE_MEMORY_MB`` / ``CHUNKBENCH_PARSE_TIMEOUT_S`` (defaults when unset)."""
-    env = os.environ if environ is None else environ
+def parse_limits(memory_mb: str | float | None = None, timeout_s: str | float | None = None) -> ParseLimits:
+    """``ParseLimits`` from the values of ``CHUNKBENCH_PARSE_MEMORY_MB`` / ``CHUNKBENCH_PARSE_TIMEOUT_S``
+    (defaults when empty); a value that is not a number is a ConfigError naming its variable."""
     memory, timeout = DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_S
-    if env.get(MEMORY_ENV, "").strip():
+    if str(memory_mb or "").strip():
         try:
-            memory = int(float(env[MEMORY_ENV]) * MB)
+            memory = int(float(memory_mb) * MB)  # type: ignore[arg-type]
         except ValueError:
-            raise ConfigError(f"{MEMORY_ENV} must be a number of megabytes, got {env[MEMORY_ENV]!r}") from None
-    if env.get(TIMEOUT_ENV, "").strip():
+            raise ConfigError(f"{MEMORY_ENV} must be a number of megabytes, got {memory_mb!r}") from None
+    if str(timeout_s or "").strip():
         try:
-            timeout = float(env[TIMEOUT_ENV])
+            timeout = float(timeout_s)  # type: ignore[arg-type]
         except ValueError:
-            raise ConfigError(f"{TIMEOUT_ENV} must be a number of seconds, got {env[TIMEOUT_ENV]!r}") from None
+            raise ConfigError(f"{TIMEOUT_ENV} must be a number of seconds, got {timeout_s!r}") from None
     return ParseLimits(memory_bytes=memory, timeout_s=timeout)
+
+
+def limits_from_env(environ: Mapping[str, str]) -> ParseLimits:
+    """``ParseLimits`` from a mapping of environment variables (the caller's, passed in)."""
+    return parse_limits(environ.get(MEMORY_ENV), environ.get(TIMEOUT_ENV))
 
 
 # -- the worker -----------------------------------------------------------------------------------
@@ -125,7 +131,7 @@ def _worker_main(conn: Connection, memory_bytes: int) -> None:  # runs in the sp
             conn.send(("error", (str(path), f"unexpected {type(exc).__name__}: {exc}")))
 
 
-def _main() -> None:  # python -m chunkbench_core.parsing.isolation FD MEMORY_BYTES
+def _main() -> None:  # python -c <boot> FD MEMORY_BYTES (IsolatedParser._start)
     import sys
 
     fd, memory = int(sys.argv[1]), int(sys.argv[2])
@@ -155,13 +161,12 @@ class IsolatedParser:
         self._stop()
         parent_sock, child_sock = socket.socketpair()
         package_root = str(Path(__file__).resolve().parents[2])
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([package_root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-        # a fresh interpreter (not fork, not multiprocessing's spawn, which would import the caller's __main__)
+        # a fresh interpreter (not fork, not multiprocessing's spawn, which would import the caller's __main__),
+        # importing this checkout's package first (it inherits the environment as it is)
+        boot = f"import sys; sys.path.insert(0, {package_root!r}); from chunkbench_core.parsing.isolation import _main; _main()"
         process = subprocess.Popen(
-            [sys.executable, "-m", "chunkbench_core.parsing.isolation", str(child_sock.fileno()),
-             str(self.limits.memory_bytes)],
-            pass_fds=(child_sock.fileno(),), stdin=subprocess.DEVNULL, env=env, close_fds=True)
+            [sys.executable, "-c", boot, str(child_sock.fileno()), str(self.limits.memory_bytes)],
+            pass_fds=(child_sock.fileno(),), stdin=subprocess.DEVNULL, close_fds=True)
         child_sock.close()
         self._process, self._conn = process, Connection(parent_sock.detach())
         return self._conn

@@ -1,7 +1,7 @@
 """Legacy Word .doc: converted to .docx by headless LibreOffice, then the DOCX rules apply.
 
-ADR-0004 "Legacy .doc files": ``soffice --headless --convert-to docx`` as a
-pre-processing step, not a separate parser. The conversion runs in a fresh
+``soffice --headless --convert-to docx`` as a pre-processing step, not a separate parser: the
+converted file then gets exactly the treatment of any .docx. The conversion runs in a fresh
 temporary directory with its own LibreOffice user profile (so parallel runs and
 a desktop LibreOffice do not block each other), is killed - with every process
 it started - after ``ParseOptions.soffice_timeout_s`` seconds, and the
@@ -101,15 +101,12 @@ def convert_with_soffice(
         str(outdir),
         str(staged),
     ]
-    env = dict(os.environ)
-    env.setdefault("HOME", str(workdir))
-    proc = subprocess.Popen(
+    proc = subprocess.Popen(  # the environment as it is; the profile folder above is the only state soffice writes
         cmd,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=str(workdir),
-        env=env,
         start_new_session=True,
         preexec_fn=_soffice_address_space,
     )

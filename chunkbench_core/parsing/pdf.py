@@ -198,12 +198,13 @@ _LIMIT_MESSAGES: tuple[tuple[str, str], ...] = (
 
 
 def parse_memory_bytes(options: ParseOptions) -> int:
-    """The memory one parse may use: ``options.memory_limit_bytes``, else the parse worker's limit."""
+    """The memory one parse may use: ``options.memory_limit_bytes`` (the parse worker sets it to its limit), else
+    the worker's default limit."""
     if options.memory_limit_bytes is not None:
         return options.memory_limit_bytes
-    from chunkbench_core.parsing.isolation import limits_from_env
+    from chunkbench_core.parsing.isolation import DEFAULT_MEMORY_BYTES
 
-    return limits_from_env().memory_bytes
+    return DEFAULT_MEMORY_BYTES
 
 
 def pypdf_limits(memory_bytes: int) -> dict[str, int]:

@@ -20,7 +20,7 @@ from chunkbench_core.evaluation.breakdowns import (
     ranking_difference,
 )
 
-from .columns import METRIC_BY_NAME, METRICS, fmt, number, plural
+from .columns import fmt, metric_by_name, metrics_catalog, number, plural
 from .data import ReportData, group_results
 from .html import esc, label_html
 
@@ -38,7 +38,7 @@ def _metric_info(name: str) -> tuple[str, str]:
     """(label, kind) of a cell metric or of the ranking metric's column (``reciprocal_rank`` -> MRR)."""
     if name in EXTRA_LABELS:
         return EXTRA_LABELS[name]
-    metric = METRIC_BY_NAME.get(name) or next((m for m in METRICS if m.question_column == name), None)
+    metric = metric_by_name().get(name) or next((m for m in metrics_catalog() if m.question_column == name), None)
     return (metric.label, metric.kind) if metric else (name, "value")
 
 

@@ -1,4 +1,5 @@
-"""What the reports know about result columns: metric catalog, optional columns, formatting.
+"""What the reports know about result columns: the metric catalog (from the metric registry), optional columns,
+formatting.
 
 Every column beyond the base schema of ``results_db.TABLES`` is optional: the helpers
 here return ``None`` (or leave a metric out) when a column is absent or empty, and the
@@ -15,6 +16,7 @@ from typing import Any, Iterable, Literal, Mapping, Sequence
 
 import pandas as pd
 
+from chunkbench_core.evaluation.metric_registry import METRICS as METRIC_REGISTRY
 from chunkbench_core.provenance import HEADING_CONTEXT_LABEL, strategy_label  # noqa: F401  (re-exported)
 from chunkbench_core.wording import plural  # noqa: F401  (re-exported: reports import it from here)
 
@@ -23,7 +25,7 @@ Kind = Literal["fraction", "score10", "ms", "count", "usd", "p_value", "value"]
 
 @dataclass(frozen=True)
 class Metric:
-    """A run-level metric (``experiment_metrics`` column) and its per-question column."""
+    """A run-level metric (``experiment_metrics`` column) and its per-question column, as the reports show it."""
 
     name: str
     label: str
@@ -33,36 +35,18 @@ class Metric:
     higher_is_better: bool = True
 
 
-METRICS: tuple[Metric, ...] = (
-    Metric("recall", "Recall", "recall", "fraction", "share of the evidence text that the retrieved chunks contain"),
-    Metric("precision", "Precision", "precision", "fraction", "share of the retrieved text that is evidence"),
-    Metric("iou", "IoU", "iou", "fraction", "evidence retrieved / (retrieved text + evidence missed)"),
-    Metric("mrr", "MRR", "reciprocal_rank", "fraction", "1 / rank of the first chunk that holds evidence"),
-    Metric("hit_rate", "Hit rate", "hit", "fraction", "share of questions with at least one evidence chunk"),
-    Metric("ndcg", "nDCG", "ndcg", "fraction", "ranking quality weighted by evidence characters"),
-    Metric("precision_omega", "Precision Ω", "precision_omega", "fraction",
-           "best precision the chunking allows (every chunk that touches evidence retrieved)"),
-    Metric("recall_expanded", "Recall (context)", "recall_expanded", "fraction",
-           "recall of the context after neighbor expansion / parent context"),
-    Metric("precision_expanded", "Precision (context)", "precision_expanded", "fraction",
-           "precision of the context after neighbor expansion / parent context"),
-    Metric("iou_expanded", "IoU (context)", "iou_expanded", "fraction",
-           "IoU of the context after neighbor expansion / parent context"),
-    *(Metric(f"recall_at_{b}", f"Recall @ {b:,} tokens", f"recall_at_{b}", "fraction",
-             f"share of the evidence text inside the first {b:,} tokens of the context the LLM receives")
-      for b in (256, 512, 1024, 2048)),
-    Metric("budget_auc", "Budget AUC", "budget_auc", "fraction",
-           "area under evidence recall vs context budget (256 to 2,048 tokens, log scale)"),
-    Metric("context_relevance", "Context relevance", "context_relevance", "score10",
-           "LLM judge: how relevant the context is (1-10)"),
-    Metric("answer_similarity", "Answer similarity", "answer_similarity", "score10",
-           "LLM judge: generated vs expected answer (1-10)"),
-    Metric("faithfulness", "Faithfulness", "faithfulness", "score10",
-           "LLM judge: answer supported by the context (1-10)"),
-    Metric("hallucination_rate", "Hallucination rate", "hallucination", "fraction",
-           "LLM judge: share of answers flagged as hallucinated", higher_is_better=False),
-)
-METRIC_BY_NAME: dict[str, Metric] = {m.name: m for m in METRICS}
+def metrics_catalog(every: bool = False) -> tuple[Metric, ...]:
+    """The metrics the reports describe, from the metric registry as it is now (evaluation.metric_registry); with
+    ``every``, also the context variants no view shows."""
+    chosen = METRIC_REGISTRY.values() if every else METRIC_REGISTRY.catalog()
+    return tuple(Metric(m.run_name, m.label, m.name, m.kind, m.description, m.higher_is_better) for m in chosen)
+
+
+def metric_by_name() -> dict[str, Metric]:
+    """Run-level name -> metric (every registered one)."""
+    return {m.name: m for m in metrics_catalog(every=True)}
+
+
 #: always in the base schema
 BASE_METRICS: tuple[str, ...] = ("recall", "precision", "iou", "mrr", "hit_rate")
 #: the KPIs of the managerial report, in display order (shown when present)
@@ -129,13 +113,14 @@ def value(row: Mapping[str, Any], *names: str) -> Any:
 
 def present_metrics(frame: pd.DataFrame, names: Iterable[str] | None = None) -> list[Metric]:
     """The catalog metrics with at least one value in ``frame`` (run-level names)."""
-    wanted = list(names) if names is not None else [m.name for m in METRICS]
-    return [METRIC_BY_NAME[n] for n in wanted if n in METRIC_BY_NAME and has_values(frame, n)]
+    by_name = metric_by_name()
+    wanted = list(names) if names is not None else [m.name for m in metrics_catalog()]
+    return [by_name[n] for n in wanted if n in by_name and has_values(frame, n)]
 
 
 def present_question_metrics(frame: pd.DataFrame) -> list[Metric]:
     """Catalog metrics whose per-question column has values in ``frame``."""
-    return [m for m in METRICS if has_values(frame, m.question_column)]
+    return [m for m in metrics_catalog() if has_values(frame, m.question_column)]
 
 
 def interval(row: Mapping[str, Any], metric: str) -> tuple[float, float] | None:
@@ -179,7 +164,7 @@ def fmt(kind: Kind, raw: Any) -> str:
 
 
 def fmt_metric(name: str, raw: Any) -> str:
-    metric = METRIC_BY_NAME.get(name)
+    metric = metric_by_name().get(name)
     return fmt(metric.kind if metric else "value", raw)
 
 
@@ -210,7 +195,7 @@ class RunSettings:
 
     @property
     def neighbor_badge(self) -> str:
-        """The seeds' neighbor badge: ``±P/N`` (previous / next chunks added around each hit); ``±?`` unrecorded."""
+        """The neighbor badge: ``±P/N`` (previous / next chunks added around each hit); ``±?`` unrecorded."""
         if self.neighbor_prev is None and self.neighbor_next is None:
             return "±?"
         return f"±{self.neighbor_prev or 0}/{self.neighbor_next or 0}"

@@ -29,7 +29,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from . import plots
-from .columns import METRICS, has_values, missing, number, parse_json, plural, run_settings
+from .columns import has_values, metrics_catalog, missing, number, parse_json, plural, run_settings
 from .data import ReportData, row_key, row_label
 from .html import esc, json_script, nav, page
 from .scope import scope_banner
@@ -137,7 +137,7 @@ def board_payload(data: ReportData) -> dict[str, Any]:
     runs = data.runs
     if data.excluded_runs and not runs.empty:
         runs = runs[~runs["experiment_run_id"].astype(str).isin(set(data.excluded_runs))]
-    metrics = [m for m in METRICS if has_values(runs, m.name)]
+    metrics = [m for m in metrics_catalog() if has_values(runs, m.name)]
     rows = []
     for row in runs.to_dict("records"):
         settings = run_settings(parse_json(row.get("provenance"), {}), row)

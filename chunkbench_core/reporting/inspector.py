@@ -23,7 +23,7 @@ import pandas as pd
 from chunkbench_core.evaluation.breakdowns import DIMENSIONS, question_groups
 from chunkbench_core.storage.results_db import ResultsDB
 
-from .columns import GENERATED_ANSWER, METRICS, missing, number, parse_json, run_settings, value
+from .columns import GENERATED_ANSWER, metrics_catalog, missing, number, parse_json, run_settings, value
 from .data import ReportData, load_chunks, row_key, row_label
 
 Key = tuple[str, str, str]  # strategy, corpus_model, chunk_id
@@ -256,7 +256,7 @@ def inspector_payload(data: ReportData, results: ResultsDB | None) -> dict[str, 
                         "boundary": settings.boundary_model})
     config_index = {(c["strategy"], c["model"]): i for i, c in enumerate(configs)}
     table = load_chunk_table(results, questions)
-    metric_columns = [m for m in METRICS if m.question_column in questions.columns]
+    metric_columns = [m for m in metrics_catalog() if m.question_column in questions.columns]
     answer_column = next((c for c in GENERATED_ANSWER if c in questions.columns), None)
     question_list: list[dict[str, Any]] = []
     question_index: dict[tuple[str, str], int] = {}

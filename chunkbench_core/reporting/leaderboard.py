@@ -18,11 +18,15 @@ import pandas as pd
 
 from chunkbench_core.storage.results_db import LEADERBOARD_COLUMNS
 
-from .columns import METRICS, plural
+from .columns import metrics_catalog, plural
 
-FRACTIONS = {m.name for m in METRICS if m.kind == "fraction"} | {
-    "recall_at_256", "recall_at_512", "recall_at_1024", "recall_at_2048", "budget_auc", "rank_mean",
-    "rank_ci_low", "rank_ci_high", "difference_vs_best", "lower_bound_vs_best", "margin"}
+#: fraction columns besides the registered metrics (evaluation.metric_registry) that are fractions
+FRACTION_COLUMNS = {"rank_mean", "rank_ci_low", "rank_ci_high", "difference_vs_best", "lower_bound_vs_best", "margin"}
+
+
+def fractions() -> set[str]:
+    """The columns shown as fractions: every registered metric that is one (its run-level name), and the ranks'."""
+    return {m.name for m in metrics_catalog(every=True) if m.kind == "fraction"} | FRACTION_COLUMNS
 WIDTH = 120
 #: the default columns; "metric" stands for the ranking metric's own column
 COMPACT = ("rank", "strategy", "corpus_model", "n_questions", "metric", "lower_bound_vs_best", "context_tokens",
@@ -33,7 +37,7 @@ HEADERS = {"n_questions": "n", "context_tokens": "tokens", "on_frontier": "front
 USD = {"projected_usd", "cost_usd", "index_usd", "query_usd_per_1000", "caption_usd", "answer_usd", "judge_usd"}
 RIGHT = {"rank", "tier", "n_questions", "questions_to_settle", "context_tokens", "query_ms", "index_seconds", "n_chunks",
          "embedded_tokens", "points", "storage_bytes", "cold_query_ms",
-         "effect_size", "p_value_vs_best", "p_value_adjusted"} | FRACTIONS | USD
+         "effect_size", "p_value_vs_best", "p_value_adjusted"} | USD
 #: dropped first when the table is still too wide
 OPTIONAL = ("cost_usd", "on_frontier", "lower_bound_vs_best", "query_ms", "context_tokens")
 
@@ -64,7 +68,7 @@ def cell(column: str, value: object) -> str:
         return usd_text(float(value))
     if column in ("p_value_vs_best", "p_value_adjusted", "effect_size"):
         return f"{float(value):.3f}"
-    if column in FRACTIONS or isinstance(value, float):
+    if column in fractions() or isinstance(value, float):
         return f"{float(value):.3f}"
     return str(value)
 
@@ -112,7 +116,8 @@ def _render(board: pd.DataFrame, columns: list[tuple[str, str]], gap: int) -> li
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, (h, _) in enumerate(columns)]
 
     def line(cells: list[str]) -> str:
-        return (" " * gap).join(c.rjust(w) if source in RIGHT else c.ljust(w)
+        right = RIGHT | fractions()
+        return (" " * gap).join(c.rjust(w) if source in right else c.ljust(w)
                                 for c, w, (_, source) in zip(cells, widths, columns)).rstrip()
 
     return [line([h for h, _ in columns]), line(["-" * w for w in widths]), *(line(r) for r in rows)]
@@ -201,4 +206,16 @@ def round_value(value: Any, places: int = 3) -> Any:
     return value
 
 
-__all__ = ["LEADERBOARD_COLUMNS", "cell", "format_markdown", "format_table", "ranking_note", "round_value"]
+def leaderboard_text(results: Any, wide: bool = False) -> str:
+    """The leaderboard table, its notes and the warnings of the last comparison, as the command line prints them
+    (``results``: a ResultsDB)."""
+    text = format_table(results.leaderboard(), results.recommendation(), wide=wide)
+    warnings = results.diagnostics()
+    if warnings:  # wrapped like the notes above them, each under its own dash
+        text += "\n\nwarnings:\n" + "\n".join(textwrap.fill(w["message"], 120, initial_indent="- ",
+                                                              subsequent_indent="  ") for w in warnings)
+    return text
+
+
+__all__ = ["LEADERBOARD_COLUMNS", "cell", "format_markdown", "format_table", "leaderboard_text", "ranking_note",
+           "round_value"]

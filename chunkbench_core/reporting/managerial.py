@@ -15,13 +15,15 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
+from chunkbench_core.chunking import STRATEGIES
+from chunkbench_core.provenance import heading_context_label
+
 from . import plots
 from .columns import (
-    HEADING_CONTEXT_LABEL,
     KPI_METRICS,
-    METRIC_BY_NAME,
     fmt,
     fmt_metric,
+    metric_by_name,
     number,
     plural,
     present_metrics,
@@ -37,18 +39,17 @@ from .webfiles import scripts, stylesheet
 from .columns import flag
 from .summary import Interval, metric_interval, metric_value, n_failed, token_totals
 
-#: plain-language description of the strategies the product ships (unknown names get none)
-STRATEGY_DESCRIPTIONS: dict[str, str] = {
-    "fixed_size": "cuts the text into windows of a fixed number of tokens, ignoring its structure",
-    "recursive": "splits at headings, then paragraphs, lines and sentences, and merges pieces up to a target size",
-    "semantic": "groups consecutive sentences while their meaning stays similar (a boundary embedding model decides)",
-    "semantic_parent_child": "retrieves small semantic chunks and hands the model their larger parent section",
-    "contextual_retrieval": "adds an LLM-written context line to each chunk before embedding it",
-    HEADING_CONTEXT_LABEL: "adds the document's title and the chunk's heading path to each chunk before embedding "
-                           "it (no LLM was configured)",
-    "structural": "follows the document's own structure (headings, lists, tables)",
-    "cluster_semantic": "clusters sentences by meaning into chunks of bounded size",
-}
+
+def strategy_description(strategy: str, label: str | None = None) -> str | None:
+    """The registered strategy's one-line description (its heading-context variant when ``label`` names it);
+    None for a strategy no longer registered."""
+    spec = STRATEGIES.get(strategy)
+    if spec is None:
+        return None
+    if label and label == heading_context_label(strategy) and spec.description_without_llm:
+        return spec.description_without_llm
+    return spec.description
+
 
 BAR_METRICS = ("recall", "precision", "iou", "mrr", "ndcg")
 #: the dollar columns of the cost table (header, leaderboard column), shown when any value is not zero
@@ -200,7 +201,7 @@ def _diagnostics(data: ReportData) -> str:
 def _kpis(data: ReportData, best: Mapping[str, Any], metrics: Sequence[str]) -> str:
     cards = []
     for name in metrics:
-        info = METRIC_BY_NAME[name]
+        info = metric_by_name()[name]
         raw = metric_value(data, best, name)
         if raw is None:
             continue
@@ -221,7 +222,7 @@ def _ranked_table(data: ReportData, rows: Sequence[Mapping[str, Any]], metrics: 
     if metric:
         headers += [metric, "lower bound vs best"]
     has_cost = _costs_money(rows, "projected_usd")
-    headers += [*(METRIC_BY_NAME[m].label for m in metrics), "context tokens", *(["$ index + 1,000 questions"] if has_cost else []),
+    headers += [*(metric_by_name()[m].label for m in metrics), "context tokens", *(["$ index + 1,000 questions"] if has_cost else []),
                 "frontier", "verdict"]
     body = []
     for i, row in enumerate(rows):
@@ -302,7 +303,7 @@ def _plots(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
         bounds = [metric_interval(data, r, name) for r in rows]
         lows = [b.low if b else None for b in bounds]
         highs = [b.high if b else None for b in bounds]
-        series.append(plots.MetricSeries(METRIC_BY_NAME[name].label, values, lows, highs))
+        series.append(plots.MetricSeries(metric_by_name()[name].label, values, lows, highs))
     if series:
         out.append("<figure>" + png_img(plots.metric_bars_png([str(r["label"]) for r in rows], series),
                                         "metric-bars", "metrics per configuration with confidence intervals")
@@ -343,7 +344,7 @@ def _strategy_paragraph(data: ReportData, row: Mapping[str, Any], rank: int, tot
     strategy = str(row["strategy"])
     sentences = []
     label = str(row.get("strategy_label") or strategy)
-    description = STRATEGY_DESCRIPTIONS.get(label) or STRATEGY_DESCRIPTIONS.get(strategy)
+    description = strategy_description(strategy, label)
     if description:
         sentences.append(f"This strategy {description}.")
     recall, precision = metric_value(data, row, "recall"), metric_value(data, row, "precision")
@@ -442,7 +443,7 @@ def render_managerial(data: ReportData, links: Sequence[tuple[str, str]], curren
         body.append(_results_by_group(data))
         body.append("<h2>Each configuration in plain words</h2>"
                     + "".join(_strategy_paragraph(data, r, i + 1, len(rows)) for i, r in enumerate(rows)))
-        definitions = [(m.label, esc(m.description)) for m in (METRIC_BY_NAME[n] for n in metrics)]
+        definitions = [(m.label, esc(m.description)) for m in (metric_by_name()[n] for n in metrics)]
         if data.recommendation:
             definitions.insert(0, (str(data.recommendation["rank_metric"]),
                                    esc(str(data.recommendation["metric_definition"]).capitalize() + ". It ranks the "

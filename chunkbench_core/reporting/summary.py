@@ -13,7 +13,7 @@ import pandas as pd
 
 from .columns import (
     LATENCY_PARTS,
-    METRIC_BY_NAME,
+    metric_by_name,
     first_column,
     interval,
     number,
@@ -64,7 +64,7 @@ def _metric_interval(data: ReportData, row: Mapping[str, Any], metric: str) -> I
     recorded = interval(row, metric)
     if recorded is not None:
         return Interval(recorded[0], recorded[1], True)
-    info = METRIC_BY_NAME.get(metric)
+    info = metric_by_name().get(metric)
     questions = config_questions(data, row)
     if info is None or info.question_column not in questions.columns:
         return None
@@ -80,7 +80,7 @@ def metric_value(data: ReportData, row: Mapping[str, Any], metric: str) -> float
     recorded = number(row.get(metric))
     if recorded is not None:
         return recorded
-    info = METRIC_BY_NAME.get(metric)
+    info = metric_by_name().get(metric)
     questions = config_questions(data, row)
     if info is None or info.question_column not in questions.columns:
         return None

@@ -13,8 +13,8 @@ import pandas as pd
 
 from chunkbench_core.storage.results_db import ResultsDB
 
-from .columns import (METRICS, flag, flatten, fmt, fmt_metric, has_values, number, parse_json, plural, run_settings,
-                      text, value)
+from .columns import (flag, flatten, fmt, fmt_metric, has_values, metrics_catalog, number, parse_json, plural,
+                      run_settings, text, value)
 from .data import ReportData
 from .html import definition_list, esc, json_script, label_html, nav, page, table
 from .inspector import inspector_payload
@@ -132,7 +132,7 @@ def _question_table(data: ReportData) -> str:
         return "<p class='note'>No question results.</p>"
     total = len(questions)
     questions = questions.iloc[:TABLE_ROWS]
-    metrics = [m for m in METRICS if has_values(questions, m.question_column)]
+    metrics = [m for m in metrics_catalog() if has_values(questions, m.question_column)]
     headers = ["set", "id", "question", "configuration", *(m.label for m in metrics), "retrieval", "error"]
     rows = []
     classes = []

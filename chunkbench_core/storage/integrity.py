@@ -326,8 +326,12 @@ TABLE_REBUILT_BY = {
     "collections": _COLLECTION,
     "index_costs": _COLLECTION,
     "embedding_usage": "the partition that wrote it writes it again (chunkbench run does)",
-    "question_results": _EXPERIMENT,
+    "question_results": _EXPERIMENT,  # wide files of older versions (results_db.SCORED_TABLES)
     "experiment_metrics": _EXPERIMENT,
+    "question_rows": _EXPERIMENT,
+    "question_scores": _EXPERIMENT,
+    "experiment_runs": _EXPERIMENT,
+    "run_scores": _EXPERIMENT,
     "question_errors": _EXPERIMENT,
     "comparison": _LEADERBOARD,
     "recommendation": _LEADERBOARD,

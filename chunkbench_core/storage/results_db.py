@@ -15,333 +15,349 @@ with plain SQL (``SELECT * FROM leaderboard``).
 
 from __future__ import annotations
 
+import math
 import os
 import re
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 import duckdb
 import pandas as pd
 
 from chunkbench_core.errors import ChunkbenchError
+from chunkbench_core.evaluation.metric_registry import METRICS
 from chunkbench_core.storage import integrity, space
+from chunkbench_core.storage.records import CollectionBuild, DocumentRecord, ExperimentRun, IndexCostRecord
+from chunkbench_core.storage.records import rows as record_rows
 
+# Every table, one declaration each: (column, DuckDB type). A results folder from an older version gets
+# the new columns through the empty schema file of each table (``ensure_schema_files``).
 TABLES: dict[str, list[tuple[str, str]]] = {
     "documents": [
-        ("document", "VARCHAR"),
-        ("path", "VARCHAR"),
-        ("sha256", "VARCHAR"),
-        ("size_bytes", "BIGINT"),
+        ("document", "VARCHAR"), ("path", "VARCHAR"), ("sha256", "VARCHAR"), ("size_bytes", "BIGINT"),
         ("status", "VARCHAR"),  # parsed | failed
-        ("error", "VARCHAR"),
-        ("parser", "VARCHAR"),
-        ("n_chars", "BIGINT"),
-        ("n_units", "BIGINT"),
+        ("error", "VARCHAR"), ("parser", "VARCHAR"), ("n_chars", "BIGINT"), ("n_units", "BIGINT"),
         ("warnings", "VARCHAR"),  # JSON list
         ("parsed_at", "TIMESTAMP"),
+        # the images a vision model captioned while parsing (evaluation.cost.caption_usd)
+        ("n_captions", "INTEGER"), ("caption_tokens", "BIGINT"),
     ],
     "chunks": [
-        ("chunk_id", "VARCHAR"),
-        ("point_id", "VARCHAR"),
-        ("strategy", "VARCHAR"),
-        ("corpus_model", "VARCHAR"),
-        ("document", "VARCHAR"),
-        ("chunk_index", "INTEGER"),
-        ("start_offset", "BIGINT"),
-        ("end_offset", "BIGINT"),
-        ("token_count", "INTEGER"),
-        ("content_type", "VARCHAR"),
+        ("chunk_id", "VARCHAR"), ("point_id", "VARCHAR"), ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
+        ("document", "VARCHAR"), ("chunk_index", "INTEGER"), ("start_offset", "BIGINT"), ("end_offset", "BIGINT"),
+        ("token_count", "INTEGER"), ("content_type", "VARCHAR"),
         ("heading_path", "VARCHAR"),  # JSON list
         ("parent_id", "VARCHAR"),
         ("role", "VARCHAR"),  # chunk | child (retrieved) | parent (context only, not embedded)
-        ("previous_chunk_id", "VARCHAR"),
-        ("next_chunk_id", "VARCHAR"),
+        ("previous_chunk_id", "VARCHAR"), ("next_chunk_id", "VARCHAR"),
         ("context_source", "VARCHAR"),  # contextual_retrieval: llm | headings
-        ("text", "VARCHAR"),
-        ("embedded_text", "VARCHAR"),
+        ("text", "VARCHAR"), ("embedded_text", "VARCHAR"),
         ("chunking_params", "VARCHAR"),  # JSON object
         ("variant", "VARCHAR"),  # '' for the default sizes, e.g. size256_overlap32 for a sweep
         ("materialized_at", "TIMESTAMP"),
+        # the collection build the row belongs to (storage.history; NULL in rows written before builds were kept)
+        ("build", "VARCHAR"),
     ],
-    "question_results": [
-        ("experiment_run_id", "VARCHAR"),
-        ("strategy", "VARCHAR"),
-        ("corpus_model", "VARCHAR"),
-        ("question_set", "VARCHAR"),
-        ("question_id", "VARCHAR"),
-        ("question", "VARCHAR"),
-        ("category", "VARCHAR"),
-        ("difficulty", "VARCHAR"),
-        ("top_k", "INTEGER"),
-        ("n_references", "INTEGER"),
+    # per question of a run: what was asked and retrieved, latencies, the LLM's cells, costs; its metric values
+    # are in question_scores, one row per metric (the view ``question_results`` joins them, one column each)
+    "question_rows": [
+        ("experiment_run_id", "VARCHAR"), ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
+        ("question_set", "VARCHAR"), ("question_id", "VARCHAR"), ("question", "VARCHAR"), ("category", "VARCHAR"),
+        ("difficulty", "VARCHAR"), ("top_k", "INTEGER"), ("n_references", "INTEGER"),
         ("retrieved", "VARCHAR"),  # JSON list of {rank, chunk_id, document, start, end, score}
-        ("recall", "DOUBLE"),
-        ("precision", "DOUBLE"),
-        ("iou", "DOUBLE"),
-        ("hit", "DOUBLE"),
-        ("reciprocal_rank", "DOUBLE"),
-        ("retrieval_ms", "DOUBLE"),
-        ("error", "VARCHAR"),
+        ("retrieval_ms", "DOUBLE"), ("error", "VARCHAR"), ("created_at", "TIMESTAMP"),
+        ("expected_answer", "VARCHAR"),
+        ("references", "VARCHAR"),  # JSON list of {document, start, end}: the located evidence spans
+        ("embed_ms", "DOUBLE"), ("search_ms", "DOUBLE"), ("expand_ms", "DOUBLE"), ("generate_ms", "DOUBLE"),
+        ("judge_ms", "DOUBLE"), ("n_expanded", "INTEGER"), ("judge_attempts", "INTEGER"),
+        ("answer_prompt_tokens", "INTEGER"), ("answer_completion_tokens", "INTEGER"),
+        ("judge_prompt_tokens", "INTEGER"), ("judge_completion_tokens", "INTEGER"), ("llm_context_tokens", "INTEGER"),
+        ("expanded", "VARCHAR"),  # JSON: hits + neighbors after expansion
+        ("expansion_tree", "VARCHAR"),  # JSON: one node per hit with its neighbors
+        ("answer", "VARCHAR"), ("answer_error", "VARCHAR"), ("judge_error", "VARCHAR"), ("judge_reasoning", "VARCHAR"),
+        ("context_truncated", "BOOLEAN"),
+        # the context in retrieval order, in cl100k tokens (evaluation.budget)
+        ("context_tokens", "DOUBLE"),
+        ("budget_recalls", "VARCHAR"),  # JSON {budget: recall} for every configured budget
+        # dollars (evaluation.cost): the question embedded, the answer, the judge, counted as if nothing were cached
+        ("embedding_usd", "DOUBLE"), ("answer_usd", "DOUBLE"), ("judge_usd", "DOUBLE"), ("cost_usd", "DOUBLE"),
+        # no evidence references: left out of the evidence metrics (NULL, never 0), answered and judged
+        ("judge_only", "BOOLEAN"),
+        ("build", "VARCHAR"),  # the collection build retrieved from (storage.history)
+        # the write this row belongs to (its results key) and its place in that write: join its scores
+        ("record", "VARCHAR"), ("record_row", "INTEGER"),
+    ],
+    # one row per question x metric of the registry (evaluation.metric_registry)
+    "question_scores": [
+        ("record", "VARCHAR"), ("record_row", "INTEGER"), ("experiment_run_id", "VARCHAR"), ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
+        ("configuration", "VARCHAR"),  # strategy|corpus_model, as the comparison names it
+        ("question_set", "VARCHAR"), ("question_id", "VARCHAR"), ("metric", "VARCHAR"), ("value", "DOUBLE"),
         ("created_at", "TIMESTAMP"),
     ],
-    "experiment_metrics": [
-        ("experiment_run_id", "VARCHAR"),
-        ("strategy", "VARCHAR"),
-        ("corpus_model", "VARCHAR"),
-        ("n_questions", "INTEGER"),
-        ("n_failed", "INTEGER"),
-        ("recall", "DOUBLE"),
-        ("precision", "DOUBLE"),
-        ("iou", "DOUBLE"),
-        ("mrr", "DOUBLE"),
-        ("hit_rate", "DOUBLE"),
-        ("top_k", "INTEGER"),
+    # per strategy x corpus model x experiment run (x sweep setting): counts, latency, costs, provenance; the
+    # means of its metrics with their intervals are in run_scores (the view ``experiment_metrics`` joins them)
+    "experiment_runs": [
+        ("experiment_run_id", "VARCHAR"), ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
+        ("n_questions", "INTEGER"), ("n_failed", "INTEGER"), ("top_k", "INTEGER"),
         ("provenance", "VARCHAR"),  # JSON object
         ("created_at", "TIMESTAMP"),
+        ("variant", "VARCHAR"),  # '' = the partition's default chunk sizes; e.g. size256_overlap32 in a sweep
+        ("neighbor_prev", "INTEGER"), ("neighbor_next", "INTEGER"),
+        ("retrieval_ms", "DOUBLE"), ("generate_ms", "DOUBLE"), ("judge_ms", "DOUBLE"),
+        ("n_judged", "INTEGER"), ("n_answer_failed", "INTEGER"), ("n_judge_failed", "INTEGER"),
+        # equal context budgets and query cost (the cold first call apart from the warm mean)
+        ("context_tokens", "DOUBLE"), ("query_ms", "DOUBLE"), ("cold_query_ms", "DOUBLE"),
+        ("question_tokens", "DOUBLE"), ("query_usd_per_1000", "DOUBLE"),
+        ("llm_priced", "BOOLEAN"),  # the LLM's prices were known (else its share of query_usd_per_1000 is 0)
+        ("budgets", "VARCHAR"),  # JSON list of the budgets in tokens
+        ("answer_prompt_tokens", "BIGINT"), ("answer_completion_tokens", "BIGINT"), ("judge_prompt_tokens", "BIGINT"),
+        ("judge_completion_tokens", "BIGINT"),
+        # what the partition cost in this benchmark (evaluation.cost): index, captions, questions
+        ("index_usd", "DOUBLE"), ("caption_usd", "DOUBLE"), ("questions_usd", "DOUBLE"), ("answer_usd", "DOUBLE"),
+        ("judge_usd", "DOUBLE"), ("cost_usd", "DOUBLE"),
+        ("n_judge_only", "INTEGER"),  # questions without evidence references, judged only
+        # the write this row belongs to (its results key) and its place in that write: join its scores
+        ("record", "VARCHAR"), ("record_row", "INTEGER"),
+    ],
+    # one row per run x metric of the registry: the mean over the questions it applies to, and its bootstrap CI
+    "run_scores": [
+        ("record", "VARCHAR"), ("record_row", "INTEGER"), ("experiment_run_id", "VARCHAR"), ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
+        ("configuration", "VARCHAR"), ("variant", "VARCHAR"), ("metric", "VARCHAR"), ("mean", "DOUBLE"),
+        ("ci_low", "DOUBLE"), ("ci_high", "DOUBLE"), ("created_at", "TIMESTAMP"),
+    ],
+    # rank, class and tests of every configuration of the latest runs against the best
+    # (evaluation.statistics.BEST_RULE), its costs on the frontier, and whether it is the recommendation
+    # (evaluation.recommendation)
+    "comparison": [
+        ("configuration", "VARCHAR"),
+        ("strategy_label", "VARCHAR"),  # how every view names the strategy (provenance.strategy_label)
+        ("experiment_run_id", "VARCHAR"),  # the run compared (the leaderboard's latest of the configuration)
+        ("rank", "INTEGER"),  # 1 = highest mean of the ranking metric (equal means: the cheaper, then the name)
+        ("class", "VARCHAR"),  # best | within_margin | undecided | worse (against the best, see BEST_RULE)
+        # the class in order: 1 = best or shown within the margin, 2 = undecided, 3 = shown worse
+        ("tier", "INTEGER"),
+        ("metric", "VARCHAR"),
+        ("margin", "DOUBLE"),  # in the metric's units: within this of the best counts as good as the best
+        ("n_questions", "INTEGER"),
+        ("mean", "DOUBLE"),
+        ("ci_low", "DOUBLE"),
+        ("ci_high", "DOUBLE"),
+        ("is_best", "BOOLEAN"),  # rank 1
+        ("recommended", "BOOLEAN"),
+        ("n_paired", "INTEGER"),  # questions this configuration and the best both scored
+        ("difference_vs_best", "DOUBLE"),  # mean of (this - best) over the paired questions
+        ("difference_ci_low", "DOUBLE"),  # 95% bootstrap interval of that mean
+        ("difference_ci_high", "DOUBLE"),
+        ("lower_bound_vs_best", "DOUBLE"),  # one-sided 95% lower bound of that mean, Bonferroni over n_compared
+        ("sd_difference", "DOUBLE"),
+        ("effect_size", "DOUBLE"),  # Cohen's d_z against the best
+        ("p_value_vs_best", "DOUBLE"),  # one-sided paired randomization test: this one scores lower than the best
+        ("p_value_adjusted", "DOUBLE"),  # Holm over n_compared
+        ("significantly_worse", "BOOLEAN"),  # p_value_adjusted < 0.05 and lower on average
+        # questions that would show it within the margin, if its difference held
+        ("questions_to_show_within", "BIGINT"),
+        # undecided: questions that would class it either way, if its difference held
+        ("questions_to_settle", "BIGINT"),
+        ("n_compared", "INTEGER"),  # configurations compared with the best (the m - 1 of both corrections)
+        ("friedman_statistic", "DOUBLE"),
+        ("friedman_p", "DOUBLE"),
+        ("n_complete", "INTEGER"),
+        ("min_detectable_difference", "DOUBLE"),
+        ("questions_to_separate", "BIGINT"),
+        ("on_frontier", "BOOLEAN"),
+        ("cost_axis", "VARCHAR"),  # projected_usd, or context_tokens when no configuration costs money
+        ("rule", "VARCHAR"),
+        ("compared_at", "TIMESTAMP"),
+    ],
+    "recommendation": [  # one row: the configuration to use, by the documented rule, and why
+        ("strategy", "VARCHAR"),
+        ("corpus_model", "VARCHAR"),
+        ("rule", "VARCHAR"),  # cheapest_within_margin | highest_mean
+        ("reason", "VARCHAR"),
+        ("recommendation_stability", "DOUBLE"),  # share of resamples of the questions where the rule picks the same
+        ("stability_resamples", "INTEGER"),
+        ("stability_runner_ups", "VARCHAR"),  # the other picks on those resamples, with their shares
+        ("decided", "BOOLEAN"),  # false: the best only because nothing cheaper could be shown, or an unstable pick
+        ("margin", "DOUBLE"),
+        ("n_within_margin", "INTEGER"),  # the best and every configuration shown within the margin of it
+        ("within_margin", "VARCHAR"),
+        ("undecided", "VARCHAR"),  # might be as good, cannot tell yet
+        ("n_worse", "INTEGER"),
+        ("n_questions", "INTEGER"),
+        ("difference_vs_best", "DOUBLE"),
+        ("lower_bound_vs_best", "DOUBLE"),
+        ("candidate", "VARCHAR"),  # the nearest cheaper configuration that might be as good
+        ("questions_to_settle", "BIGINT"),  # questions that would show it within the margin, if its difference held
+        ("questions_for_stable_pick", "BIGINT"),  # questions that would make the pick stable (70% of resamples)
+        ("cost_tolerance", "DOUBLE"),
+        ("min_detectable_difference", "DOUBLE"),
+        ("configuration", "VARCHAR"),
+        ("rule_text", "VARCHAR"),
+        ("rank_metric", "VARCHAR"),
+        ("metric_definition", "VARCHAR"),
+        ("rank_mean", "DOUBLE"),
+        ("questions_to_separate", "BIGINT"),
+        ("highest_mean", "VARCHAR"),
+        ("cost_axis", "VARCHAR"),
+        ("compared_at", "TIMESTAMP"),
+    ],
+    "diagnostics": [("code", "VARCHAR"), ("message", "VARCHAR"), ("compared_at", "TIMESTAMP")],
+    # what building each collection took (evaluation.cost): one row per collection build
+    "index_costs": [
+        ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"), ("variant", "VARCHAR"), ("collection", "VARCHAR"),
+        ("n_chunks", "BIGINT"), ("n_embedded", "BIGINT"), ("embedded_tokens", "BIGINT"), ("boundary_tokens", "BIGINT"),
+        ("index_seconds", "DOUBLE"),
+        ("index_usd", "DOUBLE"),  # embedding_usd + context_usd
+        ("points", "BIGINT"), ("storage_bytes", "BIGINT"), ("built_at", "TIMESTAMP"),
+        # contextual_retrieval's LLM calls (every context, cached or not)
+        ("context_calls", "BIGINT"), ("context_input_tokens", "BIGINT"), ("context_output_tokens", "BIGINT"),
+        ("embedding_usd", "DOUBLE"), ("context_usd", "DOUBLE"),
+    ],
+    "embedding_usage": [
+        ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
+        ("stage", "VARCHAR"),  # chunks (corpus embeddings) | boundary (semantic cuts) | queries
+        ("model_id", "VARCHAR"), ("provider", "VARCHAR"), ("texts", "BIGINT"), ("unique_texts", "BIGINT"),
+        ("cache_hits", "BIGINT"), ("embedded", "BIGINT"), ("requests", "BIGINT"), ("retries", "BIGINT"),
+        ("prompt_tokens", "BIGINT"), ("truncated", "BIGINT"), ("seconds", "DOUBLE"), ("hit_rate", "DOUBLE"),
+        ("dagster_run_id", "VARCHAR"), ("recorded_at", "TIMESTAMP"),
+    ],
+    # every problem of the question sets (a bad file, or one question dropped alone), as of the latest check
+    "question_errors": [
+        ("file", "VARCHAR"), ("question_set", "VARCHAR"),
+        ("question_id", "VARCHAR"),  # NULL when the whole file is at fault
+        ("field", "VARCHAR"), ("reason", "VARCHAR"), ("checked_at", "TIMESTAMP"),
+    ],
+    # one row per collection build (replaced by the next build of the same collection): what it was
+    # built from; experiments copy it into their provenance (chunkbench_core.provenance)
+    "collections": [
+        ("collection", "VARCHAR"), ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"), ("variant", "VARCHAR"),
+        ("settings", "VARCHAR"),  # JSON: every requested setting that decides the chunks
+        ("settings_fingerprint", "VARCHAR"),
+        ("options", "VARCHAR"),  # JSON: the chunker options set by the user (run config, CLI)
+        ("chunker_params", "VARCHAR"),  # JSON: what the chunker reported (its params)
+        ("boundary_model", "VARCHAR"), ("threshold", "DOUBLE"),
+        ("threshold_source", "VARCHAR"),  # run config | override | registry
+        ("threshold_mode", "VARCHAR"),
+        ("context_sources", "VARCHAR"),  # JSON: embedded texts per context source (llm, headings, headings_fallback)
+        ("parse_options", "VARCHAR"),  # JSON
+        ("parser_version", "VARCHAR"), ("corpus_fingerprint", "VARCHAR"), ("n_documents", "INTEGER"),
+        ("n_chunks", "INTEGER"),
+        ("dagster_run_id", "VARCHAR"),  # the chunk_collections materialization's run
+        ("code_version", "VARCHAR"), ("built_at", "TIMESTAMP"),
+        ("build", "VARCHAR"),  # provenance.build_fingerprint: its chunks' key in the chunks table
+    ],
+    # runs set aside for good (chunkbench runs exclude / include; storage.runs): one row per experiment run
+    # ever excluded, keyed by its id. An excluded run stays in every results table; the leaderboard views,
+    # the comparison and the reports leave it out while ``excluded`` is true.
+    "run_exclusions": [
+        ("experiment_run_id", "VARCHAR"),
+        ("excluded", "BOOLEAN"),  # false once included again (the row keeps the last reason)
+        ("reason", "VARCHAR"), ("excluded_at", "TIMESTAMP"), ("included_at", "TIMESTAMP"),
+    ],
+    # persistent defaults shared by every machine using this results folder (embedding.thresholds)
+    "defaults": [
+        ("setting", "VARCHAR"),  # semantic_threshold:<model id> | boundary_model
+        ("value", "VARCHAR"),  # JSON
+        ("changed_at", "TIMESTAMP"),
     ],
 }
 
-def _doubles(*names: str) -> list[tuple[str, str]]:
-    return [(n, "DOUBLE") for n in names]
+
+@dataclass(frozen=True)
+class ScoredTable:
+    """A wide table whose metric columns are stored long: ``base`` rows plus one ``scores`` row per metric,
+    joined by a view named after the wide table on ``KEYS``: the write a row belongs to (its results key) and
+    its place in that write (one write may hold several runs, and a run the same question ids as another).
+    Its folder also holds the wide files written before scores were stored long (read through the view
+    ``legacy_<name>``)."""
+
+    KEYS: ClassVar[tuple[str, str]] = ("record", "record_row")
+
+    name: str
+    base: str
+    scores: str
+    per_question: bool  # the scores are a question's values (else a run's means with their intervals)
+
+    def metric_columns(self) -> list[tuple[str, str]]:
+        """The metric columns of the wide view, from the metric registry as it is now."""
+        if self.per_question:
+            return [(m.name, m.dtype) for m in METRICS.values()]
+        return [(c, "DOUBLE") for m in METRICS.values()
+                for c in (m.run_name, f"{m.run_name}_ci_low", f"{m.run_name}_ci_high")]
+
+    def wide_columns(self) -> list[tuple[str, str]]:
+        return [c for c in TABLES[self.base] if c[0] not in self.KEYS] + self.metric_columns()
+
+    def pivot_sql(self) -> str:
+        """The wide view: the base rows with one column per registered metric, then the older wide files."""
+        keys = ", ".join(f'"{k}"' for k in self.KEYS)
+        if self.per_question:
+            cells = [f"CAST(max(value) FILTER (WHERE metric = {sql_string(m.name)}) AS {m.dtype}) AS \"{m.name}\""
+                     for m in METRICS.values()]
+        else:
+            cells = [f"max({part}) FILTER (WHERE metric = {sql_string(m.run_name)}) AS \"{column}\""
+                     for m in METRICS.values()
+                     for part, column in (("mean", m.run_name), ("ci_low", f"{m.run_name}_ci_low"),
+                                          ("ci_high", f"{m.run_name}_ci_high"))]
+        pivot = f"SELECT {keys}, {', '.join(cells)} FROM {self.scores} GROUP BY {keys}" if cells else \
+            f"SELECT DISTINCT {keys} FROM {self.scores}"
+        return (f"SELECT b.* EXCLUDE ({keys}), s.* EXCLUDE ({keys}) FROM {self.base} b "
+                f"LEFT JOIN ({pivot}) s USING ({keys}) "
+                f"UNION ALL BY NAME SELECT * FROM legacy_{self.name}")
+
+    def split(self, key: str, rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Wide rows as (base rows, score rows) under the results key ``key``."""
+        metric_columns = {c for c, _ in self.metric_columns()}
+        base, scores = [], []
+        for place, row in enumerate(rows):
+            base.append({**{k: v for k, v in row.items() if k not in metric_columns}, "record": key,
+                         "record_row": place})
+            ids = {"record": key, "record_row": place, "experiment_run_id": row.get("experiment_run_id"), "strategy": row.get("strategy"),
+                   "corpus_model": row.get("corpus_model"),
+                   "configuration": f"{row.get('strategy')}|{row.get('corpus_model')}",
+                   "created_at": row.get("created_at")}
+            for metric in METRICS.values():
+                if self.per_question:
+                    value = _number(row.get(metric.name))
+                    if value is not None:
+                        scores.append({**ids, "question_set": row.get("question_set"),
+                                       "question_id": row.get("question_id"), "metric": metric.name, "value": value})
+                    continue
+                cells = {part: _number(row.get(column)) for part, column in (
+                    ("mean", metric.run_name), ("ci_low", f"{metric.run_name}_ci_low"),
+                    ("ci_high", f"{metric.run_name}_ci_high"))}
+                if any(v is not None for v in cells.values()):
+                    scores.append({**ids, "variant": row.get("variant"), "metric": metric.run_name, **cells})
+        return base, scores
 
 
-_RANKED = ("recall", "precision", "iou", "hit", "reciprocal_rank", "ndcg")
-_BUDGETED = ("recall_at_256", "recall_at_512", "recall_at_1024", "recall_at_2048", "budget_auc")
-# issue 6: precision_omega, nDCG, metrics after neighbor expansion, latency, LLM answer + judge
-TABLES["question_results"] += [
-    ("expected_answer", "VARCHAR"),
-    ("references", "VARCHAR"),  # JSON list of {document, start, end}: the located evidence spans
-    *_doubles("precision_omega", "ndcg", *(f"{c}_expanded" for c in _RANKED),
-              "embed_ms", "search_ms", "expand_ms", "context_relevance", "answer_similarity", "faithfulness",
-              "generate_ms", "judge_ms"),
-    *[(n, "INTEGER") for n in ("n_expanded", "judge_attempts", "answer_prompt_tokens", "answer_completion_tokens",
-                               "judge_prompt_tokens", "judge_completion_tokens", "llm_context_tokens")],
-    ("expanded", "VARCHAR"),  # JSON: hits + neighbors after expansion
-    ("expansion_tree", "VARCHAR"),  # JSON: one node per hit with its neighbors
-    ("answer", "VARCHAR"),
-    ("answer_error", "VARCHAR"),
-    ("judge_error", "VARCHAR"),
-    ("judge_reasoning", "VARCHAR"),
-    ("hallucination", "BOOLEAN"),
-    ("context_truncated", "BOOLEAN"),
-    # equal context budgets (evaluation.budget): the context in retrieval order, cut at B cl100k tokens
-    *_doubles("context_tokens", *_BUDGETED),
-    ("budget_recalls", "VARCHAR"),  # JSON {budget: recall} for every configured budget
-]
-_AGGREGATED = ("recall", "precision", "iou", "mrr", "hit_rate", "precision_omega", "ndcg",
-               *(f"{c}_expanded" for c in ("recall", "precision", "iou", "hit_rate", "mrr", "ndcg")))
-_JUDGED = ("context_relevance", "answer_similarity", "faithfulness", "hallucination_rate")
-TABLES["experiment_metrics"] += [
-    ("variant", "VARCHAR"),  # '' = the partition's default chunk sizes; e.g. size256_overlap32 in a sweep
-    ("neighbor_prev", "INTEGER"),
-    ("neighbor_next", "INTEGER"),
-    *_doubles("precision_omega", "ndcg", *(f"{c}_expanded" for c in ("recall", "precision", "iou", "hit_rate", "mrr", "ndcg"))),
-    *_doubles(*(f"{m}_ci_{side}" for m in _AGGREGATED for side in ("low", "high"))),
-    *_doubles("retrieval_ms", *_JUDGED, *(f"{m}_ci_{side}" for m in _JUDGED for side in ("low", "high")),
-              "generate_ms", "judge_ms"),
-    *[(n, "INTEGER") for n in ("n_judged", "n_answer_failed", "n_judge_failed")],
-    # equal context budgets and query cost (cold first call apart from the warm mean)
-    *_doubles("context_tokens", *_BUDGETED, *(f"{m}_ci_{side}" for m in _BUDGETED for side in ("low", "high")),
-              "query_ms", "cold_query_ms", "question_tokens", "query_usd_per_1000"),
-    ("llm_priced", "BOOLEAN"),  # the LLM's prices were known (else its share of query_usd_per_1000 is 0)
-    ("budgets", "VARCHAR"),  # JSON list of the budgets in tokens
-    *[(n, "BIGINT") for n in ("answer_prompt_tokens", "answer_completion_tokens", "judge_prompt_tokens",
-                              "judge_completion_tokens")],
-]
+def _number(value: Any) -> float | None:
+    """A metric value as stored (a yes/no verdict as 1/0), None when missing or NaN."""
+    if value is None or isinstance(value, str):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
 
-# rank, class and tests of every configuration of the latest runs against the best
-# (evaluation.statistics.BEST_RULE), its costs on the frontier, and whether it is the recommendation
-# (evaluation.recommendation)
-TABLES["comparison"] = [
-    ("configuration", "VARCHAR"),
-    ("strategy_label", "VARCHAR"),  # how every view names the strategy (provenance.strategy_label)
-    ("experiment_run_id", "VARCHAR"),  # the run compared (the leaderboard's latest of the configuration)
-    ("rank", "INTEGER"),  # 1 = highest mean of the ranking metric (equal means: the cheaper, then the name)
-    ("class", "VARCHAR"),  # best | within_margin | undecided | worse (against the best, see BEST_RULE)
-    ("tier", "INTEGER"),  # the class in order: 1 = best or shown within the margin, 2 = undecided, 3 = shown worse
-    ("metric", "VARCHAR"),
-    ("margin", "DOUBLE"),  # in the metric's units: within this of the best counts as good as the best
-    ("n_questions", "INTEGER"),
-    ("mean", "DOUBLE"),
-    ("ci_low", "DOUBLE"),
-    ("ci_high", "DOUBLE"),
-    ("is_best", "BOOLEAN"),  # rank 1
-    ("recommended", "BOOLEAN"),
-    ("n_paired", "INTEGER"),  # questions this configuration and the best both scored
-    ("difference_vs_best", "DOUBLE"),  # mean of (this - best) over the paired questions
-    ("difference_ci_low", "DOUBLE"),  # 95% bootstrap interval of that mean
-    ("difference_ci_high", "DOUBLE"),
-    ("lower_bound_vs_best", "DOUBLE"),  # one-sided 95% lower bound of that mean, Bonferroni over n_compared
-    ("sd_difference", "DOUBLE"),
-    ("effect_size", "DOUBLE"),  # Cohen's d_z against the best
-    ("p_value_vs_best", "DOUBLE"),  # one-sided paired randomization test: this one scores lower than the best
-    ("p_value_adjusted", "DOUBLE"),  # Holm over n_compared
-    ("significantly_worse", "BOOLEAN"),  # p_value_adjusted < 0.05 and lower on average
-    ("questions_to_show_within", "BIGINT"),  # questions that would show it within the margin, if its difference held
-    ("questions_to_settle", "BIGINT"),  # undecided: questions that would class it either way, if its difference held
-    ("n_compared", "INTEGER"),  # configurations compared with the best (the m - 1 of both corrections)
-    ("friedman_statistic", "DOUBLE"),
-    ("friedman_p", "DOUBLE"),
-    ("n_complete", "INTEGER"),
-    ("min_detectable_difference", "DOUBLE"),
-    ("questions_to_separate", "BIGINT"),
-    ("on_frontier", "BOOLEAN"),
-    ("cost_axis", "VARCHAR"),  # projected_usd, or context_tokens when no configuration costs money
-    ("rule", "VARCHAR"),
-    ("compared_at", "TIMESTAMP"),
-]
 
-TABLES["recommendation"] = [  # one row: the configuration to use, by the documented rule, and why
-    ("strategy", "VARCHAR"),
-    ("corpus_model", "VARCHAR"),
-    ("rule", "VARCHAR"),  # cheapest_within_margin | highest_mean
-    ("reason", "VARCHAR"),
-    ("recommendation_stability", "DOUBLE"),  # share of resamples of the questions where the rule picks the same
-    ("stability_resamples", "INTEGER"),
-    ("stability_runner_ups", "VARCHAR"),  # the other picks on those resamples, with their shares
-    ("decided", "BOOLEAN"),  # false: the best only because nothing cheaper could be shown, or an unstable pick
-    ("margin", "DOUBLE"),
-    ("n_within_margin", "INTEGER"),  # the best and every configuration shown within the margin of it
-    ("within_margin", "VARCHAR"),
-    ("undecided", "VARCHAR"),  # might be as good, cannot tell yet
-    ("n_worse", "INTEGER"),
-    ("n_questions", "INTEGER"),
-    ("difference_vs_best", "DOUBLE"),
-    ("lower_bound_vs_best", "DOUBLE"),
-    ("candidate", "VARCHAR"),  # the nearest cheaper configuration that might be as good
-    ("questions_to_settle", "BIGINT"),  # questions that would show it within the margin, if its difference held
-    ("questions_for_stable_pick", "BIGINT"),  # questions that would make the pick stable (70% of resamples)
-    ("cost_tolerance", "DOUBLE"),
-    ("min_detectable_difference", "DOUBLE"),
-    ("configuration", "VARCHAR"),
-    ("rule_text", "VARCHAR"),
-    ("rank_metric", "VARCHAR"),
-    ("metric_definition", "VARCHAR"),
-    ("rank_mean", "DOUBLE"),
-    ("questions_to_separate", "BIGINT"),
-    ("highest_mean", "VARCHAR"),
-    ("cost_axis", "VARCHAR"),
-    ("compared_at", "TIMESTAMP"),
-]
+SCORED_TABLES: dict[str, ScoredTable] = {
+    "question_results": ScoredTable("question_results", "question_rows", "question_scores", per_question=True),
+    "experiment_metrics": ScoredTable("experiment_metrics", "experiment_runs", "run_scores", per_question=False),
+}
 
-TABLES["diagnostics"] = [
-    ("code", "VARCHAR"),
-    ("message", "VARCHAR"),
-    ("compared_at", "TIMESTAMP"),
-]
 
-# what building each collection took (evaluation.cost): one row per collection build
-TABLES["index_costs"] = [
-    ("strategy", "VARCHAR"),
-    ("corpus_model", "VARCHAR"),
-    ("variant", "VARCHAR"),
-    ("collection", "VARCHAR"),
-    ("n_chunks", "BIGINT"),
-    ("n_embedded", "BIGINT"),
-    ("embedded_tokens", "BIGINT"),
-    ("boundary_tokens", "BIGINT"),
-    ("index_seconds", "DOUBLE"),
-    ("index_usd", "DOUBLE"),  # embedding_usd + context_usd
-    ("points", "BIGINT"),
-    ("storage_bytes", "BIGINT"),
-    ("built_at", "TIMESTAMP"),
-]
+def table_columns(table: str) -> list[tuple[str, str]]:
+    """The columns of a table or of a wide view (question_results, experiment_metrics)."""
+    return SCORED_TABLES[table].wide_columns() if table in SCORED_TABLES else TABLES[table]
 
-# dollars (evaluation.cost): per question (the question embedded, the answer, the judge) and per
-# partition (index, captions, questions), counted as if nothing were cached
-TABLES["question_results"] += _doubles("embedding_usd", "answer_usd", "judge_usd", "cost_usd")
-TABLES["experiment_metrics"] += _doubles("index_usd", "caption_usd", "questions_usd", "answer_usd", "judge_usd",
-                                         "cost_usd")
-# the images a vision model captioned while parsing (evaluation.cost.caption_usd)
-TABLES["documents"] += [("n_captions", "INTEGER"), ("caption_tokens", "BIGINT")]
-# contextual_retrieval's LLM calls (every context, cached or not) and the two parts of index_usd
-TABLES["index_costs"] += [*[(n, "BIGINT") for n in ("context_calls", "context_input_tokens", "context_output_tokens")],
-                          *_doubles("embedding_usd", "context_usd")]
 
-TABLES["embedding_usage"] = [
-    ("strategy", "VARCHAR"),
-    ("corpus_model", "VARCHAR"),
-    ("stage", "VARCHAR"),  # chunks (corpus embeddings) | boundary (semantic cuts) | queries
-    ("model_id", "VARCHAR"),
-    ("provider", "VARCHAR"),
-    ("texts", "BIGINT"),
-    ("unique_texts", "BIGINT"),
-    ("cache_hits", "BIGINT"),
-    ("embedded", "BIGINT"),
-    ("requests", "BIGINT"),
-    ("retries", "BIGINT"),
-    ("prompt_tokens", "BIGINT"),
-    ("truncated", "BIGINT"),
-    ("seconds", "DOUBLE"),
-    ("hit_rate", "DOUBLE"),
-    ("dagster_run_id", "VARCHAR"),
-    ("recorded_at", "TIMESTAMP"),
-]
-
-# Questions without evidence references (judge-only): left out of the evidence metrics (their recall etc. are
-# NULL, never 0), answered and judged when an LLM is configured; counted per run in n_judge_only.
-TABLES["question_results"] += [("judge_only", "BOOLEAN")]
-TABLES["experiment_metrics"] += [("n_judge_only", "INTEGER")]
-# Every problem of the question sets (a bad file, or one question dropped alone), as of the latest check.
-TABLES["question_errors"] = [
-    ("file", "VARCHAR"),
-    ("question_set", "VARCHAR"),
-    ("question_id", "VARCHAR"),  # NULL when the whole file is at fault
-    ("field", "VARCHAR"),
-    ("reason", "VARCHAR"),
-    ("checked_at", "TIMESTAMP"),
-]
-# one row per collection build (replaced by the next build of the same collection): what it was
-# built from; experiments copy it into their provenance (chunkbench_core.provenance)
-TABLES["collections"] = [
-    ("collection", "VARCHAR"),
-    ("strategy", "VARCHAR"),
-    ("corpus_model", "VARCHAR"),
-    ("variant", "VARCHAR"),
-    ("settings", "VARCHAR"),  # JSON: every requested setting that decides the chunks
-    ("settings_fingerprint", "VARCHAR"),
-    ("options", "VARCHAR"),  # JSON: the chunker options set by the user (run config, CLI)
-    ("chunker_params", "VARCHAR"),  # JSON: what the chunker reported (its params)
-    ("boundary_model", "VARCHAR"),
-    ("threshold", "DOUBLE"),
-    ("threshold_source", "VARCHAR"),  # run config | override | registry
-    ("threshold_mode", "VARCHAR"),
-    ("context_sources", "VARCHAR"),  # JSON: embedded texts per context source (llm, headings, headings_fallback)
-    ("parse_options", "VARCHAR"),  # JSON
-    ("parser_version", "VARCHAR"),
-    ("corpus_fingerprint", "VARCHAR"),
-    ("n_documents", "INTEGER"),
-    ("n_chunks", "INTEGER"),
-    ("dagster_run_id", "VARCHAR"),  # the chunk_collections materialization's run
-    ("code_version", "VARCHAR"),
-    ("built_at", "TIMESTAMP"),
-]
-
-# runs set aside for good (chunkbench runs exclude / include; storage.runs): one row per experiment run
-# ever excluded, keyed by its id. An excluded run stays in every results table; the leaderboard views,
-# the comparison and the reports leave it out while ``excluded`` is true.
-TABLES["run_exclusions"] = [
-    ("experiment_run_id", "VARCHAR"),
-    ("excluded", "BOOLEAN"),  # false once included again (the row keeps the last reason)
-    ("reason", "VARCHAR"),
-    ("excluded_at", "TIMESTAMP"),
-    ("included_at", "TIMESTAMP"),
-]
-# Collection builds kept side by side (storage.history): every chunk row names the build it belongs to (the
-# digest of the collection's settings and parsed-corpus fingerprints, provenance.build_fingerprint; NULL in
-# rows written before builds were kept: one legacy build per collection), each experiment's question rows
-# the build they retrieved from, and the collection row its build.
-TABLES["chunks"] += [("build", "VARCHAR")]
-TABLES["collections"] += [("build", "VARCHAR")]
-TABLES["question_results"] += [("build", "VARCHAR")]
-
-# persistent defaults shared by every machine using this results folder (embedding.thresholds)
-TABLES["defaults"] = [
-    ("setting", "VARCHAR"),  # semantic_threshold:<model id> | boundary_model
-    ("value", "VARCHAR"),  # JSON
-    ("changed_at", "TIMESTAMP"),
-]
+def _view_metrics(view: str, group: str | None = None) -> list[str]:
+    return [m.run_name for m in METRICS.shown_in(view, group)]
 
 
 LEADERBOARD_COLUMNS = ("rank", "class", "strategy", "corpus_model", "n_questions", "rank_metric", "rank_mean",
@@ -349,11 +365,18 @@ LEADERBOARD_COLUMNS = ("rank", "class", "strategy", "corpus_model", "n_questions
                        "recall_at_512", "budget_auc", "query_ms", "projected_usd", "cost_usd", "on_frontier",
                        "verdict")
 
-# The latest run per strategy x corpus model, in the order of the ``comparison`` table (ranking
-# metric, classes against the best: evaluation.statistics.BEST_RULE; the recommendation: evaluation.recommendation),
-# with its costs, so the leaderboard, the recommendation view and the reports never disagree. A run
-# the comparison has not seen yet (the leaderboard asset not re-materialized) has no rank and comes last.
-LEADERBOARD_SQL = """
+
+def leaderboard_sql() -> str:
+    """The latest run per strategy x corpus model, in the order of the ``comparison`` table (ranking
+    metric, classes against the best: evaluation.statistics.BEST_RULE; the recommendation: evaluation.recommendation),
+    with its costs, so the leaderboard, the recommendation view and the reports never disagree. A run
+    the comparison has not seen yet (the leaderboard asset not re-materialized) has no rank and comes last.
+    Its metric columns are the registered metrics shown on the leaderboard (evaluation.metric_registry)."""
+    evidence = "".join(f"l.{name}, " for name in _view_metrics("leaderboard", "evidence"))
+    budgeted = "".join(f", l.{name}" for name in _view_metrics("leaderboard", "budget"))
+    others = "".join(f", l.{m.run_name}" for m in METRICS.shown_in("leaderboard")
+                     if m.group not in ("evidence", "budget"))
+    return f"""
 WITH latest AS (
     SELECT *
     FROM experiment_metrics
@@ -367,8 +390,7 @@ WITH latest AS (
     QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model ORDER BY built_at DESC) = 1
 )
 SELECT c.rank, c."class", c.tier, l.strategy, coalesce(c.strategy_label, l.strategy) AS strategy_label,
-       l.corpus_model, l.n_questions, l.recall, l.precision, l.iou, l.mrr, l.hit_rate,
-       l.recall_expanded, l.iou_expanded, c.metric AS rank_metric, c.mean AS rank_mean,
+       l.corpus_model, l.n_questions, {evidence}c.metric AS rank_metric, c.mean AS rank_mean,
        c.ci_low AS rank_ci_low, c.ci_high AS rank_ci_high, c.margin, c.difference_vs_best, c.lower_bound_vs_best,
        c.p_value_vs_best, c.p_value_adjusted, c.effect_size, c.questions_to_settle,
        CASE WHEN c.rank IS NULL THEN 'not compared yet'
@@ -378,7 +400,7 @@ SELECT c.rank, c."class", c.tier, l.strategy, coalesce(c.strategy_label, l.strat
             WHEN c."class" = 'worse' THEN 'worse than best'
             ELSE 'undecided' END AS verdict,
        coalesce(c.recommended, false) AS recommended,
-       l.context_tokens, l.recall_at_256, l.recall_at_512, l.recall_at_1024, l.recall_at_2048, l.budget_auc,
+       l.context_tokens{budgeted}{others},
        i.n_chunks, i.embedded_tokens, i.index_seconds, l.query_ms, l.cold_query_ms,
        coalesce(i.index_usd, 0) AS index_usd, l.query_usd_per_1000,
        -- what building the index and answering 1,000 questions would cost (the recommendation's cost)
@@ -395,13 +417,17 @@ LEFT JOIN idx i ON i.strategy = l.strategy AND i.corpus_model = l.corpus_model
 ORDER BY c.rank NULLS LAST, l.recall DESC, l.iou DESC, l.strategy, l.corpus_model
 """
 
-# Sweeps (chunk sizes, neighbor levels) side by side: the latest run of every
-# strategy x corpus model x setting.
-LEADERBOARD_BY_SETTING_SQL = """
+
+def leaderboard_by_setting_sql() -> str:
+    """Sweeps (chunk sizes, neighbor levels) side by side: the latest run of every strategy x corpus model x
+    setting, with the registered metrics shown in this view."""
+    evidence = "".join(f"{name}, " for name in _view_metrics("by_setting", "evidence"))
+    budgeted = "".join(f", {name}" for name in _view_metrics("by_setting", "budget"))
+    others = "".join(f", {m.run_name}" for m in METRICS.shown_in("by_setting") if m.group not in ("evidence", "budget"))
+    return f"""
 SELECT strategy, corpus_model, coalesce(variant, '') AS variant, coalesce(neighbor_prev, 0) AS neighbor_prev,
-       coalesce(neighbor_next, 0) AS neighbor_next, n_questions, recall, precision, iou, mrr, hit_rate,
-       recall_expanded, precision_expanded, iou_expanded, context_tokens, recall_at_256, recall_at_512,
-       recall_at_1024, recall_at_2048, budget_auc, query_ms, experiment_run_id, created_at
+       coalesce(neighbor_next, 0) AS neighbor_next, n_questions, {evidence}context_tokens{budgeted}{others},
+       query_ms, experiment_run_id, created_at
 FROM experiment_metrics
 WHERE experiment_run_id NOT IN (SELECT experiment_run_id FROM excluded_runs)  -- runs set aside for good
 QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model, coalesce(variant, ''), coalesce(neighbor_prev, 0),
@@ -410,14 +436,15 @@ QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model, coalesce(variant
 ORDER BY strategy, corpus_model, variant, neighbor_prev, neighbor_next
 """
 
+
 def _leaderboard_by_group_sql() -> str:
     """Every per-question mean of the leaderboard per configuration x group (evaluation.breakdowns documents
     the groups and the formulas; ``breakdowns.group_breakdown`` is the same computation in Python)."""
     from chunkbench_core.evaluation import breakdowns as b  # the formulas' one home; it imports no storage
 
     evidence = ",\n       ".join(f"avg(q.{column}) FILTER (WHERE NOT q.judge_only) AS {name}"
-                                  for name, column in b.EVIDENCE_METRICS.items())
-    numeric = [c for c, t in TABLES["question_results"] if t == "DOUBLE"]
+                                  for name, column in b.evidence_metrics().items())
+    numeric = [c for c, t in table_columns("question_results") if t == "DOUBLE"]
     rank_value = "CASE m.rank_metric " + " ".join(f"WHEN '{c}' THEN q.{c}" for c in numeric) + " END"
     none, blank = sql_string(b.NO_GROUP), sql_string(b.BLANK_ENDS_PATTERN)
     return f"""
@@ -502,10 +529,13 @@ class ResultsDB:
         self.database_path = self.root / database_name
         self.tables_dir = self.root / "tables"
         self._schema_checked = False
+        # the reading connections' views, made once: (process, statements, the in-memory DuckDB holding them)
+        self._views: tuple[int, list[str], duckdb.DuckDBPyConnection] | None = None
+        self._views_lock = threading.Lock()
 
     # -- writing ------------------------------------------------------------------------
     def _copy_parquet(self, table: str, frame: pd.DataFrame, path: Path) -> None:
-        columns = TABLES[table]
+        columns = TABLES[table] if table in TABLES else SCORED_TABLES[table].wide_columns()
         frame = frame.reindex(columns=[c for c, _ in columns])
         casts = ", ".join(f'CAST("{c}" AS {t}) AS "{c}"' for c, t in columns)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -520,7 +550,22 @@ class ResultsDB:
             os.replace(tmp, path)
 
     def write(self, table: str, key: str, rows: Sequence[dict[str, Any]] | pd.DataFrame) -> Path:
-        """Replace the rows of ``table`` written under ``key`` with ``rows`` (atomically)."""
+        """Replace the rows of ``table`` written under ``key`` with ``rows`` (atomically).
+
+        ``question_results`` and ``experiment_metrics`` take wide rows: their metric columns go to the long
+        scores table, the rest to the base table, both under ``key`` (a wide file left there by an older
+        version is removed, so a re-run replaces its rows, never duplicates them).
+        """
+        if table in SCORED_TABLES:
+            scored = SCORED_TABLES[table]
+            records = rows.to_dict("records") if isinstance(rows, pd.DataFrame) else list(rows)
+            base, scores = scored.split(key, records)
+            self.write(scored.scores, key, scores)
+            path = self.write(scored.base, key, base)
+            legacy = self.tables_dir / table / _key_file(key)
+            if legacy.exists():
+                legacy.unlink()
+            return path
         if table not in TABLES:
             raise ChunkbenchError(f"unknown results table {table!r}")
         self.ensure_schema_files()
@@ -529,14 +574,66 @@ class ResultsDB:
         self._copy_parquet(table, frame, path)
         return path
 
+    # -- typed records (chunkbench_core.storage.records): what the pipeline stages write -------
+    def record_documents(self, records: Sequence["DocumentRecord"]) -> Path:
+        """The corpus's documents as the last parse left them (replaces the previous list)."""
+        return self.write("documents", "corpus", record_rows(records))
+
+    def record_build(self, build: "CollectionBuild") -> None:
+        """One collection build: its chunks under the build's key (other builds stay), its build record,
+        cost and embedding usage under the collection's key (replacing the previous build's)."""
+        self.write("embedding_usage", f"{build.rows_key}__chunks", record_rows(build.usage))
+        self.write("chunks", build.chunks_key, record_rows(build.chunks))
+        self.write("collections", build.rows_key, [build.collection])
+
+    def record_index_cost(self, rows_key: str, record: "IndexCostRecord") -> Path:
+        """What a collection build took (written once its points are counted)."""
+        return self.write("index_costs", rows_key, [record.row()])
+
+    def record_experiment(self, key: str, run: "ExperimentRun") -> None:
+        """One experiment run: its question rows and its row, under ``key`` (the collection's key and the run)."""
+        self.write("question_results", key, run.question_rows())
+        self.write("experiment_metrics", key, [run.run_row()])
+
+    def record_question_problems(self, rows: Sequence[dict[str, Any]]) -> Path:
+        """The problems of the question sets at the latest check (replacing the previous ones; empty when none)."""
+        return self.write("question_errors", "latest", rows)
+
     def read(self, table: str, key: str) -> list[dict[str, Any]]:
-        """The rows written under ``key`` (empty when nothing was written)."""
+        """The rows written under ``key`` (empty when nothing was written); wide rows for a scored table."""
+        if table in SCORED_TABLES:
+            return self._read_scored(SCORED_TABLES[table], key)
         path = self.tables_dir / table / _key_file(key)
         # an unreadable file is moved aside with a warning, and reads as nothing written: the caller rebuilds it
         return integrity.read_parquet_rows(path, integrity.table_rebuilt_by(path)) or []
 
+    def _read_scored(self, scored: ScoredTable, key: str) -> list[dict[str, Any]]:
+        self.ensure_schema_files()
+
+        def read() -> list[dict[str, Any]]:
+            con = duckdb.connect()
+            try:
+                for table, folder in ((scored.base, scored.base), (scored.scores, scored.scores),
+                                      (f"legacy_{scored.name}", scored.name)):
+                    files = [self.tables_dir / folder / SCHEMA_FILE, self.tables_dir / folder / _key_file(key)]
+                    listed = ", ".join(sql_string(f.as_posix()) for f in files if f.exists())
+                    con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet([{listed}], union_by_name=true)")
+                return con.execute(scored.pivot_sql()).df().to_dict("records")
+            finally:
+                con.close()
+
+        # a damaged file is moved aside with a warning (and reads as nothing written), as in ``read``
+        return integrity.with_table_repair(self.tables_dir, read)
+
     def delete(self, table: str, key: str) -> bool:
-        path = self.tables_dir / table / _key_file(key)
+        if table in SCORED_TABLES:
+            scored = SCORED_TABLES[table]
+            return any([self.delete(scored.base, key), self.delete(scored.scores, key),
+                        self._unlink(self.tables_dir / table / _key_file(key))])
+        return self._unlink(self.tables_dir / table / _key_file(key))
+
+    @staticmethod
+    def _unlink(path: Path) -> bool:
         if path.exists():
             path.unlink()
             return True
@@ -554,14 +651,15 @@ class ResultsDB:
         """An empty Parquet file per table so the views work before any partition wrote (checked once per object)."""
         if self._schema_checked:
             return
-        for table in TABLES:
+        for table in (*TABLES, *SCORED_TABLES):
             folder = self.tables_dir / table
             folder.mkdir(parents=True, exist_ok=True)
             schema = folder / SCHEMA_FILE
-            if not schema.exists() or integrity.parquet_problem(schema) is not None \
-                    or self._columns(schema) != [c for c, _ in TABLES[table]]:
-                # a results folder from an older version: the empty schema file brings the new columns
-                self._copy_parquet(table, pd.DataFrame(columns=[c for c, _ in TABLES[table]]), schema)
+            columns = [c for c, _ in table_columns(table)]
+            if not schema.exists() or integrity.parquet_problem(schema) is not None or self._columns(schema) != columns:
+                # a results folder from an older version: the empty schema file brings the new columns (a
+                # scored table's folder: the wide files written before scores were stored long)
+                self._copy_parquet(table, pd.DataFrame(columns=columns), schema)
         self._schema_checked = True
 
     # -- the DuckDB file ----------------------------------------------------------------
@@ -569,13 +667,17 @@ class ResultsDB:
         """The views; ``relative``: Parquet paths relative to the results folder (the DuckDB file's own views,
         so a copied folder reads its own data: open it from its folder, or ``SET file_search_path``)."""
         statements = []
+        base = self.tables_dir.relative_to(self.root) if relative else self.tables_dir
         for table in TABLES:
-            base = self.tables_dir.relative_to(self.root) if relative else self.tables_dir
             pattern = sql_string((base / table / "*.parquet").as_posix())
             statements.append(f"CREATE OR REPLACE VIEW {table} AS {self._table_view(table, pattern)}")
+        for table, scored in SCORED_TABLES.items():  # the wide views, generated from the metric registry
+            pattern = sql_string((base / table / "*.parquet").as_posix())
+            statements.append(f"CREATE OR REPLACE VIEW legacy_{table} AS {self._table_view(f'legacy_{table}', pattern)}")
+            statements.append(f"CREATE OR REPLACE VIEW {table} AS {scored.pivot_sql()}")
         statements.append(f"CREATE OR REPLACE VIEW excluded_runs AS {EXCLUDED_RUNS_SQL}")
-        statements.append(f"CREATE OR REPLACE VIEW leaderboard AS {LEADERBOARD_SQL}")
-        statements.append(f"CREATE OR REPLACE VIEW leaderboard_by_setting AS {LEADERBOARD_BY_SETTING_SQL}")
+        statements.append(f"CREATE OR REPLACE VIEW leaderboard AS {leaderboard_sql()}")
+        statements.append(f"CREATE OR REPLACE VIEW leaderboard_by_setting AS {leaderboard_by_setting_sql()}")
         statements.append(f"CREATE OR REPLACE VIEW leaderboard_by_group AS {_leaderboard_by_group_sql()}")
         statements.append(f"CREATE OR REPLACE VIEW current_chunks AS {CURRENT_CHUNKS_SQL}")
         return statements
@@ -618,19 +720,28 @@ class ResultsDB:
 
     def connect(self) -> duckdb.DuckDBPyConnection:
         """A connection for reading: an in-memory DuckDB with the same views, absolute paths (never locks the file).
-        A truncated or garbled table file is moved aside first (with a warning): it would fail every view."""
+        A truncated or garbled table file is moved aside first (with a warning): it would fail every view.
+
+        The views are made once per results folder object (and again when they change: a metric registered
+        since, another process); each call returns a cursor of that DuckDB, to close after use. A view reads
+        its Parquet files when it is queried, so every query sees the files as they are then."""
         integrity.repair_results_tables(self.tables_dir)
         self.ensure_schema_files()
 
         def views() -> duckdb.DuckDBPyConnection:
-            con = duckdb.connect()
-            try:
-                for statement in self._view_sql():
-                    con.execute(statement)
-            except BaseException:
-                con.close()
-                raise
-            return con
+            statements = self._view_sql()
+            with self._views_lock:
+                cached = self._views
+                if cached is None or cached[0] != os.getpid() or cached[1] != statements:
+                    con = duckdb.connect()
+                    try:
+                        for statement in statements:
+                            con.execute(statement)
+                    except BaseException:
+                        con.close()
+                        raise
+                    self._views = cached = (os.getpid(), statements, con)
+                return cached[2].cursor()
 
         return integrity.with_table_repair(self.tables_dir, views)
 

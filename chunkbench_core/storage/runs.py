@@ -26,8 +26,9 @@ import duckdb
 import pandas as pd
 
 from chunkbench_core.errors import ChunkbenchError, ConfigError
+from chunkbench_core.evaluation.metric_registry import METRICS
 
-from .results_db import TABLES, ResultsDB
+from .results_db import SCORED_TABLES, TABLES, ResultsDB
 
 DEFAULT_SETTINGS = "coalesce(variant, '') = '' AND coalesce(neighbor_prev, 0) = 0 AND coalesce(neighbor_next, 0) = 0"
 LATEST_ORDER = "ORDER BY created_at DESC"
@@ -36,8 +37,8 @@ LATEST_ORDER = "ORDER BY created_at DESC"
 BATCH_KEYS = ("batch_id", "backfill_id")
 #: tables a RunScope keeps in memory (what compare_latest_runs writes)
 MEMORY_TABLES = ("comparison", "recommendation", "diagnostics")
-#: question_results metric -> its experiment_metrics column, where the names differ
-RUN_COLUMNS = {"reciprocal_rank": "mrr", "hit": "hit_rate"}
+#: what the wide views question_results and experiment_metrics are made of (narrowed to the chosen runs)
+SCORED_PARTS = frozenset(part for t in SCORED_TABLES.values() for part in (t.base, t.scores, f"legacy_{t.name}"))
 
 
 def _now() -> datetime:
@@ -167,7 +168,8 @@ def _int(value: Any, default: int | None = 0) -> int | None:
 
 def list_runs(results: ResultsDB, metric: str = "recall") -> list[RunInfo]:
     """Every experiment run row, oldest first, with its ranking metric's value and whether it is excluded."""
-    column = RUN_COLUMNS.get(metric, metric)
+    registered = METRICS.get(metric)  # a per-question name: its mean's column (reciprocal_rank -> mrr)
+    column = registered.run_name if registered is not None else metric
     frame = results.query("SELECT * FROM experiment_metrics ORDER BY created_at, experiment_run_id, strategy, "
                           "corpus_model, variant")
     excluded = exclusions(results)
@@ -239,7 +241,7 @@ class RunScope(ResultsDB):
             return f"SELECT {casts} FROM memory_{table}"
         if table == "run_exclusions":  # a run chosen on purpose is shown even when it is excluded
             return f"SELECT * FROM {files} WHERE false"
-        if table in ("experiment_metrics", "question_results"):
+        if table in SCORED_PARTS:  # the runs' question rows and means, and their scores
             return f"SELECT * FROM {files} WHERE experiment_run_id IN (SELECT experiment_run_id FROM chosen_runs)"
         return super()._table_view(table, pattern)
 

@@ -1,4 +1,4 @@
-"""Chunk vectors in Qdrant: one collection per strategy x corpus model (LLD 5.2).
+"""Chunk vectors in Qdrant: one collection per strategy x corpus model.
 
 Two ways to run Qdrant, one API:
 
@@ -80,7 +80,7 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 def collection_name(strategy: str, model_id: str) -> str:
-    """``{strategy}__{sanitized model id}_collection`` (LLD 5.2)."""
+    """``{strategy}__{sanitized model id}_collection`` (readable, and one per partition)."""
     return f"{strategy}__{sanitize_model_id(model_id)}{COLLECTION_SUFFIX}"
 
 
@@ -98,7 +98,7 @@ def point_id(chunk_id: str) -> str:
 
 
 def chunk_payload(chunk: Chunk) -> dict[str, Any]:
-    """Chunk metadata stored with the vector (``embedded_text`` is not stored, as in the LLD)."""
+    """Chunk metadata stored with the vector (``embedded_text`` is not stored: the results tables hold it)."""
     return {
         "chunk_id": chunk.chunk_id,
         "document": chunk.document,

@@ -5,8 +5,8 @@ import dataclasses
 
 from dagster import AssetExecutionContext, DataVersion, MaterializeResult, MetadataValue, asset
 
-from chunkbench_core.parsing.isolation import IsolatedParser, limits_from_env
-from chunkbench_core.stages import parse_corpus
+from chunkbench_core.parsing.isolation import IsolatedParser
+from chunkbench_core.stages.documents import ParseRequest, parse_corpus
 from chunkbench_core.storage.corpus import scan_corpus_report
 
 from ..concurrency import pool_slots
@@ -37,13 +37,13 @@ def parsed_documents(context: AssetExecutionContext, config: ParsingConfig, work
     results = duckdb.results()
     with permanent_errors_fail_fast():  # a bad setting fails at once, naming it
         options = dataclasses.replace(llm.parse_options(), **config.given())
-    limits = limits_from_env()  # each document parsed in a worker process with a memory and a time limit
+        limits = workspace.settings().parse_limits()  # each document in a worker process, memory and time limited
     with pool_slots(context, [llm.pool if llm.vision_model else None], llm.pool_limit), \
             IsolatedParser(limits) as parser:  # image captions
         scan = scan_corpus_report(workspace.corpus_dir())
-        summary = parse_corpus(scan.documents, workspace.parsed_store(options), results,
-                               lambda path: parser.parse(path, options), scan=scan,
-                               parse_options=options.describe())
+        summary = parse_corpus(ParseRequest(scan.documents, workspace.parsed_store(options),
+                                            lambda path: parser.parse(path, options), scan=scan,
+                                            parse_options=options.describe()), results)
     results.ensure_database()  # the DuckDB file answers SQL as soon as anything is stored
     for document, error in summary.failed.items():
         context.log.error(f"document failed: {error}")

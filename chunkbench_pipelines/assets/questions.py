@@ -10,7 +10,7 @@ from dagster import AssetExecutionContext, Config, Failure, MaterializeResult, M
 
 from chunkbench_core.evaluation.generation import NO_LLM_MESSAGE, generate_question_set, local_question_embed
 from chunkbench_core.evaluation.questions import write_question_file
-from chunkbench_core.stages import load_parsed_corpus
+from chunkbench_core.stages.documents import load_parsed_corpus
 
 from ..concurrency import pool_slots
 from ..resources import LLMResource, WorkspaceResource

@@ -3,6 +3,9 @@
 
 from dagster import (
     AssetExecutionContext,
+    AssetKey,
+    AssetsDefinition,
+    MultiPartitionsDefinition,
     AutomationCondition,
     MaterializeResult,
     MetadataValue,
@@ -18,7 +21,7 @@ from chunkbench_core.errors import ConfigError
 from chunkbench_core.reporting import run_reports_folder, write_reports
 from chunkbench_core.reporting.leaderboard import round_value
 from chunkbench_core.reporting.plots import frontier_png, frontier_points
-from chunkbench_core.stages import compare_latest_runs
+from chunkbench_core.stages.comparison import compare_latest_runs
 from chunkbench_core.wording import plural
 from chunkbench_core.storage.runs import clear_comparison, select_batch, select_run
 
@@ -28,7 +31,6 @@ from ..failures import fail_fast
 from ..ranks import report_ranks_on_partitions
 from ..run_control import runs_tagged_with_batch
 from ..resources import DuckDBResource, RankingResource, WorkspaceResource
-from .experiments import experiment_results
 
 
 #: the leaderboard's columns in the asset's table metadata: (column, type, description)
@@ -96,41 +98,49 @@ def recommendation_metadata(recommendation: dict) -> dict:
     return out
 
 
-@asset(group_name="reports", kinds={"duckdb"}, deps=[experiment_results], automation_condition=on_new_results(),
-       description="Latest experiment run per strategy x corpus model, ranked and classed against the best "
-                   "(within the margin, undecided, worse), with costs and the recommendation and its stability "
-                   "(DuckDB views `leaderboard`, `comparison`, `recommendation`).")
-def leaderboard(context: AssetExecutionContext, duckdb: DuckDBResource, ranking: RankingResource) -> MaterializeResult:
-    results = duckdb.results()
-    results.ensure_database()
-    outcome = compare_latest_runs(results, ranking.settings()) if not results.leaderboard().empty else None
-    if outcome is None:  # no run left (none yet, or every one excluded): no stale recommendation
-        clear_comparison(results)
-    board = results.leaderboard()  # read again: ranked by the comparison just written
-    recommendation = results.recommendation()
-    metadata: dict = {
-        "database": MetadataValue.path(str(results.database_path)),
-        "dagster/row_count": len(board),
-    }
-    if recommendation:
-        metadata.update(recommendation_metadata(recommendation))
-    if not board.empty:
-        metadata["leaderboard"] = leaderboard_table(board)
-        ranked = [r for r in board.to_dict("records") if round_value(r.get("rank")) is not None
-                  and r.get("class") is not None and r.get("class") == r.get("class")]
-        report_ranks_on_partitions(context, ranked)  # rank and class on each experiment partition's page
-        points, metric, axis = frontier_points(board)
-        if points:
-            png = base64.b64encode(frontier_png(points, metric, axis)).decode()
-            metadata["quality_vs_cost"] = MetadataValue.md(f"![quality vs cost](data:image/png;base64,{png})")
-    if outcome is not None and outcome.diagnostics:
-        metadata["warnings"] = MetadataValue.md("".join(f"- {d.message}\n" for d in outcome.diagnostics))
-        for d in outcome.diagnostics:
-            context.log.info(f"warning: {d.message}")  # the CLI prints them once, after the leaderboard
-    return MaterializeResult(metadata=metadata)
+def build_leaderboard(partitions_def: MultiPartitionsDefinition) -> AssetsDefinition:
+    """The ``leaderboard`` asset; ranks are reported on the ``experiment_results`` partitions of ``partitions_def``."""
+
+    @asset(group_name="reports", kinds={"duckdb"}, deps=[AssetKey("experiment_results")],
+           automation_condition=on_new_results(),
+           description="Latest experiment run per strategy x corpus model, ranked and classed against the best "
+                       "(within the margin, undecided, worse), with costs and the recommendation and its stability "
+                       "(DuckDB views `leaderboard`, `comparison`, `recommendation`).")
+    def leaderboard(context: AssetExecutionContext, duckdb: DuckDBResource,
+                    ranking: RankingResource) -> MaterializeResult:
+        results = duckdb.results()
+        results.ensure_database()
+        outcome = compare_latest_runs(results, ranking.settings()) if not results.leaderboard().empty else None
+        if outcome is None:  # no run left (none yet, or every one excluded): no stale recommendation
+            clear_comparison(results)
+        board = results.leaderboard()  # read again: ranked by the comparison just written
+        recommendation = results.recommendation()
+        metadata: dict = {
+            "database": MetadataValue.path(str(results.database_path)),
+            "dagster/row_count": len(board),
+        }
+        if recommendation:
+            metadata.update(recommendation_metadata(recommendation))
+        if not board.empty:
+            metadata["leaderboard"] = leaderboard_table(board)
+            ranked = [r for r in board.to_dict("records") if round_value(r.get("rank")) is not None
+                      and r.get("class") is not None and r.get("class") == r.get("class")]
+            # rank and class on each experiment partition's page
+            report_ranks_on_partitions(context, ranked, partitions_def)
+            points, metric, axis = frontier_points(board)
+            if points:
+                png = base64.b64encode(frontier_png(points, metric, axis)).decode()
+                metadata["quality_vs_cost"] = MetadataValue.md(f"![quality vs cost](data:image/png;base64,{png})")
+        if outcome is not None and outcome.diagnostics:
+            metadata["warnings"] = MetadataValue.md("".join(f"- {d.message}\n" for d in outcome.diagnostics))
+            for d in outcome.diagnostics:
+                context.log.info(f"warning: {d.message}")  # the CLI prints them once, after the leaderboard
+        return MaterializeResult(metadata=metadata)
+
+    return leaderboard
 
 
-@asset(group_name="reports", kinds={"html"}, deps=[leaderboard], automation_condition=AutomationCondition.eager(),
+@asset(group_name="reports", kinds={"html"}, deps=[AssetKey("leaderboard")], automation_condition=AutomationCondition.eager(),
        description="Self-contained HTML reports: managerial, technical with retrieval inspector, decision board. "
                    "Run config picks one past experiment run or batch (its own folder under reports/runs/); "
                    "empty: the latest run of each configuration.")

@@ -90,3 +90,28 @@ def test_token_counting_sits_below_chunking_embedding_and_evaluation():
     users = [m for m, deps in graph.items() if "chunkbench_core.tokens" in deps]
     assert any(m.startswith("chunkbench_core.chunking.") for m in users)
     assert any(m.startswith("chunkbench_core.evaluation.") for m in users)
+
+
+def test_no_module_of_core_reads_or_writes_the_environment():
+    """The settings object is built at the edges (the Dagster definitions, the CLI's main) and passed down."""
+    offenders = []
+    for path in CORE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os" \
+                    and node.attr in ("environ", "environb", "getenv", "putenv", "unsetenv"):
+                offenders.append(f"{path.relative_to(CORE)}:{node.lineno}: os.{node.attr}")
+            elif isinstance(node, ast.ImportFrom) and node.module == "os":
+                offenders += [f"{path.relative_to(CORE)}:{node.lineno}: from os import {a.name}" for a in node.names
+                              if a.name in ("environ", "environb", "getenv", "putenv", "unsetenv")]
+    assert offenders == []
+
+
+def test_the_core_reads_settings_only_from_the_mapping_it_is_given(tmp_path):
+    from chunkbench_core.settings import Settings
+
+    loaded = Settings.load({"CHUNKBENCH_HOME": str(tmp_path), "CHUNKBENCH_BENCHMARK": "b", "OPENAI_API_KEY": "sk-x1234"},
+                           {"benchmark": "flagged"})
+    assert loaded.home == tmp_path and loaded.benchmark == "flagged" and loaded.results_dir == tmp_path / "benchmarks" / "flagged"
+    assert loaded.source("home") == "environment CHUNKBENCH_HOME" and loaded.source("benchmark") == "flag --benchmark"
+    assert loaded.source("llm_api_key") == "environment OPENAI_API_KEY" and "sk-x1234" not in repr(loaded)
+    assert Settings.load({}).benchmark == "sample" and Settings.load({}).source("corpus") == "default"

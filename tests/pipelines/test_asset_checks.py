@@ -5,15 +5,17 @@ injection: its last chunk's text is not the markdown between its offsets). Every
 Qdrant store, the results tables, the Dagster run.
 """
 
+import dataclasses
 import io
 
 import pytest
 from dagster import DagsterInstance, materialize
 
 from chunkbench_core.chunking import STRATEGIES, FixedSizeChunker
-from chunkbench_pipelines.assets import ALL_ASSETS
+from tests.pipelines.support.partitions import LOCAL_ASSETS
 from chunkbench_pipelines.partitions import partition_key
 from chunkbench_pipelines.runner import run_everything
+from tests.pipelines.support.environment import environment_settings
 
 from .support.tides import MODEL, tides_benchmark, use_environment
 
@@ -36,9 +38,9 @@ def setup(tmp_path, monkeypatch):
 
 def build(setup):
     key = partition_key("fixed_size", MODEL)
-    assert materialize(ALL_ASSETS, selection=["source_documents", "parsed_documents"], instance=setup["instance"],
+    assert materialize(LOCAL_ASSETS, selection=["source_documents", "parsed_documents"], instance=setup["instance"],
                        resources=setup["resources"]).success
-    return materialize(ALL_ASSETS, selection=["chunk_collections", "experiment_results"], partition_key=key,
+    return materialize(LOCAL_ASSETS, selection=["chunk_collections", "experiment_results"], partition_key=key,
                        instance=setup["instance"], resources=setup["resources"], raise_on_error=False)
 
 
@@ -53,8 +55,16 @@ def test_checks_pass_on_a_good_collection(setup):
                               "metrics_within_unit_interval": True, "question_references_resolve": True}
 
 
-def test_checks_fail_on_a_broken_collection_with_their_reason(setup, monkeypatch):
-    monkeypatch.setitem(STRATEGIES, "fixed_size", ShiftsItsLastChunk)
+@pytest.fixture()
+def broken_fixed_size():
+    """fixed_size's chunker replaced by the faulty one for one test (the registry entry restored after)."""
+    original = STRATEGIES["fixed_size"]
+    STRATEGIES.add(dataclasses.replace(original, chunker=ShiftsItsLastChunk), replace=True)
+    yield
+    STRATEGIES.add(original, replace=True)
+
+
+def test_checks_fail_on_a_broken_collection_with_their_reason(setup, broken_fixed_size):
     result = build(setup)
     assert not result.success
     assert checks(result) == {"vector_count_matches_chunks": True, "chunk_invariants": False}
@@ -65,7 +75,7 @@ def test_checks_fail_on_a_broken_collection_with_their_reason(setup, monkeypatch
     assert "experiment_results" not in {e.step_key for e in result.all_events if e.is_step_success}
 
     out = io.StringIO()
-    assert run_everything(strategies=["fixed_size"], corpus_models=[MODEL], out=out, instance=setup["instance"]) == 1
+    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], out=out, instance=setup["instance"]) == 1
     printed = out.getvalue()
     assert f"FAILED fixed_size|{MODEL}: chunk_invariants: 1 chunk whose markdown[start:end] is not its text" \
         in printed

@@ -14,9 +14,9 @@ from dagster import (
     materialize,
 )
 
-from chunkbench_pipelines.assets import ALL_ASSETS
+from tests.pipelines.support.partitions import LOCAL_ASSETS
 from chunkbench_pipelines.definitions import defs
-from chunkbench_pipelines.partitions import partition_key, strategy_x_model
+from chunkbench_pipelines.partitions import partition_key
 from chunkbench_pipelines.schedules import NEIGHBOR_LEVELS, chunk_size_sweep, neighbor_sweep
 from chunkbench_pipelines.sensors import corpus_sensor, question_sets_sensor
 
@@ -72,17 +72,17 @@ def requested(result, asset: str) -> set[str]:
 
 
 def parse(setup):
-    assert materialize(ALL_ASSETS, selection=["source_documents", "parsed_documents"], instance=setup["instance"],
+    assert materialize(LOCAL_ASSETS, selection=["source_documents", "parsed_documents"], instance=setup["instance"],
                        resources=setup["resources"]).success
 
 
 def build(setup, asset, key):
-    assert materialize(ALL_ASSETS, selection=[asset], partition_key=key, instance=setup["instance"],
+    assert materialize(LOCAL_ASSETS, selection=[asset], partition_key=key, instance=setup["instance"],
                        resources=setup["resources"]).success
 
 
 def test_collections_are_rebuilt_when_the_parsed_corpus_changes_not_when_it_is_parsed_again(setup):
-    every = {str(k) for k in strategy_x_model.get_partition_keys()}
+    every = set(defs.resolve_asset_graph().get(AssetKey("chunk_collections")).partitions_def.get_partition_keys())
     tick = evaluate(setup)
     assert requested(tick, "chunk_collections") == set()  # nothing parsed yet
     parse(setup)
@@ -144,11 +144,12 @@ def test_question_sets_sensor_reports_changes_and_built_partitions_are_reevaluat
 def test_automation_is_off_unless_the_one_switch_is_on():
     from dagster import DefaultScheduleStatus, DefaultSensorStatus
 
+    from chunkbench_core.settings import Settings
     from chunkbench_pipelines.automation import sensor_status
 
-    assert sensor_status({}) == DefaultSensorStatus.STOPPED
-    assert sensor_status({"CHUNKBENCH_AUTOMATION": "on"}) == DefaultSensorStatus.RUNNING
-    assert sensor_status({"CHUNKBENCH_AUTOMATION": "off"}) == DefaultSensorStatus.STOPPED
+    assert sensor_status(Settings.load({}).automation) == DefaultSensorStatus.STOPPED
+    assert sensor_status(Settings.load({"CHUNKBENCH_AUTOMATION": "on"}).automation) == DefaultSensorStatus.RUNNING
+    assert sensor_status(Settings.load({"CHUNKBENCH_AUTOMATION": "off"}).automation) == DefaultSensorStatus.STOPPED
     sensors = {s.name: s for s in REPOSITORY.sensor_defs}
     assert set(sensors) == {"automation", "corpus_sensor", "question_sets_sensor"}  # no default automation sensor
     assert all(s.default_status == DefaultSensorStatus.STOPPED for s in sensors.values())
@@ -178,9 +179,9 @@ def test_neighbor_sweep_requests_one_run_per_level(setup):
     context = build_schedule_context(instance=instance, resources=resources, repository_def=REPOSITORY,
                                scheduled_execution_time=SATURDAY)
     assert isinstance(neighbor_sweep.evaluate_tick(context).skip_message, str)
-    materialize(ALL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance, resources=resources)
+    materialize(LOCAL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance, resources=resources)
     key = partition_key("fixed_size", MODEL)
-    materialize(ALL_ASSETS, selection=["chunk_collections"], partition_key=key, instance=instance, resources=resources)
+    materialize(LOCAL_ASSETS, selection=["chunk_collections"], partition_key=key, instance=instance, resources=resources)
     requests = neighbor_sweep.evaluate_tick(build_schedule_context(instance=instance, resources=resources, repository_def=REPOSITORY,
                                scheduled_execution_time=SATURDAY)).run_requests
     levels = [(r.run_config["ops"]["experiment_results"]["config"]["neighbor_prev"],

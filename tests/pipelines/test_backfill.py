@@ -4,7 +4,7 @@ import duckdb
 import pytest
 
 from chunkbench_pipelines.resources import EmbeddingResource
-from chunkbench_pipelines.partitions import strategy_partitions
+from chunkbench_core.chunking import STRATEGIES
 
 from .conftest import QUESTIONS
 
@@ -16,7 +16,7 @@ def test_backfill_of_every_local_partition_loses_no_row(instance_storage, reques
     server = request.getfixturevalue(instance_storage)
     assert server.wait_run(server.launch_run("parse_documents")) == "SUCCESS"
     models = EmbeddingResource().available_models()
-    partitions = [f"{m}|{s}" for m in models for s in strategy_partitions.get_partition_keys()]
+    partitions = [f"{m}|{s}" for m in models for s in STRATEGIES.names()]
     backfill = server.launch_backfill(["chunk_collections", "experiment_results"], partitions)
     status = server.wait_backfill(backfill, timeout=1500)
     runs = server.runs()
@@ -37,8 +37,8 @@ def test_backfill_of_every_local_partition_loses_no_row(instance_storage, reques
         board = con.execute("SELECT count(*) FROM experiment_metrics").fetchone()
     finally:
         con.close()
-    expected = sorted((s, m, q) for m in models for s in strategy_partitions.get_partition_keys() for q, *_ in QUESTIONS)
+    expected = sorted((s, m, q) for m in models for s in STRATEGIES.names() for q, *_ in QUESTIONS)
     assert [(s, m, q) for s, m, q, _ in counts] == expected
     assert all(n == 1 for *_, n in counts), counts
-    assert sorted(chunks) == sorted((s, m, 3) for m in models for s in strategy_partitions.get_partition_keys())
+    assert sorted(chunks) == sorted((s, m, 3) for m in models for s in STRATEGIES.names())
     assert board == (len(partitions),)

@@ -8,10 +8,11 @@ import duckdb
 import pytest
 from dagster import DagsterInstance
 
-from chunkbench_core import settings
+from chunkbench_core.settings import Settings
 from chunkbench_core.errors import ConfigError
 from chunkbench_core.storage.vector_store import VectorStore, collection_name
 from chunkbench_pipelines.runner import run_everything
+from tests.pipelines.support.environment import environment_settings
 
 from .test_end_to_end import BAKERY, BAKERY_REF, MODEL, VOLCANO, VOLCANO_REF
 
@@ -49,7 +50,7 @@ def test_two_benchmarks_in_one_home_never_mix(tmp_path, monkeypatch):
         monkeypatch.setenv("CHUNKBENCH_QUESTIONS", str(questions))
         monkeypatch.setenv("CHUNKBENCH_BENCHMARK", name)
         out = io.StringIO()
-        assert run_everything(strategies=["fixed_size"], corpus_models=[MODEL], out=out, instance=instance) == 0, \
+        assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], out=out, instance=instance) == 0, \
             out.getvalue()
         assert f"benchmark {name}:" in out.getvalue()
 
@@ -91,16 +92,15 @@ def test_two_benchmarks_in_one_home_never_mix(tmp_path, monkeypatch):
     assert sql(copy, "SELECT document FROM documents") == [("volcano.md",)]
 
 
-def test_benchmark_names_are_validated_and_default_to_sample_or_the_corpus_folder(tmp_path, monkeypatch):
-    monkeypatch.delenv("CHUNKBENCH_BENCHMARK", raising=False)
-    monkeypatch.delenv("CHUNKBENCH_CORPUS", raising=False)
-    assert settings.benchmark_name() == "sample"
-    monkeypatch.setenv("CHUNKBENCH_CORPUS", str(tmp_path / "HR policies 2026"))
-    assert settings.benchmark_name() == "HR-policies-2026"
-    monkeypatch.setenv("CHUNKBENCH_BENCHMARK", "../escape")
+def test_benchmark_names_are_validated_and_default_to_sample_or_the_corpus_folder(tmp_path):
+    assert Settings.load({}).benchmark == "sample"
+    assert Settings.load({"CHUNKBENCH_CORPUS": str(tmp_path / "HR policies 2026")}).benchmark == "HR-policies-2026"
     with pytest.raises(ConfigError, match="benchmark name '../escape'"):
-        settings.benchmark_name()
-    assert settings.results_dir(home=tmp_path, benchmark="hr") == tmp_path / "benchmarks" / "hr"
+        Settings.load({"CHUNKBENCH_BENCHMARK": "../escape"})
+    with pytest.raises(ConfigError, match="benchmark name '../escape'"):
+        Settings.load({}, {"benchmark": "../escape"})  # the --benchmark flag
+    hr = Settings.load({"CHUNKBENCH_HOME": str(tmp_path), "CHUNKBENCH_BENCHMARK": "hr"})
+    assert hr.results_dir == tmp_path.resolve() / "benchmarks" / "hr"
 
 
 def test_a_shared_qdrant_server_keeps_benchmarks_apart(tmp_path):

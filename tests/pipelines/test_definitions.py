@@ -6,9 +6,10 @@ from pathlib import Path
 
 from dagster import AssetKey
 
-from chunkbench_core.chunking import STRATEGY_NAMES
-from chunkbench_pipelines.definitions import defs
-from chunkbench_pipelines.partitions import strategy_x_model
+from chunkbench_core.chunking import STRATEGIES
+from chunkbench_pipelines.definitions import SETTINGS, defs
+from chunkbench_pipelines.partitions import runnable_corpus_models, strategy_by_model
+from tests.pipelines.support.environment import environment_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -18,8 +19,10 @@ def test_definitions_load_with_the_asset_graph_of_the_design():
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
     assert keys == {"source_documents", "parsed_documents", "chunk_collections", "experiment_results",
                     "leaderboard", "benchmark_report", "generated_questions", "question_sets"}
+    partitions = graph.get(AssetKey("chunk_collections")).partitions_def
+    assert partitions.get_partition_keys() == strategy_by_model(runnable_corpus_models(SETTINGS)).get_partition_keys()
     for partitioned in ("chunk_collections", "experiment_results"):
-        assert graph.get(AssetKey(partitioned)).partitions_def == strategy_x_model
+        assert graph.get(AssetKey(partitioned)).partitions_def == partitions
     for unpartitioned in ("source_documents", "parsed_documents", "leaderboard", "benchmark_report",
                           "generated_questions", "question_sets"):
         assert graph.get(AssetKey(unpartitioned)).partitions_def is None
@@ -37,25 +40,26 @@ def test_every_asset_has_a_description_group_and_kinds():
 
 
 def test_partition_keys_are_strategy_by_corpus_model():
-    keys = strategy_x_model.get_partition_keys()
+    keys = defs.resolve_asset_graph().get(AssetKey("chunk_collections")).partitions_def.get_partition_keys()
     assert "all-minilm-l6-v2|fixed_size" in keys
     assert "all-minilm-l6-v2|recursive" in keys
 
 
 def test_only_models_runnable_in_the_environment_are_partitions():
+    from chunkbench_core.settings import Settings
     from chunkbench_pipelines.partitions import runnable_corpus_models
 
-    assert runnable_corpus_models({}) == ["all-minilm-l6-v2", "multilingual-e5-small"]
-    assert runnable_corpus_models({"OPENAI_API_KEY": "sk-x"}) == [
+    assert runnable_corpus_models(Settings.load({})) == ["all-minilm-l6-v2", "multilingual-e5-small"]
+    assert runnable_corpus_models(Settings.load({"OPENAI_API_KEY": "sk-x"})) == [
         "all-minilm-l6-v2", "multilingual-e5-small", "text-embedding-3-small", "text-embedding-3-large"]
     assert "nomic-embed-text-v2-moe" in runnable_corpus_models(
-        {"CHUNKBENCH_OPENAI_COMPATIBLE_URL": "http://127.0.0.1:11434/v1"})
+        Settings.load({"CHUNKBENCH_OPENAI_COMPATIBLE_URL": "http://127.0.0.1:11434/v1"}))
 
 
 # what the code location offers, loaded as `dagster dev` loads it: a fresh process with its environment
 PARTITION_KEYS = """
 from dagster import AssetKey
-from chunkbench_core.chunking import STRATEGY_NAMES
+from chunkbench_core.chunking import STRATEGIES
 from chunkbench_pipelines.definitions import defs
 graph = defs.resolve_asset_graph()
 for name in ("chunk_collections", "experiment_results"):
@@ -77,7 +81,7 @@ def test_loaded_partitions_without_and_with_an_openai_key(tmp_path):
     assert without["chunk_collections"] == without["experiment_results"]
     models = {key.split("|")[0] for key in without["chunk_collections"]}
     assert models == {"all-minilm-l6-v2", "multilingual-e5-small"}
-    assert len(without["chunk_collections"]) == 2 * len(STRATEGY_NAMES)
+    assert len(without["chunk_collections"]) == 2 * len(STRATEGIES.names())
 
     with_key = _loaded_partition_keys(tmp_path, OPENAI_API_KEY="sk-test-not-a-real-key")
     models = {key.split("|")[0] for key in with_key["experiment_results"]}
@@ -100,7 +104,7 @@ def test_secrets_are_env_vars_not_values(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     from chunkbench_pipelines.definitions import build_resources
 
-    resources = build_resources()
+    resources = build_resources(environment_settings())
     assert "sk-test" not in repr(resources)
     assert "sk-test" not in repr(resources["embeddings"].provider_settings())
 

@@ -9,6 +9,7 @@ from dagster import AssetKey, DagsterInstance
 
 from chunkbench_core.storage.vector_store import VectorStore, collection_name
 from chunkbench_pipelines.runner import run_everything
+from tests.pipelines.support.environment import environment_settings
 
 MODEL = "all-minilm-l6-v2"
 
@@ -74,7 +75,7 @@ def test_whole_graph_on_a_tiny_corpus(workspace):
     instance = DagsterInstance.ephemeral()
     out = io.StringIO()
     # a document and a question were dropped: exit 1, after the leaderboard of what did run
-    assert run_everything(strategies=["fixed_size", "recursive"], corpus_models=[MODEL], out=out, instance=instance) == 1, out.getvalue()
+    assert run_everything(environment_settings(), strategies=["fixed_size", "recursive"], corpus_models=[MODEL], out=out, instance=instance) == 1, out.getvalue()
     printed = out.getvalue()
     assert "fixed_size" in printed and "recursive" in printed and "benchmark_report.html" in printed
     summary = printed[printed.index("benchmark_report.html"):]
@@ -181,8 +182,8 @@ def test_rerun_is_idempotent_and_removes_stale_points(workspace):
     home = workspace["home"]
     clean(workspace)
     instance = DagsterInstance.ephemeral()
-    assert run_everything(strategies=["fixed_size"], corpus_models=[MODEL], instance=instance) == 0
-    assert run_everything(strategies=["fixed_size"], corpus_models=[MODEL], instance=instance) == 0
+    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], instance=instance) == 0
+    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], instance=instance) == 0
     assert sql(home, "SELECT count(*) FROM chunks") == [(2,)]  # the same build again: its rows replaced
     assert sql(home, "SELECT count(DISTINCT experiment_run_id), count(*) FROM question_results") == [(2, 4)]
     assert sql(home, "SELECT count(*) FROM leaderboard") == [(1,)]
@@ -191,7 +192,7 @@ def test_rerun_is_idempotent_and_removes_stale_points(workspace):
     (workspace["questions"] / "good.json").write_text(json.dumps({"questions": [
         {"id": "v1", "question": "When did Mount Kelvar erupt?",
          "references": [{"document": "volcano.md", "content": VOLCANO_REF}]}]}), encoding="utf-8")
-    assert run_everything(strategies=["fixed_size"], corpus_models=[MODEL], instance=instance) == 0
+    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], instance=instance) == 0
     assert sql(home, "SELECT document FROM current_chunks") == [("volcano.md",)]
     # the build the earlier runs retrieved from is kept beside it (their inspector still shows their chunks)
     assert sql(home, "SELECT count(DISTINCT build), count(*) FROM chunks") == [(2, 3)]
@@ -203,7 +204,7 @@ def test_rerun_is_idempotent_and_removes_stale_points(workspace):
 @pytest.mark.e2e
 def test_unknown_partition_model_fails_with_reason(workspace):
     out = io.StringIO()
-    code = run_everything(strategies=["fixed_size"], corpus_models=["no-such-model"], out=out,
+    code = run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=["no-such-model"], out=out,
                           instance=DagsterInstance.ephemeral())
     assert code == 1
     assert "unknown embedding model 'no-such-model'" in out.getvalue()
@@ -213,17 +214,17 @@ def test_unknown_partition_model_fails_with_reason(workspace):
 def test_neighbor_levels_are_separate_runs_side_by_side(workspace):
     from dagster import materialize
 
-    from chunkbench_pipelines.assets import ALL_ASSETS
+    from tests.pipelines.support.partitions import LOCAL_ASSETS
     from chunkbench_pipelines.definitions import build_resources
     from chunkbench_pipelines.partitions import partition_key
 
     home = workspace["home"]
     clean(workspace)
     instance = DagsterInstance.ephemeral()
-    assert run_everything(strategies=["fixed_size"], corpus_models=[MODEL], instance=instance) == 0
+    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], instance=instance) == 0
     config = {"ops": {"experiment_results": {"config": {"neighbor_prev": 1, "neighbor_next": 1}}}}
-    assert materialize(ALL_ASSETS, selection=["experiment_results"], partition_key=partition_key("fixed_size", MODEL),
-                       run_config=config, instance=instance, resources=build_resources()).success
+    assert materialize(LOCAL_ASSETS, selection=["experiment_results"], partition_key=partition_key("fixed_size", MODEL),
+                       run_config=config, instance=instance, resources=build_resources(environment_settings())).success
     rows = sql(home, "SELECT strategy, neighbor_prev, neighbor_next, n_questions FROM leaderboard_by_setting "
                      "ORDER BY neighbor_prev")
     assert rows == [("fixed_size", 0, 0, 2), ("fixed_size", 1, 1, 2)]

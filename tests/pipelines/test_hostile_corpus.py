@@ -4,7 +4,7 @@ import pytest
 from dagster import DagsterInstance, materialize
 
 from chunkbench_core.storage.results_db import ResultsDB
-from chunkbench_pipelines.assets import ALL_ASSETS
+from tests.pipelines.support.partitions import LOCAL_ASSETS
 
 from .support.tides import tides_benchmark
 
@@ -23,7 +23,7 @@ def setup(tmp_path):
 
 
 def parse_corpus(setup):
-    result = materialize(ALL_ASSETS, selection=["source_documents", "parsed_documents"], instance=setup["instance"],
+    result = materialize(LOCAL_ASSETS, selection=["source_documents", "parsed_documents"], instance=setup["instance"],
                          resources=setup["resources"])
     assert result.success
     rows = ResultsDB(setup["results"]).query("SELECT document, status, error FROM documents ORDER BY document")
@@ -31,8 +31,13 @@ def parse_corpus(setup):
 
 
 @pytest.mark.slow
-def test_a_document_over_the_memory_limit_fails_alone(setup, monkeypatch):
-    monkeypatch.setenv("CHUNKBENCH_PARSE_MEMORY_MB", "512")
+def test_a_document_over_the_memory_limit_fails_alone(setup):
+    from chunkbench_pipelines.resources import WorkspaceResource
+
+    workspace = setup["resources"]["workspace"]  # with CHUNKBENCH_PARSE_MEMORY_MB=512, as the settings pass it
+    setup["resources"] = {**setup["resources"], "workspace": WorkspaceResource(
+        home=workspace.home, corpus=workspace.corpus, questions=workspace.questions, benchmark=workspace.benchmark,
+        parse_memory_mb="512")}
     (setup["corpus"] / "wide.csv").write_bytes(b"name,value\n" + b"x," * 12_000_000 + b"\n")
     documents, _ = parse_corpus(setup)
     assert documents["tides.md"][0] == "parsed"
@@ -48,7 +53,7 @@ def test_names_that_sanitise_alike_are_two_documents(setup):
         (setup["corpus"] / name).write_text(f"Figures of {name}: sales rose in the north.\n", encoding="utf-8")
     documents, _ = parse_corpus(setup)
     assert documents["report 2024.txt"][0] == documents["report-2024.txt"][0] == "parsed"
-    result = materialize(ALL_ASSETS, selection=["chunk_collections"], instance=setup["instance"],
+    result = materialize(LOCAL_ASSETS, selection=["chunk_collections"], instance=setup["instance"],
                          resources=setup["resources"], partition_key=partition_key("fixed_size", "all-minilm-l6-v2"))
     assert result.success
     rows = ResultsDB(setup["results"]).query("SELECT document, count(DISTINCT chunk_id) FROM current_chunks "

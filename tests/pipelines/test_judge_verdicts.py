@@ -10,10 +10,11 @@ import pytest
 from dagster import DagsterInstance, materialize
 
 from chunkbench_core.storage.results_db import ResultsDB
-from chunkbench_pipelines.assets import ALL_ASSETS
+from tests.pipelines.support.partitions import LOCAL_ASSETS
 from chunkbench_pipelines.definitions import build_resources
 from chunkbench_pipelines.partitions import partition_key
 from chunkbench_pipelines.resources import LLMResource
+from tests.pipelines.support.environment import environment_settings
 
 from .test_end_to_end import MODEL, workspace  # noqa: F401 - the fixture is used by name
 
@@ -78,12 +79,13 @@ def chat_server():
 
 @pytest.mark.e2e
 def test_judge_means_and_hallucination_rate_through_the_assets(workspace, chat_server, tmp_path):  # noqa: F811
-    llm = LLMResource(model="scripted", base_url=chat_server.url, api_key="not-a-secret", judge_attempts=1)
-    resources = {**build_resources(), "llm": llm}
+    llm = LLMResource(model="scripted", base_url=chat_server.url, api_key="not-a-secret", judge_attempts=1,
+                      home=str(environment_settings().home))
+    resources = {**build_resources(environment_settings()), "llm": llm}
     instance = DagsterInstance.ephemeral()
-    assert materialize(ALL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
+    assert materialize(LOCAL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
                        resources=resources).success
-    result = materialize(ALL_ASSETS, selection=["chunk_collections", "experiment_results"],
+    result = materialize(LOCAL_ASSETS, selection=["chunk_collections", "experiment_results"],
                          partition_key=partition_key("fixed_size", MODEL), instance=instance, resources=resources)
     assert result.success
 
@@ -113,12 +115,13 @@ def test_dollars_per_question_and_partition_from_the_reported_tokens(workspace, 
     from chunkbench_core.tokens import count_tokens
 
     llm = LLMResource(model="scripted", base_url=chat_server.url, api_key="not-a-secret", judge_attempts=1,
+                      home=str(environment_settings().home),
                       input_price_per_mtok="2", output_price_per_mtok="8")
-    resources = {**build_resources(), "llm": llm}
+    resources = {**build_resources(environment_settings()), "llm": llm}
     instance = DagsterInstance.ephemeral()
-    assert materialize(ALL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
+    assert materialize(LOCAL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
                        resources=resources).success
-    assert materialize(ALL_ASSETS, selection=["chunk_collections", "experiment_results"],
+    assert materialize(LOCAL_ASSETS, selection=["chunk_collections", "experiment_results"],
                        partition_key=partition_key("fixed_size", MODEL), instance=instance, resources=resources).success
     db = ResultsDB(workspace["home"])
     questions = db.query("SELECT embedding_usd, answer_usd, judge_usd, cost_usd FROM question_results")
@@ -137,7 +140,7 @@ def test_dollars_per_question_and_partition_from_the_reported_tokens(workspace, 
 
     before = len(chat_server.requests)
     key = partition_key("contextual_retrieval", MODEL)
-    assert materialize(ALL_ASSETS, selection=["chunk_collections"], partition_key=key, instance=instance,
+    assert materialize(LOCAL_ASSETS, selection=["chunk_collections"], partition_key=key, instance=instance,
                        resources=resources).success
     calls = chat_server.requests[before:]
     assert calls and all(SITUATE_CHUNK.split("{")[0].strip()[:20] in "\n".join(m["content"] for m in c["messages"])
@@ -153,7 +156,7 @@ def test_dollars_per_question_and_partition_from_the_reported_tokens(workspace, 
     assert built["index_usd"] == pytest.approx(built["context_usd"])  # local embeddings are free
 
     again = len(chat_server.requests)
-    assert materialize(ALL_ASSETS, selection=["chunk_collections"], partition_key=key, instance=instance,
+    assert materialize(LOCAL_ASSETS, selection=["chunk_collections"], partition_key=key, instance=instance,
                        resources=resources).success
     assert len(chat_server.requests) == again  # every context came from the cache...
     [rebuilt] = db.query(query).to_dict("records")

@@ -7,6 +7,7 @@ import pytest
 from dagster import DagsterInstance
 
 from chunkbench_pipelines.runner import run_everything
+from tests.pipelines.support.environment import environment_settings
 
 from .support.tides import MODEL, tides_benchmark, use_environment
 
@@ -18,7 +19,7 @@ def test_reports_label_heading_context_and_print_no_placeholders(tmp_path, monke
     tides = tides_benchmark(tmp_path, DOC, "labels")  # its reports: home/benchmarks/labels/reports
     use_environment(monkeypatch, tides, "labels")
     home = tides.home
-    assert run_everything(strategies=["contextual_retrieval", "fixed_size"], corpus_models=[MODEL],
+    assert run_everything(environment_settings(), strategies=["contextual_retrieval", "fixed_size"], corpus_models=[MODEL],
                           instance=DagsterInstance.ephemeral()) == 0
     folder = home / "benchmarks" / "labels" / "reports"
     reports = {p.name: p.read_text(encoding="utf-8") for p in folder.glob("*.html")}

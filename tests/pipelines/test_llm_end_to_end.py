@@ -11,10 +11,11 @@ import duckdb
 import pytest
 from dagster import AssetKey, DagsterInstance, materialize
 
-from chunkbench_pipelines.assets import ALL_ASSETS
+from tests.pipelines.support.partitions import LOCAL_ASSETS
 from chunkbench_pipelines.definitions import build_resources
 from chunkbench_pipelines.partitions import partition_key
 from chunkbench_pipelines.resources import LLMResource
+from tests.pipelines.support.environment import environment_settings
 
 from .test_end_to_end import MODEL, workspace  # noqa: F401 - the fixture is used by name
 
@@ -26,16 +27,17 @@ SECRET = "sk-chunkbench-test-secret-7d1f"
 def test_answers_and_judge_through_the_assets(workspace, llama_server_url, tmp_path):  # noqa: F811
     home = workspace["home"]
     llm = LLMResource(model="gemma", base_url=f"{llama_server_url}/v1", api_key=SECRET, system_prompt_as_user=True,
+                      home=str(environment_settings().home),
                       answer_max_tokens=16, judge_max_tokens=16, judge_max_tokens_cap=32, judge_attempts=1,
                       max_context_tokens=200, timeout_seconds=120)
-    resources = {**build_resources(), "llm": llm}
+    resources = {**build_resources(environment_settings()), "llm": llm}
     (tmp_path / "dagster_home").mkdir()
     with DagsterInstance.local_temp(str(tmp_path / "dagster_home")) as instance:
-        parse = materialize(ALL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
+        parse = materialize(LOCAL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
                             resources=resources)
         assert parse.success
         key = partition_key("fixed_size", MODEL)
-        result = materialize(ALL_ASSETS, selection=["chunk_collections", "experiment_results"], partition_key=key,
+        result = materialize(LOCAL_ASSETS, selection=["chunk_collections", "experiment_results"], partition_key=key,
                              instance=instance, resources=resources)
         assert result.success
         [experiment] = result.asset_materializations_for_node("experiment_results")

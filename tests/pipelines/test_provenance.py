@@ -5,10 +5,10 @@ import json
 import pytest
 from dagster import AssetKey, DagsterInstance, build_schedule_context, materialize
 
-from chunkbench_core.embedding import set_semantic_threshold
+from chunkbench_core.embedding import SharedDefaults
 from chunkbench_core.provenance import code_version
 from chunkbench_core.storage.results_db import ResultsDB
-from chunkbench_pipelines.assets import ALL_ASSETS
+from tests.pipelines.support.partitions import LOCAL_ASSETS
 from chunkbench_pipelines.definitions import defs
 from chunkbench_pipelines.partitions import partition_key
 from chunkbench_pipelines.resources import EmbeddingResource
@@ -41,7 +41,7 @@ def setup(tmp_path, monkeypatch):
 def run(setup, selection, key=None, config=None):
     """Materialize ``selection``; ``config`` may name more assets than selected (only theirs is passed)."""
     ops = {name: value for name, value in (config or {}).get("ops", {}).items() if name in selection}
-    return materialize(ALL_ASSETS, selection=selection, partition_key=key, instance=setup["instance"],
+    return materialize(LOCAL_ASSETS, selection=selection, partition_key=key, instance=setup["instance"],
                        resources=setup["resources"], run_config={"ops": ops} if ops else {}, raise_on_error=False)
 
 
@@ -111,7 +111,7 @@ def test_a_changed_threshold_marks_semantic_partitions_stale(setup):
     _, stale = stale_partitions(setup["instance"], setup["workspace"], EmbeddingResource())
     assert str(key) not in {b.partition_key for b in stale}
 
-    set_semantic_threshold(MODEL, 0.55, setup["home"])
+    SharedDefaults(ResultsDB(setup["results"])).set_threshold(MODEL, 0.55)  # chunkbench thresholds set
     _, stale = stale_partitions(setup["instance"], setup["workspace"], EmbeddingResource())
     [build] = [b for b in stale if b.partition_key == str(key)]
     assert "threshold" in build.reason and build.variant == ""

@@ -120,20 +120,24 @@ def test_a_pool_limit_below_one_is_refused(tmp_path):
 
 # One partition of chunk_collections in its own process, like a run launched by dagster dev.
 MATERIALIZE = textwrap.dedent("""
-    import json, sys, time
+    import json, os, sys, time
     from pathlib import Path
     from dagster import DagsterInstance, materialize
-    from chunkbench_pipelines.assets import ALL_ASSETS
-    from chunkbench_pipelines.definitions import build_resources
-    from chunkbench_pipelines.partitions import partition_key
+    from chunkbench_core.settings import Settings
+    from chunkbench_pipelines.assets import build_assets
+    from chunkbench_pipelines.resources import build_resources
+    from chunkbench_pipelines.partitions import partition_key, runnable_corpus_models, strategy_by_model
+
+    settings = Settings.load(os.environ)  # the code location's settings: its environment
+    assets = build_assets(strategy_by_model(runnable_corpus_models(settings)))
 
     selection, strategy, model, go = sys.argv[1].split(","), sys.argv[2], sys.argv[3], sys.argv[4]
     Path(f"{go}.{strategy}").touch()
     while not Path(go).exists():
         time.sleep(0.005)
     key = partition_key(strategy, model) if strategy != "-" else None
-    result = materialize(ALL_ASSETS, selection=selection, partition_key=key, instance=DagsterInstance.get(),
-                         resources=build_resources(), raise_on_error=False)
+    result = materialize(assets, selection=selection, partition_key=key, instance=DagsterInstance.get(),
+                         resources=build_resources(settings), raise_on_error=False)
     waits = [m.metadata["pool_wait_seconds"].value for m in result.asset_materializations_for_node("chunk_collections")]
     print(json.dumps({"success": result.success, "pool_wait": waits}))
 """)

@@ -3,6 +3,7 @@
 import pytest
 from dagster import AssetExecutionContext, AssetKey, AssetRecordsFilter, DagsterInstance, asset, materialize
 
+from chunkbench_pipelines.partitions import strategy_by_model
 from chunkbench_pipelines.ranks import rank_observation, report_ranks_on_partitions
 
 MODEL = "all-minilm-l6-v2"
@@ -18,7 +19,7 @@ ROWS = [
 def test_each_ranked_row_becomes_an_observation_of_its_experiment_partition(tmp_path):
     @asset
     def ranking(context: AssetExecutionContext) -> None:
-        assert report_ranks_on_partitions(context, ROWS) == 2
+        assert report_ranks_on_partitions(context, ROWS, strategy_by_model([MODEL])) == 2
 
     with DagsterInstance.local_temp(str(tmp_path)) as instance:
         assert materialize([ranking], instance=instance).success

@@ -59,17 +59,19 @@ def test_on_the_sample_snapshot_the_pick_is_the_best_or_shown_within_the_margin(
 @pytest.mark.slow
 def test_the_demo_on_the_sample_recommends_the_best_or_one_shown_within_the_margin(tmp_path, monkeypatch):
     """``chunkbench run`` on the bundled sample (three strategies with MiniLM, to stay within minutes)."""
-    from chunkbench_core import settings
     from chunkbench_core.storage.results_db import ResultsDB
     from chunkbench_pipelines.runner import run_everything
+
+    from .support.environment import environment_settings
 
     for name in ("CHUNKBENCH_CORPUS", "CHUNKBENCH_QUESTIONS", "CHUNKBENCH_BENCHMARK", "CHUNKBENCH_RESULTS_DIR",
                  "QDRANT_URL", "CHUNKBENCH_MARGIN", "CHUNKBENCH_RECOMMENDATION_RULE", "CHUNKBENCH_RANK_METRIC"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("CHUNKBENCH_HOME", str(tmp_path / "home"))
-    assert run_everything(strategies=["fixed_size", "recursive", "structural"], corpus_models=["all-minilm-l6-v2"],
-                          instance=DagsterInstance.ephemeral()) == 0
-    results = ResultsDB(settings.results_dir())
-    assert settings.results_dir().name == "sample" and len(results.leaderboard()) == 3
+    settings = environment_settings()
+    assert run_everything(settings, strategies=["fixed_size", "recursive", "structural"],
+                          corpus_models=["all-minilm-l6-v2"], instance=DagsterInstance.ephemeral()) == 0
+    results = ResultsDB(settings.results_dir)
+    assert settings.results_dir.name == "sample" and len(results.leaderboard()) == 3
     recommendation = _assert_defensible(results, RankingSettings())
     assert recommendation["n_questions"] == 30

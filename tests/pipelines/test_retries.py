@@ -10,11 +10,12 @@ import json
 import pytest
 from dagster import DagsterEventType, DagsterInstance, Failure, materialize
 
-from chunkbench_pipelines.assets import ALL_ASSETS
+from tests.pipelines.support.partitions import LOCAL_ASSETS
 from chunkbench_pipelines.definitions import build_resources
 from chunkbench_pipelines.failures import permanent_errors_fail_fast
 from chunkbench_pipelines.partitions import partition_key
 from chunkbench_pipelines.resources import EmbeddingResource
+from tests.pipelines.support.environment import environment_settings
 from tests.core.embedding.openai_server import FaultProxy
 
 from .support.partitions import assets_over_models
@@ -41,17 +42,18 @@ def setup(tmp_path, monkeypatch):
         monkeypatch.delenv(name, raising=False)
     proxy = FaultProxy(dimension=768)
     instance = DagsterInstance.ephemeral()
-    assert materialize(ALL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
-                       resources=build_resources()).success
+    assert materialize(LOCAL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
+                       resources=build_resources(environment_settings())).success
     yield proxy, instance
     proxy.stop()
 
 
 def build(proxy: FaultProxy, instance: DagsterInstance, url: str | None = "proxy"):
     embeddings = EmbeddingResource(compatible_base_url=proxy.base_url if url == "proxy" else url, max_retries=1,
+                                   home=str(environment_settings().home),  # the test's own embedding cache
                                    backoff_initial_seconds=0.01, backoff_max_seconds=0.02, timeout_seconds=10)
     result = materialize(ASSETS, selection=["chunk_collections"], partition_key=partition_key("fixed_size", MODEL),
-                         instance=instance, resources={**build_resources(), "embeddings": embeddings},
+                         instance=instance, resources={**build_resources(environment_settings()), "embeddings": embeddings},
                          raise_on_error=False)
     kinds = [e.event_type for e in result.all_events]
     failures = [e.event_specific_data.error for e in result.all_events if e.is_step_failure]
@@ -94,8 +96,8 @@ def test_a_bug_is_not_retried(error):
 def test_an_unavailable_boundary_model_fails_at_once_with_the_reason(setup):
     _, instance = setup
     config = {"ops": {"chunk_collections": {"config": {"boundary_model": "text-embedding-3-small"}}}}
-    result = materialize(ALL_ASSETS, selection=["chunk_collections"], instance=instance, run_config=config,
-                         partition_key=partition_key("semantic", "all-minilm-l6-v2"), resources=build_resources(),
+    result = materialize(LOCAL_ASSETS, selection=["chunk_collections"], instance=instance, run_config=config,
+                         partition_key=partition_key("semantic", "all-minilm-l6-v2"), resources=build_resources(environment_settings()),
                          raise_on_error=False)
     kinds = [e.event_type for e in result.all_events]
     [failure] = [e.event_specific_data.error for e in result.all_events if e.is_step_failure]
@@ -106,10 +108,10 @@ def test_an_unavailable_boundary_model_fails_at_once_with_the_reason(setup):
 def test_an_empty_question_set_fails_at_once(setup):
     _, instance = setup  # the question set of the fixture holds no question
     key = partition_key("fixed_size", "all-minilm-l6-v2")
-    assert materialize(ALL_ASSETS, selection=["chunk_collections"], partition_key=key, instance=instance,
-                       resources=build_resources()).success
-    result = materialize(ALL_ASSETS, selection=["experiment_results"], partition_key=key, instance=instance,
-                         resources=build_resources(), raise_on_error=False)
+    assert materialize(LOCAL_ASSETS, selection=["chunk_collections"], partition_key=key, instance=instance,
+                       resources=build_resources(environment_settings())).success
+    result = materialize(LOCAL_ASSETS, selection=["experiment_results"], partition_key=key, instance=instance,
+                         resources=build_resources(environment_settings()), raise_on_error=False)
     kinds = [e.event_type for e in result.all_events]
     [failure] = [e.event_specific_data.error for e in result.all_events if e.is_step_failure]
     assert not result.success and DagsterEventType.STEP_UP_FOR_RETRY not in kinds

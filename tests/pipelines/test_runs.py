@@ -13,9 +13,12 @@ from dagster import DagsterInstance, materialize
 
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.runs import exclude_run, include_run
-from chunkbench_pipelines.assets.reports import benchmark_report, leaderboard
+from chunkbench_pipelines.assets.reports import benchmark_report, build_leaderboard
 from chunkbench_pipelines.definitions import build_resources
 from chunkbench_pipelines.runner import run_everything
+from chunkbench_pipelines.partitions import strategy_by_model
+from tests.pipelines.support.environment import environment_settings
+from tests.pipelines.support.partitions import local_models
 
 from .test_end_to_end import BAKERY, BAKERY_REF, MODEL, VOLCANO, VOLCANO_REF, clean, workspace  # noqa: F401
 
@@ -44,10 +47,10 @@ def test_a_past_run_keeps_its_report_and_a_run_can_be_set_aside(workspace):  # n
     clean(workspace)
     home = workspace["home"]
     instance = DagsterInstance.ephemeral()
-    assert run_everything(strategies=["fixed_size"], corpus_models=[MODEL], out=io.StringIO(), instance=instance) == 0
+    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], out=io.StringIO(), instance=instance) == 0
     # a third document: the newer run of the same configuration retrieves it too, so its precision falls
     (workspace["corpus"] / "harbour.md").write_text(HARBOUR, encoding="utf-8")
-    assert run_everything(strategies=["fixed_size"], corpus_models=[MODEL], out=io.StringIO(), instance=instance) == 0
+    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], out=io.StringIO(), instance=instance) == 0
 
     results = ResultsDB(home)
     runs = results.query("SELECT experiment_run_id, provenance FROM experiment_metrics ORDER BY created_at")
@@ -83,7 +86,7 @@ def test_a_past_run_keeps_its_report_and_a_run_can_be_set_aside(workspace):  # n
 
     # the asset: the same report from run config
     (folder / "benchmark_report.html").unlink()
-    result = materialize([benchmark_report], resources=build_resources(), instance=instance,
+    result = materialize([benchmark_report], resources=build_resources(environment_settings()), instance=instance,
                          run_config={"ops": {"benchmark_report": {"config": {"experiment_run_id": old}}}})
     assert result.success
     metadata = result.asset_materializations_for_node("benchmark_report")[0].metadata
@@ -92,23 +95,24 @@ def test_a_past_run_keeps_its_report_and_a_run_can_be_set_aside(workspace):  # n
     assert precision_cells((folder / "benchmark_report.html").read_text(encoding="utf-8")) == [old_precision]
 
     # a run made before experiments recorded their batch is found by its Dagster run's tag (asset, batch config)
-    key = next(p.stem for p in (home / "tables" / "experiment_metrics").glob(f"*{old}.parquet"))
+    # (the run's row is stored under its results key in experiment_runs, its means in run_scores)
+    key = next(p.stem for p in (home / "tables" / "experiment_runs").glob(f"*{old}.parquet"))
     [row] = results.read("experiment_metrics", key)
     row["provenance"] = json.dumps({k: v for k, v in json.loads(row["provenance"]).items() if k != "batch_id"})
     results.write("experiment_metrics", key, [row])
-    result = materialize([benchmark_report], resources=build_resources(), instance=instance,
+    result = materialize([benchmark_report], resources=build_resources(environment_settings()), instance=instance,
                          run_config={"ops": {"benchmark_report": {"config": {"batch": batches[0]}}}})
     assert result.success
     assert result.asset_materializations_for_node("benchmark_report")[0].metadata["shows"].value == \
         f"batch {batches[0]} (1 experiment run)"
     assert precision_cells((batch_folder / "benchmark_report.html").read_text(encoding="utf-8")) == [old_precision]
-    result = materialize([benchmark_report], resources=build_resources(), instance=instance, raise_on_error=False,
+    result = materialize([benchmark_report], resources=build_resources(environment_settings()), instance=instance, raise_on_error=False,
                          run_config={"ops": {"benchmark_report": {"config": {"experiment_run_id": "no-such-run"}}}})
     assert not result.success
 
     # the leaderboard asset leaves an excluded run out too (the CLI below also redoes the comparison itself)
     exclude_run(results, new, "checked by the asset")
-    assert materialize([leaderboard, benchmark_report], resources=build_resources(), instance=instance).success
+    assert materialize([build_leaderboard(strategy_by_model(local_models())), benchmark_report], resources=build_resources(environment_settings()), instance=instance).success
     assert results.query("SELECT experiment_run_id FROM comparison")["experiment_run_id"].tolist() == [old]
     assert precision_cells(latest.read_text(encoding="utf-8")) == [old_precision]
     include_run(results, new)

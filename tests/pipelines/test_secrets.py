@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from chunkbench_core.redaction import describe_error, redact
+from chunkbench_core.settings import Settings
 from chunkbench_core.storage.results_db import ResultsDB
 from tests.pipelines.support.echo_key_server import EchoKeyServer
 
@@ -19,8 +20,9 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_redact_removes_configured_keys_and_key_shapes(monkeypatch):
-    monkeypatch.setenv("CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY", "plain-looking-value-42")
+def test_redact_removes_configured_keys_and_key_shapes():
+    # a key configured in the environment is registered when the settings are built from it (at the edges)
+    Settings.load({"CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY": "plain-looking-value-42"})
     text = ("Incorrect API key provided: sk-proj-abcd1234********wxyz; Authorization: Bearer abc.def.ghi-123456; "
             "api_key=\"zz-top-secret\"; echoed plain-looking-value-42")
     clean = redact(text)

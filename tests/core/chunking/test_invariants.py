@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from chunkbench_core.chunking import STRATEGY_NAMES, ModelWindow, check_chunks, make_chunk_id, make_chunker
+from chunkbench_core.chunking import STRATEGIES, ModelWindow, check_chunks, make_chunk_id, make_chunker
 from chunkbench_core.parsing.models import CONTENT_TYPES, ParsedDocument
 
 from .helpers import CHROMA_NAMES, SMALL_CHROMA, bag_of_words_embed
@@ -49,7 +49,7 @@ def assert_invariants(strategy: str, documents: list[ParsedDocument], chunks, mi
     return report
 
 
-@pytest.mark.parametrize("strategy", STRATEGY_NAMES)
+@pytest.mark.parametrize("strategy", STRATEGIES.names())
 def test_parsed_fixtures(strategy, sample_docs, built_fixture_docs, minilm):
     documents = sample_docs + built_fixture_docs
     chunks = chunk_all(strategy, documents, minilm)
@@ -60,7 +60,7 @@ def test_parsed_fixtures(strategy, sample_docs, built_fixture_docs, minilm):
         assert {"paragraph", "table_row", "qa_pair"} <= kinds
 
 
-@pytest.mark.parametrize("strategy", STRATEGY_NAMES)
+@pytest.mark.parametrize("strategy", STRATEGIES.names())
 def test_persian_text_through_every_strategy(strategy, persian_doc, minilm):
     chunks = chunk_all(strategy, [persian_doc], minilm, size=40, overlap=10)
     assert len(chunks) > 1
@@ -73,7 +73,7 @@ def test_persian_text_through_every_strategy(strategy, persian_doc, minilm):
         assert all(c.text.startswith("سوال:") for c in chunks if c.content_type == "qa_pair")
 
 
-@pytest.mark.parametrize("strategy", STRATEGY_NAMES)
+@pytest.mark.parametrize("strategy", STRATEGIES.names())
 def test_small_chroma_corpora(strategy, chroma_docs, minilm):
     documents = [chroma_docs[n] for n in SMALL_CHROMA]
     chunks = chunk_all(strategy, documents, minilm)
@@ -82,7 +82,7 @@ def test_small_chroma_corpora(strategy, chroma_docs, minilm):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("strategy", STRATEGY_NAMES)
+@pytest.mark.parametrize("strategy", STRATEGIES.names())
 def test_all_chroma_corpora(strategy, chroma_docs, minilm):
     documents = [chroma_docs[n] for n in CHROMA_NAMES]
     chunks = chunk_all(strategy, documents, minilm)

@@ -1,6 +1,6 @@
 import pytest
 
-from chunkbench_core.chunking import STRATEGIES, STRATEGY_NAMES, ModelWindow, make_chunker
+from chunkbench_core.chunking import STRATEGIES, ModelWindow, make_chunker
 from chunkbench_core.errors import ChunkingError
 
 from .helpers import bag_of_words_embed, doc, words_counter
@@ -9,12 +9,19 @@ ALL = ("fixed_size", "recursive", "semantic", "semantic_parent_child", "contextu
        "cluster_semantic")
 
 
-def test_every_strategy_of_issue_4_is_registered_in_partition_order():
-    assert STRATEGY_NAMES == ALL
-    assert {name for name, cls in STRATEGIES.items() if cls.needs_boundary_embeddings} == {
+def test_every_shipped_strategy_is_registered_in_partition_order():
+    assert STRATEGIES.names() == ALL
+    assert set(STRATEGIES.with_capability("boundary_model")) == {
         "semantic", "semantic_parent_child", "structural", "cluster_semantic"}
-    assert {name for name, cls in STRATEGIES.items() if cls.size_driven} == {
+    assert {s.name for s in STRATEGIES.values() if s.chunker.needs_boundary_embeddings} == set(
+        STRATEGIES.with_capability("boundary_model"))
+    assert {s.name for s in STRATEGIES.values() if s.chunker.size_driven} == {
         "fixed_size", "recursive", "contextual_retrieval"}
+    assert STRATEGIES.with_capability("llm") == ("contextual_retrieval",)
+    assert STRATEGIES.with_capability("parent_context") == ("semantic_parent_child",)
+    assert STRATEGIES.with_capability("sweepable") == ("fixed_size", "recursive")
+    assert STRATEGIES.with_capability("neighbor_expansion") == ("fixed_size",)
+    assert all(s.description and "\n" not in s.description for s in STRATEGIES.values())
 
 
 @pytest.mark.parametrize("strategy", ALL)
@@ -41,3 +48,19 @@ def test_one_call_shape_builds_every_strategy(strategy):
 def test_unknown_parameters_name_the_accepted_ones():
     with pytest.raises(ChunkingError, match="fixed_size does not take threshold; it takes: chunk_size, chunk_overlap, window"):
         make_chunker("fixed_size", threshold=0.3)
+
+
+def test_options_are_declared_once_with_defaults_bounds_and_descriptions():
+    options = STRATEGIES.options()
+    assert options["threshold_mode"].defaults == {"semantic": "absolute", "semantic_parent_child": "absolute",
+                                                 "structural": "percentile"}
+    assert options["threshold_mode"].choices == ("absolute", "percentile")
+    assert options["percentile"].bounds == {"gt": 0.0, "lt": 100.0} and options["percentile"].kind is float
+    assert options["base_chunker"].strategies == ("contextual_retrieval",)
+    assert all(o.description for o in options.values())
+    assert STRATEGIES["semantic"].options_taken({"threshold": 0.5, "base_chunker": "recursive", "percentile": None}) \
+        == {"threshold": 0.5}
+    with pytest.raises(ChunkingError, match="percentile must be in \\(0, 100\\), got 150"):
+        make_chunker("structural", chunk_size=20, chunk_overlap=0, embed=bag_of_words_embed, percentile=150)
+    with pytest.raises(ChunkingError, match="unknown strategy 'nope'; choose one of: fixed_size, recursive"):
+        STRATEGIES["nope"]

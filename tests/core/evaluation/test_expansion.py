@@ -1,4 +1,4 @@
-"""Neighbor expansion (LLD 9.2) and parent context (LLD 9.3) edge cases, with an in-memory store."""
+"""Neighbor expansion and parent context edge cases, with an in-memory store."""
 
 from __future__ import annotations
 

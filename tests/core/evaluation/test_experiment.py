@@ -11,15 +11,17 @@ import pytest
 from chunkbench_core.chunking import make_chunker
 from chunkbench_core.embedding import Embedder, get_model
 from chunkbench_core.evaluation.experiment import (
-    AGGREGATES,
     ExpansionSettings,
     aggregate,
     build_provenance,
     collection_chunks,
     outcome_row,
+    ProvenanceInputs,
     resolve_questions,
+    RetrievalOptions,
     run_retrieval,
 )
+from chunkbench_core.evaluation.metric_registry import METRICS
 from chunkbench_core.evaluation.questions import parse_question_set
 from chunkbench_core.parsing.models import ParsedDocument, TreeNode
 from chunkbench_core.storage.vector_store import VectorStore
@@ -77,8 +79,8 @@ def setup(tmp_path_factory):
 
 
 def run(setup, **kwargs):
-    return run_retrieval(setup["questions"], setup["embedder"], setup["store"], "col", top_k=2,
-                         strategy="fixed_size", chunks=collection_chunks(setup["chunks"]), **kwargs)
+    return run_retrieval(setup["questions"], setup["embedder"], setup["store"], "col", RetrievalOptions(
+        top_k=2, strategy="fixed_size", chunks=collection_chunks(setup["chunks"]), **kwargs))
 
 
 def test_two_runs_give_identical_evidence_metrics(setup):
@@ -111,8 +113,8 @@ def test_without_expansion_the_after_scores_equal_the_before_scores(setup):
 
 
 def test_document_filter_and_missing_chunk_list(setup):
-    outcomes = run_retrieval(setup["questions"], setup["embedder"], setup["store"], "col", top_k=3,
-                             filter_by_document=True)
+    outcomes = run_retrieval(setup["questions"], setup["embedder"], setup["store"], "col",
+                             RetrievalOptions(top_k=3, filter_by_document=True))
     for o in outcomes:
         assert {c.document for c in o.retrieved} == {o.resolved.references[0].document}
         assert math.isnan(o.scores["precision_omega"]) and math.isnan(o.scores["ndcg"])
@@ -131,15 +133,15 @@ def test_rows_aggregates_and_provenance(setup):
     assert [n["rank"] for n in tree] == [1, 2]
     assert all(isinstance(r, dict) and "text" not in r for r in json.loads(row["retrieved"]))
     summary = aggregate(outcomes)
-    for name in AGGREGATES:
+    for name in (m.run_name for m in METRICS.values(source="retrieval")):
         assert summary[f"{name}_ci_low"] <= summary[name] <= summary[f"{name}_ci_high"]
     assert all(isinstance(v, (int, float)) for v in summary.values())
     assert "hallucination_rate" not in summary  # only when the LLM ran
-    provenance = build_provenance(
+    provenance = build_provenance(ProvenanceInputs(
         strategy="fixed_size", corpus_model="all-minilm-l6-v2", boundary_model=None,
         chunking_params={"chunk_size": 20, "chunk_overlap": 0}, top_k=2, filter_by_document=False,
         expansion=ExpansionSettings(1, 0), question_set_hash="abc", question_sets={"t": "x"},
-        documents={d.document: d.markdown for d in setup["documents"]}, code_version="0.1.0")
+        documents={d.document: d.markdown for d in setup["documents"]}, code_version="0.1.0"))
     assert provenance["neighbors"] == {"neighbor_prev": 1, "neighbor_next": 0, "strategies": ["fixed_size"],
                                        "applied": True}
     assert set(provenance["document_hashes"]) == set(TOPICS)

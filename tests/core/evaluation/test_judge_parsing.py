@@ -1,4 +1,5 @@
-"""Judge replies (LLD 10.3 JSON): valid, invalid, truncated; and the retry loop with a scripted client."""
+"""Judge replies (the JSON object of the judge prompt): valid, invalid, truncated; and the retry loop with a scripted
+client."""
 
 from __future__ import annotations
 

@@ -8,7 +8,9 @@ import pytest
 from chunkbench_core.evaluation.cost import CAPTION_INPUT_TOKENS, LLMPrices, caption_usd, llm_usd, question_usd
 from chunkbench_core.embedding.registry import get_model
 from chunkbench_core.parsing.captions import DEFAULT_PROMPT
-from chunkbench_core.stages import caption_counts, partition_cost, partition_rows_key, question_costs
+from chunkbench_core.stages.documents import caption_counts
+from chunkbench_core.stages.experiments import partition_cost, question_costs
+from chunkbench_core.stages.spec import partition_rows_key
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.tokens import count_tokens
 
@@ -54,7 +56,7 @@ def test_a_partition_costs_its_index_the_captions_and_its_questions(tmp_path):
                                      {"document": "c.txt", "status": "failed"}])
     rows = [{"cost_usd": 0.001, "answer_usd": 0.0006, "judge_usd": 0.0003},
             {"cost_usd": 0.002, "answer_usd": 0.0012, "judge_usd": 0.0007}]
-    cost = partition_cost(db, "fixed_size", "m", "", rows, PRICES)
+    cost = partition_cost(db, partition_rows_key("fixed_size", "m"), rows, PRICES)
     captions = (3 * (CAPTION_INPUT_TOKENS + count_tokens(DEFAULT_PROMPT)) * 1 + 90 * 4) / 1e6
     assert cost["caption_usd"] == pytest.approx(captions) == pytest.approx(
         caption_usd(3, count_tokens(DEFAULT_PROMPT), 90, PRICES))
@@ -62,4 +64,4 @@ def test_a_partition_costs_its_index_the_captions_and_its_questions(tmp_path):
     assert (cost["answer_usd"], cost["judge_usd"]) == pytest.approx((0.0018, 0.001))
     assert cost["cost_usd"] == pytest.approx(0.25 + captions + 0.003)
     # another partition (no collection built yet) still pays the captions and its questions
-    assert partition_cost(db, "recursive", "m", "", rows, PRICES)["cost_usd"] == pytest.approx(captions + 0.003)
+    assert partition_cost(db, partition_rows_key("recursive", "m"), rows, PRICES)["cost_usd"] == pytest.approx(captions + 0.003)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from chunkbench_core.errors import QuestionSetError
-from chunkbench_core.evaluation.experiment import aggregate, outcome_row, run_retrieval
+from chunkbench_core.evaluation.experiment import RetrievalOptions, aggregate, outcome_row, run_retrieval
 from chunkbench_core.evaluation.question_check import check_questions
 from chunkbench_core.evaluation.questions import load_question_set, load_question_sets, parse_question_set
 
@@ -117,7 +117,7 @@ def test_questions_without_references_are_judge_only_never_scored_zero(tmp_path)
     with VectorStore(local_root=tmp_path / "qdrant") as store:
         store.ensure_collection("c", embedder.spec.dimension)
         store.replace_points("c", chunks, embedder.embed([c.text for c in chunks], "document"))
-        outcomes = run_retrieval(check.resolved, embedder, store, "c", top_k=2)
+        outcomes = run_retrieval(check.resolved, embedder, store, "c", RetrievalOptions(top_k=2))
     by_id = {o.resolved.question.id: o for o in outcomes}
     assert by_id["plain"].retrieved and by_id["plain"].error is None  # retrieved: the judge gets a context
     row = outcome_row(by_id["plain"])

@@ -163,11 +163,14 @@ EXTRA_COLUMNS: dict[str, list[tuple[str, str]]] = {
 
 @contextmanager
 def widened_schema(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """TABLES plus EXTRA_COLUMNS (columns another issue already added are not duplicated)."""
+    """The tables plus EXTRA_COLUMNS (columns already in the schema, or metric columns, are not duplicated: a wide
+    table's extra non-metric columns go to its base table)."""
     for table, extra in EXTRA_COLUMNS.items():
-        current = list(results_db.TABLES[table])
-        names = {c for c, _ in current}
-        monkeypatch.setitem(results_db.TABLES, table, current + [(c, t) for c, t in extra if c not in names])
+        scored = results_db.SCORED_TABLES.get(table)
+        base = scored.base if scored is not None else table
+        current = list(results_db.TABLES[base])
+        names = {c for c, _ in current} | ({c for c, _ in scored.metric_columns()} if scored is not None else set())
+        monkeypatch.setitem(results_db.TABLES, base, current + [(c, t) for c, t in extra if c not in names])
     yield
 
 

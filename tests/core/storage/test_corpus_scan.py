@@ -4,7 +4,7 @@ and a stored parse is reused only for the same bytes under the same extension, w
 import os
 
 from chunkbench_core.parsing import ParseOptions, parse
-from chunkbench_core.stages import parse_corpus
+from chunkbench_core.stages.documents import ParseRequest, parse_corpus
 from chunkbench_core.storage.corpus import ParsedStore, scan_corpus, scan_corpus_report
 from chunkbench_core.storage.results_db import ResultsDB
 
@@ -35,7 +35,7 @@ def test_links_outside_the_corpus_are_refused_naming_the_link(tmp_path):
     assert [s.document for s in scan_corpus(corpus)] == ["alias.md", "notes.md", "sub/deep.md"]
 
     results = ResultsDB(tmp_path / "results")
-    summary = parse_corpus(scan.documents, ParsedStore(tmp_path / "parsed", "v1"), results, parse, scan)
+    summary = parse_corpus(ParseRequest(scan.documents, ParsedStore(tmp_path / "parsed", "v1"), parse, scan), results)
     assert summary.hidden == 3 and set(summary.failed) == {"secret.md", "elsewhere", "broken.md"}
     rows = {r["document"]: r for r in results.read("documents", "corpus")}
     assert rows["secret.md"]["status"] == "failed" and "symbolic link" in rows["secret.md"]["error"]
@@ -55,7 +55,8 @@ def test_the_parse_cache_is_keyed_by_extension_and_errors_name_their_file(tmp_pa
     results = ResultsDB(tmp_path / "results")
     options = ParseOptions()
     for attempt in range(2):  # the second run reuses every stored record
-        summary = parse_corpus(sources, ParsedStore(tmp_path / "parsed", "v1"), results, lambda p: parse(p, options))
+        summary = parse_corpus(ParseRequest(sources, ParsedStore(tmp_path / "parsed", "v1"), lambda p: parse(p, options)),
+                               results)
         for name in ("empty.txt", "zero.docx", "none.docx"):
             assert summary.failed[name].startswith(str(corpus / name) + ":"), (attempt, summary.failed[name])
         assert "notes.pdf" in summary.failed and summary.failed["notes.pdf"].startswith(str(corpus / "notes.pdf"))

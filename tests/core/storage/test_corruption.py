@@ -15,7 +15,7 @@ import logging
 import os
 import random
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -23,10 +23,14 @@ import duckdb
 import pytest
 
 from chunkbench_core.doctor import DERIVED, MOVED, PENDING, SOURCE, doctor
-from chunkbench_core.embedding import Embedder, get_model
+from chunkbench_core.embedding import Embedder, builtin_registry, get_model
 from chunkbench_core.errors import ChunkbenchError, QuestionSetError
 from chunkbench_core.parsing import parse
-from chunkbench_core.stages import build_chunk_collection, compare_latest_runs, run_experiment
+from chunkbench_core.stages.collections import BuildRequest, build_collection
+from chunkbench_core.stages.comparison import compare_latest_runs
+from chunkbench_core.stages.documents import ParseRequest, parse_corpus
+from chunkbench_core.stages.experiments import ExperimentRequest, run_experiment
+from chunkbench_core.stages.spec import CollectionRequest, SpecContext, resolve_collection
 from chunkbench_core.storage import integrity
 from chunkbench_core.storage.context_cache import ContextCache
 from chunkbench_core.storage.corpus import ParsedStore, scan_corpus_report
@@ -149,16 +153,17 @@ def run(world: World, run_id: str) -> Outcome:
     store = ParsedStore(world.parsed, "test-parser")
     store.manifest_fingerprint()
     scan = scan_corpus_report(world.corpus)
-    from chunkbench_core.stages import parse_corpus
-
-    summary = parse_corpus(scan.documents, store, results, parse, scan)
+    summary = parse_corpus(ParseRequest(scan.documents, store, parse, scan), results)
     results.ensure_database()
     documents = store.load_manifest_documents()
+    # the partition's own collection, built with the test's sizes
+    spec = replace(resolve_collection(CollectionRequest(STRATEGY, MODEL, **PARAMS), SpecContext(builtin_registry())),
+                   variant="")
     with EmbeddingCache(world.cache) as cache, VectorStore(local_root=world.qdrant) as vectors:
         embedder = Embedder(get_model(MODEL), cache=cache)
-        build_chunk_collection(STRATEGY, embedder.spec, documents, embedder, vectors, results, PARAMS,
-                               corpus_fingerprint=store.manifest_fingerprint())
-        run_experiment(STRATEGY, embedder.spec, run_id, world.questions, documents, embedder, vectors, results)
+        build_collection(BuildRequest(spec, documents, corpus_fingerprint=store.manifest_fingerprint()), embedder,
+                         None, vectors, results)
+        run_experiment(ExperimentRequest(spec, run_id, world.questions, documents), embedder, vectors, results)
     compare_latest_runs(results)
     results.ensure_database()
     return Outcome(summary.failed, *read_back(world, run_id))
@@ -255,10 +260,12 @@ def damage(action: Callable[[Path], None], locate: Callable[[World], Path]) -> C
     return apply
 
 
-DERIVED_CASES = {
-    "experiment_metrics truncated": damage(truncate, lambda w: w.table_file("experiment_metrics")),
+DERIVED_CASES = {  # experiment_metrics and question_results are views over experiment_runs, question_rows and scores
+    "experiment_runs truncated": damage(truncate, lambda w: w.table_file("experiment_runs")),
+    "run_scores truncated": damage(truncate, lambda w: w.table_file("run_scores")),
     "chunks truncated": damage(truncate, lambda w: w.table_file("chunks")),
-    "question_results garbled inside": damage(garble, lambda w: w.table_file("question_results")),
+    "question_rows garbled inside": damage(garble, lambda w: w.table_file("question_rows")),
+    "question_scores garbled inside": damage(garble, lambda w: w.table_file("question_scores")),
     "collections truncated": damage(truncate, lambda w: w.table_file("collections")),
     "documents garbled footer": damage(lambda p: garble(p, 0.9, 1.0, 8), lambda w: w.table_file("documents")),
     "schema file truncated": damage(truncate, lambda w: w.results / "tables" / "comparison" / "_schema.parquet"),
@@ -306,7 +313,7 @@ def test_a_damaged_derived_file_is_found_repaired_by_the_next_run_and_the_result
 def test_doctor_repairs_every_derived_file_at_once(clean, tmp_path):
     pristine, expected = clean
     world = copy_world(pristine, tmp_path)
-    for case in ("experiment_metrics truncated", "views file garbled", "embedding cache pages garbled",
+    for case in ("experiment_runs truncated", "views file garbled", "embedding cache pages garbled",
                  "collection vectors truncated", "parsed record truncated"):
         DERIVED_CASES[case](world)
     report = world.doctor(repair=True)

@@ -3,24 +3,21 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import duckdb
 import pytest
 
-from chunkbench_core.embedding import Embedder, get_model
+from chunkbench_core.embedding import Embedder, builtin_registry, get_model
 from chunkbench_core.errors import ConfigError
 from chunkbench_core.evaluation.retrieval import ExpansionSettings
 from chunkbench_core.parsing.models import ParsedDocument, TreeNode
 from chunkbench_core.provenance import build_fingerprint, settings_fingerprint
 from chunkbench_core.reporting.data import load_chunks, load_report_data
-from chunkbench_core.stages import (
-    _chunks_per_document,
-    build_chunk_collection,
-    compare_latest_runs,
-    read_build_chunks,
-    read_collection,
-    run_experiment,
-)
+from chunkbench_core.stages.collections import BuildRequest, build_collection, read_build_chunks, read_collection
+from chunkbench_core.stages.comparison import _chunks_per_document, compare_latest_runs
+from chunkbench_core.stages.experiments import ExperimentRequest, run_experiment
+from chunkbench_core.stages.spec import CollectionRequest, SpecContext, resolve_collection
 from chunkbench_core.storage.history import describe_plan, list_builds, plan_prune, prune, run_build
 from chunkbench_core.storage.results_db import TABLES, ResultsDB, sql_string
 from chunkbench_core.storage.vector_store import VectorStore
@@ -40,6 +37,14 @@ TEXTS = {
         "Logs are shipped to the central store and kept for one year.",
     ]),
 }
+def collection(strategy: str, size: int = 20, overflow: str = "error", options: dict | None = None):
+    """The partition's collection with these settings: always its default collection (a rebuild with other settings
+    is another build of it, as after a change of the threshold in force)."""
+    spec = resolve_collection(CollectionRequest(strategy, MODEL, chunk_size=size, chunk_overlap=0, overflow=overflow,
+                                                options=options or {}), SpecContext(builtin_registry()))
+    return replace(spec, variant="")
+
+
 QUESTIONS = [
     ("q1", "How often should tomato plants be watered?", "garden.md", "deeply twice a week"),
     ("q2", "When are database servers patched?", "servers.md", "patched on the first Tuesday of every month"),
@@ -64,13 +69,12 @@ def world(tmp_path, embedder):
     results = ResultsDB(tmp_path / "results")
 
     def build(size: int, corpus: str = "corpus-1", overflow: str = "error"):
-        return build_chunk_collection("fixed_size", embedder.spec, documents, embedder, store, results,
-                                      {"chunk_size": size, "chunk_overlap": 0}, corpus_fingerprint=corpus,
-                                      overflow=overflow)
+        return build_collection(BuildRequest(collection("fixed_size", size, overflow), documents,
+                                             corpus_fingerprint=corpus), embedder, None, store, results)
 
     def experiment(run_id: str, neighbors: int = 0):
-        return run_experiment("fixed_size", embedder.spec, run_id, questions, documents, embedder, store, results,
-                              expansion=ExpansionSettings(neighbors, 0))
+        return run_experiment(ExperimentRequest(collection("fixed_size"), run_id, questions, documents,
+                                                expansion=ExpansionSettings(neighbors, 0)), embedder, store, results)
 
     yield {"results": results, "build": build, "experiment": experiment, "store": store, "questions": questions}
     store.close()
@@ -81,7 +85,7 @@ def count(results: ResultsDB, sql: str) -> int:
 
 
 def current_build(results: ResultsDB) -> str:
-    return read_collection(results, "fixed_size", MODEL)["build"]
+    return read_collection(results, collection("fixed_size"))["build"]
 
 
 def test_a_rebuild_with_other_settings_adds_a_build_and_the_same_settings_replace_their_own(world):
@@ -144,7 +148,7 @@ def test_a_run_records_its_build_and_reads_its_own_chunks_after_a_rebuild(world)
     assert {(c.chunk_id, c.start_offset, c.end_offset) for c in current.itertuples()} != {
         (c.chunk_id, c.start_offset, c.end_offset) for c in found.itertuples()}
     # and the next experiment reads the current build
-    assert read_build_chunks(results, "fixed_size", MODEL)[0] == new_build
+    assert read_build_chunks(results, collection("fixed_size").rows_key)[0] == new_build
     # what means "the chunks" reads one build: the diagnostics the latest, the report's sizes the shown run's
     latest = results.query("SELECT document, count(*) AS n FROM chunks WHERE build = ? GROUP BY ALL", [new_build])
     assert sorted(_chunks_per_document(results)["fixed_size"]) == sorted(latest["n"])
@@ -234,10 +238,9 @@ def test_an_old_runs_parent_sections_and_hits_resolve_in_its_own_build(world, em
     questions = world["questions"]
 
     def build_and_run(parent_size: int, run_id: str) -> None:
-        build_chunk_collection(strategy, embedder.spec, documents, embedder, world["store"], results,
-                               {"chunk_size": 20, "chunk_overlap": 0}, boundary=embedder,
-                               options={"parent_chunk_size": parent_size, "min_chunk_size": 1})
-        run_experiment(strategy, embedder.spec, run_id, questions, documents, embedder, world["store"], results)
+        spec = collection(strategy, options={"parent_chunk_size": parent_size, "min_chunk_size": 1})
+        build_collection(BuildRequest(spec, documents), embedder, embedder, world["store"], results)
+        run_experiment(ExperimentRequest(spec, run_id, questions, documents), embedder, world["store"], results)
 
     build_and_run(20, "run-old")  # a parent per paragraph
     build_and_run(40, "run-new")  # the same collection rebuilt with bigger parents

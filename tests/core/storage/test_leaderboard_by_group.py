@@ -6,7 +6,7 @@ import duckdb
 import pandas as pd
 import pytest
 
-from chunkbench_core.evaluation.breakdowns import BREAKDOWN_COLUMNS, group_breakdown
+from chunkbench_core.evaluation.breakdowns import breakdown_columns, group_breakdown
 from chunkbench_core.evaluation.recommendation import RankingSettings
 from chunkbench_core.reporting.data import load_report_data
 from chunkbench_core.stages import compare_latest_runs
@@ -19,7 +19,7 @@ def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _assert_same(view: pd.DataFrame, python: pd.DataFrame) -> None:
-    assert list(view.columns) == list(BREAKDOWN_COLUMNS) == list(python.columns)
+    assert list(view.columns) == list(breakdown_columns()) == list(python.columns)
     assert len(view) == len(python) > 0
     pd.testing.assert_frame_equal(_sorted(view), _sorted(python), check_dtype=False, check_exact=False, rtol=1e-12)
 
@@ -69,4 +69,4 @@ def test_view_in_the_duckdb_file_reads_its_own_folder(results: ResultsDB) -> Non
 
 def test_view_is_empty_before_any_run(tmp_path) -> None:
     view = ResultsDB(tmp_path / "empty").query("SELECT * FROM leaderboard_by_group")
-    assert view.empty and list(view.columns) == list(BREAKDOWN_COLUMNS)
+    assert view.empty and list(view.columns) == list(breakdown_columns())

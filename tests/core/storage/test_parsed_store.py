@@ -2,7 +2,7 @@
 
 from chunkbench_core.parsing import ParseOptions, parse
 from chunkbench_core.parsing.captions import openai_vision_captioner
-from chunkbench_core.stages import parse_corpus
+from chunkbench_core.stages.documents import ParseRequest, parse_corpus
 from chunkbench_core.storage.corpus import ParsedStore, scan_corpus
 from chunkbench_core.storage.results_db import ResultsDB
 
@@ -24,7 +24,7 @@ def test_changed_parse_options_parse_again_and_change_the_corpus_fingerprint(tmp
 
     def run(options: ParseOptions):
         store = ParsedStore(tmp_path / "parsed", f"v1-{options.fingerprint()}")
-        summary = parse_corpus(sources, store, results, counting_parser(options, calls))
+        summary = parse_corpus(ParseRequest(sources, store, counting_parser(options, calls)), results)
         return summary, store.manifest_fingerprint(), store.load_manifest_documents()[0].markdown
 
     first, fingerprint_ascii, text = run(ParseOptions())

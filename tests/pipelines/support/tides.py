@@ -50,7 +50,8 @@ def tides_benchmark(tmp_path: Path, document: str = TIDES, benchmark: str | None
         "workspace": WorkspaceResource(home=str(home), corpus=str(corpus), questions=str(questions), **named),
         "duckdb": DuckDBResource(folder=str(home), **named),
         "qdrant": QdrantResource(local_path=str(results / "qdrant"), **named),
-        "embeddings": EmbeddingResource(), "llm": LLMResource(), "ranking": RankingResource(),
+        # the caches (embeddings, contextual prefixes) in the test's own home
+        "embeddings": EmbeddingResource(home=str(home)), "llm": LLMResource(home=str(home)), "ranking": RankingResource(),
     }
     return Tides(corpus, questions, home, results, resources)
 

@@ -14,11 +14,12 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
 
 from chunkbench_core.datasets import CHROMA_CORPORA, CHROMA_QUESTIONS
+
+from . import session
 
 DESCRIPTION = """\
 Run the protocol of the Chroma report "Evaluating Chunking Strategies for Retrieval" (five corpora
@@ -87,14 +88,16 @@ def _through_pipeline(args: argparse.Namespace) -> int:
         verb = "applies" if len(ignored) == 1 else "apply"
         print(f"error: {', '.join(ignored)} {verb} only without --pipeline", file=sys.stderr)
         return 2
-    os.environ["CHUNKBENCH_CORPUS"] = str(CHROMA_CORPORA)
-    os.environ["CHUNKBENCH_QUESTIONS"] = str(CHROMA_QUESTIONS)
-    os.environ.setdefault("CHUNKBENCH_BENCHMARK", "chroma")  # kept apart from other benchmarks' results
-    from chunkbench_pipelines.cli import ensure_dagster_home
-
-    ensure_dagster_home()
+    settings = args.settings
+    chroma = {"corpus": CHROMA_CORPORA, "questions": CHROMA_QUESTIONS}
+    if not settings.given("benchmark"):
+        chroma["benchmark"] = "chroma"  # kept apart from other benchmarks' results
+    settings = session.use(settings.replace("chunkbench reproduce chroma --pipeline", **chroma))
     from chunkbench_pipelines.runner import run_everything
 
+    from .instance import open_instance
+
     print(f"corpus {CHROMA_CORPORA}\nquestions {CHROMA_QUESTIONS}", flush=True)
-    return run_everything(strategies=args.strategy or list(PIPELINE_STRATEGIES),
-                          corpus_models=args.corpus_model or [PIPELINE_MODEL], out=sys.stdout)
+    return run_everything(settings, strategies=args.strategy or list(PIPELINE_STRATEGIES),
+                          corpus_models=args.corpus_model or [PIPELINE_MODEL], out=sys.stdout,
+                          instance=open_instance(settings))

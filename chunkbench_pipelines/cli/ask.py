@@ -14,27 +14,28 @@ import sys
 def command_ask(args: argparse.Namespace) -> int:
     from chunkbench_core.chunking import STRATEGIES
     from chunkbench_core.errors import ChunkbenchError
-    from chunkbench_core.evaluation.ask import ask
+    from chunkbench_core.evaluation.ask import AskRequest, ask
     from chunkbench_core.evaluation.retrieval import ExpansionSettings
-    from chunkbench_core.stages import partition_collection, read_build_chunks
-    from chunkbench_pipelines.definitions import build_resources
+    from chunkbench_core.stages.collections import read_build_chunks
+    from chunkbench_core.stages.spec import partition_collection, partition_rows_key
+
+    from .instance import resources as make_resources
 
     if args.strategy not in STRATEGIES:
         print(f"error: unknown strategy {args.strategy!r}; known: {', '.join(STRATEGIES)}", file=sys.stderr)
         return 2
-    resources = build_resources(resolve=True)
+    resources = make_resources(args.settings)
     llm = resources["llm"]
     try:
         prev, nxt = args.neighbors or (0, 0)
         expansion = ExpansionSettings(prev, nxt, frozenset(STRATEGIES) if args.neighbors else frozenset())
         embedder = resources["embeddings"].embedder(args.corpus_model)
-        _, rows = read_build_chunks(resources["duckdb"].results(), args.strategy, embedder.spec.id)
+        _, rows = read_build_chunks(resources["duckdb"].results(), partition_rows_key(args.strategy, embedder.spec.id))
         with resources["qdrant"].open() as store:
-            result = ask(args.question, args.strategy, embedder, store,
-                         partition_collection(args.strategy, embedder.spec.id), chunk_rows=rows, top_k=args.top_k,
-                         expansion=expansion, document=args.document,
-                         llm_client=llm.client() if llm.configured else None,
-                         llm_settings=llm.settings() if llm.configured else None)
+            request = AskRequest(args.question, args.strategy, partition_collection(args.strategy, embedder.spec.id),
+                                 chunk_rows=rows, top_k=args.top_k, expansion=expansion, document=args.document)
+            result = ask(request, embedder, store, llm.client() if llm.configured else None,
+                         llm.settings() if llm.configured else None)
     except ChunkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -9,13 +9,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from chunkbench_core import settings
+from . import session as settings
 
 
 def _resources():
-    from chunkbench_pipelines.definitions import build_resources
+    from .instance import resources
 
-    return build_resources(resolve=True)
+    return resources(settings.current())
 
 
 def parsed_corpus_texts() -> dict[str, str]:
@@ -153,7 +153,7 @@ def _parsed_documents():
     """The parsed corpus as documents (units included); parses in memory when nothing was parsed yet."""
     from chunkbench_core.errors import DocumentProcessingError
     from chunkbench_core.parsing import parse
-    from chunkbench_core.stages import load_parsed_corpus
+    from chunkbench_core.stages.documents import load_parsed_corpus
     from chunkbench_core.storage.corpus import scan_corpus
 
     workspace = _resources()["workspace"]

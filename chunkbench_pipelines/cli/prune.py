@@ -40,13 +40,12 @@ def add_prune_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run_prune(args: argparse.Namespace, excluded: Collection[str] = ()) -> int:
     """Print what is removed (``--dry-run``: what would be), then remove it. ``excluded``: run ids set aside,
     whose builds are not kept on their account."""
-    from chunkbench_core import settings
     from chunkbench_core.storage.history import describe_plan, plan_prune, prune
     from chunkbench_core.storage.results_db import ResultsDB
 
     if args.keep is None:
         args.parser.error("prune needs --keep N: how many of the most recent builds of each collection to keep")
-    results = ResultsDB(settings.results_dir())
+    results = ResultsDB(args.settings.results_dir)
     plan = plan_prune(results, args.keep, excluded)
     for line in describe_plan(plan, args.dry_run):
         print(line)

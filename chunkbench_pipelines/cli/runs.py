@@ -13,27 +13,24 @@ import sys
 from pathlib import Path
 
 
-def _results():
-    from chunkbench_core import settings
+def _results(args: argparse.Namespace):
     from chunkbench_core.storage.results_db import ResultsDB
 
-    return ResultsDB(settings.results_dir())
+    return ResultsDB(args.settings.results_dir)
 
 
 def _reports_dir(results) -> Path:
     return results.root / "reports"
 
 
-def _ranking():
-    from chunkbench_pipelines.definitions import build_resources
-
-    return build_resources(resolve=True)["ranking"].settings()  # CHUNKBENCH_RANK_METRIC etc., as the pipeline
+def _ranking(args: argparse.Namespace):
+    return args.settings.ranking()  # CHUNKBENCH_RANK_METRIC etc., as the pipeline
 
 
 def refresh_latest(results, ranking) -> None:
     """Compare the latest runs again (or clear the comparison when none is left) and rewrite the latest reports."""
     from chunkbench_core.reporting import write_reports
-    from chunkbench_core.stages import compare_latest_runs
+    from chunkbench_core.stages.comparison import compare_latest_runs
     from chunkbench_core.storage.runs import clear_comparison
 
     results.ensure_database()
@@ -73,9 +70,9 @@ def command_runs(args: argparse.Namespace) -> int:
     from chunkbench_core.errors import ChunkbenchError
     from chunkbench_core.storage.runs import exclude_run, exclusions, include_run, list_runs
 
-    from .cli_prune import run_prune
+    from .prune import run_prune
 
-    results = _results()
+    results = _results(args)
     if args.action == "prune":
         if args.run_id or args.reason:
             args.parser.error("prune takes no run id and no --reason (only --keep N and --dry-run)")
@@ -85,7 +82,7 @@ def command_runs(args: argparse.Namespace) -> int:
     if args.action == "list":
         if args.run_id:
             args.parser.error("list takes no run id")
-        ranking = _ranking()
+        ranking = _ranking(args)
         print(format_runs(list_runs(results, ranking.rank_metric), ranking.rank_metric))
         print(f"{ranking.rank_metric}: the run's mean of the ranking metric (CHUNKBENCH_RANK_METRIC). excluded: left "
               "out of the leaderboard, the comparison and the reports (nothing is deleted; chunkbench runs include "
@@ -104,7 +101,7 @@ def command_runs(args: argparse.Namespace) -> int:
         exclusion = include_run(results, args.run_id)
         print(f"included {args.run_id}" if exclusion is not None else f"{args.run_id} was not excluded")
     try:
-        refresh_latest(results, _ranking())
+        refresh_latest(results, _ranking(args))
     except ChunkbenchError as exc:  # e.g. the DuckDB file held by another process: the exclusion itself is saved
         print(f"error: {exc}; the change is saved, the comparison and the reports are not redone yet: run the "
               "same command again (it changes nothing twice), or materialize the leaderboard and benchmark_report "
@@ -114,16 +111,13 @@ def command_runs(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tagged(batch: str) -> list[str]:
+def _tagged(args: argparse.Namespace, batch: str) -> list[str]:
     """Run ids the Dagster instance lists under ``batch`` (runs made before experiments recorded their batch)."""
-    from chunkbench_pipelines.cli import ensure_dagster_home
-
-    ensure_dagster_home()
-    from dagster import DagsterInstance
-
     from chunkbench_pipelines.run_control import runs_tagged_with_batch
 
-    instance = DagsterInstance.get()  # not ``with``: see cli._ensure_provider_pools
+    from .instance import open_instance
+
+    instance = open_instance(args.settings)  # not ``with``: see instance.ensure_dagster_home
     try:
         return runs_tagged_with_batch(instance, batch)
     finally:
@@ -134,13 +128,13 @@ def command_report(args: argparse.Namespace) -> int:
     from chunkbench_core.reporting import run_reports_folder, write_reports
     from chunkbench_core.storage.runs import select_batch, select_run
 
-    results = _results()
+    results = _results(args)
     reports = _reports_dir(results)
     if args.run or args.batch:
         selection = select_run(results, args.run) if args.run else select_batch(results, args.batch,
-                                                                                  _tagged(args.batch))
+                                                                                  _tagged(args, args.batch))
         folder = Path(args.out) if args.out else run_reports_folder(reports, selection)
-        paths = write_reports(results, folder, runs=selection, ranking=_ranking(), latest=reports)
+        paths = write_reports(results, folder, runs=selection, ranking=_ranking(args), latest=reports)
         what = f"experiment run {selection.ident}" if selection.kind == "run" else \
             f"batch {selection.ident} ({len(selection.run_ids)} experiment runs)"
         print(f"reports of {what}:")
@@ -153,7 +147,7 @@ def command_report(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from .cli_prune import add_prune_arguments
+    from .prune import add_prune_arguments
 
     r = sub.add_parser("runs", help="list experiment runs; exclude a bad run for good, or include it again; "
                                     "prune old collection builds")

@@ -1,0 +1,174 @@
+"""The settings of one run, declared once: parsing, chunking (with every strategy's options), the experiment.
+
+These typed models are the single description of a run's settings. The Dagster run config of the
+assets (``chunkbench_pipelines.config``: the launchpad), the flags of ``chunkbench run`` and its
+``--config FILE`` sections are all generated from them, so a setting's type, default, bounds and
+description live here only; the strategies' own options come from the strategy registry (each
+strategy's options model), so a new strategy's options appear everywhere without a line here.
+
+``chunk_collections`` and ``experiment_results`` share the chunking settings: an experiment names
+the collection it scores by them (a non-default value builds a collection of its own), and fails at
+once when the collection on disk was built otherwise.
+"""
+
+from __future__ import annotations
+
+import typing
+from enum import Enum
+from functools import lru_cache
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from chunkbench_core.chunking import STRATEGIES
+
+NEIGHBORS_DEFAULT_REASON = (
+    "Default 0: the leaderboard compares what each strategy retrieves, and expansion applies to fixed_size only "
+    "(expansion_strategies), so expanding by default would give fixed_size up to seven times the context of the "
+    "other strategies. The neighbor_sweep schedule measures 0/0 to 3/3 side by side in leaderboard_by_setting."
+)
+SECTIONS = ("parsing", "chunking", "experiment")
+
+
+def plain(value: Any) -> Any:
+    """An enum member's value (the Dagster config gives enums for the choices), else the value."""
+    return value.value if isinstance(value, Enum) else value
+
+
+class ParsingSettings(BaseModel):
+    """Parser settings (empty = the defaults); a changed value parses the documents again."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pdf_min_total_chars: Optional[int] = Field(
+        default=None, description="PDF text-layer gate: a PDF with fewer non-blank characters in total is treated "
+                                  "as scanned and rejected (default 100).")
+    pdf_min_median_chars_per_page: Optional[int] = Field(
+        default=None, description="PDF text-layer gate: a PDF with a lower median of characters per page is "
+                                  "treated as scanned and rejected (default 40).")
+    persian_digits: Optional[Literal["ascii", "persian"]] = Field(
+        default=None, description="Arabic-Indic and Persian digits are all rewritten to this one style: "
+                                  "'ascii' (0-9, the default) or 'persian' (۰-۹).")
+
+
+class ParsingMethods:
+    """What the parsing settings give, whichever model (this one or the Dagster config made from it) holds them."""
+
+    def given(self) -> dict[str, Any]:
+        return {k: plain(v) for k, v in self.model_dump().items() if v is not None}  # type: ignore[attr-defined]
+
+
+class ChunkingBase(BaseModel):
+    """What every strategy takes: sizes, the window rule, the boundary model (the strategies' own options follow)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    chunk_size: Optional[int] = Field(
+        default=None, description="Chunk size in cl100k tokens (empty: the same size for every corpus model, the "
+                                  "smallest model window's default, so models are compared like for like). "
+                                  "A non-default value builds a collection of its own (a sweep variant).")
+    per_model_window: bool = Field(
+        default=False, description="With an empty chunk_size: size the chunks to this corpus model's own window "
+                                   "(512 tokens, shrunk to 3/4 of a smaller window) instead of the shared size; "
+                                   "a sweep with a collection of its own.")
+    chunk_overlap: Optional[int] = Field(
+        default=None, description="Overlap in cl100k tokens for fixed_size/recursive/contextual_retrieval "
+                                  "(empty: 50, at most a quarter of the size).")
+    overflow: Literal["error", "truncate"] = Field(
+        default="error", description="'error': an embedded text over the corpus model's window fails the "
+                                     "chunk_invariants check; 'truncate': allow it knowingly (the model truncates, "
+                                     "counted in truncated_chunks).")
+    boundary_model: Optional[str] = Field(
+        default=None, description="The model that decides semantic cuts (empty: the shared default, "
+                                  "`chunkbench defaults set boundary_model`, else CHUNKBENCH_BOUNDARY_MODEL, else "
+                                  "MiniLM). An explicit model builds a collection of its own.")
+
+
+class ChunkingMethods:
+    """What the chunking settings give, whichever model (the core one or the Dagster config made from it) holds them."""
+
+    def chunker_options(self) -> dict[str, Any]:
+        """The strategy options set (not empty), by name, as plain values (any strategy's: the collection spec
+        keeps those its strategy takes)."""
+        return {name: plain(getattr(self, name)) for name in STRATEGIES.options()
+                if getattr(self, name, None) is not None}
+
+    @property
+    def overflow_mode(self) -> str:
+        return plain(self.overflow)  # type: ignore[attr-defined]
+
+    def request(self, strategy: str, corpus_model: str):
+        """The collection these settings ask for in a partition (resolved by chunkbench_core.stages.spec)."""
+        from chunkbench_core.stages.spec import CollectionRequest
+
+        return CollectionRequest(strategy=strategy, corpus_model=corpus_model,
+                                 chunk_size=self.chunk_size,  # type: ignore[attr-defined]
+                                 chunk_overlap=self.chunk_overlap,  # type: ignore[attr-defined]
+                                 per_model_window=self.per_model_window,  # type: ignore[attr-defined]
+                                 overflow=self.overflow_mode,
+                                 boundary_model=self.boundary_model,  # type: ignore[attr-defined]
+                                 options=self.chunker_options())
+
+
+def _option_fields() -> dict[str, Any]:
+    """One field per strategy option (every strategy's, merged by name: chunking.registry), empty by default."""
+    fields: dict[str, Any] = {}
+    for option in STRATEGIES.options().values():
+        kind: Any = Literal[option.choices] if option.choices else option.kind  # type: ignore[valid-type]
+        fields[option.name] = (Optional[kind], Field(default=None, description=f"{option.help()}; empty: the "
+                                                                                "strategy's default", **option.bounds))
+    return fields
+
+
+def _registry_key() -> tuple:
+    return tuple((s.name, s.option_names) for s in STRATEGIES.values())
+
+
+@lru_cache(maxsize=8)
+def _models(key: tuple) -> tuple[type[BaseModel], type[BaseModel]]:
+    chunking = create_model("ChunkingSettings", __base__=(ChunkingBase, ChunkingMethods),
+                            __doc__=ChunkingBase.__doc__, **_option_fields())
+    experiment = create_model(
+        "ExperimentSettings", __base__=chunking,
+        __doc__="Retrieval settings of one experiment run, plus the chunking settings naming the collection it scores.",
+        top_k=(int, Field(default=5, ge=1, description="Chunks retrieved per question.")),
+        filter_by_document=(bool, Field(
+            default=False, description="Search only the document of the question's reference (one document per "
+                                       "question) instead of all documents (the Chroma protocol).")),
+        neighbor_prev=(int, Field(default=0, description="Neighbor expansion: chunks added before each hit (0..5). "
+                                                         + NEIGHBORS_DEFAULT_REASON)),
+        neighbor_next=(int, Field(default=0, description="Neighbor expansion: chunks added after each hit (0..5).")),
+        expansion_strategies=(list[str], Field(
+            default=list(STRATEGIES.with_capability("neighbor_expansion")),
+            description="Strategies neighbor expansion applies to (default: those whose chunks are windows of "
+                        "running text).")),
+    )
+    return chunking, experiment
+
+
+def chunking_settings() -> type[BaseModel]:
+    """The chunking settings, with every option of every strategy registered now (a strategy registered later is
+    in the next call's)."""
+    return _models(_registry_key())[0]
+
+
+def experiment_settings() -> type[BaseModel]:
+    """The experiment settings: the chunking settings naming the collection, plus retrieval."""
+    return _models(_registry_key())[1]
+
+
+class ParsingRunSettings(ParsingSettings, ParsingMethods):
+    pass
+
+
+def section_models() -> dict[str, type[BaseModel]]:
+    """The model of each section of a run's settings (``chunkbench run --config FILE`` sections, flags)."""
+    return {"parsing": ParsingRunSettings, "chunking": chunking_settings(), "experiment": experiment_settings()}
+
+
+def choices(annotation: Any) -> list[str] | None:
+    """The choices of a Literal (or Optional[Literal]) annotation, else None."""
+    for candidate in (annotation, *typing.get_args(annotation)):
+        if typing.get_origin(candidate) is Literal:
+            return [str(c) for c in typing.get_args(candidate)]
+    return None

@@ -1,0 +1,233 @@
+"""The collections stage: chunk the parsed corpus, embed the chunks, replace the collection, record the build.
+
+Behind the ``chunk_collections`` asset: :func:`build_collection` takes a :class:`BuildRequest` (a resolved
+:class:`~chunkbench_core.stages.spec.CollectionSpec`, the parsed documents and what they were parsed
+from) and the stores, and returns a :class:`CollectionSummary` with what the blocking checks need. The
+chunks, the build record, the cost and the embedding usage go through the results store as typed
+records (``ResultsDB.record_build``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from chunkbench_core.chunking import Chunk, Chunker
+from chunkbench_core.chunking.base import check_unique_ids
+from chunkbench_core.chunking.checks import ChunkCheckReport, check_chunks
+from chunkbench_core.chunking.window import ModelWindow
+from chunkbench_core.embedding import Embedder
+from chunkbench_core.errors import ChunkbenchError, ChunkingError
+from chunkbench_core.evaluation.cost import LLMPrices, embedding_usd, llm_usd
+from chunkbench_core.parsing.models import ParsedDocument
+from chunkbench_core.progress import check_stop
+from chunkbench_core.provenance import BuildFacts, collection_row, context_source_counts, settings_fingerprint
+from chunkbench_core.redaction import describe_error, redact
+from chunkbench_core.storage.history import build_rows_key
+from chunkbench_core.storage.records import ChunkRecord, CollectionBuild, IndexCostRecord, UsageRecord, now
+from chunkbench_core.storage.results_db import ResultsDB
+from chunkbench_core.storage.vector_store import VectorStore, point_id
+from chunkbench_core.tokens import count_tokens
+
+from .spec import CollectionSpec, model_window
+
+
+def build_chunker(spec: CollectionSpec, window: ModelWindow | None, boundary: Embedder | None = None,
+                  context: Callable[[str, str], str] | None = None) -> Chunker:
+    """The collection's chunker: its sizes and options, the corpus model's window, and what the strategy needs.
+
+    Boundary embeddings (semantic strategies) come from the BOUNDARY model, never the corpus model; the
+    threshold is the one the spec resolved (the run config's, else the boundary model's in force).
+    """
+    strategy = spec.strategy_spec
+    embed = None
+    if strategy.capabilities.boundary_model:
+        if boundary is None:
+            raise ChunkingError(f"{spec.strategy} needs a boundary embedding model and none was given")
+        embed = lambda texts: boundary.embed(list(texts), "document")  # noqa: E731
+    return strategy.build(spec.chunk_size, spec.chunk_overlap, spec.chunker_options(), window=window, embed=embed,
+                          context=context)
+
+
+@dataclass(frozen=True)
+class BuildRequest:
+    """One collection build: the resolved ``spec``, the parsed ``documents`` and what they were parsed from
+    (``corpus_fingerprint``, ``parse_options``, ``parser_version``), the Dagster run, and for strategies that
+    write contexts with an LLM its ``context`` source and its prices."""
+
+    spec: CollectionSpec
+    documents: Sequence[ParsedDocument]
+    corpus_fingerprint: str = ""
+    parse_options: dict[str, Any] | None = None
+    parser_version: str | None = None
+    dagster_run_id: str | None = None
+    context: Callable[[str, str], str] | None = None
+    llm_prices: LLMPrices | None = None
+
+
+@dataclass
+class CollectionSummary:
+    collection: str
+    n_documents: int
+    n_chunks: int
+    upserted: int
+    removed: int
+    token_counts: list[int]
+    params: dict[str, Any]
+    point_count: int = 0
+    n_retrieved: int = 0
+    cache_hit_rate: float = 0.0
+    check: ChunkCheckReport | None = None
+    boundary_model: str | None = None
+    index_seconds: float = 0.0
+    settings: dict[str, Any] = field(default_factory=dict)
+    context_sources: dict[str, int] = field(default_factory=dict)
+    build: str = ""  # the build's key in the chunks table (provenance.build_fingerprint)
+
+    @property
+    def settings_fingerprint(self) -> str:
+        return settings_fingerprint(self.settings)
+
+
+def chunk_corpus(spec: CollectionSpec, chunker: Chunker, documents: Sequence[ParsedDocument]) -> list[Chunk]:
+    """Every document's chunks; a failure names the document (a bug's text redacted before it is shown)."""
+    if not documents:
+        raise ChunkingError(
+            "no parsed documents to chunk: materialize parsed_documents first, or check that the corpus "
+            "folder (CHUNKBENCH_CORPUS) holds documents that parse"
+        )
+    chunks: list[Chunk] = []
+    for document in documents:
+        check_stop()
+        try:
+            chunks.extend(chunker.chunk(document))
+        except ChunkbenchError:
+            raise
+        except Exception as exc:
+            message = f"{spec.strategy} failed on {document.document}: {describe_error(exc)}"
+            raise ChunkingError(message) from (exc if redact(str(exc)) == str(exc) else None)
+    check_unique_ids(chunks, f"{spec.strategy} x {spec.corpus_model}")  # before anything is embedded
+    return chunks
+
+
+def build_collection(request: BuildRequest, embedder: Embedder, boundary: Embedder | None, store: VectorStore,
+                     results: ResultsDB) -> CollectionSummary:
+    """Chunk every document, embed the retrievable chunks with the corpus model, replace the collection.
+
+    Parent chunks (semantic_parent_child) are stored in ``chunks`` for context but are not
+    embedded or searched. The summary carries what the blocking checks need: the points in
+    the collection after the replacement and the invariant report (offsets, emptiness,
+    coverage, the corpus model's window with ``overflow`` "error" or "truncate").
+    A ``collections`` row records what the collection was built from (chunkbench_core.provenance).
+    """
+    started = time.perf_counter()
+    spec, model = request.spec, request.spec.model
+    window = model_window(model)
+    # every strategy fits what it embeds into the window; "truncate" lets size-driven chunks overflow knowingly
+    fit = None if spec.overflow == "truncate" and spec.strategy_spec.chunker.size_driven else window
+    chunker = build_chunker(spec, fit, boundary, request.context)
+    chunks = chunk_corpus(spec, chunker, request.documents)
+    report = check_chunks(chunks, {d.document: d.markdown for d in request.documents}, model.max_input_tokens,
+                          window.count_tokens, spec.overflow, task_prefix=model.document_prefix)
+    retrieved = [c for c in chunks if c.is_retrieved]
+    vectors = embedder.embed([c.text_to_embed for c in retrieved], "document")
+    usage = [UsageRecord(spec.strategy, model.id, "chunks", embedder.last_usage.as_row())]
+    if boundary is not None:
+        usage.append(UsageRecord(spec.strategy, model.id, "boundary", boundary.usage.as_row()))
+    store.ensure_collection(spec.collection, model.dimension)
+    counts = store.replace_points(spec.collection, retrieved, vectors)
+    stamp = now()
+    chunker_params = chunker.params()
+    params_json = json.dumps({**chunker_params, "overflow": spec.overflow, "boundary_model": spec.boundary_model},
+                             sort_keys=True, default=str)
+    sources = context_source_counts([c.context_source for c in retrieved])
+    built = collection_row(BuildFacts(
+        collection=spec.collection, strategy=spec.strategy, corpus_model=model.id, variant=spec.variant,
+        settings=spec.settings, options=spec.variant_options, chunker_params=chunker_params,
+        context_sources=sources, parse_options=request.parse_options, parser_version=request.parser_version,
+        corpus_fingerprint=request.corpus_fingerprint, n_documents=len(request.documents), n_chunks=len(chunks),
+        dagster_run_id=request.dagster_run_id, built_at=stamp))
+    # each build's rows under a key of their own: other settings add a build, the same settings replace it
+    results.record_build(CollectionBuild(
+        rows_key=spec.rows_key, chunks_key=build_rows_key(spec.rows_key, built["build"]), collection=built,
+        usage=usage, chunks=[ChunkRecord.of(c, corpus_model=model.id, variant=spec.variant, build=built["build"],
+                                            chunking_params=params_json, at=stamp,
+                                            point_id=point_id(c.chunk_id) if c.is_retrieved else None)
+                             for c in chunks]))
+    index_seconds = time.perf_counter() - started
+    point_count = store.count(spec.collection)
+    results.record_index_cost(spec.rows_key, index_cost_record(IndexInputs(
+        spec, chunks, retrieved, embedder, boundary, index_seconds, point_count, request.context, request.llm_prices)))
+    return CollectionSummary(
+        collection=spec.collection, n_documents=len(request.documents), n_chunks=len(chunks),
+        upserted=counts["upserted"], removed=counts["removed"], token_counts=[c.token_count for c in chunks],
+        params=chunker_params, point_count=point_count, n_retrieved=len(retrieved),
+        cache_hit_rate=embedder.last_usage.hit_rate, check=report, boundary_model=spec.boundary_model,
+        settings=spec.settings, context_sources=sources, index_seconds=index_seconds, build=built["build"])
+
+
+@dataclass(frozen=True)
+class IndexInputs:
+    """What the cost of one build is computed from."""
+
+    spec: CollectionSpec
+    chunks: Sequence[Chunk]
+    retrieved: Sequence[Chunk]
+    embedder: Embedder
+    boundary: Embedder | None
+    index_seconds: float
+    point_count: int
+    context: Any = None
+    llm_prices: LLMPrices | None = None
+
+
+def index_cost_record(inputs: IndexInputs) -> IndexCostRecord:
+    """What building this collection took (see evaluation.cost).
+
+    Tokens are cl100k tokens of every embedded text, cached or not (what a first build costs;
+    the boundary model's are the tokens its provider reported); contextual_retrieval's LLM
+    calls count every context, cached or not, with the tokens the ``context`` source counted.
+    ``storage_bytes`` estimates the collection as float32 vectors plus the payload texts.
+    """
+    spec, model, boundary, context = inputs.spec, inputs.spec.model, inputs.boundary, inputs.context
+    embedded_tokens = sum(count_tokens(c.text_to_embed) for c in inputs.retrieved)
+    boundary_tokens = 0
+    boundary_price = 0.0
+    if boundary is not None:
+        boundary_tokens = boundary.usage.prompt_tokens if boundary.spec.provider != "local" else 0
+        boundary_price = boundary.spec.price_per_mtok
+    contexts = int(getattr(context, "contexts", 0) or 0)
+    context_in = int(getattr(context, "input_tokens", 0) or 0)
+    context_out = int(getattr(context, "output_tokens", 0) or 0)
+    embedding = embedding_usd(embedded_tokens, model.price_per_mtok, boundary_tokens, boundary_price)
+    contextual = llm_usd(context_in, context_out, inputs.llm_prices or LLMPrices())
+    payload_bytes = sum(len(c.text.encode("utf-8")) for c in inputs.retrieved)
+    return IndexCostRecord(
+        strategy=spec.strategy, corpus_model=model.id, variant=spec.variant, collection=spec.collection,
+        n_chunks=len(inputs.chunks), n_embedded=len(inputs.retrieved), embedded_tokens=embedded_tokens,
+        boundary_tokens=boundary_tokens, index_seconds=inputs.index_seconds, context_calls=contexts,
+        context_input_tokens=context_in, context_output_tokens=context_out, embedding_usd=embedding,
+        context_usd=contextual, index_usd=embedding + contextual, points=inputs.point_count,
+        storage_bytes=inputs.point_count * model.dimension * 4 + payload_bytes)
+
+
+def read_collection(results: ResultsDB, spec: CollectionSpec) -> dict[str, Any] | None:
+    """The ``collections`` row of the collection (its last build), or None."""
+    rows = results.read("collections", spec.rows_key)
+    return rows[0] if rows else None
+
+
+def read_build_chunks(results: ResultsDB, rows_key: str,
+                      build: str | None = None) -> tuple[str | None, list[dict[str, Any]]]:
+    """The chunk rows of one build of a collection (``rows_key``: CollectionSpec.rows_key), and that build.
+
+    ``build`` None: the build the collection holds now (its ``collections`` row; the legacy rows of a
+    collection built before builds were kept).
+    """
+    if build is None:
+        rows = results.read("collections", rows_key)
+        build = rows[0].get("build") if rows else None
+        build = build if isinstance(build, str) and build else None
+    return build, results.read("chunks", build_rows_key(rows_key, build))

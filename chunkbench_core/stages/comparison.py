@@ -1,0 +1,135 @@
+"""The comparison stage: rank, class, price and recommend the latest run of every configuration.
+
+Behind the ``leaderboard`` asset (and ``chunkbench runs exclude|include``, which compare again):
+:func:`compare_latest_runs` reads the latest runs' question rows and costs, and replaces the
+``comparison``, ``recommendation`` and ``diagnostics`` tables, so every view reads the same numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from chunkbench_core.evaluation.recommendation import RankingSettings
+from chunkbench_core.provenance import strategy_label
+from chunkbench_core.storage.records import now
+from chunkbench_core.storage.results_db import ResultsDB
+
+
+@dataclass
+class Ranking:
+    """What the leaderboard asset computes: comparison, frontier, recommendation, diagnostics."""
+
+    comparison: Any
+    recommendation: Any
+    diagnostics: list[Any]
+    frontier: set[str]
+    cost_axis: str
+    settings: RankingSettings
+
+
+def _json_object(raw: Any) -> dict[str, Any]:
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = None) -> Ranking:
+    """Rank, class, price and recommend the latest run of every strategy x corpus model.
+
+    Writes the ``comparison`` (one row per configuration), ``recommendation`` (one row) and
+    ``diagnostics`` tables, each replaced every time, so every view reads the same numbers.
+    """
+    from chunkbench_core.evaluation import diagnostics as checks
+    from chunkbench_core.evaluation.cost import cost_axis, pareto_frontier
+    from chunkbench_core.evaluation.recommendation import recommend, recommendation_warnings
+    from chunkbench_core.evaluation.statistics import compare_configurations
+
+    settings = settings or RankingSettings()
+    # the board row's own questions: a run that also scored sweep variants holds other rows under its id,
+    # written with their own timestamps (run_experiment stamps a run's metrics and questions alike)
+    rows = results.query(
+        """SELECT q.* FROM question_results q
+           JOIN leaderboard l USING (experiment_run_id, strategy, corpus_model)
+           WHERE q.created_at = l.created_at"""
+    ).to_dict("records")
+    board = results.query("SELECT l.strategy, l.corpus_model, l.experiment_run_id, l.projected_usd, l.context_tokens, "
+                          "l.query_ms, l.index_seconds, m.provenance FROM leaderboard l JOIN experiment_metrics m "
+                          "USING (experiment_run_id, strategy, corpus_model)").to_dict("records")
+    labels = {f"{r['strategy']}|{r['corpus_model']}": strategy_label(r["strategy"], _json_object(r.pop("provenance")))
+              for r in board}
+    costs = {f"{r['strategy']}|{r['corpus_model']}": r for r in board}
+    comparison = compare_configurations(rows, metric=settings.rank_metric, margin=settings.margin, costs=costs,
+                                        cost_tolerance=settings.cost_tolerance)
+    axis = cost_axis(list(costs.values()))
+    means = {c.configuration: c.mean for c in comparison.configurations}
+    frontier = pareto_frontier({name: (means.get(name, float("nan")), float(c.get(axis) or 0.0))
+                                for name, c in costs.items()})
+    recommendation = recommend(comparison, costs, settings.recommendation_rule, labels, settings.cost_tolerance,
+                               notes=settings.notes)
+    found = checks.collect(
+        checks.one_chunk_per_document(_chunks_per_document(results)),
+        checks.evidence_longer_than_chunks(*_evidence_and_chunk_sizes(results, rows)),
+        checks.no_disagreement(_per_question(rows, comparison.metric)),
+        *recommendation_warnings(comparison, recommendation, labels),
+    )
+    run_of = {f"{r['strategy']}|{r['corpus_model']}": r["experiment_run_id"] for r in rows}
+    stamp = now()
+    results.write("comparison", "latest", [
+        {**r, "experiment_run_id": run_of.get(r["configuration"]), "rule": comparison.rule,
+         "strategy_label": labels.get(r["configuration"]),
+         "recommended": recommendation is not None and r["configuration"] == recommendation.configuration,
+         "on_frontier": r["configuration"] in frontier, "cost_axis": axis, "compared_at": stamp}
+        for r in comparison.to_rows()])
+    results.write("recommendation", "latest", [{**recommendation.to_row(labels), "cost_axis": axis,
+                                                "compared_at": stamp}] if recommendation else [])
+    results.write("diagnostics", "latest", [{**d.to_row(), "compared_at": stamp} for d in found])
+    return Ranking(comparison, recommendation, found, frontier, axis, settings)
+
+
+def _chunks_per_document(results: ResultsDB) -> dict[str, list[int]]:
+    frame = results.query(
+        """SELECT strategy, corpus_model, document, count(*) AS n FROM current_chunks
+           WHERE coalesce(variant, '') = '' AND coalesce(role, '') <> 'parent'
+           GROUP BY ALL""")
+    out: dict[str, list[int]] = {}
+    for row in frame.itertuples():
+        out.setdefault(str(row.strategy), []).append(int(row.n))
+    return out
+
+
+def _evidence_and_chunk_sizes(results: ResultsDB, rows: Sequence[dict[str, Any]]) -> tuple[list[int], dict[str, list[int]]]:
+    """Evidence span lengths and each configuration's chunk lengths, in characters."""
+    evidence: list[int] = []
+    seen: set[tuple[str, str]] = set()
+    for row in rows:
+        key = (str(row.get("question_set")), str(row.get("question_id")))
+        if key in seen or not row.get("references"):
+            continue
+        seen.add(key)
+        try:
+            evidence += [int(r["end"]) - int(r["start"]) for r in json.loads(row["references"])]
+        except (TypeError, ValueError, KeyError):
+            continue
+    frame = results.query(
+        """SELECT strategy || '|' || corpus_model AS configuration, end_offset - start_offset AS size FROM current_chunks
+           WHERE coalesce(variant, '') = '' AND coalesce(role, '') <> 'parent'""")
+    sizes: dict[str, list[int]] = {}
+    for configuration, size in zip(frame["configuration"], frame["size"]):
+        sizes.setdefault(str(configuration), []).append(int(size))
+    return evidence, sizes
+
+
+def _per_question(rows: Sequence[dict[str, Any]], metric: str) -> list[list[float]]:
+    table: dict[tuple[str, str], list[float]] = {}
+    for row in rows:
+        if row.get("error") not in (None, "") and row.get("error") == row.get("error"):
+            continue
+        value = row.get(metric)
+        if value is None or value != value:
+            continue
+        table.setdefault((str(row.get("question_set")), str(row.get("question_id"))), []).append(float(value))
+    return list(table.values())

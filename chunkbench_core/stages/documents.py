@@ -1,0 +1,124 @@
+"""The documents stage: parse every new or changed file of the corpus, record every file's state.
+
+Behind the ``parsed_documents`` asset: :func:`parse_corpus` takes a :class:`ParseRequest` (the scan of the
+corpus folder, the parsed store, the parse function) and returns a :class:`ParseSummary`; the documents'
+rows go through the results store (``ResultsDB.record_documents``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from chunkbench_core.errors import DocumentProcessingError
+from chunkbench_core.parsing.models import ParsedDocument
+from chunkbench_core.progress import check_stop
+from chunkbench_core.storage.corpus import CorpusScan, ParsedStore, SourceDocument, corpus_state, fingerprint
+from chunkbench_core.storage.records import DocumentRecord
+from chunkbench_core.storage.results_db import ResultsDB
+from chunkbench_core.tokens import count_tokens
+
+
+@lru_cache(maxsize=1)
+def parser_version() -> str:
+    """A digest of the parsing code: a changed parser re-parses every document."""
+    digest = hashlib.sha256()
+    for path in sorted((Path(__file__).resolve().parent.parent / "parsing").glob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+@dataclass
+class ParseSummary:
+    parsed: list[str] = field(default_factory=list)
+    reused: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    hidden: int = 0  # hidden or system files skipped by the corpus scan
+    corpus_fingerprint: str = ""  # digest of {document: sha256}: what downstream partitions were built from
+
+
+@dataclass(frozen=True)
+class ParseRequest:
+    """What to parse: the corpus's ``sources`` into ``store`` with ``parse``; ``scan``: what the corpus scan
+    refused (a link leading outside the corpus) and how many hidden files it skipped; ``parse_options``: their
+    description, recorded with the parse."""
+
+    sources: Sequence[SourceDocument]
+    store: ParsedStore
+    parse: Callable[[str], ParsedDocument]
+    scan: CorpusScan | None = None
+    parse_options: dict[str, Any] | None = None
+
+
+def caption_counts(parsed: dict[str, Any]) -> dict[str, int]:
+    """``n_captions``: the image captions a vision model wrote for a parsed document; ``caption_tokens``:
+    their cl100k tokens (what the captions cost: evaluation.cost.caption_usd)."""
+    captions = [u.get("text") or "" for u in parsed.get("units", []) if u.get("content_type") == "image_caption"]
+    return {"n_captions": len(captions), "caption_tokens": sum(count_tokens(t) for t in captions)}
+
+
+def _parse_one(request: ParseRequest, source: SourceDocument, summary: ParseSummary) -> dict[str, Any]:
+    """The stored record of ``source``, parsing it first when its content is new (a failure is recorded)."""
+    record = request.store.get(source)
+    if record is None:
+        try:
+            parsed = request.parse(source.path)
+            parsed.document = source.document
+            request.store.put(source, parsed, None)
+            summary.parsed.append(source.document)
+        except DocumentProcessingError as exc:
+            request.store.put(source, None, str(exc), reason=exc.reason)
+            summary.failed[source.document] = str(exc)
+        except Exception as exc:  # a parser bug must not lose the other documents
+            reason = f"unexpected {type(exc).__name__}: {exc}"
+            message = f"{source.path}: {reason}"
+            request.store.put(source, None, message, reason=reason)
+            summary.failed[source.document] = message
+        record = request.store.get(source)
+    elif record["status"] == "parsed":
+        summary.reused.append(source.document)
+    else:
+        summary.failed[source.document] = record["error"]
+    assert record is not None
+    return record
+
+
+def document_record(source: SourceDocument, record: dict[str, Any]) -> DocumentRecord:
+    """The ``documents`` record of a source and what the parsed store holds for it."""
+    parsed = record.get("parsed") or {}
+    return DocumentRecord(
+        document=source.document, path=source.path, sha256=source.sha256, size_bytes=source.size_bytes,
+        status=record["status"], error=record.get("error"), parser=parsed.get("parser"),
+        n_chars=len(parsed.get("markdown", "")) if parsed else None,
+        n_units=len(parsed.get("units", [])) if parsed else None,
+        warnings=json.dumps(parsed.get("warnings", []), ensure_ascii=False), **caption_counts(parsed))
+
+
+def parse_corpus(request: ParseRequest, results: ResultsDB) -> ParseSummary:
+    """Parse every source whose content hash is new; record all of them in ``documents``.
+
+    A document that fails is recorded with status ``failed`` and its error; the others go on. A file the
+    scan refused is a ``failed`` row naming it.
+    """
+    scan = request.scan
+    summary = ParseSummary(hidden=scan.hidden if scan is not None else 0)
+    records: list[DocumentRecord] = []
+    for document, error in (scan.refused.items() if scan is not None else ()):
+        summary.failed[document] = error
+        records.append(DocumentRecord(document=document, status="failed", error=error))
+    for source in request.sources:
+        check_stop()
+        records.append(document_record(source, _parse_one(request, source, summary)))
+    results.record_documents(records)
+    request.store.write_manifest(list(request.sources), request.parse_options)
+    summary.corpus_fingerprint = fingerprint(corpus_state(list(request.sources)))
+    return summary
+
+
+def load_parsed_corpus(store: ParsedStore) -> list[ParsedDocument]:
+    """The documents the last ``parsed_documents`` materialization parsed successfully."""
+    return store.load_manifest_documents()

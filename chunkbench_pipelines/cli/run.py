@@ -1,0 +1,132 @@
+"""``chunkbench run``, ``chunkbench leaderboard`` and ``chunkbench estimate``: the benchmark as a whole.
+
+``run`` materializes the asset graph in-process (chunkbench_pipelines.runner) with the invocation's
+settings and its run settings (flags or ``--config``); ``leaderboard`` prints the leaderboard again;
+``estimate`` prints what a first build and its experiments would cost, spending nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .run_settings import add_run_settings
+
+
+def command_run(args: argparse.Namespace) -> int:
+    from chunkbench_pipelines.run_control import check_run_arguments, run_interruptibly
+
+    from .instance import open_instance
+    from .run_settings import run_settings
+
+    settings = args.settings
+    check_run_arguments(args.strategy, args.corpus_model, settings)  # before any work: a bad value exits 2
+    try:
+        given = run_settings(args)
+    except ValueError as exc:
+        args.parser.error(str(exc))
+    from chunkbench_pipelines.runner import run_everything
+
+    instance = open_instance(settings)
+    return run_interruptibly(lambda: run_everything(settings, strategies=args.strategy or None,
+                                                    corpus_models=args.corpus_model or None, out=sys.stdout,
+                                                    instance=instance, wide=args.wide, run_settings=given),
+                             instance, sys.stdout)
+
+
+def command_leaderboard(args: argparse.Namespace) -> int:
+    from chunkbench_core.reporting.leaderboard import leaderboard_text
+    from chunkbench_core.storage.results_db import ResultsDB
+
+    print(leaderboard_text(ResultsDB(args.settings.results_dir), wide=args.wide))
+    return 0
+
+
+def command_estimate(args: argparse.Namespace) -> int:
+    """Dry run: what building and evaluating every partition would cost, spending nothing.
+
+    Index: embedding tokens per corpus model at the registry's price, contextual_retrieval's
+    LLM calls, image captions. Experiments: LLM answer and judge calls, query embeddings.
+    """
+    from chunkbench_core.chunking import STRATEGIES
+    from chunkbench_core.embedding import get_model
+    from chunkbench_core.evaluation.cost import estimate_captions, estimate_index
+    from chunkbench_core.evaluation.llm import estimate_cost
+    from chunkbench_core.evaluation.questions import load_question_sets
+    from chunkbench_core.stages.documents import load_parsed_corpus
+    from chunkbench_core.stages.spec import chunking_params
+    from chunkbench_core.tokens import count_tokens
+
+    from .instance import resources as make_resources
+
+    settings = args.settings
+    resources = make_resources(settings)
+    registry = settings.registry()
+    llm = resources["llm"]
+    prices = llm.prices()
+    strategies = args.strategy or STRATEGIES.names()
+    models = args.corpus_model or resources["embeddings"].available_models()
+    documents = load_parsed_corpus(resources["workspace"].parsed_store())
+    tokens = [count_tokens(d.markdown) for d in documents]
+    if not documents:
+        from chunkbench_core.storage.corpus import scan_corpus
+
+        tokens = [s.size_bytes // 4 for s in scan_corpus(resources["workspace"].corpus_dir())]
+        print("no parsed documents yet: the index estimate counts about 4 bytes of each file as one token "
+              "(materialize parsed_documents for an exact count)")
+    uses_llm = llm.configured and any(STRATEGIES[s].capabilities.llm for s in strategies)  # contextual prefixes
+    total = 0.0
+    for model in models:
+        spec = get_model(model, registry)
+        params = chunking_params(spec, None, None, registry=registry)
+        index = estimate_index(tokens, model, spec.price_per_mtok, len(strategies), params["chunk_size"],
+                               params["chunk_overlap"], uses_llm, prices)
+        total += index.embedding_usd + index.context_usd
+        print("index " + index.summary())
+    n_images = sum(int((d.stats or {}).get("images", 0) or 0) for d in documents) if llm.vision_model else 0
+    if n_images:
+        calls, captions_usd = estimate_captions(n_images, prices)
+        total += captions_usd
+        print(f"captions: {calls} vision calls (${captions_usd:,.4f})")
+    if not llm.configured:
+        print("no LLM configured (set CHUNKBENCH_LLM_MODEL, and CHUNKBENCH_LLM_BASE_URL for a local server): "
+              "experiments use evidence metrics only and make no LLM call")
+    else:
+        sets, errors = load_question_sets(settings.questions)
+        for error in errors:
+            print(f"warning: {error}", file=sys.stderr)
+        questions = [q for qs in sets for q in qs.questions]
+        estimate = estimate_cost(questions, len(strategies), llm.settings(), n_corpus_models=len(models),
+                                 top_k=args.top_k, neighbor_prev=args.neighbor_prev, neighbor_next=args.neighbor_next)
+        print("experiments " + estimate.summary())
+        total += estimate.usd or 0.0
+    if not prices.known and llm.configured:
+        print("the LLM's price is unknown: set CHUNKBENCH_LLM_PRICE_INPUT and CHUNKBENCH_LLM_PRICE_OUTPUT "
+              "(USD per million tokens; 0 for a local server)")
+    print(f"estimated total: ${total:,.2f} (a first build; cached embeddings and contexts are not paid again)")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction, strategies: list[str], models: list[str] | None) -> None:
+    run = sub.add_parser("run", help="materialize the whole asset graph and print the leaderboard")
+    # values are checked by run_control.check_run_arguments (one line naming the valid ones, exit 2, before any work)
+    run.add_argument("--strategy", action="append", metavar="STRATEGY",
+                     help=f"only this strategy (repeatable): {', '.join(strategies)}")
+    run.add_argument("--corpus-model", action="append", metavar="MODEL",
+                     help=f"only this corpus model (repeatable): {', '.join(models) if models else 'see chunkbench models'}")
+    run.add_argument("--wide", action="store_true", help="print every leaderboard column (default: fits 120 columns)")
+    add_run_settings(run)
+    run.set_defaults(func=command_run, parser=run)
+    lb = sub.add_parser("leaderboard", help="print the ranked leaderboard, the recommendation and its warnings")
+    lb.add_argument("--wide", action="store_true", help="print every column (default: fits 120 columns)")
+    lb.set_defaults(func=command_leaderboard)
+
+
+def register_estimate(sub: argparse._SubParsersAction, strategies: list[str], models: list[str] | None) -> None:
+    e = sub.add_parser("estimate", help="dry run: what building and evaluating would cost (embeddings, LLM calls)")
+    e.add_argument("--strategy", action="append", choices=strategies)
+    e.add_argument("--corpus-model", action="append", choices=models)
+    e.add_argument("--top-k", type=int, default=5)
+    e.add_argument("--neighbor-prev", type=int, default=0)
+    e.add_argument("--neighbor-next", type=int, default=0)
+    e.set_defaults(func=command_estimate)
