@@ -229,3 +229,22 @@ def test_the_commands_page_shows_the_help_of_every_command():
     missing = [" ".join(c) for c in _leaf_commands(build_parser())
                if f"chunkbench {' '.join(c)} --help" not in shown]
     assert page and not missing, f"docs/commands.md shows no `$ chunkbench ... --help` for: {missing}"
+
+
+def test_the_results_page_names_every_table_and_view_of_the_results_database(tmp_path):
+    from chunkbench_core.storage.results_db import ResultsDB
+
+    names = ResultsDB(tmp_path).query("SELECT table_name FROM information_schema.tables")["table_name"].tolist()
+    page = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
+    missing = sorted(n for n in names if f"`{n}`" not in page)
+    assert names and not missing, f"docs/results.md does not describe {missing}"
+
+
+def test_the_statistics_page_names_every_registered_metric():
+    from chunkbench_core.evaluation.metric_registry import METRICS
+
+    page = (ROOT / "docs" / "statistics.md").read_text(encoding="utf-8")
+    missing = sorted({m.name for m in METRICS.values() if not m.name.endswith("_expanded") and f"`{m.name}`" not in page}
+                     | {m.run_name for m in METRICS.values()
+                        if not m.name.endswith("_expanded") and f"`{m.run_name}`" not in page})
+    assert not missing, f"docs/statistics.md does not describe the metrics {missing}"
