@@ -60,7 +60,11 @@ def _block_params():
     params = []
     for page in DOCS.pages():
         for block in DOCS.blocks(page):
-            marks = [pytest.mark.slow] if _reads_results(block) or "reproduce" in block.commands[0].text else []
+            marks = []
+            if _reads_results(block):
+                marks = [pytest.mark.slow, pytest.mark.e2e]  # the shared run materializes the asset graph
+            elif any("reproduce" in c.text for c in block.commands):
+                marks = [pytest.mark.slow]
             params.append(pytest.param(block, id=block.name, marks=marks))
     return params
 
