@@ -252,3 +252,10 @@ def test_the_statistics_page_names_every_registered_metric():
                      | {m.run_name for m in METRICS.values()
                         if not m.name.endswith("_expanded") and f"`{m.run_name}`" not in page})
     assert not missing, f"docs/statistics.md does not describe the metrics {missing}"
+
+
+def test_the_results_page_lists_every_column_as_the_results_database_has_it():
+    page = DOCS.RESULTS_PAGE.read_text(encoding="utf-8")
+    assert DOCS.page_columns_block(page) == DOCS.columns_block(), (
+        "the list of columns in docs/results.md is not the results database's: "
+        "python scripts/doc_commands.py --write-columns")
