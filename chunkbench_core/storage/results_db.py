@@ -70,7 +70,8 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("retrieved", "VARCHAR"),  # JSON list of {rank, chunk_id, document, start, end, score}
         ("retrieval_ms", "DOUBLE"), ("error", "VARCHAR"), ("created_at", "TIMESTAMP"),
         ("expected_answer", "VARCHAR"),
-        ("references", "VARCHAR"),  # JSON list of {document, start, end}: the located evidence spans
+        # JSON list of {document, start, end, located_by[, score]}: the evidence spans (located_by "" = by hand)
+        ("references", "VARCHAR"),
         ("embed_ms", "DOUBLE"), ("search_ms", "DOUBLE"), ("expand_ms", "DOUBLE"), ("generate_ms", "DOUBLE"),
         ("judge_ms", "DOUBLE"), ("n_expanded", "INTEGER"), ("judge_attempts", "INTEGER"),
         ("answer_prompt_tokens", "INTEGER"), ("answer_completion_tokens", "INTEGER"),
@@ -87,6 +88,10 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         # no evidence references: left out of the evidence metrics (NULL, never 0), answered and judged
         ("judge_only", "BOOLEAN"),
         ("build", "VARCHAR"),  # the collection build retrieved from (storage.history)
+        ("labels", "VARCHAR"),  # JSON object label -> text: the team's own columns (grouped by as label:NAME)
+        ("source_documents", "VARCHAR"),  # JSON list: the question's source documents (document-level evidence)
+        ("n_located_references", "INTEGER"),  # evidence spans found by `questions locate`, not reviewed yet
+        ("evidence_origin", "VARCHAR"),  # written | located | mixed | documents | NULL (judge-only)
         # the write this row belongs to (its results key) and its place in that write: join its scores
         ("record", "VARCHAR"), ("record_row", "INTEGER"),
     ],
@@ -119,6 +124,7 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("index_usd", "DOUBLE"), ("caption_usd", "DOUBLE"), ("questions_usd", "DOUBLE"), ("answer_usd", "DOUBLE"),
         ("judge_usd", "DOUBLE"), ("cost_usd", "DOUBLE"),
         ("n_judge_only", "INTEGER"),  # questions without evidence references, judged only
+        ("n_documents_only", "INTEGER"),  # of n_questions: source documents but no spans (document metrics only)
         # the write this row belongs to (its results key) and its place in that write: join its scores
         ("record", "VARCHAR"), ("record_row", "INTEGER"),
     ],
