@@ -529,7 +529,8 @@ def aggregate(
     """Means over scored questions with seeded percentile-bootstrap confidence intervals.
 
     Keys: n_questions (questions scored on evidence: spans or source documents), n_documents_only (of them,
-    those with source documents but no spans: scored by the document-level metrics only), n_judge_only
+    those with source documents but no spans: scored by the document-level metrics only), n_located (of them,
+    those with evidence spans found by ``questions locate`` and not reviewed yet), n_judge_only
     (questions without evidence: left out of the evidence means, judged when the LLM ran), n_failed; for every registered
     metric its run name (the mean over the questions it applies to) and ``<run_name>_ci_low`` /
     ``<run_name>_ci_high``, the judge's only when the LLM ran; latency means (retrieval_ms, generate_ms,
@@ -540,6 +541,7 @@ def aggregate(
     evidence = [o for o in scored if not o.resolved.judge_only]
     result: dict[str, float | int] = {"n_questions": len(evidence), "n_judge_only": len(scored) - len(evidence),
                                       "n_documents_only": sum(o.resolved.scoring == "documents" for o in evidence),
+                                      "n_located": sum(o.resolved.question.n_located > 0 for o in evidence),
                                       "n_failed": len(outcomes) - len(scored)}
     llm = [o.llm for o in scored if o.llm is not None]
     for metric in registry.values():

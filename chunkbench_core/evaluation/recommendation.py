@@ -31,7 +31,7 @@ import numpy as np
 
 from chunkbench_core.errors import ConfigError
 from chunkbench_core.labels import configuration_label
-from chunkbench_core.wording import plural
+from chunkbench_core.wording import plural, scored_counts
 
 from . import budget, cost
 from .stability import STABLE_PICK_LIMIT, Stability, choose, questions_for_stable_pick
@@ -398,6 +398,9 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
         parts.append(f"Might be as good, cannot tell yet: {_names(undecided, labels)}.")
     if worse:
         parts.append(f"Shown worse than the best: {plural(len(worse), 'configuration')}.")
+    counted = results[chosen]
+    if counted.n_evidence is not None:
+        parts.append(f"Questions: {scored_counts(counted.n_evidence, counted.n_judge_only, counted.n_documents_only, counted.judged)}.")
     power = comparison.power
     chosen_result = results[chosen]
     return Recommendation(

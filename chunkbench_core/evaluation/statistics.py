@@ -365,6 +365,10 @@ class ConfigurationResult:
     margin_class: str | None = None  # CLASS_BEST, CLASS_WITHIN, CLASS_WORSE or CLASS_UNDECIDED
     questions_to_show_within: int | None = None  # questions that would show it within the margin, if d held
     questions_to_settle: int | None = None  # undecided: questions that would class it either way, if d held
+    n_judge_only: int = 0  # questions without evidence (no spans, no source documents): not scored on evidence
+    n_documents_only: int = 0  # questions scored at the document level only (source documents, no spans)
+    n_evidence: int | None = None  # questions scored on evidence (spans or source documents); None: unknown
+    judged: bool = False  # an LLM judge scored its questions
 
     @property
     def tier(self) -> int | None:
@@ -638,7 +642,7 @@ def compare_configurations(
         low, high = bootstrap_ci(values, seed=seed)
         # the questions scored by the ranking metric (judge-only ones, and any it does not apply to, left out)
         scored = sum(not _is_missing(v) for v in values)
-        results[name] = ConfigurationResult(name, scored, mean(values), low, high)
+        results[name] = ConfigurationResult(name, scored, mean(values), low, high, **_counts(grouped[name].values()))
     names = rank_order({n: r.mean for n, r in results.items()}, costs, cost_tolerance)
     comparison = Comparison(metric, names[0] if names else None, BEST_RULE, margin=margin, alpha=alpha,
                             metric_note=note)
@@ -652,6 +656,23 @@ def compare_configurations(
     comparison.configurations = sorted(results.values(), key=lambda r: (order.get(r.configuration, len(order)),
                                                                         r.configuration))
     return comparison
+
+
+def _flag(value: Any) -> bool:
+    return False if _is_missing(value) or type(value).__name__ == "NAType" else bool(value)
+
+
+def _counts(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """How a configuration's questions were scored: judge-only, at the document level only, on evidence."""
+    rows = list(rows)
+    if not rows or "judge_only" not in rows[0]:
+        return {}
+    judge_only = [r for r in rows if _flag(r.get("judge_only"))]
+    documents = [r for r in rows if not _flag(r.get("judge_only")) and not _is_missing(r.get("n_references"))
+                 and int(r["n_references"]) == 0]
+    judged = any(not _is_missing(r.get(m)) for r in rows for m in JUDGE_METRICS)
+    return {"n_judge_only": len(judge_only), "n_documents_only": len(documents),
+            "n_evidence": len(rows) - len(judge_only), "judged": judged}
 
 
 def _number(value: Any) -> float:
