@@ -267,3 +267,12 @@ def text(raw: Any) -> str:
 
 
 
+
+
+def question_counts(row: Mapping[str, Any]) -> str:
+    """"N scored (M judge-only, not scored without an LLM)": how every view counts a run's questions (a board
+    row: ``n_questions``, ``n_judge_only``, ``n_documents_only``, ``n_judged``)."""
+    from chunkbench_core.wording import scored_counts
+
+    return scored_counts(number(row.get("n_questions")) or 0, number(row.get("n_judge_only")) or 0,
+                         number(row.get("n_documents_only")) or 0, judged=bool(number(row.get("n_judged"))))

@@ -21,6 +21,7 @@ from chunkbench_core.provenance import heading_context_label
 from . import plots
 from .columns import (
     KPI_METRICS,
+    question_counts,
     fmt,
     fmt_metric,
     metric_by_name,
@@ -83,14 +84,6 @@ def _with_interval(name: str, raw: Any, bounds: Interval | None) -> str:
 def _questions(n: Any) -> str:
     """"1 question", "30 questions" ("– questions" when not recorded)."""
     return "– questions" if number(n) is None else plural(number(n), "question")
-
-
-def question_counts(row: Mapping[str, Any]) -> str:
-    """"N scored (M judge-only, not scored without an LLM)": how every view counts a run's questions."""
-    from chunkbench_core.wording import scored_counts
-
-    return scored_counts(number(row.get("n_questions")) or 0, number(row.get("n_judge_only")) or 0,
-                         number(row.get("n_documents_only")) or 0, judged=bool(number(row.get("n_judged"))))
 
 
 def _located_note(row: Mapping[str, Any]) -> str:
