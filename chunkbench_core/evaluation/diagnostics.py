@@ -174,19 +174,23 @@ def recall_ceiling(configuration: str, ceiling: Ceiling | None) -> Diagnostic | 
         return None
     parts = []
     if ceiling.n_capped:
-        parts.append(f"{plural(ceiling.n_capped, 'question')} {'has' if ceiling.n_capped == 1 else 'have'} evidence "
-                     f"in more documents than top_k {ceiling.top_k} chunks can come from: their doc recall cannot "
-                     f"exceed {ceiling.doc_ceiling:.2f} on average, whatever the chunking ({configuration} reaches "
-                     f"{ceiling.doc_recall:.2f} on them).")
+        one = ceiling.n_capped == 1
+        parts.append(f"{plural(ceiling.n_capped, 'question')} {'has' if one else 'have'} evidence in more documents "
+                     f"than top_k {ceiling.top_k} chunks can come from: {'its' if one else 'their'} doc recall cannot "
+                     f"exceed {ceiling.doc_ceiling:.2f}{'' if one else ' on average'}, whatever the chunking "
+                     f"({configuration} reaches {ceiling.doc_recall:.2f} on {'it' if one else 'them'}).")
     if ceiling.recall_ceiling is not None and not math.isnan(ceiling.recall_ceiling) and ceiling.recall_ceiling < 0.995:
         reached = (f"; it reaches {ceiling.recall:.2f}" if ceiling.recall is not None
                    and not math.isnan(ceiling.recall) else "")
-        parts.append(f"On the {plural(ceiling.n_multi_document, 'multi-document question')}, the best evidence "
+        which = ("On the one question with evidence in several documents" if ceiling.n_multi_document == 1 else
+                 f"On the {ceiling.n_multi_document} questions with evidence in several documents")
+        parts.append(f"{which}, the best evidence "
                      f"recall any {ceiling.top_k} of {configuration}'s chunks could reach is "
                      f"{ceiling.recall_ceiling:.2f}{reached}.")
     if not parts:
         return None
-    return Diagnostic("recall_ceiling", " ".join(parts) + " Read their scores against that ceiling, or raise top_k.")
+    return Diagnostic("recall_ceiling", " ".join(parts) + " Read these scores against that ceiling, apart from the "
+                      "chunking's quality, or raise top_k.")
 
 
 def collect(*diagnostics: Diagnostic | None) -> list[Diagnostic]:

@@ -209,8 +209,10 @@ def question_notes(board: pd.DataFrame, recommendation: Mapping[str, Any] | None
                                            row.get("n_documents_only"), judged) + "."]
     located = row.get("n_located")
     if not _missing(located) and int(located):
-        notes.append(f"located evidence: {count(int(located), 'scored question')} of {int(row['n_questions'])} "
-                     "rest on evidence found by `chunkbench questions locate` and not reviewed yet (marked "
+        scored = int(row["n_questions"])
+        notes.append(f"located evidence: {int(located)} of the {count(scored, 'scored question')} "
+                     f"{'rests' if int(located) == 1 else 'rest'} on evidence found by `chunkbench questions locate` "
+                     "and not reviewed yet (marked "
                      "evidence_origin = located or mixed in question_results); accept or reject them in "
                      "`chunkbench questions review FILE` to make them ordinary references.")
     return notes
