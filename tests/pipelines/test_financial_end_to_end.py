@@ -66,7 +66,22 @@ def benchmark(tmp_path_factory):
                          capture_output=True, text=True, timeout=1800, cwd=ROOT, env=env)
     assert run.returncode == 0, run.stdout + run.stderr
     return {"home": home / "benchmarks" / "financial", "imported": imported.stdout, "reviewed": reviewed.stdout,
-            "run": run.stdout, "questions": target}
+            "run": run.stdout, "questions": target, "env": env}
+
+
+def experiment_metadata(env: dict[str, str]) -> list[dict]:
+    """The metadata of every experiment_results materialization the run recorded in its Dagster instance."""
+    from dagster import AssetKey
+
+    from chunkbench_core.settings import Settings
+    from chunkbench_pipelines.cli.instance import open_instance
+
+    instance = open_instance(Settings.load(env), prepare=False)
+    try:
+        records = instance.fetch_materializations(AssetKey("experiment_results"), limit=10).records
+        return [{k: v.value for k, v in r.asset_materialization.metadata.items()} for r in records]
+    finally:
+        instance.dispose()
 
 
 @pytest.mark.e2e
@@ -105,6 +120,8 @@ def test_document_metrics_counts_and_table_headers(benchmark):
     assert COUNTS in report
     technical = (home / "reports" / "technical_report.html").read_text(encoding="utf-8")
     assert COUNTS in technical
+    metadata = experiment_metadata(benchmark["env"])
+    assert len(metadata) == len(STRATEGIES) and all(m["questions"] == COUNTS for m in metadata)
     # the labels of the sheet are groups of leaderboard_by_group
     dimensions = {d for d, in sql(home, "SELECT DISTINCT dimension FROM leaderboard_by_group")}
     assert {"label:Question Type", "category", "document"} <= dimensions
