@@ -118,6 +118,7 @@ def test_document_metrics_counts_and_table_headers(benchmark):
     assert f"Questions: {COUNTS}." in reason
     report = (home / "reports" / "benchmark_report.html").read_text(encoding="utf-8")
     assert COUNTS in report
+    assert "<option value='label:Question Type'>Question Type</option>" in report  # results by group, by label
     technical = (home / "reports" / "technical_report.html").read_text(encoding="utf-8")
     assert COUNTS in technical
     metadata = experiment_metadata(benchmark["env"])
