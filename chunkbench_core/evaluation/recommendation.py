@@ -399,7 +399,7 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
     if worse:
         parts.append(f"Shown worse than the best: {plural(len(worse), 'configuration')}.")
     counted = results[chosen]
-    if counted.n_evidence is not None:
+    if counted.n_evidence is not None and (counted.n_judge_only or counted.n_documents_only):  # "n" could mislead
         parts.append(f"Questions: {scored_counts(counted.n_evidence, counted.n_judge_only, counted.n_documents_only, counted.judged)}.")
     power = comparison.power
     chosen_result = results[chosen]
