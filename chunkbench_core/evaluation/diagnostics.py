@@ -19,6 +19,8 @@ Each check is a pure function over plain numbers and returns a :class:`Diagnosti
 - ``low_evidence_recall``: the best configuration's mean evidence recall (``recall``; ``doc_recall`` when
   the questions have only source documents) is below 0.3: the questions or their evidence may be wrong,
   or retrieval fails on these documents.
+- ``nothing_scored``: every question is judge-only (no evidence spans, no source documents) and no LLM judged
+  them: nothing was scored; says how to give them evidence.
 - ``recall_ceiling``: questions with evidence in more documents than top_k chunks can come from: their
   doc recall cannot reach 1 whatever the chunking (ceiling ``min(1, k / source documents)``); says the
   ceiling apart from the score, and the span-recall ceiling of the best configuration's chunks.
@@ -151,6 +153,18 @@ def low_evidence_recall(best: str, recall: float | None, metric: str = "recall")
                       f"The best configuration, {best}, finds only {recall:.2f} {what} in its top-k chunks "
                       f"({metric}, below {LOW_RECALL:g}): the questions or their evidence may be wrong (read a few "
                       "in the technical report's retrieval inspector), or retrieval fails on these documents.")
+
+
+def nothing_scored(n_judge_only: int, judged: bool) -> Diagnostic | None:
+    """Every question is judge-only and no LLM judged them: no number ranks anything."""
+    if not n_judge_only or judged:
+        return None
+    return Diagnostic("nothing_scored",
+                      f"Nothing was scored: the {plural(n_judge_only, 'question')} {'is' if n_judge_only == 1 else 'are'} "
+                      "judge-only (no evidence spans, no source documents), not scored without an LLM. Name each "
+                      "question's source documents (a reference with only a document name or glob), or let "
+                      "`chunkbench questions locate FILE` find evidence from the expected answers, or configure an "
+                      "LLM judge.")
 
 
 @dataclass(frozen=True)

@@ -144,6 +144,14 @@ def _number(value: Any) -> float | None:
     return None if number != number else number
 
 
+def _true(value: Any) -> bool:
+    """A flag of a question row: missing (None, NaN, NA) is false."""
+    try:
+        return value is not None and value == value and bool(value)
+    except TypeError:  # pandas' NA
+        return False
+
+
 def _mean(values: Sequence[float | None]) -> float | None:
     kept = [v for v in values if v is not None]
     return sum(kept) / len(kept) if kept else None
@@ -163,6 +171,12 @@ def _evidence_warnings(rows: Sequence[dict[str, Any]], best: str | None, labels:
     from chunkbench_core.evaluation import diagnostics as checks
     from chunkbench_core.evaluation.recommendation import _label
 
+    live = [r for r in rows if r.get("error") in (None, "") or r.get("error") != r.get("error")]
+    judge_only = {(r.get("question_set"), r.get("question_id")) for r in live if _true(r.get("judge_only"))}
+    if live and len(judge_only) == len({(r.get("question_set"), r.get("question_id")) for r in live}):
+        judged = any(_number(r.get(m)) is not None for r in live
+                     for m in ("answer_similarity", "context_relevance", "faithfulness"))
+        return checks.collect(checks.nothing_scored(len(judge_only), judged))
     if best is None:
         return []
     mine = [r for r in rows if f"{r['strategy']}|{r['corpus_model']}" == best
