@@ -77,8 +77,7 @@ class WorkspaceResource(ConfigurableResource):
 
         Readers need no options: they read the manifest of the last parse.
         """
-        version = parser_version() if options is None else f"{parser_version()}-{options.fingerprint()}"
-        return ParsedStore(self.results_dir() / "parsed", version)
+        return ParsedStore(self.results_dir() / "parsed", parser_version(), options)
 
     def reports_dir(self) -> Path:
         return self.results_dir() / "reports"

@@ -16,6 +16,9 @@ Each check is a pure function over plain numbers and returns a :class:`Diagnosti
   could be shown within the margin of it; says how many questions would settle it.
 - ``recommendation_unstable``: the rule picks the same configuration in fewer than 70% of the
   resamples of the questions; says the other picks and how many questions would settle it.
+- ``boundary_model_language``: the semantic cuts were decided by a boundary model picked for the
+  corpus's language (an English-only default replaced by a multilingual model), or by an English-only
+  model chosen explicitly for a corpus that is not in the Latin script (chunkbench_core.embedding.language).
 """
 
 from __future__ import annotations
@@ -131,6 +134,21 @@ def recommendation_unstable(pick: str, share: float, resamples: int, runner_ups:
     return Diagnostic("recommendation_unstable",
                       f"The recommendation is unstable: the rule picks {pick} in only {share:.0%} of {resamples:,} "
                       f"resamples of the questions (otherwise: {runner_ups}); {settle}.")
+
+
+def boundary_model_language(choices: Sequence[Mapping[str, object]]) -> Diagnostic | None:
+    """``choices``: the boundary choices recorded by the current collections (``BoundaryChoice.to_dict``)."""
+    warned = sorted({str(c["warning"]) for c in choices if c.get("warning")})
+    if warned:
+        return Diagnostic("boundary_model_language", " ".join(warned))
+    switched = sorted({(str(c.get("model")), str(c.get("replaced")), str(c.get("reason")))
+                       for c in choices if c.get("source") == "corpus language"})
+    if switched:
+        model, replaced, reason = switched[0]
+        return Diagnostic("boundary_model_language",
+                          f"Semantic cuts were decided by {model}, not the default {replaced}: {reason}. To choose "
+                          f"the boundary model yourself: chunkbench defaults set boundary_model MODEL.")
+    return None
 
 
 def collect(*diagnostics: Diagnostic | None) -> list[Diagnostic]:

@@ -74,6 +74,7 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
         checks.one_chunk_per_document(_chunks_per_document(results)),
         checks.evidence_longer_than_chunks(*_evidence_and_chunk_sizes(results, rows)),
         checks.no_disagreement(_per_question(rows, comparison.metric)),
+        checks.boundary_model_language(_boundary_choices(results)),
         *recommendation_warnings(comparison, recommendation, labels),
     )
     run_of = {f"{r['strategy']}|{r['corpus_model']}": r["experiment_run_id"] for r in rows}
@@ -88,6 +89,12 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
                                                 "compared_at": stamp}] if recommendation else [])
     results.write("diagnostics", "latest", [{**d.to_row(), "compared_at": stamp} for d in found])
     return Ranking(comparison, recommendation, found, frontier, axis, settings)
+
+
+def _boundary_choices(results: ResultsDB) -> list[dict[str, Any]]:
+    """How the boundary model of each current default collection was chosen (its build's recorded settings)."""
+    frame = results.query("SELECT settings FROM collections WHERE coalesce(variant, '') = '' AND settings IS NOT NULL")
+    return [choice for raw in frame["settings"] if isinstance(choice := _json_object(raw).get("boundary_choice"), dict)]
 
 
 def _chunks_per_document(results: ResultsDB) -> dict[str, list[int]]:

@@ -257,6 +257,26 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("excluded", "BOOLEAN"),  # false once included again (the row keeps the last reason)
         ("reason", "VARCHAR"), ("excluded_at", "TIMESTAMP"), ("included_at", "TIMESTAMP"),
     ],
+    # one row per question asked with ``chunkbench ask`` (storage.queries): what was asked of which configuration,
+    # what came back and what it took; keyed by the query's id
+    "queries": [
+        ("query_id", "VARCHAR"), ("question", "VARCHAR"),
+        ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
+        ("configuration", "VARCHAR"),  # the one label (labels.configuration_label)
+        ("configuration_source", "VARCHAR"),  # given | recommended | defaults: how the configuration was chosen
+        ("collection", "VARCHAR"), ("build", "VARCHAR"),
+        ("top_k", "INTEGER"), ("document", "VARCHAR"),  # document: searched in this document only
+        ("neighbor_prev", "INTEGER"), ("neighbor_next", "INTEGER"), ("expansion_applied", "BOOLEAN"),
+        ("retrieved", "VARCHAR"),  # JSON list of hits {rank, chunk_id, document, start, end, score, text}
+        ("context", "VARCHAR"),  # JSON list: hits, neighbors and parents in prompt order
+        ("expansion_tree", "VARCHAR"),  # JSON: one node per hit with its neighbors and parent
+        ("answer", "VARCHAR"), ("answer_error", "VARCHAR"), ("llm_model", "VARCHAR"),
+        ("embed_ms", "DOUBLE"), ("search_ms", "DOUBLE"), ("expand_ms", "DOUBLE"), ("generate_ms", "DOUBLE"),
+        ("total_ms", "DOUBLE"),
+        ("context_tokens", "INTEGER"), ("prompt_tokens", "INTEGER"), ("completion_tokens", "INTEGER"),
+        ("context_truncated", "BOOLEAN"),
+        ("created_at", "TIMESTAMP"),
+    ],
     # persistent defaults shared by every machine using this results folder (embedding.thresholds)
     "defaults": [
         ("setting", "VARCHAR"),  # semantic_threshold:<model id> | boundary_model
