@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from chunkbench_core.labels import configuration_label
 from chunkbench_core.storage.results_db import LEADERBOARD_COLUMNS
 
 from .columns import metrics_catalog, plural
@@ -178,9 +179,19 @@ def ranking_note(board: pd.DataFrame, recommendation: Mapping[str, Any] | None =
              "frontier: no other configuration is both better and cheaper. (SELECT * FROM comparison)"]
     if recommendation:
         steady = stability_text(recommendation)
-        notes.append(f"Recommended: {recommendation['strategy']} x {recommendation['corpus_model']} "
+        notes.append(f"Recommended: {_recommended_label(board, recommendation)} "
                      f"({recommendation['rule']}{'; ' + steady if steady else ''}). {recommendation['reason']}")
     return notes
+
+
+def _recommended_label(board: pd.DataFrame, recommendation: Mapping[str, Any]) -> str:
+    """The recommended configuration by the one label (its strategy as the board names it)."""
+    strategy, model = recommendation["strategy"], recommendation["corpus_model"]
+    if "strategy_label" in board.columns:
+        rows = board[(board["strategy"] == strategy) & (board["corpus_model"] == model)]
+        if not rows.empty and isinstance(rows.iloc[0]["strategy_label"], str):
+            strategy = rows.iloc[0]["strategy_label"]
+    return configuration_label(strategy, model)
 
 
 def format_markdown(board: pd.DataFrame, recommendation: Mapping[str, Any] | None = None) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from chunkbench_core.evaluation.recommendation import RankingSettings
+from chunkbench_core.labels import configuration_label
 from chunkbench_core.provenance import strategy_label
 from chunkbench_core.storage.records import now
 from chunkbench_core.storage.results_db import ResultsDB
@@ -83,12 +84,20 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
         {**r, "experiment_run_id": run_of.get(r["configuration"]), "rule": comparison.rule,
          "strategy_label": labels.get(r["configuration"]),
          "recommended": recommendation is not None and r["configuration"] == recommendation.configuration,
-         "on_frontier": r["configuration"] in frontier, "cost_axis": axis, "compared_at": stamp}
+         "on_frontier": r["configuration"] in frontier, "cost_axis": axis, "compared_at": stamp,
+         **_named(r["configuration"], labels)}
         for r in comparison.to_rows()])
     results.write("recommendation", "latest", [{**recommendation.to_row(labels), "cost_axis": axis,
                                                 "compared_at": stamp}] if recommendation else [])
     results.write("diagnostics", "latest", [{**d.to_row(), "compared_at": stamp} for d in found])
     return Ranking(comparison, recommendation, found, frontier, axis, settings)
+
+
+def _named(key: str, labels: dict[str, str]) -> dict[str, str]:
+    """A comparison row's strategy and corpus model (from its ``strategy|corpus_model`` key) and its one label."""
+    strategy, _, corpus_model = key.partition("|")
+    return {"strategy": strategy, "corpus_model": corpus_model,
+            "configuration": configuration_label(labels.get(key) or strategy, corpus_model)}
 
 
 def _boundary_choices(results: ResultsDB) -> list[dict[str, Any]]:

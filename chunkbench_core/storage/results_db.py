@@ -132,7 +132,8 @@ TABLES: dict[str, list[tuple[str, str]]] = {
     # (evaluation.statistics.BEST_RULE), its costs on the frontier, and whether it is the recommendation
     # (evaluation.recommendation)
     "comparison": [
-        ("configuration", "VARCHAR"),
+        ("configuration", "VARCHAR"),  # the one label, "strategy × corpus model" (labels.configuration_label)
+        ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
         ("strategy_label", "VARCHAR"),  # how every view names the strategy (provenance.strategy_label)
         ("experiment_run_id", "VARCHAR"),  # the run compared (the leaderboard's latest of the configuration)
         ("rank", "INTEGER"),  # 1 = highest mean of the ranking metric (equal means: the cheaper, then the name)
@@ -432,7 +433,8 @@ SELECT c.rank, c."class", c.tier, l.strategy, coalesce(c.strategy_label, l.strat
        l.experiment_run_id, l.created_at
 FROM latest l
 LEFT JOIN comparison c ON c.experiment_run_id = l.experiment_run_id
-                       AND c.configuration = l.strategy || '|' || l.corpus_model  -- a run may hold several
+                       -- a run may hold several (comparisons written before the strategy column: by their key)
+                       AND coalesce(c.strategy || '|' || c.corpus_model, c.configuration) = l.strategy || '|' || l.corpus_model
 LEFT JOIN idx i ON i.strategy = l.strategy AND i.corpus_model = l.corpus_model
 ORDER BY c.rank NULLS LAST, l.recall DESC, l.iou DESC, l.strategy, l.corpus_model
 """
