@@ -77,7 +77,8 @@ def command_chunk(args: argparse.Namespace) -> int:
         parsed = parse(args.file, ParseOptions(heuristics=settings.parser_heuristics()))
         # the boundary model must read the document's language (chunkbench_core.embedding.language)
         context = SpecContext.of(settings, ScriptShare.of([parsed.markdown]))
-        spec = resolve_collection(CollectionRequest(args.strategy, args.corpus_model, chunk_size=args.chunk_size,
+        corpus_model = args.corpus_model or settings.corpus_model_default().model
+        spec = resolve_collection(CollectionRequest(args.strategy, corpus_model, chunk_size=args.chunk_size,
                                                     chunk_overlap=args.chunk_overlap,
                                                     boundary_model=args.boundary_model), context)
         if spec.boundary_choice is not None:
@@ -121,7 +122,8 @@ def register(sub: argparse._SubParsersAction, strategies: list[str], models: lis
     c.add_argument("--strategy", required=True, choices=strategies)
     c.add_argument("--chunk-size", type=int, help="cl100k tokens (default: fits the corpus model's window)")
     c.add_argument("--chunk-overlap", type=int)
-    c.add_argument("--corpus-model", default="all-minilm-l6-v2", choices=models, help="whose window bounds the chunks")
+    c.add_argument("--corpus-model", choices=models,
+                   help="whose window bounds the chunks (default: the corpus model in force, see chunkbench models)")
     c.add_argument("--boundary-model", help="semantic cuts (default: the one in force, fitted to the document's "
                                             "language; see chunkbench models)")
     c.set_defaults(func=command_chunk)
