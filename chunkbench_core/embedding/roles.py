@@ -83,8 +83,7 @@ def corpus_model_choice(explicit: str | None = None, registry: ModelRegistry | N
             (explicit, explicit_source, f"given ({explicit_source})"),
             (stored, "defaults set", "chunkbench defaults set corpus_model"),
             (machine_default, "environment", "CHUNKBENCH_CORPUS_MODEL"),
-            (registry.default_corpus_model, "registry", f"the model registry's default ({registry.sources[-1]})"
-             if registry.sources else "the model registry's default")):
+            (registry.default_corpus_model, "registry", "the model registry's default")):
         if value:
             return RoleDefault("corpus_model", get_model(value, registry).id, source, detail)
     raise AssertionError("the registry always has a default corpus model")  # pragma: no cover
