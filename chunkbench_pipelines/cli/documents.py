@@ -32,7 +32,7 @@ def command_parse(args: argparse.Namespace) -> int:
         return 1
     if args.explain:
         where = settings.parser_settings_file
-        print(f"parser settings: {where if where.is_file() else 'the defaults (no ' + str(where) + ')'}")
+        print(f"parser settings file: {where if where.is_file() else 'none (' + str(where) + ' does not exist)'}")
         print(explain_text(parsed, heuristics), end="")
         return 0
     if args.text:  # exactly the text references are located in (no newline added)

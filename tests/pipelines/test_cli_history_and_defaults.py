@@ -140,7 +140,7 @@ def test_parse_explains_its_rules_and_reads_the_benchmarks_parser_settings(tmp_p
     text = text.replace('answer_markers = [', "answer_markers = ['antwoord', ", 1)
     settings_file.write_text(text, encoding="utf-8")
     explained = cli("parse", str(document), "--explain", home=home)
-    assert f"parser settings: {settings_file}" in explained.stdout and "2 Q&A pairs" in explained.stdout
+    assert f"parser settings file: {settings_file}" in explained.stdout and "2 Q&A pairs" in explained.stdout
     assert "question_markers" in explained.stdout  # the changed settings are listed
     settings_file.write_text("[qa]\nquestion_markers = 'vraag'\n", encoding="utf-8")
     bad = cli("parse", str(document), home=home)
