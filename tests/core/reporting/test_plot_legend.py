@@ -26,5 +26,6 @@ def test_the_legend_and_the_title_speak_of_the_recommendations_classes():
     title = figure.axes[0].get_title()
     assert not re.search(r"\btier\b", title) and "within the margin" in title and "undecided" in title and "worse" in title
     assert not any(re.search(r"\btier\b", text) for text in legend)
-    faces = [line.get_markerfacecolor() for line in figure.axes[0].get_lines()][:4]
+    faces = [line.get_markerfacecolor() for line in figure.axes[0].get_lines()
+             if line.get_marker() in (*plots.MARKERS, "*")]
     assert faces[2] == "white" and faces[0] != "white"  # undecided hollow, within the margin filled
