@@ -26,6 +26,8 @@ from .integrity import Identity, load_json_object, quarantine
 from .space import guard_writes
 
 IGNORED_NAMES = {".DS_Store", "Thumbs.db"}
+#: the letters by script of a manifest written before they were recorded, by (path, mtime, size)
+_COUNTED_SCRIPTS: dict[tuple[str, int, int], dict[str, Any]] = {}
 
 
 @dataclass(frozen=True)
@@ -273,7 +275,18 @@ class ParsedStore:
             return manifest["script"]
         from chunkbench_core.embedding.language import ScriptShare
 
-        return ScriptShare.of(d.markdown for d in self.load_manifest_documents()).to_dict()
+        try:  # counted once per manifest file (sensors ask on every tick)
+            stat = self.manifest_path.stat()
+            stamp = (str(self.manifest_path), stat.st_mtime_ns, stat.st_size)
+        except OSError:
+            stamp = None
+        if stamp is not None and stamp in _COUNTED_SCRIPTS:
+            return _COUNTED_SCRIPTS[stamp]
+        counted = ScriptShare.of(d.markdown for d in self.load_manifest_documents()).to_dict()
+        if stamp is not None:
+            _COUNTED_SCRIPTS.clear()
+            _COUNTED_SCRIPTS[stamp] = counted
+        return counted
 
     def load_manifest_documents(self) -> list[ParsedDocument]:
         """The successfully parsed documents of the last ``parsed_documents`` materialization.
