@@ -24,6 +24,9 @@ Each check is a pure function over plain numbers and returns a :class:`Diagnosti
 - ``recall_ceiling``: questions with evidence in more documents than top_k chunks can come from: their
   doc recall cannot reach 1 whatever the chunking (ceiling ``min(1, k / source documents)``); says the
   ceiling apart from the score, and the span-recall ceiling of the best configuration's chunks.
+- ``boundary_model_language``: the semantic cuts were decided by a boundary model picked for the
+  corpus's language (an English-only default replaced by a multilingual model), or by an English-only
+  model chosen explicitly for a corpus that is not in the Latin script (chunkbench_core.embedding.language).
 """
 
 from __future__ import annotations
@@ -205,6 +208,21 @@ def recall_ceiling(configuration: str, ceiling: Ceiling | None) -> Diagnostic | 
         return None
     return Diagnostic("recall_ceiling", " ".join(parts) + " Read these scores against that ceiling, apart from the "
                       "chunking's quality, or raise top_k.")
+
+
+def boundary_model_language(choices: Sequence[Mapping[str, object]]) -> Diagnostic | None:
+    """``choices``: the boundary choices recorded by the current collections (``BoundaryChoice.to_dict``)."""
+    warned = sorted({str(c["warning"]) for c in choices if c.get("warning")})
+    if warned:
+        return Diagnostic("boundary_model_language", " ".join(warned))
+    switched = sorted({(str(c.get("model")), str(c.get("replaced")), str(c.get("reason")))
+                       for c in choices if c.get("source") == "corpus language"})
+    if switched:
+        model, replaced, reason = switched[0]
+        return Diagnostic("boundary_model_language",
+                          f"Semantic cuts were decided by {model}, not the default {replaced}: {reason}. To choose "
+                          f"the boundary model yourself: chunkbench defaults set boundary_model MODEL.")
+    return None
 
 
 def collect(*diagnostics: Diagnostic | None) -> list[Diagnostic]:

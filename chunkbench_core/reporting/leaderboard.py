@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from chunkbench_core.labels import configuration_label
 from chunkbench_core.storage.results_db import LEADERBOARD_COLUMNS
 
 from .columns import metrics_catalog, plural
@@ -179,7 +180,7 @@ def ranking_note(board: pd.DataFrame, recommendation: Mapping[str, Any] | None =
     notes += question_notes(board, recommendation)
     if recommendation:
         steady = stability_text(recommendation)
-        notes.append(f"Recommended: {recommendation['strategy']} x {recommendation['corpus_model']} "
+        notes.append(f"Recommended: {_recommended_label(board, recommendation)} "
                      f"({recommendation['rule']}{'; ' + steady if steady else ''}). {recommendation['reason']}")
     return notes
 
@@ -220,6 +221,16 @@ def question_notes(board: pd.DataFrame, recommendation: Mapping[str, Any] | None
                      "evidence_origin = located or mixed in question_results); accept or reject them in "
                      "`chunkbench questions review FILE` to make them ordinary references.")
     return notes
+
+
+def _recommended_label(board: pd.DataFrame, recommendation: Mapping[str, Any]) -> str:
+    """The recommended configuration by the one label (its strategy as the board names it)."""
+    strategy, model = recommendation["strategy"], recommendation["corpus_model"]
+    if "strategy_label" in board.columns:
+        rows = board[(board["strategy"] == strategy) & (board["corpus_model"] == model)]
+        if not rows.empty and isinstance(rows.iloc[0]["strategy_label"], str):
+            strategy = rows.iloc[0]["strategy_label"]
+    return configuration_label(strategy, model)
 
 
 def format_markdown(board: pd.DataFrame, recommendation: Mapping[str, Any] | None = None) -> str:

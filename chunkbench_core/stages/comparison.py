@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from chunkbench_core.evaluation.recommendation import RankingSettings
+from chunkbench_core.labels import configuration_label
 from chunkbench_core.provenance import strategy_label
 from chunkbench_core.storage.records import now
 from chunkbench_core.storage.results_db import ResultsDB
@@ -74,6 +75,7 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
         checks.one_chunk_per_document(_chunks_per_document(results)),
         checks.evidence_longer_than_chunks(*_evidence_and_chunk_sizes(results, rows)),
         checks.no_disagreement(_per_question(rows, comparison.metric)),
+        checks.boundary_model_language(_boundary_choices(results)),
         *recommendation_warnings(comparison, recommendation, labels),
         *_evidence_warnings(rows, comparison.best, labels),
     )
@@ -83,12 +85,26 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
         {**r, "experiment_run_id": run_of.get(r["configuration"]), "rule": comparison.rule,
          "strategy_label": labels.get(r["configuration"]),
          "recommended": recommendation is not None and r["configuration"] == recommendation.configuration,
-         "on_frontier": r["configuration"] in frontier, "cost_axis": axis, "compared_at": stamp}
+         "on_frontier": r["configuration"] in frontier, "cost_axis": axis, "compared_at": stamp,
+         **_named(r["configuration"], labels)}
         for r in comparison.to_rows()])
     results.write("recommendation", "latest", [{**recommendation.to_row(labels), "cost_axis": axis,
                                                 "compared_at": stamp}] if recommendation else [])
     results.write("diagnostics", "latest", [{**d.to_row(), "compared_at": stamp} for d in found])
     return Ranking(comparison, recommendation, found, frontier, axis, settings)
+
+
+def _named(key: str, labels: dict[str, str]) -> dict[str, str]:
+    """A comparison row's strategy and corpus model (from its ``strategy|corpus_model`` key) and its one label."""
+    strategy, _, corpus_model = key.partition("|")
+    return {"strategy": strategy, "corpus_model": corpus_model,
+            "configuration": configuration_label(labels.get(key) or strategy, corpus_model)}
+
+
+def _boundary_choices(results: ResultsDB) -> list[dict[str, Any]]:
+    """How the boundary model of each current default collection was chosen (its build's recorded settings)."""
+    frame = results.query("SELECT settings FROM collections WHERE coalesce(variant, '') = '' AND settings IS NOT NULL")
+    return [choice for raw in frame["settings"] if isinstance(choice := _json_object(raw).get("boundary_choice"), dict)]
 
 
 def _chunks_per_document(results: ResultsDB) -> dict[str, list[int]]:

@@ -139,7 +139,8 @@ TABLES: dict[str, list[tuple[str, str]]] = {
     # (evaluation.statistics.BEST_RULE), its costs on the frontier, and whether it is the recommendation
     # (evaluation.recommendation)
     "comparison": [
-        ("configuration", "VARCHAR"),
+        ("configuration", "VARCHAR"),  # the one label, "strategy × corpus model" (labels.configuration_label)
+        ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
         ("strategy_label", "VARCHAR"),  # how every view names the strategy (provenance.strategy_label)
         ("experiment_run_id", "VARCHAR"),  # the run compared (the leaderboard's latest of the configuration)
         ("rank", "INTEGER"),  # 1 = highest mean of the ranking metric (equal means: the cheaper, then the name)
@@ -263,6 +264,26 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("experiment_run_id", "VARCHAR"),
         ("excluded", "BOOLEAN"),  # false once included again (the row keeps the last reason)
         ("reason", "VARCHAR"), ("excluded_at", "TIMESTAMP"), ("included_at", "TIMESTAMP"),
+    ],
+    # one row per question asked with ``chunkbench ask`` (storage.queries): what was asked of which configuration,
+    # what came back and what it took; keyed by the query's id
+    "queries": [
+        ("query_id", "VARCHAR"), ("question", "VARCHAR"),
+        ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
+        ("configuration", "VARCHAR"),  # the one label (labels.configuration_label)
+        ("configuration_source", "VARCHAR"),  # given | recommended | defaults: how the configuration was chosen
+        ("collection", "VARCHAR"), ("build", "VARCHAR"),
+        ("top_k", "INTEGER"), ("document", "VARCHAR"),  # document: searched in this document only
+        ("neighbor_prev", "INTEGER"), ("neighbor_next", "INTEGER"), ("expansion_applied", "BOOLEAN"),
+        ("retrieved", "VARCHAR"),  # JSON list of hits {rank, chunk_id, document, start, end, score, text}
+        ("context", "VARCHAR"),  # JSON list: hits, neighbors and parents in prompt order
+        ("expansion_tree", "VARCHAR"),  # JSON: one node per hit with its neighbors and parent
+        ("answer", "VARCHAR"), ("answer_error", "VARCHAR"), ("llm_model", "VARCHAR"),
+        ("embed_ms", "DOUBLE"), ("search_ms", "DOUBLE"), ("expand_ms", "DOUBLE"), ("generate_ms", "DOUBLE"),
+        ("total_ms", "DOUBLE"),
+        ("context_tokens", "INTEGER"), ("prompt_tokens", "INTEGER"), ("completion_tokens", "INTEGER"),
+        ("context_truncated", "BOOLEAN"),
+        ("created_at", "TIMESTAMP"),
     ],
     # persistent defaults shared by every machine using this results folder (embedding.thresholds)
     "defaults": [
@@ -420,7 +441,8 @@ SELECT c.rank, c."class", c.tier, l.strategy, coalesce(c.strategy_label, l.strat
        l.experiment_run_id, l.created_at
 FROM latest l
 LEFT JOIN comparison c ON c.experiment_run_id = l.experiment_run_id
-                       AND c.configuration = l.strategy || '|' || l.corpus_model  -- a run may hold several
+                       -- a run may hold several (comparisons written before the strategy column: by their key)
+                       AND coalesce(c.strategy || '|' || c.corpus_model, c.configuration) = l.strategy || '|' || l.corpus_model
 LEFT JOIN idx i ON i.strategy = l.strategy AND i.corpus_model = l.corpus_model
 ORDER BY c.rank NULLS LAST, l.recall DESC, l.iou DESC, l.strategy, l.corpus_model
 """
