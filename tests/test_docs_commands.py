@@ -225,7 +225,7 @@ def _leaf_commands(parser, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]
     return leaves
 
 
-def test_the_commands_page_shows_the_help_of_every_command():
+def test_the_commands_page_shows_the_help_of_each_command_the_parser_has():
     from chunkbench_pipelines.cli import build_parser
 
     page = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8")
