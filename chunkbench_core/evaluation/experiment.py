@@ -251,7 +251,7 @@ def run_llm_evaluation(outcomes: Sequence["QuestionOutcome"], client: Any, setti
     """
     report = LLMRunReport()
     todo = [o for o in outcomes if o.error is None]
-    tracker = Tracker(label, len(todo))
+    tracker = Tracker(label, len(todo), unit="questions")
     started = time.monotonic()
     retries = getattr(client, "max_retries", 0)
     attempts = (retries if isinstance(retries, int) and retries >= 0 else 0) + 1
@@ -399,7 +399,7 @@ def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, sto
         latency.cold_ms, latency.warm_ms, latency.sample = measured.cold_ms, measured.warm_ms, measured.sample
     embed_ms = measured.warm_ms
     vectors = embedder.embed([rq.question.question for rq in questions], "query")
-    tracker = Tracker(f"questions retrieved from {collection}", len(questions))
+    tracker = Tracker("retrieval", len(questions), unit="questions")
     for position, (rq, vector) in enumerate(zip(questions, np.asarray(vectors))):
         tracker.step(position)
         outcome = QuestionOutcome(rq)

@@ -22,7 +22,8 @@ from chunkbench_core.embedding import Embedder
 from chunkbench_core.errors import ChunkbenchError, ChunkingError
 from chunkbench_core.evaluation.cost import LLMPrices, embedding_usd, llm_usd
 from chunkbench_core.parsing.models import ParsedDocument
-from chunkbench_core.progress import check_stop
+from chunkbench_core.labels import configuration_label
+from chunkbench_core.progress import Tracker, add_time, scope, timed
 from chunkbench_core.provenance import BuildFacts, collection_row, context_source_counts, settings_fingerprint
 from chunkbench_core.redaction import describe_error, redact
 from chunkbench_core.storage.history import build_rows_key
@@ -99,8 +100,9 @@ def chunk_corpus(spec: CollectionSpec, chunker: Chunker, documents: Sequence[Par
             "folder (CHUNKBENCH_CORPUS) holds documents that parse"
         )
     chunks: list[Chunk] = []
-    for document in documents:
-        check_stop()
+    tracker = Tracker("chunking", len(documents), unit="documents")
+    for done, document in enumerate(documents):
+        tracker.step(done)
         try:
             chunks.extend(chunker.chunk(document))
         except ChunkbenchError:
@@ -108,6 +110,7 @@ def chunk_corpus(spec: CollectionSpec, chunker: Chunker, documents: Sequence[Par
         except Exception as exc:
             message = f"{spec.strategy} failed on {document.document}: {describe_error(exc)}"
             raise ChunkingError(message) from (exc if redact(str(exc)) == str(exc) else None)
+    tracker.step(len(documents))
     check_unique_ids(chunks, f"{spec.strategy} x {spec.corpus_model}")  # before anything is embedded
     return chunks
 
@@ -122,17 +125,26 @@ def build_collection(request: BuildRequest, embedder: Embedder, boundary: Embedd
     coverage, the corpus model's window with ``overflow`` "error" or "truncate").
     A ``collections`` row records what the collection was built from (chunkbench_core.provenance).
     """
+    with scope(configuration_label(request.spec.strategy, request.spec.model.id)):
+        return _build_collection(request, embedder, boundary, store, results)
+
+
+def _build_collection(request: BuildRequest, embedder: Embedder, boundary: Embedder | None, store: VectorStore,
+                      results: ResultsDB) -> CollectionSummary:
     started = time.perf_counter()
     spec, model = request.spec, request.spec.model
     window = model_window(model)
     # every strategy fits what it embeds into the window; "truncate" lets size-driven chunks overflow knowingly
     fit = None if spec.overflow == "truncate" and spec.strategy_spec.chunker.size_driven else window
     chunker = build_chunker(spec, fit, boundary, request.context)
-    chunks = chunk_corpus(spec, chunker, request.documents)
-    report = check_chunks(chunks, {d.document: d.markdown for d in request.documents}, model.max_input_tokens,
-                          window.count_tokens, spec.overflow, task_prefix=model.document_prefix)
+    with timed("chunking"):  # the boundary model's pass included: it decides where chunks end
+        chunks = chunk_corpus(spec, chunker, request.documents)
+        report = check_chunks(chunks, {d.document: d.markdown for d in request.documents}, model.max_input_tokens,
+                              window.count_tokens, spec.overflow, task_prefix=model.document_prefix)
     retrieved = [c for c in chunks if c.is_retrieved]
-    vectors = embedder.embed([c.text_to_embed for c in retrieved], "document")
+    with timed("embedding"):
+        vectors = embedder.embed([c.text_to_embed for c in retrieved], "document")
+    indexing = time.perf_counter()
     usage = [UsageRecord(spec.strategy, model.id, "chunks", embedder.last_usage.as_row())]
     if boundary is not None:
         usage.append(UsageRecord(spec.strategy, model.id, "boundary", boundary.usage.as_row()))
@@ -157,6 +169,7 @@ def build_collection(request: BuildRequest, embedder: Embedder, boundary: Embedd
                                             point_id=point_id(c.chunk_id) if c.is_retrieved else None)
                              for c in chunks]))
     index_seconds = time.perf_counter() - started
+    add_time("indexing", time.perf_counter() - indexing)
     point_count = store.count(spec.collection)
     results.record_index_cost(spec.rows_key, index_cost_record(IndexInputs(
         spec, chunks, retrieved, embedder, boundary, index_seconds, point_count, request.context, request.llm_prices)))

@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 from chunkbench_core.errors import DocumentProcessingError
 from chunkbench_core.parsing.models import ParsedDocument
-from chunkbench_core.progress import check_stop
+from chunkbench_core.progress import Tracker, check_stop, timed
 from chunkbench_core.storage.corpus import CorpusScan, ParsedStore, SourceDocument, corpus_state, fingerprint
 from chunkbench_core.storage.records import DocumentRecord
 from chunkbench_core.storage.results_db import ResultsDB
@@ -110,9 +110,12 @@ def parse_corpus(request: ParseRequest, results: ResultsDB) -> ParseSummary:
     for document, error in (scan.refused.items() if scan is not None else ()):
         summary.failed[document] = error
         records.append(DocumentRecord(document=document, status="failed", error=error))
-    for source in request.sources:
-        check_stop()
-        records.append(document_record(source, _parse_one(request, source, summary)))
+    tracker = Tracker("parsing", len(request.sources), unit="documents")
+    with timed("parsing"):
+        for done, source in enumerate(request.sources, start=1):
+            check_stop()
+            records.append(document_record(source, _parse_one(request, source, summary)))
+            tracker.step(done)
     results.record_documents(records)
     request.store.write_manifest(list(request.sources), request.parse_options)
     summary.corpus_fingerprint = fingerprint(corpus_state(list(request.sources)))
