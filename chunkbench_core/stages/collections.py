@@ -43,11 +43,16 @@ def build_chunker(spec: CollectionSpec, window: ModelWindow | None, boundary: Em
     threshold is the one the spec resolved (the run config's, else the boundary model's in force).
     """
     strategy = spec.strategy_spec
-    embed = None
+    embed: Callable[[Any], Any] | None = None
     if strategy.capabilities.boundary_model:
         if boundary is None:
             raise ChunkingError(f"{spec.strategy} needs a boundary embedding model and none was given")
-        embed = lambda texts: boundary.embed(list(texts), "document")  # noqa: E731
+
+        def embed_units(texts: Any, model: Embedder = boundary) -> Any:
+            with timed("boundary"):  # inside chunking: the estimate's clock keeps it apart
+                return model.embed(list(texts), "document")
+
+        embed = embed_units
     return strategy.build(spec.chunk_size, spec.chunk_overlap, spec.chunker_options(), window=window, embed=embed,
                           context=context)
 

@@ -36,6 +36,14 @@ from chunkbench_core.storage.records import rows as record_rows
 # Every table, one declaration each: (column, DuckDB type). A results folder from an older version gets
 # the new columns through the empty schema file of each table (``ensure_schema_files``).
 TABLES: dict[str, list[tuple[str, str]]] = {
+    # a chunkbench run's time estimate and, once it ended, what it took (estimate.plan.estimate_row)
+    "run_estimates": [
+        ("batch", "VARCHAR"), ("benchmark", "VARCHAR"), ("created_at", "VARCHAR"), ("estimated_seconds", "DOUBLE"),
+        ("actual_seconds", "DOUBLE"), ("ratio", "DOUBLE"), ("n_documents", "INTEGER"), ("n_partitions", "INTEGER"),
+        ("texts_to_embed", "BIGINT"), ("texts_cached", "BIGINT"),
+        ("corpus_sample", "VARCHAR"),  # JSON: the sampled corpus's record, NULL for the whole corpus
+        ("estimate", "VARCHAR"), ("actual", "VARCHAR"),  # JSON
+    ],
     "documents": [
         ("document", "VARCHAR"), ("path", "VARCHAR"), ("sha256", "VARCHAR"), ("size_bytes", "BIGINT"),
         ("status", "VARCHAR"),  # parsed | failed

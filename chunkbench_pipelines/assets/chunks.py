@@ -26,6 +26,7 @@ from ..failures import TRANSIENT_RETRY, corpus_embedder, fail_fast, permanent_er
 from ..metadata import pool_wait as pool_wait_metadata, rounded
 from ..partitions import split_key
 from ..resources import (
+from ..progress_log import progress_to_run_log
     DuckDBResource,
     EmbeddingResource,
     LLMResource,
@@ -87,7 +88,8 @@ def build_chunk_collections(partitions_def: MultiPartitionsDefinition) -> Assets
                                    llm_prices=llm.prices() if llm.configured else None)
             pools = [embeddings.pool(corpus_model), boundary and embeddings.pool(boundary.spec.id),
                      llm.pool if uses_llm else None]
-            with pool_slots(context, pools, embeddings.pool_limit) as pool_wait, qdrant.open() as store:
+            with pool_slots(context, pools, embeddings.pool_limit) as pool_wait, qdrant.open() as store, \
+                    progress_to_run_log(context):
                 summary = build_collection(request, embedder, boundary, store, results)
         variant = spec.variant
         check = summary.check

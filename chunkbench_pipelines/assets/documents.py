@@ -13,6 +13,7 @@ from ..concurrency import pool_slots
 from ..config import ParsingConfig
 from ..failures import permanent_errors_fail_fast
 from ..resources import DuckDBResource, LLMResource, WorkspaceResource
+from ..progress_log import progress_to_run_log
 
 
 @asset(group_name="documents", kinds={"python"}, description="The files of the corpus folder, with content hashes.")
@@ -39,7 +40,7 @@ def parsed_documents(context: AssetExecutionContext, config: ParsingConfig, work
         options = dataclasses.replace(llm.parse_options(), **config.given())
         limits = workspace.settings().parse_limits()  # each document in a worker process, memory and time limited
     with pool_slots(context, [llm.pool if llm.vision_model else None], llm.pool_limit), \
-            IsolatedParser(limits) as parser:  # image captions
+            IsolatedParser(limits) as parser, progress_to_run_log(context):  # image captions
         scan = scan_corpus_report(workspace.corpus_dir())
         summary = parse_corpus(ParseRequest(scan.documents, workspace.parsed_store(options),
                                             lambda path: parser.parse(path, options), scan=scan,

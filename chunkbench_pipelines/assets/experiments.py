@@ -31,6 +31,7 @@ from ..failures import TRANSIENT_RETRY, corpus_embedder, fail_fast, permanent_er
 from ..metadata import headline_metrics, llm_run as llm_run_metadata, pool_wait as pool_wait_metadata
 from ..partitions import split_key
 from ..resources import (
+from ..progress_log import progress_to_run_log
     DuckDBResource,
     EmbeddingResource,
     LLMResource,
@@ -94,7 +95,8 @@ def build_experiment_results(partitions_def: MultiPartitionsDefinition) -> Asset
                 llm=LLMUse(llm.client() if llm.configured else None, llm.settings() if llm.configured else None,
                            llm.prices()))
             pools = [embeddings.pool(corpus_model), llm.pool if llm.configured else None]
-            with pool_slots(context, pools, embeddings.pool_limit) as pool_wait, qdrant.open() as store:
+            with pool_slots(context, pools, embeddings.pool_limit) as pool_wait, qdrant.open() as store, \
+                    progress_to_run_log(context):
                 summary = run_experiment(request, embedder, store, results)
         variant = spec.variant
         # listed at info level: `chunkbench run` prints each problem once in its final summary, not once per partition

@@ -14,7 +14,7 @@ from .run_settings import add_run_settings
 
 
 def command_run(args: argparse.Namespace) -> int:
-    from chunkbench_pipelines.run_control import check_run_arguments, run_interruptibly
+    from chunkbench_pipelines.run_control import check_run_arguments, run_interruptibly, terminal
 
     from .instance import open_instance
     from .run_settings import run_settings
@@ -28,10 +28,15 @@ def command_run(args: argparse.Namespace) -> int:
     from chunkbench_pipelines.runner import run_everything
 
     instance = open_instance(settings)
-    return run_interruptibly(lambda: run_everything(settings, strategies=args.strategy or None,
-                                                    corpus_models=args.corpus_model or None, out=sys.stdout,
-                                                    instance=instance, wide=args.wide, run_settings=given),
-                             instance, sys.stdout)
+    out = terminal(sys.stdout)  # progress and signal messages reach the terminal at once, even while a step runs
+    try:
+        return run_interruptibly(lambda: run_everything(settings, strategies=args.strategy or None,
+                                                        corpus_models=args.corpus_model or None, out=out,
+                                                        instance=instance, wide=args.wide, run_settings=given),
+                                 instance, out)
+    finally:
+        if out is not sys.stdout:
+            out.close()
 
 
 def command_leaderboard(args: argparse.Namespace) -> int:
