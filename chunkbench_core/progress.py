@@ -93,6 +93,7 @@ _sinks: list[Sink] = []
 _stop = threading.Event()
 _stop_reason: list[str] = []
 _scope: contextvars.ContextVar[str] = contextvars.ContextVar("chunkbench_progress_scope", default="")
+_inner: contextvars.ContextVar[str | None] = contextvars.ContextVar("chunkbench_progress_inner", default=None)
 
 
 def add_sink(sink: Sink) -> None:
@@ -133,30 +134,48 @@ def current_scope() -> str:
     return _scope.get()
 
 
+@contextlib.contextmanager
+def inner(prefix: str) -> Iterator[None]:
+    """Trackers started inside the block belong to an outer loop that reports already (the boundary model's
+    embedding of one document, inside chunking): their labels start with ``prefix``, and they print only when
+    they run longer than the report interval (a short one says nothing; a long one still shows it moves)."""
+    token = _inner.set(prefix)
+    try:
+        yield
+    finally:
+        _inner.reset(token)
+
+
 class Tracker:
     """Reports ``done/total`` of one loop to the sinks: at the start, at most every ``every_s`` seconds while
     it runs (and sooner never), and at the end. ``label`` is prefixed to the current :func:`scope`."""
 
     def __init__(self, label: str, total: int, every_s: float = REPORT_EVERY_S, unit: str = "",
                  announce: bool = True) -> None:
-        where = current_scope()
+        where, prefix = current_scope(), _inner.get()
+        label = f"{prefix} {label}" if prefix else label
         self.label = f"{label} {where}" if where else label
         self.total, self.every_s, self.unit = total, every_s, unit
+        self.quiet = prefix is not None  # only a long run of it reports (see :func:`inner`)
         self.started = time.monotonic()
         self._last = self.started
         self._done = 0
-        if announce and _sinks and total > 0:
+        self._reported = -1  # the last ``done`` reported
+        if announce and not self.quiet and _sinks and total > 0:
+            self._reported = 0
             report(Progress(self.label, 0, total, 0.0, unit))
 
     def step(self, done: int) -> None:
         """``done`` items are finished (absolute, not an increment); checks for a stop request first."""
         check_stop()
         self._done = done
-        if not _sinks:
+        if not _sinks or done == self._reported:
             return
         now = time.monotonic()
-        if (done >= self.total and self.total > 0) or now - self._last >= self.every_s:
+        final = done >= self.total and self.total > 0 and (not self.quiet or self._reported >= 0)
+        if final or now - self._last >= self.every_s:
             self._last = now
+            self._reported = done
             report(Progress(self.label, done, self.total, now - self.started, self.unit))
 
     def advance(self, items: int = 1) -> None:

@@ -112,7 +112,14 @@ def plan_estimate(resources: Mapping[str, Any], settings: Any, partitions: Seque
 
 def stage_lines(seconds: Mapping[str, float], total: float) -> list[str]:
     """``wall time per stage: parsing 12 s, chunking 3 s, ...`` (stages that took time, in run order)."""
-    parts = [f"{stage} {duration(seconds[stage])}" for stage in STAGE_ORDER if seconds.get(stage, 0.0) >= 0.5]
+    parts = []
+    for stage in STAGE_ORDER:
+        if stage == "boundary" or seconds.get(stage, 0.0) < 0.5:
+            continue
+        part = f"{stage} {duration(seconds[stage])}"
+        if stage == "chunking" and seconds.get("boundary", 0.0) >= 0.5:
+            part += f" (the boundary model's {duration(seconds['boundary'])} of it)"
+        parts.append(part)
     rest = total - sum(v for k, v in seconds.items() if k in STAGE_ORDER and k != "boundary")
     if rest >= 0.5:
         parts.append(f"other {duration(rest)}")

@@ -23,7 +23,7 @@ from chunkbench_core.errors import ChunkbenchError, ChunkingError
 from chunkbench_core.evaluation.cost import LLMPrices, embedding_usd, llm_usd
 from chunkbench_core.parsing.models import ParsedDocument
 from chunkbench_core.labels import configuration_label
-from chunkbench_core.progress import Tracker, add_time, scope, timed
+from chunkbench_core.progress import Tracker, add_time, inner, scope, timed
 from chunkbench_core.provenance import BuildFacts, collection_row, context_source_counts, settings_fingerprint
 from chunkbench_core.redaction import describe_error, redact
 from chunkbench_core.storage.history import build_rows_key
@@ -49,7 +49,7 @@ def build_chunker(spec: CollectionSpec, window: ModelWindow | None, boundary: Em
             raise ChunkingError(f"{spec.strategy} needs a boundary embedding model and none was given")
 
         def embed_units(texts: Any, model: Embedder = boundary) -> Any:
-            with timed("boundary"):  # inside chunking: the estimate's clock keeps it apart
+            with timed("boundary"), inner("boundary model"):  # inside chunking, which reports per document
                 return model.embed(list(texts), "document")
 
         embed = embed_units

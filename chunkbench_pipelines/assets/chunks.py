@@ -25,8 +25,8 @@ from ..config import chunker_config
 from ..failures import TRANSIENT_RETRY, corpus_embedder, fail_fast, permanent_errors_fail_fast
 from ..metadata import pool_wait as pool_wait_metadata, rounded
 from ..partitions import split_key
-from ..resources import (
 from ..progress_log import progress_to_run_log
+from ..resources import (
     DuckDBResource,
     EmbeddingResource,
     LLMResource,

@@ -12,8 +12,8 @@ from chunkbench_core.storage.corpus import scan_corpus_report
 from ..concurrency import pool_slots
 from ..config import ParsingConfig
 from ..failures import permanent_errors_fail_fast
-from ..resources import DuckDBResource, LLMResource, WorkspaceResource
 from ..progress_log import progress_to_run_log
+from ..resources import DuckDBResource, LLMResource, WorkspaceResource
 
 
 @asset(group_name="documents", kinds={"python"}, description="The files of the corpus folder, with content hashes.")

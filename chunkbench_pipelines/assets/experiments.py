@@ -30,8 +30,8 @@ from ..config import experiment_config
 from ..failures import TRANSIENT_RETRY, corpus_embedder, fail_fast, permanent_errors_fail_fast
 from ..metadata import headline_metrics, llm_run as llm_run_metadata, pool_wait as pool_wait_metadata
 from ..partitions import split_key
-from ..resources import (
 from ..progress_log import progress_to_run_log
+from ..resources import (
     DuckDBResource,
     EmbeddingResource,
     LLMResource,
