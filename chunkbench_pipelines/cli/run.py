@@ -109,7 +109,25 @@ def command_estimate(args: argparse.Namespace) -> int:
         print("the LLM's price is unknown: set CHUNKBENCH_LLM_PRICE_INPUT and CHUNKBENCH_LLM_PRICE_OUTPUT "
               "(USD per million tokens; 0 for a local server)")
     print(f"estimated total: ${total:,.2f} (a first build; cached embeddings and contexts are not paid again)")
+    print()
+    print_time_estimate(resources, settings, [(s, m) for m in models for s in strategies], args)
     return 0
+
+
+def print_time_estimate(resources, settings, partitions: list[tuple[str, str]], args: argparse.Namespace) -> None:
+    """The expected wall time per corpus model and strategy (engines timed on this machine once, what the cache
+    holds, the documents to parse), and the cheaper options when it is long."""
+    from chunkbench_core.errors import ChunkbenchError
+    from chunkbench_core.estimate.predict import render_estimate
+    from chunkbench_pipelines.run_estimate import plan_estimate
+
+    given = {"chunking": {}, "experiment": {}}
+    try:
+        estimate = plan_estimate(resources, settings, partitions, given, say=print)
+    except ChunkbenchError as exc:
+        print(f"no time estimate: {exc}")
+        return
+    print(render_estimate(estimate))
 
 
 def register(sub: argparse._SubParsersAction, strategies: list[str], models: list[str] | None) -> None:
@@ -128,7 +146,8 @@ def register(sub: argparse._SubParsersAction, strategies: list[str], models: lis
 
 
 def register_estimate(sub: argparse._SubParsersAction, strategies: list[str], models: list[str] | None) -> None:
-    e = sub.add_parser("estimate", help="dry run: what building and evaluating would cost (embeddings, LLM calls)")
+    e = sub.add_parser("estimate", help="dry run: what building and evaluating would cost (embeddings, LLM calls) "
+                                        "and how long it would take on this machine")
     e.add_argument("--strategy", action="append", choices=strategies)
     e.add_argument("--corpus-model", action="append", choices=models)
     e.add_argument("--top-k", type=int, default=5)
