@@ -113,6 +113,20 @@ def engine_rates(models: Sequence[str], registry: Mapping[str, Any], calibration
     return rates
 
 
+def stored_rates(folder: str | os.PathLike[str], specs: Sequence[Any]) -> dict[str, EngineRate]:
+    """The rates kept for these models (``EmbeddingModelSpec``) on this machine, by model id; nothing is timed."""
+    store = CalibrationStore(folder)
+    out = {}
+    for spec in specs:
+        try:
+            rate = store.rate(engine_key(spec))
+        except Exception:  # noqa: BLE001 - without a rate the build's own time per text is used
+            rate = None
+        if rate is not None:
+            out[spec.id] = rate
+    return out
+
+
 def cached_share(previous: Mapping[str, Sequence[str]], document_tokens: Mapping[str, float],
                  unchanged: Sequence[str], embedder: Any) -> float:
     """The share of a partition's texts the embedder's cache holds (0 without a cache)."""
