@@ -363,6 +363,12 @@ class Embedder:
         self.usage.add(usage)
         return out
 
+    @property
+    def load_seconds(self) -> float:
+        """What loading the model took in this process (a local engine's first use; 0 for a remote model, whose
+        first request is timed as it is)."""
+        return float(getattr(self._local, "load_seconds", 0.0) or 0.0) if self._local is not None else 0.0
+
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed([text], "query")[0]
 

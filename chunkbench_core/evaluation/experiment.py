@@ -378,8 +378,10 @@ def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, sto
     ``budgets`` are the context budgets of :mod:`.budget` (``recall_at_B``, ``budget_auc``).
     Every retrieval metric of ``registry`` is scored (the judge's are scored by :func:`run_llm_evaluation`).
 
-    Query latency (``options.latency``, filled in when given): the first query embedding of the run
-    is timed alone and kept apart as the cold call (it may load the model); then up to
+    Query latency (``options.latency``, filled in when given): the cold query is what the first
+    question of a fresh process costs: loading the model (as timed when this process loaded it,
+    0 for a remote model), the first query's embedding (timed alone) and its search; so it is
+    comparable with the warm query time, which is embedding plus search too. Then up to
     ``options.latency_sample`` questions are embedded one at a time, without the embedding cache,
     and their mean is the warm query-embedding time of every question (``embed_ms``). So
     run order and cache hits never show up as latency. Search and expansion are timed per
@@ -419,6 +421,9 @@ def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, sto
             continue
         t2 = time.perf_counter()
         outcome.latency_ms = {"embed": embed_ms, "search": (t1 - t0) * 1000, "expand": (t2 - t1) * 1000}
+        if position == 0 and latency is not None:  # the first query of a fresh process: load, embed, search
+            load_ms = float(getattr(embedder, "load_seconds", 0.0) or 0.0) * 1000
+            latency.cold_ms = load_ms + measured.cold_ms + (t1 - t0) * 1000
         outcome.retrieval_ms = embed_ms + (t2 - t0) * 1000
 
         order = ranking_order(outcome.expansion_tree) if outcome.expansion_tree else outcome.expanded
