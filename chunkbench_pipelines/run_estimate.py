@@ -59,16 +59,19 @@ def plan_estimate(resources: Mapping[str, Any], settings: Any, partitions: Seque
 
     from .resources import spec_context
 
+    from chunkbench_core.run_config import ParsingRunSettings
+    from chunkbench_core.stages.documents import sample_sources
+
     given = run_settings or {}
     workspace, embeddings, llm = resources["workspace"], resources["embeddings"], resources["llm"]
     results = resources["duckdb"].results()
+    parsing = ParsingRunSettings(**(given.get("parsing") or {}))
+    options = dataclasses.replace(llm.parse_options(), **parsing.given())
+    store = workspace.parsed_store(options)
     if sources is None:
         sources = scan_corpus(workspace.corpus_dir())
-    try:
-        options = dataclasses.replace(llm.parse_options(), **(given.get("parsing") or {}))
-    except (TypeError, ValueError):
-        options = llm.parse_options()
-    documents = corpus_documents(workspace.parsed_store(options), sources)
+    sources, _ = sample_sources(sources, workspace.questions_dir(), store, **parsing.sample())
+    documents = corpus_documents(store, sources)
     manifest = workspace.parsed_store().manifest() or {}
     current = {s.document: s.sha256 for s in sources}
     unchanged = [e["document"] for e in manifest.get("documents", []) if current.get(e["document"]) == e["sha256"]]

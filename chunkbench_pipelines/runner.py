@@ -118,6 +118,9 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
         if not step(["source_documents", "parsed_documents"]):
             say("\n".join(failures))
             return 1
+        sample = resolved["workspace"].parsed_store().manifest_sample()  # type: ignore[attr-defined]
+        if sample:
+            say(f"corpus: {sample.get('label')} (results from a sample are labelled so in every view)")
         for strategy, model in partitions:
             say(f"chunking, embedding and evaluating: {configuration_label(strategy, model)} ...")
             timer.start_partition()
@@ -127,7 +130,8 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
         with timed("finishing"):
             step(["leaderboard", "benchmark_report"])
     results = ResultsDB(settings.results_dir)
-    summary = timer.finish(CalibrationStore(settings.home), results, tags["chunkbench/batch"], benchmark)
+    summary = timer.finish(CalibrationStore(settings.home), results, tags["chunkbench/batch"], benchmark,
+                           sample=resolved["workspace"].parsed_store().manifest_sample())  # type: ignore[attr-defined]
     say("")
     say(leaderboard_text(results, wide))
     say("")

@@ -133,6 +133,9 @@ def _run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vecto
     summary["cold_query_ms"] = latency.cold_ms
     summary.update(query_cost(outcomes, spec.model, llm.settings if llm.configured else None, llm.prices))
     summary.update(partition_cost(results, spec.rows_key, questions, prices))
+    sample = request.provenance.get("corpus_sample")
+    summary["corpus_sample"] = (sample.get("label") if isinstance(sample, dict) else None) or \
+        f"whole corpus ({len(request.documents):,} documents)"
     provenance = {
         **build_provenance(ProvenanceInputs(
             strategy=spec.strategy, corpus_model=spec.corpus_model,

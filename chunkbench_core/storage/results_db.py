@@ -129,6 +129,8 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("n_judge_only", "INTEGER"),  # questions without evidence references, judged only
         # the write this row belongs to (its results key) and its place in that write: join its scores
         ("record", "VARCHAR"), ("record_row", "INTEGER"),
+        # the documents the run saw: "whole corpus (N documents)" or "sample of n of N documents (...)"
+        ("corpus_sample", "VARCHAR"),
     ],
     # one row per run x metric of the registry: the mean over the questions it applies to, and its bootstrap CI
     "run_scores": [
@@ -422,7 +424,7 @@ SELECT c.rank, c."class", c.tier, l.strategy, coalesce(c.strategy_label, l.strat
        -- what this configuration cost in this benchmark: index, captions, questions (answers, judge)
        l.cost_usd, l.caption_usd, l.answer_usd, l.judge_usd,
        i.points, i.storage_bytes, c.on_frontier, c.cost_axis,
-       l.experiment_run_id, l.created_at
+       l.corpus_sample, l.experiment_run_id, l.created_at
 FROM latest l
 LEFT JOIN comparison c ON c.experiment_run_id = l.experiment_run_id
                        AND c.configuration = l.strategy || '|' || l.corpus_model  -- a run may hold several

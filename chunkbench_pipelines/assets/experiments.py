@@ -85,6 +85,7 @@ def build_experiment_results(partitions_def: MultiPartitionsDefinition) -> Asset
             provenance = {"strategy": strategy, **collection_provenance(built), "neighbor_prev": config.neighbor_prev,
                           "neighbor_next": config.neighbor_next, "dagster_run_id": context.run.run_id,
                           "benchmark": workspace.benchmark_name(),
+                          "corpus_sample": parsed_store.manifest_sample(),  # None: the whole corpus
                           **batch_provenance(dict(context.run.tags))}  # the chunkbench run / backfill it belongs to
             request = ExperimentRequest(
                 spec, context.run.run_id, workspace.questions_dir(), load_parsed_corpus(parsed_store),
@@ -106,6 +107,7 @@ def build_experiment_results(partitions_def: MultiPartitionsDefinition) -> Asset
             metadata={
                 "experiment_run_id": summary.experiment_run_id,
                 "variant": variant or "default",
+                "corpus_sample": str(summary.metrics.get("corpus_sample") or ""),
                 "dagster/row_count": summary.n_questions,
                 "judge_only_questions": int(summary.metrics.get("n_judge_only", 0)),
                 **headline_metrics(summary.metrics),  # rank and class follow when the leaderboard compares (ranks.py)

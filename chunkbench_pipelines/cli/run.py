@@ -121,10 +121,12 @@ def print_time_estimate(resources, settings, partitions: list[tuple[str, str]], 
     from chunkbench_core.estimate.predict import render_estimate
     from chunkbench_pipelines.run_estimate import plan_estimate
 
-    given = {"chunking": {}, "experiment": {}}
+    sample = {"sample_documents": args.sample_documents, "sample_tokens": args.sample_tokens,
+              "sample_seed": args.sample_seed}
+    given = {"parsing": {k: v for k, v in sample.items() if v is not None}, "chunking": {}, "experiment": {}}
     try:
         estimate = plan_estimate(resources, settings, partitions, given, say=print)
-    except ChunkbenchError as exc:
+    except (ChunkbenchError, ValueError) as exc:
         print(f"no time estimate: {exc}")
         return
     print(render_estimate(estimate))
@@ -153,4 +155,8 @@ def register_estimate(sub: argparse._SubParsersAction, strategies: list[str], mo
     e.add_argument("--top-k", type=int, default=5)
     e.add_argument("--neighbor-prev", type=int, default=0)
     e.add_argument("--neighbor-next", type=int, default=0)
+    e.add_argument("--sample-documents", type=int, metavar="N",
+                   help="the time of a sampled corpus: the evidence documents plus seeded others, N in all")
+    e.add_argument("--sample-tokens", type=int, metavar="TOKENS", help="the time of a sampled corpus of this size")
+    e.add_argument("--sample-seed", type=int, metavar="SEED", help="the sample's seed (default 0)")
     e.set_defaults(func=command_estimate)
