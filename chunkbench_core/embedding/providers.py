@@ -376,8 +376,9 @@ class Embedder:
         """Indexes of ``texts`` in the groups they are embedded in (and stored after, so a crash keeps them)."""
         if self._local is not None:
             order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths batch best
-            # a group takes a few seconds (progress, a stop request and the cache are served between groups)
-            group = max(self.spec.batch_size * 4, 128)
+            # one batch a group: a few seconds even on a busy machine (progress lines, a stop request and the
+            # cache's writes are served between groups); the engine still runs its workers on the batch
+            group = max(self.spec.batch_size, 32)
             return [order[b:b + group] for b in range(0, len(order), group)]
         return [list(range(b, e)) for b, e in remote_batches(texts, self.spec.batch_size, self.spec.max_batch_tokens)]
 

@@ -135,6 +135,37 @@ def collection_chunks(items: Iterable[Any]) -> dict[str, list[CollectionChunk]]:
     return out
 
 
+class ChunkIndex:
+    """The collection's chunks by document, sorted by start, to find those that touch a question's evidence
+    without walking every chunk of the document (a 40 MB document has tens of thousands)."""
+
+    def __init__(self, chunks: Mapping[str, Sequence[CollectionChunk]]) -> None:
+        self._by_document: dict[str, tuple[list[int], list[CollectionChunk], int]] = {}
+        for document, items in chunks.items():
+            ordered = sorted(items, key=lambda c: (c.start, c.end))
+            longest = max((c.end - c.start for c in ordered), default=0)
+            self._by_document[document] = ([c.start for c in ordered], ordered, longest)
+        self._position = {id(c): i for items in chunks.values() for i, c in enumerate(items)}
+
+    def touching(self, document: str, references: Sequence[Span]) -> list[CollectionChunk]:
+        """The chunks of ``document`` that meet one of ``references`` (touching counts, as in precision_omega),
+        in the collection's order: every chunk a pool-based metric can count, the others scoring nothing."""
+        from bisect import bisect_left, bisect_right
+
+        entry = self._by_document.get(document)
+        if entry is None:
+            return []
+        starts, ordered, longest = entry
+        found: dict[int, CollectionChunk] = {}
+        for r in references:
+            if r.document != document:
+                continue
+            for c in ordered[bisect_left(starts, r.start - longest):bisect_right(starts, r.end)]:
+                if c.start <= r.end and c.end >= r.start:
+                    found[id(c)] = c
+        return sorted(found.values(), key=lambda c: self._position.get(id(c), 0))
+
+
 def split_chunk_rows(
     rows: Iterable[Mapping[str, Any]],
 ) -> tuple[dict[str, list[CollectionChunk]], dict[str, Mapping[str, Any]]]:
@@ -402,6 +433,7 @@ def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, sto
     embed_ms = measured.warm_ms
     vectors = embedder.embed([rq.question.question for rq in questions], "query")
     tracker = Tracker("retrieval", len(questions), unit="questions")
+    index = None if chunks is None else ChunkIndex(chunks)
     for position, (rq, vector) in enumerate(zip(questions, np.asarray(vectors))):
         tracker.step(position)
         outcome = QuestionOutcome(rq)
@@ -428,7 +460,9 @@ def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, sto
 
         order = ranking_order(outcome.expansion_tree) if outcome.expansion_tree else outcome.expanded
         reference_documents = sorted({r.document for r in rq.references})
-        pool = None if chunks is None else tuple(c for d in reference_documents for c in chunks.get(d, ()))
+        # the chunks meeting the evidence: the only ones the pool's metrics count (others score nothing)
+        pool = None if index is None else tuple(c for d in reference_documents
+                                                for c in index.touching(d, rq.references))
         outcome.scored = Scored(rq.key, rq.question, tuple(rq.references), tuple(outcome.retrieved), tuple(order),
                                 top_k, pool, budgets)
     score_outcomes(outcomes, registry.values(source="retrieval"))
