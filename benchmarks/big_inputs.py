@@ -1,7 +1,7 @@
 """Big inputs in bounded memory: many small text files, one big text, many questions, through ``chunkbench run``.
 
     python benchmarks/big_inputs.py [--small 2000] [--big-mb 40] [--questions 20000]
-                                    [--strategy fixed_size] [--corpus-model all-minilm-l6-v2] [--keep]
+                                    [--strategy fixed_size] [--corpus-model all-minilm-l6-v2] [--keep] [--core]
 
 In a temporary folder (nothing of yours is read or written), it writes ``--small`` text files of a few hundred
 words, one text of ``--big-mb`` MB, and a question file of ``--questions`` questions whose evidence is a sentence
@@ -13,6 +13,10 @@ memory of the whole process tree every half second from /proc:
   had to hold), and the largest VmHWM (peak resident memory) of any one process;
 - time: each stage's wall time, from the run's own progress lines (parsing, chunking, embedding, retrieval)
   and its stage summary; the scoring of the questions is the retrieval stage.
+
+``--core`` runs only parsing, chunking and the chunk checks through the core functions in this process, one
+document at a time (no embedding, no Dagster), and prints this process's peak memory after each: the
+document-bound stages at full scale in minutes, where the whole run's embedding takes the model's time.
 
 The progress lines are printed as they come, with the seconds since the start, so the benchmark also shows
 that every stage reports at least every 10 s. The machine may be shared with other work: times are those of
@@ -147,6 +151,46 @@ class TreeMemory:
             self._stop.wait(self.every_s)
 
 
+def own_peak() -> int:
+    """This process's VmHWM in bytes."""
+    return _status(os.getpid()).get("VmHWM", 0)
+
+
+def core_stages(folder: Path, strategy: str, corpus_model: str) -> None:
+    """Parsing, chunking and the chunk checks of every document through the core, in this process, one document
+    at a time as the pipeline does (no embedding: its memory is one batch; its time is the model's)."""
+    from chunkbench_core.chunking.checks import check_chunks
+    from chunkbench_core.embedding import builtin_registry
+    from chunkbench_core.parsing import parse
+    from chunkbench_core.stages.collections import build_chunker, chunk_corpus
+    from chunkbench_core.stages.spec import CollectionRequest, SpecContext, model_window, resolve_collection
+    from chunkbench_core.storage.corpus import ParsedStore, scan_corpus
+
+    sources = scan_corpus(folder / "corpus")
+    store = ParsedStore(folder / "parsed", "benchmark")
+    started = time.perf_counter()
+    for source in sources:
+        parsed = parse(source.path)
+        parsed.document = source.document
+        store.put(source, parsed, None)
+    print(f"  parsing {len(sources):,} documents: {time.perf_counter() - started:.0f} s, "
+          f"peak {gb(own_peak())} (this process)", flush=True)
+    spec = resolve_collection(CollectionRequest(strategy, corpus_model), SpecContext(builtin_registry()))
+    window = model_window(spec.model)
+    chunker = build_chunker(spec, window)
+    started = time.perf_counter()
+    n_chunks = 0
+    for source in sources:
+        document = store.load_parsed(source)
+        assert document is not None
+        chunks = chunk_corpus(spec, chunker, [document])
+        check_chunks(chunks, {document.document: document.markdown}, spec.model.max_input_tokens,
+                     window.count_tokens, spec.overflow, task_prefix=spec.model.document_prefix)
+        n_chunks += len(chunks)
+    print(f"  chunking and checking: {n_chunks:,} chunks in {time.perf_counter() - started:.0f} s, "
+          f"peak {gb(own_peak())} (this process, the model's tokenizer loaded)", flush=True)
+
+
 def gb(value: float) -> str:
     return f"{value / 1e9:.2f} GB"
 
@@ -159,6 +203,9 @@ def main() -> int:
     parser.add_argument("--strategy", default="fixed_size")
     parser.add_argument("--corpus-model", default="all-minilm-l6-v2")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (its path is printed)")
+    parser.add_argument("--core", action="store_true",
+                        help="only parsing, chunking and the checks, through the core in this process (no embedding, "
+                             "no Dagster): the memory of the document-bound stages at full scale in minutes")
     args = parser.parse_args()
     print("big inputs through chunkbench run (the machine may be shared: times are this run's)")
     folder = Path(tempfile.mkdtemp(prefix="chunkbench-big-"))
@@ -167,6 +214,9 @@ def main() -> int:
         written = write_inputs(folder, args.small, args.big_mb, args.questions)
         print(f"inputs: {written['documents']:,} documents, {written['corpus_mb']:.1f} MB, "
               f"{written['questions']:,} questions (written in {time.perf_counter() - started:.0f} s) in {folder}")
+        if args.core:
+            core_stages(folder, args.strategy, args.corpus_model)
+            return 0
         env = {k: v for k, v in os.environ.items() if not k.startswith(("CHUNKBENCH_", "DAGSTER_"))}
         env.update({"CHUNKBENCH_HOME": str(folder / "home"), "CHUNKBENCH_CORPUS": str(folder / "corpus"),
                     "CHUNKBENCH_QUESTIONS": str(folder / "questions"), "PYTHONPATH": str(ROOT)})
