@@ -147,8 +147,9 @@ def inner(prefix: str) -> Iterator[None]:
 
 
 class Tracker:
-    """Reports ``done/total`` of one loop to the sinks: at the start, at most every ``every_s`` seconds while
-    it runs (and sooner never), and at the end. ``label`` is prefixed to the current :func:`scope`."""
+    """Reports ``done/total`` of one loop to the sinks: at the start, while it runs whenever the next step would
+    come later than ``every_s`` seconds after the last line (so lines come at most that far apart as long as
+    one step is shorter), and at the end. ``label`` is prefixed to the current :func:`scope`."""
 
     def __init__(self, label: str, total: int, every_s: float = REPORT_EVERY_S, unit: str = "",
                  announce: bool = True) -> None:
@@ -159,6 +160,8 @@ class Tracker:
         self.quiet = prefix is not None  # only a long run of it reports (see :func:`inner`)
         self.started = time.monotonic()
         self._last = self.started
+        self._previous_step = self.started
+        self._step_s = 0.0  # the recent time between two steps: the next line comes before the interval is up
         self._done = 0
         self._reported = -1  # the last ``done`` reported
         if announce and not self.quiet and _sinks and total > 0:
@@ -172,8 +175,11 @@ class Tracker:
         if not _sinks or done == self._reported:
             return
         now = time.monotonic()
+        between, self._previous_step = now - self._previous_step, now
+        self._step_s = between if self._step_s == 0.0 else 0.7 * self._step_s + 0.3 * between
         final = done >= self.total and self.total > 0 and (not self.quiet or self._reported >= 0)
-        if final or now - self._last >= self.every_s:
+        # report now when waiting for the next step would pass the interval (slow steps: a line every step)
+        if final or now - self._last + self._step_s >= self.every_s:
             self._last = now
             self._reported = done
             report(Progress(self.label, done, self.total, now - self.started, self.unit))
