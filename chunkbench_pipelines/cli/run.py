@@ -8,6 +8,7 @@ settings and its run settings (flags or ``--config``); ``leaderboard`` prints th
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .run_settings import add_run_settings
@@ -30,13 +31,20 @@ def command_run(args: argparse.Namespace) -> int:
     instance = open_instance(settings)
     out = terminal(sys.stdout)  # progress and signal messages reach the terminal at once, even while a step runs
     try:
-        return run_interruptibly(lambda: run_everything(settings, strategies=args.strategy or None,
+        code = run_interruptibly(lambda: run_everything(settings, strategies=args.strategy or None,
                                                         corpus_models=args.corpus_model or None, out=out,
                                                         instance=instance, wide=args.wide, run_settings=given),
                                  instance, out)
     finally:
         if out is not sys.stdout:
             out.close()
+    if code >= 128:
+        # stopped by a signal: the runs are marked failed and every write is atomic, so the batch of texts
+        # still in the model is abandoned rather than awaited (an exit would wait for its threads)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 def command_leaderboard(args: argparse.Namespace) -> int:
