@@ -25,7 +25,7 @@ from chunkbench_core.estimate.plan import (
     estimate_row,
     partition_actual,
 )
-from chunkbench_core.estimate.predict import LLMTiming, RunEstimate, duration, render_estimate
+from chunkbench_core.estimate.predict import LLMTiming, RunEstimate, duration
 
 #: the stages of the summary at the end of a run, in the order they run
 STAGE_ORDER = ("parsing", "chunking", "boundary", "embedding", "indexing", "retrieval", "finishing")
@@ -185,6 +185,3 @@ class RunTimer:
                 pass
         return lines
 
-
-def estimate_text(estimate: RunEstimate, n_evidence_documents: int | None = None) -> str:
-    return render_estimate(estimate, n_evidence_documents=n_evidence_documents)
