@@ -79,7 +79,7 @@ def write_inputs(folder: Path, n_small: int, big_mb: float, n_questions: int, se
         else:
             document, text = evidence[q % len(evidence)] if evidence else ("big.txt", big_evidence[0])
         tag = text.split(":")[0]
-        items.append({"id": f"q{q}", "question": f"What was logged at {tag.lower()}?",
+        items.append({"id": f"q{q}", "question": f"What was logged at {tag.lower()} (question {q})?",
                       "references": [{"document": document, "content": text}]})
     (questions / "big.json").write_text(json.dumps({"name": "big", "questions": items}), encoding="utf-8")
     size = sum(p.stat().st_size for p in corpus.iterdir())

@@ -228,6 +228,10 @@ def resolve_questions(
     return resolved, errors
 
 
+#: questions scored at once (a progress line between slices)
+SCORE_SLICE = 1000
+
+
 def score_outcomes(outcomes: Sequence["QuestionOutcome"], chosen: Iterable[Any]) -> None:
     """Score the ``chosen`` registry metrics on every outcome that retrieved (``outcome.values``), and show the
     retrieval metrics grouped as before: ``scores`` (NaN where undefined), ``scores_expanded`` and
@@ -237,7 +241,16 @@ def score_outcomes(outcomes: Sequence["QuestionOutcome"], chosen: Iterable[Any])
     for o in live:
         if o.llm is not None and o.scored.llm is not o.llm:  # type: ignore[union-attr]
             o.scored = replace(o.scored, llm=o.llm, cache=o.scored.cache)  # type: ignore[arg-type]
-    for o, values in zip(live, score([o.scored for o in live], chosen)):  # type: ignore[misc]
+    tracker = Tracker("scoring", len(live), unit="questions") if len(live) > SCORE_SLICE else None
+    for begin in range(0, len(live), SCORE_SLICE):  # each question's values are its own: slices say how far
+        part = live[begin:begin + SCORE_SLICE]
+        _apply_scores(part, score([o.scored for o in part], chosen), chosen)  # type: ignore[misc]
+        if tracker is not None:
+            tracker.step(begin + len(part))
+
+
+def _apply_scores(live: Sequence["QuestionOutcome"], scored: Sequence[Mapping[str, Any]], chosen: list[Any]) -> None:
+    for o, values in zip(live, scored):
         o.values.update(values)
         q = o.scored
         assert q is not None
