@@ -553,7 +553,11 @@ def aggregate(
     result: dict[str, float | int] = {"n_questions": len(evidence), "n_judge_only": len(scored) - len(evidence),
                                       "n_failed": len(outcomes) - len(scored)}
     llm = [o.llm for o in scored if o.llm is not None]
-    for metric in registry.values():
+    metrics_list = list(registry.values())
+    tracker = Tracker("confidence intervals", len(metrics_list), unit="metrics") if len(scored) > SCORE_SLICE else None
+    for done, metric in enumerate(metrics_list):
+        if tracker is not None:
+            tracker.step(done)
         if metric.source == "judge":
             if not llm:
                 continue  # no LLM ran: the judge's means stay empty
@@ -567,6 +571,8 @@ def aggregate(
         result[name] = mean(values)
         result[f"{name}_ci_low"], result[f"{name}_ci_high"] = bootstrap_ci(
             values, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    if tracker is not None:
+        tracker.step(len(metrics_list))
     result["retrieval_ms"] = mean(o.retrieval_ms for o in scored)
     result["context_tokens"] = mean(o.budget_scores.get("context_tokens") for o in scored)
     result["query_ms"] = mean((o.latency_ms.get("embed", 0.0) + o.latency_ms.get("search", 0.0)) for o in scored
