@@ -66,7 +66,11 @@ def plan_estimate(resources: Mapping[str, Any], settings: Any, partitions: Seque
     workspace, embeddings, llm = resources["workspace"], resources["embeddings"], resources["llm"]
     results = resources["duckdb"].results()
     parsing = ParsingRunSettings(**(given.get("parsing") or {}))
-    options = dataclasses.replace(llm.parse_options(), **parsing.given())
+    try:  # as the parse step makes them: the benchmark's parser settings, then the run's
+        options = dataclasses.replace(llm.parse_options(), heuristics=workspace.settings().parser_heuristics(),
+                                      **parsing.given())
+    except (AttributeError, TypeError):
+        options = dataclasses.replace(llm.parse_options(), **parsing.given())
     store = workspace.parsed_store(options)
     if sources is None:
         sources = scan_corpus(workspace.corpus_dir())

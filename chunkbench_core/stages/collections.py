@@ -22,8 +22,8 @@ from chunkbench_core.embedding import Embedder
 from chunkbench_core.errors import ChunkbenchError, ChunkingError
 from chunkbench_core.estimate.index_time import EmbeddingPass, UncachedIndexTime, uncached_index_seconds
 from chunkbench_core.evaluation.cost import LLMPrices, embedding_usd, llm_usd
-from chunkbench_core.parsing.models import ParsedDocument
 from chunkbench_core.labels import configuration_label
+from chunkbench_core.parsing.models import ParsedDocument
 from chunkbench_core.progress import Tracker, add_time, inner, scope, timed
 from chunkbench_core.provenance import BuildFacts, collection_row, context_source_counts, settings_fingerprint
 from chunkbench_core.redaction import describe_error, redact
@@ -120,7 +120,7 @@ def chunk_corpus(spec: CollectionSpec, chunker: Chunker, documents: Sequence[Par
             message = f"{spec.strategy} failed on {document.document}: {describe_error(exc)}"
             raise ChunkingError(message) from (exc if redact(str(exc)) == str(exc) else None)
     tracker.step(len(documents))
-    check_unique_ids(chunks, f"{spec.strategy} x {spec.corpus_model}")  # before anything is embedded
+    check_unique_ids(chunks, configuration_label(spec.strategy, spec.corpus_model))  # before anything is embedded
     return chunks
 
 
