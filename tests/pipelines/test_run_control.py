@@ -96,7 +96,7 @@ def test_a_run_killed_with_minus_9_is_marked_failed_by_the_next_run(tmp_path):
     try:
         env = _env(tmp_path, CHUNKBENCH_LLM_MODEL="m", CHUNKBENCH_LLM_BASE_URL=server.url)
         process = _start(env)
-        _wait_for(process, "LLM answers: 0/50")
+        _wait_for(process, "LLM answers fixed_size × all-minilm-l6-v2: 0/50")
         process.kill()
         process.wait(30)
     finally:
