@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .local import LocalEngine
 
 #: an embedding call of at least this many texts to embed reports its progress (texts done / total)
-PROGRESS_MIN_TEXTS = 64
+PROGRESS_MIN_TEXTS = 32
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 
 
