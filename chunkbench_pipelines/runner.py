@@ -24,6 +24,7 @@ from chunkbench_core.stages.documents import load_parsed_corpus
 from chunkbench_core.storage.results_db import ResultsDB
 
 from .assets import build_assets
+from .failures import ERROR_KIND, STORAGE_KINDS
 from .resources import build_resources
 from .jobs import benchmark_everything_job
 from .partitions import partition_key, strategy_by_model
@@ -40,6 +41,22 @@ def failure_reason(event) -> str:
     if data.user_failure_data is not None and data.user_failure_data.description:
         return data.user_failure_data.description.strip()
     return str(data.error.message).strip() if data.error is not None else "failed"
+
+
+def failure_kind(event) -> str | None:
+    """The chunkbench error a step failure stands for (``StorageFullError`` ...), or None: the kind a fail-fast
+    Failure carries in its metadata, else the class of the error or of one of its causes."""
+    data = event.step_failure_data
+    if data.user_failure_data is not None:
+        value = (data.user_failure_data.metadata or {}).get(ERROR_KIND)
+        if value is not None:
+            return str(getattr(value, "value", value))
+    error = data.error
+    while error is not None:
+        if error.cls_name in STORAGE_KINDS:
+            return error.cls_name
+        error = error.cause
+    return None
 
 
 def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
@@ -74,6 +91,7 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
     resolved = build_resources(settings, resolve=True)
     embeddings = resolved["embeddings"]  # availability is decided outside a run
     failures: list[str] = []
+    disk: list[str] = []  # a step met a full disk or an input/output error: no further step runs
     benchmark = settings.benchmark
     tags = {".dagster/repository": REPOSITORY_LABEL, "chunkbench/trigger": "cli", "chunkbench/benchmark": benchmark,
             "chunkbench/batch": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), **process_tags()}
@@ -87,8 +105,14 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
                                                             if op_config.get(name)}})
         check_stop()  # a signal during this step: no further step
         if not result.success:
-            errors = [failure_reason(e) for e in result.all_events if e.is_step_failure]
-            reason = redact(errors[-1]) if errors else "failed"
+            failed = [e for e in result.all_events if e.is_step_failure]
+            reason = redact(failure_reason(failed[-1])) if failed else "failed"
+            if any(failure_kind(e) in STORAGE_KINDS for e in failed):
+                # a full disk (or a failing one): every further step would meet it; the run stops here, its
+                # Dagster run marked failed, and what was stored before stays as it was
+                disk.append(reason)
+                say(f"stopped: {reason}")
+                return False
             failures.append(f"{label or ','.join(selection)}: {reason}")
             say(f"  FAILED {label or ','.join(selection)}: {reason}")
         return result.success
@@ -96,7 +120,8 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
     say(f"benchmark {benchmark}: {settings.results_dir}")
     say("parsing documents ...")
     if not step(["source_documents", "parsed_documents"]):
-        say("\n".join(failures))
+        if failures:
+            say("\n".join(failures))
         return 1
     models = list(corpus_models or registry)
     for model in models:
@@ -112,8 +137,12 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
         for strategy in strategies or STRATEGIES.names():
             say(f"chunking, embedding and evaluating: {strategy} x {model} ...")
             step(["chunk_collections", "experiment_results"], partition_key(strategy, model), f"{strategy}|{model}")
+            if disk:
+                return 1
     say("building leaderboard and report ...")
     step(["leaderboard", "benchmark_report"])
+    if disk:
+        return 1
     results = ResultsDB(settings.results_dir)
     say("")
     say(leaderboard_text(results, wide))
