@@ -61,7 +61,7 @@ def failure_kind(event) -> str | None:
 
 def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
                    corpus_models: Sequence[str] | None = None, out: TextIO | None = None,
-                   instance: DagsterInstance | None = None, log_level: str = "WARNING", wide: bool = False,
+                   instance: DagsterInstance | None = None, log_level: str = "CRITICAL", wide: bool = False,
                    run_settings: dict[str, dict] | None = None) -> int:
     """Documents once, then every strategy x available corpus model, then leaderboard and report, with the
     resources of ``settings`` (the settings in force: the command line built them).
@@ -69,7 +69,9 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
     A failing partition is reported and the others go on. Returns 0 when everything
     succeeded, 1 otherwise: a partition failed, a document was not parsed, or a question
     (or a whole question set) was dropped. The leaderboard of what did run is printed
-    either way, then each problem once. ``run_settings``: the ``parsing`` / ``chunking`` /
+    either way, then each problem once. Dagster's own console log is quiet by default (``log_level``): a
+    step's failure is printed here in one line, never as Dagster's stack trace. A full disk stops the run at
+    the step that met it (one line naming the folder, the space needed and free). ``run_settings``: the ``parsing`` / ``chunking`` /
     ``experiment`` run config (``chunkbench run`` flags or --config). ``instance``: the Dagster
     instance (default: the one of ``settings``).
     """

@@ -104,15 +104,24 @@ def disk_failure(exc: BaseException, home: "os.PathLike[str] | None") -> Excepti
     """The StorageError a full disk or an input/output error stands for, wherever it was met (Dagster's own
     SQLite storage, a file written outside chunkbench's guarded writes), or None when ``exc`` is no such thing.
     The exception's cause chain is searched: a database layer wraps the error the disk gave."""
-    from chunkbench_core.storage.space import storage_error
+    from chunkbench_core.errors import StorageFullError
+    from chunkbench_core.storage.space import MARGIN_BYTES, existing_folder, free_bytes, full_message, storage_error
 
     seen: set[int] = set()
     current: BaseException | None = exc
+    first = None
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         where = getattr(current, "filename", None) or home or os.getcwd()
         found = storage_error(current, where, "chunkbench's state") if isinstance(current, Exception) else None
-        if found is not None:
+        if isinstance(found, StorageFullError):
             return found
+        first = first or found
         current = current.__cause__ or current.__context__
-    return None
+    if first is not None and home is not None and "input/output error" in str(first):
+        # SQLite (Dagster's run storage) reports a write into a full disk as a "disk I/O error"
+        folder = existing_folder(home)
+        free = free_bytes(folder)
+        if free < MARGIN_BYTES:
+            return StorageFullError(full_message(folder, "chunkbench's state", None, free), str(folder), None, free)
+    return first
