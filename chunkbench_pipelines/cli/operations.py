@@ -77,6 +77,9 @@ def command_doctor(args: argparse.Namespace) -> int:
     print(f"benchmark {settings.benchmark}: {settings.results_dir}")
     for line in report.lines():
         print(line)
+    if any(f.needs_action and f.kind != "source" for f in report.findings):
+        print("to repair them: chunkbench doctor --repair (derived files are moved aside and made again by the "
+              "next chunkbench run; source files are never changed)")
     return 0 if report.healthy else 1
 
 
