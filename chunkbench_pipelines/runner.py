@@ -168,7 +168,9 @@ def dropped_inputs(results: ResultsDB, workspace) -> list[str]:
     failed = results.query("SELECT document, error FROM documents WHERE status = 'failed' ORDER BY document")
     if not failed.empty:
         lines.append(f"\ndocuments not parsed ({len(failed)}), left out of every collection:")
-        lines += [f"- {r.document}: {r.error}" for r in failed.itertuples()]
+        # the corpus is the user's: never changed by chunkbench, so the fix is theirs to make
+        lines += [f"- {r.document}: {r.error}; fix or replace the file, or remove it from the corpus"
+                  for r in failed.itertuples()]
     documents = {d.document: d.markdown for d in load_parsed_corpus(workspace.parsed_store())}
     check = check_questions(workspace.questions_dir(), documents)
     if check.problems:
