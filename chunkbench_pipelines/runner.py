@@ -176,5 +176,7 @@ def dropped_inputs(results: ResultsDB, workspace) -> list[str]:
     if check.problems:
         lines.append(f"\nquestion problems ({len(check.problems)}), each question dropped alone "
                      f"(check with: chunkbench questions check):")
-        lines += [f"- {p}" for p in check.problems]
+        # a file that cannot be read at all: the user's to fix (chunkbench never changes it)
+        lines += [f"- {p}" + ("; fix the file (chunkbench questions check says what is wrong)"
+                              if p.question_id is None and p.field is None else "") for p in check.problems]
     return lines
