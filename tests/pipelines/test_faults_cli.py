@@ -111,7 +111,18 @@ def test_a_full_disk_stops_the_run_with_one_line_and_after_freeing_space_the_rer
     assert shown.returncode == 0 and no_traceback(shown) and "fixed_size" in shown.stdout, output(shown)
     assert world.leaderboard() == clean_board
     assert "STARTED" not in run_statuses(world.dagster_home)
+
+    # no byte left: even Dagster's own database refuses the write, which SQLite calls an I/O error
     filler.unlink()
+    filler = fill(small_disk, 0)
+    fourth = world.run()
+    assert fourth.returncode == 1 and no_traceback(fourth), output(fourth)
+    lines = fourth.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"chunkbench run: error: not enough free space in {world.home}")
+    assert lines[0].endswith("free some space there (or move the chunkbench state to a larger disk) and run again: "
+                             "what was stored before is unchanged"), output(fourth)
+    filler.unlink()
+    assert world.leaderboard() == clean_board
 
 
 # -- damaged state files --------------------------------------------------------------------------------
