@@ -284,6 +284,11 @@ class Settings:
         named_by = VARIABLE_OF["models_file"].name if self.given("models_file") else None
         return load_registry(self.models_file, named_by=named_by)
 
+    def default_corpus_model(self) -> str:
+        """The corpus model used where none is named (``chunkbench sweep``, the sweep jobs): the registry's
+        default corpus model."""
+        return self.registry().default_corpus_model
+
     def provider_settings(self, **retries: Any):
         """The embedding providers' settings (keys and endpoints; ``retries``: the request retry knobs)."""
         from chunkbench_core.embedding.providers import ProviderSettings

@@ -13,6 +13,7 @@ from typing import Iterator, Optional
 
 from dagster import ConfigurableResource, EnvVar
 
+from chunkbench_core.benchmarks import Benchmark
 from chunkbench_core.embedding import Embedder, EmbeddingModelSpec, ProviderSettings, availability, get_model
 from chunkbench_core.embedding.thresholds import THRESHOLDS_FILE, SharedDefaults
 from chunkbench_core.parsing import ParseOptions
@@ -57,6 +58,13 @@ class WorkspaceResource(ConfigurableResource):
                                                                          "results_root") else v)
                            for k, v in given.items() if v not in (None, "")})
 
+    def of(self, benchmark: "Benchmark") -> "WorkspaceResource":
+        """This workspace for ``benchmark``: its name and its own documents and question sets folders (the home,
+        results root and limits stay)."""
+        fields = {name: getattr(self, name) for name in type(self).model_fields}
+        return type(self)(**{**fields, "benchmark": benchmark.name, "corpus": str(benchmark.corpus),
+                             "questions": str(benchmark.questions)})
+
     def home_dir(self) -> Path:
         return self.settings().home
 
@@ -99,8 +107,9 @@ class DuckDBResource(ConfigurableResource):
     folder: Optional[str] = None  # CHUNKBENCH_RESULTS_DIR, else CHUNKBENCH_HOME (empty: the default home)
     benchmark: Optional[str] = None  # the results of this benchmark: <folder>/benchmarks/<name> (empty: sample)
 
-    def results(self) -> ResultsDB:
-        return ResultsDB(benchmark_dir(home_dir(self.folder), self.benchmark or SAMPLE_BENCHMARK))
+    def results(self, benchmark: Optional[str] = None) -> ResultsDB:
+        """The results of ``benchmark`` (default: the one configured here)."""
+        return ResultsDB(benchmark_dir(home_dir(self.folder), benchmark or self.benchmark or SAMPLE_BENCHMARK))
 
 
 class QdrantResource(ConfigurableResource):
@@ -115,8 +124,14 @@ class QdrantResource(ConfigurableResource):
     lock_timeout_seconds: float = 120.0  # wait this long for a collection another process holds
 
     @contextmanager
-    def open(self) -> Iterator[VectorStore]:
-        benchmark = self.benchmark or SAMPLE_BENCHMARK
+    def open(self, benchmark: Optional[str] = None) -> Iterator[VectorStore]:
+        """The vector store of ``benchmark`` (default: the one configured here)."""
+        if benchmark and self.local_path and benchmark != (self.benchmark or SAMPLE_BENCHMARK):
+            from chunkbench_core.errors import ConfigError
+
+            raise ConfigError(f"the vector store at {self.local_path} is benchmark {self.benchmark}'s, "
+                              f"not {benchmark}'s")
+        benchmark = benchmark or self.benchmark or SAMPLE_BENCHMARK
         local = Path(self.local_path) if self.local_path else benchmark_dir(home_dir(self.home), benchmark) / "qdrant"
         store = VectorStore(url=self.url, api_key=self.api_key, local_root=None if self.url else local,
                             local_engine=self.local_engine, lock_timeout_seconds=self.lock_timeout_seconds,
@@ -139,6 +154,8 @@ class EmbeddingResource(ConfigurableResource):
     # CHUNKBENCH_BOUNDARY_MODEL: this machine's boundary model when the results database holds no shared default
     boundary_model: Optional[str] = None
     home: Optional[str] = None  # CHUNKBENCH_HOME: where the embedding cache is (empty: the default home)
+    # the corpus model used where none is named (a sweep): the settings' default (empty: the registry's)
+    corpus_model: Optional[str] = None
     # CHUNKBENCH_PROVIDER_POOL_LIMIT: partitions talking to one remote provider at once, set on the
     # provider's Dagster pool when it is first used (then changed in the UI; see concurrency.py)
     pool_limit: int = 2
@@ -185,6 +202,10 @@ class EmbeddingResource(ConfigurableResource):
 
         return Embedder(self.spec(model_id), self.provider_settings(),
                         cache=EmbeddingCache(default_cache_path(home_dir(self.home))))
+
+    def default_corpus_model(self) -> str:
+        """The corpus model used where none is named: the settings' default, else the registry's."""
+        return self.spec(self.corpus_model or self.registry().default_corpus_model).id
 
     def available_models(self) -> list[str]:
         """Registry ids whose provider is configured here."""
@@ -363,7 +384,8 @@ def build_resources(settings: Settings, resolve: bool = False) -> dict[str, obje
                                         compatible_base_url=settings.compatible_url,
                                         compatible_api_key=secret("compatible_api_key"),
                                         models_file=text(settings.models_file), boundary_model=settings.boundary_model,
-                                        home=home, pool_limit=settings.pool_limit),
+                                        home=home, pool_limit=settings.pool_limit,
+                                        corpus_model=settings.default_corpus_model()),
         "llm": LLMResource(model=settings.llm_model, base_url=settings.llm_base_url, api_key=secret("llm_api_key"),
                            vision_model=settings.vision_model, pool_limit=settings.pool_limit, home=home,
                            input_price_per_mtok=settings.llm_price_input,
