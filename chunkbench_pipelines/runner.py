@@ -1,7 +1,7 @@
 """Materialize the whole graph in-process: what ``chunkbench run`` and ``make demo`` do.
 
-Each step is a run of the defined job ``benchmark_everything`` (documents, then each partition,
-then the reports), so the runs are listed under that job in the UI, with their partitions, and
+Each step is a run of the benchmark's job ``<benchmark>__benchmark_everything`` over its own assets (documents,
+then each partition, then the reports), so the runs are listed under that job in the UI, with their partitions, and
 carry the tags ``chunkbench/trigger=cli``, ``chunkbench/benchmark=<benchmark name>`` and
 ``chunkbench/batch=<start time>`` (which groups the runs of one invocation).
 """
@@ -11,8 +11,9 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Sequence, TextIO
 
-from dagster import AssetKey, DagsterInstance, Definitions
+from dagster import DagsterInstance
 
+from chunkbench_core.benchmarks import register_benchmark
 from chunkbench_core.chunking import STRATEGIES
 from chunkbench_core.errors import ChunkbenchError
 from chunkbench_core.evaluation.question_check import check_questions
@@ -23,9 +24,9 @@ from chunkbench_core.settings import Settings
 from chunkbench_core.stages.documents import load_parsed_corpus
 from chunkbench_core.storage.results_db import ResultsDB
 
-from .assets import build_assets
+from .benchmarks import benchmark_job
+from .jobs import BENCHMARK_EVERYTHING
 from .resources import build_resources
-from .jobs import benchmark_everything_job
 from .partitions import partition_key, strategy_by_model
 from .run_control import fail_orphaned_runs, process_tags
 
@@ -65,12 +66,11 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
 
     instance = instance or DagsterInstance.from_config(str(settings.dagster_home_dir))
     fail_orphaned_runs(instance, say)  # runs of a chunkbench run killed with -9 stay STARTED otherwise
+    register_benchmark(settings)  # the code location lists it from now on (after a reload)
     # the partitions of every registered model: those not runnable here are skipped below, with the reason
     registry = settings.registry()
-    assets = build_assets(strategy_by_model(list(registry)))
-    # resources as the code location makes them (a secret from the environment stays an EnvVar in the runs)
-    job = Definitions(assets=assets, jobs=[benchmark_everything_job],
-                      resources=build_resources(settings)).resolve_job_def(benchmark_everything_job.name)
+    # this benchmark's assets only, under its key prefix, as the code location defines them
+    scope, job = benchmark_job(settings, strategy_by_model(list(registry)), BENCHMARK_EVERYTHING)
     resolved = build_resources(settings, resolve=True)
     embeddings = resolved["embeddings"]  # availability is decided outside a run
     failures: list[str] = []
@@ -79,11 +79,12 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
             "chunkbench/batch": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), **process_tags()}
 
     def step(selection: list[str], key=None, label: str = "") -> bool:
-        result = job.execute_in_process(asset_selection=[AssetKey(name) for name in selection],
+        result = job.execute_in_process(asset_selection=scope.keys(*selection),
                                         partition_key=str(key) if key is not None else None, instance=instance,
                                         raise_on_error=False, tags=tags,
                                         run_config={"loggers": {"console": {"config": {"log_level": log_level}}},
-                                                    "ops": {name: {"config": op_config[name]} for name in selection
+                                                    "ops": {scope.key(name).to_python_identifier():
+                                                            {"config": op_config[name]} for name in selection
                                                             if op_config.get(name)}})
         check_stop()  # a signal during this step: no further step
         if not result.success:
