@@ -57,10 +57,10 @@ def build_jobs(scope: Scope = UNSCOPED) -> BenchmarkJobs:
 
 
 # the unscoped jobs (plain keys), for a single benchmark's assets materialized directly
-_UNSCOPED = build_jobs()
-parse_documents_job = _UNSCOPED.parse_documents
-chunk_and_evaluate_job = _UNSCOPED.chunk_and_evaluate
-evaluate_job = _UNSCOPED.evaluate
-refresh_reports_job = _UNSCOPED.refresh_reports
-benchmark_everything_job = _UNSCOPED.benchmark_everything
-ALL_JOBS = _UNSCOPED.all()
+UNSCOPED_JOBS = build_jobs()
+parse_documents_job = UNSCOPED_JOBS.parse_documents
+chunk_and_evaluate_job = UNSCOPED_JOBS.chunk_and_evaluate
+evaluate_job = UNSCOPED_JOBS.evaluate
+refresh_reports_job = UNSCOPED_JOBS.refresh_reports
+benchmark_everything_job = UNSCOPED_JOBS.benchmark_everything
+ALL_JOBS = UNSCOPED_JOBS.all()

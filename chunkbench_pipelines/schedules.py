@@ -24,7 +24,7 @@ from dagster import (
 from chunkbench_core.chunking import STRATEGIES
 from chunkbench_core.sweeps import NEIGHBOR_LEVELS, SWEEP_SIZES
 
-from .jobs import BenchmarkJobs, build_jobs
+from .jobs import UNSCOPED_JOBS, BenchmarkJobs, build_jobs
 from .partitions import split_key
 from .resources import EmbeddingResource, WorkspaceResource
 from .scope import UNSCOPED, Scope
@@ -39,7 +39,7 @@ def _stamp(context: ScheduleEvaluationContext) -> str:
 
 def build_schedules(scope: Scope = UNSCOPED, jobs: BenchmarkJobs | None = None, sweep_jobs=None) -> list:
     """The schedules of the benchmark of ``scope`` (its jobs, and its sweep jobs when given)."""
-    jobs = jobs or build_jobs(scope)
+    jobs = jobs or (build_jobs(scope) if scope.scoped else UNSCOPED_JOBS)
     of = f"Benchmark {scope.benchmark.name}: " if scope.benchmark else ""
 
     nightly_parse = ScheduleDefinition(
@@ -97,3 +97,7 @@ def build_schedules(scope: Scope = UNSCOPED, jobs: BenchmarkJobs | None = None, 
                           tags={"chunkbench/trigger": "schedule"})
 
     return schedules + [neighbor_sweep, chunk_size_sweep]
+
+
+# the unscoped nightly schedules (plain keys and job names), for a single benchmark's assets materialized directly
+nightly_parse, nightly_stale_partitions, nightly_reports = build_schedules()
