@@ -116,3 +116,26 @@ def size_steps(strategies: Sequence[str], corpus_models: Sequence[str], sizes: S
             steps += [SweepStep(strategy, model, {"chunk_size": size, "chunk_overlap": size // OVERLAP_SHARE})
                       for size in sizes if size <= window]
     return steps, skipped
+
+
+def format_sweep(rows, metric: str) -> str:
+    """The sweep's rows of ``leaderboard_by_setting`` (a DataFrame) as a plain-text table: configuration, setting,
+    questions, the ranking metric, recall, context tokens and the run (its first 8 characters)."""
+    from chunkbench_core.labels import configuration_label
+    from chunkbench_core.reporting.leaderboard import cell
+
+    if rows is None or len(rows) == 0:
+        return "(no sweep result yet)"
+    header = ("configuration", "setting", "n", metric, "recall", "context_tokens", "run")
+    body = []
+    for row in rows.to_dict("records"):
+        setting = (f"neighbors -{int(row['neighbor_prev'])}/+{int(row['neighbor_next'])}" if not row["variant"]
+                   else str(row["variant"]))
+        body.append((configuration_label(row["strategy"], row["corpus_model"]), setting,
+                     cell("n_questions", row.get("n_questions")), cell(metric, row.get(metric)),
+                     cell("recall", row.get("recall")), cell("context_tokens", row.get("context_tokens")),
+                     str(row["experiment_run_id"])[:8]))
+    widths = [max(len(str(r[i])) for r in (header, *body)) for i in range(len(header))]
+    numeric = {2, 3, 4, 5}
+    return "\n".join("  ".join(str(c).rjust(w) if i in numeric else str(c).ljust(w)
+                               for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in (header, *body))

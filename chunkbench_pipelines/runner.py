@@ -146,3 +146,49 @@ def dropped_inputs(results: ResultsDB, workspace) -> list[str]:
                      f"(check with: chunkbench questions check):")
         lines += [f"- {p}" for p in check.problems]
     return lines
+
+
+def run_sweep(settings: Settings, sweep: str, config: dict, out: TextIO | None = None,
+              instance: DagsterInstance | None = None, log_level: str = "WARNING") -> int:
+    """Run the benchmark's sweep job ``sweep`` (``neighbor_sweep`` or ``chunk_size_sweep``) in-process with the
+    sweep op's ``config`` (levels or sizes, strategies, corpus models), as the launchpad would; print its rows of
+    ``leaderboard_by_setting``. Returns 0 when every step succeeded, else 1 (the failing step named)."""
+    from chunkbench_core.sweeps import format_sweep
+
+    from .sweeps import CHUNK_SIZE_SWEEP
+
+    def say(text: str) -> None:
+        if out is not None:
+            print(text, file=out, flush=True)
+
+    instance = instance or DagsterInstance.from_config(str(settings.dagster_home_dir))
+    fail_orphaned_runs(instance, say)
+    register_benchmark(settings)
+    scope, job = benchmark_job(settings, strategy_by_model(list(settings.registry())), sweep)
+    op = scope.name("sweep_chunk_sizes" if sweep == CHUNK_SIZE_SWEEP else "sweep_neighbors")
+    tags = {".dagster/repository": REPOSITORY_LABEL, "chunkbench/trigger": "cli",
+            "chunkbench/benchmark": settings.benchmark,
+            "chunkbench/batch": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), **process_tags()}
+    say(f"benchmark {settings.benchmark}: {sweep.replace('_', ' ')} (Dagster job {job.name}) ...")
+    result = job.execute_in_process(instance=instance, raise_on_error=False, tags=tags, run_config={
+        "loggers": {"console": {"config": {"log_level": log_level}}}, "ops": {op: {"config": config}}})
+    check_stop()
+    run_ids = [e.event_specific_data.materialization.metadata["experiment_run_id"].value
+               for e in result.all_events if e.is_step_materialization
+               and e.event_specific_data.materialization.asset_key == scope.key("experiment_results")]
+    results = ResultsDB(settings.results_dir)
+    rows = results.query("SELECT * FROM leaderboard_by_setting") if run_ids else None
+    if rows is not None:
+        rows = rows[rows["experiment_run_id"].isin(run_ids)]
+    metric = settings.ranking().rank_metric
+    say("")
+    say(format_sweep(rows, metric))
+    say("")
+    say(f"{len(run_ids)} experiment runs (Dagster run {result.run_id[:8]}); side by side with earlier sweeps: "
+        f"SELECT * FROM leaderboard_by_setting in {results.database_path}; reports: "
+        f"{settings.reports_dir / 'technical_report.html'}")
+    if not result.success:
+        errors = [failure_reason(e) for e in result.all_events if e.is_step_failure]
+        say(f"\nfailed: {redact(errors[-1]) if errors else 'failed'}")
+        return 1
+    return 0
