@@ -13,6 +13,7 @@ This module plans a sweep (which steps, with which settings); the Dagster job ru
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
@@ -88,6 +89,12 @@ class SweepStep:
     chunking: Mapping[str, int]  # chunk_size / chunk_overlap ({} = the default collection)
     neighbor_prev: int = 0
     neighbor_next: int = 0
+
+    @property
+    def slug(self) -> str:
+        """The step in an experiment run id: ``fixed_size-minilm-n1-1`` or ``fixed_size-minilm-s256``."""
+        setting = f"s{self.chunking['chunk_size']}" if self.chunking else f"n{self.neighbor_prev}-{self.neighbor_next}"
+        return re.sub(r"[^A-Za-z0-9._-]+", "-", f"{self.strategy}-{self.corpus_model}-{setting}")
 
     @property
     def label(self) -> str:

@@ -145,7 +145,8 @@ class _Runner:
                                      neighbor_next=step.neighbor_next, **expansion)
         self.context.log.info(f"evaluating {step.label}")
         evaluated = evaluate_one(self.context, self.scope, step.strategy, step.corpus_model, config, self.workspace,
-                                 self.duckdb, self.qdrant, self.embeddings, self.llm, self.ranking)
+                                 self.duckdb, self.qdrant, self.embeddings, self.llm, self.ranking,
+                                 experiment_run_id=f"{self.context.run.run_id}-{step.slug}")
         self._log("experiment_results", step, evaluated.result)
         if evaluated.problem:
             raise fail_fast(f"{step.label}: {evaluated.problem}")

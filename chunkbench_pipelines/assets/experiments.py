@@ -67,10 +67,13 @@ class Evaluated:
 
 def evaluate_one(context: AssetExecutionContext, scope: Scope, strategy: str, corpus_model: str, config,
                  workspace: WorkspaceResource, duckdb: DuckDBResource, qdrant: QdrantResource,
-                 embeddings: EmbeddingResource, llm: LLMResource, ranking: RankingResource) -> Evaluated:
+                 embeddings: EmbeddingResource, llm: LLMResource, ranking: RankingResource,
+                 experiment_run_id: str | None = None) -> Evaluated:
     """Retrieve and score every question against one collection of the benchmark of ``scope`` (chosen by the
     chunking settings of ``config``, with its retrieval settings): the body of ``experiment_results``, shared with
-    the sweeps."""
+    the sweeps. ``experiment_run_id``: default the Dagster run's id (a sweep runs several experiments in one
+    Dagster run, each with an id of its own that starts with the Dagster run's)."""
+    experiment_run_id = experiment_run_id or context.run.run_id
     workspace = scope.workspace(workspace)
     embedder = corpus_embedder(embeddings, corpus_model)
     partition = str(partition_key(strategy, corpus_model))
@@ -90,7 +93,7 @@ def evaluate_one(context: AssetExecutionContext, scope: Scope, strategy: str, co
                       "benchmark": workspace.benchmark_name(),
                       **batch_provenance(dict(context.run.tags))}  # the chunkbench run / backfill it belongs to
         request = ExperimentRequest(
-            spec, context.run.run_id, workspace.questions_dir(), load_parsed_corpus(parsed_store),
+            spec, experiment_run_id, workspace.questions_dir(), load_parsed_corpus(parsed_store),
             top_k=config.top_k, filter_by_document=config.filter_by_document,
             expansion=ExpansionSettings(config.neighbor_prev, config.neighbor_next,
                                         frozenset(config.expansion_strategies)),
