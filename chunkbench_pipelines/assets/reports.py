@@ -106,6 +106,12 @@ def recommendation_metadata(recommendation: dict) -> dict:
     return out
 
 
+def _relative_database(results) -> str:
+    """``benchmarks/<name>/chunkbench.duckdb``: the results database as a path under the results root."""
+    path = results.database_path
+    return path.relative_to(path.parents[2]).as_posix() if len(path.parents) > 2 else str(path)
+
+
 def compare_and_describe(context, scope: Scope, results, ranking: RankingResource,
                          partitions_def: MultiPartitionsDefinition) -> dict:
     """Compare the latest runs of the benchmark (the ``comparison`` the leaderboard view ranks by), report each
@@ -119,7 +125,9 @@ def compare_and_describe(context, scope: Scope, results, ranking: RankingResourc
     recommendation = results.recommendation()
     metadata: dict = {
         **scope.metadata(),
-        "database": MetadataValue.path(str(results.database_path)),
+        # relative to the results folder: a long absolute path would widen the metadata table past the page
+        "database": MetadataValue.text(f"{_relative_database(results)} under the results root "
+                                       "(chunkbench settings shows where it is)"),
         "dagster/row_count": len(board),
     }
     if recommendation:
