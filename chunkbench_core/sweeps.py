@@ -127,13 +127,14 @@ def size_steps(strategies: Sequence[str], corpus_models: Sequence[str], sizes: S
 
 def format_sweep(rows, metric: str) -> str:
     """The sweep's rows of ``leaderboard_by_setting`` (a DataFrame) as a plain-text table: configuration, setting,
-    questions, the ranking metric, recall, context tokens and the run (its first 8 characters)."""
+    questions, the ranking metric, recall, context tokens and the experiment run id (what ``chunkbench report --run``
+    takes; a sweep's steps share the first characters, their Dagster run's id)."""
     from chunkbench_core.labels import configuration_label
     from chunkbench_core.reporting.leaderboard import cell
 
     if rows is None or len(rows) == 0:
         return "(no sweep result yet)"
-    header = ("configuration", "setting", "n", metric, "recall", "context_tokens", "run")
+    header = ("configuration", "setting", "n", metric, "recall", "context_tokens", "experiment_run_id")
     body = []
     for row in rows.to_dict("records"):
         setting = (f"neighbors -{int(row['neighbor_prev'])}/+{int(row['neighbor_next'])}" if not row["variant"]
@@ -141,7 +142,7 @@ def format_sweep(rows, metric: str) -> str:
         body.append((configuration_label(row["strategy"], row["corpus_model"]), setting,
                      cell("n_questions", row.get("n_questions")), cell(metric, row.get(metric)),
                      cell("recall", row.get("recall")), cell("context_tokens", row.get("context_tokens")),
-                     str(row["experiment_run_id"])[:8]))
+                     str(row["experiment_run_id"])))
     widths = [max(len(str(r[i])) for r in (header, *body)) for i in range(len(header))]
     numeric = {2, 3, 4, 5}
     return "\n".join("  ".join(str(c).rjust(w) if i in numeric else str(c).ljust(w)
