@@ -90,15 +90,15 @@ def command_runs(args: argparse.Namespace) -> int:
         return 0
     if not args.run_id:
         args.parser.error(f"{args.action} needs a run id (see `chunkbench runs list`)")
+    if args.action == "exclude" and not (args.reason or "").strip():
+        args.parser.error("exclude needs --reason TEXT: why the run is set aside (it is shown with the run)")
+    if args.action == "include" and args.reason:
+        args.parser.error("include takes no --reason")
     args.run_id = resolve_run_id(results, args.run_id)  # a prefix of 8 characters or more names one run
     if args.action == "exclude":
-        if not (args.reason or "").strip():
-            args.parser.error("exclude needs --reason TEXT: why the run is set aside (it is shown with the run)")
         exclusion = exclude_run(results, args.run_id, args.reason)
         print(f"excluded {args.run_id} (since {exclusion.excluded_at:%Y-%m-%d %H:%M} UTC): {exclusion.reason}")
     else:
-        if args.reason:
-            args.parser.error("include takes no --reason")
         exclusion = include_run(results, args.run_id)
         print(f"included {args.run_id}" if exclusion is not None else f"{args.run_id} was not excluded")
     try:
