@@ -86,7 +86,7 @@ class Scope:
         """An asset's description, naming its benchmark and where its documents are."""
         if not self.benchmark:
             return text
-        return f"Benchmark {self.benchmark.name} (documents in {self.benchmark.corpus}). {text}"
+        return f"Benchmark {self.benchmark.name}: {text} Documents: {self.benchmark.corpus}."
 
     def metadata(self) -> Mapping[str, str]:
         return {"benchmark": self.benchmark.name} if self.benchmark else {}

@@ -135,7 +135,7 @@ def test_the_leaderboard_page_shows_the_recommended_configuration(dagster_dev, b
 
     _benchmark_once(dagster_dev)
     entries = _leaderboard_entries(dagster_dev)
-    assert entries["description"].startswith(f"Benchmark {BENCHMARK} ")  # the page names its benchmark
+    assert entries["description"].startswith(f"Benchmark {BENCHMARK}: ")  # the page names its benchmark
     assert entries["benchmark"]["text"] == BENCHMARK
     recommendation = entries["recommendation"]["text"]
     assert recommendation.startswith(("fixed_size × ", "recursive × "))
