@@ -29,8 +29,9 @@ from ..automation import QUESTION_SETS, on_collection_or_question_sets
 from ..concurrency import pool_slots
 from ..config import experiment_config
 from ..failures import TRANSIENT_RETRY, corpus_embedder, fail_fast, permanent_errors_fail_fast
-from ..metadata import headline_metrics, llm_run as llm_run_metadata, pool_wait as pool_wait_metadata
+from ..metadata import headline_metrics, llm_run as llm_run_metadata, pool_wait as pool_wait_metadata, question_counts
 from ..partitions import partition_key, split_key
+from ..progress_log import progress_to_run_log
 from ..resources import (
     DuckDBResource,
     EmbeddingResource,
@@ -91,6 +92,7 @@ def evaluate_one(context: AssetExecutionContext, scope: Scope, strategy: str, co
         provenance = {"strategy": strategy, **collection_provenance(built), "neighbor_prev": config.neighbor_prev,
                       "neighbor_next": config.neighbor_next, "dagster_run_id": context.run.run_id,
                       "benchmark": workspace.benchmark_name(),
+                      "corpus_sample": parsed_store.manifest_sample(),  # None: the whole corpus
                       **batch_provenance(dict(context.run.tags))}  # the chunkbench run / backfill it belongs to
         request = ExperimentRequest(
             spec, experiment_run_id, workspace.questions_dir(), load_parsed_corpus(parsed_store),
@@ -101,7 +103,8 @@ def evaluate_one(context: AssetExecutionContext, scope: Scope, strategy: str, co
             llm=LLMUse(llm.client() if llm.configured else None, llm.settings() if llm.configured else None,
                        llm.prices()))
         pools = [embeddings.pool(corpus_model), llm.pool if llm.configured else None]
-        with pool_slots(context, pools, embeddings.pool_limit) as pool_wait, scope.qdrant(qdrant) as store:
+        with pool_slots(context, pools, embeddings.pool_limit) as pool_wait, scope.qdrant(qdrant) as store, \
+                progress_to_run_log(context):
             summary = run_experiment(request, embedder, store, results)
     variant = spec.variant
     # listed at info level: `chunkbench run` prints each problem once in its final summary, not once per partition
@@ -113,8 +116,10 @@ def evaluate_one(context: AssetExecutionContext, scope: Scope, strategy: str, co
             "experiment_run_id": summary.experiment_run_id,
             "variant": variant or "default",
             "neighbors": f"-{config.neighbor_prev}/+{config.neighbor_next}",
+            "corpus_sample": str(summary.metrics.get("corpus_sample") or ""),
             "dagster/row_count": summary.n_questions,
             "judge_only_questions": int(summary.metrics.get("n_judge_only", 0)),
+            **question_counts(summary.metrics),
             **headline_metrics(summary.metrics),  # rank and class follow when the leaderboard compares (ranks.py)
             **pool_wait_metadata(pool_wait),
             **({"question_errors": MetadataValue.md("".join(f"- {e}\n" for e in summary.errors))}

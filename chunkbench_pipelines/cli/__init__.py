@@ -41,6 +41,7 @@ def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
     from chunkbench_core.errors import ConfigError
 
     from . import ask, defaults, documents, operations, questions, reproduce, run, runs, sweep
+    from . import strategies as catalog
 
     strategies = list(STRATEGIES.names())
     try:
@@ -63,6 +64,7 @@ def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
     ask.register(sub)
     runs.register(sub)
     sweep.register(sub, strategies, models)
+    catalog.register(sub)
     from chunkbench_pipelines.cli_ui import add_parser as add_ui_parser
 
     add_ui_parser(sub)
