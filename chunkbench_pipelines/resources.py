@@ -47,13 +47,15 @@ class WorkspaceResource(ConfigurableResource):
     # what one document may cost to parse (CHUNKBENCH_PARSE_MEMORY_MB, CHUNKBENCH_PARSE_TIMEOUT_S); empty: 2048, 120
     parse_memory_mb: Optional[str] = None
     parse_timeout_s: Optional[str] = None
+    # CHUNKBENCH_CORPUS_MODEL: the corpus model where none is named (a sweep), unless `defaults set` names one
+    corpus_model: Optional[str] = None
 
     def settings(self) -> Settings:
         """The folders as a settings object (empty fields: the defaults)."""
         given = {"home": self.home, "corpus": self.corpus, "questions": self.questions,
                  "results_root": self.results, "benchmark": self.benchmark or SAMPLE_BENCHMARK,
                  "reports_url": self.reports_url, "parse_memory_mb": self.parse_memory_mb,
-                 "parse_timeout_s": self.parse_timeout_s}
+                 "parse_timeout_s": self.parse_timeout_s, "corpus_model": self.corpus_model}
         return Settings(**{k: (Path(v).expanduser().resolve() if k in ("home", "corpus", "questions",
                                                                          "results_root") else v)
                            for k, v in given.items() if v not in (None, "")})
@@ -153,8 +155,6 @@ class EmbeddingResource(ConfigurableResource):
     # CHUNKBENCH_BOUNDARY_MODEL: this machine's boundary model when the results database holds no shared default
     boundary_model: Optional[str] = None
     home: Optional[str] = None  # CHUNKBENCH_HOME: where the embedding cache is (empty: the default home)
-    # the corpus model used where none is named (a sweep): the settings' default (empty: the registry's)
-    corpus_model: Optional[str] = None
     # CHUNKBENCH_PROVIDER_POOL_LIMIT: partitions talking to one remote provider at once, set on the
     # provider's Dagster pool when it is first used (then changed in the UI; see concurrency.py)
     pool_limit: int = 2
@@ -201,10 +201,6 @@ class EmbeddingResource(ConfigurableResource):
 
         return Embedder(self.spec(model_id), self.provider_settings(),
                         cache=EmbeddingCache(default_cache_path(home_dir(self.home))))
-
-    def default_corpus_model(self) -> str:
-        """The corpus model used where none is named: the settings' default, else the registry's."""
-        return self.spec(self.corpus_model or self.registry().default_corpus_model).id
 
     def available_models(self) -> list[str]:
         """Registry ids whose provider is configured here."""
@@ -379,7 +375,7 @@ def build_resources(settings: Settings, resolve: bool = False) -> dict[str, obje
         "workspace": WorkspaceResource(home=home, corpus=str(settings.corpus), questions=str(settings.questions),
                                        results=text(settings.results_root), benchmark=benchmark,
                                        reports_url=settings.reports_url, parse_memory_mb=settings.parse_memory_mb,
-                                       parse_timeout_s=settings.parse_timeout_s),
+                                       parse_timeout_s=settings.parse_timeout_s, corpus_model=settings.corpus_model),
         "duckdb": DuckDBResource(folder=str(settings.results_base), benchmark=benchmark),
         "qdrant": QdrantResource(url=settings.qdrant_url, api_key=secret("qdrant_api_key"), home=home,
                                  benchmark=benchmark),
@@ -387,8 +383,7 @@ def build_resources(settings: Settings, resolve: bool = False) -> dict[str, obje
                                         compatible_base_url=settings.compatible_url,
                                         compatible_api_key=secret("compatible_api_key"),
                                         models_file=text(settings.models_file), boundary_model=settings.boundary_model,
-                                        home=home, pool_limit=settings.pool_limit,
-                                        corpus_model=settings.default_corpus_model()),
+                                        home=home, pool_limit=settings.pool_limit),
         "llm": LLMResource(model=settings.llm_model, base_url=settings.llm_base_url, api_key=secret("llm_api_key"),
                            vision_model=settings.vision_model, pool_limit=settings.pool_limit, home=home,
                            input_price_per_mtok=settings.llm_price_input,

@@ -88,9 +88,14 @@ class ChunkSizeSweepConfig(Config):
     corpus_models: list[str] = Field(default=[], description="empty: the default corpus model")
 
 
-def _models(given: list[str], embeddings: EmbeddingResource) -> list[str]:
-    """The corpus models to sweep (default: the default corpus model); an unknown or unavailable one fails at once."""
-    models = list(dict.fromkeys(given)) or [embeddings.default_corpus_model()]
+def _models(given: list[str], embeddings: EmbeddingResource, scope: Scope, workspace: WorkspaceResource) -> list[str]:
+    """The corpus models to sweep (default: the benchmark's default corpus model in force, read when the run starts:
+    ``chunkbench defaults set``, the environment, else the registry's); an unknown or unavailable one fails at
+    once."""
+    try:
+        models = list(dict.fromkeys(given)) or [scope.workspace(workspace).settings().default_corpus_model()]
+    except ChunkbenchError as exc:
+        raise fail_fast(str(exc)) from exc
     for model in models:
         try:
             ok, reason = embeddings.availability(model)
@@ -198,7 +203,7 @@ def build_sweep_jobs(partitions_def: MultiPartitionsDefinition, scope: Scope = U
             raise fail_fast(str(exc)) from exc
         _needs_parsed_corpus(scope, workspace)
         runner = _Runner(context, scope, workspace, duckdb, qdrant, embeddings, llm, ranking)
-        steps = neighbor_steps(strategies, _models(config.corpus_models, embeddings), levels)
+        steps = neighbor_steps(strategies, _models(config.corpus_models, embeddings, scope, workspace), levels)
         context.log.info(f"neighbor sweep: {len(steps)} experiment runs (levels {format_levels(levels)})")
         for step in steps:
             if step.neighbor_prev == levels[0][0] and step.neighbor_next == levels[0][1]:
@@ -217,7 +222,7 @@ def build_sweep_jobs(partitions_def: MultiPartitionsDefinition, scope: Scope = U
         except ConfigError as exc:
             raise fail_fast(str(exc)) from exc
         _needs_parsed_corpus(scope, workspace)
-        models = _models(config.corpus_models, embeddings)
+        models = _models(config.corpus_models, embeddings, scope, workspace)
         steps, skipped = size_steps(strategies, models, sizes,
                                     {m: embeddings.spec(m).max_input_tokens for m in models})
         for line in skipped:
