@@ -30,6 +30,7 @@ def capture(url: str, name: str) -> str:
 
 
 @pytest.mark.e2e
+@pytest.mark.browser
 def test_asset_graph_and_partitions_pages_render(dagster_dev):
     require_executable("chromium")
     lineage = capture(f"{dagster_dev.url}/asset-groups", "ui-asset-lineage.png")
