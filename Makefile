@@ -21,11 +21,11 @@ demo: install
 # the llama.cpp server) run on one worker (--dist loadgroup), each worker has its own CHUNKBENCH_HOME
 TEST_WORKERS ?= 2
 test: install
-	$(BIN)/python -m pytest -q -ra -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -q -ra -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 # the quick loop: no end-to-end graph runs, no browser, no external tools or server processes, nothing slow
 test-fast: install
-	$(BIN)/python -m pytest -q -ra -n $(TEST_WORKERS) --dist loadgroup -m "not slow and not e2e and not browser and not tools"
+	$(BIN)/python -m pytest -q -ra -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "not slow and not e2e and not browser and not tools"
 
 # the optional tools some tests need (LibreOffice, Chromium, PostgreSQL, a local LLM server);
 # without them those tests skip and `make test` lists each skip with its reason
