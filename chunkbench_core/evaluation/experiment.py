@@ -43,7 +43,7 @@ from chunkbench_core.progress import Tracker
 from . import budget, ranking
 from .llm import LLM_COLUMNS, LLMResult, LLMSettings, evaluate_question
 from .metric_registry import METRICS, MetricRegistry, Scored, score
-from .questions import Question, QuestionSet, Span, locate_reference
+from .questions import Question, QuestionSet, Span, locate_reference, resolve_source_documents
 from .retrieval import (
     ExpansionNode,
     ExpansionSettings,
@@ -74,6 +74,7 @@ __all__ = [
     "build_provenance",
     "collection_chunks",
     "outcome_row",
+    "reference_entries",
     "ProvenanceInputs",
     "RetrievalOptions",
     "resolve_questions",
@@ -88,9 +89,17 @@ __all__ = [
 
 @dataclass
 class ResolvedQuestion:
+    """A question located in the parsed documents: its evidence spans and its source documents."""
+
     question_set: str
     question: Question
     references: list[Span]
+    #: the source documents among the parsed ones (document-level references resolved, and the spans' documents)
+    documents: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # the spans' documents are source documents too, whoever built this
+        self.documents = tuple(sorted({*self.documents, *(r.document for r in self.references)}))
 
     @property
     def key(self) -> str:
@@ -98,8 +107,15 @@ class ResolvedQuestion:
 
     @property
     def judge_only(self) -> bool:
-        """No evidence: retrieved (and answered and judged when an LLM is configured), never scored on evidence."""
-        return not self.references
+        """No evidence at all, neither spans nor source documents: retrieved (and answered and judged when an LLM
+        is configured), never scored on evidence."""
+        return not self.references and not self.documents
+
+    @property
+    def scoring(self) -> str:
+        """``spans`` (scored on evidence text and on documents), ``documents`` (on documents only) or
+        ``judge_only``."""
+        return "spans" if self.references else "documents" if self.documents else "judge_only"
 
 
 @dataclass(frozen=True)
@@ -133,6 +149,37 @@ def collection_chunks(items: Iterable[Any]) -> dict[str, list[CollectionChunk]]:
             chunk = CollectionChunk(item.chunk_id, item.document, int(item.start), int(item.end))
         out.setdefault(chunk.document, []).append(chunk)
     return out
+
+
+class ChunkIndex:
+    """The collection's chunks by document, sorted by start, to find those that touch a question's evidence
+    without walking every chunk of the document (a 40 MB document has tens of thousands)."""
+
+    def __init__(self, chunks: Mapping[str, Sequence[CollectionChunk]]) -> None:
+        self._by_document: dict[str, tuple[list[int], list[CollectionChunk], int]] = {}
+        for document, items in chunks.items():
+            ordered = sorted(items, key=lambda c: (c.start, c.end))
+            longest = max((c.end - c.start for c in ordered), default=0)
+            self._by_document[document] = ([c.start for c in ordered], ordered, longest)
+        self._position = {id(c): i for items in chunks.values() for i, c in enumerate(items)}
+
+    def touching(self, document: str, references: Sequence[Span]) -> list[CollectionChunk]:
+        """The chunks of ``document`` that meet one of ``references`` (touching counts, as in precision_omega),
+        in the collection's order: every chunk a pool-based metric can count, the others scoring nothing."""
+        from bisect import bisect_left, bisect_right
+
+        entry = self._by_document.get(document)
+        if entry is None:
+            return []
+        starts, ordered, longest = entry
+        found: dict[int, CollectionChunk] = {}
+        for r in references:
+            if r.document != document:
+                continue
+            for c in ordered[bisect_left(starts, r.start - longest):bisect_right(starts, r.end)]:
+                if c.start <= r.end and c.end >= r.start:
+                    found[id(c)] = c
+        return sorted(found.values(), key=lambda c: self._position.get(id(c), 0))
 
 
 def split_chunk_rows(
@@ -172,8 +219,9 @@ def resolve_questions(
     """Locate every reference of every question in ``documents`` (name -> parsed markdown).
 
     A question whose reference cannot be located is left out and reported as an error;
-    the other questions go on. A question without references resolves with no spans: it
-    is judge-only (``ResolvedQuestion.judge_only``).
+    the other questions go on. A question's source documents are its document-level references (names or
+    globs) matched against ``documents``, and its spans' documents. A question with neither spans nor source
+    documents is judge-only (``ResolvedQuestion.judge_only``).
     """
     resolved: list[ResolvedQuestion] = []
     errors: list[QuestionSetError] = []
@@ -193,8 +241,12 @@ def resolve_questions(
             except QuestionSetError as exc:
                 errors.append(exc)
                 continue
-            resolved.append(ResolvedQuestion(qs.name, q, spans))
+            resolved.append(ResolvedQuestion(qs.name, q, spans, resolve_source_documents(q, documents)))
     return resolved, errors
+
+
+#: questions scored at once (a progress line between slices)
+SCORE_SLICE = 1000
 
 
 def score_outcomes(outcomes: Sequence["QuestionOutcome"], chosen: Iterable[Any]) -> None:
@@ -206,7 +258,16 @@ def score_outcomes(outcomes: Sequence["QuestionOutcome"], chosen: Iterable[Any])
     for o in live:
         if o.llm is not None and o.scored.llm is not o.llm:  # type: ignore[union-attr]
             o.scored = replace(o.scored, llm=o.llm, cache=o.scored.cache)  # type: ignore[arg-type]
-    for o, values in zip(live, score([o.scored for o in live], chosen)):  # type: ignore[misc]
+    tracker = Tracker("scoring", len(live), unit="questions") if len(live) > SCORE_SLICE else None
+    for begin in range(0, len(live), SCORE_SLICE):  # each question's values are its own: slices say how far
+        part = live[begin:begin + SCORE_SLICE]
+        _apply_scores(part, score([o.scored for o in part], chosen), chosen)  # type: ignore[misc]
+        if tracker is not None:
+            tracker.step(begin + len(part))
+
+
+def _apply_scores(live: Sequence["QuestionOutcome"], scored: Sequence[Mapping[str, Any]], chosen: list[Any]) -> None:
+    for o, values in zip(live, scored):
         o.values.update(values)
         q = o.scored
         assert q is not None
@@ -251,7 +312,7 @@ def run_llm_evaluation(outcomes: Sequence["QuestionOutcome"], client: Any, setti
     """
     report = LLMRunReport()
     todo = [o for o in outcomes if o.error is None]
-    tracker = Tracker(label, len(todo))
+    tracker = Tracker(label, len(todo), unit="questions")
     started = time.monotonic()
     retries = getattr(client, "max_retries", 0)
     attempts = (retries if isinstance(retries, int) and retries >= 0 else 0) + 1
@@ -288,7 +349,8 @@ def run_llm_evaluation(outcomes: Sequence["QuestionOutcome"], client: Any, setti
         if outcome.scored is None:  # an outcome made without run_retrieval: what the judge's metrics need
             rq = outcome.resolved
             outcome.scored = Scored(rq.key, rq.question, tuple(rq.references), tuple(outcome.retrieved),
-                                    tuple(outcome.expanded or outcome.retrieved), max(len(outcome.retrieved), 1))
+                                    tuple(outcome.expanded or outcome.retrieved), max(len(outcome.retrieved), 1),
+                                    documents=rq.documents)
     score_outcomes(outcomes, registry.values(source="judge"))
     return report
 
@@ -378,8 +440,10 @@ def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, sto
     ``budgets`` are the context budgets of :mod:`.budget` (``recall_at_B``, ``budget_auc``).
     Every retrieval metric of ``registry`` is scored (the judge's are scored by :func:`run_llm_evaluation`).
 
-    Query latency (``options.latency``, filled in when given): the first query embedding of the run
-    is timed alone and kept apart as the cold call (it may load the model); then up to
+    Query latency (``options.latency``, filled in when given): the cold query is what the first
+    question of a fresh process costs: loading the model (as timed when this process loaded it,
+    0 for a remote model), the first query's embedding (timed alone) and its search; so it is
+    comparable with the warm query time, which is embedding plus search too. Then up to
     ``options.latency_sample`` questions are embedded one at a time, without the embedding cache,
     and their mean is the warm query-embedding time of every question (``embed_ms``). So
     run order and cache hits never show up as latency. Search and expansion are timed per
@@ -399,12 +463,14 @@ def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, sto
         latency.cold_ms, latency.warm_ms, latency.sample = measured.cold_ms, measured.warm_ms, measured.sample
     embed_ms = measured.warm_ms
     vectors = embedder.embed([rq.question.question for rq in questions], "query")
-    tracker = Tracker(f"questions retrieved from {collection}", len(questions))
+    tracker = Tracker("retrieval", len(questions), unit="questions")
+    index = None if chunks is None else ChunkIndex(chunks)
     for position, (rq, vector) in enumerate(zip(questions, np.asarray(vectors))):
         tracker.step(position)
         outcome = QuestionOutcome(rq)
         outcomes.append(outcome)
-        document = rq.references[0].document if (filter_by_document and rq.references) else None
+        document = (rq.references[0].document if rq.references else rq.documents[0] if len(rq.documents) == 1
+                    else None) if filter_by_document else None
         t0 = time.perf_counter()
         try:
             outcome.retrieved = search_stable(store, collection, vector, top_k, document)
@@ -419,13 +485,18 @@ def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, sto
             continue
         t2 = time.perf_counter()
         outcome.latency_ms = {"embed": embed_ms, "search": (t1 - t0) * 1000, "expand": (t2 - t1) * 1000}
+        if position == 0 and latency is not None:  # the first query of a fresh process: load, embed, search
+            load_ms = float(getattr(embedder, "load_seconds", 0.0) or 0.0) * 1000
+            latency.cold_ms = load_ms + measured.cold_ms + (t1 - t0) * 1000
         outcome.retrieval_ms = embed_ms + (t2 - t0) * 1000
 
         order = ranking_order(outcome.expansion_tree) if outcome.expansion_tree else outcome.expanded
         reference_documents = sorted({r.document for r in rq.references})
-        pool = None if chunks is None else tuple(c for d in reference_documents for c in chunks.get(d, ()))
+        # the chunks meeting the evidence: the only ones the pool's metrics count (others score nothing)
+        pool = None if index is None else tuple(c for d in reference_documents
+                                                for c in index.touching(d, rq.references))
         outcome.scored = Scored(rq.key, rq.question, tuple(rq.references), tuple(outcome.retrieved), tuple(order),
-                                top_k, pool, budgets)
+                                top_k, pool, budgets, documents=rq.documents)
     score_outcomes(outcomes, registry.values(source="retrieval"))
     tracker.step(len(questions))
     return outcomes
@@ -461,6 +532,10 @@ def outcome_row(outcome: QuestionOutcome, registry: MetricRegistry = METRICS) ->
         "difficulty": q.difficulty,
         "n_references": len(outcome.resolved.references),
         "judge_only": outcome.resolved.judge_only,
+        "labels": json.dumps(dict(q.labels), ensure_ascii=False, sort_keys=True) if q.labels else None,
+        "source_documents": json.dumps(list(outcome.resolved.documents), ensure_ascii=False),
+        "n_located_references": q.n_located,
+        "evidence_origin": q.evidence_origin,
         "retrieved": json.dumps([r.to_record() for r in outcome.retrieved], ensure_ascii=False),
         "expanded": json.dumps([r.to_record() for r in outcome.expanded], ensure_ascii=False),
         "expansion_tree": json.dumps([n.to_record() for n in outcome.expansion_tree], ensure_ascii=False),
@@ -480,6 +555,22 @@ def outcome_row(outcome: QuestionOutcome, registry: MetricRegistry = METRICS) ->
     return row
 
 
+def reference_entries(resolved: ResolvedQuestion) -> list[dict[str, Any]]:
+    """The ``references`` cell of a question row: each evidence span ``{document, start, end, located_by}``
+    (``located_by``: how ``questions locate`` found it, with its ``score``; "" for one written by hand or
+    accepted in review)."""
+    sources = resolved.question.references
+    entries = []
+    for i, span in enumerate(resolved.references):
+        ref = sources[i] if i < len(sources) else None
+        entry: dict[str, Any] = {"document": span.document, "start": span.start, "end": span.end,
+                                 "located_by": ref.located_by if ref is not None else ""}
+        if ref is not None and ref.located_by and ref.score is not None:
+            entry["score"] = round(ref.score, 3)
+        entries.append(entry)
+    return entries
+
+
 def aggregate(
     outcomes: Sequence[QuestionOutcome],
     confidence: float = DEFAULT_CONFIDENCE,
@@ -489,8 +580,10 @@ def aggregate(
 ) -> dict[str, float | int]:
     """Means over scored questions with seeded percentile-bootstrap confidence intervals.
 
-    Keys: n_questions (questions scored on evidence), n_judge_only (questions without
-    references: left out of the evidence means, judged when the LLM ran), n_failed; for every registered
+    Keys: n_questions (questions scored on evidence: spans or source documents), n_documents_only (of them,
+    those with source documents but no spans: scored by the document-level metrics only), n_located (of them,
+    those with evidence spans found by ``questions locate`` and not reviewed yet), n_judge_only
+    (questions without evidence: left out of the evidence means, judged when the LLM ran), n_failed; for every registered
     metric its run name (the mean over the questions it applies to) and ``<run_name>_ci_low`` /
     ``<run_name>_ci_high``, the judge's only when the LLM ran; latency means (retrieval_ms, generate_ms,
     judge_ms). When the LLM ran: n_judged, n_answer_failed, n_judge_failed and token sums.
@@ -499,9 +592,15 @@ def aggregate(
     scored = [o for o in outcomes if o.error is None]
     evidence = [o for o in scored if not o.resolved.judge_only]
     result: dict[str, float | int] = {"n_questions": len(evidence), "n_judge_only": len(scored) - len(evidence),
+                                      "n_documents_only": sum(o.resolved.scoring == "documents" for o in evidence),
+                                      "n_located": sum(o.resolved.question.n_located > 0 for o in evidence),
                                       "n_failed": len(outcomes) - len(scored)}
     llm = [o.llm for o in scored if o.llm is not None]
-    for metric in registry.values():
+    metrics_list = list(registry.values())
+    tracker = Tracker("confidence intervals", len(metrics_list), unit="metrics") if len(scored) > SCORE_SLICE else None
+    for done, metric in enumerate(metrics_list):
+        if tracker is not None:
+            tracker.step(done)
         if metric.source == "judge":
             if not llm:
                 continue  # no LLM ran: the judge's means stay empty
@@ -515,6 +614,8 @@ def aggregate(
         result[name] = mean(values)
         result[f"{name}_ci_low"], result[f"{name}_ci_high"] = bootstrap_ci(
             values, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    if tracker is not None:
+        tracker.step(len(metrics_list))
     result["retrieval_ms"] = mean(o.retrieval_ms for o in scored)
     result["context_tokens"] = mean(o.budget_scores.get("context_tokens") for o in scored)
     result["query_ms"] = mean((o.latency_ms.get("embed", 0.0) + o.latency_ms.get("search", 0.0)) for o in scored

@@ -100,7 +100,8 @@ def test_expansion_adds_neighbors_and_scores_both_sets(setup):
         assert {c.chunk_id for c in o.retrieved} <= {c.chunk_id for c in o.expanded}
         assert all(c.role == "neighbor" and c.score is None for c in o.expanded if c.rank is None)
         assert o.scores_expanded["recall"] >= o.scores["recall"]
-        assert set(o.scores) == {"recall", "precision", "iou", "precision_omega", "hit", "reciprocal_rank", "ndcg"}
+        assert set(o.scores) == {"recall", "precision", "iou", "precision_omega", "hit", "reciprocal_rank", "ndcg",
+                                 "doc_hit", "doc_recall", "doc_reciprocal_rank"}  # spans have source documents too
         assert 0 <= o.scores["ndcg"] <= 1 and 0 < o.scores["precision_omega"] <= 1
     # the easy questions are answered by the top hit
     assert np.mean([o.scores["hit"] for o in outcomes]) >= 0.75
@@ -109,7 +110,10 @@ def test_expansion_adds_neighbors_and_scores_both_sets(setup):
 def test_without_expansion_the_after_scores_equal_the_before_scores(setup):
     for o in run(setup, expansion=ExpansionSettings(0, 0)):
         assert o.expanded == o.retrieved
-        assert o.scores_expanded == {k: v for k, v in o.scores.items() if k != "precision_omega"}
+        # precision_omega is the chunking's; the document-level metrics are not expanded (neighbors and parents
+        # come from the same document)
+        assert o.scores_expanded == {k: v for k, v in o.scores.items()
+                                     if k != "precision_omega" and not k.startswith("doc_")}
 
 
 def test_document_filter_and_missing_chunk_list(setup):
@@ -180,3 +184,16 @@ def test_ties_are_broken_by_chunk_id_whatever_the_engine_order():
     assert store.calls[:3] == [3 + TIE_MARGIN, 2 * (3 + TIE_MARGIN), 4 * (3 + TIE_MARGIN)]
     ranks = [c.rank for c in search_stable(store, "c", np.zeros(3), 3)]
     assert ranks == [1, 2, 3]
+
+
+def test_scoring_in_slices_gives_each_question_the_same_values(setup, monkeypatch):
+    """Many questions are scored a slice at a time (a progress line between slices): a question's values are its
+    own, whatever slice it is scored in."""
+    from chunkbench_core.evaluation import experiment
+
+    whole = run(setup, expansion=ExpansionSettings(1, 1))
+    monkeypatch.setattr(experiment, "SCORE_SLICE", 1)
+    sliced = run(setup, expansion=ExpansionSettings(1, 1))
+    assert [o.values for o in sliced] == [o.values for o in whole]
+    assert [o.scores for o in sliced] == [o.scores for o in whole]
+    assert [o.budget_scores for o in sliced] == [o.budget_scores for o in whole]
