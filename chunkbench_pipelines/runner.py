@@ -27,6 +27,7 @@ from chunkbench_core.stages.documents import load_parsed_corpus
 from chunkbench_core.storage.results_db import ResultsDB
 
 from .assets import build_assets
+from .failures import ERROR_KIND, STORAGE_KINDS
 from .resources import build_resources
 from .jobs import benchmark_everything_job
 from .partitions import partition_key, strategy_by_model
@@ -46,9 +47,25 @@ def failure_reason(event) -> str:
     return str(data.error.message).strip() if data.error is not None else "failed"
 
 
+def failure_kind(event) -> str | None:
+    """The chunkbench error a step failure stands for (``StorageFullError`` ...), or None: the kind a fail-fast
+    Failure carries in its metadata, else the class of the error or of one of its causes."""
+    data = event.step_failure_data
+    if data.user_failure_data is not None:
+        value = (data.user_failure_data.metadata or {}).get(ERROR_KIND)
+        if value is not None:
+            return str(getattr(value, "value", value))
+    error = data.error
+    while error is not None:
+        if error.cls_name in STORAGE_KINDS:
+            return error.cls_name
+        error = error.cause
+    return None
+
+
 def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
                    corpus_models: Sequence[str] | None = None, out: TextIO | None = None,
-                   instance: DagsterInstance | None = None, log_level: str = "WARNING", wide: bool = False,
+                   instance: DagsterInstance | None = None, log_level: str = "CRITICAL", wide: bool = False,
                    run_settings: dict[str, dict] | None = None) -> int:
     """Documents once, then every strategy x available corpus model, then leaderboard and report, with the
     resources of ``settings`` (the settings in force: the command line built them).
@@ -56,7 +73,9 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
     A failing partition is reported and the others go on. Returns 0 when everything
     succeeded, 1 otherwise: a partition failed, a document was not parsed, or a question
     (or a whole question set) was dropped. The leaderboard of what did run is printed
-    either way, then each problem once. ``run_settings``: the ``parsing`` / ``chunking`` /
+    either way, then each problem once. Dagster's own console log is quiet by default (``log_level``): a
+    step's failure is printed here in one line, never as Dagster's stack trace. A full disk stops the run at
+    the step that met it (one line naming the folder, the space needed and free). ``run_settings``: the ``parsing`` / ``chunking`` /
     ``experiment`` run config (``chunkbench run`` flags or --config). ``instance``: the Dagster
     instance (default: the one of ``settings``).
     """
@@ -78,6 +97,7 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
     resolved = build_resources(settings, resolve=True)
     embeddings = resolved["embeddings"]  # availability is decided outside a run
     failures: list[str] = []
+    disk: list[str] = []  # a step met a full disk or an input/output error: no further step runs
     benchmark = settings.benchmark
     tags = {".dagster/repository": REPOSITORY_LABEL, "chunkbench/trigger": "cli", "chunkbench/benchmark": benchmark,
             "chunkbench/batch": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), **process_tags()}
@@ -91,8 +111,14 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
                                                             if op_config.get(name)}})
         check_stop()  # a signal during this step: no further step
         if not result.success:
-            errors = [failure_reason(e) for e in result.all_events if e.is_step_failure]
-            reason = redact(errors[-1]) if errors else "failed"
+            failed = [e for e in result.all_events if e.is_step_failure]
+            reason = redact(failure_reason(failed[-1])) if failed else "failed"
+            if any(failure_kind(e) in STORAGE_KINDS for e in failed):
+                # a full disk (or a failing one): every further step would meet it; the run stops here, its
+                # Dagster run marked failed, and what was stored before stays as it was
+                disk.append(reason)
+                say(f"stopped: {reason}")
+                return False
             failures.append(f"{label or ','.join(selection)}: {reason}")
             say(f"  FAILED {label or ','.join(selection)}: {reason}")
         return result.success
@@ -116,7 +142,8 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
     with timer:
         say("parsing documents ...")
         if not step(["source_documents", "parsed_documents"]):
-            say("\n".join(failures))
+            if failures:
+                say("\n".join(failures))
             return 1
         sample = resolved["workspace"].parsed_store().manifest_sample()  # type: ignore[attr-defined]
         if sample:
@@ -126,9 +153,13 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
             timer.start_partition()
             step(["chunk_collections", "experiment_results"], partition_key(strategy, model), f"{strategy}|{model}")
             timer.end_partition(strategy, model)
+            if disk:
+                return 1
         say("building leaderboard and report ...")
         with timed("finishing"):
             step(["leaderboard", "benchmark_report"])
+        if disk:
+            return 1
     results = ResultsDB(settings.results_dir)
     summary = timer.finish(CalibrationStore(settings.home), results, tags["chunkbench/batch"], benchmark,
                            sample=resolved["workspace"].parsed_store().manifest_sample())  # type: ignore[attr-defined]
@@ -178,11 +209,15 @@ def dropped_inputs(results: ResultsDB, workspace) -> list[str]:
     failed = results.query("SELECT document, error FROM documents WHERE status = 'failed' ORDER BY document")
     if not failed.empty:
         lines.append(f"\ndocuments not parsed ({len(failed)}), left out of every collection:")
-        lines += [f"- {r.document}: {r.error}" for r in failed.itertuples()]
+        # the corpus is the user's: never changed by chunkbench, so the fix is theirs to make
+        lines += [f"- {r.document}: {r.error}; fix or replace the file, or remove it from the corpus"
+                  for r in failed.itertuples()]
     documents = {d.document: d.markdown for d in load_parsed_corpus(workspace.parsed_store())}
     check = check_questions(workspace.questions_dir(), documents)
     if check.problems:
         lines.append(f"\nquestion problems ({len(check.problems)}), each question dropped alone "
                      f"(check with: chunkbench questions check):")
-        lines += [f"- {p}" for p in check.problems]
+        # a file that cannot be read at all: the user's to fix (chunkbench never changes it)
+        lines += [f"- {p}" + ("; fix the file (chunkbench questions check says what is wrong)"
+                              if p.question_id is None and p.field is None else "") for p in check.problems]
     return lines

@@ -30,6 +30,7 @@ from chunkbench_core.evaluation.metric_registry import METRICS
 
 from chunkbench_core.labels import configuration_label
 
+from . import integrity
 from .results_db import SCORED_TABLES, TABLES, ResultsDB
 
 DEFAULT_SETTINGS = "coalesce(variant, '') = '' AND coalesce(neighbor_prev, 0) = 0 AND coalesce(neighbor_next, 0) = 0"
@@ -265,14 +266,25 @@ class RunScope(ResultsDB):
         return out
 
     def connect(self) -> duckdb.DuckDBPyConnection:
+        """A connection whose views read the chosen runs only. A damaged table file is moved aside first (with a
+        warning naming it and what writes it again), as for the whole results: it would fail every view."""
+        integrity.repair_results_tables(self.tables_dir)
         self.ensure_schema_files()
-        con = duckdb.connect()
-        con.register("chosen_runs", pd.DataFrame({"experiment_run_id": list(self.run_ids)}, dtype=object))
-        for table, frame in self._memory.items():
-            con.register(f"memory_{table}", frame.reindex(columns=[c for c, _ in TABLES[table]]).astype(object))
-        for statement in self._view_sql():
-            con.execute(statement)
-        return con
+
+        def views() -> duckdb.DuckDBPyConnection:
+            con = duckdb.connect()
+            try:
+                con.register("chosen_runs", pd.DataFrame({"experiment_run_id": list(self.run_ids)}, dtype=object))
+                for table, frame in self._memory.items():
+                    con.register(f"memory_{table}", frame.reindex(columns=[c for c, _ in TABLES[table]]).astype(object))
+                for statement in self._view_sql():
+                    con.execute(statement)
+            except BaseException:
+                con.close()
+                raise
+            return con
+
+        return integrity.with_table_repair(self.tables_dir, views)
 
     def write(self, table: str, key: str, rows: Sequence[dict[str, Any]] | pd.DataFrame):  # type: ignore[override]
         if table not in MEMORY_TABLES:
