@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from dagster import AssetKey
 
 from chunkbench_core.chunking import STRATEGIES
@@ -122,6 +123,7 @@ def _loaded_partition_keys(tmp_path, **env: str) -> dict[str, set[str]]:
     return {line.split()[0]: set(line.split()[1].split(",")) for line in result.stdout.splitlines()}
 
 
+@pytest.mark.slow
 def test_loaded_partitions_without_and_with_an_openai_key(tmp_path):
     without = _loaded_partition_keys(tmp_path)
     assert without["chunk_collections"] == without["experiment_results"]
@@ -137,6 +139,7 @@ def test_loaded_partitions_without_and_with_an_openai_key(tmp_path):
     assert "text-embedding-3-small|semantic" in with_key["chunk_collections"]
 
 
+@pytest.mark.slow
 def test_dagster_cli_validates_the_workspace(tmp_path):
     env = {**os.environ, "DAGSTER_HOME": str(tmp_path)}
     dagster = Path(sys.executable).with_name("dagster")
@@ -161,6 +164,7 @@ def _dg(*args: str, home: Path) -> subprocess.CompletedProcess:
                           env={**os.environ, "DAGSTER_HOME": str(home), "NO_COLOR": "1"})
 
 
+@pytest.mark.slow
 def test_dg_check_defs_and_list_defs_load_the_project(tmp_path):
     (tmp_path / "dagster.yaml").write_text("", encoding="utf-8")
     check = _dg("check", "defs", home=tmp_path)

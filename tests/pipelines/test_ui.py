@@ -33,6 +33,7 @@ BENCHMARK = "backfill"  # CHUNKBENCH_BENCHMARK in conftest.start_server: its ass
 
 
 @pytest.mark.e2e
+@pytest.mark.browser
 def test_asset_graph_and_partitions_pages_render(dagster_dev):
     require_executable("chromium")
     lineage = capture(f"{dagster_dev.url}/asset-groups", "ui-asset-lineage.png")
