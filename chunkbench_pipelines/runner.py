@@ -1,7 +1,7 @@
 """Materialize the whole graph in-process: what ``chunkbench run`` and ``make demo`` do.
 
-Each step is a run of the defined job ``benchmark_everything`` (documents, then each partition,
-then the reports), so the runs are listed under that job in the UI, with their partitions, and
+Each step is a run of the benchmark's job ``<benchmark>__benchmark_everything`` over its own assets (documents,
+then each partition, then the reports), so the runs are listed under that job in the UI, with their partitions, and
 carry the tags ``chunkbench/trigger=cli``, ``chunkbench/benchmark=<benchmark name>`` and
 ``chunkbench/batch=<start time>`` (which groups the runs of one invocation).
 """
@@ -11,8 +11,9 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Sequence, TextIO
 
-from dagster import AssetKey, DagsterInstance, Definitions
+from dagster import DagsterInstance
 
+from chunkbench_core.benchmarks import register_benchmark
 from chunkbench_core.chunking import STRATEGIES
 from chunkbench_core.errors import ChunkbenchError
 from chunkbench_core.evaluation.question_check import check_questions
@@ -26,10 +27,10 @@ from chunkbench_core.settings import Settings
 from chunkbench_core.stages.documents import load_parsed_corpus
 from chunkbench_core.storage.results_db import ResultsDB
 
-from .assets import build_assets
+from .benchmarks import benchmark_job
 from .failures import ERROR_KIND, STORAGE_KINDS
+from .jobs import BENCHMARK_EVERYTHING
 from .resources import build_resources
-from .jobs import benchmark_everything_job
 from .partitions import partition_key, strategy_by_model
 from .run_control import fail_orphaned_runs, process_tags
 from .run_estimate import RunTimer, plan_estimate
@@ -88,12 +89,11 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
 
     instance = instance or DagsterInstance.from_config(str(settings.dagster_home_dir))
     fail_orphaned_runs(instance, say)  # runs of a chunkbench run killed with -9 stay STARTED otherwise
+    register_benchmark(settings)  # the code location lists it from now on (after a reload)
     # the partitions of every registered model: those not runnable here are skipped below, with the reason
     registry = settings.registry()
-    assets = build_assets(strategy_by_model(list(registry)))
-    # resources as the code location makes them (a secret from the environment stays an EnvVar in the runs)
-    job = Definitions(assets=assets, jobs=[benchmark_everything_job],
-                      resources=build_resources(settings)).resolve_job_def(benchmark_everything_job.name)
+    # this benchmark's assets only, under its key prefix, as the code location defines them
+    scope, job = benchmark_job(settings, strategy_by_model(list(registry)), BENCHMARK_EVERYTHING)
     resolved = build_resources(settings, resolve=True)
     embeddings = resolved["embeddings"]  # availability is decided outside a run
     failures: list[str] = []
@@ -103,11 +103,12 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
             "chunkbench/batch": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), **process_tags()}
 
     def step(selection: list[str], key=None, label: str = "") -> bool:
-        result = job.execute_in_process(asset_selection=[AssetKey(name) for name in selection],
+        result = job.execute_in_process(asset_selection=scope.keys(*selection),
                                         partition_key=str(key) if key is not None else None, instance=instance,
                                         raise_on_error=False, tags=tags,
                                         run_config={"loggers": {"console": {"config": {"log_level": log_level}}},
-                                                    "ops": {name: {"config": op_config[name]} for name in selection
+                                                    "ops": {scope.key(name).to_python_identifier():
+                                                            {"config": op_config[name]} for name in selection
                                                             if op_config.get(name)}})
         check_stop()  # a signal during this step: no further step
         if not result.success:
@@ -221,3 +222,49 @@ def dropped_inputs(results: ResultsDB, workspace) -> list[str]:
         lines += [f"- {p}" + ("; fix the file (chunkbench questions check says what is wrong)"
                               if p.question_id is None and p.field is None else "") for p in check.problems]
     return lines
+
+
+def run_sweep(settings: Settings, sweep: str, config: dict, out: TextIO | None = None,
+              instance: DagsterInstance | None = None, log_level: str = "WARNING") -> int:
+    """Run the benchmark's sweep job ``sweep`` (``neighbor_sweep`` or ``chunk_size_sweep``) in-process with the
+    sweep op's ``config`` (levels or sizes, strategies, corpus models), as the launchpad would; print its rows of
+    ``leaderboard_by_setting``. Returns 0 when every step succeeded, else 1 (the failing step named)."""
+    from chunkbench_core.sweeps import format_sweep
+
+    from .sweeps import CHUNK_SIZE_SWEEP
+
+    def say(text: str) -> None:
+        if out is not None:
+            print(text, file=out, flush=True)
+
+    instance = instance or DagsterInstance.from_config(str(settings.dagster_home_dir))
+    fail_orphaned_runs(instance, say)
+    register_benchmark(settings)
+    scope, job = benchmark_job(settings, strategy_by_model(list(settings.registry())), sweep)
+    op = scope.name("sweep_chunk_sizes" if sweep == CHUNK_SIZE_SWEEP else "sweep_neighbors")
+    tags = {".dagster/repository": REPOSITORY_LABEL, "chunkbench/trigger": "cli",
+            "chunkbench/benchmark": settings.benchmark,
+            "chunkbench/batch": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), **process_tags()}
+    say(f"benchmark {settings.benchmark}: {sweep.replace('_', ' ')} (Dagster job {job.name}) ...")
+    result = job.execute_in_process(instance=instance, raise_on_error=False, tags=tags, run_config={
+        "loggers": {"console": {"config": {"log_level": log_level}}}, "ops": {op: {"config": config}}})
+    check_stop()
+    run_ids = [e.event_specific_data.materialization.metadata["experiment_run_id"].value
+               for e in result.all_events if e.is_step_materialization
+               and e.event_specific_data.materialization.asset_key == scope.key("experiment_results")]
+    results = ResultsDB(settings.results_dir)
+    rows = results.query("SELECT * FROM leaderboard_by_setting") if run_ids else None
+    if rows is not None:
+        rows = rows[rows["experiment_run_id"].isin(run_ids)]
+    metric = settings.ranking().rank_metric
+    say("")
+    say(format_sweep(rows, metric))
+    say("")
+    say(f"{len(run_ids)} experiment runs (Dagster run {result.run_id[:8]}); side by side with earlier sweeps: "
+        f"SELECT * FROM leaderboard_by_setting in {results.database_path}; reports: "
+        f"{settings.reports_dir / 'technical_report.html'}")
+    if not result.success:
+        errors = [failure_reason(e) for e in result.all_events if e.is_step_failure]
+        say(f"\nfailed: {redact(errors[-1]) if errors else 'failed'}")
+        return 1
+    return 0

@@ -40,7 +40,7 @@ def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
     from chunkbench_core.chunking import STRATEGIES
     from chunkbench_core.errors import ConfigError
 
-    from . import ask, defaults, documents, operations, questions, reproduce, run, runs
+    from . import ask, defaults, documents, operations, questions, reproduce, run, runs, sweep
     from . import strategies as catalog
 
     strategies = list(STRATEGIES.names())
@@ -63,6 +63,7 @@ def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
     questions.register(sub)
     ask.register(sub)
     runs.register(sub)
+    sweep.register(sub, strategies, models)
     catalog.register(sub)
     from chunkbench_pipelines.cli_ui import add_parser as add_ui_parser
 
