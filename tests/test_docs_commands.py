@@ -62,7 +62,8 @@ def _block_params():
         for block in DOCS.blocks(page):
             marks = []
             if _reads_results(block):
-                marks = [pytest.mark.slow, pytest.mark.e2e]  # the shared run materializes the asset graph
+                # the shared run materializes the asset graph; one worker makes it once (make test: --dist loadgroup)
+                marks = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.xdist_group("docs_finished_run")]
             elif any("reproduce" in c.text for c in block.commands):
                 marks = [pytest.mark.slow]
             params.append(pytest.param(block, id=block.name, marks=marks))
