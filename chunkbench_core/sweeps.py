@@ -19,6 +19,7 @@ from typing import Iterable, Mapping, Sequence
 
 from chunkbench_core.chunking import STRATEGIES
 from chunkbench_core.errors import ConfigError
+from chunkbench_core.labels import configuration_label
 
 NEIGHBOR_LEVELS: tuple[tuple[int, int], ...] = ((0, 0), (1, 1), (2, 2), (3, 3))
 SWEEP_SIZES: tuple[int, ...] = (128, 256, 512, 1024)
@@ -99,8 +100,8 @@ class SweepStep:
     @property
     def label(self) -> str:
         if self.chunking:
-            return f"{self.strategy} x {self.corpus_model} at {self.chunking['chunk_size']} tokens"
-        return f"{self.strategy} x {self.corpus_model} with neighbors -{self.neighbor_prev}/+{self.neighbor_next}"
+            return f"{configuration_label(self.strategy, self.corpus_model)} at {self.chunking['chunk_size']} tokens"
+        return f"{configuration_label(self.strategy, self.corpus_model)} with neighbors -{self.neighbor_prev}/+{self.neighbor_next}"
 
 
 def neighbor_steps(strategies: Sequence[str], corpus_models: Sequence[str],
@@ -129,7 +130,6 @@ def format_sweep(rows, metric: str) -> str:
     """The sweep's rows of ``leaderboard_by_setting`` (a DataFrame) as a plain-text table: configuration, setting,
     questions, the ranking metric, recall, context tokens and the experiment run id (what ``chunkbench report --run``
     takes; a sweep's steps share the first characters, their Dagster run's id)."""
-    from chunkbench_core.labels import configuration_label
     from chunkbench_core.reporting.leaderboard import cell
 
     if rows is None or len(rows) == 0:
