@@ -139,14 +139,15 @@ def test_the_leaderboard_page_shows_the_recommended_configuration(dagster_dev, b
     assert entries["description"].startswith(f"Benchmark {BENCHMARK}: ")  # the page names its benchmark
     assert entries["benchmark"]["text"] == BENCHMARK
     recommendation = entries["recommendation"]["text"]
-    assert recommendation.startswith(("fixed_size × ", "recursive × "))
     # the table: rank, configuration, the ranking metric, verdict and cost; the reason a text entry of its own
     table = entries["leaderboard"]["table"]
     assert [c["name"] for c in table["schema"]["columns"]] == ["rank", "configuration", "recall_at_512", "verdict",
                                                               "projected_usd"]
     records = [json.loads(r) for r in table["records"]]
-    assert {r["configuration"] for r in records} == {f"fixed_size × {MODEL}", f"recursive × {MODEL}"}
-    assert "recommended" in {r["verdict"] for r in records}
+    # this run's two partitions are on the board (the shared server's backfill test may have built others too),
+    # and the recommendation names the one row marked recommended
+    assert {f"fixed_size × {MODEL}", f"recursive × {MODEL}"} <= {r["configuration"] for r in records}
+    assert [r["configuration"] for r in records if r["verdict"] == "recommended"] == [recommendation]
     reason = entries["reason"]
     assert reason["__typename"] == "TextMetadataEntry" and len(reason["text"]) > 80
     labels = list(entries)
