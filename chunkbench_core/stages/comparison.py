@@ -63,8 +63,14 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
     labels = {f"{r['strategy']}|{r['corpus_model']}": strategy_label(r["strategy"], _json_object(r.pop("provenance")))
               for r in board}
     costs = {f"{r['strategy']}|{r['corpus_model']}": r for r in board}
+    # each run's recorded means and intervals: the comparison shows the interval the run recorded, not a second draw
+    recorded = {f"{r['strategy']}|{r['corpus_model']}": r for r in results.query(
+        """SELECT m.* FROM leaderboard l JOIN experiment_metrics m USING (experiment_run_id, strategy, corpus_model)
+           WHERE m.created_at = l.created_at AND coalesce(m.variant, '') = ''
+             AND coalesce(m.neighbor_prev, 0) = 0 AND coalesce(m.neighbor_next, 0) = 0"""
+    ).to_dict("records")}
     comparison = compare_configurations(rows, metric=settings.rank_metric, margin=settings.margin, costs=costs,
-                                        cost_tolerance=settings.cost_tolerance)
+                                        cost_tolerance=settings.cost_tolerance, recorded=recorded)
     axis = cost_axis(list(costs.values()))
     means = {c.configuration: c.mean for c in comparison.configurations}
     frontier = pareto_frontier({name: (means.get(name, float("nan")), float(c.get(axis) or 0.0))
