@@ -95,7 +95,9 @@ def plan_estimate(resources: Mapping[str, Any], settings: Any, partitions: Seque
 
     def usage_rows(model: str) -> list[dict[str, Any]]:
         try:
-            frame = results.query("SELECT * FROM embedding_usage WHERE corpus_model = ?", [model])
+            # the corpus embeddings (a run's query embeddings include the model's loading and one-at-a-time probes)
+            frame = results.query("SELECT * FROM embedding_usage WHERE corpus_model = ? "
+                                  "AND coalesce(stage, '') <> 'queries'", [model])
         except Exception:  # noqa: BLE001 - nothing recorded yet
             return []
         return frame.to_dict("records")

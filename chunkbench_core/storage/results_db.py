@@ -30,7 +30,7 @@ import pandas as pd
 from chunkbench_core.errors import ChunkbenchError
 from chunkbench_core.evaluation.metric_registry import METRICS
 from chunkbench_core.storage import integrity, space
-from chunkbench_core.storage.records import CollectionBuild, DocumentRecord, ExperimentRun, IndexCostRecord
+from chunkbench_core.storage.records import CollectionBuild, DocumentRecord, ExperimentRun, IndexCostRecord, UsageRecord
 from chunkbench_core.storage.records import rows as record_rows
 
 # Every table, one declaration each: (column, DuckDB type). A results folder from an older version gets
@@ -642,6 +642,11 @@ class ResultsDB:
         self.write("embedding_usage", f"{build.rows_key}__chunks", record_rows(build.usage))
         self.write("chunks", build.chunks_key, record_rows(build.chunks))
         self.write("collections", build.rows_key, [build.collection])
+
+    def record_query_usage(self, key: str, usage: "UsageRecord") -> Path:
+        """The query embeddings of one experiment run or one ``chunkbench ask`` (``stage`` queries), under
+        ``key``: a run again replaces its own row."""
+        return self.write("embedding_usage", f"{key}__queries", [usage.row()])
 
     def record_index_cost(self, rows_key: str, record: "IndexCostRecord") -> Path:
         """What a collection build took (written once its points are counted)."""

@@ -36,7 +36,7 @@ def command_ask(args: argparse.Namespace) -> int:
     from chunkbench_core.stages.collections import read_build_chunks
     from chunkbench_core.stages.spec import partition_collection, partition_rows_key
     from chunkbench_core.storage.queries import query_row, save_query
-    from chunkbench_core.storage.records import now
+    from chunkbench_core.storage.records import UsageRecord, now
 
     from .instance import resources as make_resources
 
@@ -63,6 +63,9 @@ def command_ask(args: argparse.Namespace) -> int:
         if not args.no_save:
             saved = save_query(results, query_row(result, configuration_source=choice.source, created_at=now(),
                                                   build=build))
+            # the question's embedding, with the corpus embeddings in embedding_usage (stage "queries")
+            results.record_query_usage(f"ask__{saved}", UsageRecord(choice.strategy, embedder.spec.id, "queries",
+                                                                    embedder.usage.as_row()))
     except ChunkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

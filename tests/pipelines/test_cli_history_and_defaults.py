@@ -70,6 +70,13 @@ def test_ask_without_a_configuration_saves_the_query_and_queries_show_it_by_pref
                     home=home)
     assert not_saved.returncode == 0 and json.loads(not_saved.stdout)["query_id"] is None
     assert len(json.loads(cli("queries", "list", "--json", home=home).stdout)) == 1
+    # the saved question's embedding is in embedding_usage next to the corpus's; the unsaved one left no trace
+    from chunkbench_core.storage.results_db import ResultsDB
+
+    usage = ResultsDB(Settings.load({"CHUNKBENCH_HOME": str(home)}).results_dir).query(
+        "SELECT stage, strategy, corpus_model, texts FROM embedding_usage WHERE stage = 'queries'")
+    assert usage.to_dict("records") == [{"stage": "queries", "strategy": "fixed_size", "corpus_model": MODEL,
+                                         "texts": 1}]
     short = cli("queries", "show", query_id[:7], home=home)
     assert short.returncode == 1 and "at least 8" in short.stderr
     missing = cli("ask", QUESTION, "--strategy", "recursive", "--corpus-model", MODEL, home=home)
