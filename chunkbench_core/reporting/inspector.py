@@ -311,8 +311,7 @@ def inspector_payload(data: ReportData, results: ResultsDB | None) -> dict[str, 
         if isinstance(judge.get("hallucination"), (int, float)) and not isinstance(judge["hallucination"], bool):
             judge["hallucination"] = bool(judge["hallucination"])
         result: dict[str, Any] = {
-            "metrics": {m.name: number(row.get(m.question_column)) for m in metric_columns
-                        if number(row.get(m.question_column)) is not None},
+            "metrics": {m.name: v for m in metric_columns if (v := number(row.get(m.question_column))) is not None},
             "error": value(row, "error"),
             "answer": value(row, answer_column) if answer_column else None,
             "answerError": value(row, "answer_error"),
