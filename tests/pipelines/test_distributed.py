@@ -1,0 +1,253 @@
+"""The distributed profile, run here: ``make cluster``'s launcher with two Celery workers, each on its own scratch.
+
+One cluster for the module (Redis, PostgreSQL, two workers, the daemon, the webserver, all on 127.0.0.1),
+started by the same launcher as ``make cluster``. The corpus is the bundled sample, with MiniLM and every
+strategy (the e5 partitions would triple the time and prove nothing more). Against it:
+
+1. a backfill of every partition gives the leaderboard (every metric to 1e-9) and the recommendation of the
+   single-process run (``chunkbench run``), steps ran on both workers, and each text was embedded once across
+   both: the texts the workers embedded (their ``embedding_usage`` rows) add up to the vectors in the shared cache;
+2. a worker killed with SIGKILL in the middle of a partition: the step is handed to a worker again, the
+   backfill ends with every run successful and no row duplicated or lost.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from chunkbench_core.chunking import STRATEGIES
+from chunkbench_core.storage.results_db import ResultsDB
+from tests.conftest import require_executable, require_tool
+
+from .support.dagster_server import DagsterServer, free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = "all-minilm-l6-v2"
+BENCHMARK = "sample"
+VISIBILITY_TIMEOUT = 10  # seconds: a dead worker's step goes to another one soon (live workers renew theirs)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+
+class ClusterClient(DagsterServer):
+    """The GraphQL client of DagsterServer, talking to the cluster's webserver (started by the launcher)."""
+
+    def __init__(self, url: str) -> None:  # noqa: D107 - nothing to start
+        self.url = url
+        self.location = self.query("{ workspaceOrError { ... on Workspace { locationEntries { name } } } }")[
+            "workspaceOrError"]["locationEntries"][0]["name"]
+
+
+def _tools() -> None:
+    require_executable("redis-server")
+    import glob
+
+    require_tool(bool(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl")), "PostgreSQL server (apt-get install postgresql)")
+    try:
+        import dagster_celery  # noqa: F401
+    except ImportError:
+        require_tool(False, "dagster-celery (pip install '.[test]')")
+
+
+def _environment(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHUNKBENCH_", "DAGSTER_"))}
+    env.update({"CHUNKBENCH_HOME": str(home), "CHUNKBENCH_BENCHMARK": BENCHMARK,
+                "CHUNKBENCH_CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY_TIMEOUT)})
+    return env
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The single-process run of the same partitions (chunkbench run, SQLite cache, one process)."""
+    home = tmp_path_factory.mktemp("single")
+    result = subprocess.run([sys.executable, "-m", "chunkbench_pipelines.cli", "run", "--corpus-model", MODEL],
+                            cwd=ROOT, env=_environment(home), capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return ResultsDB(home / "benchmarks" / BENCHMARK)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    _tools()
+    root = tmp_path_factory.mktemp("cluster")
+    state = root / "state"
+    log = open(root / "launcher.log", "w")
+    launcher = subprocess.Popen([sys.executable, "-m", "chunkbench_pipelines.cluster", "--workers", "2", "--port",
+                                 str(free_port()), "--state", str(state)], cwd=ROOT, env=_environment(root / "home"),
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    description = state / "cluster.json"
+    deadline = time.time() + 300
+    while not description.exists():
+        if launcher.poll() is not None:
+            pytest.fail(f"the cluster did not start: {(root / 'launcher.log').read_text()[-3000:]}")
+        if time.time() > deadline:
+            launcher.kill()
+            pytest.fail("the cluster did not start within 300 s")
+        time.sleep(0.5)
+    info = json.loads(description.read_text())
+    info["state"], info["launcher"], info["log"] = state, launcher, root / "launcher.log"
+    try:
+        yield info
+    finally:
+        pids = list(json.loads(description.read_text())["processes"].values()) if description.exists() else []
+        launcher.send_signal(signal.SIGINT)
+        try:
+            launcher.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(launcher.pid, signal.SIGKILL)
+        log.close()
+        left = [pid for pid in pids if _alive(pid)]
+        assert not left, f"processes left running after Ctrl-C: {left}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _instance(info):
+    from dagster import DagsterInstance
+
+    os.environ["DAGSTER_PG_URL"] = info["instance"]
+    return DagsterInstance.from_config(str(info["state"] / "dagster_home"))
+
+
+def _worker_steps(instance, run_ids) -> list[tuple[str, str, str]]:
+    """(run id, step key, worker) of every step a Celery worker took, from the runs' engine events."""
+    from dagster import DagsterEventType
+
+    out = []
+    for run_id in sorted(run_ids):
+        for entry in instance.all_logs(run_id, of_type=DagsterEventType.ENGINE_EVENT):
+            event = entry.dagster_event
+            if not event or "in celery worker" not in (event.message or ""):
+                continue
+            worker = event.engine_event_data.metadata.get("Celery worker")
+            out.append((run_id, event.step_key, str(getattr(worker, "value", worker))))
+    return out
+
+
+def _board(results: ResultsDB) -> dict[str, dict[str, float]]:
+    frame = results.query("SELECT * FROM experiment_metrics")
+    numeric = [c for c in frame.columns if frame[c].dtype.kind in "fiu"]
+    return {f"{r['strategy']}|{r['corpus_model']}": {c: float(r[c]) for c in numeric}
+            for r in frame.to_dict("records")}
+
+
+def _assert_same_board(results: ResultsDB, reference: ResultsDB) -> None:
+    ours, theirs = _board(results), _board(reference)
+    assert sorted(ours) == sorted(theirs)
+    for key, metrics in theirs.items():
+        for name, value in metrics.items():
+            if name in ("index_seconds", "query_seconds") or name.endswith(("_seconds", "_ms")):
+                continue  # times differ by machine and load, not by where a step ran
+            got = ours[key].get(name)
+            assert got is not None and (math.isclose(got, value, abs_tol=1e-9) or (math.isnan(got) and math.isnan(value))), \
+                f"{key} {name}: {got} distributed, {value} in one process"
+    mine, single = results.recommendation(), reference.recommendation()
+    assert mine is not None and single is not None
+    assert (mine["strategy"], mine["corpus_model"]) == (single["strategy"], single["corpus_model"])
+
+
+def _backfill(client: ClusterClient, strategies) -> list[str]:
+    partitions = [f"{MODEL}|{s}" for s in strategies]  # a key joins the dimensions in name order
+    backfill = client.launch_backfill(["chunk_collections", "experiment_results"], partitions)
+    return [backfill]
+
+
+def _runs_of(client: ClusterClient, backfill_id: str) -> list[dict]:
+    return [r for r in client.runs() if {"key": "dagster/backfill", "value": backfill_id} in r["tags"]]
+
+
+def test_a_backfill_on_two_workers_gives_the_single_process_leaderboard_embedding_each_text_once(cluster, reference):
+    client = ClusterClient(cluster["ui"])
+    assert client.wait_run(client.launch_run("parse_documents"), timeout=300) == "SUCCESS"
+    strategies = list(STRATEGIES.names())
+    started = time.time()
+    [backfill] = _backfill(client, strategies)
+    status = client.wait_backfill(backfill, timeout=900)
+    runs = _runs_of(client, backfill)
+    assert status.startswith("COMPLETED") and runs and all(r["status"] == "SUCCESS" for r in runs), (status, runs)
+    assert len(runs) == len(strategies)
+    assert client.wait_run(client.launch_run("refresh_reports"), timeout=300) == "SUCCESS"
+    print(f"backfill of {len(strategies)} partitions on two workers: {time.time() - started:.0f} s")
+
+    results = ResultsDB(Path(cluster["shared"]) / "benchmarks" / BENCHMARK)
+    _assert_same_board(results, reference)
+
+    # every step ran on a Celery worker, and both workers took some
+    instance = _instance(cluster)
+    try:
+        steps = _worker_steps(instance, {r["runId"] for r in runs})
+    finally:
+        instance.dispose()
+    assert len(steps) == 2 * len(strategies), steps
+    assert {w.split("@")[0] for _, _, w in steps} == {"w1", "w2"}, steps
+
+    # each text embedded once across both workers: what the workers embedded adds up to the cache's vectors
+    from chunkbench_core.storage.cache_postgres import PostgresEmbeddingCache
+
+    embedded = int(results.query("SELECT coalesce(sum(embedded), 0) AS n FROM embedding_usage")["n"][0])
+    with PostgresEmbeddingCache(cluster["cache"]) as cache:
+        stored = sum(s.vectors for s in cache.stats())
+    assert embedded > 0 and embedded == stored, (embedded, stored)
+    # ... and nothing was cached on a worker's own machine
+    for home in cluster["worker_homes"].values():
+        assert not (Path(home) / "embedding_cache.sqlite").exists()
+        assert not (Path(home) / "benchmarks" / BENCHMARK / "qdrant").exists()
+
+
+def test_a_worker_killed_mid_partition_leaves_a_partition_that_is_retried_with_no_row_lost_or_duplicated(
+        cluster, reference):
+    client = ClusterClient(cluster["ui"])
+    from chunkbench_core.storage.cache_postgres import PostgresEmbeddingCache
+
+    with PostgresEmbeddingCache(cluster["cache"]) as cache:  # the texts must be embedded again: a longer step
+        cache.clear()
+    strategies = ["fixed_size", "semantic"]
+    [backfill] = _backfill(client, strategies)
+    instance = _instance(cluster)
+    description = cluster["state"] / "cluster.json"
+    try:
+        deadline = time.time() + 300
+        victim = None
+        while victim is None and time.time() < deadline:
+            run_ids = {r["runId"] for r in _runs_of(client, backfill)}
+            for run_id, step, worker in _worker_steps(instance, run_ids):
+                if step == "chunk_collections" and worker.startswith("w1@"):
+                    victim = (run_id, step)
+                    break
+            time.sleep(0.2)
+        assert victim is not None, "no chunk_collections step reached worker w1"
+        pid = json.loads(description.read_text())["processes"]["w1"]
+        os.killpg(pid, signal.SIGKILL)  # the worker and its pool process, as if its machine went away
+        status = client.wait_backfill(backfill, timeout=600)
+        runs = _runs_of(client, backfill)
+        assert status.startswith("COMPLETED") and all(r["status"] == "SUCCESS" for r in runs), (status, runs)
+        taken = [s for s in _worker_steps(instance, {victim[0]}) if s[1] == victim[1]]
+    finally:
+        instance.dispose()
+    assert len(taken) == 2, f"the killed step was not handed over again: {taken}"
+    assert "worker w1 ended (signal 9); starting it again" in cluster["log"].read_text()
+
+    assert client.wait_run(client.launch_run("refresh_reports"), timeout=300) == "SUCCESS"
+    results = ResultsDB(Path(cluster["shared"]) / "benchmarks" / BENCHMARK)
+    _assert_same_board(results, reference)
+    # one row per question and partition, as in one process; the same chunks
+    per_question = "SELECT strategy, corpus_model, question_id, count(*) AS n FROM question_results GROUP BY ALL ORDER BY ALL"
+    ours, theirs = results.query(per_question), reference.query(per_question)
+    assert (ours["n"] == 1).all() and ours.to_dict("records") == theirs.to_dict("records")
+    chunks = "SELECT strategy, corpus_model, count(*) AS n, count(DISTINCT chunk_id) AS ids FROM chunks GROUP BY ALL ORDER BY ALL"
+    assert results.query(chunks).to_dict("records") == reference.query(chunks).to_dict("records")
