@@ -40,7 +40,11 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_acks_late": True,  # a task is done when its step has ended, not when a worker took it
         "task_reject_on_worker_lost": True,  # a worker's pool process killed: the task goes back at once
         "worker_prefetch_multiplier": 1,  # a worker takes one step at a time, so idle workers get the others
-        "broker_transport_options": {"visibility_timeout": settings.celery_visibility_timeout},
+        # the broker hands a task to another worker when its lease is older than the visibility timeout;
+        # look for such tasks every quarter of it (kombu's default looks every 100 s)
+        "broker_transport_options": {"visibility_timeout": settings.celery_visibility_timeout,
+                                     "unacked_restore_interval": max(1.0, settings.celery_visibility_timeout / 4),
+                                     "unacked_restore_throttle": 1},
         "broker_connection_retry_on_startup": True,
         "result_expires": 7 * 24 * 3600,
         "worker_hijack_root_logger": False,
