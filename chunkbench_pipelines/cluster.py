@@ -59,6 +59,7 @@ def free_port() -> int:
 
 def _port_free(port: int) -> bool:
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the webserver binds: a closed port is free
         try:
             s.bind((LOOPBACK, port))
             return True
@@ -76,6 +77,7 @@ class Part:
     log: Path
     process: subprocess.Popen | None = None
     restarts: int = 0
+    worker: bool = False  # a Celery worker: started again when it ends
 
     def start(self, cwd: Path) -> None:
         self.log.parent.mkdir(parents=True, exist_ok=True)
@@ -237,7 +239,7 @@ class Cluster:
         command = [sys.executable, "-m", "celery", "-A", "chunkbench_pipelines.celery_app", "worker", "-Q", "dagster",
                    "--concurrency", "1", "--prefetch-multiplier", "1", "-n", f"w{index}@%h", "--loglevel", "INFO",
                    "--without-gossip", "--without-mingle"]
-        part = Part(f"w{index}", command, env, self.state / "logs" / f"worker-w{index}.log")
+        part = Part(f"w{index}", command, env, self.state / "logs" / f"worker-w{index}.log", worker=True)
         part.start(home)
         self.parts.append(part)
 
@@ -275,7 +277,7 @@ class Cluster:
                 return False
 
         for part in self.parts:
-            if part.name.startswith("w"):
+            if part.worker:
                 self._wait(lambda p=part: b" ready." in _read(p.log), f"worker {part.name}", part, timeout)
         self._wait(webserver, "the webserver", self.part("webserver"), timeout)
 
@@ -298,7 +300,7 @@ class Cluster:
                 code = part.ended()
                 if code is None:
                     continue
-                if part.name.startswith("w"):
+                if part.worker:
                     print(f"worker {part.name} ended ({_how(code)}); starting it again", file=out, flush=True)
                     _reap(part)
                     part.restarts += 1
@@ -314,7 +316,7 @@ class Cluster:
     def stop(self) -> None:
         """The webserver and daemon (and the runs they started), then the workers, then Redis and PostgreSQL."""
         order = [p for p in self.parts if p.name in ("webserver", "daemon")]
-        order += [p for p in self.parts if p.name.startswith("w") and p.name != "webserver"]
+        order += [p for p in self.parts if p.worker]
         _stop_parts(order)
         _stop_parts([p for p in self.parts if p.name == "redis"])
         if self.pg_data is not None and self.pg_bin is not None and (self.pg_data / "postmaster.pid").exists():
