@@ -40,7 +40,7 @@ def embedding_cache(location: str | None, home: str | None):
         return _shared("embedding", where, open_embedding_cache)
     if where is None:
         return EmbeddingCache(default_cache_path(home_dir(home)))
-    return open_embedding_cache(Path(where))
+    return open_embedding_cache(_in_folder(Path(where), default_cache_path(home_dir(home)).name))
 
 
 def context_cache(location: str | None, home: str | None):
@@ -52,7 +52,12 @@ def context_cache(location: str | None, home: str | None):
         return _shared("context", where, open_context_cache)
     if where is None:
         return ContextCache(default_context_cache_path(home_dir(home)))
-    return open_context_cache(Path(where))
+    return open_context_cache(_in_folder(Path(where), default_context_cache_path(home_dir(home)).name))
+
+
+def _in_folder(path: Path, name: str) -> Path:
+    """A folder (existing or not) holds the cache file ``name``; a ``.sqlite`` path or an existing file is the file."""
+    return path if path.suffix == ".sqlite" or path.is_file() else path / name
 
 
 def close_caches() -> None:

@@ -185,8 +185,8 @@ class Cluster:
             if self.as_postgres:
                 shutil.chown(self.pg_data, "postgres", "postgres")
             self._pg("initdb", "-D", str(self.pg_data), "--auth=trust", "-U", "postgres", "--encoding=UTF8")
-        log = self.state / "logs" / "postgres.log"
-        log.parent.mkdir(parents=True, exist_ok=True)
+        # beside the data folder: the postgres user must reach it (the state folder may be private to root)
+        log = self.pg_data.parent / f"{self.pg_data.name}.log"
         if self.as_postgres:
             log.touch()
             shutil.chown(log, "postgres", "postgres")
