@@ -31,6 +31,7 @@ from tests.conftest import require_executable, require_tool
 from .support.dagster_server import DagsterServer, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
+COUNTER = Path(__file__).resolve().parent / "support" / "embedding_counter"
 MODEL = "all-minilm-l6-v2"
 BENCHMARK = "sample"
 VISIBILITY_TIMEOUT = 10  # seconds: a dead worker's step goes to another one soon (live workers renew theirs)
@@ -104,8 +105,13 @@ def cluster(tmp_path_factory):
     root = tmp_path_factory.mktemp("cluster")
     state = root / "state"
     log = open(root / "launcher.log", "w")
+    # every process of the cluster logs the texts it sends to the model (support/embedding_counter)
+    (root / "embedded").mkdir()
+    env = _environment(root / "home")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(COUNTER), env.get("PYTHONPATH")]))
+    env["CHUNKBENCH_TEST_EMBEDDED_DIR"] = str(root / "embedded")
     launcher = subprocess.Popen([sys.executable, "-m", "chunkbench_pipelines.cluster", "--workers", "2", "--port",
-                                 str(free_port()), "--state", str(state)], cwd=ROOT, env=_environment(root / "home"),
+                                 str(free_port()), "--state", str(state)], cwd=ROOT, env=env,
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     description = state / "cluster.json"
     deadline = time.time() + 300
@@ -118,6 +124,7 @@ def cluster(tmp_path_factory):
         time.sleep(0.5)
     info = json.loads(description.read_text())
     info["state"], info["launcher"], info["log"] = state, launcher, root / "launcher.log"
+    info["embedded"] = root / "embedded"
     try:
         yield info
     finally:
@@ -160,6 +167,27 @@ def _worker_steps(instance, run_ids) -> list[tuple[str, str, str]]:
             worker = event.engine_event_data.metadata.get("Celery worker")
             out.append((run_id, event.step_key, str(getattr(worker, "value", worker))))
     return out
+
+
+def _step_spans(instance, run_ids, step_key: str) -> list[tuple[str, float, float]]:
+    """(worker, start, end) of each ``step_key`` step: from the worker's engine event to the step's success."""
+    from dagster import DagsterEventType
+
+    spans = []
+    for run_id in sorted(run_ids):
+        start = worker = end = None
+        for entry in instance.all_logs(run_id):
+            event = entry.dagster_event
+            if not event or event.step_key != step_key:
+                continue
+            if event.event_type == DagsterEventType.ENGINE_EVENT and "in celery worker" in (event.message or ""):
+                start = entry.timestamp
+                worker = str(getattr(event.engine_event_data.metadata.get("Celery worker"), "value", ""))
+            elif event.event_type == DagsterEventType.STEP_SUCCESS:
+                end = entry.timestamp
+        if start is not None and end is not None:
+            spans.append((worker.split("@")[0], start, end))
+    return spans
 
 
 def _board(results: ResultsDB) -> dict[str, dict[str, float | None]]:
@@ -219,16 +247,36 @@ def test_a_backfill_on_two_workers_gives_the_single_process_leaderboard_embeddin
         steps = _worker_steps(instance, {r["runId"] for r in runs})
     finally:
         instance.dispose()
-    assert len(steps) == 2 * len(strategies), steps
+    assert len(steps) == 2 * len(strategies), steps  # none ran twice: a live worker keeps its steps
     assert {w.split("@")[0] for _, _, w in steps} == {"w1", "w2"}, steps
+    # the two workers wrote different partitions' collections into the shared folder at the same time
+    instance = _instance(cluster)
+    try:
+        spans = _step_spans(instance, {r["runId"] for r in runs}, "chunk_collections")
+    finally:
+        instance.dispose()
+    assert any(a[0] != b[0] and a[1] < b[2] and b[1] < a[2] for a in spans for b in spans), spans
+    collections = Path(cluster["shared"]) / "benchmarks" / BENCHMARK / "qdrant"
+    assert len([p for p in collections.iterdir() if p.name.endswith("_collection")]) == len(strategies)
 
-    # each text embedded once across both workers: what the workers embedded adds up to the cache's vectors
-    from chunkbench_core.storage.cache_postgres import PostgresEmbeddingCache
+    # each text embedded once across both workers: the texts each process sent to the model, counted in the
+    # processes themselves, are the cache's vectors, each once; and the workers' usage rows add up to the
+    # single process's
+    from collections import Counter
 
-    embedded = int(results.query("SELECT coalesce(sum(embedded), 0) AS n FROM embedding_usage")["n"][0])
-    with PostgresEmbeddingCache(cluster["cache"]) as cache:
-        stored = sum(s.vectors for s in cache.stats())
-    assert embedded > 0 and embedded == stored, (embedded, stored)
+    logs = sorted(cluster["embedded"].glob("*.log"))
+    sent = Counter(line for path in logs for line in path.read_text().splitlines())
+    assert len(logs) >= 2, f"texts embedded by one process only: {logs}"
+    assert sent and max(sent.values()) == 1, [key for key, n in sent.items() if n > 1][:5]
+    import psycopg2
+
+    with psycopg2.connect(cluster["cache"]) as con, con.cursor() as cursor:
+        cursor.execute("SELECT namespace, text_sha256 FROM chunkbench_embedding_vectors WHERE vector IS NOT NULL")
+        stored = {f"{namespace} {key}" for namespace, key in cursor.fetchall()}
+    con.close()
+    assert set(sent) == stored
+    usage = "SELECT stage, sum(embedded) AS n FROM embedding_usage GROUP BY ALL ORDER BY ALL"
+    assert results.query(usage).to_dict("records") == reference.results().query(usage).to_dict("records")
     # ... and nothing was cached on a worker's own machine
     for home in cluster["worker_homes"].values():
         assert not (Path(home) / "embedding_cache.sqlite").exists()
