@@ -371,6 +371,8 @@ class Settings:
                 shown = variable.default
             elif isinstance(raw, bool):
                 shown = "on" if raw else "off"
+            elif isinstance(raw, float):
+                shown = f"{raw:g}"
             else:
                 shown = str(raw)
             source = self.source(variable.field)
