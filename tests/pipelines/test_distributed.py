@@ -5,8 +5,10 @@ started by the same launcher as ``make cluster``. The corpus is the bundled samp
 strategy (the e5 partitions would triple the time and prove nothing more). Against it:
 
 1. a backfill of every partition gives the leaderboard (every metric to 1e-9) and the recommendation of the
-   single-process run (``chunkbench run``), steps ran on both workers, and each text was embedded once across
-   both: the texts the workers embedded (their ``embedding_usage`` rows) add up to the vectors in the shared cache;
+   single-process run (``chunkbench run``); steps ran on both workers, which wrote their partitions'
+   collections into the shared folder at the same time; and each text was embedded once across both: the
+   texts the workers' processes sent to the model (counted inside them, support/embedding_counter) are the
+   shared cache's vectors, each once;
 2. a worker killed with SIGKILL in the middle of a partition: the step is handed to a worker again, the
    backfill ends with every run successful and no row duplicated or lost.
 """
@@ -275,8 +277,10 @@ def test_a_backfill_on_two_workers_gives_the_single_process_leaderboard_embeddin
         stored = {f"{namespace} {key}" for namespace, key in cursor.fetchall()}
     con.close()
     assert set(sent) == stored
-    usage = "SELECT stage, sum(embedded) AS n FROM embedding_usage GROUP BY ALL ORDER BY ALL"
-    assert results.query(usage).to_dict("records") == reference.results().query(usage).to_dict("records")
+    # (which stage embeds a text first depends on the order partitions ran in: a boundary sentence of one
+    # strategy is a chunk of another; the total does not)
+    usage = "SELECT sum(embedded) AS n FROM embedding_usage"
+    assert results.query(usage)["n"][0] == reference.results().query(usage)["n"][0]
     # ... and nothing was cached on a worker's own machine
     for home in cluster["worker_homes"].values():
         assert not (Path(home) / "embedding_cache.sqlite").exists()
