@@ -195,7 +195,7 @@ def _step_spans(instance, run_ids, step_key: str) -> list[tuple[str, float, floa
 def _board(results: ResultsDB) -> dict[str, dict[str, float | None]]:
     import pandas as pd
 
-    frame = results.query("SELECT * FROM experiment_metrics")
+    frame = results.query("SELECT * FROM experiment_metrics ORDER BY created_at")  # a partition's latest run last
     numeric = [c for c in frame.columns if frame[c].dtype.kind in "fiu" or str(frame[c].dtype) in ("Int32", "Int64")]
     return {f"{r['strategy']}|{r['corpus_model']}": {c: None if pd.isna(r[c]) else float(r[c]) for c in numeric}
             for r in frame.to_dict("records")}
@@ -321,11 +321,24 @@ def test_a_worker_killed_mid_partition_leaves_a_partition_that_is_retried_with_n
     assert client.wait_run(client.launch_run("refresh_reports"), timeout=300) == "SUCCESS"
     results, single = ResultsDB(Path(cluster["shared"]) / "benchmarks" / BENCHMARK), reference.results()
     _assert_same_board(results, single)
-    # one row per question and partition, as in one process; the same chunks
-    per_question = ("SELECT strategy, corpus_model, question_id, count(*) AS n FROM question_results "
-                    "GROUP BY ALL ORDER BY ALL")
-    ours, theirs = results.query(per_question), single.query(per_question)
-    assert (ours["n"] == 1).all() and ours.to_dict("records") == theirs.to_dict("records")
+    # every experiment run holds one row per question (runs are kept: the partition's first run from the
+    # backfill above, then the retried one, and no third from the killed attempt); the latest run of each
+    # partition has the questions of the single process; the chunks are the same
+    per_run = ("SELECT experiment_run_id, strategy, corpus_model, question_id, count(*) AS n FROM question_results "
+               "GROUP BY ALL")
+    assert (results.query(per_run)["n"] == 1).all()
+    semantic_runs = results.query("SELECT count(*) AS n FROM experiment_metrics WHERE strategy = 'semantic'")
+    assert semantic_runs["n"][0] == 2
+    assert _latest_questions(results) == _latest_questions(single)
     chunks = ("SELECT strategy, corpus_model, count(*) AS n, count(DISTINCT chunk_id) AS ids FROM chunks "
               "GROUP BY ALL ORDER BY ALL")
     assert results.query(chunks).to_dict("records") == single.query(chunks).to_dict("records")
+
+
+def _latest_questions(results: ResultsDB) -> list[tuple]:
+    """(strategy, corpus model, question id) of each partition's latest experiment run."""
+    return [tuple(row) for row in results.query("""
+        SELECT strategy, corpus_model, question_id FROM question_results
+        WHERE experiment_run_id IN (SELECT arg_max(experiment_run_id, created_at) FROM experiment_metrics
+                                    GROUP BY strategy, corpus_model)
+        ORDER BY ALL""").itertuples(index=False)]
