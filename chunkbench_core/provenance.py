@@ -64,11 +64,13 @@ def requested_settings(strategy: str, params: Mapping[str, Any], options: Mappin
 
 
 # recorded, but they do not change the chunks: a label, and whether the window check may pass truncation
-NOT_FINGERPRINTED = ("threshold_source", "overflow")
+# (and where the boundary model came from: the model itself is fingerprinted)
+NOT_FINGERPRINTED = ("threshold_source", "overflow", "boundary_choice")
 
 
 def settings_fingerprint(settings: Mapping[str, Any]) -> str:
-    """Digest of the requested settings that decide the chunks (not ``threshold_source``, ``overflow``)."""
+    """Digest of the requested settings that decide the chunks (not ``threshold_source``, ``overflow``,
+    ``boundary_choice``)."""
     return digest({k: v for k, v in settings.items() if k not in NOT_FINGERPRINTED})
 
 

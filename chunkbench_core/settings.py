@@ -48,6 +48,8 @@ SAMPLE_BENCHMARK = "sample"
 _BENCHMARK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 DEFAULT_POOL_LIMIT = 2
 DEFAULT_VISIBILITY_TIMEOUT = 60.0  # seconds; live workers renew their steps' leases (chunkbench_pipelines/celery_app.py)
+#: the parser heuristics of a benchmark, in its folder
+PARSER_SETTINGS_FILE = "parser.toml"
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,9 @@ VARIABLES: tuple[Variable, ...] = (
              default="not set (60)"),
     Variable("dagster_home", "DAGSTER_HOME", "the Dagster instance"),
     Variable("models_file", "CHUNKBENCH_MODELS", "a file of extra embedding models", default="not set (the shipped models)"),
+    Variable("corpus_model", "CHUNKBENCH_CORPUS_MODEL",
+             "the corpus model of ask, queries and sweep on this machine when none is given and the results "
+             "database holds no shared default", default="not set (the registry's default)"),
     Variable("boundary_model", "CHUNKBENCH_BOUNDARY_MODEL",
              "the model that decides semantic cuts on this machine when the results database holds no shared "
              "default", default="not set (the registry's default)"),
@@ -181,6 +186,7 @@ class Settings:
     benchmark: str = SAMPLE_BENCHMARK
     dagster_home: Path | None = None  # None: home/dagster_home (chunkbench's own instance)
     models_file: Path | None = None
+    corpus_model: str | None = None
     boundary_model: str | None = None
     openai_api_key: str | None = field(default=None, repr=False)
     openai_base_url: str | None = None
@@ -333,6 +339,24 @@ class Settings:
         named_by = VARIABLE_OF["models_file"].name if self.given("models_file") else None
         return load_registry(self.models_file, named_by=named_by)
 
+    def role_defaults(self):
+        """The corpus and boundary models in force when none is given, and where each comes from
+        (chunkbench_core.embedding.roles.RoleDefault, by role): ``chunkbench defaults set``, the environment or
+        the registry; the boundary model fitted to the language of the benchmark's parsed corpus."""
+        from chunkbench_core.embedding.language import ScriptShare
+        from chunkbench_core.embedding.roles import role_defaults
+        from chunkbench_core.embedding.thresholds import SharedDefaults
+        from chunkbench_core.storage.corpus import ParsedStore
+
+        registry = self.registry()
+        shared = SharedDefaults.of(self)
+        script = ScriptShare.from_dict(ParsedStore(self.results_dir / "parsed", "").manifest_script())
+        return role_defaults(registry, shared, self.corpus_model, self.boundary_model, script)
+
+    def corpus_model_default(self):
+        """The corpus model in force when none is given (``RoleDefault``: model and source)."""
+        return self.role_defaults()["corpus_model"]
+
     def provider_settings(self, **retries: Any):
         """The embedding providers' settings (keys and endpoints; ``retries``: the request retry knobs)."""
         from chunkbench_core.embedding.providers import ProviderSettings
@@ -340,6 +364,20 @@ class Settings:
         return ProviderSettings(openai_api_key=self.openai_api_key, openai_base_url=self.openai_base_url,
                                 compatible_base_url=self.compatible_url, compatible_api_key=self.compatible_api_key,
                                 **{k: v for k, v in retries.items() if v is not None})
+
+    @property
+    def parser_settings_file(self) -> Path:
+        """The benchmark's parser heuristics: ``parser.toml`` in its folder (``chunkbench parse --write-settings``
+        writes a starting file)."""
+        return self.results_dir / PARSER_SETTINGS_FILE
+
+    def parser_heuristics(self):
+        """The parser heuristics in force: the benchmark's ``parser.toml`` when it exists, else the defaults
+        (raises ConfigError naming the file, section and key of a bad value)."""
+        from chunkbench_core.parsing.heuristics import ParserHeuristics, load_parser_heuristics
+
+        path = self.parser_settings_file
+        return load_parser_heuristics(path) if path.is_file() else ParserHeuristics()
 
     def parse_limits(self):
         """What one document may cost to parse (raises ConfigError naming the variable for a bad value)."""

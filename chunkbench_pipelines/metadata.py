@@ -10,7 +10,7 @@ from dagster import MetadataValue
 
 PLACES = 3
 # counts of the run, shown as dagster/row_count or not at all
-_NOT_METRICS = ("n_questions", "n_failed", "n_judge_only", "llm_priced")
+_NOT_METRICS = ("n_questions", "n_failed", "n_judge_only", "n_documents_only", "n_located", "llm_priced")
 
 
 def rounded(value: float | int, places: int = PLACES) -> float | int:
@@ -29,6 +29,20 @@ def headline_metrics(metrics: Mapping[str, float | int]) -> dict[str, float | in
         if isinstance(value, float) and math.isnan(value):
             continue
         out[name] = rounded(value, 6 if name.endswith("_usd") else PLACES)  # dollars: fractions of a cent show
+    return out
+
+
+def question_counts(metrics: Mapping[str, float | int]) -> dict[str, object]:
+    """``questions``: "N scored (M judge-only, not scored without an LLM)", as every view says it, and the
+    questions resting on located evidence not reviewed yet."""
+    from chunkbench_core.wording import scored_counts
+
+    out: dict[str, object] = {"questions": scored_counts(
+        metrics.get("n_questions", 0), metrics.get("n_judge_only", 0), metrics.get("n_documents_only", 0),
+        judged=bool(metrics.get("n_judged")))}
+    located = metrics.get("n_located")
+    if located:
+        out["questions_with_located_evidence"] = int(located)
     return out
 
 

@@ -77,8 +77,7 @@ class WorkspaceResource(ConfigurableResource):
 
         Readers need no options: they read the manifest of the last parse.
         """
-        version = parser_version() if options is None else f"{parser_version()}-{options.fingerprint()}"
-        return ParsedStore(self.results_dir() / "parsed", version)
+        return ParsedStore(self.results_dir() / "parsed", parser_version(), options)
 
     def reports_dir(self) -> Path:
         return self.results_dir() / "reports"
@@ -197,10 +196,14 @@ class EmbeddingResource(ConfigurableResource):
 
 def spec_context(workspace: WorkspaceResource, results: ResultsDB, embeddings: EmbeddingResource) -> SpecContext:
     """What resolving a collection reads (chunkbench_core.stages.spec): the registry, the shared defaults of the
-    results database in force, this machine's boundary model."""
+    results database in force, this machine's boundary model, and the letters of the last parse by script (the
+    boundary model must read the corpus's language: chunkbench_core.embedding.language)."""
+    from chunkbench_core.embedding.language import ScriptShare
+
     registry = embeddings.registry()
     shared = SharedDefaults(results, workspace.home_dir() / THRESHOLDS_FILE, registry)
-    return SpecContext(registry, shared, embeddings.boundary_model)
+    script = ScriptShare.from_dict(workspace.parsed_store().manifest_script())
+    return SpecContext(registry, shared, embeddings.boundary_model, script)
 
 
 class LLMResource(ConfigurableResource):

@@ -120,6 +120,22 @@ class Strategy:
         return ["chunk_size", "chunk_overlap", *(["embed"] if self.capabilities.boundary_model else []),
                 *(["context"] if self.capabilities.llm else []), *self.option_names, "window"]
 
+    def describe(self) -> dict[str, Any]:
+        """The strategy as plain data (``chunkbench strategies``): description, capabilities, and each option with
+        its type, default, bounds or choices, and what it does."""
+        options = []
+        for name, spec in self.options.model_fields.items():
+            kind, choices = _option_kind(self.name, name, spec)
+            extra = spec.json_schema_extra if isinstance(spec.json_schema_extra, dict) else {}
+            options.append({"name": name, "type": kind.__name__, "default": spec.get_default(call_default_factory=True),
+                            "bounds": _bounds(spec), "choices": list(choices) if choices else None,
+                            "rule": _rule(spec), "description": spec.description or "", **(
+                                {"label": extra["label"]} if extra.get("label") else {})})
+        capabilities = {f: getattr(self.capabilities, f) for f in Capabilities.__dataclass_fields__}
+        return {"name": self.name, "description": self.description,
+                "description_without_llm": self.description_without_llm, "capabilities": capabilities,
+                "options": options}
+
     def options_taken(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """The options of ``given`` this strategy takes (the others do not change its chunks), not None."""
         return {k: v for k, v in given.items() if v is not None and self.takes(k)}

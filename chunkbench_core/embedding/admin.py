@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from chunkbench_core.errors import ChunkbenchError
 from chunkbench_core.redaction import describe_error, redact
@@ -32,13 +32,16 @@ class HealthCheck:
 
 
 def models_report(settings: ProviderSettings, registry: ModelRegistry | None = None,
-                  shared: SharedDefaults | None = None) -> list[dict[str, Any]]:
-    """One row per registered model: id, provider, dimension, available, reason, and the rest of its entry
-    (``semantic_threshold``: the one in force, with the overrides of ``shared``)."""
+                  shared: SharedDefaults | None = None,
+                  in_force: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """One row per registered model: id, provider, dimension, languages, available, reason, and the rest of its
+    entry (``semantic_threshold``: the one in force, with the overrides of ``shared``); ``in_force``: the role
+    defaults in force (embedding.roles.role_defaults), shown as each model's ``in_force_as`` {role: source}."""
     registry = registry if registry is not None else model_registry()
     overrides = shared.thresholds() if shared is not None else {}
     rows = []
     for spec in registry.values():
+        roles = {role: d.source for role, d in (in_force or {}).items() if d.model == spec.id}
         ok, reason = availability(spec, settings)
         rows.append({
             "id": spec.id,
@@ -56,15 +59,37 @@ def models_report(settings: ProviderSettings, registry: ModelRegistry | None = N
             "default_semantic_threshold": spec.default_semantic_threshold,
             "default_corpus_model": spec.id == registry.default_corpus_model,
             "default_boundary_model": spec.id == registry.default_boundary_model,
+            "languages": list(spec.languages),
+            "in_force_as": roles,
             "source": spec.source,
         })
     return rows
 
 
+def models_table(rows: list[dict[str, Any]], in_force: Mapping[str, Any]) -> str:
+    """What ``chunkbench models`` prints: the models in force for each role and where each comes from, then one
+    line per model (id, provider, languages, available or why not)."""
+    lines = ["defaults in force:"]
+    for role, default in in_force.items():
+        lines.append(f"  {role:<15} {default.model}  ({default.source}: {default.detail})")
+        if default.warning:
+            lines.append(f"  {'':<15} warning: {default.warning}")
+    lines += ["", "models:"]
+    width = max(len(r["id"]) for r in rows) if rows else 0
+    for r in rows:
+        roles = ", ".join(r["in_force_as"])
+        state = "available" if r["available"] else f"not available: {r['reason']}"
+        languages = ", ".join(r["languages"]) or "languages not declared"
+        lines.append(f"  {r['id']:<{width}}  {r['provider']:<17} {languages:<13} {state}"
+                     + (f"  [{roles}]" if roles else ""))
+    return "\n".join(lines)
+
+
 def models_jsonl(settings: ProviderSettings, registry: ModelRegistry | None = None,
-                 shared: SharedDefaults | None = None) -> str:
-    """``models_report`` as JSON lines (what ``chunkbench models`` prints)."""
-    return "\n".join(json.dumps(row, ensure_ascii=False) for row in models_report(settings, registry, shared))
+                 shared: SharedDefaults | None = None, in_force: Mapping[str, Any] | None = None) -> str:
+    """``models_report`` as JSON lines (what ``chunkbench models --json`` prints)."""
+    return "\n".join(json.dumps(row, ensure_ascii=False)
+                     for row in models_report(settings, registry, shared, in_force))
 
 
 def _timed(component: str, probe) -> HealthCheck:

@@ -44,6 +44,9 @@ MODELS_ENV = "CHUNKBENCH_MODELS"
 BUILTIN_MODELS_FILE = Path(__file__).with_name("models.toml")
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]*")
+_LANGUAGE = re.compile(r"[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})?|multilingual")
+#: the ``languages`` value of a model that reads many languages
+MULTILINGUAL = "multilingual"
 
 
 class InvalidModelSpec(ConfigError):
@@ -72,6 +75,8 @@ class EmbeddingModelSpec:
     max_batch_tokens: int | None = None
     base_url: str | None = None
     price_per_mtok: float = 0.0  # USD per 1M input tokens (0 for local and self-hosted models)
+    #: what the model reads: ISO 639-1 codes ("en", "fa", ...) or "multilingual"; empty = not declared
+    languages: tuple[str, ...] = ()
     source: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -101,6 +106,12 @@ class EmbeddingModelSpec:
         if (not isinstance(threshold, (int, float)) or isinstance(threshold, bool) or not math.isfinite(threshold)
                 or not 0 < threshold <= 1):
             raise bad("default_semantic_threshold", f"must be a number in (0, 1], got {threshold!r}")
+        if isinstance(self.languages, list):
+            object.__setattr__(self, "languages", tuple(self.languages))
+        if not isinstance(self.languages, tuple) or not all(
+                isinstance(v, str) and _LANGUAGE.fullmatch(v) for v in self.languages):
+            raise bad("languages", 'must be a list of language codes such as ["en"] or ["fa", "en"], or '
+                                   f'["multilingual"], got {self.languages!r}')
         for name in ("document_prefix", "query_prefix", "description", "engine"):
             if not isinstance(getattr(self, name), str):
                 raise bad(name, f"must be a string, got {getattr(self, name)!r}")
@@ -123,6 +134,22 @@ class EmbeddingModelSpec:
             if not isinstance(self.base_url, str) or not self.base_url.startswith(("http://", "https://")):
                 raise bad("base_url", f"must start with http:// or https://, got {self.base_url!r}")
 
+    @property
+    def multilingual(self) -> bool:
+        """Declared to read many languages (``languages = ["multilingual"]``)."""
+        return MULTILINGUAL in self.languages
+
+    @property
+    def english_only(self) -> bool:
+        """Declared to read English and nothing else (``languages = ["en"]``)."""
+        return self.languages == ("en",)
+
+    def reads(self, language: str) -> bool | None:
+        """Whether the model reads ``language`` (an ISO code); None when it declares no languages."""
+        if not self.languages:
+            return None
+        return self.multilingual or language in self.languages
+
     def prefix(self, purpose: Purpose) -> str:
         if purpose not in PURPOSES:
             raise EmbeddingError(f"purpose must be one of {PURPOSES}, got {purpose!r}")
@@ -135,7 +162,9 @@ class EmbeddingModelSpec:
 
     def describe(self) -> dict[str, Any]:
         """The registry entry as plain data (no secrets live in a spec)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["languages"] = list(self.languages)
+        return out
 
 
 # -- the registry as loaded from files ------------------------------------------------------------

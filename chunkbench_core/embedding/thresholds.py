@@ -1,4 +1,4 @@
-"""Persistent defaults shared by every machine: per-model semantic thresholds and the boundary model.
+"""Persistent defaults shared by every machine: per-model semantic thresholds, the boundary and corpus models.
 
 They live in the results database (table ``defaults``, one row per setting), so a deployment whose
 machines share the results folder shares them too. Each setting is its own atomically replaced
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 THRESHOLDS_FILE = "semantic_thresholds.json"  # the older per-machine file, migrated on first use
 THRESHOLD_PREFIX = "semantic_threshold:"
 BOUNDARY_MODEL_SETTING = "boundary_model"
+CORPUS_MODEL_SETTING = "corpus_model"
 
 
 def validate_threshold(value: object, what: str = "semantic threshold") -> float:
@@ -139,3 +140,18 @@ class SharedDefaults:
 
     def clear_boundary_model(self) -> bool:
         return self.results.delete("defaults", _key(BOUNDARY_MODEL_SETTING))
+
+    # -- the corpus model ------------------------------------------------------------------------
+    def corpus_model(self) -> str | None:
+        """The corpus model set with ``chunkbench defaults set corpus_model ...`` (what ``ask``, ``queries``
+        and ``sweep`` use when none is given), or None."""
+        value = self._read(CORPUS_MODEL_SETTING)
+        return str(value) if value else None
+
+    def set_corpus_model(self, model_id: str) -> str:
+        spec = get_model(model_id, self.registry)
+        self._write(CORPUS_MODEL_SETTING, spec.id)
+        return spec.id
+
+    def clear_corpus_model(self) -> bool:
+        return self.results.delete("defaults", _key(CORPUS_MODEL_SETTING))

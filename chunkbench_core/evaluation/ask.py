@@ -5,7 +5,10 @@ embedded with the corpus model's query prefix, searched with the same tie-breaki
 experiments (:func:`.experiment.search_stable`), expanded with neighbors (:mod:`.retrieval`)
 and, for parent-child strategies, given its parent sections. With an LLM configured, the
 answer is generated from that context exactly as in an experiment (no judge: there is no
-expected answer). Nothing is written.
+expected answer). Nothing is written here (the command line saves each query to the history:
+chunkbench_core.storage.queries).
+
+:func:`choose_configuration` decides the configuration when the user names none (module rule there).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from chunkbench_core.errors import ChunkbenchError
+from chunkbench_core.labels import configuration_label
 
 from .experiment import search_stable, split_chunk_rows
 from .llm import LLMResult, LLMSettings, build_context, generate_answer
@@ -93,7 +97,8 @@ class AskResult:
             return flat if len(flat) <= width else flat[: width - 3] + "..."
 
         lines = [f"question: {self.question}",
-                 f"configuration: {self.strategy} x {self.corpus_model} (collection {self.collection}), top {self.top_k}"
+                 f"configuration: {configuration_label(self.strategy, self.corpus_model)} (collection "
+                 f"{self.collection}), top {self.top_k}"
                  + (f", document {self.document}" if self.document else "")
                  + (f", neighbors -{self.expansion.neighbor_prev}/+{self.expansion.neighbor_next}"
                     if self.expansion.applies_to(self.strategy) else ""), "", "retrieved chunks:"]
@@ -193,3 +198,55 @@ def ask(request: AskRequest, embedder: Any, store: Any, llm_client: Any | None =
 
         result.context_tokens = sum(count_tokens(c.text) for c in result.context or result.hits)
     return result
+
+
+@dataclass(frozen=True)
+class ConfigurationChoice:
+    """The configuration a question is asked of, how it was chosen (``source``: given | recommended | defaults)
+    and a sentence saying so."""
+
+    strategy: str
+    corpus_model: str
+    source: str
+    note: str
+
+    @property
+    def label(self) -> str:
+        return configuration_label(self.strategy, self.corpus_model)
+
+
+def choose_configuration(strategy: str | None, corpus_model: str | None, recommendation: Mapping[str, Any] | None,
+                         default_corpus_model: tuple[str, str], built: Sequence[tuple[str, str]],
+                         ranked: Sequence[tuple[str, str]] = ()) -> ConfigurationChoice:
+    """The configuration to ask of.
+
+    - Both given: those.
+    - Neither given: the recommended configuration of the latest comparison (``recommendation``), else the
+      corpus model in force (``default_corpus_model``: (model, where it comes from)) with its best-ranked
+      strategy (``ranked``: the leaderboard's configurations in rank order), else its first built collection
+      (``built``: (strategy, corpus model) of the built default collections).
+    - One given: the other from the recommendation when it matches, else as above.
+
+    Raises ChunkbenchError when nothing is built for the corpus model to use, naming what to run.
+    """
+    if strategy and corpus_model:
+        return ConfigurationChoice(strategy, corpus_model, "given", "")
+    rec = (str(recommendation["strategy"]), str(recommendation["corpus_model"])) if recommendation else None
+    if rec and (strategy in (None, rec[0])) and (corpus_model in (None, rec[1])):
+        return ConfigurationChoice(rec[0], rec[1], "recommended",
+                                   f"asking the recommended configuration of the latest comparison, "
+                                   f"{configuration_label(*rec)} (--strategy and --corpus-model choose another)")
+    model, model_source = (corpus_model, "given") if corpus_model else default_corpus_model
+    if strategy:
+        return ConfigurationChoice(strategy, model, "defaults",
+                                   f"corpus model {model} ({model_source}; --corpus-model chooses another)")
+    for s, m in [*ranked, *built]:
+        if m == model:
+            why = "its best-ranked strategy" if (s, m) in ranked else "its first built collection"
+            return ConfigurationChoice(s, m, "defaults",
+                                       f"asking {configuration_label(s, m)}: corpus model {m} ({model_source}), "
+                                       f"{why} (--strategy and --corpus-model choose another)")
+    raise ChunkbenchError(
+        f"nothing is built for corpus model {model} ({model_source}) and no comparison recommends a configuration: "
+        f"run the benchmark first (chunkbench run --corpus-model {model}), or name one with --strategy and "
+        "--corpus-model")

@@ -5,7 +5,8 @@ A *group* is one value of a *dimension* of the questions:
 - ``format``: the file extension of a document the question's evidence is in (``docx``, ``pdf``, ...),
   lower-cased, without the dot;
 - ``category`` and ``difficulty``: the question's own labels;
-- ``document``: a document the question's evidence is in (its path in the corpus);
+- ``document``: a document the question's evidence is in (its path in the corpus): its source documents
+  (the documents its document-level references name, and those of its evidence spans);
 - ``label:NAME``: a label of the question (a column of the team's own sheet kept at import, such as
   ``label:Source Chunk Type``), when the rows carry a ``labels`` column (a JSON object); a question
   without that label is in its group ``(none)``.
@@ -14,8 +15,8 @@ Rule for questions with evidence in several documents: the question counts once 
 *each* distinct document (and of each distinct format) it has evidence in, with its full scores (the
 scores of a question are not split by document). Cells of one dimension can therefore add up to more
 questions than the run scored. A missing or blank category or difficulty, or a document without an
-extension, is the group ``(none)``. Judge-only questions (no references) have no document, so they
-are in no ``format`` or ``document`` group.
+extension, is the group ``(none)``. Judge-only questions (neither spans nor source documents) have no
+document, so they are in no ``format`` or ``document`` group.
 
 Per cell (dimension x group x configuration), over the rows of the configuration's latest run
 (the ``leaderboard``'s run) whose retrieval did not fail, exactly as the run-level means are made
@@ -122,6 +123,20 @@ def reference_documents(references: Any) -> list[str]:
     return list(seen)
 
 
+def source_documents(row: Mapping[str, Any]) -> list[str]:
+    """A question row's documents: its source documents (a JSON list), else (rows written before them) the
+    documents of its evidence spans."""
+    raw = row.get("source_documents")
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            raw = None
+    if isinstance(raw, list) and raw:
+        return list(dict.fromkeys(str(d) for d in raw))
+    return reference_documents(row.get("references"))
+
+
 def question_labels(raw: Any) -> dict[str, str]:
     """The labels of a ``labels`` value (a JSON object of label -> text, or a mapping); {} when there are none."""
     if isinstance(raw, str):
@@ -135,7 +150,7 @@ def question_labels(raw: Any) -> dict[str, str]:
 def question_groups(row: Mapping[str, Any], label_names: Sequence[str] = ()) -> dict[str, list[str]]:
     """The groups of one question row, per dimension (a multi-document question is in several); one
     ``label:NAME`` dimension per name of ``label_names``."""
-    documents = reference_documents(row.get("references"))
+    documents = source_documents(row)
     labels = question_labels(row.get("labels"))
     return {
         "format": list(dict.fromkeys(document_format(d) for d in documents)),
@@ -217,11 +232,11 @@ def group_breakdown(questions: pd.DataFrame | Sequence[Mapping[str, Any]],
 
     label_names = sorted({name for raw in set(map(str, column("labels"))) for name in question_labels(raw)})
     groups = []
-    for key in zip(column("references"), column("category"), column("difficulty"), column("labels")):
+    fields = ("references", "category", "difficulty", "labels", "source_documents")
+    for key in zip(*(column(name) for name in fields)):
         hashable = tuple(None if v is None or (isinstance(v, float) and math.isnan(v)) else str(v) for v in key)
         if hashable not in known:
-            known[hashable] = question_groups(dict(zip(("references", "category", "difficulty", "labels"), key)),
-                                              label_names)
+            known[hashable] = question_groups(dict(zip(fields, key)), label_names)
         groups.append(known[hashable])
     for dimension in (*DIMENSIONS, *(LABEL_PREFIX + name for name in label_names)):
         pairs = [(i, g) for i, per_row in enumerate(groups) for g in per_row[dimension]]

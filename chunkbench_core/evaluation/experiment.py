@@ -43,7 +43,7 @@ from chunkbench_core.progress import Tracker
 from . import budget, ranking
 from .llm import LLM_COLUMNS, LLMResult, LLMSettings, evaluate_question
 from .metric_registry import METRICS, MetricRegistry, Scored, score
-from .questions import Question, QuestionSet, Span, locate_reference
+from .questions import Question, QuestionSet, Span, locate_reference, resolve_source_documents
 from .retrieval import (
     ExpansionNode,
     ExpansionSettings,
@@ -74,6 +74,7 @@ __all__ = [
     "build_provenance",
     "collection_chunks",
     "outcome_row",
+    "reference_entries",
     "ProvenanceInputs",
     "RetrievalOptions",
     "resolve_questions",
@@ -88,9 +89,17 @@ __all__ = [
 
 @dataclass
 class ResolvedQuestion:
+    """A question located in the parsed documents: its evidence spans and its source documents."""
+
     question_set: str
     question: Question
     references: list[Span]
+    #: the source documents among the parsed ones (document-level references resolved, and the spans' documents)
+    documents: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # the spans' documents are source documents too, whoever built this
+        self.documents = tuple(sorted({*self.documents, *(r.document for r in self.references)}))
 
     @property
     def key(self) -> str:
@@ -98,8 +107,15 @@ class ResolvedQuestion:
 
     @property
     def judge_only(self) -> bool:
-        """No evidence: retrieved (and answered and judged when an LLM is configured), never scored on evidence."""
-        return not self.references
+        """No evidence at all, neither spans nor source documents: retrieved (and answered and judged when an LLM
+        is configured), never scored on evidence."""
+        return not self.references and not self.documents
+
+    @property
+    def scoring(self) -> str:
+        """``spans`` (scored on evidence text and on documents), ``documents`` (on documents only) or
+        ``judge_only``."""
+        return "spans" if self.references else "documents" if self.documents else "judge_only"
 
 
 @dataclass(frozen=True)
@@ -172,8 +188,9 @@ def resolve_questions(
     """Locate every reference of every question in ``documents`` (name -> parsed markdown).
 
     A question whose reference cannot be located is left out and reported as an error;
-    the other questions go on. A question without references resolves with no spans: it
-    is judge-only (``ResolvedQuestion.judge_only``).
+    the other questions go on. A question's source documents are its document-level references (names or
+    globs) matched against ``documents``, and its spans' documents. A question with neither spans nor source
+    documents is judge-only (``ResolvedQuestion.judge_only``).
     """
     resolved: list[ResolvedQuestion] = []
     errors: list[QuestionSetError] = []
@@ -193,7 +210,7 @@ def resolve_questions(
             except QuestionSetError as exc:
                 errors.append(exc)
                 continue
-            resolved.append(ResolvedQuestion(qs.name, q, spans))
+            resolved.append(ResolvedQuestion(qs.name, q, spans, resolve_source_documents(q, documents)))
     return resolved, errors
 
 
@@ -288,7 +305,8 @@ def run_llm_evaluation(outcomes: Sequence["QuestionOutcome"], client: Any, setti
         if outcome.scored is None:  # an outcome made without run_retrieval: what the judge's metrics need
             rq = outcome.resolved
             outcome.scored = Scored(rq.key, rq.question, tuple(rq.references), tuple(outcome.retrieved),
-                                    tuple(outcome.expanded or outcome.retrieved), max(len(outcome.retrieved), 1))
+                                    tuple(outcome.expanded or outcome.retrieved), max(len(outcome.retrieved), 1),
+                                    documents=rq.documents)
     score_outcomes(outcomes, registry.values(source="judge"))
     return report
 
@@ -404,7 +422,8 @@ def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, sto
         tracker.step(position)
         outcome = QuestionOutcome(rq)
         outcomes.append(outcome)
-        document = rq.references[0].document if (filter_by_document and rq.references) else None
+        document = (rq.references[0].document if rq.references else rq.documents[0] if len(rq.documents) == 1
+                    else None) if filter_by_document else None
         t0 = time.perf_counter()
         try:
             outcome.retrieved = search_stable(store, collection, vector, top_k, document)
@@ -425,7 +444,7 @@ def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, sto
         reference_documents = sorted({r.document for r in rq.references})
         pool = None if chunks is None else tuple(c for d in reference_documents for c in chunks.get(d, ()))
         outcome.scored = Scored(rq.key, rq.question, tuple(rq.references), tuple(outcome.retrieved), tuple(order),
-                                top_k, pool, budgets)
+                                top_k, pool, budgets, documents=rq.documents)
     score_outcomes(outcomes, registry.values(source="retrieval"))
     tracker.step(len(questions))
     return outcomes
@@ -461,6 +480,10 @@ def outcome_row(outcome: QuestionOutcome, registry: MetricRegistry = METRICS) ->
         "difficulty": q.difficulty,
         "n_references": len(outcome.resolved.references),
         "judge_only": outcome.resolved.judge_only,
+        "labels": json.dumps(dict(q.labels), ensure_ascii=False, sort_keys=True) if q.labels else None,
+        "source_documents": json.dumps(list(outcome.resolved.documents), ensure_ascii=False),
+        "n_located_references": q.n_located,
+        "evidence_origin": q.evidence_origin,
         "retrieved": json.dumps([r.to_record() for r in outcome.retrieved], ensure_ascii=False),
         "expanded": json.dumps([r.to_record() for r in outcome.expanded], ensure_ascii=False),
         "expansion_tree": json.dumps([n.to_record() for n in outcome.expansion_tree], ensure_ascii=False),
@@ -480,6 +503,22 @@ def outcome_row(outcome: QuestionOutcome, registry: MetricRegistry = METRICS) ->
     return row
 
 
+def reference_entries(resolved: ResolvedQuestion) -> list[dict[str, Any]]:
+    """The ``references`` cell of a question row: each evidence span ``{document, start, end, located_by}``
+    (``located_by``: how ``questions locate`` found it, with its ``score``; "" for one written by hand or
+    accepted in review)."""
+    sources = resolved.question.references
+    entries = []
+    for i, span in enumerate(resolved.references):
+        ref = sources[i] if i < len(sources) else None
+        entry: dict[str, Any] = {"document": span.document, "start": span.start, "end": span.end,
+                                 "located_by": ref.located_by if ref is not None else ""}
+        if ref is not None and ref.located_by and ref.score is not None:
+            entry["score"] = round(ref.score, 3)
+        entries.append(entry)
+    return entries
+
+
 def aggregate(
     outcomes: Sequence[QuestionOutcome],
     confidence: float = DEFAULT_CONFIDENCE,
@@ -489,8 +528,10 @@ def aggregate(
 ) -> dict[str, float | int]:
     """Means over scored questions with seeded percentile-bootstrap confidence intervals.
 
-    Keys: n_questions (questions scored on evidence), n_judge_only (questions without
-    references: left out of the evidence means, judged when the LLM ran), n_failed; for every registered
+    Keys: n_questions (questions scored on evidence: spans or source documents), n_documents_only (of them,
+    those with source documents but no spans: scored by the document-level metrics only), n_located (of them,
+    those with evidence spans found by ``questions locate`` and not reviewed yet), n_judge_only
+    (questions without evidence: left out of the evidence means, judged when the LLM ran), n_failed; for every registered
     metric its run name (the mean over the questions it applies to) and ``<run_name>_ci_low`` /
     ``<run_name>_ci_high``, the judge's only when the LLM ran; latency means (retrieval_ms, generate_ms,
     judge_ms). When the LLM ran: n_judged, n_answer_failed, n_judge_failed and token sums.
@@ -499,6 +540,8 @@ def aggregate(
     scored = [o for o in outcomes if o.error is None]
     evidence = [o for o in scored if not o.resolved.judge_only]
     result: dict[str, float | int] = {"n_questions": len(evidence), "n_judge_only": len(scored) - len(evidence),
+                                      "n_documents_only": sum(o.resolved.scoring == "documents" for o in evidence),
+                                      "n_located": sum(o.resolved.question.n_located > 0 for o in evidence),
                                       "n_failed": len(outcomes) - len(scored)}
     llm = [o.llm for o in scored if o.llm is not None]
     for metric in registry.values():

@@ -61,10 +61,21 @@ class Scored:
     budgets: tuple[int, ...] = budget.DEFAULT_BUDGETS
     llm: "LLMResult | None" = None
     cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    #: the question's source documents (its document-level references resolved, and the documents of its spans)
+    documents: tuple[str, ...] = ()
 
     @property
     def has_evidence(self) -> bool:
         return bool(self.references)
+
+    @property
+    def has_documents(self) -> bool:
+        return bool(self.documents)
+
+    @property
+    def hit_documents(self) -> list[str]:
+        """The document of each chunk of the scored ranking, in rank order."""
+        return [h.document for h in self.hits]
 
     @property
     def spans(self) -> list[Span]:
@@ -117,6 +128,10 @@ def has_evidence(q: Scored) -> bool:
     return q.has_evidence
 
 
+def has_documents(q: Scored) -> bool:
+    return q.has_documents
+
+
 def was_judged(q: Scored) -> bool:
     return q.llm is not None
 
@@ -141,7 +156,7 @@ class Metric:
     expanded_views: frozenset[str] = frozenset()
     applies_to: Callable[[Scored], bool] = has_evidence
     source: Literal["retrieval", "judge"] = "retrieval"
-    group: Literal["evidence", "budget", "judge"] = "evidence"
+    group: Literal["evidence", "ceiling", "budget", "judge"] = "evidence"
     dtype: Literal["DOUBLE", "BOOLEAN"] = "DOUBLE"
     bounded: bool = True
     higher_is_better: bool = True
@@ -210,11 +225,11 @@ class MetricRegistry:
 
     def catalog(self) -> list[Metric]:
         """The metrics the reports describe, in their order: the evidence metrics, their context variants that
-        a view shows, the budget metrics, the judge's, then any other."""
+        a view shows, the ceilings, the budget metrics, the judge's, then any other."""
         plain = [m for m in self.values() if m.base is None]
         context = [m for m in self.values() if m.base is not None and m.views]
-        order = {"evidence": 0, "budget": 2, "judge": 3}
-        ranked = [(order.get(m.group, 4), i, m) for i, m in enumerate(plain)]
+        order = {"evidence": 0, "ceiling": 2, "budget": 3, "judge": 4}
+        ranked = [(order.get(m.group, 5), i, m) for i, m in enumerate(plain)]
         ranked += [(1, i, m) for i, m in enumerate(context)]
         return [m for _, _, m in sorted(ranked, key=lambda t: (t[0], t[1]))]
 
@@ -264,6 +279,11 @@ def _ranking(measure: str) -> MetricFunction:
     return compute
 
 
+def _recall_ceiling(q: Scored) -> float | None:
+    """The best recall any ``cutoff`` chunks of the collection could reach (None without its chunk list)."""
+    return None if q.pool is None else metrics.recall_ceiling([c.span for c in q.pool], q.references, q.cutoff)
+
+
 def _budget(column: str) -> MetricFunction:
     return per_question(lambda q: q.budget_scores.get(column))
 
@@ -297,6 +317,25 @@ METRICS.add(Metric("hit", _ranking("hit"), "hit_rate", "Hit rate",
                    "share of questions with at least one evidence chunk", expanded=True))
 METRICS.add(Metric("ndcg", _ranking("ndcg"), "ndcg", "nDCG", "ranking quality weighted by evidence characters",
                    expanded=True, views=frozenset()))
+METRICS.add(Metric("doc_hit", per_question(lambda q: metrics.document_hit(q.hit_documents, q.documents)),
+                   "doc_hit_rate", "Doc hit@k", "share of questions with a top-k chunk from a source document",
+                   applies_to=has_documents))
+METRICS.add(Metric("doc_recall", per_question(lambda q: metrics.document_recall(q.hit_documents, q.documents)),
+                   "doc_recall", "Doc recall@k",
+                   "share of the question's source documents among the documents of the top-k chunks",
+                   applies_to=has_documents))
+METRICS.add(Metric("doc_reciprocal_rank",
+                   per_question(lambda q: metrics.document_reciprocal_rank(q.hit_documents, q.documents)),
+                   "doc_mrr", "Doc MRR", "1 / rank of the first chunk from a source document",
+                   applies_to=has_documents))
+METRICS.add(Metric("doc_recall_ceiling",
+                   per_question(lambda q: metrics.document_recall_ceiling(q.cutoff, q.documents)),
+                   "doc_recall_ceiling", "Doc recall ceiling",
+                   "best doc recall@k any k chunks can reach: min(1, k / source documents)", views=frozenset(),
+                   applies_to=has_documents, group="ceiling"))
+METRICS.add(Metric("recall_ceiling", per_question(_recall_ceiling), "recall_ceiling", "Recall ceiling",
+                   "best recall@k any k chunks of this chunking can reach (the k chunks holding the most evidence)",
+                   views=frozenset(), group="ceiling"))
 METRICS.add(Metric("precision_omega", per_question(_precision_omega), "precision_omega", "Precision Ω",
                    "best precision the chunking allows (every chunk that touches evidence retrieved)",
                    views=frozenset()))

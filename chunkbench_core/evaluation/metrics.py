@@ -163,3 +163,69 @@ def character_scores(retrieved: Sequence[Span], references: Sequence[Span]) -> d
         "precision": precision(retrieved, references),
         "iou": iou(retrieved, references),
     }
+
+
+# -- document-level evidence: "the answer is in these documents" ------------------------------------------
+# With S the question's source documents and d_1 .. d_k the documents of the top-k chunks in rank order
+# (a chunk lies in one document):
+#
+# - ``doc_hit@k = 1`` if some d_i is in S, else 0;
+# - ``doc_recall@k = |{d_1 .. d_k} ∩ S| / |S|``: the share of the source documents that at least one of
+#   the top-k chunks comes from;
+# - ``doc_rr@k = 1 / min{i : d_i ∈ S}`` (0 if none); ``doc_mrr`` is its mean over questions;
+# - ``doc_recall_ceiling@k = min(1, k / |S|)``: the best doc_recall@k any ranking could reach, since k
+#   chunks come from at most k documents.
+
+
+def document_hit(retrieved_documents: Sequence[str], sources: Iterable[str]) -> float:
+    """doc_hit@k: 1 if a retrieved chunk comes from a source document, else 0."""
+    wanted = set(sources)
+    return 1.0 if any(d in wanted for d in retrieved_documents) else 0.0
+
+
+def document_recall(retrieved_documents: Sequence[str], sources: Iterable[str]) -> float:
+    """doc_recall@k = |documents of the retrieved chunks ∩ S| / |S| (0 when S is empty)."""
+    wanted = set(sources)
+    return len(wanted & set(retrieved_documents)) / len(wanted) if wanted else 0.0
+
+
+def document_reciprocal_rank(retrieved_documents: Sequence[str], sources: Iterable[str]) -> float:
+    """1 / rank of the first retrieved chunk from a source document (0 if none)."""
+    wanted = set(sources)
+    for rank, document in enumerate(retrieved_documents, start=1):
+        if document in wanted:
+            return 1.0 / rank
+    return 0.0
+
+
+def document_recall_ceiling(k: int, sources: Iterable[str]) -> float:
+    """min(1, k / |S|): the best doc_recall@k that any k chunks can reach (each chunk is in one document)."""
+    n = len(set(sources))
+    return min(1.0, k / n) if n else 0.0
+
+
+def recall_ceiling(all_chunks: Sequence[Span], references: Sequence[Span], k: int) -> float:
+    """The best evidence recall k chunks of this chunking can reach: the recall of the k chunks picked one at a
+    time, each adding the most evidence characters not yet covered.
+
+    Exact when chunks do not overlap (then it is the recall of the k chunks holding the most evidence);
+    with overlapping chunks it is a recall some k chunks do reach (the true best may be a little higher).
+    """
+    total = total_length(references)
+    if not total or k < 1:
+        return 0.0
+    candidates = [c for c in all_chunks if evidence_characters(c, references) > 0]
+    chosen: list[Span] = []
+    covered = 0
+    for _ in range(min(k, len(candidates))):
+        best, best_gain = None, 0
+        for c in candidates:
+            gain = evidence_retrieved([*chosen, c], references) - covered
+            if gain > best_gain:
+                best, best_gain = c, gain
+        if best is None:
+            break
+        chosen.append(best)
+        candidates.remove(best)
+        covered += best_gain
+    return covered / total

@@ -96,7 +96,7 @@ class QuestionCheck:
         located = (f", {self.n_located} with located evidence not reviewed yet" if self.n_located else "")
         parts = [f"{len(self.sets)} question set(s) in {self.folder}: {len(self.resolved)} of "
                  f"{self.n_questions} questions usable ({evidence} with evidence{documents}{located}, "
-                 f"{self.n_judge_only} judge-only: scored by the LLM judge only)"]
+                 f"{self.n_judge_only} judge-only, not scored without an LLM)"]
         if self.n_locatable:
             parts.append(f"{self.n_locatable} judge-only question(s) have an expected answer: "
                          "`chunkbench questions locate FILE` looks for their evidence in the documents")

@@ -31,7 +31,7 @@ import numpy as np
 
 from chunkbench_core.errors import ConfigError
 from chunkbench_core.labels import configuration_label
-from chunkbench_core.wording import plural
+from chunkbench_core.wording import plural, scored_counts
 
 from . import budget, cost
 from .stability import STABLE_PICK_LIMIT, Stability, choose, questions_for_stable_pick
@@ -61,6 +61,9 @@ METRIC_DEFINITIONS: dict[str, str] = {
     "iou": "the overlap of retrieved text and evidence over their union",
     "reciprocal_rank": "1 / the rank of the first chunk holding evidence (MRR)",
     "hit": "whether any of the top-k chunks holds evidence",
+    "doc_recall": "the share of the question's source documents among the documents of the top-k chunks",
+    "doc_hit": "whether any of the top-k chunks comes from a source document of the question",
+    "doc_reciprocal_rank": "1 / the rank of the first chunk from a source document of the question (doc MRR)",
     "ndcg": "nDCG of the ranking, graded by evidence characters",
     "answer_similarity": "the LLM judge's 1-10 score of the answer against the expected answer",
     "context_relevance": "the LLM judge's 1-10 score of how relevant the context is",
@@ -395,6 +398,9 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
         parts.append(f"Might be as good, cannot tell yet: {_names(undecided, labels)}.")
     if worse:
         parts.append(f"Shown worse than the best: {plural(len(worse), 'configuration')}.")
+    counted = results[chosen]
+    if counted.n_evidence is not None and (counted.n_judge_only or counted.n_documents_only):  # "n" could mislead
+        parts.append(f"Questions: {scored_counts(counted.n_evidence, counted.n_judge_only, counted.n_documents_only, counted.judged)}.")
     power = comparison.power
     chosen_result = results[chosen]
     return Recommendation(

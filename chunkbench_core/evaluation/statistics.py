@@ -47,11 +47,15 @@ DEFAULT_ALPHA = 0.05
 #: budget_auc and the other budgets by a measurement on the Chroma corpora (README, "Choosing the
 #: ranking metric").
 DEFAULT_RANK_METRIC = "recall_at_512"
+#: what ranks configurations when the questions have no evidence spans, only source documents
+DOCUMENT_RANK_METRIC = "doc_recall"
 
 #: names a user may give for a metric -> the question_results column
 METRIC_ALIASES: dict[str, str] = {
     "recall@k": "recall", "precision@k": "precision", "iou@k": "iou", "mrr": "reciprocal_rank",
     "mrr@k": "reciprocal_rank", "hit_rate": "hit", "success@k": "hit", "ndcg@k": "ndcg",
+    "doc_recall@k": "doc_recall", "doc_hit@k": "doc_hit", "doc_hit_rate": "doc_hit", "doc_mrr": "doc_reciprocal_rank",
+    "doc_mrr@k": "doc_reciprocal_rank",
 }
 JUDGE_COVERAGE = 0.9
 JUDGE_METRICS = frozenset({"answer_similarity", "context_relevance", "faithfulness"})
@@ -361,6 +365,10 @@ class ConfigurationResult:
     margin_class: str | None = None  # CLASS_BEST, CLASS_WITHIN, CLASS_WORSE or CLASS_UNDECIDED
     questions_to_show_within: int | None = None  # questions that would show it within the margin, if d held
     questions_to_settle: int | None = None  # undecided: questions that would class it either way, if d held
+    n_judge_only: int = 0  # questions without evidence (no spans, no source documents): not scored on evidence
+    n_documents_only: int = 0  # questions scored at the document level only (source documents, no spans)
+    n_evidence: int | None = None  # questions scored on evidence (spans or source documents); None: unknown
+    judged: bool = False  # an LLM judge scored its questions
 
     @property
     def tier(self) -> int | None:
@@ -448,20 +456,31 @@ def choose_metric(per_configuration: Mapping[str, Sequence[Mapping[str, Any]]],
     A judge metric (``answer_similarity``, ...) is used only when every configuration was
     judged on at least 90% of its scored questions; any other metric only when every
     configuration has values of it. Otherwise the default is used and the note says why.
+    When the default has no values because the questions have no evidence spans, only source
+    documents, the ranking falls back to the document level (:data:`DOCUMENT_RANK_METRIC`) and the
+    note says so.
     """
-    metric = canonical_metric(requested) if requested else DEFAULT_RANK_METRIC
-    note = ""
-    if metric != DEFAULT_RANK_METRIC:
-        needed = JUDGE_COVERAGE if metric in JUDGE_METRICS else 1e-9
-        covered = bool(per_configuration) and all(
-            rows and sum(not _is_missing(r.get(metric)) for r in rows) >= needed * len(rows)
+    def covered(name: str) -> bool:
+        needed = JUDGE_COVERAGE if name in JUDGE_METRICS else 1e-9
+        return bool(per_configuration) and all(
+            rows and sum(not _is_missing(r.get(name)) for r in rows) >= needed * len(rows)
             for rows in per_configuration.values()
         )
-        if not covered:
-            why = ("not every configuration was judged on 90% of its questions" if metric in JUDGE_METRICS
-                   else "not every configuration has values of it")
-            note = f"{requested} was asked for, but {why}; ranked by {DEFAULT_RANK_METRIC} instead"
-            metric = DEFAULT_RANK_METRIC
+
+    metric = canonical_metric(requested) if requested else DEFAULT_RANK_METRIC
+    note = ""
+    if metric != DEFAULT_RANK_METRIC and not covered(metric):
+        why = ("not every configuration was judged on 90% of its questions" if metric in JUDGE_METRICS
+               else "not every configuration has values of it")
+        note = f"{requested} was asked for, but {why}; ranked by {DEFAULT_RANK_METRIC} instead"
+        metric = DEFAULT_RANK_METRIC
+    if metric == DEFAULT_RANK_METRIC and not covered(metric) and covered(DOCUMENT_RANK_METRIC):
+        fallback = (f"the questions have no evidence spans, only source documents, so the ranking is at the "
+                    f"document level: {DOCUMENT_RANK_METRIC}, the share of a question's source documents among "
+                    "the documents of the top-k chunks")
+        note = (note.removesuffix(f"; ranked by {DEFAULT_RANK_METRIC} instead") + "; " + fallback) if note \
+            else fallback
+        metric = DOCUMENT_RANK_METRIC
     return metric, note
 
 
@@ -621,7 +640,9 @@ def compare_configurations(
     for name in sorted(grouped):
         values = [r.get(metric) for r in grouped[name].values()]
         low, high = bootstrap_ci(values, seed=seed)
-        results[name] = ConfigurationResult(name, len(values), mean(values), low, high)
+        # the questions scored by the ranking metric (judge-only ones, and any it does not apply to, left out)
+        scored = sum(not _is_missing(v) for v in values)
+        results[name] = ConfigurationResult(name, scored, mean(values), low, high, **_counts(grouped[name].values()))
     names = rank_order({n: r.mean for n, r in results.items()}, costs, cost_tolerance)
     comparison = Comparison(metric, names[0] if names else None, BEST_RULE, margin=margin, alpha=alpha,
                             metric_note=note)
@@ -635,6 +656,23 @@ def compare_configurations(
     comparison.configurations = sorted(results.values(), key=lambda r: (order.get(r.configuration, len(order)),
                                                                         r.configuration))
     return comparison
+
+
+def _flag(value: Any) -> bool:
+    return False if _is_missing(value) or type(value).__name__ == "NAType" else bool(value)
+
+
+def _counts(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """How a configuration's questions were scored: judge-only, at the document level only, on evidence."""
+    rows = list(rows)
+    if not rows or "judge_only" not in rows[0]:
+        return {}
+    judge_only = [r for r in rows if _flag(r.get("judge_only"))]
+    documents = [r for r in rows if not _flag(r.get("judge_only")) and not _is_missing(r.get("n_references"))
+                 and int(r["n_references"]) == 0]
+    judged = any(not _is_missing(r.get(m)) for r in rows for m in JUDGE_METRICS)
+    return {"n_judge_only": len(judge_only), "n_documents_only": len(documents),
+            "n_evidence": len(rows) - len(judge_only), "judged": judged}
 
 
 def _number(value: Any) -> float:

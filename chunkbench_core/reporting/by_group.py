@@ -14,6 +14,7 @@ import pandas as pd
 
 from chunkbench_core.evaluation.breakdowns import (
     DIMENSIONS,
+    LABEL_PREFIX,
     TOO_SMALL,
     configuration_name,
     group_leaders,
@@ -28,10 +29,18 @@ DIMENSION_LABELS: dict[str, str] = {"format": "document format", "category": "qu
                                     "difficulty": "difficulty", "document": "document"}
 #: the metrics the section offers besides the ranking metric (shown when any cell has a value)
 SECTION_METRICS: tuple[str, ...] = ("recall", "precision", "iou", "mrr", "hit_rate", "recall_expanded",
-                                    "recall_at_512", "budget_auc", "context_tokens")
+                                    "recall_at_512", "budget_auc", "doc_recall", "doc_hit_rate", "doc_mrr",
+                                    "context_tokens")
 EXTRA_LABELS: dict[str, tuple[str, str]] = {"context_tokens": ("Context tokens", "count"),
                                             "query_ms": ("Query time", "ms")}
 
+
+
+def dimension_label(dimension: str) -> str:
+    """How the section names a dimension: "document format", or a label of the team's sheet by its name."""
+    if dimension.startswith(LABEL_PREFIX):
+        return dimension[len(LABEL_PREFIX):]
+    return DIMENSION_LABELS.get(dimension, dimension)
 
 
 def _metric_info(name: str) -> tuple[str, str]:
@@ -60,7 +69,7 @@ def _table(cells: pd.DataFrame, dimension: str, metric: str, order: Sequence[str
     for row in mine.to_dict("records"):
         by_group.setdefault(str(row["group"]), {})[configuration_name(row["strategy"], row["corpus_model"])] = row
     groups = sorted(by_group, key=lambda g: (-max(int(r["n_questions"]) for r in by_group[g].values()), g))
-    head = ["<th scope='col'>" + esc(DIMENSION_LABELS[dimension]) + "</th>", "<th scope='col'>questions</th>",
+    head = ["<th scope='col'>" + esc(dimension_label(dimension)) + "</th>", "<th scope='col'>questions</th>",
             f"<th scope='col'>first by {esc(_metric_info(rank_metric)[0])}</th>"]
     head += [f"<th scope='col'>{names[name]}</th>" for name in order]
     body = []
@@ -80,7 +89,7 @@ def _table(cells: pd.DataFrame, dimension: str, metric: str, order: Sequence[str
         body.append(f"<tr class='{'small' if small else ''}'>" + "".join(tds) + "</tr>")
     return (f"<div class='scroll' data-dimension='{esc(dimension)}' data-metric='{esc(metric)}'>"
             f"<table id='groups-{esc(dimension)}-{esc(metric)}'><caption>{esc(label)} per "
-            f"{esc(DIMENSION_LABELS[dimension])}</caption><thead><tr>{''.join(head)}</tr></thead>"
+            f"{esc(dimension_label(dimension))}</caption><thead><tr>{''.join(head)}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
@@ -94,9 +103,11 @@ def render_by_group(data: ReportData) -> str:
     names = {name: label_html(str(r["key"]), labels[name]) for name, r in zip(order, data.board.to_dict("records"))}
     rank_metric = str(cells["rank_metric"].iloc[0])
     metric_label = _metric_info(rank_metric)[0]
-    metrics = ["rank", *(m for m in SECTION_METRICS if m != rank_metric and cells[m].notna().any())]
+    metrics = ["rank", *(m for m in SECTION_METRICS if m != rank_metric and m in cells.columns
+                         and cells[m].notna().any())]
     dimensions = [d for d in DIMENSIONS if (cells["dimension"] == d).any()]
-    options = "".join(f"<option value='{esc(d)}'>{esc(DIMENSION_LABELS[d])}</option>" for d in dimensions)
+    dimensions += sorted(d for d in set(cells["dimension"]) if str(d).startswith(LABEL_PREFIX))
+    options = "".join(f"<option value='{esc(d)}'>{esc(dimension_label(d))}</option>" for d in dimensions)
     metric_options = "".join(
         f"<option value='{esc(m)}'>{esc(metric_label if m == 'rank' else _metric_info(m)[0])}"
         f"{' (ranking metric)' if m == 'rank' else ''}</option>" for m in metrics)

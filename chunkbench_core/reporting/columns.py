@@ -51,7 +51,7 @@ def metric_by_name() -> dict[str, Metric]:
 BASE_METRICS: tuple[str, ...] = ("recall", "precision", "iou", "mrr", "hit_rate")
 #: the KPIs of the managerial report, in display order (shown when present)
 KPI_METRICS: tuple[str, ...] = ("recall_at_512", "budget_auc", "recall", "precision", "iou", "mrr", "ndcg",
-                                "precision_omega",
+                                "precision_omega", "doc_recall", "doc_hit_rate", "doc_mrr",
                                 "answer_similarity", "faithfulness", "context_relevance", "hallucination_rate")
 
 #: optional column name alternatives (first present wins)
@@ -267,3 +267,12 @@ def text(raw: Any) -> str:
 
 
 
+
+
+def question_counts(row: Mapping[str, Any]) -> str:
+    """"N scored (M judge-only, not scored without an LLM)": how every view counts a run's questions (a board
+    row: ``n_questions``, ``n_judge_only``, ``n_documents_only``, ``n_judged``)."""
+    from chunkbench_core.wording import scored_counts
+
+    return scored_counts(number(row.get("n_questions")) or 0, number(row.get("n_judge_only")) or 0,
+                         number(row.get("n_documents_only")) or 0, judged=bool(number(row.get("n_judged"))))

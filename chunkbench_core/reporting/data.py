@@ -131,7 +131,7 @@ def _ranked_board(results: ResultsDB) -> pd.DataFrame:
         "c.is_best, c.p_value_vs_best, c.significantly_worse, c.difference_ci_low, c.difference_ci_high "
         "FROM experiment_metrics m JOIN leaderboard l USING (experiment_run_id, strategy, corpus_model) "
         "LEFT JOIN comparison c ON c.experiment_run_id = m.experiment_run_id "
-        "AND c.configuration = m.strategy || '|' || m.corpus_model"
+        "AND coalesce(c.strategy || '|' || c.corpus_model, c.configuration) = m.strategy || '|' || m.corpus_model"
     )
     if order.empty or full.empty:
         return full.iloc[0:0].assign(configuration=pd.Series(dtype=str), label=pd.Series(dtype=str),

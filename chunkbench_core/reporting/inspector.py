@@ -126,6 +126,21 @@ def _references(row: Mapping[str, Any]) -> list[tuple[str, int, int]]:
     return [s for s in (_span(r) for r in _records(row.get("references"))) if s is not None]
 
 
+def _located(row: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The evidence spans found by ``questions locate`` and not reviewed yet: document, how, how sure."""
+    out = []
+    for r in _records(row.get("references")):
+        if r.get("located_by") and _span(r) is not None:
+            out.append({"doc": str(r["document"]), "start": int(r["start"]), "end": int(r["end"]),
+                        "by": str(r["located_by"]), "score": number(r.get("score"))})
+    return out
+
+
+def _sources(row: Mapping[str, Any]) -> list[str]:
+    parsed = parse_json(row.get("source_documents"), [])
+    return [str(d) for d in parsed] if isinstance(parsed, list) else []
+
+
 def _build(row: Mapping[str, Any]) -> str:
     """The collection build a question row (or a chunk row) belongs to; '' for rows from before builds were kept."""
     build = row.get("build")
@@ -170,7 +185,10 @@ def load_chunk_table(results: ResultsDB | None, questions: pd.DataFrame) -> Chun
 
 
 def _chunk_refs(records: list[dict[str, Any]], strategy: str, model: str, table: ChunkTable,
-                references: list[tuple[str, int, int]], default_role: str) -> list[dict[str, Any]]:
+                references: list[tuple[str, int, int]], default_role: str,
+                located: list[tuple[str, int, int]] | None = None) -> list[dict[str, Any]]:
+    """The chunks of a question's ranking or context, with their evidence; ``located``: the spans among the
+    references found by ``questions locate`` (a chunk holding some is marked ``evLocated``)."""
     out = []
     for r in records:
         if r.get("chunk_id") is None:
@@ -183,8 +201,11 @@ def _chunk_refs(records: list[dict[str, Any]], strategy: str, model: str, table:
         role = r.get("role") or default_role
         if role == "hit" and not count:  # HIT only for a chunk that shares evidence
             role = "retrieved"
-        out.append({"chunk": index, "rank": r.get("rank"), "score": number(r.get("score")),
-                    "role": role, "ev": ranges, "evChars": count})
+        ref = {"chunk": index, "rank": r.get("rank"), "score": number(r.get("score")),
+               "role": role, "ev": ranges, "evChars": count}
+        if count and located:  # its evidence is (partly) located, not written by hand: marked apart
+            ref["evLocated"] = evidence_ranges(chunk_span, entry["text"], located)[1] > 0
+        out.append(ref)
     return out
 
 
@@ -276,6 +297,8 @@ def inspector_payload(data: ReportData, results: ResultsDB | None) -> dict[str, 
             continue
         strategy, model = str(row["strategy"]), str(row["corpus_model"])
         references = _references(row)
+        located = _located(row)
+        located_spans = [(x["doc"], x["start"], x["end"]) for x in located]
         retrieved = _records(row.get("retrieved"))
         expanded = _records(row.get("expanded"))
         spans = {str(r["chunk_id"]): s for r in [*retrieved, *expanded] if (s := _span(r)) and r.get("chunk_id")}
@@ -291,13 +314,17 @@ def inspector_payload(data: ReportData, results: ResultsDB | None) -> dict[str, 
             "judgeError": value(row, "judge_error"),
             "judge": judge,
             "reasoning": value(row, "judge_reasoning"),
-            "hits": _chunk_refs(retrieved, strategy, model, table, references, "hit"),
-            "context": _chunk_refs(expanded, strategy, model, table, references, "context"),
+            "hits": _chunk_refs(retrieved, strategy, model, table, references, "hit", located_spans),
+            "context": _chunk_refs(expanded, strategy, model, table, references, "context", located_spans),
             "tree": _tree(row.get("expansion_tree"), strategy, model, table, spans),
             "parentContext": _parent_context(row.get("parent_context")),
             "tokens": _numbers(row, "_tokens", "token_usage"),
             "latency": _numbers(row, "_ms", "latency_ms"),
             "hasReferences": bool(references),
+            # how the evidence was given: written | located | mixed | documents (source documents only)
+            "origin": value(row, "evidence_origin"),
+            "sources": _sources(row),
+            "located": located,
         }
         results_out[f"{question_index[qkey]}:{ci}"] = result
     return {"configs": configs, "questions": question_list, "chunks": table.entries, "results": results_out,

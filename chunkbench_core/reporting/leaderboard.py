@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from chunkbench_core.labels import configuration_label
 from chunkbench_core.storage.results_db import LEADERBOARD_COLUMNS
 
 from .columns import metrics_catalog, plural
@@ -176,11 +177,60 @@ def ranking_note(board: pd.DataFrame, recommendation: Mapping[str, Any] | None =
              f"{margin} of the best (bound above -{margin}); worse = shown lower than the best (one-sided paired "
              "randomization tests, Holm's correction, p < 0.05); undecided = might be as good, cannot tell yet. "
              "frontier: no other configuration is both better and cheaper. (SELECT * FROM comparison)"]
+    notes += question_notes(board, recommendation)
     if recommendation:
         steady = stability_text(recommendation)
-        notes.append(f"Recommended: {recommendation['strategy']} x {recommendation['corpus_model']} "
+        notes.append(f"Recommended: {_recommended_label(board, recommendation)} "
                      f"({recommendation['rule']}{'; ' + steady if steady else ''}). {recommendation['reason']}")
     return notes
+
+
+def _counted_row(board: pd.DataFrame, recommendation: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """The board row whose counts the notes give: the recommended configuration's, else the first."""
+    if board.empty:
+        return None
+    if recommendation and "strategy" in board.columns:
+        mine = board[(board["strategy"] == recommendation.get("strategy"))
+                     & (board["corpus_model"] == recommendation.get("corpus_model"))]
+        if not mine.empty:
+            return mine.iloc[0].to_dict()
+    return board.iloc[0].to_dict()
+
+
+def question_notes(board: pd.DataFrame, recommendation: Mapping[str, Any] | None = None) -> list[str]:
+    """How the questions were counted ("N scored (M judge-only, not scored without an LLM)", the same words as
+    the reports and the Dagster metadata) when some are judge-only or scored at the document level only, and how
+    many rest on located evidence not reviewed yet."""
+    from chunkbench_core.wording import plural as count, scored_counts
+
+    row = _counted_row(board, recommendation)
+    if row is None or _missing(row.get("n_questions")):
+        return []
+    judged = not _missing(row.get("n_judged")) and bool(row.get("n_judged"))
+    notes = []
+    # said when "n" alone could mislead: some questions are judge-only, or scored at the document level only
+    if any(not _missing(row.get(c)) and int(row[c]) for c in ("n_judge_only", "n_documents_only")):
+        notes.append("questions: " + scored_counts(row.get("n_questions"), row.get("n_judge_only"),
+                                                   row.get("n_documents_only"), judged) + ".")
+    located = row.get("n_located")
+    if not _missing(located) and int(located):
+        scored = int(row["n_questions"])
+        notes.append(f"located evidence: {int(located)} of the {count(scored, 'scored question')} "
+                     f"{'rests' if int(located) == 1 else 'rest'} on evidence found by `chunkbench questions locate` "
+                     "and not reviewed yet (marked "
+                     "evidence_origin = located or mixed in question_results); accept or reject them in "
+                     "`chunkbench questions review FILE` to make them ordinary references.")
+    return notes
+
+
+def _recommended_label(board: pd.DataFrame, recommendation: Mapping[str, Any]) -> str:
+    """The recommended configuration by the one label (its strategy as the board names it)."""
+    strategy, model = recommendation["strategy"], recommendation["corpus_model"]
+    if "strategy_label" in board.columns:
+        rows = board[(board["strategy"] == strategy) & (board["corpus_model"] == model)]
+        if not rows.empty and isinstance(rows.iloc[0]["strategy_label"], str):
+            strategy = rows.iloc[0]["strategy_label"]
+    return configuration_label(strategy, model)
 
 
 def format_markdown(board: pd.DataFrame, recommendation: Mapping[str, Any] | None = None) -> str:

@@ -21,6 +21,7 @@ from chunkbench_core.provenance import heading_context_label
 from . import plots
 from .columns import (
     KPI_METRICS,
+    question_counts,
     fmt,
     fmt_metric,
     metric_by_name,
@@ -83,6 +84,15 @@ def _with_interval(name: str, raw: Any, bounds: Interval | None) -> str:
 def _questions(n: Any) -> str:
     """"1 question", "30 questions" ("– questions" when not recorded)."""
     return "– questions" if number(n) is None else plural(number(n), "question")
+
+
+def _located_note(row: Mapping[str, Any]) -> str:
+    """How many of the scored questions rest on located evidence not reviewed yet ("" when none)."""
+    located = int(number(row.get("n_located")) or 0)
+    if not located:
+        return ""
+    return (f" {plural(located, 'of them rests', 'of them rest')} on evidence found by <code>chunkbench questions "
+            "locate</code> and not reviewed yet (marked <em>located</em> in the technical report's inspector).")
 
 
 def _label(row: Mapping[str, Any]) -> str:
@@ -164,6 +174,8 @@ def _recommendation(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
                         f"{esc(fmt_metric('recall', best.get('rank_ci_high')))})"
                         if number(best.get("rank_ci_low")) is not None else "")
                      + f" over {esc(_questions(rec.get('n_questions')))}.</p>")
+        parts.append(f"<p id='question-counts'>Questions: {esc(question_counts(best))}."
+                     f"{_located_note(best)}</p>")
         parts.append(f"<p id='rule'>Rule: {esc(rec['rule_text'])}.</p>")
         if value(rec, "decided") is not None and not flag(rec.get("decided")):
             parts.append("<p class='warning' id='undecided'><strong>Not decided yet:</strong> these questions "
@@ -180,6 +192,13 @@ def _recommendation(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
         f"{esc(fmt_metric('mrr', metric_value(data, best, 'mrr')))}; the LLM would read about "
         f"{esc(fmt('count', best.get('context_tokens')))} tokens of context per question.</p>"
     )
+    doc_recall = metric_value(data, best, "doc_recall")
+    if doc_recall is not None:
+        parts.append(
+            f"<p id='document-level'>At the document level, its top {esc(fmt('count', best.get('top_k')))} chunks "
+            f"come from {_pct(doc_recall)} of each question's source documents (doc recall "
+            f"{esc(fmt_metric('doc_recall', doc_recall))}; doc MRR "
+            f"{esc(fmt_metric('doc_mrr', metric_value(data, best, 'doc_mrr')))}).</p>")
     similarity = metric_value(data, best, "answer_similarity")
     if similarity is not None:
         hallucination = metric_value(data, best, "hallucination_rate")
@@ -210,8 +229,10 @@ def _kpis(data: ReportData, best: Mapping[str, Any], metrics: Sequence[str]) -> 
         cards.append(f"<div class='kpi' title='{esc(info.description)}'><div class='label'>{esc(info.label)}</div>"
                      f"<div class='value'>{esc(fmt_metric(name, raw))}</div>{ci}</div>")
     failed = n_failed(data, best)
-    cards.append(f"<div class='kpi'><div class='label'>Questions scored</div><div class='value'>"
-                 f"{esc(fmt('count', best.get('n_questions')))}</div>"
+    judge_only = int(number(best.get("n_judge_only")) or 0)
+    cards.append(f"<div class='kpi' title='{esc(question_counts(best))}'><div class='label'>Questions scored</div>"
+                 f"<div class='value'>{esc(fmt('count', best.get('n_questions')))}</div>"
+                 f"<div class='ci'>{judge_only} judge-only</div>"
                  + (f"<div class='ci bad'>{failed} failed</div>" if failed else "") + "</div>")
     return "<div class='kpis' id='kpis'>" + "".join(cards) + "</div>"
 

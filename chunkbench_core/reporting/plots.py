@@ -120,6 +120,18 @@ class FrontierPoint:
     on_frontier: bool = False
     recommended: bool = False
     quality_ci: tuple[float, float] | None = None
+    margin_class: str | None = None  # the comparison's class: best | within_margin | undecided | worse
+
+    @property
+    def verdict(self) -> str | None:
+        """The recommendation's class in words: recommended, within the margin, undecided or worse."""
+        if self.recommended:
+            return "recommended"
+        if self.margin_class in ("best", "within_margin"):
+            return "within the margin"
+        if self.margin_class in ("undecided", "worse"):
+            return self.margin_class
+        return {1: "within the margin", 2: "undecided", 3: "worse"}.get(self.tier or 0)
 
 
 COST_AXIS_LABELS = {
@@ -134,7 +146,8 @@ def frontier_png(points: Sequence[FrontierPoint], metric: str, cost_axis: str) -
 
 
 def frontier_figure(points: Sequence[FrontierPoint], metric: str, cost_axis: str) -> plt.Figure:
-    """The ranking metric (y) against cost (x): tier 1 filled, others hollow, the frontier joined, ★ recommended.
+    """The ranking metric (y) against cost (x) by the recommendation's classes: ★ recommended, filled = within the
+    margin of the best, hollow = undecided, faded = worse; the frontier joined.
 
     Points are numbered in ``points`` order (the ranking) and named in the legend.
     """
@@ -142,16 +155,18 @@ def frontier_figure(points: Sequence[FrontierPoint], metric: str, cost_axis: str
     fig, ax = plt.subplots(figsize=(10, 5 + (0.12 * len(points) if many else 0)))
     for i, p in enumerate(points):
         tint = color(i)
-        face = tint if p.tier == 1 else "white"
+        verdict = p.verdict
+        face = tint if verdict in ("recommended", "within the margin") else "white"
+        alpha = 0.45 if verdict == "worse" else 1.0
         if p.recommended:  # the shape says it, not the colour: a large star with a black edge
             shape, size, edge, width = "*", 20, "black", 1.2
         else:
             shape, size, edge, width = marker(i), 8, tint, 1.5
         ax.errorbar([p.cost], [p.quality], yerr=_whisker(p.quality, p.quality_ci), fmt=shape, markersize=size,
                     color=tint, ecolor=tint, elinewidth=1, capsize=3, markerfacecolor=face, markeredgecolor=edge,
-                    markeredgewidth=width, zorder=3 if p.recommended else 2,
-                    label=f"{i + 1}. {_label(p.label)}" + (f" (tier {p.tier})" if p.tier else "")
-                    + (" ★ recommended" if p.recommended else ""))
+                    markeredgewidth=width, zorder=3 if p.recommended else 2, alpha=alpha,
+                    label=f"{i + 1}. {_label(p.label)}" + (f" ({'★ ' if p.recommended else ''}{verdict})"
+                                                           if verdict else ""))
         ax.annotate(str(i + 1), (p.cost, p.quality), fontsize=8, fontweight="bold", xytext=(5, 5),
                     textcoords="offset points")
     front = sorted((p for p in points if p.on_frontier), key=lambda p: p.cost)
@@ -161,7 +176,8 @@ def frontier_figure(points: Sequence[FrontierPoint], metric: str, cost_axis: str
     ax.set_xlabel(COST_AXIS_LABELS.get(cost_axis, cost_axis))
     ax.set_ylabel(f"{metric} (higher is better)")
     ax.grid(alpha=0.3)
-    ax.set_title("Quality vs cost (filled = tier 1, ★ = recommended, dashed = frontier)", fontsize=10)
+    ax.set_title("Quality vs cost\n★ = recommended, filled = within the margin of the best, hollow = undecided, "
+                 "faded = worse, dashed = frontier", fontsize=10)
     if many:
         ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
     else:
@@ -205,6 +221,7 @@ def frontier_points(board: Any) -> tuple[list[FrontierPoint], str, str]:
                                 r["corpus_model"], _provenance(r.get("provenance"))),
                             number(r.get("rank_mean")), number(r.get(axis)),
                             tier=int(r["tier"]) if number(r.get("tier"), -1) >= 0 else None,
+                            margin_class=str(r["class"]) if isinstance(r.get("class"), str) else None,
                             on_frontier=_flag(r.get("on_frontier")), recommended=_flag(r.get("recommended")),
                             quality_ci=(number(r.get("rank_ci_low")), number(r.get("rank_ci_high")))
                             if r.get("rank_ci_low") == r.get("rank_ci_low") and r.get("rank_ci_low") is not None

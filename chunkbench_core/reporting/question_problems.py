@@ -40,7 +40,8 @@ def render_question_problems(data: ReportData) -> str:
         parts.append(table(["file", "question", "field", "problem"], rows, element_id="question-errors"))
     judge_only = _judge_only_count(data)
     if judge_only:
-        parts.append(f"<p class='note' id='judge-only-note'>{judge_only} question(s) have no evidence references: "
-                     "they are left out of recall, precision and the other evidence measures (not scored 0) and are "
+        parts.append(f"<p class='note' id='judge-only-note'>{judge_only} question(s) are judge-only, not scored "
+                     "without an LLM: they have no evidence (neither evidence spans nor source documents), so they "
+                     "are left out of recall, precision and the other evidence measures (not scored 0) and are "
                      "scored by the LLM judge when one is configured.</p>")
     return "".join(parts)

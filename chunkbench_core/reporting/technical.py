@@ -14,7 +14,7 @@ import pandas as pd
 from chunkbench_core.storage.results_db import ResultsDB
 
 from .columns import (flag, flatten, fmt, fmt_metric, has_values, metrics_catalog, number, parse_json, plural,
-                      run_settings, text, value)
+                      question_counts, run_settings, text, value)
 from .data import ReportData
 from .html import definition_list, esc, json_script, label_html, nav, page, table
 from .inspector import inspector_payload
@@ -107,10 +107,12 @@ def _runs(data: ReportData) -> str:
                      esc(fmt("count", row.get("top_k"))),
                      f"<span class='badge{' on' if (settings.neighbor_prev or settings.neighbor_next) else ''}'>"
                      f"{esc(settings.neighbor_badge)}</span>",
-                     esc(settings.boundary_model or "–"), esc(fmt("count", row.get("n_questions"))),
+                     esc(settings.boundary_model or "–"), esc(question_counts(row)),
+                     esc(fmt("count", row.get("n_located") if number(row.get("n_located")) is not None else 0)),
                      esc(str(n_failed(data, row)))])
-    return table(["configuration", "run", "created", "top k", "neighbors", "boundary model", "questions", "failed"],
-                 rows, element_id="runs", numeric=[False, False, False, True, False, False, True, True])
+    return table(["configuration", "run", "created", "top k", "neighbors", "boundary model", "questions",
+                  "with located evidence (not reviewed)", "failed"],
+                 rows, element_id="runs", numeric=[False, False, False, True, False, False, False, True, True])
 
 
 #: Rows of the per-question and failed-question tables written into the page. A run of 10,000 questions

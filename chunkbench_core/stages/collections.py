@@ -21,6 +21,7 @@ from chunkbench_core.chunking.window import ModelWindow
 from chunkbench_core.embedding import Embedder
 from chunkbench_core.errors import ChunkbenchError, ChunkingError
 from chunkbench_core.evaluation.cost import LLMPrices, embedding_usd, llm_usd
+from chunkbench_core.labels import configuration_label
 from chunkbench_core.parsing.models import ParsedDocument
 from chunkbench_core.progress import check_stop
 from chunkbench_core.provenance import BuildFacts, collection_row, context_source_counts, settings_fingerprint
@@ -108,7 +109,7 @@ def chunk_corpus(spec: CollectionSpec, chunker: Chunker, documents: Sequence[Par
         except Exception as exc:
             message = f"{spec.strategy} failed on {document.document}: {describe_error(exc)}"
             raise ChunkingError(message) from (exc if redact(str(exc)) == str(exc) else None)
-    check_unique_ids(chunks, f"{spec.strategy} x {spec.corpus_model}")  # before anything is embedded
+    check_unique_ids(chunks, configuration_label(spec.strategy, spec.corpus_model))  # before anything is embedded
     return chunks
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from chunkbench_core.evaluation.recommendation import RankingSettings
+from chunkbench_core.labels import configuration_label
 from chunkbench_core.provenance import strategy_label
 from chunkbench_core.storage.records import now
 from chunkbench_core.storage.results_db import ResultsDB
@@ -74,7 +75,9 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
         checks.one_chunk_per_document(_chunks_per_document(results)),
         checks.evidence_longer_than_chunks(*_evidence_and_chunk_sizes(results, rows)),
         checks.no_disagreement(_per_question(rows, comparison.metric)),
+        checks.boundary_model_language(_boundary_choices(results)),
         *recommendation_warnings(comparison, recommendation, labels),
+        *_evidence_warnings(rows, comparison.best, labels),
     )
     run_of = {f"{r['strategy']}|{r['corpus_model']}": r["experiment_run_id"] for r in rows}
     stamp = now()
@@ -82,12 +85,26 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
         {**r, "experiment_run_id": run_of.get(r["configuration"]), "rule": comparison.rule,
          "strategy_label": labels.get(r["configuration"]),
          "recommended": recommendation is not None and r["configuration"] == recommendation.configuration,
-         "on_frontier": r["configuration"] in frontier, "cost_axis": axis, "compared_at": stamp}
+         "on_frontier": r["configuration"] in frontier, "cost_axis": axis, "compared_at": stamp,
+         **_named(r["configuration"], labels)}
         for r in comparison.to_rows()])
     results.write("recommendation", "latest", [{**recommendation.to_row(labels), "cost_axis": axis,
                                                 "compared_at": stamp}] if recommendation else [])
     results.write("diagnostics", "latest", [{**d.to_row(), "compared_at": stamp} for d in found])
     return Ranking(comparison, recommendation, found, frontier, axis, settings)
+
+
+def _named(key: str, labels: dict[str, str]) -> dict[str, str]:
+    """A comparison row's strategy and corpus model (from its ``strategy|corpus_model`` key) and its one label."""
+    strategy, _, corpus_model = key.partition("|")
+    return {"strategy": strategy, "corpus_model": corpus_model,
+            "configuration": configuration_label(labels.get(key) or strategy, corpus_model)}
+
+
+def _boundary_choices(results: ResultsDB) -> list[dict[str, Any]]:
+    """How the boundary model of each current default collection was chosen (its build's recorded settings)."""
+    frame = results.query("SELECT settings FROM collections WHERE coalesce(variant, '') = '' AND settings IS NOT NULL")
+    return [choice for raw in frame["settings"] if isinstance(choice := _json_object(raw).get("boundary_choice"), dict)]
 
 
 def _chunks_per_document(results: ResultsDB) -> dict[str, list[int]]:
@@ -133,3 +150,67 @@ def _per_question(rows: Sequence[dict[str, Any]], metric: str) -> list[list[floa
             continue
         table.setdefault((str(row.get("question_set")), str(row.get("question_id"))), []).append(float(value))
     return list(table.values())
+
+
+def _number(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if number != number else number
+
+
+def _true(value: Any) -> bool:
+    """A flag of a question row: missing (None, NaN, NA) is false."""
+    try:
+        return value is not None and value == value and bool(value)
+    except TypeError:  # pandas' NA
+        return False
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    kept = [v for v in values if v is not None]
+    return sum(kept) / len(kept) if kept else None
+
+
+def _source_documents(row: dict[str, Any]) -> list[str]:
+    try:
+        value = json.loads(row.get("source_documents") or "[]")
+    except (TypeError, ValueError):
+        return []
+    return [str(d) for d in value] if isinstance(value, list) else []
+
+
+def _evidence_warnings(rows: Sequence[dict[str, Any]], best: str | None, labels: dict[str, str]) -> list[Any]:
+    """The best configuration's evidence recall below 0.3, and the recall ceiling top_k puts on its
+    multi-document questions (evaluation.diagnostics)."""
+    from chunkbench_core.evaluation import diagnostics as checks
+    from chunkbench_core.evaluation.recommendation import _label
+
+    live = [r for r in rows if r.get("error") in (None, "") or r.get("error") != r.get("error")]
+    judge_only = {(r.get("question_set"), r.get("question_id")) for r in live if _true(r.get("judge_only"))}
+    if live and len(judge_only) == len({(r.get("question_set"), r.get("question_id")) for r in live}):
+        judged = any(_number(r.get(m)) is not None for r in live
+                     for m in ("answer_similarity", "context_relevance", "faithfulness"))
+        return checks.collect(checks.nothing_scored(len(judge_only), judged))
+    if best is None:
+        return []
+    mine = [r for r in rows if f"{r['strategy']}|{r['corpus_model']}" == best
+            and (r.get("error") in (None, "") or r.get("error") != r.get("error"))]
+    name = _label(best, labels)
+    recall = _mean([_number(r.get("recall")) for r in mine])
+    metric = "recall"
+    if recall is None:
+        recall, metric = _mean([_number(r.get("doc_recall")) for r in mine]), "doc_recall"
+    multi = [r for r in mine if len(_source_documents(r)) > 1]
+    ceiling = None
+    if multi:
+        capped = [r for r in multi if (_number(r.get("doc_recall_ceiling")) or 1.0) < 1.0]
+        top_k = int(_number(multi[0].get("top_k")) or 0)
+        ceiling = checks.Ceiling(
+            top_k=top_k, n_multi_document=len(multi), n_capped=len(capped),
+            doc_ceiling=_mean([_number(r.get("doc_recall_ceiling")) for r in capped]) or 0.0,
+            doc_recall=_mean([_number(r.get("doc_recall")) for r in capped]) or 0.0,
+            recall_ceiling=_mean([_number(r.get("recall_ceiling")) for r in multi]),
+            recall=_mean([_number(r.get("recall")) for r in multi]))
+    return checks.collect(checks.low_evidence_recall(name, recall, metric), checks.recall_ceiling(name, ceiling))

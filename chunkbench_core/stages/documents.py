@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from chunkbench_core.embedding.language import ScriptShare
 from chunkbench_core.errors import DocumentProcessingError
 from chunkbench_core.parsing.models import ParsedDocument
 from chunkbench_core.progress import check_stop
@@ -39,6 +40,7 @@ class ParseSummary:
     failed: dict[str, str] = field(default_factory=dict)
     hidden: int = 0  # hidden or system files skipped by the corpus scan
     corpus_fingerprint: str = ""  # digest of {document: sha256}: what downstream partitions were built from
+    script: ScriptShare = field(default_factory=ScriptShare)  # the parsed letters by script (boundary model rule)
 
 
 @dataclass(frozen=True)
@@ -110,11 +112,15 @@ def parse_corpus(request: ParseRequest, results: ResultsDB) -> ParseSummary:
     for document, error in (scan.refused.items() if scan is not None else ()):
         summary.failed[document] = error
         records.append(DocumentRecord(document=document, status="failed", error=error))
+    script = ScriptShare()
     for source in request.sources:
         check_stop()
-        records.append(document_record(source, _parse_one(request, source, summary)))
+        record = _parse_one(request, source, summary)
+        records.append(document_record(source, record))
+        script = script + ScriptShare.of([(record.get("parsed") or {}).get("markdown") or ""])
     results.record_documents(records)
-    request.store.write_manifest(list(request.sources), request.parse_options)
+    summary.script = script
+    request.store.write_manifest(list(request.sources), request.parse_options, script.to_dict())
     summary.corpus_fingerprint = fingerprint(corpus_state(list(request.sources)))
     return summary
 

@@ -25,6 +25,7 @@ from chunkbench_core.evaluation.experiment import (
     aggregate,
     build_provenance,
     outcome_row,
+    reference_entries,
     run_llm_evaluation,
     run_retrieval,
     split_chunk_rows,
@@ -116,8 +117,7 @@ def run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vector
     llm_report = run_llm_evaluation(outcomes, llm.client, llm.settings) if llm.configured else None  # never raises
     prices = resolve_llm_prices(llm.settings if llm.configured else None, llm.prices)
     questions = [{**outcome_row(o), "expected_answer": o.resolved.question.expected_answer,
-                  "references": json.dumps([{"document": r.document, "start": r.start, "end": r.end}
-                                            for r in o.resolved.references], ensure_ascii=False),
+                  "references": json.dumps(reference_entries(o.resolved), ensure_ascii=False),
                   "build": build}  # the chunk rows it retrieved from stay readable after a rebuild
                  for o in outcomes]
     question_costs(questions, spec.model, prices)

@@ -20,7 +20,8 @@ from chunkbench_core.chunking.checks import OVERFLOW_MODES
 from chunkbench_core.chunking.registry import read_options
 from chunkbench_core.chunking.window import CountModelTokens, ModelWindow
 from chunkbench_core.embedding.registry import EmbeddingModelSpec, ModelRegistry, get_model, model_registry
-from chunkbench_core.embedding.roles import boundary_model_id
+from chunkbench_core.embedding.language import BoundaryChoice, ScriptShare
+from chunkbench_core.embedding.roles import boundary_choice
 from chunkbench_core.embedding.thresholds import SharedDefaults
 from chunkbench_core.errors import ConfigError
 from chunkbench_core.provenance import digest, requested_settings, settings_fingerprint
@@ -147,17 +148,27 @@ class CollectionRequest:
 @dataclass(frozen=True)
 class SpecContext:
     """What resolution reads besides the request: the model registry, the shared defaults of the results
-    database in force (boundary model, thresholds), and this machine's boundary model (``CHUNKBENCH_BOUNDARY_MODEL``)."""
+    database in force (boundary model, thresholds), this machine's boundary model (``CHUNKBENCH_BOUNDARY_MODEL``)
+    and the letters of the parsed corpus by script (``corpus_script``: the boundary model must read its language,
+    see chunkbench_core.embedding.language; None: not known, no language rule)."""
 
     registry: ModelRegistry
     shared: SharedDefaults | None = None
     machine_boundary_model: str | None = None
+    corpus_script: ScriptShare | None = None
 
     @classmethod
-    def of(cls, settings: "Settings") -> "SpecContext":
+    def of(cls, settings: "Settings", corpus_script: ScriptShare | None = None) -> "SpecContext":
+        """The context of ``settings``' benchmark; ``corpus_script``: the letters of the documents to chunk
+        (default: those of the benchmark's last parse)."""
+        from chunkbench_core.storage.corpus import ParsedStore
+
         registry = settings.registry()
         shared = SharedDefaults.of(settings)
-        return cls(registry, SharedDefaults(shared.results, shared.legacy_file, registry), settings.boundary_model)
+        if corpus_script is None:
+            corpus_script = ScriptShare.from_dict(ParsedStore(settings.results_dir / "parsed", "").manifest_script())
+        return cls(registry, SharedDefaults(shared.results, shared.legacy_file, registry), settings.boundary_model,
+                   corpus_script)
 
 
 @dataclass(frozen=True)
@@ -175,6 +186,7 @@ class CollectionSpec:
     boundary_model: str | None  # the boundary model in force, for the strategies that cut with one
     threshold: float | None  # its threshold in force (or the run config's), where the strategy takes one
     threshold_source: str | None  # run config | override | registry
+    boundary_choice: BoundaryChoice | None = None  # where the boundary model came from, and why
 
     @property
     def corpus_model(self) -> str:
@@ -207,8 +219,11 @@ class CollectionSpec:
     def settings(self) -> dict[str, Any]:
         """Everything that decides the chunks, as requested (the collection's ``settings``)."""
         rest = {k: v for k, v in self.options.items() if k != "threshold"}
-        return requested_settings(self.strategy, self.params, rest, self.overflow, self.boundary_model,
-                                  self.threshold, self.threshold_source)
+        out = requested_settings(self.strategy, self.params, rest, self.overflow, self.boundary_model,
+                                 self.threshold, self.threshold_source)
+        if self.boundary_model is not None and self.boundary_choice is not None:
+            out["boundary_choice"] = self.boundary_choice.to_dict()  # recorded, not fingerprinted
+        return out
 
     @property
     def fingerprint(self) -> str:
@@ -242,10 +257,11 @@ def resolve_collection(request: CollectionRequest, context: SpecContext) -> Coll
     if request.boundary_model and strategy.capabilities.boundary_model:
         named_by["boundary_model"] = request.boundary_model
     variant = variant_label(params, chunking_params(model, None, None, registry=context.registry), named_by)
-    boundary = threshold = source = None
+    boundary = threshold = source = choice = None
     if strategy.capabilities.boundary_model:
-        boundary_spec = get_model(boundary_model_id(request.boundary_model, context.registry, context.shared,
-                                                    context.machine_boundary_model), context.registry)
+        choice = boundary_choice(request.boundary_model, context.registry, context.shared,
+                                 context.machine_boundary_model, context.corpus_script)
+        boundary_spec = get_model(choice.model, context.registry)
         boundary = boundary_spec.id
         if strategy.takes("threshold"):
             if options.get("threshold") is not None:
@@ -257,7 +273,7 @@ def resolve_collection(request: CollectionRequest, context: SpecContext) -> Coll
     return CollectionSpec(strategy=strategy.name, model=model, chunk_size=params["chunk_size"],
                           chunk_overlap=params["chunk_overlap"], options=options, variant_options=named_by,
                           variant=variant, overflow=request.overflow, boundary_model=boundary, threshold=threshold,
-                          threshold_source=source)
+                          threshold_source=source, boundary_choice=choice)
 
 
 def request_of_build(row: Mapping[str, Any]) -> CollectionRequest:

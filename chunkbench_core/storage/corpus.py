@@ -26,6 +26,8 @@ from .integrity import Identity, load_json_object, quarantine
 from .space import guard_writes
 
 IGNORED_NAMES = {".DS_Store", "Thumbs.db"}
+#: the letters by script of a manifest written before they were recorded, by (path, mtime, size)
+_COUNTED_SCRIPTS: dict[tuple[str, int, int], dict[str, Any]] = {}
 
 
 @dataclass(frozen=True)
@@ -120,20 +122,29 @@ def scan_corpus(folder: str | Path) -> list[SourceDocument]:
 
 
 class ParsedStore:
-    """Parsed documents as JSON files: ``<root>/<sha256>.<extension>.<parser_version>.json``.
+    """Parsed documents as JSON files: ``<root>/<sha256>.<extension>.<parser_version>[-<options>].json``.
 
     The extension is part of the key because it decides the parser: the same bytes as ``notes.txt``
-    and as ``notes.pdf`` are two different parses (the second one fails). A failure is stored as its
-    reason, and reported under the path of the file asked about, never of another file with those bytes.
+    and as ``notes.pdf`` are two different parses (the second one fails). With ``options`` (the
+    ParseOptions in force) each record's key also carries the digest of the options that ITS format
+    reads (``options.fingerprint(suffix)``): a changed PDF heading pattern re-parses the PDFs and
+    keeps the Word files' parses. A failure is stored as its reason, and reported under the path of the
+    file asked about, never of another file with those bytes.
     """
 
-    def __init__(self, root: str | Path, parser_version: str) -> None:
+    def __init__(self, root: str | Path, parser_version: str, options: Any = None) -> None:
         self.root = Path(root)
-        self.parser_version = parser_version
+        self.options = options
+        # what the manifest records: the code's version and the digest of every option in force
+        self.parser_version = parser_version if options is None else f"{parser_version}-{options.fingerprint()}"
+        self._code_version = parser_version
 
     def _path(self, source: SourceDocument) -> Path:
         suffix = Path(source.document).suffix.lower().lstrip(".") or "none"
-        return self.root / f"{source.sha256}.{suffix}.{self.parser_version}.json"
+        version = self._code_version
+        if self.options is not None:
+            version += "-" + self.options.fingerprint("." + suffix)
+        return self.root / f"{source.sha256}.{suffix}.{version}.json"
 
     _REPARSED = "the document is parsed again by the next parse (materialize parsed_documents; chunkbench run does)"
 
@@ -207,13 +218,19 @@ class ParsedStore:
     def manifest_path(self) -> Path:
         return self.root / "manifest.json"
 
-    def write_manifest(self, sources: list[SourceDocument], parse_options: dict[str, Any] | None = None) -> None:
+    def write_manifest(self, sources: list[SourceDocument], parse_options: dict[str, Any] | None = None,
+                       script: dict[str, Any] | None = None) -> None:
+        """Record the parsed corpus; ``script``: its letters by script (embedding.language.ScriptShare), which
+        the boundary model's language rule reads."""
         self.root.mkdir(parents=True, exist_ok=True)
         entries = [{**asdict(s), "record": self._path(s).name} for s in sources]
         tmp = self.manifest_path.with_name(f".manifest.{os.getpid()}.tmp")
+        manifest: dict[str, Any] = {"parser_version": self.parser_version, "parse_options": parse_options or {},
+                                    "documents": entries}
+        if script is not None:
+            manifest["script"] = script
         with guard_writes(self.manifest_path, "the parsed manifest", cleanup=[tmp]):
-            tmp.write_text(json.dumps({"parser_version": self.parser_version, "parse_options": parse_options or {},
-                                       "documents": entries}, ensure_ascii=False), encoding="utf-8")
+            tmp.write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
             os.replace(tmp, self.manifest_path)
 
     _MANIFEST_REBUILT = "it is written again by the next parse (materialize parsed_documents; chunkbench run does)"
@@ -247,6 +264,29 @@ class ParsedStore:
         if manifest is None:
             return None, {}
         return manifest.get("parser_version"), manifest.get("parse_options") or {}
+
+    def manifest_script(self) -> dict[str, Any] | None:
+        """The parsed corpus's letters by script (``ScriptShare.to_dict``) as the last parse counted them; for a
+        parse recorded before they were counted, counted now from its documents; None before any parse."""
+        manifest = self.manifest()
+        if manifest is None:
+            return None
+        if isinstance(manifest.get("script"), dict):
+            return manifest["script"]
+        from chunkbench_core.embedding.language import ScriptShare
+
+        try:  # counted once per manifest file (sensors ask on every tick)
+            stat = self.manifest_path.stat()
+            stamp = (str(self.manifest_path), stat.st_mtime_ns, stat.st_size)
+        except OSError:
+            stamp = None
+        if stamp is not None and stamp in _COUNTED_SCRIPTS:
+            return _COUNTED_SCRIPTS[stamp]
+        counted = ScriptShare.of(d.markdown for d in self.load_manifest_documents()).to_dict()
+        if stamp is not None:
+            _COUNTED_SCRIPTS.clear()
+            _COUNTED_SCRIPTS[stamp] = counted
+        return counted
 
     def load_manifest_documents(self) -> list[ParsedDocument]:
         """The successfully parsed documents of the last ``parsed_documents`` materialization.

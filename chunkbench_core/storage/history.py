@@ -67,8 +67,10 @@ class Build:
 
     @property
     def label(self) -> str:
-        variant = f" ({self.variant})" if self.variant else ""
-        return f"{self.strategy} x {self.corpus_model}{variant}, build {self.build or 'before builds were kept'}"
+        from chunkbench_core.labels import configuration_label
+
+        return (f"{configuration_label(self.strategy, self.corpus_model, variant=self.variant)}, "
+                f"build {self.build or 'before builds were kept'}")
 
 
 def list_builds(results: ResultsDB) -> list[Build]:

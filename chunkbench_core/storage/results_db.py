@@ -70,7 +70,8 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("retrieved", "VARCHAR"),  # JSON list of {rank, chunk_id, document, start, end, score}
         ("retrieval_ms", "DOUBLE"), ("error", "VARCHAR"), ("created_at", "TIMESTAMP"),
         ("expected_answer", "VARCHAR"),
-        ("references", "VARCHAR"),  # JSON list of {document, start, end}: the located evidence spans
+        # JSON list of {document, start, end, located_by[, score]}: the evidence spans (located_by "" = by hand)
+        ("references", "VARCHAR"),
         ("embed_ms", "DOUBLE"), ("search_ms", "DOUBLE"), ("expand_ms", "DOUBLE"), ("generate_ms", "DOUBLE"),
         ("judge_ms", "DOUBLE"), ("n_expanded", "INTEGER"), ("judge_attempts", "INTEGER"),
         ("answer_prompt_tokens", "INTEGER"), ("answer_completion_tokens", "INTEGER"),
@@ -87,6 +88,10 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         # no evidence references: left out of the evidence metrics (NULL, never 0), answered and judged
         ("judge_only", "BOOLEAN"),
         ("build", "VARCHAR"),  # the collection build retrieved from (storage.history)
+        ("labels", "VARCHAR"),  # JSON object label -> text: the team's own columns (grouped by as label:NAME)
+        ("source_documents", "VARCHAR"),  # JSON list: the question's source documents (document-level evidence)
+        ("n_located_references", "INTEGER"),  # evidence spans found by `questions locate`, not reviewed yet
+        ("evidence_origin", "VARCHAR"),  # written | located | mixed | documents | NULL (judge-only)
         # the write this row belongs to (its results key) and its place in that write: join its scores
         ("record", "VARCHAR"), ("record_row", "INTEGER"),
     ],
@@ -119,6 +124,8 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("index_usd", "DOUBLE"), ("caption_usd", "DOUBLE"), ("questions_usd", "DOUBLE"), ("answer_usd", "DOUBLE"),
         ("judge_usd", "DOUBLE"), ("cost_usd", "DOUBLE"),
         ("n_judge_only", "INTEGER"),  # questions without evidence references, judged only
+        ("n_documents_only", "INTEGER"),  # of n_questions: source documents but no spans (document metrics only)
+        ("n_located", "INTEGER"),  # of n_questions: with evidence found by `questions locate`, not reviewed yet
         # the write this row belongs to (its results key) and its place in that write: join its scores
         ("record", "VARCHAR"), ("record_row", "INTEGER"),
     ],
@@ -132,7 +139,8 @@ TABLES: dict[str, list[tuple[str, str]]] = {
     # (evaluation.statistics.BEST_RULE), its costs on the frontier, and whether it is the recommendation
     # (evaluation.recommendation)
     "comparison": [
-        ("configuration", "VARCHAR"),
+        ("configuration", "VARCHAR"),  # the one label, "strategy × corpus model" (labels.configuration_label)
+        ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
         ("strategy_label", "VARCHAR"),  # how every view names the strategy (provenance.strategy_label)
         ("experiment_run_id", "VARCHAR"),  # the run compared (the leaderboard's latest of the configuration)
         ("rank", "INTEGER"),  # 1 = highest mean of the ranking metric (equal means: the cheaper, then the name)
@@ -256,6 +264,26 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("experiment_run_id", "VARCHAR"),
         ("excluded", "BOOLEAN"),  # false once included again (the row keeps the last reason)
         ("reason", "VARCHAR"), ("excluded_at", "TIMESTAMP"), ("included_at", "TIMESTAMP"),
+    ],
+    # one row per question asked with ``chunkbench ask`` (storage.queries): what was asked of which configuration,
+    # what came back and what it took; keyed by the query's id
+    "queries": [
+        ("query_id", "VARCHAR"), ("question", "VARCHAR"),
+        ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
+        ("configuration", "VARCHAR"),  # the one label (labels.configuration_label)
+        ("configuration_source", "VARCHAR"),  # given | recommended | defaults: how the configuration was chosen
+        ("collection", "VARCHAR"), ("build", "VARCHAR"),
+        ("top_k", "INTEGER"), ("document", "VARCHAR"),  # document: searched in this document only
+        ("neighbor_prev", "INTEGER"), ("neighbor_next", "INTEGER"), ("expansion_applied", "BOOLEAN"),
+        ("retrieved", "VARCHAR"),  # JSON list of hits {rank, chunk_id, document, start, end, score, text}
+        ("context", "VARCHAR"),  # JSON list: hits, neighbors and parents in prompt order
+        ("expansion_tree", "VARCHAR"),  # JSON: one node per hit with its neighbors and parent
+        ("answer", "VARCHAR"), ("answer_error", "VARCHAR"), ("llm_model", "VARCHAR"),
+        ("embed_ms", "DOUBLE"), ("search_ms", "DOUBLE"), ("expand_ms", "DOUBLE"), ("generate_ms", "DOUBLE"),
+        ("total_ms", "DOUBLE"),
+        ("context_tokens", "INTEGER"), ("prompt_tokens", "INTEGER"), ("completion_tokens", "INTEGER"),
+        ("context_truncated", "BOOLEAN"),
+        ("created_at", "TIMESTAMP"),
     ],
     # persistent defaults shared by every machine using this results folder (embedding.thresholds)
     "defaults": [
@@ -390,7 +418,8 @@ WITH latest AS (
     QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model ORDER BY built_at DESC) = 1
 )
 SELECT c.rank, c."class", c.tier, l.strategy, coalesce(c.strategy_label, l.strategy) AS strategy_label,
-       l.corpus_model, l.n_questions, {evidence}c.metric AS rank_metric, c.mean AS rank_mean,
+       l.corpus_model, l.n_questions, l.n_judge_only, l.n_documents_only, l.n_located, l.n_judged,
+       {evidence}c.metric AS rank_metric, c.mean AS rank_mean,
        c.ci_low AS rank_ci_low, c.ci_high AS rank_ci_high, c.margin, c.difference_vs_best, c.lower_bound_vs_best,
        c.p_value_vs_best, c.p_value_adjusted, c.effect_size, c.questions_to_settle,
        CASE WHEN c.rank IS NULL THEN 'not compared yet'
@@ -412,7 +441,8 @@ SELECT c.rank, c."class", c.tier, l.strategy, coalesce(c.strategy_label, l.strat
        l.experiment_run_id, l.created_at
 FROM latest l
 LEFT JOIN comparison c ON c.experiment_run_id = l.experiment_run_id
-                       AND c.configuration = l.strategy || '|' || l.corpus_model  -- a run may hold several
+                       -- a run may hold several (comparisons written before the strategy column: by their key)
+                       AND coalesce(c.strategy || '|' || c.corpus_model, c.configuration) = l.strategy || '|' || l.corpus_model
 LEFT JOIN idx i ON i.strategy = l.strategy AND i.corpus_model = l.corpus_model
 ORDER BY c.rank NULLS LAST, l.recall DESC, l.iou DESC, l.strategy, l.corpus_model
 """
@@ -457,10 +487,16 @@ WITH board AS (
     FROM question_results q JOIN board l USING (experiment_run_id, strategy, corpus_model)
     QUALIFY q.created_at = l.created_at
          OR NOT coalesce(bool_or(q.created_at = l.created_at) OVER (PARTITION BY q.strategy, q.corpus_model), false)
-), scored AS (
+), scored AS (  -- a question's documents: its source documents, else (rows written before them) its spans'
     SELECT * REPLACE (is_judge_only AS judge_only),
-           list_distinct(coalesce(json_extract_string("references", '$[*].document'), [])) AS documents
+           list_distinct(coalesce(
+               CASE WHEN coalesce(source_documents, '[]') <> '[]'
+                    THEN json_extract_string(source_documents, '$[*]') END,
+               json_extract_string("references", '$[*].document'), [])) AS documents
     FROM rows WHERE coalesce(error, '') = ''
+), label_names AS (  -- every label of the team's sheet: one dimension each (label:NAME)
+    SELECT DISTINCT unnest(json_keys(labels)) AS name FROM scored
+    WHERE labels IS NOT NULL AND json_type(labels) = 'OBJECT'
 ), grouped AS (
     SELECT 'format' AS dimension, g.group_name AS "group", s.* FROM scored s,
         (SELECT DISTINCT CASE WHEN e = '' THEN {none} ELSE lower(e) END AS group_name
@@ -472,6 +508,12 @@ WITH board AS (
     SELECT 'difficulty', coalesce(nullif(regexp_replace(difficulty, {blank}, '', 'g'), ''), {none}), * FROM scored
     UNION ALL
     SELECT 'document', d.document, s.* FROM scored s, (SELECT unnest(s.documents) AS document) d
+    UNION ALL
+    SELECT {sql_string(b.LABEL_PREFIX)} || n.name,
+           coalesce(nullif(regexp_replace(
+               json_extract_string(s.labels, '$."' || replace(n.name, '"', '\\"') || '"'), {blank}, '', 'g'), ''),
+               {none}), s.*
+    FROM scored s, label_names n
 )
 SELECT q.dimension, q."group", q.strategy, q.corpus_model,
        count(*) FILTER (WHERE NOT q.judge_only) AS n_questions,
@@ -485,8 +527,8 @@ SELECT q.dimension, q."group", q.strategy, q.corpus_model,
        q.experiment_run_id
 FROM grouped q, m
 GROUP BY q.dimension, q."group", q.strategy, q.corpus_model, q.experiment_run_id, m.rank_metric
-ORDER BY CASE q.dimension {" ".join(f"WHEN '{d}' THEN {i}" for i, d in enumerate(b.DIMENSIONS))} END,
-         q."group", rank_mean DESC NULLS LAST, q.strategy, q.corpus_model
+ORDER BY CASE q.dimension {" ".join(f"WHEN '{d}' THEN {i}" for i, d in enumerate(b.DIMENSIONS))}
+         ELSE {len(b.DIMENSIONS)} END, q.dimension, q."group", rank_mean DESC NULLS LAST, q.strategy, q.corpus_model
 """
 
 

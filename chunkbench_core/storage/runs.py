@@ -28,6 +28,8 @@ import pandas as pd
 from chunkbench_core.errors import ChunkbenchError, ConfigError
 from chunkbench_core.evaluation.metric_registry import METRICS
 
+from chunkbench_core.labels import configuration_label
+
 from .results_db import SCORED_TABLES, TABLES, ResultsDB
 
 DEFAULT_SETTINGS = "coalesce(variant, '') = '' AND coalesce(neighbor_prev, 0) = 0 AND coalesce(neighbor_next, 0) = 0"
@@ -147,6 +149,7 @@ class RunInfo:
     settings_fingerprint: str | None
     excluded: bool
     reason: str
+    label: str = ""  # the one label of the configuration (labels.configuration_label)
 
     @property
     def setting(self) -> str:
@@ -188,7 +191,8 @@ def list_runs(results: ResultsDB, metric: str = "recall") -> list[RunInfo]:
             created_at=None if created is None or pd.isna(created) else pd.Timestamp(created).to_pydatetime(),
             batch=batch_of(provenance), corpus_fingerprint=provenance.get("corpus_fingerprint"),
             settings_fingerprint=provenance.get("settings_fingerprint"),
-            excluded=bool(state and state.excluded), reason=state.reason if state and state.excluded else ""))
+            excluded=bool(state and state.excluded), reason=state.reason if state and state.excluded else "",
+            label=configuration_label(row["strategy"], row["corpus_model"], provenance)))
     return out
 
 

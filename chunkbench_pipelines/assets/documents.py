@@ -36,7 +36,9 @@ def parsed_documents(context: AssetExecutionContext, config: ParsingConfig, work
                      duckdb: DuckDBResource, llm: LLMResource) -> MaterializeResult:
     results = duckdb.results()
     with permanent_errors_fail_fast():  # a bad setting fails at once, naming it
-        options = dataclasses.replace(llm.parse_options(), **config.given())
+        # the benchmark's parser.toml (heuristics): a changed setting re-parses only the formats it applies to
+        options = dataclasses.replace(llm.parse_options(), heuristics=workspace.settings().parser_heuristics(),
+                                      **config.given())
         limits = workspace.settings().parse_limits()  # each document in a worker process, memory and time limited
     with pool_slots(context, [llm.pool if llm.vision_model else None], llm.pool_limit), \
             IsolatedParser(limits) as parser:  # image captions

@@ -28,7 +28,7 @@ from ..automation import QUESTION_SETS, on_collection_or_question_sets
 from ..concurrency import pool_slots
 from ..config import experiment_config
 from ..failures import TRANSIENT_RETRY, corpus_embedder, fail_fast, permanent_errors_fail_fast
-from ..metadata import headline_metrics, llm_run as llm_run_metadata, pool_wait as pool_wait_metadata
+from ..metadata import headline_metrics, llm_run as llm_run_metadata, pool_wait as pool_wait_metadata, question_counts
 from ..partitions import split_key
 from ..resources import (
     DuckDBResource,
@@ -106,6 +106,7 @@ def build_experiment_results(partitions_def: MultiPartitionsDefinition) -> Asset
                 "variant": variant or "default",
                 "dagster/row_count": summary.n_questions,
                 "judge_only_questions": int(summary.metrics.get("n_judge_only", 0)),
+                **question_counts(summary.metrics),
                 **headline_metrics(summary.metrics),  # rank and class follow when the leaderboard compares (ranks.py)
                 **pool_wait_metadata(pool_wait),
                 **({"question_errors": MetadataValue.md("".join(f"- {e}\n" for e in summary.errors))}

@@ -41,6 +41,7 @@ def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
     from chunkbench_core.errors import ConfigError
 
     from . import ask, defaults, documents, operations, questions, reproduce, run, runs
+    from . import strategies as catalog
 
     strategies = list(STRATEGIES.names())
     try:
@@ -62,6 +63,7 @@ def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
     questions.register(sub)
     ask.register(sub)
     runs.register(sub)
+    catalog.register(sub)
     from chunkbench_pipelines.cli_ui import add_parser as add_ui_parser
 
     add_ui_parser(sub)

@@ -1,8 +1,9 @@
 """``chunkbench thresholds list|set|clear`` and ``chunkbench defaults list|set|clear``: the shared defaults.
 
-The boundary model and the per-model semantic thresholds live in the results database in force
-(chunkbench_core.embedding.thresholds), shared by every machine using it; a change marks the partitions
-it affects stale.
+The corpus model, the boundary model and the per-model semantic thresholds live in the results database
+in force (chunkbench_core.embedding.thresholds), shared by every machine using it; a change of the boundary
+model or a threshold marks the partitions it affects stale. The corpus model default is what ``ask``,
+``queries`` and ``sweep`` use when none is given.
 """
 
 from __future__ import annotations
@@ -38,17 +39,22 @@ def command_thresholds(args: argparse.Namespace) -> int:
     return 0
 
 
+_SETTINGS = "corpus_model MODEL, boundary_model MODEL, or threshold:MODEL VALUE"
+
+
 def command_defaults(args: argparse.Namespace) -> int:
-    """Persistent defaults in the results database: the boundary model and per-model semantic thresholds."""
+    """Persistent defaults in the results database: the corpus and boundary models, per-model semantic thresholds."""
     from chunkbench_core.errors import ChunkbenchError
 
     try:
         shared = _shared(args)
         if args.action == "set":
             if args.name is None or args.value is None:
-                args.parser.error("set needs a setting and a value: boundary_model MODEL, or threshold:MODEL VALUE")
+                args.parser.error(f"set needs a setting and a value: {_SETTINGS}")
             if args.name == "boundary_model":
                 shared.set_boundary_model(args.value)
+            elif args.name == "corpus_model":
+                shared.set_corpus_model(args.value)
             elif args.name.startswith("threshold:"):
                 try:
                     value = float(args.value)
@@ -56,18 +62,20 @@ def command_defaults(args: argparse.Namespace) -> int:
                     args.parser.error(f"a threshold is a number in (0, 1], got {args.value!r}")
                 shared.set_threshold(args.name.removeprefix("threshold:"), value)
             else:
-                args.parser.error(f"unknown setting {args.name!r}: boundary_model or threshold:MODEL")
+                args.parser.error(f"unknown setting {args.name!r}: {_SETTINGS}")
         elif args.action == "clear":
             if args.name is None:
-                args.parser.error("clear needs a setting: boundary_model or threshold:MODEL")
+                args.parser.error("clear needs a setting: corpus_model, boundary_model or threshold:MODEL")
             if args.name == "boundary_model":
                 shared.clear_boundary_model()
+            elif args.name == "corpus_model":
+                shared.clear_corpus_model()
             elif args.name.startswith("threshold:"):
                 shared.clear_threshold(args.name.removeprefix("threshold:"))
             else:
-                args.parser.error(f"unknown setting {args.name!r}: boundary_model or threshold:MODEL")
-        print(json.dumps({"boundary_model": shared.boundary_model(), "thresholds": shared.thresholds()},
-                         sort_keys=True))
+                args.parser.error(f"unknown setting {args.name!r}: corpus_model, boundary_model or threshold:MODEL")
+        print(json.dumps({"corpus_model": shared.corpus_model(), "boundary_model": shared.boundary_model(),
+                          "thresholds": shared.thresholds()}, sort_keys=True))
     except ChunkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -80,10 +88,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("model", nargs="?")
     t.add_argument("value", nargs="?", type=float)
     t.set_defaults(func=command_thresholds, parser=t)
-    d = sub.add_parser("defaults", help="shared defaults: boundary model, semantic thresholds",
+    d = sub.add_parser("defaults", help="shared defaults: corpus model, boundary model, semantic thresholds",
                        description="Persistent defaults kept in the results database, shared by every machine using "
-                                   "it. A change marks the partitions it affects stale.")
+                                   "it. corpus_model: what ask, queries and sweep use when no --corpus-model is "
+                                   "given. A change of boundary_model or a threshold marks the partitions it "
+                                   "affects stale. `chunkbench models` shows the models in force and where each "
+                                   "comes from.")
     d.add_argument("action", choices=["list", "set", "clear"])
-    d.add_argument("name", nargs="?", help="boundary_model, or threshold:MODEL")
+    d.add_argument("name", nargs="?", help="corpus_model, boundary_model, or threshold:MODEL")
     d.add_argument("value", nargs="?", help="set: the model id, or the threshold in (0, 1]")
     d.set_defaults(func=command_defaults, parser=d)

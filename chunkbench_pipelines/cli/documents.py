@@ -1,8 +1,11 @@
 """``chunkbench parse FILE`` and ``chunkbench chunk FILE --strategy S``: one document, parsed or chunked.
 
-``parse`` imports the parser only (it starts fast: no Dagster, no embedding engine, no pandas);
-``chunk`` resolves the collection as the pipeline does (chunkbench_core.stages.spec: sizes fitted to the
-corpus model's window, the boundary model and threshold in force) and prints its chunks.
+``parse`` imports the parser only (it starts fast: no Dagster, no embedding engine, no pandas) and reads
+with the benchmark's parser heuristics (``parser.toml`` in the benchmark's folder, when it exists);
+``--explain`` says which rule made each heading, table header and Q&A pair, ``--write-settings`` writes
+the defaults as a starting ``parser.toml``. ``chunk`` resolves the collection as the pipeline does
+(chunkbench_core.stages.spec: sizes fitted to the corpus model's window, the boundary model and threshold
+in force, the boundary model fitted to the document's language) and prints its chunks.
 """
 
 from __future__ import annotations
@@ -14,13 +17,24 @@ import sys
 
 def command_parse(args: argparse.Namespace) -> int:
     from chunkbench_core.errors import DocumentProcessingError
-    from chunkbench_core.parsing import parse
+    from chunkbench_core.parsing import ParseOptions, explain_text, parse
 
+    settings = args.settings
+    if args.write_settings:
+        return _write_settings(settings.parser_settings_file, args.force)
+    if args.file is None:
+        args.parser.error("parse needs a FILE (or --write-settings)")
+    heuristics = settings.parser_heuristics()  # a bad parser.toml: ConfigError, reported by main in one line
     try:
-        parsed = parse(args.file)
+        parsed = parse(args.file, ParseOptions(heuristics=heuristics))
     except DocumentProcessingError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    if args.explain:
+        where = settings.parser_settings_file
+        print(f"parser settings file: {where if where.is_file() else 'none (' + str(where) + ' does not exist)'}")
+        print(explain_text(parsed, heuristics), end="")
+        return 0
     if args.text:  # exactly the text references are located in (no newline added)
         sys.stdout.flush()
         sys.stdout.buffer.write(parsed.markdown.encode("utf-8"))
@@ -32,10 +46,27 @@ def command_parse(args: argparse.Namespace) -> int:
     return 0
 
 
+def _write_settings(path, force: bool) -> int:
+    """Write the default parser heuristics to the benchmark's parser.toml (never over an existing file
+    without ``--force``)."""
+    from chunkbench_core.parsing import ParserHeuristics
+
+    if path.exists() and not force:
+        print(f"error: {path} exists; edit it, or add --force to replace it with the defaults", file=sys.stderr)
+        return 1
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(ParserHeuristics().to_toml(), encoding="utf-8")
+    tmp.replace(path)
+    print(f"wrote the default parser settings to {path}")
+    return 0
+
+
 def command_chunk(args: argparse.Namespace) -> int:
     """Chunks of one document with the pipeline's own chunker (corpus model window, boundary model)."""
+    from chunkbench_core.embedding.language import ScriptShare
     from chunkbench_core.errors import ChunkbenchError
-    from chunkbench_core.parsing import parse
+    from chunkbench_core.parsing import ParseOptions, parse
     from chunkbench_core.stages.collections import build_chunker
     from chunkbench_core.stages.spec import CollectionRequest, SpecContext, model_window, resolve_collection
 
@@ -43,13 +74,21 @@ def command_chunk(args: argparse.Namespace) -> int:
 
     settings = args.settings
     try:
-        spec = resolve_collection(CollectionRequest(args.strategy, args.corpus_model, chunk_size=args.chunk_size,
+        parsed = parse(args.file, ParseOptions(heuristics=settings.parser_heuristics()))
+        # the boundary model must read the document's language (chunkbench_core.embedding.language)
+        context = SpecContext.of(settings, ScriptShare.of([parsed.markdown]))
+        corpus_model = args.corpus_model or settings.corpus_model_default().model
+        spec = resolve_collection(CollectionRequest(args.strategy, corpus_model, chunk_size=args.chunk_size,
                                                     chunk_overlap=args.chunk_overlap,
-                                                    boundary_model=args.boundary_model),
-                                  SpecContext.of(settings))
+                                                    boundary_model=args.boundary_model), context)
+        if spec.boundary_choice is not None:
+            choice = spec.boundary_choice
+            print(f"boundary model: {choice.model} ({choice.source}: {choice.reason})", file=sys.stderr)
+            if choice.warning:
+                print(f"warning: {choice.warning}", file=sys.stderr)
         boundary = resources(settings)["embeddings"].embedder(spec.boundary_model) if spec.boundary_model else None
         chunker = build_chunker(spec, model_window(spec.model), boundary)
-        chunks = chunker.chunk(parse(args.file))
+        chunks = chunker.chunk(parsed)
     except ChunkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -66,16 +105,25 @@ def command_chunk(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction, strategies: list[str], models: list[str] | None) -> None:
-    p = sub.add_parser("parse", help="print a parsed document as JSON")
-    p.add_argument("file")
+    p = sub.add_parser("parse", help="print a parsed document as JSON, or explain the parser's decisions",
+                       description="Parse one document with the benchmark's parser settings (parser.toml in the "
+                                   "benchmark's folder, when it exists; see `chunkbench parse --write-settings`).")
+    p.add_argument("file", nargs="?")
     p.add_argument("--text", action="store_true", help="print only the parsed text, exactly: what question "
                                                        "excerpts must match")
-    p.set_defaults(func=command_parse)
+    p.add_argument("--explain", action="store_true",
+                   help="say which rule made each heading, table header and title, and Q&A pair")
+    p.add_argument("--write-settings", action="store_true",
+                   help="write the default parser settings to the benchmark's parser.toml, to edit")
+    p.add_argument("--force", action="store_true", help="--write-settings: replace an existing parser.toml")
+    p.set_defaults(func=command_parse, parser=p)
     c = sub.add_parser("chunk", help="print the chunks of a document as JSON")
     c.add_argument("file")
     c.add_argument("--strategy", required=True, choices=strategies)
     c.add_argument("--chunk-size", type=int, help="cl100k tokens (default: fits the corpus model's window)")
     c.add_argument("--chunk-overlap", type=int)
-    c.add_argument("--corpus-model", default="all-minilm-l6-v2", choices=models, help="whose window bounds the chunks")
-    c.add_argument("--boundary-model", help="semantic cuts (default: CHUNKBENCH_BOUNDARY_MODEL or MiniLM)")
+    c.add_argument("--corpus-model", choices=models,
+                   help="whose window bounds the chunks (default: the corpus model in force, see chunkbench models)")
+    c.add_argument("--boundary-model", help="semantic cuts (default: the one in force, fitted to the document's "
+                                            "language; see chunkbench models)")
     c.set_defaults(func=command_chunk)

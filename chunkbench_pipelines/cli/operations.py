@@ -8,11 +8,17 @@ import sys
 
 
 def command_models(args: argparse.Namespace) -> int:
-    from chunkbench_core.embedding.admin import models_jsonl
+    """The models in force for each role (and where each comes from), then every registered model."""
+    from chunkbench_core.embedding.admin import models_jsonl, models_report, models_table
     from chunkbench_core.embedding.thresholds import SharedDefaults
 
     settings = args.settings
-    print(models_jsonl(settings.provider_settings(), settings.registry(), SharedDefaults.of(settings)))
+    in_force = settings.role_defaults()
+    if args.json:
+        print(models_jsonl(settings.provider_settings(), settings.registry(), SharedDefaults.of(settings), in_force))
+        return 0
+    rows = models_report(settings.provider_settings(), settings.registry(), SharedDefaults.of(settings), in_force)
+    print(models_table(rows, in_force))
     return 0
 
 
@@ -75,20 +81,12 @@ def shared_rows(settings) -> list[tuple[str, str, str]]:
     from chunkbench_core.errors import ChunkbenchError
 
     try:
-        registry = settings.registry()
-        shared = SharedDefaults.of(settings)
-        default = shared.boundary_model()
-        overrides = shared.thresholds()
+        in_force = settings.role_defaults()
+        overrides = SharedDefaults.of(settings).thresholds()
     except ChunkbenchError as exc:
         return [("shared defaults", "unreadable", str(exc))]
-    if default:
-        boundary = (default, "results database (chunkbench defaults set boundary_model)")
-    elif settings.boundary_model:
-        boundary = (settings.boundary_model, settings.source("boundary_model"))
-    else:
-        boundary = (registry.default_boundary_model, "default (the model registry's)")
     thresholds = ", ".join(f"{m} {t:g}" for m, t in sorted(overrides.items()))
-    return [("boundary model in force", *boundary),
+    return [*((f"{role.replace('_', ' ')} in force", d.model, f"{d.source}: {d.detail}") for role, d in in_force.items()),
             ("semantic thresholds", thresholds or "the model registry's",
              "results database (chunkbench thresholds)" if thresholds else "default")]
 
@@ -106,7 +104,11 @@ def command_settings(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    m = sub.add_parser("models", help="the embedding models as JSON lines, with availability")
+    m = sub.add_parser("models", help="the embedding models in force and every registered model, with availability",
+                       description="The corpus and boundary models in force when none is given, and where each "
+                                   "comes from (chunkbench defaults set, the environment, the model registry, or "
+                                   "the corpus's language for the boundary model); then every registered model.")
+    m.add_argument("--json", action="store_true", help="one JSON line per model (its roles in force in in_force_as)")
     m.set_defaults(func=command_models)
     h = sub.add_parser("health", help="check Qdrant, DuckDB and each configured provider")
     h.add_argument("--no-probe", action="store_true", help="do not call remote providers")

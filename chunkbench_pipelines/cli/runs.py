@@ -50,15 +50,15 @@ def format_runs(runs, metric: str) -> str:
     """The runs as a plain-text table, oldest first."""
     if not runs:
         return "(no experiment has run yet)"
-    header = ("experiment_run_id", "strategy", "corpus_model", "setting", "n", metric, "created_at (UTC)", "batch",
+    header = ("experiment_run_id", "configuration", "setting", "n", metric, "created_at (UTC)", "batch",
               "corpus", "excluded")
-    rows = [(r.experiment_run_id, r.strategy, r.corpus_model, r.setting,
+    rows = [(r.experiment_run_id, r.label or f"{r.strategy} × {r.corpus_model}", r.setting,
              "–" if r.n_questions is None else str(r.n_questions),
              "–" if r.metric_value is None else f"{r.metric_value:.3f}",
              r.created_at.strftime("%Y-%m-%d %H:%M:%S") if r.created_at else "–", _short(r.batch, 24),
              _short(r.corpus_fingerprint, 12), f"yes: {r.reason}" if r.excluded else "no") for r in runs]
     widths = [max(len(str(row[i])) for row in (header, *rows)) for i in range(len(header) - 1)]
-    numeric = {4, 5}
+    numeric = {3, 4}
     lines = []
     for row in (header, *rows):
         cells = [str(c).rjust(w) if i in numeric else str(c).ljust(w) for i, (c, w) in enumerate(zip(row, widths))]

@@ -55,7 +55,7 @@ def test_chunk_uses_the_boundary_model_for_semantic_strategies(tmp_path):
 
 
 def test_models_lists_every_model_with_availability(tmp_path):
-    result = run("models", env_home=tmp_path)
+    result = run("models", "--json", env_home=tmp_path)
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     by_id = {r["id"]: r for r in rows}
     assert by_id["all-minilm-l6-v2"]["available"] is True

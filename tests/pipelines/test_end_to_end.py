@@ -122,8 +122,8 @@ def test_whole_graph_on_a_tiny_corpus(workspace):
     assert fixed[3:] == pytest.approx((1.0, expected_precision, expected_precision, 1.0, 1.0))
 
     # the best configuration by the documented rule, classes, and the recommendation: one story in every view
-    comparison = sql(home, "SELECT configuration, is_best, n_questions, class, recommended FROM comparison "
-                           "ORDER BY configuration")
+    comparison = sql(home, "SELECT strategy || '|' || corpus_model, is_best, n_questions, class, recommended "
+                           "FROM comparison ORDER BY configuration")
     assert [c for c, *_ in comparison] == [f"fixed_size|{MODEL}", f"recursive|{MODEL}"]
     assert sum(1 for _, best, *_ in comparison if best) == 1 and all(n == 2 for _, _, n, *_ in comparison)
     assert sum(1 for *_, recommended in comparison if recommended) == 1

@@ -121,10 +121,10 @@ def test_an_old_runs_inspector_shows_its_own_chunks_after_a_rebuild(workspace, c
     capsys.readouterr()
     assert main(["runs", "prune", "--keep", "1", "--dry-run"]) == 0
     printed = capsys.readouterr().out
-    assert f"would remove: fixed_size x {MODEL}, build {old_build}: 2 chunk rows" in printed
+    assert f"would remove: fixed_size × {MODEL}, build {old_build}: 2 chunk rows" in printed
     assert len(list_builds(results)) == 3
     assert main(["runs", "prune", "--keep", "1"]) == 0
-    assert f"removed: fixed_size x {MODEL}, build {old_build}" in capsys.readouterr().out
+    assert f"removed: fixed_size × {MODEL}, build {old_build}" in capsys.readouterr().out
     assert [b.build for b in list_builds(results) if b.variant == ""] == [new_build]
     # the old run keeps its scores and offsets; its chunk texts are gone (never another build's texts)
     pruned = inspector(render_technical(run_report(results, old), links, "technical_report.html", results))

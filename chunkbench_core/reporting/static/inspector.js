@@ -16,7 +16,7 @@
     var where = chunk.doc === null ? "" : " \u00b7 " + chunk.doc + " [" + chunk.start + "\u2013" + chunk.end + ")";
     return chunk.id + where;
   }
-  function highlighted(text, ranges) {
+  function highlighted(text, ranges, located) {
     var box = el("div", "chunk-text");
     box.setAttribute("dir", "auto");
     if (text === null || text === undefined) {
@@ -29,8 +29,9 @@
     var at = 0;
     ranges.forEach(function (r) {
       if (r[0] > at) { box.appendChild(document.createTextNode(chars.slice(at, r[0]).join(""))); }
-      var mark = add(box, el("mark", "evidence", chars.slice(r[0], r[1]).join("")));
-      mark.setAttribute("title", "evidence (reference span)");
+      var mark = add(box, el("mark", located ? "evidence located" : "evidence", chars.slice(r[0], r[1]).join("")));
+      mark.setAttribute("title", located ? "evidence located by chunkbench questions locate (not reviewed yet)"
+                                         : "evidence (reference span)");
       at = r[1];
     });
     if (at < chars.length) { box.appendChild(document.createTextNode(chars.slice(at).join(""))); }
@@ -109,6 +110,25 @@
     return box;
   }
 
+  // how this question's evidence was given: located evidence is marked apart from hand-written references
+  function evidenceNote(panel, r) {
+    var text = null;
+    if (r.origin === "documents") {
+      text = "Evidence: source documents only (" + (r.sources || []).join(", ") +
+        "): scored by the document-level metrics.";
+    } else if (r.located && r.located.length) {
+      text = (r.origin === "mixed" ? "Evidence: hand-written and located references. " : "Evidence: located, ") +
+        r.located.length + " span(s) found by chunkbench questions locate and not reviewed yet (" +
+        r.located.map(function (x) {
+          return x.by + (x.score !== null && x.score !== undefined ? " " + fmt("fraction", x.score) : "");
+        }).join(", ") + "); highlighted as located evidence.";
+    }
+    if (text) {
+      var p = add(panel, el("p", "note evidence-origin " + (r.origin || ""), text));
+      p.id = "evidence-origin";
+    }
+  }
+
   function chunkList(parent, refs, heading, id) {
     var block = add(parent, el("div", "panel-block"));
     block.id = id;
@@ -123,9 +143,9 @@
       if (ref.rank !== null && ref.rank !== undefined) { parts.push("#" + ref.rank); }
       if (ref.score !== null && ref.score !== undefined) { parts.push("score " + fmt("fraction", ref.score)); }
       parts.push(chunkLabel(chunk));
-      if (ref.evChars) { parts.push(ref.evChars + " evidence characters"); }
+      if (ref.evChars) { parts.push(ref.evChars + " evidence characters" + (ref.evLocated ? " (located)" : "")); }
       add(head, el("span", "", parts.join(" \u00b7 ")));
-      li.appendChild(highlighted(chunk.text, ref.ev));
+      li.appendChild(highlighted(chunk.text, ref.ev, ref.evLocated));
       if (chunk.embedded) {
         var det = add(li, el("details"));
         add(det, el("summary", "note", "Text that was embedded (with added context)"));
@@ -240,6 +260,7 @@
     }).map(function (n) {
       return [D.metricLabels[n] || n, fmt(D.metricKinds[n], r.metrics[n])];
     })).id = "question-metrics";
+    evidenceNote(panel, r);
     renderCompare(panel);
     if (r.answer !== null || q.expected !== null || r.answerError) {
       var answers = add(panel, el("div", "answers"));

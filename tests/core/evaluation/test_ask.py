@@ -96,3 +96,58 @@ def test_ask_gives_parent_context_and_the_answer(built):
 def test_ask_names_the_partition_to_materialize(built):
     with pytest.raises(CollectionMissingError, match=r"chunk_collections partition all-minilm-l6-v2\|recursive"):
         run(built, "recursive")
+
+
+def test_a_saved_query_keeps_what_was_asked_what_came_back_and_what_it_took(built, tmp_path):
+    from chunkbench_core.storage.queries import MIN_PREFIX, QueryNotFound, find_query, list_queries, query_row, \
+        query_text, save_query
+    from chunkbench_core.storage.records import now
+
+    results = ResultsDB(tmp_path / "results")
+    assert list_queries(results) == []
+    with ScriptedChatServer(["Core hours are 10:00 to 15:30."]) as server:
+        settings = LLMSettings(model="scripted", input_price_per_mtok=0, output_price_per_mtok=0)
+        answered = run(built, "fixed_size", top_k=3, expansion=ExpansionSettings(1, 1),
+                       llm_client=make_client(server.base_url), llm_settings=settings)
+    first = save_query(results, query_row(answered, configuration_source="given", created_at=now(), build="b1"))
+    plain = run(built, "fixed_size", top_k=2, document="product_faq.md")
+    second = save_query(results, query_row(plain, configuration_source="recommended", created_at=now()))
+    assert len(first) == 16 and first != second and all(c in "0123456789abcdef" for c in first)
+
+    listed = list_queries(results)
+    assert [q["query_id"] for q in listed] == [second, first]  # newest first
+    assert listed[1]["configuration"] == f"fixed_size × {MODEL}" and listed[1]["answered"] is True
+    assert listed[1]["hits"] == 3 and listed[0]["hits"] == 2 and listed[0]["answered"] is False
+    assert list_queries(results, limit=1) == listed[:1]
+
+    saved = find_query(results, first[:MIN_PREFIX]).to_dict()
+    assert saved["question"] == QUESTION and saved["strategy"] == "fixed_size" and saved["corpus_model"] == MODEL
+    assert saved["configuration_source"] == "given" and saved["build"] == "b1" and saved["top_k"] == 3
+    assert (saved["neighbor_prev"], saved["neighbor_next"], saved["expansion_applied"]) == (1, 1, True)
+    hits = saved["retrieved"]
+    assert [h["rank"] for h in hits] == [1, 2, 3] and all(h["score"] > 0 for h in hits)
+    for chunk in saved["context"]:  # offsets and texts: the chunks can be read back without the collection
+        assert built["texts"][chunk["document"]][chunk["start"]:chunk["end"]] == chunk["text"]
+    assert any(n["neighbors_prev"] or n["neighbors_next"] for n in saved["expansion_tree"])
+    assert saved["answer"] == "Core hours are 10:00 to 15:30." and saved["llm_model"] == "scripted"
+    assert saved["prompt_tokens"] > 0 and saved["completion_tokens"] == 6 and saved["generate_ms"] is not None
+    assert saved["total_ms"] >= saved["embed_ms"] + saved["search_ms"]
+    text = query_text(find_query(results, first))
+    assert f"query {first}" in text and "answer (scripted):" in text and "expansion tree:" in text
+    assert f"fixed_size × {MODEL} (given)" in text
+    assert find_query(results, second).to_dict()["document"] == "product_faq.md"
+
+    with pytest.raises(QueryNotFound, match="at least 8"):
+        find_query(results, first[:7])
+    with pytest.raises(QueryNotFound, match="no saved query"):
+        find_query(results, "0" * 16 if not first.startswith("0" * 8) else "f" * 16)
+    # two ids with one prefix: the prefix is refused, naming both
+    twin = {**query_row(plain, configuration_source="given", created_at=now()), "query_id": first[:8] + "0" * 8}
+    if twin["query_id"] != first:
+        save_query(results, twin)
+        with pytest.raises(QueryNotFound, match="give more characters"):
+            find_query(results, first[:8])
+    # saving the same query again replaces it (the id is its key)
+    before = len(list_queries(results, limit=None))
+    save_query(results, query_row(plain, configuration_source="recommended", created_at=now()) | {"query_id": second})
+    assert len(list_queries(results, limit=None)) == before

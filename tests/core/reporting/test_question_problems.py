@@ -41,4 +41,4 @@ def test_judge_only_questions_are_labelled_and_counted(base_results: ResultsDB, 
     data.questions["judge_only"] = data.questions["question_id"] == first
     html = render_technical(data, [], "technical_report.html")
     assert html.count(">judge only</span>") == int(data.questions["judge_only"].sum()) > 0
-    assert "1 question(s) have no evidence references" in html
+    assert "1 question(s) are judge-only, not scored without an LLM" in html

@@ -214,7 +214,7 @@ def test_prune_keeps_the_recent_builds_and_those_the_shown_runs_retrieved_from(w
     assert [b.build for b in plan.kept] == [latest, shown_elsewhere]
     assert [b.build for b in plan.removed] == [middle] and [b.build for b in plan.kept_for_runs] == [shown_elsewhere]
     lines = list(describe_plan(plan, dry_run=True))
-    assert lines[0].startswith(f"would remove: fixed_size x {MODEL}, build {middle}: ")
+    assert lines[0].startswith(f"would remove: fixed_size × {MODEL}, build {middle}: ")
     assert lines[-1].startswith("would remove 1 build (")
     assert len(list_builds(results)) == 3  # planning deletes nothing
 

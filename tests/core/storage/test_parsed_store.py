@@ -46,3 +46,45 @@ def test_caption_sources_count_by_what_they_call():
                 ParseOptions(caption_source=captioner("llava", "http://127.0.0.1:11434/v1")).fingerprint()}) == 4
     assert ParseOptions(caption_source=captioner("gpt-4o-mini")).fingerprint() == mini  # stable across builds
     assert "sk-secret" not in captioner("gpt-4o-mini").caption_id
+
+
+def test_a_parser_setting_re_parses_only_the_formats_it_applies_to(tmp_path):
+    """Each record's key carries the options its own format reads: a PDF heading pattern leaves Word and text
+    files parsed, a Q&A marker leaves text files parsed; the corpus's letters by script go into the manifest."""
+    import dataclasses
+    import shutil
+
+    from chunkbench_core.datasets import SAMPLE_CORPUS
+    from chunkbench_core.embedding.language import ScriptShare
+    from chunkbench_core.parsing import ParserHeuristics
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name in ("security_policy.pdf", "persian_leave_policy.docx", "product_faq.md"):
+        shutil.copy(SAMPLE_CORPUS / name, corpus / name)
+    sources = scan_corpus(corpus)
+    results = ResultsDB(tmp_path / "results")
+    calls: list[str] = []
+
+    def run(options: ParseOptions):
+        store = ParsedStore(tmp_path / "parsed", "v1", options)
+        summary = parse_corpus(ParseRequest(sources, store, counting_parser(options, calls)), results)
+        return summary, store
+
+    first, store = run(ParseOptions())
+    assert sorted(first.parsed) == ["persian_leave_policy.docx", "product_faq.md", "security_policy.pdf"]
+    script = ScriptShare.from_dict(store.manifest_script())
+    assert script == first.script and script.needs_multilingual and script.share("arabic") > 0.05
+    heuristics = ParserHeuristics()
+    pdf = dataclasses.replace(heuristics, pdf=dataclasses.replace(heuristics.pdf, heading_size_ratio=1.3))
+    changed, _ = run(ParseOptions(heuristics=pdf))
+    assert changed.parsed == ["security_policy.pdf"]
+    assert sorted(changed.reused) == ["persian_leave_policy.docx", "product_faq.md"]
+    qa = dataclasses.replace(pdf, qa=dataclasses.replace(pdf.qa, question_markers=("vraag", "question")))
+    changed, store = run(ParseOptions(heuristics=qa))
+    assert sorted(changed.parsed) == ["persian_leave_policy.docx", "security_policy.pdf"]
+    assert changed.reused == ["product_faq.md"]
+    again, _ = run(ParseOptions(heuristics=qa))
+    assert again.parsed == [] and len(again.reused) == 3
+    # the manifest names the options in force as a whole (provenance), and its fingerprint moved with the parses
+    assert store.manifest()["parser_version"] == f"v1-{ParseOptions(heuristics=qa).fingerprint()}"
