@@ -1,46 +1,40 @@
-"""Progress of long loops, and a stop request they obey.
+"""Progress of long loops, the wall time of each stage, and a stop request the loops obey.
 
-The loops over documents and questions call :func:`report` as they go (what, done, total) and
-:func:`check_stop` between items. Whoever runs them (``chunkbench run``) registers a sink with
-:func:`add_sink` to print "questions 1,200/10,000, 35 s elapsed, ETA 4 min", and calls
-:func:`request_stop` when the user asks to stop (SIGTERM, Ctrl-C): the next :func:`check_stop`
-raises :class:`StopRequested`, which no ``except Exception`` swallows, so the work ends at the next
-item instead of finishing the run.
+The loops over documents, texts to embed and questions report as they go through a :class:`Tracker`
+("parsing: 1,200/2,000 documents, 14/s, 85 s elapsed, ETA 1 min"), at most every
+:data:`REPORT_EVERY_S` seconds and always at the start and the end, so a person watching never waits
+longer than that without a line while work is being done. Whoever runs them registers a sink with
+:func:`add_sink`: ``chunkbench run`` prints to the terminal, an asset forwards to the Dagster run log.
 
-Nothing here is needed for the work itself: with no sink registered, :func:`report` does nothing.
+:func:`scope` names what a loop belongs to ("fixed_size × all-minilm-l6-v2"): a tracker started inside
+it puts that name before its own label, so the embedding loop deep in the embedder says which
+configuration it embeds for without being told.
+
+:class:`StageClock` adds up the wall time of named stages (parsing, chunking, embedding, ...) inside
+:func:`timed` blocks, for the summary at the end of a run.
+
+:func:`request_stop` is called when the user asks to stop (SIGTERM, Ctrl-C): the next
+:func:`check_stop` raises :class:`StopRequested`, which no ``except Exception`` swallows, so the work
+ends at the next item instead of finishing the run.
+
+Nothing here is needed for the work itself: with no sink registered, reporting does nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
+
+#: the longest a running loop goes without a progress line (seconds)
+REPORT_EVERY_S = 10.0
 
 
 class StopRequested(KeyboardInterrupt):
     """The user asked the run to stop (a signal); raised between items, never caught as a failure of one item."""
-
-
-@dataclass(frozen=True)
-class Progress:
-    """``done`` of ``total`` items of ``label`` (e.g. "questions, fixed_size x all-minilm-l6-v2")."""
-
-    label: str
-    done: int
-    total: int
-    elapsed_s: float
-
-    @property
-    def eta_s(self) -> float | None:
-        if self.done <= 0 or self.total <= self.done:
-            return None if self.done <= 0 else 0.0
-        return self.elapsed_s / self.done * (self.total - self.done)
-
-    def line(self) -> str:
-        eta = self.eta_s
-        tail = f", ETA {_duration(eta)}" if eta is not None and self.done < self.total else ""
-        return f"{self.label}: {self.done:,}/{self.total:,}, {_duration(self.elapsed_s)} elapsed{tail}"
 
 
 def _duration(seconds: float) -> str:
@@ -51,10 +45,55 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+def _rate(per_second: float) -> str:
+    if per_second >= 10:
+        return f"{per_second:,.0f}/s"
+    if per_second >= 1:
+        return f"{per_second:.1f}/s"
+    if per_second > 0:
+        return f"{per_second * 60:.1f}/min"
+    return "0/s"
+
+
+@dataclass(frozen=True)
+class Progress:
+    """``done`` of ``total`` ``unit`` of ``label`` (e.g. "embedding fixed_size × all-minilm-l6-v2", texts)."""
+
+    label: str
+    done: int
+    total: int
+    elapsed_s: float
+    unit: str = ""
+
+    @property
+    def rate(self) -> float | None:
+        """Items per second so far (None before the first item or the first tenth of a second)."""
+        if self.done <= 0 or self.elapsed_s < 0.1:
+            return None
+        return self.done / self.elapsed_s
+
+    @property
+    def eta_s(self) -> float | None:
+        if self.done <= 0 or self.total <= self.done:
+            return None if self.done <= 0 else 0.0
+        return self.elapsed_s / self.done * (self.total - self.done)
+
+    def line(self) -> str:
+        """``label: 500/1,000 texts, 17/s, 30 s elapsed, ETA 30 s``."""
+        unit = f" {self.unit}" if self.unit else ""
+        rate = self.rate
+        speed = f", {_rate(rate)}" if rate is not None and self.done < self.total else ""
+        eta = self.eta_s
+        tail = f", ETA {_duration(eta)}" if eta is not None and self.done < self.total else ""
+        return f"{self.label}: {self.done:,}/{self.total:,}{unit}{speed}, {_duration(self.elapsed_s)} elapsed{tail}"
+
+
 Sink = Callable[[Progress], None]
 _sinks: list[Sink] = []
 _stop = threading.Event()
 _stop_reason: list[str] = []
+_scope: contextvars.ContextVar[str] = contextvars.ContextVar("chunkbench_progress_scope", default="")
+_inner: contextvars.ContextVar[str | None] = contextvars.ContextVar("chunkbench_progress_inner", default=None)
 
 
 def add_sink(sink: Sink) -> None:
@@ -66,29 +105,147 @@ def remove_sink(sink: Sink) -> None:
         _sinks.remove(sink)
 
 
-class Tracker:
-    """Reports ``done/total`` of one loop to the sinks, at most every ``every_s`` seconds (and at the end)."""
+@contextlib.contextmanager
+def sink(to: Sink) -> Iterator[None]:
+    """Send progress to ``to`` inside the block."""
+    add_sink(to)
+    try:
+        yield
+    finally:
+        remove_sink(to)
 
-    def __init__(self, label: str, total: int, every_s: float = 5.0) -> None:
-        self.label, self.total, self.every_s = label, total, every_s
+
+def listening() -> bool:
+    """True when some sink is registered (a loop may skip preparing its labels otherwise)."""
+    return bool(_sinks)
+
+
+@contextlib.contextmanager
+def scope(name: str) -> Iterator[None]:
+    """Trackers started inside the block label their lines ``<label> <name>`` (the innermost scope wins)."""
+    token = _scope.set(name)
+    try:
+        yield
+    finally:
+        _scope.reset(token)
+
+
+def current_scope() -> str:
+    return _scope.get()
+
+
+@contextlib.contextmanager
+def inner(prefix: str) -> Iterator[None]:
+    """Trackers started inside the block belong to an outer loop that reports already (the boundary model's
+    embedding of one document, inside chunking): their labels start with ``prefix``, and they print only when
+    they run longer than the report interval (a short one says nothing; a long one still shows it moves)."""
+    token = _inner.set(prefix)
+    try:
+        yield
+    finally:
+        _inner.reset(token)
+
+
+class Tracker:
+    """Reports ``done/total`` of one loop to the sinks: at the start, while it runs whenever the next step would
+    come later than ``every_s`` seconds after the last line (so lines come at most that far apart as long as
+    one step is shorter), and at the end. ``label`` is prefixed to the current :func:`scope`."""
+
+    def __init__(self, label: str, total: int, every_s: float = REPORT_EVERY_S, unit: str = "",
+                 announce: bool = True) -> None:
+        where, prefix = current_scope(), _inner.get()
+        label = f"{prefix} {label}" if prefix else label
+        self.label = f"{label} {where}" if where else label
+        self.total, self.every_s, self.unit = total, every_s, unit
+        self.quiet = prefix is not None  # only a long run of it reports (see :func:`inner`)
         self.started = time.monotonic()
-        self._last = 0.0
+        self._last = self.started
+        self._previous_step = self.started
+        self._step_s = 0.0  # the recent time between two steps: the next line comes before the interval is up
+        self._done = 0
+        self._reported = -1  # the last ``done`` reported
+        if announce and not self.quiet and _sinks and total > 0:
+            self._reported = 0
+            report(Progress(self.label, 0, total, 0.0, unit))
 
     def step(self, done: int) -> None:
+        """``done`` items are finished (absolute, not an increment); checks for a stop request first."""
         check_stop()
-        if not _sinks:
+        self._done = done
+        if not _sinks or done == self._reported:
             return
         now = time.monotonic()
-        if done >= self.total or now - self._last >= self.every_s:
+        between, self._previous_step = now - self._previous_step, now
+        self._step_s = between if self._step_s == 0.0 else 0.7 * self._step_s + 0.3 * between
+        final = done >= self.total and self.total > 0 and (not self.quiet or self._reported >= 0)
+        # report now when waiting for the next step would pass the interval (slow steps: a line every step)
+        if final or now - self._last + self._step_s >= self.every_s:
             self._last = now
-            report(Progress(self.label, done, self.total, now - self.started))
+            self._reported = done
+            report(Progress(self.label, done, self.total, now - self.started, self.unit))
+
+    def advance(self, items: int = 1) -> None:
+        self.step(self._done + items)
 
 
 def report(progress: Progress) -> None:
-    for sink in list(_sinks):
-        sink(progress)
+    for to in list(_sinks):
+        try:
+            to(progress)
+        except Exception:  # noqa: BLE001 - a broken sink (a closed terminal) must not fail the work
+            pass
 
 
+# -- wall time per stage ---------------------------------------------------------------------------
+class StageClock:
+    """Wall seconds per stage, added up over :func:`timed` blocks (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._seconds: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def add(self, stage: str, seconds: float) -> None:
+        with self._lock:
+            self._seconds[stage] = self._seconds.get(stage, 0.0) + max(0.0, seconds)
+
+    def seconds(self) -> dict[str, float]:
+        with self._lock:
+            return dict(self._seconds)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._seconds.clear()
+
+
+_clocks: list[StageClock] = []
+
+
+def add_clock(clock: StageClock) -> None:
+    _clocks.append(clock)
+
+
+def remove_clock(clock: StageClock) -> None:
+    if clock in _clocks:
+        _clocks.remove(clock)
+
+
+def add_time(stage: str, seconds: float) -> None:
+    """Add ``seconds`` to ``stage`` of every registered :class:`StageClock`."""
+    for clock in list(_clocks):
+        clock.add(stage, seconds)
+
+
+@contextlib.contextmanager
+def timed(stage: str) -> Iterator[None]:
+    """Add the block's wall time to ``stage`` of every registered :class:`StageClock`."""
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        add_time(stage, time.perf_counter() - started)
+
+
+# -- stopping --------------------------------------------------------------------------------------
 def request_stop(reason: str) -> None:
     """Ask every loop to stop at its next item (thread-safe; called from a signal handler)."""
     _stop_reason.append(reason)

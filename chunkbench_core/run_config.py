@@ -51,11 +51,38 @@ class ParsingSettings(BaseModel):
                                   "'ascii' (0-9, the default) or 'persian' (۰-۹).")
 
 
+    sample_documents: Optional[int] = Field(
+        default=None, ge=1, description="A sampled corpus: keep every document the questions' evidence is in, plus a "
+                                        "seeded random sample of the others, this many documents in all (empty: the "
+                                        "whole corpus). Shown in every view; never mixed with whole-corpus results.")
+    sample_tokens: Optional[int] = Field(
+        default=None, ge=1, description="A sampled corpus by size: the evidence documents plus seeded others up to "
+                                        "this many cl100k tokens in all (documents not parsed yet are counted from "
+                                        "their file size).")
+    sample_seed: Optional[int] = Field(
+        default=None, description="The seed of the sampled corpus's distractors (empty: 0); the same seed keeps "
+                                  "the same documents on every machine.")
+
+
+#: the parsing settings that choose the documents (a sampled corpus), not how they are read
+SAMPLE_FIELDS = ("sample_documents", "sample_tokens", "sample_seed")
+
+
 class ParsingMethods:
     """What the parsing settings give, whichever model (this one or the Dagster config made from it) holds them."""
 
     def given(self) -> dict[str, Any]:
-        return {k: plain(v) for k, v in self.model_dump().items() if v is not None}  # type: ignore[attr-defined]
+        """The parser's options set (not the sample's)."""
+        return {k: plain(v) for k, v in self.model_dump().items()  # type: ignore[attr-defined]
+                if v is not None and k not in SAMPLE_FIELDS}
+
+    def sample(self) -> dict[str, Any]:
+        """The sampled corpus asked for: {"n", "token_budget", "seed"}, or {} for the whole corpus."""
+        values = self.model_dump()  # type: ignore[attr-defined]
+        if values.get("sample_documents") is None and values.get("sample_tokens") is None:
+            return {}
+        return {"n": values.get("sample_documents"), "token_budget": values.get("sample_tokens"),
+                "seed": values.get("sample_seed") or 0}
 
 
 class ChunkingBase(BaseModel):

@@ -58,16 +58,21 @@ class TokenIndex:
 
     def __init__(self, text: str) -> None:
         self.text = text
+        # offsets in 32 bits below 2 GB of text: a 40 MB document's arrays take half the memory
+        offset = np.int32 if len(text.encode("utf-8")) < 2**31 - 1 else np.int64
         ids = np.asarray(cl100k().encode_ordinary(text), dtype=np.int64)
         self.n_tokens = int(ids.size)
-        byte_starts = np.zeros(ids.size + 1, dtype=np.int64)
+        byte_starts = np.zeros(ids.size + 1, dtype=offset)
         if ids.size:
             np.cumsum(_token_byte_lengths()[ids], out=byte_starts[1:])
+        del ids
         raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
         # chars_before[b] = number of characters that start in bytes [0, b)
-        chars_before = np.zeros(raw.size + 1, dtype=np.int64)
+        chars_before = np.zeros(raw.size + 1, dtype=offset)
         np.cumsum((raw & 0xC0) != 0x80, out=chars_before[1:])
+        del raw
         self.starts = chars_before[byte_starts]
+        del chars_before, byte_starts
         self.starts[-1] = len(text)
         self._starts: list[int] | None = None
 

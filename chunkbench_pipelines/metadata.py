@@ -10,7 +10,8 @@ from dagster import MetadataValue
 
 PLACES = 3
 # counts of the run, shown as dagster/row_count or not at all
-_NOT_METRICS = ("n_questions", "n_failed", "n_judge_only", "n_documents_only", "n_located", "llm_priced")
+_NOT_METRICS = ("n_questions", "n_failed", "n_judge_only", "n_documents_only", "n_located", "llm_priced",
+                "corpus_sample")
 
 
 def rounded(value: float | int, places: int = PLACES) -> float | int:

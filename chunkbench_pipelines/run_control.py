@@ -10,13 +10,19 @@
   only watches runs a run launcher started (not in-process ones). Every run ``chunkbench run`` starts is
   tagged with its host and process id, so the next ``chunkbench run`` marks failed the STARTED runs whose
   process is gone.
-- :func:`print_progress`: progress lines of long loops (questions done / total, elapsed, ETA).
+- :func:`print_progress`: progress lines of long loops (done / total, rate, elapsed, ETA).
+- :func:`terminal`: the terminal as it was when the command started. While a step runs, Dagster sends the
+  process's standard output to the step's compute log (and copies it to the terminal only later, if the
+  process lives long enough); progress and signal messages are written to this copy of the terminal
+  instead, so they are seen at once, and seen even when the run is stopped.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import signal
+import sys
 import socket
 import threading
 from typing import Callable, TextIO
@@ -90,6 +96,20 @@ def fail_own_runs(instance: DagsterInstance, reason: str) -> list[str]:
             instance.report_run_failed(run, message=reason)
             failed.append(run.run_id)
     return failed
+
+
+def terminal(stream: TextIO | None = None) -> TextIO:
+    """A text stream on a duplicate of ``stream``'s file descriptor (default: standard output), taken now: what
+    is written to it goes where the stream went when this was called, whatever redirects the descriptor later.
+    A stream without a descriptor (a test's buffer) is returned as it is."""
+    stream = stream or sys.stdout
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, io.UnsupportedOperation):
+        return stream
+    stream.flush()
+    return open(os.dup(fd), "w", buffering=1, encoding=getattr(stream, "encoding", None) or "utf-8",
+                errors="replace", closefd=True)
 
 
 def print_progress(out: TextIO) -> Callable[[progress.Progress], None]:

@@ -16,7 +16,10 @@ from dagster import AssetKey, DagsterInstance, Definitions
 from chunkbench_core.chunking import STRATEGIES
 from chunkbench_core.errors import ChunkbenchError
 from chunkbench_core.evaluation.question_check import check_questions
-from chunkbench_core.progress import check_stop
+from chunkbench_core.estimate.calibration import CalibrationStore
+from chunkbench_core.estimate.predict import RunEstimate, render_estimate
+from chunkbench_core.labels import configuration_label
+from chunkbench_core.progress import StopRequested, check_stop, timed
 from chunkbench_core.redaction import redact
 from chunkbench_core.reporting.leaderboard import leaderboard_text
 from chunkbench_core.settings import Settings
@@ -28,6 +31,7 @@ from .resources import build_resources
 from .jobs import benchmark_everything_job
 from .partitions import partition_key, strategy_by_model
 from .run_control import fail_orphaned_runs, process_tags
+from .run_estimate import RunTimer, plan_estimate
 
 # the code location (workspace.yaml's location_name, [tool.dg.project] code_location_name): runs of this
 # process carry its label, which the UI uses to list them under the job of that location
@@ -94,11 +98,8 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
         return result.success
 
     say(f"benchmark {benchmark}: {settings.results_dir}")
-    say("parsing documents ...")
-    if not step(["source_documents", "parsed_documents"]):
-        say("\n".join(failures))
-        return 1
     models = list(corpus_models or registry)
+    runnable = []
     for model in models:
         try:
             ok, reason = embeddings.availability(model)  # type: ignore[attr-defined]
@@ -109,12 +110,28 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
                 failures.append(f"{model}: {reason}")
             say(f"skipping corpus model {model}: {reason}")
             continue
-        for strategy in strategies or STRATEGIES.names():
-            say(f"chunking, embedding and evaluating: {strategy} x {model} ...")
+        runnable.append(model)
+    partitions = [(strategy, model) for model in runnable for strategy in (strategies or STRATEGIES.names())]
+    timer = RunTimer(announce_estimate(resolved, settings, partitions, given, say))
+    with timer:
+        say("parsing documents ...")
+        if not step(["source_documents", "parsed_documents"]):
+            say("\n".join(failures))
+            return 1
+        sample = resolved["workspace"].parsed_store().manifest_sample()  # type: ignore[attr-defined]
+        if sample:
+            say(f"corpus: {sample.get('label')} (results from a sample are labelled so in every view)")
+        for strategy, model in partitions:
+            say(f"chunking, embedding and evaluating: {configuration_label(strategy, model)} ...")
+            timer.start_partition()
             step(["chunk_collections", "experiment_results"], partition_key(strategy, model), f"{strategy}|{model}")
-    say("building leaderboard and report ...")
-    step(["leaderboard", "benchmark_report"])
+            timer.end_partition(strategy, model)
+        say("building leaderboard and report ...")
+        with timed("finishing"):
+            step(["leaderboard", "benchmark_report"])
     results = ResultsDB(settings.results_dir)
+    summary = timer.finish(CalibrationStore(settings.home), results, tags["chunkbench/batch"], benchmark,
+                           sample=resolved["workspace"].parsed_store().manifest_sample())  # type: ignore[attr-defined]
     say("")
     say(leaderboard_text(results, wide))
     say("")
@@ -126,9 +143,33 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
     dropped = dropped_inputs(results, resolved["workspace"])  # type: ignore[arg-type]
     for line in dropped:
         say(line)
+    say("")
+    for line in summary:
+        say(line)
     if failures:
         say("\nfailures:\n" + "\n".join(f"- {f}" for f in failures))
     return 1 if failures or dropped else 0
+
+
+def announce_estimate(resources, settings: Settings, partitions: list[tuple[str, str]],
+                      run_settings: dict[str, dict], say) -> RunEstimate | None:
+    """Print the expected time of the run before it starts (None, with one line saying why, when it cannot be
+    estimated: the run goes on)."""
+    if not partitions:
+        return None
+    try:
+        estimate = plan_estimate(resources, settings, partitions, run_settings, say)
+    except StopRequested:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the estimate is advice; the run does not depend on it
+        say(f"no time estimate: {redact(str(exc))}")
+        return None
+    texts = sum(p.texts for p in estimate.partitions)
+    cached = sum(p.cached for p in estimate.partitions)
+    say(f"work: {estimate.n_documents:,} documents, {len(partitions)} configurations, about {texts:,} texts to "
+        f"embed ({cached:,} of them cached)")
+    say(render_estimate(estimate))
+    return estimate
 
 
 def dropped_inputs(results: ResultsDB, workspace) -> list[str]:

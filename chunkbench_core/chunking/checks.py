@@ -19,12 +19,10 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
 from typing import Any, Iterable, Literal, Mapping
-
-import numpy as np
 
 from chunkbench_core.errors import ChunkingError
 
@@ -117,26 +115,35 @@ class ChunkCheckReport:
         return data
 
 
-@lru_cache(maxsize=1)
-def _whitespace_code_points() -> np.ndarray:
-    return np.asarray([c for c in range(0x3001) if chr(c).isspace()], dtype=np.uint32)
+#: a run of characters that are not whitespace (``str.isspace``: the same set as ``\s`` on text)
+_NON_WHITESPACE = re.compile(r"\S+")
 
 
 def uncovered_spans(markdown: str, spans: Iterable[tuple[int, int]]) -> tuple[int, list[tuple[int, int]]]:
-    """Non-whitespace characters of ``markdown`` outside every span: their number and first runs."""
+    """Non-whitespace characters of ``markdown`` outside every span: their number and first runs.
+
+    Only the gaps between the merged spans are read (a regular expression finds the non-whitespace runs in
+    each), so a big document costs its spans, not arrays as long as its text."""
     n = len(markdown)
-    depth = np.zeros(n + 1, dtype=np.int64)
-    for start, end in spans:
-        depth[max(0, start)] += 1
-        depth[min(n, max(end, 0))] -= 1
-    covered = np.cumsum(depth[:n]) > 0
-    code_points = np.frombuffer(markdown.encode("utf-32-le"), dtype=np.uint32)
-    missing = ~covered & ~np.isin(code_points, _whitespace_code_points())
-    count = int(missing.sum())
+    count = 0
     runs: list[tuple[int, int]] = []
-    if count:
-        edges = np.flatnonzero(np.diff(np.concatenate([[0], missing.astype(np.int8), [0]])))
-        runs = [(int(a), int(b)) for a, b in zip(edges[0::2][:_LISTED], edges[1::2][:_LISTED])]
+
+    def scan(begin: int, end: int) -> None:
+        nonlocal count
+        for match in _NON_WHITESPACE.finditer(markdown, begin, end):
+            count += match.end() - match.start()
+            if len(runs) < _LISTED:
+                runs.append((match.start(), match.end()))
+
+    cursor = 0
+    for start, end in sorted((max(0, s), min(n, max(e, 0))) for s, e in spans):
+        if end <= start:
+            continue  # an empty span covers nothing
+        if start > cursor:
+            scan(cursor, start)
+        cursor = max(cursor, end)
+    if cursor < n:
+        scan(cursor, n)
     return count, runs
 
 

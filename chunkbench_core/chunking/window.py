@@ -57,6 +57,10 @@ def model_token_counts(count_model_tokens: CountModelTokens, texts: list[str]) -
     return out
 
 
+#: texts counted per call of a model's tokenizer
+COUNT_SLICE = 512
+
+
 @dataclass(frozen=True)
 class ModelWindow:
     """How many of its own tokens the corpus model reads, and how to count them.
@@ -84,8 +88,14 @@ class ModelWindow:
         return ModelWindow(self.max_tokens, self.count_tokens, self.task_prefix + prefix, self.model_id)
 
     def counts(self, texts: list[str]) -> list[int]:
-        """Model tokens of each text as embedded (task prefix included)."""
-        return model_token_counts(self.count_tokens, [self.task_prefix + t for t in texts])
+        """Model tokens of each text as embedded (task prefix included), counted :data:`COUNT_SLICE` texts at a
+        time: a tokenizer keeps every text's encoding of a call (ids, offsets, masks), hundreds of MB for the
+        tens of thousands of chunks of one big document."""
+        out: list[int] = []
+        for begin in range(0, len(texts), COUNT_SLICE):
+            out += model_token_counts(self.count_tokens,
+                                      [self.task_prefix + t for t in texts[begin:begin + COUNT_SLICE]])
+        return out
 
 
 def fit_spans(text: str, tokens: TokenIndex, spans: list[tuple[int, int]],

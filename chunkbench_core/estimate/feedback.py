@@ -126,7 +126,7 @@ class RunComparison:
         if self.actual_total is not None:
             lines.append("run: " + comparison_text(self.estimated_total, self.actual_total))
         for (model, strategy), (estimated, actual) in sorted(self.per_partition().items()):
-            lines.append(f"  {strategy} x {model}: {comparison_text(estimated, actual)}")
+            lines.append(f"  {strategy} × {model}: {comparison_text(estimated, actual)}")
         parsing = [s for s in self.stages if s.stages == ("parsing",)]
         if parsing:
             lines.append("  parsing: " + comparison_text(parsing[0].estimated, parsing[0].actual))

@@ -151,6 +151,37 @@ def collection_chunks(items: Iterable[Any]) -> dict[str, list[CollectionChunk]]:
     return out
 
 
+class ChunkIndex:
+    """The collection's chunks by document, sorted by start, to find those that touch a question's evidence
+    without walking every chunk of the document (a 40 MB document has tens of thousands)."""
+
+    def __init__(self, chunks: Mapping[str, Sequence[CollectionChunk]]) -> None:
+        self._by_document: dict[str, tuple[list[int], list[CollectionChunk], int]] = {}
+        for document, items in chunks.items():
+            ordered = sorted(items, key=lambda c: (c.start, c.end))
+            longest = max((c.end - c.start for c in ordered), default=0)
+            self._by_document[document] = ([c.start for c in ordered], ordered, longest)
+        self._position = {id(c): i for items in chunks.values() for i, c in enumerate(items)}
+
+    def touching(self, document: str, references: Sequence[Span]) -> list[CollectionChunk]:
+        """The chunks of ``document`` that meet one of ``references`` (touching counts, as in precision_omega),
+        in the collection's order: every chunk a pool-based metric can count, the others scoring nothing."""
+        from bisect import bisect_left, bisect_right
+
+        entry = self._by_document.get(document)
+        if entry is None:
+            return []
+        starts, ordered, longest = entry
+        found: dict[int, CollectionChunk] = {}
+        for r in references:
+            if r.document != document:
+                continue
+            for c in ordered[bisect_left(starts, r.start - longest):bisect_right(starts, r.end)]:
+                if c.start <= r.end and c.end >= r.start:
+                    found[id(c)] = c
+        return sorted(found.values(), key=lambda c: self._position.get(id(c), 0))
+
+
 def split_chunk_rows(
     rows: Iterable[Mapping[str, Any]],
 ) -> tuple[dict[str, list[CollectionChunk]], dict[str, Mapping[str, Any]]]:
@@ -214,6 +245,10 @@ def resolve_questions(
     return resolved, errors
 
 
+#: questions scored at once (a progress line between slices)
+SCORE_SLICE = 1000
+
+
 def score_outcomes(outcomes: Sequence["QuestionOutcome"], chosen: Iterable[Any]) -> None:
     """Score the ``chosen`` registry metrics on every outcome that retrieved (``outcome.values``), and show the
     retrieval metrics grouped as before: ``scores`` (NaN where undefined), ``scores_expanded`` and
@@ -223,7 +258,16 @@ def score_outcomes(outcomes: Sequence["QuestionOutcome"], chosen: Iterable[Any])
     for o in live:
         if o.llm is not None and o.scored.llm is not o.llm:  # type: ignore[union-attr]
             o.scored = replace(o.scored, llm=o.llm, cache=o.scored.cache)  # type: ignore[arg-type]
-    for o, values in zip(live, score([o.scored for o in live], chosen)):  # type: ignore[misc]
+    tracker = Tracker("scoring", len(live), unit="questions") if len(live) > SCORE_SLICE else None
+    for begin in range(0, len(live), SCORE_SLICE):  # each question's values are its own: slices say how far
+        part = live[begin:begin + SCORE_SLICE]
+        _apply_scores(part, score([o.scored for o in part], chosen), chosen)  # type: ignore[misc]
+        if tracker is not None:
+            tracker.step(begin + len(part))
+
+
+def _apply_scores(live: Sequence["QuestionOutcome"], scored: Sequence[Mapping[str, Any]], chosen: list[Any]) -> None:
+    for o, values in zip(live, scored):
         o.values.update(values)
         q = o.scored
         assert q is not None
@@ -268,7 +312,7 @@ def run_llm_evaluation(outcomes: Sequence["QuestionOutcome"], client: Any, setti
     """
     report = LLMRunReport()
     todo = [o for o in outcomes if o.error is None]
-    tracker = Tracker(label, len(todo))
+    tracker = Tracker(label, len(todo), unit="questions")
     started = time.monotonic()
     retries = getattr(client, "max_retries", 0)
     attempts = (retries if isinstance(retries, int) and retries >= 0 else 0) + 1
@@ -396,8 +440,10 @@ def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, sto
     ``budgets`` are the context budgets of :mod:`.budget` (``recall_at_B``, ``budget_auc``).
     Every retrieval metric of ``registry`` is scored (the judge's are scored by :func:`run_llm_evaluation`).
 
-    Query latency (``options.latency``, filled in when given): the first query embedding of the run
-    is timed alone and kept apart as the cold call (it may load the model); then up to
+    Query latency (``options.latency``, filled in when given): the cold query is what the first
+    question of a fresh process costs: loading the model (as timed when this process loaded it,
+    0 for a remote model), the first query's embedding (timed alone) and its search; so it is
+    comparable with the warm query time, which is embedding plus search too. Then up to
     ``options.latency_sample`` questions are embedded one at a time, without the embedding cache,
     and their mean is the warm query-embedding time of every question (``embed_ms``). So
     run order and cache hits never show up as latency. Search and expansion are timed per
@@ -417,7 +463,8 @@ def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, sto
         latency.cold_ms, latency.warm_ms, latency.sample = measured.cold_ms, measured.warm_ms, measured.sample
     embed_ms = measured.warm_ms
     vectors = embedder.embed([rq.question.question for rq in questions], "query")
-    tracker = Tracker(f"questions retrieved from {collection}", len(questions))
+    tracker = Tracker("retrieval", len(questions), unit="questions")
+    index = None if chunks is None else ChunkIndex(chunks)
     for position, (rq, vector) in enumerate(zip(questions, np.asarray(vectors))):
         tracker.step(position)
         outcome = QuestionOutcome(rq)
@@ -438,11 +485,16 @@ def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, sto
             continue
         t2 = time.perf_counter()
         outcome.latency_ms = {"embed": embed_ms, "search": (t1 - t0) * 1000, "expand": (t2 - t1) * 1000}
+        if position == 0 and latency is not None:  # the first query of a fresh process: load, embed, search
+            load_ms = float(getattr(embedder, "load_seconds", 0.0) or 0.0) * 1000
+            latency.cold_ms = load_ms + measured.cold_ms + (t1 - t0) * 1000
         outcome.retrieval_ms = embed_ms + (t2 - t0) * 1000
 
         order = ranking_order(outcome.expansion_tree) if outcome.expansion_tree else outcome.expanded
         reference_documents = sorted({r.document for r in rq.references})
-        pool = None if chunks is None else tuple(c for d in reference_documents for c in chunks.get(d, ()))
+        # the chunks meeting the evidence: the only ones the pool's metrics count (others score nothing)
+        pool = None if index is None else tuple(c for d in reference_documents
+                                                for c in index.touching(d, rq.references))
         outcome.scored = Scored(rq.key, rq.question, tuple(rq.references), tuple(outcome.retrieved), tuple(order),
                                 top_k, pool, budgets, documents=rq.documents)
     score_outcomes(outcomes, registry.values(source="retrieval"))
@@ -544,7 +596,11 @@ def aggregate(
                                       "n_located": sum(o.resolved.question.n_located > 0 for o in evidence),
                                       "n_failed": len(outcomes) - len(scored)}
     llm = [o.llm for o in scored if o.llm is not None]
-    for metric in registry.values():
+    metrics_list = list(registry.values())
+    tracker = Tracker("confidence intervals", len(metrics_list), unit="metrics") if len(scored) > SCORE_SLICE else None
+    for done, metric in enumerate(metrics_list):
+        if tracker is not None:
+            tracker.step(done)
         if metric.source == "judge":
             if not llm:
                 continue  # no LLM ran: the judge's means stay empty
@@ -558,6 +614,8 @@ def aggregate(
         result[name] = mean(values)
         result[f"{name}_ci_low"], result[f"{name}_ci_high"] = bootstrap_ci(
             values, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    if tracker is not None:
+        tracker.step(len(metrics_list))
     result["retrieval_ms"] = mean(o.retrieval_ms for o in scored)
     result["context_tokens"] = mean(o.budget_scores.get("context_tokens") for o in scored)
     result["query_ms"] = mean((o.latency_ms.get("embed", 0.0) + o.latency_ms.get("search", 0.0)) for o in scored

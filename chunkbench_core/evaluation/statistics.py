@@ -39,6 +39,8 @@ def _scipy_stats():
 DEFAULT_SEED = 0
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_BOOTSTRAP_RESAMPLES = 2000
+#: resampled values held at once by a bootstrap (8 bytes each)
+BOOTSTRAP_VALUES_AT_ONCE = 4_000_000
 DEFAULT_PERMUTATION_RESAMPLES = 9999
 DEFAULT_ALPHA = 0.05
 
@@ -148,9 +150,12 @@ def bootstrap_ci(
         return float("nan"), float("nan")
     if array.size == 1 or np.all(array == array[0]):
         return float(array[0]), float(array[0])
+    # resampled means a batch at a time once resamples x values is big (20,000 questions: 320 MB at once);
+    # below that, one call, as always (the same draws, the same interval)
+    batch = None if array.size * n_resamples <= BOOTSTRAP_VALUES_AT_ONCE else max(1, BOOTSTRAP_VALUES_AT_ONCE // array.size)
     result = _scipy_stats().bootstrap(
         (array,), np.mean, n_resamples=n_resamples, confidence_level=confidence, method="percentile",
-        vectorized=True, rng=np.random.default_rng(seed),
+        vectorized=True, rng=np.random.default_rng(seed), batch=batch,
     )
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 

@@ -25,11 +25,25 @@ def scope_meta(data: ReportData, latest: str) -> str:
     return f"{'experiment run' if data.scope.kind == 'run' else 'batch'} {data.scope.ident} only"
 
 
-def scope_banner(data: ReportData) -> str:
-    """'' for the latest reports; else which run or batch, when, which configurations, and a link to the latest."""
-    scope = data.scope
-    if scope is None:
+def sample_note(data: ReportData) -> str:
+    """'' when every run shown saw the whole corpus; else a paragraph naming the sampled corpus (or corpora)."""
+    labels = sorted({str(v) for v in data.board.get("corpus_sample", []) if isinstance(v, str) and v
+                     and not v.startswith("whole corpus")})
+    if not labels:
         return ""
+    return ("<p class='warning' id='corpus-sample'><strong>These results come from a sampled corpus</strong>: "
+            f"{esc('; '.join(labels))}. Every document holding evidence is kept, with fewer distractors than "
+            "the whole corpus has, so scores can read higher and the ranking can differ: run on the whole "
+            "corpus before deciding.</p>")
+
+
+def scope_banner(data: ReportData) -> str:
+    """'' for the latest reports of a whole corpus; else which run or batch, when, which configurations, and a link
+    to the latest, and whether the documents were a sample."""
+    scope = data.scope
+    sampled = sample_note(data)
+    if scope is None:
+        return f"<div class='scope' id='report-scope' role='note'>{sampled}</div>" if sampled else ""
     stamps = sorted(s for s in (_stamp(v) for v in data.board.get("created_at", [])) if s is not None)
     if not stamps:
         when = ""
@@ -45,6 +59,8 @@ def scope_banner(data: ReportData) -> str:
                 "its classes and recommendation compare these runs only)")
     parts = [f"<p><strong>These reports show {what}</strong>{esc(when)}: "
              f"{esc(', '.join(configurations)) if configurations else 'no configuration at its default settings'}.</p>"]
+    if sampled:
+        parts.append(sampled)
     excluded = [(run, data.excluded_runs[run]) for run in scope.run_ids if run in data.excluded_runs]
     if excluded:
         parts.append("<p class='warning'>Set aside for good (left out of the latest reports): "

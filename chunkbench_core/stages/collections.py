@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from chunkbench_core.chunking import Chunk, Chunker
 from chunkbench_core.chunking.base import check_unique_ids
@@ -20,10 +20,11 @@ from chunkbench_core.chunking.checks import ChunkCheckReport, check_chunks
 from chunkbench_core.chunking.window import ModelWindow
 from chunkbench_core.embedding import Embedder
 from chunkbench_core.errors import ChunkbenchError, ChunkingError
+from chunkbench_core.estimate.index_time import EmbeddingPass, UncachedIndexTime, uncached_index_seconds
 from chunkbench_core.evaluation.cost import LLMPrices, embedding_usd, llm_usd
 from chunkbench_core.labels import configuration_label
 from chunkbench_core.parsing.models import ParsedDocument
-from chunkbench_core.progress import check_stop
+from chunkbench_core.progress import Tracker, add_time, inner, scope, timed
 from chunkbench_core.provenance import BuildFacts, collection_row, context_source_counts, settings_fingerprint
 from chunkbench_core.redaction import describe_error, redact
 from chunkbench_core.storage.history import build_rows_key
@@ -43,11 +44,16 @@ def build_chunker(spec: CollectionSpec, window: ModelWindow | None, boundary: Em
     threshold is the one the spec resolved (the run config's, else the boundary model's in force).
     """
     strategy = spec.strategy_spec
-    embed = None
+    embed: Callable[[Any], Any] | None = None
     if strategy.capabilities.boundary_model:
         if boundary is None:
             raise ChunkingError(f"{spec.strategy} needs a boundary embedding model and none was given")
-        embed = lambda texts: boundary.embed(list(texts), "document")  # noqa: E731
+
+        def embed_units(texts: Any, model: Embedder = boundary) -> Any:
+            with timed("boundary"), inner("boundary model"):  # inside chunking, which reports per document
+                return model.embed(list(texts), "document")
+
+        embed = embed_units
     return strategy.build(spec.chunk_size, spec.chunk_overlap, spec.chunker_options(), window=window, embed=embed,
                           context=context)
 
@@ -66,6 +72,7 @@ class BuildRequest:
     dagster_run_id: str | None = None
     context: Callable[[str, str], str] | None = None
     llm_prices: LLMPrices | None = None
+    rates: Mapping[str, Any] | None = None  # model id -> its calibrated EngineRate (the uncached index time)
 
 
 @dataclass
@@ -86,6 +93,8 @@ class CollectionSummary:
     settings: dict[str, Any] = field(default_factory=dict)
     context_sources: dict[str, int] = field(default_factory=dict)
     build: str = ""  # the build's key in the chunks table (provenance.build_fingerprint)
+    index_seconds_uncached: float | None = None  # as if nothing had been cached (estimate.index_time)
+    index_time_source: str = "measured"
 
     @property
     def settings_fingerprint(self) -> str:
@@ -100,8 +109,9 @@ def chunk_corpus(spec: CollectionSpec, chunker: Chunker, documents: Sequence[Par
             "folder (CHUNKBENCH_CORPUS) holds documents that parse"
         )
     chunks: list[Chunk] = []
-    for document in documents:
-        check_stop()
+    tracker = Tracker("chunking", len(documents), unit="documents")
+    for done, document in enumerate(documents):
+        tracker.step(done)
         try:
             chunks.extend(chunker.chunk(document))
         except ChunkbenchError:
@@ -109,6 +119,7 @@ def chunk_corpus(spec: CollectionSpec, chunker: Chunker, documents: Sequence[Par
         except Exception as exc:
             message = f"{spec.strategy} failed on {document.document}: {describe_error(exc)}"
             raise ChunkingError(message) from (exc if redact(str(exc)) == str(exc) else None)
+    tracker.step(len(documents))
     check_unique_ids(chunks, configuration_label(spec.strategy, spec.corpus_model))  # before anything is embedded
     return chunks
 
@@ -123,17 +134,26 @@ def build_collection(request: BuildRequest, embedder: Embedder, boundary: Embedd
     coverage, the corpus model's window with ``overflow`` "error" or "truncate").
     A ``collections`` row records what the collection was built from (chunkbench_core.provenance).
     """
+    with scope(configuration_label(request.spec.strategy, request.spec.model.id)):
+        return _build_collection(request, embedder, boundary, store, results)
+
+
+def _build_collection(request: BuildRequest, embedder: Embedder, boundary: Embedder | None, store: VectorStore,
+                      results: ResultsDB) -> CollectionSummary:
     started = time.perf_counter()
     spec, model = request.spec, request.spec.model
     window = model_window(model)
     # every strategy fits what it embeds into the window; "truncate" lets size-driven chunks overflow knowingly
     fit = None if spec.overflow == "truncate" and spec.strategy_spec.chunker.size_driven else window
     chunker = build_chunker(spec, fit, boundary, request.context)
-    chunks = chunk_corpus(spec, chunker, request.documents)
-    report = check_chunks(chunks, {d.document: d.markdown for d in request.documents}, model.max_input_tokens,
-                          window.count_tokens, spec.overflow, task_prefix=model.document_prefix)
+    with timed("chunking"):  # the boundary model's pass included: it decides where chunks end
+        chunks = chunk_corpus(spec, chunker, request.documents)
+        report = check_chunks(chunks, {d.document: d.markdown for d in request.documents}, model.max_input_tokens,
+                              window.count_tokens, spec.overflow, task_prefix=model.document_prefix)
     retrieved = [c for c in chunks if c.is_retrieved]
-    vectors = embedder.embed([c.text_to_embed for c in retrieved], "document")
+    with timed("embedding"):
+        vectors = embedder.embed([c.text_to_embed for c in retrieved], "document")
+    indexing = time.perf_counter()
     usage = [UsageRecord(spec.strategy, model.id, "chunks", embedder.last_usage.as_row())]
     if boundary is not None:
         usage.append(UsageRecord(spec.strategy, model.id, "boundary", boundary.usage.as_row()))
@@ -158,15 +178,18 @@ def build_collection(request: BuildRequest, embedder: Embedder, boundary: Embedd
                                             point_id=point_id(c.chunk_id) if c.is_retrieved else None)
                              for c in chunks]))
     index_seconds = time.perf_counter() - started
+    add_time("indexing", time.perf_counter() - indexing)
     point_count = store.count(spec.collection)
-    results.record_index_cost(spec.rows_key, index_cost_record(IndexInputs(
-        spec, chunks, retrieved, embedder, boundary, index_seconds, point_count, request.context, request.llm_prices)))
+    cost = index_cost_record(IndexInputs(spec, chunks, retrieved, embedder, boundary, index_seconds, point_count,
+                                         request.context, request.llm_prices, request.rates))
+    results.record_index_cost(spec.rows_key, cost)
     return CollectionSummary(
         collection=spec.collection, n_documents=len(request.documents), n_chunks=len(chunks),
         upserted=counts["upserted"], removed=counts["removed"], token_counts=[c.token_count for c in chunks],
         params=chunker_params, point_count=point_count, n_retrieved=len(retrieved),
         cache_hit_rate=embedder.last_usage.hit_rate, check=report, boundary_model=spec.boundary_model,
-        settings=spec.settings, context_sources=sources, index_seconds=index_seconds, build=built["build"])
+        settings=spec.settings, context_sources=sources, index_seconds=index_seconds, build=built["build"],
+        index_seconds_uncached=cost.index_seconds_uncached, index_time_source=cost.index_time_source)
 
 
 @dataclass(frozen=True)
@@ -182,6 +205,23 @@ class IndexInputs:
     point_count: int
     context: Any = None
     llm_prices: LLMPrices | None = None
+    rates: Mapping[str, Any] | None = None
+
+
+def uncached_time(inputs: IndexInputs, embedded_tokens: int) -> UncachedIndexTime:
+    """The build's index time had nothing been cached: the cached texts of the corpus model's pass (and of the
+    boundary model's) at the engine's calibrated rate, else at the time per text this build showed."""
+    rates = inputs.rates or {}
+    usage = inputs.embedder.last_usage
+    passes = [EmbeddingPass(usage.unique_texts, min(usage.cache_hits, usage.unique_texts), float(embedded_tokens),
+                            max(0.0, usage.seconds), rates.get(inputs.spec.model.id))]
+    if inputs.boundary is not None:
+        b = inputs.boundary.usage
+        rate = rates.get(inputs.boundary.spec.id)
+        tokens = b.prompt_tokens / rate.tokens_per_cl100k if rate is not None else float(b.prompt_tokens)
+        passes.append(EmbeddingPass(b.unique_texts, min(b.cache_hits, b.unique_texts), float(tokens),
+                                    max(0.0, b.seconds), rate))
+    return uncached_index_seconds(inputs.index_seconds, passes)
 
 
 def index_cost_record(inputs: IndexInputs) -> IndexCostRecord:
@@ -205,13 +245,15 @@ def index_cost_record(inputs: IndexInputs) -> IndexCostRecord:
     embedding = embedding_usd(embedded_tokens, model.price_per_mtok, boundary_tokens, boundary_price)
     contextual = llm_usd(context_in, context_out, inputs.llm_prices or LLMPrices())
     payload_bytes = sum(len(c.text.encode("utf-8")) for c in inputs.retrieved)
+    uncached = uncached_time(inputs, embedded_tokens)
     return IndexCostRecord(
         strategy=spec.strategy, corpus_model=model.id, variant=spec.variant, collection=spec.collection,
         n_chunks=len(inputs.chunks), n_embedded=len(inputs.retrieved), embedded_tokens=embedded_tokens,
         boundary_tokens=boundary_tokens, index_seconds=inputs.index_seconds, context_calls=contexts,
         context_input_tokens=context_in, context_output_tokens=context_out, embedding_usd=embedding,
         context_usd=contextual, index_usd=embedding + contextual, points=inputs.point_count,
-        storage_bytes=inputs.point_count * model.dimension * 4 + payload_bytes)
+        storage_bytes=inputs.point_count * model.dimension * 4 + payload_bytes,
+        index_seconds_uncached=uncached.seconds, index_time_source=uncached.source, cached_texts=uncached.cached_texts)
 
 
 def read_collection(results: ResultsDB, spec: CollectionSpec) -> dict[str, Any] | None:

@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 from chunkbench_core.embedding.language import ScriptShare
 from chunkbench_core.errors import DocumentProcessingError
 from chunkbench_core.parsing.models import ParsedDocument
-from chunkbench_core.progress import check_stop
+from chunkbench_core.progress import Tracker, check_stop, timed
 from chunkbench_core.storage.corpus import CorpusScan, ParsedStore, SourceDocument, corpus_state, fingerprint
 from chunkbench_core.storage.records import DocumentRecord
 from chunkbench_core.storage.results_db import ResultsDB
@@ -41,6 +41,7 @@ class ParseSummary:
     hidden: int = 0  # hidden or system files skipped by the corpus scan
     corpus_fingerprint: str = ""  # digest of {document: sha256}: what downstream partitions were built from
     script: ScriptShare = field(default_factory=ScriptShare)  # the parsed letters by script (boundary model rule)
+    sample: dict[str, Any] | None = None  # the sampled corpus's record (None: the whole corpus)
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class ParseRequest:
     parse: Callable[[str], ParsedDocument]
     scan: CorpusScan | None = None
     parse_options: dict[str, Any] | None = None
+    sample: dict[str, Any] | None = None  # the sampled corpus's record (None: the whole corpus)
 
 
 def caption_counts(parsed: dict[str, Any]) -> dict[str, int]:
@@ -113,16 +115,45 @@ def parse_corpus(request: ParseRequest, results: ResultsDB) -> ParseSummary:
         summary.failed[document] = error
         records.append(DocumentRecord(document=document, status="failed", error=error))
     script = ScriptShare()
-    for source in request.sources:
-        check_stop()
-        record = _parse_one(request, source, summary)
-        records.append(document_record(source, record))
-        script = script + ScriptShare.of([(record.get("parsed") or {}).get("markdown") or ""])
+    tracker = Tracker("parsing", len(request.sources), unit="documents")
+    with timed("parsing"):
+        for done, source in enumerate(request.sources, start=1):
+            check_stop()
+            record = _parse_one(request, source, summary)
+            records.append(document_record(source, record))
+            script = script + ScriptShare.of([(record.get("parsed") or {}).get("markdown") or ""])
+            tracker.step(done)
     results.record_documents(records)
     summary.script = script
-    request.store.write_manifest(list(request.sources), request.parse_options, script.to_dict())
+    request.store.write_manifest(list(request.sources), request.parse_options, script.to_dict(),
+                                 sample=request.sample)
     summary.corpus_fingerprint = fingerprint(corpus_state(list(request.sources)))
+    summary.sample = request.sample
     return summary
+
+
+def sample_sources(sources: Sequence[SourceDocument], questions_folder: Path | str, store: ParsedStore, *,
+                   n: int | None = None, token_budget: int | None = None,
+                   seed: int = 0) -> tuple[list[SourceDocument], dict[str, Any] | None]:
+    """The sources of a sampled corpus (every document holding the questions' evidence, plus a seeded sample of
+    the others: :func:`chunkbench_core.estimate.sampling.sample_documents`) and its record (None: the whole
+    corpus was asked for). A token budget counts parsed documents by their text, the others by file size."""
+    if n is None and token_budget is None:
+        return list(sources), None
+    from chunkbench_core.estimate.plan import corpus_documents
+    from chunkbench_core.estimate.predict import document_tokens
+    from chunkbench_core.estimate.sampling import sample_documents
+    from chunkbench_core.evaluation.questions import load_question_sets
+
+    sets, _ = load_question_sets(questions_folder)  # a broken set is reported by the experiment, not here
+    names: Any = [s.document for s in sources]
+    if token_budget is not None:
+        sizes = corpus_documents(store, sources)
+        counts, _ = document_tokens(sizes)
+        names = {d.document: int(round(t)) for d, t in zip(sizes, counts)}
+    sample = sample_documents(names, sets, n=n, token_budget=token_budget, seed=seed)
+    kept = set(sample.documents)
+    return [s for s in sources if s.document in kept], sample.record.to_dict()
 
 
 def load_parsed_corpus(store: ParsedStore) -> list[ParsedDocument]:

@@ -36,6 +36,8 @@ from chunkbench_core.evaluation.question_check import check_questions
 from chunkbench_core.evaluation.questions import question_set_hash
 from chunkbench_core.evaluation.recommendation import RankingSettings
 from chunkbench_core.parsing.models import ParsedDocument
+from chunkbench_core.labels import configuration_label
+from chunkbench_core.progress import scope, timed
 from chunkbench_core.provenance import code_version
 from chunkbench_core.storage.records import ExperimentRun, now
 from chunkbench_core.storage.results_db import ResultsDB
@@ -95,8 +97,14 @@ def run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vector
 
     Also measures the query cost: warm query latency (the cold first call kept apart),
     context tokens per question, and dollars per 1,000 questions at the embedding model's
-    and the LLM's prices (unknown prices count as 0).
+    and the LLM's prices (unknown prices count as 0). Progress lines name the configuration.
     """
+    with scope(configuration_label(request.spec.strategy, request.spec.model.id)), timed("retrieval"):
+        return _run_experiment(request, embedder, store, results)
+
+
+def _run_experiment(request: ExperimentRequest, embedder: Embedder, store: VectorStore,
+                    results: ResultsDB) -> ExperimentSummary:
     spec = request.spec
     budgets = tuple(request.budgets) if request.budgets else RankingSettings().budgets
     check = check_questions(request.questions_folder, {d.document: d.markdown for d in request.documents})
@@ -125,6 +133,9 @@ def run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vector
     summary["cold_query_ms"] = latency.cold_ms
     summary.update(query_cost(outcomes, spec.model, llm.settings if llm.configured else None, llm.prices))
     summary.update(partition_cost(results, spec.rows_key, questions, prices))
+    sample = request.provenance.get("corpus_sample")
+    summary["corpus_sample"] = (sample.get("label") if isinstance(sample, dict) else None) or \
+        f"whole corpus ({len(request.documents):,} documents)"
     provenance = {
         **build_provenance(ProvenanceInputs(
             strategy=spec.strategy, corpus_model=spec.corpus_model,

@@ -219,9 +219,10 @@ class ParsedStore:
         return self.root / "manifest.json"
 
     def write_manifest(self, sources: list[SourceDocument], parse_options: dict[str, Any] | None = None,
-                       script: dict[str, Any] | None = None) -> None:
+                       script: dict[str, Any] | None = None, sample: dict[str, Any] | None = None) -> None:
         """Record the parsed corpus; ``script``: its letters by script (embedding.language.ScriptShare), which
-        the boundary model's language rule reads."""
+        the boundary model's language rule reads; ``sample``: the sampled corpus's record when ``sources`` are a
+        sample (None: the whole corpus)."""
         self.root.mkdir(parents=True, exist_ok=True)
         entries = [{**asdict(s), "record": self._path(s).name} for s in sources]
         tmp = self.manifest_path.with_name(f".manifest.{os.getpid()}.tmp")
@@ -229,6 +230,7 @@ class ParsedStore:
                                     "documents": entries}
         if script is not None:
             manifest["script"] = script
+        manifest["corpus_sample"] = sample
         with guard_writes(self.manifest_path, "the parsed manifest", cleanup=[tmp]):
             tmp.write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
             os.replace(tmp, self.manifest_path)
@@ -255,8 +257,16 @@ class ParsedStore:
         manifest = self.manifest()
         if manifest is None:
             return ""
-        # the record name carries the parser version and options: re-parsed = a new fingerprint
+        # the record name carries the parser version and options: re-parsed = a new fingerprint; a sampled
+        # corpus holds other documents, so it never shares a fingerprint with the whole corpus (unless it is it)
         return fingerprint({e["document"]: f"{e['sha256']}:{e['record']}" for e in manifest["documents"]})
+
+    def manifest_sample(self) -> dict[str, Any] | None:
+        """The sampled corpus of the last parse (its record: label, counts, seed, fingerprint), None for the whole
+        corpus."""
+        manifest = self.manifest()
+        sample = manifest.get("corpus_sample") if manifest else None
+        return sample if isinstance(sample, dict) else None
 
     def manifest_parse(self) -> tuple[str | None, dict[str, Any]]:
         """(parser version and options key, parse options) of the last parse; (None, {}) before any."""

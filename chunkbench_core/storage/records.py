@@ -114,6 +114,10 @@ class IndexCostRecord(Record):
     points: int
     storage_bytes: int
     built_at: dt.datetime = field(default_factory=now)
+    # the build's index time had nothing been cached (estimate.index_time): measured, derived or unknown
+    index_seconds_uncached: float | None = None
+    index_time_source: str = "measured"
+    cached_texts: int = 0
 
 
 @dataclass

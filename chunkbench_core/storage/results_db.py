@@ -36,6 +36,14 @@ from chunkbench_core.storage.records import rows as record_rows
 # Every table, one declaration each: (column, DuckDB type). A results folder from an older version gets
 # the new columns through the empty schema file of each table (``ensure_schema_files``).
 TABLES: dict[str, list[tuple[str, str]]] = {
+    # a chunkbench run's time estimate and, once it ended, what it took (estimate.plan.estimate_row)
+    "run_estimates": [
+        ("batch", "VARCHAR"), ("benchmark", "VARCHAR"), ("created_at", "VARCHAR"), ("estimated_seconds", "DOUBLE"),
+        ("actual_seconds", "DOUBLE"), ("ratio", "DOUBLE"), ("n_documents", "INTEGER"), ("n_partitions", "INTEGER"),
+        ("texts_to_embed", "BIGINT"), ("texts_cached", "BIGINT"),
+        ("corpus_sample", "VARCHAR"),  # JSON: the sampled corpus's record, NULL for the whole corpus
+        ("estimate", "VARCHAR"), ("actual", "VARCHAR"),  # JSON
+    ],
     "documents": [
         ("document", "VARCHAR"), ("path", "VARCHAR"), ("sha256", "VARCHAR"), ("size_bytes", "BIGINT"),
         ("status", "VARCHAR"),  # parsed | failed
@@ -128,6 +136,8 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("n_located", "INTEGER"),  # of n_questions: with evidence found by `questions locate`, not reviewed yet
         # the write this row belongs to (its results key) and its place in that write: join its scores
         ("record", "VARCHAR"), ("record_row", "INTEGER"),
+        # the documents the run saw: "whole corpus (N documents)" or "sample of n of N documents (...)"
+        ("corpus_sample", "VARCHAR"),
     ],
     # one row per run x metric of the registry: the mean over the questions it applies to, and its bootstrap CI
     "run_scores": [
@@ -223,6 +233,9 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         # contextual_retrieval's LLM calls (every context, cached or not)
         ("context_calls", "BIGINT"), ("context_input_tokens", "BIGINT"), ("context_output_tokens", "BIGINT"),
         ("embedding_usd", "DOUBLE"), ("context_usd", "DOUBLE"),
+        # the index time had nothing been cached: measured (nothing was), derived (the cached texts at the
+        # engine's calibrated rate added) or unknown (no rate: the measured time, a lower bound)
+        ("index_seconds_uncached", "DOUBLE"), ("index_time_source", "VARCHAR"), ("cached_texts", "BIGINT"),
     ],
     "embedding_usage": [
         ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
@@ -430,7 +443,9 @@ SELECT c.rank, c."class", c.tier, l.strategy, coalesce(c.strategy_label, l.strat
             ELSE 'undecided' END AS verdict,
        coalesce(c.recommended, false) AS recommended,
        l.context_tokens{budgeted}{others},
-       i.n_chunks, i.embedded_tokens, i.index_seconds, l.query_ms, l.cold_query_ms,
+       -- index time as if nothing had been cached (a warm cache would favour whatever was built last)
+       i.n_chunks, i.embedded_tokens, coalesce(i.index_seconds_uncached, i.index_seconds) AS index_seconds,
+       coalesce(i.index_time_source, 'measured') AS index_time_source, l.query_ms, l.cold_query_ms,
        coalesce(i.index_usd, 0) AS index_usd, l.query_usd_per_1000,
        -- what building the index and answering 1,000 questions would cost (the recommendation's cost)
        CASE WHEN i.index_usd IS NULL AND l.query_usd_per_1000 IS NULL THEN NULL  -- nothing measured
@@ -438,7 +453,7 @@ SELECT c.rank, c."class", c.tier, l.strategy, coalesce(c.strategy_label, l.strat
        -- what this configuration cost in this benchmark: index, captions, questions (answers, judge)
        l.cost_usd, l.caption_usd, l.answer_usd, l.judge_usd,
        i.points, i.storage_bytes, c.on_frontier, c.cost_axis,
-       l.experiment_run_id, l.created_at
+       l.corpus_sample, l.experiment_run_id, l.created_at
 FROM latest l
 LEFT JOIN comparison c ON c.experiment_run_id = l.experiment_run_id
                        -- a run may hold several (comparisons written before the strategy column: by their key)

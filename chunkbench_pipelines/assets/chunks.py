@@ -15,6 +15,7 @@ from dagster import (
     asset,
 )
 
+from chunkbench_core.estimate.plan import stored_rates
 from chunkbench_core.stages.collections import BuildRequest, build_collection
 from chunkbench_core.stages.documents import load_parsed_corpus
 from chunkbench_core.stages.spec import resolve_collection
@@ -25,6 +26,7 @@ from ..config import chunker_config
 from ..failures import TRANSIENT_RETRY, corpus_embedder, fail_fast, permanent_errors_fail_fast
 from ..metadata import pool_wait as pool_wait_metadata, rounded
 from ..partitions import split_key
+from ..progress_log import progress_to_run_log
 from ..resources import (
     DuckDBResource,
     EmbeddingResource,
@@ -84,10 +86,12 @@ def build_chunk_collections(partitions_def: MultiPartitionsDefinition) -> Assets
                                    parse_options=parse_options, parser_version=parser_key,
                                    dagster_run_id=context.run.run_id,
                                    context=llm.contextual_context() if uses_llm else None,
-                                   llm_prices=llm.prices() if llm.configured else None)
+                                   llm_prices=llm.prices() if llm.configured else None,
+                                   rates=stored_rates(workspace.home_dir(), [e.spec for e in (embedder, boundary) if e]))
             pools = [embeddings.pool(corpus_model), boundary and embeddings.pool(boundary.spec.id),
                      llm.pool if uses_llm else None]
-            with pool_slots(context, pools, embeddings.pool_limit) as pool_wait, qdrant.open() as store:
+            with pool_slots(context, pools, embeddings.pool_limit) as pool_wait, qdrant.open() as store, \
+                    progress_to_run_log(context):
                 summary = build_collection(request, embedder, boundary, store, results)
         variant = spec.variant
         check = summary.check
@@ -113,6 +117,10 @@ def build_chunk_collections(partitions_def: MultiPartitionsDefinition) -> Assets
                 **pool_wait_metadata(pool_wait),
                 "truncated_chunks": check.n_truncated,
                 "index_seconds": rounded(summary.index_seconds),
+                # what a first build takes (the cached texts' embedding time added back): measured or derived
+                "index_seconds_uncached": rounded(summary.index_seconds_uncached if summary.index_seconds_uncached
+                                                  is not None else summary.index_seconds),
+                "index_time_source": summary.index_time_source,
                 "median_chunk_tokens": rounded(float(np.median(summary.token_counts or [0]))),
                 "max_chunk_tokens": int(max(summary.token_counts or [0])),
                 "chunk_size_histogram": MetadataValue.md(token_histogram(summary.token_counts)),

@@ -6,12 +6,13 @@ import dataclasses
 from dagster import AssetExecutionContext, DataVersion, MaterializeResult, MetadataValue, asset
 
 from chunkbench_core.parsing.isolation import IsolatedParser
-from chunkbench_core.stages.documents import ParseRequest, parse_corpus
+from chunkbench_core.stages.documents import ParseRequest, parse_corpus, sample_sources
 from chunkbench_core.storage.corpus import scan_corpus_report
 
 from ..concurrency import pool_slots
 from ..config import ParsingConfig
 from ..failures import permanent_errors_fail_fast
+from ..progress_log import progress_to_run_log
 from ..resources import DuckDBResource, LLMResource, WorkspaceResource
 
 
@@ -41,11 +42,14 @@ def parsed_documents(context: AssetExecutionContext, config: ParsingConfig, work
                                       **config.given())
         limits = workspace.settings().parse_limits()  # each document in a worker process, memory and time limited
     with pool_slots(context, [llm.pool if llm.vision_model else None], llm.pool_limit), \
-            IsolatedParser(limits) as parser:  # image captions
+            IsolatedParser(limits) as parser, progress_to_run_log(context):  # image captions
         scan = scan_corpus_report(workspace.corpus_dir())
-        summary = parse_corpus(ParseRequest(scan.documents, workspace.parsed_store(options),
+        with permanent_errors_fail_fast():  # a sample that cannot hold the evidence says so at once
+            sources, sample = sample_sources(scan.documents, workspace.questions_dir(),
+                                             workspace.parsed_store(options), **config.sample())
+        summary = parse_corpus(ParseRequest(sources, workspace.parsed_store(options),
                                             lambda path: parser.parse(path, options), scan=scan,
-                                            parse_options=options.describe()), results)
+                                            parse_options=options.describe(), sample=sample), results)
     results.ensure_database()  # the DuckDB file answers SQL as soon as anything is stored
     for document, error in summary.failed.items():
         context.log.error(f"document failed: {error}")
@@ -56,6 +60,7 @@ def parsed_documents(context: AssetExecutionContext, config: ParsingConfig, work
         "parsed": len(summary.parsed),
         "reused_unchanged": len(summary.reused),
         "corpus_fingerprint": summary.corpus_fingerprint,
+        "corpus_sample": (sample or {}).get("label") or f"whole corpus ({len(sources):,} documents)",
         "parse_options": MetadataValue.json(options.describe()),
         "failed": len(summary.failed),
         "hidden_skipped": summary.hidden,

@@ -30,6 +30,7 @@ from ..config import experiment_config
 from ..failures import TRANSIENT_RETRY, corpus_embedder, fail_fast, permanent_errors_fail_fast
 from ..metadata import headline_metrics, llm_run as llm_run_metadata, pool_wait as pool_wait_metadata, question_counts
 from ..partitions import split_key
+from ..progress_log import progress_to_run_log
 from ..resources import (
     DuckDBResource,
     EmbeddingResource,
@@ -84,6 +85,7 @@ def build_experiment_results(partitions_def: MultiPartitionsDefinition) -> Asset
             provenance = {"strategy": strategy, **collection_provenance(built), "neighbor_prev": config.neighbor_prev,
                           "neighbor_next": config.neighbor_next, "dagster_run_id": context.run.run_id,
                           "benchmark": workspace.benchmark_name(),
+                          "corpus_sample": parsed_store.manifest_sample(),  # None: the whole corpus
                           **batch_provenance(dict(context.run.tags))}  # the chunkbench run / backfill it belongs to
             request = ExperimentRequest(
                 spec, context.run.run_id, workspace.questions_dir(), load_parsed_corpus(parsed_store),
@@ -94,7 +96,8 @@ def build_experiment_results(partitions_def: MultiPartitionsDefinition) -> Asset
                 llm=LLMUse(llm.client() if llm.configured else None, llm.settings() if llm.configured else None,
                            llm.prices()))
             pools = [embeddings.pool(corpus_model), llm.pool if llm.configured else None]
-            with pool_slots(context, pools, embeddings.pool_limit) as pool_wait, qdrant.open() as store:
+            with pool_slots(context, pools, embeddings.pool_limit) as pool_wait, qdrant.open() as store, \
+                    progress_to_run_log(context):
                 summary = run_experiment(request, embedder, store, results)
         variant = spec.variant
         # listed at info level: `chunkbench run` prints each problem once in its final summary, not once per partition
@@ -104,6 +107,7 @@ def build_experiment_results(partitions_def: MultiPartitionsDefinition) -> Asset
             metadata={
                 "experiment_run_id": summary.experiment_run_id,
                 "variant": variant or "default",
+                "corpus_sample": str(summary.metrics.get("corpus_sample") or ""),
                 "dagster/row_count": summary.n_questions,
                 "judge_only_questions": int(summary.metrics.get("n_judge_only", 0)),
                 **question_counts(summary.metrics),

@@ -8,13 +8,14 @@ settings and its run settings (flags or ``--config``); ``leaderboard`` prints th
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .run_settings import add_run_settings
 
 
 def command_run(args: argparse.Namespace) -> int:
-    from chunkbench_pipelines.run_control import check_run_arguments, run_interruptibly
+    from chunkbench_pipelines.run_control import check_run_arguments, run_interruptibly, terminal
 
     from .instance import open_instance
     from .run_settings import run_settings
@@ -28,10 +29,22 @@ def command_run(args: argparse.Namespace) -> int:
     from chunkbench_pipelines.runner import run_everything
 
     instance = open_instance(settings)
-    return run_interruptibly(lambda: run_everything(settings, strategies=args.strategy or None,
-                                                    corpus_models=args.corpus_model or None, out=sys.stdout,
-                                                    instance=instance, wide=args.wide, run_settings=given),
-                             instance, sys.stdout)
+    out = terminal(sys.stdout)  # progress and signal messages reach the terminal at once, even while a step runs
+    try:
+        code = run_interruptibly(lambda: run_everything(settings, strategies=args.strategy or None,
+                                                        corpus_models=args.corpus_model or None, out=out,
+                                                        instance=instance, wide=args.wide, run_settings=given),
+                                 instance, out)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    if code >= 128:
+        # stopped by a signal: the runs are marked failed and every write is atomic, so the batch of texts
+        # still in the model is abandoned rather than awaited (an exit would wait for its threads)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 def command_leaderboard(args: argparse.Namespace) -> int:
@@ -104,7 +117,27 @@ def command_estimate(args: argparse.Namespace) -> int:
         print("the LLM's price is unknown: set CHUNKBENCH_LLM_PRICE_INPUT and CHUNKBENCH_LLM_PRICE_OUTPUT "
               "(USD per million tokens; 0 for a local server)")
     print(f"estimated total: ${total:,.2f} (a first build; cached embeddings and contexts are not paid again)")
+    print()
+    print_time_estimate(resources, settings, [(s, m) for m in models for s in strategies], args)
     return 0
+
+
+def print_time_estimate(resources, settings, partitions: list[tuple[str, str]], args: argparse.Namespace) -> None:
+    """The expected wall time per corpus model and strategy (engines timed on this machine once, what the cache
+    holds, the documents to parse), and the cheaper options when it is long."""
+    from chunkbench_core.errors import ChunkbenchError
+    from chunkbench_core.estimate.predict import render_estimate
+    from chunkbench_pipelines.run_estimate import plan_estimate
+
+    sample = {"sample_documents": args.sample_documents, "sample_tokens": args.sample_tokens,
+              "sample_seed": args.sample_seed}
+    given = {"parsing": {k: v for k, v in sample.items() if v is not None}, "chunking": {}, "experiment": {}}
+    try:
+        estimate = plan_estimate(resources, settings, partitions, given, say=print)
+    except (ChunkbenchError, ValueError) as exc:
+        print(f"no time estimate: {exc}")
+        return
+    print(render_estimate(estimate))
 
 
 def register(sub: argparse._SubParsersAction, strategies: list[str], models: list[str] | None) -> None:
@@ -123,10 +156,15 @@ def register(sub: argparse._SubParsersAction, strategies: list[str], models: lis
 
 
 def register_estimate(sub: argparse._SubParsersAction, strategies: list[str], models: list[str] | None) -> None:
-    e = sub.add_parser("estimate", help="dry run: what building and evaluating would cost (embeddings, LLM calls)")
+    e = sub.add_parser("estimate", help="dry run: what building and evaluating would cost (embeddings, LLM calls) "
+                                        "and how long it would take on this machine")
     e.add_argument("--strategy", action="append", choices=strategies)
     e.add_argument("--corpus-model", action="append", choices=models)
     e.add_argument("--top-k", type=int, default=5)
     e.add_argument("--neighbor-prev", type=int, default=0)
     e.add_argument("--neighbor-next", type=int, default=0)
+    e.add_argument("--sample-documents", type=int, metavar="N",
+                   help="the time of a sampled corpus: the evidence documents plus seeded others, N in all")
+    e.add_argument("--sample-tokens", type=int, metavar="TOKENS", help="the time of a sampled corpus of this size")
+    e.add_argument("--sample-seed", type=int, metavar="SEED", help="the sample's seed (default 0)")
     e.set_defaults(func=command_estimate)

@@ -71,8 +71,8 @@ def test_a_signal_stops_the_run_within_seconds_and_marks_it_failed(tmp_path, sig
     try:
         env = _env(tmp_path, CHUNKBENCH_LLM_MODEL="m", CHUNKBENCH_LLM_BASE_URL=server.url)
         process = _start(env)
-        printed = _wait_for(process, "LLM answers: 0/50")  # progress, printed while it runs
-        assert "questions retrieved from" in printed
+        printed = _wait_for(process, "LLM answers fixed_size × all-minilm-l6-v2: 0/50")  # progress, while it runs
+        assert "retrieval fixed_size × all-minilm-l6-v2: 50/50 questions" in printed
         time.sleep(1)
         sent = time.monotonic()
         process.send_signal(signo)
@@ -96,7 +96,7 @@ def test_a_run_killed_with_minus_9_is_marked_failed_by_the_next_run(tmp_path):
     try:
         env = _env(tmp_path, CHUNKBENCH_LLM_MODEL="m", CHUNKBENCH_LLM_BASE_URL=server.url)
         process = _start(env)
-        _wait_for(process, "LLM answers: 0/50")
+        _wait_for(process, "LLM answers fixed_size × all-minilm-l6-v2: 0/50")
         process.kill()
         process.wait(30)
     finally:

@@ -35,7 +35,7 @@ def test_sigterm_while_e5_embeds_stops_within_seconds(tmp_path):
                                 "--corpus-model", "multilingual-e5-small"], cwd=ROOT, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        printed = _wait_for(process, "chunking, embedding and evaluating: fixed_size x multilingual-e5-small")
+        printed = _wait_for(process, "chunking, embedding and evaluating: fixed_size × multilingual-e5-small")
         time.sleep(12)  # the model is loaded, the chunks are cut and embedding is under way
         sent = time.monotonic()
         process.send_signal(signal.SIGTERM)
@@ -46,7 +46,8 @@ def test_sigterm_while_e5_embeds_stops_within_seconds(tmp_path):
             process.kill()
             process.wait(30)
     # the chunks were still being embedded: no question was retrieved yet
-    assert "questions retrieved from" not in printed + rest, printed + rest
+    assert "retrieval fixed_size × multilingual-e5-small" not in printed + rest, printed + rest
+    assert "embedding fixed_size × multilingual-e5-small: 0/" in printed + rest  # progress counted in texts
     assert process.returncode == 128 + signal.SIGTERM, printed + rest
     assert seconds < 12, (seconds, rest)  # a 5 s stop plus marking the run failed and exiting
     assert "stopped by SIGTERM" in rest and "building leaderboard" not in rest

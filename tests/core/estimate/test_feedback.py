@@ -96,7 +96,7 @@ def test_the_comparison_names_each_partition_and_the_run(tmp_path):
     comparison = compare_run(estimate, actuals, actual_total=estimate.total * 1.2)
     text = comparison.text()
     assert text.splitlines()[0] == "run: " + comparison_text(estimate.total, estimate.total * 1.2)
-    assert "fixed_size x minilm: estimated" in text
+    assert "fixed_size × minilm: estimated" in text
     with pytest.raises(EstimateError, match="no partition structural x minilm"):
         compare_run(estimate, [StageActual("minilm", "structural", ("embedding",), 1.0)])
 

@@ -184,3 +184,16 @@ def test_ties_are_broken_by_chunk_id_whatever_the_engine_order():
     assert store.calls[:3] == [3 + TIE_MARGIN, 2 * (3 + TIE_MARGIN), 4 * (3 + TIE_MARGIN)]
     ranks = [c.rank for c in search_stable(store, "c", np.zeros(3), 3)]
     assert ranks == [1, 2, 3]
+
+
+def test_scoring_in_slices_gives_each_question_the_same_values(setup, monkeypatch):
+    """Many questions are scored a slice at a time (a progress line between slices): a question's values are its
+    own, whatever slice it is scored in."""
+    from chunkbench_core.evaluation import experiment
+
+    whole = run(setup, expansion=ExpansionSettings(1, 1))
+    monkeypatch.setattr(experiment, "SCORE_SLICE", 1)
+    sliced = run(setup, expansion=ExpansionSettings(1, 1))
+    assert [o.values for o in sliced] == [o.values for o in whole]
+    assert [o.scores for o in sliced] == [o.scores for o in whole]
+    assert [o.budget_scores for o in sliced] == [o.budget_scores for o in whole]

@@ -128,8 +128,8 @@ def test_progress_is_reported_and_a_stop_is_obeyed(serve):
 
 
 def test_progress_line_has_eta():
-    line = progress.Progress("questions", 500, 1000, 30.0).line()
-    assert line == "questions: 500/1,000, 30 s elapsed, ETA 30 s"
+    line = progress.Progress("questions", 500, 1000, 30.0, "questions").line()
+    assert line == "questions: 500/1,000 questions, 17/s, 30 s elapsed, ETA 30 s"
 
 
 @pytest.mark.parametrize("field, value", [("deadline_seconds", 0), ("breaker_failures", 0)])

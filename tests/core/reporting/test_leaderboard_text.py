@@ -7,11 +7,11 @@ import pandas as pd
 from chunkbench_core.reporting.leaderboard import format_markdown, format_table
 
 RECOMMENDATION = {"strategy": "fixed_size", "corpus_model": "multilingual-e5-small", "rule": "cheapest_within_margin",
-                  "reason": "fixed_size x multilingual-e5-small is the cheapest of the 2 configurations shown within "
+                  "reason": "fixed_size × multilingual-e5-small is the cheapest of the 2 configurations shown within "
                             "0.02 of the best.", "rank_metric": "recall_at_512",
                   "metric_definition": "the share of the evidence text inside the first 512 tokens",
                   "recommendation_stability": 0.62, "stability_resamples": 1000,
-                  "stability_runner_ups": "semantic_parent_child x multilingual-e5-small 38%"}
+                  "stability_runner_ups": "semantic_parent_child × multilingual-e5-small 38%"}
 
 
 def board(ranked: bool) -> pd.DataFrame:
@@ -48,8 +48,8 @@ def test_ranked_table_fits_120_columns_and_says_what_the_rank_means():
     assert "rank: by mean recall_at_512 (the share of the evidence text inside the first 512 tokens)" in text
     words = " ".join(text.split())  # the notes are wrapped at 120 columns
     assert "within 0.02 = shown within 0.02 of the best" in words and "undecided = might be as good" in words
-    assert ("Recommended: fixed_size x multilingual-e5-small (cheapest_within_margin; picked in 62% of 1,000 "
-            "resamples of the questions (otherwise: semantic_parent_child x multilingual-e5-small 38%)).") in " ".join(
+    assert ("Recommended: fixed_size × multilingual-e5-small (cheapest_within_margin; picked in 62% of 1,000 "
+            "resamples of the questions (otherwise: semantic_parent_child × multilingual-e5-small 38%)).") in " ".join(
         text.split())
     assert "| 1 | semantic_parent_child |" in format_markdown(board(True), RECOMMENDATION)
 

@@ -1,0 +1,191 @@
+"""The time estimate of ``chunkbench run`` and ``chunkbench estimate``, from the resources in force.
+
+:func:`plan_estimate` resolves each partition as its asset would (the run config's sizes, the boundary model
+in force), reads what the corpus, the parsed store, the last builds and the embedding cache hold, and asks
+the core (:mod:`chunkbench_core.estimate.plan`) for the expected time. :class:`RunTimer` keeps the stage
+clock of a run and, at its end, prints the wall time per stage and the estimate against the actual time,
+learns from it and keeps the ``run_estimates`` row.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from chunkbench_core import progress
+from chunkbench_core.estimate.calibration import CalibrationStore
+from chunkbench_core.estimate.feedback import StageActual, compare_run, learn
+from chunkbench_core.estimate.plan import (
+    PlannedPartition,
+    corpus_documents,
+    engine_rates,
+    estimate_partitions,
+    estimate_row,
+    partition_actual,
+)
+from chunkbench_core.estimate.predict import LLMTiming, RunEstimate, duration
+
+#: the stages of the summary at the end of a run, in the order they run
+STAGE_ORDER = ("parsing", "chunking", "boundary", "embedding", "indexing", "retrieval", "finishing")
+
+
+def _previous_texts(results: Any, spec: Any) -> dict[str, list[str]]:
+    """The embedded texts of the collection's current build, by document ({} before its first build)."""
+    from chunkbench_core.stages.collections import read_build_chunks
+
+    try:
+        _, rows = read_build_chunks(results, spec.rows_key)
+    except Exception:  # noqa: BLE001 - an unreadable table only makes the estimate assume nothing is cached
+        return {}
+    out: dict[str, list[str]] = {}
+    for row in rows:
+        if row.get("role") == "parent":
+            continue
+        out.setdefault(str(row.get("document")), []).append(row.get("embedded_text") or row.get("text") or "")
+    return out
+
+
+def plan_estimate(resources: Mapping[str, Any], settings: Any, partitions: Sequence[tuple[str, str]],
+                  run_settings: Mapping[str, Any] | None = None, say: Callable[[str], None] | None = None,
+                  sources: Sequence[Any] | None = None, in_pipeline: bool = True) -> RunEstimate:
+    """The expected time of running ``partitions`` ((strategy, corpus model) pairs) with the resources of a run."""
+    from chunkbench_core.estimate.predict import PipelineTiming
+    from chunkbench_core.evaluation.questions import load_question_sets
+    from chunkbench_core.run_config import chunking_settings
+    from chunkbench_core.stages.spec import resolve_collection
+    from chunkbench_core.storage.corpus import scan_corpus
+
+    from .resources import spec_context
+
+    from chunkbench_core.run_config import ParsingRunSettings
+    from chunkbench_core.stages.documents import sample_sources
+
+    given = run_settings or {}
+    workspace, embeddings, llm = resources["workspace"], resources["embeddings"], resources["llm"]
+    results = resources["duckdb"].results()
+    parsing = ParsingRunSettings(**(given.get("parsing") or {}))
+    try:  # as the parse step makes them: the benchmark's parser settings, then the run's
+        options = dataclasses.replace(llm.parse_options(), heuristics=workspace.settings().parser_heuristics(),
+                                      **parsing.given())
+    except (AttributeError, TypeError):
+        options = dataclasses.replace(llm.parse_options(), **parsing.given())
+    store = workspace.parsed_store(options)
+    if sources is None:
+        sources = scan_corpus(workspace.corpus_dir())
+    sources, _ = sample_sources(sources, workspace.questions_dir(), store, **parsing.sample())
+    documents = corpus_documents(store, sources)
+    manifest = workspace.parsed_store().manifest() or {}
+    current = {s.document: s.sha256 for s in sources}
+    unchanged = [e["document"] for e in manifest.get("documents", []) if current.get(e["document"]) == e["sha256"]]
+    chunking = chunking_settings()(**(given.get("chunking") or {}))
+    context = spec_context(workspace, results, embeddings)
+    planned = []
+    for strategy, model in partitions:
+        spec = resolve_collection(chunking.request(strategy, model), context)  # type: ignore[attr-defined]
+        planned.append(PlannedPartition(model, strategy, spec.chunk_size, spec.chunk_overlap, spec.boundary_model,
+                                        _previous_texts(results, spec)))
+    embedders: dict[str, Any] = {}
+
+    def embedder_for(model: str) -> Any:
+        if model not in embedders:
+            embedders[model] = embeddings.embedder(model)
+        return embedders[model]
+
+    def usage_rows(model: str) -> list[dict[str, Any]]:
+        try:
+            frame = results.query("SELECT * FROM embedding_usage WHERE corpus_model = ?", [model])
+        except Exception:  # noqa: BLE001 - nothing recorded yet
+            return []
+        return frame.to_dict("records")
+
+    registry = embeddings.registry()
+    models = [p.corpus_model for p in planned] + [p.boundary_model for p in planned if p.boundary_model]
+    calibration = CalibrationStore(settings.home)
+    rates = engine_rates(models, registry, calibration, embedder_for, usage_rows, say)
+    sets, _ = load_question_sets(workspace.questions_dir())
+    n_questions = sum(len(s.questions) for s in sets)
+    experiment = given.get("experiment") or {}
+    pipeline = PipelineTiming() if in_pipeline else PipelineTiming(0, finishing_seconds=0,
+                                                                    finishing_seconds_per_partition=0)
+    return estimate_partitions(
+        documents, planned, rates, n_questions=n_questions, unchanged=unchanged, embedder_for=embedder_for,
+        calibration=calibration, dimensions={m: registry[m].dimension for m in models},
+        llm=LLMTiming() if llm.configured else None, store_engine=getattr(resources["qdrant"], "local_engine", "edge")
+        if not getattr(resources["qdrant"], "url", None) else "server", pipeline=pipeline,
+        filter_by_document=bool(experiment.get("filter_by_document", False)))
+
+
+def stage_lines(seconds: Mapping[str, float], total: float) -> list[str]:
+    """``wall time per stage: parsing 12 s, chunking 3 s, ...`` (stages that took time, in run order)."""
+    parts = []
+    for stage in STAGE_ORDER:
+        if stage == "boundary" or seconds.get(stage, 0.0) < 0.5:
+            continue
+        part = f"{stage} {duration(seconds[stage])}"
+        if stage == "chunking" and seconds.get("boundary", 0.0) >= 0.5:
+            part += f" (the boundary model's {duration(seconds['boundary'])} of it)"
+        parts.append(part)
+    rest = total - sum(v for k, v in seconds.items() if k in STAGE_ORDER and k != "boundary")
+    if rest >= 0.5:
+        parts.append(f"other {duration(rest)}")
+    return [f"wall time {duration(total)}: " + (", ".join(parts) if parts else "every stage under a second")]
+
+
+class RunTimer:
+    """The stage clock of one run, the actual time of each partition, and the comparison at the end."""
+
+    def __init__(self, estimate: RunEstimate | None) -> None:
+        self.estimate = estimate
+        self.clock = progress.StageClock()
+        self.actuals: list[StageActual] = []
+        self.started = time.perf_counter()
+        self._before: dict[str, float] = {}
+        self._step = 0.0
+
+    def __enter__(self) -> "RunTimer":
+        progress.add_clock(self.clock)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        progress.remove_clock(self.clock)
+
+    def start_partition(self) -> None:
+        self._before = self.clock.seconds()
+        self._step = time.perf_counter()
+
+    def end_partition(self, strategy: str, corpus_model: str) -> None:
+        after = self.clock.seconds()
+        if self.estimate is not None and any(p.corpus_model == corpus_model and p.strategy == strategy
+                                             for p in self.estimate.partitions):
+            self.actuals += partition_actual(corpus_model, strategy, self._before, after,
+                                             time.perf_counter() - self._step)
+
+    def finish(self, calibration: CalibrationStore | None, results: Any = None, batch: str = "",
+               benchmark: str = "", sample: Mapping[str, Any] | None = None) -> list[str]:
+        """The summary lines (wall time per stage; estimate against actual), learnt from and recorded."""
+        total = time.perf_counter() - self.started
+        seconds = self.clock.seconds()
+        lines = stage_lines(seconds, total)
+        if self.estimate is None:
+            return lines
+        actuals = list(self.actuals)
+        if "parsing" in seconds:
+            actuals.append(StageActual(None, None, ("parsing",), seconds["parsing"]))
+        comparison = compare_run(self.estimate, actuals, actual_total=total)
+        lines.append("estimate against actual, " + comparison.text())
+        if calibration is not None:
+            try:
+                learn(calibration, comparison)
+            except Exception:  # noqa: BLE001 - the next estimate is only less corrected
+                pass
+        if results is not None:
+            try:
+                results.write("run_estimates", batch.replace(":", "-") or "run", [estimate_row(
+                    self.estimate, batch=batch, benchmark=benchmark, sample=sample,
+                    actual={"total_seconds": total, "stages": seconds, **comparison.to_dict()})])
+            except Exception:  # noqa: BLE001 - the record is kept when it can be; the run's results are not at stake
+                pass
+        return lines
+

@@ -1,0 +1,107 @@
+"""Progress lines: a start line, a rate and an ETA, at most every interval and once at the end; labels named by
+the configuration in scope; inner loops quiet unless long; the wall time per stage; embedding counted in texts."""
+
+import time
+
+import pytest
+
+from chunkbench_core import progress
+
+
+@pytest.fixture
+def lines():
+    seen: list[progress.Progress] = []
+    sink = seen.append
+    progress.add_sink(sink)
+    yield seen
+    progress.remove_sink(sink)
+    progress.clear_stop()
+
+
+def test_line_has_done_total_unit_rate_elapsed_and_eta():
+    line = progress.Progress("embedding", 1200, 5400, 32.0, "texts").line()
+    assert line == "embedding: 1,200/5,400 texts, 38/s, 32 s elapsed, ETA 2 min"
+    assert progress.Progress("parsing", 30, 2000, 600.0, "documents").line() == (
+        "parsing: 30/2,000 documents, 3.0/min, 10 min elapsed, ETA 10.9 h")
+    done = progress.Progress("parsing", 5, 5, 2.0, "documents").line()
+    assert done == "parsing: 5/5 documents, 2 s elapsed"  # no rate or ETA once finished
+
+
+def test_tracker_reports_start_interval_and_end_once(lines):
+    tracker = progress.Tracker("retrieval", 100, every_s=0.15, unit="questions")
+    assert [p.done for p in lines] == [0]
+    for done in range(1, 50):
+        tracker.step(done)  # too soon after the start line: nothing
+    assert [p.done for p in lines] == [0]
+    time.sleep(0.16)
+    tracker.step(50)
+    tracker.step(100)
+    tracker.step(100)  # the end is said once
+    assert [p.done for p in lines] == [0, 50, 100]
+    assert lines[1].rate is not None and lines[1].eta_s is not None
+
+
+def test_scope_names_the_configuration_and_inner_loops_stay_quiet_unless_long(lines):
+    with progress.scope("fixed_size × all-minilm-l6-v2"):
+        progress.Tracker("embedding", 10, unit="texts").step(10)
+        with progress.inner("boundary model"):
+            short = progress.Tracker("embedding", 10, unit="texts")
+            short.step(10)  # short: no line at all
+            long = progress.Tracker("embedding", 10, every_s=0.01, unit="texts")
+            time.sleep(0.02)
+            long.step(5)
+            long.step(10)
+    labels = [(p.label, p.done) for p in lines]
+    assert labels == [("embedding fixed_size × all-minilm-l6-v2", 0), ("embedding fixed_size × all-minilm-l6-v2", 10),
+                      ("boundary model embedding fixed_size × all-minilm-l6-v2", 5),
+                      ("boundary model embedding fixed_size × all-minilm-l6-v2", 10)]
+
+
+def test_a_stop_request_ends_the_loop_at_its_next_step(lines):
+    tracker = progress.Tracker("parsing", 3, unit="documents")
+    progress.request_stop("SIGTERM received")
+    with pytest.raises(progress.StopRequested, match="SIGTERM"):
+        tracker.step(1)
+
+
+def test_a_broken_sink_does_not_fail_the_work(lines):
+    def broken(_p):
+        raise OSError("terminal closed")
+
+    with progress.sink(broken):
+        progress.Tracker("parsing", 2, unit="documents").step(2)
+    assert [p.done for p in lines] == [0, 2]
+
+
+def test_stage_clock_adds_the_wall_time_of_timed_blocks():
+    clock = progress.StageClock()
+    progress.add_clock(clock)
+    try:
+        with progress.timed("embedding"):
+            time.sleep(0.05)
+        with progress.timed("embedding"):
+            time.sleep(0.05)
+        progress.add_time("indexing", 1.5)
+    finally:
+        progress.remove_clock(clock)
+    with progress.timed("embedding"):  # no clock registered: nothing counted
+        time.sleep(0.01)
+    seconds = clock.seconds()
+    assert 0.09 <= seconds["embedding"] < 1.0 and seconds["indexing"] == 1.5
+
+
+def test_embedding_reports_its_progress_in_texts(lines):
+    from chunkbench_core.embedding import Embedder, get_model
+    from chunkbench_core.embedding.local import MEMO
+
+    MEMO.clear()
+    embedder = Embedder(get_model("all-minilm-l6-v2"))
+    texts = [f"note {i}: the harbour of Quelm floods {i % 7} times a week" for i in range(300)]
+    with progress.scope("fixed_size × all-minilm-l6-v2"):
+        embedder.embed(texts, "document")
+    embedding = [p for p in lines if p.label == "embedding fixed_size × all-minilm-l6-v2"]
+    assert embedding[0].done == 0 and embedding[0].total == 300 and embedding[0].unit == "texts"
+    assert embedding[-1].done == 300
+    lines.clear()
+    embedder.embed(texts[:10], "query")  # a few texts: no lines
+    assert lines == []
