@@ -1,10 +1,10 @@
-# chunkbench: `make demo`, `make test`, `make ui`, `make bench`, `make tools`.
+# chunkbench: `make demo`, `make test`, `make test-fast`, `make ui`, `make bench`, `make tools`.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 export CHUNKBENCH_HOME ?= $(CURDIR)/.chunkbench
 
-.PHONY: install demo test tools ui cluster bench clean
+.PHONY: install demo test test-fast tools ui cluster bench clean
 
 install: $(VENV)/.installed
 
@@ -17,8 +17,15 @@ $(VENV)/.installed: pyproject.toml
 demo: install
 	$(BIN)/chunkbench run
 
+# the whole suite on TEST_WORKERS processes; the tests that share one server (dagster dev, PostgreSQL,
+# the llama.cpp server) run on one worker (--dist loadgroup), each worker has its own CHUNKBENCH_HOME
+TEST_WORKERS ?= 2
 test: install
-	$(BIN)/python -m pytest -q -ra
+	$(BIN)/python -m pytest -q -ra -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+
+# the quick loop: no end-to-end graph runs, no browser, no external tools or server processes, nothing slow
+test-fast: install
+	$(BIN)/python -m pytest -q -ra -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "not slow and not e2e and not browser and not tools"
 
 # the optional tools some tests need (LibreOffice, Chromium, PostgreSQL, a local LLM server);
 # without them those tests skip and `make test` lists each skip with its reason

@@ -25,7 +25,8 @@ from chunkbench_core.chunking import STRATEGIES
 NEIGHBORS_DEFAULT_REASON = (
     "Default 0: the leaderboard compares what each strategy retrieves, and expansion applies to fixed_size only "
     "(expansion_strategies), so expanding by default would give fixed_size up to seven times the context of the "
-    "other strategies. The neighbor_sweep schedule measures 0/0 to 3/3 side by side in leaderboard_by_setting."
+    "other strategies. `chunkbench sweep neighbors` (or the neighbor sweep job) measures 0/0 to 3/3 side by side in "
+    "leaderboard_by_setting."
 )
 SECTIONS = ("parsing", "chunking", "experiment")
 

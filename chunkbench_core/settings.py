@@ -357,6 +357,11 @@ class Settings:
         """The corpus model in force when none is given (``RoleDefault``: model and source)."""
         return self.role_defaults()["corpus_model"]
 
+    def default_corpus_model(self) -> str:
+        """The corpus model used where none is named (``chunkbench sweep``, the sweep jobs): the default in force
+        (``chunkbench defaults set corpus_model``, the environment, else the registry's)."""
+        return self.corpus_model_default().model
+
     def provider_settings(self, **retries: Any):
         """The embedding providers' settings (keys and endpoints; ``retries``: the request retry knobs)."""
         from chunkbench_core.embedding.providers import ProviderSettings

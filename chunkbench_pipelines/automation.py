@@ -8,6 +8,8 @@
 - ``leaderboard``: once any experiment partition has new results and none is still running;
   ``benchmark_report`` after it.
 
+Each benchmark has its own automation sensor, over its own assets only.
+
 Sensors remain only for what happens outside Dagster (files in the corpus and question folders);
 the sweeps stay schedules. Everything is off unless the settings turn automation on
 (``CHUNKBENCH_AUTOMATION=on`` in the environment of the code location, e.g. ``CHUNKBENCH_AUTOMATION=on make ui``): then the automation
@@ -17,7 +19,7 @@ the UI's Automation page. The schedules are always started by hand (they launch 
 
 from __future__ import annotations
 
-from dagster import AssetSelection, AutomationCondition, AutomationConditionSensorDefinition, DefaultSensorStatus
+from dagster import AssetKey, AssetSelection, AutomationCondition, AutomationConditionSensorDefinition, DefaultSensorStatus
 
 QUESTION_SETS = "question_sets"
 
@@ -39,11 +41,12 @@ def on_parsed_corpus_change() -> AutomationCondition:
             & ~AutomationCondition.any_deps_missing() & _not_blocked()).with_label("on parsed corpus change")
 
 
-def on_collection_or_question_sets() -> AutomationCondition:
-    """After the partition's collection is (re)built or the question sets change; never before the collection exists."""
+def on_collection_or_question_sets(question_sets: AssetKey = AssetKey(QUESTION_SETS)) -> AutomationCondition:
+    """After the partition's collection is (re)built or the question sets (the asset ``question_sets``) change;
+    never before the collection exists."""
     collection_missing = AutomationCondition.any_deps_match(
         AutomationCondition.missing() & ~AutomationCondition.will_be_requested()
-    ).ignore(AssetSelection.assets(QUESTION_SETS))  # question sets not yet reported: the folder is read anyway
+    ).ignore(AssetSelection.assets(question_sets))  # question sets not yet reported: the folder is read anyway
     return ((AutomationCondition.newly_missing() | AutomationCondition.any_deps_updated()).since_last_handled()
             & ~collection_missing & _not_blocked()).with_label("on new collection or question sets")
 
@@ -53,8 +56,12 @@ def on_new_results() -> AutomationCondition:
     return (AutomationCondition.any_deps_updated().since_last_handled() & _not_blocked()).with_label("on new results")
 
 
-def automation_sensor(status: DefaultSensorStatus) -> AutomationConditionSensorDefinition:
+def automation_sensor(status: DefaultSensorStatus, name: str = "automation",
+                      target: AssetSelection | None = None, benchmark: str = "") -> AutomationConditionSensorDefinition:
+    """The sensor evaluating the automation conditions of ``target`` (one benchmark's assets; default: all)."""
     return AutomationConditionSensorDefinition(
-        "automation", target=AssetSelection.all(), default_status=status, minimum_interval_seconds=30,
-        description="Evaluates the assets' automation conditions (see chunkbench_pipelines/automation.py). "
-                    "Off unless CHUNKBENCH_AUTOMATION=on.")
+        name, target=target if target is not None else AssetSelection.all(), default_status=status,
+        minimum_interval_seconds=30,
+        description=(f"Benchmark {benchmark}: evaluates its assets' automation conditions " if benchmark else
+                     "Evaluates the assets' automation conditions ")
+                    + "(see chunkbench_pipelines/automation.py). Off unless CHUNKBENCH_AUTOMATION=on.")

@@ -78,8 +78,9 @@ class ReportConfig(Config):
     """Which runs the reports show; both empty = the latest run of every configuration."""
 
     experiment_run_id: str = Field(
-        default="", description="The reports of exactly this experiment run (the run ids are listed by "
-                                "`chunkbench runs list` and on the decision board), written to reports/runs/run-<id>/ "
+        default="", description="The reports of exactly this experiment run: its id or its first 8 characters or more "
+                                "(the run ids are listed by `chunkbench runs list` and on the decision board), "
+                                "written to reports/runs/run-<id>/ "
                                 "with a link back to the latest reports. Empty: the latest reports.")
     batch: str = Field(
         default="", description="The reports of one batch: the runs of one `chunkbench run` or Dagster backfill "

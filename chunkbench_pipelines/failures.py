@@ -3,8 +3,10 @@
 Assets carry a RetryPolicy for transient trouble (a provider's 429 after the client's own
 retries, a Qdrant lock held by another process). Errors that a retry cannot fix — an
 unavailable model, a bad setting, an unknown strategy, two chunks with one id, an empty question
-set, a bug in chunkbench — become
-``Failure(allow_retries=False)`` so the partition fails at once with the reason.
+set, a full disk, a damaged state file (moved aside: the partition that makes it rebuilds it), an
+unreadable source file, a bug in chunkbench — become ``Failure(allow_retries=False)`` so the
+partition fails at once with the reason. The Failure carries the error's kind in its metadata
+(:data:`ERROR_KIND`): ``chunkbench run`` stops at a full disk instead of trying every partition.
 """
 
 from contextlib import contextmanager
@@ -20,19 +22,53 @@ from chunkbench_core.errors import (
     DuplicateIdError,
     EmbeddingRejectedError,
     EmbeddingUnavailableError,
+    PermanentError,
     QuestionSetError,
+    StorageError,
 )
 from chunkbench_core.redaction import redact
 
 TRANSIENT_RETRY = RetryPolicy(max_retries=3, delay=2.0, backoff=Backoff.EXPONENTIAL, jitter=Jitter.PLUS_MINUS)
 
-PERMANENT_ERRORS = (ChunkingError, ConfigError, DuplicateIdError, QuestionSetError, EmbeddingRejectedError, EmbeddingUnavailableError)
+# PermanentError: a full disk or an input/output error (StorageError), damaged state (CorruptStateError), an
+# unreadable source file (SourceFileError)
+PERMANENT_ERRORS = (ChunkingError, ConfigError, DuplicateIdError, QuestionSetError, EmbeddingRejectedError,
+                    EmbeddingUnavailableError, PermanentError)
 # a bug: the same input fails the same way on every attempt
 PROGRAMMING_ERRORS = (TypeError, AttributeError, NameError, ImportError, AssertionError, NotImplementedError)
+#: the metadata key of a fail-fast Failure naming the error's class (``StorageFullError`` ...)
+ERROR_KIND = "chunkbench/error"
+#: the error kinds that end a whole ``chunkbench run``: the next partition would meet the same disk
+STORAGE_KINDS = frozenset({"StorageError", "StorageFullError"})
 
 
-def fail_fast(reason: str) -> Failure:
-    return Failure(description=redact(reason), allow_retries=False)
+def fail_fast(reason: str, kind: str | None = None) -> Failure:
+    """A Failure that is never retried; ``kind``: the error class it stands for (kept in its metadata)."""
+    return Failure(description=redact(reason), allow_retries=False, metadata={ERROR_KIND: kind} if kind else None)
+
+
+def storage_failure(exc: BaseException) -> StorageError | None:
+    """The StorageError a full disk or an I/O error met while writing stands for (an ``OSError``, SQLite's
+    "database or disk is full" ...), or None when ``exc`` is something else."""
+    from chunkbench_core.storage.space import storage_error
+
+    if isinstance(exc, StorageError):
+        return exc
+    if isinstance(exc, ChunkbenchError):
+        return None
+    path = getattr(exc, "filename", None)
+    return storage_error(exc, path or ".", "chunkbench's state") if path else _without_path(exc)
+
+
+def _without_path(exc: BaseException) -> StorageError | None:
+    from chunkbench_core.storage.space import storage_error
+
+    found = storage_error(exc, ".", "chunkbench's state")
+    if found is None:
+        return None
+    # no file was named: say what was met, without pointing at the current folder
+    return StorageError(f"the disk refused a write ({' '.join(str(exc).split())[:200]}): free some space (or check "
+                        "the disk) and run again; what was stored before is unchanged")
 
 
 @contextmanager
@@ -40,9 +76,14 @@ def permanent_errors_fail_fast() -> Iterator[None]:
     try:
         yield
     except PERMANENT_ERRORS as exc:
-        raise fail_fast(str(exc)) from exc
+        raise fail_fast(str(exc), type(exc).__name__) from exc
     except PROGRAMMING_ERRORS as exc:
         raise fail_fast(f"internal error, not retried (please report it): {type(exc).__name__}: {exc}") from exc
+    except Exception as exc:  # a full disk met where nothing translated it: permanent too
+        translated = storage_failure(exc)
+        if translated is None:
+            raise
+        raise fail_fast(str(translated), type(translated).__name__) from exc
 
 
 def corpus_embedder(embeddings, corpus_model: str) -> Embedder:

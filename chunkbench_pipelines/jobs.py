@@ -1,28 +1,66 @@
-"""Asset jobs that sensors, schedules and backfills launch."""
+"""Asset jobs that sensors, schedules and backfills launch: one set per benchmark, over its own assets only
+(named ``<benchmark>__<job>``), so a run of one benchmark never materializes another's."""
 
-from dagster import AssetSelection, define_asset_job
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dagster import define_asset_job
+from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
+
+from .scope import UNSCOPED, Scope
+
+PARSE_DOCUMENTS = "parse_documents"
+CHUNK_AND_EVALUATE = "chunk_and_evaluate"
+EVALUATE = "evaluate"
+REFRESH_REPORTS = "refresh_reports"
+BENCHMARK_EVERYTHING = "benchmark_everything"
+
+EVERYTHING = ("source_documents", "parsed_documents", "chunk_collections", "experiment_results", "leaderboard",
+              "benchmark_report")
 
 
-parse_documents_job = define_asset_job(
-    "parse_documents", selection=["source_documents", "parsed_documents"],
-    description="Scan the corpus folder and parse new or changed documents.")
+@dataclass(frozen=True)
+class BenchmarkJobs:
+    """The asset jobs of one benchmark."""
 
-chunk_and_evaluate_job = define_asset_job(
-    "chunk_and_evaluate", selection=["chunk_collections", "experiment_results"],
-    description="Chunk, embed and evaluate one strategy x corpus model partition.")
+    parse_documents: UnresolvedAssetJobDefinition
+    chunk_and_evaluate: UnresolvedAssetJobDefinition
+    evaluate: UnresolvedAssetJobDefinition
+    refresh_reports: UnresolvedAssetJobDefinition
+    benchmark_everything: UnresolvedAssetJobDefinition
 
-evaluate_job = define_asset_job(
-    "evaluate", selection=["experiment_results"],
-    description="Evaluate one partition's existing collection (new question sets, neighbor sweeps).")
+    def all(self) -> list[UnresolvedAssetJobDefinition]:
+        return [self.parse_documents, self.chunk_and_evaluate, self.evaluate, self.refresh_reports,
+                self.benchmark_everything]
 
-refresh_reports_job = define_asset_job(
-    "refresh_reports", selection=["leaderboard", "benchmark_report"],
-    description="Rebuild the leaderboard view and the HTML report.")
 
-benchmark_everything_job = define_asset_job(
-    "benchmark_everything", selection=AssetSelection.assets("source_documents", "parsed_documents", "chunk_collections",
-                                                            "experiment_results", "leaderboard", "benchmark_report"),
-    description="The whole benchmark: what `chunkbench run` and `make demo` launch, one run per step and partition "
-                "(tags chunkbench/benchmark, chunkbench/batch and chunkbench/trigger).")
+def build_jobs(scope: Scope = UNSCOPED) -> BenchmarkJobs:
+    """The asset jobs of the benchmark of ``scope``."""
+    of = f"Benchmark {scope.benchmark.name}: " if scope.benchmark else ""
+    tags = scope.tags()
+    return BenchmarkJobs(
+        define_asset_job(scope.name(PARSE_DOCUMENTS), selection=scope.selection("source_documents", "parsed_documents"),
+                         tags=tags, description=of + "Scan the corpus folder and parse new or changed documents."),
+        define_asset_job(scope.name(CHUNK_AND_EVALUATE), selection=scope.selection("chunk_collections",
+                                                                                   "experiment_results"),
+                         tags=tags, description=of + "Chunk, embed and evaluate one strategy x corpus model partition."),
+        define_asset_job(scope.name(EVALUATE), selection=scope.selection("experiment_results"), tags=tags,
+                         description=of + "Evaluate one partition's existing collection (new question sets)."),
+        define_asset_job(scope.name(REFRESH_REPORTS), selection=scope.selection("leaderboard", "benchmark_report"),
+                         tags=tags, description=of + "Rebuild the leaderboard view and the HTML report."),
+        define_asset_job(scope.name(BENCHMARK_EVERYTHING), selection=scope.selection(*EVERYTHING), tags=tags,
+                         description=of + "The whole benchmark: what `chunkbench run` and `make demo` launch, one run "
+                                          "per step and partition (tags chunkbench/benchmark, chunkbench/batch and "
+                                          "chunkbench/trigger)."),
+    )
 
-ALL_JOBS = [parse_documents_job, chunk_and_evaluate_job, evaluate_job, refresh_reports_job, benchmark_everything_job]
+
+# the unscoped jobs (plain keys), for a single benchmark's assets materialized directly
+UNSCOPED_JOBS = build_jobs()
+parse_documents_job = UNSCOPED_JOBS.parse_documents
+chunk_and_evaluate_job = UNSCOPED_JOBS.chunk_and_evaluate
+evaluate_job = UNSCOPED_JOBS.evaluate
+refresh_reports_job = UNSCOPED_JOBS.refresh_reports
+benchmark_everything_job = UNSCOPED_JOBS.benchmark_everything
+ALL_JOBS = UNSCOPED_JOBS.all()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from dagster import AssetExecutionContext, AssetObservation, PartitionsDefinition
+from dagster import AssetExecutionContext, AssetKey, AssetObservation, PartitionsDefinition
 
 from chunkbench_core.evaluation.recommendation import class_words
 
@@ -19,7 +19,7 @@ from .partitions import partition_key
 EXPERIMENT_RESULTS = "experiment_results"
 
 
-def rank_observation(row: Mapping[str, Any]) -> AssetObservation:
+def rank_observation(row: Mapping[str, Any], asset_key: AssetKey = AssetKey(EXPERIMENT_RESULTS)) -> AssetObservation:
     """The observation of one ranked row (``strategy``, ``corpus_model``, ``rank``, ``class``: its class against
     the best; optional ``experiment_run_id``: the run that was compared, ``lower_bound_vs_best``)."""
     missing = [name for name in ("strategy", "corpus_model", "rank", "class") if row.get(name) is None]
@@ -36,21 +36,23 @@ def rank_observation(row: Mapping[str, Any]) -> AssetObservation:
     if row.get("experiment_run_id"):
         metadata["compared_experiment_run_id"] = str(row["experiment_run_id"])
     key = partition_key(str(row["strategy"]), str(row["corpus_model"]))
-    return AssetObservation(asset_key=EXPERIMENT_RESULTS, partition=str(key), metadata=metadata,
+    return AssetObservation(asset_key=asset_key, partition=str(key), metadata=metadata,
                             description=f"rank {metadata['rank']} on the leaderboard, "
                                         f"{class_words(metadata['class'], row.get('margin'))}")
 
 
 def report_ranks_on_partitions(context: AssetExecutionContext, rows: Iterable[Mapping[str, Any]],
-                               partitions_def: PartitionsDefinition) -> int:
-    """Log each row's rank and class on its experiment partition; returns how many were logged.
+                               partitions_def: PartitionsDefinition,
+                               asset_key: AssetKey = AssetKey(EXPERIMENT_RESULTS)) -> int:
+    """Log each row's rank and class on its experiment partition (of ``asset_key``: the benchmark's
+    ``experiment_results``); returns how many were logged.
 
     Rows of a corpus model that has no partition in this deployment (results kept in DuckDB from
     when it was available) are skipped: their partition is not shown.
     """
     logged = 0
     for row in rows:
-        observation = rank_observation(row)
+        observation = rank_observation(row, asset_key)
         if not partitions_def.has_partition_key(observation.partition):
             continue
         context.log_event(observation)

@@ -13,6 +13,7 @@ from typing import Iterator, Optional
 
 from dagster import ConfigurableResource, EnvVar
 
+from chunkbench_core.benchmarks import Benchmark
 from chunkbench_core.embedding import Embedder, EmbeddingModelSpec, ProviderSettings, availability, get_model
 from chunkbench_core.embedding.thresholds import THRESHOLDS_FILE, SharedDefaults
 from chunkbench_core.parsing import ParseOptions
@@ -46,16 +47,25 @@ class WorkspaceResource(ConfigurableResource):
     # what one document may cost to parse (CHUNKBENCH_PARSE_MEMORY_MB, CHUNKBENCH_PARSE_TIMEOUT_S); empty: 2048, 120
     parse_memory_mb: Optional[str] = None
     parse_timeout_s: Optional[str] = None
+    # CHUNKBENCH_CORPUS_MODEL: the corpus model where none is named (a sweep), unless `defaults set` names one
+    corpus_model: Optional[str] = None
 
     def settings(self) -> Settings:
         """The folders as a settings object (empty fields: the defaults)."""
         given = {"home": self.home, "corpus": self.corpus, "questions": self.questions,
                  "results_root": self.results, "benchmark": self.benchmark or SAMPLE_BENCHMARK,
                  "reports_url": self.reports_url, "parse_memory_mb": self.parse_memory_mb,
-                 "parse_timeout_s": self.parse_timeout_s}
+                 "parse_timeout_s": self.parse_timeout_s, "corpus_model": self.corpus_model}
         return Settings(**{k: (Path(v).expanduser().resolve() if k in ("home", "corpus", "questions",
                                                                          "results_root") else v)
                            for k, v in given.items() if v not in (None, "")})
+
+    def of(self, benchmark: "Benchmark") -> "WorkspaceResource":
+        """This workspace for ``benchmark``: its name and its own documents and question sets folders (the home,
+        results root and limits stay)."""
+        fields = {name: getattr(self, name) for name in type(self).model_fields}
+        return type(self)(**{**fields, "benchmark": benchmark.name, "corpus": str(benchmark.corpus),
+                             "questions": str(benchmark.questions)})
 
     def home_dir(self) -> Path:
         return self.settings().home
@@ -98,8 +108,9 @@ class DuckDBResource(ConfigurableResource):
     folder: Optional[str] = None  # CHUNKBENCH_RESULTS_DIR, else CHUNKBENCH_HOME (empty: the default home)
     benchmark: Optional[str] = None  # the results of this benchmark: <folder>/benchmarks/<name> (empty: sample)
 
-    def results(self) -> ResultsDB:
-        return ResultsDB(benchmark_dir(home_dir(self.folder), self.benchmark or SAMPLE_BENCHMARK))
+    def results(self, benchmark: Optional[str] = None) -> ResultsDB:
+        """The results of ``benchmark`` (default: the one configured here)."""
+        return ResultsDB(benchmark_dir(home_dir(self.folder), benchmark or self.benchmark or SAMPLE_BENCHMARK))
 
 
 class QdrantResource(ConfigurableResource):
@@ -116,8 +127,14 @@ class QdrantResource(ConfigurableResource):
     lock_timeout_seconds: float = 120.0  # wait this long for a collection another process holds
 
     @contextmanager
-    def open(self) -> Iterator[VectorStore]:
-        benchmark = self.benchmark or SAMPLE_BENCHMARK
+    def open(self, benchmark: Optional[str] = None) -> Iterator[VectorStore]:
+        """The vector store of ``benchmark`` (default: the one configured here)."""
+        if benchmark and self.local_path and benchmark != (self.benchmark or SAMPLE_BENCHMARK):
+            from chunkbench_core.errors import ConfigError
+
+            raise ConfigError(f"the vector store at {self.local_path} is benchmark {self.benchmark}'s, "
+                              f"not {benchmark}'s")
+        benchmark = benchmark or self.benchmark or SAMPLE_BENCHMARK
         root = Path(self.vectors).expanduser() if self.vectors else home_dir(self.home)
         local = Path(self.local_path) if self.local_path else benchmark_dir(root, benchmark) / "qdrant"
         store = VectorStore(url=self.url, api_key=self.api_key, local_root=None if self.url else local,
@@ -366,7 +383,7 @@ def build_resources(settings: Settings, resolve: bool = False) -> dict[str, obje
         "workspace": WorkspaceResource(home=home, corpus=str(settings.corpus), questions=str(settings.questions),
                                        results=text(settings.results_root), benchmark=benchmark,
                                        reports_url=settings.reports_url, parse_memory_mb=settings.parse_memory_mb,
-                                       parse_timeout_s=settings.parse_timeout_s),
+                                       parse_timeout_s=settings.parse_timeout_s, corpus_model=settings.corpus_model),
         "duckdb": DuckDBResource(folder=str(settings.results_base), benchmark=benchmark),
         "qdrant": QdrantResource(url=settings.qdrant_url, api_key=secret("qdrant_api_key"), home=home,
                                  vectors=text(settings.vectors_root), benchmark=benchmark),

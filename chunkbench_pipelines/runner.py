@@ -1,7 +1,7 @@
 """Materialize the whole graph in-process: what ``chunkbench run`` and ``make demo`` do.
 
-Each step is a run of the defined job ``benchmark_everything`` (documents, then each partition,
-then the reports), so the runs are listed under that job in the UI, with their partitions, and
+Each step is a run of the benchmark's job ``<benchmark>__benchmark_everything`` over its own assets (documents,
+then each partition, then the reports), so the runs are listed under that job in the UI, with their partitions, and
 carry the tags ``chunkbench/trigger=cli``, ``chunkbench/benchmark=<benchmark name>`` and
 ``chunkbench/batch=<start time>`` (which groups the runs of one invocation).
 """
@@ -11,8 +11,9 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Sequence, TextIO
 
-from dagster import AssetKey, DagsterInstance, Definitions
+from dagster import DagsterInstance
 
+from chunkbench_core.benchmarks import register_benchmark
 from chunkbench_core.chunking import STRATEGIES
 from chunkbench_core.errors import ChunkbenchError
 from chunkbench_core.evaluation.question_check import check_questions
@@ -26,9 +27,10 @@ from chunkbench_core.settings import Settings
 from chunkbench_core.stages.documents import load_parsed_corpus
 from chunkbench_core.storage.results_db import ResultsDB
 
-from .assets import build_assets
+from .benchmarks import benchmark_job
+from .failures import ERROR_KIND, STORAGE_KINDS
+from .jobs import BENCHMARK_EVERYTHING
 from .resources import build_resources
-from .jobs import benchmark_everything_job
 from .partitions import partition_key, strategy_by_model
 from .run_control import fail_orphaned_runs, process_tags
 from .run_estimate import RunTimer, plan_estimate
@@ -46,9 +48,25 @@ def failure_reason(event) -> str:
     return str(data.error.message).strip() if data.error is not None else "failed"
 
 
+def failure_kind(event) -> str | None:
+    """The chunkbench error a step failure stands for (``StorageFullError`` ...), or None: the kind a fail-fast
+    Failure carries in its metadata, else the class of the error or of one of its causes."""
+    data = event.step_failure_data
+    if data.user_failure_data is not None:
+        value = (data.user_failure_data.metadata or {}).get(ERROR_KIND)
+        if value is not None:
+            return str(getattr(value, "value", value))
+    error = data.error
+    while error is not None:
+        if error.cls_name in STORAGE_KINDS:
+            return error.cls_name
+        error = error.cause
+    return None
+
+
 def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
                    corpus_models: Sequence[str] | None = None, out: TextIO | None = None,
-                   instance: DagsterInstance | None = None, log_level: str = "WARNING", wide: bool = False,
+                   instance: DagsterInstance | None = None, log_level: str = "CRITICAL", wide: bool = False,
                    run_settings: dict[str, dict] | None = None) -> int:
     """Documents once, then every strategy x available corpus model, then leaderboard and report, with the
     resources of ``settings`` (the settings in force: the command line built them).
@@ -56,7 +74,9 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
     A failing partition is reported and the others go on. Returns 0 when everything
     succeeded, 1 otherwise: a partition failed, a document was not parsed, or a question
     (or a whole question set) was dropped. The leaderboard of what did run is printed
-    either way, then each problem once. ``run_settings``: the ``parsing`` / ``chunking`` /
+    either way, then each problem once. Dagster's own console log is quiet by default (``log_level``): a
+    step's failure is printed here in one line, never as Dagster's stack trace. A full disk stops the run at
+    the step that met it (one line naming the folder, the space needed and free). ``run_settings``: the ``parsing`` / ``chunking`` /
     ``experiment`` run config (``chunkbench run`` flags or --config). ``instance``: the Dagster
     instance (default: the one of ``settings``).
     """
@@ -69,30 +89,37 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
 
     instance = instance or DagsterInstance.from_config(str(settings.dagster_home_dir))
     fail_orphaned_runs(instance, say)  # runs of a chunkbench run killed with -9 stay STARTED otherwise
+    register_benchmark(settings)  # the code location lists it from now on (after a reload)
     # the partitions of every registered model: those not runnable here are skipped below, with the reason
     registry = settings.registry()
-    assets = build_assets(strategy_by_model(list(registry)))
-    # resources as the code location makes them (a secret from the environment stays an EnvVar in the runs)
-    job = Definitions(assets=assets, jobs=[benchmark_everything_job],
-                      resources=build_resources(settings)).resolve_job_def(benchmark_everything_job.name)
+    # this benchmark's assets only, under its key prefix, as the code location defines them
+    scope, job = benchmark_job(settings, strategy_by_model(list(registry)), BENCHMARK_EVERYTHING)
     resolved = build_resources(settings, resolve=True)
     embeddings = resolved["embeddings"]  # availability is decided outside a run
     failures: list[str] = []
+    disk: list[str] = []  # a step met a full disk or an input/output error: no further step runs
     benchmark = settings.benchmark
     tags = {".dagster/repository": REPOSITORY_LABEL, "chunkbench/trigger": "cli", "chunkbench/benchmark": benchmark,
             "chunkbench/batch": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), **process_tags()}
 
     def step(selection: list[str], key=None, label: str = "") -> bool:
-        result = job.execute_in_process(asset_selection=[AssetKey(name) for name in selection],
+        result = job.execute_in_process(asset_selection=scope.keys(*selection),
                                         partition_key=str(key) if key is not None else None, instance=instance,
                                         raise_on_error=False, tags=tags,
                                         run_config={"loggers": {"console": {"config": {"log_level": log_level}}},
-                                                    "ops": {name: {"config": op_config[name]} for name in selection
+                                                    "ops": {scope.key(name).to_python_identifier():
+                                                            {"config": op_config[name]} for name in selection
                                                             if op_config.get(name)}})
         check_stop()  # a signal during this step: no further step
         if not result.success:
-            errors = [failure_reason(e) for e in result.all_events if e.is_step_failure]
-            reason = redact(errors[-1]) if errors else "failed"
+            failed = [e for e in result.all_events if e.is_step_failure]
+            reason = redact(failure_reason(failed[-1])) if failed else "failed"
+            if any(failure_kind(e) in STORAGE_KINDS for e in failed):
+                # a full disk (or a failing one): every further step would meet it; the run stops here, its
+                # Dagster run marked failed, and what was stored before stays as it was
+                disk.append(reason)
+                say(f"stopped: {reason}")
+                return False
             failures.append(f"{label or ','.join(selection)}: {reason}")
             say(f"  FAILED {label or ','.join(selection)}: {reason}")
         return result.success
@@ -116,7 +143,8 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
     with timer:
         say("parsing documents ...")
         if not step(["source_documents", "parsed_documents"]):
-            say("\n".join(failures))
+            if failures:
+                say("\n".join(failures))
             return 1
         sample = resolved["workspace"].parsed_store().manifest_sample()  # type: ignore[attr-defined]
         if sample:
@@ -126,9 +154,13 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
             timer.start_partition()
             step(["chunk_collections", "experiment_results"], partition_key(strategy, model), f"{strategy}|{model}")
             timer.end_partition(strategy, model)
+            if disk:
+                return 1
         say("building leaderboard and report ...")
         with timed("finishing"):
             step(["leaderboard", "benchmark_report"])
+        if disk:
+            return 1
     results = ResultsDB(settings.results_dir)
     summary = timer.finish(CalibrationStore(settings.home), results, tags["chunkbench/batch"], benchmark,
                            sample=resolved["workspace"].parsed_store().manifest_sample())  # type: ignore[attr-defined]
@@ -178,11 +210,61 @@ def dropped_inputs(results: ResultsDB, workspace) -> list[str]:
     failed = results.query("SELECT document, error FROM documents WHERE status = 'failed' ORDER BY document")
     if not failed.empty:
         lines.append(f"\ndocuments not parsed ({len(failed)}), left out of every collection:")
-        lines += [f"- {r.document}: {r.error}" for r in failed.itertuples()]
+        # the corpus is the user's: never changed by chunkbench, so the fix is theirs to make
+        lines += [f"- {r.document}: {r.error}; fix or replace the file, or remove it from the corpus"
+                  for r in failed.itertuples()]
     documents = {d.document: d.markdown for d in load_parsed_corpus(workspace.parsed_store())}
     check = check_questions(workspace.questions_dir(), documents)
     if check.problems:
         lines.append(f"\nquestion problems ({len(check.problems)}), each question dropped alone "
                      f"(check with: chunkbench questions check):")
-        lines += [f"- {p}" for p in check.problems]
+        # a file that cannot be read at all: the user's to fix (chunkbench never changes it)
+        lines += [f"- {p}" + ("; fix the file (chunkbench questions check says what is wrong)"
+                              if p.question_id is None and p.field is None else "") for p in check.problems]
     return lines
+
+
+def run_sweep(settings: Settings, sweep: str, config: dict, out: TextIO | None = None,
+              instance: DagsterInstance | None = None, log_level: str = "WARNING") -> int:
+    """Run the benchmark's sweep job ``sweep`` (``neighbor_sweep`` or ``chunk_size_sweep``) in-process with the
+    sweep op's ``config`` (levels or sizes, strategies, corpus models), as the launchpad would; print its rows of
+    ``leaderboard_by_setting``. Returns 0 when every step succeeded, else 1 (the failing step named)."""
+    from chunkbench_core.sweeps import format_sweep
+
+    from .sweeps import CHUNK_SIZE_SWEEP
+
+    def say(text: str) -> None:
+        if out is not None:
+            print(text, file=out, flush=True)
+
+    instance = instance or DagsterInstance.from_config(str(settings.dagster_home_dir))
+    fail_orphaned_runs(instance, say)
+    register_benchmark(settings)
+    scope, job = benchmark_job(settings, strategy_by_model(list(settings.registry())), sweep)
+    op = scope.name("sweep_chunk_sizes" if sweep == CHUNK_SIZE_SWEEP else "sweep_neighbors")
+    tags = {".dagster/repository": REPOSITORY_LABEL, "chunkbench/trigger": "cli",
+            "chunkbench/benchmark": settings.benchmark,
+            "chunkbench/batch": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), **process_tags()}
+    say(f"benchmark {settings.benchmark}: {sweep.replace('_', ' ')} (Dagster job {job.name}) ...")
+    result = job.execute_in_process(instance=instance, raise_on_error=False, tags=tags, run_config={
+        "loggers": {"console": {"config": {"log_level": log_level}}}, "ops": {op: {"config": config}}})
+    check_stop()
+    run_ids = [e.event_specific_data.materialization.metadata["experiment_run_id"].value
+               for e in result.all_events if e.is_step_materialization
+               and e.event_specific_data.materialization.asset_key == scope.key("experiment_results")]
+    results = ResultsDB(settings.results_dir)
+    rows = results.query("SELECT * FROM leaderboard_by_setting") if run_ids else None
+    if rows is not None:
+        rows = rows[rows["experiment_run_id"].isin(run_ids)]
+    metric = settings.ranking().rank_metric
+    say("")
+    say(format_sweep(rows, metric))
+    say("")
+    say(f"{len(run_ids)} experiment runs (Dagster run {result.run_id[:8]}); side by side with earlier sweeps: "
+        f"SELECT * FROM leaderboard_by_setting in {results.database_path}; reports: "
+        f"{settings.reports_dir / 'technical_report.html'}")
+    if not result.success:
+        errors = [failure_reason(e) for e in result.all_events if e.is_step_failure]
+        say(f"\nfailed: {redact(errors[-1]) if errors else 'failed'}")
+        return 1
+    return 0

@@ -1,18 +1,18 @@
-"""Scheduled sweeps, defined in code, off by default (turn them on in the UI).
+"""Scheduled work of one benchmark, defined in code, off by default (turn them on in the UI). Each benchmark has
+its own (named ``<benchmark>__nightly_parse``, ...), acting on its own assets only.
 
 - ``nightly_parse`` / ``nightly_stale_partitions`` / ``nightly_reports``: parse the corpus,
   rebuild every partition built from an older parsed corpus, refresh the reports.
-- ``neighbor_sweep``: the strategies neighbor expansion applies to (registered with
-  ``neighbor_expansion``: fixed_size) with neighbors (0,0), (1,1), (2,2), (3,3), each level a
-  separate experiment run, tagged and recorded in provenance.
-- ``chunk_size_sweep``: the strategies registered as ``sweepable`` (fixed_size and recursive) at
-  several chunk sizes (128..1024 cl100k tokens, overlap 1/8 of the size), each size its own
-  collection and experiment run. Sizes above the corpus model's window are left out (the model
-  would silently truncate them).
+- ``neighbor_sweep_weekly``: the neighbor sweep job (sweeps.py) with its defaults, levels (0,0) to (3,3), over
+  the corpus models whose expandable collections have been built.
+- ``chunk_size_sweep_weekly``: the chunk-size sweep job (128..1024 tokens) over every available corpus model.
+
+The same sweeps run on demand: ``chunkbench sweep`` or the sweep jobs' launchpad.
 """
 
+from __future__ import annotations
+
 from dagster import (
-    AssetKey,
     DefaultScheduleStatus,
     RunRequest,
     ScheduleDefinition,
@@ -22,83 +22,82 @@ from dagster import (
 )
 
 from chunkbench_core.chunking import STRATEGIES
+from chunkbench_core.sweeps import NEIGHBOR_LEVELS, SWEEP_SIZES
 
-from .jobs import chunk_and_evaluate_job, evaluate_job, parse_documents_job, refresh_reports_job
-from .partitions import partition_key, split_key
+from .jobs import UNSCOPED_JOBS, BenchmarkJobs, build_jobs
+from .partitions import split_key
 from .resources import EmbeddingResource, WorkspaceResource
+from .scope import UNSCOPED, Scope
 from .sensors import provider_tags, stale_partitions
 
-NEIGHBOR_LEVELS = ((0, 0), (1, 1), (2, 2), (3, 3))
-SWEEP_SIZES = (128, 256, 512, 1024)
-
-nightly_parse = ScheduleDefinition(
-    name="nightly_parse", job=parse_documents_job, cron_schedule="0 1 * * *",
-    default_status=DefaultScheduleStatus.STOPPED, description="Parse new or changed documents every night.")
-
-nightly_reports = ScheduleDefinition(
-    name="nightly_reports", job=refresh_reports_job, cron_schedule="0 5 * * *",
-    default_status=DefaultScheduleStatus.STOPPED, description="Refresh the leaderboard and report every night.")
-
-
-@schedule(job=chunk_and_evaluate_job, cron_schedule="0 2 * * *", default_status=DefaultScheduleStatus.STOPPED,
-          description="Rebuild every partition whose collection was built from an older parsed corpus.")
-def nightly_stale_partitions(context: ScheduleEvaluationContext, workspace: WorkspaceResource,
-                             embeddings: EmbeddingResource):
-    current, stale = stale_partitions(context.instance, workspace, embeddings)
-    if not stale:
-        return SkipReason("no stale partition")
-    return [RunRequest(partition_key=b.partition_key, run_key=b.run_key("nightly", current), run_config=b.run_config,
-                       tags={"chunkbench/variant": b.variant or "default", **provider_tags(embeddings, b.partition_key)})
-            for b in stale]
+__all__ = ["NEIGHBOR_LEVELS", "SWEEP_SIZES", "build_schedules"]
 
 
 def _stamp(context: ScheduleEvaluationContext) -> str:
     return context.scheduled_execution_time.strftime("%Y%m%dT%H%M")
 
 
-@schedule(job=evaluate_job, cron_schedule="0 3 * * 6", default_status=DefaultScheduleStatus.STOPPED,
-          description="fixed_size (the strategies neighbor expansion applies to) with neighbor expansion "
-                      "(0,0)..(3,3), one experiment run per level.")
-def neighbor_sweep(context: ScheduleEvaluationContext, embeddings: EmbeddingResource):
-    built = context.instance.get_materialized_partitions(AssetKey("chunk_collections"))
-    available = set(embeddings.available_models())
-    expanded = set(STRATEGIES.with_capability("neighbor_expansion"))
-    keys = sorted(k for k in built if split_key(k)[0] in expanded and split_key(k)[1] in available)
-    if not keys:
-        return SkipReason(f"no {' or '.join(sorted(expanded)) or 'expandable'} collection has been built yet")
-    return [
-        RunRequest(
-            partition_key=k,
-            run_key=f"neighbors-{_stamp(context)}:{k}:{prev}-{nxt}",
-            run_config={"ops": {"experiment_results": {"config": {"neighbor_prev": prev, "neighbor_next": nxt}}}},
-            tags={"chunkbench/sweep": "neighbors", "chunkbench/neighbors": f"-{prev}/+{nxt}",
-                  **provider_tags(embeddings, k)},
-        )
-        for k in keys for prev, nxt in NEIGHBOR_LEVELS
-    ]
+def build_schedules(scope: Scope = UNSCOPED, jobs: BenchmarkJobs | None = None, sweep_jobs=None) -> list:
+    """The schedules of the benchmark of ``scope`` (its jobs, and its sweep jobs when given)."""
+    jobs = jobs or (build_jobs(scope) if scope.scoped else UNSCOPED_JOBS)
+    of = f"Benchmark {scope.benchmark.name}: " if scope.benchmark else ""
+
+    nightly_parse = ScheduleDefinition(
+        name=scope.name("nightly_parse"), job=jobs.parse_documents, cron_schedule="0 1 * * *",
+        default_status=DefaultScheduleStatus.STOPPED, description=of + "Parse new or changed documents every night.")
+
+    nightly_reports = ScheduleDefinition(
+        name=scope.name("nightly_reports"), job=jobs.refresh_reports, cron_schedule="0 5 * * *",
+        default_status=DefaultScheduleStatus.STOPPED, description=of + "Refresh the leaderboard and report every night.")
+
+    @schedule(name=scope.name("nightly_stale_partitions"), job=jobs.chunk_and_evaluate, cron_schedule="0 2 * * *",
+              default_status=DefaultScheduleStatus.STOPPED,
+              description=of + "Rebuild every partition whose collection was built from an older parsed corpus.")
+    def nightly_stale_partitions(context: ScheduleEvaluationContext, workspace: WorkspaceResource,
+                                 embeddings: EmbeddingResource):
+        current, stale = stale_partitions(context.instance, scope.workspace(workspace), embeddings)
+        if not stale:
+            return SkipReason("no stale partition")
+        return [RunRequest(partition_key=b.partition_key, run_key=b.run_key("nightly", current),
+                           run_config=b.run_config,
+                           tags={"chunkbench/variant": b.variant or "default", **provider_tags(embeddings, b.partition_key)})
+                for b in stale]
+
+    schedules = [nightly_parse, nightly_stale_partitions, nightly_reports]
+    if sweep_jobs is None:
+        return schedules
+    neighbor_job, size_job = sweep_jobs
+    from .sweeps import NEIGHBOR_SWEEP, CHUNK_SIZE_SWEEP
+
+    @schedule(name=scope.name(f"{NEIGHBOR_SWEEP}_weekly"), job=neighbor_job, cron_schedule="0 3 * * 6",
+              default_status=DefaultScheduleStatus.STOPPED,
+              description=of + "The neighbor sweep (0:0 to 3:3) every week, over the corpus models whose expandable "
+                               "collections have been built.")
+    def neighbor_sweep(context: ScheduleEvaluationContext, embeddings: EmbeddingResource):
+        built = context.instance.get_materialized_partitions(scope.key("chunk_collections"))
+        available = set(embeddings.available_models())
+        expanded = set(STRATEGIES.with_capability("neighbor_expansion"))
+        models = sorted({split_key(k)[1] for k in built if split_key(k)[0] in expanded and split_key(k)[1] in available})
+        if not models:
+            return SkipReason(f"no {' or '.join(sorted(expanded)) or 'expandable'} collection has been built yet")
+        return RunRequest(run_key=f"neighbors-{_stamp(context)}",
+                          run_config={"ops": {scope.name("sweep_neighbors"): {"config": {"corpus_models": models}}}},
+                          tags={"chunkbench/trigger": "schedule"})
+
+    @schedule(name=scope.name(f"{CHUNK_SIZE_SWEEP}_weekly"), job=size_job, cron_schedule="0 4 * * 0",
+              default_status=DefaultScheduleStatus.STOPPED,
+              description=of + "The chunk-size sweep (128 to 1,024 tokens) every week, over every available corpus "
+                               "model.")
+    def chunk_size_sweep(context: ScheduleEvaluationContext, embeddings: EmbeddingResource):
+        models = embeddings.available_models()
+        if not models:
+            return SkipReason("no available corpus model")
+        return RunRequest(run_key=f"sizes-{_stamp(context)}",
+                          run_config={"ops": {scope.name("sweep_chunk_sizes"): {"config": {"corpus_models": models}}}},
+                          tags={"chunkbench/trigger": "schedule"})
+
+    return schedules + [neighbor_sweep, chunk_size_sweep]
 
 
-@schedule(job=chunk_and_evaluate_job, cron_schedule="0 4 * * 0", default_status=DefaultScheduleStatus.STOPPED,
-          description="fixed_size and recursive (the sweepable strategies) at chunk sizes 128..1024, each size its "
-                      "own collection and run.")
-def chunk_size_sweep(context: ScheduleEvaluationContext, embeddings: EmbeddingResource):
-    requests = []
-    for model in embeddings.available_models():
-        window = embeddings.spec(model).max_input_tokens
-        for strategy in STRATEGIES.with_capability("sweepable"):
-            for size in SWEEP_SIZES:
-                if size > window:
-                    continue
-                overlap = size // 8
-                config = {"config": {"chunk_size": size, "chunk_overlap": overlap}}
-                requests.append(RunRequest(
-                    partition_key=partition_key(strategy, model),
-                    run_key=f"sizes-{_stamp(context)}:{strategy}|{model}:{size}",
-                    run_config={"ops": {"chunk_collections": config, "experiment_results": config}},
-                    tags={"chunkbench/sweep": "chunk_size", "chunkbench/chunk_size": str(size),
-                          "chunkbench/chunk_overlap": str(overlap), "chunkbench/provider": embeddings.spec(model).provider},
-                ))
-    return requests or SkipReason("no available corpus model")
-
-
-ALL_SCHEDULES = [nightly_parse, nightly_stale_partitions, nightly_reports, neighbor_sweep, chunk_size_sweep]
+# the unscoped nightly schedules (plain keys and job names), for a single benchmark's assets materialized directly
+nightly_parse, nightly_stale_partitions, nightly_reports = build_schedules()

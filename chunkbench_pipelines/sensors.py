@@ -8,7 +8,8 @@
 
 What follows inside Dagster (collections after the parsed corpus changes, experiments after
 their collection, the leaderboard and report after new results) is Declarative Automation, see
-automation.py. Off unless the settings turn automation on (CHUNKBENCH_AUTOMATION=on: :func:`build_sensors`);
+automation.py. Each benchmark has its own sensors (named ``<benchmark>__corpus_sensor``, ...), watching
+its own folders. Off unless the settings turn automation on (CHUNKBENCH_AUTOMATION=on: :func:`build_sensors`);
 run keys and cursors make every tick idempotent.
 
 ``stale_partitions`` lists every collection to rebuild, every variant included (sweep sizes,
@@ -31,6 +32,7 @@ from dagster import (
     SkipReason,
     sensor,
 )
+from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
 
 from chunkbench_core.provenance import staleness
 from chunkbench_core.stages.spec import request_of_build, resolve_collection
@@ -43,6 +45,7 @@ from chunkbench_core.chunking import STRATEGIES
 
 from .partitions import partition_key, split_key
 from .resources import EmbeddingResource, WorkspaceResource, spec_context
+from .scope import UNSCOPED, Scope
 
 
 def corpus_tick(context: SensorEvaluationContext, workspace: WorkspaceResource):
@@ -123,7 +126,8 @@ def stale_partitions(instance, workspace: WorkspaceResource,
     return current, stale
 
 
-def question_sets_tick(context: SensorEvaluationContext, workspace: WorkspaceResource):
+def question_sets_tick(context: SensorEvaluationContext, workspace: WorkspaceResource,
+                       asset_key: AssetKey = AssetKey(QUESTION_SETS)):
     """The ``question_sets_sensor``'s evaluation: the question sets reported as updated when one changed."""
     state = folder_state(workspace.questions_dir())
     cursor = json.dumps(state, sort_keys=True)
@@ -132,7 +136,7 @@ def question_sets_tick(context: SensorEvaluationContext, workspace: WorkspaceRes
     changes = diff_states(json.loads(context.cursor), state)
     if not (changes["added"] or changes["changed"]):
         return SensorResult(skip_reason=SkipReason("no new or changed question set"), cursor=cursor)
-    event = AssetMaterialization(asset_key=QUESTION_SETS, description="question sets added or changed", metadata={
+    event = AssetMaterialization(asset_key=asset_key, description="question sets added or changed", metadata={
         "folder": MetadataValue.path(str(workspace.questions_dir())),
         "question_sets": len(state),
         "fingerprint": fingerprint(state),
@@ -141,22 +145,27 @@ def question_sets_tick(context: SensorEvaluationContext, workspace: WorkspaceRes
     return SensorResult(asset_events=[event], cursor=cursor)
 
 
-def build_sensors(automation: bool) -> list[SensorDefinition]:
-    """The sensors; running from the start when ``automation`` is on (the settings' CHUNKBENCH_AUTOMATION)."""
+def build_sensors(automation: bool, scope: Scope = UNSCOPED,
+                  parse_job: UnresolvedAssetJobDefinition | None = None) -> list[SensorDefinition]:
+    """The sensors of one benchmark (its folders, its assets); running from the start when ``automation`` is on
+    (the settings' CHUNKBENCH_AUTOMATION)."""
     status = sensor_status(automation)
+    of = f"Benchmark {scope.benchmark.name}: " if scope.benchmark else ""
 
-    @sensor(job=parse_documents_job, minimum_interval_seconds=30, default_status=status,
-            description="Parses the corpus when a document is added, changed or deleted.")
+    @sensor(name=scope.name("corpus_sensor"), job=parse_job or parse_documents_job, minimum_interval_seconds=30,
+            default_status=status, description=of + "Parses the corpus when a document is added, changed or deleted.")
     def corpus_sensor(context: SensorEvaluationContext, workspace: WorkspaceResource):
-        return corpus_tick(context, workspace)
+        return corpus_tick(context, scope.workspace(workspace))
 
-    @sensor(minimum_interval_seconds=30, default_status=status,
-            description="Reports the question sets as updated when one is added or changed (experiments then re-run "
-                        "through automation).")
+    @sensor(name=scope.name("question_sets_sensor"), minimum_interval_seconds=30, default_status=status,
+            description=of + "Reports the question sets as updated when one is added or changed (experiments then "
+                             "re-run through automation).")
     def question_sets_sensor(context: SensorEvaluationContext, workspace: WorkspaceResource):
-        return question_sets_tick(context, workspace)
+        return question_sets_tick(context, scope.workspace(workspace), scope.key(QUESTION_SETS))
 
-    return [corpus_sensor, question_sets_sensor, automation_sensor(status)]
+    return [corpus_sensor, question_sets_sensor,
+            automation_sensor(status, scope.name("automation"), scope.selection() if scope.scoped else None,
+                              scope.benchmark.name if scope.benchmark else "")]
 
 
 # the folder sensors as a code location with automation off defines them (to evaluate a tick in code)

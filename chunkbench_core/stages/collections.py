@@ -30,6 +30,7 @@ from chunkbench_core.redaction import describe_error, redact
 from chunkbench_core.storage.history import build_rows_key
 from chunkbench_core.storage.records import ChunkRecord, CollectionBuild, IndexCostRecord, UsageRecord, now
 from chunkbench_core.storage.results_db import ResultsDB
+from chunkbench_core.storage.space import chunk_rows_bytes
 from chunkbench_core.storage.vector_store import VectorStore, point_id
 from chunkbench_core.tokens import count_tokens
 
@@ -151,6 +152,9 @@ def _build_collection(request: BuildRequest, embedder: Embedder, boundary: Embed
         report = check_chunks(chunks, {d.document: d.markdown for d in request.documents}, model.max_input_tokens,
                               window.count_tokens, spec.overflow, task_prefix=model.document_prefix)
     retrieved = [c for c in chunks if c.is_retrieved]
+    # room for the collection and the build's rows first: no embedding time is spent on a build that cannot be stored
+    store.check_space(spec.collection, retrieved, model.dimension,
+                      also={results.tables_dir: chunk_rows_bytes((c.text, c.text_to_embed) for c in chunks)})
     with timed("embedding"):
         vectors = embedder.embed([c.text_to_embed for c in retrieved], "document")
     indexing = time.perf_counter()

@@ -41,6 +41,7 @@ from chunkbench_core.progress import scope, timed
 from chunkbench_core.provenance import code_version
 from chunkbench_core.storage.records import ExperimentRun, now
 from chunkbench_core.storage.results_db import ResultsDB
+from chunkbench_core.storage.space import ensure_space, parquet_rows_bytes
 from chunkbench_core.storage.vector_store import VectorStore
 from chunkbench_core.tokens import count_tokens
 
@@ -117,6 +118,8 @@ def _run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vecto
     # every chunk of this collection (precision_omega, nDCG) and its parents (stored, not in the vector store)
     build, chunk_rows = read_build_chunks(results, spec.rows_key, request.provenance.get("build"))
     chunks, parents = split_chunk_rows(chunk_rows)
+    # a damaged or incomplete collection is moved aside here (permanent: its chunk_collections partition rebuilds it)
+    store.verify_collection(spec.collection, sum(r.get("role") != "parent" for r in chunk_rows) or None)
     latency = QueryLatency()
     outcomes = run_retrieval(resolved, embedder, store, spec.collection, RetrievalOptions(
         top_k=request.top_k, filter_by_document=request.filter_by_document, strategy=spec.strategy,
@@ -157,6 +160,7 @@ def _run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vecto
                         corpus_model=spec.corpus_model, variant=spec.variant, top_k=request.top_k,
                         neighbor_prev=request.expansion.neighbor_prev, neighbor_next=request.expansion.neighbor_next,
                         budgets=list(budgets), provenance=provenance, summary=summary, questions=questions)
+    ensure_space(results.tables_dir, parquet_rows_bytes(questions), "the experiment's results")  # before any row
     results.record_experiment(f"{spec.rows_key}__{request.experiment_run_id}", run)
     return ExperimentSummary(request.experiment_run_id, summary, errors, len(outcomes),
                              out_of_range(questions, METRICS), llm_report=llm_report)

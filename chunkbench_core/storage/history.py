@@ -25,6 +25,7 @@ from typing import Any, Collection, Iterable
 import duckdb
 
 from chunkbench_core.errors import ConfigError
+from chunkbench_core.storage import integrity
 from chunkbench_core.storage.results_db import SCHEMA_FILE, ResultsDB, sql_string
 from chunkbench_core.wording import plural
 
@@ -74,25 +75,31 @@ class Build:
 
 
 def list_builds(results: ResultsDB) -> list[Build]:
-    """Every build kept in the ``chunks`` table, newest first within each collection."""
+    """Every build kept in the ``chunks`` table, newest first within each collection. A damaged chunk file is
+    moved aside first (with a warning naming it and what writes it again), as every reader of the results does."""
     folder = results.tables_dir / "chunks"
-    files = sorted(p for p in folder.glob("*.parquet") if p.name != SCHEMA_FILE) if folder.exists() else []
-    if not files:
-        return []
-    listing = "[" + ", ".join(sql_string(p.as_posix()) for p in files) + "]"
-    con = duckdb.connect()
-    try:
-        con.execute(f"CREATE VIEW kept AS SELECT * FROM read_parquet({listing}, union_by_name=true, filename=true)")
-        columns = {row[0] for row in con.execute("DESCRIBE kept").fetchall()}
-        build = "build" if "build" in columns else "NULL::VARCHAR"
-        rows = con.execute(
-            f"""SELECT strategy, corpus_model, coalesce(variant, '') AS variant, {build} AS build,
-                       max(materialized_at) AS built_at, count(*) AS n, list(DISTINCT filename) AS files
-                FROM kept GROUP BY ALL
-                ORDER BY strategy, corpus_model, variant, built_at DESC NULLS LAST, build DESC NULLS LAST"""
-        ).fetchall()
-    finally:
-        con.close()
+    integrity.repair_results_tables(results.tables_dir)
+
+    def read() -> list[tuple]:
+        files = sorted(p for p in folder.glob("*.parquet") if p.name != SCHEMA_FILE) if folder.exists() else []
+        if not files:
+            return []
+        listing = "[" + ", ".join(sql_string(p.as_posix()) for p in files) + "]"
+        con = duckdb.connect()
+        try:
+            con.execute(f"CREATE VIEW kept AS SELECT * FROM read_parquet({listing}, union_by_name=true, filename=true)")
+            columns = {row[0] for row in con.execute("DESCRIBE kept").fetchall()}
+            build = "build" if "build" in columns else "NULL::VARCHAR"
+            return con.execute(
+                f"""SELECT strategy, corpus_model, coalesce(variant, '') AS variant, {build} AS build,
+                           max(materialized_at) AS built_at, count(*) AS n, list(DISTINCT filename) AS files
+                    FROM kept GROUP BY ALL
+                    ORDER BY strategy, corpus_model, variant, built_at DESC NULLS LAST, build DESC NULLS LAST"""
+            ).fetchall()
+        finally:
+            con.close()
+
+    rows = integrity.with_table_repair(results.tables_dir, read)  # damage only a full read sees: once more
     return [Build(str(s), str(m), str(v), b if b else None, at, int(n), sorted(Path(f) for f in fs))
             for s, m, v, b, at, n, fs in rows]
 

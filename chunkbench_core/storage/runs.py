@@ -30,6 +30,7 @@ from chunkbench_core.evaluation.metric_registry import METRICS
 
 from chunkbench_core.labels import configuration_label
 
+from . import integrity
 from .results_db import SCORED_TABLES, TABLES, ResultsDB
 
 DEFAULT_SETTINGS = "coalesce(variant, '') = '' AND coalesce(neighbor_prev, 0) = 0 AND coalesce(neighbor_next, 0) = 0"
@@ -93,10 +94,39 @@ def exclusions(results: ResultsDB) -> dict[str, Exclusion]:
     return out
 
 
-def _known_run(results: ResultsDB, run_id: str) -> None:
-    found = results.query("SELECT count(*) AS n FROM experiment_metrics WHERE experiment_run_id = ?", [run_id])
-    if not int(found["n"].iat[0]):
-        raise ConfigError(f"no experiment run {run_id!r} in {results.root} (see `chunkbench runs list`)")
+#: the shortest run id prefix accepted for a run id (the Dagster UI shows the first 8 characters)
+MIN_RUN_ID_PREFIX = 8
+
+
+def resolve_run_id(results: ResultsDB, run_id: str) -> str:
+    """The full experiment run id that ``run_id`` names: the id itself, or a prefix of at least 8 characters
+    (the short id the Dagster UI shows) that starts exactly one run's id.
+
+    ConfigError when no run matches, when the prefix is shorter than 8 characters, or when it is ambiguous
+    (the candidates listed)."""
+    given = (run_id or "").strip()
+    if not given:
+        raise ConfigError("no run id given (see `chunkbench runs list`)")
+    exact = results.query("SELECT count(*) AS n FROM experiment_metrics WHERE experiment_run_id = ?", [given])
+    if int(exact["n"].iat[0]):
+        return given
+    if len(given) < MIN_RUN_ID_PREFIX:
+        raise ConfigError(f"no experiment run {given!r} in {results.root}: give the full run id or its first "
+                          f"{MIN_RUN_ID_PREFIX} characters or more (see `chunkbench runs list`)")
+    found = results.query("SELECT DISTINCT experiment_run_id FROM experiment_metrics "
+                          "WHERE starts_with(lower(experiment_run_id), lower(?)) ORDER BY experiment_run_id", [given])
+    candidates = [str(r) for r in found["experiment_run_id"]]
+    if not candidates:
+        raise ConfigError(f"no experiment run {given!r} in {results.root} (see `chunkbench runs list`)")
+    if len(candidates) > 1:
+        raise ConfigError(f"run id {given!r} is ambiguous: it starts {len(candidates)} runs ("
+                          + ", ".join(candidates[:10]) + (", ..." if len(candidates) > 10 else "")
+                          + "); give more characters")
+    return candidates[0]
+
+
+def _known_run(results: ResultsDB, run_id: str) -> str:
+    return resolve_run_id(results, run_id)
 
 
 def exclude_run(results: ResultsDB, run_id: str, reason: str) -> Exclusion:
@@ -108,7 +138,7 @@ def exclude_run(results: ResultsDB, run_id: str, reason: str) -> Exclusion:
     if not reason:
         raise ConfigError("a reason is needed to exclude a run (--reason TEXT), e.g. 'the embedding server was "
                           "overloaded'")
-    _known_run(results, run_id)
+    run_id = _known_run(results, run_id)
     before = exclusions(results).get(run_id)
     since = before.excluded_at if before is not None and before.excluded and before.excluded_at else _now()
     row = Exclusion(run_id, True, reason, since, None)
@@ -118,7 +148,7 @@ def exclude_run(results: ResultsDB, run_id: str, reason: str) -> Exclusion:
 
 def include_run(results: ResultsDB, run_id: str) -> Exclusion | None:
     """Bring an excluded run back (None when it was never excluded). Idempotent."""
-    _known_run(results, run_id)
+    run_id = _known_run(results, run_id)
     before = exclusions(results).get(run_id)
     if before is None:
         return None
@@ -211,7 +241,8 @@ class RunSelection:
 
 
 def select_run(results: ResultsDB, run_id: str) -> RunSelection:
-    _known_run(results, run_id)
+    """The one run ``run_id`` names (the full id or a prefix of 8 characters or more)."""
+    run_id = _known_run(results, run_id)
     return RunSelection("run", run_id, (run_id,))
 
 
@@ -265,14 +296,25 @@ class RunScope(ResultsDB):
         return out
 
     def connect(self) -> duckdb.DuckDBPyConnection:
+        """A connection whose views read the chosen runs only. A damaged table file is moved aside first (with a
+        warning naming it and what writes it again), as for the whole results: it would fail every view."""
+        integrity.repair_results_tables(self.tables_dir)
         self.ensure_schema_files()
-        con = duckdb.connect()
-        con.register("chosen_runs", pd.DataFrame({"experiment_run_id": list(self.run_ids)}, dtype=object))
-        for table, frame in self._memory.items():
-            con.register(f"memory_{table}", frame.reindex(columns=[c for c, _ in TABLES[table]]).astype(object))
-        for statement in self._view_sql():
-            con.execute(statement)
-        return con
+
+        def views() -> duckdb.DuckDBPyConnection:
+            con = duckdb.connect()
+            try:
+                con.register("chosen_runs", pd.DataFrame({"experiment_run_id": list(self.run_ids)}, dtype=object))
+                for table, frame in self._memory.items():
+                    con.register(f"memory_{table}", frame.reindex(columns=[c for c, _ in TABLES[table]]).astype(object))
+                for statement in self._view_sql():
+                    con.execute(statement)
+            except BaseException:
+                con.close()
+                raise
+            return con
+
+        return integrity.with_table_repair(self.tables_dir, views)
 
     def write(self, table: str, key: str, rows: Sequence[dict[str, Any]] | pd.DataFrame):  # type: ignore[override]
         if table not in MEMORY_TABLES:

@@ -1,5 +1,6 @@
 """experiment_results: every question retrieved and scored against one partition's collection."""
 
+from dataclasses import dataclass
 from typing import Iterator
 
 from dagster import (
@@ -29,7 +30,7 @@ from ..concurrency import pool_slots
 from ..config import experiment_config
 from ..failures import TRANSIENT_RETRY, corpus_embedder, fail_fast, permanent_errors_fail_fast
 from ..metadata import headline_metrics, llm_run as llm_run_metadata, pool_wait as pool_wait_metadata, question_counts
-from ..partitions import split_key
+from ..partitions import partition_key, split_key
 from ..progress_log import progress_to_run_log
 from ..resources import (
     DuckDBResource,
@@ -40,93 +41,132 @@ from ..resources import (
     WorkspaceResource,
     spec_context,
 )
+from ..scope import UNSCOPED, Scope
 
 METRICS_RANGE_CHECK = "metrics_within_unit_interval"
 REFERENCES_CHECK = "question_references_resolve"
 
 
-question_sets = AssetSpec(
-    QUESTION_SETS, group_name="experiments", kinds={"json"},
-    description="The question set files (CHUNKBENCH_QUESTIONS), reported by question_sets_sensor when one is added "
-                "or changed; experiments read the folder itself.")
+def question_sets_spec(scope: Scope = UNSCOPED) -> AssetSpec:
+    """The external asset of one benchmark's question set files (reported by its question sets sensor)."""
+    return AssetSpec(
+        scope.key(QUESTION_SETS), group_name=scope.group("experiments"), kinds={"json"}, tags=scope.tags(),
+        description=scope.describe("The question set files, reported by the question sets sensor when one is added "
+                                   "or changed; experiments read the folder itself."))
 
 
-def build_experiment_results(partitions_def: MultiPartitionsDefinition) -> AssetsDefinition:
-    """The ``experiment_results`` asset over ``partitions_def``, its run config generated from the strategy registry."""
+question_sets = question_sets_spec()
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    """One experiment run: the materialization of its partition and the failed blocking check's reason."""
+
+    result: MaterializeResult
+    problem: str
+
+
+def evaluate_one(context: AssetExecutionContext, scope: Scope, strategy: str, corpus_model: str, config,
+                 workspace: WorkspaceResource, duckdb: DuckDBResource, qdrant: QdrantResource,
+                 embeddings: EmbeddingResource, llm: LLMResource, ranking: RankingResource,
+                 experiment_run_id: str | None = None) -> Evaluated:
+    """Retrieve and score every question against one collection of the benchmark of ``scope`` (chosen by the
+    chunking settings of ``config``, with its retrieval settings): the body of ``experiment_results``, shared with
+    the sweeps. ``experiment_run_id``: default the Dagster run's id (a sweep runs several experiments in one
+    Dagster run, each with an id of its own that starts with the Dagster run's)."""
+    experiment_run_id = experiment_run_id or context.run.run_id
+    workspace = scope.workspace(workspace)
+    embedder = corpus_embedder(embeddings, corpus_model)
+    partition = str(partition_key(strategy, corpus_model))
+    with permanent_errors_fail_fast():
+        results = scope.results(duckdb)
+        spec = resolve_collection(config.request(strategy, corpus_model),
+                                  spec_context(workspace, results, embeddings))
+        # the collection must be the one requested, built from the current parsed corpus (else fail at once)
+        built = read_collection(results, spec)
+        parsed_store = workspace.parsed_store()
+        check_collection_current(built, partition=partition, variant=spec.variant,
+                                 collection=spec.collection,
+                                 corpus_fingerprint=parsed_store.manifest_fingerprint(), settings=spec.settings)
+        assert built is not None
+        provenance = {"strategy": strategy, **collection_provenance(built), "neighbor_prev": config.neighbor_prev,
+                      "neighbor_next": config.neighbor_next, "dagster_run_id": context.run.run_id,
+                      "benchmark": workspace.benchmark_name(),
+                      "corpus_sample": parsed_store.manifest_sample(),  # None: the whole corpus
+                      **batch_provenance(dict(context.run.tags))}  # the chunkbench run / backfill it belongs to
+        request = ExperimentRequest(
+            spec, experiment_run_id, workspace.questions_dir(), load_parsed_corpus(parsed_store),
+            top_k=config.top_k, filter_by_document=config.filter_by_document,
+            expansion=ExpansionSettings(config.neighbor_prev, config.neighbor_next,
+                                        frozenset(config.expansion_strategies)),
+            provenance=provenance, budgets=ranking.settings().budgets,
+            llm=LLMUse(llm.client() if llm.configured else None, llm.settings() if llm.configured else None,
+                       llm.prices()))
+        pools = [embeddings.pool(corpus_model), llm.pool if llm.configured else None]
+        with pool_slots(context, pools, embeddings.pool_limit) as pool_wait, scope.qdrant(qdrant) as store, \
+                progress_to_run_log(context):
+            summary = run_experiment(request, embedder, store, results)
+    variant = spec.variant
+    # listed at info level: `chunkbench run` prints each problem once in its final summary, not once per partition
+    for error in summary.errors:
+        context.log.info(f"question problem: {error}")
+    result = MaterializeResult(
+        metadata={
+            "benchmark": workspace.benchmark_name(),
+            "experiment_run_id": summary.experiment_run_id,
+            "variant": variant or "default",
+            "neighbors": f"-{config.neighbor_prev}/+{config.neighbor_next}",
+            "corpus_sample": str(summary.metrics.get("corpus_sample") or ""),
+            "dagster/row_count": summary.n_questions,
+            "judge_only_questions": int(summary.metrics.get("n_judge_only", 0)),
+            **question_counts(summary.metrics),
+            **headline_metrics(summary.metrics),  # rank and class follow when the leaderboard compares (ranks.py)
+            **pool_wait_metadata(pool_wait),
+            **({"question_errors": MetadataValue.md("".join(f"- {e}\n" for e in summary.errors))}
+               if summary.errors else {}),
+            **llm_run_metadata(summary.llm_report),
+        },
+        check_results=[
+            AssetCheckResult(check_name=METRICS_RANGE_CHECK, passed=not summary.out_of_range,
+                             severity=AssetCheckSeverity.ERROR,
+                             metadata={"out_of_range": MetadataValue.md("\n".join(summary.out_of_range[:20]) or "none")}),
+            AssetCheckResult(check_name=REFERENCES_CHECK, passed=not summary.errors, severity=AssetCheckSeverity.WARN,
+                             metadata={"errors": len(summary.errors)}),
+        ],
+    )
+    problem = ""
+    if summary.out_of_range:  # fail with the values, not only "1 blocking asset check failed"; not retried
+        problem = (f"{METRICS_RANGE_CHECK}: {len(summary.out_of_range)} metric values outside [0, 1], e.g. "
+                   + "; ".join(summary.out_of_range[:5]))
+    return Evaluated(result, problem)
+
+
+def build_experiment_results(partitions_def: MultiPartitionsDefinition, scope: Scope = UNSCOPED) -> AssetsDefinition:
+    """The ``experiment_results`` asset of one benchmark over ``partitions_def``, its run config generated from the
+    strategy registry."""
     ExperimentConfig = experiment_config()
+    key = scope.key("experiment_results")
 
-    @asset(partitions_def=partitions_def, group_name="experiments", kinds={"qdrant", "duckdb"},
-           deps=[AssetKey("chunk_collections"), AssetKey(QUESTION_SETS)], retry_policy=TRANSIENT_RETRY,
-           automation_condition=on_collection_or_question_sets(),
+    @asset(key=key, partitions_def=partitions_def, group_name=scope.group("experiments"), kinds={"qdrant", "duckdb"},
+           deps=[scope.key("chunk_collections"), scope.key(QUESTION_SETS)], retry_policy=TRANSIENT_RETRY,
+           automation_condition=on_collection_or_question_sets(scope.key(QUESTION_SETS)), tags=scope.tags(),
            check_specs=[
-               AssetCheckSpec(METRICS_RANGE_CHECK, asset="experiment_results", blocking=True,
+               AssetCheckSpec(METRICS_RANGE_CHECK, asset=key, blocking=True,
                               description="Every per-question metric that is a share (the evidence and budget "
                                           "metrics, the hallucination verdict) lies in [0, 1]."),
-               AssetCheckSpec(REFERENCES_CHECK, asset="experiment_results", blocking=False,
+               AssetCheckSpec(REFERENCES_CHECK, asset=key, blocking=False,
                               description="Every question set loads and every reference resolves to a span of a parsed document."),
            ],
-           description="Per-question evidence metrics and their aggregates for one strategy x corpus model.")
+           description=scope.describe("Per-question evidence metrics and their aggregates for one strategy x corpus "
+                                      "model."))
     def experiment_results(context: AssetExecutionContext, config: ExperimentConfig, workspace: WorkspaceResource,
                            duckdb: DuckDBResource, qdrant: QdrantResource, embeddings: EmbeddingResource,
                            llm: LLMResource, ranking: RankingResource) -> Iterator[MaterializeResult]:
         strategy, corpus_model = split_key(context.partition_key)
-        embedder = corpus_embedder(embeddings, corpus_model)
-        with permanent_errors_fail_fast():
-            results = duckdb.results()
-            spec = resolve_collection(config.request(strategy, corpus_model),
-                                      spec_context(workspace, results, embeddings))
-            # the collection must be the one requested, built from the current parsed corpus (else fail at once)
-            built = read_collection(results, spec)
-            parsed_store = workspace.parsed_store()
-            check_collection_current(built, partition=context.partition_key, variant=spec.variant,
-                                     collection=spec.collection,
-                                     corpus_fingerprint=parsed_store.manifest_fingerprint(), settings=spec.settings)
-            assert built is not None
-            provenance = {"strategy": strategy, **collection_provenance(built), "neighbor_prev": config.neighbor_prev,
-                          "neighbor_next": config.neighbor_next, "dagster_run_id": context.run.run_id,
-                          "benchmark": workspace.benchmark_name(),
-                          "corpus_sample": parsed_store.manifest_sample(),  # None: the whole corpus
-                          **batch_provenance(dict(context.run.tags))}  # the chunkbench run / backfill it belongs to
-            request = ExperimentRequest(
-                spec, context.run.run_id, workspace.questions_dir(), load_parsed_corpus(parsed_store),
-                top_k=config.top_k, filter_by_document=config.filter_by_document,
-                expansion=ExpansionSettings(config.neighbor_prev, config.neighbor_next,
-                                            frozenset(config.expansion_strategies)),
-                provenance=provenance, budgets=ranking.settings().budgets,
-                llm=LLMUse(llm.client() if llm.configured else None, llm.settings() if llm.configured else None,
-                           llm.prices()))
-            pools = [embeddings.pool(corpus_model), llm.pool if llm.configured else None]
-            with pool_slots(context, pools, embeddings.pool_limit) as pool_wait, qdrant.open() as store, \
-                    progress_to_run_log(context):
-                summary = run_experiment(request, embedder, store, results)
-        variant = spec.variant
-        # listed at info level: `chunkbench run` prints each problem once in its final summary, not once per partition
-        for error in summary.errors:
-            context.log.info(f"question problem: {error}")
-        yield MaterializeResult(
-            metadata={
-                "experiment_run_id": summary.experiment_run_id,
-                "variant": variant or "default",
-                "corpus_sample": str(summary.metrics.get("corpus_sample") or ""),
-                "dagster/row_count": summary.n_questions,
-                "judge_only_questions": int(summary.metrics.get("n_judge_only", 0)),
-                **question_counts(summary.metrics),
-                **headline_metrics(summary.metrics),  # rank and class follow when the leaderboard compares (ranks.py)
-                **pool_wait_metadata(pool_wait),
-                **({"question_errors": MetadataValue.md("".join(f"- {e}\n" for e in summary.errors))}
-                   if summary.errors else {}),
-                **llm_run_metadata(summary.llm_report),
-            },
-            check_results=[
-                AssetCheckResult(check_name=METRICS_RANGE_CHECK, passed=not summary.out_of_range,
-                                 severity=AssetCheckSeverity.ERROR,
-                                 metadata={"out_of_range": MetadataValue.md("\n".join(summary.out_of_range[:20]) or "none")}),
-                AssetCheckResult(check_name=REFERENCES_CHECK, passed=not summary.errors, severity=AssetCheckSeverity.WARN,
-                                 metadata={"errors": len(summary.errors)}),
-            ],
-        )
-        if summary.out_of_range:  # fail with the values, not only "1 blocking asset check failed"; not retried
-            raise fail_fast(f"{METRICS_RANGE_CHECK}: {len(summary.out_of_range)} metric values outside [0, 1], e.g. "
-                            + "; ".join(summary.out_of_range[:5]))
+        evaluated = evaluate_one(context, scope, strategy, corpus_model, config, workspace, duckdb, qdrant,
+                                 embeddings, llm, ranking)
+        yield evaluated.result
+        if evaluated.problem:
+            raise fail_fast(evaluated.problem)
 
     return experiment_results

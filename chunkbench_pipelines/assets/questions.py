@@ -6,7 +6,7 @@ with its config. The work is chunkbench_core.evaluation.generation.
 
 from typing import Optional
 
-from dagster import AssetExecutionContext, Config, Failure, MaterializeResult, MetadataValue, asset
+from dagster import AssetExecutionContext, AssetsDefinition, Config, Failure, MaterializeResult, MetadataValue, asset
 
 from chunkbench_core.evaluation.generation import NO_LLM_MESSAGE, generate_question_set, local_question_embed
 from chunkbench_core.evaluation.questions import write_question_file
@@ -14,7 +14,7 @@ from chunkbench_core.stages.documents import load_parsed_corpus
 
 from ..concurrency import pool_slots
 from ..resources import LLMResource, WorkspaceResource
-from .documents import parsed_documents
+from ..scope import UNSCOPED, Scope
 
 
 class GeneratedQuestionsConfig(Config):
@@ -27,25 +27,36 @@ class GeneratedQuestionsConfig(Config):
     documents: Optional[str] = None
 
 
-@asset(group_name="questions", kinds={"python"}, deps=[parsed_documents],
-       description="On demand: generate a question set from the parsed documents with the configured LLM; every "
-                   "reference is verbatim parsed text. Writes a JSON file into the questions folder.")
-def generated_questions(context: AssetExecutionContext, config: GeneratedQuestionsConfig,
-                        workspace: WorkspaceResource, llm: LLMResource) -> MaterializeResult:
-    if not llm.configured:
-        raise Failure(description=NO_LLM_MESSAGE, allow_retries=False)
-    documents = load_parsed_corpus(workspace.parsed_store())
-    if not documents:
-        raise Failure(description="no parsed documents: materialize parsed_documents first", allow_retries=False)
-    with pool_slots(context, [llm.pool], llm.pool_limit):
-        data, report = generate_question_set(documents, llm.client(), llm.settings(), local_question_embed(),
-                                             config.n, seed=config.seed, documents_pattern=config.documents,
-                                             name=config.out.rsplit("/", 1)[-1].removesuffix(".json"))
-    path = write_question_file(data, workspace.questions_dir() / config.out)
-    return MaterializeResult(metadata={
-        "path": MetadataValue.path(str(path)),
-        "tried": report.tried, "kept": report.kept, "dropped": report.tried - report.kept,
-        "dropped_reasons": MetadataValue.json(dict(report.dropped)),
-        "summary": MetadataValue.md(report.summary()),
-        "generator": MetadataValue.json(data["generator"]),
-    })
+def build_generated_questions(scope: Scope = UNSCOPED) -> AssetsDefinition:
+    """The on-demand ``generated_questions`` asset of one benchmark."""
+
+    @asset(key=scope.key("generated_questions"), group_name=scope.group("questions"), kinds={"python"},
+           deps=[scope.key("parsed_documents")], tags=scope.tags(),
+           description=scope.describe(
+               "On demand: generate a question set from the parsed documents with the configured LLM; every "
+               "reference is verbatim parsed text. Writes a JSON file into the questions folder."))
+    def generated_questions(context: AssetExecutionContext, config: GeneratedQuestionsConfig,
+                            workspace: WorkspaceResource, llm: LLMResource) -> MaterializeResult:
+        workspace = scope.workspace(workspace)
+        if not llm.configured:
+            raise Failure(description=NO_LLM_MESSAGE, allow_retries=False)
+        documents = load_parsed_corpus(workspace.parsed_store())
+        if not documents:
+            raise Failure(description="no parsed documents: materialize parsed_documents first", allow_retries=False)
+        with pool_slots(context, [llm.pool], llm.pool_limit):
+            data, report = generate_question_set(documents, llm.client(), llm.settings(), local_question_embed(),
+                                                 config.n, seed=config.seed, documents_pattern=config.documents,
+                                                 name=config.out.rsplit("/", 1)[-1].removesuffix(".json"))
+        path = write_question_file(data, workspace.questions_dir() / config.out)
+        return MaterializeResult(metadata={
+            "path": MetadataValue.path(str(path)),
+            "tried": report.tried, "kept": report.kept, "dropped": report.tried - report.kept,
+            "dropped_reasons": MetadataValue.json(dict(report.dropped)),
+            "summary": MetadataValue.md(report.summary()),
+            "generator": MetadataValue.json(data["generator"]),
+        })
+
+    return generated_questions
+
+
+generated_questions = build_generated_questions()

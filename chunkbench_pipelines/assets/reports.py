@@ -18,6 +18,7 @@ from dagster import (
 import base64
 
 from chunkbench_core.errors import ConfigError
+from chunkbench_core.labels import configuration_label
 from chunkbench_core.reporting import run_reports_folder, write_reports
 from chunkbench_core.reporting.leaderboard import round_value
 from chunkbench_core.reporting.plots import frontier_png, frontier_points
@@ -31,43 +32,47 @@ from ..failures import fail_fast
 from ..ranks import report_ranks_on_partitions
 from ..run_control import runs_tagged_with_batch
 from ..resources import DuckDBResource, RankingResource, WorkspaceResource
+from ..scope import UNSCOPED, Scope
 
 
-#: the leaderboard's columns in the asset's table metadata: (column, type, description)
+#: the leaderboard's columns in the asset's table metadata: (column, type, description); ``rank_mean`` is shown
+#: under the ranking metric's own name
 TABLE_COLUMNS = (
-    ("rank", "int", "1 = highest mean of the ranking metric"),
-    ("strategy", "string", "chunking strategy"),
-    ("corpus_model", "string", "embedding model"),
-    ("n_questions", "int", "questions scored"),
-    ("rank_mean", "float", "mean of the ranking metric"),
-    ("lower_bound_vs_best", "float", "95% lower confidence bound of (this - best), Bonferroni-corrected"),
-    ("class", "string", "best / within_margin (shown) / undecided (might be as good) / worse (shown)"),
-    ("recall", "float", "evidence recall of the top-k chunks"),
-    ("mrr", "float", "mean reciprocal rank"),
-    ("context_tokens", "float", "tokens of context per question"),
-    ("query_ms", "float", "warm query embedding + search, ms"),
-    ("index_seconds", "float", "seconds to build the collection"),
+    ("rank", "int", "1 = first in the ranking (the recommendation's rule: the best, then the cheapest within the "
+                    "margin)"),
+    ("configuration", "string", "chunking strategy × corpus model"),
+    ("rank_mean", "float", "mean of the ranking metric over the questions"),
+    ("verdict", "string", "recommended / highest mean / within the margin of the best / undecided (might be as "
+                          "good, cannot tell yet) / worse than the best"),
     ("projected_usd", "float", "USD to build the index and answer 1,000 questions"),
-    ("cost_usd", "float", "USD this configuration cost in the benchmark: index, captions, answers, judge"),
-    ("on_frontier", "bool", "no other configuration is better and cheaper"),
-    ("verdict", "string", "recommended / highest mean / within <margin> of best / undecided / worse than best"),
 )
 
 
 def leaderboard_table(board) -> MetadataValue:
-    """The ranked leaderboard as Dagster table metadata (typed schema, numbers rounded to 3 places)."""
-    schema = TableSchema(columns=[TableColumn(name, kind, description=text) for name, kind, text in TABLE_COLUMNS])
+    """The ranked leaderboard as Dagster table metadata: rank, configuration (the one label), the ranking metric's
+    mean (its column named after the metric), verdict and cost; numbers rounded to 3 places (dollars to 4)."""
+    metric = next((str(m) for m in board.get("rank_metric", []) if isinstance(m, str) and m), "rank_mean")
+    names = {"rank_mean": metric}
+    schema = TableSchema(columns=[TableColumn(names.get(name, name), kind, description=text)
+                                  for name, kind, text in TABLE_COLUMNS])
     records = []
-    for _, row in board.iterrows():
-        data = {}
+    for row in board.to_dict("records"):
+        data: dict = {}
         for name, kind, _ in TABLE_COLUMNS:
-            # the strategy as every view names it (contextual_retrieval without an LLM: heading context)
-            value = round_value(row.get("strategy_label") or row.get(name)) if name == "strategy" else round_value(
-                row.get(name))
-            if value is None:  # every record has every column (Dagster's table needs it): empty, e.g. the best's bound
-                data[name] = None
+            if name == "configuration":
+                # the strategy as every view names it (contextual_retrieval without an LLM: heading context)
+                strategy = row.get("strategy_label") if isinstance(row.get("strategy_label"), str) else row["strategy"]
+                data[name] = configuration_label(strategy, row["corpus_model"])
                 continue
-            data[name] = int(value) if kind == "int" else bool(value) if kind == "bool" else value
+            value = round_value(row.get(name))
+            if value is None:  # every record has every column (Dagster's table needs it): empty when not measured
+                data[names.get(name, name)] = None
+            elif kind == "int":
+                data[name] = int(value)
+            elif kind == "float":
+                data[names.get(name, name)] = round(float(value), 4 if name.endswith("_usd") else 3)
+            else:
+                data[name] = str(value)
         records.append(TableRecord(data))
     return MetadataValue.table(records, schema=schema)
 
@@ -77,14 +82,17 @@ def recommendation_metadata(recommendation: dict) -> dict:
     the margin, the classes and whether the rule could decide."""
     from chunkbench_core.reporting.leaderboard import stability_text
 
-    out: dict = {"recommendation": f"{recommendation['strategy']} x {recommendation['corpus_model']}"}
+    strategy = recommendation.get("strategy_label") if isinstance(recommendation.get("strategy_label"), str) \
+        else recommendation["strategy"]
+    out: dict = {"recommendation": configuration_label(strategy, recommendation["corpus_model"])}
+    # the reason whole, as plain text of its own (the table has no room for it), the stability right beside it
+    out["reason"] = MetadataValue.text(str(recommendation["reason"]))
     stability = round_value(recommendation.get("recommendation_stability"))
     if stability is not None:
-        out["recommendation_stability"] = stability
         out["stability"] = stability_text(recommendation)
+        out["recommendation_stability"] = stability
     out["decided"] = bool(recommendation.get("decided")) if round_value(recommendation.get("decided")) is not None \
         else True
-    out["reason"] = MetadataValue.md(recommendation["reason"])
     out["rule"] = f"{recommendation['rule']}: {recommendation['rule_text']}"
     out["rank_metric"] = f"{recommendation['rank_metric']}: {recommendation['metric_definition']}"
     for name in ("margin", "n_within_margin", "n_worse", "questions_to_settle", "questions_for_stable_pick",
@@ -98,55 +106,87 @@ def recommendation_metadata(recommendation: dict) -> dict:
     return out
 
 
-def build_leaderboard(partitions_def: MultiPartitionsDefinition) -> AssetsDefinition:
-    """The ``leaderboard`` asset; ranks are reported on the ``experiment_results`` partitions of ``partitions_def``."""
+def _relative_database(results) -> str:
+    """``benchmarks/<name>/chunkbench.duckdb``: the results database as a path under the results root."""
+    path = results.database_path
+    return path.relative_to(path.parents[2]).as_posix() if len(path.parents) > 2 else str(path)
 
-    @asset(group_name="reports", kinds={"duckdb"}, deps=[AssetKey("experiment_results")],
-           automation_condition=on_new_results(),
-           description="Latest experiment run per strategy x corpus model, ranked and classed against the best "
-                       "(within the margin, undecided, worse), with costs and the recommendation and its stability "
-                       "(DuckDB views `leaderboard`, `comparison`, `recommendation`).")
+
+def compare_and_describe(context, scope: Scope, results, ranking: RankingResource,
+                         partitions_def: MultiPartitionsDefinition) -> dict:
+    """Compare the latest runs of the benchmark (the ``comparison`` the leaderboard view ranks by), report each
+    partition's rank on it, and describe the leaderboard as metadata: the leaderboard asset's body, shared with
+    the sweeps."""
+    results.ensure_database()
+    outcome = compare_latest_runs(results, ranking.settings()) if not results.leaderboard().empty else None
+    if outcome is None:  # no run left (none yet, or every one excluded): no stale recommendation
+        clear_comparison(results)
+    board = results.leaderboard()  # read again: ranked by the comparison just written
+    recommendation = results.recommendation()
+    metadata: dict = {
+        **scope.metadata(),
+        # relative to the results folder: a long absolute path would widen the metadata table past the page
+        "database": MetadataValue.text(f"{_relative_database(results)} under the results root "
+                                       "(chunkbench settings shows where it is)"),
+        "dagster/row_count": len(board),
+    }
+    if recommendation:
+        metadata.update(recommendation_metadata(recommendation))
+    if not board.empty:
+        metadata["leaderboard"] = leaderboard_table(board)
+        ranked = [r for r in board.to_dict("records") if round_value(r.get("rank")) is not None
+                  and r.get("class") is not None and r.get("class") == r.get("class")]
+        # rank and class on each experiment partition's page
+        report_ranks_on_partitions(context, ranked, partitions_def, scope.key("experiment_results"))
+        points, metric, axis = frontier_points(board)
+        if points:
+            png = base64.b64encode(frontier_png(points, metric, axis)).decode()
+            metadata["quality_vs_cost"] = MetadataValue.md(f"![quality vs cost](data:image/png;base64,{png})")
+    if outcome is not None and outcome.diagnostics:
+        metadata["warnings"] = MetadataValue.md("".join(f"- {d.message}\n" for d in outcome.diagnostics))
+        for d in outcome.diagnostics:
+            context.log.info(f"warning: {d.message}")  # the CLI prints them once, after the leaderboard
+    return metadata
+
+
+def build_leaderboard(partitions_def: MultiPartitionsDefinition, scope: Scope = UNSCOPED) -> AssetsDefinition:
+    """The ``leaderboard`` asset of one benchmark; ranks are reported on its ``experiment_results`` partitions of
+    ``partitions_def``."""
+
+    @asset(key=scope.key("leaderboard"), group_name=scope.group("reports"), kinds={"duckdb"},
+           deps=[scope.key("experiment_results")], tags=scope.tags(), automation_condition=on_new_results(),
+           description=scope.describe(
+               "Latest experiment run per strategy x corpus model, ranked and classed against the best "
+               "(within the margin, undecided, worse), with costs and the recommendation and its stability "
+               "(DuckDB views `leaderboard`, `comparison`, `recommendation`)."))
     def leaderboard(context: AssetExecutionContext, duckdb: DuckDBResource,
                     ranking: RankingResource) -> MaterializeResult:
-        results = duckdb.results()
-        results.ensure_database()
-        outcome = compare_latest_runs(results, ranking.settings()) if not results.leaderboard().empty else None
-        if outcome is None:  # no run left (none yet, or every one excluded): no stale recommendation
-            clear_comparison(results)
-        board = results.leaderboard()  # read again: ranked by the comparison just written
-        recommendation = results.recommendation()
-        metadata: dict = {
-            "database": MetadataValue.path(str(results.database_path)),
-            "dagster/row_count": len(board),
-        }
-        if recommendation:
-            metadata.update(recommendation_metadata(recommendation))
-        if not board.empty:
-            metadata["leaderboard"] = leaderboard_table(board)
-            ranked = [r for r in board.to_dict("records") if round_value(r.get("rank")) is not None
-                      and r.get("class") is not None and r.get("class") == r.get("class")]
-            # rank and class on each experiment partition's page
-            report_ranks_on_partitions(context, ranked, partitions_def)
-            points, metric, axis = frontier_points(board)
-            if points:
-                png = base64.b64encode(frontier_png(points, metric, axis)).decode()
-                metadata["quality_vs_cost"] = MetadataValue.md(f"![quality vs cost](data:image/png;base64,{png})")
-        if outcome is not None and outcome.diagnostics:
-            metadata["warnings"] = MetadataValue.md("".join(f"- {d.message}\n" for d in outcome.diagnostics))
-            for d in outcome.diagnostics:
-                context.log.info(f"warning: {d.message}")  # the CLI prints them once, after the leaderboard
-        return MaterializeResult(metadata=metadata)
+        return MaterializeResult(metadata=compare_and_describe(context, scope, scope.results(duckdb), ranking,
+                                                               partitions_def))
 
     return leaderboard
 
 
-@asset(group_name="reports", kinds={"html"}, deps=[AssetKey("leaderboard")], automation_condition=AutomationCondition.eager(),
-       description="Self-contained HTML reports: managerial, technical with retrieval inspector, decision board. "
-                   "Run config picks one past experiment run or batch (its own folder under reports/runs/); "
-                   "empty: the latest run of each configuration.")
-def benchmark_report(context: AssetExecutionContext, config: ReportConfig, workspace: WorkspaceResource,
-                     duckdb: DuckDBResource, ranking: RankingResource) -> MaterializeResult:
-    results = duckdb.results()
+def build_benchmark_report(scope: Scope = UNSCOPED) -> AssetsDefinition:
+    """The ``benchmark_report`` asset of one benchmark."""
+
+    @asset(key=scope.key("benchmark_report"), group_name=scope.group("reports"), kinds={"html"},
+           deps=[scope.key("leaderboard")], tags=scope.tags(), automation_condition=AutomationCondition.eager(),
+           description=scope.describe(
+               "Self-contained HTML reports: managerial, technical with retrieval inspector, decision board. "
+               "Run config picks one past experiment run or batch (its own folder under reports/runs/); "
+               "empty: the latest run of each configuration."))
+    def benchmark_report(context: AssetExecutionContext, config: ReportConfig, workspace: WorkspaceResource,
+                         duckdb: DuckDBResource, ranking: RankingResource) -> MaterializeResult:
+        return MaterializeResult(metadata={**scope.metadata(), **write_benchmark_reports(
+            context, config, scope.workspace(workspace), scope.results(duckdb), ranking)})
+
+    return benchmark_report
+
+
+def write_benchmark_reports(context, config: ReportConfig, workspace: WorkspaceResource, results,
+                            ranking: RankingResource) -> dict:
+    """Write the reports ``config`` asks for; their links as metadata."""
     run_id, batch = config.experiment_run_id.strip(), config.batch.strip()
     if run_id and batch:
         raise fail_fast("give experiment_run_id or batch, not both")
@@ -161,7 +201,7 @@ def benchmark_report(context: AssetExecutionContext, config: ReportConfig, works
         paths = write_reports(results, run_reports_folder(workspace.reports_dir(), selection), runs=selection,
                               ranking=ranking.settings(), latest=workspace.reports_dir())
     # http:// links (served by `make ui`, see report_server.py): browsers refuse file:// from the UI
-    return MaterializeResult(metadata={
+    return {
         "shows": "the latest run of each configuration" if selection is None else
                  f"experiment run {selection.ident}" if selection.kind == "run" else
                  f"batch {selection.ident} ({plural(len(selection.run_ids), 'experiment run')})",
@@ -170,4 +210,7 @@ def benchmark_report(context: AssetExecutionContext, config: ReportConfig, works
         "technical_report": MetadataValue.url(workspace.report_url(paths.technical)),
         "decision_board": MetadataValue.url(workspace.report_url(paths.decision_board)),
         "path": MetadataValue.path(str(paths.managerial)),
-    })
+    }
+
+
+benchmark_report = build_benchmark_report()

@@ -40,7 +40,7 @@ def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
     from chunkbench_core.chunking import STRATEGIES
     from chunkbench_core.errors import ConfigError
 
-    from . import ask, defaults, documents, operations, questions, reproduce, run, runs
+    from . import ask, defaults, documents, operations, questions, reproduce, run, runs, sweep
     from . import strategies as catalog
 
     strategies = list(STRATEGIES.names())
@@ -63,6 +63,7 @@ def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
     questions.register(sub)
     ask.register(sub)
     runs.register(sub)
+    sweep.register(sub, strategies, models)
     catalog.register(sub)
     from chunkbench_pipelines.cli_ui import add_parser as add_ui_parser
 
@@ -72,16 +73,58 @@ def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """The command line: the settings are built here, once, from the environment and ``--benchmark``."""
-    from chunkbench_core.errors import ConfigError
+    from chunkbench_core.errors import ChunkbenchError, ConfigError
 
     try:
         environment: Settings | None = Settings.load(os.environ)
     except ConfigError:
         environment = None  # reported below, once the command is known
     args = build_parser(environment).parse_args(argv)
+    settings: Settings | None = None
     try:
-        args.settings = session.use(Settings.load(os.environ, {"benchmark": args.benchmark}))
+        args.settings = settings = session.use(Settings.load(os.environ, {"benchmark": args.benchmark}))
         return int(args.func(args))
     except ConfigError as exc:  # a bad value, benchmark name or model registry: one line, no traceback
         print(f"chunkbench {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except ChunkbenchError as exc:  # a full disk, damaged state, a source file: one line naming it and the fix
+        print(f"chunkbench {args.command}: error: {one_line(exc)}", file=sys.stderr)
+        return 1
+    except Exception as exc:
+        found = disk_failure(exc, settings.home if settings is not None else None)
+        if found is None:
+            raise  # a bug: its traceback is what a report needs
+        print(f"chunkbench {args.command}: error: {one_line(found)}", file=sys.stderr)
+        return 1
+
+
+def one_line(exc: BaseException) -> str:
+    """An error's message on one line (a message never spans lines in a terminal)."""
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def disk_failure(exc: BaseException, home: "os.PathLike[str] | None") -> Exception | None:
+    """The StorageError a full disk or an input/output error stands for, wherever it was met (Dagster's own
+    SQLite storage, a file written outside chunkbench's guarded writes), or None when ``exc`` is no such thing.
+    The exception's cause chain is searched: a database layer wraps the error the disk gave."""
+    from chunkbench_core.errors import StorageFullError
+    from chunkbench_core.storage.space import MARGIN_BYTES, existing_folder, free_bytes, full_message, storage_error
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    first = None
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        where = getattr(current, "filename", None) or home or os.getcwd()
+        found = storage_error(current, where, "chunkbench's state") if isinstance(current, Exception) else None
+        if isinstance(found, StorageFullError):
+            return found
+        first = first or found
+        current = current.__cause__ or current.__context__
+    if first is not None and home is not None and "input/output error" in str(first):
+        # SQLite (Dagster's run storage) reports a write into a full disk as a "disk I/O error"
+        folder = existing_folder(home)
+        free = free_bytes(folder)
+        if free < MARGIN_BYTES:
+            return StorageFullError(full_message(folder, "chunkbench's state", None, free), str(folder), None, free)
+    return first

@@ -1,4 +1,5 @@
-"""``chunkbench models|health|collections|init|settings``: what is configured, what works, what is stored."""
+"""``chunkbench models|health|collections|init|settings|doctor``: what is configured, what works, what is stored,
+and whether the stored state can be read."""
 
 from __future__ import annotations
 
@@ -67,6 +68,27 @@ def command_collections(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_doctor(args: argparse.Namespace) -> int:
+    """Check every state file of the benchmark and the shared caches; ``--repair`` moves the unreadable derived
+    ones aside (the next run makes them again). Exit 0 when nothing needs doing, else 1."""
+    from chunkbench_core.doctor import doctor
+    from chunkbench_core.storage.context_cache import default_context_cache_path
+    from chunkbench_core.storage.embedding_cache import default_cache_path
+
+    settings = args.settings
+    report = doctor(settings.results_dir, qdrant_dir=None if settings.qdrant_url else settings.qdrant_dir,
+                    corpus_dir=settings.corpus, questions_dir=settings.questions,
+                    caches=[default_cache_path(settings.home), default_context_cache_path(settings.home)],
+                    repair=args.repair)
+    print(f"benchmark {settings.benchmark}: {settings.results_dir}")
+    for line in report.lines():
+        print(line)
+    if any(f.needs_action and f.kind != "source" for f in report.findings):
+        print("to repair them: chunkbench doctor --repair (derived files are moved aside and made again by the "
+              "next chunkbench run; source files are never changed)")
+    return 0 if report.healthy else 1
+
+
 def command_init(args: argparse.Namespace) -> int:
     from .instance import ensure_dagster_home
 
@@ -124,6 +146,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     col.add_argument("--document")
     col.add_argument("--limit", type=int)
     col.set_defaults(func=command_collections, parser=col)
+    doc = sub.add_parser("doctor", help="check the benchmark's state files and the caches (--repair fixes them)",
+                         description="Check every state file of the benchmark (results tables, the views file, "
+                                     "parsed records, collections) and the shared caches, and name damaged source "
+                                     "files. Exit status 0 when nothing needs doing, else 1.")
+    doc.add_argument("--repair", action="store_true",
+                     help="move unreadable derived files aside (the next run makes them again), recreate the "
+                          "views file, drop damaged cache entries; source files are never changed")
+    doc.set_defaults(func=command_doctor)
 
 
 def register_init(sub: argparse._SubParsersAction) -> None:

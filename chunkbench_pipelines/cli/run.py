@@ -15,9 +15,9 @@ from .run_settings import add_run_settings
 
 
 def command_run(args: argparse.Namespace) -> int:
-    from chunkbench_pipelines.run_control import check_run_arguments, run_interruptibly, terminal
+    from chunkbench_pipelines.run_control import check_run_arguments, fail_own_runs, run_interruptibly, terminal
 
-    from .instance import open_instance
+    from .instance import open_instance, prepare_state
     from .run_settings import run_settings
 
     settings = args.settings
@@ -28,13 +28,20 @@ def command_run(args: argparse.Namespace) -> int:
         args.parser.error(str(exc))
     from chunkbench_pipelines.runner import run_everything
 
-    instance = open_instance(settings)
+    prepare_state(settings)  # once, under the setup lock: concurrent first runs wait for each other here
+    instance = open_instance(settings, prepare=False)
     out = terminal(sys.stdout)  # progress and signal messages reach the terminal at once, even while a step runs
     try:
         code = run_interruptibly(lambda: run_everything(settings, strategies=args.strategy or None,
                                                         corpus_models=args.corpus_model or None, out=out,
                                                         instance=instance, wide=args.wide, run_settings=given),
                                  instance, out)
+    except Exception as exc:  # printed in one line by main; the run it was in is not left STARTED
+        try:
+            fail_own_runs(instance, f"chunkbench run ended: {' '.join(str(exc).split())}")
+        except Exception:  # noqa: BLE001 - a full disk may refuse this too: the next run marks it failed
+            pass
+        raise
     finally:
         if out is not sys.stdout:
             out.close()

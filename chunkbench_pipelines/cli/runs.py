@@ -68,7 +68,7 @@ def format_runs(runs, metric: str) -> str:
 
 def command_runs(args: argparse.Namespace) -> int:
     from chunkbench_core.errors import ChunkbenchError
-    from chunkbench_core.storage.runs import exclude_run, exclusions, include_run, list_runs
+    from chunkbench_core.storage.runs import exclude_run, exclusions, include_run, list_runs, resolve_run_id
 
     from .prune import run_prune
 
@@ -90,14 +90,15 @@ def command_runs(args: argparse.Namespace) -> int:
         return 0
     if not args.run_id:
         args.parser.error(f"{args.action} needs a run id (see `chunkbench runs list`)")
+    if args.action == "exclude" and not (args.reason or "").strip():
+        args.parser.error("exclude needs --reason TEXT: why the run is set aside (it is shown with the run)")
+    if args.action == "include" and args.reason:
+        args.parser.error("include takes no --reason")
+    args.run_id = resolve_run_id(results, args.run_id)  # a prefix of 8 characters or more names one run
     if args.action == "exclude":
-        if not (args.reason or "").strip():
-            args.parser.error("exclude needs --reason TEXT: why the run is set aside (it is shown with the run)")
         exclusion = exclude_run(results, args.run_id, args.reason)
         print(f"excluded {args.run_id} (since {exclusion.excluded_at:%Y-%m-%d %H:%M} UTC): {exclusion.reason}")
     else:
-        if args.reason:
-            args.parser.error("include takes no --reason")
         exclusion = include_run(results, args.run_id)
         print(f"included {args.run_id}" if exclusion is not None else f"{args.run_id} was not excluded")
     try:
@@ -152,13 +153,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     r = sub.add_parser("runs", help="list experiment runs; exclude a bad run for good, or include it again; "
                                     "prune old collection builds")
     r.add_argument("action", choices=["list", "exclude", "include", "prune"])
-    r.add_argument("run_id", nargs="?", metavar="RUN_ID", help="exclude/include: the experiment run id")
+    r.add_argument("run_id", nargs="?", metavar="RUN_ID",
+                   help="exclude/include: the experiment run id, or its first 8 characters or more")
     r.add_argument("--reason", help="exclude: why the run is set aside (shown with it)")
     add_prune_arguments(r)
     r.set_defaults(func=command_runs, parser=r)
     p = sub.add_parser("report", help="write the HTML reports: the latest, or those of one past run or batch")
     which = p.add_mutually_exclusive_group()
-    which.add_argument("--run", metavar="RUN_ID", help="exactly this experiment run (see `chunkbench runs list`)")
+    which.add_argument("--run", metavar="RUN_ID", help="exactly this experiment run: its id or its first 8 "
+                                                       "characters or more (see `chunkbench runs list`)")
     which.add_argument("--batch", metavar="BATCH", help="the runs of one `chunkbench run` or Dagster backfill "
                                                          "(the batch column of `chunkbench runs list`)")
     p.add_argument("--out", metavar="FOLDER", help="write here (default: reports/, or reports/runs/<run or batch>/)")

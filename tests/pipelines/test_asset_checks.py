@@ -64,6 +64,7 @@ def broken_fixed_size():
     STRATEGIES.add(original, replace=True)
 
 
+@pytest.mark.e2e
 def test_checks_fail_on_a_broken_collection_with_their_reason(setup, broken_fixed_size):
     result = build(setup)
     assert not result.success

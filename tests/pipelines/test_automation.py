@@ -14,37 +14,48 @@ from dagster import (
     materialize,
 )
 
-from tests.pipelines.support.partitions import LOCAL_ASSETS
 from chunkbench_pipelines.definitions import defs
 from chunkbench_pipelines.partitions import partition_key
-from chunkbench_pipelines.schedules import NEIGHBOR_LEVELS, chunk_size_sweep, neighbor_sweep
-from chunkbench_pipelines.sensors import corpus_sensor, question_sets_sensor
+from chunkbench_pipelines.scope import dagster_name
 
-from .support.tides import MODEL, TIDES, tides_benchmark
+from .support.tides import MODEL, TIDES, tides_benchmark, tides_definitions
 
 pytestmark = pytest.mark.filterwarnings("ignore::dagster.BetaWarning")  # raised inside evaluate_automation_conditions
 
 REPOSITORY = defs.get_repository_def()
 SATURDAY = datetime.datetime(2026, 11, 28, 3, 0, tzinfo=datetime.timezone.utc)
+BENCHMARK = "tides"
 
 
 @pytest.fixture()
 def setup(tmp_path):
-    tides = tides_benchmark(tmp_path)
+    tides = tides_benchmark(tmp_path, benchmark=BENCHMARK)
     corpus, questions, resources = tides.corpus, tides.questions, tides.resources
+    definitions, part = tides_definitions(tides, BENCHMARK)
     (tmp_path / "dagster_home").mkdir()
     instance = DagsterInstance.local_temp(str(tmp_path / "dagster_home"))
-    yield {"corpus": corpus, "questions": questions, "resources": resources, "instance": instance}
+    yield {"corpus": corpus, "questions": questions, "resources": resources, "instance": instance,
+           "defs": definitions, "part": part}
     instance.dispose()
+
+
+def key(asset: str) -> AssetKey:
+    return AssetKey([BENCHMARK, asset])
+
+
+def named(setup, kind: str, name: str):
+    """The benchmark's sensor or schedule ``name``."""
+    return next(d for d in setup["part"].__dict__[kind] if d.name == f"{BENCHMARK}__{name}")
 
 
 def tick(sensor, setup, cursor=None):
     context = build_sensor_context(instance=setup["instance"], cursor=cursor, resources=setup["resources"],
-                                   definitions=defs)
-    return sensor.evaluate_tick(context)
+                                   definitions=setup["defs"])
+    return named(setup, "sensors", sensor).evaluate_tick(context)
 
 
 def test_corpus_sensor_requests_a_parse_on_add_change_and_delete(setup):
+    corpus_sensor = "corpus_sensor"
     first = tick(corpus_sensor, setup)
     assert len(first.run_requests) == 1 and first.run_requests[0].tags["chunkbench/added"] == "1"
     again = tick(corpus_sensor, setup, first.cursor)
@@ -64,25 +75,29 @@ def test_corpus_sensor_requests_a_parse_on_add_change_and_delete(setup):
 
 def evaluate(setup, cursor=None):
     """One tick of the automation sensor, as the daemon runs it."""
-    return evaluate_automation_conditions(defs, setup["instance"], cursor=cursor)
+    return evaluate_automation_conditions(setup["defs"], setup["instance"], cursor=cursor)
 
 
 def requested(result, asset: str) -> set[str]:
-    return {str(k) for k in result.get_requested_partitions(AssetKey(asset))}
+    return {str(k) for k in result.get_requested_partitions(key(asset))}
+
+
+def assets(setup) -> list:
+    return [a for a in setup["part"].assets if hasattr(a, "op")]  # the materializable ones
 
 
 def parse(setup):
-    assert materialize(LOCAL_ASSETS, selection=["source_documents", "parsed_documents"], instance=setup["instance"],
-                       resources=setup["resources"]).success
+    assert materialize(assets(setup), selection=[key("source_documents"), key("parsed_documents")],
+                       instance=setup["instance"], resources=setup["resources"]).success
 
 
-def build(setup, asset, key):
-    assert materialize(LOCAL_ASSETS, selection=[asset], partition_key=key, instance=setup["instance"],
+def build(setup, asset, partition):
+    assert materialize(assets(setup), selection=[key(asset)], partition_key=partition, instance=setup["instance"],
                        resources=setup["resources"]).success
 
 
 def test_collections_are_rebuilt_when_the_parsed_corpus_changes_not_when_it_is_parsed_again(setup):
-    every = set(defs.resolve_asset_graph().get(AssetKey("chunk_collections")).partitions_def.get_partition_keys())
+    every = set(setup["defs"].resolve_asset_graph().get(key("chunk_collections")).partitions_def.get_partition_keys())
     tick = evaluate(setup)
     assert requested(tick, "chunk_collections") == set()  # nothing parsed yet
     parse(setup)
@@ -103,20 +118,21 @@ def test_experiments_follow_their_collection_and_reports_follow_results(setup):
     parse(setup)
     tick = evaluate(setup)
     tick = evaluate(setup, tick.cursor)
-    key = partition_key("fixed_size", MODEL)
-    build(setup, "chunk_collections", key)
+    partition = partition_key("fixed_size", MODEL)
+    build(setup, "chunk_collections", partition)
     tick = evaluate(setup, tick.cursor)
-    assert requested(tick, "experiment_results") == {str(key)}  # that partition only
+    assert requested(tick, "experiment_results") == {str(partition)}  # that partition only
     assert requested(tick, "leaderboard") == set()
-    build(setup, "experiment_results", key)
+    build(setup, "experiment_results", partition)
     tick = evaluate(setup, tick.cursor)
-    assert tick.get_num_requested(AssetKey("leaderboard")) == 1
-    assert tick.get_num_requested(AssetKey("benchmark_report")) == 1
+    assert tick.get_num_requested(key("leaderboard")) == 1
+    assert tick.get_num_requested(key("benchmark_report")) == 1
     assert requested(tick, "experiment_results") == set()
 
 
 def test_question_sets_sensor_reports_changes_and_built_partitions_are_reevaluated(setup):
     instance = setup["instance"]
+    question_sets_sensor = "question_sets_sensor"
     first = tick(question_sets_sensor, setup)
     assert first.asset_events == [] and first.cursor  # the baseline: turning the sensor on re-runs nothing
     same = tick(question_sets_sensor, setup, first.cursor)
@@ -150,14 +166,17 @@ def test_automation_is_off_unless_the_one_switch_is_on():
     assert sensor_status(Settings.load({}).automation) == DefaultSensorStatus.STOPPED
     assert sensor_status(Settings.load({"CHUNKBENCH_AUTOMATION": "on"}).automation) == DefaultSensorStatus.RUNNING
     assert sensor_status(Settings.load({"CHUNKBENCH_AUTOMATION": "off"}).automation) == DefaultSensorStatus.STOPPED
-    sensors = {s.name: s for s in REPOSITORY.sensor_defs}
-    assert set(sensors) == {"automation", "corpus_sensor", "question_sets_sensor"}  # no default automation sensor
-    assert all(s.default_status == DefaultSensorStatus.STOPPED for s in sensors.values())
+    prefix = dagster_name(Settings.load({}).benchmark)
+    sensors = {s.name: s for s in REPOSITORY.sensor_defs if s.name.startswith(f"{prefix}__")}
+    # each benchmark's own, no default automation sensor
+    assert set(sensors) == {f"{prefix}__{name}" for name in ("automation", "corpus_sensor", "question_sets_sensor")}
+    assert all(s.default_status == DefaultSensorStatus.STOPPED for s in REPOSITORY.sensor_defs)
     assert all(s.default_status == DefaultScheduleStatus.STOPPED for s in REPOSITORY.schedule_defs)
     graph = defs.resolve_asset_graph()
     conditioned = {k.to_user_string() for k in graph.get_all_asset_keys()
-                   if graph.get(k).automation_condition is not None}
-    assert conditioned == {"chunk_collections", "experiment_results", "leaderboard", "benchmark_report"}
+                   if k.path[0] == prefix and graph.get(k).automation_condition is not None}
+    assert conditioned == {f"{prefix}/{name}" for name in ("chunk_collections", "experiment_results", "leaderboard",
+                                                           "benchmark_report")}
 
 
 def test_the_switch_starts_the_automation_and_folder_sensors(tmp_path):
@@ -168,36 +187,33 @@ def test_the_switch_starts_the_automation_and_folder_sensors(tmp_path):
     script = ("from chunkbench_pipelines.definitions import defs\n"
               "for s in defs.get_repository_def().sensor_defs: print(s.name, s.default_status.value)")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                            env={**os.environ, "CHUNKBENCH_AUTOMATION": "on", "DAGSTER_HOME": str(tmp_path)})
+                            env={**os.environ, "CHUNKBENCH_AUTOMATION": "on", "DAGSTER_HOME": str(tmp_path),
+                                 "CHUNKBENCH_HOME": str(tmp_path / "home"), "CHUNKBENCH_BENCHMARK": "mine"})
     assert result.returncode == 0, result.stderr
     assert dict(line.split() for line in result.stdout.splitlines()) == {
-        "automation": "RUNNING", "corpus_sensor": "RUNNING", "question_sets_sensor": "RUNNING"}
+        "mine__automation": "RUNNING", "mine__corpus_sensor": "RUNNING", "mine__question_sets_sensor": "RUNNING"}
 
 
-def test_neighbor_sweep_requests_one_run_per_level(setup):
-    instance, resources = setup["instance"], setup["resources"]
-    context = build_schedule_context(instance=instance, resources=resources, repository_def=REPOSITORY,
-                               scheduled_execution_time=SATURDAY)
-    assert isinstance(neighbor_sweep.evaluate_tick(context).skip_message, str)
-    materialize(LOCAL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance, resources=resources)
-    key = partition_key("fixed_size", MODEL)
-    materialize(LOCAL_ASSETS, selection=["chunk_collections"], partition_key=key, instance=instance, resources=resources)
-    requests = neighbor_sweep.evaluate_tick(build_schedule_context(instance=instance, resources=resources, repository_def=REPOSITORY,
-                               scheduled_execution_time=SATURDAY)).run_requests
-    levels = [(r.run_config["ops"]["experiment_results"]["config"]["neighbor_prev"],
-               r.run_config["ops"]["experiment_results"]["config"]["neighbor_next"]) for r in requests]
-    assert levels == list(NEIGHBOR_LEVELS)
-    assert all(r.partition_key == str(key) and r.tags["chunkbench/sweep"] == "neighbors" for r in requests)
+def schedule_tick(setup, name: str):
+    context = build_schedule_context(instance=setup["instance"], resources=setup["resources"],
+                                     repository_def=setup["defs"].get_repository_def(),
+                                     scheduled_execution_time=SATURDAY)
+    return named(setup, "schedules", name).evaluate_tick(context)
 
 
-def test_chunk_size_sweep_covers_sizes_within_each_model_window(setup):
-    requests = chunk_size_sweep.evaluate_tick(
-        build_schedule_context(instance=setup["instance"], resources=setup["resources"], repository_def=REPOSITORY,
-                               scheduled_execution_time=SATURDAY)).run_requests
-    minilm = [r for r in requests if r.partition_key.startswith(MODEL + "|")]
-    sizes = sorted({(r.partition_key, r.run_config["ops"]["chunk_collections"]["config"]["chunk_size"]) for r in minilm})
-    assert sizes == [(f"{MODEL}|{s}", n) for s in ("fixed_size", "recursive") for n in (128, 256)]
-    for r in requests:
-        chunking = r.run_config["ops"]["chunk_collections"]["config"]
-        assert r.run_config["ops"]["experiment_results"]["config"] == chunking
-        assert chunking["chunk_overlap"] == chunking["chunk_size"] // 8
+def test_weekly_neighbor_sweep_launches_the_sweep_job_over_built_collections(setup):
+    assert "no fixed_size collection" in schedule_tick(setup, "neighbor_sweep_weekly").skip_message
+    parse(setup)
+    build(setup, "chunk_collections", partition_key("fixed_size", MODEL))
+    [request] = schedule_tick(setup, "neighbor_sweep_weekly").run_requests
+    assert request.run_config == {"ops": {f"{BENCHMARK}__sweep_neighbors": {"config": {"corpus_models": [MODEL]}}}}
+    assert request.run_key == "neighbors-20261128T0300"  # one run per week: the job runs every level
+    schedule = named(setup, "schedules", "neighbor_sweep_weekly")
+    assert schedule.job_name == f"{BENCHMARK}__neighbor_sweep"
+
+
+def test_weekly_chunk_size_sweep_launches_the_sweep_job_over_available_models(setup):
+    [request] = schedule_tick(setup, "chunk_size_sweep_weekly").run_requests
+    config = request.run_config["ops"][f"{BENCHMARK}__sweep_chunk_sizes"]["config"]
+    assert MODEL in config["corpus_models"]
+    assert named(setup, "schedules", "chunk_size_sweep_weekly").job_name == f"{BENCHMARK}__chunk_size_sweep"

@@ -14,10 +14,10 @@ from .conftest import QUESTIONS
 @pytest.mark.parametrize("instance_storage", ["dagster_dev", "dagster_dev_postgres"])
 def test_backfill_of_every_local_partition_loses_no_row(instance_storage, request):
     server = request.getfixturevalue(instance_storage)
-    assert server.wait_run(server.launch_run("parse_documents")) == "SUCCESS"
+    assert server.wait_run(server.launch_run("backfill__parse_documents")) == "SUCCESS"  # the benchmark's own job
     models = EmbeddingResource().available_models()
     partitions = [f"{m}|{s}" for m in models for s in STRATEGIES.names()]
-    backfill = server.launch_backfill(["chunk_collections", "experiment_results"], partitions)
+    backfill = server.launch_backfill(["backfill/chunk_collections", "backfill/experiment_results"], partitions)
     status = server.wait_backfill(backfill, timeout=1500)
     runs = server.runs()
     failed = [r for r in runs if r["status"] != "SUCCESS"]

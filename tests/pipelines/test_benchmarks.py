@@ -6,11 +6,12 @@ import shutil
 
 import duckdb
 import pytest
-from dagster import DagsterInstance
+from dagster import AssetKey, DagsterInstance
 
 from chunkbench_core.settings import Settings
 from chunkbench_core.errors import ConfigError
 from chunkbench_core.storage.vector_store import VectorStore, collection_name
+from chunkbench_pipelines.definitions import build_definitions
 from chunkbench_pipelines.runner import run_everything
 from tests.pipelines.support.environment import environment_settings
 
@@ -38,6 +39,7 @@ def test_two_benchmarks_in_one_home_never_mix(tmp_path, monkeypatch):
     monkeypatch.delenv("QDRANT_URL", raising=False)
     monkeypatch.delenv("CHUNKBENCH_RESULTS_DIR", raising=False)
     instance = DagsterInstance.ephemeral()  # one instance for both benchmarks
+    events_after_own_run: dict[str, dict[str, int]] = {}
     for name, (document, text, question, reference) in BENCHMARKS.items():
         corpus, questions = tmp_path / name / "corpus", tmp_path / name / "questions"
         corpus.mkdir(parents=True)
@@ -53,6 +55,37 @@ def test_two_benchmarks_in_one_home_never_mix(tmp_path, monkeypatch):
         assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], out=out, instance=instance) == 0, \
             out.getvalue()
         assert f"benchmark {name}:" in out.getvalue()
+        events_after_own_run[name] = materialization_counts(instance, name)
+        assert events_after_own_run[name]["leaderboard"] == 1 and events_after_own_run[name]["chunk_collections"] == 1
+
+    # each benchmark is its own part of the graph: its assets under its prefix, its own history
+    for name in BENCHMARKS:
+        # the second benchmark's run added nothing to the first one's assets
+        assert materialization_counts(instance, name) == events_after_own_run[name], name
+    definitions = build_definitions(environment_settings())  # the code location finds both (registered by run)
+    graph = definitions.resolve_asset_graph()
+    for name, (document, *_rest) in BENCHMARKS.items():
+        assert graph.has(AssetKey([name, "leaderboard"])) and graph.has(AssetKey([name, "chunk_collections"]))
+        assert graph.get(AssetKey([name, "leaderboard"])).group_name == name
+        assert f"Benchmark {name}" in graph.get(AssetKey([name, "leaderboard"])).description
+        assert {j.name for j in definitions.resolve_all_job_defs()} >= {f"{name}__benchmark_everything",
+                                                                        f"{name}__neighbor_sweep"}
+        metadata = instance.get_latest_materialization_event(
+            AssetKey([name, "leaderboard"])).asset_materialization.metadata
+        assert metadata["benchmark"].value == name
+        assert metadata["recommendation"].value == f"fixed_size × {MODEL}"
+        assert name in metadata["database"].value
+        table = metadata["leaderboard"].value
+        assert [c.name for c in table.schema.columns] == ["rank", "configuration", "recall_at_512", "verdict",
+                                                          "projected_usd"]
+        assert [(r.data["rank"], r.data["configuration"], r.data["verdict"]) for r in table.records] == [
+            (1, f"fixed_size × {MODEL}", "recommended")]
+        experiment = instance.get_latest_materialization_event(
+            AssetKey([name, "experiment_results"])).asset_materialization.metadata
+        assert experiment["benchmark"].value == name
+    runs = instance.get_runs()
+    assert {r.job_name for r in runs} == {f"{n}__benchmark_everything" for n in BENCHMARKS}
+    assert all(r.tags["chunkbench/benchmark"] == r.job_name.split("__")[0] for r in runs)
 
     for name, (document, *_rest) in BENCHMARKS.items():
         state = home / "benchmarks" / name
@@ -90,6 +123,16 @@ def test_two_benchmarks_in_one_home_never_mix(tmp_path, monkeypatch):
     shutil.copytree(home / "benchmarks" / "volcanoes", copy)
     shutil.rmtree(home / "benchmarks" / "volcanoes" / "tables")
     assert sql(copy, "SELECT document FROM documents") == [("volcano.md",)]
+
+
+def materialization_counts(instance, benchmark: str) -> dict[str, int]:
+    """How many materializations each asset of ``benchmark`` has in ``instance``."""
+    from dagster import AssetRecordsFilter
+
+    return {asset: len(instance.fetch_materializations(AssetRecordsFilter(asset_key=AssetKey([benchmark, asset])),
+                                                       limit=100).records)
+            for asset in ("source_documents", "parsed_documents", "chunk_collections", "experiment_results",
+                          "leaderboard", "benchmark_report")}
 
 
 def test_benchmark_names_are_validated_and_default_to_sample_or_the_corpus_folder(tmp_path):

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [str(Path(sys.executable).with_name("chunkbench"))]
 
@@ -33,6 +35,7 @@ def test_parse_prints_units_and_fails_clearly_on_bad_input(tmp_path):
     assert result.returncode == 1 and "broken.pdf" in result.stderr
 
 
+@pytest.mark.slow
 def test_chunk_uses_the_boundary_model_for_semantic_strategies(tmp_path):
     doc = tmp_path / "doc.md"
     doc.write_text("# Cats\n\nCats purr. Cats sleep a lot. Cats chase mice.\n\n# Taxes\n\n"
@@ -68,6 +71,7 @@ def test_estimate_without_llm_says_no_call_is_made(tmp_path):
     assert result.returncode == 0 and "no LLM configured" in result.stdout
 
 
+@pytest.mark.slow
 def test_health_fails_only_for_what_is_configured_and_broken(tmp_path):
     from tests.core.embedding.openai_server import free_port
 

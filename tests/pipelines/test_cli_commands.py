@@ -51,6 +51,7 @@ def test_usage_errors_print_usage_and_exit_2(tmp_path, args, message):
     assert message in result.stderr
 
 
+@pytest.mark.slow
 def test_collections_wipe_deletes_only_what_it_is_told(tmp_path):
     names = [collection_name("fixed_size", MODEL), collection_name("recursive", MODEL)]
     # no CHUNKBENCH_CORPUS nor CHUNKBENCH_BENCHMARK in cli()'s environment: the benchmark is "sample"
@@ -70,6 +71,7 @@ def test_collections_wipe_deletes_only_what_it_is_told(tmp_path):
     assert cli("collections", "list", home=tmp_path).stdout.strip() == ""
 
 
+@pytest.mark.slow
 def test_thresholds_and_defaults_are_kept_in_the_results_database(tmp_path):
     assert json.loads(cli("thresholds", "list", home=tmp_path).stdout) == {}
     result = cli("thresholds", "set", MODEL, "0.4", home=tmp_path)

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [str(Path(sys.executable).with_name("chunkbench"))]
 HANDBOOK = "# Leave\n\nEveryone gets 25 days of annual leave. Unused days expire in March.\n"
@@ -62,6 +64,7 @@ def test_parse_text_prints_the_parsed_text_exactly(tmp_path):
     assert result.stdout.decode("utf-8") == parse(str(sample)).markdown
 
 
+@pytest.mark.slow
 def test_questions_import_writes_a_set_that_checks_clean(tmp_path):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
@@ -91,6 +94,7 @@ FILINGS = {
 }
 
 
+@pytest.mark.slow
 def test_import_a_sheet_guesses_the_mapping_asks_for_confirmation_then_locates_and_reviews(tmp_path):
     import csv
 

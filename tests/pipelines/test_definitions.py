@@ -4,32 +4,79 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from dagster import AssetKey
 
 from chunkbench_core.chunking import STRATEGIES
 from chunkbench_pipelines.definitions import SETTINGS, defs
 from chunkbench_pipelines.partitions import runnable_corpus_models, strategy_by_model
+from chunkbench_pipelines.scope import dagster_name
 from tests.pipelines.support.environment import environment_settings
 
 ROOT = Path(__file__).resolve().parents[2]
+ASSETS = {"source_documents", "parsed_documents", "chunk_collections", "experiment_results", "leaderboard",
+          "benchmark_report", "generated_questions", "question_sets"}
+PREFIX = dagster_name(SETTINGS.benchmark)  # the configured benchmark's (others may be registered in the home too)
+
+
+def key(name: str) -> AssetKey:
+    return AssetKey([PREFIX, name])
 
 
 def test_definitions_load_with_the_asset_graph_of_the_design():
     graph = defs.resolve_asset_graph()
-    keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
-    assert keys == {"source_documents", "parsed_documents", "chunk_collections", "experiment_results",
-                    "leaderboard", "benchmark_report", "generated_questions", "question_sets"}
-    partitions = graph.get(AssetKey("chunk_collections")).partitions_def
+    keys = {k.to_user_string() for k in graph.get_all_asset_keys() if k.path[0] == PREFIX}
+    assert keys == {f"{PREFIX}/{name}" for name in ASSETS}
+    assert all(len(k.path) == 2 for k in graph.get_all_asset_keys())  # every asset belongs to a benchmark
+    partitions = graph.get(key("chunk_collections")).partitions_def
     assert partitions.get_partition_keys() == strategy_by_model(runnable_corpus_models(SETTINGS)).get_partition_keys()
     for partitioned in ("chunk_collections", "experiment_results"):
-        assert graph.get(AssetKey(partitioned)).partitions_def == partitions
+        assert graph.get(key(partitioned)).partitions_def == partitions
     for unpartitioned in ("source_documents", "parsed_documents", "leaderboard", "benchmark_report",
                           "generated_questions", "question_sets"):
-        assert graph.get(AssetKey(unpartitioned)).partitions_def is None
-    assert graph.get(AssetKey("experiment_results")).parent_keys == {AssetKey("chunk_collections"),
-                                                                     AssetKey("question_sets")}
-    assert not graph.get(AssetKey("question_sets")).is_executable  # reported by a sensor
-    assert graph.get(AssetKey("leaderboard")).parent_keys == {AssetKey("experiment_results")}
+        assert graph.get(key(unpartitioned)).partitions_def is None
+    assert graph.get(key("experiment_results")).parent_keys == {key("chunk_collections"), key("question_sets")}
+    assert not graph.get(key("question_sets")).is_executable  # reported by a sensor
+    assert graph.get(key("leaderboard")).parent_keys == {key("experiment_results")}
+
+
+def test_every_benchmark_has_its_own_assets_jobs_sensors_and_schedules(tmp_path):
+    """Benchmarks registered in the results root plus the configured one, each its own part of the graph."""
+    from chunkbench_core.benchmarks import register_benchmark
+    from chunkbench_core.settings import Settings
+    from chunkbench_pipelines.definitions import build_definitions
+
+    home = tmp_path / "home"
+    corpus = tmp_path / "hr-docs"
+    corpus.mkdir()
+    register_benchmark(Settings.load({"CHUNKBENCH_HOME": str(home), "CHUNKBENCH_CORPUS": str(corpus)}))
+    (home / "benchmarks" / "broken").mkdir()
+    (home / "benchmarks" / "broken" / "benchmark.json").write_text("{", encoding="utf-8")
+    settings = Settings.load({"CHUNKBENCH_HOME": str(home)})  # the sample, never run
+    import pytest
+
+    with pytest.warns(UserWarning, match="broken.*not a benchmark record"):
+        definitions = build_definitions(settings)
+    graph = definitions.resolve_asset_graph()
+    assert {k.path[0] for k in graph.get_all_asset_keys()} == {"sample", "hr_docs"}  # '-' is not allowed in keys
+    hr = graph.get(AssetKey(["hr_docs", "chunk_collections"]))
+    assert hr.group_name == "hr_docs" and "Benchmark hr-docs" in hr.description and str(corpus) in hr.description
+    assert graph.get(AssetKey(["hr_docs", "experiment_results"])).parent_keys == {
+        AssetKey(["hr_docs", "chunk_collections"]), AssetKey(["hr_docs", "question_sets"])}
+    jobs = {j.name: j for j in definitions.resolve_all_job_defs()}
+    for prefix in ("sample", "hr_docs"):
+        for job in ("parse_documents", "chunk_and_evaluate", "evaluate", "refresh_reports", "benchmark_everything",
+                    "neighbor_sweep", "chunk_size_sweep"):
+            assert f"{prefix}__{job}" in jobs
+        everything = jobs[f"{prefix}__benchmark_everything"]
+        assert {k.path[0] for k in everything.asset_layer.executable_asset_keys} == {prefix}  # its own assets only
+    sensors = {s.name: s for s in definitions.sensors}
+    assert set(sensors) == {f"{p}__{s}" for p in ("sample", "hr_docs")
+                            for s in ("corpus_sensor", "question_sets_sensor", "automation")}
+    assert {k.path[0] for k in sensors["hr_docs__automation"].asset_selection.resolve(graph)} == {"hr_docs"}
+    assert {s.name for s in definitions.schedules} == {f"{p}__{s}" for p in ("sample", "hr_docs") for s in (
+        "nightly_parse", "nightly_stale_partitions", "nightly_reports", "neighbor_sweep_weekly",
+        "chunk_size_sweep_weekly")}
 
 
 def test_every_asset_has_a_description_group_and_kinds():
@@ -40,7 +87,7 @@ def test_every_asset_has_a_description_group_and_kinds():
 
 
 def test_partition_keys_are_strategy_by_corpus_model():
-    keys = defs.resolve_asset_graph().get(AssetKey("chunk_collections")).partitions_def.get_partition_keys()
+    keys = defs.resolve_asset_graph().get(key("chunk_collections")).partitions_def.get_partition_keys()
     assert "all-minilm-l6-v2|fixed_size" in keys
     assert "all-minilm-l6-v2|recursive" in keys
 
@@ -60,10 +107,10 @@ def test_only_models_runnable_in_the_environment_are_partitions():
 PARTITION_KEYS = """
 from dagster import AssetKey
 from chunkbench_core.chunking import STRATEGIES
-from chunkbench_pipelines.definitions import defs
+from chunkbench_pipelines.definitions import SETTINGS, defs
 graph = defs.resolve_asset_graph()
 for name in ("chunk_collections", "experiment_results"):
-    print(name, ",".join(graph.get(AssetKey(name)).partitions_def.get_partition_keys()))
+    print(name, ",".join(graph.get(AssetKey([SETTINGS.benchmark, name])).partitions_def.get_partition_keys()))
 """
 
 
@@ -76,6 +123,7 @@ def _loaded_partition_keys(tmp_path, **env: str) -> dict[str, set[str]]:
     return {line.split()[0]: set(line.split()[1].split(",")) for line in result.stdout.splitlines()}
 
 
+@pytest.mark.slow
 def test_loaded_partitions_without_and_with_an_openai_key(tmp_path):
     without = _loaded_partition_keys(tmp_path)
     assert without["chunk_collections"] == without["experiment_results"]
@@ -91,6 +139,7 @@ def test_loaded_partitions_without_and_with_an_openai_key(tmp_path):
     assert "text-embedding-3-small|semantic" in with_key["chunk_collections"]
 
 
+@pytest.mark.slow
 def test_dagster_cli_validates_the_workspace(tmp_path):
     env = {**os.environ, "DAGSTER_HOME": str(tmp_path)}
     dagster = Path(sys.executable).with_name("dagster")
@@ -115,6 +164,7 @@ def _dg(*args: str, home: Path) -> subprocess.CompletedProcess:
                           env={**os.environ, "DAGSTER_HOME": str(home), "NO_COLOR": "1"})
 
 
+@pytest.mark.slow
 def test_dg_check_defs_and_list_defs_load_the_project(tmp_path):
     (tmp_path / "dagster.yaml").write_text("", encoding="utf-8")
     check = _dg("check", "defs", home=tmp_path)
@@ -123,10 +173,9 @@ def test_dg_check_defs_and_list_defs_load_the_project(tmp_path):
     listed = _dg("list", "defs", "--json", home=tmp_path)
     assert listed.returncode == 0, listed.stderr
     defs_json = json.loads(listed.stdout)
-    assert {a["asset_key"] for a in defs_json["assets"]} == {
-        "source_documents", "parsed_documents", "chunk_collections", "experiment_results", "leaderboard",
-        "benchmark_report", "question_sets", "generated_questions"}
-    assert "benchmark_everything" in {j["name"] for j in defs_json["jobs"]}
+    assert {a["asset_key"] for a in defs_json["assets"] if a["asset_key"].startswith(f"{PREFIX}/")} == {
+        f"{PREFIX}/{name}" for name in ASSETS}
+    assert f"{PREFIX}__benchmark_everything" in {j["name"] for j in defs_json["jobs"]}
 
 
 def test_the_code_location_has_one_name_for_dagster_dev_dg_and_cli_runs():

@@ -139,15 +139,19 @@ def test_whole_graph_on_a_tiny_corpus(workspace):
     assert f"{strategy}|{model}" == chosen and rule == "cheapest_within_margin" and reason
     assert n_within == sum(1 for *_, cls, _ in ranked if cls in ("best", "within_margin"))
     assert 0 < stability <= 1
-    event = instance.get_latest_materialization_event(AssetKey("leaderboard"))
+    event = instance.get_latest_materialization_event(AssetKey(["tiny", "leaderboard"]))
     metadata = event.asset_materialization.metadata
-    assert metadata["recommendation"].value == f"{strategy} x {model}"
+    assert metadata["recommendation"].value == f"{strategy} × {model}"
+    assert metadata["benchmark"].value == "tiny"
     assert metadata["recommendation_stability"].value == round(stability, 3)
+    assert metadata["reason"].value == reason  # whole, as text of its own
+    assert list(metadata).index("stability") == list(metadata).index("reason") + 1  # right beside it
     table = metadata["leaderboard"].value
-    assert [r.data["strategy"] for r in table.records] == [r[1].split("|")[0] for r in ranked]
+    assert [r.data["configuration"] for r in table.records] == [r[1].replace("|", " × ") for r in ranked]
+    assert [r.data["verdict"] for r in table.records] == [r[2] for r in ranked]
 
     # the malformed question file is reported by name; the good one was still evaluated
-    event = instance.get_latest_materialization_event(AssetKey("experiment_results"))
+    event = instance.get_latest_materialization_event(AssetKey(["tiny", "experiment_results"]))
     errors = event.asset_materialization.metadata["question_errors"].value
     assert "bad.json" in errors and "'question'" in errors
 
@@ -156,19 +160,19 @@ def test_whole_graph_on_a_tiny_corpus(workspace):
 
     # metadata reads well: numbers rounded to 3 places, units in names, nothing empty (a local model waits on no pool)
     for asset in ("chunk_collections", "experiment_results"):
-        metadata = instance.get_latest_materialization_event(AssetKey(asset)).asset_materialization.metadata
+        metadata = instance.get_latest_materialization_event(AssetKey(["tiny", asset])).asset_materialization.metadata
         assert "pool_wait_seconds" not in metadata
         for name, entry in metadata.items():
             assert entry.value not in ({}, [], "", None), (asset, name)
             if isinstance(entry.value, float):
                 assert entry.value == round(entry.value, 3), (asset, name, entry.value)
-    chunks_metadata = instance.get_latest_materialization_event(AssetKey("chunk_collections")).asset_materialization.metadata
+    chunks_metadata = instance.get_latest_materialization_event(AssetKey(["tiny", "chunk_collections"])).asset_materialization.metadata
     assert {"median_chunk_tokens", "max_chunk_tokens"} <= set(chunks_metadata)
     assert "recall" in event.asset_materialization.metadata
 
-    # every step ran as the defined job benchmark_everything, tagged, partitions on their runs
+    # every step ran as the benchmark's job benchmark_everything, tagged, partitions on their runs
     runs = instance.get_runs()
-    assert {r.job_name for r in runs} == {"benchmark_everything"} and len(runs) == 4
+    assert {r.job_name for r in runs} == {"tiny__benchmark_everything"} and len(runs) == 4
     assert {r.tags["chunkbench/trigger"] for r in runs} == {"cli"}
     assert {r.tags[".dagster/repository"] for r in runs} == {"__repository__@chunkbench"}  # the job's Runs page
     assert len({r.tags["chunkbench/batch"] for r in runs}) == 1

@@ -78,7 +78,7 @@ def experiment_metadata(env: dict[str, str]) -> list[dict]:
 
     instance = open_instance(Settings.load(env), prepare=False)
     try:
-        records = instance.fetch_materializations(AssetKey("experiment_results"), limit=10).records
+        records = instance.fetch_materializations(AssetKey(["financial", "experiment_results"]), limit=10).records  # the benchmark's key prefix
         return [{k: v.value for k, v in r.asset_materialization.metadata.items()} for r in records]
     finally:
         instance.dispose()

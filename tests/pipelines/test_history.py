@@ -72,6 +72,7 @@ def chunk_texts(payload: dict) -> dict[str, str | None]:
 
 @pytest.mark.e2e
 @pytest.mark.slow
+@pytest.mark.browser
 def test_an_old_runs_inspector_shows_its_own_chunks_after_a_rebuild(workspace, capsys):
     results, instance = workspace["results"], DagsterInstance.ephemeral()
     out = io.StringIO()

@@ -48,5 +48,9 @@ def test_reports_label_heading_context_and_print_no_placeholders(tmp_path, monke
     assert "contextual_retrieval x" not in reason  # named by its label wherever it appears
     from chunkbench_pipelines.assets.reports import leaderboard_table
 
+    from chunkbench_core.labels import configuration_label
+
     table = leaderboard_table(board)
-    assert {r.data["strategy"] for r in table.value.records} == set(labels.values())
+    assert {r.data["configuration"] for r in table.value.records} == {
+        configuration_label(label, model) for label, model in zip(board["strategy_label"], board["corpus_model"])}
+    assert "contextual_retrieval (heading context) × " in "".join(r.data["configuration"] for r in table.value.records)

@@ -3,13 +3,13 @@
 import json
 
 import pytest
-from dagster import AssetKey, DagsterInstance, build_schedule_context, materialize
+from dagster import AssetKey, DagsterInstance, Definitions, build_schedule_context, materialize
 
 from chunkbench_core.embedding import SharedDefaults
 from chunkbench_core.provenance import code_version
 from chunkbench_core.storage.results_db import ResultsDB
 from tests.pipelines.support.partitions import LOCAL_ASSETS
-from chunkbench_pipelines.definitions import defs
+from chunkbench_pipelines.jobs import ALL_JOBS
 from chunkbench_pipelines.partitions import partition_key
 from chunkbench_pipelines.resources import EmbeddingResource
 from chunkbench_pipelines.schedules import nightly_stale_partitions
@@ -126,7 +126,9 @@ def test_the_staleness_schedule_considers_every_variant(setup):
                      for n in ("chunk_collections", "experiment_results")}}
     assert run(setup, ["chunk_collections"], key).success
     assert run(setup, ["chunk_collections"], key, sweep).success  # the variant is the latest materialization
-    repository = defs.get_repository_def()  # resolves the partitioned run requests against chunk_and_evaluate_job
+    # resolves the partitioned run requests against chunk_and_evaluate_job (the unscoped one, over plain keys)
+    repository = Definitions(assets=LOCAL_ASSETS, jobs=ALL_JOBS, schedules=[nightly_stale_partitions],
+                             resources=setup["resources"]).get_repository_def()
     context = build_schedule_context(instance=setup["instance"], resources=setup["resources"],
                                      repository_def=repository)
     requests = [r for r in nightly_stale_partitions.evaluate_tick(context).run_requests or []

@@ -76,6 +76,8 @@ def test_a_past_run_keeps_its_report_and_a_run_can_be_set_aside(workspace):  # n
     assert f"These reports show experiment run <code>{old}</code>" in html
     assert "href='../../benchmark_report.html'" in html
     assert precision_cells(latest.read_text(encoding="utf-8")) == [new_precision]  # the latest is left alone
+    done = cli("report", "--run", old[:8])  # the short id the Dagster UI shows
+    assert done.returncode == 0 and str(folder / "benchmark_report.html") in done.stdout, done.stderr
     done = cli("report", "--batch", batches[0])
     assert done.returncode == 0, done.stderr
     batch_folder = home / "reports" / "runs" / ("batch-" + batches[0].replace(":", "-"))

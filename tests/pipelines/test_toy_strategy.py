@@ -82,7 +82,9 @@ def test_the_toy_is_in_the_partitions_the_run_config_and_the_command_line(toy, c
     with pytest.raises(ValueError, match="stride"):
         run_settings(parser.parse_args(["run", "--stride", "11"]))  # over the declared bound
 
-    from chunkbench_pipelines.schedules import chunk_size_sweep  # noqa: F401  (the sweep reads the registry)
+    from chunkbench_core.sweeps import check_strategies  # the chunk-size sweep reads the registry
+
+    assert TOY in check_strategies([], "sweepable")
 
     assert TOY in STRATEGIES.with_capability("sweepable")
 

@@ -29,17 +29,22 @@ def capture(url: str, name: str) -> str:
     return chromium(url, "--dump-dom")
 
 
+BENCHMARK = "backfill"  # CHUNKBENCH_BENCHMARK in conftest.start_server: its assets are under this prefix
+
+
 @pytest.mark.e2e
+@pytest.mark.browser
 def test_asset_graph_and_partitions_pages_render(dagster_dev):
     require_executable("chromium")
     lineage = capture(f"{dagster_dev.url}/asset-groups", "ui-asset-lineage.png")
-    for group in ("documents", "chunks", "experiments", "reports"):
-        assert group in lineage, f"group {group} not on the lineage page"
+    for asset in ("parsed_documents", "chunk_collections", "experiment_results", "leaderboard"):
+        assert asset in lineage, f"{asset} not on the lineage page"  # one benchmark: Dagster draws no group box
     catalog = capture(f"{dagster_dev.url}/assets", "ui-asset-catalog.png")
+    assert BENCHMARK in catalog, "the benchmark (key prefix) is not in the asset catalog"
     for asset in ("source_documents", "parsed_documents", "chunk_collections", "experiment_results",
                   "leaderboard", "benchmark_report"):
         assert asset in catalog, f"{asset} not in the asset catalog"
-    partitions = capture(f"{dagster_dev.url}/assets/experiment_results?view=partitions",
+    partitions = capture(f"{dagster_dev.url}/assets/{BENCHMARK}/experiment_results?view=partitions",
                          "ui-experiment-results-partitions.png")
     assert "experiment_results" in partitions
     assert "all-minilm-l6-v2" in partitions and "fixed_size" in partitions
@@ -67,17 +72,18 @@ def _benchmark_once(server) -> None:
     """Parse, one partition, then leaderboard and reports, launched through the UI's own API."""
     if getattr(server, "benchmarked", False):
         return
-    assert server.wait_run(server.launch_run("parse_documents")) == "SUCCESS"
-    backfill = server.launch_backfill(["chunk_collections", "experiment_results"], [f"{MODEL}|fixed_size"])
+    assert server.wait_run(server.launch_run(f"{BENCHMARK}__parse_documents")) == "SUCCESS"
+    backfill = server.launch_backfill([f"{BENCHMARK}/chunk_collections", f"{BENCHMARK}/experiment_results"],
+                                      [f"{MODEL}|fixed_size", f"{MODEL}|recursive"])
     assert server.wait_backfill(backfill).startswith("COMPLETED")
-    assert server.wait_run(server.launch_run("refresh_reports")) == "SUCCESS"
+    assert server.wait_run(server.launch_run(f"{BENCHMARK}__refresh_reports")) == "SUCCESS"
     server.benchmarked = True
 
 
 def _asset_page(browser, server, asset: str, shot: str):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
-    page.goto(f"{server.url}/assets/{asset}", wait_until="networkidle")
+    page.goto(f"{server.url}/assets/{BENCHMARK}/{asset}", wait_until="networkidle")
     page.wait_for_timeout(2000)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / shot), full_page=True)
@@ -113,19 +119,68 @@ def test_report_links_on_the_asset_page_open_the_reports_over_http(dagster_dev, 
         context.close()
 
 
+def _leaderboard_entries(server) -> dict:
+    data = server.query("""{ assetNodes(assetKeys: [{path: ["%s", "leaderboard"]}]) { description
+        assetMaterializations(limit: 1) { metadataEntries { label __typename
+          ... on TextMetadataEntry { text } ... on MarkdownMetadataEntry { mdStr }
+          ... on TableMetadataEntry { table { records schema { columns { name } } } } } } } }""" % BENCHMARK)
+    [node] = data["assetNodes"]
+    [materialization] = node["assetMaterializations"]
+    return {"description": node["description"], **{e["label"]: e for e in materialization["metadataEntries"]}}
+
+
 @pytest.mark.e2e
 @pytest.mark.slow
 def test_the_leaderboard_page_shows_the_recommended_configuration(dagster_dev, browser):
+    import json
+
     _benchmark_once(dagster_dev)
-    data = dagster_dev.query("""{ assetNodes(assetKeys: [{path: ["leaderboard"]}]) { assetMaterializations(limit: 1) {
-        metadataEntries { label ... on TextMetadataEntry { text } ... on MarkdownMetadataEntry { mdStr } } } } }""")
-    [materialization] = data["assetNodes"][0]["assetMaterializations"]
-    entries = {e["label"]: e.get("text") or e.get("mdStr") for e in materialization["metadataEntries"]}
-    recommendation = entries["recommendation"]
-    assert recommendation
+    entries = _leaderboard_entries(dagster_dev)
+    assert entries["description"].startswith(f"Benchmark {BENCHMARK}: ")  # the page names its benchmark
+    assert entries["benchmark"]["text"] == BENCHMARK
+    recommendation = entries["recommendation"]["text"]
+    # the table: rank, configuration, the ranking metric, verdict and cost; the reason a text entry of its own
+    table = entries["leaderboard"]["table"]
+    assert [c["name"] for c in table["schema"]["columns"]] == ["rank", "configuration", "recall_at_512", "verdict",
+                                                              "projected_usd"]
+    records = [json.loads(r) for r in table["records"]]
+    # this run's two partitions are on the board (the shared server's backfill test may have built others too),
+    # and the recommendation names the one row marked recommended
+    assert {f"fixed_size × {MODEL}", f"recursive × {MODEL}"} <= {r["configuration"] for r in records}
+    assert [r["configuration"] for r in records if r["verdict"] == "recommended"] == [recommendation]
+    reason = entries["reason"]
+    assert reason["__typename"] == "TextMetadataEntry" and len(reason["text"]) > 80
+    labels = list(entries)
+    assert labels.index("stability") == labels.index("reason") + 1  # the stability right beside the reason
     context, page = _asset_page(browser, dagster_dev, "leaderboard", "ui-leaderboard-asset.png")
     try:
-        first_line = recommendation.strip().splitlines()[0].strip("#* ")
-        page.get_by_text(first_line[:60]).first.wait_for(timeout=30_000)
+        page.get_by_text(recommendation).first.wait_for(timeout=30_000)
+        for word in ("configuration", "verdict", "recommended", "projected_usd"):
+            page.get_by_text(word, exact=True).first.wait_for(timeout=30_000)
+        page.get_by_text(reason["text"][-60:]).first.wait_for(timeout=30_000)  # the end of the reason: not cut
+        page.get_by_text(f"Benchmark {BENCHMARK}").first.wait_for(timeout=30_000)
     finally:
         context.close()
+
+
+@pytest.mark.e2e
+@pytest.mark.slow
+def test_the_sweep_job_runs_from_the_launchpad(dagster_dev):
+    """The neighbor sweep launched with run config as the launchpad launches it; its levels land side by side."""
+    import duckdb
+
+    _benchmark_once(dagster_dev)
+    config = {"ops": {f"{BENCHMARK}__sweep_neighbors": {"config": {"levels": ["0:0", "1:1"],
+                                                                    "corpus_models": [MODEL]}}}}
+    run_id = dagster_dev.launch_run(f"{BENCHMARK}__neighbor_sweep", run_config=config)
+    assert dagster_dev.wait_run(run_id) == "SUCCESS"
+    state = dagster_dev.home / "benchmarks" / BENCHMARK
+    con = duckdb.connect(str(state / "chunkbench.duckdb"), read_only=True)
+    con.execute("SET file_search_path = ?", [str(state)])
+    try:
+        rows = con.execute("SELECT neighbor_prev, neighbor_next FROM leaderboard_by_setting "
+                           "WHERE strategy = 'fixed_size' AND starts_with(experiment_run_id, ?) ORDER BY 1",
+                           [run_id]).fetchall()
+    finally:
+        con.close()
+    assert rows == [(0, 0), (1, 1)]

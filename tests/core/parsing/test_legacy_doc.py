@@ -26,6 +26,7 @@ def legacy_doc(rich_docx: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
     return target
 
 
+@pytest.mark.tools
 def test_doc_parses_like_the_docx_it_was_made_from(legacy_doc: Path) -> None:
     parsed = parse(legacy_doc)
     assert parsed.parser == "doc"
@@ -36,6 +37,7 @@ def test_doc_parses_like_the_docx_it_was_made_from(legacy_doc: Path) -> None:
     assert_spans(parsed)
 
 
+@pytest.mark.tools
 def test_truncated_doc_is_a_typed_error(legacy_doc: Path, tmp_path: Path) -> None:
     data = legacy_doc.read_bytes()
     path = tmp_path / "truncated.doc"

@@ -162,6 +162,7 @@ LO_PRINTED_UNITS = [
 ]
 
 
+@pytest.mark.tools
 def test_pdf_printed_by_libreoffice_matches_its_docx(rich_docx: Path, tmp_path: Path) -> None:
     """A real printing application's PDF (outline, shared resources, Persian in a left-to-right
     paragraph, no paragraph spacing) parses to the same structure as the DOCX it came from."""

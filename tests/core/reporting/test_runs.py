@@ -232,3 +232,29 @@ def test_a_run_scope_never_writes_to_disk(results: ResultsDB) -> None:
     compare_latest_runs(scope, RANKING)
     assert sorted(p.name for p in (results.tables_dir / "comparison").iterdir()) == files
     assert set(scope.query("SELECT experiment_run_id FROM comparison")["experiment_run_id"]) == {"r1-baseline"}
+
+
+def test_a_run_id_prefix_of_8_or_more_characters_names_one_run(tmp_path: Path) -> None:
+    """The short id the Dagster UI shows works wherever a run id is accepted; too short or ambiguous is refused."""
+    from chunkbench_core.storage.runs import resolve_run_id
+
+    results = build_results(tmp_path)
+    full = "8389844e-5b1d-4c7e-9f0a-2d6c1e7b3a90"
+    for run, offset in ((full, 3), ("8389844e-77aa-4c7e-9f0a-000000000000", 4), ("1234abcd-0000-4000-8000-1", 5)):
+        _write_run(results, run, NOW + timedelta(hours=offset), "fixed_size", "e5-small", 0,
+                   chunk_documents("fixed_size"), False)
+    assert resolve_run_id(results, full) == full  # the full id
+    assert resolve_run_id(results, "r3-latest") == "r3-latest"  # a full id shorter than 8 characters
+    assert resolve_run_id(results, "8389844e-5b") == full
+    assert resolve_run_id(results, "1234ABCD") == "1234abcd-0000-4000-8000-1"  # as the UI shows it, any case
+    with pytest.raises(ConfigError, match=r"'8389844e' is ambiguous: it starts 2 runs \(8389844e-5b1d-.*, "
+                                          r"8389844e-77aa-.*\); give more characters"):
+        resolve_run_id(results, "8389844e")
+    with pytest.raises(ConfigError, match="first 8 characters or more"):
+        resolve_run_id(results, "1234abc")
+    with pytest.raises(ConfigError, match="no experiment run 'ffffffff'"):
+        resolve_run_id(results, "ffffffff")
+    # the commands' functions take the prefix and work on the full id
+    assert select_run(results, "1234abcd").run_ids == ("1234abcd-0000-4000-8000-1",)
+    assert exclude_run(results, "8389844e-5b", "checked").experiment_run_id == full
+    assert include_run(results, "8389844e-5b").experiment_run_id == full

@@ -35,6 +35,7 @@ def eslint(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[
                           input=stdin, capture_output=True, text=True, timeout=120, check=False)
 
 
+@pytest.mark.tools
 def test_the_page_scripts_pass_eslint() -> None:
     assert sorted(p.name for p in STATIC.glob("*.js")) == ["board.js", "by_group.js", "dom.js", "inspector.js"]
     scripts = {p for folder in SCRIPT_FOLDERS for p in folder.glob("*.js")}
@@ -45,6 +46,7 @@ def test_the_page_scripts_pass_eslint() -> None:
     assert linted == scripts  # every file was linted, none ignored
 
 
+@pytest.mark.tools
 @pytest.mark.parametrize(("source", "rule"), [
     ('(function () { "use strict"; document.body.innerHTML = "<b>x</b>"; })();', "no-restricted-properties"),
     ('(function () { "use strict"; undefinedHelper(); })();', "no-undef"),

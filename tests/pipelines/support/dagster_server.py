@@ -65,11 +65,12 @@ class DagsterServer:
             raise RuntimeError(body["errors"])
         return body["data"]
 
-    def launch_run(self, job: str, tags: dict[str, str] | None = None) -> str:
+    def launch_run(self, job: str, tags: dict[str, str] | None = None, run_config: dict | None = None) -> str:
+        """Launch ``job`` as the launchpad does (its run config, as YAML's data)."""
         params = {"selector": {"repositoryLocationName": self.location, "repositoryName": "__repository__",
                                "jobName": job},
                   "executionMetadata": {"tags": [{"key": k, "value": v} for k, v in (tags or {}).items()]},
-                  "runConfigData": {}}
+                  "runConfigData": run_config or {}}
         result = self.query("""mutation($p: ExecutionParams!) { launchRun(executionParams: $p) {
             __typename ... on LaunchRunSuccess { run { runId } } ... on PythonError { message }
             ... on InvalidSubsetError { message } ... on RunConfigValidationInvalid { errors { message } } } }""",
@@ -91,7 +92,8 @@ class DagsterServer:
     def launch_backfill(self, assets: list[str], partitions: list[str]) -> str:
         result = self.query("""mutation($p: LaunchBackfillParams!) { launchPartitionBackfill(backfillParams: $p) {
             __typename ... on LaunchBackfillSuccess { backfillId } ... on PythonError { message } } }""",
-                            {"p": {"assetSelection": [{"path": [a]} for a in assets], "partitionNames": partitions}})
+                            {"p": {"assetSelection": [{"path": a.split("/")} for a in assets],  # "benchmark/asset"
+                                   "partitionNames": partitions}})
         launched = result["launchPartitionBackfill"]
         assert launched["__typename"] == "LaunchBackfillSuccess", launched
         return launched["backfillId"]

@@ -56,6 +56,20 @@ def tides_benchmark(tmp_path: Path, document: str = TIDES, benchmark: str | None
     return Tides(corpus, questions, home, results, resources)
 
 
+def tides_definitions(tides: Tides, benchmark: str = "tides"):
+    """The benchmark's part of the code location (its assets under its prefix, jobs, sensors, schedules) and a
+    Definitions holding it with the tides resources: (Definitions, BenchmarkDefinitions)."""
+    from dagster import Definitions
+
+    from chunkbench_core.benchmarks import Benchmark
+    from chunkbench_core.settings import Settings
+    from chunkbench_pipelines.benchmarks import benchmark_definitions
+
+    part = benchmark_definitions(Benchmark(benchmark, tides.corpus, tides.questions), Settings())
+    return Definitions(assets=part.assets, jobs=part.all_jobs(), sensors=part.sensors, schedules=part.schedules,
+                       resources=tides.resources), part
+
+
 def use_environment(monkeypatch: Any, tides: Tides, benchmark: str) -> None:
     """Point the environment at the benchmark, as a user's shell would (for code that reads settings, e.g.
     ``run_everything``); no Qdrant server and no separate results folder."""
