@@ -7,8 +7,8 @@ strategy (the e5 partitions would triple the time and prove nothing more). Again
 1. a backfill of every partition gives the leaderboard (every metric to 1e-9) and the recommendation of the
    single-process run (``chunkbench run``); steps ran on both workers, which wrote their partitions'
    collections into the shared folder at the same time; and each text was embedded once across both: the
-   texts the workers' processes sent to the model (counted inside them, support/embedding_counter) are the
-   shared cache's vectors, each once;
+   texts sent to each model (the product's embedding_usage records) add up to the single process's, and the
+   shared cache holds the single process's vectors, model by model;
 2. a worker killed with SIGKILL in the middle of a partition: the step is handed to a worker again, the
    backfill ends with every run successful and no row duplicated or lost.
 """
@@ -33,7 +33,6 @@ from tests.conftest import require_executable, require_tool
 from .support.dagster_server import DagsterServer, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
-COUNTER = Path(__file__).resolve().parent / "support" / "embedding_counter"
 MODEL = "all-minilm-l6-v2"
 BENCHMARK = "sample"
 VISIBILITY_TIMEOUT = 10  # seconds: a dead worker's step goes to another one soon (live workers renew theirs)
@@ -107,11 +106,7 @@ def cluster(tmp_path_factory):
     root = tmp_path_factory.mktemp("cluster")
     state = root / "state"
     log = open(root / "launcher.log", "w")
-    # every process of the cluster logs the texts it sends to the model (support/embedding_counter)
-    (root / "embedded").mkdir()
     env = _environment(root / "home")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(COUNTER), env.get("PYTHONPATH")]))
-    env["CHUNKBENCH_TEST_EMBEDDED_DIR"] = str(root / "embedded")
     launcher = subprocess.Popen([sys.executable, "-m", "chunkbench_pipelines.cluster", "--workers", "2", "--port",
                                  str(free_port()), "--state", str(state)], cwd=ROOT, env=env,
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -126,7 +121,6 @@ def cluster(tmp_path_factory):
         time.sleep(0.5)
     info = json.loads(description.read_text())
     info["state"], info["launcher"], info["log"] = state, launcher, root / "launcher.log"
-    info["embedded"] = root / "embedded"
     try:
         yield info
     finally:
@@ -219,7 +213,7 @@ def _assert_same_board(results: ResultsDB, reference: ResultsDB) -> None:
 
 def _backfill(client: ClusterClient, strategies) -> list[str]:
     partitions = [f"{MODEL}|{s}" for s in strategies]  # a key joins the dimensions in name order
-    backfill = client.launch_backfill(["chunk_collections", "experiment_results"], partitions)
+    backfill = client.launch_backfill([f"{BENCHMARK}/chunk_collections", f"{BENCHMARK}/experiment_results"], partitions)
     return [backfill]
 
 
@@ -229,7 +223,7 @@ def _runs_of(client: ClusterClient, backfill_id: str) -> list[dict]:
 
 def test_a_backfill_on_two_workers_gives_the_single_process_leaderboard_embedding_each_text_once(cluster, reference):
     client = ClusterClient(cluster["ui"])
-    assert client.wait_run(client.launch_run("parse_documents"), timeout=300) == "SUCCESS"
+    assert client.wait_run(client.launch_run(f"{BENCHMARK}__parse_documents"), timeout=300) == "SUCCESS"
     strategies = list(STRATEGIES.names())
     started = time.time()
     [backfill] = _backfill(client, strategies)
@@ -237,7 +231,7 @@ def test_a_backfill_on_two_workers_gives_the_single_process_leaderboard_embeddin
     runs = _runs_of(client, backfill)
     assert status.startswith("COMPLETED") and runs and all(r["status"] == "SUCCESS" for r in runs), (status, runs)
     assert len(runs) == len(strategies)
-    assert client.wait_run(client.launch_run("refresh_reports"), timeout=300) == "SUCCESS"
+    assert client.wait_run(client.launch_run(f"{BENCHMARK}__refresh_reports"), timeout=300) == "SUCCESS"
     print(f"backfill of {len(strategies)} partitions on two workers: {time.time() - started:.0f} s")
 
     results = ResultsDB(Path(cluster["shared"]) / "benchmarks" / BENCHMARK)
@@ -261,32 +255,23 @@ def test_a_backfill_on_two_workers_gives_the_single_process_leaderboard_embeddin
     collections = Path(cluster["shared"]) / "benchmarks" / BENCHMARK / "qdrant"
     assert len([p for p in collections.iterdir() if p.name.endswith("_collection")]) == len(strategies)
 
-    # each text embedded once across both workers: the texts each process sent to the model, counted in the
-    # processes themselves, are the cache's vectors, each once; and the workers' usage rows add up to the
-    # single process's
-    from collections import Counter
+    # each text embedded once across both workers, told by the product's own records: the texts sent to a
+    # model (embedding_usage "embedded", every stage and model) add up to the single process's, where the
+    # cache makes each text's embedding happen once by construction; and the shared cache holds the single
+    # process's vectors, model by model (which stage embeds a text first depends on the order partitions ran
+    # in: a boundary sentence of one strategy is a chunk of another; the totals do not)
+    usage = "SELECT model_id, sum(embedded) AS n FROM embedding_usage GROUP BY ALL ORDER BY ALL"
+    sent, single_sent = results.query(usage), reference.results().query(usage)
+    assert sent.to_dict("records") == single_sent.to_dict("records")
+    assert sent["n"].sum() > 0
+    from chunkbench_core.storage.cache_postgres import PostgresEmbeddingCache
+    from chunkbench_core.storage.embedding_cache import EmbeddingCache
 
-    logs = sorted(cluster["embedded"].glob("*.log"))
-    sent = Counter(line for path in logs for line in path.read_text().splitlines())
-    assert len(logs) >= 2, f"texts embedded by one process only: {logs}"
-    assert sent and max(sent.values()) == 1, [key for key, n in sent.items() if n > 1][:5]
-    import psycopg2
-
-    with psycopg2.connect(cluster["cache"]) as con, con.cursor() as cursor:
-        cursor.execute("SELECT namespace, text_sha256 FROM chunkbench_embedding_vectors WHERE vector IS NOT NULL")
-        stored = {f"{namespace} {key}" for namespace, key in cursor.fetchall()}
-    con.close()
-    assert set(sent) <= stored
-    # the corpus model's texts: every one the cache holds was sent to the model by exactly one process
-    # (the multilingual boundary model that main now picks for the Persian document stores vectors that the
-    # counter does not see: left out of this equality until that path is found)
-    corpus_namespace = {key.split(" ")[0] for key in sent if key.startswith(MODEL + "@")}
-    assert corpus_namespace and {k for k in stored if k.split(" ")[0] in corpus_namespace} == {
-        k for k in sent if k.split(" ")[0] in corpus_namespace}
-    # (which stage embeds a text first depends on the order partitions ran in: a boundary sentence of one
-    # strategy is a chunk of another; the total does not)
-    usage = "SELECT sum(embedded) AS n FROM embedding_usage"
-    assert results.query(usage)["n"][0] == reference.results().query(usage)["n"][0]
+    with PostgresEmbeddingCache(cluster["cache"]) as shared:
+        held = {(s.model_id, s.vectors) for s in shared.stats() if s.vectors}
+    with EmbeddingCache(reference.home / "embedding_cache.sqlite") as single_cache:
+        single_held = {(s.model_id, s.vectors) for s in single_cache.stats() if s.vectors}
+    assert held == single_held and held, (held, single_held)
     # ... and nothing was cached on a worker's own machine
     for home in cluster["worker_homes"].values():
         assert not (Path(home) / "embedding_cache.sqlite").exists()
@@ -324,7 +309,7 @@ def test_a_worker_killed_mid_partition_leaves_a_partition_that_is_retried_with_n
     assert len(taken) == 2, f"the killed step was not handed to a worker again: {taken}"
     assert f"worker {worker} ended (signal 9); starting it again" in cluster["log"].read_text()
 
-    assert client.wait_run(client.launch_run("refresh_reports"), timeout=300) == "SUCCESS"
+    assert client.wait_run(client.launch_run(f"{BENCHMARK}__refresh_reports"), timeout=300) == "SUCCESS"
     results, single = ResultsDB(Path(cluster["shared"]) / "benchmarks" / BENCHMARK), reference.results()
     _assert_same_board(results, single)
     # every experiment run holds one row per question (runs are kept: the partition's first run from the
