@@ -70,7 +70,7 @@ def backfill(url: str, partitions: list[str]) -> tuple[str, float]:
     started = time.perf_counter()
     result = graphql(url, """mutation($p: LaunchBackfillParams!) { launchPartitionBackfill(backfillParams: $p) {
         __typename ... on LaunchBackfillSuccess { backfillId } ... on PythonError { message } } }""",
-                     {"p": {"assetSelection": [{"path": ["chunk_collections"]}, {"path": ["experiment_results"]}],
+                     {"p": {"assetSelection": [{"path": ["sample", "chunk_collections"]}, {"path": ["sample", "experiment_results"]}],
                             "partitionNames": partitions}})["launchPartitionBackfill"]
     assert result["__typename"] == "LaunchBackfillSuccess", result
     backfill_id = result["backfillId"]
@@ -96,7 +96,7 @@ def measure(workers: int, partitions: list[str], folder: Path) -> dict:
                 raise SystemExit(f"the cluster did not start; see {folder / f'launcher-{workers}.log'}")
             time.sleep(0.5)
         info = json.loads((state / "cluster.json").read_text())
-        assert wait_run(info["ui"], launch_job(info["ui"], "parse_documents")) == "SUCCESS"
+        assert wait_run(info["ui"], launch_job(info["ui"], "sample__parse_documents")) == "SUCCESS"
         status, seconds = backfill(info["ui"], partitions)
         from chunkbench_core.storage.results_db import ResultsDB
 

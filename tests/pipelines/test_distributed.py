@@ -248,7 +248,7 @@ def test_a_backfill_on_two_workers_gives_the_single_process_leaderboard_embeddin
     # the two workers wrote different partitions' collections into the shared folder at the same time
     instance = _instance(cluster)
     try:
-        spans = _step_spans(instance, {r["runId"] for r in runs}, "chunk_collections")
+        spans = _step_spans(instance, {r["runId"] for r in runs}, f"{BENCHMARK}__chunk_collections")
     finally:
         instance.dispose()
     assert any(a[0] != b[0] and a[1] < b[2] and b[1] < a[2] for a in spans for b in spans), spans
@@ -294,7 +294,7 @@ def test_a_worker_killed_mid_partition_leaves_a_partition_that_is_retried_with_n
         while victim is None and time.time() < deadline:
             run_ids = {r["runId"] for r in _runs_of(client, backfill)}
             victim = next(((run_id, step, worker.split("@")[0]) for run_id, step, worker
-                           in _worker_steps(instance, run_ids) if step == "chunk_collections"), None)
+                           in _worker_steps(instance, run_ids) if step == f"{BENCHMARK}__chunk_collections"), None)
             time.sleep(0.1)
         assert victim is not None, "the chunk_collections step reached no worker"
         run_id, step, worker = victim
