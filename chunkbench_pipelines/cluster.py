@@ -206,11 +206,19 @@ class Cluster:
         reachable = all(os.stat(p).st_mode & 0o001 for p in [*wanted.parents][::-1] if p.exists())
         if reachable:
             return wanted
+        pointer = self.state / "postgres-data-folder.txt"
+        if pointer.exists():  # this state folder's own data, from an earlier start
+            return Path(pointer.read_text(encoding="utf-8").strip())
         import hashlib
 
-        tag = hashlib.sha256(str(self.state.resolve()).encode()).hexdigest()[:12]
+        # a state folder made anew (a new path, or the same path deleted and made again) never finds the data of
+        # an earlier one: its inode and creation time are part of the name
+        made = os.stat(self.state)
+        tag = hashlib.sha256(f"{self.state.resolve()}|{made.st_ino}|{made.st_ctime_ns}".encode()).hexdigest()[:12]
         folder = Path("/var/tmp") / f"chunkbench-cluster-postgres-{tag}"  # noqa: S108 - owned by postgres, 0700
-        (self.state / "postgres-data-folder.txt").write_text(f"{folder}\n", encoding="utf-8")
+        if folder.exists():
+            shutil.rmtree(folder)
+        pointer.write_text(f"{folder}\n", encoding="utf-8")
         return folder
 
     def _pg(self, tool: str, *args: str) -> None:

@@ -132,6 +132,11 @@ def cluster(tmp_path_factory):
             os.killpg(launcher.pid, signal.SIGKILL)
         log.close()
         left = [pid for pid in pids if _alive(pid)]
+        pointer = state / "postgres-data-folder.txt"  # PostgreSQL's data outside the state folder (as root)
+        if pointer.exists():
+            import shutil
+
+            shutil.rmtree(pointer.read_text(encoding="utf-8").strip(), ignore_errors=True)
         assert not left, f"processes left running after Ctrl-C: {left}"
 
 

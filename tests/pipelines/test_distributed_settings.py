@@ -109,3 +109,23 @@ def test_the_cluster_gives_each_worker_its_own_home_and_shares_only_what_the_pro
     assert set(CLUSTER_VARIABLES) <= set(env) | {"CHUNKBENCH_HOME"}
     assert cluster.worker_home(1) != cluster.worker_home(2)
     assert Path(cluster.worker_home(1)).parent == tmp_path / "state" / "workers"
+
+
+def test_a_state_folder_made_anew_never_finds_the_postgres_data_of_an_earlier_one(tmp_path, monkeypatch):
+    import shutil
+
+    from chunkbench_pipelines import cluster
+    from chunkbench_pipelines.cluster import Cluster
+
+    monkeypatch.setattr(cluster.os, "geteuid", lambda: 0)  # as root: the data goes where the postgres user reaches
+
+    state = tmp_path / "private" / "state"
+    state.mkdir(parents=True)
+    (tmp_path / "private").chmod(0o700)  # the postgres user cannot reach it: the data goes to /var/tmp
+    first = Cluster(state)._pg_folder()
+    assert not str(first).startswith(str(state))
+    assert Cluster(state)._pg_folder() == first  # the same state folder keeps its data
+    shutil.rmtree(state)
+    state.mkdir()
+    second = Cluster(state)._pg_folder()
+    assert second != first  # the same path made again starts afresh
