@@ -136,7 +136,9 @@ def cluster(tmp_path_factory):
         if pointer.exists():
             import shutil
 
-            shutil.rmtree(pointer.read_text(encoding="utf-8").strip(), ignore_errors=True)
+            folder = pointer.read_text(encoding="utf-8").strip()
+            shutil.rmtree(folder, ignore_errors=True)
+            Path(f"{folder}.log").unlink(missing_ok=True)  # its server log, beside it
         assert not left, f"processes left running after Ctrl-C: {left}"
 
 
