@@ -71,6 +71,17 @@ def row_label(row: Mapping[str, Any]) -> str:
 #: question rows from which the comparison and the reports print progress lines (below: done in seconds)
 PROGRESS_ROWS = 5_000
 
+
+def leaderboard_question_rows(results: ResultsDB) -> int:
+    """About how many question rows the leaderboard's runs hold (read from its counts, before the rows are): whether
+    the comparison and the reports will take long enough to report progress."""
+    try:
+        frame = results.query("SELECT coalesce(sum(coalesce(n_questions, 0) + coalesce(n_judge_only, 0)), 0) AS n "
+                              "FROM leaderboard")
+        return int(frame["n"].iloc[0])
+    except Exception:  # noqa: BLE001 - only decides whether progress lines are printed
+        return 0
+
 @dataclass
 class ReportData:
     board: pd.DataFrame

@@ -50,9 +50,13 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
     from chunkbench_core.evaluation.statistics import compare_configurations
 
     from chunkbench_core.progress import Tracker
-    from chunkbench_core.reporting.data import PROGRESS_ROWS
+    from chunkbench_core.reporting.data import PROGRESS_ROWS, leaderboard_question_rows
 
     settings = settings or RankingSettings()
+    # minutes on tens of thousands of question rows: a line per step (reading the rows; the classes; the
+    # recommendation with its stability's resamples; the warnings; the tables written)
+    tracker = Tracker("comparing the runs", 5, unit="steps") \
+        if leaderboard_question_rows(results) >= PROGRESS_ROWS else None
     # the board row's own questions: a run that also scored sweep variants holds other rows under its id,
     # written with their own timestamps (run_experiment stamps a run's metrics and questions alike)
     rows = results.query(
@@ -60,8 +64,8 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
            JOIN leaderboard l USING (experiment_run_id, strategy, corpus_model)
            WHERE q.created_at = l.created_at"""
     ).to_dict("records")
-    # minutes on tens of thousands of question rows: a line per step (the stability's resamples are one step)
-    tracker = Tracker("comparing the runs", 4, unit="steps") if len(rows) >= PROGRESS_ROWS else None
+    if tracker is not None:
+        tracker.step(1)
     board = results.query("SELECT l.strategy, l.corpus_model, l.experiment_run_id, l.projected_usd, l.context_tokens, "
                           "l.query_ms, l.index_seconds, m.provenance FROM leaderboard l JOIN experiment_metrics m "
                           "USING (experiment_run_id, strategy, corpus_model)").to_dict("records")
@@ -77,7 +81,7 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
     comparison = compare_configurations(rows, metric=settings.rank_metric, margin=settings.margin, costs=costs,
                                         cost_tolerance=settings.cost_tolerance, recorded=recorded)
     if tracker is not None:
-        tracker.step(1)
+        tracker.step(2)
     axis = cost_axis(list(costs.values()))
     means = {c.configuration: c.mean for c in comparison.configurations}
     frontier = pareto_frontier({name: (means.get(name, float("nan")), float(c.get(axis) or 0.0))
@@ -85,7 +89,7 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
     recommendation = recommend(comparison, costs, settings.recommendation_rule, labels, settings.cost_tolerance,
                                notes=settings.notes)
     if tracker is not None:
-        tracker.step(2)
+        tracker.step(3)
     found = checks.collect(
         checks.one_chunk_per_document(_chunks_per_document(results)),
         checks.evidence_longer_than_chunks(*_evidence_and_chunk_sizes(results, rows)),
@@ -95,7 +99,7 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
         *_evidence_warnings(rows, comparison.best, labels),
     )
     if tracker is not None:
-        tracker.step(3)
+        tracker.step(4)
     run_of = {f"{r['strategy']}|{r['corpus_model']}": r["experiment_run_id"] for r in rows}
     stamp = now()
     results.write("comparison", "latest", [
@@ -109,7 +113,7 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
                                                 "compared_at": stamp}] if recommendation else [])
     results.write("diagnostics", "latest", [{**d.to_row(), "compared_at": stamp} for d in found])
     if tracker is not None:
-        tracker.step(4)
+        tracker.step(5)
     return Ranking(comparison, recommendation, found, frontier, axis, settings)
 
 
