@@ -15,8 +15,12 @@ names none, for:
   (stop words weigh nothing; a word found in every document of a corpus of three or more weighs half),
   and found at no more than :data:`MAX_OCCURRENCES` places of the searched documents (a boilerplate
   phrase such as "for the quarter ended September 30" is found at many and never counts alone). Runs of one
-  document close together (a gap of up to :data:`MAX_GAP_WORDS` words in both texts) make one span.
-  Score: the informative characters over 60, at most 1.
+  document close together (a gap of up to :data:`MAX_GAP_WORDS` words in both texts) make one span, and the
+  rules apply to the span.
+  A short answer rarely has 25 such characters: a span holding at least :data:`MIN_COVERAGE` of the answer's
+  informative characters (and at least :data:`MIN_SHORT_CHARS`) counts too. Score: the informative
+  characters over 60, or 0.8 times the share of the answer's informative characters the span holds, whichever
+  is higher, at most 1.
 - ``answer_figures``: the answer's figures, compared by value: ``82,959`` = ``82959`` = ``$82,959``;
   ``(3,000)`` is -3,000 (a figure matches its negative too: "a loss of 3,000" is the table's ``(3,000)``).
   Years, small whole numbers (below 100) and figures with fewer than 3 significant digits found at more
@@ -55,6 +59,12 @@ MIN_RUN_WORDS = 5
 MIN_INFORMATIVE_CHARS = 25.0
 MAX_OCCURRENCES = 2
 MAX_GAP_WORDS = 3
+#: a span shorter than MIN_INFORMATIVE_CHARS still counts when it holds this share of a short answer's
+#: informative characters, and at least MIN_SHORT_CHARS of them ("Riders must be 16 or older.")
+MIN_COVERAGE = 0.5
+MIN_SHORT_CHARS = 12.0
+#: the score of a span holding the whole answer, by coverage (less for a part)
+COVERAGE_SCORE = 0.8
 MAX_LOCATED = 5
 DEFAULT_MIN_SCORE = 0.4
 #: words of a run looked up together (the index key)
@@ -316,31 +326,35 @@ class Locator:
         return sum(self._weight(word) * len(word) for word in doc.words[first:last])
 
     def _word_candidates(self, search: Search, runs: list[tuple[str, int, int, int, int]]) -> list[Candidate]:
-        # occurrences: the places (in the searched documents) holding the same answer words
         runs = sorted(runs, key=lambda r: (r[0], r[1]))
-        out: list[Candidate] = []
-        merged: list[list[int | str]] = []
+        # the answer's own informative characters: a short answer found whole is sure evidence
+        answer_info = sum(self._weight(w) * len(w) for w in (_fold(x) for x in _WORD.findall(search.text)))
+        merged: list[list] = []  # [document, first, last, answer first, answer last, informative chars, words]
         for name, first, last, a_first, a_last in runs:
-            if last - first < MIN_RUN_WORDS:
-                continue
-            doc = self.documents[name]
-            info = self._informative(doc, first, last)
-            if info < MIN_INFORMATIVE_CHARS:
-                continue
             # the places (in the searched documents) holding the same answer words: boilerplate is at many
             occurrences = sum(1 for r in runs if r[3] <= a_first and r[4] >= a_last)
             if occurrences > MAX_OCCURRENCES:
                 continue
+            info = self._informative(self.documents[name], first, last)
             if merged and merged[-1][0] == name and first - merged[-1][2] <= MAX_GAP_WORDS \
                     and abs(a_first - merged[-1][4]) <= MAX_GAP_WORDS:
+                # runs a few words apart in both texts (an answer that inserts or drops a word) are one span
+                overlap = max(0, merged[-1][2] - first)
+                merged[-1][5] += info - self._informative(self.documents[name], first, first + overlap)
+                merged[-1][6] += last - first - overlap
                 merged[-1][2], merged[-1][4] = max(merged[-1][2], last), max(merged[-1][4], a_last)
-                merged[-1][5] += info
             else:
-                merged.append([name, first, last, a_first, a_last, info])
-        for name, first, last, _a_first, _a_last, info in merged:
+                merged.append([name, first, last, a_first, a_last, info, last - first])
+        out: list[Candidate] = []
+        for name, first, last, _a_first, _a_last, info, words in merged:
+            if words < MIN_RUN_WORDS:
+                continue
+            coverage = info / answer_info if answer_info else 0.0
+            if info < MIN_INFORMATIVE_CHARS and not (coverage >= MIN_COVERAGE and info >= MIN_SHORT_CHARS):
+                continue
             doc = self.documents[name]
-            out.append(Candidate(name, doc.start(first), doc.end(last - 1), min(1.0, info / 60.0),
-                                 {search.words_method}))
+            score = max(info / 60.0, COVERAGE_SCORE * min(1.0, coverage))
+            out.append(Candidate(name, doc.start(first), doc.end(last - 1), min(1.0, score), {search.words_method}))
         return out
 
     # -- figures ----------------------------------------------------------------------------------

@@ -158,7 +158,7 @@ def build_leaderboard(partitions_def: MultiPartitionsDefinition, scope: Scope = 
     @asset(key=scope.key("leaderboard"), group_name=scope.group("reports"), kinds={"duckdb"},
            deps=[scope.key("experiment_results")], tags=scope.tags(), automation_condition=on_new_results(),
            description=scope.describe(
-               "Latest experiment run per strategy x corpus model, ranked and classed against the best "
+               "Latest experiment run per strategy × corpus model, ranked and classed against the best "
                "(within the margin, undecided, worse), with costs and the recommendation and its stability "
                "(DuckDB views `leaderboard`, `comparison`, `recommendation`)."))
     def leaderboard(context: AssetExecutionContext, duckdb: DuckDBResource,
