@@ -229,7 +229,8 @@ class LocateReport:
     located: dict[str, list[Reference]] = field(default_factory=dict)
     n_searched: int = 0  # questions with a text to search from
     by_method: Counter = field(default_factory=Counter)  # method -> questions with evidence found by it
-    without: list[str] = field(default_factory=list)  # searched, nothing found
+    without: list[str] = field(default_factory=list)  # searched, no evidence at all (none found, none reviewed)
+    reviewed: list[str] = field(default_factory=list)  # searched, nothing new found, has reviewed evidence
 
     @property
     def n_found(self) -> int:
@@ -239,8 +240,13 @@ class LocateReport:
         if not self.n_searched:
             return "no question has an answer to look for evidence from"
         methods = ", ".join(f"{n} by {m.replace('_', ' ')}" for m, n in sorted(self.by_method.items())) or "none"
-        return (f"evidence located for {self.n_found} of {self.n_searched} question(s) with an answer ({methods}; "
-                f"a question can count under several); {len(self.without)} without")
+        located = f"({methods}; a question can count under several)"
+        if not self.reviewed:
+            return (f"evidence located for {self.n_found} of {self.n_searched} question(s) with an answer {located}; "
+                    f"{len(self.without)} without")
+        return (f"evidence for {self.n_found + len(self.reviewed)} of {self.n_searched} question(s) with an answer: "
+                f"{len(self.reviewed)} with reviewed evidence (accepted or hand-written), {self.n_found} newly located "
+                f"{located}; {len(self.without)} without")
 
 
 @dataclass(frozen=True)
@@ -478,6 +484,8 @@ def locate_questions(questions: Sequence[Question], locator: Locator, min_score:
         if new:
             for method in {m for r in new for m in r.located_by.split("+")}:
                 report.by_method[method] += 1
+        elif kept:  # nothing new: its accepted or hand-written evidence stands (a re-found span is one of them)
+            report.reviewed.append(q.id)
         else:
             report.without.append(q.id)
         out.append(replace(q, references=(*kept, *new)))

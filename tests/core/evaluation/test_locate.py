@@ -165,7 +165,11 @@ def test_seed_format_files_get_evidence_from_their_expected_answers_and_relocati
     reviewed = load_question_set(path).questions
     assert reviewed[0].references[0].located_by == "" and reviewed[0].references[0].score is None
     assert reviewed[1].references == () and reviewed[1].metadata["rejected_evidence"][0]["start"] == s2.start
-    locate_file(path, DOCUMENTS)
+    relocated, _, _ = locate_file(path, DOCUMENTS)
+    # the accepted evidence counts: not "located for 0 of 3 ... 3 without"
+    assert relocated.reviewed == ["s1"] and relocated.without == ["s2", "s3"] and relocated.n_found == 0
+    assert relocated.summary().startswith("evidence for 1 of 3 question(s) with an answer: 1 with reviewed evidence")
+    assert relocated.summary().endswith("; 2 without")
     again = load_question_set(path).questions
     assert again[1].references == ()  # the rejected span is not proposed again
     assert again[0].references == reviewed[0].references  # the accepted one stays, ordinary
