@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export CHUNKBENCH_HOME ?= $(CURDIR)/.chunkbench
 
-.PHONY: install demo test test-fast tools ui bench clean
+.PHONY: install demo test test-fast tools ui cluster bench clean
 
 install: $(VENV)/.installed
 
@@ -38,6 +38,13 @@ UI_PORT ?= 3000
 REPORTS_PORT ?=
 ui: install
 	$(BIN)/chunkbench ui --port $(UI_PORT) $(if $(REPORTS_PORT),--reports-port $(REPORTS_PORT))
+
+# the distributed profile on this machine (deploy/README.md): Redis, PostgreSQL, WORKERS Celery workers (each with
+# its own CHUNKBENCH_HOME), the Dagster daemon and the UI on 127.0.0.1:UI_PORT; Ctrl-C stops them all
+WORKERS ?= 2
+cluster: install
+	$(BIN)/python -m pip install -q -e '.[test,distributed]'
+	$(BIN)/python -m chunkbench_pipelines.cluster --workers $(WORKERS) --port $(UI_PORT)
 
 bench: install
 	$(BIN)/python -m pip install -q -e '.[test,bench]'

@@ -188,8 +188,10 @@ def _parsed(folder: Path, report: DoctorReport, repair: bool) -> None:
             report.add(finding)
     listed = {e["record"]: e for e in (manifest or {}).get("documents", [])}
     damaged: set[str] = set()
+    from chunkbench_core.estimate.plan import TOKENS_FILE  # the estimate's token counts beside the records
+
     for path in sorted(folder.glob("*.json")):
-        if path.name == "manifest.json":
+        if path.name in ("manifest.json", TOKENS_FILE):
             continue
         report.checked += 1
         problem = integrity.json_problem(path, ("status",))

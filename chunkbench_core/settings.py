@@ -21,6 +21,14 @@ Where state lives:
 - ``results_root`` (``CHUNKBENCH_RESULTS_DIR``): where results, parsed documents and reports go when they
   must be shared by runs on several machines (default: ``home``; see deploy/README.md); the
   benchmark's folder ``benchmarks/<name>/`` is made inside it.
+- ``vectors_root`` (``CHUNKBENCH_VECTORS_DIR``): where the embedded vector store keeps its collections,
+  ``benchmarks/<name>/qdrant/<collection>/`` inside it (default: ``home``). Workers on several machines
+  point it at a folder they share: each collection is its own folder, written by one partition's run.
+- ``cache_url`` (``CHUNKBENCH_CACHE_URL``): the embedding and contextual caches: a
+  ``postgresql://`` URL for one cache that many workers share, or a folder for the SQLite files
+  (default: the SQLite files in ``home``).
+- ``celery_broker`` (``CHUNKBENCH_CELERY_BROKER``): a ``redis://`` broker; when set, the steps of a run
+  are sent to Celery workers (deploy/README.md) instead of running in the run's own process.
 """
 
 from __future__ import annotations
@@ -33,12 +41,13 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from chunkbench_core.datasets import SAMPLE_CORPUS, SAMPLE_QUESTIONS
-from chunkbench_core.errors import ConfigError
+from chunkbench_core.errors import ChunkbenchError, ConfigError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_BENCHMARK = "sample"
 _BENCHMARK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 DEFAULT_POOL_LIMIT = 2
+DEFAULT_VISIBILITY_TIMEOUT = 60.0  # seconds; live workers renew their steps' leases (chunkbench_pipelines/celery_app.py)
 #: the parser heuristics of a benchmark, in its folder
 PARSER_SETTINGS_FILE = "parser.toml"
 
@@ -61,6 +70,15 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("corpus", "CHUNKBENCH_CORPUS", "the folder of documents"),
     Variable("questions", "CHUNKBENCH_QUESTIONS", "the folder of question sets"),
     Variable("results_root", "CHUNKBENCH_RESULTS_DIR", "where results, parsed documents and reports go"),
+    Variable("vectors_root", "CHUNKBENCH_VECTORS_DIR", "where the embedded vector store keeps its collections"),
+    Variable("cache_url", "CHUNKBENCH_CACHE_URL",
+             "the embedding and contextual caches: a postgresql:// URL that workers share, or a folder",
+             default="not set (SQLite files in the home folder)"),
+    Variable("celery_broker", "CHUNKBENCH_CELERY_BROKER", "send the steps of runs to Celery workers through "
+             "this broker", default="not set (steps run in the run's process)"),
+    Variable("celery_visibility_timeout", "CHUNKBENCH_CELERY_VISIBILITY_TIMEOUT",
+             "seconds after which the step of a worker that stopped answering goes to another worker",
+             default="not set (60)"),
     Variable("dagster_home", "DAGSTER_HOME", "the Dagster instance"),
     Variable("models_file", "CHUNKBENCH_MODELS", "a file of extra embedding models", default="not set (the shipped models)"),
     Variable("corpus_model", "CHUNKBENCH_CORPUS_MODEL",
@@ -161,6 +179,10 @@ class Settings:
     corpus: Path = SAMPLE_CORPUS
     questions: Path = SAMPLE_QUESTIONS
     results_root: Path | None = None  # None: home
+    vectors_root: Path | None = None  # None: home
+    cache_url: str | None = field(default=None, repr=False)  # None: SQLite files in home (a URL may hold a password)
+    celery_broker: str | None = field(default=None, repr=False)
+    celery_visibility_timeout: float = DEFAULT_VISIBILITY_TIMEOUT
     benchmark: str = SAMPLE_BENCHMARK
     dagster_home: Path | None = None  # None: home/dagster_home (chunkbench's own instance)
     models_file: Path | None = None
@@ -209,7 +231,7 @@ class Settings:
             elif variable.name in env:
                 values[variable.field] = env[variable.name]
                 sources[variable.field] = f"environment {variable.name}"
-        for name in ("home", "corpus", "questions", "results_root", "dagster_home", "models_file"):
+        for name in ("home", "corpus", "questions", "results_root", "vectors_root", "dagster_home", "models_file"):
             if name in values:
                 values[name] = _path(values[name])
         if "pool_limit" in values:
@@ -220,6 +242,18 @@ class Settings:
                                   f"{values['pool_limit']!r}") from None
             if values["pool_limit"] < 1:
                 raise ConfigError(f"CHUNKBENCH_PROVIDER_POOL_LIMIT must be at least 1, got {values['pool_limit']}")
+        if "cache_url" in values:
+            values["cache_url"] = _cache_location(str(values["cache_url"]))
+        if "celery_broker" in values:
+            values["celery_broker"] = _broker(str(values["celery_broker"]))
+        if "celery_visibility_timeout" in values:
+            raw = values["celery_visibility_timeout"]
+            try:
+                values["celery_visibility_timeout"] = float(raw)
+            except (TypeError, ValueError):
+                raise ConfigError(f"CHUNKBENCH_CELERY_VISIBILITY_TIMEOUT must be a number of seconds, got {raw!r}") from None
+            if not values["celery_visibility_timeout"] >= 5:
+                raise ConfigError(f"CHUNKBENCH_CELERY_VISIBILITY_TIMEOUT must be at least 5 seconds, got {raw!r}")
         if "automation" in values:
             values["automation"] = str(values["automation"]).strip().lower() in ("1", "on", "true", "yes")
         if "llm_api_key" not in values and "openai_api_key" in values:
@@ -251,6 +285,17 @@ class Settings:
         for variable in VARIABLES:
             if variable.secret:
                 register_secret(getattr(self, variable.field))
+        for url in (self.cache_url, self.celery_broker):  # a password inside a URL
+            if url and "://" in url:
+                from urllib.parse import unquote, urlsplit
+
+                try:
+                    password = urlsplit(url).password
+                except ValueError:
+                    password = None
+                if password:
+                    register_secret(password)
+                    register_secret(unquote(password))
 
     # -- what follows from them ----------------------------------------------------------------
     def source(self, name: str) -> str:
@@ -270,9 +315,13 @@ class Settings:
         return benchmark_dir(self.results_base, self.benchmark)
 
     @property
+    def vectors_base(self) -> Path:
+        return self.vectors_root or self.home
+
+    @property
     def qdrant_dir(self) -> Path:
-        """The embedded Qdrant store of the benchmark (machine-local: under home)."""
-        return benchmark_dir(self.home, self.benchmark) / "qdrant"
+        """The embedded Qdrant store of the benchmark: ``<vectors root or home>/benchmarks/<benchmark>/qdrant``."""
+        return benchmark_dir(self.vectors_base, self.benchmark) / "qdrant"
 
     @property
     def reports_dir(self) -> Path:
@@ -355,24 +404,57 @@ class Settings:
             raw = getattr(self, variable.field)
             if variable.secret:
                 shown = "set (hidden)" if raw else "not set"
-            elif variable.field == "results_root" and raw is None:
+            elif variable.field in ("results_root", "vectors_root") and raw is None:
                 shown = str(self.home)
+            elif variable.field in ("cache_url", "celery_broker") and raw is not None:
+                shown = _shown_url(raw)
             elif variable.field == "dagster_home" and raw is None:
                 shown = str(self.dagster_home_dir)
             elif raw is None:
                 shown = variable.default
             elif isinstance(raw, bool):
                 shown = "on" if raw else "off"
+            elif isinstance(raw, float):
+                shown = f"{raw:g}"
             else:
                 shown = str(raw)
             source = self.source(variable.field)
-            if variable.field == "results_root" and raw is None:
+            if variable.field in ("results_root", "vectors_root") and raw is None:
                 source = "default (the home folder)"
             elif variable.field == "dagster_home" and raw is None:
                 source = "default (chunkbench's own, inside the home folder)"
             out.append((variable.name, shown, source))
         out.append(("results folder", str(self.results_dir), "results root / benchmarks / benchmark"))
         return out
+
+
+def _shown_url(value: str) -> str:
+    """A URL as ``chunkbench settings`` shows it: any password masked."""
+    from chunkbench_core.storage.cache_postgres import redact_url
+
+    return redact_url(value)
+
+
+def _cache_location(value: str) -> str:
+    """CHUNKBENCH_CACHE_URL checked where it is read: a postgresql:// URL (validated, the password never echoed)
+    or a folder (made absolute)."""
+    from chunkbench_core.storage.cache_postgres import CacheURL, cache_location
+
+    try:
+        where = cache_location(value)
+    except ChunkbenchError as exc:
+        raise ConfigError(f"CHUNKBENCH_CACHE_URL: {exc}") from None
+    if isinstance(where, CacheURL):
+        return where.url
+    return str(_path(value))
+
+
+def _broker(value: str) -> str:
+    text = value.strip()
+    if not text.startswith(("redis://", "rediss://")):
+        raise ConfigError(f"CHUNKBENCH_CELERY_BROKER must be a Redis URL (redis://HOST:6379/0), got "
+                          f"{_shown_url(text)!r}")
+    return text
 
 
 def dagster_home(home: Path) -> Path:

@@ -28,16 +28,27 @@ def build_definitions(settings: Settings) -> Definitions:
 
     Runs execute in one process: the steps of a partition are sequential anyway, and one process
     per run (not per step) loads the embedding model once. Parallelism comes from running
-    several partitions at once (the run queue, backfills).
+    several partitions at once (the run queue, backfills). With a Celery broker set
+    (CHUNKBENCH_CELERY_BROKER, the distributed profile) each step goes to a Celery worker instead.
     """
     parts = every_benchmark(settings)
     return Definitions(assets=[a for p in parts for a in p.assets], jobs=[j for p in parts for j in p.all_jobs()],
                        sensors=[s for p in parts for s in p.sensors], schedules=[s for p in parts for s in p.schedules],
-                       resources=build_resources(settings), executor=in_process_executor)
+                       resources=build_resources(settings), executor=executor_for(settings))
+
+
+def executor_for(settings: Settings):
+    """In the run's own process; on Celery workers when the settings name a broker."""
+    if settings.celery_broker:
+        from .celery_app import celery_executor_def
+
+        return celery_executor_def(settings)
+    return in_process_executor
 
 
 # the edge: the environment this code location was started with, read once
 SETTINGS = Settings.load(os.environ)
 defs = build_definitions(SETTINGS)
 
-__all__ = ["SETTINGS", "benchmark_definitions", "build_definitions", "build_resources", "defs", "every_benchmark"]
+__all__ = ["SETTINGS", "benchmark_definitions", "build_definitions", "build_resources", "defs", "every_benchmark",
+           "executor_for"]

@@ -44,7 +44,7 @@ def build_jobs(scope: Scope = UNSCOPED) -> BenchmarkJobs:
                          tags=tags, description=of + "Scan the corpus folder and parse new or changed documents."),
         define_asset_job(scope.name(CHUNK_AND_EVALUATE), selection=scope.selection("chunk_collections",
                                                                                    "experiment_results"),
-                         tags=tags, description=of + "Chunk, embed and evaluate one strategy x corpus model partition."),
+                         tags=tags, description=of + "Chunk, embed and evaluate one strategy × corpus model partition."),
         define_asset_job(scope.name(EVALUATE), selection=scope.selection("experiment_results"), tags=tags,
                          description=of + "Evaluate one partition's existing collection (new question sets)."),
         define_asset_job(scope.name(REFRESH_REPORTS), selection=scope.selection("leaderboard", "benchmark_report"),

@@ -118,8 +118,10 @@ class QdrantResource(ConfigurableResource):
 
     url: Optional[str] = None
     api_key: Optional[str] = None
-    local_path: Optional[str] = None  # default: <home>/benchmarks/<benchmark>/qdrant
+    local_path: Optional[str] = None  # default: <vectors or home>/benchmarks/<benchmark>/qdrant
     home: Optional[str] = None  # CHUNKBENCH_HOME (empty: the default home)
+    # CHUNKBENCH_VECTORS_DIR: the embedded store's root, e.g. a folder workers share (empty: home)
+    vectors: Optional[str] = None
     benchmark: Optional[str] = None  # on a server, collections are named <benchmark>__<collection>
     local_engine: str = "edge"  # embedded engine: "edge" (qdrant-edge-py) or "client" (qdrant-client local mode)
     lock_timeout_seconds: float = 120.0  # wait this long for a collection another process holds
@@ -133,7 +135,8 @@ class QdrantResource(ConfigurableResource):
             raise ConfigError(f"the vector store at {self.local_path} is benchmark {self.benchmark}'s, "
                               f"not {benchmark}'s")
         benchmark = benchmark or self.benchmark or SAMPLE_BENCHMARK
-        local = Path(self.local_path) if self.local_path else benchmark_dir(home_dir(self.home), benchmark) / "qdrant"
+        root = Path(self.vectors).expanduser() if self.vectors else home_dir(self.home)
+        local = Path(self.local_path) if self.local_path else benchmark_dir(root, benchmark) / "qdrant"
         store = VectorStore(url=self.url, api_key=self.api_key, local_root=None if self.url else local,
                             local_engine=self.local_engine, lock_timeout_seconds=self.lock_timeout_seconds,
                             namespace=benchmark)
@@ -155,6 +158,8 @@ class EmbeddingResource(ConfigurableResource):
     # CHUNKBENCH_BOUNDARY_MODEL: this machine's boundary model when the results database holds no shared default
     boundary_model: Optional[str] = None
     home: Optional[str] = None  # CHUNKBENCH_HOME: where the embedding cache is (empty: the default home)
+    # CHUNKBENCH_CACHE_URL: a postgresql:// URL (the cache workers share) or a folder; empty: the SQLite file in home
+    cache_url: Optional[str] = None
     # CHUNKBENCH_PROVIDER_POOL_LIMIT: partitions talking to one remote provider at once, set on the
     # provider's Dagster pool when it is first used (then changed in the UI; see concurrency.py)
     pool_limit: int = 2
@@ -193,14 +198,13 @@ class EmbeddingResource(ConfigurableResource):
         return availability(self.spec(model_id), self.provider_settings())
 
     def embedder(self, model_id: str) -> Embedder:
-        """The model's embedder, with the content-addressed cache under CHUNKBENCH_HOME.
+        """The model's embedder, with the content-addressed cache (CHUNKBENCH_CACHE_URL, else under CHUNKBENCH_HOME).
 
         Raises EmbeddingError with the reason when the model is unavailable (never falls back).
         """
-        from chunkbench_core.storage.embedding_cache import EmbeddingCache, default_cache_path
+        from .caches import embedding_cache
 
-        return Embedder(self.spec(model_id), self.provider_settings(),
-                        cache=EmbeddingCache(default_cache_path(home_dir(self.home))))
+        return Embedder(self.spec(model_id), self.provider_settings(), cache=embedding_cache(self.cache_url, self.home))
 
     def available_models(self) -> list[str]:
         """Registry ids whose provider is configured here."""
@@ -243,6 +247,7 @@ class LLMResource(ConfigurableResource):
     breaker_failures: Optional[int] = None
     vision_model: Optional[str] = None  # CHUNKBENCH_VISION_MODEL: captions images of DOCX files (same endpoint)
     home: Optional[str] = None  # CHUNKBENCH_HOME: where the contextual prefixes are cached (empty: the default home)
+    cache_url: Optional[str] = None  # CHUNKBENCH_CACHE_URL, as EmbeddingResource.cache_url
     pool_limit: int = 2  # CHUNKBENCH_PROVIDER_POOL_LIMIT, as EmbeddingResource.pool_limit
     # USD per 1M tokens (CHUNKBENCH_LLM_PRICE_INPUT / _OUTPUT): the query cost of the cost-quality frontier;
     # may be set without a model, to price the context a future LLM would read; empty = known model prices
@@ -316,11 +321,11 @@ class LLMResource(ConfigurableResource):
         if not self.configured:
             return None
         from chunkbench_core.chunking import LLMContext
-        from chunkbench_core.storage.context_cache import ContextCache, default_context_cache_path
+        from .caches import context_cache
 
         # persistent and content-addressed: a rebuild never pays the LLM again for the same chunk
         return LLMContext(client=self.client(), model=self.model, endpoint=self.base_url or "openai",
-                          cache=ContextCache(default_context_cache_path(home_dir(self.home))))
+                          cache=context_cache(self.cache_url, self.home))
 
 
 class RankingResource(ConfigurableResource):
@@ -371,6 +376,9 @@ def build_resources(settings: Settings, resolve: bool = False) -> dict[str, obje
         return None if value is None else str(value)
 
     home, benchmark = str(settings.home), settings.benchmark
+    # a cache URL may hold a password: from the environment it stays an EnvVar, shown by name only
+    cache_url = (EnvVar("CHUNKBENCH_CACHE_URL") if settings.cache_url and not resolve
+                 and settings.source("cache_url") == "environment CHUNKBENCH_CACHE_URL" else settings.cache_url)
     return {
         "workspace": WorkspaceResource(home=home, corpus=str(settings.corpus), questions=str(settings.questions),
                                        results=text(settings.results_root), benchmark=benchmark,
@@ -378,14 +386,15 @@ def build_resources(settings: Settings, resolve: bool = False) -> dict[str, obje
                                        parse_timeout_s=settings.parse_timeout_s, corpus_model=settings.corpus_model),
         "duckdb": DuckDBResource(folder=str(settings.results_base), benchmark=benchmark),
         "qdrant": QdrantResource(url=settings.qdrant_url, api_key=secret("qdrant_api_key"), home=home,
-                                 benchmark=benchmark),
+                                 vectors=text(settings.vectors_root), benchmark=benchmark),
         "embeddings": EmbeddingResource(openai_api_key=secret("openai_api_key"), openai_base_url=settings.openai_base_url,
                                         compatible_base_url=settings.compatible_url,
                                         compatible_api_key=secret("compatible_api_key"),
                                         models_file=text(settings.models_file), boundary_model=settings.boundary_model,
-                                        home=home, pool_limit=settings.pool_limit),
+                                        home=home, cache_url=cache_url, pool_limit=settings.pool_limit),
         "llm": LLMResource(model=settings.llm_model, base_url=settings.llm_base_url, api_key=secret("llm_api_key"),
                            vision_model=settings.vision_model, pool_limit=settings.pool_limit, home=home,
+                           cache_url=cache_url,
                            input_price_per_mtok=settings.llm_price_input,
                            output_price_per_mtok=settings.llm_price_output),
         "ranking": RankingResource(rank_metric=settings.rank_metric, recommendation_rule=settings.recommendation_rule,

@@ -47,25 +47,17 @@ def _previous_texts(results: Any, spec: Any) -> dict[str, list[str]]:
     return out
 
 
-def plan_estimate(resources: Mapping[str, Any], settings: Any, partitions: Sequence[tuple[str, str]],
-                  run_settings: Mapping[str, Any] | None = None, say: Callable[[str], None] | None = None,
-                  sources: Sequence[Any] | None = None, in_pipeline: bool = True) -> RunEstimate:
-    """The expected time of running ``partitions`` ((strategy, corpus model) pairs) with the resources of a run."""
-    from chunkbench_core.estimate.predict import PipelineTiming
-    from chunkbench_core.evaluation.questions import load_question_sets
-    from chunkbench_core.run_config import chunking_settings
-    from chunkbench_core.stages.spec import resolve_collection
-    from chunkbench_core.storage.corpus import scan_corpus
-
-    from .resources import spec_context
-
+def sampled_sources(resources: Mapping[str, Any], parsing_settings: Mapping[str, Any],
+                    sources: Sequence[Any] | None = None) -> tuple[list[Any], dict[str, Any] | None, Any]:
+    """The corpus's sources a run with these ``parsing`` run settings would parse (its sample when one is asked
+    for, chosen as the parse step chooses it), the sample's record (None: the whole corpus), and the parsed store
+    of its parse options (``chunkbench estimate``'s tokens, dollars and time all read this one corpus)."""
     from chunkbench_core.run_config import ParsingRunSettings
     from chunkbench_core.stages.documents import sample_sources
+    from chunkbench_core.storage.corpus import scan_corpus
 
-    given = run_settings or {}
-    workspace, embeddings, llm = resources["workspace"], resources["embeddings"], resources["llm"]
-    results = resources["duckdb"].results()
-    parsing = ParsingRunSettings(**(given.get("parsing") or {}))
+    workspace, llm = resources["workspace"], resources["llm"]
+    parsing = ParsingRunSettings(**parsing_settings)
     try:  # as the parse step makes them: the benchmark's parser settings, then the run's
         options = dataclasses.replace(llm.parse_options(), heuristics=workspace.settings().parser_heuristics(),
                                       **parsing.given())
@@ -74,7 +66,25 @@ def plan_estimate(resources: Mapping[str, Any], settings: Any, partitions: Seque
     store = workspace.parsed_store(options)
     if sources is None:
         sources = scan_corpus(workspace.corpus_dir())
-    sources, _ = sample_sources(sources, workspace.questions_dir(), store, **parsing.sample())
+    kept, record = sample_sources(sources, workspace.questions_dir(), store, **parsing.sample())
+    return kept, record, store
+
+
+def plan_estimate(resources: Mapping[str, Any], settings: Any, partitions: Sequence[tuple[str, str]],
+                  run_settings: Mapping[str, Any] | None = None, say: Callable[[str], None] | None = None,
+                  sources: Sequence[Any] | None = None, in_pipeline: bool = True) -> RunEstimate:
+    """The expected time of running ``partitions`` ((strategy, corpus model) pairs) with the resources of a run."""
+    from chunkbench_core.estimate.predict import PipelineTiming
+    from chunkbench_core.evaluation.questions import load_question_sets
+    from chunkbench_core.run_config import chunking_settings
+    from chunkbench_core.stages.spec import resolve_collection
+
+    from .resources import spec_context
+
+    given = run_settings or {}
+    workspace, embeddings, llm = resources["workspace"], resources["embeddings"], resources["llm"]
+    results = resources["duckdb"].results()
+    sources, _, store = sampled_sources(resources, given.get("parsing") or {}, sources)
     documents = corpus_documents(store, sources)
     manifest = workspace.parsed_store().manifest() or {}
     current = {s.document: s.sha256 for s in sources}
@@ -95,7 +105,9 @@ def plan_estimate(resources: Mapping[str, Any], settings: Any, partitions: Seque
 
     def usage_rows(model: str) -> list[dict[str, Any]]:
         try:
-            frame = results.query("SELECT * FROM embedding_usage WHERE corpus_model = ?", [model])
+            # the corpus embeddings (a run's query embeddings include the model's loading and one-at-a-time probes)
+            frame = results.query("SELECT * FROM embedding_usage WHERE corpus_model = ? "
+                                  "AND coalesce(stage, '') <> 'queries'", [model])
         except Exception:  # noqa: BLE001 - nothing recorded yet
             return []
         return frame.to_dict("records")

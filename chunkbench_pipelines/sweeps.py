@@ -2,7 +2,7 @@
 ``<benchmark>__chunk_size_sweep``), launched from the UI's launchpad (its run config: the levels or sizes, the
 strategies, the corpus models), by ``chunkbench sweep`` and by the weekly schedules.
 
-One run does the whole sweep: the ``sweep`` op runs every step (a strategy x corpus model at one level or size:
+One run does the whole sweep: the ``sweep`` op runs every step (a strategy × corpus model at one level or size:
 its collection built when missing or stale, then one experiment run), logging each as a materialization of the
 benchmark's ``chunk_collections`` / ``experiment_results`` partition; the ``reports`` op then compares the
 benchmark's runs and rewrites its reports, logged as materializations of its ``leaderboard`` and
@@ -66,10 +66,12 @@ from .scope import UNSCOPED, Scope
 NEIGHBOR_SWEEP = "neighbor_sweep"
 CHUNK_SIZE_SWEEP = "chunk_size_sweep"
 SWEEP_TAG = "chunkbench/sweep"
+#: how each sweep op's description starts (a configuration named as in every label: strategy × corpus model)
+SWEEP_EACH = "Runs every strategy × corpus model"
 
 
 class NeighborSweepConfig(Config):
-    """Neighbor expansion levels, each one experiment run of every strategy x corpus model, against the default
+    """Neighbor expansion levels, each one experiment run of every strategy × corpus model, against the default
     collection (built first when missing or built from an older parsed corpus)."""
 
     levels: list[str] = Field(default=[f"{p}:{n}" for p, n in NEIGHBOR_LEVELS],
@@ -80,7 +82,7 @@ class NeighborSweepConfig(Config):
 
 
 class ChunkSizeSweepConfig(Config):
-    """Chunk sizes, each its own collection and experiment run of every strategy x corpus model (overlap one eighth
+    """Chunk sizes, each its own collection and experiment run of every strategy × corpus model (overlap one eighth
     of the size; sizes above a model's window left out)."""
 
     sizes: list[int] = Field(default=list(SWEEP_SIZES), description="chunk sizes in cl100k tokens (each 16..8192)")
@@ -191,49 +193,53 @@ def build_sweep_jobs(partitions_def: MultiPartitionsDefinition, scope: Scope = U
 
         return sweep_reports
 
-    @op(name=scope.name("sweep_neighbors"), out=Out(Nothing), tags=scope.tags(),
-        description="Runs every strategy x corpus model at every neighbor level (one experiment run each).")
-    def sweep_neighbors(context: OpExecutionContext, config: NeighborSweepConfig, workspace: WorkspaceResource,
-                        duckdb: DuckDBResource, qdrant: QdrantResource, embeddings: EmbeddingResource,
-                        llm: LLMResource, ranking: RankingResource) -> None:
-        try:
-            levels = parse_levels(config.levels)
-            strategies = check_strategies(config.strategies, "neighbor_expansion")
-        except ConfigError as exc:
-            raise fail_fast(str(exc)) from exc
-        _needs_parsed_corpus(scope, workspace)
-        runner = _Runner(context, scope, workspace, duckdb, qdrant, embeddings, llm, ranking)
-        steps = neighbor_steps(strategies, _models(config.corpus_models, embeddings, scope, workspace), levels)
+    def sweep_op(name: str, what: str, config_type: type, check: Callable[[Config], tuple],
+                 run: Callable[..., None]) -> Callable:
+        """One sweep op: ``check(config)`` reads its settings (a bad value fails at once, before anything else),
+        the parsed corpus is required, then ``run(context, checked, runner, models)`` runs its steps."""
+
+        @op(name=scope.name(name), out=Out(Nothing), tags=scope.tags(), description=f"{SWEEP_EACH} {what}.")
+        def sweep(context: OpExecutionContext, config: config_type, workspace: WorkspaceResource,
+                  duckdb: DuckDBResource, qdrant: QdrantResource, embeddings: EmbeddingResource,
+                  llm: LLMResource, ranking: RankingResource) -> None:
+            try:
+                checked = check(config)
+            except ConfigError as exc:
+                raise fail_fast(str(exc)) from exc
+            _needs_parsed_corpus(scope, workspace)
+            runner = _Runner(context, scope, workspace, duckdb, qdrant, embeddings, llm, ranking)
+            run(context, checked, runner, _models(config.corpus_models, embeddings, scope, workspace))
+
+        return sweep
+
+    def neighbors(context: OpExecutionContext, checked: tuple, runner: _Runner, models: list[str]) -> None:
+        levels, strategies = checked
+        steps = neighbor_steps(strategies, models, levels)
         context.log.info(f"neighbor sweep: {len(steps)} experiment runs (levels {format_levels(levels)})")
         for step in steps:
             if step.neighbor_prev == levels[0][0] and step.neighbor_next == levels[0][1]:
-                runner.build(step)  # the default collection, once per strategy x model
+                runner.build(step)  # the default collection, once per strategy × model
             runner.evaluate(step, strategies)
 
-    @op(name=scope.name("sweep_chunk_sizes"), out=Out(Nothing), tags=scope.tags(),
-        description="Builds and evaluates every strategy x corpus model at every chunk size (one collection and "
-                    "experiment run each).")
-    def sweep_chunk_sizes(context: OpExecutionContext, config: ChunkSizeSweepConfig, workspace: WorkspaceResource,
-                          duckdb: DuckDBResource, qdrant: QdrantResource, embeddings: EmbeddingResource,
-                          llm: LLMResource, ranking: RankingResource) -> None:
-        try:
-            sizes = parse_sizes(config.sizes)
-            strategies = check_strategies(config.strategies, "sweepable")
-        except ConfigError as exc:
-            raise fail_fast(str(exc)) from exc
-        _needs_parsed_corpus(scope, workspace)
-        models = _models(config.corpus_models, embeddings, scope, workspace)
+    def chunk_sizes(context: OpExecutionContext, checked: tuple, runner: _Runner, models: list[str]) -> None:
+        sizes, strategies = checked
         steps, skipped = size_steps(strategies, models, sizes,
-                                    {m: embeddings.spec(m).max_input_tokens for m in models})
+                                    {m: runner.embeddings.spec(m).max_input_tokens for m in models})
         for line in skipped:
             context.log.warning(line)
         if not steps:
             raise fail_fast("no chunk size fits: " + "; ".join(skipped))
         context.log.info(f"chunk-size sweep: {len(steps)} collections and experiment runs")
-        runner = _Runner(context, scope, workspace, duckdb, qdrant, embeddings, llm, ranking)
         for step in steps:
             runner.build(step)
             runner.evaluate(step)
+
+    sweep_neighbors = sweep_op(
+        "sweep_neighbors", "at every neighbor level (one experiment run each)", NeighborSweepConfig,
+        lambda c: (parse_levels(c.levels), check_strategies(c.strategies, "neighbor_expansion")), neighbors)
+    sweep_chunk_sizes = sweep_op(
+        "sweep_chunk_sizes", "at every chunk size (one collection and experiment run each)", ChunkSizeSweepConfig,
+        lambda c: (parse_sizes(c.sizes), check_strategies(c.strategies, "sweepable")), chunk_sizes)
 
     neighbor_reports, size_reports = reports_op(NEIGHBOR_SWEEP), reports_op(CHUNK_SIZE_SWEEP)
 

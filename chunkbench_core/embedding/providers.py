@@ -151,6 +151,14 @@ class EmbeddingUsage:
                      "truncated", "seconds"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
+    def since(self, earlier: "EmbeddingUsage") -> "EmbeddingUsage":
+        """What was used after ``earlier`` (a copy of this cumulative usage taken before)."""
+        out = EmbeddingUsage(self.model_id, self.provider)
+        for name in ("texts", "unique_texts", "cache_hits", "embedded", "requests", "retries", "prompt_tokens",
+                     "truncated", "seconds"):
+            setattr(out, name, getattr(self, name) - getattr(earlier, name))
+        return out
+
     def as_row(self) -> dict[str, Any]:
         """Columns for a DuckDB ``embedding_usage`` table."""
         return {**asdict(self), "hit_rate": self.hit_rate}

@@ -443,7 +443,7 @@ class CostEstimate:
         cost = (f"about ${self.usd:.2f} (at most ${self.max_usd:.2f} if every judge reply is retried)"
                 if self.usd is not None else "unknown")
         return (
-            f"dry run: {self.n_questions} questions x {self.n_configurations} strategy x model configurations -> "
+            f"dry run: {self.n_questions} questions × {self.n_configurations} configurations (strategy × corpus model) -> "
             f"{self.answer_calls} answer calls + {self.judge_calls} judge calls (up to {self.max_judge_calls} with "
             f"retries); at most {self.input_tokens:,} input and {self.output_tokens:,} output tokens, "
             f"{self.embedding_tokens:,} query-embedding tokens; estimated cost {cost}. {self.price_note}"

@@ -15,8 +15,12 @@ names none, for:
   (stop words weigh nothing; a word found in every document of a corpus of three or more weighs half),
   and found at no more than :data:`MAX_OCCURRENCES` places of the searched documents (a boilerplate
   phrase such as "for the quarter ended September 30" is found at many and never counts alone). Runs of one
-  document close together (a gap of up to :data:`MAX_GAP_WORDS` words in both texts) make one span.
-  Score: the informative characters over 60, at most 1.
+  document close together (a gap of up to :data:`MAX_GAP_WORDS` words in both texts) make one span, and the
+  rules apply to the span.
+  A short answer rarely has 25 such characters: a span holding at least :data:`MIN_COVERAGE` of the answer's
+  informative characters (and at least :data:`MIN_SHORT_CHARS`) counts too. Score: the informative
+  characters over 60, or 0.8 times the share of the answer's informative characters the span holds, whichever
+  is higher, at most 1.
 - ``answer_figures``: the answer's figures, compared by value: ``82,959`` = ``82959`` = ``$82,959``;
   ``(3,000)`` is -3,000 (a figure matches its negative too: "a loss of 3,000" is the table's ``(3,000)``).
   Years, small whole numbers (below 100) and figures with fewer than 3 significant digits found at more
@@ -55,6 +59,12 @@ MIN_RUN_WORDS = 5
 MIN_INFORMATIVE_CHARS = 25.0
 MAX_OCCURRENCES = 2
 MAX_GAP_WORDS = 3
+#: a span shorter than MIN_INFORMATIVE_CHARS still counts when it holds this share of a short answer's
+#: informative characters, and at least MIN_SHORT_CHARS of them ("Riders must be 16 or older.")
+MIN_COVERAGE = 0.5
+MIN_SHORT_CHARS = 12.0
+#: the score of a span holding the whole answer, by coverage (less for a part)
+COVERAGE_SCORE = 0.8
 MAX_LOCATED = 5
 DEFAULT_MIN_SCORE = 0.4
 #: words of a run looked up together (the index key)
@@ -219,7 +229,8 @@ class LocateReport:
     located: dict[str, list[Reference]] = field(default_factory=dict)
     n_searched: int = 0  # questions with a text to search from
     by_method: Counter = field(default_factory=Counter)  # method -> questions with evidence found by it
-    without: list[str] = field(default_factory=list)  # searched, nothing found
+    without: list[str] = field(default_factory=list)  # searched, no evidence at all (none found, none reviewed)
+    reviewed: list[str] = field(default_factory=list)  # searched, nothing new found, has reviewed evidence
 
     @property
     def n_found(self) -> int:
@@ -229,8 +240,13 @@ class LocateReport:
         if not self.n_searched:
             return "no question has an answer to look for evidence from"
         methods = ", ".join(f"{n} by {m.replace('_', ' ')}" for m, n in sorted(self.by_method.items())) or "none"
-        return (f"evidence located for {self.n_found} of {self.n_searched} question(s) with an answer ({methods}; "
-                f"a question can count under several); {len(self.without)} without")
+        located = f"({methods}; a question can count under several)"
+        if not self.reviewed:
+            return (f"evidence located for {self.n_found} of {self.n_searched} question(s) with an answer {located}; "
+                    f"{len(self.without)} without")
+        return (f"evidence for {self.n_found + len(self.reviewed)} of {self.n_searched} question(s) with an answer: "
+                f"{len(self.reviewed)} with reviewed evidence (accepted or hand-written), {self.n_found} newly located "
+                f"{located}; {len(self.without)} without")
 
 
 @dataclass(frozen=True)
@@ -310,31 +326,35 @@ class Locator:
         return sum(self._weight(word) * len(word) for word in doc.words[first:last])
 
     def _word_candidates(self, search: Search, runs: list[tuple[str, int, int, int, int]]) -> list[Candidate]:
-        # occurrences: the places (in the searched documents) holding the same answer words
         runs = sorted(runs, key=lambda r: (r[0], r[1]))
-        out: list[Candidate] = []
-        merged: list[list[int | str]] = []
+        # the answer's own informative characters: a short answer found whole is sure evidence
+        answer_info = sum(self._weight(w) * len(w) for w in (_fold(x) for x in _WORD.findall(search.text)))
+        merged: list[list] = []  # [document, first, last, answer first, answer last, informative chars, words]
         for name, first, last, a_first, a_last in runs:
-            if last - first < MIN_RUN_WORDS:
-                continue
-            doc = self.documents[name]
-            info = self._informative(doc, first, last)
-            if info < MIN_INFORMATIVE_CHARS:
-                continue
             # the places (in the searched documents) holding the same answer words: boilerplate is at many
             occurrences = sum(1 for r in runs if r[3] <= a_first and r[4] >= a_last)
             if occurrences > MAX_OCCURRENCES:
                 continue
+            info = self._informative(self.documents[name], first, last)
             if merged and merged[-1][0] == name and first - merged[-1][2] <= MAX_GAP_WORDS \
                     and abs(a_first - merged[-1][4]) <= MAX_GAP_WORDS:
+                # runs a few words apart in both texts (an answer that inserts or drops a word) are one span
+                overlap = max(0, merged[-1][2] - first)
+                merged[-1][5] += info - self._informative(self.documents[name], first, first + overlap)
+                merged[-1][6] += last - first - overlap
                 merged[-1][2], merged[-1][4] = max(merged[-1][2], last), max(merged[-1][4], a_last)
-                merged[-1][5] += info
             else:
-                merged.append([name, first, last, a_first, a_last, info])
-        for name, first, last, _a_first, _a_last, info in merged:
+                merged.append([name, first, last, a_first, a_last, info, last - first])
+        out: list[Candidate] = []
+        for name, first, last, _a_first, _a_last, info, words in merged:
+            if words < MIN_RUN_WORDS:
+                continue
+            coverage = info / answer_info if answer_info else 0.0
+            if info < MIN_INFORMATIVE_CHARS and not (coverage >= MIN_COVERAGE and info >= MIN_SHORT_CHARS):
+                continue
             doc = self.documents[name]
-            out.append(Candidate(name, doc.start(first), doc.end(last - 1), min(1.0, info / 60.0),
-                                 {search.words_method}))
+            score = max(info / 60.0, COVERAGE_SCORE * min(1.0, coverage))
+            out.append(Candidate(name, doc.start(first), doc.end(last - 1), min(1.0, score), {search.words_method}))
         return out
 
     # -- figures ----------------------------------------------------------------------------------
@@ -464,6 +484,8 @@ def locate_questions(questions: Sequence[Question], locator: Locator, min_score:
         if new:
             for method in {m for r in new for m in r.located_by.split("+")}:
                 report.by_method[method] += 1
+        elif kept:  # nothing new: its accepted or hand-written evidence stands (a re-found span is one of them)
+            report.reviewed.append(q.id)
         else:
             report.without.append(q.id)
         out.append(replace(q, references=(*kept, *new)))

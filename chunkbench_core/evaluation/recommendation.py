@@ -365,15 +365,16 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
             text = (f"{head}, and no cheaper configuration could be shown within {_margin_text(margin)} of it. "
                     f"The nearest cheaper one, {name(candidate)} "
                     f"({cost_difference(costs.get(candidate, {}), costs.get(best, {}), tolerance)}), scores "
-                    f"{_number(-difference)} less")
+                    f"{_number(-difference)} below the best")
+            beyond = (f", {'more than' if -difference > margin else 'as much as'} the {_margin_text(margin)} margin")
             if c.questions_to_show_within is not None:
                 text += (f"; if that difference held, about {c.questions_to_show_within:,} questions would show it "
                          f"within {_margin_text(margin)}.")
             elif settle is not None:
-                text += (f", {_margin_text(margin)} or more; if that held, about {settle:,} questions would show "
+                text += (f"{beyond}; if that held, about {settle:,} questions would show "
                          "every cheaper configuration worse.")
             else:
-                text += f", {_margin_text(margin)} or more."
+                text += f"{beyond}."
             parts.append(text)
         elif any(cheaper(c, best) for c in results if c != best):
             parts.append(f"{head}; every cheaper configuration is shown worse than it.")
@@ -399,7 +400,7 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
     if worse:
         parts.append(f"Shown worse than the best: {plural(len(worse), 'configuration')}.")
     counted = results[chosen]
-    if counted.n_evidence is not None and (counted.n_judge_only or counted.n_documents_only):  # "n" could mislead
+    if counted.n_evidence is not None:  # always: how many questions the figures rest on
         parts.append(f"Questions: {scored_counts(counted.n_evidence, counted.n_judge_only, counted.n_documents_only, counted.judged)}.")
     power = comparison.power
     chosen_result = results[chosen]

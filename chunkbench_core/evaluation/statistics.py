@@ -621,6 +621,7 @@ def compare_configurations(
     cost_tolerance: float | None = None,
     alpha: float = DEFAULT_ALPHA,
     seed: int = DEFAULT_SEED,
+    recorded: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Comparison:
     """Rank, classes and tests of every configuration by ``BEST_RULE``.
 
@@ -629,7 +630,10 @@ def compare_configurations(
     ``key`` columns joined with ``|`` (e.g. ``fixed_size|all-minilm-l6-v2``). ``metric``:
     the ranking metric asked for (default :data:`DEFAULT_RANK_METRIC`); ``margin``: in the
     metric's units (default :func:`default_margin`); ``costs``: configuration -> cost columns
-    (:data:`.cost.COST_ORDER`), which order equal means.
+    (:data:`.cost.COST_ORDER`), which order equal means. ``recorded``: configuration -> its run's
+    ``experiment_metrics`` row; a configuration's confidence interval of the ranking metric is the one its
+    run recorded (``<run_name>_ci_low`` / ``_ci_high``) when the recorded mean is the mean of these rows,
+    so every view shows one interval; computed here only when the run recorded none.
     """
     grouped: dict[str, dict[tuple, Mapping[str, Any]]] = {}
     for row in rows:
@@ -644,7 +648,7 @@ def compare_configurations(
     results: dict[str, ConfigurationResult] = {}
     for name in sorted(grouped):
         values = [r.get(metric) for r in grouped[name].values()]
-        low, high = bootstrap_ci(values, seed=seed)
+        low, high = _recorded_interval((recorded or {}).get(name), metric, mean(values)) or bootstrap_ci(values, seed=seed)
         # the questions scored by the ranking metric (judge-only ones, and any it does not apply to, left out)
         scored = sum(not _is_missing(v) for v in values)
         results[name] = ConfigurationResult(name, scored, mean(values), low, high, **_counts(grouped[name].values()))
@@ -661,6 +665,24 @@ def compare_configurations(
     comparison.configurations = sorted(results.values(), key=lambda r: (order.get(r.configuration, len(order)),
                                                                         r.configuration))
     return comparison
+
+
+def _recorded_interval(row: Mapping[str, Any] | None, metric: str, computed_mean: float) -> tuple[float, float] | None:
+    """The interval of ``metric`` a run recorded in its ``experiment_metrics`` row, when that row's mean is
+    ``computed_mean`` (the same questions); None otherwise."""
+    if not row:
+        return None
+    from .metric_registry import METRICS
+
+    info = METRICS.get(metric)
+    run_name = info.run_name if info is not None else metric
+    values = [row.get(run_name), row.get(f"{run_name}_ci_low"), row.get(f"{run_name}_ci_high")]
+    if any(_is_missing(v) or type(v).__name__ == "NAType" for v in values):
+        return None
+    recorded_mean, low, high = (float(v) for v in values)
+    if math.isnan(computed_mean) or abs(recorded_mean - computed_mean) > 1e-9:
+        return None
+    return low, high
 
 
 def _flag(value: Any) -> bool:

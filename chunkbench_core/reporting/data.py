@@ -68,6 +68,20 @@ def row_label(row: Mapping[str, Any]) -> str:
     return configuration_label(row["strategy"], row["corpus_model"], provenance, _variant(row))
 
 
+#: question rows from which the comparison and the reports print progress lines (below: done in seconds)
+PROGRESS_ROWS = 5_000
+
+
+def leaderboard_question_rows(results: ResultsDB) -> int:
+    """About how many question rows the leaderboard's runs hold (read from its counts, before the rows are): whether
+    the comparison and the reports will take long enough to report progress."""
+    try:
+        frame = results.query("SELECT coalesce(sum(coalesce(n_questions, 0) + coalesce(n_judge_only, 0)), 0) AS n "
+                              "FROM leaderboard")
+        return int(frame["n"].iloc[0])
+    except Exception:  # noqa: BLE001 - only decides whether progress lines are printed
+        return 0
+
 @dataclass
 class ReportData:
     board: pd.DataFrame
@@ -98,24 +112,36 @@ class ReportData:
         return strategy_label(strategy, self.provenance(strategy, corpus_model))
 
     def configuration_label(self, strategy: Any, corpus_model: Any) -> str:
-        """The configuration's one label, as the board (its latest run) names it."""
-        rows = self.board[(self.board["strategy"] == strategy) & (self.board["corpus_model"] == corpus_model)]
-        if not rows.empty and "label" in rows.columns:
-            return str(rows.iloc[0]["label"])
-        return configuration_label(strategy, corpus_model, self.provenance(str(strategy), str(corpus_model)))
+        """The configuration's one label, as the board (its latest run) names it (looked up once per configuration:
+        the question tables ask for it on every row)."""
+        key = ("configuration_label", strategy, corpus_model)
+        if key not in self.cache:
+            rows = self._board_rows(strategy, corpus_model)
+            self.cache[key] = (str(rows.iloc[0]["label"]) if not rows.empty and "label" in rows.columns else
+                               configuration_label(strategy, corpus_model,
+                                                   self.provenance(str(strategy), str(corpus_model))))
+        return self.cache[key]
 
     def label_html(self, strategy: Any, corpus_model: Any) -> str:
         """The configuration's label in a page (marked with its key: :func:`.html.label_html`)."""
-        rows = self.board[(self.board["strategy"] == strategy) & (self.board["corpus_model"] == corpus_model)]
-        key = str(rows.iloc[0]["key"]) if not rows.empty and "key" in rows.columns else configuration(strategy, corpus_model)
-        return label_html(key, self.configuration_label(strategy, corpus_model))
+        key = ("label_html", strategy, corpus_model)
+        if key not in self.cache:
+            rows = self._board_rows(strategy, corpus_model)
+            mark = str(rows.iloc[0]["key"]) if not rows.empty and "key" in rows.columns else \
+                configuration(strategy, corpus_model)
+            self.cache[key] = label_html(mark, self.configuration_label(strategy, corpus_model))
+        return self.cache[key]
+
+    def _board_rows(self, strategy: Any, corpus_model: Any) -> pd.DataFrame:
+        return self.board[(self.board["strategy"] == strategy) & (self.board["corpus_model"] == corpus_model)]
 
     def provenance(self, strategy: str, corpus_model: str) -> dict[str, Any]:
-        rows = self.board[(self.board["strategy"] == strategy) & (self.board["corpus_model"] == corpus_model)]
-        if rows.empty or "provenance" not in rows.columns:
-            return {}
-        parsed = parse_json(rows.iloc[0]["provenance"], {})
-        return parsed if isinstance(parsed, dict) else {}
+        key = ("provenance", strategy, corpus_model)
+        if key not in self.cache:
+            rows = self._board_rows(strategy, corpus_model)
+            parsed = {} if rows.empty or "provenance" not in rows.columns else parse_json(rows.iloc[0]["provenance"], {})
+            self.cache[key] = parsed if isinstance(parsed, dict) else {}
+        return self.cache[key]
 
 
 def _ranked_board(results: ResultsDB) -> pd.DataFrame:

@@ -38,7 +38,12 @@ def esc(value: object) -> str:
     return html.escape("" if _absent(value) else str(value), quote=True)
 
 
+_PLAIN = (str, int, bool, type(None))
+
+
 def _json_ready(value: Any) -> Any:
+    if type(value) in _PLAIN:  # most values of a big payload: returned at once
+        return value
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
@@ -53,7 +58,10 @@ def _json_ready(value: Any) -> Any:
 def script_json(data: Any) -> str:
     """JSON text that is safe inside a ``<script>`` element (no ``<``, ``>``, ``&`` characters)."""
     text = json.dumps(_json_ready(data), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    return "".join(_JSON_ESCAPES.get(ch, ch) for ch in text)
+    for character, escaped in _JSON_ESCAPES.items():  # one C pass each (tens of MB for 20,000 questions)
+        if character in text:
+            text = text.replace(character, escaped)
+    return text
 
 
 def json_script(element_id: str, data: Any) -> str:

@@ -21,10 +21,11 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 
 from chunkbench_core.evaluation.breakdowns import DIMENSIONS, question_groups
+from chunkbench_core.progress import Tracker
 from chunkbench_core.storage.results_db import ResultsDB
 
 from .columns import GENERATED_ANSWER, metrics_catalog, missing, number, parse_json, run_settings, value
-from .data import ReportData, load_chunks, row_key, row_label
+from .data import PROGRESS_ROWS, ReportData, load_chunks, row_key, row_label
 
 Key = tuple[str, str, str]  # strategy, corpus_model, chunk_id
 
@@ -282,7 +283,11 @@ def inspector_payload(data: ReportData, results: ResultsDB | None) -> dict[str, 
     question_list: list[dict[str, Any]] = []
     question_index: dict[tuple[str, str], int] = {}
     results_out: dict[str, dict[str, Any]] = {}
-    for row in questions.to_dict("records"):
+    tracker = Tracker("report inspector", len(questions), unit="question rows") \
+        if len(questions) >= PROGRESS_ROWS else None
+    for position, row in enumerate(questions.to_dict("records")):
+        if tracker is not None:
+            tracker.step(position)
         qkey = (str(row["question_set"]), str(row["question_id"]))
         if qkey not in question_index:
             question_index[qkey] = len(question_list)
@@ -306,8 +311,7 @@ def inspector_payload(data: ReportData, results: ResultsDB | None) -> dict[str, 
         if isinstance(judge.get("hallucination"), (int, float)) and not isinstance(judge["hallucination"], bool):
             judge["hallucination"] = bool(judge["hallucination"])
         result: dict[str, Any] = {
-            "metrics": {m.name: number(row.get(m.question_column)) for m in metric_columns
-                        if number(row.get(m.question_column)) is not None},
+            "metrics": {m.name: v for m in metric_columns if (v := number(row.get(m.question_column))) is not None},
             "error": value(row, "error"),
             "answer": value(row, answer_column) if answer_column else None,
             "answerError": value(row, "answer_error"),
@@ -327,6 +331,8 @@ def inspector_payload(data: ReportData, results: ResultsDB | None) -> dict[str, 
             "located": located,
         }
         results_out[f"{question_index[qkey]}:{ci}"] = result
+    if tracker is not None:
+        tracker.step(len(questions))
     return {"configs": configs, "questions": question_list, "chunks": table.entries, "results": results_out,
             "groupOptions": group_options(question_list),
             "metricLabels": {m.name: m.label for m in metric_columns},

@@ -199,8 +199,7 @@ def _counted_row(board: pd.DataFrame, recommendation: Mapping[str, Any] | None) 
 
 def question_notes(board: pd.DataFrame, recommendation: Mapping[str, Any] | None = None) -> list[str]:
     """How the questions were counted ("N scored (M judge-only, not scored without an LLM)", the same words as
-    the reports and the Dagster metadata) when some are judge-only or scored at the document level only, and how
-    many rest on located evidence not reviewed yet."""
+    the reports and the Dagster metadata), always, and how many rest on located evidence not reviewed yet."""
     from chunkbench_core.wording import plural as count, scored_counts
 
     row = _counted_row(board, recommendation)
@@ -208,10 +207,9 @@ def question_notes(board: pd.DataFrame, recommendation: Mapping[str, Any] | None
         return []
     judged = not _missing(row.get("n_judged")) and bool(row.get("n_judged"))
     notes = []
-    # said when "n" alone could mislead: some questions are judge-only, or scored at the document level only
-    if any(not _missing(row.get(c)) and int(row[c]) for c in ("n_judge_only", "n_documents_only")):
-        notes.append("questions: " + scored_counts(row.get("n_questions"), row.get("n_judge_only"),
-                                                   row.get("n_documents_only"), judged) + ".")
+    # always, with its zeros: the reader sees how many questions the figures rest on, and that none were left out
+    notes.append("questions: " + scored_counts(row.get("n_questions"), row.get("n_judge_only"),
+                                               row.get("n_documents_only"), judged) + ".")
     located = row.get("n_located")
     if not _missing(located) and int(located):
         scored = int(row["n_questions"])

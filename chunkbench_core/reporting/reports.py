@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chunkbench_core.progress import Tracker
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.runs import RunSelection
 from chunkbench_core.storage.space import guard_writes
 
-from .data import ReportData, load_report_data
+from .data import PROGRESS_ROWS, ReportData, leaderboard_question_rows, load_report_data
 from .decision_board import render_decision_board
 from .managerial import render_managerial
 from .technical import render_technical
@@ -45,14 +46,30 @@ class ReportPaths:
         return {"managerial": self.managerial, "technical": self.technical, "decision_board": self.decision_board}
 
 
-def render_all(data: ReportData, names: ReportNames, results: ResultsDB | None = None) -> dict[str, str]:
-    """name -> HTML of each report (``results`` lets the technical report read chunk texts)."""
+class _Offset:
+    """A tracker whose steps count from ``start`` (render_all counts its pages from 1)."""
+
+    def __init__(self, tracker: Tracker, start: int) -> None:
+        self.tracker, self.start = tracker, start
+
+    def step(self, done: int) -> None:
+        self.tracker.step(self.start + done)
+
+
+def render_all(data: ReportData, names: ReportNames, results: ResultsDB | None = None,
+               tracker: Tracker | _Offset | None = None) -> dict[str, str]:
+    """name -> HTML of each report (``results`` lets the technical report read chunk texts); ``tracker`` is
+    stepped after each page."""
     links = names.links() + ([("Latest reports", data.latest_href)] if data.latest_href else [])
-    return {
-        names.managerial: render_managerial(data, links, names.managerial),
-        names.technical: render_technical(data, links, names.technical, results),
-        names.decision_board: render_decision_board(data, links, names.decision_board),
-    }
+    pages = {}
+    for done, (name, render) in enumerate((
+            (names.managerial, lambda: render_managerial(data, links, names.managerial)),
+            (names.technical, lambda: render_technical(data, links, names.technical, results)),
+            (names.decision_board, lambda: render_decision_board(data, links, names.decision_board))), start=1):
+        pages[name] = render()
+        if tracker is not None:
+            tracker.step(done)
+    return pages
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -80,9 +97,15 @@ def write_reports(results: ResultsDB, folder: str | Path, names: ReportNames | N
     names = names or ReportNames()
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    # minutes on tens of thousands of question rows: a line per step, reading the rows then each page (the
+    # inspector's question rows report inside)
+    tracker = Tracker("reports", 4, unit="steps") if leaderboard_question_rows(results) >= PROGRESS_ROWS else None
     data = load_report_data(results, runs, ranking)
+    if tracker is not None:
+        tracker.step(1)
     if runs is not None and latest is not None:
         data.latest_href = Path(os.path.relpath(Path(latest) / names.managerial, folder)).as_posix()
-    for name, text in render_all(data, names, results).items():
+    pages = render_all(data, names, results, _Offset(tracker, 1) if tracker is not None else None)
+    for name, text in pages.items():
         _write_atomic(folder / name, text)
     return ReportPaths(folder / names.managerial, folder / names.technical, folder / names.decision_board)

@@ -49,7 +49,14 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
     from chunkbench_core.evaluation.recommendation import recommend, recommendation_warnings
     from chunkbench_core.evaluation.statistics import compare_configurations
 
+    from chunkbench_core.progress import Tracker
+    from chunkbench_core.reporting.data import PROGRESS_ROWS, leaderboard_question_rows
+
     settings = settings or RankingSettings()
+    # minutes on tens of thousands of question rows: a line per step (reading the rows; the classes; the
+    # recommendation with its stability's resamples; the warnings; the tables written)
+    tracker = Tracker("comparing the runs", 5, unit="steps") \
+        if leaderboard_question_rows(results) >= PROGRESS_ROWS else None
     # the board row's own questions: a run that also scored sweep variants holds other rows under its id,
     # written with their own timestamps (run_experiment stamps a run's metrics and questions alike)
     rows = results.query(
@@ -57,20 +64,32 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
            JOIN leaderboard l USING (experiment_run_id, strategy, corpus_model)
            WHERE q.created_at = l.created_at"""
     ).to_dict("records")
+    if tracker is not None:
+        tracker.step(1)
     board = results.query("SELECT l.strategy, l.corpus_model, l.experiment_run_id, l.projected_usd, l.context_tokens, "
                           "l.query_ms, l.index_seconds, m.provenance FROM leaderboard l JOIN experiment_metrics m "
                           "USING (experiment_run_id, strategy, corpus_model)").to_dict("records")
     labels = {f"{r['strategy']}|{r['corpus_model']}": strategy_label(r["strategy"], _json_object(r.pop("provenance")))
               for r in board}
     costs = {f"{r['strategy']}|{r['corpus_model']}": r for r in board}
+    # each run's recorded means and intervals: the comparison shows the interval the run recorded, not a second draw
+    recorded = {f"{r['strategy']}|{r['corpus_model']}": r for r in results.query(
+        """SELECT m.* FROM leaderboard l JOIN experiment_metrics m USING (experiment_run_id, strategy, corpus_model)
+           WHERE m.created_at = l.created_at AND coalesce(m.variant, '') = ''
+             AND coalesce(m.neighbor_prev, 0) = 0 AND coalesce(m.neighbor_next, 0) = 0"""
+    ).to_dict("records")}
     comparison = compare_configurations(rows, metric=settings.rank_metric, margin=settings.margin, costs=costs,
-                                        cost_tolerance=settings.cost_tolerance)
+                                        cost_tolerance=settings.cost_tolerance, recorded=recorded)
+    if tracker is not None:
+        tracker.step(2)
     axis = cost_axis(list(costs.values()))
     means = {c.configuration: c.mean for c in comparison.configurations}
     frontier = pareto_frontier({name: (means.get(name, float("nan")), float(c.get(axis) or 0.0))
                                 for name, c in costs.items()})
     recommendation = recommend(comparison, costs, settings.recommendation_rule, labels, settings.cost_tolerance,
                                notes=settings.notes)
+    if tracker is not None:
+        tracker.step(3)
     found = checks.collect(
         checks.one_chunk_per_document(_chunks_per_document(results)),
         checks.evidence_longer_than_chunks(*_evidence_and_chunk_sizes(results, rows)),
@@ -79,6 +98,8 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
         *recommendation_warnings(comparison, recommendation, labels),
         *_evidence_warnings(rows, comparison.best, labels),
     )
+    if tracker is not None:
+        tracker.step(4)
     run_of = {f"{r['strategy']}|{r['corpus_model']}": r["experiment_run_id"] for r in rows}
     stamp = now()
     results.write("comparison", "latest", [
@@ -91,6 +112,8 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
     results.write("recommendation", "latest", [{**recommendation.to_row(labels), "cost_axis": axis,
                                                 "compared_at": stamp}] if recommendation else [])
     results.write("diagnostics", "latest", [{**d.to_row(), "compared_at": stamp} for d in found])
+    if tracker is not None:
+        tracker.step(5)
     return Ranking(comparison, recommendation, found, frontier, axis, settings)
 
 

@@ -8,6 +8,7 @@ through the results store (``ResultsDB.record_experiment``).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +40,7 @@ from chunkbench_core.parsing.models import ParsedDocument
 from chunkbench_core.labels import configuration_label
 from chunkbench_core.progress import scope, timed
 from chunkbench_core.provenance import code_version
-from chunkbench_core.storage.records import ExperimentRun, now
+from chunkbench_core.storage.records import ExperimentRun, UsageRecord, now
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.space import ensure_space, parquet_rows_bytes
 from chunkbench_core.storage.vector_store import VectorStore
@@ -121,9 +122,11 @@ def _run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vecto
     # a damaged or incomplete collection is moved aside here (permanent: its chunk_collections partition rebuilds it)
     store.verify_collection(spec.collection, sum(r.get("role") != "parent" for r in chunk_rows) or None)
     latency = QueryLatency()
+    before = dataclasses.replace(embedder.usage)  # the query embeddings are what run_retrieval adds to it
     outcomes = run_retrieval(resolved, embedder, store, spec.collection, RetrievalOptions(
         top_k=request.top_k, filter_by_document=request.filter_by_document, strategy=spec.strategy,
         expansion=request.expansion, chunks=chunks, parents=parents, budgets=budgets, latency=latency))
+    query_usage = UsageRecord(spec.strategy, spec.model.id, "queries", embedder.usage.since(before).as_row())
     llm = request.llm
     llm_report = run_llm_evaluation(outcomes, llm.client, llm.settings) if llm.configured else None  # never raises
     prices = resolve_llm_prices(llm.settings if llm.configured else None, llm.prices)
@@ -162,6 +165,7 @@ def _run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vecto
                         budgets=list(budgets), provenance=provenance, summary=summary, questions=questions)
     ensure_space(results.tables_dir, parquet_rows_bytes(questions), "the experiment's results")  # before any row
     results.record_experiment(f"{spec.rows_key}__{request.experiment_run_id}", run)
+    results.record_query_usage(f"{spec.rows_key}__{request.experiment_run_id}", query_usage)
     return ExperimentSummary(request.experiment_run_id, summary, errors, len(outcomes),
                              out_of_range(questions, METRICS), llm_report=llm_report)
 

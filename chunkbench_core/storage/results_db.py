@@ -30,7 +30,7 @@ import pandas as pd
 from chunkbench_core.errors import ChunkbenchError
 from chunkbench_core.evaluation.metric_registry import METRICS
 from chunkbench_core.storage import integrity, space
-from chunkbench_core.storage.records import CollectionBuild, DocumentRecord, ExperimentRun, IndexCostRecord
+from chunkbench_core.storage.records import CollectionBuild, DocumentRecord, ExperimentRun, IndexCostRecord, UsageRecord
 from chunkbench_core.storage.records import rows as record_rows
 
 # Every table, one declaration each: (column, DuckDB type). A results folder from an older version gets
@@ -643,6 +643,11 @@ class ResultsDB:
         self.write("chunks", build.chunks_key, record_rows(build.chunks))
         self.write("collections", build.rows_key, [build.collection])
 
+    def record_query_usage(self, key: str, usage: "UsageRecord") -> Path:
+        """The query embeddings of one experiment run or one ``chunkbench ask`` (``stage`` queries), under
+        ``key``: a run again replaces its own row."""
+        return self.write("embedding_usage", f"{key}__queries", [usage.row()])
+
     def record_index_cost(self, rows_key: str, record: "IndexCostRecord") -> Path:
         """What a collection build took (written once its points are counted)."""
         return self.write("index_costs", rows_key, [record.row()])
@@ -705,19 +710,38 @@ class ResultsDB:
             con.close()
 
     def ensure_schema_files(self) -> None:
-        """An empty Parquet file per table so the views work before any partition wrote (checked once per object)."""
+        """An empty Parquet file per table so the views work before any partition wrote (checked once per object).
+
+        Creating or upgrading them happens under the results folder's setup lock (storage.locks): two processes
+        starting on a new or older folder at once make them one after the other, the second finding them made."""
         if self._schema_checked:
             return
+        if self._stale_schema_files():
+            with self.setting_up():
+                for table, columns in self._stale_schema_files():  # again: another process may have made them
+                    # a results folder from an older version: the empty schema file brings the new columns (a
+                    # scored table's folder: the wide files written before scores were stored long)
+                    self._copy_parquet(table, pd.DataFrame(columns=columns), self.tables_dir / table / SCHEMA_FILE)
+        self._schema_checked = True
+
+    def setting_up(self):
+        """The setup lock of the results folder (re-entrant in the thread that holds it): schema files and views
+        are created or upgraded by one process at a time."""
+        from chunkbench_core.storage.locks import setup_lock
+
+        return setup_lock(self.root, "its results tables and views")
+
+    def _stale_schema_files(self) -> list[tuple[str, list[str]]]:
+        """The tables whose empty schema file is missing, unreadable or has other columns than this version's."""
+        stale = []
         for table in (*TABLES, *SCORED_TABLES):
             folder = self.tables_dir / table
-            folder.mkdir(parents=True, exist_ok=True)
             schema = folder / SCHEMA_FILE
             columns = [c for c, _ in table_columns(table)]
             if not schema.exists() or integrity.parquet_problem(schema) is not None or self._columns(schema) != columns:
-                # a results folder from an older version: the empty schema file brings the new columns (a
-                # scored table's folder: the wide files written before scores were stored long)
-                self._copy_parquet(table, pd.DataFrame(columns=columns), schema)
-        self._schema_checked = True
+                folder.mkdir(parents=True, exist_ok=True)
+                stale.append((table, columns))
+        return stale
 
     # -- the DuckDB file ----------------------------------------------------------------
     def _view_sql(self, relative: bool = False) -> list[str]:
@@ -761,19 +785,20 @@ class ResultsDB:
                 finally:
                     con.close()
 
-        for attempt in range(attempts):
-            try:
-                integrity.with_table_repair(self.tables_dir, create_views)
-                return
-            except duckdb.Error as exc:
-                locked = isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower()
-                if not locked and not replaced and self.database_path.exists():
-                    integrity.replace_views_file(self.database_path, f"DuckDB: {integrity.one_line(exc)}")
-                    replaced = True
-                    continue
-                if not locked or attempt == attempts - 1:
-                    raise ChunkbenchError(f"cannot open {self.database_path}: {exc}") from exc
-                time.sleep(min(0.05 * 2**attempt, 2.0))
+        with self.setting_up():  # one process at a time creates, upgrades or replaces the views file
+            for attempt in range(attempts):
+                try:
+                    integrity.with_table_repair(self.tables_dir, create_views)
+                    return
+                except duckdb.Error as exc:
+                    locked = isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower()
+                    if not locked and not replaced and self.database_path.exists():
+                        integrity.replace_views_file(self.database_path, f"DuckDB: {integrity.one_line(exc)}")
+                        replaced = True
+                        continue
+                    if not locked or attempt == attempts - 1:
+                        raise ChunkbenchError(f"cannot open {self.database_path}: {exc}") from exc
+                    time.sleep(min(0.05 * 2**attempt, 2.0))
 
     def connect(self) -> duckdb.DuckDBPyConnection:
         """A connection for reading: an in-memory DuckDB with the same views, absolute paths (never locks the file).

@@ -157,7 +157,7 @@ def build_experiment_results(partitions_def: MultiPartitionsDefinition, scope: S
                AssetCheckSpec(REFERENCES_CHECK, asset=key, blocking=False,
                               description="Every question set loads and every reference resolves to a span of a parsed document."),
            ],
-           description=scope.describe("Per-question evidence metrics and their aggregates for one strategy x corpus "
+           description=scope.describe("Per-question evidence metrics and their aggregates for one strategy × corpus "
                                       "model."))
     def experiment_results(context: AssetExecutionContext, config: ExperimentConfig, workspace: WorkspaceResource,
                            duckdb: DuckDBResource, qdrant: QdrantResource, embeddings: EmbeddingResource,

@@ -29,6 +29,7 @@ from chunkbench_core.storage.runs import clear_comparison, select_batch, select_
 from ..automation import on_new_results
 from ..config import ReportConfig
 from ..failures import fail_fast
+from ..progress_log import progress_to_run_log
 from ..ranks import report_ranks_on_partitions
 from ..run_control import runs_tagged_with_batch
 from ..resources import DuckDBResource, RankingResource, WorkspaceResource
@@ -118,7 +119,8 @@ def compare_and_describe(context, scope: Scope, results, ranking: RankingResourc
     partition's rank on it, and describe the leaderboard as metadata: the leaderboard asset's body, shared with
     the sweeps."""
     results.ensure_database()
-    outcome = compare_latest_runs(results, ranking.settings()) if not results.leaderboard().empty else None
+    with progress_to_run_log(context):  # minutes on big question sets: the progress lines in the run's log
+        outcome = compare_latest_runs(results, ranking.settings()) if not results.leaderboard().empty else None
     if outcome is None:  # no run left (none yet, or every one excluded): no stale recommendation
         clear_comparison(results)
     board = results.leaderboard()  # read again: ranked by the comparison just written
@@ -156,7 +158,7 @@ def build_leaderboard(partitions_def: MultiPartitionsDefinition, scope: Scope = 
     @asset(key=scope.key("leaderboard"), group_name=scope.group("reports"), kinds={"duckdb"},
            deps=[scope.key("experiment_results")], tags=scope.tags(), automation_condition=on_new_results(),
            description=scope.describe(
-               "Latest experiment run per strategy x corpus model, ranked and classed against the best "
+               "Latest experiment run per strategy × corpus model, ranked and classed against the best "
                "(within the margin, undecided, worse), with costs and the recommendation and its stability "
                "(DuckDB views `leaderboard`, `comparison`, `recommendation`)."))
     def leaderboard(context: AssetExecutionContext, duckdb: DuckDBResource,
@@ -195,11 +197,12 @@ def write_benchmark_reports(context, config: ReportConfig, workspace: WorkspaceR
             results, batch, runs_tagged_with_batch(context.instance, batch)) if batch else None
     except ConfigError as exc:
         raise fail_fast(str(exc)) from exc
-    if selection is None:
-        paths = write_reports(results, workspace.reports_dir())
-    else:
-        paths = write_reports(results, run_reports_folder(workspace.reports_dir(), selection), runs=selection,
-                              ranking=ranking.settings(), latest=workspace.reports_dir())
+    with progress_to_run_log(context):  # minutes on big question sets: the progress lines in the run's log
+        if selection is None:
+            paths = write_reports(results, workspace.reports_dir())
+        else:
+            paths = write_reports(results, run_reports_folder(workspace.reports_dir(), selection), runs=selection,
+                                  ranking=ranking.settings(), latest=workspace.reports_dir())
     # http:// links (served by `make ui`, see report_server.py): browsers refuse file:// from the UI
     return {
         "shows": "the latest run of each configuration" if selection is None else

@@ -36,7 +36,7 @@ def command_ask(args: argparse.Namespace) -> int:
     from chunkbench_core.stages.collections import read_build_chunks
     from chunkbench_core.stages.spec import partition_collection, partition_rows_key
     from chunkbench_core.storage.queries import query_row, save_query
-    from chunkbench_core.storage.records import now
+    from chunkbench_core.storage.records import UsageRecord, now
 
     from .instance import resources as make_resources
 
@@ -63,6 +63,9 @@ def command_ask(args: argparse.Namespace) -> int:
         if not args.no_save:
             saved = save_query(results, query_row(result, configuration_source=choice.source, created_at=now(),
                                                   build=build))
+            # the question's embedding, with the corpus embeddings in embedding_usage (stage "queries")
+            results.record_query_usage(f"ask__{saved}", UsageRecord(choice.strategy, embedder.spec.id, "queries",
+                                                                    embedder.usage.as_row()))
     except ChunkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -74,6 +77,25 @@ def command_ask(args: argparse.Namespace) -> int:
         if saved:
             print(f"saved as query {saved} (chunkbench queries show {saved[:8]})")
     return 0 if result.answer_error is None else 1
+
+
+#: ``queries list --corpus-model all``: every corpus model's queries, whatever the default in force
+EVERY_MODEL = "all"
+
+
+def _listed_corpus_model(args: argparse.Namespace) -> str | None:
+    """The corpus model whose queries ``queries list`` shows: the one named, else the default set for the
+    benchmark (``chunkbench defaults set corpus_model`` or the environment, said on stderr), else every model's."""
+    if args.corpus_model == EVERY_MODEL:
+        return None
+    if args.corpus_model:
+        return args.corpus_model
+    default = args.settings.corpus_model_default()
+    if default.source == "registry":  # nothing chosen: the history of every model
+        return None
+    print(f"queries of {default.model}, the corpus model in force ({default.source}: {default.detail}); "
+          f"--corpus-model {EVERY_MODEL} lists every model's", file=sys.stderr)
+    return default.model
 
 
 def command_queries(args: argparse.Namespace) -> int:
@@ -92,7 +114,8 @@ def command_queries(args: argparse.Namespace) -> int:
             return 0
         if args.id:
             args.parser.error("list takes no id (chunkbench queries show ID shows one query)")
-        rows = list_queries(results, None if args.all else args.limit, args.strategy, args.corpus_model)
+        corpus_model = _listed_corpus_model(args)
+        rows = list_queries(results, None if args.all else args.limit, args.strategy, corpus_model)
     except ChunkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -138,6 +161,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--limit", type=int, default=20, help="list: this many, newest first (default 20)")
     q.add_argument("--all", action="store_true", help="list: every saved query")
     q.add_argument("--strategy", help="list: only this strategy's queries")
-    q.add_argument("--corpus-model", help="list: only this corpus model's queries")
+    q.add_argument("--corpus-model", help="list: only this corpus model's queries (default: the corpus model set "
+                                          "by chunkbench defaults set corpus_model or CHUNKBENCH_CORPUS_MODEL, "
+                                          f"else every model's; '{EVERY_MODEL}': every model's)")
     q.add_argument("--json", action="store_true", help="print JSON")
     q.set_defaults(func=command_queries, parser=q)

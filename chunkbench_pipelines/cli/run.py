@@ -70,6 +70,7 @@ def command_estimate(args: argparse.Namespace) -> int:
     """
     from chunkbench_core.chunking import STRATEGIES
     from chunkbench_core.embedding import get_model
+    from chunkbench_core.errors import ChunkbenchError
     from chunkbench_core.evaluation.cost import estimate_captions, estimate_index
     from chunkbench_core.evaluation.llm import estimate_cost
     from chunkbench_core.evaluation.questions import load_question_sets
@@ -86,12 +87,19 @@ def command_estimate(args: argparse.Namespace) -> int:
     prices = llm.prices()
     strategies = args.strategy or STRATEGIES.names()
     models = args.corpus_model or resources["embeddings"].available_models()
-    documents = load_parsed_corpus(resources["workspace"].parsed_store())
+    try:
+        kept = sampled_documents(resources, args)  # None: the whole corpus
+    except ChunkbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    documents = [d for d in load_parsed_corpus(resources["workspace"].parsed_store())
+                 if kept is None or d.document in kept]
     tokens = [count_tokens(d.markdown) for d in documents]
     if not documents:
         from chunkbench_core.storage.corpus import scan_corpus
 
-        tokens = [s.size_bytes // 4 for s in scan_corpus(resources["workspace"].corpus_dir())]
+        tokens = [s.size_bytes // 4 for s in scan_corpus(resources["workspace"].corpus_dir())
+                  if kept is None or s.document in kept]
         print("no parsed documents yet: the index estimate counts about 4 bytes of each file as one token "
               "(materialize parsed_documents for an exact count)")
     uses_llm = llm.configured and any(STRATEGIES[s].capabilities.llm for s in strategies)  # contextual prefixes
@@ -129,6 +137,26 @@ def command_estimate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sample_settings(args: argparse.Namespace) -> dict:
+    """The run settings' ``parsing`` part the sample flags give (empty: the whole corpus)."""
+    sample = {"sample_documents": args.sample_documents, "sample_tokens": args.sample_tokens,
+              "sample_seed": args.sample_seed}
+    return {k: v for k, v in sample.items() if v is not None}
+
+
+def sampled_documents(resources, args: argparse.Namespace) -> set[str] | None:
+    """The documents of the sampled corpus the flags ask for, chosen as the run (and the time estimate) chooses
+    them, said in one line; None for the whole corpus."""
+    from chunkbench_pipelines.run_estimate import sampled_sources
+
+    asked = _sample_settings(args)
+    if not {"sample_documents", "sample_tokens"} & set(asked):
+        return None
+    kept, record, _ = sampled_sources(resources, asked)
+    print(f"tokens and dollars of the sampled corpus: {(record or {}).get('label') or f'{len(kept)} documents'}")
+    return {s.document for s in kept}
+
+
 def print_time_estimate(resources, settings, partitions: list[tuple[str, str]], args: argparse.Namespace) -> None:
     """The expected wall time per corpus model and strategy (engines timed on this machine once, what the cache
     holds, the documents to parse), and the cheaper options when it is long."""
@@ -136,9 +164,7 @@ def print_time_estimate(resources, settings, partitions: list[tuple[str, str]], 
     from chunkbench_core.estimate.predict import render_estimate
     from chunkbench_pipelines.run_estimate import plan_estimate
 
-    sample = {"sample_documents": args.sample_documents, "sample_tokens": args.sample_tokens,
-              "sample_seed": args.sample_seed}
-    given = {"parsing": {k: v for k, v in sample.items() if v is not None}, "chunking": {}, "experiment": {}}
+    given = {"parsing": _sample_settings(args), "chunking": {}, "experiment": {}}
     try:
         estimate = plan_estimate(resources, settings, partitions, given, say=print)
     except (ChunkbenchError, ValueError) as exc:
@@ -171,7 +197,9 @@ def register_estimate(sub: argparse._SubParsersAction, strategies: list[str], mo
     e.add_argument("--neighbor-prev", type=int, default=0)
     e.add_argument("--neighbor-next", type=int, default=0)
     e.add_argument("--sample-documents", type=int, metavar="N",
-                   help="the time of a sampled corpus: the evidence documents plus seeded others, N in all")
-    e.add_argument("--sample-tokens", type=int, metavar="TOKENS", help="the time of a sampled corpus of this size")
+                   help="the tokens, dollars and time of a sampled corpus: the evidence documents plus seeded "
+                        "others, N in all")
+    e.add_argument("--sample-tokens", type=int, metavar="TOKENS",
+                   help="the tokens, dollars and time of a sampled corpus of this size")
     e.add_argument("--sample-seed", type=int, metavar="SEED", help="the sample's seed (default 0)")
     e.set_defaults(func=command_estimate)

@@ -107,3 +107,36 @@ def test_init_creates_the_provider_pools_with_their_starting_limit(tmp_path):
         storage = instance.event_log_storage
         assert storage.get_concurrency_info("openai").slot_count == 5  # a limit set by hand is kept
         assert storage.get_concurrency_info("openai_compatible").slot_count == 2
+
+
+def test_estimate_prices_the_sampled_corpus_as_it_times_it(tmp_path):
+    """--sample-documents: the tokens and dollars are those of the sample (the evidence document and seeded
+    others), like the time; the whole corpus without the flag."""
+    import re
+
+    corpus, questions = tmp_path / "corpus", tmp_path / "questions"
+    corpus.mkdir()
+    questions.mkdir()
+    for d in range(6):
+        (corpus / f"notes{d}.md").write_text(f"# Notes {d}\n\n" + " ".join(
+            f"Note {i} of file {d}: the quay of Quelm is checked at {i % 12} o'clock." for i in range(200)) + "\n",
+            encoding="utf-8")
+    (questions / "set.json").write_text(json.dumps({"questions": [{
+        "id": "q1", "question": "When is the quay checked in note 3?",
+        "references": [{"document": "notes0.md", "content": "Note 3 of file 0: the quay of Quelm"}]}]}),
+        encoding="utf-8")
+    env = {**BASE_ENV, "CHUNKBENCH_HOME": str(tmp_path / "home"), "CHUNKBENCH_CORPUS": str(corpus),
+           "CHUNKBENCH_QUESTIONS": str(questions)}
+
+    def tokens(*flags):
+        done = subprocess.run([*CLI, "estimate", "--strategy", "fixed_size", "--corpus-model", "all-minilm-l6-v2",
+                               *flags], capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+        [count] = re.findall(r"index all-minilm-l6-v2: 1 collection\(s\), about ([\d,]+) tokens", done.stdout)
+        return int(count.replace(",", "")), done.stdout
+
+    whole, _ = tokens()
+    sampled, printed = tokens("--sample-documents", "2")
+    assert "tokens and dollars of the sampled corpus: sample of 2 of 6 documents (1 with evidence, seed 0)" in printed
+    assert abs(sampled * 3 - whole) <= 3  # six files of one size: two of them are a third of the tokens
+    assert "work: 2 documents" in printed or "2 document(s) to parse" in printed  # the time: the same sample

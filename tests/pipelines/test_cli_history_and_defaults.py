@@ -70,6 +70,13 @@ def test_ask_without_a_configuration_saves_the_query_and_queries_show_it_by_pref
                     home=home)
     assert not_saved.returncode == 0 and json.loads(not_saved.stdout)["query_id"] is None
     assert len(json.loads(cli("queries", "list", "--json", home=home).stdout)) == 1
+    # the saved question's embedding is in embedding_usage next to the corpus's; the unsaved one left no trace
+    from chunkbench_core.storage.results_db import ResultsDB
+
+    usage = ResultsDB(Settings.load({"CHUNKBENCH_HOME": str(home)}).results_dir).query(
+        "SELECT stage, strategy, corpus_model, texts FROM embedding_usage WHERE stage = 'queries'")
+    assert usage.to_dict("records") == [{"stage": "queries", "strategy": "fixed_size", "corpus_model": MODEL,
+                                         "texts": 1}]
     short = cli("queries", "show", query_id[:7], home=home)
     assert short.returncode == 1 and "at least 8" in short.stderr
     missing = cli("ask", QUESTION, "--strategy", "recursive", "--corpus-model", MODEL, home=home)
@@ -156,3 +163,30 @@ def test_chunk_cuts_a_persian_document_with_the_multilingual_boundary_model(tmp_
     chosen = cli("chunk", str(persian), "--strategy", "cluster_semantic", "--boundary-model", MODEL, home=tmp_path)
     assert chosen.returncode == 0 and "warning: the boundary model all-minilm-l6-v2 reads English only" in chosen.stderr
     assert json.loads(result.stdout) != json.loads(chosen.stdout)
+
+
+def test_queries_list_shows_the_corpus_model_in_force_like_ask(tmp_path):
+    from datetime import datetime, timezone
+
+    from chunkbench_core.labels import configuration_label
+    from chunkbench_core.storage.queries import save_query
+    from chunkbench_core.storage.results_db import ResultsDB
+
+    home = tmp_path / "home"
+    results = ResultsDB(Settings.load({"CHUNKBENCH_HOME": str(home)}).results_dir)
+    for i, model in enumerate((MODEL, E5)):
+        save_query(results, {"query_id": f"{i:016x}", "question": f"{QUESTION} ({model})", "strategy": "fixed_size",
+                             "corpus_model": model, "configuration": configuration_label("fixed_size", model),
+                             "configuration_source": "given", "retrieved": "[]", "answer": None, "total_ms": 5.0,
+                             "created_at": datetime(2026, 12, 1, 10, i, tzinfo=timezone.utc)})
+    both = cli("queries", "list", home=home)  # no default chosen: every model's
+    assert both.returncode == 0, both.stderr
+    assert MODEL in both.stdout and E5 in both.stdout and both.stderr == ""
+    assert cli("defaults", "set", "corpus_model", E5, home=home).returncode == 0
+    mine = cli("queries", "list", home=home)
+    assert mine.returncode == 0 and E5 in mine.stdout and MODEL not in mine.stdout
+    assert f"queries of {E5}, the corpus model in force (defaults set" in mine.stderr
+    assert "--corpus-model all" in mine.stderr
+    assert MODEL in cli("queries", "list", "--corpus-model", MODEL, home=home).stdout
+    every = json.loads(cli("queries", "list", "--corpus-model", "all", "--json", home=home).stdout)
+    assert {q["configuration"] for q in every} == {configuration_label("fixed_size", m) for m in (MODEL, E5)}

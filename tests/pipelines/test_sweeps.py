@@ -140,3 +140,19 @@ def test_chunkbench_sweep_runs_the_job_and_prints_the_levels(tmp_path, monkeypat
     with pytest.raises(SystemExit) as exit_code:
         main(["sweep", "chunk-size", "--levels", "1:1"])
     assert exit_code.value.code == 2 and "--levels goes with neighbors" in capsys.readouterr().err
+
+
+def test_the_sweep_ops_name_a_configuration_as_every_label_does():
+    from dagster import MultiPartitionsDefinition, StaticPartitionsDefinition
+
+    from chunkbench_pipelines.sweeps import build_sweep_jobs
+
+    partitions = MultiPartitionsDefinition({"strategy": StaticPartitionsDefinition(["fixed_size"]),
+                                            "corpus_model": StaticPartitionsDefinition([MODEL])})
+    descriptions = {node.name: node.description for job in build_sweep_jobs(partitions)
+                    for node in job.graph.node_defs}
+    assert descriptions["sweep_neighbors"] == ("Runs every strategy × corpus model at every neighbor level "
+                                               "(one experiment run each).")
+    assert descriptions["sweep_chunk_sizes"] == ("Runs every strategy × corpus model at every chunk size "
+                                                 "(one collection and experiment run each).")
+    assert not any(" x " in (text or "") for text in descriptions.values())

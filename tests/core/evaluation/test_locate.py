@@ -85,6 +85,27 @@ def test_common_phrases_alone_never_count():
     assert located(short)[0] == []
 
 
+SHOP = {"rental_terms.md": "# Rental terms\n\nA flat tyre is normal wear. A bent wheel costs 45 euros.\n"
+                            "A private tour costs 35 euros per rider,\nbikes and helmets included.\n"
+                            "The shop is open on Mondays from April.\n",
+        "tours.md": "# Tours\n\nThe lighthouse tour leaves every Saturday.\n",
+        "storage.md": "# Storage\n\nStorage costs 12 euros per month.\n"}
+
+
+def test_a_short_answer_found_whole_counts_and_a_small_part_of_one_does_not():
+    # too few informative characters for a long answer, but the whole of this one: sure evidence
+    [ref], _ = located(Question("s1", "Bent wheel?", expected_answer="A bent wheel costs 45 euros."), SHOP)
+    assert ref.content == "A bent wheel costs 45 euros" and ref.score == 0.8
+    # a word inserted ("with") and a line break: two runs of one span
+    [ref], _ = located(Question("s2", "Tour price?", expected_answer="35 euros per rider with bikes and helmets "
+                                                                      "included."), SHOP)
+    assert ref.content == "35 euros per rider,\nbikes and helmets included"
+    # three words of a longer answer are not evidence of it
+    refs, report = located(Question("s3", "Open?", expected_answer="The shop is open on Mondays and Tuesdays "
+                                                                   "through the whole summer season."), SHOP)
+    assert refs == [] and report.without == ["s3"]
+
+
 def test_without_source_documents_the_whole_corpus_is_searched_and_a_sentence_in_two_places_is_kept_apart():
     unique = Question("q6", "Cloud?", expected_answer="Cloud growth was driven by Azure consumption across regions.")
     [ref], _ = located(unique)
@@ -144,7 +165,11 @@ def test_seed_format_files_get_evidence_from_their_expected_answers_and_relocati
     reviewed = load_question_set(path).questions
     assert reviewed[0].references[0].located_by == "" and reviewed[0].references[0].score is None
     assert reviewed[1].references == () and reviewed[1].metadata["rejected_evidence"][0]["start"] == s2.start
-    locate_file(path, DOCUMENTS)
+    relocated, _, _ = locate_file(path, DOCUMENTS)
+    # the accepted evidence counts: not "located for 0 of 3 ... 3 without"
+    assert relocated.reviewed == ["s1"] and relocated.without == ["s2", "s3"] and relocated.n_found == 0
+    assert relocated.summary().startswith("evidence for 1 of 3 question(s) with an answer: 1 with reviewed evidence")
+    assert relocated.summary().endswith("; 2 without")
     again = load_question_set(path).questions
     assert again[1].references == ()  # the rejected span is not proposed again
     assert again[0].references == reviewed[0].references  # the accepted one stays, ordinary

@@ -278,3 +278,23 @@ def test_the_margin_is_in_the_metrics_units():
         row["answer_similarity"] = None
     fallback = compare_configurations(data, metric="answer_similarity", margin=0.5 * 9)
     assert fallback.metric == "recall_at_512" and fallback.margin == 0.02 and "does not fit" in fallback.metric_note
+
+
+def test_a_cheaper_one_more_than_the_margin_below_is_said_in_plain_words():
+    rng = np.random.default_rng(4)
+    best = base_scores(30, 4)
+    noise = rng.normal(0, 0.25, 30)
+    below = best + noise - noise.mean() - 0.023  # 0.023 below the best on these questions, too noisy to show worse
+    comparison = compare_configurations(rows("steady", best) + rows("noisy", below), costs=costs(steady=(900, 10),
+                                                                                                   noisy=(300, 10)))
+    assert classes(comparison) == {"steady|m": CLASS_BEST, "noisy|m": CLASS_UNDECIDED}
+    rec = recommend(comparison, costs(steady=(900, 10), noisy=(300, 10)))
+    assert rec.configuration == "steady|m"
+    assert "scores 0.023 below the best, more than the 0.02 margin" in rec.reason
+    assert " less" not in rec.reason and "or more" not in rec.reason
+
+
+def test_the_reason_counts_the_questions_even_when_none_is_judge_only():
+    data = [{**r, "judge_only": False, "n_references": 1} for r in rows("a", base_scores(30, 2)) + rows("b", base_scores(30, 3))]
+    rec = recommend(compare_configurations(data), costs(a=(100, 1), b=(100, 1)))
+    assert rec.reason.endswith("Questions: 30 scored (0 judge-only).")

@@ -84,3 +84,12 @@ def test_dollar_columns_give_way_when_nothing_costs_money():
     header = format_table(free, RECOMMENDATION).splitlines()[0]
     assert "$" not in header and "tokens" in header
     assert "$ index+1k q" in format_table(board(True), RECOMMENDATION).splitlines()[0]
+
+
+def test_the_counts_line_is_printed_even_when_no_question_is_judge_only():
+    from chunkbench_core.reporting.leaderboard import question_notes
+
+    counted = board(True).assign(n_judge_only=[0, 0], n_documents_only=[0, 0])
+    assert question_notes(counted, RECOMMENDATION) == ["questions: 30 scored (0 judge-only)."]
+    counted = counted.assign(n_judge_only=[7, 7])
+    assert question_notes(counted, RECOMMENDATION) == ["questions: 30 scored (7 judge-only, not scored without an LLM)."]
