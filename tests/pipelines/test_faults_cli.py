@@ -34,7 +34,9 @@ from .support.small_benchmark import (
     run_statuses,
 )
 
-pytestmark = pytest.mark.slow
+# one worker runs the whole module (--dist loadgroup): its module fixtures (the clean run, then every damaged
+# copy run again) are built once, not once per worker
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("faults_cli")]
 
 
 @pytest.fixture(scope="module")
