@@ -106,6 +106,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items.sort(key=lambda item: rank.get(item.nodeid, len(SHARED_FIXTURES)))
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Fail the run when xdist's --dist loadgroup ignores the xdist_group markers (each group would be split over
+    the workers, starting its server or building its module fixture once per worker): a worker names a grouped
+    test ``<id>@<group>``; pytest 9.2 stopped reading the name pytest-xdist 3.8 sets (see pyproject.toml)."""
+    if not getattr(session.config.option, "loadgroup", False):
+        return
+    ignored = [i.nodeid for i in session.items if i.get_closest_marker("xdist_group") and "@" not in i.nodeid]
+    if ignored:
+        raise pytest.UsageError(f"--dist loadgroup ignores the xdist_group markers with pytest {pytest.__version__} "
+                                f"and this pytest-xdist (e.g. {ignored[0]}): install the versions pyproject.toml pins")
+
+
 #: this process's test home, and the CHUNKBENCH_HOME and DAGSTER_HOME it replaced (put back at the end)
 _HOME = pytest.StashKey[tuple]()
 

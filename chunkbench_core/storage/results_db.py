@@ -703,7 +703,7 @@ class ResultsDB:
 
     @staticmethod
     def _columns(path: Path) -> list[str]:
-        con = duckdb.connect()
+        con = integrity.memory_cursor()
         try:
             return [row[0] for row in con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [path.as_posix()]).fetchall()]
         finally:

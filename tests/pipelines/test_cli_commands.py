@@ -1,14 +1,14 @@
 """The command line's safety and its settings, run as a user runs it (a subprocess on this checkout)."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.vector_store import VectorStore, collection_name
+
+from .support.cli import chunkbench
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = ["run", "parse", "chunk", "estimate", "models", "health", "collections", "thresholds", "defaults", "init",
@@ -17,9 +17,9 @@ MODEL = "all-minilm-l6-v2"
 
 
 def cli(*args, home, **env):
-    return subprocess.run([sys.executable, "-m", "chunkbench_pipelines.cli", *args], capture_output=True, text=True,
-                          timeout=600, cwd=ROOT,
-                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "CHUNKBENCH_HOME": str(home), **env})
+    # in this process (tests/pipelines/support/cli.py): the commands' behaviour is the point, not the entry point
+    return chunkbench(args, cwd=ROOT,
+                      env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "CHUNKBENCH_HOME": str(home), **env})
 
 
 def test_top_level_help_lists_every_command_on_one_line(tmp_path):

@@ -8,15 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from .support.cli import chunkbench
+
 ROOT = Path(__file__).resolve().parents[2]
-CLI = [str(Path(sys.executable).with_name("chunkbench"))]
+CLI = [str(Path(sys.executable).with_name("chunkbench"))]  # the bytes of `parse --text` through a real pipe
 HANDBOOK = "# Leave\n\nEveryone gets 25 days of annual leave. Unused days expire in March.\n"
 
 
 def run(*args, home, corpus):
     env = {"PATH": "/usr/bin:/bin", "CHUNKBENCH_HOME": str(home), "CHUNKBENCH_CORPUS": str(corpus),
            **{k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}}  # a worktree's code first
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+    return chunkbench(args, env, cwd=ROOT)  # in this process (tests/pipelines/support/cli.py)
 
 
 def test_questions_check_lists_each_problem_once_and_fails(tmp_path):

@@ -13,18 +13,15 @@ One clean run of the smallest benchmark is shared by the module; each case works
 from __future__ import annotations
 
 import json
-import os
-import random
-import sqlite3
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
 from chunkbench_core.storage.vector_store import collection_name
-from tests.conftest import require_tool
+from tests.support.damage import checkpoint, damage, garble, garble_sqlite_pages, truncate
+from tests.support.tmpfs import fill, resize, tmpfs
 
 from .support.small_benchmark import (
     MODEL,
@@ -37,7 +34,9 @@ from .support.small_benchmark import (
     run_statuses,
 )
 
-pytestmark = pytest.mark.slow
+# one worker runs the whole module (--dist loadgroup): its module fixtures (the clean run, then every damaged
+# copy run again) are built once, not once per worker
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("faults_cli")]
 
 
 @pytest.fixture(scope="module")
@@ -56,15 +55,8 @@ def clean(tmp_path_factory):
 def small_disk(tmp_path):
     """A 12 MB tmpfs: room for the Dagster instance, the results folder and the parsed documents, not for a
     collection; unmounted afterwards."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12m", "tmpfs", str(disk)],
-                             capture_output=True, text=True)
-    require_tool(mounted.returncode == 0, f"mounting a tmpfs (needs root): {mounted.stderr.strip()}")
-    try:
+    with tmpfs(tmp_path / "disk", 12) as disk:
         yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
 
 
 def the_full_disk_line(result: subprocess.CompletedProcess, folder: Path) -> str:
@@ -78,15 +70,6 @@ def the_full_disk_line(result: subprocess.CompletedProcess, folder: Path) -> str
     return line
 
 
-def fill(disk: Path, leave: int) -> Path:
-    """A file taking all the free space of ``disk`` but ``leave`` bytes."""
-    stats = os.statvfs(disk)
-    filler = disk / "filler"
-    with open(filler, "wb") as handle:
-        os.posix_fallocate(handle.fileno(), 0, stats.f_bavail * stats.f_frsize - leave)
-    return filler
-
-
 def test_a_full_disk_stops_the_run_with_one_line_and_after_freeing_space_the_rerun_equals_a_clean_run(
         clean, small_disk):
     _, clean_board = clean
@@ -98,7 +81,7 @@ def test_a_full_disk_stops_the_run_with_one_line_and_after_freeing_space_the_rer
     statuses = run_statuses(world.dagster_home)
     assert "STARTED" not in statuses and "FAILURE" in statuses, statuses  # never left as if still running
 
-    subprocess.run(["mount", "-o", "remount,size=300m", str(small_disk)], check=True)
+    resize(small_disk, 300)
     second = world.run()
     assert second.returncode == 0 and no_traceback(second), output(second)
     assert world.leaderboard() == clean_board
@@ -126,20 +109,6 @@ def test_a_full_disk_stops_the_run_with_one_line_and_after_freeing_space_the_rer
 
 
 # -- damaged state files --------------------------------------------------------------------------------
-def truncate(path: Path, keep: float = 0.5) -> None:
-    os.truncate(path, int(path.stat().st_size * keep))
-
-
-def garble(path: Path, start: float = 0.3, end: float = 0.7, count: int = 64) -> None:
-    """Overwrite ``count`` runs of 16 random bytes between the fractions ``start`` and ``end`` of the file."""
-    rnd = random.Random(7)
-    size = path.stat().st_size
-    with open(path, "r+b") as handle:
-        for _ in range(count):
-            handle.seek(rnd.randrange(int(size * start), max(int(size * start) + 1, int(size * end) - 16)))
-            handle.write(bytes(rnd.randrange(256) for _ in range(16)))
-
-
 def table_file(world: World, table: str) -> Path:
     files = sorted(p for p in (world.results / "tables" / table).glob("*.parquet") if not p.name.startswith("_"))
     assert files, f"no {table} file"
@@ -158,26 +127,8 @@ def record_file(world: World) -> Path:
 
 def embedding_cache(world: World) -> Path:
     path = world.home / "embedding_cache.sqlite"
-    con = sqlite3.connect(str(path))  # the WAL into the file, as a closed cache is: the damage hits what is read
-    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    con.close()
+    checkpoint(path)  # the WAL into the file, as a closed cache is: the damage hits what is read
     return path
-
-
-def garble_pages(path: Path) -> None:
-    """Damage every page after the first (the header stays valid: SQLite opens it, then reads garbage)."""
-    size = path.stat().st_size
-    with open(path, "r+b") as handle:
-        handle.seek(4096)
-        handle.write(bytes(random.Random(3).randrange(256) for _ in range(max(size - 4096, 8192))))
-
-
-def damage(action: Callable[[Path], None], locate: Callable[[World], Path]) -> Callable[[World], Path]:
-    def apply(world: World) -> Path:
-        path = locate(world)
-        action(path)
-        return path
-    return apply
 
 
 #: derived files: the next run repairs them and gives the clean run's leaderboard
@@ -189,7 +140,7 @@ DERIVED = {
     "collections table truncated": damage(truncate, lambda w: table_file(w, "collections")),
     "documents table garbled footer": damage(lambda p: garble(p, 0.9, 1.0, 8), lambda w: table_file(w, "documents")),
     "views file garbled": damage(lambda p: garble(p, 0.0, 1.0, 256), lambda w: w.results / "chunkbench.duckdb"),
-    "embedding cache garbled": damage(garble_pages, embedding_cache),
+    "embedding cache garbled": damage(lambda p: garble_sqlite_pages(p, at_least=8192), embedding_cache),
     "collection vectors truncated": damage(lambda p: truncate(p, 0.0001), lambda w: next(
         collection(w).glob("segments/*/vector_storage/vectors/chunk_0.mmap"))),
     "collection id mappings garbled": damage(lambda p: garble(p, 0.0, 1.0, 2000), lambda w: next(

@@ -5,7 +5,6 @@ import io
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from chunkbench_pipelines.assets.reports import benchmark_report, build_leaderbo
 from chunkbench_pipelines.definitions import build_resources
 from chunkbench_pipelines.runner import run_everything
 from chunkbench_pipelines.partitions import strategy_by_model
+from tests.pipelines.support.cli import chunkbench
 from tests.pipelines.support.environment import environment_settings
 from tests.pipelines.support.partitions import local_models
 
@@ -28,8 +28,7 @@ HARBOUR = "# Harbour\n\nThe harbour of Orsa was rebuilt in 1923 with granite fro
 
 def cli(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "chunkbench_pipelines.cli", *args], capture_output=True, text=True,
-                          timeout=600, cwd=ROOT, env=env)
+    return chunkbench(args, env, cwd=ROOT)  # in this process (tests/pipelines/support/cli.py)
 
 
 def precision_cells(html: str) -> list[str]:

@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import random
 import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
 
 import duckdb
 import pytest
@@ -37,6 +34,7 @@ from chunkbench_core.storage.corpus import ParsedStore, scan_corpus_report
 from chunkbench_core.storage.embedding_cache import EmbeddingCache
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.vector_store import VectorStore, collection_name
+from tests.support.damage import checkpoint, damage, garble, garble_sqlite_pages, truncate
 
 pytestmark = pytest.mark.slow
 
@@ -198,41 +196,10 @@ def copy_world(pristine: World, root: Path) -> World:
     return World(root / "world")
 
 
-# -- how files are damaged -------------------------------------------------------------------------
-def truncate(path: Path, keep: float = 0.5) -> None:
-    os.truncate(path, int(path.stat().st_size * keep))
-
-
-def garble(path: Path, start: float = 0.3, end: float = 0.7, count: int = 64) -> None:
-    """Overwrite ``count`` runs of 16 random bytes between the fractions ``start`` and ``end`` of the file."""
-    rnd = random.Random(7)
-    size = path.stat().st_size
-    with open(path, "r+b") as handle:
-        for _ in range(count):
-            handle.seek(rnd.randrange(int(size * start), max(int(size * start) + 1, int(size * end) - 16)))
-            handle.write(bytes(rnd.randrange(256) for _ in range(16)))
-
-
-def garble_sqlite_pages(path: Path) -> None:
-    """Damage the pages after the first (the header stays valid: SQLite opens it, then reads garbage)."""
-    size = path.stat().st_size
-    assert size > 8192
-    with open(path, "r+b") as handle:
-        handle.seek(4096)
-        handle.write(bytes(random.Random(3).randrange(256) for _ in range(size - 4096)))
-
-
-def checkpoint(path: Path) -> None:
-    """Move the WAL into the database file (as a closed cache is), so the damage hits what is read."""
-    import sqlite3
-
-    con = sqlite3.connect(str(path))
-    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    con.close()
-
-
+# -- how files are damaged (tests/support/damage.py) ------------------------------------------------
 def damage_cache(world: World) -> Path:
     checkpoint(world.cache)
+    assert world.cache.stat().st_size > 8192
     garble_sqlite_pages(world.cache)
     return world.cache
 
@@ -250,14 +217,6 @@ def vector_file(world: World) -> Path:
 
 def id_tracker(world: World) -> Path:
     return next(world.collection.glob("segments/*/mutable_id_tracker.mappings"))
-
-
-def damage(action: Callable[[Path], None], locate: Callable[[World], Path]) -> Callable[[World], Path]:
-    def apply(world: World) -> Path:
-        path = locate(world)
-        action(path)
-        return path
-    return apply
 
 
 DERIVED_CASES = {  # experiment_metrics and question_results are views over experiment_runs, question_rows and scores

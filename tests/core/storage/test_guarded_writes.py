@@ -4,34 +4,23 @@ needs root: skipped on a laptop without it, a failure in CI)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 
 import pytest
 
 from chunkbench_core.errors import StorageFullError, is_permanent
 from chunkbench_core.evaluation.questions import write_question_file
 from chunkbench_core.reporting.reports import _write_atomic
-from tests.conftest import require_tool
+from tests.support.tmpfs import fill, tmpfs
 
 
 @pytest.fixture
 def full_disk(tmp_path):
     """A 2 MB tmpfs holding a question file and a report, then filled up; unmounted afterwards."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)],
-                             capture_output=True, text=True)
-    require_tool(mounted.returncode == 0, f"mounting a tmpfs (needs root): {mounted.stderr.strip()}")
-    try:
+    with tmpfs(tmp_path / "disk", 2) as disk:
         write_question_file({"name": "set", "questions": []}, disk / "questions" / "set.json")
         _write_atomic(disk / "report.html", "<p>the previous report</p>")
-        stats = os.statvfs(disk)
-        with open(disk / "filler", "wb") as handle:
-            os.posix_fallocate(handle.fileno(), 0, stats.f_bavail * stats.f_frsize)
+        fill(disk, 0)
         yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
 
 
 def test_a_question_file_on_a_full_disk_is_one_line_and_the_previous_file_stays(full_disk):

@@ -28,7 +28,7 @@ from chunkbench_core.storage.corpus import ParsedStore, SourceDocument
 from chunkbench_core.storage.embedding_cache import EmbeddingCache
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.parsing.models import ParsedDocument, TreeNode
-from tests.conftest import require_tool
+from tests.support.tmpfs import fill, resize, tmpfs
 
 PROJECT = Path(__file__).resolve().parents[3]
 MiB = 1 << 20
@@ -66,20 +66,9 @@ BUILD = textwrap.dedent("""
 
 @pytest.fixture
 def small_disk(tmp_path):
-    """A small tmpfs (40 MB; ``grow`` resizes it), unmounted afterwards."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=40m", "tmpfs", str(disk)],
-                             capture_output=True, text=True)
-    require_tool(mounted.returncode == 0, f"mounting a tmpfs (needs root): {mounted.stderr.strip()}")
-    try:
+    """A small tmpfs (40 MB; ``resize`` grows it), unmounted afterwards."""
+    with tmpfs(tmp_path / "disk", 40) as disk:
         yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
-
-
-def grow(disk: Path, megabytes: int) -> None:
-    subprocess.run(["mount", "-o", f"remount,size={megabytes}m", str(disk)], check=True)
 
 
 def build(root: Path, points: int) -> subprocess.CompletedProcess:
@@ -93,7 +82,7 @@ def test_vectors_that_do_not_fit_stop_with_one_line_and_a_rerun_after_freeing_sp
     clean = build(tmp_path / "clean", 25000)  # on the ordinary disk
     assert clean.returncode == 0, clean.stderr
 
-    grow(small_disk, 120)
+    resize(small_disk, 120)
     small = build(small_disk / "qdrant", 300)  # fits
     assert small.returncode == 0, small.stderr
     before = json.loads(small.stdout)
@@ -110,19 +99,10 @@ def test_vectors_that_do_not_fit_stop_with_one_line_and_a_rerun_after_freeing_sp
     again = build(small_disk / "qdrant", 300)  # what was stored is unchanged
     assert again.returncode == 0 and json.loads(again.stdout) == before
 
-    grow(small_disk, 400)  # space freed
+    resize(small_disk, 400)  # space freed
     rerun = build(small_disk / "qdrant", 25000)
     assert rerun.returncode == 0, rerun.stderr
     assert json.loads(rerun.stdout) == json.loads(clean.stdout)
-
-
-def fill(disk: Path, leave: int) -> Path:
-    """A ballast file that leaves ``leave`` bytes free on ``disk``."""
-    ballast = disk / "ballast"
-    free = space.free_bytes(disk)
-    with open(ballast, "wb") as handle:
-        os.posix_fallocate(handle.fileno(), 0, max(0, free - leave))
-    return ballast
 
 
 @pytest.mark.slow
@@ -137,7 +117,7 @@ def test_every_writer_turns_a_full_disk_into_one_line_and_keeps_what_was_stored(
     parsed.put(source, document, None)
     cache = EmbeddingCache(small_disk / "embedding_cache.sqlite")
     cache.put_many("ns", [("k0", np.ones(8, dtype=np.float32))], 8)
-    ballast = fill(small_disk, 64 * 1024)
+    ballast = fill(small_disk, 64 * 1024, "ballast")
 
     big = pd.DataFrame({"document": [f"d{i}.md" for i in range(4000)], "status": "parsed",
                         "error": [uuid.uuid4().hex * 8 for _ in range(4000)]})
