@@ -294,6 +294,17 @@ def test_a_cheaper_one_more_than_the_margin_below_is_said_in_plain_words():
     assert " less" not in rec.reason and "or more" not in rec.reason
 
 
+def test_a_difference_that_rounds_to_the_margin_is_written_with_the_places_that_tell_them_apart():
+    rng = np.random.default_rng(4)
+    best = base_scores(30, 4)
+    noise = rng.normal(0, 0.25, 30)
+    below = best + noise - noise.mean() - 0.0203  # 0.020 at three places: it would read as the margin itself
+    comparison = compare_configurations(rows("steady", best) + rows("noisy", below), costs=costs(steady=(900, 10),
+                                                                                                   noisy=(300, 10)))
+    rec = recommend(comparison, costs(steady=(900, 10), noisy=(300, 10)))
+    assert "scores 0.0203 below the best, more than the 0.02 margin" in rec.reason
+
+
 def test_the_reason_counts_the_questions_even_when_none_is_judge_only():
     data = [{**r, "judge_only": False, "n_references": 1} for r in rows("a", base_scores(30, 2)) + rows("b", base_scores(30, 3))]
     rec = recommend(compare_configurations(data), costs(a=(100, 1), b=(100, 1)))
