@@ -363,12 +363,14 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
             c = results[candidate]
             difference = c.versus_best.mean_difference if c.versus_best else float("nan")
             # as many places as it takes for the figure not to read as the margin itself ("0.0203", not "0.020")
-            places = next((p for p in (3, 4, 5) if -difference == margin or round(-difference, p) != margin), 5)
+            at_margin = math.isclose(-difference, margin, rel_tol=0, abs_tol=1e-9)  # float noise is no difference
+            places = next((p for p in (3, 4, 5) if at_margin or round(-difference, p) != margin), 5)
             text = (f"{head}, and no cheaper configuration could be shown within {_margin_text(margin)} of it. "
                     f"The nearest cheaper one, {name(candidate)} "
                     f"({cost_difference(costs.get(candidate, {}), costs.get(best, {}), tolerance)}), scores "
                     f"{_number(-difference, places)} below the best")
-            beyond = (f", {'more than' if -difference > margin else 'as much as'} the {_margin_text(margin)} margin")
+            beyond = (f", {'more than' if -difference > margin and not at_margin else 'as much as'} the "
+                      f"{_margin_text(margin)} margin")
             if c.questions_to_show_within is not None:
                 text += (f"; if that difference held, about {c.questions_to_show_within:,} questions would show it "
                          f"within {_margin_text(margin)}.")

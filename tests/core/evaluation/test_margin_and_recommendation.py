@@ -303,6 +303,12 @@ def test_a_difference_that_rounds_to_the_margin_is_written_with_the_places_that_
                                                                                                    noisy=(300, 10)))
     rec = recommend(comparison, costs(steady=(900, 10), noisy=(300, 10)))
     assert "scores 0.0203 below the best, more than the 0.02 margin" in rec.reason
+    # the margin itself, up to float noise (0.6 / 30 questions), is the margin: "as much as", at three places
+    exact = best - 0.6 / 30 + noise - noise.mean()
+    comparison = compare_configurations(rows("steady", best) + rows("noisy", exact), costs=costs(steady=(900, 10),
+                                                                                                   noisy=(300, 10)))
+    rec = recommend(comparison, costs(steady=(900, 10), noisy=(300, 10)))
+    assert "scores 0.020 below the best, as much as the 0.02 margin" in rec.reason
 
 
 def test_the_reason_counts_the_questions_even_when_none_is_judge_only():
