@@ -150,9 +150,9 @@ def test_a_stopped_throwaway_cluster_leaves_no_data_outside_its_state_folder(tmp
 @pytest.mark.parametrize("ignores_ctrl_c", [False, True])
 def test_stopping_a_launcher_ends_its_whole_group(ignores_ctrl_c, tmp_path):
     """Ctrl-C first; a launcher that does not end in time is killed with its process group (its children too)."""
-    import os
     import subprocess
     import sys
+    import time
 
     from chunkbench_pipelines.cluster import stop_launcher
 
@@ -167,9 +167,13 @@ def test_stopping_a_launcher_ends_its_whole_group(ignores_ctrl_c, tmp_path):
     stop_launcher(launcher, timeout=2)
     assert launcher.returncode is not None
     child = int(child_pid.read_text())
-    try:
-        os.kill(child, 0)
-        state = open(f"/proc/{child}/stat").read().split()[2]
-        assert state == "Z", f"the launcher's child {child} is still running"
-    except ProcessLookupError:
-        pass
+    deadline = time.monotonic() + 10  # SIGKILL is delivered at once, but the child may be scheduled a moment later
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{child}/stat", encoding="ascii") as handle:
+                if handle.read().rsplit(")", 1)[1].split()[0] == "Z":  # ended, not reaped yet
+                    return
+        except (FileNotFoundError, ProcessLookupError):
+            return  # ended and reaped
+        time.sleep(0.05)
+    pytest.fail(f"the launcher's child {child} is still running")
