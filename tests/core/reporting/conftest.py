@@ -11,12 +11,18 @@ from chunkbench_core.evaluation.recommendation import RankingSettings
 from chunkbench_core.stages import compare_latest_runs
 from chunkbench_core.storage.results_db import ResultsDB
 
-from .fixtures import build_results
+from .fixtures import ResultsTemplates, build_results
 
 
 @pytest.fixture(scope="session")
-def base_results(tmp_path_factory: pytest.TempPathFactory) -> ResultsDB:
-    return build_results(tmp_path_factory.mktemp("base") / "results")
+def results_templates(tmp_path_factory: pytest.TempPathFactory) -> ResultsTemplates:
+    """Fixture results folders built once per session (per worker), copied for each test that writes to them."""
+    return ResultsTemplates(tmp_path_factory.mktemp("templates"))
+
+
+@pytest.fixture(scope="session")
+def base_results(tmp_path_factory: pytest.TempPathFactory, results_templates: ResultsTemplates) -> ResultsDB:
+    return results_templates.copy("base", tmp_path_factory.mktemp("base") / "results")
 
 
 @pytest.fixture(scope="session")
