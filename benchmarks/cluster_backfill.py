@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -30,6 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from chunkbench_pipelines.cluster import free_port, remove_outside_data, stop_launcher  # noqa: E402
+
 
 def graphql(url: str, query: str, variables: dict | None = None) -> dict:
     request = urllib.request.Request(f"{url}/graphql", json.dumps({"query": query, "variables": variables or {}}).encode(),
@@ -38,14 +39,6 @@ def graphql(url: str, query: str, variables: dict | None = None) -> dict:
     if body.get("errors"):
         raise RuntimeError(body["errors"])
     return body["data"]
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_run(url: str, run_id: str) -> str:
@@ -110,11 +103,8 @@ def measure(workers: int, partitions: list[str], folder: Path) -> dict:
         return {"status": status, "seconds": seconds, "hits": int(usage["hits"]), "texts": int(usage["texts"]),
                 "embedded": int(usage["embedded"]), "steps": steps}
     finally:
-        launcher.send_signal(signal.SIGINT)
-        try:
-            launcher.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(launcher.pid, signal.SIGKILL)
+        stop_launcher(launcher)
+        remove_outside_data(state)  # the PostgreSQL data kept in /var/tmp when run as root
         log.close()
 
 

@@ -35,24 +35,26 @@ def embedding_cache(location: str | None, home: str | None):
     """The embedding cache that ``location`` (the cache URL setting) names; unset: the SQLite file in ``home``."""
     from chunkbench_core.storage.embedding_cache import EmbeddingCache, default_cache_path, open_embedding_cache
 
-    where = cache_location(location)
-    if isinstance(where, CacheURL):
-        return _shared("embedding", where, open_embedding_cache)
-    if where is None:
-        return EmbeddingCache(default_cache_path(home_dir(home)))
-    return open_embedding_cache(_in_folder(Path(where), default_cache_path(home_dir(home)).name))
+    return _cache("embedding", location, default_cache_path(home_dir(home)), EmbeddingCache, open_embedding_cache)
 
 
 def context_cache(location: str | None, home: str | None):
     """The contextual cache that ``location`` names; unset: the SQLite file in ``home``."""
     from chunkbench_core.storage.context_cache import ContextCache, default_context_cache_path, open_context_cache
 
+    return _cache("context", location, default_context_cache_path(home_dir(home)), ContextCache, open_context_cache)
+
+
+def _cache(kind: str, location: str | None, default: Path, local: Callable[[Path], Any],
+           open_cache: Callable[[Any], Any]) -> Any:
+    """A cache of ``kind``: shared per process for a PostgreSQL URL, ``local(default)`` when no location is set,
+    else the SQLite file at (or in the folder) ``location``."""
     where = cache_location(location)
     if isinstance(where, CacheURL):
-        return _shared("context", where, open_context_cache)
+        return _shared(kind, where, open_cache)
     if where is None:
-        return ContextCache(default_context_cache_path(home_dir(home)))
-    return open_context_cache(_in_folder(Path(where), default_context_cache_path(home_dir(home)).name))
+        return local(default)
+    return open_cache(_in_folder(Path(where), default.name))
 
 
 def _in_folder(path: Path, name: str) -> Path:

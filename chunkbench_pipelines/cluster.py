@@ -398,6 +398,30 @@ def _stop_parts(parts: list[Part]) -> None:
                 pass
 
 
+def stop_launcher(launcher: subprocess.Popen, timeout: float = 60.0) -> None:
+    """Stop a launcher started in a session of its own (``start_new_session=True``) as Ctrl-C does; when it has
+    not ended within ``timeout`` seconds, kill its whole process group."""
+    launcher.send_signal(signal.SIGINT)
+    try:
+        launcher.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(launcher.pid, signal.SIGKILL)
+        launcher.wait()
+
+
+def remove_outside_data(state: Path) -> None:
+    """Delete the PostgreSQL data a throwaway cluster kept outside its state folder (as root the data lives in
+    /var/tmp, named in ``postgres-data-folder.txt``), and its server log: a stopped cluster's state folder
+    removed without this leaves them behind."""
+    pointer = state / "postgres-data-folder.txt"
+    if not pointer.exists():
+        return
+    folder = pointer.read_text(encoding="utf-8").strip()
+    shutil.rmtree(folder, ignore_errors=True)
+    Path(f"{folder}.log").unlink(missing_ok=True)
+    pointer.unlink()
+
+
 def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 

@@ -6,7 +6,8 @@ convention). Each block runs in its own scratch copy of a clone's layout (the re
 ``export`` carry over between its commands, with a throwaway ``CHUNKBENCH_HOME`` and none of the variables
 that would reach a remote service: the offline defaults. Blocks whose commands read finished results share
 one run of the smallest benchmark (fixed_size × all-minilm-l6-v2 on the sample), made once for the module;
-they are marked slow. The other tests check the README's size, that every relative link of the pages
+they are marked slow and e2e, as are the blocks whose own commands run the graph (``chunkbench run``,
+``chunkbench sweep``). The other tests check the README's size, that every relative link of the pages
 resolves (anchors included), that every fence says what it holds, and that the reference pages name every
 command and every environment variable the code has.
 """
@@ -29,6 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 README_LIMIT_BYTES = 12_800
 #: the first word after `chunkbench` of the commands that read a finished run
 READS_RESULTS = {"ask", "leaderboard", "report", "runs", "collections"}
+#: the first word after `chunkbench` of the commands that run the asset graph
+MATERIALIZES = {"run", "sweep"}
 #: one block's commands together may take this long
 BLOCK_TIMEOUT_S = 900
 
@@ -56,6 +59,17 @@ def _reads_results(block) -> bool:
     return False
 
 
+def _materializes(block) -> bool:
+    """A command of the block materializes the asset graph: `chunkbench run` or `chunkbench sweep`."""
+    for command in block.commands:
+        words = command.text.split()
+        if "chunkbench" in words and "--help" not in words:
+            rest = [w for w in words[words.index("chunkbench") + 1:] if not w.startswith("-")]
+            if rest and rest[0] in MATERIALIZES:
+                return True
+    return False
+
+
 def _block_params():
     params = []
     for page in DOCS.pages():
@@ -64,6 +78,9 @@ def _block_params():
             if _reads_results(block):
                 # the shared run materializes the asset graph; one worker makes it once (make test: --dist loadgroup)
                 marks = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.xdist_group("docs_finished_run")]
+            elif _materializes(block):
+                # the block's own commands run the asset graph (a benchmark run, a sweep job)
+                marks = [pytest.mark.slow, pytest.mark.e2e]
             elif any("reproduce" in c.text for c in block.commands):
                 marks = [pytest.mark.slow]
             params.append(pytest.param(block, id=block.name, marks=marks))

@@ -177,7 +177,9 @@ def ranking_note(board: pd.DataFrame, recommendation: Mapping[str, Any] | None =
              f"{margin} of the best (bound above -{margin}); worse = shown lower than the best (one-sided paired "
              "randomization tests, Holm's correction, p < 0.05); undecided = might be as good, cannot tell yet. "
              "frontier: no other configuration is both better and cheaper. (SELECT * FROM comparison)"]
-    notes += question_notes(board, recommendation)
+    # the counts once: the recommendation's reason carries them when there is one ("Questions: N scored ...")
+    in_reason = bool(recommendation) and "Questions: " in str(recommendation.get("reason") or "")
+    notes += question_notes(board, recommendation, counts=not in_reason)
     if recommendation:
         steady = stability_text(recommendation)
         notes.append(f"Recommended: {_recommended_label(board, recommendation)} "
@@ -197,9 +199,11 @@ def _counted_row(board: pd.DataFrame, recommendation: Mapping[str, Any] | None) 
     return board.iloc[0].to_dict()
 
 
-def question_notes(board: pd.DataFrame, recommendation: Mapping[str, Any] | None = None) -> list[str]:
+def question_notes(board: pd.DataFrame, recommendation: Mapping[str, Any] | None = None,
+                   counts: bool = True) -> list[str]:
     """How the questions were counted ("N scored (M judge-only, not scored without an LLM)", the same words as
-    the reports and the Dagster metadata), always, and how many rest on located evidence not reviewed yet."""
+    the reports and the Dagster metadata; left out with ``counts=False``, when the recommendation's reason says
+    it), and how many rest on located evidence not reviewed yet."""
     from chunkbench_core.wording import plural as count, scored_counts
 
     row = _counted_row(board, recommendation)
@@ -207,9 +211,10 @@ def question_notes(board: pd.DataFrame, recommendation: Mapping[str, Any] | None
         return []
     judged = not _missing(row.get("n_judged")) and bool(row.get("n_judged"))
     notes = []
-    # always, with its zeros: the reader sees how many questions the figures rest on, and that none were left out
-    notes.append("questions: " + scored_counts(row.get("n_questions"), row.get("n_judge_only"),
-                                               row.get("n_documents_only"), judged) + ".")
+    # with its zeros: the reader sees how many questions the figures rest on, and that none were left out
+    if counts:
+        notes.append("questions: " + scored_counts(row.get("n_questions"), row.get("n_judge_only"),
+                                                   row.get("n_documents_only"), judged) + ".")
     located = row.get("n_located")
     if not _missing(located) and int(located):
         scored = int(row["n_questions"])

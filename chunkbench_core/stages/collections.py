@@ -110,7 +110,8 @@ def chunk_corpus(spec: CollectionSpec, chunker: Chunker, documents: Sequence[Par
             "folder (CHUNKBENCH_CORPUS) holds documents that parse"
         )
     chunks: list[Chunk] = []
-    tracker = Tracker("chunking", len(documents), unit="documents")
+    tracker = Tracker("chunking", len(documents), unit="documents",
+                      weights=[len(document.markdown) for document in documents])
     for done, document in enumerate(documents):
         tracker.step(done)
         try:

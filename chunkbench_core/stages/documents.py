@@ -115,7 +115,8 @@ def parse_corpus(request: ParseRequest, results: ResultsDB) -> ParseSummary:
         summary.failed[document] = error
         records.append(DocumentRecord(document=document, status="failed", error=error))
     script = ScriptShare()
-    tracker = Tracker("parsing", len(request.sources), unit="documents")
+    tracker = Tracker("parsing", len(request.sources), unit="documents",
+                      weights=[source.size_bytes for source in request.sources])
     with timed("parsing"):
         for done, source in enumerate(request.sources, start=1):
             check_stop()

@@ -27,6 +27,27 @@ def test_line_has_done_total_unit_rate_elapsed_and_eta():
     assert done == "parsing: 5/5 documents, 2 s elapsed"  # no rate or ETA once finished
 
 
+def test_the_eta_follows_the_share_of_the_work_when_items_differ_in_size(lines):
+    """One 40 MB document and 2,000 small ones: with the big one done first, the work is almost finished (by
+    count it would read as hours); with it still to come, most of the work is ahead."""
+    sizes = [40_000_000] + [1_000] * 2000
+    tracker = progress.Tracker("parsing", len(sizes), every_s=0.0, unit="documents", weights=sizes)
+    time.sleep(0.02)
+    tracker.step(1)
+    first = lines[-1]
+    assert first.share == pytest.approx(40_000_000 / 42_000_000)
+    assert first.eta_s < first.elapsed_s * 0.06  # by count: 2,000 times the elapsed time
+    by_count = progress.Progress("parsing", 1, 2001, 10.0, "documents")
+    assert by_count.eta_s == pytest.approx(20_000.0)
+    assert progress.Progress("parsing", 1, 2001, 10.0, "documents", share=0.95).line().endswith("ETA 1 s")
+    later = progress.Tracker("parsing", 3, every_s=0.0, unit="documents", weights=[1, 1, 98])
+    time.sleep(0.02)
+    later.step(2)
+    assert lines[-1].share == pytest.approx(0.02) and lines[-1].eta_s > lines[-1].elapsed_s * 40
+    with pytest.raises(ValueError, match="2 weights for 3 items"):
+        progress.Tracker("parsing", 3, weights=[1, 2])
+
+
 def test_tracker_reports_start_interval_and_end_once(lines):
     tracker = progress.Tracker("retrieval", 100, every_s=0.15, unit="questions")
     assert [p.done for p in lines] == [0]

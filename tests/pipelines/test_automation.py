@@ -96,6 +96,7 @@ def build(setup, asset, partition):
                        resources=setup["resources"]).success
 
 
+@pytest.mark.e2e  # materializes the graph's assets: the conditions and schedules read their materializations
 def test_collections_are_rebuilt_when_the_parsed_corpus_changes_not_when_it_is_parsed_again(setup):
     every = set(setup["defs"].resolve_asset_graph().get(key("chunk_collections")).partitions_def.get_partition_keys())
     tick = evaluate(setup)
@@ -114,6 +115,7 @@ def test_collections_are_rebuilt_when_the_parsed_corpus_changes_not_when_it_is_p
     assert requested(tick, "chunk_collections") == every
 
 
+@pytest.mark.e2e  # materializes the graph's assets: the conditions and schedules read their materializations
 def test_experiments_follow_their_collection_and_reports_follow_results(setup):
     parse(setup)
     tick = evaluate(setup)
@@ -130,6 +132,7 @@ def test_experiments_follow_their_collection_and_reports_follow_results(setup):
     assert requested(tick, "experiment_results") == set()
 
 
+@pytest.mark.e2e  # materializes the graph's assets: the conditions and schedules read their materializations
 def test_question_sets_sensor_reports_changes_and_built_partitions_are_reevaluated(setup):
     instance = setup["instance"]
     question_sets_sensor = "question_sets_sensor"
@@ -201,6 +204,7 @@ def schedule_tick(setup, name: str):
     return named(setup, "schedules", name).evaluate_tick(context)
 
 
+@pytest.mark.e2e  # materializes the graph's assets: the conditions and schedules read their materializations
 def test_weekly_neighbor_sweep_launches_the_sweep_job_over_built_collections(setup):
     assert "no fixed_size collection" in schedule_tick(setup, "neighbor_sweep_weekly").skip_message
     parse(setup)

@@ -129,3 +129,51 @@ def test_a_state_folder_made_anew_never_finds_the_postgres_data_of_an_earlier_on
     state.mkdir()
     second = Cluster(state)._pg_folder()
     assert second != first  # the same path made again starts afresh
+
+
+def test_a_stopped_throwaway_cluster_leaves_no_data_outside_its_state_folder(tmp_path):
+    """As root the cluster keeps PostgreSQL's data outside the state folder (named in a pointer file):
+    remove_outside_data deletes that folder and its server log; a state folder without the pointer is left as is."""
+    from chunkbench_pipelines.cluster import remove_outside_data
+
+    state, outside = tmp_path / "state", tmp_path / "var-tmp" / "chunkbench-cluster-postgres-abc"
+    (outside / "base").mkdir(parents=True)
+    Path(f"{outside}.log").write_text("server log", encoding="utf-8")
+    state.mkdir()
+    (state / "postgres-data-folder.txt").write_text(f"{outside}\n", encoding="utf-8")
+    remove_outside_data(state)
+    assert not outside.exists() and not Path(f"{outside}.log").exists()
+    assert not (state / "postgres-data-folder.txt").exists() and state.is_dir()
+    remove_outside_data(state)  # nothing left to remove: no error
+
+
+@pytest.mark.parametrize("ignores_ctrl_c", [False, True])
+def test_stopping_a_launcher_ends_its_whole_group(ignores_ctrl_c, tmp_path):
+    """Ctrl-C first; a launcher that does not end in time is killed with its process group (its children too)."""
+    import subprocess
+    import sys
+    import time
+
+    from chunkbench_pipelines.cluster import stop_launcher
+
+    child_pid = tmp_path / "child.pid"
+    code = ("import os, signal, subprocess, sys, time\n"
+            + ("signal.signal(signal.SIGINT, signal.SIG_IGN)\n" if ignores_ctrl_c else "")
+            + f"child = subprocess.Popen(['sleep', '60']); open({str(child_pid)!r}, 'w').write(str(child.pid))\n"
+            + "try:\n    time.sleep(60)\nexcept KeyboardInterrupt:\n    child.kill(); child.wait()\n")
+    launcher = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+    while not child_pid.exists() or not child_pid.read_text():
+        assert launcher.poll() is None
+    stop_launcher(launcher, timeout=2)
+    assert launcher.returncode is not None
+    child = int(child_pid.read_text())
+    deadline = time.monotonic() + 10  # SIGKILL is delivered at once, but the child may be scheduled a moment later
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{child}/stat", encoding="ascii") as handle:
+                if handle.read().rsplit(")", 1)[1].split()[0] == "Z":  # ended, not reaped yet
+                    return
+        except (FileNotFoundError, ProcessLookupError):
+            return  # ended and reaped
+        time.sleep(0.05)
+    pytest.fail(f"the launcher's child {child} is still running")

@@ -54,6 +54,7 @@ def test_code_version_names_the_commit_in_a_checkout():
     assert version.startswith("0.") and "+g" in version  # the tests run from a git checkout
 
 
+@pytest.mark.e2e  # materializes the graph's assets in Dagster runs
 def test_experiment_provenance_comes_from_the_collection_and_its_run(setup):
     assert run(setup, ["source_documents", "parsed_documents"]).success
     key = partition_key("semantic", MODEL)
@@ -84,6 +85,7 @@ def test_experiment_provenance_comes_from_the_collection_and_its_run(setup):
     assert not default.success and "no build record" in failure_message(default)
 
 
+@pytest.mark.e2e  # materializes the graph's assets in Dagster runs
 def test_experiment_refuses_a_collection_from_another_parsed_corpus_at_once(setup):
     assert run(setup, ["source_documents", "parsed_documents"]).success
     key = partition_key("fixed_size", MODEL)
@@ -103,6 +105,7 @@ def test_experiment_refuses_a_collection_from_another_parsed_corpus_at_once(setu
     assert ResultsDB(setup["results"]).query("SELECT count(*) AS n FROM experiment_metrics")["n"][0] == 0
 
 
+@pytest.mark.e2e  # materializes the graph's assets in Dagster runs
 def test_a_changed_threshold_marks_semantic_partitions_stale(setup):
     assert run(setup, ["source_documents", "parsed_documents"]).success
     key = partition_key("semantic", MODEL)
@@ -119,6 +122,7 @@ def test_a_changed_threshold_marks_semantic_partitions_stale(setup):
     assert not result.success and "threshold 0.3 -> 0.55" in failure_message(result)
 
 
+@pytest.mark.e2e  # materializes the graph's assets in Dagster runs
 def test_the_staleness_schedule_considers_every_variant(setup):
     assert run(setup, ["source_documents", "parsed_documents"]).success
     key = partition_key("fixed_size", MODEL)

@@ -21,9 +21,11 @@ from chunkbench_pipelines.report_server import ReportServer, report_link
 SECRET = "root:x:0:0:not a report"
 
 
-@pytest.fixture()
-def layout(tmp_path: Path) -> Path:
-    """``benchmarks/`` with two benchmarks' reports, a run's reports, and traps around them."""
+@pytest.fixture(scope="module")
+def layout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``benchmarks/`` with two benchmarks' reports, a run's reports, and traps around them: made once for the
+    module (its 32 MB file too), since no test changes it."""
+    tmp_path = tmp_path_factory.mktemp("report-server")
     benchmarks = tmp_path / "home" / "benchmarks"
     for name in ("sample", "mine"):
         reports = benchmarks / name / "reports"

@@ -31,18 +31,24 @@ def materializations(instance, asset: str, partition: str | None = None) -> list
 
 
 @pytest.fixture()
-def parsed(tmp_path):
-    """The tides benchmark's part of the graph, its documents parsed (nothing else built yet)."""
+def graph(tmp_path):
+    """The tides benchmark's part of the graph and an instance, nothing built yet."""
     tides = tides_benchmark(tmp_path, benchmark=BENCHMARK)
     definitions, part = tides_definitions(tides, BENCHMARK)
-    instance = DagsterInstance.ephemeral()
-    assets = [a for a in part.assets if hasattr(a, "op")]
-    assert materialize(assets, selection=[key("source_documents"), key("parsed_documents")], instance=instance,
-                       resources=tides.resources).success
-    return {"tides": tides, "defs": definitions, "instance": instance,
+    return {"tides": tides, "defs": definitions, "part": part, "instance": DagsterInstance.ephemeral(),
             "results": ResultsDB(tides.home / "benchmarks" / BENCHMARK)}
 
 
+@pytest.fixture()
+def parsed(graph):
+    """The tides benchmark's part of the graph, its documents parsed (nothing else built yet)."""
+    assets = [a for a in graph["part"].assets if hasattr(a, "op")]
+    assert materialize(assets, selection=[key("source_documents"), key("parsed_documents")],
+                       instance=graph["instance"], resources=graph["tides"].resources).success
+    return graph
+
+
+@pytest.mark.e2e  # runs a sweep job over the graph
 def test_the_neighbor_sweep_job_runs_each_level_then_the_reports(parsed):
     instance, results = parsed["instance"], parsed["results"]
     job = parsed["defs"].resolve_job_def(f"{BENCHMARK}__neighbor_sweep")
@@ -74,6 +80,7 @@ def test_the_neighbor_sweep_job_runs_each_level_then_the_reports(parsed):
     assert len(materializations(instance, "experiment_results", partition)) == 4
 
 
+@pytest.mark.e2e  # runs a sweep job over the graph
 def test_the_chunk_size_sweep_job_builds_a_collection_per_size(parsed):
     instance, results = parsed["instance"], parsed["results"]
     job = parsed["defs"].resolve_job_def(f"{BENCHMARK}__chunk_size_sweep")
@@ -87,9 +94,10 @@ def test_the_chunk_size_sweep_job_builds_a_collection_per_size(parsed):
     assert built == ["size32_overlap4", "size64_overlap8"]
 
 
-def test_a_bad_sweep_config_fails_at_once_naming_the_value(parsed):
-    job = parsed["defs"].resolve_job_def(f"{BENCHMARK}__neighbor_sweep")
-    result = job.execute_in_process(instance=parsed["instance"], raise_on_error=False, run_config={
+def test_a_bad_sweep_config_fails_at_once_naming_the_value(graph):
+    """Before anything is built or even parsed."""
+    job = graph["defs"].resolve_job_def(f"{BENCHMARK}__neighbor_sweep")
+    result = job.execute_in_process(instance=graph["instance"], raise_on_error=False, run_config={
         "ops": {f"{BENCHMARK}__sweep_neighbors": {"config": {"levels": ["1-1"], "corpus_models": [MODEL]}}}})
     assert not result.success
     [failure] = [e for e in result.all_events if e.is_step_failure]
@@ -109,6 +117,7 @@ def test_sweep_plans_are_validated():
     assert skipped == [f"{MODEL}: sizes 1024 left out (above its window of 512 tokens)"]
 
 
+@pytest.mark.e2e  # runs a sweep job over the graph
 def test_chunkbench_sweep_runs_the_job_and_prints_the_levels(tmp_path, monkeypatch, capsys):
     from chunkbench_pipelines.cli import main
     from chunkbench_pipelines.runner import run_everything

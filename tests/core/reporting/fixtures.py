@@ -12,6 +12,7 @@ Hostile text is everywhere a user can put text: a document named and filled with
 from __future__ import annotations
 
 import json
+import shutil
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -244,6 +245,41 @@ def _write(root: Path, extended: bool) -> ResultsDB:
         # a run whose id (free text from the user's sweep config) is hostile
         _write_metrics_only(db, f"r4-{XSS_SCRIPT}", NOW - timedelta(days=1), "recursive", "minilm", {}, extended)
     return db
+
+
+class ResultsTemplates:
+    """Each kind of fixture results folder built once (per test process) and copied for every test that changes it.
+
+    ``copy(kind, root)`` copies the folder to ``root`` (which must not exist) and opens it: the DuckDB file's views
+    read their Parquet files by relative paths, so the copy reads its own data. Kinds: ``base`` (``build_results``),
+    ``base-compared`` (then ranked by the pipeline's comparison on recall@k), ``extended`` (``extended=True``,
+    written under the widened schema: a test reading it widens the schema too, see ``widened_schema``)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._built: dict[str, Path] = {}
+
+    def _build(self, kind: str) -> Path:
+        root = self.folder / kind / "results"
+        if kind == "base":
+            build_results(root)
+        elif kind == "base-compared":
+            from chunkbench_core.evaluation.recommendation import RankingSettings
+            from chunkbench_core.stages import compare_latest_runs
+
+            compare_latest_runs(self.copy("base", root), RankingSettings(rank_metric="recall@k"))
+        elif kind == "extended":
+            with pytest.MonkeyPatch.context() as mp:
+                build_results(root, extended=True, monkeypatch=mp)
+        else:
+            raise ValueError(f"no fixture results of kind {kind!r}")
+        return root
+
+    def copy(self, kind: str, root: Path) -> ResultsDB:
+        if kind not in self._built:
+            self._built[kind] = self._build(kind)
+        shutil.copytree(self._built[kind], root)
+        return ResultsDB(root)
 
 
 def _provenance(strategy: str, model: str, extra: dict[str, Any], extended: bool, variant: str = "") -> str:

@@ -93,3 +93,17 @@ def test_the_counts_line_is_printed_even_when_no_question_is_judge_only():
     assert question_notes(counted, RECOMMENDATION) == ["questions: 30 scored (0 judge-only)."]
     counted = counted.assign(n_judge_only=[7, 7])
     assert question_notes(counted, RECOMMENDATION) == ["questions: 30 scored (7 judge-only, not scored without an LLM)."]
+
+
+def test_the_counts_are_printed_once_when_the_recommendation_says_them():
+    """The reason ends with "Questions: N scored (...)": the notes under the table do not repeat them; without
+    a recommendation (or with a reason that has no counts) the counts line stays."""
+    from chunkbench_core.reporting.leaderboard import ranking_note
+
+    counted = board(True).assign(n_judge_only=[0, 0], n_documents_only=[0, 0])
+    counts = "30 scored (0 judge-only)."
+    with_counts = {**RECOMMENDATION, "reason": RECOMMENDATION["reason"] + f" Questions: {counts}"}
+    text = "\n".join(ranking_note(counted, with_counts))
+    assert text.lower().count(f"questions: {counts}") == 1 and f"Questions: {counts}" in text
+    text = "\n".join(ranking_note(counted, RECOMMENDATION))
+    assert text.count(f"questions: {counts}") == 1

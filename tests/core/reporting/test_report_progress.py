@@ -10,15 +10,17 @@ from chunkbench_core.evaluation.recommendation import RankingSettings
 from chunkbench_core.reporting import write_reports
 from chunkbench_core.stages import compare_latest_runs
 
-from .fixtures import build_results
+from .fixtures import widened_schema
 
 
-def _lines(tmp_path, monkeypatch, rows_for_progress: int) -> list[str]:
+def _lines(tmp_path, monkeypatch, results_templates, rows_for_progress: int) -> list[str]:
     from chunkbench_core.reporting import data, inspector, reports
 
     for module in (data, inspector, reports):
         monkeypatch.setattr(module, "PROGRESS_ROWS", rows_for_progress)
-    results = build_results(tmp_path / "results", extended=True, monkeypatch=monkeypatch)
+    # build_results(extended=True) made once per session, copied; the widened schema stays for the whole test
+    with widened_schema(monkeypatch):
+        results = results_templates.copy("extended", tmp_path / "results")
     seen: list[progress.Progress] = []
     with progress.sink(seen.append):
         compare_latest_runs(results, RankingSettings(rank_metric="recall@k"))
@@ -26,8 +28,9 @@ def _lines(tmp_path, monkeypatch, rows_for_progress: int) -> list[str]:
     return [p.line() for p in seen]
 
 
-def test_big_question_sets_get_progress_lines_through_comparison_and_reports(tmp_path, monkeypatch):
-    lines = _lines(tmp_path, monkeypatch, rows_for_progress=1)  # the fixture's 20-odd rows count as big here
+def test_big_question_sets_get_progress_lines_through_comparison_and_reports(tmp_path, monkeypatch,
+                                                                           results_templates):
+    lines = _lines(tmp_path, monkeypatch, results_templates, rows_for_progress=1)  # the fixture's 20-odd rows count as big here
     assert any(line.startswith("comparing the runs: 0/5 steps") for line in lines)
     assert any(line.startswith("comparing the runs: 5/5 steps") for line in lines)
     assert any(line.startswith("reports: 0/4 steps") for line in lines)  # said before the rows are read
@@ -35,5 +38,5 @@ def test_big_question_sets_get_progress_lines_through_comparison_and_reports(tmp
     assert any(line.startswith("report inspector: ") and "question rows" in line for line in lines)
 
 
-def test_small_question_sets_stay_quiet(tmp_path, monkeypatch):
-    assert _lines(tmp_path, monkeypatch, rows_for_progress=5_000) == []
+def test_small_question_sets_stay_quiet(tmp_path, monkeypatch, results_templates):
+    assert _lines(tmp_path, monkeypatch, results_templates, rows_for_progress=5_000) == []

@@ -24,7 +24,7 @@ from chunkbench_core.storage.runs import (
     select_run,
 )
 
-from .fixtures import NOW, _write_run, build_results, chunk_documents
+from .fixtures import NOW, ResultsTemplates, _write_run, chunk_documents
 
 RANKING = RankingSettings(rank_metric="recall@k")  # the fixture's questions carry no budgeted recall
 
@@ -79,10 +79,10 @@ def board_rows(html: str) -> list[dict]:
 
 
 @pytest.fixture()
-def results(tmp_path: Path) -> ResultsDB:
-    db = build_results(tmp_path / "results")
-    compare_latest_runs(db, RANKING)
-    return db
+def results(tmp_path: Path, results_templates: ResultsTemplates) -> ResultsDB:
+    """The fixture results, compared on recall@k (``compare_latest_runs(build_results(...), RANKING)``): a copy of
+    one made once per session."""
+    return results_templates.copy("base-compared", tmp_path / "results")
 
 
 def refresh(db: ResultsDB, folder: Path):
@@ -234,11 +234,12 @@ def test_a_run_scope_never_writes_to_disk(results: ResultsDB) -> None:
     assert set(scope.query("SELECT experiment_run_id FROM comparison")["experiment_run_id"]) == {"r1-baseline"}
 
 
-def test_a_run_id_prefix_of_8_or_more_characters_names_one_run(tmp_path: Path) -> None:
+def test_a_run_id_prefix_of_8_or_more_characters_names_one_run(tmp_path: Path,
+                                                               results_templates: ResultsTemplates) -> None:
     """The short id the Dagster UI shows works wherever a run id is accepted; too short or ambiguous is refused."""
     from chunkbench_core.storage.runs import resolve_run_id
 
-    results = build_results(tmp_path)
+    results = results_templates.copy("base", tmp_path / "results")  # build_results, not compared
     full = "8389844e-5b1d-4c7e-9f0a-2d6c1e7b3a90"
     for run, offset in ((full, 3), ("8389844e-77aa-4c7e-9f0a-000000000000", 4), ("1234abcd-0000-4000-8000-1", 5)):
         _write_run(results, run, NOW + timedelta(hours=offset), "fixed_size", "e5-small", 0,

@@ -71,3 +71,26 @@ def test_the_results_of_chosen_runs_move_a_damaged_table_file_aside_and_read_the
     assert (frame["n"].iat[0], frame["strategy"].iat[0]) == (40, "recursive")
     assert not bad.exists() and integrity.quarantined_files(results.tables_dir)
     assert any(str(bad) in r.getMessage() for r in caplog.records)
+
+
+def test_a_forked_child_reads_parquet_on_its_own_in_memory_duckdb(tmp_path):
+    """The parent's connection is in use (a cursor open) when the process forks: the child makes its own on
+    first use and reads; the parent's keeps working after."""
+    path = tmp_path / "t.parquet"
+    writer = integrity.memory_cursor()
+    writer.execute(f"COPY (SELECT range AS x FROM range(5)) TO '{path}' (FORMAT parquet)")
+    parent_connection = integrity._PROCESS_DUCKDB._connection
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child's outcome is its exit status
+        try:
+            cursor = integrity.memory_cursor()
+            ok = cursor.execute(f"SELECT sum(x) FROM '{path}'").fetchone()[0] == 10
+            ok = ok and integrity._PROCESS_DUCKDB._connection is not parent_connection
+            os._exit(0 if ok else 1)
+        except BaseException:  # noqa: BLE001
+            os._exit(2)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert writer.execute(f"SELECT count(*) FROM '{path}'").fetchone()[0] == 5
+    writer.close()
+    assert integrity._PROCESS_DUCKDB._connection is parent_connection
