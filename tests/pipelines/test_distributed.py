@@ -8,7 +8,7 @@ the same sentences, so whether a text is embedded once across both workers is te
 other strategies and the e5 partitions are more of the same kinds and would multiply the time while proving
 nothing more. Against it:
 
-1. a backfill of every partition gives the leaderboard (every metric to 1e-9) and the recommendation of the
+1. a backfill of those partitions gives the leaderboard (every metric to 1e-9) and the recommendation of the
    single-process run (``chunkbench run``); steps ran on both workers, which wrote their partitions'
    collections into the shared folder at the same time; and each text was embedded once across both: the
    texts sent to each model (the product's embedding_usage records) add up to the single process's, and the
