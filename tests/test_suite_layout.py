@@ -49,3 +49,29 @@ def test_dagster_internals_are_patched_only_in_the_pipeline_tests():
     assert DefsStateStorage.get.__func__.__name__ == "get"  # Dagster's own here, outside tests/pipelines
     shared = (ROOT / "tests" / "conftest.py").read_text(encoding="utf-8")
     assert "from dagster" not in shared and "import dagster" not in shared
+
+
+class _Item:
+    """What tests/conftest.py reads of a collected test: its node id and its markers."""
+
+    def __init__(self, nodeid: str, *markers):
+        self.nodeid, self.markers = nodeid, {m.name: m for m in markers}
+
+    def get_closest_marker(self, name):
+        return self.markers.get(name)
+
+
+def test_workers_start_with_the_longest_chains_and_end_with_the_quick_modules():
+    import pytest
+
+    shared = _Item("tests/pipelines/test_ui.py::test_a", pytest.mark.xdist_group("dagster_dev").mark)
+    faults = _Item("tests/pipelines/test_faults_cli.py::test_a", pytest.mark.xdist_group("faults_cli").mark,
+                   pytest.mark.slow.mark)
+    slow = _Item("tests/core/test_x.py::test_a", pytest.mark.slow.mark)
+    quick = _Item("tests/core/test_x.py::test_b")
+    alone = _Item("tests/core/test_y.py::test_a")
+    ranks = [conftest._rank(shared, ["dagster_dev"]), conftest._rank(faults, []), conftest._rank(slow, []),
+             conftest._rank(alone, [])]
+    assert ranks == sorted(ranks) and len(set(ranks)) == 4
+    assert conftest._scope(faults) == "group faults_cli" and conftest._scope(quick) == "tests/core/test_x.py"
+    assert conftest._scope(slow) == conftest._scope(quick)  # one unit: a module moves as a whole

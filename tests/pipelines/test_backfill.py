@@ -1,22 +1,51 @@
-"""A backfill of every local partition through a real ``dagster dev`` (queued coordinator, 3 runs at once)."""
+"""A backfill of local partitions through a real ``dagster dev`` (queued coordinator, 3 runs at once), once with
+each instance storage.
+
+With SQLite instance storage (the default), the backfill covers every local partition: every strategy with
+every local model, each partition a run in a process of its own. With PostgreSQL instance storage, the point
+is the storage itself under concurrent runs (runs, events and the backfill's bookkeeping written by several
+processes at once), which the strategies do not change: it backfills both models with one strategy that cuts
+by size and one that cuts with a boundary model (whose runs also share the embedding cache). Four partitions
+are more than the three the coordinator runs at once, so runs wait in the queue and start as others finish,
+as in the full backfill.
+"""
 
 import duckdb
 import pytest
+import yaml
 
 from chunkbench_pipelines.resources import EmbeddingResource
 from chunkbench_core.chunking import STRATEGIES
 
 from .conftest import QUESTIONS
 
+#: the strategies of the PostgreSQL backfill: one without and one with a boundary model
+POSTGRES_STRATEGIES = ("fixed_size", "semantic")
+#: runs the coordinator starts at once (the dagster.yaml chunkbench writes, which ``dagster dev`` is given here)
+MAX_CONCURRENT_RUNS = 3
+
+
+def test_the_coordinator_runs_as_many_runs_at_once_as_this_test_assumes():
+    from chunkbench_pipelines.cli import DAGSTER_YAML
+
+    assert yaml.safe_load(DAGSTER_YAML)["concurrency"]["runs"]["max_concurrent_runs"] == MAX_CONCURRENT_RUNS
+
+
+def strategies_for(instance_storage: str) -> tuple[str, ...]:
+    return STRATEGIES.names() if instance_storage == "dagster_dev" else POSTGRES_STRATEGIES
+
 
 @pytest.mark.e2e
 @pytest.mark.slow
 @pytest.mark.parametrize("instance_storage", ["dagster_dev", "dagster_dev_postgres"])
-def test_backfill_of_every_local_partition_loses_no_row(instance_storage, request):
+def test_backfill_of_local_partitions_loses_no_row(instance_storage, request):
     server = request.getfixturevalue(instance_storage)
     assert server.wait_run(server.launch_run("backfill__parse_documents")) == "SUCCESS"  # the benchmark's own job
     models = EmbeddingResource().available_models()
-    partitions = [f"{m}|{s}" for m in models for s in STRATEGIES.names()]
+    strategies = strategies_for(instance_storage)
+    assert set(strategies) <= set(STRATEGIES.names())
+    partitions = [f"{m}|{s}" for m in models for s in strategies]
+    assert len(models) >= 2 and len(partitions) > MAX_CONCURRENT_RUNS  # some runs wait in the queue
     backfill = server.launch_backfill(["backfill/chunk_collections", "backfill/experiment_results"], partitions)
     status = server.wait_backfill(backfill, timeout=1500)
     runs = server.runs()
@@ -37,8 +66,8 @@ def test_backfill_of_every_local_partition_loses_no_row(instance_storage, reques
         board = con.execute("SELECT count(*) FROM experiment_metrics").fetchone()
     finally:
         con.close()
-    expected = sorted((s, m, q) for m in models for s in STRATEGIES.names() for q, *_ in QUESTIONS)
+    expected = sorted((s, m, q) for m in models for s in strategies for q, *_ in QUESTIONS)
     assert [(s, m, q) for s, m, q, _ in counts] == expected
     assert all(n == 1 for *_, n in counts), counts
-    assert sorted(chunks) == sorted((s, m, 3) for m in models for s in STRATEGIES.names())
+    assert sorted(chunks) == sorted((s, m, 3) for m in models for s in strategies)
     assert board == (len(partitions),)

