@@ -442,6 +442,7 @@ def main(argv: list[str] | None = None) -> int:
 
     state = (args.state or Settings.load(os.environ).home / "cluster").expanduser().resolve()
     signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, _interrupt)  # also when started in the background, where SIGINT starts ignored
     cluster = Cluster(state, workers=args.workers, ui_port=args.port)
     try:
         cluster.start()
