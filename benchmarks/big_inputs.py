@@ -124,6 +124,8 @@ class TreeMemory:
         self.peak_sum = 0
         self.peak_process = 0
         self.peak_name = ""
+        self.stage = "starting"  # the stage of the last progress line read (set by the reader)
+        self.by_stage: dict[str, int] = {}  # the largest summed resident memory seen during each stage
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
 
@@ -148,7 +150,20 @@ class TreeMemory:
                     except OSError:
                         pass
             self.peak_sum = max(self.peak_sum, total)
+            self.by_stage[self.stage] = max(self.by_stage.get(self.stage, 0), total)
             self._stop.wait(self.every_s)
+
+
+def stage_of(line: str, current: str) -> str:
+    """The stage a progress line starts ("    retrieval fixed_size × ...: 5/20 questions" -> "retrieval"), or the
+    current one; the summary and report lines after the last loop count as "finishing"."""
+    text = line.strip()
+    if line.startswith("    ") and ":" in text and "/" in text.split(":", 1)[1]:
+        head = text.split(":", 1)[0]
+        return head[:head.index("×")].rsplit(" ", 2)[0] if "×" in head else head
+    if text.startswith(("rank:", "warnings:", "DuckDB:", "Report:")):
+        return "finishing"
+    return current
 
 
 def own_peak() -> int:
@@ -231,6 +246,7 @@ def main() -> int:
             assert process.stdout is not None
             for line in process.stdout:
                 now = time.perf_counter()
+                memory.stage = stage_of(line, memory.stage)
                 if line.startswith("    ") or line.startswith("wall time") or line.startswith("estimate against"):
                     longest_silence = max(longest_silence, now - last)
                     last = now
@@ -245,6 +261,9 @@ def main() -> int:
         print(f"  peak memory of the process tree: {gb(memory.peak_sum)} (summed resident memory at one moment); "
               f"largest single process: {gb(memory.peak_process)} ({memory.peak_name.strip()})")
         print(f"  longest gap between progress lines: {longest_silence:.1f} s")
+        print("  peak summed memory by stage (the stage of the last progress line before it):")
+        for stage, peak in memory.by_stage.items():
+            print(f"    {stage}: {gb(peak)}")
         for line in stages:
             print(f"  {line}")
         return code
