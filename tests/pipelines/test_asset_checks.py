@@ -48,6 +48,7 @@ def checks(result) -> dict[str, bool]:
     return {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
 
 
+@pytest.mark.e2e  # materializes part of the asset graph (make test-fast leaves it out)
 def test_checks_pass_on_a_good_collection(setup):
     result = build(setup)
     assert result.success

@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 from dagster import DagsterInstance, materialize
 
 from chunkbench_pipelines.assets import generated_questions, parsed_documents, source_documents
@@ -24,6 +25,7 @@ def resources(tmp_path, llm):
             "llm": llm}
 
 
+@pytest.mark.e2e  # materializes part of the asset graph (make test-fast leaves it out)
 def test_generated_questions_asset_writes_a_grounded_set(tmp_path):
     reply = {"question": "How often does the harbour of Quelm flood?", "answer": "Twice a day.",
              "excerpts": ["floods twice a day at high tide"]}
@@ -40,6 +42,7 @@ def test_generated_questions_asset_writes_a_grounded_set(tmp_path):
     assert data["questions"][0]["references"][0]["content"] == "floods twice a day at high tide"
 
 
+@pytest.mark.e2e  # materializes part of the asset graph (make test-fast leaves it out)
 def test_without_an_llm_the_asset_says_what_to_set(tmp_path):
     res = resources(tmp_path, LLMResource())
     result = materialize(ASSETS, resources=res, instance=DagsterInstance.ephemeral(), raise_on_error=False)

@@ -46,6 +46,7 @@ def test_a_document_over_the_memory_limit_fails_alone(setup):
     assert "wide.csv" in error and "memory limit of 512 MB (CHUNKBENCH_PARSE_MEMORY_MB)" in error
 
 
+@pytest.mark.e2e  # materializes part of the asset graph (make test-fast leaves it out)
 def test_names_that_sanitise_alike_are_two_documents(setup):
     from chunkbench_pipelines.partitions import partition_key
 
@@ -61,6 +62,7 @@ def test_names_that_sanitise_alike_are_two_documents(setup):
     assert dict(rows.itertuples(index=False)) == {"tides.md": 1, "report 2024.txt": 1, "report-2024.txt": 1}
 
 
+@pytest.mark.e2e  # materializes part of the asset graph (make test-fast leaves it out)
 def test_a_link_outside_the_corpus_is_refused_and_hidden_files_are_counted(setup):
     import os
 

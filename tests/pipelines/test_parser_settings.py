@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import pytest
 from dagster import DagsterInstance, materialize
 from docx import Document
 
@@ -21,6 +22,7 @@ def parse_corpus(tides, instance):
     return metadata["parsed"].value, metadata["reused_unchanged"].value, metadata["parse_options"].value
 
 
+@pytest.mark.e2e  # materializes part of the asset graph (make test-fast leaves it out)
 def test_the_benchmarks_parser_settings_reach_the_parse_and_re_parse_only_what_they_affect(tmp_path):
     tides = tides_benchmark(tmp_path, benchmark="parsing")
     word = Document()

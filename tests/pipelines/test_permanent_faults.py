@@ -53,6 +53,7 @@ def built(tmp_path, monkeypatch):
     return instance, resources, environment_settings().qdrant_dir / collection_name("fixed_size", MODEL)
 
 
+@pytest.mark.e2e  # materializes part of the asset graph (make test-fast leaves it out)
 def test_a_damaged_collection_fails_its_experiment_once_and_its_rebuild_repairs_it(built):
     instance, resources, folder = built
     vectors = next(folder.glob("segments/*/vector_storage/vectors/chunk_0.mmap"))

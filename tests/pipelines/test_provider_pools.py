@@ -65,6 +65,7 @@ def _slot_asset(spans: list, pools: list, hold_seconds: float, fail: bool = Fals
     return talks_to_provider
 
 
+@pytest.mark.e2e  # materializes part of the asset graph (make test-fast leaves it out)
 def test_slots_serialize_runs_and_are_freed(tmp_path):
     spans: list = []
     with DagsterInstance.local_temp(str(tmp_path)) as instance:
@@ -86,6 +87,7 @@ def test_slots_serialize_runs_and_are_freed(tmp_path):
         assert (info.slot_count, info.active_slot_count, info.pending_step_count) == (1, 0, 0)
 
 
+@pytest.mark.e2e  # materializes part of the asset graph (make test-fast leaves it out)
 def test_a_failing_body_frees_its_slot(tmp_path):
     spans: list = []
     with DagsterInstance.local_temp(str(tmp_path)) as instance:
@@ -98,6 +100,7 @@ def test_a_failing_body_frees_its_slot(tmp_path):
         assert spans[-1][2]["openai"] < 0.3  # nothing held the slot any more
 
 
+@pytest.mark.e2e  # materializes part of the asset graph (make test-fast leaves it out)
 def test_local_models_claim_nothing(tmp_path):
     spans: list = []
     with DagsterInstance.local_temp(str(tmp_path)) as instance:
@@ -105,6 +108,7 @@ def test_local_models_claim_nothing(tmp_path):
         assert spans[0][2] == {} and instance.event_log_storage.get_concurrency_keys() == set()
 
 
+@pytest.mark.e2e  # materializes part of the asset graph (make test-fast leaves it out)
 def test_a_pool_limit_below_one_is_refused(tmp_path):
     with DagsterInstance.local_temp(str(tmp_path)) as instance:
         @asset

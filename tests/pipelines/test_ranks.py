@@ -16,6 +16,7 @@ ROWS = [
 ]
 
 
+@pytest.mark.e2e  # materializes part of the asset graph (make test-fast leaves it out)
 def test_each_ranked_row_becomes_an_observation_of_its_experiment_partition(tmp_path):
     @asset
     def ranking(context: AssetExecutionContext) -> None:

@@ -60,6 +60,7 @@ def build(proxy: FaultProxy, instance: DagsterInstance, url: str | None = "proxy
     return result, kinds, " ".join(f"{f.message} {f.cause.message if f.cause else ''}" for f in failures)
 
 
+@pytest.mark.e2e  # materializes part of the asset graph (make test-fast leaves it out)
 def test_rate_limit_past_the_client_retries_is_retried_by_the_policy(setup):
     proxy, instance = setup
     proxy.script("429", "429")  # the first attempt's request and its one client retry
@@ -71,6 +72,7 @@ def test_rate_limit_past_the_client_retries_is_retried_by_the_policy(setup):
     assert len(proxy.requests) == 3  # two refused, then the retry's request
 
 
+@pytest.mark.e2e  # materializes part of the asset graph (make test-fast leaves it out)
 def test_a_rejected_request_fails_at_once(setup):
     proxy, instance = setup
     proxy.script("401")
@@ -79,6 +81,7 @@ def test_a_rejected_request_fails_at_once(setup):
     assert "was rejected: HTTP 401" in message and len(proxy.requests) == 1
 
 
+@pytest.mark.e2e  # materializes part of the asset graph (make test-fast leaves it out)
 def test_an_unavailable_model_fails_at_once_with_the_reason(setup):
     proxy, instance = setup
     result, kinds, message = build(proxy, instance, url=None)
@@ -93,6 +96,7 @@ def test_a_bug_is_not_retried(error):
     assert info.value.allow_retries is False and type(error).__name__ in info.value.description
 
 
+@pytest.mark.e2e  # materializes part of the asset graph (make test-fast leaves it out)
 def test_an_unavailable_boundary_model_fails_at_once_with_the_reason(setup):
     _, instance = setup
     config = {"ops": {"chunk_collections": {"config": {"boundary_model": "text-embedding-3-small"}}}}
@@ -105,6 +109,7 @@ def test_an_unavailable_boundary_model_fails_at_once_with_the_reason(setup):
     assert "OPENAI_API_KEY" in failure.message + (failure.cause.message if failure.cause else "")
 
 
+@pytest.mark.e2e  # materializes part of the asset graph (make test-fast leaves it out)
 def test_an_empty_question_set_fails_at_once(setup):
     _, instance = setup  # the question set of the fixture holds no question
     key = partition_key("fixed_size", "all-minilm-l6-v2")

@@ -89,6 +89,7 @@ def test_the_toy_is_in_the_partitions_the_run_config_and_the_command_line(toy, c
     assert TOY in STRATEGIES.with_capability("sweepable")
 
 
+@pytest.mark.e2e  # materializes part of the asset graph (make test-fast leaves it out)
 def test_the_toy_builds_scores_and_reports_like_any_strategy(toy, tmp_path):
     tides = tides_benchmark(tmp_path, document=DOCUMENT, benchmark="toy")
     assets = build_assets(strategy_by_model([MODEL]))
