@@ -67,11 +67,26 @@ def _text(handle) -> str:
     return handle.read().decode("utf-8", errors="replace")
 
 
-def chunkbench(args: Sequence[str], env: Mapping[str, str], cwd: Path | str = ROOT) -> subprocess.CompletedProcess:
-    """Run ``chunkbench ARGS`` in this process with exactly the environment ``env``, in ``cwd``."""
+#: the commands that time the local engines on a fresh home before they run (tests/support/calibration.py)
+CALIBRATING = ("run", "sweep")
+
+
+def chunkbench(args: Sequence[str], env: Mapping[str, str], cwd: Path | str = ROOT, *,
+               measured_rates: bool = True) -> subprocess.CompletedProcess:
+    """Run ``chunkbench ARGS`` in this process with exactly the environment ``env``, in ``cwd``.
+
+    ``measured_rates``: a ``run`` or ``sweep`` on a home without a calibration gets the engine rates this process
+    measured already (tests/support/calibration.py) instead of timing the engines again; False for a test whose
+    point is the calibration of a fresh home."""
     from chunkbench_pipelines.cli import main, session
 
+    from tests.support import calibration
+
     args = [str(a) for a in args]
+    home = Path(env["CHUNKBENCH_HOME"]) if env.get("CHUNKBENCH_HOME") else None
+    calibrating = home is not None and measured_rates and bool(set(args) & set(CALIBRATING))
+    if calibrating:
+        calibration.give(home)
     with _ONE_AT_A_TIME, _environment(env), contextlib.chdir(cwd), _captured() as (out, err):
         try:
             code = main(args)
@@ -89,4 +104,6 @@ def chunkbench(args: Sequence[str], env: Mapping[str, str], cwd: Path | str = RO
         stdout, stderr = _text(out), _text(err)
     out.close()
     err.close()
+    if calibrating:
+        calibration.keep(home)
     return subprocess.CompletedProcess(["chunkbench", *args], code, stdout, stderr)
