@@ -11,6 +11,7 @@ the entry point itself (tests/pipelines/test_cli_startup.py, test_cli.py), signa
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import subprocess
 import sys
@@ -35,6 +36,19 @@ def _environment(env: Mapping[str, str]) -> Iterator[None]:
     finally:
         os.environ.clear()
         os.environ.update(before)
+
+
+@contextlib.contextmanager
+def _no_root_handlers() -> Iterator[None]:
+    """The root logger without handlers, as in a new process: a warning a command logs goes to standard error
+    (logging's last resort) instead of pytest's log capture."""
+    root = logging.getLogger()
+    saved = root.handlers[:]
+    root.handlers.clear()
+    try:
+        yield
+    finally:
+        root.handlers[:] = saved
 
 
 @contextlib.contextmanager
@@ -87,7 +101,7 @@ def chunkbench(args: Sequence[str], env: Mapping[str, str], cwd: Path | str = RO
     calibrating = home is not None and measured_rates and bool(set(args) & set(CALIBRATING))
     if calibrating:
         calibration.give(home)
-    with _ONE_AT_A_TIME, _environment(env), contextlib.chdir(cwd), _captured() as (out, err):
+    with _ONE_AT_A_TIME, _environment(env), contextlib.chdir(cwd), _no_root_handlers(), _captured() as (out, err):
         try:
             code = main(args)
         except SystemExit as exc:  # argparse's usage errors and --help
