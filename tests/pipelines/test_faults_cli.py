@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from chunkbench_core.storage.vector_store import collection_name
+from tests.support import calibration
 from tests.support.damage import checkpoint, damage, garble, garble_sqlite_pages, truncate
 from tests.support.tmpfs import fill, resize, tmpfs
 
@@ -47,6 +48,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("faults_cli")]
 def clean(tmp_path_factory):
     """The state after one clean run of the smallest benchmark, and its leaderboard."""
     world = make_world(tmp_path_factory.mktemp("clean") / "world")
+    calibration.give_measured(world.home)  # MiniLM's rate as this worker measured it (tests/support/calibration.py)
     result = world.run()
     assert result.returncode == 0 and no_traceback(result), output(result)
     board = world.leaderboard()

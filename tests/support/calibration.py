@@ -43,3 +43,29 @@ def keep(home: Path) -> None:
     for key, rate in (data.get("engines") or {}).items():
         if isinstance(rate, dict) and rate.get("source", "measured") == "measured":
             _MEASURED.setdefault(key, rate)
+
+
+def measure(models: tuple[str, ...] = ("all-minilm-l6-v2",)) -> None:
+    """Time the local engines of ``models`` in this process, as a run on a fresh home does (the product's own
+    calibration, into a scratch folder), unless a run of this process measured them already."""
+    import tempfile
+
+    from chunkbench_core.embedding import Embedder, model_registry
+    from chunkbench_core.estimate.calibration import CalibrationStore
+    from chunkbench_core.estimate.plan import engine_rates
+
+    measured = {rate.get("key", {}).get("model_id") for rate in _MEASURED.values()}
+    missing = tuple(m for m in models if m not in measured)
+    if not missing:
+        return
+    registry = model_registry()
+    with tempfile.TemporaryDirectory(prefix="chunkbench-test-rates-") as scratch:
+        engine_rates(missing, registry, CalibrationStore(scratch), lambda model: Embedder(registry[model]),
+                     lambda model: [])
+        keep(Path(scratch))
+
+
+def give_measured(home: Path, models: tuple[str, ...] = ("all-minilm-l6-v2",)) -> bool:
+    """:func:`give` after :func:`measure`: for a test that starts ``chunkbench run`` as a subprocess on a fresh home."""
+    measure(models)
+    return give(home)
