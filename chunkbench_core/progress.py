@@ -55,6 +55,11 @@ def _rate(per_second: float) -> str:
     return "0/s"
 
 
+def file_size(n: int) -> str:
+    """``3 KB``, ``40.0 MB``: the size of a file in a progress line."""
+    return f"{n / 1e6:.1f} MB" if n >= 1_000_000 else f"{max(1, round(n / 1000)):,} KB"
+
+
 def characters(n: int) -> str:
     """``12,400 characters``, ``3.2 million characters``: the size of a document in a progress line."""
     return f"{n / 1e6:.1f} million characters" if n >= 1_000_000 else f"{n:,} characters"
@@ -193,20 +198,20 @@ class Tracker:
             self._reported = 0
             report(Progress(self.label, 0, total, 0.0, unit))
 
-    def step(self, done: int, current: str = "") -> None:
-        """``done`` items are finished (absolute, not an increment); checks for a stop request first.
-        ``current`` names the item started now, for the lines :meth:`heartbeat` prints while it takes long."""
+    def step(self, done: int) -> None:
+        """``done`` items are finished (absolute, not an increment); checks for a stop request first."""
         check_stop()
         self._done = done
-        self._current, self._current_since = current, time.monotonic()
         if not _sinks or done == self._reported:
             return
         now = time.monotonic()
         between, self._previous_step = now - self._previous_step, now
         self._step_s = between if self._step_s == 0.0 else 0.7 * self._step_s + 0.3 * between
         final = done >= self.total and self.total > 0 and (not self.quiet or self._reported >= 0)
-        # report now when waiting for the next step would pass the interval (slow steps: a line every step)
-        if final or now - self._last + self._step_s >= self.every_s:
+        # report now when waiting for the next step would pass the interval (slow steps: a line every step);
+        # the next step is expected within the shorter of the last step and the recent mean (one long item
+        # among short ones gives one line when it ends, not one per short item after it)
+        if final or now - self._last + min(self._step_s, between) >= self.every_s:
             self._last = now
             self._reported = done
             report(Progress(self.label, done, self.total, now - self.started, self.unit, self._share(done)))
@@ -219,10 +224,14 @@ class Tracker:
     def advance(self, items: int = 1) -> None:
         self.step(self._done + items)
 
+    def begin(self, item: str) -> None:
+        """The next item is started: ``item`` names it in the lines :meth:`heartbeat` prints while it takes long."""
+        self._current, self._current_since = item, time.monotonic()
+
     @contextlib.contextmanager
     def heartbeat(self) -> Iterator[None]:
         """Inside the block, a line at least every interval even while one item takes longer than that (one
-        40 MB document among 2,000 small ones): it names the item (``step(..., current=)``) and how long it
+        40 MB document among 2,000 small ones): it names the item (:meth:`begin`) and how long it
         has taken so far. Without a sink, or for a quiet inner tracker, it does nothing."""
         if not _sinks or self.quiet:
             yield

@@ -114,7 +114,8 @@ def chunk_corpus(spec: CollectionSpec, chunker: Chunker, documents: Sequence[Par
                       weights=[len(document.markdown) for document in documents])
     with tracker.heartbeat():  # a line every few seconds even while one huge document is chunked
         for done, document in enumerate(documents):
-            tracker.step(done, current=f"{document.document}, {characters(len(document.markdown))}")
+            tracker.step(done)
+            tracker.begin(f"{document.document}, {characters(len(document.markdown))}")
             try:
                 chunks.extend(chunker.chunk(document))
             except ChunkbenchError:
