@@ -621,12 +621,8 @@ class ResultsDB:
         with space.guard_writes(path, f"the {table} results", cleanup=[tmp]):
             # the process's in-memory DuckDB (never locks the shared database file): a cursor costs well under a
             # millisecond, a new connection about 25 ms of CPU per write; the frame is registered on this cursor only
-            con = integrity.memory_cursor()
-            try:
-                con.register("frame", frame)
-                con.execute(f"COPY (SELECT {casts} FROM frame) TO {sql_string(tmp.as_posix())} (FORMAT parquet)")
-            finally:
-                con.close()
+            integrity.execute_on_frame(integrity.memory_cursor(), frame, f"COPY (SELECT {casts} FROM frame) TO "
+                                       f"{sql_string(tmp.as_posix())} (FORMAT parquet)")
             os.replace(tmp, path)
 
     def write(self, table: str, key: str, rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> Path:
@@ -841,6 +837,7 @@ class ResultsDB:
                 if cached is None or cached[0] != os.getpid() or cached[1] != statements:
                     con = duckdb.connect()
                     try:
+                        self._add_tables(con)
                         for statement in statements:
                             con.execute(statement)
                     except BaseException:
@@ -850,6 +847,9 @@ class ResultsDB:
                 return cached[2].cursor()
 
         return integrity.with_table_repair(self.tables_dir, views)
+
+    def _add_tables(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Tables the views read besides the Parquet files, made in the views' DuckDB before them (none here)."""
 
     def query(self, sql: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
         def run() -> pd.DataFrame:

@@ -296,46 +296,17 @@ class RunScope(ResultsDB):
             out.append(statement)
         return out
 
-    def connect(self) -> duckdb.DuckDBPyConnection:
-        """A connection whose views read the chosen runs only. A damaged table file is moved aside first (with a
-        warning naming it and what writes it again), as for the whole results: it would fail every view.
-
-        As for the whole results, the views are made once (in this object's own in-memory DuckDB, with the
-        chosen run ids and the in-memory tables as tables of it) and each call returns a cursor of it; a write
-        to an in-memory table replaces that table there."""
-        integrity.repair_results_tables(self.tables_dir)
-        self.ensure_schema_files()
-
-        def views() -> duckdb.DuckDBPyConnection:
-            statements = self._view_sql()
-            with self._views_lock:
-                cached = self._views
-                if cached is None or cached[0] != os.getpid() or cached[1] != statements:
-                    con = duckdb.connect()
-                    try:
-                        self._store_frame(con, "chosen_runs",
-                                          pd.DataFrame({"experiment_run_id": list(self.run_ids)}, dtype=object))
-                        for table, frame in self._memory.items():
-                            self._store_memory_table(con, table, frame)
-                        for statement in statements:
-                            con.execute(statement)
-                    except BaseException:
-                        con.close()
-                        raise
-                    self._views = cached = (os.getpid(), statements, con)
-                return cached[2].cursor()
-
-        return integrity.with_table_repair(self.tables_dir, views)
+    def _add_tables(self, con: duckdb.DuckDBPyConnection) -> None:
+        """The chosen run ids and the in-memory tables, as tables of the views' DuckDB (its cursors see them,
+        unlike registered frames); a write to an in-memory table replaces its table there."""
+        self._store_frame(con, "chosen_runs", pd.DataFrame({"experiment_run_id": list(self.run_ids)}, dtype=object))
+        for table, frame in self._memory.items():
+            self._store_memory_table(con, table, frame)
 
     @staticmethod
     def _store_frame(con: duckdb.DuckDBPyConnection, name: str, frame: pd.DataFrame) -> None:
         """``frame`` as the table ``name`` of ``con``'s database (seen by its cursors, unlike a registered frame)."""
-        cursor = con.cursor()
-        try:
-            cursor.register("frame", frame)
-            cursor.execute(f'CREATE OR REPLACE TABLE "{name}" AS SELECT * FROM frame')
-        finally:
-            cursor.close()
+        integrity.execute_on_frame(con.cursor(), frame, f'CREATE OR REPLACE TABLE "{name}" AS SELECT * FROM frame')
 
     def _store_memory_table(self, con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame) -> None:
         self._store_frame(con, f"memory_{table}", frame.reindex(columns=[c for c, _ in TABLES[table]]).astype(object))
