@@ -55,6 +55,16 @@ def _rate(per_second: float) -> str:
     return "0/s"
 
 
+def file_size(n: int) -> str:
+    """``3 KB``, ``40.0 MB``: the size of a file in a progress line."""
+    return f"{n / 1e6:.1f} MB" if n >= 1_000_000 else f"{max(1, round(n / 1000)):,} KB"
+
+
+def characters(n: int) -> str:
+    """``12,400 characters``, ``3.2 million characters``: the size of a document in a progress line."""
+    return f"{n / 1e6:.1f} million characters" if n >= 1_000_000 else f"{n:,} characters"
+
+
 @dataclass(frozen=True)
 class Progress:
     """``done`` of ``total`` ``unit`` of ``label`` (e.g. "embedding fixed_size × all-minilm-l6-v2", texts)."""
@@ -66,6 +76,8 @@ class Progress:
     unit: str = ""
     #: the share of the work done when items differ in size (their bytes, their characters); None: by count
     share: float | None = None
+    #: the item being done when one takes long (a 40 MB document), with how long it has taken so far
+    current: str = ""
 
     @property
     def rate(self) -> float | None:
@@ -89,7 +101,9 @@ class Progress:
         speed = f", {_rate(rate)}" if rate is not None and self.done < self.total else ""
         eta = self.eta_s
         tail = f", ETA {_duration(eta)}" if eta is not None and self.done < self.total else ""
-        return f"{self.label}: {self.done:,}/{self.total:,}{unit}{speed}, {_duration(self.elapsed_s)} elapsed{tail}"
+        now = f", still on {self.current}" if self.current else ""
+        return (f"{self.label}: {self.done:,}/{self.total:,}{unit}{speed}, {_duration(self.elapsed_s)} elapsed{tail}"
+                f"{now}")
 
 
 Sink = Callable[[Progress], None]
@@ -173,6 +187,7 @@ class Tracker:
         self._previous_step = self.started
         self._step_s = 0.0  # the recent time between two steps: the next line comes before the interval is up
         self._done = 0
+        self._current, self._current_since = "", self.started  # the item being done (see :meth:`heartbeat`)
         self._reported = -1  # the last ``done`` reported
         self._cumulative: list[float] | None = None  # the weight of the first n items, n = 0..total
         if weights is not None and sum(max(0.0, float(w)) for w in weights) > 0:
@@ -193,8 +208,10 @@ class Tracker:
         between, self._previous_step = now - self._previous_step, now
         self._step_s = between if self._step_s == 0.0 else 0.7 * self._step_s + 0.3 * between
         final = done >= self.total and self.total > 0 and (not self.quiet or self._reported >= 0)
-        # report now when waiting for the next step would pass the interval (slow steps: a line every step)
-        if final or now - self._last + self._step_s >= self.every_s:
+        # report now when waiting for the next step would pass the interval (slow steps: a line every step);
+        # the next step is expected within the shorter of the last step and the recent mean (one long item
+        # among short ones gives one line when it ends, not one per short item after it)
+        if final or now - self._last + min(self._step_s, between) >= self.every_s:
             self._last = now
             self._reported = done
             report(Progress(self.label, done, self.total, now - self.started, self.unit, self._share(done)))
@@ -206,6 +223,38 @@ class Tracker:
 
     def advance(self, items: int = 1) -> None:
         self.step(self._done + items)
+
+    def begin(self, item: str) -> None:
+        """The next item is started: ``item`` names it in the lines :meth:`heartbeat` prints while it takes long."""
+        self._current, self._current_since = item, time.monotonic()
+
+    @contextlib.contextmanager
+    def heartbeat(self) -> Iterator[None]:
+        """Inside the block, a line at least every interval even while one item takes longer than that (one
+        40 MB document among 2,000 small ones): it names the item (:meth:`begin`) and how long it
+        has taken so far. Without a sink, or for a quiet inner tracker, it does nothing."""
+        if not _sinks or self.quiet:
+            yield
+            return
+        stop = threading.Event()
+
+        def beat() -> None:
+            while not stop.wait(max(0.05, self.every_s - (time.monotonic() - self._last))):
+                now = time.monotonic()
+                if now - self._last < self.every_s or not self._current or self._done >= self.total:
+                    continue
+                self._last = now
+                current = f"{self._current} ({_duration(now - self._current_since)} so far)"
+                report(Progress(self.label, self._done, self.total, now - self.started, self.unit,
+                                self._share(self._done), current))
+
+        thread = threading.Thread(target=beat, name="progress-heartbeat", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
 
 
 def report(progress: Progress) -> None:

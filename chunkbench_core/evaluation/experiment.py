@@ -196,6 +196,26 @@ def split_chunk_rows(
     return collection_chunks(retrievable), parents
 
 
+class SharedStrings:
+    """One string object per distinct chunk text, chunk id and document name across a run's questions.
+
+    Each search returns fresh copies of its payloads, so 20,000 questions hold about 200,000 copies of a few
+    thousand chunk texts (hundreds of MB); the hits keep one copy of each instead."""
+
+    def __init__(self) -> None:
+        self._strings: dict[str, str] = {}
+
+    def share(self, *groups: Iterable[RetrievedChunk]) -> None:
+        strings = self._strings
+        for group in groups:
+            for chunk in group:
+                chunk.text = strings.setdefault(chunk.text, chunk.text)
+                chunk.chunk_id = strings.setdefault(chunk.chunk_id, chunk.chunk_id)
+                chunk.document = strings.setdefault(chunk.document, chunk.document)
+                if chunk.parent_id is not None:
+                    chunk.parent_id = strings.setdefault(chunk.parent_id, chunk.parent_id)
+
+
 @dataclass
 class QuestionOutcome:
     resolved: ResolvedQuestion
@@ -465,6 +485,7 @@ def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, sto
     vectors = embedder.embed([rq.question.question for rq in questions], "query")
     tracker = Tracker("retrieval", len(questions), unit="questions")
     index = None if chunks is None else ChunkIndex(chunks)
+    shared = SharedStrings()
     for position, (rq, vector) in enumerate(zip(questions, np.asarray(vectors))):
         tracker.step(position)
         outcome = QuestionOutcome(rq)
@@ -484,6 +505,7 @@ def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, sto
             outcome.error = f"retrieval: {exc}"
             continue
         t2 = time.perf_counter()
+        shared.share(outcome.retrieved, outcome.expanded)
         outcome.latency_ms = {"embed": embed_ms, "search": (t1 - t0) * 1000, "expand": (t2 - t1) * 1000}
         if position == 0 and latency is not None:  # the first query of a fresh process: load, embed, search
             load_ms = float(getattr(embedder, "load_seconds", 0.0) or 0.0) * 1000

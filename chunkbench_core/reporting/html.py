@@ -21,7 +21,7 @@ import hashlib
 import html
 import json
 import math
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
@@ -67,6 +67,47 @@ def script_json(data: Any) -> str:
 def json_script(element_id: str, data: Any) -> str:
     """A non-executable ``<script type="application/json">`` element holding ``data``."""
     return f'<script type="application/json" id="{esc(element_id)}">{script_json(data)}</script>'
+
+
+class ObjectStream:
+    """A JSON object's members given one by one (``(key, value)`` pairs from an iterator): what
+    :func:`json_script_parts` writes as an object without the whole of it ever being held."""
+
+    def __init__(self, items: Iterable[tuple[str, Any]]) -> None:
+        self._items = iter(items)
+
+    def __iter__(self) -> Iterator[tuple[str, Any]]:
+        return self._items
+
+
+def script_json_parts(data: Any, depth: int = 2) -> Iterator[str]:
+    """:func:`script_json` of ``data`` in pieces: the members of objects (and items of lists) down to
+    ``depth`` levels are encoded one at a time; an :class:`ObjectStream` is walked as it is written, and a
+    callable member is called when it is reached. Joined, the pieces are exactly one JSON text."""
+    if callable(data) and not isinstance(data, type):
+        data = data()
+    if isinstance(data, ObjectStream) or (depth > 0 and isinstance(data, dict)):
+        yield "{"
+        for i, (key, member) in enumerate(data if isinstance(data, ObjectStream) else data.items()):
+            yield ("," if i else "") + script_json(str(key)) + ":"
+            yield from script_json_parts(member, depth - 1)
+        yield "}"
+    elif depth > 0 and isinstance(data, (list, tuple)):
+        yield "["
+        for i, item in enumerate(data):
+            if i:
+                yield ","
+            yield from script_json_parts(item, depth - 1)
+        yield "]"
+    else:
+        yield script_json(data)
+
+
+def json_script_parts(element_id: str, data: Any) -> Iterator[str]:
+    """:func:`json_script` in pieces (:func:`script_json_parts`)."""
+    yield f'<script type="application/json" id="{esc(element_id)}">'
+    yield from script_json_parts(data)
+    yield "</script>"
 
 
 def script_hash(source: str) -> str:
@@ -142,12 +183,19 @@ def nav(links: Sequence[tuple[str, str]], current: str) -> str:
 
 
 def page(title: str, body: str, *, css: str, scripts: Sequence[str] = (), data: str = "") -> str:
-    """A complete self-contained HTML document.
+    """A complete self-contained HTML document (:func:`page_parts` joined)."""
+    return "".join(page_parts(title, body, css=css, scripts=scripts, data=data))
+
+
+def page_parts(title: str, body: str, *, css: str, scripts: Sequence[str] = (),
+               data: str | Iterable[str] = "") -> Iterator[str]:
+    """A complete self-contained HTML document, in pieces (written as they come: a report's data can be
+    tens of MB).
 
     ``css`` and ``scripts`` are the package's stylesheets and page scripts (:mod:`.webfiles`), inlined:
     the page works offline from ``file://`` and from the report server alike. ``scripts`` are allowed
     by hash in the CSP and run in order (the shared helpers first);
-    ``data`` is the already-built ``json_script`` elements (never executed).
+    ``data`` is the already-built ``json_script`` elements, or their pieces (never executed).
     """
     if any("</script" in s.lower() for s in scripts):
         raise ValueError("an inline script must not contain '</script'")
@@ -155,10 +203,13 @@ def page(title: str, body: str, *, css: str, scripts: Sequence[str] = (), data: 
     policy = (f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src {hashes}; "
               "base-uri 'none'; form-action 'none'")
     script_tags = "".join(f"<script>{s}</script>" for s in scripts)
-    return (
-        "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
-        f'<meta http-equiv="Content-Security-Policy" content="{esc(policy)}">'
-        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        f"<title>{esc(title)}</title><style>{css}</style></head><body>"
-        f"{body}{data}{script_tags}</body></html>\n"
-    )
+    yield ("<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
+           f'<meta http-equiv="Content-Security-Policy" content="{esc(policy)}">'
+           "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+           f"<title>{esc(title)}</title><style>{css}</style></head><body>")
+    yield body
+    if isinstance(data, str):
+        yield data
+    else:
+        yield from data
+    yield f"{script_tags}</body></html>\n"

@@ -16,7 +16,7 @@ Columns read when present (``question_results``): ``retrieved`` (base), ``refere
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 import pandas as pd
 
@@ -24,6 +24,7 @@ from chunkbench_core.evaluation.breakdowns import DIMENSIONS, question_groups
 from chunkbench_core.progress import Tracker
 from chunkbench_core.storage.results_db import ResultsDB
 
+from .html import ObjectStream
 from .columns import GENERATED_ANSWER, metrics_catalog, missing, number, parse_json, run_settings, value
 from .data import PROGRESS_ROWS, ReportData, load_chunks, row_key, row_label
 
@@ -152,7 +153,9 @@ def _wanted_keys(questions: pd.DataFrame) -> set[tuple[str, str, str, str]]:
     """(strategy, corpus_model, chunk_id, build) of every chunk the question rows name, in the build each
     row retrieved from (so an old run shows its own chunks after the collection was rebuilt)."""
     wanted: set[tuple[str, str, str, str]] = set()
-    for row in questions.to_dict("records"):
+    columns = [c for c in ("strategy", "corpus_model", "build", "retrieved", "expanded", "expansion_tree")
+               if c in questions.columns]
+    for row in _row_slices(questions[columns]):
         strategy, model, build = str(row["strategy"]), str(row["corpus_model"]), _build(row)
         for column in ("retrieved", "expanded"):
             for r in _records(row.get(column)):
@@ -265,41 +268,85 @@ def group_options(questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for (d, g), n in sorted(counts.items(), key=lambda item: (DIMENSIONS.index(item[0][0]), item[0][1]))]
 
 
-def inspector_payload(data: ReportData, results: ResultsDB | None) -> dict[str, Any]:
-    """Everything the inspector shows, keyed by question index and configuration index."""
-    board, questions = data.board, data.questions
-    configs = []
-    for row in board.to_dict("records"):
-        settings = run_settings(parse_json(row.get("provenance"), {}), row)
-        # a board read by load_report_data carries both; a board built by hand gets them here
-        configs.append({"key": row.get("key") or row_key(row), "strategy": row["strategy"], "model": row["corpus_model"],
-                        "label": row.get("label") or row_label(row),
-                        "run": row.get("experiment_run_id"), "badge": settings.neighbor_badge,
-                        "boundary": settings.boundary_model})
-    config_index = {(c["strategy"], c["model"]): i for i, c in enumerate(configs)}
-    table = load_chunk_table(results, questions)
-    metric_columns = [m for m in metrics_catalog() if m.question_column in questions.columns]
-    answer_column = next((c for c in GENERATED_ANSWER if c in questions.columns), None)
-    question_list: list[dict[str, Any]] = []
-    question_index: dict[tuple[str, str], int] = {}
-    results_out: dict[str, dict[str, Any]] = {}
-    tracker = Tracker("report inspector", len(questions), unit="question rows") \
-        if len(questions) >= PROGRESS_ROWS else None
-    for position, row in enumerate(questions.to_dict("records")):
+ROW_SLICE = 1000  # question rows turned into dicts at a time (all 20,000 at once held hundreds of MB)
+
+
+def _row_slices(frame: pd.DataFrame, size: int = ROW_SLICE) -> Iterator[dict[str, Any]]:
+    """The rows of ``frame`` as dicts, ``size`` rows converted at a time."""
+    for begin in range(0, len(frame), size):
+        yield from frame.iloc[begin:begin + size].to_dict("records")
+
+
+class InspectorStream:
+    """Everything the inspector shows, keyed by question index and configuration index, built while it is
+    written: :meth:`parts` gives the JSON object's members in an order where each is complete when it is
+    reached (the results first: walking them fills the question list and the chunk list). So a report of
+    20,000 question rows never holds the whole object, nor its JSON text, at once."""
+
+    def __init__(self, data: ReportData, results: ResultsDB | None) -> None:
+        self.data = data
+        self.configs: list[dict[str, Any]] = []
+        for row in data.board.to_dict("records"):
+            settings = run_settings(parse_json(row.get("provenance"), {}), row)
+            # a board read by load_report_data carries both; a board built by hand gets them here
+            self.configs.append({"key": row.get("key") or row_key(row), "strategy": row["strategy"],
+                                 "model": row["corpus_model"], "label": row.get("label") or row_label(row),
+                                 "run": row.get("experiment_run_id"), "badge": settings.neighbor_badge,
+                                 "boundary": settings.boundary_model})
+        self.config_index = {(c["strategy"], c["model"]): i for i, c in enumerate(self.configs)}
+        questions = data.questions
+        self.table = load_chunk_table(results, questions)
+        self.metric_columns = [m for m in metrics_catalog() if m.question_column in questions.columns]
+        self.answer_column = next((c for c in GENERATED_ANSWER if c in questions.columns), None)
+        self.questions: list[dict[str, Any]] = []
+        self._question_index: dict[tuple[str, str], int] = {}
+
+    @property
+    def n_questions(self) -> int:
+        """Distinct questions (known before the rows are walked)."""
+        questions = self.data.questions
+        if questions.empty:
+            return 0
+        return len(questions[["question_set", "question_id"]].astype(str).drop_duplicates())
+
+    def parts(self) -> dict[str, Any]:
+        """The members in writing order; a callable is called when its member is reached."""
+        return {"configs": self.configs,
+                "metricLabels": {m.name: m.label for m in self.metric_columns},
+                "metricKinds": {m.name: m.kind for m in self.metric_columns},
+                "results": ObjectStream(self.results()),
+                "questions": lambda: self.questions,
+                "chunks": lambda: self.table.entries,
+                "groupOptions": lambda: group_options(self.questions)}
+
+    def results(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """``"<question index>:<configuration index>"`` and what the inspector shows of that question row."""
+        questions = self.data.questions
+        tracker = Tracker("report inspector", len(questions), unit="question rows") \
+            if len(questions) >= PROGRESS_ROWS else None
+        for position, row in enumerate(_row_slices(questions)):
+            if tracker is not None:
+                tracker.step(position)
+            item = self._result(row)
+            if item is not None:
+                yield item
         if tracker is not None:
-            tracker.step(position)
+            tracker.step(len(questions))
+
+    def _result(self, row: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+        table = self.table
         qkey = (str(row["question_set"]), str(row["question_id"]))
-        if qkey not in question_index:
-            question_index[qkey] = len(question_list)
-            question_list.append({"set": qkey[0], "id": qkey[1], "text": row.get("question"),
-                                  "category": value(row, "category"), "difficulty": value(row, "difficulty"),
-                                  "expected": None, "groups": question_groups(row)})
-        q = question_list[question_index[qkey]]
+        if qkey not in self._question_index:
+            self._question_index[qkey] = len(self.questions)
+            self.questions.append({"set": qkey[0], "id": qkey[1], "text": row.get("question"),
+                                   "category": value(row, "category"), "difficulty": value(row, "difficulty"),
+                                   "expected": None, "groups": question_groups(row)})
+        q = self.questions[self._question_index[qkey]]
         if q["expected"] is None and not missing(row.get("expected_answer")):
             q["expected"] = str(row["expected_answer"])
-        ci = config_index.get((row["strategy"], row["corpus_model"]))
+        ci = self.config_index.get((row["strategy"], row["corpus_model"]))
         if ci is None:
-            continue
+            return None
         strategy, model = str(row["strategy"]), str(row["corpus_model"])
         references = _references(row)
         located = _located(row)
@@ -310,8 +357,9 @@ def inspector_payload(data: ReportData, results: ResultsDB | None) -> dict[str, 
         judge = {f: row.get(f) for f in JUDGE_FIELDS if f in row and not missing(row.get(f))}
         if isinstance(judge.get("hallucination"), (int, float)) and not isinstance(judge["hallucination"], bool):
             judge["hallucination"] = bool(judge["hallucination"])
+        answer_column = self.answer_column
         result: dict[str, Any] = {
-            "metrics": {m.name: v for m in metric_columns if (v := number(row.get(m.question_column))) is not None},
+            "metrics": {m.name: v for m in self.metric_columns if (v := number(row.get(m.question_column))) is not None},
             "error": value(row, "error"),
             "answer": value(row, answer_column) if answer_column else None,
             "answerError": value(row, "answer_error"),
@@ -330,10 +378,17 @@ def inspector_payload(data: ReportData, results: ResultsDB | None) -> dict[str, 
             "sources": _sources(row),
             "located": located,
         }
-        results_out[f"{question_index[qkey]}:{ci}"] = result
-    if tracker is not None:
-        tracker.step(len(questions))
-    return {"configs": configs, "questions": question_list, "chunks": table.entries, "results": results_out,
-            "groupOptions": group_options(question_list),
-            "metricLabels": {m.name: m.label for m in metric_columns},
-            "metricKinds": {m.name: m.kind for m in metric_columns}}
+        return f"{self._question_index[qkey]}:{ci}", result
+
+
+def inspector_payload(data: ReportData, results: ResultsDB | None) -> dict[str, Any]:
+    """Everything the inspector shows as one object (what :class:`InspectorStream` writes, held whole)."""
+    stream = InspectorStream(data, results)
+    out: dict[str, Any] = {}
+    for name, member in stream.parts().items():
+        if isinstance(member, ObjectStream):
+            member = dict(member)
+        elif callable(member):
+            member = member()
+        out[name] = member
+    return out

@@ -10,7 +10,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterable
 
 from chunkbench_core.progress import Tracker
 from chunkbench_core.storage.results_db import ResultsDB
@@ -20,7 +20,7 @@ from chunkbench_core.storage.space import guard_writes
 from .data import PROGRESS_ROWS, ReportData, leaderboard_question_rows, load_report_data
 from .decision_board import render_decision_board
 from .managerial import render_managerial
-from .technical import render_technical
+from .technical import technical_parts
 
 
 @dataclass(frozen=True)
@@ -46,37 +46,33 @@ class ReportPaths:
         return {"managerial": self.managerial, "technical": self.technical, "decision_board": self.decision_board}
 
 
-class _Offset:
-    """A tracker whose steps count from ``start`` (render_all counts its pages from 1)."""
-
-    def __init__(self, tracker: Tracker, start: int) -> None:
-        self.tracker, self.start = tracker, start
-
-    def step(self, done: int) -> None:
-        self.tracker.step(self.start + done)
-
-
-def render_all(data: ReportData, names: ReportNames, results: ResultsDB | None = None,
-               tracker: Tracker | _Offset | None = None) -> dict[str, str]:
-    """name -> HTML of each report (``results`` lets the technical report read chunk texts); ``tracker`` is
-    stepped after each page."""
+def page_renderers(data: ReportData, names: ReportNames,
+                   results: ResultsDB | None = None) -> list[tuple[str, Callable[[], Iterable[str]]]]:
+    """(file name, a function giving the page's HTML in pieces) of each report, in writing order (``results``
+    lets the technical report read chunk texts)."""
     links = names.links() + ([("Latest reports", data.latest_href)] if data.latest_href else [])
-    pages = {}
-    for done, (name, render) in enumerate((
-            (names.managerial, lambda: render_managerial(data, links, names.managerial)),
-            (names.technical, lambda: render_technical(data, links, names.technical, results)),
-            (names.decision_board, lambda: render_decision_board(data, links, names.decision_board))), start=1):
-        pages[name] = render()
-        if tracker is not None:
-            tracker.step(done)
-    return pages
+    return [(names.managerial, lambda: [render_managerial(data, links, names.managerial)]),
+            (names.technical, lambda: technical_parts(data, links, names.technical, results)),
+            (names.decision_board, lambda: [render_decision_board(data, links, names.decision_board)])]
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    """A full disk: one line naming the folder (StorageFullError), no half-written file, the old report kept."""
+def render_all(data: ReportData, names: ReportNames, results: ResultsDB | None = None) -> dict[str, str]:
+    """name -> HTML of each report (``results`` lets the technical report read chunk texts).
+    :func:`write_reports` writes them one at a time instead, each as it is made."""
+    return {name: "".join(render()) for name, render in page_renderers(data, names, results)}
+
+
+def _write_atomic(path: Path, text: str | Iterable[str]) -> None:
+    """A full disk: one line naming the folder (StorageFullError), no half-written file, the old report kept.
+    ``text`` may come in pieces: they are written as they come."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with guard_writes(path, f"the report {path.name}", cleanup=[tmp]):
-        tmp.write_text(text, encoding="utf-8")
+        with open(tmp, "w", encoding="utf-8") as handle:
+            if isinstance(text, str):
+                handle.write(text)
+            else:
+                for piece in text:
+                    handle.write(piece)
         tmp.replace(path)
 
 
@@ -105,7 +101,8 @@ def write_reports(results: ResultsDB, folder: str | Path, names: ReportNames | N
         tracker.step(1)
     if runs is not None and latest is not None:
         data.latest_href = Path(os.path.relpath(Path(latest) / names.managerial, folder)).as_posix()
-    pages = render_all(data, names, results, _Offset(tracker, 1) if tracker is not None else None)
-    for name, text in pages.items():
-        _write_atomic(folder / name, text)
+    for done, (name, render) in enumerate(page_renderers(data, names, results), start=1):
+        _write_atomic(folder / name, render())  # one page at a time, each written as it is made
+        if tracker is not None:
+            tracker.step(1 + done)
     return ReportPaths(folder / names.managerial, folder / names.technical, folder / names.decision_board)

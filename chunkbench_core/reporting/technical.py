@@ -7,7 +7,7 @@ failures section; every key of ``experiment_metrics.provenance`` in the provenan
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import pandas as pd
 
@@ -16,8 +16,8 @@ from chunkbench_core.storage.results_db import ResultsDB
 from .columns import (flag, flatten, fmt, fmt_metric, has_values, metrics_catalog, number, parse_json, plural,
                       question_counts, run_settings, text, value)
 from .data import ReportData
-from .html import definition_list, esc, json_script, label_html, nav, page, table
-from .inspector import inspector_payload
+from .html import definition_list, esc, json_script_parts, label_html, nav, page_parts, table
+from .inspector import InspectorStream
 from .question_problems import render_question_problems
 from .scope import scope_banner, scope_meta
 from .webfiles import scripts, stylesheet
@@ -232,18 +232,24 @@ def _failures(data: ReportData) -> str:
 def render_technical(data: ReportData, links: Sequence[tuple[str, str]], current: str,
                      results: ResultsDB | None = None) -> str:
     """The technical report; ``results`` lets the inspector read chunk texts (else offsets only)."""
-    payload = inspector_payload(data, results)
+    return "".join(technical_parts(data, links, current, results))
+
+
+def technical_parts(data: ReportData, links: Sequence[tuple[str, str]], current: str,
+                    results: ResultsDB | None = None) -> Iterator[str]:
+    """:func:`render_technical` in pieces, to write as they come: the inspector's data (tens of MB for
+    20,000 question rows) is built while it is written."""
+    inspector = InspectorStream(data, results)
     body = [nav(links, current), "<h1>chunkbench technical report</h1>",
             f"<p class='meta'>Generated {esc(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))} · "
-            f"{scope_meta(data, 'latest run of each configuration')} · {plural(len(payload['questions']), 'question')} × "
-            f"{plural(len(payload['configs']), 'configuration')}.</p>", scope_banner(data),
+            f"{scope_meta(data, 'latest run of each configuration')} · {plural(inspector.n_questions, 'question')} × "
+            f"{plural(len(inspector.configs), 'configuration')}.</p>", scope_banner(data),
             "<h2>Ranking, classes and tests</h2>", _ranking(data),
             "<h2>Runs in this report</h2>", _runs(data), INSPECTOR_HTML,
             "<h2>Per-question results</h2>", _question_table(data),
             "<h2>Latency and token usage</h2>", _usage(data),
             "<h2>Provenance</h2>", _provenance(data),
             "<h2 id='failures'>Failures</h2>", _failures(data), render_question_problems(data)]
-    return page("chunkbench technical report", "".join(body), css=stylesheet("inspector.css"),
-                scripts=scripts("inspector.js"),
-                data=json_script("inspector-data", payload))
-
+    return page_parts("chunkbench technical report", "".join(body), css=stylesheet("inspector.css"),
+                      scripts=scripts("inspector.js"),
+                      data=json_script_parts("inspector-data", inspector.parts()))

@@ -24,7 +24,7 @@ from chunkbench_core.estimate.index_time import EmbeddingPass, UncachedIndexTime
 from chunkbench_core.evaluation.cost import LLMPrices, embedding_usd, llm_usd
 from chunkbench_core.labels import configuration_label
 from chunkbench_core.parsing.models import ParsedDocument
-from chunkbench_core.progress import Tracker, add_time, inner, scope, timed
+from chunkbench_core.progress import Tracker, add_time, characters, inner, scope, timed
 from chunkbench_core.provenance import BuildFacts, collection_row, context_source_counts, settings_fingerprint
 from chunkbench_core.redaction import describe_error, redact
 from chunkbench_core.storage.history import build_rows_key
@@ -112,16 +112,18 @@ def chunk_corpus(spec: CollectionSpec, chunker: Chunker, documents: Sequence[Par
     chunks: list[Chunk] = []
     tracker = Tracker("chunking", len(documents), unit="documents",
                       weights=[len(document.markdown) for document in documents])
-    for done, document in enumerate(documents):
-        tracker.step(done)
-        try:
-            chunks.extend(chunker.chunk(document))
-        except ChunkbenchError:
-            raise
-        except Exception as exc:
-            message = f"{spec.strategy} failed on {document.document}: {describe_error(exc)}"
-            raise ChunkingError(message) from (exc if redact(str(exc)) == str(exc) else None)
-    tracker.step(len(documents))
+    with tracker.heartbeat():  # a line every few seconds even while one huge document is chunked
+        for done, document in enumerate(documents):
+            tracker.step(done)
+            tracker.begin(f"{document.document}, {characters(len(document.markdown))}")
+            try:
+                chunks.extend(chunker.chunk(document))
+            except ChunkbenchError:
+                raise
+            except Exception as exc:
+                message = f"{spec.strategy} failed on {document.document}: {describe_error(exc)}"
+                raise ChunkingError(message) from (exc if redact(str(exc)) == str(exc) else None)
+        tracker.step(len(documents))
     check_unique_ids(chunks, configuration_label(spec.strategy, spec.corpus_model))  # before anything is embedded
     return chunks
 

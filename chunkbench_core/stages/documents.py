@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 from chunkbench_core.embedding.language import ScriptShare
 from chunkbench_core.errors import DocumentProcessingError
 from chunkbench_core.parsing.models import ParsedDocument
-from chunkbench_core.progress import Tracker, check_stop, timed
+from chunkbench_core.progress import Tracker, check_stop, file_size, timed
 from chunkbench_core.storage.corpus import CorpusScan, ParsedStore, SourceDocument, corpus_state, fingerprint
 from chunkbench_core.storage.records import DocumentRecord
 from chunkbench_core.storage.results_db import ResultsDB
@@ -117,9 +117,10 @@ def parse_corpus(request: ParseRequest, results: ResultsDB) -> ParseSummary:
     script = ScriptShare()
     tracker = Tracker("parsing", len(request.sources), unit="documents",
                       weights=[source.size_bytes for source in request.sources])
-    with timed("parsing"):
+    with timed("parsing"), tracker.heartbeat():  # a line every few seconds even while one huge file parses
         for done, source in enumerate(request.sources, start=1):
             check_stop()
+            tracker.begin(f"{source.document}, {file_size(source.size_bytes)}")
             record = _parse_one(request, source, summary)
             records.append(document_record(source, record))
             script = script + ScriptShare.of([(record.get("parsed") or {}).get("markdown") or ""])

@@ -126,6 +126,7 @@ def _run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vecto
     outcomes = run_retrieval(resolved, embedder, store, spec.collection, RetrievalOptions(
         top_k=request.top_k, filter_by_document=request.filter_by_document, strategy=spec.strategy,
         expansion=request.expansion, chunks=chunks, parents=parents, budgets=budgets, latency=latency))
+    del chunk_rows, chunks, parents  # every chunk of the collection: not needed from here on (memory)
     query_usage = UsageRecord(spec.strategy, spec.model.id, "queries", embedder.usage.since(before).as_row())
     llm = request.llm
     llm_report = run_llm_evaluation(outcomes, llm.client, llm.settings) if llm.configured else None  # never raises
@@ -139,6 +140,8 @@ def _run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vecto
     summary["cold_query_ms"] = latency.cold_ms
     summary.update(query_cost(outcomes, spec.model, llm.settings if llm.configured else None, llm.prices))
     summary.update(partition_cost(results, spec.rows_key, questions, prices))
+    n_outcomes = len(outcomes)
+    del outcomes  # the retrieved chunks and what the metrics saw: the rows above hold what is kept (memory)
     sample = request.provenance.get("corpus_sample")
     summary["corpus_sample"] = (sample.get("label") if isinstance(sample, dict) else None) or \
         f"whole corpus ({len(request.documents):,} documents)"
@@ -166,7 +169,7 @@ def _run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vecto
     ensure_space(results.tables_dir, parquet_rows_bytes(questions), "the experiment's results")  # before any row
     results.record_experiment(f"{spec.rows_key}__{request.experiment_run_id}", run)
     results.record_query_usage(f"{spec.rows_key}__{request.experiment_run_id}", query_usage)
-    return ExperimentSummary(request.experiment_run_id, summary, errors, len(outcomes),
+    return ExperimentSummary(request.experiment_run_id, summary, errors, n_outcomes,
                              out_of_range(questions, METRICS), llm_report=llm_report)
 
 

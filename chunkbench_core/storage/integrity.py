@@ -178,6 +178,16 @@ def memory_cursor() -> Any:
     return _PROCESS_DUCKDB.cursor()
 
 
+def execute_on_frame(cursor: Any, frame: Any, sql: str) -> None:
+    """Run ``sql`` on ``cursor`` with the pandas ``frame`` registered as ``frame`` (on this cursor only), then
+    close the cursor."""
+    try:
+        cursor.register("frame", frame)
+        cursor.execute(sql)
+    finally:
+        cursor.close()
+
+
 def parquet_problem(path: str | os.PathLike[str], deep: bool = False) -> str | None:
     """What is wrong with a Parquet file, or None. The quick check reads the magic bytes and the footer
     (what every reader needs first); ``deep`` reads every value of every column too."""

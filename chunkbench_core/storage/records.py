@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 if TYPE_CHECKING:
     from chunkbench_core.chunking import Chunk
@@ -176,9 +176,12 @@ class ExperimentRun:
         return {"experiment_run_id": self.experiment_run_id, "strategy": self.strategy,
                 "corpus_model": self.corpus_model, "top_k": self.top_k, "created_at": self.created_at}
 
-    def question_rows(self) -> list[dict[str, Any]]:
-        """The question rows, stamped like the run's row (a run's sweep variants carry other stamps)."""
-        return [{**self._ids(), **question} for question in self.questions]
+    def question_rows(self) -> Iterator[dict[str, Any]]:
+        """The question rows, stamped like the run's row (a run's sweep variants carry other stamps), one at a
+        time: 20,000 of them are written without a stamped copy of them all."""
+        ids = self._ids()
+        for question in self.questions:
+            yield {**ids, **question}
 
     def run_row(self) -> dict[str, Any]:
         return {**self._ids(), **self.summary, "variant": self.variant, "neighbor_prev": self.neighbor_prev,

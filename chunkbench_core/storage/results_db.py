@@ -15,6 +15,7 @@ with plain SQL (``SELECT * FROM leaderboard``).
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import re
@@ -22,7 +23,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Iterable, Mapping, Sequence
 
 import duckdb
 import pandas as pd
@@ -349,20 +350,31 @@ class ScoredTable:
                 f"LEFT JOIN ({pivot}) s USING ({keys}) "
                 f"UNION ALL BY NAME SELECT * FROM legacy_{self.name}")
 
-    def split(self, key: str, rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], pd.DataFrame]:
-        """Wide rows as (base rows, score rows) under the results key ``key``.
+    def split(self, key: str, rows: Iterable[Mapping[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """Wide rows as (base rows, score rows) under the results key ``key``, both as frames.
 
-        The score rows come as columns (one list per column, then one frame), never as a dict per value: 20,000
-        questions make about 700,000 of them, which as dicts held about half a gigabyte at once."""
+        Both are gathered as columns (one list per column, then one frame), never as a dict per row or per
+        value, and ``rows`` is read once (it may be a generator): 20,000 questions make about 700,000 score
+        rows, which as dicts held about half a gigabyte at once, and a copy of every question row as a dict
+        another hundred MB or more."""
         metric_columns = {c for c, _ in self.metric_columns()}
-        base: list[dict[str, Any]] = []
+        base: dict[str, list[Any]] = {}
+        n_rows = 0
         names = (["record", "record_row", "experiment_run_id", "strategy", "corpus_model", "configuration",
                   "created_at"] + (["question_set", "question_id", "metric", "value"] if self.per_question
                                    else ["variant", "metric", "mean", "ci_low", "ci_high"]))
         columns: dict[str, list[Any]] = {name: [] for name in names}
         for place, row in enumerate(rows):
-            base.append({**{k: v for k, v in row.items() if k not in metric_columns}, "record": key,
-                         "record_row": place})
+            for name, cell in itertools.chain(((k, v) for k, v in row.items() if k not in metric_columns),
+                                              (("record", key), ("record_row", place))):
+                column = base.get(name)
+                if column is None:  # a column first seen here: None in the rows before
+                    column = base[name] = [None] * place
+                column.append(cell)
+            n_rows = place + 1
+            for column in base.values():  # a column this row did not have
+                if len(column) < n_rows:
+                    column.append(None)
             ids = (key, place, row.get("experiment_run_id"), row.get("strategy"), row.get("corpus_model"),
                    f"{row.get('strategy')}|{row.get('corpus_model')}", row.get("created_at"))
             for metric in METRICS.values():
@@ -378,9 +390,10 @@ class ScoredTable:
                 if any(v is not None for v in cells):
                     for name, cell in zip(names, (*ids, row.get("variant"), metric.run_name, *cells)):
                         columns[name].append(cell)
+        base_frame = pd.DataFrame(base) if n_rows else pd.DataFrame()
         if not columns["record"]:  # no score at all: the frame of no rows the writer expects from an empty list
-            return base, pd.DataFrame()
-        return base, pd.DataFrame(columns)
+            return base_frame, pd.DataFrame()
+        return base_frame, pd.DataFrame(columns)
 
 
 def _number(value: Any) -> float | None:
@@ -608,15 +621,11 @@ class ResultsDB:
         with space.guard_writes(path, f"the {table} results", cleanup=[tmp]):
             # the process's in-memory DuckDB (never locks the shared database file): a cursor costs well under a
             # millisecond, a new connection about 25 ms of CPU per write; the frame is registered on this cursor only
-            con = integrity.memory_cursor()
-            try:
-                con.register("frame", frame)
-                con.execute(f"COPY (SELECT {casts} FROM frame) TO {sql_string(tmp.as_posix())} (FORMAT parquet)")
-            finally:
-                con.close()
+            integrity.execute_on_frame(integrity.memory_cursor(), frame, f"COPY (SELECT {casts} FROM frame) TO "
+                                       f"{sql_string(tmp.as_posix())} (FORMAT parquet)")
             os.replace(tmp, path)
 
-    def write(self, table: str, key: str, rows: Sequence[dict[str, Any]] | pd.DataFrame) -> Path:
+    def write(self, table: str, key: str, rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> Path:
         """Replace the rows of ``table`` written under ``key`` with ``rows`` (atomically).
 
         ``question_results`` and ``experiment_metrics`` take wide rows: their metric columns go to the long
@@ -625,7 +634,8 @@ class ResultsDB:
         """
         if table in SCORED_TABLES:
             scored = SCORED_TABLES[table]
-            records = rows.to_dict("records") if isinstance(rows, pd.DataFrame) else list(rows)
+            # read once, row by row: ``rows`` may be a generator (a run's question rows are never copied whole)
+            records = rows.to_dict("records") if isinstance(rows, pd.DataFrame) else rows
             base, scores = scored.split(key, records)
             self.write(scored.scores, key, scores)
             path = self.write(scored.base, key, base)
@@ -827,6 +837,7 @@ class ResultsDB:
                 if cached is None or cached[0] != os.getpid() or cached[1] != statements:
                     con = duckdb.connect()
                     try:
+                        self._add_tables(con)
                         for statement in statements:
                             con.execute(statement)
                     except BaseException:
@@ -836,6 +847,9 @@ class ResultsDB:
                 return cached[2].cursor()
 
         return integrity.with_table_repair(self.tables_dir, views)
+
+    def _add_tables(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Tables the views read besides the Parquet files, made in the views' DuckDB before them (none here)."""
 
     def query(self, sql: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
         def run() -> pd.DataFrame:

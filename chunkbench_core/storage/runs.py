@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from typing import Any, Sequence
@@ -295,31 +296,28 @@ class RunScope(ResultsDB):
             out.append(statement)
         return out
 
-    def connect(self) -> duckdb.DuckDBPyConnection:
-        """A connection whose views read the chosen runs only. A damaged table file is moved aside first (with a
-        warning naming it and what writes it again), as for the whole results: it would fail every view."""
-        integrity.repair_results_tables(self.tables_dir)
-        self.ensure_schema_files()
+    def _add_tables(self, con: duckdb.DuckDBPyConnection) -> None:
+        """The chosen run ids and the in-memory tables, as tables of the views' DuckDB (its cursors see them,
+        unlike registered frames); a write to an in-memory table replaces its table there."""
+        self._store_frame(con, "chosen_runs", pd.DataFrame({"experiment_run_id": list(self.run_ids)}, dtype=object))
+        for table, frame in self._memory.items():
+            self._store_memory_table(con, table, frame)
 
-        def views() -> duckdb.DuckDBPyConnection:
-            con = duckdb.connect()
-            try:
-                con.register("chosen_runs", pd.DataFrame({"experiment_run_id": list(self.run_ids)}, dtype=object))
-                for table, frame in self._memory.items():
-                    con.register(f"memory_{table}", frame.reindex(columns=[c for c, _ in TABLES[table]]).astype(object))
-                for statement in self._view_sql():
-                    con.execute(statement)
-            except BaseException:
-                con.close()
-                raise
-            return con
+    @staticmethod
+    def _store_frame(con: duckdb.DuckDBPyConnection, name: str, frame: pd.DataFrame) -> None:
+        """``frame`` as the table ``name`` of ``con``'s database (seen by its cursors, unlike a registered frame)."""
+        integrity.execute_on_frame(con.cursor(), frame, f'CREATE OR REPLACE TABLE "{name}" AS SELECT * FROM frame')
 
-        return integrity.with_table_repair(self.tables_dir, views)
+    def _store_memory_table(self, con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame) -> None:
+        self._store_frame(con, f"memory_{table}", frame.reindex(columns=[c for c, _ in TABLES[table]]).astype(object))
 
     def write(self, table: str, key: str, rows: Sequence[dict[str, Any]] | pd.DataFrame):  # type: ignore[override]
         if table not in MEMORY_TABLES:
             raise ChunkbenchError(f"the results of chosen runs are read-only (tried to write {table!r})")
         self._memory[table] = rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
+        with self._views_lock:
+            if self._views is not None and self._views[0] == os.getpid():
+                self._store_memory_table(self._views[2], table, self._memory[table])
         return None
 
     def ensure_database(self, attempts: int = 20) -> None:

@@ -62,6 +62,41 @@ def test_tracker_reports_start_interval_and_end_once(lines):
     assert lines[1].rate is not None and lines[1].eta_s is not None
 
 
+def test_one_long_item_still_gets_a_line_every_interval_naming_it(lines):
+    """Chunking one 40 MB document among small ones: lines keep coming while it is done, naming it, and stop
+    when the loop ends."""
+    tracker = progress.Tracker("chunking", 3, every_s=0.2, unit="documents")
+    with tracker.heartbeat():
+        tracker.begin("small.txt, 900 characters")
+        tracker.step(1)
+        tracker.begin("big.txt, 40.0 million characters")
+        time.sleep(0.75)  # the big one: no step for more than three intervals
+        tracker.step(2)
+        tracker.begin("other.txt, 800 characters")
+        tracker.step(3)
+    beats = [p for p in lines if p.current]
+    assert len(beats) >= 2 and all(p.done == 1 and p.current.startswith("big.txt, 40.0 million characters (")
+                                   for p in beats)
+    assert "still on big.txt, 40.0 million characters (" in beats[0].line()
+    gaps = [b.elapsed_s - a.elapsed_s for a, b in zip(lines, lines[1:])]
+    assert max(gaps) < 0.6  # silent for at most about one interval (a loaded machine wakes threads late)
+    count = len(lines)
+    time.sleep(0.5)
+    assert len(lines) == count and lines[-1].done == 3  # the heartbeat stopped with the block
+    assert progress.characters(900) == "900 characters" and progress.characters(40_000_000) == \
+        "40.0 million characters"
+    assert progress.file_size(2_900) == "3 KB" and progress.file_size(40_000_000) == "40.0 MB"
+
+
+def test_after_one_long_item_the_short_ones_give_no_line_each(lines):
+    tracker = progress.Tracker("chunking", 50, every_s=0.2, unit="documents")
+    time.sleep(0.3)  # the first item is long
+    tracker.step(1)
+    for done in range(2, 40):
+        tracker.step(done)
+    assert [p.done for p in lines] == [0, 1]
+
+
 def test_scope_names_the_configuration_and_inner_loops_stay_quiet_unless_long(lines):
     with progress.scope("fixed_size × all-minilm-l6-v2"):
         progress.Tracker("embedding", 10, unit="texts").step(10)

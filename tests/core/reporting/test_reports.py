@@ -15,7 +15,8 @@ from chunkbench_core.reporting import ReportNames, ReportPaths, write_reports
 from chunkbench_core.reporting.columns import flatten, run_settings
 from chunkbench_core.reporting.data import load_report_data
 from chunkbench_core.reporting.decision_board import assign_batches
-from chunkbench_core.reporting.html import script_json
+from chunkbench_core.reporting.html import ObjectStream, script_json, script_json_parts
+from chunkbench_core.reporting.inspector import inspector_payload
 from chunkbench_core.reporting.inspector import evidence_ranges
 from chunkbench_core.reporting.intervals import REPORT_CI_NOTE
 from chunkbench_core.reporting.reports import render_all
@@ -226,6 +227,34 @@ def test_script_json_cannot_close_or_open_elements() -> None:
     text = script_json({"a": "</script><script>alert(1)</script>", "b": "<!--", "c": "&amp;\u2028", "n": float("nan")})
     assert "<" not in text and ">" not in text and "&" not in text and "\u2028" not in text
     assert json.loads(text) == {"a": "</script><script>alert(1)</script>", "b": "<!--", "c": "&amp;\u2028", "n": None}
+
+
+def test_json_written_in_pieces_is_the_same_json_and_as_safe() -> None:
+    hostile = {"a": "</script><script>alert(1)</script>", "b": "<!--", "c": "&amp;\u2028", "n": float("nan")}
+    walked: list[str] = []
+
+    def members():
+        for key in ("x", "y"):
+            walked.append(key)
+            yield key, {"nested": [hostile, 1.5, None], "k": key}
+
+    data = {"first": [hostile, {"deep": {"deeper": [float("inf"), 2]}}], "stream": ObjectStream(members()),
+            "after": lambda: list(walked), "empty": {}, "none": []}
+    pieces = list(script_json_parts(data))
+    text = "".join(pieces)
+    assert len(pieces) > 10  # members and list items are encoded one at a time
+    assert "<" not in text and ">" not in text and "&" not in text and "\u2028" not in text
+    cleaned = {**hostile, "n": None}
+    assert json.loads(text) == {"first": [cleaned, {"deep": {"deeper": [None, 2]}}],
+                                "stream": {k: {"nested": [cleaned, 1.5, None], "k": k} for k in ("x", "y")},
+                                "after": ["x", "y"], "empty": {}, "none": []}  # "after" is called once walked
+
+
+def test_the_technical_report_written_in_pieces_holds_the_whole_inspector_payload(base_results: ResultsDB) -> None:
+    data = load_report_data(base_results)
+    html = render_all(data, ReportNames(), results=base_results)[ReportNames().technical]
+    assert embedded(html, "inspector-data") == json.loads(script_json(inspector_payload(data, base_results)))
+    assert len(embedded(html, "inspector-data")["results"]) > 1
 
 
 def test_run_settings_read_both_provenance_shapes() -> None:
