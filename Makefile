@@ -20,12 +20,15 @@ demo: install
 # the whole suite on TEST_WORKERS processes; the tests that share one server (dagster dev, PostgreSQL,
 # the llama.cpp server) run on one worker (--dist loadgroup), each worker has its own CHUNKBENCH_HOME
 TEST_WORKERS ?= 2
+# eatmydata (Debian package), when installed, turns the tests' fsync calls into no-ops: every Dagster event, DuckDB
+# and Parquet write waits for the disk otherwise, and no test can tell (nothing here survives a power cut it checks)
+NO_FSYNC ?= $(shell command -v eatmydata 2>/dev/null)
 test: install
-	$(BIN)/python -m pytest -q -ra -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+	$(NO_FSYNC) $(BIN)/python -m pytest -q -ra -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 # the quick loop: no end-to-end graph runs, no browser, no external tools or server processes, nothing slow
 test-fast: install
-	$(BIN)/python -m pytest -q -ra -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "not slow and not e2e and not browser and not tools"
+	$(NO_FSYNC) $(BIN)/python -m pytest -q -ra -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "not slow and not e2e and not browser and not tools"
 
 # the optional tools some tests need (LibreOffice, Chromium, PostgreSQL, a local LLM server);
 # without them those tests skip and `make test` lists each skip with its reason

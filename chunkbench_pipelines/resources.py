@@ -15,6 +15,7 @@ from dagster import ConfigurableResource, EnvVar
 
 from chunkbench_core.benchmarks import Benchmark
 from chunkbench_core.embedding import Embedder, EmbeddingModelSpec, ProviderSettings, availability, get_model
+from chunkbench_core.embedding.providers import MODEL_FOLDER
 from chunkbench_core.embedding.thresholds import THRESHOLDS_FILE, SharedDefaults
 from chunkbench_core.parsing import ParseOptions
 from chunkbench_core.settings import SAMPLE_BENCHMARK, Settings, benchmark_dir, home_dir
@@ -183,6 +184,7 @@ class EmbeddingResource(ConfigurableResource):
             openai_base_url=self.openai_base_url,
             compatible_base_url=self.compatible_base_url,
             compatible_api_key=self.compatible_api_key,
+            model_folder=home_dir(self.home) / MODEL_FOLDER,
             **_given(self, ("max_retries", "timeout_seconds", "backoff_initial_seconds", "backoff_max_seconds")),
         )
 

@@ -34,6 +34,7 @@ def test_make_test_runs_on_workers_that_keep_shared_servers_together():
         command = _target(target)
         assert "-n $(TEST_WORKERS)" in command and "--dist loadgroup" in command, target
         assert "--no-loadscope-reorder" in command, target  # the server groups (sorted first) start first
+        assert command.startswith("$(NO_FSYNC) $(BIN)/python -m pytest "), target  # eatmydata when installed
 
 
 def test_this_process_has_a_throwaway_home_of_its_own():

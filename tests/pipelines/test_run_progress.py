@@ -5,13 +5,13 @@ the header, the leaderboard and the Dagster metadata, and never mixed with a who
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pytest
 from dagster import AssetKey, DagsterInstance
+
+from tests.pipelines.support.cli import chunkbench
 
 ROOT = Path(__file__).resolve().parents[2]
 WORDS = "tide harbour ferry quay lantern rope anchor gull beacon pier".split()
@@ -38,9 +38,9 @@ def _env(tmp_path):
 
 
 def _run(env, *flags):
-    done = subprocess.run([sys.executable, "-m", "chunkbench_pipelines.cli", "run", "--strategy", "fixed_size",
-                           "--corpus-model", "all-minilm-l6-v2", *flags], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=600)
+    """``chunkbench run`` called in this test process (its exit status and both streams, as a subprocess gives them;
+    tests/pipelines/support/cli.py)."""
+    done = chunkbench(["run", "--strategy", "fixed_size", "--corpus-model", "all-minilm-l6-v2", *flags], env, cwd=ROOT)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     return done.stdout
 

@@ -14,6 +14,7 @@ from chunkbench_core.redaction import describe_error, redact
 from chunkbench_core.settings import Settings
 from chunkbench_core.storage.results_db import ResultsDB
 from tests.pipelines.support.echo_key_server import EchoKeyServer
+from tests.support import calibration
 
 pytestmark = pytest.mark.slow
 
@@ -64,6 +65,7 @@ def test_an_echoed_key_is_stored_nowhere(tmp_path):
            "CHUNKBENCH_LLM_MODEL": "gpt-test", "CHUNKBENCH_LLM_BASE_URL": server.base_url,
            "CHUNKBENCH_LLM_API_KEY": llm_key,
            "CHUNKBENCH_OPENAI_COMPATIBLE_URL": server.base_url, "CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY": provider_key}
+    calibration.give_measured(home)  # MiniLM's rate as this worker measured it, not timed again on this fresh home
     try:
         run = subprocess.run(
             [sys.executable, "-m", "chunkbench_pipelines.cli", "run", "--strategy", "fixed_size",

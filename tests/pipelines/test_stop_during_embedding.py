@@ -36,7 +36,10 @@ def test_sigterm_while_e5_embeds_stops_within_seconds(tmp_path):
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         printed = _wait_for(process, "chunking, embedding and evaluating: fixed_size × multilingual-e5-small")
-        time.sleep(12)  # the model is loaded, the chunks are cut and embedding is under way
+        # the model is loaded and the chunks are cut when the embedding's first progress line comes (0 of them);
+        # two seconds later embedding is under way (about a minute of it in all)
+        printed += _wait_for(process, "embedding fixed_size × multilingual-e5-small: 0/")
+        time.sleep(2)
         sent = time.monotonic()
         process.send_signal(signal.SIGTERM)
         rest, _ = process.communicate(timeout=120)

@@ -101,6 +101,9 @@ class FaultProxy:
         # (n, seconds): each POST waits until n are in flight or the seconds pass, so that
         # requests of concurrent clients overlap for sure when nothing keeps them apart
         self.gather: tuple[int, float] | None = None
+        # True: the POSTs stop waiting once n were in flight at one moment (the overlap was seen: the rest need not
+        # wait for a partner, which the last requests of a client never get)
+        self.gather_once = False
         self.arrived = threading.Condition(self.lock)
         proxy = self
 
@@ -141,7 +144,8 @@ class FaultProxy:
                     proxy.arrived.notify_all()
                     if proxy.gather is not None:
                         wanted, seconds = proxy.gather
-                        proxy.arrived.wait_for(lambda: proxy.in_flight >= wanted, timeout=seconds)
+                        if not (proxy.gather_once and proxy.max_in_flight >= wanted):
+                            proxy.arrived.wait_for(lambda: proxy.in_flight >= wanted, timeout=seconds)
                 try:
                     self._post()
                 finally:

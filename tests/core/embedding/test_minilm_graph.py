@@ -1,4 +1,5 @@
-"""The fused MiniLM graph gives the packaged graph's vectors; batching and the memo never mix vectors up."""
+"""The fused MiniLM graph gives the packaged graph's vectors, and is kept for the next process; batching and the memo
+never mix vectors up."""
 
 from __future__ import annotations
 
@@ -7,7 +8,15 @@ import pytest
 
 from chunkbench_core.embedding import Embedder, get_model
 from chunkbench_core.embedding.local import MEMO, VectorMemo
-from chunkbench_core.embedding.local_onnx import GraphMismatch, MiniLMOnnx, _model_path, fused_graph, shared_minilm
+from chunkbench_core.embedding.local_onnx import (
+    GraphMismatch,
+    MiniLMOnnx,
+    _model_path,
+    fused_graph,
+    fused_graph_name,
+    kept_fused_graph,
+    shared_minilm,
+)
 
 LONG = " ".join(f"The lava flow number {i} cooled into basalt columns near the coast." for i in range(60))
 TEXTS = [
@@ -43,6 +52,46 @@ def test_fused_graph_gives_the_packaged_vectors(packaged):
     cosine = (fused * before).sum(axis=1)
     assert cosine.min() >= 0.99999, cosine
     np.testing.assert_allclose(fused, before, atol=1e-5)
+
+
+def test_the_fused_graph_is_kept_read_back_and_built_again_when_damaged(tmp_path, monkeypatch, caplog):
+    built = fused_graph(_model_path())
+    folder = tmp_path / "models"
+    assert kept_fused_graph(_model_path(), folder) == built  # built, then kept
+    [kept] = folder.iterdir()
+    assert kept.name == fused_graph_name(_model_path()) and not [p for p in folder.iterdir() if p.suffix == ".tmp"]
+
+    calls = []
+    import chunkbench_core.embedding.local_onnx as local_onnx
+
+    def counted(path):
+        calls.append(path)
+        return built
+
+    monkeypatch.setattr(local_onnx, "fused_graph", counted)
+    assert kept_fused_graph(_model_path(), folder) == built and calls == []  # read back, not built
+
+    damaged = bytearray(kept.read_bytes())
+    damaged[len(damaged) // 2] ^= 0xFF
+    kept.write_bytes(bytes(damaged))
+    with caplog.at_level("WARNING"):
+        assert kept_fused_graph(_model_path(), folder) == built and len(calls) == 1  # built again...
+    assert "damaged" in caplog.text
+    assert kept_fused_graph(_model_path(), folder) == built and len(calls) == 1  # ...and kept whole again
+    kept.write_bytes(kept.read_bytes()[:1000])  # truncated: built again too
+    assert kept_fused_graph(_model_path(), folder) == built and len(calls) == 2
+
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    assert kept_fused_graph(_model_path(), blocked / "models") == built  # cannot be kept: built, and the run goes on
+    assert kept_fused_graph(_model_path(), None) == built and len(calls) == 4
+
+
+def test_a_model_whose_graph_was_kept_gives_the_same_vectors(tmp_path):
+    first = MiniLMOnnx(graph_folder=tmp_path)
+    second = MiniLMOnnx(graph_folder=tmp_path)  # reads the kept graph
+    assert first.graph == second.graph == "fused" and len(list(tmp_path.iterdir())) == 1
+    np.testing.assert_array_equal(first.embed(TEXTS, batch_size=4), second.embed(TEXTS, batch_size=4))
 
 
 def test_a_text_embeds_the_same_alone_and_in_a_mixed_length_batch():

@@ -11,6 +11,7 @@ the entry point itself (tests/pipelines/test_cli_startup.py, test_cli.py), signa
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import subprocess
 import sys
@@ -35,6 +36,19 @@ def _environment(env: Mapping[str, str]) -> Iterator[None]:
     finally:
         os.environ.clear()
         os.environ.update(before)
+
+
+@contextlib.contextmanager
+def _no_root_handlers() -> Iterator[None]:
+    """The root logger without handlers, as in a new process: a warning a command logs goes to standard error
+    (logging's last resort) instead of pytest's log capture."""
+    root = logging.getLogger()
+    saved = root.handlers[:]
+    root.handlers.clear()
+    try:
+        yield
+    finally:
+        root.handlers[:] = saved
 
 
 @contextlib.contextmanager
@@ -67,12 +81,27 @@ def _text(handle) -> str:
     return handle.read().decode("utf-8", errors="replace")
 
 
-def chunkbench(args: Sequence[str], env: Mapping[str, str], cwd: Path | str = ROOT) -> subprocess.CompletedProcess:
-    """Run ``chunkbench ARGS`` in this process with exactly the environment ``env``, in ``cwd``."""
+#: the commands that time the local engines on a fresh home before they run (tests/support/calibration.py)
+CALIBRATING = ("run", "sweep")
+
+
+def chunkbench(args: Sequence[str], env: Mapping[str, str], cwd: Path | str = ROOT, *,
+               measured_rates: bool = True) -> subprocess.CompletedProcess:
+    """Run ``chunkbench ARGS`` in this process with exactly the environment ``env``, in ``cwd``.
+
+    ``measured_rates``: a ``run`` or ``sweep`` on a home without a calibration gets the engine rates this process
+    measured already (tests/support/calibration.py) instead of timing the engines again; False for a test whose
+    point is the calibration of a fresh home."""
     from chunkbench_pipelines.cli import main, session
 
+    from tests.support import calibration
+
     args = [str(a) for a in args]
-    with _ONE_AT_A_TIME, _environment(env), contextlib.chdir(cwd), _captured() as (out, err):
+    home = Path(env["CHUNKBENCH_HOME"]) if env.get("CHUNKBENCH_HOME") else None
+    calibrating = home is not None and measured_rates and bool(set(args) & set(CALIBRATING))
+    if calibrating:
+        calibration.give(home)
+    with _ONE_AT_A_TIME, _environment(env), contextlib.chdir(cwd), _no_root_handlers(), _captured() as (out, err):
         try:
             code = main(args)
         except SystemExit as exc:  # argparse's usage errors and --help
@@ -89,4 +118,6 @@ def chunkbench(args: Sequence[str], env: Mapping[str, str], cwd: Path | str = RO
         stdout, stderr = _text(out), _text(err)
     out.close()
     err.close()
+    if calibrating:
+        calibration.keep(home)
     return subprocess.CompletedProcess(["chunkbench", *args], code, stdout, stderr)

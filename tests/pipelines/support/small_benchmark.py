@@ -88,6 +88,16 @@ class World:
     def run(self) -> subprocess.CompletedProcess:
         return self.cli(*RUN)
 
+    def here(self, *args: str) -> subprocess.CompletedProcess:
+        """``chunkbench ARGS`` called in this test process with this world's environment (what a subprocess gives:
+        exit status, both streams), without starting Python, Dagster and the embedding engine again."""
+        from .cli import chunkbench
+
+        return chunkbench(args, self.env(), cwd=ROOT)
+
+    def run_here(self) -> subprocess.CompletedProcess:
+        return self.here(*RUN)
+
     def leaderboard(self) -> list[tuple]:
         """The leaderboard as a user reads it from the views file (no timings: they differ between runs)."""
         con = duckdb.connect(str(self.results / "chunkbench.duckdb"), read_only=True)
