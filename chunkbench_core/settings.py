@@ -10,7 +10,8 @@ Where state lives:
 
 - ``home`` (``CHUNKBENCH_HOME``): all state (default ``.chunkbench/`` in the project root of a source
   checkout, in the current directory for an installed package). Shared by every benchmark:
-  ``embedding_cache.sqlite``, ``contextual_cache.sqlite``, ``dagster_home/``. Each benchmark has its own
+  ``embedding_cache.sqlite``, ``contextual_cache.sqlite``, ``dagster_home/``, ``calibration.json`` (the engines' speed
+  here), ``models/`` (the rewritten MiniLM graph, kept between processes). Each benchmark has its own
   folder ``benchmarks/<name>/``: ``chunkbench.duckdb`` + ``tables/`` (results, with the shared defaults:
   boundary model and semantic thresholds), ``qdrant/`` (local vector store), ``parsed/``, ``reports/``.
 - ``benchmark`` (``CHUNKBENCH_BENCHMARK``, ``--benchmark``): the benchmark's name (default: ``sample``
