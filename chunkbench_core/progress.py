@@ -174,14 +174,16 @@ class Tracker:
     when the big one is."""
 
     def __init__(self, label: str, total: int, every_s: float = REPORT_EVERY_S, unit: str = "",
-                 announce: bool = True, weights: Sequence[float] | None = None) -> None:
+                 announce: bool = True, weights: Sequence[float] | None = None, only_when_long: bool = False) -> None:
+        """``only_when_long``: a step between stages that is quick on most corpora (checking the chunks,
+        indexing them) says nothing unless it runs longer than the interval, then reports like any loop."""
         if weights is not None and len(weights) != total:
             raise ValueError(f"{label}: {len(weights)} weights for {total} items")
         where, prefix = current_scope(), _inner.get()
         label = f"{prefix} {label}" if prefix else label
         self.label = f"{label} {where}" if where else label
         self.total, self.every_s, self.unit = total, every_s, unit
-        self.quiet = prefix is not None  # only a long run of it reports (see :func:`inner`)
+        self.quiet = prefix is not None or only_when_long  # only a long run of it reports (see :func:`inner`)
         self.started = time.monotonic()
         self._last = self.started
         self._previous_step = self.started

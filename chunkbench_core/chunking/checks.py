@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Literal, Mapping
 
 from chunkbench_core.errors import ChunkingError
+from chunkbench_core.progress import Tracker
 
 from .base import Chunk
 from .registry import STRATEGIES
@@ -209,7 +210,9 @@ def check_chunks(chunks: list[Chunk], markdown_by_document: Mapping[str, str], m
 
     embedded = [c for c in chunks if c.is_retrieved]
     report.n_window_checked = len(embedded)
+    tracker = Tracker("checking chunks", len(embedded), unit="chunks", only_when_long=True)  # the model's tokens of each (a minute at 65,000)
     for begin in range(0, len(embedded), _COUNT_BATCH):
+        tracker.step(begin)
         batch = embedded[begin:begin + _COUNT_BATCH]
         counts = model_token_counts(count_model_tokens, [task_prefix + c.text_to_embed for c in batch])
         for chunk, n in zip(batch, counts):
@@ -218,6 +221,7 @@ def check_chunks(chunks: list[Chunk], markdown_by_document: Mapping[str, str], m
                 report.n_overflows += 1
                 if len(report.overflows) < 10 * _LISTED:
                     report.overflows.append(WindowOverflow(chunk.chunk_id, chunk.strategy, n, chunk.token_count))
+    tracker.step(len(embedded))
     if report.n_overflows:
         report.settings_to_change = _settings_advice(strategies, report.overflows, max_model_tokens)
         if overflow == "truncate":

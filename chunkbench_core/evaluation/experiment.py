@@ -245,8 +245,13 @@ def resolve_questions(
     """
     resolved: list[ResolvedQuestion] = []
     errors: list[QuestionSetError] = []
+    total = sum(len(qs.questions) for qs in sets)
+    tracker = Tracker("finding the evidence", total, unit="questions", only_when_long=True)
+    done = 0
     for qs in sets:
         for q in qs.questions:
+            tracker.step(done)
+            done += 1
             spans: list[Span] = []
             try:
                 for i, ref in enumerate(q.references):
@@ -262,6 +267,7 @@ def resolve_questions(
                 errors.append(exc)
                 continue
             resolved.append(ResolvedQuestion(qs.name, q, spans, resolve_source_documents(q, documents)))
+    tracker.step(total)
     return resolved, errors
 
 

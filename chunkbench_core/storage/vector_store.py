@@ -47,6 +47,7 @@ import numpy as np
 from chunkbench_core.chunking.base import Chunk, check_unique_ids
 from chunkbench_core.embedding.registry import sanitize_model_id
 from chunkbench_core.errors import CorruptStateError, DuplicateIdError, StorageError, VectorStoreError
+from chunkbench_core.progress import Tracker
 
 from .integrity import is_quarantined, one_line, quarantine
 from .space import (
@@ -760,10 +761,13 @@ class VectorStore:
             payload = sum(json_bytes(chunk_payload(c)) for c in chunks)
             ensure_space(backend.path, edge_points_bytes(len(chunks), int(vectors.shape[1]), payload),
                          f"writing {len(chunks)} vectors into the collection {collection}")
+        tracker = Tracker("indexing", len(chunks), unit="chunks", only_when_long=True)
         for begin in range(0, len(chunks), UPSERT_BATCH):
+            tracker.step(begin)
             end = min(begin + UPSERT_BATCH, len(chunks))
             payloads = [chunk_payload(chunks[i]) for i in range(begin, end)]
             self._call(collection, "upsert", backend.upsert, wanted[begin:end], vectors[begin:end], payloads)
+        tracker.step(len(chunks))
         keep = set(wanted)
         stale = sorted(set(self.point_ids(collection)) - keep)
         for begin in range(0, len(stale), UPSERT_BATCH):

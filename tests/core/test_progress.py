@@ -161,3 +161,16 @@ def test_embedding_reports_its_progress_in_texts(lines):
     lines.clear()
     embedder.embed(texts[:10], "query")  # a few texts: no lines
     assert lines == []
+
+
+def test_a_step_that_is_quick_on_most_corpora_says_nothing_unless_it_runs_long(lines):
+    quick = progress.Tracker("indexing", 100, every_s=0.2, unit="chunks", only_when_long=True)
+    for done in range(0, 101, 10):
+        quick.step(done)
+    assert lines == []  # neither a start nor an end line
+    slow = progress.Tracker("indexing", 100, every_s=0.2, unit="chunks", only_when_long=True)
+    slow.step(0)
+    time.sleep(0.25)
+    slow.step(50)
+    slow.step(100)
+    assert [p.done for p in lines] == [50, 100] and lines[0].label == "indexing"
