@@ -35,6 +35,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 WORDS = ("harbour tide ferry quay lantern rope anchor gull beacon pier north south river valley bridge mill "
@@ -174,6 +175,7 @@ def own_peak() -> int:
 def core_stages(folder: Path, strategy: str, corpus_model: str) -> None:
     """Parsing, chunking and the chunk checks of every document through the core, in this process, one document
     at a time as the pipeline does (no embedding: its memory is one batch; its time is the model's)."""
+    from chunkbench_core import progress
     from chunkbench_core.chunking.checks import check_chunks
     from chunkbench_core.embedding import builtin_registry
     from chunkbench_core.parsing import parse
@@ -195,15 +197,31 @@ def core_stages(folder: Path, strategy: str, corpus_model: str) -> None:
     chunker = build_chunker(spec, window)
     started = time.perf_counter()
     n_chunks = 0
-    for source in sources:
-        document = store.load_parsed(source)
-        assert document is not None
-        chunks = chunk_corpus(spec, chunker, [document])
-        check_chunks(chunks, {document.document: document.markdown}, spec.model.max_input_tokens,
-                     window.count_tokens, spec.overflow, task_prefix=spec.model.document_prefix)
-        n_chunks += len(chunks)
+    # the progress lines a run prints while a document is chunked and its chunks checked, with the longest gap
+    # between two of them while one document (the big one) is worked on
+    last, longest, big = [time.perf_counter()], [0.0], [False]
+
+    def show(line: Any) -> None:
+        if not big[0]:  # the small documents' lines: neither shown nor counted
+            return
+        now = time.perf_counter()
+        longest[0] = max(longest[0], now - last[0])
+        last[0] = now
+        print(f"    [{now - started:6.1f} s] {line.line()}", flush=True)
+
+    with progress.sink(show):
+        for source in sources:
+            document = store.load_parsed(source)
+            assert document is not None
+            last[0], big[0] = time.perf_counter(), len(document.markdown) >= 1_000_000
+            with progress.scope(source.document):
+                chunks = chunk_corpus(spec, chunker, [document])
+                check_chunks(chunks, {document.document: document.markdown}, spec.model.max_input_tokens,
+                             window.count_tokens, spec.overflow, task_prefix=spec.model.document_prefix)
+            n_chunks += len(chunks)
     print(f"  chunking and checking: {n_chunks:,} chunks in {time.perf_counter() - started:.0f} s, "
-          f"peak {gb(own_peak())} (this process, the model's tokenizer loaded)", flush=True)
+          f"peak {gb(own_peak())} (this process, the model's tokenizer loaded); longest gap between progress "
+          f"lines while a document of 1 MB or more was chunked and checked: {longest[0]:.1f} s", flush=True)
 
 
 def gb(value: float) -> str:
