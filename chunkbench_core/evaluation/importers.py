@@ -61,7 +61,7 @@ from .questions import (
     locate_reference,
     match_documents,
     question_set_to_json,
-    set_csv_field_limit,
+    csv_field_limit,
 )
 
 FORMATS = ("table", "ragas", "llamaindex", "chroma")
@@ -144,7 +144,6 @@ def _read_csv(path: Path) -> Table:
     except UnicodeDecodeError as exc:
         raise QuestionSetError(file, f"is not UTF-8 text: byte {raw[exc.start]:#04x} at byte offset {exc.start} "
                                      "cannot be decoded (save it as CSV UTF-8)") from None
-    set_csv_field_limit()
     delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
     if delimiter == ",":
         try:
@@ -153,17 +152,18 @@ def _read_csv(path: Path) -> Table:
             pass
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     table = Table(file, [], [])
-    try:
-        header = next(reader, None)
-        if not header or not any(h.strip() for h in header):
-            raise QuestionSetError(file, "has no header row (the first line names the columns)")
-        table.columns = _unique_columns(header)
-        for row in reader:
-            if not any(c.strip() for c in row):
-                continue
-            table.rows.append({c: _cell(v) for c, v in zip(table.columns, row)})
-    except csv.Error as exc:  # the rows before it are kept
-        table.problems.append(csv_error(file, reader, exc))
+    with csv_field_limit():
+        try:
+            header = next(reader, None)
+            if not header or not any(h.strip() for h in header):
+                raise QuestionSetError(file, "has no header row (the first line names the columns)")
+            table.columns = _unique_columns(header)
+            for row in reader:
+                if not any(c.strip() for c in row):
+                    continue
+                table.rows.append({c: _cell(v) for c, v in zip(table.columns, row)})
+        except csv.Error as exc:  # the rows before it are kept
+            table.problems.append(csv_error(file, reader, exc))
     return table
 
 
@@ -675,9 +675,9 @@ def detect_format(path: str | Path) -> str:
     with path.open("r", encoding="utf-8-sig", errors="replace", newline="") as handle:
         head = handle.read(65536)
     if suffix in (".csv", ".tsv"):
-        set_csv_field_limit()
         try:
-            header = [h.strip() for h in next(csv.reader(io.StringIO(head)), [])]
+            with csv_field_limit():
+                header = [h.strip() for h in next(csv.reader(io.StringIO(head)), [])]
         except csv.Error:
             header = []
         if header == ["question", "references", "corpus_id"]:

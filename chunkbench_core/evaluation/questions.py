@@ -47,7 +47,8 @@ import io
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -330,10 +331,18 @@ def decode_json_text(file: str, text: str) -> Any:
                                      f"than the {MAX_DEPTH} levels a question set may use)") from None
 
 
-def set_csv_field_limit() -> None:
-    """Let the csv module read fields up to :data:`MAX_FIELD_CHARS` (its default, 128 KB, is too small for the
-    excerpts of real question sets); bigger fields stay an error, reported with their line."""
-    csv.field_size_limit(MAX_FIELD_CHARS)
+@contextmanager
+def csv_field_limit() -> Iterator[None]:
+    """Let the csv module read fields up to :data:`MAX_FIELD_CHARS` while the block runs (its default, 128 KB, is
+    too small for the excerpts of real question sets); bigger fields stay an error, reported with their line.
+
+    The csv module's limit is one for the whole process: the one in force before is put back at the end, so a
+    program that imports chunkbench keeps its own."""
+    before = csv.field_size_limit(MAX_FIELD_CHARS)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(before)
 
 
 def csv_error(file: str, reader: Any, exc: csv.Error) -> QuestionSetError:
@@ -368,10 +377,24 @@ def load_chroma_csv(path: str | Path, name: str | None = None, document_suffix: 
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise QuestionSetError(file, f"is not UTF-8: {exc}") from exc
-    set_csv_field_limit()
     reader = csv.DictReader(io.StringIO(text, newline=""))
     items: list[dict[str, Any]] = []
     row_errors: list[QuestionSetError] = []
+    with csv_field_limit():
+        _read_chroma_rows(file, reader, document_suffix, items, row_errors)
+    sha256 = hashlib.sha256(raw).hexdigest()
+    if not items:
+        if not row_errors:
+            raise QuestionSetError(file, "has no question rows", field="questions")
+        return QuestionSet(name=name or path.stem, path=file, sha256=sha256, errors=row_errors)
+    data = {"name": name or path.stem, "questions": items}
+    return parse_question_set(data, file, sha256, errors=row_errors)
+
+
+def _read_chroma_rows(file: str, reader: csv.DictReader, document_suffix: str, items: list[dict[str, Any]],
+                      row_errors: list[QuestionSetError]) -> None:
+    """The rows of a Chroma question CSV into ``items``; a bad row, or the csv error that ends the file, into
+    ``row_errors`` (the rows before it are kept)."""
     try:
         missing = [c for c in CHROMA_COLUMNS if c not in (reader.fieldnames or [])]
         if missing:
@@ -384,13 +407,6 @@ def load_chroma_csv(path: str | Path, name: str | None = None, document_suffix: 
                 row_errors.append(exc)
     except csv.Error as exc:  # the rows before it are kept
         row_errors.append(csv_error(file, reader, exc))
-    sha256 = hashlib.sha256(raw).hexdigest()
-    if not items:
-        if not row_errors:
-            raise QuestionSetError(file, "has no question rows", field="questions")
-        return QuestionSet(name=name or path.stem, path=file, sha256=sha256, errors=row_errors)
-    data = {"name": name or path.stem, "questions": items}
-    return parse_question_set(data, file, sha256, errors=row_errors)
 
 
 def _chroma_row(file: str, row_number: int, row: Mapping[str, Any], document_suffix: str) -> dict[str, Any]:
