@@ -15,7 +15,9 @@ with plain SQL (``SELECT * FROM leaderboard``).
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 import math
 import os
 import re
@@ -590,6 +592,8 @@ def sql_string(text: str) -> str:
 
 _SAFE_KEY = re.compile(r"[^A-Za-z0-9._=-]+")
 SCHEMA_FILE = "_schema.parquet"
+#: the start of the comment on the DuckDB file's last view: what its views were made from (ResultsDB._views_mark)
+VIEWS_MARK = "chunkbench views "
 
 
 def _key_file(key: str) -> str:
@@ -787,21 +791,41 @@ class ResultsDB:
         """The SELECT behind a table's view (``pattern``: its Parquet files); storage.runs.RunScope narrows it."""
         return f"SELECT * FROM read_parquet({pattern}, union_by_name=true)"
 
+    def _views_mark(self, wanted: list[str]) -> str:
+        """What the DuckDB file's views were made from: their statements, every table's columns (a view binds the
+        columns of its schema file) and the DuckDB version; kept as the comment of the last view made."""
+        made_from = [duckdb.__version__, wanted, {t: table_columns(t) for t in (*TABLES, *SCORED_TABLES)}]
+        return VIEWS_MARK + hashlib.sha256(json.dumps(made_from, default=str).encode()).hexdigest()
+
+    @staticmethod
+    def _views_current(con: duckdb.DuckDBPyConnection, wanted: list[str], mark: str) -> bool:
+        """Whether the file holds every wanted view, made from the same statements and columns (``mark``): then
+        nothing needs making again (each view reads its files' schemas when it is made, which grows with the
+        results folder). Making a view again clears its comment, so a half-finished refresh never looks current."""
+        rows = dict(con.execute("SELECT view_name, comment FROM duckdb_views() WHERE NOT internal").fetchall())
+        names = [statement.split()[4] for statement in wanted]  # CREATE OR REPLACE VIEW <name> AS ...
+        return all(name in rows for name in names) and rows.get(names[-1]) == mark
+
     def ensure_database(self, attempts: int = 20) -> None:
         """Create (or refresh) the views in the DuckDB file; retries while another process holds it. The file
-        holds views only: one DuckDB cannot open is moved aside and created again."""
+        holds views only: one DuckDB cannot open is moved aside and created again. Views made by this version
+        from the same columns are left as they are."""
         integrity.repair_results_tables(self.tables_dir)  # a damaged table file would fail its view
         self.ensure_schema_files()
         wanted = self._view_sql(relative=True)
+        mark = self._views_mark(wanted)
         replaced = False
 
         def create_views() -> None:
             with space.guard_writes(self.database_path, "the DuckDB views file"):
                 con = duckdb.connect(str(self.database_path))
                 try:
+                    if self._views_current(con, wanted, mark):
+                        return
                     con.execute("SET file_search_path = ?", [self.root.as_posix()])  # the views' relative paths
                     for statement in wanted:
                         con.execute(statement)
+                    con.execute(f"COMMENT ON VIEW {wanted[-1].split()[4]} IS {sql_string(mark)}")
                 finally:
                     con.close()
 

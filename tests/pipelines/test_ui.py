@@ -74,7 +74,7 @@ PARTITIONS = [f"{MODEL}|fixed_size", f"{MODEL}|recursive"]
 
 def _backfilled(server) -> set[str]:
     """The partitions a backfill on this server has already built (a successful run of each), with the default
-    settings: the shared server's backfill test builds every local partition before these tests run."""
+    settings: the shared server's backfill test builds every strategy with MiniLM before these tests run."""
     return {tag["value"] for run in server.runs() if run["status"] == "SUCCESS"
             and any(t["key"] == "dagster/backfill" for t in run["tags"])
             for tag in run["tags"] if tag["key"] == "dagster/partition"}
