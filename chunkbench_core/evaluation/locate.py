@@ -11,7 +11,8 @@ names none, for:
 - ``answer_words``: runs of the answer's words found in the same order in a document. Words are runs of
   letters and digits, compared case-folded, so whitespace, quotes (curly or straight), dashes, ``$`` and
   punctuation between them never matter. A run counts only when it is informative: at least
-  :data:`MIN_RUN_WORDS` words and :data:`MIN_INFORMATIVE_CHARS` characters of informative words
+  :data:`MIN_RUN_WORDS` words (or the whole answer, of three words or more) and :data:`MIN_INFORMATIVE_CHARS`
+  characters of informative words
   (stop words weigh nothing; a word found in every document of a corpus of three or more weighs half),
   and found at no more than :data:`MAX_OCCURRENCES` places of the searched documents (a boilerplate
   phrase such as "for the quarter ended September 30" is found at many and never counts alone). Runs of one
@@ -328,7 +329,8 @@ class Locator:
     def _word_candidates(self, search: Search, runs: list[tuple[str, int, int, int, int]]) -> list[Candidate]:
         runs = sorted(runs, key=lambda r: (r[0], r[1]))
         # the answer's own informative characters: a short answer found whole is sure evidence
-        answer_info = sum(self._weight(w) * len(w) for w in (_fold(x) for x in _WORD.findall(search.text)))
+        answer_words = [_fold(x) for x in _WORD.findall(search.text)]
+        answer_info = sum(self._weight(w) * len(w) for w in answer_words)
         merged: list[list] = []  # [document, first, last, answer first, answer last, informative chars, words]
         for name, first, last, a_first, a_last in runs:
             # the places (in the searched documents) holding the same answer words: boilerplate is at many
@@ -346,8 +348,10 @@ class Locator:
             else:
                 merged.append([name, first, last, a_first, a_last, info, last - first])
         out: list[Candidate] = []
-        for name, first, last, _a_first, _a_last, info, words in merged:
-            if words < MIN_RUN_WORDS:
+        for name, first, last, a_first, a_last, info, words in merged:
+            # a run of fewer words counts when it is the whole answer ("in the library basement")
+            whole = a_first == 0 and a_last >= len(answer_words)
+            if words < MIN_RUN_WORDS and not whole:
                 continue
             coverage = info / answer_info if answer_info else 0.0
             if info < MIN_INFORMATIVE_CHARS and not (coverage >= MIN_COVERAGE and info >= MIN_SHORT_CHARS):

@@ -106,6 +106,21 @@ def test_a_short_answer_found_whole_counts_and_a_small_part_of_one_does_not():
     assert refs == [] and report.without == ["s3"]
 
 
+def test_an_answer_of_three_or_four_words_found_whole_counts_and_the_same_words_inside_a_longer_answer_do_not():
+    # the short answers of a team's spreadsheet: found whole, in order, in their source document
+    [ref], _ = located(Question("w1", "Which tour?", expected_answer="the lighthouse tour"), SHOP)
+    assert ref.content == "The lighthouse tour" and ref.document == "tours.md" and ref.score == 0.8
+    [ref], _ = located(Question("w2", "Storage?", expected_answer="Storage costs 12 euros"), SHOP)
+    assert ref.content == "Storage costs 12 euros" and ref.document == "storage.md"
+    # the same four words as part of a longer answer are not evidence of it
+    refs, report = located(Question("w3", "Storage?", expected_answer="Storage costs 12 euros only for members who "
+                                                                      "rent a locker for the winter"), SHOP)
+    assert refs == [] and report.without == ["w3"]
+    # a whole answer with too few informative characters is not evidence ("on Mondays" is 7)
+    refs, _ = located(Question("w4", "When?", expected_answer="open on Mondays"), SHOP)
+    assert refs == []
+
+
 def test_without_source_documents_the_whole_corpus_is_searched_and_a_sentence_in_two_places_is_kept_apart():
     unique = Question("q6", "Cloud?", expected_answer="Cloud growth was driven by Azure consumption across regions.")
     [ref], _ = located(unique)
