@@ -104,7 +104,8 @@ def too_few_questions(n_questions: int, identical_top_two: tuple[str, str] | Non
     like these would tell them apart). ``identical_top_two``: the names of such a top two."""
     if n_questions < MIN_QUESTIONS:
         return Diagnostic("too_few_questions",
-                          f"Only {plural(n_questions, 'question')} {'was' if n_questions == 1 else 'were'} scored; "
+                          f"Only {plural(n_questions, 'question')} {'was' if n_questions == 1 else 'were'} scored on the "
+                          "ranking metric; "
                           f"rankings over fewer than {MIN_QUESTIONS} questions change easily. "
                           "Add questions before relying on the order.")
     if identical_top_two is not None:

@@ -135,6 +135,7 @@ def test_diagnostics_fire_on_the_cases_they_describe():
     assert diagnostics.no_disagreement(same).code == "no_disagreement"
     assert diagnostics.no_disagreement([[0.1, 0.9]] * 10) is None
     assert diagnostics.too_few_questions(12).code == "too_few_questions"
+    assert "Only 12 questions were scored on the ranking metric" in diagnostics.too_few_questions(12).message
     assert "score the same on every one of the 100 questions" in diagnostics.too_few_questions(100, ("a", "b")).message
     assert diagnostics.too_few_questions(100) is None
     assert "1,300 questions would settle it" in diagnostics.recommendation_undecided("a", "b", 0.02, 1300, 30).message
