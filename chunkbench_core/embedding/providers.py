@@ -343,7 +343,7 @@ class Embedder:
 
         ``use_cache=False`` embeds every text with the model and leaves the caches alone (the
         embedding cache and a local engine's memory of this process): latency measurements time
-        the model, neither a lookup nor a write; they print no progress lines.
+        the model, neither a lookup nor a write.
         """
         if purpose not in PURPOSES:
             raise EmbeddingError(f"purpose must be one of {PURPOSES}, got {purpose!r}")
@@ -365,9 +365,7 @@ class Embedder:
             missing = [key for key in first if key not in vectors]
             if missing:
                 tracker = None
-                # a query or two says nothing, nor does a timing (use_cache=False: the engine's calibration and
-                # the latency probes print their own line, not one per timed batch)
-                if use_cache and len(missing) >= PROGRESS_MIN_TEXTS and progress.listening():
+                if len(missing) >= PROGRESS_MIN_TEXTS and progress.listening():  # a query or two says nothing
                     tracker = progress.Tracker("embedding", len(first), unit="texts")
                     tracker.step(len(first) - len(missing))
                 self._embed_missing(missing, [prepared[first[k]] for k in missing], purpose, vectors, usage,

@@ -294,8 +294,12 @@ EmbedProbe = Callable[[list[str]], int]
 def embedder_probe(embedder: Any) -> EmbedProbe:
     """A probe of an ``Embedder``: documents embedded with ``use_cache=False`` (neither the embedding cache
     nor the engine's memory of this process is read or written), the tokens from its ``last_usage``."""
+    from chunkbench_core import progress
+
     def probe(texts: list[str]) -> int:
-        embedder.embed(texts, "document", use_cache=False)
+        # the timing says itself what it does: its batches' embedding prints nothing unless one runs long
+        with progress.inner("timing"):
+            embedder.embed(texts, "document", use_cache=False)
         return int(embedder.last_usage.prompt_tokens or 0)
 
     return probe

@@ -381,7 +381,18 @@ def load_chroma_csv(path: str | Path, name: str | None = None, document_suffix: 
     items: list[dict[str, Any]] = []
     row_errors: list[QuestionSetError] = []
     with csv_field_limit():
-        _read_chroma_rows(file, reader, document_suffix, items, row_errors)
+        try:
+            missing = [c for c in CHROMA_COLUMNS if c not in (reader.fieldnames or [])]
+            if missing:
+                raise QuestionSetError(file, f"is not a Chroma question CSV: missing column(s) {', '.join(missing)} "
+                                             f"(expected header {','.join(CHROMA_COLUMNS)})")
+            for row_number, row in enumerate(reader, start=1):
+                try:
+                    items.append(_chroma_row(file, row_number, row, document_suffix))
+                except QuestionSetError as exc:  # a bad row is dropped alone
+                    row_errors.append(exc)
+        except csv.Error as exc:  # the rows before it are kept
+            row_errors.append(csv_error(file, reader, exc))
     sha256 = hashlib.sha256(raw).hexdigest()
     if not items:
         if not row_errors:
@@ -389,24 +400,6 @@ def load_chroma_csv(path: str | Path, name: str | None = None, document_suffix: 
         return QuestionSet(name=name or path.stem, path=file, sha256=sha256, errors=row_errors)
     data = {"name": name or path.stem, "questions": items}
     return parse_question_set(data, file, sha256, errors=row_errors)
-
-
-def _read_chroma_rows(file: str, reader: csv.DictReader, document_suffix: str, items: list[dict[str, Any]],
-                      row_errors: list[QuestionSetError]) -> None:
-    """The rows of a Chroma question CSV into ``items``; a bad row, or the csv error that ends the file, into
-    ``row_errors`` (the rows before it are kept)."""
-    try:
-        missing = [c for c in CHROMA_COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            raise QuestionSetError(file, f"is not a Chroma question CSV: missing column(s) {', '.join(missing)} "
-                                         f"(expected header {','.join(CHROMA_COLUMNS)})")
-        for row_number, row in enumerate(reader, start=1):
-            try:
-                items.append(_chroma_row(file, row_number, row, document_suffix))
-            except QuestionSetError as exc:  # a bad row is dropped alone
-                row_errors.append(exc)
-    except csv.Error as exc:  # the rows before it are kept
-        row_errors.append(csv_error(file, reader, exc))
 
 
 def _chroma_row(file: str, row_number: int, row: Mapping[str, Any], document_suffix: str) -> dict[str, Any]:

@@ -596,6 +596,11 @@ SCHEMA_FILE = "_schema.parquet"
 VIEWS_MARK = "chunkbench views "
 
 
+def _view_name(statement: str) -> str:
+    """The view a ``CREATE OR REPLACE VIEW <name> AS ...`` statement of :meth:`ResultsDB._view_sql` makes."""
+    return statement.split()[4]
+
+
 def _key_file(key: str) -> str:
     safe = _SAFE_KEY.sub("-", key).strip("-")
     if not safe or safe.startswith("_"):
@@ -803,7 +808,7 @@ class ResultsDB:
         nothing needs making again (each view reads its files' schemas when it is made, which grows with the
         results folder). Making a view again clears its comment, so a half-finished refresh never looks current."""
         rows = dict(con.execute("SELECT view_name, comment FROM duckdb_views() WHERE NOT internal").fetchall())
-        names = [statement.split()[4] for statement in wanted]  # CREATE OR REPLACE VIEW <name> AS ...
+        names = [_view_name(statement) for statement in wanted]
         return all(name in rows for name in names) and rows.get(names[-1]) == mark
 
     def ensure_database(self, attempts: int = 20) -> None:
@@ -825,7 +830,7 @@ class ResultsDB:
                     con.execute("SET file_search_path = ?", [self.root.as_posix()])  # the views' relative paths
                     for statement in wanted:
                         con.execute(statement)
-                    con.execute(f"COMMENT ON VIEW {wanted[-1].split()[4]} IS {sql_string(mark)}")
+                    con.execute(f"COMMENT ON VIEW {_view_name(wanted[-1])} IS {sql_string(mark)}")
                 finally:
                     con.close()
 
