@@ -76,3 +76,29 @@ def test_workers_start_with_the_longest_chains_and_end_with_the_quick_modules():
     assert ranks == sorted(ranks) and len(set(ranks)) == 4
     assert conftest._scope(faults) == "group faults_cli" and conftest._scope(quick) == "tests/core/test_x.py"
     assert conftest._scope(slow) == conftest._scope(quick)  # one unit: a module moves as a whole
+
+
+def test_a_shared_server_stops_after_the_last_test_that_uses_it_and_starts_again_if_asked(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (tmp_path / "conftest.py").write_text(
+        "import pytest\n"
+        "from tests.conftest import pytest_runtest_teardown  # noqa: F401 - the hook under test\n"
+        "EVENTS = []\n"
+        "@pytest.fixture(scope='session')\n"
+        "def postgres_server():\n"
+        "    EVENTS.append('start')\n"
+        "    yield\n"
+        "    EVENTS.append('stop')\n", encoding="utf-8")
+    (tmp_path / "test_order.py").write_text(
+        "from conftest import EVENTS\n"
+        "def test_1(postgres_server): assert EVENTS == ['start']\n"
+        "def test_2(postgres_server): assert EVENTS == ['start']\n"
+        "def test_3(): assert EVENTS == ['start', 'stop']\n"
+        "def test_4(postgres_server): assert EVENTS == ['start', 'stop', 'start']\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "."],
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and "4 passed" in done.stdout, done.stdout + done.stderr
