@@ -98,7 +98,8 @@ def test_a_shared_server_stops_after_the_last_test_that_uses_it_and_starts_again
         "def test_2(postgres_server): assert EVENTS == ['start']\n"
         "def test_3(): assert EVENTS == ['start', 'stop']\n"
         "def test_4(postgres_server): assert EVENTS == ['start', 'stop', 'start']\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}  # the outer run's options are not this one's
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "."],
-                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                          cwd=tmp_path, env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0 and "4 passed" in done.stdout, done.stdout + done.stderr
