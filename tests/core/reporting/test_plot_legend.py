@@ -29,3 +29,16 @@ def test_the_legend_and_the_title_speak_of_the_recommendations_classes():
     faces = [line.get_markerfacecolor() for line in figure.axes[0].get_lines()
              if line.get_marker() in (*plots.MARKERS, "*")]
     assert faces[2] == "white" and faces[0] != "white"  # undecided hollow, within the margin filled
+
+
+def test_the_same_points_are_drawn_once_and_other_points_again(monkeypatch):
+    drawn = []
+    real = plots.frontier_figure
+    monkeypatch.setattr(plots, "frontier_figure", lambda *args: drawn.append(args) or real(*args))
+    plots._frontier_png.cache_clear()
+    points = [plots.FrontierPoint("fixed_size × m", 0.9, 900.0, 1, True, True, (0.85, 0.95), "best")]
+    first = plots.frontier_png(points, "recall_at_512", "context_tokens")
+    assert first.startswith(b"\x89PNG") and plots.frontier_png(list(points), "recall_at_512", "context_tokens") == first
+    assert len(drawn) == 1  # the leaderboard's page and the managerial report share one drawing
+    moved = [plots.FrontierPoint("fixed_size × m", 0.8, 900.0, 1, True, True, (0.75, 0.85), "best")]
+    assert plots.frontier_png(moved, "recall_at_512", "context_tokens") != first and len(drawn) == 2
