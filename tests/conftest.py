@@ -142,8 +142,10 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     """A shared server stops as soon as this worker has run the last test that uses it, not at the end of the run.
 
     Its tests run together on one worker (the xdist group above), so the test after the last of them no longer
-    needs it. Left running, a ``dagster dev`` (its daemon and code servers polling) used 60 to 75 s of CPU in the
-    rest of a run, on the cores the other tests need. Should a later test ask for it again, pytest starts it again.
+    needs it. Left running to the end, each ``dagster dev``'s daemon and code servers (polling while idle) used 62 to
+    74 s of CPU over a run, on the cores the other tests need. Should a later test ask for it again, pytest starts
+    it again. ``_fixturemanager`` and ``_request`` are pytest's own (pinned below 9): the suite-layout test of this
+    hook fails if they change.
     """
     if nextitem is None:  # the end of the run: pytest tears everything down anyway
         return
