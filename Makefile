@@ -18,8 +18,10 @@ demo: install
 	$(BIN)/chunkbench run
 
 # the whole suite on TEST_WORKERS processes; the tests that share one server (dagster dev, PostgreSQL,
-# the llama.cpp server) run on one worker (--dist loadgroup), each worker has its own CHUNKBENCH_HOME
-TEST_WORKERS ?= 2
+# the llama.cpp server) run on one worker (--dist loadgroup), each worker has its own CHUNKBENCH_HOME.
+# Three on a 2-core machine: a worker waiting for a server, a daemon or a subprocess leaves its core to the
+# other two (measured on an idle 2-core machine: 13 min with three, 15 to 17 min with two)
+TEST_WORKERS ?= 3
 # eatmydata (Debian package), when installed, turns the tests' fsync calls into no-ops: every Dagster event, DuckDB
 # and Parquet write waits for the disk otherwise, and no test can tell (nothing here survives a power cut it checks)
 NO_FSYNC ?= $(shell command -v eatmydata 2>/dev/null)

@@ -34,7 +34,7 @@ from chunkbench_core.chunking import STRATEGIES
 from chunkbench_core.storage.results_db import ResultsDB
 from tests.conftest import require_executable, require_tool
 
-from .support.dagster_server import DagsterServer, free_port
+from .support.dagster_server import DagsterServer, free_port, with_quick_backfills
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "all-minilm-l6-v2"
@@ -70,7 +70,7 @@ def _environment(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CHUNKBENCH_", "DAGSTER_"))}
     env.update({"CHUNKBENCH_HOME": str(home), "CHUNKBENCH_BENCHMARK": BENCHMARK,
                 "CHUNKBENCH_CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY_TIMEOUT)})
-    return env
+    return with_quick_backfills(env)
 
 
 class Reference:

@@ -15,6 +15,14 @@ from pathlib import Path
 from chunkbench_pipelines.cli import DAGSTER_YAML
 
 ROOT = Path(__file__).resolve().parents[3]
+#: on the PYTHONPATH of the tests' dagster dev and cluster: their backfill daemon turns every second (see the module)
+QUICK_BACKFILLS = Path(__file__).resolve().parent / "quick_backfills"
+
+
+def with_quick_backfills(env: dict[str, str]) -> dict[str, str]:
+    """``env`` with the quick-backfills folder first on ``PYTHONPATH`` (what was there stays, after it)."""
+    paths = [str(QUICK_BACKFILLS), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    return {**env, "PYTHONPATH": os.pathsep.join(paths)}
 
 
 def free_port() -> int:
@@ -47,7 +55,7 @@ class DagsterServer:
         dagster = str(Path(sys.executable).with_name("dagster"))
         self.process = subprocess.Popen(
             [dagster, "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(self.port)],
-            cwd=ROOT, env={**os.environ, **env, "DAGSTER_HOME": str(dagster_home)},
+            cwd=ROOT, env=with_quick_backfills({**os.environ, **env, "DAGSTER_HOME": str(dagster_home)}),
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.time() + 120
         while time.time() < deadline:
