@@ -5,11 +5,12 @@ LLM server, ...) is missing on a developer laptop. CI sets
 ``CHUNKBENCH_REQUIRE_TOOLS=1`` (see .ci/run), which turns every such skip into a
 failure, so nothing is silently skipped in CI.
 
-How the suite is split (``make test`` runs it all on two workers, ``make test-fast`` leaves out the
+How the suite is split (``make test`` runs it all on three workers, ``make test-fast`` leaves out the
 ``slow``, ``e2e``, ``browser`` and ``tools`` tests): a test that uses one of the fixtures in
 ``FIXTURE_MARKERS`` gets that fixture's markers here, so a new test of a server or a browser is left out of
 the fast loop without anyone remembering to mark it, and the tests that share one expensive session
-fixture (``SHARED_FIXTURES``) run on one worker, so each server starts once per run. Each worker's work starts
+fixture (``SHARED_FIXTURES``) run on one worker, so each server starts once per run; so do the tests of a module
+that uses a module fixture, so it is built once. Each worker's work starts
 with the longest chains (the shared servers, ``LONG_GROUPS``, then modules with a slow test), so the quick tests
 fill in the end of the run instead of a long chain starting last.
 """
@@ -99,7 +100,8 @@ def _fixtures_of(item: pytest.Item) -> set[str]:
 
 
 def _scope(item: pytest.Item) -> str:
-    """What --dist loadgroup hands to one worker as a whole: the test's xdist group, else its module."""
+    """What moves as a whole when the tests are sorted: the test's xdist group (which --dist loadgroup hands to one
+    worker), else its module (whose tests --dist loadgroup hands out one by one)."""
     marker = item.get_closest_marker("xdist_group")
     if marker is not None:
         return "group " + str(marker.args[0] if marker.args else marker.kwargs.get("name", "default"))
@@ -118,6 +120,13 @@ def _rank(item: pytest.Item, shared: list[str]) -> int:
     return len(SHARED_FIXTURES) + len(LONG_GROUPS) + (0 if long else 1)
 
 
+def _uses_a_module_fixture(item: pytest.Item) -> bool:
+    """The test uses a fixture built once per module (a clean run, a cluster, a browser, a built report)."""
+    manager = item.session._fixturemanager  # pytest's own (pinned below 9), as in the teardown hook below
+    return any(fixturedef.scope == "module" for name in _fixtures_of(item)
+               for fixturedef in manager.getfixturedefs(name, item) or ())
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m deselects and before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     ranks: dict[str, int] = {}
@@ -130,6 +139,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         shared = [f for f in SHARED_FIXTURES if f in fixtures]
         if shared and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(shared[0]))
+        if item.get_closest_marker("xdist_group") is None and _uses_a_module_fixture(item):
+            # --dist loadgroup hands ungrouped tests out one by one: a module's tests on three workers built its
+            # module fixtures three times (the cluster's tests started two clusters, and the second test found
+            # no parsed documents in its own); grouped by module, they are built once, on one worker
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
         scope = _scope(item)
         ranks[scope] = min(ranks.get(scope, _rank(item, shared)), _rank(item, shared))
     if hasattr(config, "workerinput"):  # every worker sorts alike, as xdist requires

@@ -103,3 +103,31 @@ def test_a_shared_server_stops_after_the_last_test_that_uses_it_and_starts_again
                           cwd=tmp_path, env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0 and "4 passed" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_module_fixture_is_built_once_when_its_module_is_spread_over_three_workers(tmp_path):
+    """--dist loadgroup hands ungrouped tests out one by one; a module whose tests use a module fixture is grouped
+    by the conftest, so three workers build it once (without the hook, more than once: the control)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (tmp_path / "test_built.py").write_text(
+        "import os, pytest\n"
+        "@pytest.fixture(scope='module')\n"
+        "def clean_run():\n"
+        "    with open('builds.txt', 'a') as f: f.write(os.environ.get('PYTEST_XDIST_WORKER', '-') + '\\n')\n"
+        + "".join(f"def test_{i}(clean_run): pass\n" for i in range(9)), encoding="utf-8")
+    (tmp_path / "test_quick.py").write_text("".join(f"def test_{i}(): pass\n" for i in range(9)), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}  # the outer run's options are not this one's
+    builds = {}
+    for hook in ("from tests.conftest import pytest_collection_modifyitems  # noqa: F401 - the hook under test\n", ""):
+        (tmp_path / "conftest.py").write_text(hook, encoding="utf-8")
+        (tmp_path / "builds.txt").unlink(missing_ok=True)
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "3",
+                               "--dist", "loadgroup", "."], cwd=tmp_path, env={**env, "PYTHONPATH": str(ROOT)},
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and "18 passed" in done.stdout, done.stdout + done.stderr
+        builds[bool(hook)] = (tmp_path / "builds.txt").read_text(encoding="utf-8").split()
+    assert len(builds[True]) == 1, builds
+    assert len(builds[False]) > 1, builds  # the control: without the grouping, more than one worker built it
