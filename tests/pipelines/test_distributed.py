@@ -43,7 +43,8 @@ BENCHMARK = "sample"
 STRATEGY_KINDS = ("fixed_size", "semantic", "semantic_parent_child")
 VISIBILITY_TIMEOUT = 10  # seconds: a dead worker's step goes to another one soon (live workers renew theirs)
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+# one worker runs the module (--dist loadgroup): one cluster, one reference run, one first backfill
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("cluster")]
 
 
 class ClusterClient(DagsterServer):
