@@ -17,6 +17,7 @@ fill in the end of the run instead of a long chain starting last.
 
 from __future__ import annotations
 
+import collections
 import os
 import shutil
 import tempfile
@@ -147,8 +148,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         scope = _scope(item)
         ranks[scope] = min(ranks.get(scope, _rank(item, shared)), _rank(item, shared))
     if hasattr(config, "workerinput"):  # every worker sorts alike, as xdist requires
-        # whole units (a group, or a module) move together and keep their tests' order
-        items.sort(key=lambda item: ranks[_scope(item)])
+        # whole units (a group, or a module) move together and keep their tests' order; of two units that start
+        # alike, the one with more tests first (a module fixture's group of 60 quick tests started last ended the run
+        # alone by two minutes)
+        sizes = collections.Counter(_scope(item) for item in items)
+        items.sort(key=lambda item: (ranks[_scope(item)], -sizes[_scope(item)]))
 
 
 @pytest.hookimpl(trylast=True)  # after the test's own fixtures are torn down
