@@ -18,6 +18,21 @@ def _target(name: str) -> str:
     return re.search(rf"^{name}: install\n\t(.*)$", makefile, re.M).group(1)
 
 
+def _inner_pytest(folder: Path, files: dict[str, str], *options: str):
+    """A pytest run of its own in ``folder`` (with ``files`` written there first) that imports this checkout's
+    ``tests`` package; the outer run's options (``PYTEST_ADDOPTS``) are not this one's."""
+    import subprocess
+    import sys
+
+    (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *options, "."],
+                          cwd=folder, env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                          timeout=120)
+
+
 def test_every_marker_given_by_a_fixture_is_registered_and_left_out_of_make_test_fast():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"]
     registered = {line.split(":")[0] for line in config["markers"]}
@@ -79,54 +94,37 @@ def test_workers_start_with_the_longest_chains_and_end_with_the_quick_modules():
 
 
 def test_a_shared_server_stops_after_the_last_test_that_uses_it_and_starts_again_if_asked(tmp_path):
-    import subprocess
-    import sys
-
-    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-    (tmp_path / "conftest.py").write_text(
-        "import pytest\n"
-        "from tests.conftest import pytest_runtest_teardown  # noqa: F401 - the hook under test\n"
-        "EVENTS = []\n"
-        "@pytest.fixture(scope='session')\n"
-        "def postgres_server():\n"
-        "    EVENTS.append('start')\n"
-        "    yield\n"
-        "    EVENTS.append('stop')\n", encoding="utf-8")
-    (tmp_path / "test_order.py").write_text(
-        "from conftest import EVENTS\n"
-        "def test_1(postgres_server): assert EVENTS == ['start']\n"
-        "def test_2(postgres_server): assert EVENTS == ['start']\n"
-        "def test_3(): assert EVENTS == ['start', 'stop']\n"
-        "def test_4(postgres_server): assert EVENTS == ['start', 'stop', 'start']\n", encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}  # the outer run's options are not this one's
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "."],
-                          cwd=tmp_path, env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
-                          timeout=120)
+    done = _inner_pytest(tmp_path, {
+        "conftest.py": "import pytest\n"
+                       "from tests.conftest import pytest_runtest_teardown  # noqa: F401 - the hook under test\n"
+                       "EVENTS = []\n"
+                       "@pytest.fixture(scope='session')\n"
+                       "def postgres_server():\n"
+                       "    EVENTS.append('start')\n"
+                       "    yield\n"
+                       "    EVENTS.append('stop')\n",
+        "test_order.py": "from conftest import EVENTS\n"
+                         "def test_1(postgres_server): assert EVENTS == ['start']\n"
+                         "def test_2(postgres_server): assert EVENTS == ['start']\n"
+                         "def test_3(): assert EVENTS == ['start', 'stop']\n"
+                         "def test_4(postgres_server): assert EVENTS == ['start', 'stop', 'start']\n"}, "-p", "no:xdist")
     assert done.returncode == 0 and "4 passed" in done.stdout, done.stdout + done.stderr
 
 
 def test_a_module_fixture_is_built_once_when_its_module_is_spread_over_three_workers(tmp_path):
     """--dist loadgroup hands ungrouped tests out one by one; a module whose tests use a module fixture is grouped
     by the conftest, so three workers build it once (without the hook, more than once: the control)."""
-    import subprocess
-    import sys
-
-    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-    (tmp_path / "test_built.py").write_text(
-        "import os, pytest\n"
-        "@pytest.fixture(scope='module')\n"
-        "def clean_run():\n"
-        "    with open('builds.txt', 'a') as f: f.write(os.environ.get('PYTEST_XDIST_WORKER', '-') + '\\n')\n"
-        + "".join(f"def test_{i}(clean_run): pass\n" for i in range(9)), encoding="utf-8")
-    (tmp_path / "test_quick.py").write_text("".join(f"def test_{i}(): pass\n" for i in range(9)), encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}  # the outer run's options are not this one's
+    tests = {"test_built.py": "import os, pytest\n"
+                              "@pytest.fixture(scope='module')\n"
+                              "def clean_run():\n"
+                              "    with open('builds.txt', 'a') as f:\n"
+                              "        f.write(os.environ.get('PYTEST_XDIST_WORKER', '-') + '\\n')\n"
+                              + "".join(f"def test_{i}(clean_run): pass\n" for i in range(9)),
+             "test_quick.py": "".join(f"def test_{i}(): pass\n" for i in range(9))}
     builds = {}
     for hook in ("from tests.conftest import pytest_collection_modifyitems  # noqa: F401 - the hook under test\n", ""):
-        (tmp_path / "conftest.py").write_text(hook, encoding="utf-8")
         (tmp_path / "builds.txt").unlink(missing_ok=True)
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "3",
-                               "--dist", "loadgroup", "."], cwd=tmp_path, env={**env, "PYTHONPATH": str(ROOT)},
-                              capture_output=True, text=True, timeout=120)
+        done = _inner_pytest(tmp_path, {**tests, "conftest.py": hook}, "-n", "3", "--dist", "loadgroup")
         assert done.returncode == 0 and "18 passed" in done.stdout, done.stdout + done.stderr
         builds[bool(hook)] = (tmp_path / "builds.txt").read_text(encoding="utf-8").split()
     assert len(builds[True]) == 1, builds
