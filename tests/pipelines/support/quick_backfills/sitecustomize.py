@@ -46,4 +46,5 @@ class _PatchAfterImport(importlib.abc.MetaPathFinder):
         return spec
 
 
-sys.meta_path.insert(0, _PatchAfterImport())
+if __name__ == "sitecustomize":  # at start-up only: a test importing this file for its constant changes nothing
+    sys.meta_path.insert(0, _PatchAfterImport())
