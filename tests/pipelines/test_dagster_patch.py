@@ -24,7 +24,7 @@ def test_the_patch_is_in_force_in_pipeline_tests():
     assert DefsStateStorage.get() is None
 
 
-def test_the_tests_backfill_daemon_turns_every_second_and_dagster_still_reads_the_pause_at_each_turn():
+def test_the_tests_backfill_daemon_turns_every_3_s_and_dagster_still_reads_the_pause_at_each_turn():
     """The quick-backfills folder (support/quick_backfills) sets Dagster's daemon pause in the processes of the tests'
     dagster dev and cluster; it only works while the backfill loop reads that constant at each turn."""
     import inspect

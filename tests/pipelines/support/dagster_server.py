@@ -15,7 +15,7 @@ from pathlib import Path
 from chunkbench_pipelines.cli import DAGSTER_YAML
 
 ROOT = Path(__file__).resolve().parents[3]
-#: on the PYTHONPATH of the tests' dagster dev and cluster: their backfill daemon turns every second (see the module)
+#: on the PYTHONPATH of the tests' dagster dev and cluster: their backfill daemon turns every 3 s (see the module)
 QUICK_BACKFILLS = Path(__file__).resolve().parent / "quick_backfills"
 
 
