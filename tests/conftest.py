@@ -121,10 +121,11 @@ def _rank(item: pytest.Item, shared: list[str]) -> int:
     return len(SHARED_FIXTURES) + len(LONG_GROUPS) + (0 if long else 1)
 
 
-def _uses_a_module_fixture(item: pytest.Item) -> bool:
-    """The test uses a fixture built once per module (a clean run, a cluster, a browser, a built report)."""
+def _uses_a_module_fixture(item: pytest.Item, fixtures: set[str]) -> bool:
+    """Of ``fixtures`` (the test's, from ``_fixtures_of``), one is built once per module (a clean run, a cluster, a
+    browser, a built report)."""
     manager = item.session._fixturemanager  # pytest's own (pinned below 9), as in the teardown hook below
-    return any(fixturedef.scope == "module" for name in _fixtures_of(item)
+    return any(fixturedef.scope == "module" for name in fixtures
                for fixturedef in manager.getfixturedefs(name, item) or ())
 
 
@@ -140,7 +141,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         shared = [f for f in SHARED_FIXTURES if f in fixtures]
         if shared and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(shared[0]))
-        if item.get_closest_marker("xdist_group") is None and _uses_a_module_fixture(item):
+        if item.get_closest_marker("xdist_group") is None and _uses_a_module_fixture(item, fixtures):
             # --dist loadgroup hands ungrouped tests out one by one: a module's tests on three workers built its
             # module fixtures three times (the cluster's tests started two clusters, and the second test found
             # no parsed documents in its own); grouped by module, they are built once, on one worker
@@ -149,7 +150,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         ranks[scope] = min(ranks.get(scope, _rank(item, shared)), _rank(item, shared))
     if hasattr(config, "workerinput"):  # every worker sorts alike, as xdist requires
         # whole units (a group, or a module) move together and keep their tests' order; of two units that start
-        # alike, the one with more tests first (a module fixture's group of 60 quick tests started last ended the run
+        # alike, the one with more tests first (a module fixture's group of 55 quick tests started last ended the run
         # alone by two minutes)
         sizes = collections.Counter(_scope(item) for item in items)
         items.sort(key=lambda item: (ranks[_scope(item)], -sizes[_scope(item)]))
