@@ -153,7 +153,7 @@ def test_secrets_are_env_vars_not_values(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     from chunkbench_pipelines.definitions import build_resources
 
-    resources = build_resources(environment_settings())
+    resources = build_resources(environment_settings(measured_rates=False))  # no run: nothing to time
     assert "sk-test" not in repr(resources)
     assert "sk-test" not in repr(resources["embeddings"].provider_settings())
 
