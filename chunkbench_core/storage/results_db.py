@@ -336,13 +336,18 @@ class ScoredTable:
         return [c for c in TABLES[self.base] if c[0] not in self.KEYS] + self.metric_columns()
 
     def pivot_sql(self) -> str:
-        """The wide view: the base rows with one column per registered metric, then the older wide files."""
+        """The wide view: the base rows with one column per registered metric, then the older wide files.
+
+        Each metric's cell is ``max(CASE WHEN metric = ... THEN ... END)``, not the same aggregate with a ``FILTER``
+        clause: the values are the same (both leave the other metrics' rows out as NULLs), and DuckDB computes about
+        a hundred CASE cells of one hash aggregate about four times faster than as many filtered aggregates on a
+        small results folder (60 against 15 ms for the run table's view), and 1.4 times faster at 20,000 questions."""
         keys = ", ".join(f'"{k}"' for k in self.KEYS)
         if self.per_question:
-            cells = [f"CAST(max(value) FILTER (WHERE metric = {sql_string(m.name)}) AS {m.dtype}) AS \"{m.name}\""
+            cells = [f"CAST(max(CASE WHEN metric = {sql_string(m.name)} THEN value END) AS {m.dtype}) AS \"{m.name}\""
                      for m in METRICS.values()]
         else:
-            cells = [f"max({part}) FILTER (WHERE metric = {sql_string(m.run_name)}) AS \"{column}\""
+            cells = [f"max(CASE WHEN metric = {sql_string(m.run_name)} THEN {part} END) AS \"{column}\""
                      for m in METRICS.values()
                      for part, column in (("mean", m.run_name), ("ci_low", f"{m.run_name}_ci_low"),
                                           ("ci_high", f"{m.run_name}_ci_high"))]
@@ -510,7 +515,7 @@ def _leaderboard_by_group_sql() -> str:
     the groups and the formulas; ``breakdowns.group_breakdown`` is the same computation in Python)."""
     from chunkbench_core.evaluation import breakdowns as b  # the formulas' one home; it imports no storage
 
-    evidence = ",\n       ".join(f"avg(q.{column}) FILTER (WHERE NOT q.judge_only) AS {name}"
+    evidence = ",\n       ".join(f"avg(CASE WHEN NOT q.judge_only THEN q.{column} END) AS {name}"  # as pivot_sql
                                   for name, column in b.evidence_metrics().items())
     numeric = [c for c, t in table_columns("question_results") if t == "DOUBLE"]
     rank_value = "CASE m.rank_metric " + " ".join(f"WHEN '{c}' THEN q.{c}" for c in numeric) + " END"
