@@ -613,8 +613,26 @@ def _key_file(key: str) -> str:
     return f"{safe}.parquet"
 
 
+#: how many results folders' reading DuckDBs one process keeps (a run and its reports use one; a test process
+#: goes through hundreds of folders, and an evicted DuckDB is closed once its last cursor is)
+SHARED_VIEWS_KEPT = 8
+#: the process's reading DuckDBs, one per results folder and view statements, shared by every ResultsDB object of
+#: that folder (each asset, report and command makes its own object; making the views costs ~10 ms of CPU)
+_SHARED_VIEWS: dict[tuple[int, str], tuple[list[str], duckdb.DuckDBPyConnection]] = {}
+#: the results folders whose schema files this process checked, with what it found then (each file's identity,
+#: size and time, and the columns this version wants): the check reads every table's file (~20 ms of CPU), a
+#: look at what it found costs well under a millisecond, and any change on disk (a file made, replaced, moved
+#: aside or damaged by another process) or a metric registered since makes it check again
+_SCHEMA_SEEN: dict[tuple[int, str], tuple[Any, ...]] = {}
+_SHARED_LOCK = threading.Lock()
+
+
 class ResultsDB:
     """The results folder: Parquet tables written per partition, one DuckDB file to query them."""
+
+    #: whether this class's reading views are the folder's alone (shared by every object of the folder in a
+    #: process); storage.runs.RunScope's views hold tables of its own object, so it keeps its own
+    shares_views: ClassVar[bool] = True
 
     def __init__(self, root: str | Path, database_name: str = "chunkbench.duckdb") -> None:
         self.root = Path(root).resolve()
@@ -750,13 +768,34 @@ class ResultsDB:
         starting on a new or older folder at once make them one after the other, the second finding them made."""
         if self._schema_checked:
             return
+        key = (os.getpid(), str(self.tables_dir))
+        if _SCHEMA_SEEN.get(key) == self._schema_state():  # this process checked them as they are now
+            self._schema_checked = True
+            return
         if self._stale_schema_files():
             with self.setting_up():
                 for table, columns in self._stale_schema_files():  # again: another process may have made them
                     # a results folder from an older version: the empty schema file brings the new columns (a
                     # scored table's folder: the wide files written before scores were stored long)
                     self._copy_parquet(table, pd.DataFrame(columns=columns), self.tables_dir / table / SCHEMA_FILE)
+        with _SHARED_LOCK:
+            _SCHEMA_SEEN[key] = self._schema_state()
+            while len(_SCHEMA_SEEN) > SHARED_VIEWS_KEPT:
+                del _SCHEMA_SEEN[next(iter(_SCHEMA_SEEN))]
         self._schema_checked = True
+
+    def _schema_state(self) -> tuple[Any, ...]:
+        """Each table's schema file as the file system has it (device, inode, size, time; None when missing)
+        and the columns this version wants of it."""
+        state: list[Any] = []
+        for table in (*TABLES, *SCORED_TABLES):
+            try:
+                st = (self.tables_dir / table / SCHEMA_FILE).stat()
+                state.append((table, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+            except OSError:
+                state.append((table, None))
+            state.append(tuple(table_columns(table)))
+        return tuple(state)
 
     def setting_up(self):
         """The setup lock of the results folder (re-entrant in the thread that holds it): schema files and views
@@ -866,21 +905,34 @@ class ResultsDB:
 
         def views() -> duckdb.DuckDBPyConnection:
             statements = self._view_sql()
+            if self.shares_views:
+                key = (os.getpid(), str(self.tables_dir))
+                with _SHARED_LOCK:
+                    shared = _SHARED_VIEWS.get(key)
+                    if shared is None or shared[0] != statements:
+                        _SHARED_VIEWS[key] = shared = (statements, self._made_views(statements))
+                        while len(_SHARED_VIEWS) > SHARED_VIEWS_KEPT:  # the oldest folder's, closed by its last cursor
+                            del _SHARED_VIEWS[next(iter(_SHARED_VIEWS))]
+                    return shared[1].cursor()
             with self._views_lock:
                 cached = self._views
                 if cached is None or cached[0] != os.getpid() or cached[1] != statements:
-                    con = duckdb.connect()
-                    try:
-                        self._add_tables(con)
-                        for statement in statements:
-                            con.execute(statement)
-                    except BaseException:
-                        con.close()
-                        raise
-                    self._views = cached = (os.getpid(), statements, con)
+                    self._views = cached = (os.getpid(), statements, self._made_views(statements))
                 return cached[2].cursor()
 
         return integrity.with_table_repair(self.tables_dir, views)
+
+    def _made_views(self, statements: list[str]) -> duckdb.DuckDBPyConnection:
+        """A new in-memory DuckDB holding this object's tables and the views ``statements`` make."""
+        con = duckdb.connect()
+        try:
+            self._add_tables(con)
+            for statement in statements:
+                con.execute(statement)
+        except BaseException:
+            con.close()
+            raise
+        return con
 
     def _add_tables(self, con: duckdb.DuckDBPyConnection) -> None:
         """Tables the views read besides the Parquet files, made in the views' DuckDB before them (none here)."""

@@ -264,6 +264,8 @@ class RunScope(ResultsDB):
     """The results as if only ``run_ids`` existed: every view reads those runs only, none is excluded, and
     the comparison, recommendation and diagnostics written to it stay in memory (never on disk)."""
 
+    shares_views = False  # its views read this object's chosen runs and in-memory tables
+
     def __init__(self, results: ResultsDB, run_ids: Sequence[str]) -> None:
         super().__init__(results.root, results.database_path.name)
         self.run_ids = tuple(run_ids)

@@ -62,3 +62,36 @@ def test_views_are_made_once_and_again_only_when_missing_or_made_from_something_
         assert con.execute("SELECT document FROM documents").fetchall() == [("a.md",)]
     finally:
         con.close()
+
+
+def test_the_objects_of_one_folder_share_their_reading_views_and_schema_check_in_a_process(tmp_path, monkeypatch):
+    """Every asset, report and command makes its own ResultsDB: the reading views are made once per folder in a
+    process, the schema files checked once, and again when they changed on disk. A RunScope keeps its own views."""
+    from chunkbench_core.storage.runs import RunScope
+
+    made, checked = [], []
+    made_views, stale_schema_files = ResultsDB._made_views, ResultsDB._stale_schema_files
+    monkeypatch.setattr(ResultsDB, "_made_views", lambda self, s: made.append(type(self)) or made_views(self, s))
+    monkeypatch.setattr(ResultsDB, "_stale_schema_files", lambda self: checked.append(1) or stale_schema_files(self))
+    first = ResultsDB(tmp_path / "results")
+    first.write("documents", "corpus", [{"document": "a.md", "characters": 3}])
+    assert first.query("SELECT document FROM documents")["document"].tolist() == ["a.md"]
+    assert len(made) == 1 and checked  # the schema files made, the views made
+    checks = len(checked)
+    second = ResultsDB(tmp_path / "results")
+    second.write("documents", "corpus", [{"document": "b.md", "characters": 4}])  # seen by the shared views
+    assert first.query("SELECT document FROM documents")["document"].tolist() == ["b.md"]
+    assert second.query("SELECT count(*) AS n FROM leaderboard")["n"].tolist() == [0]
+    assert (len(made), len(checked)) == (1, checks)
+
+    schema = tmp_path / "results" / "tables" / "chunks" / "_schema.parquet"
+    schema.unlink()  # another process (or a person) removed one: the next object checks again and makes it
+    third = ResultsDB(tmp_path / "results")
+    assert third.query("SELECT count(*) AS n FROM chunks")["n"].tolist() == [0]
+    assert len(checked) > checks and schema.exists()
+
+    other = ResultsDB(tmp_path / "other")  # another folder: its own views
+    assert other.query("SELECT count(*) AS n FROM documents")["n"].tolist() == [0]
+    scope = RunScope(first, [])
+    assert scope.query("SELECT count(*) AS n FROM leaderboard")["n"].tolist() == [0]
+    assert made == [ResultsDB, ResultsDB, RunScope]
