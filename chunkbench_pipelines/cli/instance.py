@@ -73,6 +73,15 @@ def ensure_dagster_home(settings: Settings | None = None) -> Path:
 
 
 def _ensure_dagster_home(settings: Settings) -> Path:
+    # not ``with``: Dagster 1.13's instance context leaves its state storage set after the instance is gone
+    _prepared_instance(settings).dispose()
+    return settings.dagster_home_dir
+
+
+def _prepared_instance(settings: Settings) -> Any:
+    """The Dagster instance of ``settings``, its home and provider pools made first (call under the setup lock;
+    dispose of it). Opening an instance checks each of its databases' schema version (about 0.6 s of CPU), so a
+    command that goes on to use it keeps this one."""
     path = settings.dagster_home_dir
     if settings.dagster_home is None:
         path.mkdir(parents=True, exist_ok=True)
@@ -87,10 +96,10 @@ def _ensure_dagster_home(settings: Settings) -> Path:
         from chunkbench_pipelines.concurrency import ensure_provider_pools
 
         ensure_provider_pools(instance, settings.pool_limit)
-    finally:
-        # not ``with``: Dagster 1.13's instance context leaves its state storage set after the instance is gone
+    except BaseException:
         instance.dispose()
-    return path
+        raise
+    return instance
 
 
 def _instance(settings: Settings) -> Any:
@@ -99,25 +108,31 @@ def _instance(settings: Settings) -> Any:
     return DagsterInstance.from_config(str(settings.dagster_home_dir))
 
 
-def prepare_state(settings: Settings) -> None:
+def prepare_state(settings: Settings) -> Any:
     """What a run needs before it starts, made once under the setup lock: the Dagster instance and its pools, the
     results folder's schema files and views file, and the caches' databases (created empty). A second process
-    waits for the first, then finds them made."""
+    waits for the first, then finds them made. Returns the Dagster instance (dispose of it)."""
     from chunkbench_core.storage.context_cache import ContextCache, default_context_cache_path
     from chunkbench_core.storage.embedding_cache import EmbeddingCache, default_cache_path
     from chunkbench_core.storage.results_db import ResultsDB
 
     with setting_up(settings):
-        _ensure_dagster_home(settings)
-        ResultsDB(settings.results_dir).ensure_database()
-        EmbeddingCache(default_cache_path(settings.home)).close()
-        ContextCache(default_context_cache_path(settings.home)).close()
+        instance = _prepared_instance(settings)
+        try:
+            ResultsDB(settings.results_dir).ensure_database()
+            EmbeddingCache(default_cache_path(settings.home)).close()
+            ContextCache(default_context_cache_path(settings.home)).close()
+        except BaseException:
+            instance.dispose()
+            raise
+    return instance
 
 
 def open_instance(settings: Settings, prepare: bool = True) -> Any:
     """The Dagster instance of ``settings`` (prepared first: its home and the provider pools). Dispose of it."""
     if prepare:
-        ensure_dagster_home(settings)
+        with setting_up(settings):
+            return _prepared_instance(settings)
     return _instance(settings)
 
 

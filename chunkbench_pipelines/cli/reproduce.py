@@ -95,10 +95,9 @@ def _through_pipeline(args: argparse.Namespace) -> int:
     settings = session.use(settings.replace("chunkbench reproduce chroma --pipeline", **chroma))
     from chunkbench_pipelines.runner import run_everything
 
-    from .instance import open_instance, prepare_state
+    from .instance import prepare_state
 
     print(f"corpus {CHROMA_CORPORA}\nquestions {CHROMA_QUESTIONS}", flush=True)
-    prepare_state(settings)  # once, under the setup lock (as chunkbench run)
+    instance = prepare_state(settings)  # once, under the setup lock (as chunkbench run)
     return run_everything(settings, strategies=args.strategy or list(PIPELINE_STRATEGIES),
-                          corpus_models=args.corpus_model or [PIPELINE_MODEL], out=sys.stdout,
-                          instance=open_instance(settings, prepare=False))
+                          corpus_models=args.corpus_model or [PIPELINE_MODEL], out=sys.stdout, instance=instance)

@@ -17,7 +17,7 @@ from .run_settings import add_run_settings
 def command_run(args: argparse.Namespace) -> int:
     from chunkbench_pipelines.run_control import check_run_arguments, fail_own_runs, run_interruptibly, terminal
 
-    from .instance import open_instance, prepare_state
+    from .instance import prepare_state
     from .run_settings import run_settings
 
     settings = args.settings
@@ -28,8 +28,7 @@ def command_run(args: argparse.Namespace) -> int:
         args.parser.error(str(exc))
     from chunkbench_pipelines.runner import run_everything
 
-    prepare_state(settings)  # once, under the setup lock: concurrent first runs wait for each other here
-    instance = open_instance(settings, prepare=False)
+    instance = prepare_state(settings)  # once, under the setup lock: concurrent first runs wait for each other here
     out = terminal(sys.stdout)  # progress and signal messages reach the terminal at once, even while a step runs
     try:
         code = run_interruptibly(lambda: run_everything(settings, strategies=args.strategy or None,
