@@ -133,3 +133,28 @@ def test_run_help_lists_the_valid_strategies_and_models(tmp_path):
     assert result.returncode == 0
     text = " ".join(result.stdout.split())
     assert "fixed_size, recursive, semantic" in text and "all-minilm-l6-v2, multilingual-e5-small" in text
+
+
+def test_a_command_in_this_process_starts_with_no_garbage_of_earlier_tests(tmp_path):
+    """As a new process: what earlier tests left unreferenced is collected before the command starts, in this
+    thread (an in-memory Dagster instance collected in a run's thread logs an SQLite error to its stderr)."""
+    import gc
+    import weakref
+
+    class Left:
+        pass
+
+    left = Left()
+    left.cycle = left  # only the cycle collector frees it
+    gone = weakref.ref(left)
+    del left
+    enabled = gc.isenabled()
+    gc.disable()  # no automatic collection in between: only the helper's
+    try:
+        assert gone() is not None
+        done = cli("strategies", home=tmp_path / "home")
+        assert done.returncode == 0, done.stderr
+        assert gone() is None
+    finally:
+        if enabled:
+            gc.enable()
