@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-import pandas as pd
 
 from chunkbench_core.evaluation.breakdowns import (
     DIMENSIONS,
@@ -57,16 +56,16 @@ def _cell(raw: Any, kind: str, n: Any) -> str:
     return f"{text}<span class='ci'>n={int(number(n) or 0)}</span>"
 
 
-def _table(cells: pd.DataFrame, dimension: str, metric: str, order: Sequence[str],
+def _table(rows: Sequence[Mapping[str, Any]], dimension: str, metric: str, order: Sequence[str],
            leaders: Mapping[str, Any], rank_metric: str, names: Mapping[str, str]) -> str:
-    """One table; ``names``: the HTML that names each configuration of ``order``."""
+    """One table; ``rows``: the cells of ``dimension`` as records; ``names``: the HTML that names each
+    configuration of ``order``."""
     label, kind = _metric_info(metric)
     column = "rank_mean" if metric == "rank" else metric
     if metric == "rank":
         label, kind = _metric_info(rank_metric)
-    mine = cells[cells["dimension"] == dimension]
-    by_group: dict[str, dict[str, dict[str, Any]]] = {}
-    for row in mine.to_dict("records"):
+    by_group: dict[str, dict[str, Mapping[str, Any]]] = {}
+    for row in rows:
         by_group.setdefault(str(row["group"]), {})[configuration_name(row["strategy"], row["corpus_model"])] = row
     groups = sorted(by_group, key=lambda g: (-max(int(r["n_questions"]) for r in by_group[g].values()), g))
     head = ["<th scope='col'>" + esc(dimension_label(dimension)) + "</th>", "<th scope='col'>questions</th>",
@@ -98,9 +97,10 @@ def render_by_group(data: ReportData) -> str:
     cells = group_results(data)
     if cells.empty:
         return ""
-    order = [configuration_name(r["strategy"], r["corpus_model"]) for r in data.board.to_dict("records")]
-    labels = {name: str(r["label"]) for name, r in zip(order, data.board.to_dict("records"))}
-    names = {name: label_html(str(r["key"]), labels[name]) for name, r in zip(order, data.board.to_dict("records"))}
+    board = data.board.to_dict("records")
+    order = [configuration_name(r["strategy"], r["corpus_model"]) for r in board]
+    labels = {name: str(r["label"]) for name, r in zip(order, board)}
+    names = {name: label_html(str(r["key"]), labels[name]) for name, r in zip(order, board)}
     rank_metric = str(cells["rank_metric"].iloc[0])
     metric_label = _metric_info(rank_metric)[0]
     metrics = ["rank", *(m for m in SECTION_METRICS if m != rank_metric and m in cells.columns
@@ -127,8 +127,9 @@ def render_by_group(data: ReportData) -> str:
         sentence = ranking_difference(cells, order, dimension, rank_metric, labels)
         parts.append(f"<div data-dimension='{esc(dimension)}'{'' if i == 0 else ' hidden'}>"
                      f"<p class='group-sentence' id='groups-{esc(dimension)}-sentence'>{esc(sentence)}</p>")
+        rows = cells[cells["dimension"] == dimension].to_dict("records")  # once per dimension, for every metric
         for j, metric in enumerate(metrics):
-            table = _table(cells, dimension, metric, order, leaders, rank_metric, names)
+            table = _table(rows, dimension, metric, order, leaders, rank_metric, names)
             if i or j:
                 table = table.replace("<div class='scroll' ", "<div class='scroll' hidden ", 1)
             parts.append(table)
