@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-
 from chunkbench_core.evaluation.breakdowns import (
     DIMENSIONS,
     LABEL_PREFIX,

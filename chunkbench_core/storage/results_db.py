@@ -613,9 +613,9 @@ def _key_file(key: str) -> str:
     return f"{safe}.parquet"
 
 
-#: how many results folders' reading DuckDBs one process keeps (a run and its reports use one; a test process
-#: goes through hundreds of folders, and an evicted DuckDB is closed once its last cursor is)
-SHARED_VIEWS_KEPT = 8
+#: how many results folders' reading DuckDBs and schema checks one process keeps (a run and its reports use one
+#: folder; a test process goes through hundreds, and an evicted DuckDB is closed once its last cursor is)
+SHARED_FOLDERS_KEPT = 8
 #: the process's reading DuckDBs, one per results folder and view statements, shared by every ResultsDB object of
 #: that folder (each asset, report and command makes its own object; making the views costs ~10 ms of CPU)
 _SHARED_VIEWS: dict[tuple[int, str], tuple[list[str], duckdb.DuckDBPyConnection]] = {}
@@ -780,7 +780,7 @@ class ResultsDB:
                     self._copy_parquet(table, pd.DataFrame(columns=columns), self.tables_dir / table / SCHEMA_FILE)
         with _SHARED_LOCK:
             _SCHEMA_SEEN[key] = self._schema_state()
-            while len(_SCHEMA_SEEN) > SHARED_VIEWS_KEPT:
+            while len(_SCHEMA_SEEN) > SHARED_FOLDERS_KEPT:
                 del _SCHEMA_SEEN[next(iter(_SCHEMA_SEEN))]
         self._schema_checked = True
 
@@ -911,7 +911,7 @@ class ResultsDB:
                     shared = _SHARED_VIEWS.get(key)
                     if shared is None or shared[0] != statements:
                         _SHARED_VIEWS[key] = shared = (statements, self._made_views(statements))
-                        while len(_SHARED_VIEWS) > SHARED_VIEWS_KEPT:  # the oldest folder's, closed by its last cursor
+                        while len(_SHARED_VIEWS) > SHARED_FOLDERS_KEPT:  # the oldest folder's, closed by its last cursor
                             del _SHARED_VIEWS[next(iter(_SHARED_VIEWS))]
                     return shared[1].cursor()
             with self._views_lock:

@@ -69,12 +69,8 @@ def ensure_dagster_home(settings: Settings | None = None) -> Path:
     limit (concurrency.py). Done under the setup lock (:func:`setting_up`)."""
     settings = settings or session.current()
     with setting_up(settings):
-        return _ensure_dagster_home(settings)
-
-
-def _ensure_dagster_home(settings: Settings) -> Path:
-    # not ``with``: Dagster 1.13's instance context leaves its state storage set after the instance is gone
-    _prepared_instance(settings).dispose()
+        # not ``with``: Dagster 1.13's instance context leaves its state storage set after the instance is gone
+        _prepared_instance(settings).dispose()
     return settings.dagster_home_dir
 
 
