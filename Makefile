@@ -3,6 +3,10 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 export CHUNKBENCH_HOME ?= $(CURDIR)/.chunkbench
+# Python keeps its compiled modules (__pycache__) here even where the machine sets PYTHONDONTWRITEBYTECODE: with it
+# set, every process compiles chunkbench's own modules again (about 0.6 s of CPU each), and the tests, the UI and a
+# run start many processes (Dagster's run and code-server processes, the commands)
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: install demo test test-fast tools ui cluster bench clean
 
