@@ -2,8 +2,9 @@
 
 Everything is seeded, so the same per-question values always give the same numbers.
 
-- ``bootstrap_ci``: percentile bootstrap of the mean (scipy.stats.bootstrap), 95% by
-  default, 2,000 resamples, seed 0. A constant sample gets the interval (v, v).
+- ``bootstrap_ci``: percentile bootstrap of the mean, 95% by default, 2,000 resamples, seed 0: the draws and
+  the interval of scipy.stats.bootstrap (method "percentile"), to the last bit. A constant sample gets the
+  interval (v, v).
 - ``paired_test``: two configurations scored on the same questions; the statistic is
   the mean per-question difference a - b; its p-value comes from a paired randomization
   (sign-flip) test (scipy.stats.permutation_test, permutation_type "samples", 9,999
@@ -29,11 +30,41 @@ import numpy as np
 
 
 def _scipy_stats():
-    """scipy.stats, imported on first use: it takes about 1.5 s to import, which every command that only
-    scores (the Chroma protocol, ``chunkbench ask``) would otherwise pay."""
+    """scipy.stats, imported on first use: only :func:`paired_test`'s randomization test needs it. It takes about
+    0.9 s of CPU to import, which every process that scores a run would otherwise pay (the commands, and each
+    Dagster run process of a backfill)."""
     from scipy import stats
 
     return stats
+
+
+def _special():
+    """scipy.special, imported on first use (about 0.2 s): the normal, Student t and chi-square functions that
+    scipy.stats' ``norm.ppf``, ``t.ppf`` and Friedman test call, with the same values."""
+    from scipy import special
+
+    return special
+
+
+def normal_quantile(level: float) -> float:
+    """The standard normal distribution's quantile at ``level`` (scipy.stats.norm.ppf)."""
+    return float(_special().ndtri(level))
+
+
+def _linear_quantiles(values: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """The quantiles of ``values`` at ``levels`` by linear interpolation between order statistics (Hyndman and
+    Fan's type 7), computed as scipy.stats.quantile computes them, so the bootstrap's interval is the one
+    scipy.stats.bootstrap gives."""
+    ordered = np.sort(values)
+    n = float(ordered.size)
+    position = levels * n + (1 - levels)  # 1-based position of the quantile among the order statistics
+    upper = position // 1
+    lower = upper - 1
+    fraction = position % 1
+    fraction[lower < 0] = 0
+    lower = np.clip(lower, 0.0, n - 1).astype(np.int64)
+    upper = np.clip(upper, 0.0, n - 1).astype(np.int64)
+    return (1 - fraction) * ordered[lower] + fraction * ordered[upper]
 
 
 DEFAULT_SEED = 0
@@ -152,12 +183,14 @@ def bootstrap_ci(
         return float(array[0]), float(array[0])
     # resampled means a batch at a time once resamples x values is big (20,000 questions: 320 MB at once);
     # below that, one call, as always (the same draws, the same interval)
-    batch = None if array.size * n_resamples <= BOOTSTRAP_VALUES_AT_ONCE else max(1, BOOTSTRAP_VALUES_AT_ONCE // array.size)
-    result = _scipy_stats().bootstrap(
-        (array,), np.mean, n_resamples=n_resamples, confidence_level=confidence, method="percentile",
-        vectorized=True, rng=np.random.default_rng(seed), batch=batch,
-    )
-    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+    batch = n_resamples if array.size * n_resamples <= BOOTSTRAP_VALUES_AT_ONCE else max(1, BOOTSTRAP_VALUES_AT_ONCE // array.size)
+    rng = np.random.default_rng(seed)
+    means = np.concatenate([
+        array[rng.integers(0, array.size, (min(batch, n_resamples - start), array.size))].mean(axis=-1)
+        for start in range(0, n_resamples, batch)])
+    tail = (1 - confidence) / 2
+    low, high = _linear_quantiles(means, np.array([tail, 1 - tail]))
+    return float(low), float(high)
 
 
 @dataclass(frozen=True)
@@ -307,8 +340,29 @@ def friedman(matrix: np.ndarray) -> tuple[float, float]:
     informative = matrix[~np.all(matrix == matrix[:, :1], axis=1)]
     if informative.shape[0] < 2:
         return 0.0, 1.0
-    result = _scipy_stats().friedmanchisquare(*informative.T)
-    return float(result.statistic), float(result.pvalue)
+    n, k = informative.shape
+    ranks, tie_sizes = _average_ranks(informative)
+    # Friedman's statistic with the correction for ties, in scipy.stats.friedmanchisquare's order of operations
+    ties = float(np.sum(tie_sizes * (tie_sizes * tie_sizes - 1)))
+    correction = 1 - ties / (k * (k * k - 1) * n)
+    rank_sums_squared = np.sum(np.sum(ranks, axis=0) ** 2)
+    statistic = (12.0 / (k * n * (k + 1)) * rank_sums_squared - 3 * n * (k + 1)) / correction
+    return float(statistic), float(_special().chdtrc(float(k - 1), statistic))
+
+
+def _average_ranks(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's ranks (1 = lowest, ties share their mean rank), and the size of every group of tied values
+    in each row (a group of one included)."""
+    order = np.argsort(matrix, axis=1, kind="stable")
+    ordered = np.take_along_axis(matrix, order, axis=1)
+    ranks = np.empty(matrix.shape)
+    sizes = []
+    for row in range(matrix.shape[0]):
+        starts = np.flatnonzero(np.concatenate([[True], ordered[row, 1:] != ordered[row, :-1]]))
+        counts = np.diff(np.append(starts, matrix.shape[1]))
+        ranks[row, order[row]] = np.repeat(starts + 1 + (counts - 1) / 2, counts)
+        sizes.append(counts)
+    return ranks, np.concatenate(sizes).astype(float)
 
 
 @dataclass(frozen=True)
@@ -345,8 +399,7 @@ def power_statement(differences: Sequence[float], alpha: float = DEFAULT_ALPHA,
     if n < 2:
         return PowerStatement(n, float("nan"), float("nan"), float(d.mean()) if n else float("nan"), None,
                               alpha, power)
-    norm = _scipy_stats().norm
-    z = float(norm.ppf(1 - alpha / 2) + norm.ppf(power))
+    z = normal_quantile(1 - alpha / 2) + normal_quantile(power)
     sd = float(d.std(ddof=1))
     observed = float(abs(d.mean()))
     needed = None if observed == 0 else max(2, math.ceil((z * sd / observed) ** 2)) if sd > 0 else 2
@@ -509,7 +562,7 @@ def t_quantile(level: float, df: np.ndarray | float) -> np.ndarray:
     ok = df >= 1
     if ok.any():
         unique = np.unique(df[ok])
-        quantiles = _scipy_stats().t.ppf(level, unique)
+        quantiles = _special().stdtrit(unique, level)  # scipy.stats.t.ppf(level, unique)
         out[ok] = quantiles[np.searchsorted(unique, df[ok])]
     return out
 
@@ -576,12 +629,12 @@ def questions_to_show_worse(mean_difference: float, sd: float, alpha: float = DE
 
 def _questions_for(gap: float, sd: float, level: float, limit: int) -> int | None:
     """The smallest n >= 2 with t(level, n - 1) · sd / sqrt(n) < gap."""
-    stats = _scipy_stats()
-    n = max(2, math.floor((float(stats.norm.ppf(level)) * sd / gap) ** 2) + 1)  # t > z: a lower bound
+    special = _special()
+    n = max(2, math.floor((normal_quantile(level) * sd / gap) ** 2) + 1)  # t > z: a lower bound
     for _ in range(100):
         if n > limit:
             return None
-        needed = max(2, math.floor((float(stats.t.ppf(level, n - 1)) * sd / gap) ** 2) + 1)
+        needed = max(2, math.floor((float(special.stdtrit(n - 1, level)) * sd / gap) ** 2) + 1)
         if needed <= n:
             return n
         n = needed
