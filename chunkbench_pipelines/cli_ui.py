@@ -150,6 +150,9 @@ def command_ui(args: argparse.Namespace) -> int:
     from .cli import ensure_dagster_home
 
     signal.signal(signal.SIGTERM, _interrupt)  # a kill stops dg dev too, as Ctrl-C does
+    # Ctrl-C and `kill -INT` stop it also when it was started in the background (`make ui &`), where a shell
+    # starts it with SIGINT ignored, as the cluster's launcher does
+    signal.signal(signal.SIGINT, _interrupt)
     _become_subreaper()
     dagster_home = ensure_dagster_home()
     benchmarks = settings.results_dir().parent  # every benchmark's folder: the server's index lists them all
