@@ -20,11 +20,18 @@ from __future__ import annotations
 import collections
 import os
 import shutil
+import signal
 import tempfile
 
 import pytest
 
 STRICT_TOOLS = os.environ.get("CHUNKBENCH_REQUIRE_TOOLS", "") not in ("", "0", "false")
+
+# A suite started in the background (a shell's `make test &`) starts with SIGINT ignored and passes that on to every
+# process it starts: the servers the tests stop with SIGINT (dagster dev, the llama.cpp server) then sat out their
+# stop timeout, 30 s each, before being killed. The tests run as they do from a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 #: how to get each executable the tests look for (Debian/Ubuntu package names)
