@@ -352,17 +352,18 @@ def friedman(matrix: np.ndarray) -> tuple[float, float]:
 
 def _average_ranks(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each row's ranks (1 = lowest, ties share their mean rank), and the size of every group of tied values
-    in each row (a group of one included)."""
+    in each row (a group of one included), for all rows at once."""
+    rows, columns = matrix.shape
     order = np.argsort(matrix, axis=1, kind="stable")
     ordered = np.take_along_axis(matrix, order, axis=1)
+    starts_group = np.ones(matrix.shape, dtype=bool)  # each row's first value starts a group: none spans two rows
+    starts_group[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    starts = np.flatnonzero(starts_group)
+    sizes = np.diff(np.append(starts, rows * columns))
+    sorted_ranks = np.repeat(starts % columns + 1 + (sizes - 1) / 2, sizes).reshape(matrix.shape)
     ranks = np.empty(matrix.shape)
-    sizes = []
-    for row in range(matrix.shape[0]):
-        starts = np.flatnonzero(np.concatenate([[True], ordered[row, 1:] != ordered[row, :-1]]))
-        counts = np.diff(np.append(starts, matrix.shape[1]))
-        ranks[row, order[row]] = np.repeat(starts + 1 + (counts - 1) / 2, counts)
-        sizes.append(counts)
-    return ranks, np.concatenate(sizes).astype(float)
+    np.put_along_axis(ranks, order, sorted_ranks, axis=1)
+    return ranks, sizes.astype(float)
 
 
 @dataclass(frozen=True)
