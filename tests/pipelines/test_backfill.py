@@ -1,16 +1,18 @@
 """A backfill of local partitions through a real ``dagster dev`` (queued coordinator, 3 runs at once), once with
 each instance storage.
 
-With SQLite instance storage (the default), the backfill covers every strategy with the default local model
-(MiniLM), each partition a run in a process of its own: every strategy's chunking, boundary model, parents and
-context runs in a backfill's run process. With PostgreSQL instance storage, the point is the storage itself under
-concurrent runs (runs, events and the backfill's bookkeeping written by several processes at once), which the
-strategies do not change: it backfills both local models with one strategy that cuts by size and one that cuts
-with a boundary model (whose runs also share the embedding cache), so the other model's runs go through a
-backfill too. Between them, every strategy and every local model runs in a backfill; the e5 partitions of the
-other strategies pair the same strategy code with the same engine and would double the SQLite backfill's time
-(each partition a run process that loads its model) while proving nothing more. Both backfills have more partitions than the three
-runs the coordinator starts at once, so runs wait in the queue and start as others finish.
+With SQLite instance storage (the default), the backfill covers one strategy of each kind with the default local
+model (MiniLM), each partition a run in a process of its own. A kind is a set of capabilities in the strategy
+registry (cuts by size, needs a boundary model, gives parent context, can use an LLM ...): every kind's chunking,
+boundary model, parents and context runs in a backfill's run process. Strategies of the same kind share that path
+(the same definitions loaded by the run process, the same engine, the same stores) and each one's own chunking is
+tested in-process, so a second one of a kind would add a run process (its Python, Dagster and model loaded again)
+and prove nothing more. With PostgreSQL instance storage, the point is the storage itself under concurrent runs
+(runs, events and the backfill's bookkeeping written by several processes at once), which the strategies do not
+change: it backfills both local models with one strategy that cuts by size and one that cuts with a boundary
+model (whose runs also share the embedding cache), so the other model's runs go through a backfill too. Both
+backfills have more partitions than the three runs the coordinator starts at once, so runs wait in the queue and
+start as others finish.
 """
 
 import duckdb
@@ -34,12 +36,26 @@ def test_the_coordinator_runs_as_many_runs_at_once_as_this_test_assumes():
     assert yaml.safe_load(DAGSTER_YAML)["concurrency"]["runs"]["max_concurrent_runs"] == MAX_CONCURRENT_RUNS
 
 
+def one_of_each_kind() -> list[str]:
+    """The first registered strategy of each set of capabilities."""
+    kinds: dict = {}
+    for name in STRATEGIES.names():
+        kinds.setdefault(STRATEGIES[name].capabilities, name)
+    return list(kinds.values())
+
+
 def partitions_for(instance_storage: str, models: list[str]) -> list[str]:
-    """The partitions each backfill covers: every strategy with the default model (SQLite), the two strategies
-    with every local model (PostgreSQL)."""
+    """The partitions each backfill covers: one strategy of each kind with the default model (SQLite), the two
+    strategies with every local model (PostgreSQL)."""
     if instance_storage == "dagster_dev":
-        return [f"{models[0]}|{s}" for s in STRATEGIES.names()]
+        return [f"{models[0]}|{s}" for s in one_of_each_kind()]
     return [f"{m}|{s}" for m in models for s in POSTGRES_STRATEGIES]
+
+
+def test_the_sqlite_backfill_covers_every_kind_of_strategy():
+    kinds = {STRATEGIES[name].capabilities for name in one_of_each_kind()}
+    assert kinds == {STRATEGIES[name].capabilities for name in STRATEGIES.names()}
+    assert len(one_of_each_kind()) > MAX_CONCURRENT_RUNS
 
 
 @pytest.mark.e2e

@@ -67,6 +67,11 @@ def test_models_lists_every_model_with_availability(tmp_path):
 
 
 def test_estimate_without_llm_says_no_call_is_made(tmp_path):
+    from tests.support import calibration
+
+    # the local engines' rates this process measured: timing them again is not this test's point (a fresh home's
+    # own timing is tested with the calibration, tests/core/estimate, and by the pages' estimate commands)
+    calibration.give_measured(tmp_path, ("all-minilm-l6-v2", "multilingual-e5-small"))
     result = run("estimate", env_home=tmp_path)
     assert result.returncode == 0 and "no LLM configured" in result.stdout
 
@@ -127,6 +132,9 @@ def test_estimate_prices_the_sampled_corpus_as_it_times_it(tmp_path):
         encoding="utf-8")
     env = {**BASE_ENV, "CHUNKBENCH_HOME": str(tmp_path / "home"), "CHUNKBENCH_CORPUS": str(corpus),
            "CHUNKBENCH_QUESTIONS": str(questions)}
+    from tests.support import calibration
+
+    calibration.give_measured(tmp_path / "home")  # MiniLM's rate as this process measured it: not this test's point
 
     def tokens(*flags):
         done = subprocess.run([*CLI, "estimate", "--strategy", "fixed_size", "--corpus-model", "all-minilm-l6-v2",

@@ -7,7 +7,10 @@ One clean run of the smallest benchmark is shared by the module; each case works
   next run gives the clean run's leaderboard.
 - Each of 13 single-file corruptions (11 derived files, 2 source files): the next run exits 0 with the clean
   run's leaderboard, or, for a source file, exits 1 with one line naming the file and the fix. No Python
-  traceback in any output.
+  traceback in any output. The derived files are damaged in two copies of the clean state, five or six files
+  each, never two files of one store in the same copy (one collection, one table, one cache), so no repair can
+  stand in for another: each case still asserts its own file's warning. Each source file gets a copy of its own
+  (a damaged source stops the run).
 
 The clean run and the runs on a full disk are real subprocesses (a full disk must end the process with exit 1, never
 a signal); the run after space is freed, the damaged copies' runs and the doctor's commands are called in the test
@@ -165,21 +168,36 @@ SOURCE = {
 SOURCE_FIX = {"corpus document truncated": "fix or replace the file, or remove it from the corpus",
               "question file truncated": "fix the file (chunkbench questions check says what is wrong)"}
 CASES = {**DERIVED, **SOURCE}
+#: the copies the derived cases share: never two files of one store (the collection, a table, a cache) in a copy
+DERIVED_COPIES = (
+    ("experiment metrics truncated", "run scores truncated", "question rows garbled inside", "views file garbled",
+     "embedding cache garbled", "collection vectors truncated"),
+    ("chunks truncated", "collections table truncated", "documents table garbled footer",
+     "collection id mappings garbled", "parsed record truncated"),
+)
+
+
+def test_each_derived_case_is_damaged_in_exactly_one_copy():
+    cases = [case for copy in DERIVED_COPIES for case in copy]
+    assert sorted(cases) == sorted(DERIVED), cases
+    for copy in DERIVED_COPIES:
+        assert not {"collection vectors truncated", "collection id mappings garbled"} <= set(copy)
 
 
 @pytest.fixture(scope="module")
 def damaged_runs(clean, tmp_path_factory):
-    """{case: (the copied world, the damaged file, its bytes after the damage, the next run)}, each run in this
-    process, one after the other."""
+    """{case: (the copied world, the damaged file, its bytes after the damage, the next run)}: one copy and one
+    run (in this process) per entry of DERIVED_COPIES and per source case, one after the other."""
     pristine, _ = clean
-
-    def one(case: str):
-        world = pristine.copy(tmp_path_factory.mktemp(case.replace(" ", "-")) / "world")
-        damaged = CASES[case](world)
-        before = damaged.read_bytes()
-        return case, (world, damaged, before, world.run_here())
-
-    return dict(one(case) for case in sorted(CASES))
+    runs = {}
+    for cases in (*DERIVED_COPIES, *((case,) for case in sorted(SOURCE))):
+        world = pristine.copy(tmp_path_factory.mktemp(cases[0].replace(" ", "-")) / "world")
+        damaged = {case: CASES[case](world) for case in cases}
+        assert len(set(damaged.values())) == len(cases), damaged  # a file of its own for each case
+        before = {case: path.read_bytes() for case, path in damaged.items()}
+        result = world.run_here()
+        runs.update({case: (world, damaged[case], before[case], result) for case in cases})
+    return runs
 
 
 @pytest.mark.parametrize("case", sorted(DERIVED))
