@@ -34,7 +34,7 @@ import threading
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 import numpy as np
 
@@ -407,6 +407,26 @@ def shared_minilm(graph_folder: Path | None = None) -> MiniLMOnnx:
         if not _shared:
             _shared.append(MiniLMOnnx(graph_folder=graph_folder))
         return _shared[0]
+
+
+_counters: list[Callable[[list[str]], list[int]]] = []
+
+
+def minilm_word_pieces() -> Callable[[list[str]], list[int]]:
+    """MiniLM's word-piece count of each text (:meth:`MiniLMOnnx.count_word_pieces`): the loaded model's, else one
+    from the tokenizer alone. Counting needs no ONNX session, and building one (the fused graph, the session) costs
+    about 1 s of CPU: a process that only cuts text (``chunkbench chunk``) never pays it."""
+    with _shared_lock:
+        if _shared:
+            return _shared[0].count_word_pieces
+        if not _counters:
+            from tokenizers import Tokenizer
+
+            counter = Tokenizer.from_file(str(_tokenizer_path()))
+            counter.no_truncation()  # as the model's own counter: before truncation, [CLS]/[SEP] included
+            counter.no_padding()
+            _counters.append(lambda texts: [len(e.ids) for e in counter.encode_batch(texts)])
+        return _counters[0]
 
 
 def minilm_loaded() -> bool:

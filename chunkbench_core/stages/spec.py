@@ -110,9 +110,9 @@ def model_token_counter(spec: EmbeddingModelSpec) -> CountModelTokens:
     """
     engine = getattr(spec, "engine", None)
     if spec.provider == "local" and engine == "minilm_onnx":
-        from chunkbench_core.embedding.local_onnx import shared_minilm
+        from chunkbench_core.embedding.local_onnx import minilm_word_pieces
 
-        return shared_minilm().count_word_pieces
+        return minilm_word_pieces()
     if spec.provider == "local" and engine == "e5_onnx":
         from chunkbench_core.embedding.local_e5_onnx import shared_e5_onnx
 

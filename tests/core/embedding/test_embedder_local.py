@@ -147,3 +147,28 @@ def test_counting_word_pieces_while_another_thread_embeds():
     for thread in threads:
         thread.join()
     assert problems == []
+
+
+def test_counting_minilm_word_pieces_loads_no_model_and_counts_as_the_model_does():
+    """A process that only counts (a chunker's window) builds no ONNX session; the counts are the model's own."""
+    import json
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import json
+        from chunkbench_core.embedding import local_onnx
+        from chunkbench_core.stages.spec import model_token_counter
+        from chunkbench_core.embedding import model_registry
+        texts = ["Hello world", "A much longer text " * 300, "سلام دنیا، این یک متن فارسی است.", "", "query: what?"]
+        light = model_token_counter(model_registry()["all-minilm-l6-v2"])(texts)
+        loaded = local_onnx.minilm_loaded()
+        model = local_onnx.shared_minilm(None).count_word_pieces(texts)
+        print(json.dumps([light, loaded, model, model_token_counter(model_registry()["all-minilm-l6-v2"])(texts)]))
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    light, loaded, model, after = json.loads(done.stdout)
+    assert not loaded
+    assert light == model == after and light[1] > 512  # counted before truncation
