@@ -89,7 +89,13 @@ def _block_params():
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("docs-home")
+    """The module's home, with the fused MiniLM graph a first run keeps (what the pages show is not that first
+    load: every block's processes would rewrite the graph otherwise, about 1 s of CPU each)."""
+    from tests.support import calibration
+
+    folder = tmp_path_factory.mktemp("docs-home")
+    calibration.give_graph(folder)
+    return folder
 
 
 def _environment(home: Path) -> dict[str, str]:

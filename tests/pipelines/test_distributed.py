@@ -33,6 +33,7 @@ import pytest
 from chunkbench_core.chunking import STRATEGIES
 from chunkbench_core.storage.results_db import ResultsDB
 from tests.conftest import require_executable, require_tool
+from tests.support import calibration
 
 from .support.dagster_server import DagsterServer, free_port, with_quick_backfills
 
@@ -104,6 +105,7 @@ class Reference:
 def reference(cluster, tmp_path_factory):
     home = tmp_path_factory.mktemp("single") / "home"
     home.mkdir()
+    calibration.give_graph(home)  # the fused MiniLM graph a first run keeps: not this test's point
     run = Reference(home)
     yield run
     run.stop()
@@ -116,6 +118,7 @@ def cluster(tmp_path_factory):
     state = root / "state"
     log = open(root / "launcher.log", "w")
     env = _environment(root / "home")
+    calibration.give_graph(root / "home")  # each worker's first MiniLM load reads it instead of rewriting the graph
     launcher = subprocess.Popen([sys.executable, "-m", "chunkbench_pipelines.cluster", "--workers", "2", "--port",
                                  str(free_port()), "--state", str(state)], cwd=ROOT, env=env,
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

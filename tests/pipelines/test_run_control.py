@@ -36,6 +36,7 @@ def _env(tmp_path, **extra):
 def _start(env):
     # a fresh home: the engine rates this worker measured, instead of timing MiniLM again (tests/support/calibration.py)
     calibration.give_measured(Path(env["CHUNKBENCH_HOME"]))
+    calibration.give_graph(Path(env["CHUNKBENCH_HOME"]))
     return subprocess.Popen([sys.executable, "-m", "chunkbench_pipelines.cli", "run", "--strategy", "fixed_size",
                              "--corpus-model", "all-minilm-l6-v2"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)

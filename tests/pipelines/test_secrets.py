@@ -66,6 +66,7 @@ def test_an_echoed_key_is_stored_nowhere(tmp_path):
            "CHUNKBENCH_LLM_API_KEY": llm_key,
            "CHUNKBENCH_OPENAI_COMPATIBLE_URL": server.base_url, "CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY": provider_key}
     calibration.give_measured(home)  # MiniLM's rate as this worker measured it, not timed again on this fresh home
+    calibration.give_graph(home)  # and its fused graph, as a first run keeps it
     try:
         run = subprocess.run(
             [sys.executable, "-m", "chunkbench_pipelines.cli", "run", "--strategy", "fixed_size",

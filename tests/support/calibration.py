@@ -69,3 +69,34 @@ def give_measured(home: Path, models: tuple[str, ...] = ("all-minilm-l6-v2",)) -
     """:func:`give` after :func:`measure`: for a test that starts ``chunkbench run`` as a subprocess on a fresh home."""
     measure(models)
     return give(home)
+
+
+#: the fused MiniLM graph this test process built, as a home keeps it (tests/support/calibration.give_graph)
+_GRAPH: list[Path] = []
+
+
+def give_graph(home: Path) -> bool:
+    """Put the fused MiniLM graph into ``home``'s model folder, as the first process to load MiniLM there keeps it
+    (``chunkbench_core.embedding.local_onnx.kept_fused_graph``), unless the home has it already; whether it did.
+
+    For the fresh homes of tests that start ``chunkbench`` as a subprocess and whose point is not that first load:
+    each such process otherwise imports ``onnx`` and rewrites the graph again (about 1 s of CPU). The graph is
+    built once per test process by the product's own function, into a scratch folder; a copy, never a link, so no
+    test can damage another's."""
+    import shutil
+    import tempfile
+
+    from chunkbench_core.embedding.local_onnx import _model_path, fused_graph_name, kept_fused_graph
+    from chunkbench_core.embedding.providers import MODEL_FOLDER
+
+    name = fused_graph_name(_model_path())
+    target = home / MODEL_FOLDER / name
+    if target.exists():
+        return False
+    if not _GRAPH or not _GRAPH[0].exists() or _GRAPH[0].name != name:
+        folder = Path(tempfile.mkdtemp(prefix="chunkbench-test-graph-"))
+        kept_fused_graph(_model_path(), folder)
+        _GRAPH[:] = [folder / name]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(_GRAPH[0], target)
+    return True
