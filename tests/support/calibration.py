@@ -6,7 +6,8 @@ estimate's rates). A test of what a run does pays that in every fresh home it ma
 through :func:`tests.pipelines.support.cli.chunkbench` (and the fault tests' worlds) get instead the engine rates the
 first such run of this process measured: only the ``engines`` entries, each a real measurement on this machine under
 the same key (model, engine versions, CPU), never the corrections or parsing rates a run learns. The tests about the
-calibration itself (tests/core/estimate, an empty home's first runs, ``chunkbench estimate``) measure their own.
+calibration itself (tests/core/estimate, an empty home's first runs, the pages' ``chunkbench estimate``
+commands) measure their own.
 """
 
 from __future__ import annotations
