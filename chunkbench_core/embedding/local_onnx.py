@@ -26,6 +26,7 @@ version), with a checksum, and later processes read it back instead of building 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib.metadata
 import logging
@@ -286,9 +287,7 @@ class MiniLMOnnx:
         self.tokenizer.no_padding()
         # counting needs no truncation: a tokenizer of its own, so no thread ever sees the
         # embedding tokenizer's settings change under it
-        self._counter = Tokenizer.from_file(str(_tokenizer_path()))
-        self._counter.no_truncation()
-        self._counter.no_padding()
+        self._counter = _counting_tokenizer()
         cores = len(os.sched_getaffinity(0)) or 1
         for name, value in (("threads", threads), ("workers", workers), ("run_tokens", run_tokens)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
@@ -324,7 +323,7 @@ class MiniLMOnnx:
 
     def count_word_pieces(self, texts: list[str]) -> list[int]:
         """Word pieces of each text including [CLS]/[SEP], before truncation."""
-        return [len(e.ids) for e in self._counter.encode_batch(texts)]
+        return _count_word_pieces(self._counter, texts)
 
     def run_batch(self, texts: list[str]) -> np.ndarray:
         """Embed one batch as given (no sorting): the raw model call plus pooling."""
@@ -409,6 +408,21 @@ def shared_minilm(graph_folder: Path | None = None) -> MiniLMOnnx:
         return _shared[0]
 
 
+def _counting_tokenizer() -> Any:
+    """MiniLM's tokenizer set up for counting: no truncation (the count before the model cuts), no padding."""
+    from tokenizers import Tokenizer
+
+    counter = Tokenizer.from_file(str(_tokenizer_path()))
+    counter.no_truncation()
+    counter.no_padding()
+    return counter
+
+
+def _count_word_pieces(counter: Any, texts: list[str]) -> list[int]:
+    """Word pieces of each text including [CLS]/[SEP], with a tokenizer from :func:`_counting_tokenizer`."""
+    return [len(e.ids) for e in counter.encode_batch(texts)]
+
+
 _counters: list[Callable[[list[str]], list[int]]] = []
 
 
@@ -420,12 +434,7 @@ def minilm_word_pieces() -> Callable[[list[str]], list[int]]:
         if _shared:
             return _shared[0].count_word_pieces
         if not _counters:
-            from tokenizers import Tokenizer
-
-            counter = Tokenizer.from_file(str(_tokenizer_path()))
-            counter.no_truncation()  # as the model's own counter: before truncation, [CLS]/[SEP] included
-            counter.no_padding()
-            _counters.append(lambda texts: [len(e.ids) for e in counter.encode_batch(texts)])
+            _counters.append(functools.partial(_count_word_pieces, _counting_tokenizer()))
         return _counters[0]
 
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import calibration
+
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [str(Path(sys.executable).with_name("chunkbench"))]
 
@@ -67,8 +69,6 @@ def test_models_lists_every_model_with_availability(tmp_path):
 
 
 def test_estimate_without_llm_says_no_call_is_made(tmp_path):
-    from tests.support import calibration
-
     # the local engines' rates this process measured: timing them again is not this test's point (a fresh home's
     # own timing is tested with the calibration, tests/core/estimate, and by the pages' estimate commands)
     calibration.give_measured(tmp_path, ("all-minilm-l6-v2", "multilingual-e5-small"))
@@ -132,8 +132,6 @@ def test_estimate_prices_the_sampled_corpus_as_it_times_it(tmp_path):
         encoding="utf-8")
     env = {**BASE_ENV, "CHUNKBENCH_HOME": str(tmp_path / "home"), "CHUNKBENCH_CORPUS": str(corpus),
            "CHUNKBENCH_QUESTIONS": str(questions)}
-    from tests.support import calibration
-
     calibration.give_measured(tmp_path / "home")  # MiniLM's rate as this process measured it: not this test's point
 
     def tokens(*flags):
