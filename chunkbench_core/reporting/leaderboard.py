@@ -182,7 +182,7 @@ def ranking_note(board: pd.DataFrame, recommendation: Mapping[str, Any] | None =
     notes += question_notes(board, recommendation, counts=not in_reason)
     if recommendation:
         steady = stability_text(recommendation)
-        notes.append(f"Recommended: {_recommended_label(board, recommendation)} "
+        notes.append(f"Recommended: {recommended_label(board, recommendation)} "
                      f"({recommendation['rule']}{'; ' + steady if steady else ''}). {recommendation['reason']}")
     return notes
 
@@ -226,8 +226,9 @@ def question_notes(board: pd.DataFrame, recommendation: Mapping[str, Any] | None
     return notes
 
 
-def _recommended_label(board: pd.DataFrame, recommendation: Mapping[str, Any]) -> str:
-    """The recommended configuration by the one label (its strategy as the board names it)."""
+def recommended_label(board: pd.DataFrame, recommendation: Mapping[str, Any]) -> str:
+    """The recommended configuration by the one label (its strategy as the board names it: "heading context"
+    when no LLM wrote the context), as the CLI, the reports and the leaderboard asset's metadata all show it."""
     strategy, model = recommendation["strategy"], recommendation["corpus_model"]
     if "strategy_label" in board.columns:
         rows = board[(board["strategy"] == strategy) & (board["corpus_model"] == model)]

@@ -16,11 +16,12 @@ from dagster import (
 )
 
 import base64
+from typing import TYPE_CHECKING
 
 from chunkbench_core.errors import ConfigError
 from chunkbench_core.labels import configuration_label
 from chunkbench_core.reporting import run_reports_folder, write_reports
-from chunkbench_core.reporting.leaderboard import round_value
+from chunkbench_core.reporting.leaderboard import recommended_label, round_value, stability_text
 from chunkbench_core.reporting.plots import frontier_png, frontier_points
 from chunkbench_core.stages.comparison import compare_latest_runs
 from chunkbench_core.wording import plural
@@ -34,6 +35,9 @@ from ..ranks import report_ranks_on_partitions
 from ..run_control import runs_tagged_with_batch
 from ..resources import DuckDBResource, RankingResource, WorkspaceResource
 from ..scope import UNSCOPED, Scope
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 #: the leaderboard's columns in the asset's table metadata: (column, type, description); ``rank_mean`` is shown
@@ -78,14 +82,10 @@ def leaderboard_table(board) -> MetadataValue:
     return MetadataValue.table(records, schema=schema)
 
 
-def recommendation_metadata(recommendation: dict) -> dict:
-    """The recommendation as the leaderboard asset's metadata: the pick, its stability right beside it, the rule,
-    the margin, the classes and whether the rule could decide."""
-    from chunkbench_core.reporting.leaderboard import stability_text
-
-    strategy = recommendation.get("strategy_label") if isinstance(recommendation.get("strategy_label"), str) \
-        else recommendation["strategy"]
-    out: dict = {"recommendation": configuration_label(strategy, recommendation["corpus_model"])}
+def recommendation_metadata(recommendation: dict, board: "pd.DataFrame") -> dict:
+    """The recommendation as the leaderboard asset's metadata: the pick (labelled as ``board`` names it), its
+    stability right beside it, the rule, the margin, the classes and whether the rule could decide."""
+    out: dict = {"recommendation": recommended_label(board, recommendation)}
     # the reason whole, as plain text of its own (the table has no room for it), the stability right beside it
     out["reason"] = MetadataValue.text(str(recommendation["reason"]))
     stability = round_value(recommendation.get("recommendation_stability"))
@@ -133,7 +133,7 @@ def compare_and_describe(context, scope: Scope, results, ranking: RankingResourc
         "dagster/row_count": len(board),
     }
     if recommendation:
-        metadata.update(recommendation_metadata(recommendation))
+        metadata.update(recommendation_metadata(recommendation, board))
     if not board.empty:
         metadata["leaderboard"] = leaderboard_table(board)
         ranked = [r for r in board.to_dict("records") if round_value(r.get("rank")) is not None

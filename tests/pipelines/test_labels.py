@@ -54,3 +54,13 @@ def test_reports_label_heading_context_and_print_no_placeholders(tmp_path, monke
     assert {r.data["configuration"] for r in table.value.records} == {
         configuration_label(label, model) for label, model in zip(board["strategy_label"], board["corpus_model"])}
     assert "contextual_retrieval (heading context) × " in "".join(r.data["configuration"] for r in table.value.records)
+    # the leaderboard asset's "recommendation" entry names the row its table marks recommended, by the same label,
+    # and a recommended contextual_retrieval by its label (the recommendation view itself has no label column)
+    from chunkbench_pipelines.assets.reports import recommendation_metadata
+
+    recommendation = db.recommendation()
+    shown = recommendation_metadata(recommendation, board)["recommendation"]
+    assert [r.data["configuration"] for r in table.value.records if r.data["verdict"] == "recommended"] == [shown]
+    contextual = {**recommendation, "strategy": "contextual_retrieval", "corpus_model": MODEL}
+    assert recommendation_metadata(contextual, board)["recommendation"] == \
+        configuration_label("contextual_retrieval (heading context)", MODEL)
