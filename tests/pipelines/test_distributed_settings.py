@@ -159,8 +159,10 @@ def test_stopping_a_launcher_ends_its_whole_group(ignores_ctrl_c, tmp_path):
     child_pid = tmp_path / "child.pid"
     code = ("import os, signal, subprocess, sys, time\n"
             + ("signal.signal(signal.SIGINT, signal.SIG_IGN)\n" if ignores_ctrl_c else "")
-            + f"child = subprocess.Popen(['sleep', '60']); open({str(child_pid)!r}, 'w').write(str(child.pid))\n"
-            + "try:\n    time.sleep(60)\nexcept KeyboardInterrupt:\n    child.kill(); child.wait()\n")
+            + "child = subprocess.Popen(['sleep', '60'])\n"
+            # the pid is written inside the try: a Ctrl-C sent once it exists always finds the handler in place
+            + f"try:\n    open({str(child_pid)!r}, 'w').write(str(child.pid))\n    time.sleep(60)\n"
+            + "except KeyboardInterrupt:\n    child.kill(); child.wait()\n")
     launcher = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
     while not child_pid.exists() or not child_pid.read_text():
         assert launcher.poll() is None
