@@ -234,6 +234,11 @@ def load_report_data(results: ResultsDB, runs: RunSelection | None = None, ranki
 
         results = RunScope(results, runs.run_ids)
         compare_latest_runs(results, ranking)
+    with results.one_reading():  # the run scores' pivot once for the reads below (the chosen runs' own)
+        return _report_data(results, chosen, excluded)
+
+
+def _report_data(results: ResultsDB, chosen: RunSelection | None, excluded: dict[str, str]) -> ReportData:
     board = _ranked_board(results)
     runs = results.query(
         "SELECT * FROM experiment_metrics ORDER BY created_at, experiment_run_id, strategy, corpus_model")

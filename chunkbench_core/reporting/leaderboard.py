@@ -263,8 +263,9 @@ def round_value(value: Any, places: int = 3) -> Any:
 def leaderboard_text(results: Any, wide: bool = False) -> str:
     """The leaderboard table, its notes and the warnings of the last comparison, as the command line prints them
     (``results``: a ResultsDB)."""
-    text = format_table(results.leaderboard(), results.recommendation(), wide=wide)
-    warnings = results.diagnostics()
+    with results.one_reading():  # the run scores' pivot once for the table and the recommendation
+        text = format_table(results.leaderboard(), results.recommendation(), wide=wide)
+        warnings = results.diagnostics()
     if warnings:  # wrapped like the notes above them, each under its own dash
         text += "\n\nwarnings:\n" + "\n".join(textwrap.fill(w["message"], 120, initial_indent="- ",
                                                               subsequent_indent="  ") for w in warnings)

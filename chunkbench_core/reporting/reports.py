@@ -90,7 +90,12 @@ def write_reports(results: ResultsDB, folder: str | Path, names: ReportNames | N
     ``runs``: the reports of exactly these runs (compared in memory with ``ranking``, a RankingSettings),
     linking back to the latest reports in the folder ``latest``.
     """
-    names = names or ReportNames()
+    with results.one_reading():  # the run scores' pivot once for every page's reads
+        return _write_reports(results, folder, names or ReportNames(), runs, ranking, latest)
+
+
+def _write_reports(results: ResultsDB, folder: str | Path, names: ReportNames, runs: RunSelection | None,
+                   ranking: Any, latest: str | Path | None) -> ReportPaths:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     # minutes on tens of thousands of question rows: a line per step, reading the rows then each page (the

@@ -23,9 +23,10 @@ import os
 import re
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Iterable, Mapping, Sequence
+from typing import Any, ClassVar, Iterable, Iterator, Mapping, Sequence
 
 import duckdb
 import pandas as pd
@@ -616,6 +617,8 @@ def _key_file(key: str) -> str:
 #: how many results folders' reading DuckDBs and schema checks one process keeps (a run and its reports use one
 #: folder; a test process goes through hundreds, and an evicted DuckDB is closed once its last cursor is)
 SHARED_FOLDERS_KEPT = 8
+#: the tables ``experiment_metrics`` reads: a write to one of them drops a one_reading block's copy of it
+READING_COPY_READS = ("experiment_runs", "run_scores")
 #: the process's reading DuckDBs, one per results folder and view statements, shared by every ResultsDB object of
 #: that folder (each asset, report and command makes its own object; making the views costs ~10 ms of CPU)
 _SHARED_VIEWS: dict[tuple[int, str], tuple[list[str], duckdb.DuckDBPyConnection]] = {}
@@ -642,6 +645,7 @@ class ResultsDB:
         # the reading connections' views, made once: (process, statements, the in-memory DuckDB holding them)
         self._views: tuple[int, list[str], duckdb.DuckDBPyConnection] | None = None
         self._views_lock = threading.Lock()
+        self._reading = threading.local()  # the cursor of this thread's one_reading block, if any
 
     # -- writing ------------------------------------------------------------------------
     def _copy_parquet(self, table: str, frame: pd.DataFrame, path: Path) -> None:
@@ -677,6 +681,8 @@ class ResultsDB:
             return path
         if table not in TABLES:
             raise ChunkbenchError(f"unknown results table {table!r}")
+        if table in READING_COPY_READS:
+            self._drop_reading_copy()  # the next query of a one_reading block sees this write
         self.ensure_schema_files()
         frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
         path = self.tables_dir / table / _key_file(key)
@@ -744,6 +750,8 @@ class ResultsDB:
             scored = SCORED_TABLES[table]
             return any([self.delete(scored.base, key), self.delete(scored.scores, key),
                         self._unlink(self.tables_dir / table / _key_file(key))])
+        if table in READING_COPY_READS:
+            self._drop_reading_copy()
         return self._unlink(self.tables_dir / table / _key_file(key))
 
     @staticmethod
@@ -937,8 +945,51 @@ class ResultsDB:
     def _add_tables(self, con: duckdb.DuckDBPyConnection) -> None:
         """Tables the views read besides the Parquet files, made in the views' DuckDB before them (none here)."""
 
+    @contextmanager
+    def one_reading(self) -> Iterator[None]:
+        """The queries of this block (in this thread, through this object) compute ``experiment_metrics`` once.
+
+        Every leaderboard view reads that pivot of the run scores (a column per metric, its mean and interval),
+        which is most of a leaderboard query's work: about 45 of 55 ms on a small results folder, and a run's
+        leaderboard, reports and summary read the leaderboard about ten times. In the block it is a table of the
+        block's own cursor, made at the first query, and every view the block's queries read uses it; the other
+        views read their files when queried, as outside a block. A write of the run tables through this object
+        drops the copy (the next query makes it again); a write by another process during the block is not seen
+        by the pivot until the block ends. A block inside a block is the outer one."""
+        if getattr(self._reading, "active", False):
+            yield
+            return
+        self._reading.active, self._reading.cursor, self._reading.copied = True, None, False
+        try:
+            yield
+        finally:
+            cursor = self._reading.cursor
+            self._reading.active, self._reading.cursor, self._reading.copied = False, None, False
+            if cursor is not None:
+                cursor.close()
+
+    def _drop_reading_copy(self) -> None:
+        if getattr(self._reading, "copied", False):
+            self._reading.cursor.execute("DROP TABLE IF EXISTS temp.experiment_metrics")
+            self._reading.copied = False
+
+    def _reading_cursor(self) -> duckdb.DuckDBPyConnection | None:
+        """The cursor of this thread's one_reading block, with its copy of experiment_metrics; None outside one."""
+        if not getattr(self._reading, "active", False):
+            return None
+        if self._reading.cursor is None:
+            self._reading.cursor = self.connect()
+        if not self._reading.copied:
+            self._reading.cursor.execute("CREATE OR REPLACE TEMP TABLE experiment_metrics AS "
+                                         "SELECT * FROM main.experiment_metrics")
+            self._reading.copied = True
+        return self._reading.cursor
+
     def query(self, sql: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
         def run() -> pd.DataFrame:
+            reading = self._reading_cursor()
+            if reading is not None:
+                return reading.execute(sql, params or []).df()
             con = self.connect()
             try:
                 return con.execute(sql, params or []).df()

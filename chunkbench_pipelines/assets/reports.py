@@ -119,12 +119,13 @@ def compare_and_describe(context, scope: Scope, results, ranking: RankingResourc
     partition's rank on it, and describe the leaderboard as metadata: the leaderboard asset's body, shared with
     the sweeps."""
     results.ensure_database()
-    with progress_to_run_log(context):  # minutes on big question sets: the progress lines in the run's log
-        outcome = compare_latest_runs(results, ranking.settings()) if not results.leaderboard().empty else None
-    if outcome is None:  # no run left (none yet, or every one excluded): no stale recommendation
-        clear_comparison(results)
-    board = results.leaderboard()  # read again: ranked by the comparison just written
-    recommendation = results.recommendation()
+    with results.one_reading():  # the run scores' pivot once for every read of the leaderboard here
+        with progress_to_run_log(context):  # minutes on big question sets: the progress lines in the run's log
+            outcome = compare_latest_runs(results, ranking.settings()) if not results.leaderboard().empty else None
+        if outcome is None:  # no run left (none yet, or every one excluded): no stale recommendation
+            clear_comparison(results)
+        board = results.leaderboard()  # read again: ranked by the comparison just written
+        recommendation = results.recommendation()
     metadata: dict = {
         **scope.metadata(),
         # relative to the results folder: a long absolute path would widen the metadata table past the page

@@ -45,3 +45,45 @@ def test_a_wide_file_of_an_older_version_is_read_with_the_new_rows_and_replaced_
     assert not old.exists()
     read = results.query("SELECT experiment_run_id, recall FROM question_results ORDER BY 1")
     assert read.values.tolist() == [["r1", 1.0], ["r2", 0.5]]
+
+
+def run_row(run: str, strategy: str, recall: float) -> dict:
+    return {"experiment_run_id": run, "strategy": strategy, "corpus_model": "m", "recall": recall}
+
+
+RECALLS = "SELECT experiment_run_id, recall FROM experiment_metrics ORDER BY 1"
+
+
+def test_a_reading_block_reads_the_run_scores_as_outside_it_and_sees_its_own_writes(tmp_path):
+    results = ResultsDB(tmp_path)
+    results.write("experiment_metrics", "k1", [run_row("r1", "a", 0.5)])
+    outside = results.query("SELECT * FROM leaderboard")
+    with results.one_reading():
+        assert results.query("SELECT * FROM leaderboard").equals(outside)  # the copy's pivot is the view's
+        assert results.query(RECALLS).values.tolist() == [["r1", 0.5]]
+        with results.one_reading():  # a block inside a block is the outer one
+            assert results._reading_cursor() is not None
+        results.write("experiment_metrics", "k2", [run_row("r2", "b", 0.25)])  # dropped the copy: read again
+        assert results.query(RECALLS).values.tolist() == [["r1", 0.5], ["r2", 0.25]]
+        results.delete("experiment_metrics", "k2")
+        assert results.query(RECALLS).values.tolist() == [["r1", 0.5]]
+        ResultsDB(tmp_path).write("experiment_metrics", "k3", [run_row("r3", "c", 1.0)])  # another writer
+        assert results.query(RECALLS).values.tolist() == [["r1", 0.5]]  # one state for the block
+    assert results._reading_cursor() is None  # the block's cursor is gone: every query reads the files again
+    assert results.query(RECALLS).values.tolist() == [["r1", 0.5], ["r3", 1.0]]
+
+
+def test_a_reading_block_belongs_to_its_thread(tmp_path):
+    import threading
+
+    results = ResultsDB(tmp_path)
+    results.write("experiment_metrics", "k1", [run_row("r1", "a", 0.5)])
+    seen = []
+    with results.one_reading():
+        results.query(RECALLS)
+        ResultsDB(tmp_path).write("experiment_metrics", "k2", [run_row("r2", "b", 0.25)])
+        other = threading.Thread(target=lambda: seen.append(results.query(RECALLS).values.tolist()))
+        other.start()
+        other.join()
+        assert results.query(RECALLS).values.tolist() == [["r1", 0.5]]
+    assert seen == [[["r1", 0.5], ["r2", 0.25]]]  # another thread's queries read the files as they are
