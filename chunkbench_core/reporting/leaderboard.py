@@ -226,15 +226,26 @@ def question_notes(board: pd.DataFrame, recommendation: Mapping[str, Any] | None
     return notes
 
 
+def board_row_label(row: Mapping[str, Any]) -> str:
+    """A leaderboard row's configuration by its one label: its strategy as the board names it ("heading context"
+    when no LLM wrote the context) × its corpus model."""
+    strategy = row.get("strategy_label")
+    return configuration_label(strategy if isinstance(strategy, str) else row["strategy"], row["corpus_model"])
+
+
 def recommended_label(board: pd.DataFrame, recommendation: Mapping[str, Any]) -> str:
-    """The recommended configuration by the one label (its strategy as the board names it: "heading context"
-    when no LLM wrote the context), as the CLI, the reports and the leaderboard asset's metadata all show it."""
+    """The recommended configuration by the one label, as the CLI, the reports and the leaderboard asset's
+    metadata all show it."""
     strategy, model = recommendation["strategy"], recommendation["corpus_model"]
-    if "strategy_label" in board.columns:
-        rows = board[(board["strategy"] == strategy) & (board["corpus_model"] == model)]
-        if not rows.empty and isinstance(rows.iloc[0]["strategy_label"], str):
-            strategy = rows.iloc[0]["strategy_label"]
-    return configuration_label(strategy, model)
+    rows = board[(board["strategy"] == strategy) & (board["corpus_model"] == model)] if not board.empty else board
+    return board_row_label(rows.iloc[0]) if not rows.empty else configuration_label(strategy, model)
+
+
+def class_labels(board: pd.DataFrame, margin_class: str) -> list[str]:
+    """The labels of the board's configurations in ``margin_class`` (``undecided``, ``worse`` ...), best first."""
+    if board.empty or "class" not in board.columns:
+        return []
+    return [board_row_label(row) for row in board.to_dict("records") if row.get("class") == margin_class]
 
 
 def format_markdown(board: pd.DataFrame, recommendation: Mapping[str, Any] | None = None) -> str:
@@ -272,5 +283,5 @@ def leaderboard_text(results: Any, wide: bool = False) -> str:
     return text
 
 
-__all__ = ["LEADERBOARD_COLUMNS", "cell", "format_markdown", "format_table", "leaderboard_text", "ranking_note",
-           "round_value"]
+__all__ = ["LEADERBOARD_COLUMNS", "board_row_label", "cell", "class_labels", "format_markdown", "format_table",
+           "leaderboard_text", "ranking_note", "recommended_label", "round_value"]

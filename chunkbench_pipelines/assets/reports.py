@@ -19,9 +19,9 @@ import base64
 from typing import TYPE_CHECKING
 
 from chunkbench_core.errors import ConfigError
-from chunkbench_core.labels import configuration_label
 from chunkbench_core.reporting import run_reports_folder, write_reports
-from chunkbench_core.reporting.leaderboard import recommended_label, round_value, stability_text
+from chunkbench_core.reporting.leaderboard import (board_row_label, class_labels, recommended_label, round_value,
+                                                    stability_text)
 from chunkbench_core.reporting.plots import frontier_png, frontier_points
 from chunkbench_core.stages.comparison import compare_latest_runs
 from chunkbench_core.wording import plural
@@ -65,9 +65,7 @@ def leaderboard_table(board) -> MetadataValue:
         data: dict = {}
         for name, kind, _ in TABLE_COLUMNS:
             if name == "configuration":
-                # the strategy as every view names it (contextual_retrieval without an LLM: heading context)
-                strategy = row.get("strategy_label") if isinstance(row.get("strategy_label"), str) else row["strategy"]
-                data[name] = configuration_label(strategy, row["corpus_model"])
+                data[name] = board_row_label(row)  # as every view names it (heading context without an LLM)
                 continue
             value = round_value(row.get(name))
             if value is None:  # every record has every column (Dagster's table needs it): empty when not measured
@@ -101,9 +99,9 @@ def recommendation_metadata(recommendation: dict, board: "pd.DataFrame") -> dict
         number = round_value(recommendation.get(name))
         if number is not None:
             out[name] = number if name in ("margin", "min_detectable_difference") else int(number)
-    undecided = recommendation.get("undecided")
-    if isinstance(undecided, str) and undecided:
-        out["might_be_as_good"] = undecided
+    undecided = class_labels(board, "undecided")  # labelled and ordered as the leaderboard and the reports show them
+    if undecided:
+        out["might_be_as_good"] = ", ".join(undecided)
     return out
 
 

@@ -64,3 +64,9 @@ def test_reports_label_heading_context_and_print_no_placeholders(tmp_path, monke
     contextual = {**recommendation, "strategy": "contextual_retrieval", "corpus_model": MODEL}
     assert recommendation_metadata(contextual, board)["recommendation"] == \
         configuration_label("contextual_retrieval (heading context)", MODEL)
+    # "might be as good" names the board's undecided rows by the same labels, in the board's order (the reports'
+    # list); one question decides nothing here, so every row is made undecided for the check
+    undecided = board.assign(**{"class": "undecided"})
+    assert recommendation_metadata(recommendation, undecided)["might_be_as_good"] == ", ".join(
+        r.data["configuration"] for r in table.value.records)
+    assert "might_be_as_good" not in recommendation_metadata(recommendation, board.assign(**{"class": "worse"}))
