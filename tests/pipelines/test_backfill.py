@@ -1,18 +1,18 @@
-"""A backfill of local partitions through a real ``dagster dev`` (queued coordinator, 3 runs at once), once with
-each instance storage.
+"""A backfill of local partitions through a real ``dagster dev`` (queued coordinator, 3 runs at once).
 
-With SQLite instance storage (the default), the backfill covers one strategy of each kind with the default local
-model (MiniLM), each partition a run in a process of its own. A kind is a set of capabilities in the strategy
-registry (cuts by size, needs a boundary model, gives parent context, can use an LLM ...): every kind's chunking,
-boundary model, parents and context runs in a backfill's run process. Strategies of the same kind share that path
-(the same definitions loaded by the run process, the same engine, the same stores) and each one's own chunking is
-tested in-process, so a second one of a kind would add a run process (its Python, Dagster and model loaded again)
-and prove nothing more. With PostgreSQL instance storage, the point is the storage itself under concurrent runs
-(runs, events and the backfill's bookkeeping written by several processes at once), which the strategies do not
-change: it backfills both local models with one strategy that cuts by size and one that cuts with a boundary
-model (whose runs also share the embedding cache), so the other model's runs go through a backfill too. Both
-backfills have more partitions than the three runs the coordinator starts at once, so runs wait in the queue and
-start as others finish.
+The backfill covers one strategy of each kind with the default local model (MiniLM), and the cut-by-size strategy
+with the other local model (e5), each partition a run in a process of its own. A kind is a set of capabilities in
+the strategy registry (cuts by size, needs a boundary model, gives parent context, can use an LLM ...): every kind's
+chunking, boundary model, parents and context runs in a backfill's run process, and so does the second model's
+engine. Strategies of the same kind share that path (the same definitions loaded by the run process, the same
+engine, the same stores) and each one's own chunking is tested in-process, so a second one of a kind would add a
+run process (its Python, Dagster and model loaded again) and prove nothing more. The backfill has more partitions
+than the three runs the coordinator starts at once, so runs wait in the queue and start as others finish.
+
+Dagster's instance in PostgreSQL under concurrent runs (runs, events and a backfill's bookkeeping written by
+several processes at once) is the cluster's test (test_distributed.py): its backfill runs on two Celery workers with
+the instance in PostgreSQL. A second ``dagster dev`` with PostgreSQL storage here repeated that, at the cost of a
+``dagster dev``, a PostgreSQL server and four run processes.
 """
 
 import duckdb
@@ -24,8 +24,9 @@ from chunkbench_core.chunking import STRATEGIES
 
 from .conftest import QUESTIONS
 
-#: the strategies of the PostgreSQL backfill: one without and one with a boundary model
-POSTGRES_STRATEGIES = ("fixed_size", "semantic")
+#: the strategy backfilled with the other local model as well: it cuts by size, so that model's run embeds the chunks
+#: and the questions, and needs no boundary model
+SECOND_MODEL_STRATEGY = "fixed_size"
 #: runs the coordinator starts at once (the dagster.yaml chunkbench writes, which ``dagster dev`` is given here)
 MAX_CONCURRENT_RUNS = 3
 
@@ -44,12 +45,10 @@ def one_of_each_kind() -> list[str]:
     return list(kinds.values())
 
 
-def partitions_for(instance_storage: str, models: list[str]) -> list[str]:
-    """The partitions each backfill covers: one strategy of each kind with the default model (SQLite), the two
-    strategies with every local model (PostgreSQL)."""
-    if instance_storage == "dagster_dev":
-        return [f"{models[0]}|{s}" for s in one_of_each_kind()]
-    return [f"{m}|{s}" for m in models for s in POSTGRES_STRATEGIES]
+def partitions_for(models: list[str]) -> list[str]:
+    """The partitions the backfill covers: one strategy of each kind with the default model, and one with the
+    other local model."""
+    return [f"{models[0]}|{s}" for s in one_of_each_kind()] + [f"{models[1]}|{SECOND_MODEL_STRATEGY}"]
 
 
 def test_the_sqlite_backfill_covers_every_kind_of_strategy():
@@ -60,14 +59,13 @@ def test_the_sqlite_backfill_covers_every_kind_of_strategy():
 
 @pytest.mark.e2e
 @pytest.mark.slow
-@pytest.mark.parametrize("instance_storage", ["dagster_dev", "dagster_dev_postgres"])
-def test_backfill_of_local_partitions_loses_no_row(instance_storage, request):
-    server = request.getfixturevalue(instance_storage)
+def test_backfill_of_local_partitions_loses_no_row(dagster_dev):
+    server = dagster_dev
     assert server.wait_run(server.launch_run("backfill__parse_documents")) == "SUCCESS"  # the benchmark's own job
     models = EmbeddingResource().available_models()
     assert models[0] == "all-minilm-l6-v2" and len(models) >= 2, models
-    assert set(POSTGRES_STRATEGIES) <= set(STRATEGIES.names())
-    partitions = partitions_for(instance_storage, models)
+    assert SECOND_MODEL_STRATEGY in STRATEGIES.names()
+    partitions = partitions_for(models)
     assert len(partitions) > MAX_CONCURRENT_RUNS  # some runs wait in the queue
     backfill = server.launch_backfill(["backfill/chunk_collections", "backfill/experiment_results"], partitions)
     status = server.wait_backfill(backfill, timeout=1500)
