@@ -4,7 +4,10 @@ The pages mark the commands to run with fenced ``console`` blocks (see ``scripts
 convention). Each block runs in its own scratch copy of a clone's layout (the repository's folders linked,
 ``questions/`` copied, ``.chunkbench`` the test's home), one bash session per block so that ``cd`` and
 ``export`` carry over between its commands, with a throwaway ``CHUNKBENCH_HOME`` and none of the variables
-that would reach a remote service: the offline defaults. Blocks whose commands read finished results share
+that would reach a remote service: the offline defaults. Its ``chunkbench`` commands are run by the test process
+(a stand-in on the session's ``PATH`` hands them over, see tests/support/command_stand_in.py), each with the
+environment, folder and output a process would have: starting Python and Dagster again for each was most of the
+module's CPU time. Blocks whose commands read finished results share
 one run of the smallest benchmark (fixed_size × all-minilm-l6-v2 on the sample), made once for the module;
 they are marked slow and e2e, as are the blocks whose own commands run the graph (``chunkbench run``,
 ``chunkbench sweep``). The other tests check the README's size, that every relative link of the pages
@@ -19,11 +22,12 @@ import importlib.util
 import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support import command_stand_in
 
 ROOT = Path(__file__).resolve().parent.parent
 #: "at most about 12 KB"
@@ -123,11 +127,13 @@ def _workspace(home: Path, tmp_path: Path) -> Path:
 def finished_run(home) -> Path:
     """One run of the smallest benchmark in the module's home, for the blocks that read results (given this
     worker's measured MiniLM rate: timing the engine is not what these pages show)."""
+    from tests.pipelines.support.cli import chunkbench
     from tests.support import calibration
 
     calibration.give_measured(home)
-    done = subprocess.run(["chunkbench", "run", "--strategy", "fixed_size", "--corpus-model", "all-minilm-l6-v2"],
-                          capture_output=True, text=True, env=_environment(home), cwd=home, timeout=BLOCK_TIMEOUT_S)
+    # in this process, as the blocks' commands are
+    done = chunkbench(["run", "--strategy", "fixed_size", "--corpus-model", "all-minilm-l6-v2"], _environment(home),
+                      cwd=home)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return home
 
@@ -141,8 +147,8 @@ def _run_block(block, home: Path, cwd: Path) -> list[tuple[int, str, str]]:
         script.append(f"{{\n{command.text}\n}} </dev/null >{_quote(str(out / f'{i}.out'))} "
                       f"2>{_quote(str(out / f'{i}.err'))}")
         script.append(f"echo $? >{_quote(str(out / f'{i}.status'))}")
-    done = subprocess.run(["bash", "-c", "\n".join(script)], env=_environment(home), timeout=BLOCK_TIMEOUT_S,
-                          capture_output=True, text=True)
+    # the block's `chunkbench` commands are served by this process (tests/support/command_stand_in.py)
+    done = command_stand_in.run_script(["bash", "-c", "\n".join(script)], _environment(home), BLOCK_TIMEOUT_S)
     assert done.returncode == 0 or (out / f"{len(block.commands) - 1}.status").exists(), done.stderr
     results = []
     for i in range(len(block.commands)):
