@@ -1,27 +1,28 @@
-"""The chunkbench command line, run as a user runs it (a subprocess)."""
+"""The chunkbench command line: what each command prints and its exit status, for a user's environment.
+
+The commands are called in this test process with exactly the environment given (tests/pipelines/support/cli.py:
+the exit status and both output streams as a subprocess gives them), without starting Python, Dagster and the
+embedding engine again for each of the 14; the installed ``chunkbench`` entry point as a process is tested in
+test_cli_startup.py.
+"""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.pipelines.support.cli import chunkbench
 from tests.support import calibration
 
 ROOT = Path(__file__).resolve().parents[2]
-CLI = [str(Path(sys.executable).with_name("chunkbench"))]
 
 
-# this checkout is the code under test, whatever the installed command points at
+# a user's environment: none of the variables of this process (CHUNKBENCH_*, OPENAI_*, ...), the home of each test
 BASE_ENV = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}
 
 
-def run(*args, env_home):
-    # PYTHONPATH: the code of this checkout, whichever checkout the installed command points at
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=300, cwd=ROOT,
-                          env={**BASE_ENV, "CHUNKBENCH_HOME": str(env_home)})
+def run(*args, env_home, **env):
+    return chunkbench(args, {**BASE_ENV, "CHUNKBENCH_HOME": str(env_home), **env}, cwd=ROOT)
 
 
 def test_parse_prints_units_and_fails_clearly_on_bad_input(tmp_path):
@@ -85,9 +86,7 @@ def test_health_fails_only_for_what_is_configured_and_broken(tmp_path):
     assert result.returncode == 0, result.stdout  # OpenAI merely not set up is no failure
     assert checks["provider:openai"]["configured"] is False and checks["qdrant"]["ok"] is True
     dead = f"http://127.0.0.1:{free_port()}/v1"
-    result = subprocess.run([*CLI, "health"], capture_output=True, text=True, timeout=300, cwd=ROOT,
-                            env={**BASE_ENV, "CHUNKBENCH_HOME": str(tmp_path),
-                                 "CHUNKBENCH_OPENAI_COMPATIBLE_URL": dead})
+    result = run("health", env_home=tmp_path, CHUNKBENCH_OPENAI_COMPATIBLE_URL=dead)
     checks = {c["component"]: c for c in map(json.loads, result.stdout.splitlines())}
     assert result.returncode == 1 and not checks[f"provider:openai_compatible:{dead}"]["ok"]
 
@@ -104,9 +103,7 @@ def test_init_creates_the_provider_pools_with_their_starting_limit(tmp_path):
         assert storage.get_concurrency_keys() == {"openai", "openai_compatible"}
         assert storage.get_concurrency_info("openai").slot_count == 2
         storage.set_concurrency_slots("openai", 5)  # what the UI's Concurrency page does
-    again = subprocess.run([*CLI, "init"], capture_output=True, text=True, timeout=300, cwd=ROOT,
-                           env={**BASE_ENV, "CHUNKBENCH_HOME": str(tmp_path),
-                                "CHUNKBENCH_PROVIDER_POOL_LIMIT": "3"})
+    again = run("init", env_home=tmp_path, CHUNKBENCH_PROVIDER_POOL_LIMIT="3")
     assert again.returncode == 0, again.stderr
     with DagsterInstance.from_config(str(dagster_home)) as instance:
         storage = instance.event_log_storage
@@ -135,8 +132,8 @@ def test_estimate_prices_the_sampled_corpus_as_it_times_it(tmp_path):
     calibration.give_measured(tmp_path / "home")  # MiniLM's rate as this process measured it: not this test's point
 
     def tokens(*flags):
-        done = subprocess.run([*CLI, "estimate", "--strategy", "fixed_size", "--corpus-model", "all-minilm-l6-v2",
-                               *flags], capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+        done = chunkbench(["estimate", "--strategy", "fixed_size", "--corpus-model", "all-minilm-l6-v2", *flags], env,
+                          cwd=ROOT)
         assert done.returncode == 0, done.stdout + done.stderr
         [count] = re.findall(r"index all-minilm-l6-v2: 1 collection\(s\), about ([\d,]+) tokens", done.stdout)
         return int(count.replace(",", "")), done.stdout

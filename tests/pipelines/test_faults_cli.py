@@ -12,10 +12,11 @@ One clean run of the smallest benchmark is shared by the module; each case works
   stand in for another: each case still asserts its own file's warning. Each source file gets a copy of its own
   (a damaged source stops the run).
 
-The clean run and the runs on a full disk are real subprocesses (a full disk must end the process with exit 1, never
-a signal); the run after space is freed, the damaged copies' runs and the doctor's commands are called in the test
+The runs on a full disk are real subprocesses (a full disk must end the process with exit 1, never a signal); the
+clean run, the run after space is freed, the damaged copies' runs and the doctor's commands are called in the test
 process (``World.here``: the exit status and both streams as a subprocess gives them, without starting Python,
-Dagster and the engines again for each of them).
+Dagster and the engines again for each of them; a first run on an empty home as a process of its own is tested by
+test_concurrent_first_runs.py and test_run_control.py).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def clean(tmp_path_factory):
     world = make_world(tmp_path_factory.mktemp("clean") / "world")
     calibration.give_measured(world.home)  # MiniLM's rate as this worker measured it (tests/support/calibration.py)
     calibration.give_graph(world.home)  # and its fused graph, kept as a first run keeps it
-    result = world.run()
+    result = world.run_here()
     assert result.returncode == 0 and no_traceback(result), output(result)
     board = world.leaderboard()
     assert [(r[1], r[2], r[3]) for r in board] == [(STRATEGY, MODEL, 4)], board

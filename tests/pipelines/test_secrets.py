@@ -4,8 +4,6 @@ in CHUNKBENCH_HOME (DuckDB, Parquet, reports, parsed store, caches), the Dagster
 import json
 import os
 import secrets
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +11,7 @@ import pytest
 from chunkbench_core.redaction import describe_error, redact
 from chunkbench_core.settings import Settings
 from chunkbench_core.storage.results_db import ResultsDB
+from tests.pipelines.support.cli import chunkbench
 from tests.pipelines.support.echo_key_server import EchoKeyServer
 from tests.support import calibration
 
@@ -67,11 +66,9 @@ def test_an_echoed_key_is_stored_nowhere(tmp_path):
            "CHUNKBENCH_OPENAI_COMPATIBLE_URL": server.base_url, "CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY": provider_key}
     calibration.give_measured(home)  # MiniLM's rate as this worker measured it, not timed again on this fresh home
     calibration.give_graph(home)  # and its fused graph, as a first run keeps it
-    try:
-        run = subprocess.run(
-            [sys.executable, "-m", "chunkbench_pipelines.cli", "run", "--strategy", "fixed_size",
-             "--corpus-model", "all-minilm-l6-v2", "--corpus-model", "nomic-embed-text-v2-moe"],
-            cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    try:  # in this process, with exactly this environment and both output streams (fd 1 and 2) captured
+        run = chunkbench(["run", "--strategy", "fixed_size", "--corpus-model", "all-minilm-l6-v2",
+                          "--corpus-model", "nomic-embed-text-v2-moe"], env, cwd=ROOT)
     finally:
         server.stop()
     output = run.stdout + run.stderr

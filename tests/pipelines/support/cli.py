@@ -5,7 +5,7 @@ For the tests where the command's behaviour is the point, not its entry point. T
 environment it is given (as a subprocess would), runs in ``cwd``, and both its Python streams and the file
 descriptors 1 and 2 (what a library writes there directly) are captured. An exception that escapes ``main``
 is printed as a traceback with exit status 1, as the interpreter does. A few tests keep the real subprocess:
-the entry point itself (tests/pipelines/test_cli_startup.py, test_cli.py), signals, concurrent commands.
+the entry point itself (tests/pipelines/test_cli_startup.py), signals, concurrent commands, a full disk.
 """
 
 from __future__ import annotations
