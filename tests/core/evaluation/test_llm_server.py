@@ -183,7 +183,10 @@ def test_one_500_is_absorbed_by_the_clients_retry(proxy):
 def test_timeout_becomes_a_failed_cell(proxy):
     items = outcomes(1)
     proxy.delay = 3.0
-    settings = LLMSettings(model="gemma", timeout_seconds=0.5, max_context_tokens=200, system_prompt_as_user=True)
+    # a small answer budget: the proxy still hands the request to the server after its delay, and the server writes
+    # the answer out for nobody (with the default budget, 255 tokens: about 25 s of the one server thread's CPU)
+    settings = LLMSettings(model="gemma", timeout_seconds=0.5, answer_max_tokens=4, max_context_tokens=200,
+                           system_prompt_as_user=True)
     started = time.perf_counter()
     run_llm_evaluation(items, make_client(proxy.url, max_retries=0, timeout_seconds=0.5), settings)
     assert time.perf_counter() - started < 3.0
