@@ -142,7 +142,7 @@ MATERIALIZE = textwrap.dedent("""
     Path(f"{go}.{strategy}").touch()
     while not Path(go).exists():
         time.sleep(0.005)
-    key = partition_key(strategy, model) if strategy != "-" else None
+    key = partition_key(strategy, model)
     result = materialize(assets, selection=selection, partition_key=key, instance=DagsterInstance.get(),
                          resources=build_resources(settings), raise_on_error=False)
     waits = [m.metadata["pool_wait_seconds"].value for m in result.asset_materializations_for_node("chunk_collections")]
@@ -161,6 +161,21 @@ def _corpus(root: Path) -> dict[str, str]:
     (dagster_home / "dagster.yaml").write_text(DAGSTER_YAML, encoding="utf-8")
     return {"CHUNKBENCH_HOME": str(root / "home"), "CHUNKBENCH_CORPUS": str(corpus),
             "CHUNKBENCH_QUESTIONS": str(questions), "DAGSTER_HOME": str(dagster_home)}
+
+
+def _parse_here(env: dict[str, str]) -> None:
+    """The documents parsed in this process, on the instance the runs share (what the two runs need first; no
+    provider is called, so no process of its own is needed)."""
+    from chunkbench_core.settings import Settings
+    from chunkbench_pipelines.assets import build_assets
+    from chunkbench_pipelines.partitions import runnable_corpus_models, strategy_by_model
+    from chunkbench_pipelines.resources import build_resources
+
+    settings = Settings.load(env)
+    assets = build_assets(strategy_by_model(runnable_corpus_models(settings)))
+    with DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
+        assert materialize(assets, selection=["source_documents", "parsed_documents"], instance=instance,
+                           resources=build_resources(settings)).success
 
 
 def _run(env: dict[str, str], selection: str, strategy: str, model: str, go: Path) -> subprocess.Popen:
@@ -191,11 +206,7 @@ def test_partitions_of_a_remote_model_respect_the_provider_pool(tmp_path, limit,
         for name in ("OPENAI_API_KEY", "QDRANT_URL", "CHUNKBENCH_OPENAI_COMPATIBLE_URL", "CHUNKBENCH_LLM_MODEL"):
             env.pop(name, None)
         go = tmp_path / "go"
-        parse = _run(env, "source_documents,parsed_documents", "-", "-", go)
-        go.touch()
-        out, err = parse.communicate(timeout=300)
-        assert parse.returncode == 0 and json.loads(out.splitlines()[-1])["success"], err
-        go.unlink()
+        _parse_here(env)
 
         # a request waits for the other run's request: the two runs overlap for sure unless the
         # pool keeps them apart (with limit 1 each request then gives up waiting after 4 s: the runs start together,
