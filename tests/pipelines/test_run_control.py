@@ -121,8 +121,11 @@ def test_a_run_killed_with_minus_9_is_marked_failed_by_the_next_run(tmp_path):
 
 
 def _cli(env, *args):
-    return subprocess.run([sys.executable, "-m", "chunkbench_pipelines.cli", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    """A command whose point is its exit status and output, called in this process with exactly ``env``
+    (tests/pipelines/support/cli.py); the signal tests above need processes of their own."""
+    from tests.pipelines.support.cli import chunkbench
+
+    return chunkbench(args, env, cwd=ROOT)
 
 
 def test_bad_values_exit_2_with_one_line_before_any_work(tmp_path):
