@@ -125,7 +125,8 @@ def _cli(env, *args):
     (tests/pipelines/support/cli.py); the signal tests above need processes of their own."""
     from tests.pipelines.support.cli import chunkbench
 
-    return chunkbench(args, env, cwd=ROOT)
+    # no engine rates given to the home: that would create it, and these commands must create nothing
+    return chunkbench(args, env, cwd=ROOT, measured_rates=False)
 
 
 def test_bad_values_exit_2_with_one_line_before_any_work(tmp_path):
