@@ -347,11 +347,11 @@ class Settings:
         from chunkbench_core.embedding.language import ScriptShare
         from chunkbench_core.embedding.roles import role_defaults
         from chunkbench_core.embedding.thresholds import SharedDefaults
-        from chunkbench_core.storage.corpus import ParsedStore
+        from chunkbench_core.storage.corpus import parsed_store
 
         registry = self.registry()
         shared = SharedDefaults.of(self)
-        script = ScriptShare.from_dict(ParsedStore(self.results_dir / "parsed", "").manifest_script())
+        script = ScriptShare.from_dict(parsed_store(self.results_dir).manifest_script())
         return role_defaults(registry, shared, self.corpus_model, self.boundary_model, script)
 
     def corpus_model_default(self):

@@ -22,7 +22,7 @@ from chunkbench_core.settings import SAMPLE_BENCHMARK, Settings, benchmark_dir, 
 from chunkbench_core.storage.corpus import ParsedStore
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.vector_store import VectorStore
-from chunkbench_core.stages.documents import parser_version
+from chunkbench_core.storage.corpus import parsed_store
 from chunkbench_core.stages.spec import SpecContext
 
 
@@ -88,7 +88,7 @@ class WorkspaceResource(ConfigurableResource):
 
         Readers need no options: they read the manifest of the last parse.
         """
-        return ParsedStore(self.results_dir() / "parsed", parser_version(), options)
+        return parsed_store(self.results_dir(), options)
 
     def reports_dir(self) -> Path:
         return self.results_dir() / "reports"

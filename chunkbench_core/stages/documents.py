@@ -7,10 +7,8 @@ rows go through the results store (``ResultsDB.record_documents``).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -22,15 +20,6 @@ from chunkbench_core.storage.corpus import CorpusScan, ParsedStore, SourceDocume
 from chunkbench_core.storage.records import DocumentRecord
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.tokens import count_tokens
-
-
-@lru_cache(maxsize=1)
-def parser_version() -> str:
-    """A digest of the parsing code: a changed parser re-parses every document."""
-    digest = hashlib.sha256()
-    for path in sorted((Path(__file__).resolve().parent.parent / "parsing").glob("*.py")):
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:12]
 
 
 @dataclass

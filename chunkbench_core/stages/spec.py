@@ -161,12 +161,12 @@ class SpecContext:
     def of(cls, settings: "Settings", corpus_script: ScriptShare | None = None) -> "SpecContext":
         """The context of ``settings``' benchmark; ``corpus_script``: the letters of the documents to chunk
         (default: those of the benchmark's last parse)."""
-        from chunkbench_core.storage.corpus import ParsedStore
+        from chunkbench_core.storage.corpus import parsed_store
 
         registry = settings.registry()
         shared = SharedDefaults.of(settings)
         if corpus_script is None:
-            corpus_script = ScriptShare.from_dict(ParsedStore(settings.results_dir / "parsed", "").manifest_script())
+            corpus_script = ScriptShare.from_dict(parsed_store(settings.results_dir).manifest_script())
         return cls(registry, SharedDefaults(shared.results, shared.legacy_file, registry), settings.boundary_model,
                    corpus_script)
 

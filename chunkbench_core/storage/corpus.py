@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +120,23 @@ def scan_corpus_report(folder: str | Path) -> CorpusScan:
 def scan_corpus(folder: str | Path) -> list[SourceDocument]:
     """The documents of :func:`scan_corpus_report` (regular files inside the folder, hidden files skipped)."""
     return scan_corpus_report(folder).documents
+
+
+@lru_cache(maxsize=1)
+def parser_version() -> str:
+    """A digest of the parsing code: a changed parser re-parses every document."""
+    digest = hashlib.sha256()
+    for path in sorted((Path(__file__).resolve().parent.parent / "parsing").glob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def parsed_store(results_dir: str | Path, options: Any = None) -> "ParsedStore":
+    """The parsed documents of the results folder ``results_dir``, keyed by this parser's version.
+
+    ``options`` (the ParseOptions in force) when parsing: each parse is keyed by the options its format reads.
+    Readers need none: they read the manifest of the last parse."""
+    return ParsedStore(Path(results_dir) / "parsed", parser_version(), options)
 
 
 class ParsedStore:

@@ -153,13 +153,13 @@ def _parsed_documents():
     """The parsed corpus as documents (units included); parses in memory when nothing was parsed yet."""
     from chunkbench_core.errors import DocumentProcessingError
     from chunkbench_core.parsing import parse
-    from chunkbench_core.stages.documents import load_parsed_corpus, parser_version
-    from chunkbench_core.storage.corpus import ParsedStore, scan_corpus
+    from chunkbench_core.stages.documents import load_parsed_corpus
+    from chunkbench_core.storage.corpus import parsed_store, scan_corpus
 
     # the settings in force, not the Dagster resources: reading questions and parsed documents needs no Dagster
     # (importing it took about 1.2 s of each `chunkbench questions` command)
     current = settings.current()
-    documents = load_parsed_corpus(ParsedStore(current.results_dir / "parsed", parser_version()))
+    documents = load_parsed_corpus(parsed_store(current.results_dir))
     if documents:
         return documents
     print(f"no parsed corpus yet: parsing {current.corpus} in memory (nothing is stored)", file=sys.stderr)

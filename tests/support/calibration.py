@@ -84,6 +84,7 @@ def give_graph(home: Path) -> bool:
     each such process otherwise imports ``onnx`` and rewrites the graph again (about 1 s of CPU). The graph is
     built once per test process by the product's own function, into a scratch folder; a copy, never a link, so no
     test can damage another's."""
+    import atexit
     import shutil
     import tempfile
 
@@ -96,6 +97,7 @@ def give_graph(home: Path) -> bool:
         return False
     if not _GRAPH or not _GRAPH[0].exists() or _GRAPH[0].name != name:
         folder = Path(tempfile.mkdtemp(prefix="chunkbench-test-graph-"))
+        atexit.register(shutil.rmtree, folder, True)  # 22 MB per test process, left in /tmp otherwise
         kept_fused_graph(_model_path(), folder)
         _GRAPH[:] = [folder / name]
     target.parent.mkdir(parents=True, exist_ok=True)

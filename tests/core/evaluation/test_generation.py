@@ -139,7 +139,7 @@ def test_generation_against_the_llama_cpp_server(documents, llama_server_url):
     settings = LLMSettings(model="gemma", system_prompt_as_user=True, timeout_seconds=120,
                            input_price_per_mtok=0, output_price_per_mtok=0)
     data, report = generate_question_set(documents, make_client(f"{llama_server_url}/v1"), settings, embed, 1,
-                                         max_tries=2, attempts=1, max_tokens=64)
+                                         max_tries=2, attempts=1, max_tokens=32)
     assert report.tried in (1, 2) and report.calls == report.tried  # one attempt per passage; stops once kept
     assert report.usage.prompt_tokens > 0
     assert report.kept + sum(report.dropped.values()) == report.tried
