@@ -86,6 +86,13 @@ def _questions(n: Any) -> str:
     return "– questions" if number(n) is None else plural(number(n), "question")
 
 
+def _span_questions(row: Mapping[str, Any]) -> Any:
+    """How many of a row's scored questions have evidence spans (what recall, precision and MRR average over): the
+    scored ones less those that name only their source documents; None when the run recorded no count."""
+    scored = number(row.get("n_questions"))
+    return None if scored is None else scored - (number(row.get("n_documents_only")) or 0)
+
+
 def _located_note(row: Mapping[str, Any]) -> str:
     """How many of the scored questions rest on located evidence not reviewed yet ("" when none)."""
     located = int(number(row.get("n_located")) or 0)
@@ -187,7 +194,7 @@ def _recommendation(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
     recall = metric_value(data, best, "recall")
     parts.append(
         f"<p>Its top {esc(fmt('count', best.get('top_k')))} chunks hold {_pct(recall)} of the evidence text (recall "
-        f"{esc(fmt_metric('recall', recall))} over {esc(_questions(best.get('n_questions')))}), with precision "
+        f"{esc(fmt_metric('recall', recall))} over {esc(_questions(_span_questions(best)))}), with precision "
         f"{esc(fmt_metric('precision', metric_value(data, best, 'precision')))} and MRR "
         f"{esc(fmt_metric('mrr', metric_value(data, best, 'mrr')))}; the LLM would read about "
         f"{esc(fmt('count', best.get('context_tokens')))} tokens of context per question.</p>"

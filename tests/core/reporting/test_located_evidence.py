@@ -46,3 +46,18 @@ def test_counts_read_n_scored_m_judge_only() -> None:
     assert question_counts({"n_questions": 32, "n_judge_only": 7, "n_judged": 39}) == \
         "32 scored (7 judge-only, scored by the LLM judge only)"
     assert question_counts({"n_questions": 5, "n_judge_only": None}) == "5 scored (0 judge-only)"
+
+
+def test_the_recall_sentence_counts_only_questions_with_evidence_spans(extended_results: ResultsDB) -> None:
+    """Recall averages over the questions with evidence spans: a question naming only its source documents is
+    scored (at the document level) but not in that average, so the sentence gives the smaller count."""
+    import re
+
+    from chunkbench_core.reporting.managerial import render_managerial
+
+    data = load_report_data(extended_results)
+    data.board["n_questions"] = 7
+    data.board["n_documents_only"] = 1
+    html = render_managerial(data, [], "managerial")
+    assert re.search(r"of the evidence text \(recall [0-9.]+ over 6 questions\)", html), html
+    assert "Questions: 7 scored (0 judge-only); 1 of the 7 at the document level only" in html
