@@ -9,8 +9,8 @@ documents, that context) is searched in the question's source documents, or in t
 names none, for:
 
 - ``answer_words``: runs of the answer's words found in the same order in a document. Words are runs of
-  letters and digits, compared case-folded, so whitespace, quotes (curly or straight), dashes, ``$`` and
-  punctuation between them never matter. A run counts only when it is informative: at least
+  letters and digits (a time of day such as ``10:00`` is one word), compared case-folded, so whitespace, quotes
+  (curly or straight), dashes, ``$`` and punctuation between them never matter. A run counts only when it is informative: at least
   :data:`MIN_RUN_WORDS` words (or the whole answer, of three words or more) and :data:`MIN_INFORMATIVE_CHARS`
   characters of informative words
   (stop words weigh nothing; a word found in every document of a corpus of three or more weighs half),
@@ -82,7 +82,9 @@ theirs them themselves then there these they this those through to too under unt
 when where which while who whom why will with would you your yours yourself yourselves
 """.split())
 
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+#: a word: a run of letters and digits, or a time of day ("10:00"), so an answer such as "From 10:00 to 18:00 on
+#: Saturdays" has informative words (split, its hours would be small whole numbers, which weigh nothing)
+_WORD = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?![\d:])|[^\W_]+(?:['’][^\W_]+)*")
 _FIGURE = re.compile(
     r"(?<![\w.,])(?P<open>\()?\s?(?P<minus>[-−–])?\s?(?P<currency>[$€£])?\s?"
     r"(?P<number>\d{1,3}(?:,\d{3})+|\d+)(?P<decimals>\.\d+)?(?![\w,]\d)(?:\s?(?P<close>\)))?(?P<percent>\s?%)?"

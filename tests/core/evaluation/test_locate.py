@@ -121,6 +121,18 @@ def test_an_answer_of_three_or_four_words_found_whole_counts_and_the_same_words_
     assert refs == []
 
 
+def test_an_answer_giving_times_of_day_is_found_whole():
+    # a spreadsheet's answer with opening hours: its times are informative words, its hours alone are not
+    library = {"library.md": "# Library\n\nThe reading room is open from 8:00 to 22:00 on weekdays and from 10:00 to "
+                             "18:00 on Saturdays.\n", **SHOP}
+    [ref], _ = located(Question("t1", "Saturday hours?", expected_answer="From 10:00 to 18:00 on Saturdays."),
+                       library)
+    assert ref.document == "library.md" and ref.content == "from 10:00 to 18:00 on Saturdays" and ref.score == 0.8
+    # the same hours without the colon are small whole numbers: too little to be evidence
+    refs, report = located(Question("t2", "Saturday hours?", expected_answer="From 10 to 18 on Saturdays."), library)
+    assert refs == [] and report.without == ["t2"]
+
+
 def test_without_source_documents_the_whole_corpus_is_searched_and_a_sentence_in_two_places_is_kept_apart():
     unique = Question("q6", "Cloud?", expected_answer="Cloud growth was driven by Azure consumption across regions.")
     [ref], _ = located(unique)
