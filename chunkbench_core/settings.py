@@ -18,7 +18,8 @@ Where state lives:
   for the bundled sample corpus, else the name of the corpus folder). Two benchmarks never share
   results or collections.
 - ``corpus`` / ``questions`` (``CHUNKBENCH_CORPUS`` / ``CHUNKBENCH_QUESTIONS``): the folders of documents
-  and question sets (default: the bundled sample and its questions).
+  and question sets (default: for a named benchmark that has run, the folders its last run recorded in its
+  ``benchmark.json``; else the bundled sample and its questions).
 - ``results_root`` (``CHUNKBENCH_RESULTS_DIR``): where results, parsed documents and reports go when they
   must be shared by runs on several machines (default: ``home``; see deploy/README.md); the
   benchmark's folder ``benchmarks/<name>/`` is made inside it.
@@ -153,6 +154,10 @@ def validate_benchmark_name(name: str) -> str:
     return name
 
 
+#: the record of a benchmark in its results folder: its name and the folders it reads (chunkbench_core.benchmarks)
+BENCHMARK_FILE = "benchmark.json"
+
+
 def default_benchmark_name(corpus: Path) -> str:
     """``sample`` for the bundled corpus, else the corpus folder's name (so one's own documents never write into
     the sample's results)."""
@@ -165,6 +170,28 @@ def default_benchmark_name(corpus: Path) -> str:
 def benchmark_dir(base: Path, benchmark: str) -> Path:
     """The folder of one benchmark's results, collections, parsed documents and reports inside ``base``."""
     return base / "benchmarks" / validate_benchmark_name(benchmark)
+
+
+def _recorded_folders(values: dict[str, Any], sources: dict[str, str]) -> None:
+    """The documents and question folders of a named benchmark that were not given: those its last run recorded
+    (its ``benchmark.json``), so running it again without CHUNKBENCH_CORPUS reads its own documents, never the
+    sample's (which would also have rewritten its record). A record that cannot be read is left to
+    ``chunkbench_core.benchmarks.find_benchmarks`` to name; the defaults stand."""
+    import json
+
+    base = values.get("results_root") or values.get("home") or _default_home()
+    path = benchmark_dir(Path(base), str(values["benchmark"])) / BENCHMARK_FILE
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if not isinstance(record, dict):
+        return
+    for name in ("corpus", "questions"):
+        folder = record.get(name)
+        if name not in values and isinstance(folder, str) and folder:
+            values[name] = Path(folder)
+            sources[name] = f"benchmark {values['benchmark']}'s last run (its {BENCHMARK_FILE})"
 
 
 @dataclass(frozen=True)
@@ -267,6 +294,8 @@ class Settings:
             values["benchmark"] = default_benchmark_name(corpus)
             sources["benchmark"] = ("default (the bundled sample corpus)" if values["benchmark"] == SAMPLE_BENCHMARK
                                     and "corpus" not in values else "default (the corpus folder's name)")
+        if values["benchmark"] != SAMPLE_BENCHMARK and not {"corpus", "questions"} <= set(values):
+            _recorded_folders(values, sources)
         settings = cls(**values, sources=sources)
         settings.register_secrets()
         return settings
