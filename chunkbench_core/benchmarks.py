@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chunkbench_core.errors import ConfigError
-from chunkbench_core.settings import BENCHMARK_FILE, Settings, benchmark_dir, validate_benchmark_name
+from chunkbench_core.settings import Settings, benchmark_dir, validate_benchmark_name
+
+BENCHMARK_FILE = "benchmark.json"
 
 
 @dataclass(frozen=True)

@@ -154,10 +154,6 @@ def validate_benchmark_name(name: str) -> str:
     return name
 
 
-#: the record of a benchmark in its results folder: its name and the folders it reads (chunkbench_core.benchmarks)
-BENCHMARK_FILE = "benchmark.json"
-
-
 def default_benchmark_name(corpus: Path) -> str:
     """``sample`` for the bundled corpus, else the corpus folder's name (so one's own documents never write into
     the sample's results)."""
@@ -175,23 +171,22 @@ def benchmark_dir(base: Path, benchmark: str) -> Path:
 def _recorded_folders(values: dict[str, Any], sources: dict[str, str]) -> None:
     """The documents and question folders of a named benchmark that were not given: those its last run recorded
     (its ``benchmark.json``), so running it again without CHUNKBENCH_CORPUS reads its own documents, never the
-    sample's (which would also have rewritten its record). A record that cannot be read is left to
-    ``chunkbench_core.benchmarks.find_benchmarks`` to name; the defaults stand."""
-    import json
+    sample's (which would also have rewritten its record). A record that cannot be read is ignored: the defaults
+    stand, and the next run writes the record again."""
+    from chunkbench_core.benchmarks import BENCHMARK_FILE, read_benchmark
 
     base = values.get("results_root") or values.get("home") or _default_home()
     path = benchmark_dir(Path(base), str(values["benchmark"])) / BENCHMARK_FILE
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    if not path.is_file():
         return
-    if not isinstance(record, dict):
+    try:
+        recorded = read_benchmark(path)
+    except ConfigError:
         return
     for name in ("corpus", "questions"):
-        folder = record.get(name)
-        if name not in values and isinstance(folder, str) and folder:
-            values[name] = Path(folder)
-            sources[name] = f"benchmark {values['benchmark']}'s last run (its {BENCHMARK_FILE})"
+        if name not in values:
+            values[name] = getattr(recorded, name)
+            sources[name] = f"benchmark {recorded.name}'s last run (its {BENCHMARK_FILE})"
 
 
 @dataclass(frozen=True)

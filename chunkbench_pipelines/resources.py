@@ -19,10 +19,9 @@ from chunkbench_core.embedding.providers import MODEL_FOLDER
 from chunkbench_core.embedding.thresholds import THRESHOLDS_FILE, SharedDefaults
 from chunkbench_core.parsing import ParseOptions
 from chunkbench_core.settings import SAMPLE_BENCHMARK, Settings, benchmark_dir, home_dir
-from chunkbench_core.storage.corpus import ParsedStore
+from chunkbench_core.storage.corpus import ParsedStore, parsed_store
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.vector_store import VectorStore
-from chunkbench_core.storage.corpus import parsed_store
 from chunkbench_core.stages.spec import SpecContext
 
 

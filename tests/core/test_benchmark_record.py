@@ -50,7 +50,12 @@ def test_without_a_readable_record_the_defaults_stand(tmp_path):
     damaged = Settings.load({"CHUNKBENCH_HOME": str(tmp_path / "home"), "CHUNKBENCH_BENCHMARK": "civic"})
     assert (damaged.corpus, damaged.source("corpus")) == (SAMPLE_CORPUS, "default")
     [_], problems = find_benchmarks(damaged)
-    assert problems == []  # the configured benchmark is listed from the settings; its record is rewritten by a run
+    assert problems == []  # the benchmark in force is listed from its settings, never from its own record
+    # a record naming another benchmark (copied from its folder) is not this one's either
+    record.write_text('{"name": "other", "corpus": "/elsewhere/corpus", "questions": "/elsewhere/q"}',
+                      encoding="utf-8")
+    copied = Settings.load({"CHUNKBENCH_HOME": str(tmp_path / "home"), "CHUNKBENCH_BENCHMARK": "civic"})
+    assert (copied.corpus, copied.source("corpus")) == (SAMPLE_CORPUS, "default")
 
 
 def test_the_sample_benchmark_is_never_read_from_a_record(tmp_path):
