@@ -69,6 +69,10 @@ class Chunk:
     # Where the contextual prefix of ``embedded_text`` came from: "llm", "headings" or
     # "headings_fallback" (the LLM failed and the run was configured to fall back).
     context_source: str | None = None
+    # The first and last page the chunk spans (1-based, as PDF viewers number them); None for a document
+    # without pages.
+    page_start: int | None = None
+    page_end: int | None = None
 
     @property
     def text_to_embed(self) -> str:
@@ -226,6 +230,7 @@ def build_chunks(strategy: str, document: ParsedDocument, pieces: list[Piece], t
             path = list(units[min(i, len(units) - 1)].heading_path)
         else:
             path = []
+        pages = document.page_span(start, end)
         chunks.append(Chunk(
             chunk_id=chunk_id,
             document=doc_name,
@@ -239,5 +244,7 @@ def build_chunks(strategy: str, document: ParsedDocument, pieces: list[Piece], t
             heading_path=path,
             parent_id=parent_id,
             role=piece.role,
+            page_start=pages[0] if pages else None,
+            page_end=pages[1] if pages else None,
         ))
     return link_neighbours(chunks)

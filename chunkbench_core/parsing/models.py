@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from chunkbench_core.parsing.pages import page_span
+
 ContentType = Literal["paragraph", "table_row", "qa_pair", "image_caption"]
 CONTENT_TYPES: tuple[str, ...] = ("paragraph", "table_row", "qa_pair", "image_caption")
 NodeType = Literal["document", "section", "article", "paragraph"]
@@ -91,6 +93,8 @@ class ParsedDocument:
     ``warnings`` carries things a user should know that did not stop parsing
     (e.g. images counted but not captioned). ``explain`` says which rule made each
     heading, table header and title, and Q&A pair (:func:`chunkbench_core.parsing.explain.explain_text`).
+    ``page_starts`` gives, for a paged document (PDF), the ``markdown`` offset at which each page starts
+    (page 1 first); it is empty for documents without pages (DOCX, Markdown, text, spreadsheets).
     """
 
     document: str
@@ -101,6 +105,11 @@ class ParsedDocument:
     warnings: list[str] = field(default_factory=list)
     stats: dict[str, int] = field(default_factory=dict)
     explain: list[Explanation] = field(default_factory=list)
+    page_starts: list[int] = field(default_factory=list)
+
+    def page_span(self, start: int, end: int) -> tuple[int, int] | None:
+        """First and last 1-based page of ``markdown[start:end]``; None when the document has no pages."""
+        return page_span(self.page_starts, start, end)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -112,6 +121,7 @@ class ParsedDocument:
             "warnings": list(self.warnings),
             "stats": dict(self.stats),
             "explain": [asdict(e) for e in self.explain],
+            "page_starts": list(self.page_starts),
         }
 
     @classmethod
@@ -125,4 +135,5 @@ class ParsedDocument:
             warnings=list(data.get("warnings", [])),
             stats=dict(data.get("stats", {})),
             explain=[Explanation(**e) for e in data.get("explain", [])],
+            page_starts=[int(o) for o in data.get("page_starts", [])],
         )

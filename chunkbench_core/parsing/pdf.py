@@ -76,6 +76,7 @@ from chunkbench_core.parsing.heuristics import ParserHeuristics, PDFHeuristics, 
 from chunkbench_core.parsing.images import ImageReporter
 from chunkbench_core.parsing.models import ParsedDocument
 from chunkbench_core.parsing.options import ParseOptions
+from chunkbench_core.parsing.pages import locate_page_starts
 from chunkbench_core.parsing.persian import ZWNJ, is_rtl_text, normalize_persian, order_rtl_tokens
 from chunkbench_core.parsing.qa import starts_item
 from chunkbench_core.parsing.tables import CURRENCY_SIGNS, GridCell, flatten_table
@@ -1058,13 +1059,24 @@ def _parse_pdf(path: Path, options: ParseOptions, memory: int) -> ParsedDocument
             "headings_from_outline": int(bool(titles)),
         }
     )
+    markdown = builder.markdown
     return ParsedDocument(
         document=path.name,
-        markdown=builder.markdown,
+        markdown=markdown,
         tree=builder.root,
         units=builder.units,
         parser="pdf",
         warnings=warnings,
         stats=stats,
         explain=builder.explain,
+        page_starts=locate_page_starts(markdown, [_page_probes(page, options) for page in pages]),
     )
+
+
+def _page_probes(lines: list[Line], options: ParseOptions) -> list[str]:
+    """Each line of a page as the markdown holds it: a table row by its first cell, other lines whole."""
+    return [
+        normalize_persian(clean_inline(line.cells[0].text), options.persian_digits) if len(line.cells) > 1
+        else line.text
+        for line in lines
+    ]

@@ -78,6 +78,8 @@ class ChunkRecord(Record):
     variant: str
     build: str
     materialized_at: dt.datetime
+    page_start: int | None = None  # first and last page the chunk spans (1-based); NULL without pages
+    page_end: int | None = None
 
     @classmethod
     def of(cls, chunk: "Chunk", *, corpus_model: str, variant: str, build: str, chunking_params: str,
@@ -88,7 +90,8 @@ class ChunkRecord(Record):
                    heading_path=json.dumps(chunk.heading_path, ensure_ascii=False), parent_id=chunk.parent_id,
                    role=chunk.role, previous_chunk_id=chunk.previous_chunk_id, next_chunk_id=chunk.next_chunk_id,
                    context_source=chunk.context_source, text=chunk.text, embedded_text=chunk.embedded_text,
-                   chunking_params=chunking_params, variant=variant, build=build, materialized_at=at)
+                   chunking_params=chunking_params, variant=variant, build=build, materialized_at=at,
+                   page_start=chunk.page_start, page_end=chunk.page_end)
 
 
 @dataclass

@@ -72,6 +72,8 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("materialized_at", "TIMESTAMP"),
         # the collection build the row belongs to (storage.history; NULL in rows written before builds were kept)
         ("build", "VARCHAR"),
+        # the first and last page the chunk spans (1-based, as a PDF viewer shows them); NULL without pages
+        ("page_start", "INTEGER"), ("page_end", "INTEGER"),
     ],
     # per question of a run: what was asked and retrieved, latencies, the LLM's cells, costs; its metric values
     # are in question_scores, one row per metric (the view ``question_results`` joins them, one column each)

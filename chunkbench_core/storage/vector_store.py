@@ -112,6 +112,8 @@ def chunk_payload(chunk: Chunk) -> dict[str, Any]:
         "content_type": chunk.content_type,
         "heading_path": list(chunk.heading_path),
         "parent_id": chunk.parent_id,
+        "page_start": chunk.page_start,
+        "page_end": chunk.page_end,
     }
 
 

@@ -64,3 +64,21 @@ def test_options_are_declared_once_with_defaults_bounds_and_descriptions():
         make_chunker("structural", chunk_size=20, chunk_overlap=0, embed=bag_of_words_embed, percentile=150)
     with pytest.raises(ChunkingError, match="unknown strategy 'nope'; choose one of: fixed_size, recursive"):
         STRATEGIES["nope"]
+
+
+@pytest.mark.parametrize("strategy", ALL)
+def test_every_strategy_gives_its_chunks_the_pages_they_span(strategy):
+    from chunkbench_core.parsing.pages import page_span
+
+    document = doc("# A\n\nOne sentence here. Another one there.\n\nA second paragraph follows.\n\n"
+                   "# B\n\nThe third page has its own words and a closing sentence.")
+    document.page_starts = [0, document.markdown.index("A second"), document.markdown.index("# B")]
+    window = ModelWindow(64, words_counter, model_id="fake")
+    chunker = make_chunker(strategy, chunk_size=20, chunk_overlap=5, embed=bag_of_words_embed, window=window)
+    chunks = chunker.chunk(document)
+    assert chunks
+    for chunk in chunks:
+        assert (chunk.page_start, chunk.page_end) == page_span(document.page_starts, chunk.start, chunk.end)
+    assert {c.page_end for c in chunks} >= {3}
+    document.page_starts = []
+    assert all(c.page_start is None and c.page_end is None for c in chunker.chunk(document))
