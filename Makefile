@@ -18,8 +18,11 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $@
 
+# the run, then what the README and docs/results.md say of it (the excerpt, the pick, the report's picture, the
+# demo's time) rewritten from it: scripts/readme_excerpt.py --refresh alone does that part again from an existing run
 demo: install
 	$(BIN)/chunkbench run
+	$(BIN)/python scripts/readme_excerpt.py --refresh
 
 # the whole suite on TEST_WORKERS processes; the tests that share one server (dagster dev, PostgreSQL,
 # the llama.cpp server) run on one worker (--dist loadgroup), each worker has its own CHUNKBENCH_HOME.
@@ -29,12 +32,14 @@ TEST_WORKERS ?= 3
 # eatmydata (Debian package), when installed, turns the tests' fsync calls into no-ops: every Dagster event, DuckDB
 # and Parquet write waits for the disk otherwise, and no test can tell (nothing here survives a power cut it checks)
 NO_FSYNC ?= $(shell command -v eatmydata 2>/dev/null)
+# a passing run records its time and test count for the docs (scripts/record_timings.py)
+RECORD_TIME = $(BIN)/python scripts/record_timings.py command
 test: install
-	$(NO_FSYNC) $(BIN)/python -m pytest -q -ra -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+	$(RECORD_TIME) make_test -- $(NO_FSYNC) $(BIN)/python -m pytest -q -ra -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 # the quick loop: no end-to-end graph runs, no browser, no external tools or server processes, nothing slow
 test-fast: install
-	$(NO_FSYNC) $(BIN)/python -m pytest -q -ra -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "not slow and not e2e and not browser and not tools"
+	$(RECORD_TIME) make_test_fast -- $(NO_FSYNC) $(BIN)/python -m pytest -q -ra -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "not slow and not e2e and not browser and not tools"
 
 # the optional tools some tests need (LibreOffice, Chromium, PostgreSQL, a local LLM server);
 # without them those tests skip and `make test` lists each skip with its reason
