@@ -211,10 +211,16 @@ def demo_figures(results_dir: Path) -> dict[str, Any] | None:
             "texts_cached": int(row["texts_cached"] or 0)}
 
 
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def run_command(name: str, command: list[str]) -> int:
     """Run ``command`` (its output passed through), and record its wall time and test count if it passed."""
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+    # the command writes into a pipe here: keep pytest's colours when the terminal shows them
+    env = {**os.environ, "PY_COLORS": "1"} if sys.stdout.isatty() and "NO_COLOR" not in os.environ else None
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
+                               env=env)
     passed = None
     assert process.stdout is not None
     try:
@@ -222,7 +228,7 @@ def run_command(name: str, command: list[str]) -> int:
             sys.stdout.write(line)
             sys.stdout.flush()
             # the summary line is the last to say it ("1,267 passed, 2 skipped in ...")
-            if (found := re.search(r"\b(\d+) passed\b", line)) is not None:
+            if (found := re.search(r"\b(\d+) passed\b", ANSI.sub("", line))) is not None:
                 passed = int(found.group(1))
     except KeyboardInterrupt:  # Ctrl-C reached the command too: let it stop, record nothing
         process.wait()
