@@ -24,6 +24,7 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
 import tempfile
 import textwrap
@@ -245,9 +246,14 @@ def summary(snapshot: Path = SNAPSHOT) -> str:
         return "\n".join([FRONT_BEGIN, "The snapshot of the demo's run holds no comparison.", FRONT_END])
     chosen = next(r for r in rows if r["recommended"])
     stability = float(recommendation["recommendation_stability"])
+    metric = str(recommendation.get("rank_metric") or "")
+    budget = re.fullmatch(r"recall_at_(\d+)", metric)
+    score = (f"on average {chosen['mean']:.0%} of a question's evidence is in the first {budget.group(1)} tokens "
+             "it retrieves" if budget
+             else f"a mean {metric} of {chosen['mean']:.2f}")
     text = (f"On the bundled sample the demo compares {len(rows)} configurations on "
             f"{int(recommendation['n_questions'])} questions and recommends **{chosen['strategy_label']} × "
-            f"{chosen['corpus_model']}**: {chosen['mean']:.2f} of the evidence in the first 512 tokens it retrieves "
+            f"{chosen['corpus_model']}**: {score} "
             f"({'the highest mean' if chosen['is_best'] else 'shown within the margin of the best'}), picked in "
             f"{stability:.0%} of {int(recommendation['stability_resamples']):,} resamples of the questions. ")
     if not bool(recommendation.get("decided")):
@@ -255,9 +261,6 @@ def summary(snapshot: Path = SNAPSHOT) -> str:
                  "and how many would.")
     else:
         text += "The questions are enough for the rule to decide."
-    if "recall_at_512" != recommendation.get("rank_metric"):
-        text = text.replace("of the evidence in the first 512 tokens it retrieves",
-                            f"mean {recommendation.get('rank_metric')}")
     return "\n".join([FRONT_BEGIN, textwrap.fill(text, 110), FRONT_END])
 
 
