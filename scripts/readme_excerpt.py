@@ -197,7 +197,7 @@ def excerpt(snapshot: Path = SNAPSHOT) -> str:
     n = len(board)
     questions = int(board["n_questions"].max()) if n else 0
     table, left_out = elide(printed, recommendation["configuration"] if recommendation else None)
-    lead = (f"An excerpt of a real run on the sample ({n} configurations"
+    lead = (f"An excerpt of the last run of `make demo` on the sample ({run_day(snapshot)}; {n} configurations"
             + (f"; {left_out} left out" if left_out else "") + "):")
     if recommendation and not bool(recommendation.get("decided")):
         after = (f"The sample's {questions} questions cannot settle the choice: that is what the warnings say, with "
@@ -231,6 +231,12 @@ def snapshot_configurations(snapshot: Path = SNAPSHOT) -> set[tuple[str, str]]:
     return {(row["strategy"], row["corpus_model"]) for row in map(json.loads, filter(str.strip, lines))}
 
 
+def run_day(snapshot: Path = SNAPSHOT) -> str:
+    """The day the snapshot's run was made (its latest experiment), as YYYY-MM-DD."""
+    lines = (snapshot / "experiment_metrics.jsonl").read_text(encoding="utf-8").splitlines()
+    return max(str(json.loads(line)["created_at"]) for line in lines if line.strip())[:10]
+
+
 def summary(snapshot: Path = SNAPSHOT) -> str:
     """The README's block: which configuration the demo recommends on the sample, and how sure it is."""
     from chunkbench_core.stages import compare_latest_runs
@@ -251,7 +257,7 @@ def summary(snapshot: Path = SNAPSHOT) -> str:
     score = (f"on average {chosen['mean']:.0%} of a question's evidence is in the first {budget.group(1)} tokens "
              "it retrieves" if budget
              else f"a mean {metric} of {chosen['mean']:.2f}")
-    text = (f"On the bundled sample the demo compares {len(rows)} configurations on "
+    text = (f"On the bundled sample the demo (last run {run_day(snapshot)}) compares {len(rows)} configurations on "
             f"{int(recommendation['n_questions'])} questions and recommends **{chosen['strategy_label']} × "
             f"{chosen['corpus_model']}**: {score} "
             f"({'the highest mean' if chosen['is_best'] else 'shown within the margin of the best'}), picked in "
