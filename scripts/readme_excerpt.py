@@ -6,16 +6,17 @@
     python scripts/readme_excerpt.py --check                      exit 1 when a block differs from it
     python scripts/readme_excerpt.py                              print the excerpt the current code makes
 
-``--refresh`` reads the results of a real run of the sample (``chunkbench run`` with the defaults; by
-default ``$CHUNKBENCH_HOME/benchmarks/sample``) and keeps what the leaderboard is computed from in
+``--refresh`` reads the results of a real run of the sample (``chunkbench run`` with the defaults; by default
+``$CHUNKBENCH_HOME/benchmarks/sample``) and keeps what the leaderboard is computed from in
 ``tests/data/sample_run/`` (one JSON Lines file per table: the latest run of each configuration, its
-per-question scores, its costs, the sizes of its chunks; no chunk text, no path), then writes the excerpt
-into docs/results.md and the one-paragraph result into the README, between their markers, and records the
-run's time (``scripts/record_timings.py demo``). It refuses a run that is not the demo: another benchmark, or
-not every configuration a default run makes (the snapshot would no longer say what ``make demo`` does). Without ``--refresh`` the snapshot is
-loaded into a scratch results folder and compared and printed by the current code (``compare_latest_runs``,
-then the CLI's own ``leaderboard_text``), so the page shows what this code prints on that run and a test
-(``tests/pipelines/test_readme_excerpt.py``) fails as soon as the two differ.
+per-question scores, its costs, the sizes of its chunks; no chunk text, no path), then writes the excerpt into
+docs/results.md and the one-paragraph result into the README, between their markers, takes the README's picture
+of the managerial report with headless Chromium (docs/images/report.png; left as it was without Chromium), and
+records the run's time (``scripts/record_timings.py demo``). It refuses a run that is not the demo: another benchmark, or not every
+configuration a default run makes (the snapshot would no longer say what ``make demo`` does). Without
+``--refresh`` the snapshot is loaded into a scratch results folder and compared and printed by the current code
+(``compare_latest_runs``, then the CLI's own ``leaderboard_text``), so the page shows what this code prints on
+that run and a test (``tests/pipelines/test_readme_excerpt.py``) fails as soon as the two differ.
 """
 
 from __future__ import annotations

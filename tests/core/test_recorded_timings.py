@@ -77,7 +77,8 @@ def test_a_passing_command_is_recorded_with_its_test_count_and_the_pages_follow(
 
 @pytest.mark.parametrize(("seconds", "short", "rounded"), [
     (47, "47 s", "about 45 seconds"), (78.2, "78 s", "about 1.5 minutes"), (93, "1 min 33 s", "about 1.5 minutes"),
-    (470, "7 min 50 s", "about 8 minutes"), (3360, "56 min", "about 56 minutes"), (3900, "1 h 5 min", "about 65 minutes"),
+    (470, "7 min 50 s", "about 8 minutes"), (3360, "56 min", "about 56 minutes"),
+    (3900, "1 h 5 min", "about 65 minutes"),
 ])
 def test_durations_read_as_the_pages_write_them(script, seconds, short, rounded):
     assert script.duration(seconds) == short
