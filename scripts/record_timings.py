@@ -194,6 +194,18 @@ def stale_pages(entries: dict[str, dict[str, Any]] | None = None) -> list[Path]:
 
 # --- measuring ------------------------------------------------------------------------------------------------
 
+def busy_machine() -> str | None:
+    """Why the machine was shared with other work over the last minutes, or None. The demo runs on about one core,
+    so a five-minute load above the cores plus one means other jobs took CPU from it, and its time would say more
+    about them than about chunkbench."""
+    try:
+        load = os.getloadavg()[1]
+    except (AttributeError, OSError):
+        return None
+    cores = os.cpu_count() or 1
+    return f"the machine was busy with other work (load {load:.1f} on {cores} cores)" if load > cores + 1 else None
+
+
 def demo_figures(results_dir: Path) -> dict[str, Any] | None:
     """The last finished `chunkbench run` of ``results_dir`` (its ``run_estimates`` row), or None."""
     from chunkbench_core.storage.results_db import ResultsDB
@@ -248,6 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="what")
     demo = sub.add_parser("demo", help="record the last chunkbench run of the sample benchmark")
     demo.add_argument("--results", type=Path, help="its results folder (default: the sample's under CHUNKBENCH_HOME)")
+    demo.add_argument("--even-if-busy", action="store_true", help="record it even when other work shared the machine")
     command = sub.add_parser("command", help="run a command and record its time")
     command.add_argument("name", choices=("make_test", "make_test_fast"))
     command.add_argument("argv", nargs=argparse.REMAINDER)
@@ -271,6 +284,10 @@ def main(argv: list[str] | None = None) -> int:
             # a run that found its embeddings cached is not what a newcomer's first make demo takes
             print(f"the demo's time not recorded: {figures['texts_cached']:,} texts came from the cache "
                   "(make clean, then make demo, for the time of a first run)")
+            return 0
+        busy = busy_machine()
+        if busy and not args.even_if_busy:
+            print(f"the demo's time not recorded: {busy} (--even-if-busy records it anyway)")
             return 0
         record("demo", figures)
         print(f"recorded in {RECORD.relative_to(ROOT)}: the demo took {duration(figures['seconds'])}")

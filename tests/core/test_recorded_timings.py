@@ -88,3 +88,11 @@ def test_durations_read_as_the_pages_write_them(script, seconds, short, rounded)
 def test_an_unknown_block_name_is_an_error_naming_the_known_ones(script):
     with pytest.raises(ValueError, match="unknown timing block 'make-bench'.*make-test"):
         script.render_page("<!-- generated: timings make-bench -->\n<!-- end of generated timings -->", {})
+
+
+def test_a_demo_timed_while_other_work_shared_the_machine_is_not_recorded(script, monkeypatch):
+    monkeypatch.setattr(script.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(script.os, "getloadavg", lambda: (9.0, 8.3, 5.0))
+    assert script.busy_machine() == "the machine was busy with other work (load 8.3 on 2 cores)"
+    monkeypatch.setattr(script.os, "getloadavg", lambda: (1.0, 1.2, 0.8))
+    assert script.busy_machine() is None
