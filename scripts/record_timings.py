@@ -9,7 +9,7 @@
 The record is ``docs/timings.json``: one entry per figure, each with the day it was measured and the machine
 (CPU model and cores). ``benchmarks/big_inputs.py`` records its full-scale run the same way (``record``). Every
 page holds the figures between ``<!-- generated: timings NAME -->`` and ``<!-- end of generated timings -->``;
-``--write`` (and every recording) rewrites those blocks, and ``tests/core/test_generated_docs.py`` fails when a
+``--write`` (and every recording) rewrites those blocks, and ``tests/core/test_recorded_timings.py`` fails when a
 block is not what the record gives. Nothing here is typed by hand: measure again and the pages follow.
 """
 
