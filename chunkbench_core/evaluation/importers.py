@@ -41,12 +41,23 @@ import io
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from chunkbench_core.errors import QuestionSetError
 
+from .evidence import (
+    KIND_LABEL,
+    EvidenceCheck,
+    PageConvention,
+    ParseCeiling,
+    evidence_kind,
+    find_evidence,
+    found_pages,
+    page_convention,
+    resolve_document_name,
+)
 from .locate import DEFAULT_MIN_SCORE, LocateReport, Locator, Search, locate_questions
 from .questions import (
     MAX_FIELD_CHARS,
@@ -64,8 +75,14 @@ from .questions import (
     csv_field_limit,
 )
 
-FORMATS = ("table", "ragas", "llamaindex", "chroma")
-ROLES = ("question", "answer", "sources", "contexts", "category", "difficulty", "id")
+FORMATS = ("table", "ragas", "llamaindex", "chroma", "financebench")
+ROLES = ("question", "answer", "sources", "contexts", "pages", "category", "difficulty", "id")
+#: a role read from each object of a list column: ``contexts=evidence[].evidence_text``
+LIST_MARK = "[]."
+#: FinanceBench's fields (its other fields, such as question_type, company or justification, are labels)
+FINANCEBENCH_MAPPING = {"id": "financebench_id", "question": "question", "answer": "answer",
+                        "contexts": "evidence[].evidence_text", "sources": "evidence[].doc_name",
+                        "pages": "evidence[].evidence_page_num"}
 #: column names (lower case, letters and digits only) guessed for each role, best first
 GUESSES: dict[str, tuple[str, ...]] = {
     "question": ("question", "userinput", "query", "questiontext", "prompt", "q"),
@@ -102,6 +119,10 @@ class ImportResult:
     notes: list[str] = field(default_factory=list)  # kept, but worth a look (a context not found verbatim, ...)
     mapping: dict[str, str] = field(default_factory=dict)
     located: LocateReport | None = None
+    #: the share of the evidence passages found in the parsed text (None: the file gives no passages)
+    ceiling: ParseCeiling | None = None
+    #: how the file numbers its pages (None: it gives none)
+    pages: PageConvention | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = question_set_to_json(self.question_set)
@@ -109,7 +130,10 @@ class ImportResult:
         data["description"] = (f"imported from {Path(self.question_set.path).name} ({self.source_format}{how}); "
                                "contexts located in the parsed documents; references with located_by were found "
                                "by `chunkbench questions locate` and await review")
-        return {"name": data["name"], "description": data["description"], "questions": data["questions"]}
+        out = {"name": data["name"], "description": data["description"], "questions": data["questions"]}
+        if self.ceiling is not None and self.ceiling.total:
+            out["parse_ceiling"] = self.ceiling.to_json()
+        return out
 
     def summary(self) -> str:
         kept = len(self.question_set.questions)
@@ -299,7 +323,13 @@ def guess_mapping(table: Table) -> dict[str, str]:
                 break
     mapping: dict[str, str] = {}
     used: set[str] = set()
+    listed = _guess_evidence_list(table)
+    if listed:
+        mapping.update(listed)
+        used.update(c.split(LIST_MARK, 1)[0] for c in listed.values())
     for role in ROLES:
+        if role in mapping:
+            continue
         for candidate in GUESSES[role]:
             column = by_key.get(candidate)
             if column is not None and column not in used:
@@ -309,11 +339,56 @@ def guess_mapping(table: Table) -> dict[str, str]:
     return mapping
 
 
+#: the fields of an evidence object, per role, best first
+EVIDENCE_FIELDS: dict[str, tuple[str, ...]] = {
+    "contexts": ("evidence_text", "text", "content", "passage", "excerpt", "context"),
+    "sources": ("doc_name", "document", "source", "file_name", "filename", "doc"),
+    "pages": ("evidence_page_num", "page", "page_num", "page_number", "pagenum"),
+}
+
+
+def _guess_evidence_list(table: Table) -> dict[str, str]:
+    """A column of lists of evidence objects (FinanceBench's ``evidence``): the roles read from their fields."""
+    for column in table.columns:
+        sample = [v for v in _values(table.rows, column) if isinstance(v, list) and v]
+        objects = [o for v in sample for o in v if isinstance(o, dict)]
+        if not objects:
+            continue
+        keys = set().union(*(o.keys() for o in objects))
+        found = {}
+        for role, fields in EVIDENCE_FIELDS.items():
+            name = next((f for f in fields if f in keys), None)
+            if name is not None:
+                found[role] = f"{column}{LIST_MARK}{name}"
+        if "contexts" in found or "sources" in found:
+            return found
+    return {}
+
+
+def evidence_list(mapping: Mapping[str, str]) -> str | None:
+    """The list column the mapping reads evidence objects from (``evidence`` for ``evidence[].evidence_text``)."""
+    heads = {c.split(LIST_MARK, 1)[0] for c in mapping.values() if LIST_MARK in c}
+    return next(iter(heads)) if len(heads) == 1 else None
+
+
 def check_mapping(mapping: Mapping[str, str], table: Table) -> None:
     if "question" not in mapping:
         raise QuestionSetError(table.file, f"no column is mapped to question (columns: {', '.join(table.columns)}); "
                                            "give one with --map question=COLUMN")
+    heads = {c.split(LIST_MARK, 1)[0] for c in mapping.values() if LIST_MARK in c}
+    if len(heads) > 1:
+        raise QuestionSetError(table.file, f"--map reads evidence objects from {len(heads)} lists ("
+                                           f"{', '.join(sorted(heads))}): name fields of one list only")
     for role, column in mapping.items():
+        if LIST_MARK in column:
+            if role not in ("contexts", "sources", "pages"):
+                raise QuestionSetError(table.file, f"--map {role}={column}: only contexts, sources and pages can be "
+                                                   "read from a list of evidence objects")
+            column = column.split(LIST_MARK, 1)[0]
+        elif role == "pages":
+            raise QuestionSetError(table.file, f"--map pages={column}: pages are read from a list of evidence objects, "
+                                               "with their documents (e.g. pages=evidence[].page,"
+                                               "sources=evidence[].document)")
         if column not in table.columns and not (
                 "." in column and column.split(".", 1)[0] in table.columns):
             raise QuestionSetError(table.file, f"--map {role}={column}: no such column (columns: "
@@ -438,9 +513,102 @@ def _label_items(key: str, value: Any) -> list[tuple[str, str]]:
 
 
 @dataclass
+class _Evidence:
+    """One evidence object of a question (``evidence[i]``), as the file gives it."""
+
+    position: int
+    document: str
+    text: str
+    page: int | None  # as the file numbers pages
+    span: tuple[int, int] | None = None
+    kind: str = "text"
+
+
+@dataclass
 class _Row:
     question: Question
     unfound: list[str]  # contexts not found verbatim: evidence is located from them
+    evidence: list[_Evidence] = field(default_factory=list)  # evidence objects (a list column), not yet searched
+    checks: list[EvidenceCheck] = field(default_factory=list)  # contexts searched (the parse ceiling)
+
+
+def _page_number(value: Any) -> int | None:
+    if isinstance(value, bool):
+        raise ValueError
+    if isinstance(value, int):
+        page = value
+    elif isinstance(value, float) and value.is_integer():
+        page = int(value)
+    elif isinstance(value, str) and value.strip().isdigit():
+        page = int(value.strip())
+    else:
+        raise ValueError
+    if page < 0:
+        raise ValueError
+    return page
+
+
+def _evidence_objects(row: Mapping[str, Any], mapping: Mapping[str, str], head: str, names: Sequence[str],
+                      file: str, qid: str, problems: list[QuestionSetError]) -> list[_Evidence]:
+    """The evidence objects of a row's list column; a malformed one is reported alone (file, question, field,
+    reason) and the others are kept."""
+    raw = row.get(head)
+    if isinstance(raw, str) and raw.strip().startswith("["):
+        raw = _literal(raw.strip())
+    if raw is None or raw == "":
+        return []
+    if not isinstance(raw, list):
+        problems.append(QuestionSetError(file, f"must be a list of evidence objects, got {type(raw).__name__}", qid,
+                                         head))
+        return []
+    fields = {role: mapping[role].split(LIST_MARK, 1)[1] for role in ("contexts", "sources", "pages")
+              if LIST_MARK in mapping.get(role, "")}
+    out = []
+    for i, item in enumerate(raw):
+        where = f"{head}[{i}]"
+        try:
+            if not isinstance(item, dict):
+                raise QuestionSetError(file, f"must be an evidence object, got {type(item).__name__} "
+                                             f"{str(item)[:40]!r}", qid, where)
+            text = ""
+            if "contexts" in fields:
+                value = item.get(fields["contexts"])
+                if not isinstance(value, str) or not value.strip():
+                    raise QuestionSetError(file, f"must be the evidence passage (non-empty text), got "
+                                                 f"{str(value)[:40]!r}", qid, f"{where}.{fields['contexts']}")
+                if len(value) > MAX_FIELD_CHARS:
+                    raise QuestionSetError(file, f"holds {len(value):,} characters, more than {MAX_FIELD_CHARS:,}",
+                                           qid, f"{where}.{fields['contexts']}")
+                text = value.strip()
+            if "sources" not in fields:
+                raise QuestionSetError(file, "names no document: map sources to a field of the evidence objects "
+                                             f"(e.g. sources={head}{LIST_MARK}doc_name)", qid, where)
+            name = item.get(fields["sources"])
+            if not isinstance(name, str) or not name.strip():
+                raise QuestionSetError(file, f"must name a document, got {str(name)[:40]!r}", qid,
+                                       f"{where}.{fields['sources']}")
+            candidates = resolve_document_name(name.strip(), names)
+            if not candidates:
+                known = ", ".join(sorted(names)[:8]) or "none"
+                raise QuestionSetError(file, f"document {name.strip()!r} is not in the corpus (parsed: {known}"
+                                             f"{', ...' if len(names) > 8 else ''})", qid,
+                                       f"{where}.{fields['sources']}")
+            if len(candidates) > 1:
+                raise QuestionSetError(file, f"document {name.strip()!r} is ambiguous: it could be "
+                                             f"{', '.join(candidates[:6])}; name the file exactly", qid,
+                                       f"{where}.{fields['sources']}")
+            page = None
+            if "pages" in fields and item.get(fields["pages"]) not in (None, ""):
+                try:
+                    page = _page_number(item.get(fields["pages"]))
+                except ValueError:
+                    raise QuestionSetError(file, f"must be a page number, got {str(item.get(fields['pages']))[:40]!r}",
+                                           qid, f"{where}.{fields['pages']}") from None
+        except QuestionSetError as exc:
+            problems.append(exc)
+            continue
+        out.append(_Evidence(i, candidates[0], text, page))
+    return out
 
 
 def _find_context(context: str, documents: Mapping[str, str], candidates: Sequence[str], file: str,
@@ -460,7 +628,7 @@ def _find_context(context: str, documents: Mapping[str, str], candidates: Sequen
 
 def _question_from_row(row: Mapping[str, Any], number: int, mapping: Mapping[str, str],
                        documents: Mapping[str, str], file: str, id_prefix: str,
-                       notes: list[str]) -> _Row:
+                       notes: list[str], problems: list[QuestionSetError] | None = None) -> _Row:
     names = list(documents)
     qid = f"{id_prefix}-{number:04d}"
     if "id" in mapping:
@@ -474,10 +642,17 @@ def _question_from_row(row: Mapping[str, Any], number: int, mapping: Mapping[str
     category = _text(_lookup(row, mapping["category"]), file, qid, "category") if "category" in mapping else ""
     difficulty = (_text(_lookup(row, mapping["difficulty"]), file, qid, "difficulty")
                   if "difficulty" in mapping else "")
+    head = evidence_list(mapping)
+    evidence: list[_Evidence] = []
+    if head is not None:  # evidence objects: each its own reference, searched once the whole file is read
+        evidence = _evidence_objects(row, mapping, head, names, file, qid, problems if problems is not None else [])
+    listed = {role for role, column in mapping.items() if LIST_MARK in column}
     sources = (_sources(_text_list(_lookup(row, mapping["sources"]), file, qid, "sources", split=True), names,
-                        file, qid) if "sources" in mapping else [])
+                        file, qid) if "sources" in mapping and "sources" not in listed else [])
+    sources += [e.document for e in evidence if e.document not in sources]
     contexts = (_text_list(_lookup(row, mapping["contexts"]), file, qid, "contexts", split=False)
-                if "contexts" in mapping else [])
+                if "contexts" in mapping and "contexts" not in listed else [])
+    checks: list[EvidenceCheck] = []
     searched = sorted({d for s in sources for d in match_documents(s, names)}) if sources else names
     references: list[Reference] = []
     unfound: list[str] = []
@@ -486,6 +661,9 @@ def _question_from_row(row: Mapping[str, Any], number: int, mapping: Mapping[str
             raise QuestionSetError(file, f"holds {len(context):,} characters, more than {MAX_FIELD_CHARS:,}", qid,
                                    f"contexts[{i}]")
         reference, others = _find_context(context, documents, searched, file, qid, f"contexts[{i}]")
+        checks.append(EvidenceCheck(qid, reference.document if reference is not None else
+                                    (", ".join(searched) if len(searched) <= 2 else "the searched documents"),
+                                    evidence_kind(context, _plain_labels(row, mapping)), reference is not None))
         if reference is None:
             unfound.append(context)
             where = "its source documents" if sources else "any parsed document"
@@ -497,7 +675,8 @@ def _question_from_row(row: Mapping[str, Any], number: int, mapping: Mapping[str
                          f"{', '.join(others)}; {reference.document} is used (name the source documents to choose)")
         if reference not in references:
             references.append(reference)
-    mapped = {c.split(".", 1)[0] if c not in row else c for c in mapping.values()}
+    mapped = {c.split(LIST_MARK, 1)[0] if LIST_MARK in c else c.split(".", 1)[0] if c not in row else c
+              for c in mapping.values()}
     labels: dict[str, str] = {}
     for column, value in row.items():
         if column in mapped:
@@ -510,13 +689,104 @@ def _question_from_row(row: Mapping[str, Any], number: int, mapping: Mapping[str
         labels.update(_label_items(column, value))
     return _Row(Question(id=qid, question=question, expected_answer=answer, category=category,
                          difficulty=difficulty, references=tuple(references), documents=tuple(sources),
-                         labels=labels), unfound)
+                         labels=labels), unfound, evidence, checks)
+
+
+def _plain_labels(row: Mapping[str, Any], mapping: Mapping[str, str]) -> dict[str, str]:
+    """The row's text columns not mapped to a role (a "Source Chunk Type" column says a context's kind)."""
+    used = set(mapping.values())
+    return {k: v for k, v in row.items() if k not in used and isinstance(v, str) and len(v) < 100}
+
+
+def _labelled_kind(labels: Mapping[str, str]) -> bool:
+    return any(str(v).strip().casefold() in ("table", "text") for v in labels.values())
+
+
+def _search_evidence(rows: list[_Row], documents: Mapping[str, str], pages: Mapping[str, Sequence[int]],
+                     file: str, default_base: int, notes: list[str]) -> tuple[PageConvention | None, list[_Row]]:
+    """Find every evidence object of the rows in its document, tell the file's page convention from where they
+    are found, and make each its reference: a span when found (with its page), else its document and page
+    (kept for the document and page metrics, and in the question's metadata as not found)."""
+    for r in rows:
+        for e in r.evidence:
+            if e.text:
+                e.span = find_evidence(e.text, documents[e.document])
+                e.kind = evidence_kind(e.text, r.question.labels)
+    observations = [(e.page, found_pages(pages[e.document], e.span)) for r in rows for e in r.evidence
+                    if e.span is not None and e.page is not None and pages.get(e.document)]
+    has_pages = any(e.page is not None for r in rows for e in r.evidence)
+    convention = page_convention([(p, span) for p, span in observations if span is not None],
+                                 default=default_base) if has_pages else None
+    out = []
+    for r in rows:
+        if not r.evidence:
+            out.append(r)
+            continue
+        q = r.question
+        references = list(q.references)
+        document_pages = list(q.document_pages)
+        not_found = []
+        checks = list(r.checks)
+        for e in r.evidence:
+            page = convention.to_viewer_page(e.page) if convention is not None and e.page is not None else None
+            starts = pages.get(e.document) or []
+            if page is not None and starts and page > len(starts):
+                notes.append(f"{file}, question {q.id!r}: evidence {e.position + 1} cites page {page} of "
+                             f"{e.document}, which has {len(starts)} pages")
+            if e.span is not None:
+                where = found_pages(starts, e.span) if starts else None
+                if page is not None and where is not None and not where[0] <= page <= where[1]:
+                    found_on = f"page {where[0]}" if where[0] == where[1] else f"pages {where[0]}-{where[1]}"
+                    notes.append(f"{file}, question {q.id!r}: evidence {e.position + 1} is cited on page {page} of "
+                                 f"{e.document} but its passage is found on {found_on}")
+                start, end = e.span
+                reference = Reference(e.document, documents[e.document][start:end], start, end, page=page)
+                if reference not in references:
+                    references.append(reference)
+            else:
+                if page is not None and (e.document, page) not in document_pages:
+                    document_pages.append((e.document, page))
+                if e.text:
+                    not_found.append({"document": e.document, **({"page": page} if page is not None else {}),
+                                      "kind": e.kind, "text": e.text})
+            if e.text:
+                checks.append(EvidenceCheck(q.id, e.document, e.kind, e.span is not None, page))
+        metadata = dict(q.metadata)
+        if not_found:
+            metadata["evidence_not_found"] = not_found
+        documents_named = list(dict.fromkeys([*q.documents, *(e.document for e in r.evidence)]))
+        out.append(_Row(replace(q, references=tuple(references), documents=tuple(documents_named),
+                                document_pages=tuple(document_pages), metadata=metadata), r.unfound, [], checks))
+    return convention, out
+
+
+def _label_kinds(rows: list[_Row], ceiling: ParseCeiling) -> list[_Row]:
+    """When a set has both table and text evidence, each question not labelled so already gets an
+    ``evidence kind`` label (table, text, or table and text): the results are then broken down by it."""
+    if ceiling.kinds != {"table", "text"}:
+        return rows
+    kinds: dict[str, set[str]] = {}
+    for c in ceiling.checks:
+        kinds.setdefault(c.question_id, set()).add(c.kind)
+    out = []
+    for r in rows:
+        q = r.question
+        mine = kinds.get(q.id)
+        if mine and not _labelled_kind(q.labels):
+            value = " and ".join(k for k in ("table", "text") if k in mine)
+            q = replace(q, labels={**q.labels, KIND_LABEL: value})
+        out.append(_Row(q, r.unfound, r.evidence, r.checks))
+    return out
 
 
 def import_rows(table: Table, mapping: Mapping[str, str], documents: Mapping[str, str], *, name: str,
                 source_format: str, id_prefix: str, locate: bool = True,
-                min_score: float = DEFAULT_MIN_SCORE, sha256: str = "") -> ImportResult:
-    """Questions from the rows of ``table`` read through ``mapping``; evidence located unless ``locate`` is off."""
+                min_score: float = DEFAULT_MIN_SCORE, sha256: str = "",
+                pages: Mapping[str, Sequence[int]] | None = None) -> ImportResult:
+    """Questions from the rows of ``table`` read through ``mapping``; evidence located unless ``locate`` is off.
+
+    ``pages``: document -> the markdown offset of each page's start (PDFs), to tell the file's page convention
+    and check that a cited page holds its passage."""
     check_mapping(mapping, table)
     problems = list(table.problems)
     notes: list[str] = []
@@ -524,7 +794,7 @@ def import_rows(table: Table, mapping: Mapping[str, str], documents: Mapping[str
     seen: set[str] = set()
     for number, row in enumerate(table.rows, start=1):
         try:
-            built = _question_from_row(row, number, mapping, documents, table.file, id_prefix, notes)
+            built = _question_from_row(row, number, mapping, documents, table.file, id_prefix, notes, problems)
             if built.question.id in seen:
                 raise QuestionSetError(table.file, f"row {number}: duplicate question id (the first one is kept)",
                                        built.question.id, "id")
@@ -533,6 +803,12 @@ def import_rows(table: Table, mapping: Mapping[str, str], documents: Mapping[str
             continue
         seen.add(built.question.id)
         rows.append(built)
+    convention = None
+    if evidence_list(mapping) is not None:
+        convention, rows = _search_evidence(rows, documents, pages or {}, table.file,
+                                            0 if source_format == "financebench" else 1, notes)
+    ceiling = ParseCeiling([c for r in rows for c in r.checks])
+    rows = _label_kinds(rows, ceiling)
     questions = [r.question for r in rows]
     report = None
     names = list(documents)
@@ -551,18 +827,69 @@ def import_rows(table: Table, mapping: Mapping[str, str], documents: Mapping[str
     return ImportResult(qs, source_format, len(table.rows) + sum(p.question_id is not None and
                                                                   p.question_id.startswith("line-")
                                                                   for p in table.problems),
-                        problems, notes, dict(mapping), report)
+                        problems, notes, dict(mapping), report, ceiling if ceiling.total else None, convention)
 
 
 # -- formats -------------------------------------------------------------------------------------------
 def import_table(path: str | Path, documents: Mapping[str, str], name: str | None = None,
                  mapping: Mapping[str, str] | None = None, *, sheet: str | None = None, locate: bool = True,
-                 min_score: float = DEFAULT_MIN_SCORE) -> ImportResult:
+                 min_score: float = DEFAULT_MIN_SCORE, pages: Mapping[str, Sequence[int]] | None = None,
+                 ) -> ImportResult:
     path = Path(path)
     table = read_table(path, sheet)
     chosen = dict(mapping) if mapping else guess_mapping(table)
     return import_rows(table, chosen, documents, name=name or path.stem, source_format="table",
-                       id_prefix=_id_prefix(path), locate=locate, min_score=min_score)
+                       id_prefix=_id_prefix(path), locate=locate, min_score=min_score, pages=pages)
+
+
+def read_financebench(path: str | Path) -> Table:
+    """The questions of a FinanceBench-shaped file: JSONL (one question a line), or JSON (a list of questions,
+    or an object whose ``questions`` or ``data`` is one)."""
+    path = Path(path)
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        return _read_jsonl(path)
+    file = str(path)
+    data, _ = decode_json_file(path)
+    if isinstance(data, dict):
+        data = next((data[k] for k in ("questions", "data", "examples") if isinstance(data.get(k), list)), None)
+    if not isinstance(data, list):
+        raise QuestionSetError(file, "is not a FinanceBench-shaped file: expected a list of questions (JSON), or "
+                                     "one question per line (JSONL)")
+    table = Table(file, [], [])
+    columns: dict[str, None] = {}
+    for i, item in enumerate(data, start=1):
+        if not isinstance(item, dict):
+            table.problems.append(QuestionSetError(file, f"item {i} must be an object, got {type(item).__name__}",
+                                                   f"line-{i}"))
+            continue
+        columns.update(dict.fromkeys(map(str, item)))
+        table.rows.append({str(k): _cell(v) for k, v in item.items()})
+    table.columns = list(columns)
+    return table
+
+
+def financebench_mapping(table: Table, mapping: Mapping[str, str] | None = None) -> dict[str, str]:
+    """FinanceBench's fields, those the file has; ``mapping`` overrides. Every other field is a label."""
+    chosen = {role: column for role, column in FINANCEBENCH_MAPPING.items()
+              if column.split(LIST_MARK, 1)[0] in table.columns}
+    if "evidence" not in table.columns and not mapping:
+        raise QuestionSetError(table.file, "is not FinanceBench-shaped: no question has an 'evidence' list (objects "
+                                           "with evidence_text, doc_name, evidence_page_num)")
+    chosen.update(mapping or {})
+    return chosen
+
+
+def import_financebench(path: str | Path, documents: Mapping[str, str], name: str | None = None,
+                        mapping: Mapping[str, str] | None = None, *, locate: bool = True,
+                        min_score: float = DEFAULT_MIN_SCORE, pages: Mapping[str, Sequence[int]] | None = None,
+                        **_: Any) -> ImportResult:
+    """A FinanceBench-shaped set: each evidence object of a question is its own reference (a span when its
+    passage is found in the parsed text, else its document and page); pages are stored 1-based."""
+    path = Path(path)
+    table = read_financebench(path)
+    return import_rows(table, financebench_mapping(table, mapping), documents, name=name or path.stem,
+                       source_format="financebench", id_prefix=_id_prefix(path), locate=locate,
+                       min_score=min_score, pages=pages)
 
 
 def _id_prefix(path: Path) -> str:
@@ -665,6 +992,11 @@ def detect_format(path: str | Path) -> str:
     """The format of ``path``: a Chroma or RAGAS header, a LlamaIndex JSON, else a table of questions."""
     path = Path(path)
     suffix = path.suffix.lower()
+    if suffix in (".json", ".jsonl", ".ndjson"):
+        with path.open("r", encoding="utf-8-sig", errors="replace") as handle:
+            head = handle.read(262144)
+        if '"evidence"' in head and ('"evidence_text"' in head or '"doc_name"' in head):
+            return "financebench"
     if suffix == ".json":
         return "llamaindex"
     if suffix not in TABLE_SUFFIXES:
@@ -693,15 +1025,19 @@ def detect_format(path: str | Path) -> str:
 def import_questions(source_format: str | None, path: str | Path, documents: Mapping[str, str],
                      name: str | None = None, mapping: Mapping[str, str] | None = None, *,
                      sheet: str | None = None, locate: bool = True,
-                     min_score: float = DEFAULT_MIN_SCORE) -> ImportResult:
+                     min_score: float = DEFAULT_MIN_SCORE,
+                     pages: Mapping[str, Sequence[int]] | None = None) -> ImportResult:
     """Import ``path`` in ``source_format`` (one of FORMATS, or None to detect it) against ``documents``
-    (name -> parsed text)."""
+    (name -> parsed text); ``pages``: name -> the offset of each page's start (PDFs), for page-cited sets."""
     if not Path(path).is_file():
         raise QuestionSetError(str(path), "does not exist")
     source_format = source_format or detect_format(path)
     if source_format not in FORMATS:
         raise QuestionSetError(str(path), f"unknown format {source_format!r}; use one of {', '.join(FORMATS)}")
     if source_format == "table":
-        return import_table(path, documents, name, mapping, sheet=sheet, locate=locate, min_score=min_score)
+        return import_table(path, documents, name, mapping, sheet=sheet, locate=locate, min_score=min_score,
+                            pages=pages)
+    if source_format == "financebench":
+        return import_financebench(path, documents, name, mapping, locate=locate, min_score=min_score, pages=pages)
     importers = {"chroma": import_chroma, "ragas": import_ragas, "llamaindex": import_llamaindex}
     return importers[source_format](path, documents, name, mapping, locate=locate, min_score=min_score)

@@ -28,8 +28,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from . import budget, metrics, ranking
-from .questions import Question, Span
+from . import budget, metrics, page_metrics, ranking
+from .questions import Question, Span, match_documents
 
 if TYPE_CHECKING:
     from .llm import LLMResult
@@ -76,6 +76,22 @@ class Scored:
     def hit_documents(self) -> list[str]:
         """The document of each chunk of the scored ranking, in rank order."""
         return [h.document for h in self.hits]
+
+    @property
+    def cited_pages(self) -> tuple[tuple[str, int], ...]:
+        """The question's cited pages (document, 1-based page), each document named as the corpus names it."""
+        if "cited_pages" not in self.cache:
+            found = []
+            for document, page in self.question.pages:
+                names = [document] if document in self.documents else match_documents(document, self.documents)
+                found += [(name, page) for name in names]
+            self.cache["cited_pages"] = tuple(dict.fromkeys(found))
+        return self.cache["cited_pages"]
+
+    @property
+    def hit_pages(self) -> list[tuple[str, int | None, int | None]]:
+        """The document and page range of each chunk of the scored ranking, in rank order."""
+        return [(h.document, getattr(h, "page_start", None), getattr(h, "page_end", None)) for h in self.hits]
 
     @property
     def spans(self) -> list[Span]:
@@ -130,6 +146,10 @@ def has_evidence(q: Scored) -> bool:
 
 def has_documents(q: Scored) -> bool:
     return q.has_documents
+
+
+def has_pages(q: Scored) -> bool:
+    return bool(q.cited_pages)
 
 
 def was_judged(q: Scored) -> bool:
@@ -328,6 +348,16 @@ METRICS.add(Metric("doc_reciprocal_rank",
                    per_question(lambda q: metrics.document_reciprocal_rank(q.hit_documents, q.documents)),
                    "doc_mrr", "Doc MRR", "1 / rank of the first chunk from a source document",
                    applies_to=has_documents))
+METRICS.add(Metric("page_hit", per_question(lambda q: page_metrics.page_hit(q.hit_pages, q.cited_pages)),
+                   "page_hit_rate", "Page hit@k", "share of questions with a top-k chunk on a cited evidence page",
+                   applies_to=has_pages))
+METRICS.add(Metric("page_recall", per_question(lambda q: page_metrics.page_recall(q.hit_pages, q.cited_pages)),
+                   "page_recall", "Page recall@k", "share of the question's cited evidence pages the top-k chunks "
+                   "fall on", applies_to=has_pages))
+METRICS.add(Metric("page_reciprocal_rank",
+                   per_question(lambda q: page_metrics.page_reciprocal_rank(q.hit_pages, q.cited_pages)),
+                   "page_mrr", "Page MRR", "1 / rank of the first chunk on a cited evidence page",
+                   applies_to=has_pages))
 METRICS.add(Metric("doc_recall_ceiling",
                    per_question(lambda q: metrics.document_recall_ceiling(q.cutoff, q.documents)),
                    "doc_recall_ceiling", "Doc recall ceiling",

@@ -8,7 +8,10 @@ reason. Nothing is lost to a problem: a bad file is left out alone, a bad questi
 dropped alone, and the others are evaluated. A document-level reference (a name or a glob) must
 match a parsed document. The summary counts the questions with evidence spans, with source
 documents only (document-level evidence) and judge-only ones, and says how to give the judge-only
-ones evidence from their expected answers (``chunkbench questions locate``).
+ones evidence from their expected answers (``chunkbench questions locate``). It also measures the parse
+ceiling: the share of the evidence passages found in the parsed text (the spans of the usable questions, and
+the passages an import could not find, kept in a question's ``metadata.evidence_not_found``, looked for again:
+a new parse may keep them).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 
 from chunkbench_core.errors import QuestionSetError
 
+from .evidence import EvidenceCheck, ParseCeiling, evidence_kind, find_evidence
 from .experiment import ResolvedQuestion, resolve_questions
 from .questions import QuestionSet, document_problems, load_question_sets
 
@@ -42,6 +46,8 @@ class QuestionCheck:
     sets: list[QuestionSet] = field(default_factory=list)
     resolved: list[ResolvedQuestion] = field(default_factory=list)
     problems: list[QuestionSetError] = field(default_factory=list)
+    #: the share of the evidence passages found in the parsed text
+    ceiling: ParseCeiling = field(default_factory=ParseCeiling)
 
     @property
     def n_judge_only(self) -> int:
@@ -104,7 +110,12 @@ class QuestionCheck:
             parts.append(f"{len(self.unreadable_files)} file(s) not read")
         if self.problems:
             parts.append(f"{len(self.problems)} problem(s)")
-        return "; ".join(parts)
+        line = "; ".join(parts)
+        if self.ceiling.total and (self.ceiling.found < self.ceiling.total or len(self.ceiling.kinds) > 1
+                                   or any(r.question.metadata.get("evidence_not_found") is not None
+                                          for r in self.resolved)):
+            line += "\n" + self.ceiling.summary()
+        return line
 
 
 def check_questions(folder: str | Path, documents: Mapping[str, str]) -> QuestionCheck:
@@ -122,4 +133,25 @@ def check_questions(folder: str | Path, documents: Mapping[str, str]) -> Questio
     resolved = kept
     if not sets and not load_problems:
         load_problems = [QuestionSetError(str(folder), "holds no question set (*.json, or a Chroma *.csv)")]
-    return QuestionCheck(str(folder), sets, resolved, _unique([*load_problems, *resolve_problems]))
+    return QuestionCheck(str(folder), sets, resolved, _unique([*load_problems, *resolve_problems]),
+                         parse_ceiling(resolved, documents))
+
+
+def parse_ceiling(resolved: list[ResolvedQuestion], documents: Mapping[str, str]) -> ParseCeiling:
+    """The evidence passages of the usable questions found in the parsed text: every span (found, or the
+    question would not be usable), and every passage an import did not find, looked for again."""
+    checks = []
+    for r in resolved:
+        q = r.question
+        for ref in q.references:
+            if ref.located:  # found from the answer by the locator: not a passage the set gives
+                continue
+            checks.append(EvidenceCheck(q.id, ref.document, evidence_kind(ref.content, q.labels), True, ref.page))
+        for item in q.metadata.get("evidence_not_found") or ():
+            if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+                continue
+            document = str(item.get("document", ""))
+            found = document in documents and find_evidence(item["text"], documents[document]) is not None
+            page = item.get("page") if isinstance(item.get("page"), int) else None
+            checks.append(EvidenceCheck(q.id, document, evidence_kind(item["text"], q.labels), found, page))
+    return ParseCeiling(checks)

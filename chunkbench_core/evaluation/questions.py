@@ -60,7 +60,7 @@ OPTIONAL_TEXT_FIELDS = ("expected_answer", "category", "difficulty")
 #: keys a question may have (``metadata``: a free object kept by importers, generators and the review, never
 #: scored; ``labels``: the team's own text columns, kept for grouping)
 QUESTION_KEYS = ("id", "question", *OPTIONAL_TEXT_FIELDS, "references", "labels", "metadata")
-REFERENCE_KEYS = ("document", "content", "start", "end", "located_by", "score")
+REFERENCE_KEYS = ("document", "content", "start", "end", "located_by", "score", "page")
 #: the ways ``chunkbench questions locate`` finds evidence (a located reference's ``located_by`` joins them with +)
 LOCATE_METHODS = ("answer_words", "answer_figures", "answer_figures_scaled", "context_words")
 
@@ -82,6 +82,8 @@ class Reference:
     located_by: str = ""
     #: how sure the locating is, 0 to 1 (None for a hand-written reference)
     score: float | None = None
+    #: the page of the document the evidence is on (1-based, as PDF viewers number them); None when not cited
+    page: int | None = None
 
     @property
     def located(self) -> bool:
@@ -106,6 +108,15 @@ class Question:
     #: the team's own columns (question type, chunk type, ...): label -> text
     labels: Mapping[str, str] = field(default_factory=dict, hash=False)
     metadata: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    #: pages cited by document-level references (document, 1-based page): evidence whose text is not kept
+    document_pages: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def pages(self) -> tuple[tuple[str, int], ...]:
+        """Every cited page of the question's evidence, (document, 1-based page), each once: the page metrics
+        score against these."""
+        cited = [(r.document, r.page) for r in self.references if r.page is not None]
+        return tuple(dict.fromkeys([*cited, *self.document_pages]))  # type: ignore[list-item]
 
     @property
     def judge_only(self) -> bool:
@@ -220,6 +231,7 @@ def _parse_question(file: str, position: int, item: Any) -> Question:
         raise QuestionSetError(file, "must be a list", qid, "references")
     refs: list[Reference] = []
     documents: list[str] = []
+    document_pages: list[tuple[str, int]] = []
     for r, ref in enumerate(raw_refs):
         where = f"references[{r}]"
         if not isinstance(ref, dict):
@@ -227,12 +239,18 @@ def _parse_question(file: str, position: int, item: Any) -> Question:
                                    qid, where)
         _check_keys(file, qid, ref, REFERENCE_KEYS, where)
         document = _text(file, qid, ref, "document", required=True)
-        if ref.get("content") is None:  # document-level evidence: a name or a glob
+        page = ref.get("page")
+        if page is not None and (isinstance(page, bool) or not isinstance(page, int) or page < 1):
+            raise QuestionSetError(file, f"must be a page number from 1 (as PDF viewers number pages), got "
+                                         f"{_preview(page)}", qid, f"{where}.page")
+        if ref.get("content") is None:  # document-level evidence: a name or a glob, perhaps with a page
             extra = [k for k in ("start", "end", "located_by", "score") if ref.get(k) is not None]
             if extra:
                 raise QuestionSetError(file, f"{', '.join(extra)} need the content of the evidence", qid, where)
             if document not in documents:
                 documents.append(document)
+            if page is not None and (document, page) not in document_pages:
+                document_pages.append((document, page))
             continue
         content = _text(file, qid, ref, "content", required=True)
         located_by = ref.get("located_by") or ""
@@ -252,7 +270,7 @@ def _parse_question(file: str, position: int, item: Any) -> Question:
         if start is not None and end < start:
             raise QuestionSetError(file, f"end ({end}) must not be smaller than start ({start})", qid, where)
         refs.append(Reference(document=document, content=content, start=start, end=end, located_by=located_by,
-                              score=None if score is None else float(score)))
+                              score=None if score is None else float(score), page=page))
     labels = item.get("labels") or {}
     if not isinstance(labels, dict) or not all(isinstance(v, (str, int, float, bool)) for v in labels.values()):
         raise QuestionSetError(file, "must be an object of label -> text", qid, "labels")
@@ -260,7 +278,8 @@ def _parse_question(file: str, position: int, item: Any) -> Question:
     if not isinstance(metadata, dict):
         raise QuestionSetError(file, "must be an object", qid, "metadata")
     return Question(id=qid, question=text, references=tuple(refs), documents=tuple(documents),
-                    labels={str(k): label_text(v) for k, v in labels.items()}, metadata=metadata, **extras)
+                    labels={str(k): label_text(v) for k, v in labels.items()}, metadata=metadata,
+                    document_pages=tuple(document_pages), **extras)
 
 
 def label_text(value: Any) -> str:
@@ -446,6 +465,8 @@ def reference_to_json(ref: Reference) -> dict[str, Any]:
             entry["located_by"] = ref.located_by
             if ref.score is not None:
                 entry["score"] = round(ref.score, 3)
+    if ref.page is not None:
+        entry["page"] = ref.page
     return entry
 
 
@@ -457,7 +478,10 @@ def question_to_json(q: Question) -> dict[str, Any]:
             item[key] = getattr(q, key)
     if q.labels:
         item["labels"] = dict(q.labels)
-    refs = [reference_to_json(ref) for ref in q.references] + [{"document": d} for d in q.documents]
+    refs = [reference_to_json(ref) for ref in q.references]
+    for d in q.documents:  # a document-level reference per cited page, or one for the document
+        pages = [p for doc, p in q.document_pages if doc == d]
+        refs += [{"document": d, "page": p} for p in pages] if pages else [{"document": d}]
     if refs:
         item["references"] = refs
     if q.metadata:

@@ -86,6 +86,10 @@ class RetrievedChunk:
     role: str = "hit"  # hit | neighbor | parent
     parent_id: str | None = None
     text: str = field(default="", repr=False)
+    #: the first and last page the chunk spans (1-based); None for a document without pages, or a collection
+    #: built before chunks knew their pages
+    page_start: int | None = None
+    page_end: int | None = None
 
     @property
     def span(self) -> Span:
@@ -107,7 +111,19 @@ class RetrievedChunk:
         return cls(rank=rank, chunk_id=str(payload["chunk_id"]), document=str(payload["document"]),
                    start=int(start), end=int(end), score=score,
                    chunk_index=int(index) if index is not None else None, role=role,
-                   parent_id=_id_or_none(payload.get("parent_id")), text=str(payload.get("text") or ""))
+                   parent_id=_id_or_none(payload.get("parent_id")), text=str(payload.get("text") or ""),
+                   page_start=_page_or_none(payload.get("page_start")), page_end=_page_or_none(payload.get("page_end")))
+
+
+def _page_or_none(raw: Any) -> int | None:
+    """A page number, or None (missing, or NaN from a table row read through pandas)."""
+    if raw is None or isinstance(raw, bool):
+        return None
+    try:
+        page = int(raw)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return page if page >= 1 else None
 
 
 def _id_or_none(raw: Any) -> str | None:

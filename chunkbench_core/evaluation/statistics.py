@@ -88,7 +88,8 @@ METRIC_ALIASES: dict[str, str] = {
     "recall@k": "recall", "precision@k": "precision", "iou@k": "iou", "mrr": "reciprocal_rank",
     "mrr@k": "reciprocal_rank", "hit_rate": "hit", "success@k": "hit", "ndcg@k": "ndcg",
     "doc_recall@k": "doc_recall", "doc_hit@k": "doc_hit", "doc_hit_rate": "doc_hit", "doc_mrr": "doc_reciprocal_rank",
-    "doc_mrr@k": "doc_reciprocal_rank",
+    "doc_mrr@k": "doc_reciprocal_rank", "page_recall@k": "page_recall", "page_hit@k": "page_hit",
+    "page_hit_rate": "page_hit", "page_mrr": "page_reciprocal_rank", "page_mrr@k": "page_reciprocal_rank",
 }
 JUDGE_COVERAGE = 0.9
 JUDGE_METRICS = frozenset({"answer_similarity", "context_relevance", "faithfulness"})

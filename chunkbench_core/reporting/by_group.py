@@ -28,6 +28,7 @@ DIMENSION_LABELS: dict[str, str] = {"format": "document format", "category": "qu
 #: the metrics the section offers besides the ranking metric (shown when any cell has a value)
 SECTION_METRICS: tuple[str, ...] = ("recall", "precision", "iou", "mrr", "hit_rate", "recall_expanded",
                                     "recall_at_512", "budget_auc", "doc_recall", "doc_hit_rate", "doc_mrr",
+                                    "page_recall", "page_hit_rate", "page_mrr",
                                     "context_tokens")
 EXTRA_LABELS: dict[str, tuple[str, str]] = {"context_tokens": ("Context tokens", "count"),
                                             "query_ms": ("Query time", "ms")}

@@ -51,7 +51,7 @@ def metric_by_name() -> dict[str, Metric]:
 BASE_METRICS: tuple[str, ...] = ("recall", "precision", "iou", "mrr", "hit_rate")
 #: the KPIs of the managerial report, in display order (shown when present)
 KPI_METRICS: tuple[str, ...] = ("recall_at_512", "budget_auc", "recall", "precision", "iou", "mrr", "ndcg",
-                                "precision_omega", "doc_recall", "doc_hit_rate", "doc_mrr",
+                                "precision_omega", "doc_recall", "doc_hit_rate", "doc_mrr", "page_recall", "page_hit_rate", "page_mrr",
                                 "answer_similarity", "faithfulness", "context_relevance", "hallucination_rate")
 
 #: optional column name alternatives (first present wins)
