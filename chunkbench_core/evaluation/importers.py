@@ -330,7 +330,7 @@ def guess_mapping(table: Table) -> dict[str, str]:
     for role in ROLES:
         if role in mapping:
             continue
-        for candidate in GUESSES[role]:
+        for candidate in GUESSES.get(role, ()):
             column = by_key.get(candidate)
             if column is not None and column not in used:
                 mapping[role] = column

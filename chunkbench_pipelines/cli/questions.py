@@ -23,6 +23,13 @@ def parsed_corpus_texts() -> dict[str, str]:
     return {d.document: d.markdown for d in _parsed_documents()}
 
 
+def parsed_corpus_pages() -> tuple[dict[str, str], dict[str, list[int]]]:
+    """{document: parsed text} and {document: the offset of each page's start} (PDFs), from one parse."""
+    documents = _parsed_documents()
+    return ({d.document: d.markdown for d in documents},
+            {d.document: list(d.page_starts) for d in documents if d.page_starts})
+
+
 def command_check(args: argparse.Namespace) -> int:
     from chunkbench_core.evaluation.question_check import check_questions
 
@@ -83,15 +90,20 @@ def command_import(args: argparse.Namespace) -> int:
         mapping = _confirm_mapping(args, source_format)
         if mapping is None:
             return 2
-        result = import_questions(source_format, args.file, parsed_corpus_texts(), args.name or Path(args.out).stem,
+        texts, pages = parsed_corpus_pages()
+        result = import_questions(source_format, args.file, texts, args.name or Path(args.out).stem,
                                   mapping or None, sheet=args.sheet, locate=not args.no_locate,
-                                  min_score=args.min_score)
+                                  min_score=args.min_score, pages=pages)
     except QuestionSetError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     for problem in result.problems:
         print(problem, file=sys.stderr)
     _print_notes(result.notes)
+    if result.pages is not None:
+        print(result.pages.summary(Path(args.file).name))
+    if result.ceiling is not None:
+        print(result.ceiling.summary())
     if result.located is not None:
         print(result.located.summary())
     if not result.question_set.questions:
@@ -246,14 +258,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "import", help="import a sheet of questions (CSV, XLSX, JSONL), a RAGAS test set, a LlamaIndex dataset or a "
                        "Chroma CSV, and locate its evidence in the parsed documents")
     imp.add_argument("file")
-    imp.add_argument("--format", choices=["table", "ragas", "llamaindex", "chroma"],
-                     help="the file's format (default: told from the file: a Chroma or RAGAS header, a LlamaIndex "
-                          "JSON, else a table)")
+    imp.add_argument("--format", choices=["table", "ragas", "llamaindex", "chroma", "financebench"],
+                     help="the file's format (default: told from the file: a Chroma or RAGAS header, evidence "
+                          "objects as FinanceBench gives them, a LlamaIndex JSON, else a table)")
     imp.add_argument("--map", metavar="ROLE=COLUMN,...",
                      help='the columns of a table, e.g. question=Question,answer=Answer,sources="Source Docs",'
                           'category="Source Chunk Type" (roles: question, answer, sources, contexts, category, '
-                          "difficulty, id; every other column is kept as a label). Without it the mapping is "
-                          "guessed and printed for confirmation")
+                          "difficulty, id; every other column is kept as a label). A field of a list of evidence "
+                          "objects is named LIST[].FIELD, e.g. contexts=evidence[].evidence_text,"
+                          "sources=evidence[].doc_name,pages=evidence[].evidence_page_num. Without it the mapping "
+                          "is guessed and printed for confirmation")
     imp.add_argument("--yes", action="store_true", help="accept the guessed mapping without asking")
     imp.add_argument("--sheet", help="the XLSX sheet (default: the first)")
     imp.add_argument("--no-locate", action="store_true",
