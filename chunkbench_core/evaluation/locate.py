@@ -33,6 +33,19 @@ names none, for:
   table figure in millions or thousands that rounds (or truncates) to it: 82,959 (millions) for "$82.9
   billion". Score 0.45 per figure: a table's unit is not read, so a person should look.
 
+Filings that repeat each other's tables (a quarter's figures are the next year's comparative column) and a
+figure a filing prints in several tables are read with the answer's own words:
+
+- an answer that cites documents ("SOURCE(S): 2022 Q3 AAPL.pdf", "(SOURCE: 2023 q1 aapl)", a file name in a
+  sentence) is searched in those of its source documents it cites, and keeps the best span of each of them;
+- a figure's period is the nearest period its line or sentence of the answer names ("September 30, 2022",
+  "Q3 2022", "the third quarter of 2022"); when the documents' names give periods (``2022 Q3 AMZN.pdf``), the
+  figure is looked for in the filing of that period (else the first filing after it), and in every searched
+  document only when that filing does not hold it;
+- a figure found on several lines is placed on the line sharing the most informative words (at least
+  :data:`MIN_SHARED_WORDS`) with its sentence of the answer ("Total net sales" for "total net sales were
+  $127,101 million"), and then counts as found once.
+
 A span found by several methods keeps the highest score plus 0.2 per further method (at most 1) and
 ``located_by`` joins the methods with ``+``. At most :data:`MAX_LOCATED` spans per question are kept, each
 with a score of at least ``min_score`` (default :data:`DEFAULT_MIN_SCORE`).
@@ -53,6 +66,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 
 from .questions import Question, Reference, match_documents, resolve_source_documents
 
@@ -67,6 +81,8 @@ MIN_SHORT_CHARS = 12.0
 #: the score of a span holding the whole answer, by coverage (less for a part)
 COVERAGE_SCORE = 0.8
 MAX_LOCATED = 5
+#: a figure a filing repeats is placed on the line sharing at least this many informative words with its sentence
+MIN_SHARED_WORDS = 2
 DEFAULT_MIN_SCORE = 0.4
 #: words of a run looked up together (the index key)
 GRAM = 3
@@ -323,6 +339,85 @@ class Search:
     text: str
     documents: tuple[str, ...]  # the searched documents (all when the question names none)
     words_method: str = "answer_words"
+    #: the documents the text cites ("SOURCE(S): 2022 Q3 AAPL.pdf"): each gets its best span
+    cited: tuple[str, ...] = ()
+
+
+_MONTH_QUARTER = {m: (i // 3) + 1 for i, m in enumerate(
+    ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
+     "december"))}
+_ORDINAL_QUARTER = {"first": 1, "second": 2, "third": 3, "fourth": 4}
+_PERIOD_IN_TEXT = re.compile(
+    r"(?P<month>January|February|March|April|May|June|July|August|September|October|November|December)"
+    r"\s+\d{1,2},?\s+(?P<year1>(?:19|20)\d\d)"
+    r"|\bQ(?P<q2>[1-4])\s*[-_ ]?\s*(?:FY\s*)?(?P<year2>(?:19|20)\d\d)"
+    r"|\b(?P<year3>(?:19|20)\d\d)\s*[-_ ]?\s*Q(?P<q3>[1-4])\b"
+    r"|\b(?P<ordinal>first|second|third|fourth)\s+quarter\s+(?:of\s+(?:fiscal\s+)?)?(?P<year4>(?:19|20)\d\d)",
+    re.IGNORECASE)
+_PERIOD_IN_NAME = re.compile(r"(?<![0-9])(?P<y1>(?:19|20)\d\d)[\s_-]*Q(?P<q1>[1-4])(?![0-9])"
+                             r"|(?<![A-Za-z0-9])Q(?P<q2>[1-4])[\s_-]*(?:FY)?[\s_-]*(?P<y2>(?:19|20)\d\d)", re.IGNORECASE)
+_CITATION = re.compile(r"SOURCES?(?:\(S\))?\s*:\s*(?P<names>[^\n]+)", re.IGNORECASE)
+_FILE_NAME = re.compile(r"[^\s,;:()\[\]\"']+\.(?:pdf|docx?|md|txt|html?|xlsx)\b", re.IGNORECASE)
+
+
+def document_period(name: str) -> tuple[int, int] | None:
+    """The (year, quarter) a filing's name says it covers (``2023 Q3 AMZN.pdf``, ``AMZN_Q3_2023``); None."""
+    m = _PERIOD_IN_NAME.search(Path(name).name)
+    if m is None:
+        return None
+    return (int(m.group("y1")), int(m.group("q1"))) if m.group("y1") else (int(m.group("y2")), int(m.group("q2")))
+
+
+def text_periods(text: str) -> list[tuple[int, tuple[int, int]]]:
+    """(position, (year, quarter)) of every period a text names: a quarter-end date (September 30, 2022), Q3 2022,
+    2022 Q3, the third quarter of 2022."""
+    out = []
+    for m in _PERIOD_IN_TEXT.finditer(text):
+        if m.group("month"):
+            period = (int(m.group("year1")), _MONTH_QUARTER[m.group("month").lower()])
+        elif m.group("q2"):
+            period = (int(m.group("year2")), int(m.group("q2")))
+        elif m.group("q3"):
+            period = (int(m.group("year3")), int(m.group("q3")))
+        else:
+            period = (int(m.group("year4")), _ORDINAL_QUARTER[m.group("ordinal").lower()])
+        out.append((m.start(), period))
+    return out
+
+
+def cited_documents(text: str, names: Sequence[str]) -> tuple[str, ...]:
+    """The documents a text cites: after ``SOURCE(S):``, and any file name it mentions, each matched to one
+    document of ``names`` (by its letters and digits, extension optional); sorted, each once."""
+    from .evidence import resolve_document_name
+
+    found: set[str] = set()
+    pieces: list[str] = []
+    for m in _CITATION.finditer(text):
+        pieces += [p.strip(" .") for p in re.split(r"\s*(?:[,;|]|\band\b)\s*", m.group("names")) if p.strip(" .")]
+    for m in _FILE_NAME.finditer(text):
+        # "the 2023 Q3 AMZN.pdf document": the words before ".pdf" that name one document, longest first
+        words = text[max(0, m.start() - 80):m.end()].split()
+        for k in range(min(6, len(words)), 0, -1):
+            pieces.append(" ".join(words[-k:]))
+    for piece in pieces:
+        matches = resolve_document_name(piece, names)
+        if len(matches) == 1:
+            found.add(matches[0])
+    return tuple(sorted(found))
+
+
+def _segment_text(text: str, position: int) -> str:
+    """The line or sentence of ``text`` holding ``position``."""
+    cuts = _segment_of(text)
+    i = bisect_right(cuts, position) - 1
+    return text[cuts[i]:cuts[min(i + 1, len(cuts) - 1)]]
+
+
+def _segment_of(text: str) -> list[int]:
+    """The cut positions of a text's segments: its lines and sentences (a figure's period is read in its own)."""
+    cuts = {0, len(text)}
+    cuts.update(m.end() for m in re.finditer(r"\n|(?<=[.!?])\s+(?=[A-Z(\-•*])", text))
+    return sorted(cuts)
 
 
 class Locator:
@@ -427,16 +522,66 @@ class Locator:
         return out
 
     # -- figures ----------------------------------------------------------------------------------
+    def _period_documents(self, search: Search) -> dict[int, list[IndexedDocument]]:
+        """Per figure position of the text: the searched filings of the period its segment names (the nearest
+        period of its line or sentence), when filings repeat a table (a quarter's figures are also the next
+        year's comparatives): the filing of that quarter, else the first filing after it. Empty when the text
+        names no period or the documents' names give none."""
+        periods = {n: document_period(n) for n in search.documents}
+        if not any(periods.values()):
+            return {}
+        named = text_periods(search.text)
+        if not named:
+            return {}
+        cuts = _segment_of(search.text)
+        out: dict[int, list[IndexedDocument]] = {}
+        for f in figures(search.text):
+            segment = bisect_right(cuts, f.start) - 1
+            low, high = cuts[segment], cuts[min(segment + 1, len(cuts) - 1)]
+            near = [(abs(position - f.start), period) for position, period in named if low <= position < high]
+            if not near:
+                continue
+            period = min(near)[1]
+            same = [n for n, p in periods.items() if p == period]
+            if not same:
+                later = sorted({p for p in periods.values() if p is not None and p > period})
+                same = [n for n, p in periods.items() if later and p == later[0]]
+            if same:
+                out[f.start] = [self.documents[n] for n in same]
+        return out
+
+    def _best_by_words(self, places: set[tuple[str, int, int]], segment: str) -> set[tuple[str, int, int]]:
+        """The place whose line shares the most informative words (at least :data:`MIN_SHARED_WORDS`) with
+        ``segment``; the first such line when several tie; none when no line shares enough."""
+        wanted = {w for w in map(_fold, _WORD.findall(segment)) if self._weight(w) > 0 and not w[0].isdigit()}
+        best: tuple[int, tuple[str, int, int]] | None = None
+        for place in sorted(places):
+            name, start, end = place
+            text = self.documents[name].text[start:end]
+            shared = len(wanted & set(map(_fold, _WORD.findall(text))))
+            if shared >= MIN_SHARED_WORDS and (best is None or shared > best[0]):
+                best = (shared, place)
+        return {best[1]} if best is not None else set()
+
     def _figure_candidates(self, search: Search) -> list[Candidate]:
         wanted = [f for f in figures(search.text) if f.informative]
         if not wanted:
             return []
-        docs = [self.documents[n] for n in search.documents]
+        every = [self.documents[n] for n in search.documents]
+        by_period = self._period_documents(search)
         lines: dict[tuple[str, int, int], dict[str, float]] = defaultdict(dict)  # line -> figure key -> weight
         scaled: dict[tuple[str, int, int], dict[str, float]] = defaultdict(dict)
         for f in wanted:
+            docs = by_period.get(f.start, every)
+            if docs is not every and not any(f.value in d.figures for d in docs) and f.scale < 6:
+                docs = every  # the period's filing does not hold it as written: every filing is searched
             key = f"{f.value}{'%' if f.percent else ''}e{f.scale}"
             places = {(d.name, *d.line_span(p)) for d in docs for p in d.figures.get(f.value, ())}
+            if (len(places) > 3 and f.significant >= 4) or (len(places) > 1 and f.significant >= 3):
+                # a distinctive figure a filing repeats (net sales in the statement, the segments, the MD&A): the
+                # line that shares the most words with the answer's sentence around it, when it shares some
+                best = self._best_by_words(places, _segment_text(search.text, f.start))
+                places = best if best or len(places) > 3 else places
             if places and len(places) <= 3:  # the figure as written
                 weight = 0.7 * (1.0 if len(places) == 1 else 0.5)
                 if f.significant < 3:
@@ -463,6 +608,9 @@ class Locator:
                 # rounds to it: one place that rounds to the figure is the figure, whatever else is near
                 if len(rounded) == 1:
                     places = rounded
+                elif len(places) > 1:  # a figure repeated: the line sharing its sentence's words, if one does
+                    best = self._best_by_words(rounded or places, _segment_text(search.text, f.start))
+                    places = best if best or len(places) > 3 else places
                 if places and len(places) <= 3:
                     for place in places:
                         scaled[place][key] = 0.45 * (1.0 if len(places) == 1 else 0.5)
@@ -484,16 +632,23 @@ class Locator:
         """
         runs = self._word_runs(searches)
         by_question: dict[str, list[Candidate]] = defaultdict(list)
+        cited: dict[str, set[str]] = defaultdict(set)
         for s_index, search in enumerate(searches):
             by_question[search.question_id] += self._word_candidates(search, runs.get(s_index, []))
             by_question[search.question_id] += self._figure_candidates(search)
+            cited[search.question_id].update(search.cited)
         out: dict[str, list[Reference]] = {}
         for qid, candidates in by_question.items():
             refused = set((rejected or {}).get(qid, ()))
             kept = _merge_overlapping(candidates)
             kept = [c for c in kept if c.score >= min_score and (c.document, c.start, c.end) not in refused]
             kept.sort(key=lambda c: (-c.score, c.document, c.start))
-            out[qid] = [c.reference(self.documents[c.document].text) for c in kept[:max_located]]
+            # an answer citing several documents gets the best span of each it cites, then the best of the rest
+            first = [next(c for c in kept if c.document == d) for d in sorted(cited[qid])
+                     if any(c.document == d for c in kept)]
+            chosen = [*first, *(c for c in kept if c not in first)][:max(max_located, len(first))]
+            chosen.sort(key=lambda c: (-c.score, c.document, c.start))
+            out[qid] = [c.reference(self.documents[c.document].text) for c in chosen]
         return out
 
 
@@ -518,7 +673,9 @@ def searches_for(question: Question, names: Sequence[str]) -> list[Search]:
     if not answer:
         return []
     documents = resolve_source_documents(question, names) or tuple(names)
-    return [Search(question.id, answer, documents)]
+    # the documents the answer cites, among its source documents, are where its evidence is
+    cited = tuple(d for d in cited_documents(answer, names) if d in documents)
+    return [Search(question.id, answer, cited or documents, cited=cited)]
 
 
 def locate_questions(questions: Sequence[Question], locator: Locator, min_score: float = DEFAULT_MIN_SCORE,
