@@ -246,6 +246,27 @@ class EvidenceCheck:
     kind: str
     found: bool
     page: int | None = None  # 1-based
+    question_set: str = ""
+
+
+def ceiling_from_rows(rows: Iterable[Mapping[str, Any]]) -> "ParseCeiling":
+    """A ParseCeiling from the rows of the ``parse_ceiling`` table (one check per passage, for the phrases)."""
+    checks = []
+    for row in rows:
+        found, total = int(row.get("found") or 0), int(row.get("total") or 0)
+        for i in range(total):
+            checks.append(EvidenceCheck("", str(row.get("document") or ""), str(row.get("kind") or "text"),
+                                        i < found, None, str(row.get("question_set") or "")))
+    return ParseCeiling(checks)
+
+
+def scores_cover(ceiling: "ParseCeiling") -> str:
+    """The sentence the reports show beside the scores when the parser lost evidence; "" when it kept it all."""
+    if not ceiling.total or ceiling.found == ceiling.total:
+        return ""
+    return (f"Scores cover the {_percent(ceiling.share or 0.0)} of evidence the parser kept; not found: "
+            f"{ceiling.not_found_phrase()}. Evidence not found still counts for the document and page metrics, "
+            "not for the metrics on evidence text.")
 
 
 @dataclass
@@ -299,6 +320,16 @@ class ParseCeiling:
             line += (f"; scores on evidence text cover the {_percent(share)} the parser kept; not found: "
                      f"{self.not_found_phrase()} (still scored on documents and pages)")
         return line
+
+    def rows(self, checked_at: Any) -> list[dict[str, Any]]:
+        """Rows of the ``parse_ceiling`` results table: per question set, document and kind."""
+        cells: dict[tuple[str, str, str], list[int]] = {}
+        for c in self.checks:
+            cell = cells.setdefault((c.question_set, c.document, c.kind), [0, 0])
+            cell[0] += c.found
+            cell[1] += 1
+        return [{"question_set": s, "document": d, "kind": k, "found": f, "total": t, "checked_at": checked_at}
+                for (s, d, k), (f, t) in sorted(cells.items())]
 
     def to_json(self) -> dict[str, Any]:
         return {"found": self.found, "total": self.total,

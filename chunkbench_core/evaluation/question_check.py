@@ -146,12 +146,14 @@ def parse_ceiling(resolved: list[ResolvedQuestion], documents: Mapping[str, str]
         for ref in q.references:
             if ref.located:  # found from the answer by the locator: not a passage the set gives
                 continue
-            checks.append(EvidenceCheck(q.id, ref.document, evidence_kind(ref.content, q.labels), True, ref.page))
+            checks.append(EvidenceCheck(q.id, ref.document, evidence_kind(ref.content, q.labels), True, ref.page,
+                                        r.question_set))
         for item in q.metadata.get("evidence_not_found") or ():
             if not isinstance(item, dict) or not isinstance(item.get("text"), str):
                 continue
             document = str(item.get("document", ""))
             found = document in documents and find_evidence(item["text"], documents[document]) is not None
             page = item.get("page") if isinstance(item.get("page"), int) else None
-            checks.append(EvidenceCheck(q.id, document, evidence_kind(item["text"], q.labels), found, page))
+            checks.append(EvidenceCheck(q.id, document, evidence_kind(item["text"], q.labels), found, page,
+                                        r.question_set))
     return ParseCeiling(checks)

@@ -93,6 +93,8 @@ class ReportData:
     diagnostics: list[dict[str, Any]] = field(default_factory=list)  # the ``diagnostics`` view
     #: problems of the question sets (``question_errors``): file, question_id, field, reason
     question_errors: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: the parse ceiling (``parse_ceiling``): per question set, document and evidence kind, found and total
+    parse_ceiling: pd.DataFrame = field(default_factory=pd.DataFrame)
     generated_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     #: the chosen run or batch these reports show (None: the latest run of each configuration)
     scope: RunSelection | None = None
@@ -255,9 +257,11 @@ def _report_data(results: ResultsDB, chosen: RunSelection | None, excluded: dict
     documents = results.query("SELECT * FROM documents ORDER BY document")
     chunk_sizes = restrict_to_run_variant(load_chunk_sizes(results, board), board)
     question_errors = results.query("SELECT * FROM question_errors ORDER BY file, question_id NULLS FIRST, field")
+    parse_ceiling = results.query("SELECT * FROM parse_ceiling ORDER BY question_set, document, kind")
     return ReportData(board=board, runs=runs, questions=questions, documents=documents, chunk_sizes=chunk_sizes,
                       recommendation=results.recommendation(), diagnostics=results.diagnostics(),
-                      question_errors=question_errors, scope=chosen, excluded_runs=excluded)
+                      question_errors=question_errors, parse_ceiling=parse_ceiling, scope=chosen,
+                      excluded_runs=excluded)
 
 
 def load_chunk_sizes(results: ResultsDB, board: pd.DataFrame) -> pd.DataFrame:

@@ -34,7 +34,7 @@ from .by_group import render_by_group
 from .data import ReportData
 from .html import definition_list, esc, label_html, nav, page, png_img, table
 from .intervals import REPORT_CI_NOTE
-from .question_problems import render_question_problems
+from .question_problems import render_parse_ceiling, render_question_problems
 from .scope import scope_banner, scope_meta
 from .webfiles import scripts, stylesheet
 from .columns import flag
@@ -462,7 +462,8 @@ def render_managerial(data: ReportData, links: Sequence[tuple[str, str]], curren
         metrics = [m.name for m in present_metrics(data.board, KPI_METRICS)]
         metrics += [m for m in KPI_METRICS if m not in metrics and metric_value(data, rows[0], m) is not None]
         metrics = [m for m in KPI_METRICS if m in metrics]
-        body.append("<h2>Key figures of the recommendation</h2>" + _kpis(data, recommended_row(rows) or rows[0], metrics))
+        body.append("<h2>Key figures of the recommendation</h2>" + _kpis(data, recommended_row(rows) or rows[0], metrics)
+                    + render_parse_ceiling(data))
         body.append("<h2>Leaderboard</h2>" + _ranked_table(data, rows, [m for m in TABLE_METRICS if m in metrics]))
         if any(not b.from_results for b in (metric_interval(data, r, "recall") for r in rows) if b is not None):
             body.append(f"<p class='note'>{esc(REPORT_CI_NOTE)}</p>")

@@ -21,6 +21,17 @@ def _judge_only_count(data: ReportData) -> int:
     return int(flagged[["question_set", "question_id"]].drop_duplicates().shape[0])
 
 
+def render_parse_ceiling(data: ReportData) -> str:
+    """The sentence beside the scores when the parser lost evidence passages ("" when it kept them all)."""
+    from chunkbench_core.evaluation.evidence import ceiling_from_rows, scores_cover
+
+    frame = data.parse_ceiling
+    if frame is None or frame.empty:
+        return ""
+    sentence = scores_cover(ceiling_from_rows(frame.to_dict("records")))
+    return f"<p class='note' id='parse-ceiling'>{esc(sentence)}</p>" if sentence else ""
+
+
 def render_question_problems(data: ReportData) -> str:
     """The section's HTML (heading included); says so plainly when there is no problem."""
     parts = ["<h2 id='question-problems'>Question problems</h2>"]

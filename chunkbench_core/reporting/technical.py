@@ -18,7 +18,7 @@ from .columns import (flag, flatten, fmt, fmt_metric, has_values, metrics_catalo
 from .data import ReportData
 from .html import definition_list, esc, json_script_parts, label_html, nav, page_parts, table
 from .inspector import InspectorStream
-from .question_problems import render_question_problems
+from .question_problems import render_parse_ceiling, render_question_problems
 from .scope import scope_banner, scope_meta
 from .webfiles import scripts, stylesheet
 from .summary import latency_means, n_failed, token_totals
@@ -244,7 +244,7 @@ def technical_parts(data: ReportData, links: Sequence[tuple[str, str]], current:
             f"<p class='meta'>Generated {esc(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))} · "
             f"{scope_meta(data, 'latest run of each configuration')} · {plural(inspector.n_questions, 'question')} × "
             f"{plural(len(inspector.configs), 'configuration')}.</p>", scope_banner(data),
-            "<h2>Ranking, classes and tests</h2>", _ranking(data),
+            "<h2>Ranking, classes and tests</h2>", render_parse_ceiling(data), _ranking(data),
             "<h2>Runs in this report</h2>", _runs(data), INSPECTOR_HTML,
             "<h2>Per-question results</h2>", _question_table(data),
             "<h2>Latency and token usage</h2>", _usage(data),

@@ -112,6 +112,7 @@ def _run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vecto
     check = check_questions(request.questions_folder, {d.document: d.markdown for d in request.documents})
     sets, resolved, errors = check.sets, check.resolved, [str(e) for e in check.problems]
     results.record_question_problems(check.rows(now()))
+    results.record_parse_ceiling(check.ceiling.rows(now()))
     if not resolved:
         raise QuestionSetError(  # permanent: the same questions fail the same way on a retry
             str(request.questions_folder),

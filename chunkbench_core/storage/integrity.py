@@ -381,6 +381,7 @@ TABLE_REBUILT_BY = {
     "experiment_runs": _EXPERIMENT,
     "run_scores": _EXPERIMENT,
     "question_errors": _EXPERIMENT,
+    "parse_ceiling": _EXPERIMENT,
     "comparison": _LEADERBOARD,
     "recommendation": _LEADERBOARD,
     "diagnostics": _LEADERBOARD,

@@ -257,6 +257,12 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("question_id", "VARCHAR"),  # NULL when the whole file is at fault
         ("field", "VARCHAR"), ("reason", "VARCHAR"), ("checked_at", "TIMESTAMP"),
     ],
+    # the parse ceiling as of the latest check: per question set, document and evidence kind, how many of its
+    # evidence passages the parsed text holds (evaluation.evidence)
+    "parse_ceiling": [
+        ("question_set", "VARCHAR"), ("document", "VARCHAR"), ("kind", "VARCHAR"), ("found", "BIGINT"),
+        ("total", "BIGINT"), ("checked_at", "TIMESTAMP"),
+    ],
     # one row per collection build (replaced by the next build of the same collection): what it was
     # built from; experiments copy it into their provenance (chunkbench_core.provenance)
     "collections": [
@@ -720,6 +726,10 @@ class ResultsDB:
     def record_question_problems(self, rows: Sequence[dict[str, Any]]) -> Path:
         """The problems of the question sets at the latest check (replacing the previous ones; empty when none)."""
         return self.write("question_errors", "latest", rows)
+
+    def record_parse_ceiling(self, rows: Sequence[dict[str, Any]]) -> Path:
+        """The parse ceiling of the question sets at the latest check (replacing the previous one)."""
+        return self.write("parse_ceiling", "latest", rows)
 
     def read(self, table: str, key: str) -> list[dict[str, Any]]:
         """The rows written under ``key`` (empty when nothing was written); wide rows for a scored table."""

@@ -42,3 +42,23 @@ def test_judge_only_questions_are_labelled_and_counted(base_results: ResultsDB, 
     html = render_technical(data, [], "technical_report.html")
     assert html.count(">judge only</span>") == int(data.questions["judge_only"].sum()) > 0
     assert "1 question(s) are judge-only, not scored without an LLM" in html
+
+
+def test_reports_show_the_parse_ceiling_beside_the_scores(base_results: ResultsDB, tmp_path: Path) -> None:
+    stamp = datetime(2026, 12, 4, 12, 0)
+    base_results.record_parse_ceiling([
+        {"question_set": "fb", "document": "BOEING_2022_10K.pdf", "kind": "table", "found": 8, "total": 10,
+         "checked_at": stamp},
+        {"question_set": "fb", "document": "BOEING_2022_10K.pdf", "kind": "text", "found": 17, "total": 17,
+         "checked_at": stamp},
+    ])
+    try:
+        paths = write_reports(base_results, tmp_path / "reports")
+        for path in (paths.managerial, paths.technical):
+            html = read(path)
+            assert ("Scores cover the 93 % of evidence the parser kept; not found: 2 table passages in "
+                    "BOEING_2022_10K.pdf") in html
+    finally:
+        base_results.delete("parse_ceiling", "latest")
+    clean = read(write_reports(base_results, tmp_path / "clean").managerial)
+    assert "id='parse-ceiling'" not in clean
