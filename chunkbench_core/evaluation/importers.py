@@ -402,11 +402,13 @@ def describe_mapping(mapping: Mapping[str, str], table: Table) -> list[str]:
     lines = []
     for column in [*table.columns, *(c for c in mapping.values() if c not in table.columns)]:
         role = role_of.get(column)
-        if role is None and any(c.startswith(column + ".") for c in role_of):
-            role = "(read through " + ", ".join(c for c in role_of if c.startswith(column + ".")) + ")"
+        through = [c for c in role_of if c.startswith(column + ".") or c.startswith(column + LIST_MARK)]
+        if role is None and through:
+            role = "(read through " + ", ".join(through) + ")"
         what = {"question": "the question", "answer": "the expected answer",
                 "sources": "the source documents (names, globs or lists)", "contexts": "evidence excerpts",
-                "category": "the category", "difficulty": "the difficulty", "id": "the question id"}.get(
+                "category": "the category", "difficulty": "the difficulty", "id": "the question id",
+                "pages": "the page of each evidence passage"}.get(
             role or "", role if role else "a label")
         example = str(_lookup(first, column) if first else "")
         example = " ".join(example.split())
@@ -649,7 +651,6 @@ def _question_from_row(row: Mapping[str, Any], number: int, mapping: Mapping[str
     listed = {role for role, column in mapping.items() if LIST_MARK in column}
     sources = (_sources(_text_list(_lookup(row, mapping["sources"]), file, qid, "sources", split=True), names,
                         file, qid) if "sources" in mapping and "sources" not in listed else [])
-    sources += [e.document for e in evidence if e.document not in sources]
     contexts = (_text_list(_lookup(row, mapping["contexts"]), file, qid, "contexts", split=False)
                 if "contexts" in mapping and "contexts" not in listed else [])
     checks: list[EvidenceCheck] = []
@@ -754,7 +755,8 @@ def _search_evidence(rows: list[_Row], documents: Mapping[str, str], pages: Mapp
         metadata = dict(q.metadata)
         if not_found:
             metadata["evidence_not_found"] = not_found
-        documents_named = list(dict.fromkeys([*q.documents, *(e.document for e in r.evidence)]))
+        # a found passage's document is a source document through its span; one not found is named alone
+        documents_named = list(dict.fromkeys([*q.documents, *(e.document for e in r.evidence if e.span is None)]))
         out.append(_Row(replace(q, references=tuple(references), documents=tuple(documents_named),
                                 document_pages=tuple(document_pages), metadata=metadata), r.unfound, [], checks))
     return convention, out

@@ -163,3 +163,45 @@ def test_generate_without_an_llm_says_what_to_set(tmp_path):
     dry = run("questions", "generate", "--n", "2", "--out", str(tmp_path / "g.json"), "--dry-run",
               home=tmp_path / "h", corpus=corpus)
     assert dry.returncode == 0 and "dry run:" in dry.stdout and "Nothing was sent" in dry.stdout
+
+
+def test_questions_import_of_a_financebench_file_prints_pages_and_the_parse_ceiling(tmp_path):
+    from tests.core.parsing.builders import build_text_pdf, fonts_available
+
+    if not fonts_available():
+        pytest.skip("DejaVu fonts (fonts-dejavu-core) not installed")
+    corpus, questions = tmp_path / "corpus", tmp_path / "questions"
+    corpus.mkdir()
+    questions.mkdir()
+    build_text_pdf(corpus / "ACME_2023_10K.pdf", [
+        "Acme annual report. The company makes anvils, rockets and other tools for desert work.",
+        "Net income for the year was 1,234 million dollars, driven by strong demand for anvils in every region.",
+        "Liquidity remained strong with cash and equivalents of 9,876 million dollars at the end of the year."])
+
+    def evidence(text, page):
+        return {"evidence_text": text, "doc_name": "ACME_2023_10K", "evidence_page_num": page}
+
+    rows = [{"financebench_id": "fb-1", "question": "Net income?", "answer": "1,234 million", "company": "Acme",
+             "evidence": [evidence("Net income for the year was 1,234 million dollars", 1)]},
+            {"financebench_id": "fb-2", "question": "Cash?", "answer": "9,876 million", "company": "Acme",
+             "evidence": [evidence("cash and equivalents of 9,876 million dollars", 2),
+                          evidence("The pension discount rate was 5.2 percent after a review of bond yields.", 2),
+                          {"doc_name": "ACME_2023_10K", "evidence_page_num": "two"}]}]
+    source = tmp_path / "financebench.jsonl"
+    source.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    out = questions / "fb.json"
+    result = run("questions", "import", str(source), "--out", str(out), "--no-locate", home=tmp_path / "home",
+                 corpus=corpus)
+    assert result.returncode == 1, result.stderr  # one malformed evidence object: named, the rest imported
+    assert "'fb-2', field 'evidence[2].evidence_text'" in result.stderr
+    assert "page numbers of financebench.jsonl are 0-based" in result.stdout
+    assert "parse ceiling: 67 % of the evidence (2 of 3 passages)" in result.stdout
+    assert "2 question(s) read" in result.stdout and "2 kept" in result.stdout
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert written["parse_ceiling"]["not_found"][0]["page"] == 3
+    assert [r.get("page") for r in written["questions"][0]["references"]] == [2]
+
+    check = run("questions", "check", str(questions), home=tmp_path / "home", corpus=corpus)
+    assert check.returncode == 0, check.stderr
+    assert "parse ceiling: 67 % of the evidence (2 of 3 passages)" in check.stdout
+    assert "1 text passage in ACME_2023_10K.pdf" in check.stdout
