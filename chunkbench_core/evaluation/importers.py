@@ -18,6 +18,16 @@ Formats (:data:`FORMATS`; :func:`detect_format` picks one from the file when non
   labelled RAG dataset (``examples`` with ``query``, ``reference_contexts``, ``reference_answer``).
 - ``chroma``: Chroma's evaluation CSV (``question, references, corpus_id``; offsets into
   ``<corpus_id>.md``), read by :func:`.questions.load_chroma_csv`.
+- ``financebench``: JSON or JSONL questions with a list of evidence objects (``evidence_text``, ``doc_name``,
+  ``evidence_page_num``), told from those keys. A table's mapping can read such a list too: ``LIST[].FIELD``
+  names a field of each object (``contexts=evidence[].evidence_text,sources=evidence[].doc_name,
+  pages=evidence[].evidence_page_num``). Each object is its own reference: its document found by
+  :func:`.evidence.resolve_document_name` (an ambiguous name is refused with its candidates), its passage by
+  :func:`.evidence.find_evidence`, its page stored 1-based after the file's convention is told from where the
+  passages are found (:func:`.evidence.page_convention`). A passage not found stays as its document and page
+  (for the document and page metrics) and in ``metadata.evidence_not_found``; the parse ceiling
+  (:class:`.evidence.ParseCeiling`) counts it. A malformed object is one problem (file, question, field,
+  reason); the question keeps its other evidence.
 
 A context is looked for in the question's source documents only (never in another document that
 happens to hold it), or in every document when the question names none: exact, then
