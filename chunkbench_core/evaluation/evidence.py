@@ -139,7 +139,7 @@ def find_evidence(passage: str, markdown: str) -> tuple[int, int] | None:
 def _find_window(passage: str, markdown: str) -> tuple[int, int] | None:
     """The shortest best window of ``markdown`` holding most of the passage's distinctive tokens: one pass over
     the document's positions of those tokens (two pointers)."""
-    mine = [t for t in _Tokens(passage).tokens]
+    mine = _Tokens(passage).tokens
     wanted = {t for t in mine if _distinctive(t)}
     if len(wanted) < MIN_WINDOW_TOKENS:
         return None
@@ -249,7 +249,7 @@ class EvidenceCheck:
     question_set: str = ""
 
 
-def ceiling_from_rows(rows: Iterable[Mapping[str, Any]]) -> "ParseCeiling":
+def ceiling_from_rows(rows: Iterable[Mapping[str, Any]]) -> ParseCeiling:
     """A ParseCeiling from the rows of the ``parse_ceiling`` table (one check per passage, for the phrases)."""
     checks = []
     for row in rows:
@@ -260,7 +260,7 @@ def ceiling_from_rows(rows: Iterable[Mapping[str, Any]]) -> "ParseCeiling":
     return ParseCeiling(checks)
 
 
-def scores_cover(ceiling: "ParseCeiling") -> str:
+def scores_cover(ceiling: ParseCeiling) -> str:
     """The sentence the reports show beside the scores when the parser lost evidence; "" when it kept it all."""
     if not ceiling.total or ceiling.found == ceiling.total:
         return ""
@@ -345,5 +345,15 @@ def _percent(share: float) -> str:
     return f"{value:.0f} %" if value >= 10 or value == 0 else f"{value:.1f} %"
 
 
-__all__ = ["EvidenceCheck", "KIND_LABEL", "PageConvention", "ParseCeiling", "evidence_kind", "find_evidence",
-           "found_pages", "name_key", "page_convention", "resolve_document_name"]
+__all__ = [
+    "KIND_LABEL",
+    "EvidenceCheck",
+    "PageConvention",
+    "ParseCeiling",
+    "evidence_kind",
+    "find_evidence",
+    "found_pages",
+    "name_key",
+    "page_convention",
+    "resolve_document_name",
+]

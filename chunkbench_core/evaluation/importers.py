@@ -75,6 +75,7 @@ from .questions import (
     QuestionSet,
     Reference,
     csv_error,
+    csv_field_limit,
     decode_json_file,
     decode_json_text,
     label_text,
@@ -82,7 +83,6 @@ from .questions import (
     locate_reference,
     match_documents,
     question_set_to_json,
-    csv_field_limit,
 )
 
 FORMATS = ("table", "ragas", "llamaindex", "chroma", "financebench")
@@ -412,7 +412,7 @@ def describe_mapping(mapping: Mapping[str, str], table: Table) -> list[str]:
     lines = []
     for column in [*table.columns, *(c for c in mapping.values() if c not in table.columns)]:
         role = role_of.get(column)
-        through = [c for c in role_of if c.startswith(column + ".") or c.startswith(column + LIST_MARK)]
+        through = [c for c in role_of if c.startswith((column + ".", column + LIST_MARK))]
         if role is None and through:
             role = "(read through " + ", ".join(through) + ")"
         what = {"question": "the question", "answer": "the expected answer",

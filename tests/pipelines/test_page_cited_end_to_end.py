@@ -19,8 +19,8 @@ MODEL = "all-minilm-l6-v2"
 FILINGS = {
     "ACME_2023_10K.pdf": [
         "Acme annual report for 2023. Acme makes anvils, rockets and other tools for work in the desert.",
-        "Net income for the year was 1,234 million dollars, driven by strong demand for anvils in every region "
-        "and by lower freight costs on the rocket line.",
+        ("Net income for the year was 1,234 million dollars, driven by strong demand for anvils in every region "
+         "and by lower freight costs on the rocket line."),
         "Revenues 12,345 11,002 10,456\nCost of products 8,765 8,001 7,654\nResearch and development 1,111 999 876",
         "Liquidity remained strong with cash and equivalents of 9,876 million dollars at the end of the year.",
     ],

@@ -64,3 +64,20 @@ def test_a_scaled_figure_in_a_sentence_is_placed_on_the_line_sharing_its_words()
     (located,), _ = locate_questions([question], Locator(FILINGS))
     assert located.references and all(r.document == "2022 Q3 ACME.pdf" for r in located.references)
     assert "operating activities was $11.4 billion" in located.references[0].content
+
+
+def test_the_linear_helpers_agree_with_the_plain_definitions() -> None:
+    import random
+
+    from chunkbench_core.evaluation.locate import _dominating, index_document, line_span
+
+    rng = random.Random(3)
+    runs = [("d", 0, 1, a, a + rng.randint(1, 6)) for a in (rng.randint(0, 20) for _ in range(300))]
+    plain = [sum(1 for r in runs if r[3] <= run[3] and r[4] >= run[4]) for run in runs]
+    assert _dominating(runs) == plain
+    # one long line of sentences, short lines, and blank ones: a document's cached line spans are line_span's
+    text = ("Revenue was 12,345 in the year. " * 40) + "\n\nshort line 77,777\n  padded line 88,888  \n" + \
+           ("Costs were 4,321. Margins held. " * 30)
+    doc = index_document("x", text)
+    for position in range(0, len(text), 7):
+        assert doc.line_span(position) == line_span(text, position), position

@@ -14,9 +14,13 @@ from chunkbench_core.evaluation.evidence import (
     page_convention,
     resolve_document_name,
 )
-from chunkbench_core.evaluation.importers import detect_format, import_questions, parse_mapping
-from chunkbench_core.evaluation.questions import parse_question_set
+from chunkbench_core.evaluation.importers import (
+    detect_format,
+    import_questions,
+    parse_mapping,
+)
 from chunkbench_core.evaluation.question_check import check_questions
+from chunkbench_core.evaluation.questions import parse_question_set
 from chunkbench_core.parsing import parse
 from tests.core.parsing.builders import build_text_pdf, fonts_available
 
@@ -24,10 +28,10 @@ needs_fonts = pytest.mark.skipif(not fonts_available(), reason="DejaVu fonts (fo
 
 BOEING_PAGES = [
     "Boeing annual report. The company designs and builds commercial airplanes and defense systems.",
-    "Commercial Airplanes delivered 480 airplanes during the year, up from 340 the year before, as the "
-    "production rate of the 737 program recovered.",
-    "Revenues 66,608 62,286 58,158\nCost of products 59,277 53,996 54,319\nResearch and development 2,852 "
-    "2,249 2,476",
+    ("Commercial Airplanes delivered 480 airplanes during the year, up from 340 the year before, as the "
+     "production rate of the 737 program recovered."),
+    ("Revenues 66,608 62,286 58,158\nCost of products 59,277 53,996 54,319\nResearch and development 2,852 "
+     "2,249 2,476"),
     "The backlog at year end was 404 billion dollars, including more than 4,500 commercial airplanes on order.",
 ]
 ACME_PAGES = [
@@ -45,10 +49,10 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], di
     texts: dict[str, str] = {}
     pages: dict[str, list[int]] = {}
     specs = {"BOEING_2022_10K.pdf": BOEING_PAGES, "ACME_2023Q3_10Q.pdf": ACME_PAGES,
-             "PEPSI_2022.pdf": ["PepsiCo annual report with snacks and beverages across many markets, sold in "
-                                "more than two hundred countries and territories around the world."],
-             "pepsi-2022.pdf": ["A second copy of the PepsiCo report, named differently by another team, kept in "
-                                "the shared folder next to the first one by mistake."]}
+             "PEPSI_2022.pdf": [("PepsiCo annual report with snacks and beverages across many markets, sold in "
+                                 "more than two hundred countries and territories around the world.")],
+             "pepsi-2022.pdf": [("A second copy of the PepsiCo report, named differently by another team, kept in "
+                                 "the shared folder next to the first one by mistake.")]}
     for name, page_texts in specs.items():
         document = parse(build_text_pdf(folder / name, page_texts))
         texts[name] = document.markdown

@@ -5,7 +5,11 @@ from __future__ import annotations
 import pytest
 
 from chunkbench_core.evaluation.metric_registry import METRICS, Scored, score
-from chunkbench_core.evaluation.page_metrics import page_hit, page_recall, page_reciprocal_rank
+from chunkbench_core.evaluation.page_metrics import (
+    page_hit,
+    page_recall,
+    page_reciprocal_rank,
+)
 from chunkbench_core.evaluation.questions import Question, Reference, Span
 from chunkbench_core.evaluation.retrieval import RetrievedChunk
 
