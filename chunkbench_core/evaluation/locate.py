@@ -413,8 +413,10 @@ def _segment_text(text: str, position: int) -> str:
     return text[cuts[i]:cuts[min(i + 1, len(cuts) - 1)]]
 
 
+@functools.lru_cache(maxsize=64)
 def _segment_of(text: str) -> list[int]:
-    """The cut positions of a text's segments: its lines and sentences (a figure's period is read in its own)."""
+    """The cut positions of a text's segments: its lines and sentences (a figure's period is read in its own);
+    cached, as each figure of a text asks for them (do not change the list)."""
     cuts = {0, len(text)}
     cuts.update(m.end() for m in re.finditer(r"\n|(?<=[.!?])\s+(?=[A-Z(\-•*])", text))
     return sorted(cuts)
