@@ -217,3 +217,22 @@ def test_evidence_kind_and_page_convention() -> None:
     assert page_convention([(1, (2, 2)), (3, (4, 4)), (5, (5, 5))]).base == 0
     assert page_convention([(2, (2, 2))]).base == 1
     assert page_convention([], default=0).assumed
+
+
+@needs_fonts
+def test_a_table_of_evidence_lists_is_guessed_and_pages_need_a_list(tmp_path: Path, corpus) -> None:
+    from chunkbench_core.errors import QuestionSetError
+    from chunkbench_core.evaluation.importers import check_mapping, guess_mapping, read_table
+
+    texts, pages = corpus
+    path = tmp_path / "sheet.jsonl"
+    path.write_text(json.dumps({"question": "How many airplanes?", "answer": "480",
+                                "evidence": [{"text": "delivered 480 airplanes during the year",
+                                              "document": "BOEING_2022_10K", "page": 2}]}) + "\n", encoding="utf-8")
+    table = read_table(path)
+    assert guess_mapping(table) == {"contexts": "evidence[].text", "sources": "evidence[].document",
+                                    "pages": "evidence[].page", "question": "question", "answer": "answer"}
+    result = import_questions("table", path, texts, "sheet", pages=pages, locate=False)
+    assert [(r.document, r.page) for r in result.question_set.questions[0].references] == [("BOEING_2022_10K.pdf", 2)]
+    with pytest.raises(QuestionSetError, match="pages are read from a list of evidence objects"):
+        check_mapping(parse_mapping("question=question,pages=answer"), table)
