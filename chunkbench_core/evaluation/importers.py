@@ -506,6 +506,14 @@ def _sources(patterns: list[str], names: Sequence[str], file: str, qid: str) -> 
         if len(parts) > 1 and all(match_documents(p, names) for p in parts):
             out.extend(parts)
             continue
+        # a name with other separators, case or no extension (BOEING_2022_10K, boeing 2022 10k): its one document
+        candidates = resolve_document_name(pattern, names)
+        if len(candidates) == 1:
+            out.append(candidates[0])
+            continue
+        if len(candidates) > 1:
+            raise QuestionSetError(file, f"source {pattern!r} is ambiguous: it could be {', '.join(candidates[:6])}; "
+                                         "name the file exactly", qid, f"sources[{i}]")
         known = ", ".join(sorted(names)[:8]) or "none"
         raise QuestionSetError(file, f"source {pattern!r} matches no parsed document (parsed: {known}"
                                      f"{', ...' if len(names) > 8 else ''})", qid, f"sources[{i}]")

@@ -236,3 +236,15 @@ def test_a_table_of_evidence_lists_is_guessed_and_pages_need_a_list(tmp_path: Pa
     assert [(r.document, r.page) for r in result.question_set.questions[0].references] == [("BOEING_2022_10K.pdf", 2)]
     with pytest.raises(QuestionSetError, match="pages are read from a list of evidence objects"):
         check_mapping(parse_mapping("question=question,pages=answer"), table)
+
+
+@needs_fonts
+def test_a_sheet_names_its_sources_as_loosely_as_evidence_objects(tmp_path: Path, corpus) -> None:
+    texts, pages = corpus
+    path = tmp_path / "sheet.csv"
+    path.write_text("Question,Answer,Source\nHow many airplanes?,480,boeing 2022 10k\nWhat does PepsiCo sell?,"
+                    "snacks,Pepsi 2022\n", encoding="utf-8")
+    result = import_questions("table", path, texts, "sheet", {"question": "Question", "answer": "Answer",
+                                                               "sources": "Source"}, locate=False)
+    assert [q.documents for q in result.question_set.questions] == [("BOEING_2022_10K.pdf",)]
+    assert len(result.problems) == 1 and "ambiguous" in str(result.problems[0])
