@@ -66,6 +66,22 @@ class PermanentError(ChunkbenchError):
     what to do instead."""
 
 
+class ProviderError(PermanentError):
+    """A remote provider (an embedding server, the chat LLM) failed for good: refused the request (a bad key, an
+    unknown model, a quota used up), or kept failing until the retries or their time budget ran out. The message
+    is one line: the server, what it said, what was tried and what to do. ``kind``: auth, forbidden, not_found,
+    quota, rate_limit, timeout, connection, server, malformed, refused or bad_vector."""
+
+    def __init__(self, message: str, kind: str = "refused", status: int | None = None) -> None:
+        self.kind = kind
+        self.status = status
+        super().__init__(message)
+
+
+class EmbeddingProviderError(EmbeddingRejectedError, ProviderError):
+    """An embedding server failed for good (see ProviderError); never retried again by a step's retry policy."""
+
+
 class StorageError(PermanentError):
     """Writing to disk failed for a reason a retry cannot fix at once (an input/output error, a read-only
     disk); ``path`` is the file or folder being written."""

@@ -50,6 +50,10 @@ SAMPLE_BENCHMARK = "sample"
 _BENCHMARK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 DEFAULT_POOL_LIMIT = 2
 DEFAULT_VISIBILITY_TIMEOUT = 60.0  # seconds; live workers renew their steps' leases (chunkbench_pipelines/celery_app.py)
+# a dead server (no answer at all) ends a request within about a minute: a 30 s timeout, retried while the
+# 60 s budget lasts (chunkbench_core.provider_faults, which holds the same defaults for code built without settings)
+DEFAULT_PROVIDER_TIMEOUT = 30.0
+DEFAULT_PROVIDER_RETRY_BUDGET = 60.0
 #: the parser heuristics of a benchmark, in its folder
 PARSER_SETTINGS_FILE = "parser.toml"
 
@@ -95,6 +99,12 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("compatible_url", "CHUNKBENCH_OPENAI_COMPATIBLE_URL", "an OpenAI-compatible embedding server"),
     Variable("compatible_api_key", "CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY", "its key", secret=True),
     Variable("pool_limit", "CHUNKBENCH_PROVIDER_POOL_LIMIT", "partitions calling one remote provider at once"),
+    Variable("provider_timeout", "CHUNKBENCH_PROVIDER_TIMEOUT_S",
+             "seconds one request to an embedding server or the LLM may go unanswered before it is retried",
+             default=f"not set ({DEFAULT_PROVIDER_TIMEOUT:g})"),
+    Variable("provider_retry_budget", "CHUNKBENCH_PROVIDER_RETRY_BUDGET_S",
+             "seconds all the attempts of one request to an embedding server or the LLM may take, waits included",
+             default=f"not set ({DEFAULT_PROVIDER_RETRY_BUDGET:g})"),
     Variable("qdrant_url", "QDRANT_URL", "a Qdrant server instead of the embedded engine",
              default="not set (the embedded engine)"),
     Variable("qdrant_api_key", "QDRANT_API_KEY", "its key", secret=True),
@@ -216,6 +226,8 @@ class Settings:
     compatible_url: str | None = None
     compatible_api_key: str | None = field(default=None, repr=False)
     pool_limit: int = DEFAULT_POOL_LIMIT
+    provider_timeout: float = DEFAULT_PROVIDER_TIMEOUT
+    provider_retry_budget: float = DEFAULT_PROVIDER_RETRY_BUDGET
     qdrant_url: str | None = None
     qdrant_api_key: str | None = field(default=None, repr=False)
     llm_model: str | None = None
@@ -277,6 +289,9 @@ class Settings:
                 raise ConfigError(f"CHUNKBENCH_CELERY_VISIBILITY_TIMEOUT must be a number of seconds, got {raw!r}") from None
             if not values["celery_visibility_timeout"] >= 5:
                 raise ConfigError(f"CHUNKBENCH_CELERY_VISIBILITY_TIMEOUT must be at least 5 seconds, got {raw!r}")
+        for name in ("provider_timeout", "provider_retry_budget"):
+            if name in values:
+                values[name] = _seconds(values[name], VARIABLE_OF[name].name)
         if "automation" in values:
             values["automation"] = str(values["automation"]).strip().lower() in ("1", "on", "true", "yes")
         if "llm_api_key" not in values and "openai_api_key" in values:
@@ -391,9 +406,11 @@ class Settings:
         """The embedding providers' settings (keys and endpoints; ``retries``: the request retry knobs)."""
         from chunkbench_core.embedding.providers import ProviderSettings
 
+        knobs = {"timeout_seconds": self.provider_timeout, "retry_budget_seconds": self.provider_retry_budget,
+                 **{k: v for k, v in retries.items() if v is not None}}
         return ProviderSettings(openai_api_key=self.openai_api_key, openai_base_url=self.openai_base_url,
                                 compatible_base_url=self.compatible_url, compatible_api_key=self.compatible_api_key,
-                                **{k: v for k, v in retries.items() if v is not None})
+                                **knobs)
 
     @property
     def parser_settings_file(self) -> Path:
@@ -451,6 +468,17 @@ class Settings:
             out.append((variable.name, shown, source))
         out.append(("results folder", str(self.results_dir), "results root / benchmarks / benchmark"))
         return out
+
+
+def _seconds(raw: Any, variable: str) -> float:
+    """A number of seconds more than 0 (ConfigError naming ``variable`` otherwise)."""
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{variable} must be a number of seconds, got {raw!r}") from None
+    if not 0 < value < float("inf"):
+        raise ConfigError(f"{variable} must be a number of seconds more than 0, got {raw!r}")
+    return value
 
 
 def _shown_url(value: str) -> str:

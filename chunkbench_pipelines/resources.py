@@ -167,7 +167,8 @@ class EmbeddingResource(ConfigurableResource):
     # RetryPolicy takes over): attempts after the first, per-request timeout, backoff;
     # empty = ProviderSettings' defaults
     max_retries: Optional[int] = None
-    timeout_seconds: Optional[float] = None
+    timeout_seconds: Optional[float] = None  # CHUNKBENCH_PROVIDER_TIMEOUT_S
+    retry_budget_seconds: Optional[float] = None  # CHUNKBENCH_PROVIDER_RETRY_BUDGET_S: all attempts, waits included
     backoff_initial_seconds: Optional[float] = None
     backoff_max_seconds: Optional[float] = None
 
@@ -184,7 +185,8 @@ class EmbeddingResource(ConfigurableResource):
             compatible_base_url=self.compatible_base_url,
             compatible_api_key=self.compatible_api_key,
             model_folder=home_dir(self.home) / MODEL_FOLDER,
-            **_given(self, ("max_retries", "timeout_seconds", "backoff_initial_seconds", "backoff_max_seconds")),
+            **_given(self, ("max_retries", "timeout_seconds", "retry_budget_seconds", "backoff_initial_seconds",
+                            "backoff_max_seconds")),
         )
 
     def registry(self):
@@ -242,7 +244,8 @@ class LLMResource(ConfigurableResource):
     judge_max_tokens_cap: Optional[int] = None
     judge_attempts: Optional[int] = None
     max_context_tokens: Optional[int] = None
-    timeout_seconds: Optional[float] = None
+    timeout_seconds: Optional[float] = None  # CHUNKBENCH_PROVIDER_TIMEOUT_S
+    retry_budget_seconds: Optional[float] = None  # CHUNKBENCH_PROVIDER_RETRY_BUDGET_S
     # a partition's LLM work: total seconds, and questions failing in a row before the rest are skipped
     deadline_seconds: Optional[float] = None
     breaker_failures: Optional[int] = None
@@ -298,6 +301,7 @@ class LLMResource(ConfigurableResource):
         return LLMSettings(model=self.model or "", system_prompt_as_user=self.system_prompt_as_user,
                            **_given(self, ("answer_max_tokens", "judge_max_tokens", "judge_max_tokens_cap",
                                            "judge_attempts", "max_context_tokens", "timeout_seconds",
+                                           "retry_budget_seconds",
                                            "deadline_seconds", "breaker_failures")),
                            input_price_per_mtok=self.prices().input_per_mtok,
                            output_price_per_mtok=self.prices().output_per_mtok)
@@ -392,10 +396,13 @@ def build_resources(settings: Settings, resolve: bool = False) -> dict[str, obje
                                         compatible_base_url=settings.compatible_url,
                                         compatible_api_key=secret("compatible_api_key"),
                                         models_file=text(settings.models_file), boundary_model=settings.boundary_model,
-                                        home=home, cache_url=cache_url, pool_limit=settings.pool_limit),
+                                        home=home, cache_url=cache_url, pool_limit=settings.pool_limit,
+                                        timeout_seconds=settings.provider_timeout,
+                                        retry_budget_seconds=settings.provider_retry_budget),
         "llm": LLMResource(model=settings.llm_model, base_url=settings.llm_base_url, api_key=secret("llm_api_key"),
                            vision_model=settings.vision_model, pool_limit=settings.pool_limit, home=home,
-                           cache_url=cache_url,
+                           cache_url=cache_url, timeout_seconds=settings.provider_timeout,
+                           retry_budget_seconds=settings.provider_retry_budget,
                            input_price_per_mtok=settings.llm_price_input,
                            output_price_per_mtok=settings.llm_price_output),
         "ranking": RankingResource(rank_metric=settings.rank_metric, recommendation_rule=settings.recommendation_rule,

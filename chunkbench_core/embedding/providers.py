@@ -8,9 +8,11 @@
    embeds each distinct missing text once (with a cache that workers share, once across
    all the workers: a worker embeds the texts it claims and waits for the others');
 3. batches remote requests (the registry's batch size: OpenAI 2048, OpenAI-compatible
-   64 by default; and OpenAI's per-request token cap), retrying 429 / 408 / 409 / 5xx /
-   timeouts / connection errors with exponential backoff, then raising EmbeddingError
-   naming the model, the endpoint and the last error;
+   64 by default; and OpenAI's per-request token cap) through ``provider_faults.call``: 429 / 408 /
+   409 / 5xx / timeouts / connection errors / malformed replies retried with backoff within a time
+   budget, the rest refused at once, each failure an EmbeddingProviderError in one line (the server,
+   what it said, what was tried, what to do); the vectors that arrive are checked (dimension, NaN,
+   infinity, all zeros) before anything is cached;
 4. records usage (texts, cache hits, requests, retries, tokens, seconds) in
    ``Embedder.usage`` (cumulative) and ``Embedder.last_usage`` (the last call), which
    the pipeline writes to DuckDB with ``EmbeddingUsage.as_row()``.
@@ -20,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import random
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -29,8 +30,14 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 import numpy as np
 
 from chunkbench_core import progress
-from chunkbench_core.errors import EmbeddingError, EmbeddingRejectedError, EmbeddingUnavailableError
-from chunkbench_core.redaction import describe_error, register_secret
+from chunkbench_core.errors import (
+    EmbeddingError,
+    EmbeddingProviderError,
+    EmbeddingRejectedError,
+    EmbeddingUnavailableError,
+)
+from chunkbench_core.provider_faults import DEFAULT_BUDGET_SECONDS, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_SECONDS
+from chunkbench_core.redaction import register_secret
 
 from .registry import PURPOSES, EmbeddingModelSpec, Purpose
 
@@ -39,7 +46,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: an embedding call of at least this many texts to embed reports its progress (texts done / total)
 PROGRESS_MIN_TEXTS = 32
-RETRYABLE_STATUS = frozenset({408, 409, 429})
 
 
 class VectorCache(Protocol):
@@ -77,8 +83,10 @@ class ProviderSettings:
     openai_base_url: str | None = None
     compatible_base_url: str | None = None
     compatible_api_key: str | None = None
-    max_retries: int = 5
-    timeout_seconds: float = 60.0
+    max_retries: int = DEFAULT_MAX_RETRIES
+    #: one request's timeout, and the total of all attempts of a request, waits included
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+    retry_budget_seconds: float = DEFAULT_BUDGET_SECONDS
     backoff_initial_seconds: float = 1.0
     backoff_max_seconds: float = 30.0
     #: where local engines keep what they derive from a model file once for every process (chunkbench's home
@@ -88,12 +96,12 @@ class ProviderSettings:
     def __post_init__(self) -> None:
         if not isinstance(self.max_retries, int) or isinstance(self.max_retries, bool) or self.max_retries < 0:
             raise EmbeddingError(f"max_retries must be an integer >= 0, got {self.max_retries!r}")
-        for name in ("timeout_seconds", "backoff_initial_seconds", "backoff_max_seconds"):
+        for name in ("timeout_seconds", "retry_budget_seconds", "backoff_initial_seconds", "backoff_max_seconds"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
                 raise EmbeddingError(f"{name} must be a number >= 0, got {value!r}")
-        if self.timeout_seconds == 0:
-            raise EmbeddingError("timeout_seconds must be > 0")
+        if self.timeout_seconds == 0 or self.retry_budget_seconds == 0:
+            raise EmbeddingError("timeout_seconds and retry_budget_seconds must be > 0")
         register_secret(self.openai_api_key)  # whoever built these settings, their keys never reach an error text
         register_secret(self.compatible_api_key)
 
@@ -102,7 +110,7 @@ class ProviderSettings:
             f"ProviderSettings(openai_api_key={'set' if self.openai_api_key else None}, "
             f"openai_base_url={self.openai_base_url!r}, compatible_base_url={self.compatible_base_url!r}, "
             f"compatible_api_key={'set' if self.compatible_api_key else None}, max_retries={self.max_retries}, "
-            f"timeout_seconds={self.timeout_seconds})"
+            f"timeout_seconds={self.timeout_seconds}, retry_budget_seconds={self.retry_budget_seconds})"
         )
 
     __str__ = __repr__
@@ -222,86 +230,87 @@ def remote_batches(texts: Sequence[str], batch_size: int, max_batch_tokens: int 
 
 
 class _RemoteClient:
-    """One OpenAI(-compatible) endpoint for one model, with chunkbench's own retry loop."""
+    """One OpenAI(-compatible) endpoint for one model; every request goes through
+    :func:`chunkbench_core.provider_faults.call` (the retries, the budget and the one-line error)."""
 
     def __init__(self, spec: EmbeddingModelSpec, settings: ProviderSettings,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         import openai
 
+        from chunkbench_core.provider_faults import RetryPolicy, Server
+
         self.spec = spec
         self.settings = settings
         if spec.provider == "openai":
             key, base = settings.openai_api_key, settings.openai_base_url
+            self.server = Server("embedding", base, spec.model_name, "OPENAI_API_KEY", "OPENAI_BASE_URL")
         else:
             key, base = settings.compatible_api_key or "not-needed", settings.compatible_url_for(spec)
+            self.server = Server("embedding", base, spec.model_name, "CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY",
+                                 "CHUNKBENCH_OPENAI_COMPATIBLE_URL" if not spec.base_url else
+                                 f"base_url of {spec.id} in the model registry")
         self.endpoint = base or "the OpenAI API"
-        # the client's own retries are off: this class retries, counts and reports them
+        self.policy = RetryPolicy(max_retries=settings.max_retries, timeout_seconds=settings.timeout_seconds,
+                                  budget_seconds=settings.retry_budget_seconds,
+                                  backoff_initial_seconds=settings.backoff_initial_seconds,
+                                  backoff_max_seconds=settings.backoff_max_seconds)
+        # the client's own retries are off: provider_faults.call retries, counts and reports them
         self.client = openai.OpenAI(api_key=key, base_url=base, max_retries=0, timeout=settings.timeout_seconds)
         self._sleep = sleep
 
-    def _retryable(self, exc: Exception) -> tuple[bool, float | None]:
-        import openai
-
-        if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
-            return True, None
-        if isinstance(exc, openai.APIStatusError):
-            status = exc.status_code
-            if status in RETRYABLE_STATUS or status >= 500:
-                header = exc.response.headers.get("retry-after") if exc.response is not None else None
-                try:
-                    return True, float(header) if header is not None else None
-                except ValueError:
-                    return True, None
-        return False, None
-
-    def delay(self, attempt: int, retry_after: float | None) -> float:
-        """Exponential backoff with jitter; a server's Retry-After wins when it asks for longer."""
-        base = min(self.settings.backoff_max_seconds, self.settings.backoff_initial_seconds * (2 ** attempt))
-        wait = base * (0.5 + random.random() / 2)
-        if retry_after is not None:
-            wait = max(wait, min(retry_after, self.settings.backoff_max_seconds))
-        return wait
-
     def embed(self, batch: list[str], usage: EmbeddingUsage) -> np.ndarray:
-        import openai
+        from chunkbench_core.provider_faults import MalformedResponse, call
 
         kwargs: dict[str, Any] = {"model": self.spec.model_name, "input": batch}
         if self.spec.provider == "openai_compatible":
             kwargs["encoding_format"] = "float"  # what every compatible server speaks
-        attempts = self.settings.max_retries + 1
-        for attempt in range(attempts):
+
+        def request(timeout: float) -> tuple[np.ndarray, Any]:
             usage.requests += 1
+            response = self.client.embeddings.create(**kwargs, timeout=timeout)
             try:
-                response = self.client.embeddings.create(**kwargs)
-                break
-            except openai.OpenAIError as exc:
-                retry, retry_after = self._retryable(exc)
-                detail = _describe(exc)
-                if not retry:
-                    raise EmbeddingRejectedError(  # not chained: the provider's own text may hold the key
-                        f"{self.spec.id}: the embedding request to {self.endpoint} was rejected: {detail}"
-                    ) from None
-                if attempt == attempts - 1:
-                    raise EmbeddingError(
-                        f"{self.spec.id}: embedding request to {self.endpoint} failed after {attempts} attempt(s) "
-                        f"({self.settings.max_retries} retries with backoff): {detail}"
-                    ) from None
-                usage.retries += 1
-                self._sleep(self.delay(attempt, retry_after))
-        data = sorted(response.data, key=lambda d: d.index)
-        rows = np.asarray([d.embedding for d in data], dtype=np.float32)
-        if rows.shape != (len(batch), self.spec.dimension):
-            raise EmbeddingRejectedError(
-                f"{self.spec.id}: {self.endpoint} returned vectors of shape {rows.shape} for {len(batch)} texts; "
-                f"the registry says dimension {self.spec.dimension}"
-            )
-        if response.usage is not None:
-            usage.prompt_tokens += int(getattr(response.usage, "prompt_tokens", 0) or 0)
+                data = sorted(response.data, key=lambda d: d.index)
+                rows = np.asarray([d.embedding for d in data], dtype=np.float32)
+            except Exception as exc:  # noqa: BLE001 - any shape the API does not have
+                raise MalformedResponse(f"no list of embeddings: {type(exc).__name__}") from None
+            if rows.ndim != 2 or rows.shape[0] != len(batch):
+                raise MalformedResponse(f"{rows.shape[0] if rows.ndim else 0} vectors for {len(batch)} texts")
+            return rows, getattr(response, "usage", None)
+
+        def retried(_fault: Any) -> None:
+            usage.retries += 1
+
+        rows, used = call(self.server, self.policy, request, sleep=self._sleep, on_retry=retried,
+                          error=EmbeddingProviderError)
+        check_vectors(rows, self.spec, batch, self.server.describe())
+        if used is not None:
+            usage.prompt_tokens += int(getattr(used, "prompt_tokens", 0) or 0)
         return rows
 
 
-def _describe(exc: Exception) -> str:
-    return describe_error(exc, limit=300)
+def check_vectors(rows: np.ndarray, spec: EmbeddingModelSpec, batch: Sequence[str], source: str) -> None:
+    """Refuse vectors no search can use (EmbeddingProviderError naming the first bad one's position and text):
+    another dimension than the registry's, NaN or infinite values, all zeros. They are checked before anything
+    is cached or scored, so a bad answer never outlives the request."""
+    if rows.ndim != 2 or rows.shape[1] != spec.dimension:
+        width = rows.shape[1] if rows.ndim == 2 else "no"
+        raise EmbeddingProviderError(
+            f"{source} returned vectors of dimension {width} where the model registry says {spec.dimension} for "
+            f"{spec.id}; set its dimension in the model registry (CHUNKBENCH_MODELS) to what the model gives, or "
+            "switch model", kind="bad_vector")
+    finite = np.isfinite(rows).all(axis=1)
+    zero = ~np.any(rows != 0, axis=1)
+    bad = np.flatnonzero(~finite | zero)
+    if bad.size:
+        i = int(bad[0])
+        what = "NaN or infinite values" if not finite[i] else "only zeros"
+        text = " ".join(str(batch[i]).split())
+        text = text[:60] + "..." if len(text) > 60 else text
+        raise EmbeddingProviderError(
+            f"{source} returned a vector with {what} at position {i + 1} of {len(batch)} in the batch "
+            f"(text {text!r}; {bad.size} bad in all); nothing of this batch was kept; the server's model gives "
+            "unusable vectors: check the server (its model file, its precision settings) or switch model",
+            kind="bad_vector")
 
 
 class Embedder:

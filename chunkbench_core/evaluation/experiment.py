@@ -340,8 +340,6 @@ def run_llm_evaluation(outcomes: Sequence["QuestionOutcome"], client: Any, setti
     todo = [o for o in outcomes if o.error is None]
     tracker = Tracker(label, len(todo), unit="questions")
     started = time.monotonic()
-    retries = getattr(client, "max_retries", 0)
-    attempts = (retries if isinstance(retries, int) and retries >= 0 else 0) + 1
     failures_in_a_row = 0
     for done, outcome in enumerate(todo):
         tracker.step(done)
@@ -356,16 +354,21 @@ def run_llm_evaluation(outcomes: Sequence["QuestionOutcome"], client: Any, setti
             else:
                 report.skipped_deadline += 1
             continue
-        call_settings = replace(settings, timeout_seconds=max(0.5, min(settings.timeout_seconds, left / attempts)))
+        # every request's retries end with what is left of the deadline
+        call_settings = replace(settings, timeout_seconds=max(0.5, min(settings.timeout_seconds, left)),
+                                retry_budget_seconds=max(0.5, min(settings.retry_budget_seconds, left)))
         context = outcome.expanded or outcome.retrieved
         outcome.llm = evaluate_question(client, call_settings, outcome.resolved.question, context)
         outcome.latency_ms["generate"] = outcome.llm.generate_ms
         outcome.latency_ms["judge"] = outcome.llm.judge_ms
         report.evaluated += 1
-        endpoint_failed = outcome.llm.answer_error is not None or (
-            outcome.llm.judge_error is not None and outcome.llm.judge_error.startswith("judge: HTTP"))
-        failures_in_a_row = failures_in_a_row + 1 if endpoint_failed else 0
-        if failures_in_a_row >= settings.breaker_failures:
+        failures_in_a_row = failures_in_a_row + 1 if outcome.llm.endpoint_failed else 0
+        if outcome.llm.fatal and time.monotonic() - started < settings.deadline_seconds:
+            # refused, or its retries spent: every other question would wait and fail alike (past the deadline,
+            # the questions left are the deadline's, below)
+            report.stopped_because = (outcome.llm.answer_error or outcome.llm.judge_error or "").split(": ", 1)[-1]
+            failures_in_a_row = settings.breaker_failures  # the questions left are counted as the breaker's
+        elif failures_in_a_row >= settings.breaker_failures:
             last = outcome.llm.answer_error or outcome.llm.judge_error or ""
             report.stopped_because = (f"the LLM endpoint failed {failures_in_a_row} questions in a row (circuit "
                                       f"breaker, LLMSettings.breaker_failures); last error: {last}")

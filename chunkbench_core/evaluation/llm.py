@@ -14,11 +14,14 @@ Works with OpenAI, Ollama, vLLM and llama.cpp servers: every function takes an
    invalid reply is asked again with the parse error; after ``judge_attempts`` tries
    the cell is recorded as failed.
 
-Transport failures (timeouts, HTTP 5xx, connection errors) are retried by the openai
-client itself (``max_retries`` with backoff, see :func:`make_client`); what still fails
-becomes an error string on that question. ``evaluate_question`` and
-``run_llm_evaluation`` never raise for one question's failure: an experiment never
-crashes because of the LLM.
+Every request goes through :func:`chunkbench_core.provider_faults.call`: transport failures
+(timeouts, 429, 5xx, connection errors, malformed replies) are retried with backoff within the
+retry budget (``LLMSettings.retry_budget_seconds``), a refusal (401, 403, 404, a quota used up)
+is not; what still fails becomes a one-line error string on that question (the server, what it
+said, what was tried, what to do) and marks the result ``fatal``: the endpoint failed for good,
+so the partition's remaining questions are skipped. ``evaluate_question`` and
+``run_llm_evaluation`` never raise for one question's failure: an experiment never crashes
+because of the LLM.
 
 ``estimate_cost`` is the dry run: number of calls, token upper bounds and a
 USD estimate, computed before any call is made.
@@ -34,7 +37,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from chunkbench_core.errors import ConfigError
+from chunkbench_core.errors import ConfigError, ProviderError
+from chunkbench_core.provider_faults import (
+    DEFAULT_BUDGET_SECONDS,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT_SECONDS,
+    MalformedResponse,
+    RetryPolicy,
+    Server,
+    call,
+)
 from chunkbench_core.redaction import describe_error, redact, register_secret
 from chunkbench_core.tokens import cl100k, count_tokens
 
@@ -85,7 +97,10 @@ class LLMSettings:
     judge_attempts: int = 3
     max_context_tokens: int = 3000
     temperature: float = 0.0
-    timeout_seconds: float = 60.0
+    # one request's timeout; all the attempts of one request, waits included (provider_faults.RetryPolicy)
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+    retry_budget_seconds: float = DEFAULT_BUDGET_SECONDS
+    max_retries: int = DEFAULT_MAX_RETRIES
     input_price_per_mtok: float | None = None
     output_price_per_mtok: float | None = None
     # chat templates without a system role (llama.cpp's "gemma" format drops it): send it as user text
@@ -105,12 +120,19 @@ class LLMSettings:
                 raise ConfigError(f"LLM setting {name} must be a positive integer, got {value!r}")
         if not self.timeout_seconds > 0:
             raise ConfigError(f"LLM setting timeout_seconds must be > 0, got {self.timeout_seconds!r}")
+        self.retry_policy()  # a bad budget or retry count is refused here, naming it
         if isinstance(self.deadline_seconds, bool) or not isinstance(self.deadline_seconds, (int, float)) \
                 or not self.deadline_seconds > 0:
             raise ConfigError(f"LLM setting deadline_seconds must be > 0, got {self.deadline_seconds!r}")
         if isinstance(self.breaker_failures, bool) or not isinstance(self.breaker_failures, int) \
                 or self.breaker_failures < 1:
             raise ConfigError(f"LLM setting breaker_failures must be a positive integer, got {self.breaker_failures!r}")
+
+    def retry_policy(self, timeout_seconds: float | None = None) -> RetryPolicy:
+        """How one request is retried (``timeout_seconds``: a shorter timeout for what is left of a deadline)."""
+        timeout = self.timeout_seconds if timeout_seconds is None else timeout_seconds
+        return RetryPolicy(max_retries=self.max_retries, timeout_seconds=timeout,
+                           budget_seconds=self.retry_budget_seconds)
 
     def prices(self) -> tuple[float, float] | None:
         if self.input_price_per_mtok is not None and self.output_price_per_mtok is not None:
@@ -123,7 +145,9 @@ class LLMSettings:
 
 def make_client(base_url: str | None, api_key: str | None = None, timeout_seconds: float = 60.0,
                 max_retries: int = 2) -> Any:
-    """An ``openai.OpenAI`` client; it retries timeouts, 429 and 5xx ``max_retries`` times with backoff."""
+    """An ``openai.OpenAI`` client; it retries timeouts, 429 and 5xx ``max_retries`` times with backoff for the
+    callers that use it directly. This module's own calls turn those retries off and retry through
+    ``provider_faults.call`` (the budget, Retry-After, the one-line error)."""
     import openai
 
     register_secret(api_key)  # its key never reaches an error text
@@ -177,6 +201,10 @@ class LLMResult:
     judge_usage: Usage = field(default_factory=Usage)
     context_tokens: int = 0
     context_truncated: bool = False
+    #: the endpoint failed for good (a refusal, or retries spent): the partition's other questions would fail alike
+    fatal: bool = False
+    #: a request to the endpoint failed (no answer, or the judge's request), as opposed to an unusable judge reply
+    endpoint_failed: bool = False
 
     @property
     def failed(self) -> bool:
@@ -267,13 +295,35 @@ def _complete(client: Any, settings: LLMSettings, messages: list[dict[str, str]]
         system, first, *rest = messages
         messages = [{"role": "user", "content": f"{system['content']}\n\n{first['content']}"}, *rest]
     started = time.perf_counter()
-    response = client.chat.completions.create(
-        model=settings.model, messages=messages, temperature=settings.temperature, max_tokens=max_tokens,
-        timeout=settings.timeout_seconds, **extra,
-    )
+    # provider_faults.call retries: the client's own retries would multiply the attempts and hide the waits
+    once = client.with_options(max_retries=0) if hasattr(client, "with_options") else client
+
+    def request(timeout: float) -> tuple[str, str | None, Any]:
+        response = once.chat.completions.create(
+            model=settings.model, messages=messages, temperature=settings.temperature, max_tokens=max_tokens,
+            timeout=timeout, **extra,
+        )
+        try:
+            choice = response.choices[0]
+            content = choice.message.content
+        except Exception as exc:  # noqa: BLE001 - any shape the API does not have
+            raise MalformedResponse(f"no choices: {type(exc).__name__}") from None
+        if content is not None and not isinstance(content, str):
+            raise MalformedResponse(f"message content is {type(content).__name__}, not text")
+        return content or "", getattr(choice, "finish_reason", None), getattr(response, "usage", None)
+
+    text, finish, usage = call(llm_server(client, settings.model), settings.retry_policy(), request)
     elapsed = (time.perf_counter() - started) * 1000
-    choice = response.choices[0]
-    return choice.message.content or "", choice.finish_reason, getattr(response, "usage", None), elapsed
+    return text, finish, usage, elapsed
+
+
+def llm_server(client: Any, model: str) -> Server:
+    """The chat endpoint as the user configured it (its URL, model and variables), for the one-line errors."""
+    url = getattr(client, "base_url", None)
+    url = str(url).rstrip("/") if url else None
+    if url and "api.openai.com" in url:
+        url = None
+    return Server("LLM", url, model, "CHUNKBENCH_LLM_API_KEY (else OPENAI_API_KEY)", "CHUNKBENCH_LLM_BASE_URL")
 
 
 def generate_answer(client: Any, settings: LLMSettings, question: str, context: str, result: LLMResult) -> str:
@@ -396,7 +446,14 @@ def judge(client: Any, settings: LLMSettings, question: str, expected_answer: st
     raise JudgeParseError(f"no valid judgement after {settings.judge_attempts} attempts; last: {last}", last.truncated)
 
 
-def _describe(exc: BaseException) -> str:
+def _describe(exc: BaseException, result: LLMResult | None = None) -> str:
+    """An error as the question's row keeps it: a provider's own one line, else the error described, redacted;
+    marks ``result`` when the endpoint failed."""
+    if result is not None:
+        result.endpoint_failed = True
+        result.fatal = result.fatal or isinstance(exc, ProviderError)
+    if isinstance(exc, ProviderError):
+        return redact(str(exc))
     return describe_error(exc)
 
 
@@ -408,7 +465,7 @@ def evaluate_question(client: Any, settings: LLMSettings, question: Question,
     try:
         result.answer = generate_answer(client, settings, question.question, context, result)
     except Exception as exc:  # noqa: BLE001 - one question's failure must not stop the experiment
-        result.answer_error = f"answer: {_describe(exc)}"
+        result.answer_error = f"answer: {_describe(exc, result)}"
         result.judge_error = "judge: skipped, no answer"
         return result
     try:
@@ -420,7 +477,7 @@ def evaluate_question(client: Any, settings: LLMSettings, question: Question,
     except JudgeParseError as exc:
         result.judge_error = f"judge: {redact(str(exc))}"
     except Exception as exc:  # noqa: BLE001 - recorded as a failed cell, never raised
-        result.judge_error = f"judge: {_describe(exc)}"
+        result.judge_error = f"judge: {_describe(exc, result)}"
     return result
 
 

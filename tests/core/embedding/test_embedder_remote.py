@@ -93,9 +93,12 @@ def test_persistent_failure_raises_a_clear_error_after_the_last_retry(proxy):
     with pytest.raises(EmbeddingError) as info:
         embedder.embed(["never works"], "document")
     message = str(info.value)
-    assert not isinstance(info.value, EmbeddingRejectedError)  # transient: the step's RetryPolicy may retry it
-    assert message.startswith("e5-remote: embedding request to " + proxy.base_url)
-    assert "failed after 4 attempt(s) (3 retries with backoff)" in message and "HTTP 500" in message
+    # final: the retries were spent here, so a step's RetryPolicy does not multiply them
+    assert isinstance(info.value, EmbeddingRejectedError) and info.value.kind == "server"
+    host = proxy.base_url.split("/")[2]
+    assert message.startswith(f"embedding server {host} (model multilingual-e5-small-passage) answered HTTP 500: "
+                              "scripted HTTP 500 (test); tried 4 times in ")
+    assert "(3 retries allowed); the server is failing: run again later" in message and "\n" not in message
     assert len(proxy.requests) == 4
     # exponential backoff with jitter: each wait is in [base/2, base] for base 0.2, 0.4, 0.8
     assert len(delays) == 3
@@ -106,7 +109,7 @@ def test_persistent_failure_raises_a_clear_error_after_the_last_retry(proxy):
 def test_client_errors_are_not_retried(proxy):
     embedder = Embedder(e5_remote(proxy.base_url), FAST)
     proxy.script("400")
-    with pytest.raises(EmbeddingRejectedError, match=r"was rejected: HTTP 400"):
+    with pytest.raises(EmbeddingRejectedError, match=r"answered HTTP 400: scripted HTTP 400 \(test\); not retried"):
         embedder.embed(["bad request"], "document")
     assert len(proxy.requests) == 1 and embedder.usage.retries == 0
 
@@ -116,7 +119,9 @@ def test_unreachable_server_fails_with_the_endpoint_in_the_message():
 
     url = f"http://127.0.0.1:{free_port()}/v1"
     embedder = Embedder(e5_remote(url), ProviderSettings(max_retries=1, backoff_initial_seconds=0.01))
-    with pytest.raises(EmbeddingError, match=rf"{url} failed after 2 attempt\(s\).*APIConnectionError"):
+    host = url.split("/")[2]
+    with pytest.raises(EmbeddingError, match=rf"embedding server {host} \(model .*\) could not be reached.*tried 2 "
+                                             rf"times.*check that the server runs and that {url}"):
         embedder.embed(["anyone there?"], "document")
 
 
