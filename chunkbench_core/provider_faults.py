@@ -127,7 +127,9 @@ def _provider_message(exc: BaseException) -> tuple[str, str | None]:
     if not message:
         message = getattr(exc, "message", None) or str(exc)
     text = " ".join(redact(str(message)).split())
-    return (text[:300] + "..." if len(text) > 300 else text), (str(code) if code else None)
+    # a code worth saying is a word (insufficient_quota); a number repeats the status
+    code = str(code) if code and not str(code).isdigit() else None
+    return (text[:300] + "..." if len(text) > 300 else text), code
 
 
 def _retry_after(exc: BaseException) -> float | None:
@@ -237,7 +239,7 @@ def call(server: Server, policy: RetryPolicy, request: Callable[[float], T], *,
             raise give_up(server, fault, policy, attempt, waits, elapsed, error=error) from None
         if attempt > policy.max_retries:
             raise give_up(server, fault, policy, attempt, waits, elapsed,
-                          f" ({policy.max_retries} retries allowed)", error) from None
+                          f" ({policy.max_retries} {'retry' if policy.max_retries == 1 else 'retries'} allowed)", error) from None
         wait = policy.backoff(attempt - 1)
         if fault.retry_after is not None:
             wait = max(wait, fault.retry_after)  # never sooner than the server asked
