@@ -102,6 +102,8 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
     tags = {".dagster/repository": REPOSITORY_LABEL, "chunkbench/trigger": "cli", "chunkbench/benchmark": benchmark,
             "chunkbench/batch": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), **process_tags()}
 
+    experiment_runs: list[str] = []  # the experiment runs this invocation recorded (their LLM failures are said)
+
     def step(selection: list[str], key=None, label: str = "") -> bool:
         result = job.execute_in_process(asset_selection=scope.keys(*selection),
                                         partition_key=str(key) if key is not None else None, instance=instance,
@@ -111,6 +113,7 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
                                                             {"config": op_config[name]} for name in selection
                                                             if op_config.get(name)}})
         check_stop()  # a signal during this step: no further step
+        experiment_runs.extend(recorded_runs(result))
         if not result.success:
             failed = [e for e in result.all_events if e.is_step_failure]
             reason = redact(failure_reason(failed[-1])) if failed else "failed"
@@ -173,6 +176,7 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
     say(f"Report:  {reports / 'benchmark_report.html'}")
     say(f"         {reports / 'technical_report.html'} (retrieval inspector), {reports / 'decision_board.html'}")
     dropped = dropped_inputs(results, resolved["workspace"])  # type: ignore[arg-type]
+    dropped += llm_failures(results, experiment_runs)
     for line in dropped:
         say(line)
     say("")
@@ -202,6 +206,56 @@ def announce_estimate(resources, settings: Settings, partitions: list[tuple[str,
         f"embed ({cached:,} of them cached)")
     say(render_estimate(estimate))
     return estimate
+
+
+def recorded_runs(result) -> list[str]:
+    """The experiment run ids a step's materializations recorded (its experiment_results metadata)."""
+    found = []
+    for event in result.all_events:
+        if not event.is_step_materialization:
+            continue
+        value = event.step_materialization_data.materialization.metadata.get("experiment_run_id")
+        if value is not None:
+            found.append(str(getattr(value, "value", value)))
+    return found
+
+
+#: what to do about an LLM failure whose line does not say it (a provider's own line does)
+_JUDGE_FIX = ("the judge did not return the JSON object it is asked for: use a stronger chat model "
+              "(CHUNKBENCH_LLM_MODEL) or a larger judge_max_tokens_cap")
+
+
+def llm_failures(results: ResultsDB, experiment_runs: Sequence[str]) -> list[str]:
+    """One line per configuration of ``experiment_runs`` whose answers or judgements failed: how many, why (the
+    first failure's own line) and what to do; [] when none did. Their evidence metrics are kept either way."""
+    if not experiment_runs:
+        return []
+    try:
+        rows = results.query(
+            "SELECT strategy, corpus_model, experiment_run_id, count(*) AS n, count(answer_error) AS answers, "
+            "count(*) FILTER (WHERE answer_error IS NULL AND judge_error IS NOT NULL) AS judgements, "
+            "list(coalesce(answer_error, judge_error) ORDER BY question_set, question_id) "
+            "FILTER (WHERE coalesce(answer_error, judge_error) IS NOT NULL) AS errors "
+            f"FROM question_results WHERE experiment_run_id IN ({', '.join('?' * len(experiment_runs))}) "
+            "GROUP BY ALL HAVING answers > 0 OR judgements > 0 ORDER BY strategy, corpus_model",
+            list(experiment_runs))
+    except Exception:  # noqa: BLE001 - a results file that cannot be read is reported by its own check
+        return []
+    if rows.empty:
+        return []
+    lines = [f"\nLLM failures ({len(rows)} configuration{'s' if len(rows) != 1 else ''}; their evidence metrics "
+             "are kept, the judge's scores leave the failed questions out):"]
+    for row in rows.itertuples():
+        errors = [str(e) for e in row.errors]
+        first = next((e for e in errors if ": skipped, " not in e), errors[0])
+        reason = first.split(": ", 1)[-1].removeprefix("skipped, ")
+        if not first.startswith(("answer: LLM server", "judge: LLM server", "answer: skipped, LLM server")):
+            reason += f"; {_JUDGE_FIX}" if first.startswith("judge: no valid judgement") else ""
+        failed = int(row.answers) + int(row.judgements)
+        lines.append(f"- {configuration_label(row.strategy, row.corpus_model)}: {failed} of {int(row.n)} questions "
+                     f"not judged ({int(row.answers)} without an answer, {int(row.judgements)} without a "
+                     f"judgement): {redact(' '.join(reason.split()))}")
+    return lines
 
 
 def dropped_inputs(results: ResultsDB, workspace) -> list[str]:
