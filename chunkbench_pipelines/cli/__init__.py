@@ -71,8 +71,66 @@ def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+class Stopped(BaseException):
+    """A TERM signal (or Ctrl-C) met while a command ran: raised where the command was, so the files it was
+    writing are left as they were (every write is to a temporary file, then renamed) and no traceback is printed.
+    A BaseException, so that no command's ``except Exception`` takes it for an error of its own."""
+
+    def __init__(self, signo: int) -> None:
+        self.signo = signo
+        super().__init__(signo)
+
+
+def _stop_here(signo: int, _frame: object) -> None:
+    raise Stopped(signo)
+
+
+def stopped_line(command: str, signo: int) -> str:
+    """What a stopped command says (one line): the signal, and that nothing was left half written."""
+    import signal
+
+    name = signal.Signals(signo).name + (" (Ctrl-C)" if signo == signal.SIGINT else "")
+    return (f"chunkbench {command}: stopped by {name}; nothing was left half written (what was finished is kept); "
+            "run the command again to finish")
+
+
 def main(argv: list[str] | None = None) -> int:
-    """The command line: the settings are built here, once, from the environment and ``--benchmark``."""
+    """The command line: the settings are built here, once, from the environment and ``--benchmark``.
+
+    Ctrl-C and a TERM signal end every command with one line and the exit status 130 / 143 (``run`` has its own
+    handlers while its runs go: chunkbench_pipelines.run_control)."""
+    import signal
+    import threading
+
+    handlers = {}
+    if threading.current_thread() is threading.main_thread():
+        # Ctrl-C raises KeyboardInterrupt already; a TERM signal would end the process without a word
+        handlers = {signal.SIGTERM: signal.signal(signal.SIGTERM, _stop_here)}
+    words = [str(a) for a in (argv if argv is not None else sys.argv[1:])]
+    try:
+        return _main(argv)
+    except (Stopped, KeyboardInterrupt) as exc:
+        signo = exc.signo if isinstance(exc, Stopped) else int(signal.SIGINT)
+        sys.stdout.flush()
+        print(stopped_line(_command_name(words), signo), file=sys.stderr, flush=True)
+        return 128 + int(signo)
+    finally:
+        for signo, old in handlers.items():
+            signal.signal(signo, old)
+
+
+def _command_name(argv: list[str]) -> str:
+    """The command's name in ``argv`` (its first word that is not an option or an option's value)."""
+    words = list(argv)
+    while words and words[0].startswith("-"):
+        option = words.pop(0)
+        if option == "--benchmark" and words:
+            words.pop(0)
+    return " ".join(words[:2]) if words and words[0] in ("questions", "runs", "defaults", "thresholds") else \
+        (words[0] if words else "command")
+
+
+def _main(argv: list[str] | None) -> int:
     from chunkbench_core.errors import ChunkbenchError, ConfigError
 
     try:
