@@ -50,6 +50,9 @@ class ParsingSettings(BaseModel):
     persian_digits: Optional[Literal["ascii", "persian"]] = Field(
         default=None, description="Arabic-Indic and Persian digits are all rewritten to this one style: "
                                   "'ascii' (0-9, the default) or 'persian' (۰-۹).")
+    csv_encodings: Optional[str] = Field(
+        default=None, description="The encodings tried, in order, for .csv, .md and .txt files, comma-separated "
+                                  "(default utf-8-sig,cp1256), e.g. utf-8-sig,latin-1 for Western European files.")
 
 
     sample_documents: Optional[int] = Field(

@@ -6,7 +6,7 @@ Each failed check raises :class:`DocumentProcessingError` naming the file and th
 * content that does not match the extension (a PDF renamed .docx, a zip renamed
   .pdf, binary data in a .csv/.md/.txt) - sniffed from the first bytes;
 * OOXML (.docx/.xlsx): not a zip, a truncated/corrupt zip, the main part
-  missing, or a decompression bomb: refused first by the uncompressed sizes the
+  missing, or sizes that look off (a "zip bomb"; said in plain words): refused first by the uncompressed sizes the
   zip *declares* (total over ``max_uncompressed_bytes``, or one entry inflating
   more than ``max_compression_ratio`` times), then by the bytes each member
   really inflates to, counted while inflating it in small blocks with a running
@@ -125,15 +125,16 @@ def check_ooxml(path: Path, suffix: str, options: ParseOptions) -> None:
         if info.file_size > 1024 * 1024 and info.file_size > options.max_compression_ratio * max(info.compress_size, 1):
             raise DocumentProcessingError(
                 str(path),
-                f"refused as a decompression bomb: zip entry {info.filename!r} declares {_human(info.file_size)} "
-                f"from {_human(info.compress_size)} (ratio over {options.max_compression_ratio}; "
-                "ParseOptions.max_compression_ratio)",
+                f"refused: its part {info.filename!r} says it unpacks to {_human(info.file_size)} from "
+                f"{_human(info.compress_size)}, over {options.max_compression_ratio} times its packed size, far more "
+                "than a Word or Excel file packs; open it and save it again (or remove it from the corpus)",
             )
     if total > options.max_uncompressed_bytes:
         raise DocumentProcessingError(
             str(path),
-            f"refused as a decompression bomb: zip entries declare {_human(total)} uncompressed, over the limit "
-            f"of {_human(options.max_uncompressed_bytes)} (ParseOptions.max_uncompressed_bytes)",
+            f"refused: its parts say they unpack to {_human(total)} in all, over the limit of "
+            f"{_human(options.max_uncompressed_bytes)} for one document; split it into smaller files, or open it and "
+            "save it again if it is not that large",
         )
     main_part = _OOXML_MAIN_PART.get(suffix)
     if main_part and main_part not in names:
@@ -201,19 +202,21 @@ def check_inflated_sizes(path: Path, suffix: str, options: ParseOptions) -> None
                     if produced > limit:
                         raise DocumentProcessingError(
                             str(path),
-                            f"refused as a decompression bomb: zip entry {info.filename!r} inflates to more than the "
-                            f"{_human(limit)} its header declares (stopped at {_human(produced)})")
+                            f"refused: its part {info.filename!r} unpacks to more than the {_human(limit)} it says "
+                            f"it holds (stopped at {_human(produced)}): the file is damaged or was made to mislead; "
+                            "open it and save it again, or remove it from the corpus")
                     if produced > 1024 * 1024 and produced > ratio_cap:
                         raise DocumentProcessingError(
                             str(path),
-                            f"refused as a decompression bomb: zip entry {info.filename!r} inflates over "
-                            f"{options.max_compression_ratio} times its compressed size "
-                            "(ParseOptions.max_compression_ratio)")
+                            f"refused: its part {info.filename!r} unpacks to over "
+                            f"{options.max_compression_ratio} times its packed size, far more than a Word or Excel "
+                            "file packs; open it and save it again (or remove it from the corpus)")
                     if total > options.max_uncompressed_bytes:
                         raise DocumentProcessingError(
                             str(path),
-                            f"refused as a decompression bomb: zip entries inflate to more than the limit of "
-                            f"{_human(options.max_uncompressed_bytes)} (ParseOptions.max_uncompressed_bytes)")
+                            f"refused: its parts unpack to more than the limit of "
+                            f"{_human(options.max_uncompressed_bytes)} for one document; split it into smaller "
+                            "files, or open it and save it again if it is not that large")
                     if inflater is not None and inflater.eof:
                         break
                     if not out and not pending and inflater is not None and remaining <= 0:
@@ -260,5 +263,7 @@ def decode_text(path: Path, data: bytes, encodings: tuple[str, ...]) -> tuple[st
     raise DocumentProcessingError(
         str(path),
         f"cannot decode text as any of {', '.join(tried)} (unknown encoding or binary data); "
-        "save it as UTF-8 or set ParseOptions.csv_encodings",
+        "save it as UTF-8, or name its encoding: chunkbench run --csv-encodings "
+        f"{','.join([*tried, 'ENCODING'])} (csv_encodings in the launchpad's parsed_documents config; "
+        "e.g. latin-1, cp1252, shift_jis)",
     )

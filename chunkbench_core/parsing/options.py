@@ -56,10 +56,10 @@ class ParseOptions:
         Files larger than this are refused before being opened (issue 3, item 7).
     max_uncompressed_bytes
         A DOCX/XLSX whose zip entries declare more uncompressed bytes than this in
-        total is refused as a decompression bomb, without inflating anything.
+        total is refused, without inflating anything.
     max_compression_ratio
         A zip entry inflating more than this many times its compressed size is
-        also refused as a bomb (only checked for entries above 1 MB uncompressed).
+        also refused (only checked for entries above 1 MB uncompressed).
     soffice_timeout_s
         Seconds LibreOffice may take to convert one legacy .doc.
     chunk_token_limit
@@ -77,7 +77,8 @@ class ParseOptions:
         undoes the reversed word order of printed PDFs; "visual" always reverses
         the extracted word order of RTL lines; "logical" trusts extraction order.
     csv_encodings
-        Encodings tried, in order, for .csv/.md/.txt files.
+        Encodings tried, in order, for .csv/.md/.txt files (a comma-separated text is accepted: the
+        ``chunkbench run --csv-encodings`` flag and the launchpad's ``parsed_documents`` config give one).
     heuristics
         The rules of thumb (Q&A markers, table headers and titles, PDF headings):
         :class:`~chunkbench_core.parsing.heuristics.ParserHeuristics`, read from a benchmark's
@@ -134,7 +135,12 @@ class ParseOptions:
             raise ConfigError(
                 f"ParseOptions.pdf_rtl_order must be 'auto', 'visual' or 'logical', got {self.pdf_rtl_order!r}"
             )
-        if isinstance(self.csv_encodings, str) or not self.csv_encodings:
+        if isinstance(self.csv_encodings, str):  # "utf-8-sig,cp1256", as the run flag and the launchpad give it
+            object.__setattr__(self, "csv_encodings",
+                               tuple(e.strip() for e in self.csv_encodings.split(",") if e.strip()))
+        elif isinstance(self.csv_encodings, list):
+            object.__setattr__(self, "csv_encodings", tuple(self.csv_encodings))
+        if not self.csv_encodings:
             raise ConfigError(
                 "ParseOptions.csv_encodings must be a non-empty tuple of codec names, e.g. ('utf-8-sig', 'cp1256')"
             )

@@ -22,6 +22,7 @@ FIXED_FLAGS: dict[str, tuple[str, str, Any]] = {
     "--pdf-min-total-chars": ("parsing", "pdf_min_total_chars", int),
     "--pdf-min-median-chars-per-page": ("parsing", "pdf_min_median_chars_per_page", int),
     "--persian-digits": ("parsing", "persian_digits", str),
+    "--csv-encodings": ("parsing", "csv_encodings", str),
     "--sample-documents": ("parsing", "sample_documents", int),
     "--sample-tokens": ("parsing", "sample_tokens", int),
     "--sample-seed": ("parsing", "sample_seed", int),
