@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -26,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from chunkbench_core.errors import QuestionSetError
+from chunkbench_core.reporting.html import script_json
+from chunkbench_core.storage.space import guard_writes
 
 from .locate import DEFAULT_MIN_SCORE, LocateReport, Locator, locate_questions
 from .questions import (
@@ -109,7 +112,8 @@ def review_page(path: str | Path, out: str | Path, documents: Mapping[str, str] 
     """Write the review page of ``path`` to ``out``; returns the page and the number of located references."""
     payload = review_data(path, documents)
     n = sum(len(q["located"]) for q in payload["questions"])
-    embedded = json.dumps(payload, ensure_ascii=False).replace("</", "<\\/")
+    # <, >, & and the JavaScript line separators escaped: no text of a question can end the script element
+    embedded = script_json(payload)
     title = f"Review located evidence: {payload['question_set']}"
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -140,7 +144,10 @@ removed and never proposed again. Your choices are kept in this browser until yo
 """
     target = Path(out)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(page, encoding="utf-8")
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    with guard_writes(target, f"the review page {target.name}", cleanup=[tmp]):  # never half written
+        tmp.write_text(page, encoding="utf-8")
+        os.replace(tmp, target)
     return target, n
 
 
