@@ -141,6 +141,9 @@ def _main(argv: list[str] | None) -> int:
     settings: Settings | None = None
     try:
         args.settings = settings = session.use(Settings.load(os.environ, {"benchmark": args.benchmark}))
+        layout = earlier_layout(settings)
+        if layout is not None and not (args.command == "doctor" and getattr(args, "repair", False)):
+            print(f"chunkbench: {layout.notice()}", file=sys.stderr)  # said by every command while they are there
         return int(args.func(args))
     except ConfigError as exc:  # a bad value, benchmark name or model registry: one line, no traceback
         print(f"chunkbench {args.command}: error: {exc}", file=sys.stderr)
@@ -154,6 +157,15 @@ def _main(argv: list[str] | None) -> int:
             raise  # a bug: its traceback is what a report needs
         print(f"chunkbench {args.command}: error: {one_line(found)}", file=sys.stderr)
         return 1
+
+
+def earlier_layout(settings: Settings):
+    """Results an earlier chunkbench kept at the top level of the home (chunkbench_core.storage.earlier_layout), or
+    None."""
+    from chunkbench_core.storage.earlier_layout import find_earlier_layout
+
+    return find_earlier_layout(settings.results_base, settings.vectors_base, settings.results_dir,
+                               settings.qdrant_dir, settings.benchmark)
 
 
 def one_line(exc: BaseException) -> str:

@@ -76,6 +76,13 @@ def command_doctor(args: argparse.Namespace) -> int:
     from chunkbench_core.storage.embedding_cache import default_cache_path
 
     settings = args.settings
+    from . import earlier_layout
+    from chunkbench_core.storage.earlier_layout import bring_along
+
+    layout = earlier_layout(settings)
+    if layout is not None and args.repair:  # results of the oldest layout: brought into this benchmark first
+        for source, target in bring_along(layout):
+            print(f"brought along: {source} -> {target}")
     report = doctor(settings.results_dir, qdrant_dir=None if settings.qdrant_url else settings.qdrant_dir,
                     corpus_dir=settings.corpus, questions_dir=settings.questions,
                     caches=[default_cache_path(settings.home), default_context_cache_path(settings.home)],
@@ -86,7 +93,7 @@ def command_doctor(args: argparse.Namespace) -> int:
     if any(f.needs_action and f.kind != "source" for f in report.findings):
         print("to repair them: chunkbench doctor --repair (derived files are moved aside and made again by the "
               "next chunkbench run; source files are never changed)")
-    return 0 if report.healthy else 1
+    return 0 if report.healthy and (layout is None or args.repair) else 1
 
 
 def command_init(args: argparse.Namespace) -> int:
