@@ -74,8 +74,12 @@ def command_defaults(args: argparse.Namespace) -> int:
                 shared.clear_threshold(args.name.removeprefix("threshold:"))
             else:
                 args.parser.error(f"unknown setting {args.name!r}: corpus_model, boundary_model or threshold:MODEL")
+        settings = args.settings
+        # the waits of a remote provider: environment settings (not shared), named here with the other defaults
+        providers = {"provider_timeout_seconds": settings.provider_timeout,
+                     "provider_retry_budget_seconds": settings.provider_retry_budget}
         print(json.dumps({"corpus_model": shared.corpus_model(), "boundary_model": shared.boundary_model(),
-                          "thresholds": shared.thresholds()}, sort_keys=True))
+                          "thresholds": shared.thresholds(), **providers}, sort_keys=True))
     except ChunkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -93,7 +97,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "it. corpus_model: what ask, queries and sweep use when no --corpus-model is "
                                    "given. A change of boundary_model or a threshold marks the partitions it "
                                    "affects stale. `chunkbench models` shows the models in force and where each "
-                                   "comes from.")
+                                   "comes from. The list also names the request timeout and the retry budget of "
+                                   "embedding servers and the LLM (CHUNKBENCH_PROVIDER_TIMEOUT_S, "
+                                   "CHUNKBENCH_PROVIDER_RETRY_BUDGET_S: environment settings).")
     d.add_argument("action", choices=["list", "set", "clear"])
     d.add_argument("name", nargs="?", help="corpus_model, boundary_model, or threshold:MODEL")
     d.add_argument("value", nargs="?", help="set: the model id, or the threshold in (0, 1]")

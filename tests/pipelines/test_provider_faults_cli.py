@@ -40,3 +40,17 @@ def test_llm_refusals_make_the_run_exit_1_with_one_line_per_configuration_and_th
     assert "LLM failures (1 configuration; their evidence metrics are kept" in done.stdout
     rows = world.leaderboard()
     assert rows and rows[0][4] is not None and rows[0][4] > 0  # the evidence metrics (recall) were computed and kept
+
+
+def test_defaults_list_names_the_request_timeout_and_the_retry_budget(tmp_path):
+    import json
+
+    from tests.pipelines.support.cli import chunkbench
+
+    world = make_world(tmp_path / "world")
+    done = chunkbench(["defaults", "list"], world.env(CHUNKBENCH_PROVIDER_TIMEOUT_S="12"))
+    data = json.loads(done.stdout)
+    assert (data["provider_timeout_seconds"], data["provider_retry_budget_seconds"]) == (12.0, 60.0)
+    bad = chunkbench(["defaults", "list"], world.env(CHUNKBENCH_PROVIDER_RETRY_BUDGET_S="soon"))
+    assert bad.returncode == 2 and bad.stderr.strip() == (
+        "chunkbench defaults: error: CHUNKBENCH_PROVIDER_RETRY_BUDGET_S must be a number of seconds, got 'soon'")
