@@ -28,7 +28,6 @@ from urllib.parse import urlsplit
 
 from chunkbench_core.errors import ConfigError, ProviderError
 from chunkbench_core.redaction import redact
-from chunkbench_core.settings import DEFAULT_PROVIDER_RETRY_BUDGET, DEFAULT_PROVIDER_TIMEOUT
 
 T = TypeVar("T")
 
@@ -36,9 +35,10 @@ T = TypeVar("T")
 TIMEOUT_VARIABLE = "CHUNKBENCH_PROVIDER_TIMEOUT_S"
 BUDGET_VARIABLE = "CHUNKBENCH_PROVIDER_RETRY_BUDGET_S"
 #: a request that gets no answer in this many seconds is given up (and retried while the budget allows);
-#: all the attempts of one request, waits included, end within about the budget (the settings' defaults)
-DEFAULT_TIMEOUT_SECONDS = DEFAULT_PROVIDER_TIMEOUT
-DEFAULT_BUDGET_SECONDS = DEFAULT_PROVIDER_RETRY_BUDGET
+#: all the attempts of one request, waits included, end within about the budget. The same numbers as the
+#: settings' defaults (chunkbench_core.settings, which imports nothing of this module; a test holds them equal)
+DEFAULT_TIMEOUT_SECONDS = 30.0
+DEFAULT_BUDGET_SECONDS = 60.0
 DEFAULT_MAX_RETRIES = 5
 #: the shortest timeout a last attempt is given (below it, the budget is spent)
 MIN_ATTEMPT_SECONDS = 1.0

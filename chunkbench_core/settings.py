@@ -51,7 +51,7 @@ _BENCHMARK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 DEFAULT_POOL_LIMIT = 2
 DEFAULT_VISIBILITY_TIMEOUT = 60.0  # seconds; live workers renew their steps' leases (chunkbench_pipelines/celery_app.py)
 # a dead server (no answer at all) ends a request within about a minute: a 30 s timeout, retried while the
-# 60 s budget lasts (chunkbench_core.provider_faults, which holds the same defaults for code built without settings)
+# 60 s budget lasts (chunkbench_core.provider_faults holds the same numbers for code built without settings)
 DEFAULT_PROVIDER_TIMEOUT = 30.0
 DEFAULT_PROVIDER_RETRY_BUDGET = 60.0
 #: the parser heuristics of a benchmark, in its folder

@@ -1,7 +1,9 @@
 """Which failures a RetryPolicy may retry.
 
-Assets carry a RetryPolicy for transient trouble (a provider's 429 after the client's own
-retries, a Qdrant lock held by another process). Errors that a retry cannot fix — an
+Assets carry a RetryPolicy for transient trouble (a Qdrant lock held by another process). A
+provider's failure is not one of them: its requests were retried already, within their time budget
+(chunkbench_core.provider_faults), so it arrives as a permanent EmbeddingProviderError saying what
+was tried. Errors that a retry cannot fix — an
 unavailable model, a bad setting, an unknown strategy, two chunks with one id, an empty question
 set, a full disk, a damaged state file (moved aside: the partition that makes it rebuilds it), an
 unreadable source file, a bug in chunkbench — become ``Failure(allow_retries=False)`` so the

@@ -140,6 +140,11 @@ def test_the_timeout_and_the_budget_are_settings():
     defaults = Settings.load({}).provider_settings()
     # a dead server: a first request's timeout, then retries, all within about a minute
     assert defaults.timeout_seconds <= 30 and defaults.retry_budget_seconds <= 60
+    from chunkbench_core import provider_faults
+
+    # code built without settings (ProviderSettings(), LLMSettings()) waits alike
+    assert (provider_faults.DEFAULT_TIMEOUT_SECONDS, provider_faults.DEFAULT_BUDGET_SECONDS) == \
+        (defaults.timeout_seconds, defaults.retry_budget_seconds)
     rows = {name: (value, source) for name, value, source in settings.rows()}
     assert rows["CHUNKBENCH_PROVIDER_TIMEOUT_S"] == ("7", "environment CHUNKBENCH_PROVIDER_TIMEOUT_S")
     for bad in ("0", "-3", "soon", "inf"):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import http.client
 import threading
 import time
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -127,7 +128,7 @@ def outcomes(n: int = 2) -> list[QuestionOutcome]:
 def test_answer_and_judge_end_to_end_with_latency_and_tokens(proxy):
     items = outcomes(2)
     proxy.fail_on = {3}  # q0: answer (1), judge (2); q1: answer (3) gets a 500 -> a failed cell, the run goes on
-    run_llm_evaluation(items, make_client(proxy.url, max_retries=0), SETTINGS)
+    run_llm_evaluation(items, make_client(proxy.url, max_retries=0), replace(SETTINGS, max_retries=0))
     llm = items[0].llm
     assert llm.answer_error is None and isinstance(llm.answer, str)
     assert llm.generate_ms > 0 and items[0].latency_ms["generate"] == llm.generate_ms
@@ -161,11 +162,15 @@ def test_cut_json_is_retried_with_a_bigger_budget_then_a_failed_cell(proxy):
 def test_http_500_becomes_a_failed_cell_and_the_run_goes_on(proxy):
     items = outcomes(2)
     proxy.fail_next = 10**6  # every request fails
-    run_llm_evaluation(items, make_client(proxy.url, max_retries=1), SETTINGS)
+    run_llm_evaluation(items, make_client(proxy.url), replace(SETTINGS, max_retries=1))
+    first, second = (o.llm for o in items)
+    assert first.answer is None and "answered HTTP 500: injected failure (server_error); tried 2 times" in \
+        first.answer_error
+    # its retries spent, the endpoint failed for good: the next question is not sent, and says why
+    assert second.answer_error == "answer: skipped, " + first.answer_error.removeprefix("answer: ")
     for o in items:
-        assert o.llm.answer is None and "HTTP 500" in o.llm.answer_error and "InternalServerError" in o.llm.answer_error
         assert o.llm.judge_error == "judge: skipped, no answer"
-    assert proxy.requests == 4  # each answer call tried twice (the client's own retry), no judge call
+    assert proxy.requests == 2  # the first answer call tried twice, no judge call
     summary = aggregate(items)
     assert summary["n_answer_failed"] == 2 and summary["n_judged"] == 0 and summary["n_questions"] == 2
 
@@ -177,7 +182,7 @@ def test_one_500_is_absorbed_by_the_clients_retry(proxy):
     answer = generate_answer(make_client(proxy.url, max_retries=2), settings, "What is leave?", "[1] Leave is rest.",
                              result)
     assert isinstance(answer, str) and result.answer_usage.completion_tokens > 0
-    assert proxy.requests == 2  # the 500, then the retry that succeeded
+    assert proxy.requests == 2  # the 500, then the retry that succeeded (the call's own retry; the client's are off)
 
 
 def test_timeout_becomes_a_failed_cell(proxy):
@@ -186,9 +191,9 @@ def test_timeout_becomes_a_failed_cell(proxy):
     # a small answer budget: the proxy still hands the request to the server after its delay, and the server writes
     # the answer out for nobody (with the default budget, 255 tokens: about 25 s of the one server thread's CPU)
     settings = LLMSettings(model="gemma", timeout_seconds=0.5, answer_max_tokens=4, max_context_tokens=200,
-                           system_prompt_as_user=True)
+                           system_prompt_as_user=True, max_retries=0)
     started = time.perf_counter()
     run_llm_evaluation(items, make_client(proxy.url, max_retries=0, timeout_seconds=0.5), settings)
     assert time.perf_counter() - started < 3.0
-    assert "APITimeoutError" in items[0].llm.answer_error
+    assert "did not answer within 0.5 s; tried 1 time" in items[0].llm.answer_error
     assert items[0].llm.judgement is None
