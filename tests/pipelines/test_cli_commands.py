@@ -81,12 +81,13 @@ def test_thresholds_and_defaults_are_kept_in_the_results_database(tmp_path):
     out_of_range = cli("thresholds", "set", MODEL, "1.5", home=tmp_path)
     assert out_of_range.returncode == 1 and "must be a number in (0, 1]" in out_of_range.stderr
     shared = cli("defaults", "set", "boundary_model", "multilingual-e5-small", home=tmp_path)
+    waits = {"provider_timeout_seconds": 30.0, "provider_retry_budget_seconds": 60.0}  # named with the defaults
     assert json.loads(shared.stdout) == {"boundary_model": "multilingual-e5-small", "corpus_model": None,
-                                         "thresholds": {MODEL: 0.4}}
+                                         "thresholds": {MODEL: 0.4}, **waits}
     # another machine sharing the results folder (CHUNKBENCH_RESULTS_DIR) sees the same defaults
     other = cli("defaults", "list", home=tmp_path / "other-machine", CHUNKBENCH_RESULTS_DIR=str(tmp_path))
     assert json.loads(other.stdout) == {"boundary_model": "multilingual-e5-small", "corpus_model": None,
-                                        "thresholds": {MODEL: 0.4}}
+                                        "thresholds": {MODEL: 0.4}, **waits}
     assert json.loads(cli("thresholds", "clear", MODEL, home=tmp_path).stdout) == {}
     assert json.loads(cli("defaults", "clear", "boundary_model", home=tmp_path).stdout)["boundary_model"] is None
 
