@@ -148,12 +148,19 @@ def provider_checks(settings: ProviderSettings, registry: ModelRegistry | None =
                 return reason
             import openai
 
+            from chunkbench_core.provider_faults import RetryPolicy, Server, classify, give_up
+
             key = settings.openai_api_key if provider == "openai" else (settings.compatible_api_key or "not-needed")
+            server = (Server("embedding", url, spec.model_name) if provider == "openai" else
+                      Server("embedding", url, spec.model_name, "CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY",
+                             "CHUNKBENCH_OPENAI_COMPATIBLE_URL"))
             client = openai.OpenAI(api_key=key, base_url=url, max_retries=0, timeout=timeout_seconds)
+            asked = time.perf_counter()
             try:
                 names = [m.id for m in client.models.list()]
-            except openai.OpenAIError as exc:
-                raise ChunkbenchError(f"{url or 'the OpenAI API'} did not answer: {describe_error(exc)}") from None
+            except openai.OpenAIError as exc:  # one probe, not retried: the provider's own one line
+                raise give_up(server, classify(exc), RetryPolicy(max_retries=0, timeout_seconds=timeout_seconds),
+                              1, [], time.perf_counter() - asked) from None
             finally:
                 client.close()
             served = "serves" if spec.model_name in names else "does not list"

@@ -86,7 +86,8 @@ def test_health_of_unreachable_endpoints(tmp_path):
         checks = {c.component: c for c in health(server, tmp_path / "x.duckdb", settings, builtin_registry())}
     assert not checks["qdrant"].ok and f"127.0.0.1:{port}" in checks["qdrant"].detail
     key = f"provider:openai_compatible:http://127.0.0.1:{port}/v1"
-    assert not checks[key].ok and "did not answer" in checks[key].detail
+    assert not checks[key].ok and f"embedding server 127.0.0.1:{port} (model " in checks[key].detail
+    assert "could not be reached" in checks[key].detail and "check that the server runs" in checks[key].detail
     assert checks[key].configured  # configured but broken: a failure
 
 
