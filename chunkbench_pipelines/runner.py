@@ -243,8 +243,8 @@ def llm_failures(results: ResultsDB, experiment_runs: Sequence[str]) -> list[str
         return []
     if rows.empty:
         return []
-    lines = [f"\nLLM failures ({len(rows)} configuration{'s' if len(rows) != 1 else ''}; their evidence metrics "
-             "are kept, the judge's scores leave the failed questions out):"]
+    lines = [(f"\nLLM failures ({len(rows)} configuration{'s' if len(rows) != 1 else ''}; their evidence metrics "
+              "are kept, the judge's scores leave the failed questions out):")]
     for row in rows.itertuples():
         errors = [str(e) for e in row.errors]
         first = next((e for e in errors if ": skipped, " not in e), errors[0])

@@ -33,7 +33,6 @@ from chunkbench_core import progress
 from chunkbench_core.errors import (
     EmbeddingError,
     EmbeddingProviderError,
-    EmbeddingRejectedError,
     EmbeddingUnavailableError,
 )
 from chunkbench_core.provider_faults import DEFAULT_BUDGET_SECONDS, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_SECONDS

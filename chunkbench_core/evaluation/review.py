@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import html
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 import pytest
 
 from chunkbench_core.embedding import Embedder, EmbeddingModelSpec, ProviderSettings
@@ -57,8 +56,8 @@ def failure(proxy: FaultProxy, *faults: str, **policy) -> tuple[EmbeddingProvide
      "check the key in CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY"),
     ("403", "forbidden", "answered HTTP 403: scripted HTTP 403 (test)", "may not use this model"),
     ("404", "not_found", "answered HTTP 404: scripted HTTP 404 (test)", "check the model name and the server URL"),
-    ("quota", "quota", "answered HTTP 429: You exceeded your current quota, please check your plan and billing "
-                       "details. (insufficient_quota)", "the quota is used up: raise it"),
+    ("quota", "quota", ("answered HTTP 429: You exceeded your current quota, please check your plan and billing "
+                        "details. (insufficient_quota)"), "the quota is used up: raise it"),
     ("400", "refused", "answered HTTP 400: scripted HTTP 400 (test)", "switch model"),
 ])
 def test_a_refusal_stops_at_once_with_the_server_s_own_words_and_the_fix(server, fault, kind, said, fix):
