@@ -223,8 +223,10 @@ def call(server: Server, policy: RetryPolicy, request: Callable[[float], T], *,
     while True:
         attempt += 1
         left = policy.budget_seconds - (clock() - started)
+        # never longer than the setting; cut to what is left of the budget, but not below a usable minimum
+        timeout = min(policy.timeout_seconds, max(left, MIN_ATTEMPT_SECONDS))
         try:
-            return request(max(MIN_ATTEMPT_SECONDS, min(policy.timeout_seconds, left)))
+            return request(timeout)
         except BaseException as exc:
             if not isinstance(exc, Exception):
                 raise  # a stop request, Ctrl-C: never a provider's fault
@@ -233,7 +235,7 @@ def call(server: Server, policy: RetryPolicy, request: Callable[[float], T], *,
             except Exception:  # noqa: BLE001 - classifying must not hide the error
                 raise exc from None
             if fault.kind == "timeout":
-                fault = Fault("timeout", f"did not answer within {_seconds(min(policy.timeout_seconds, max(left, MIN_ATTEMPT_SECONDS)))}")
+                fault = Fault("timeout", f"did not answer within {_seconds(timeout)}")
         elapsed = clock() - started
         if fault.permanent:
             raise give_up(server, fault, policy, attempt, waits, elapsed, error=error) from None
