@@ -44,6 +44,7 @@ from . import budget, ranking
 from .llm import LLM_COLUMNS, LLMResult, LLMSettings, evaluate_question
 from .metric_registry import METRICS, MetricRegistry, Scored, score
 from .questions import Question, QuestionSet, Span, locate_reference, resolve_source_documents
+from .search import SearchSettings, search_many
 from .retrieval import (
     ExpansionNode,
     ExpansionSettings,
@@ -390,11 +391,13 @@ LATENCY_SAMPLE = 20
 
 @dataclass
 class QueryLatency:
-    """Query-embedding latency of a run: the cold first call apart from the warm mean."""
+    """Query latency of a run (the cold first call apart from the warm mean), and how long its search took."""
 
     cold_ms: float = float("nan")
     warm_ms: float = float("nan")
     sample: int = 0
+    #: wall time of searching, expanding and scoring every question (their embedding apart)
+    search_seconds: float = float("nan")
 
 
 def measure_query_latency(embedder: Embedder, questions: Sequence[str], sample: int = LATENCY_SAMPLE) -> QueryLatency:
@@ -453,13 +456,16 @@ class RetrievalOptions:
     latency: "QueryLatency | None" = None
     latency_sample: int = LATENCY_SAMPLE
     registry: MetricRegistry = METRICS
+    search: SearchSettings = SearchSettings()
 
 
 def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, store: VectorStore, collection: str,
                   options: RetrievalOptions = RetrievalOptions()) -> list[QuestionOutcome]:
     """Retrieve ``top_k`` chunks per question, expand them, and score both sets.
 
-    Questions are embedded in one batch; with ``filter_by_document`` the search is
+    Questions are embedded in one batch and searched together (:func:`.search.search_many`, in blocks of
+    ``options.search.block_mb`` MB of scores), which finds exactly what one search per question finds; with
+    ``filter_by_document`` the search is
     restricted to the document of the question's first reference (one document per question);
     otherwise it searches every document (the Chroma protocol); tied scores are ordered
     by chunk_id (:func:`search_stable`). ``strategy`` and
@@ -475,8 +481,10 @@ def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, sto
     comparable with the warm query time, which is embedding plus search too. Then up to
     ``options.latency_sample`` questions are embedded one at a time, without the embedding cache,
     and their mean is the warm query-embedding time of every question (``embed_ms``). So
-    run order and cache hits never show up as latency. Search and expansion are timed per
-    question.
+    run order and cache hits never show up as latency. The search of up to ``options.latency_sample``
+    questions is timed alone the same way (a user's question is searched alone), and their mean is every
+    question's ``search_ms``; expansion is timed per question. ``latency.search_seconds`` is the wall time of
+    searching, expanding and scoring every question.
     """
     top_k, filter_by_document, strategy = options.top_k, options.filter_by_document, options.strategy
     chunks, parents, latency, registry = options.chunks, options.parents, options.latency, options.registry
@@ -491,20 +499,30 @@ def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, sto
     if latency is not None:
         latency.cold_ms, latency.warm_ms, latency.sample = measured.cold_ms, measured.warm_ms, measured.sample
     embed_ms = measured.warm_ms
-    vectors = embedder.embed([rq.question.question for rq in questions], "query")
+    vectors = np.asarray(embedder.embed([rq.question.question for rq in questions], "query"))
+    documents = [(rq.references[0].document if rq.references else rq.documents[0] if len(rq.documents) == 1
+                  else None) if filter_by_document else None for rq in questions]
+    started = time.perf_counter()
+    # one query's search as a user's question runs it (alone): the query latency of every question
+    sampled = time_single_searches(store, collection, vectors, top_k, documents, options.latency_sample)
+    found, search_ms = search_all(store, collection, vectors, top_k, documents, options.search, sampled)
+    if latency is not None and sampled:  # the first query of a fresh process: load, embed, search
+        load_ms = float(getattr(embedder, "load_seconds", 0.0) or 0.0) * 1000
+        latency.cold_ms = load_ms + measured.cold_ms + sampled[0]
     tracker = Tracker("retrieval", len(questions), unit="questions")
     index = None if chunks is None else ChunkIndex(chunks)
     shared = SharedStrings()
-    for position, (rq, vector) in enumerate(zip(questions, np.asarray(vectors))):
+    for position, rq in enumerate(questions):
         tracker.step(position)
         outcome = QuestionOutcome(rq)
         outcomes.append(outcome)
-        document = (rq.references[0].document if rq.references else rq.documents[0] if len(rq.documents) == 1
-                    else None) if filter_by_document else None
-        t0 = time.perf_counter()
+        hits = found[position]
+        if isinstance(hits, ChunkbenchError):
+            outcome.error = f"retrieval: {hits}"
+            continue
+        t1 = time.perf_counter()
         try:
-            outcome.retrieved = search_stable(store, collection, vector, top_k, document)
-            t1 = time.perf_counter()
+            outcome.retrieved = hits
             outcome.expanded, outcome.expansion_tree = apply_neighbor_expansion(
                 outcome.retrieved, store, collection, strategy, expansion)
             if gives_parent_context(strategy):
@@ -515,11 +533,8 @@ def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, sto
             continue
         t2 = time.perf_counter()
         shared.share(outcome.retrieved, outcome.expanded)
-        outcome.latency_ms = {"embed": embed_ms, "search": (t1 - t0) * 1000, "expand": (t2 - t1) * 1000}
-        if position == 0 and latency is not None:  # the first query of a fresh process: load, embed, search
-            load_ms = float(getattr(embedder, "load_seconds", 0.0) or 0.0) * 1000
-            latency.cold_ms = load_ms + measured.cold_ms + (t1 - t0) * 1000
-        outcome.retrieval_ms = embed_ms + (t2 - t0) * 1000
+        outcome.latency_ms = {"embed": embed_ms, "search": search_ms[position], "expand": (t2 - t1) * 1000}
+        outcome.retrieval_ms = embed_ms + search_ms[position] + (t2 - t1) * 1000
 
         order = ranking_order(outcome.expansion_tree) if outcome.expansion_tree else outcome.expanded
         reference_documents = sorted({r.document for r in rq.references})
@@ -530,7 +545,52 @@ def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, sto
                                 top_k, pool, budgets, documents=rq.documents)
     score_outcomes(outcomes, registry.values(source="retrieval"))
     tracker.step(len(questions))
+    if latency is not None:
+        latency.search_seconds = time.perf_counter() - started
     return outcomes
+
+
+def time_single_searches(store: VectorStore, collection: str, vectors: np.ndarray, top_k: int,
+                         documents: Sequence[str | None], sample: int) -> list[float]:
+    """Milliseconds of one search of each of the first ``sample`` questions, alone (as one user question is
+    searched); an error leaves the rest untimed (the batched search reports it on its question)."""
+    timings: list[float] = []
+    for vector, document in list(zip(vectors, documents))[:max(sample, 1)]:
+        started = time.perf_counter()
+        try:
+            search_stable(store, collection, vector, top_k, document)
+        except ChunkbenchError:
+            break
+        timings.append((time.perf_counter() - started) * 1000)
+    return timings
+
+
+def search_all(store: VectorStore, collection: str, vectors: np.ndarray, top_k: int,
+               documents: Sequence[str | None], settings: SearchSettings, sampled: Sequence[float]
+               ) -> tuple[list[list[RetrievedChunk] | ChunkbenchError], list[float]]:
+    """Every question's hits (:func:`.search.search_many`: those of one search per question, in one batched
+    pass) and each question's search time (the mean of the ``sampled`` single searches). When the batched pass
+    fails, each question is searched alone, so a failure stays on the questions it concerns."""
+    tracker = Tracker("searching", len(vectors), unit="questions", only_when_long=True)
+    try:
+        batched = search_many(store, collection, vectors, top_k, documents, settings, tracker=tracker)
+    except ChunkbenchError:
+        batched = None
+    tracker.step(len(vectors))
+    if batched is not None:
+        each = float(np.mean(sampled)) if sampled else 0.0
+        return ([[RetrievedChunk.from_payload(h.payload, rank=h.rank, score=h.score) for h in hits]
+                 for hits in batched], [each] * len(vectors))
+    found: list[list[RetrievedChunk] | ChunkbenchError] = []
+    times: list[float] = []
+    for vector, document in zip(vectors, documents):
+        started = time.perf_counter()
+        try:
+            found.append(search_stable(store, collection, vector, top_k, document))
+        except ChunkbenchError as exc:
+            found.append(exc)
+        times.append((time.perf_counter() - started) * 1000)
+    return found, times
 
 
 def _finite(value: Any) -> Any:

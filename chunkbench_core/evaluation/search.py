@@ -1,0 +1,202 @@
+"""Exact search of every question of a run at once: the same hits as one search per question, in a fraction
+of the time.
+
+One search per question asks the vector store to score every chunk for that question alone. Here the
+questions are scored against the collection's stored vectors in blocks (matrix products through numpy's
+BLAS), and only the few chunks that can be in a question's top k are handed back to the store, which scores
+them with its own arithmetic and returns their payloads:
+
+1. the stored vectors (unit length: the engine normalizes them for cosine) and each point's document are read
+   once;
+2. a block of questions is scored against all chunks (or the chunks of the question's document when the
+   search is filtered by document), at most ``block_mb`` MB of scores at a time, so memory never grows with
+   questions x chunks;
+3. a question's candidates are the chunks scoring within ``2 * margin`` of its k-th best score, found
+   without sorting the row (the k-th best of 64 column groups' maxima bounds it from below, then one
+   comparison over the row); ``margin`` bounds the difference between a BLAS score and the store's score of
+   the same pair (float32 rounding of a ``dimension``-term dot product on either side, and of the query's
+   normalization), so every chunk the store could place in the top k, or tie with the k-th, is a candidate;
+4. the store scores each question's candidates (one batched request for many questions) and they are
+   ordered exactly as :func:`.experiment.search_stable` orders a full search: score descending, then
+   chunk_id.
+
+So the hits, their ranks and their scores are those of the one-at-a-time search, ties included.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from chunkbench_core.errors import ConfigError
+from chunkbench_core.progress import Tracker
+from chunkbench_core.storage.vector_store import SearchHit, VectorStore
+
+DEFAULT_BLOCK_MB = 64
+BLOCK_MB_MAX = 4096
+#: column groups whose maxima bound a row's k-th best score from below
+GROUPS = 64
+#: questions whose candidates the store scores in one request
+RESCORE_BATCH = 256
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """How the batched search runs: ``block_mb``, the most memory one block of scores takes (MB)."""
+
+    block_mb: int = DEFAULT_BLOCK_MB
+
+    def __post_init__(self) -> None:
+        value = self.block_mb
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= BLOCK_MB_MAX:
+            raise ConfigError(f"search block_mb must be a whole number of MB from 1 to {BLOCK_MB_MAX} (the memory "
+                              f"one block of question x chunk scores may take), got {value!r}")
+
+    @property
+    def block_cells(self) -> int:
+        return self.block_mb * 1024 * 1024 // 4  # float32 scores
+
+
+def score_margin(dimension: int) -> float:
+    """A bound on |BLAS score - store score| for unit vectors of ``dimension``: each side's float32 dot product
+    is within ``dimension * 2**-24`` of the exact one, and the two normalizations of the query differ by less
+    than that again; doubled for safety (it only adds candidates, rarely more than one)."""
+    return 6.0 * max(dimension, 1) * 2.0 ** -24
+
+
+class StoredVectors:
+    """A collection's points as the batched search needs them: point ids, their vectors scaled to unit length,
+    the rows of each document."""
+
+    def __init__(self, point_ids: Sequence[str], vectors: np.ndarray, documents: Sequence[str]) -> None:
+        self.point_ids = list(point_ids)
+        self.vectors = np.ascontiguousarray(unit_rows(np.asarray(vectors, dtype=np.float32)))  # as cosine compares
+        if self.vectors.ndim != 2 or len(self.vectors) != len(self.point_ids) or len(documents) != len(self.point_ids):
+            raise ValueError(f"{len(self.point_ids)} point ids, {len(documents)} documents and vectors of shape "
+                             f"{self.vectors.shape} do not match")
+        order: dict[str, list[int]] = {}
+        for row, document in enumerate(documents):
+            order.setdefault(document, []).append(row)
+        self.rows_of = {d: np.asarray(rows, dtype=np.int64) for d, rows in order.items()}
+
+    @classmethod
+    def read(cls, store: VectorStore, collection: str) -> "StoredVectors":
+        return cls(*store.stored_vectors(collection))
+
+    @property
+    def dimension(self) -> int:
+        return int(self.vectors.shape[1])
+
+
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """Each row scaled to length 1 (as the store normalizes a cosine query); a zero row stays zero."""
+    rows = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(rows.astype(np.float64), axis=1, keepdims=True)
+    return (rows / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+
+
+def candidates_of_block(scores: np.ndarray, k: int, margin: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row, column, score) of every entry of ``scores`` within ``margin`` of or above its row's k-th best score
+    (every entry when a row has k or fewer): a superset of each row's top k, without sorting a row."""
+    n_rows, n_cols = scores.shape
+    if n_cols <= k:
+        rows, cols = np.divmod(np.arange(n_rows * n_cols), n_cols)
+        return rows, cols, scores.reshape(-1)
+    groups = min(n_cols, max(GROUPS, 4 * k))
+    if groups == n_cols:  # a narrow block: the k-th best itself
+        lower = np.partition(scores, n_cols - k, axis=1)[:, n_cols - k]
+    else:  # k groups' maxima are k distinct entries: the k-th best of the maxima is at most the row's k-th best
+        starts = np.arange(0, n_cols, math.ceil(n_cols / groups))
+        maxima = np.maximum.reduceat(scores, starts, axis=1)
+        lower = np.partition(maxima, maxima.shape[1] - k, axis=1)[:, maxima.shape[1] - k]
+    rows, cols = np.nonzero(scores >= (lower - margin)[:, None])
+    return rows, cols, scores[rows, cols]
+
+
+def keep_near_top(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, n_rows: int, k: int,
+                  margin: float) -> list[np.ndarray]:
+    """Per row, the columns within ``margin`` of or above the row's k-th best value among its entries, best first."""
+    order = np.lexsort((cols, -values, rows))
+    rows, cols, values = rows[order], cols[order], values[order]
+    bounds = np.searchsorted(rows, np.arange(n_rows + 1))
+    out: list[np.ndarray] = []
+    for r in range(n_rows):
+        begin, end = bounds[r], bounds[r + 1]
+        if end - begin <= k:
+            out.append(cols[begin:end])
+            continue
+        kth = values[begin + k - 1]
+        out.append(cols[begin:end][values[begin:end] >= kth - margin])
+    return out
+
+
+def candidate_rows(queries: np.ndarray, matrix: np.ndarray, k: int, margin: float, cells: int,
+                   tracker: Tracker | None = None, done: int = 0) -> list[np.ndarray]:
+    """For each query (unit rows), the rows of ``matrix`` that may be in its top k (see :func:`keep_near_top`),
+    scoring at most ``cells`` query x row pairs at a time."""
+    n_queries, n_rows = len(queries), len(matrix)
+    if n_rows == 0:
+        return [np.empty(0, dtype=np.int64) for _ in range(n_queries)]
+    block_queries = max(1, min(n_queries, cells // n_rows))
+    block_rows = n_rows if block_queries > 1 or n_rows <= cells else cells
+    out: list[np.ndarray] = []
+    for begin in range(0, n_queries, block_queries):
+        part = queries[begin:begin + block_queries]
+        found_rows, found_cols, found_values = [], [], []
+        for first in range(0, n_rows, block_rows):
+            scores = part @ matrix[first:first + block_rows].T
+            rows, cols, values = candidates_of_block(scores, k, 2 * margin)
+            del scores
+            found_rows.append(rows)
+            found_cols.append(cols + first)
+            found_values.append(values)
+        out.extend(keep_near_top(np.concatenate(found_rows), np.concatenate(found_cols),
+                                 np.concatenate(found_values), len(part), k, 2 * margin))
+        if tracker is not None:
+            tracker.step(done + begin + len(part))
+    return out
+
+
+def search_many(store: VectorStore, collection: str, vectors: np.ndarray, top_k: int,
+                documents: Sequence[str | None] | None = None, settings: SearchSettings = SearchSettings(),
+                stored: StoredVectors | None = None, tracker: Tracker | None = None) -> list[list[SearchHit]]:
+    """The ``top_k`` hits of each query vector (``documents[i]``: only that document's chunks, None: all), best
+    first with ties in chunk_id order: for each query, what :func:`.experiment.search_stable` finds, with the
+    store's own scores and payloads (module docstring). ``stored``: the collection's vectors when already read."""
+    if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
+        raise ValueError(f"top_k must be >= 1, got {top_k!r}")
+    raw = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1) if len(vectors) else \
+        np.empty((0, 0), dtype=np.float32)
+    queries = unit_rows(raw)
+    wanted = list(documents) if documents is not None else [None] * len(queries)
+    if len(wanted) != len(queries):
+        raise ValueError(f"{len(queries)} query vectors but {len(wanted)} documents")
+    stored = stored if stored is not None else StoredVectors.read(store, collection)
+    margin = score_margin(stored.dimension)
+    groups: dict[str | None, list[int]] = {}
+    for i, document in enumerate(wanted):
+        groups.setdefault(document, []).append(i)
+    candidates: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * len(queries)
+    done = 0
+    for document, members in groups.items():
+        rows = np.arange(len(stored.point_ids)) if document is None else \
+            stored.rows_of.get(document, np.empty(0, dtype=np.int64))
+        matrix = stored.vectors if document is None else stored.vectors[rows]
+        found = candidate_rows(queries[members], matrix, top_k, margin, settings.block_cells, tracker, done)
+        for i, columns in zip(members, found):
+            candidates[i] = rows[columns]
+        done += len(members)
+    hits: list[list[SearchHit]] = [[] for _ in queries]
+    asked = [i for i in range(len(queries)) if len(candidates[i])]
+    for begin in range(0, len(asked), RESCORE_BATCH):
+        part = asked[begin:begin + RESCORE_BATCH]
+        # the vectors as given: the store normalizes them as it does in a search of its own
+        scored = store.score_candidates(collection, raw[part],
+                                        [[stored.point_ids[r] for r in candidates[i]] for i in part])
+        for i, found_hits in zip(part, scored):
+            ordered = sorted(found_hits, key=lambda h: (-h.score, str(h.payload["chunk_id"])))[:top_k]
+            hits[i] = [SearchHit(rank=r, score=h.score, payload=h.payload) for r, h in enumerate(ordered, start=1)]
+    return hits
