@@ -139,6 +139,7 @@ def _run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vecto
     question_costs(questions, spec.model, prices)
     summary = aggregate(outcomes)
     summary["cold_query_ms"] = latency.cold_ms
+    summary["search_seconds"] = latency.search_seconds
     summary.update(query_cost(outcomes, spec.model, llm.settings if llm.configured else None, llm.prices))
     summary.update(partition_cost(results, spec.rows_key, questions, prices))
     n_outcomes = len(outcomes)

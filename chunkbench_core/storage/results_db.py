@@ -144,6 +144,8 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("record", "VARCHAR"), ("record_row", "INTEGER"),
         # the documents the run saw: "whole corpus (N documents)" or "sample of n of N documents (...)"
         ("corpus_sample", "VARCHAR"),
+        # wall time of searching, expanding and scoring every question of the run (their embedding apart)
+        ("search_seconds", "DOUBLE"),
     ],
     # one row per run x metric of the registry: the mean over the questions it applies to, and its bootstrap CI
     "run_scores": [
@@ -482,7 +484,7 @@ SELECT c.rank, c."class", c.tier, l.strategy, coalesce(c.strategy_label, l.strat
        l.context_tokens{budgeted}{others},
        -- index time as if nothing had been cached (a warm cache would favour whatever was built last)
        i.n_chunks, i.embedded_tokens, coalesce(i.index_seconds_uncached, i.index_seconds) AS index_seconds,
-       coalesce(i.index_time_source, 'measured') AS index_time_source, l.query_ms, l.cold_query_ms,
+       coalesce(i.index_time_source, 'measured') AS index_time_source, l.search_seconds, l.query_ms, l.cold_query_ms,
        coalesce(i.index_usd, 0) AS index_usd, l.query_usd_per_1000,
        -- what building the index and answering 1,000 questions would cost (the recommendation's cost)
        CASE WHEN i.index_usd IS NULL AND l.query_usd_per_1000 IS NULL THEN NULL  -- nothing measured

@@ -87,3 +87,11 @@ def test_a_reading_block_belongs_to_its_thread(tmp_path):
         other.join()
         assert results.query(RECALLS).values.tolist() == [["r1", 0.5]]
     assert seen == [[["r1", 0.5], ["r2", 0.25]]]  # another thread's queries read the files as they are
+
+
+def test_the_leaderboard_shows_the_run_search_time_beside_the_index_time(tmp_path):
+    results = ResultsDB(tmp_path)
+    results.write("experiment_metrics", "k1", [{**run_row("r1", "a", 0.5), "search_seconds": 4.25}])
+    results.write("index_costs", "a__m", [{"strategy": "a", "corpus_model": "m", "variant": "", "index_seconds": 30.0}])
+    board = results.query("SELECT strategy, index_seconds, search_seconds FROM leaderboard")
+    assert board.values.tolist() == [["a", 30.0, 4.25]]
