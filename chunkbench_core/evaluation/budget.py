@@ -32,6 +32,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy as np
+
 from chunkbench_core.tokens import cl100k
 from chunkbench_core.errors import ConfigError
 
@@ -66,9 +68,15 @@ def context_order(tree: Sequence[ExpansionNode]) -> list[RetrievedChunk]:
 
 
 @lru_cache(maxsize=16384)
+def token_ids(text: str) -> np.ndarray:
+    """cl100k tokens of one chunk's text (remembered, 4 bytes a token: a chunk is in the context of many
+    questions, and its count and its cut at a budget both need them)."""
+    return np.asarray(cl100k().encode_ordinary(text), dtype=np.uint32)
+
+
 def token_count(text: str) -> int:
-    """cl100k tokens of one chunk's text (remembered: a chunk is in the context of many questions)."""
-    return len(cl100k().encode_ordinary(text))
+    """cl100k tokens of one chunk's text."""
+    return len(token_ids(text))
 
 
 @lru_cache(maxsize=16384)
@@ -76,11 +84,10 @@ def prefix_characters(text: str, tokens: int) -> int:
     """How many whole characters of ``text`` its first ``tokens`` cl100k tokens cover."""
     if tokens <= 0 or not text:
         return 0
-    encoding = cl100k()
-    ids = encoding.encode_ordinary(text)
+    ids = token_ids(text)
     if tokens >= len(ids):
         return len(text)
-    covered = sum(len(encoding.decode_single_token_bytes(t)) for t in ids[:tokens])
+    covered = len(cl100k().decode_bytes(ids[:tokens].tolist()))  # the tokens' bytes, as encoded
     return len(text.encode("utf-8")[:covered].decode("utf-8", errors="ignore"))
 
 

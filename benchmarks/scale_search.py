@@ -1,0 +1,213 @@
+"""Searching and scoring many questions over many chunks: the batched search against one search per question.
+
+    python benchmarks/scale_search.py [--scale 1.0] [--top-k 5] [--block-mb 64] [--no-minilm] [--keep DIR]
+
+At ``--scale 1`` it writes a corpus of 650 generated documents cut into about 65,000 chunks, and 20,000 questions
+whose evidence is a sentence of one chunk (``--scale 0.1``: a tenth of both). Everything is generated from fixed
+seeds, in a temporary folder (nothing of yours is read or written). The chunks get clustered random unit vectors
+of MiniLM's size (384) and go into the embedded vector store, as a build would put them.
+
+1. Search speed: every question is searched and scored through ``run_retrieval`` (what a partition's experiment
+   runs), with precomputed question vectors, twice in this one process: batched (the default), then one search
+   per question (the store's batched scoring made to fail, so the run falls back to the per-question search it
+   used before). It prints each one's time, the questions per second, the speed-up, and checks that both give the
+   same hits, scores and metric values for every question.
+2. Second run (unless ``--no-minilm``): a new set of questions is embedded with MiniLM (the local engine, its own
+   batch size) and searched and scored over the same collection, as a second ``chunkbench run`` over cached chunk
+   embeddings does; the figure covers embedding, search, scoring and the run's means with their intervals (not
+   Dagster's start or the results' writing).
+
+Peak memory: the process's peak resident memory (ru_maxrss) after each part. Targets (2 idle cores, scale 1):
+search and scoring at least 6x faster than one search per question and under 15 s; peak memory under 2 GB; the
+second run under 90 s. The machine may be shared: compare the figures of one run with each other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from chunkbench_core.chunking.base import Chunk, make_chunk_id  # noqa: E402
+from chunkbench_core.errors import VectorStoreError  # noqa: E402
+from chunkbench_core.evaluation.experiment import (  # noqa: E402
+    QueryLatency,
+    ResolvedQuestion,
+    RetrievalOptions,
+    aggregate,
+    collection_chunks,
+    run_retrieval,
+)
+from chunkbench_core.evaluation.questions import Question, Span  # noqa: E402
+from chunkbench_core.evaluation.search import SearchSettings  # noqa: E402
+from chunkbench_core.storage.vector_store import VectorStore, collection_name  # noqa: E402
+
+DIMENSION = 384
+CHUNKS_PER_DOCUMENT = 100
+WORDS = ("harbour tide ferry quay lantern rope anchor gull beacon pier north south river valley bridge mill barley "
+         "wheel stone market square tower bell clock winter summer spring autumn rain snow wind storm ledger invoice "
+         "contract tenant council permit survey record archive").split()
+
+
+class PrecomputedQueries:
+    """Question vectors made beforehand (the search-speed part times search and scoring, not a model)."""
+
+    load_seconds = 0.0
+
+    def __init__(self, vectors: dict[str, np.ndarray]) -> None:
+        self.vectors = vectors
+
+    def embed(self, texts, purpose, use_cache=True):  # noqa: ARG002 - the Embedder's signature
+        return np.stack([self.vectors[t] for t in texts])
+
+
+def sentence(rng: np.random.Generator, tag: str) -> str:
+    return f"Entry {tag}: the {' '.join(rng.choice(WORDS, size=int(rng.integers(8, 16))))} was logged. "
+
+
+def make_corpus(n_documents: int, seed: int = 3) -> tuple[list[Chunk], np.ndarray, dict[str, list[tuple[int, int]]]]:
+    """Chunks of about eight sentences each (their text and offsets in their document), clustered unit vectors,
+    and each chunk's sentences (document offsets)."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((n_documents, DIMENSION)).astype(np.float32)
+    chunks: list[Chunk] = []
+    sentences: dict[str, list[tuple[int, int]]] = {}
+    vectors = np.empty((n_documents * CHUNKS_PER_DOCUMENT, DIMENSION), dtype=np.float32)
+    for d in range(n_documents):
+        name = f"report_{d:04d}.md"
+        offset = 0
+        for index in range(CHUNKS_PER_DOCUMENT):
+            parts = [sentence(rng, f"{d}-{index}-{s}") for s in range(8)]
+            text = "".join(parts)
+            chunk = Chunk(make_chunk_id("fixed_size", name, index), name, "fixed_size", index, offset,
+                          offset + len(text), text, len(text) // 4)
+            cursor = offset
+            sentences[chunk.chunk_id] = []
+            for part in parts:
+                sentences[chunk.chunk_id].append((cursor, cursor + len(part) - 1))
+                cursor += len(part)
+            chunks.append(chunk)
+            vectors[len(chunks) - 1] = centres[d] + 0.9 * rng.standard_normal(DIMENSION)
+            offset += len(text)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return chunks, vectors, sentences
+
+
+def make_questions(chunks: list[Chunk], vectors: np.ndarray, sentences: dict[str, list[tuple[int, int]]], n: int,
+                   seed: int, prefix: str) -> tuple[list[ResolvedQuestion], dict[str, np.ndarray]]:
+    """``n`` questions, each about one sentence of one chunk (its evidence span), with a vector near that chunk's."""
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(chunks), size=n)
+    questions, query_vectors = [], {}
+    for i, pick in enumerate(picks):
+        chunk = chunks[int(pick)]
+        start, end = sentences[chunk.chunk_id][int(rng.integers(0, 8))]
+        text = f"{prefix} {i}: what was logged about {' and '.join(rng.choice(WORDS, size=3))}?"
+        question = Question(id=f"{prefix}{i:06d}", question=text)
+        questions.append(ResolvedQuestion("scale", question, [Span(chunk.document, start, end)]))
+        vector = vectors[int(pick)] + 0.35 * rng.standard_normal(DIMENSION).astype(np.float32)
+        query_vectors[text] = (vector / np.linalg.norm(vector)).astype(np.float32)
+    return questions, query_vectors
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def fingerprint(outcomes) -> list[tuple]:
+    """What a run found and scored for each question, to compare two runs."""
+    return [(o.resolved.key, o.error, tuple((h.chunk_id, h.rank, h.score) for h in o.retrieved),
+             tuple(sorted((k, v) for k, v in o.values.items() if v is not None))) for o in outcomes]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scale", type=float, default=1.0, help="share of 65,000 chunks and 20,000 questions")
+    parser.add_argument("--top-k", type=int, default=5)
+    parser.add_argument("--block-mb", type=int, default=SearchSettings().block_mb)
+    parser.add_argument("--no-minilm", action="store_true", help="leave out the second run with MiniLM")
+    parser.add_argument("--keep", type=Path, help="build the store in this folder and keep it")
+    args = parser.parse_args(argv)
+    if not 0 < args.scale <= 4:
+        parser.error("--scale must be above 0 and at most 4")
+    settings = SearchSettings(block_mb=args.block_mb)
+    n_documents = max(1, round(650 * args.scale))
+    n_questions = max(1, round(20_000 * args.scale))
+    workdir = args.keep or Path(tempfile.mkdtemp(prefix="chunkbench-scale-"))
+    os.environ.setdefault("CHUNKBENCH_HOME", str(workdir / "home"))  # MiniLM's fused graph is built here
+    started = time.perf_counter()
+    chunks, vectors, sentences = make_corpus(n_documents)
+    questions, query_vectors = make_questions(chunks, vectors, sentences, n_questions, 11, "Q")
+    print(f"corpus: {len(chunks):,} chunks in {n_documents} documents, {n_questions:,} questions with evidence, "
+          f"top_k {args.top_k}, blocks of {settings.block_mb} MB (generated in {time.perf_counter() - started:.1f} s)")
+    name = collection_name("fixed_size", "all-minilm-l6-v2")
+    pool = collection_chunks(chunks)
+    try:
+        with VectorStore(local_root=workdir / "qdrant") as store:
+            started = time.perf_counter()
+            store.ensure_collection(name, DIMENSION)
+            store.replace_points(name, chunks, vectors)
+            print(f"collection built in {time.perf_counter() - started:.1f} s; peak memory so far {peak_mb():,.0f} MB")
+            embedder = PrecomputedQueries(query_vectors)
+
+            def timed_run(label: str):
+                latency = QueryLatency()
+                began = time.perf_counter()
+                outcomes = run_retrieval(questions, embedder, store, name, RetrievalOptions(  # type: ignore[arg-type]
+                    top_k=args.top_k, chunks=pool, latency=latency, search=settings))
+                total = time.perf_counter() - began
+                print(f"{label:<34} search and scoring {latency.search_seconds:7.2f} s "
+                      f"({n_questions / latency.search_seconds:8,.0f} questions/s), whole call {total:7.2f} s; "
+                      f"peak memory {peak_mb():,.0f} MB")
+                return outcomes, latency.search_seconds
+
+            # the first call of a process imports the ranking library and opens the collection: not timed
+            run_retrieval(questions[:20], embedder, store, name, RetrievalOptions(top_k=args.top_k, chunks=pool))  # type: ignore[arg-type]
+            batched, batched_s = timed_run("batched search")
+
+            def refuse(*_args, **_kwargs):
+                raise VectorStoreError("one search per question, for comparison")
+
+            store.score_candidates = refuse  # type: ignore[method-assign]
+            single, single_s = timed_run("one search per question")
+            del store.score_candidates
+            same = fingerprint(batched) == fingerprint(single)
+            print(f"speed-up of the batched search: {single_s / batched_s:.1f}x; same hits, scores and metric "
+                  f"values for every question: {'yes' if same else 'NO'}")
+            del batched, single
+            if not args.no_minilm:
+                from chunkbench_core.embedding import Embedder, get_model
+
+                fresh, _ = make_questions(chunks, vectors, sentences, n_questions, 12, "New question")
+                minilm = Embedder(get_model("all-minilm-l6-v2"))
+                began = time.perf_counter()
+                minilm.embed(["warm up"], "query", use_cache=False)
+                load = time.perf_counter() - began
+                began = time.perf_counter()
+                latency = QueryLatency()
+                outcomes = run_retrieval(fresh, minilm, store, name, RetrievalOptions(
+                    top_k=args.top_k, chunks=pool, latency=latency, search=settings))
+                summary = aggregate(outcomes)
+                total = time.perf_counter() - began
+                print(f"second run, {n_questions:,} new questions embedded with MiniLM: {total:.1f} s "
+                      f"(search and scoring {latency.search_seconds:.1f} s, means and intervals included; model "
+                      f"load {load:.1f} s before); {summary['n_questions']:,} scored; peak memory {peak_mb():,.0f} MB")
+    finally:
+        if args.keep is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
