@@ -1,12 +1,14 @@
 """The metric registry: a metric is one pure function and one registry line.
 
 A metric function takes the questions of a run (:class:`Scored`, one per question it applies to)
-and returns one value per question (``None``: not defined for it); most metrics are per-question
-formulas lifted with :func:`per_question`, and the ranking metrics score the whole run at once with
+and returns one value per question (``None``: not defined for it); a metric is a per-question formula
+lifted with :func:`per_question`, or a formula over the arrays of every question's offsets and ranks
+lifted with :func:`over_arrays` (the span and document metrics: :mod:`.evidence_arrays`, equal to their
+per-question formulas in :mod:`.metrics`), and the ranking metrics score the whole run at once with
 ir-measures. The registry line names the per-question column, the run-level name of its mean, its
 label, kind and description, and where it is shown::
 
-    METRICS.add(Metric("recall", per_question(lambda q: metrics.recall(q.spans, q.references)), "recall",
+    METRICS.add(Metric("recall", over_arrays(evidence_arrays.recall), "recall",
                        "Recall", "share of the evidence text that the retrieved chunks contain", expanded=True))
 
 Everything else follows from that line: the per-question scores (stored long: run, question,
@@ -28,7 +30,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from . import budget, metrics, page_metrics, ranking
+from . import budget, evidence_arrays, metrics, page_metrics, ranking
 from .questions import Question, Span, match_documents
 
 if TYPE_CHECKING:
@@ -135,6 +137,16 @@ def per_question(formula: Callable[[Scored], Any]) -> MetricFunction:
     """A metric function that applies ``formula`` to each question on its own."""
     def compute(batch: Sequence[Scored]) -> list[Any]:
         return [formula(q) for q in batch]
+
+    compute.__doc__ = formula.__doc__
+    return compute
+
+
+def over_arrays(formula: Callable[[evidence_arrays.EvidenceArrays], Any]) -> MetricFunction:
+    """A metric function that computes ``formula`` for every question of the batch at once, from the batch's
+    offsets and ranks (:mod:`.evidence_arrays`, made once for every metric scoring the same questions)."""
+    def compute(batch: Sequence[Scored]) -> list[Any]:
+        return list(formula(evidence_arrays.arrays_of(batch)).tolist()) if batch else []
 
     compute.__doc__ = formula.__doc__
     return compute
@@ -323,13 +335,13 @@ def _precision_omega(q: Scored) -> float | None:
 
 METRICS = MetricRegistry()
 _BOARD = frozenset({"leaderboard", "by_setting", "by_group"})
-METRICS.add(Metric("recall", per_question(lambda q: metrics.recall(q.spans, q.references)), "recall", "Recall",
+METRICS.add(Metric("recall", over_arrays(evidence_arrays.recall), "recall", "Recall",
                    "share of the evidence text that the retrieved chunks contain", expanded=True,
                    expanded_views=_BOARD))
-METRICS.add(Metric("precision", per_question(lambda q: metrics.precision(q.spans, q.references)), "precision",
+METRICS.add(Metric("precision", over_arrays(evidence_arrays.precision), "precision",
                    "Precision", "share of the retrieved text that is evidence", expanded=True,
                    expanded_views=frozenset({"by_setting"})))
-METRICS.add(Metric("iou", per_question(lambda q: metrics.iou(q.spans, q.references)), "iou", "IoU",
+METRICS.add(Metric("iou", over_arrays(evidence_arrays.iou), "iou", "IoU",
                    "evidence retrieved / (retrieved text + evidence missed)", expanded=True, expanded_views=_BOARD))
 METRICS.add(Metric("reciprocal_rank", _ranking("reciprocal_rank"), "mrr", "MRR",
                    "1 / rank of the first chunk that holds evidence", expanded=True))
@@ -337,15 +349,15 @@ METRICS.add(Metric("hit", _ranking("hit"), "hit_rate", "Hit rate",
                    "share of questions with at least one evidence chunk", expanded=True))
 METRICS.add(Metric("ndcg", _ranking("ndcg"), "ndcg", "nDCG", "ranking quality weighted by evidence characters",
                    expanded=True, views=frozenset()))
-METRICS.add(Metric("doc_hit", per_question(lambda q: metrics.document_hit(q.hit_documents, q.documents)),
+METRICS.add(Metric("doc_hit", over_arrays(evidence_arrays.document_hit),
                    "doc_hit_rate", "Doc hit@k", "share of questions with a top-k chunk from a source document",
                    applies_to=has_documents))
-METRICS.add(Metric("doc_recall", per_question(lambda q: metrics.document_recall(q.hit_documents, q.documents)),
+METRICS.add(Metric("doc_recall", over_arrays(evidence_arrays.document_recall),
                    "doc_recall", "Doc recall@k",
                    "share of the question's source documents among the documents of the top-k chunks",
                    applies_to=has_documents))
 METRICS.add(Metric("doc_reciprocal_rank",
-                   per_question(lambda q: metrics.document_reciprocal_rank(q.hit_documents, q.documents)),
+                   over_arrays(evidence_arrays.document_reciprocal_rank),
                    "doc_mrr", "Doc MRR", "1 / rank of the first chunk from a source document",
                    applies_to=has_documents))
 METRICS.add(Metric("page_hit", per_question(lambda q: page_metrics.page_hit(q.hit_pages, q.cited_pages)),
