@@ -9,8 +9,8 @@ of MiniLM's size (384) and go into the embedded vector store, as a build would p
 
 1. Search speed: every question is searched and scored through ``run_retrieval`` (what a partition's experiment
    runs), with precomputed question vectors, twice in this one process: batched (the default), then one search
-   per question (the store's batched scoring made to fail, so the run falls back to the per-question search it
-   used before). It prints each one's time, the questions per second, the speed-up, and checks that both give the
+   per question with each question scored alone (the store's batched scoring made to fail, so the run falls
+   back to the per-question search it used before; the metrics' per-question formulas). It prints each one's time, the questions per second, the speed-up, and checks that both give the
    same hits, scores and metric values for every question.
 2. Second run (unless ``--no-minilm``): a new set of questions is embedded with MiniLM (the local engine, its own
    batch size) and searched and scored over the same collection, as a second ``chunkbench run`` over cached chunk
@@ -121,6 +121,44 @@ def make_questions(chunks: list[Chunk], vectors: np.ndarray, sentences: dict[str
     return questions, query_vectors
 
 
+def per_question_registry():
+    """The shipped metrics with each question scored on its own, as before the metrics over arrays: the span and
+    document formulas of ``metrics``, each question's budget scores and graded relevance computed alone."""
+    import dataclasses
+
+    from chunkbench_core.evaluation import metric_registry as registry
+    from chunkbench_core.evaluation import metrics
+
+    alone = {"recall": lambda q: metrics.recall(q.spans, q.references),
+             "precision": lambda q: metrics.precision(q.spans, q.references),
+             "iou": lambda q: metrics.iou(q.spans, q.references),
+             "doc_hit": lambda q: metrics.document_hit(q.hit_documents, q.documents),
+             "doc_recall": lambda q: metrics.document_recall(q.hit_documents, q.documents),
+             "doc_reciprocal_rank": lambda q: metrics.document_reciprocal_rank(q.hit_documents, q.documents)}
+    out = registry.MetricRegistry()
+    for metric in registry.METRICS.values():
+        if metric.base is not None:
+            continue  # added again with its base
+        if metric.name in alone:
+            metric = dataclasses.replace(metric, function=registry.per_question(alone[metric.name]))
+        elif metric.group == "budget":
+            metric = dataclasses.replace(metric, function=registry.per_question(
+                lambda q, column=metric.name: q.budget_scores.get(column)))
+        elif metric.name in ("hit", "reciprocal_rank", "ndcg"):
+            metric = dataclasses.replace(metric, function=lambda batch, ranked=metric.function: (
+                [q.qrels for q in batch], ranked(batch))[1])
+        out.add(metric)
+    return out
+
+
+def forget_tokens() -> None:
+    """Each timed run encodes its chunks' tokens itself (a chunk's tokens are remembered within a process)."""
+    from chunkbench_core.evaluation import budget
+
+    budget.token_ids.cache_clear()
+    budget.prefix_characters.cache_clear()
+
+
 def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -161,11 +199,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"collection built in {time.perf_counter() - started:.1f} s; peak memory so far {peak_mb():,.0f} MB")
             embedder = PrecomputedQueries(query_vectors)
 
-            def timed_run(label: str):
+            def timed_run(label: str, **options):
                 latency = QueryLatency()
+                forget_tokens()
                 began = time.perf_counter()
                 outcomes = run_retrieval(questions, embedder, store, name, RetrievalOptions(  # type: ignore[arg-type]
-                    top_k=args.top_k, chunks=pool, latency=latency, search=settings))
+                    top_k=args.top_k, chunks=pool, latency=latency, search=settings, **options))
                 total = time.perf_counter() - began
                 print(f"{label:<34} search and scoring {latency.search_seconds:7.2f} s "
                       f"({n_questions / latency.search_seconds:8,.0f} questions/s), whole call {total:7.2f} s; "
@@ -180,11 +219,11 @@ def main(argv: list[str] | None = None) -> int:
                 raise VectorStoreError("one search per question, for comparison")
 
             store.score_candidates = refuse  # type: ignore[method-assign]
-            single, single_s = timed_run("one search per question")
+            single, single_s = timed_run("one search per question", registry=per_question_registry())
             del store.score_candidates
             same = fingerprint(batched) == fingerprint(single)
-            print(f"speed-up of the batched search: {single_s / batched_s:.1f}x; same hits, scores and metric "
-                  f"values for every question: {'yes' if same else 'NO'}")
+            print(f"speed-up of the batched search and the metrics over arrays: {single_s / batched_s:.1f}x; same "
+                  f"hits, scores and metric values for every question: {'yes' if same else 'NO'}")
             del batched, single
             if not args.no_minilm:
                 from chunkbench_core.embedding import Embedder, get_model

@@ -37,7 +37,7 @@ import numpy as np
 from chunkbench_core.tokens import cl100k
 from chunkbench_core.errors import ConfigError
 
-from . import metrics
+from . import evidence_arrays, metrics
 from .questions import Span
 from .retrieval import ExpansionNode, RetrievedChunk, ranking_order
 
@@ -67,10 +67,11 @@ def context_order(tree: Sequence[ExpansionNode]) -> list[RetrievedChunk]:
     return ranking_order(tree)
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=65536)
 def token_ids(text: str) -> np.ndarray:
     """cl100k tokens of one chunk's text (remembered, 4 bytes a token: a chunk is in the context of many
-    questions, and its count and its cut at a budget both need them)."""
+    questions, and its count and its cut at a budget both need them; 65,536 chunks of 250 tokens take about
+    70 MB, so a run over 65,000 chunks encodes each once)."""
     return np.asarray(cl100k().encode_ordinary(text), dtype=np.uint32)
 
 
@@ -151,3 +152,38 @@ def budget_scores(chunks: Sequence[RetrievedChunk], references: Sequence[Span],
         scores[budget_column(b)] = r
     scores["budget_auc"] = budget_auc(recalls, budgets)
     return scores
+
+
+def batch_budget_scores(contexts: Sequence[Sequence[RetrievedChunk]], references: Sequence[Sequence[Span]],
+                        budgets: Sequence[int] = DEFAULT_BUDGETS) -> list[dict[str, float]]:
+    """:func:`budget_scores` of many questions at once (``contexts[i]`` against ``references[i]``): the spans
+    within each budget are cut as one question's are, and every recall comes from the arrays of
+    :mod:`.evidence_arrays`; the same values."""
+    budgets = tuple(budgets)
+    codes: dict[str, int] = {}
+
+    def code(document: str) -> int:
+        return codes.setdefault(document, len(codes))
+
+    tokens: list[float] = []
+    within: list[tuple[int, int, int, int, int]] = []
+    evidence: list[tuple[int, int, int, int, int]] = []
+    for i, (chunks, spans) in enumerate(zip(contexts, references, strict=True)):
+        pieces = context_pieces(chunks)
+        tokens.append(float(sum(p.tokens for p in pieces)))
+        for b, size in enumerate(budgets):
+            owner = i * len(budgets) + b  # one row of the arrays per question x budget
+            within.extend((owner, code(s.document), s.start, s.end, 0) for s in spans_within_budget(pieces, size))
+            evidence.extend((owner, code(r.document), r.start, r.end, 0) for r in spans)
+    n = len(tokens) * len(budgets)
+    arrays = evidence_arrays.EvidenceArrays(n, evidence_arrays.Intervals.of(within),
+                                            evidence_arrays.Intervals.of(evidence), evidence_arrays.Intervals.of([]))
+    recalls = evidence_arrays.recall(arrays).reshape(len(tokens), len(budgets)).tolist() if n else []
+    out = []
+    for count, row in zip(tokens, recalls):
+        scores: dict[str, float] = {"context_tokens": count}
+        for b, r in zip(budgets, row):
+            scores[budget_column(b)] = r
+        scores["budget_auc"] = budget_auc(row, budgets)
+        out.append(scores)
+    return out

@@ -186,3 +186,30 @@ def document_reciprocal_rank(a: EvidenceArrays) -> np.ndarray:
     found = first != np.iinfo(np.int64).max
     out[found] = 1.0 / first[found]
     return out
+
+
+def fill_graded_relevance(batch: Sequence[Any]) -> None:
+    """Each question's graded relevance (:attr:`.metric_registry.Scored.qrels`: chunk id -> evidence characters
+    it holds, for every candidate holding some) for the questions of ``batch`` that have none yet, all at once:
+    :func:`.metrics.evidence_characters` of every candidate (the pool, the hits, the context), in that order."""
+    todo = [q for q in batch if "qrels" not in q.cache]
+    if not todo:
+        return
+    codes: dict[str, int] = {}
+
+    def code(document: str) -> int:
+        return codes.setdefault(document, len(codes))
+
+    candidates = [c for q in todo for c in (*(q.pool or ()), *q.cache.get("hits_before", q.hits), *q.context)]
+    owners = [i for i, q in enumerate(todo)
+              for _ in range(len(q.pool or ()) + len(q.cache.get("hits_before", q.hits)) + len(q.context))]
+    chunks = Intervals.of((i, code(c.document), c.start, c.end, 0) for i, c in zip(owners, candidates))
+    references = Intervals.of((i, code(s.document), s.start, s.end, 0) for i, q in enumerate(todo)
+                              for s in q.references)
+    left, _, start, end = meeting_pairs(chunks, references)
+    gains = union_lengths(left, start, end, len(chunks))
+    judged: list[dict[str, int]] = [{} for _ in todo]
+    for position in np.flatnonzero(gains > 0).tolist():
+        judged[owners[position]][candidates[position].chunk_id] = int(gains[position])
+    for q, relevant in zip(todo, judged):
+        q.cache["qrels"] = relevant

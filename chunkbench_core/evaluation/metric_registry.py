@@ -300,6 +300,7 @@ def _ranking(measure: str) -> MetricFunction:
     def compute(batch: Sequence[Scored]) -> list[float]:
         missing = [q for q in batch if "ranking" not in q.cache]
         if missing:
+            evidence_arrays.fill_graded_relevance(missing)  # every question's qrels at once
             rankings = {q.key: [h.chunk_id for h in q.hits] for q in missing}
             cutoffs = {q.key: q.cutoff for q in missing}
             with_ndcg = all(q.pool is not None for q in missing)
@@ -317,7 +318,19 @@ def _recall_ceiling(q: Scored) -> float | None:
 
 
 def _budget(column: str) -> MetricFunction:
-    return per_question(lambda q: q.budget_scores.get(column))
+    def compute(batch: Sequence[Scored]) -> list[Any]:
+        todo: dict[tuple[int, ...], list[Scored]] = {}
+        for q in batch:
+            if "budget" not in q.cache:
+                todo.setdefault(tuple(q.budgets), []).append(q)
+        for budgets, questions in todo.items():  # every question's budget scores at once
+            scores = budget.batch_budget_scores([list(q.context) for q in questions],
+                                                [q.references for q in questions], budgets)
+            for q, values in zip(questions, scores):
+                q.cache["budget"] = values
+        return [q.budget_scores.get(column) for q in batch]
+
+    return compute
 
 
 def _judged(name: str) -> MetricFunction:

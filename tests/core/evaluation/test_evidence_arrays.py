@@ -4,6 +4,7 @@ several documents, repeated sources) and on the sample's questions against its c
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -114,3 +115,33 @@ def test_union_lengths_of_groups_never_merge_across_groups():
     start = np.array([0, 5, 3, 0, 7])
     end = np.array([4, 10, 8, 6, 7])  # group 2: one empty interval
     assert arrays.union_lengths(group, start, end, 4).tolist() == [8, 10, 0, 0]
+
+
+def test_graded_relevance_of_a_batch_equals_each_question_own():
+    """The qrels of a batch at once (pool, hits and context, a chunk met by several references counted once) equal
+    each question's own (:attr:`Scored.qrels` on a question alone)."""
+    batch = _generated(5, 400)
+    pooled = [dataclasses.replace(q, pool=tuple(q.hits[::-1]) + tuple(q.context[:1]), cache={}) for q in batch]
+    alone = [dataclasses.replace(q, cache={}).qrels for q in pooled]
+    arrays.fill_graded_relevance(pooled)
+    assert [q.cache["qrels"] for q in pooled] == alone
+    assert sum(len(j) for j in alone) > 100
+
+
+def test_budget_scores_of_a_batch_equal_each_question_own():
+    """Context tokens, recall within each budget (the crossing chunk cut at a token) and the budget AUC of many
+    questions at once equal :func:`budget.budget_scores` of each."""
+    from chunkbench_core.evaluation import budget
+
+    rng = random.Random(6)
+    words = "harbour tide ferry quay lantern rope anchor gull beacon pier north south".split()
+    contexts, references = [], []
+    for q in _generated(7, 300):
+        chunks = [dataclasses.replace(c, text=" ".join(rng.choice(words) for _ in range(rng.randint(0, 400))))
+                  for c in q.context]
+        contexts.append(chunks)
+        references.append(q.references)
+    budgets = (16, 256, 700)
+    together = budget.batch_budget_scores(contexts, references, budgets)
+    assert together == [budget.budget_scores(c, r, budgets) for c, r in zip(contexts, references)]
+    assert len({round(s["recall_at_16"], 6) for s in together}) > 5  # the cuts made a difference
