@@ -155,8 +155,7 @@ def forget_tokens() -> None:
     """Each timed run encodes its chunks' tokens itself (a chunk's tokens are remembered within a process)."""
     from chunkbench_core.evaluation import budget
 
-    budget.token_ids.cache_clear()
-    budget.prefix_characters.cache_clear()
+    budget.forget_tokens()
 
 
 def peak_mb() -> float:
