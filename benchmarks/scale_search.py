@@ -10,8 +10,9 @@ of MiniLM's size (384) and go into the embedded vector store, as a build would p
 1. Search speed: every question is searched and scored through ``run_retrieval`` (what a partition's experiment
    runs), with precomputed question vectors, twice in this one process: batched (the default), then one search
    per question with each question scored alone (the store's batched scoring made to fail, so the run falls
-   back to the per-question search it used before; the metrics' per-question formulas). It prints each one's time, the questions per second, the speed-up, and checks that both give the
-   same hits, scores and metric values for every question.
+   back to the per-question search it used before; the metrics' per-question formulas). It prints each one's
+   time, the questions per second, the speed-up, and checks that both give the same hits, scores and metric
+   values for every question.
 2. Second run (unless ``--no-minilm``): a new set of questions is embedded with MiniLM (the local engine, its own
    batch size) and searched and scored over the same collection, as a second ``chunkbench run`` over cached chunk
    embeddings does; the figure covers embedding, search, scoring and the run's means with their intervals (not
@@ -211,7 +212,8 @@ def main(argv: list[str] | None = None) -> int:
                 return outcomes, latency.search_seconds
 
             # the first call of a process imports the ranking library and opens the collection: not timed
-            run_retrieval(questions[:20], embedder, store, name, RetrievalOptions(top_k=args.top_k, chunks=pool))  # type: ignore[arg-type]
+            warm_up = RetrievalOptions(top_k=args.top_k, chunks=pool)
+            run_retrieval(questions[:20], embedder, store, name, warm_up)  # type: ignore[arg-type]
             batched, batched_s = timed_run("batched search")
 
             def refuse(*_args, **_kwargs):

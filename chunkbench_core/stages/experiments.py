@@ -34,6 +34,7 @@ from chunkbench_core.evaluation.experiment import (
 from chunkbench_core.evaluation.llm import LLMSettings
 from chunkbench_core.evaluation.metric_registry import METRICS, out_of_range
 from chunkbench_core.evaluation.question_check import check_questions
+from chunkbench_core.evaluation.search import SearchSettings
 from chunkbench_core.evaluation.questions import question_set_hash
 from chunkbench_core.evaluation.recommendation import RankingSettings
 from chunkbench_core.parsing.models import ParsedDocument
@@ -81,6 +82,7 @@ class ExperimentRequest:
     provenance: dict[str, Any] = field(default_factory=dict)
     budgets: Sequence[int] | None = None
     llm: LLMUse = field(default_factory=LLMUse)
+    search: SearchSettings = field(default_factory=SearchSettings)  # the batched search's block size
 
 
 @dataclass
@@ -126,7 +128,8 @@ def _run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vecto
     before = dataclasses.replace(embedder.usage)  # the query embeddings are what run_retrieval adds to it
     outcomes = run_retrieval(resolved, embedder, store, spec.collection, RetrievalOptions(
         top_k=request.top_k, filter_by_document=request.filter_by_document, strategy=spec.strategy,
-        expansion=request.expansion, chunks=chunks, parents=parents, budgets=budgets, latency=latency))
+        expansion=request.expansion, chunks=chunks, parents=parents, budgets=budgets, latency=latency,
+        search=request.search))
     del chunk_rows, chunks, parents  # every chunk of the collection: not needed from here on (memory)
     query_usage = UsageRecord(spec.strategy, spec.model.id, "queries", embedder.usage.since(before).as_row())
     llm = request.llm
