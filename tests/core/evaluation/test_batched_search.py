@@ -123,3 +123,27 @@ def test_a_copy_that_does_not_match_the_collection_is_not_used(tmp_path):
 def test_block_size_is_validated(bad):
     with pytest.raises(ConfigError, match="block_mb"):
         SearchSettings(block_mb=bad)
+
+
+def test_qdrant_client_local_mode_ranks_alike_and_its_runs_search_one_question_at_a_time(tmp_path):
+    """qdrant-client's local mode keeps no copy of the vectors (they are read from it) and ranks the candidates as
+    its full search does; but it scores with numpy, a filtered search a few units in the 8th digit away from a
+    full one, so a run on it searches one question at a time and keeps the scores of a search of its own (the
+    embedded engine scores a pair alike in both)."""
+    from chunkbench_core.evaluation.experiment import search_all
+
+    chunks, vectors = _corpus()
+    chunks, vectors = chunks[:400], vectors[:400]
+    with VectorStore(local_root=tmp_path, local_engine="client") as store:
+        store.ensure_collection(COLLECTION, DIMENSION)
+        store.replace_points(COLLECTION, chunks, vectors)
+        assert store._vectors_file(COLLECTION) is None
+        queries, documents = _questions(vectors)
+        queries, documents = queries[:40], documents[:20] + documents[-20:]
+        want = _one_at_a_time(store, queries, documents, 5)
+        found, _ = search_all(store, COLLECTION, queries, 5, documents, SearchSettings(), [])
+        assert [[(h.chunk_id, h.rank, h.score, h.start) for h in row] for row in found] == want
+        # (after a batched query, local mode's own scores move in the 8th digit too)
+        got = _batched(search_many(store, COLLECTION, queries, 5, documents))
+        assert [[(c, r) for c, r, _, _ in row] for row in got] == [[(c, r) for c, r, _, _ in row] for row in want]
+        assert all(abs(g[2] - w[2]) < 1e-6 for a, b in zip(got, want) for g, w in zip(a, b))
