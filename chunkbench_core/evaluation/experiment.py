@@ -26,6 +26,7 @@ Everything here is deterministic: the same inputs give the same evidence metrics
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 import time
@@ -555,7 +556,7 @@ def time_single_searches(store: VectorStore, collection: str, vectors: np.ndarra
     """Milliseconds of one search of each of the first ``sample`` questions, alone (as one user question is
     searched); an error leaves the rest untimed (the batched search reports it on its question)."""
     timings: list[float] = []
-    for vector, document in list(zip(vectors, documents))[:max(sample, 1)]:
+    for vector, document in itertools.islice(zip(vectors, documents), max(sample, 1)):
         started = time.perf_counter()
         try:
             search_stable(store, collection, vector, top_k, document)

@@ -94,8 +94,11 @@ class StoredVectors:
 def unit_rows(vectors: np.ndarray) -> np.ndarray:
     """Each row scaled to length 1 (as the store normalizes a cosine query); a zero row stays zero."""
     rows = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(rows.astype(np.float64), axis=1, keepdims=True)
-    return (rows / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+    if rows.size == 0:
+        return rows.copy()
+    # the squares summed in float64 row by row, without a float64 copy of the matrix (memory)
+    norms = np.sqrt(np.einsum("ij,ij->i", rows, rows, dtype=np.float64))[:, None]
+    return (rows / np.where(norms > 0, norms, 1.0).astype(np.float32)).astype(np.float32, copy=False)
 
 
 def candidates_of_block(scores: np.ndarray, k: int, margin: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
