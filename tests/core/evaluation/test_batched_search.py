@@ -147,3 +147,56 @@ def test_qdrant_client_local_mode_ranks_alike_and_its_runs_search_one_question_a
         got = _batched(search_many(store, COLLECTION, queries, 5, documents))
         assert [[(c, r) for c, r, _, _ in row] for row in got] == [[(c, r) for c, r, _, _ in row] for row in want]
         assert all(abs(g[2] - w[2]) < 1e-6 for a, b in zip(got, want) for g, w in zip(a, b))
+
+
+def test_a_run_finds_and_scores_alike_batched_or_one_question_at_a_time(store):
+    """run_retrieval batched, and again with the store's batched scoring failing (each question then searched
+    alone, as before): the same hits, scores and metric values for every question, and an error of the batched
+    pass never reaches a question."""
+    from chunkbench_core.evaluation.experiment import (
+        QueryLatency,
+        ResolvedQuestion,
+        RetrievalOptions,
+        collection_chunks,
+        run_retrieval,
+    )
+    from chunkbench_core.errors import VectorStoreError
+    from chunkbench_core.evaluation.questions import Question, Span
+
+    store, vectors = store
+    chunks, _ = _corpus()
+    queries, _ = _questions(vectors)
+    rng = np.random.default_rng(2)
+    questions, by_text = [], {}
+    for i, vector in enumerate(queries[:80]):
+        chunk = chunks[int(rng.integers(0, len(chunks)))]
+        references = [Span(chunk.document, chunk.start + 2, chunk.end + 3)] if i % 5 else []
+        sources = (chunk.document,) if i % 5 == 0 else ()
+        text = f"question {i}"
+        questions.append(ResolvedQuestion("set", Question(id=f"q{i}", question=text), references, sources))
+        by_text[text] = vector
+
+    class Vectors:  # question vectors made beforehand: this test is about the search, not a model
+        def embed(self, texts, purpose, use_cache=True):
+            return np.stack([by_text[t] for t in texts])
+
+    def run():
+        latency = QueryLatency()
+        outcomes = run_retrieval(questions, Vectors(), store, COLLECTION, RetrievalOptions(
+            top_k=5, chunks=collection_chunks(chunks), latency=latency))
+        assert latency.search_seconds > 0
+        return [(o.error, [(h.chunk_id, h.rank, h.score) for h in o.retrieved], o.values) for o in outcomes]
+
+    batched = run()
+
+    def refuse(*_args, **_kwargs):
+        raise VectorStoreError("the batched scoring failed")
+
+    store.score_candidates = refuse
+    try:
+        alone = run()
+    finally:
+        del store.score_candidates
+    assert batched == alone
+    assert all(error is None for error, _, _ in batched)
+    assert sum(values["recall"] is not None for _, _, values in batched) == 64
