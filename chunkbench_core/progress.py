@@ -173,7 +173,7 @@ class Tracker:
     the work done rather than the count: a corpus of one 40 MB file and 2,000 small ones is almost finished
     when the big one is."""
 
-    def __init__(self, label: str, total: int, every_s: float = REPORT_EVERY_S, unit: str = "",
+    def __init__(self, label: str, total: int, every_s: float | None = None, unit: str = "",
                  announce: bool = True, weights: Sequence[float] | None = None, only_when_long: bool = False) -> None:
         """``only_when_long``: a step between stages that is quick on most corpora (checking the chunks,
         indexing them) says nothing unless it runs longer than the interval, then reports like any loop."""
@@ -182,7 +182,8 @@ class Tracker:
         where, prefix = current_scope(), _inner.get()
         label = f"{prefix} {label}" if prefix else label
         self.label = f"{label} {where}" if where else label
-        self.total, self.every_s, self.unit = total, every_s, unit
+        # the interval read when the loop starts (None: :data:`REPORT_EVERY_S` as it is then)
+        self.total, self.every_s, self.unit = total, REPORT_EVERY_S if every_s is None else every_s, unit
         self.quiet = prefix is not None or only_when_long  # only a long run of it reports (see :func:`inner`)
         self.started = time.monotonic()
         self._last = self.started

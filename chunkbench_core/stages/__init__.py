@@ -21,7 +21,8 @@ from typing import Any
 
 _HOMES = {
     "ParseRequest": "documents", "ParseSummary": "documents", "caption_counts": "documents",
-    "load_parsed_corpus": "documents", "parse_corpus": "documents",
+    "load_parsed_corpus": "documents", "parse_corpus": "documents", "CorpusParse": "documents",
+    "read_or_parse": "documents", "parse_options_in_force": "documents",
     "CollectionRequest": "spec", "CollectionSpec": "spec", "SpecContext": "spec", "chunking_params": "spec",
     "default_chunk_size": "spec", "model_token_counter": "spec", "model_window": "spec",
     "partition_collection": "spec", "partition_rows_key": "spec", "request_of_build": "spec",

@@ -7,14 +7,16 @@ rows go through the results store (``ResultsDB.record_documents``).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from chunkbench_core.embedding.language import ScriptShare
 from chunkbench_core.errors import DocumentProcessingError
 from chunkbench_core.parsing.models import ParsedDocument
+from chunkbench_core.parsing.options import ParseOptions
 from chunkbench_core.progress import Tracker, check_stop, file_size, timed
 from chunkbench_core.storage.corpus import CorpusScan, ParsedStore, SourceDocument, corpus_state, fingerprint
 from chunkbench_core.storage.records import DocumentRecord
@@ -54,23 +56,34 @@ def caption_counts(parsed: dict[str, Any]) -> dict[str, int]:
     return {"n_captions": len(captions), "caption_tokens": sum(count_tokens(t) for t in captions)}
 
 
+def _parse_and_store(store: ParsedStore, parse: Callable[[str], ParsedDocument],
+                     source: SourceDocument) -> tuple[ParsedDocument | None, str | None]:
+    """Parse ``source`` and store the outcome (a failure with its reason): (its parsed document, None) or
+    (None, the error naming the file)."""
+    try:
+        parsed = parse(source.path)
+        parsed.document = source.document
+        store.put(source, parsed, None)
+        return parsed, None
+    except DocumentProcessingError as exc:
+        store.put(source, None, str(exc), reason=exc.reason)
+        return None, str(exc)
+    except Exception as exc:  # a parser bug must not lose the other documents
+        reason = f"unexpected {type(exc).__name__}: {exc}"
+        message = f"{source.path}: {reason}"
+        store.put(source, None, message, reason=reason)
+        return None, message
+
+
 def _parse_one(request: ParseRequest, source: SourceDocument, summary: ParseSummary) -> dict[str, Any]:
     """The stored record of ``source``, parsing it first when its content is new (a failure is recorded)."""
     record = request.store.get(source)
     if record is None:
-        try:
-            parsed = request.parse(source.path)
-            parsed.document = source.document
-            request.store.put(source, parsed, None)
+        parsed, error = _parse_and_store(request.store, request.parse, source)
+        if parsed is not None:
             summary.parsed.append(source.document)
-        except DocumentProcessingError as exc:
-            request.store.put(source, None, str(exc), reason=exc.reason)
-            summary.failed[source.document] = str(exc)
-        except Exception as exc:  # a parser bug must not lose the other documents
-            reason = f"unexpected {type(exc).__name__}: {exc}"
-            message = f"{source.path}: {reason}"
-            request.store.put(source, None, message, reason=reason)
-            summary.failed[source.document] = message
+        else:
+            summary.failed[source.document] = str(error)
         record = request.store.get(source)
     elif record["status"] == "parsed":
         summary.reused.append(source.document)
@@ -145,6 +158,105 @@ def sample_sources(sources: Sequence[SourceDocument], questions_folder: Path | s
     sample = sample_documents(names, sets, n=n, token_budget=token_budget, seed=seed)
     kept = set(sample.documents)
     return [s for s in sources if s.document in kept], sample.record.to_dict()
+
+
+@dataclass
+class CorpusParse:
+    """The parsed documents of a corpus as it is now (in the order of its sources; failed ones left out) and what
+    was parsed, reused and failed (:class:`ParseSummary`)."""
+
+    documents: list[ParsedDocument]
+    summary: ParseSummary
+
+
+def read_or_parse(sources: Sequence[SourceDocument], store: ParsedStore, parse: Callable[[str], ParsedDocument],
+                  read_first: Sequence[ParsedStore] = (), load: bool = True) -> CorpusParse:
+    """Every source's parsed document, each content parsed once whichever command asks.
+
+    A document whose parse under ``store``'s parser version and options is stored (by this command, another
+    one, a run, or another process at the same time: records are written whole, atomically) is read back; the
+    others are parsed now with ``parse`` and stored, with a progress line at least every
+    :data:`~chunkbench_core.progress.REPORT_EVERY_S` seconds naming the document being parsed. A stored failure
+    is reported again, not retried (its content, parser and options are unchanged). ``read_first``: stores
+    looked in before ``store`` (a parse with image captions, which a command that must not call the vision
+    model reads when a run made it). ``load=False``: only parse what is missing (``documents`` then holds only
+    those parsed now; the stored ones are not read). Nothing else is written: the manifest of the last run stays
+    as it was.
+    """
+    summary = ParseSummary()
+    found: dict[str, tuple[dict[str, Any], ParsedDocument | None]] = {}
+    missing: list[SourceDocument] = []
+    reading = Tracker("reading parsed documents", len(sources), unit="documents", only_when_long=True)
+    for done, source in enumerate(sources, start=1):
+        for candidate in (*read_first, store):
+            if not candidate.has(source):
+                continue
+            if not load:
+                found[source.document] = ({"status": "stored"}, None)
+                break
+            fetched = candidate.fetch(source)
+            if fetched is not None:
+                found[source.document] = fetched
+                break
+        else:
+            missing.append(source)
+        reading.step(done)
+    parsed_now: dict[str, ParsedDocument] = {}
+    if missing:
+        tracker = Tracker("parsing", len(missing), unit="documents", weights=[s.size_bytes for s in missing])
+        with timed("parsing"), tracker.heartbeat():  # a line every few seconds even while one huge file parses
+            for done, source in enumerate(missing, start=1):
+                check_stop()
+                tracker.begin(f"{source.document}, {file_size(source.size_bytes)}")
+                parsed, error = _parse_and_store(store, parse, source)
+                if parsed is not None:
+                    parsed_now[source.document] = parsed
+                    summary.parsed.append(source.document)
+                else:
+                    summary.failed[source.document] = str(error)
+                tracker.step(done)
+    documents = []
+    for source in sources:
+        if source.document in parsed_now:
+            documents.append(parsed_now[source.document])
+        elif source.document in found:
+            record, parsed = found[source.document]
+            if record["status"] == "stored":
+                summary.reused.append(source.document)
+            elif parsed is not None:
+                summary.reused.append(source.document)
+                documents.append(parsed)
+            else:
+                summary.failed[source.document] = str(record.get("error"))
+    summary.corpus_fingerprint = fingerprint(corpus_state(list(sources)))
+    return CorpusParse(documents, summary)
+
+
+def parse_options_in_force(settings: Any, given: Mapping[str, Any] | None = None) -> ParseOptions:
+    """The parse options a run of ``settings`` (the settings in force) parses with: the benchmark's parser
+    heuristics, image captions when a vision model is configured, and ``given`` (the run's parsing settings)."""
+    caption_source = None
+    if getattr(settings, "vision_model", None):
+        from chunkbench_core.parsing.captions import openai_vision_captioner
+
+        caption_source = openai_vision_captioner(model=settings.vision_model, base_url=settings.llm_base_url,
+                                                 api_key=settings.llm_api_key)
+    return ParseOptions(caption_source=caption_source, heuristics=settings.parser_heuristics(), **dict(given or {}))
+
+
+def last_parse_settings(store: ParsedStore) -> dict[str, Any]:
+    """The run's parsing settings of the last parse (its manifest), by name: what a command parsing the corpus
+    on its own passes to :func:`parse_options_in_force` so that its parses are the run's."""
+    from chunkbench_core.run_config import SAMPLE_FIELDS, ParsingRunSettings
+
+    _, options = store.manifest_parse()
+    names = [n for n in ParsingRunSettings.model_fields if n not in SAMPLE_FIELDS]
+    return {n: options[n] for n in names if options.get(n) is not None}
+
+
+def without_captions(options: ParseOptions) -> ParseOptions:
+    """``options`` with no caption source: what a command that spends nothing parses with."""
+    return dataclasses.replace(options, caption_source=None) if options.caption_source is not None else options
 
 
 def load_parsed_corpus(store: ParsedStore) -> list[ParsedDocument]:

@@ -205,6 +205,26 @@ class ParsedStore:
             record["error"] = f"{source.path}: {reason}" if reason else record.get("error")
         return record
 
+    def has(self, source: SourceDocument) -> bool:
+        """True when a record of ``source`` (its content, format, parser version and options) is stored (it may
+        still prove unreadable: :meth:`fetch` says)."""
+        return self._path(source).is_file()
+
+    def fetch(self, source: SourceDocument) -> tuple[dict[str, Any], ParsedDocument | None] | None:
+        """The stored record of ``source`` (as :meth:`get`) and its parsed document (None for a failure), read once;
+        None when nothing usable is stored."""
+        read = self._read_record(self._path(source), source.document)
+        if read is None:
+            return None
+        record, parsed = read
+        if parsed is not None:
+            parsed.document = source.document  # same bytes under another name
+            record["parsed"]["document"] = source.document
+        if record.get("status") == "failed":
+            reason = record.get("reason")
+            record["error"] = f"{source.path}: {reason}" if reason else record.get("error")
+        return record, parsed
+
     def put(self, source: SourceDocument, parsed: ParsedDocument | None, error: str | None,
             reason: str | None = None) -> None:
         """Store a parse, or a failure: ``reason`` is the message without the path (so another file with the

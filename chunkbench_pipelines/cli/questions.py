@@ -19,7 +19,7 @@ def _resources():
 
 
 def parsed_corpus_texts() -> dict[str, str]:
-    """{document: parsed text} of the last parse; parses the corpus in memory (storing nothing) when there is none."""
+    """{document: parsed text} of the corpus as it is now (:func:`_parsed_documents`)."""
     return {d.document: d.markdown for d in _parsed_documents()}
 
 
@@ -162,28 +162,41 @@ def command_review(args: argparse.Namespace) -> int:
 
 
 def _parsed_documents():
-    """The parsed corpus as documents (units included); parses in memory when nothing was parsed yet."""
-    from chunkbench_core.errors import DocumentProcessingError
-    from chunkbench_core.parsing import parse
-    from chunkbench_core.stages.documents import load_parsed_corpus
+    """The corpus as it is now, parsed (units included): each document's stored parse (by its content, the parser
+    and the run's parse options), else parsed now and stored, so the next command and the next run reuse it."""
+    from chunkbench_core import progress
+    from chunkbench_core.parsing.isolation import IsolatedParser
+    from chunkbench_core.stages.documents import (
+        last_parse_settings,
+        parse_options_in_force,
+        read_or_parse,
+        without_captions,
+    )
     from chunkbench_core.storage.corpus import parsed_store, scan_corpus
 
     # the settings in force, not the Dagster resources: reading questions and parsed documents needs no Dagster
     # (importing it took about 1.2 s of each `chunkbench questions` command)
     current = settings.current()
-    documents = load_parsed_corpus(parsed_store(current.results_dir))
-    if documents:
-        return documents
-    print(f"no parsed corpus yet: parsing {current.corpus} in memory (nothing is stored)", file=sys.stderr)
-    for source in scan_corpus(current.corpus):
-        try:
-            document = parse(source.path)
-        except DocumentProcessingError as exc:
-            print(f"document not parsed: {exc}", file=sys.stderr)
-            continue
-        document.document = source.document
-        documents.append(document)
-    return documents
+    if not Path(current.corpus).is_dir():  # the corpus moved away: the last run's parse is what there is
+        from chunkbench_core.stages.documents import load_parsed_corpus
+
+        print(f"corpus folder {current.corpus} not found: reading the documents the last run parsed", file=sys.stderr)
+        return load_parsed_corpus(parsed_store(current.results_dir))
+    options = parse_options_in_force(current, last_parse_settings(parsed_store(current.results_dir)))
+    # a command here never calls the vision model: a run's parse with captions is read when it exists, else
+    # the document is parsed without them
+    plain = without_captions(options)
+    read_first = [parsed_store(current.results_dir, options)] if plain is not options else []
+
+    def say(line: progress.Progress) -> None:
+        print(line.line(), file=sys.stderr, flush=True)
+
+    with IsolatedParser(current.parse_limits()) as parser, progress.sink(say):
+        corpus = read_or_parse(scan_corpus(current.corpus), parsed_store(current.results_dir, plain),
+                               lambda path: parser.parse(path, plain), read_first=read_first)
+    for error in corpus.summary.failed.values():
+        print(f"document not parsed: {error}", file=sys.stderr)
+    return corpus.documents
 
 
 def command_generate(args: argparse.Namespace) -> int:
