@@ -70,6 +70,57 @@ def sampled_sources(resources: Mapping[str, Any], parsing_settings: Mapping[str,
     return kept, record, store
 
 
+def parse_for_estimate(resources: Mapping[str, Any], store: Any, sources: Sequence[Any]) -> list[Any]:
+    """Parse (and store) the ``sources`` whose parse under ``store``'s options is not stored yet, with progress
+    lines, so the estimate counts the tokens of their text; the run then reads these parses instead of parsing
+    again. Without image captions (the estimate spends nothing): a parse with captions a run made is read first.
+    Returns the parsed stores to read the tokens from, in order."""
+    from chunkbench_core.parsing.isolation import IsolatedParser
+    from chunkbench_core.stages.documents import read_or_parse, without_captions
+
+    workspace = resources["workspace"]
+    options = store.options
+    plain = without_captions(options) if options is not None else None
+    stores = [store] if plain is options else [store, workspace.parsed_store(plain)]
+    with IsolatedParser(workspace.settings().parse_limits()) as parser:
+        read_or_parse(sources, stores[-1], lambda path: parser.parse(path, plain), read_first=stores[:-1],
+                      load=False)
+    return stores
+
+
+def estimate_corpus(resources: Mapping[str, Any], parsing_settings: Mapping[str, Any],
+                    sources: Sequence[Any] | None = None) -> tuple[list[Any], dict[str, Any] | None, list[Any]]:
+    """The corpus a run with these ``parsing`` run settings would read (:func:`sampled_sources`), parsed
+    (:func:`parse_for_estimate`): its sources, the sample's record (None: the whole corpus), and each document's
+    size and tokens (``DocumentSize``) from its parsed text."""
+    kept, record, store = sampled_sources(resources, parsing_settings, sources)
+    stores = parse_for_estimate(resources, store, kept)
+    return kept, record, corpus_documents(stores, kept)
+
+
+def sample_teller(resources: Mapping[str, Any], parsing_settings: Mapping[str, Any],
+                  sources: Sequence[Any]) -> Callable[[int], str]:
+    """What a sampled corpus of n of ``sources`` keeps, in words, chosen as the run would choose it (the same
+    questions and seed): the estimate says it beside the ``--sample-documents n`` it suggests."""
+    from chunkbench_core.estimate.sampling import sample_documents
+    from chunkbench_core.evaluation.questions import load_question_sets
+    from chunkbench_core.run_config import ParsingRunSettings
+
+    sets, _ = load_question_sets(resources["workspace"].questions_dir())
+    seed = ParsingRunSettings(**parsing_settings).sample().get("seed") or 0
+    names = [s.document for s in sources]
+
+    def tell(n: int) -> str:
+        record = sample_documents(names, sets, n=n, seed=seed).record
+        if record.evidence_left_out:
+            return (f"{n} of {record.n_corpus} documents; it keeps {record.questions_kept:,} of "
+                    f"{record.questions:,} questions, those whose evidence lies in its documents")
+        return (f"every document holding evidence and a seeded sample of the others, {n} of {record.n_corpus}; "
+                f"every question kept")
+
+    return tell
+
+
 def plan_estimate(resources: Mapping[str, Any], settings: Any, partitions: Sequence[tuple[str, str]],
                   run_settings: Mapping[str, Any] | None = None, say: Callable[[str], None] | None = None,
                   sources: Sequence[Any] | None = None, in_pipeline: bool = True) -> RunEstimate:
@@ -84,8 +135,7 @@ def plan_estimate(resources: Mapping[str, Any], settings: Any, partitions: Seque
     given = run_settings or {}
     workspace, embeddings, llm = resources["workspace"], resources["embeddings"], resources["llm"]
     results = resources["duckdb"].results()
-    sources, _, store = sampled_sources(resources, given.get("parsing") or {}, sources)
-    documents = corpus_documents(store, sources)
+    sources, sample, documents = estimate_corpus(resources, given.get("parsing") or {}, sources)
     manifest = workspace.parsed_store().manifest() or {}
     current = {s.document: s.sha256 for s in sources}
     unchanged = [e["document"] for e in manifest.get("documents", []) if current.get(e["document"]) == e["sha256"]]
@@ -118,6 +168,8 @@ def plan_estimate(resources: Mapping[str, Any], settings: Any, partitions: Seque
     rates = engine_rates(models, registry, calibration, embedder_for, usage_rows, say)
     sets, _ = load_question_sets(workspace.questions_dir())
     n_questions = sum(len(s.questions) for s in sets)
+    if sample and isinstance(sample.get("questions_kept"), int):  # a sample sets aside questions it cannot answer
+        n_questions = sample["questions_kept"]
     experiment = given.get("experiment") or {}
     pipeline = PipelineTiming() if in_pipeline else PipelineTiming(0, finishing_seconds=0,
                                                                     finishing_seconds_per_partition=0)
@@ -148,13 +200,23 @@ def stage_lines(seconds: Mapping[str, float], total: float) -> list[str]:
 class RunTimer:
     """The stage clock of one run, the actual time of each partition, and the comparison at the end."""
 
-    def __init__(self, estimate: RunEstimate | None) -> None:
+    def __init__(self, estimate: RunEstimate | None = None) -> None:
         self.estimate = estimate
         self.clock = progress.StageClock()
         self.actuals: list[StageActual] = []
         self.started = time.perf_counter()
         self._before: dict[str, float] = {}
         self._step = 0.0
+        # when the estimate was made (the parse it needed came before it): what it is compared with starts there
+        self._estimated_at = self.started
+        self._clock_at_estimate: dict[str, float] = {}
+
+    def set_estimate(self, estimate: RunEstimate | None) -> None:
+        """The run's estimate, made now, inside the timer: the documents it parsed count in the run's wall time
+        and its parsing stage, not in what the estimate is compared with."""
+        self.estimate = estimate
+        self._estimated_at = time.perf_counter()
+        self._clock_at_estimate = self.clock.seconds()
 
     def __enter__(self) -> "RunTimer":
         progress.add_clock(self.clock)
@@ -183,9 +245,10 @@ class RunTimer:
         if self.estimate is None:
             return lines
         actuals = list(self.actuals)
+        parsing = seconds.get("parsing", 0.0) - self._clock_at_estimate.get("parsing", 0.0)
         if "parsing" in seconds:
-            actuals.append(StageActual(None, None, ("parsing",), seconds["parsing"]))
-        comparison = compare_run(self.estimate, actuals, actual_total=total)
+            actuals.append(StageActual(None, None, ("parsing",), max(0.0, parsing)))
+        comparison = compare_run(self.estimate, actuals, actual_total=time.perf_counter() - self._estimated_at)
         lines.append("estimate against actual, " + comparison.text())
         if calibration is not None:
             try:

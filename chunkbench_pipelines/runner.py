@@ -25,6 +25,7 @@ from chunkbench_core.redaction import redact
 from chunkbench_core.reporting.leaderboard import leaderboard_text
 from chunkbench_core.settings import Settings
 from chunkbench_core.stages.documents import load_parsed_corpus
+from chunkbench_core.storage.corpus import scan_corpus
 from chunkbench_core.storage.results_db import ResultsDB
 
 from .benchmarks import benchmark_job
@@ -33,7 +34,7 @@ from .jobs import BENCHMARK_EVERYTHING
 from .resources import build_resources
 from .partitions import partition_key, strategy_by_model
 from .run_control import fail_orphaned_runs, process_tags
-from .run_estimate import RunTimer, plan_estimate
+from .run_estimate import RunTimer, plan_estimate, sample_teller
 
 # the code location (workspace.yaml's location_name, [tool.dg.project] code_location_name): runs of this
 # process carry its label, which the UI uses to list them under the job of that location
@@ -142,8 +143,10 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
             continue
         runnable.append(model)
     partitions = [(strategy, model) for model in runnable for strategy in (strategies or STRATEGIES.names())]
-    timer = RunTimer(announce_estimate(resolved, settings, partitions, given, say))
+    timer = RunTimer()
     with timer:
+        # the documents not parsed yet are parsed for the estimate (its tokens are their text's), in the timer
+        timer.set_estimate(announce_estimate(resolved, settings, partitions, given, say))
         say("parsing documents ...")
         if not step(["source_documents", "parsed_documents"]):
             if failures:
@@ -152,6 +155,10 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
         sample = resolved["workspace"].parsed_store().manifest_sample()  # type: ignore[attr-defined]
         if sample:
             say(f"corpus: {sample.get('label')} (results from a sample are labelled so in every view)")
+            if sample.get("evidence_left_out"):
+                say(f"questions: {sample.get('questions_kept')} of {sample.get('questions')} kept, those whose "
+                    f"evidence lies in the sampled documents (the others' evidence is in "
+                    f"{len(sample['evidence_left_out'])} document(s) the sample left out)")
         for strategy, model in partitions:
             say(f"chunking, embedding and evaluating: {configuration_label(strategy, model)} ...")
             timer.start_partition()
@@ -194,7 +201,9 @@ def announce_estimate(resources, settings: Settings, partitions: list[tuple[str,
     if not partitions:
         return None
     try:
-        estimate = plan_estimate(resources, settings, partitions, run_settings, say)
+        sources = scan_corpus(resources["workspace"].corpus_dir())
+        estimate = plan_estimate(resources, settings, partitions, run_settings, say, sources=sources)
+        teller = sample_teller(resources, run_settings.get("parsing") or {}, sources)
     except StopRequested:
         raise
     except Exception as exc:  # noqa: BLE001 - the estimate is advice; the run does not depend on it
@@ -204,7 +213,7 @@ def announce_estimate(resources, settings: Settings, partitions: list[tuple[str,
     cached = sum(p.cached for p in estimate.partitions)
     say(f"work: {estimate.n_documents:,} documents, {len(partitions)} configurations, about {texts:,} texts to "
         f"embed ({cached:,} of them cached)")
-    say(render_estimate(estimate))
+    say(render_estimate(estimate, tell_sample=teller))
     return estimate
 
 
@@ -268,7 +277,8 @@ def dropped_inputs(results: ResultsDB, workspace) -> list[str]:
         lines += [f"- {r.document}: {r.error}; fix or replace the file, or remove it from the corpus"
                   for r in failed.itertuples()]
     documents = {d.document: d.markdown for d in load_parsed_corpus(workspace.parsed_store())}
-    check = check_questions(workspace.questions_dir(), documents)
+    sample = workspace.parsed_store().manifest_sample() or {}
+    check = check_questions(workspace.questions_dir(), documents, sample.get("evidence_left_out") or ())
     if check.problems:
         lines.append(f"\nquestion problems ({len(check.problems)}), each question dropped alone "
                      f"(check with: chunkbench questions check):")

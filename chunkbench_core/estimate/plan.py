@@ -1,8 +1,9 @@
 """The estimate of a real run, assembled from the state on disk: what ``chunkbench run`` prints before it starts
 and ``chunkbench estimate`` prints on its own.
 
-- the documents: the corpus scan, with the cl100k tokens of each one already parsed (counted once per
-  parse and kept beside the parsed records, in ``estimate_tokens.json``), else its file size;
+- the documents: the corpus scan, with the cl100k tokens of each one's parsed text (counted once per
+  parse and kept beside the parsed records, in ``estimate_tokens.json``; the caller parses what is not parsed
+  yet first, so a file's size is only a fallback);
 - the partitions: the resolved collection specs (chunk size, overlap, boundary model in force);
 - each engine's rate: calibrated on this machine and kept (:func:`~.calibration.calibrated`), a remote
   model's from its recorded usage (:func:`~.calibration.remote_rate`);
@@ -46,39 +47,50 @@ CALIBRATION_SECONDS = 3.0
 
 
 def parsed_tokens(store: Any, sources: Sequence[Any], count: Callable[[str], int] | None = None) -> dict[str, int]:
-    """{document: cl100k tokens} of the sources whose parse is stored (``ParsedStore``), counted once per record
-    and kept in ``estimate_tokens.json`` beside the records; one record read at a time."""
+    """{document: cl100k tokens} of the sources whose parse is stored (``ParsedStore``, or a list of them looked in
+    order), counted once per record and kept in ``estimate_tokens.json`` beside the records; one record read at a
+    time. A document whose stored parse failed counts 0 (a run leaves it out)."""
     if count is None:
         from chunkbench_core.tokens import count_tokens as count
-    root = Path(store.root)
-    path = root / TOKENS_FILE
-    try:
-        known = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-        if not isinstance(known, dict):
+    stores = list(store) if isinstance(store, (list, tuple)) else [store]
+    known_by_root: dict[Path, dict[str, Any]] = {}
+    changed: set[Path] = set()
+    for each in stores:
+        root = Path(each.root)
+        if root in known_by_root:
+            continue
+        path = root / TOKENS_FILE
+        try:
+            known = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        except (OSError, ValueError):
             known = {}
-    except (OSError, ValueError):
-        known = {}
+        known_by_root[root] = known if isinstance(known, dict) else {}
     out: dict[str, int] = {}
-    changed = False
     for source in sources:
-        record_path = store._path(source)  # noqa: SLF001 - the record's name is the store's key
-        name = record_path.name
-        value = known.get(name)
-        if isinstance(value, int) and value >= 0:
-            out[source.document] = value
-            continue
-        if not record_path.exists():
-            continue
-        record = store.get(source)
-        if not record or record.get("status") != "parsed":
-            continue
-        out[source.document] = known[name] = int(count((record.get("parsed") or {}).get("markdown") or ""))
-        changed = True
-    if changed:
+        for each in stores:
+            root = Path(each.root)
+            known = known_by_root[root]
+            record_path = each._path(source)  # noqa: SLF001 - the record's name is the store's key
+            name = record_path.name
+            value = known.get(name)
+            if isinstance(value, int) and value >= 0:
+                out[source.document] = value
+                break
+            if not record_path.exists():
+                continue
+            record = each.get(source)
+            if not record or record.get("status") not in ("parsed", "failed"):
+                continue
+            markdown = (record.get("parsed") or {}).get("markdown") or "" if record["status"] == "parsed" else ""
+            out[source.document] = known[name] = int(count(markdown))
+            changed.add(root)
+            break
+    for root in changed:
         try:
             root.mkdir(parents=True, exist_ok=True)
+            path = root / TOKENS_FILE
             tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(known), encoding="utf-8")
+            tmp.write_text(json.dumps(known_by_root[root]), encoding="utf-8")
             os.replace(tmp, path)
         except OSError:
             pass  # only a cache: counted again next time
@@ -86,7 +98,8 @@ def parsed_tokens(store: Any, sources: Sequence[Any], count: Callable[[str], int
 
 
 def corpus_documents(store: Any, sources: Sequence[Any]) -> list[DocumentSize]:
-    """The corpus as the estimate sees it: parsed documents by their tokens, the others by their file size."""
+    """The corpus as the estimate sees it: parsed documents by their tokens, the others by their file size
+    (``store``: a ParsedStore, or a list of them looked in order)."""
     tokens = parsed_tokens(store, sources)
     return [DocumentSize(s.document, int(s.size_bytes), tokens.get(s.document), s.document in tokens)
             for s in sources]

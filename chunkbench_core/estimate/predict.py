@@ -663,8 +663,13 @@ def duration(seconds: float) -> str:
     return f"{days} day{'s' if days > 1 else ''} {hours} h" if hours else f"{days} day{'s' if days > 1 else ''}"
 
 
+#: what a sampled corpus of n documents keeps, in words ("it keeps 12 of 27 questions, ..."); raises EstimateError
+#: when the CLI would refuse that sample (then it is not suggested)
+SampleTeller = Callable[[int], str]
+
+
 def render_estimate(estimate: RunEstimate, limit_seconds: float = LONG_RUN_SECONDS,
-                    n_evidence_documents: int | None = None) -> str:
+                    n_evidence_documents: int | None = None, tell_sample: SampleTeller | None = None) -> str:
     """The estimate as a person reads it in a terminal: per corpus model and strategy the texts to embed, those
     the cache holds and the expected time; parsing, the total, where the rates come from, and the cheaper
     options when the run is expected to take longer than ``limit_seconds``."""
@@ -685,7 +690,8 @@ def render_estimate(estimate: RunEstimate, limit_seconds: float = LONG_RUN_SECON
         lines.append(f"parsing: {n_parse} document(s) to parse ({formats}), about "
                      f"{duration(estimate.parsing_seconds)}")
     else:
-        lines.append("parsing: every document is parsed already")
+        lines.append(f"parsing: every document is parsed already ({estimate.n_documents:,} documents, "
+                     f"{estimate.corpus_tokens:,.0f} tokens)")
     if estimate.tokens_guessed:
         lines.append(f"  ({estimate.tokens_guessed} document(s) counted from their file size: the texts are a "
                      "rough guess until they are parsed)")
@@ -697,7 +703,7 @@ def render_estimate(estimate: RunEstimate, limit_seconds: float = LONG_RUN_SECON
     if sources:
         lines.append("rates: " + "; ".join(sources))
     lines.append(f"total: about {duration(estimate.total)}")
-    advice = cheaper_options(estimate, limit_seconds, n_evidence_documents)
+    advice = cheaper_options(estimate, limit_seconds, n_evidence_documents, tell_sample)
     if advice:
         lines.append(advice)
     return "\n".join(lines)
@@ -723,9 +729,10 @@ def sample_size_within(estimate: RunEstimate, limit_seconds: float, n_evidence_d
 
 
 def cheaper_options(estimate: RunEstimate, limit_seconds: float = LONG_RUN_SECONDS,
-                    n_evidence_documents: int | None = None) -> str | None:
+                    n_evidence_documents: int | None = None, tell_sample: SampleTeller | None = None) -> str | None:
     """None when the run is expected within ``limit_seconds``; else one sentence naming the cheaper options:
-    the slowest model's share (and running without it), the slowest strategies, and a sampled corpus."""
+    the slowest model's share (and running without it), the slowest strategies, and a sampled corpus
+    (``tell_sample(n)``: what that sample keeps, said with it; a sample it refuses is not suggested)."""
     total = estimate.total
     if total <= limit_seconds:
         return None
@@ -742,10 +749,17 @@ def cheaper_options(estimate: RunEstimate, limit_seconds: float = LONG_RUN_SECON
         options.append(f"{' and '.join(s for s, _ in top)} take {_share(sum(v for _, v in top), total)} "
                        "(fewer strategies: --strategy NAME for each one to keep)")
     n = sample_size_within(estimate, limit_seconds, n_evidence_documents)
+    kept = None
+    if n is not None and tell_sample is not None:
+        try:
+            kept = tell_sample(n)
+        except EstimateError:
+            n = None
     if n is not None:
         expected = total - estimate.scalable_seconds() * (1 - n / estimate.n_documents)
-        options.append(f"a sampled corpus, --sample-documents {n} (every document holding evidence and a seeded "
-                       f"sample of the others, {n} of {estimate.n_documents}), about {duration(expected)}")
+        what = kept or (f"every document holding evidence and a seeded sample of the others, {n} of "
+                        f"{estimate.n_documents}")
+        options.append(f"a sampled corpus, --sample-documents {n} ({what}), about {duration(expected)}")
     elif estimate.n_documents > 1:
         options.append("a sampled corpus (--sample-documents N: every document holding evidence and a seeded "
                        "sample of the others)")

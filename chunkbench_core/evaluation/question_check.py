@@ -16,8 +16,9 @@ a new parse may keep them).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,8 @@ class QuestionCheck:
     problems: list[QuestionSetError] = field(default_factory=list)
     #: the share of the evidence passages found in the parsed text
     ceiling: ParseCeiling = field(default_factory=ParseCeiling)
+    #: questions a sampled corpus sets aside: their evidence lies in documents it left out (not problems)
+    set_aside: int = 0
 
     @property
     def n_judge_only(self) -> int:
@@ -103,6 +106,9 @@ class QuestionCheck:
         parts = [f"{len(self.sets)} question set(s) in {self.folder}: {len(self.resolved)} of "
                  f"{self.n_questions} questions usable ({evidence} with evidence{documents}{located}, "
                  f"{self.n_judge_only} judge-only, not scored without an LLM)"]
+        if self.set_aside:
+            parts.append(f"{self.set_aside} question(s) set aside: their evidence lies in documents the sampled "
+                         "corpus left out")
         if self.n_locatable:
             parts.append(f"{self.n_locatable} judge-only question(s) have an expected answer: "
                          "`chunkbench questions locate FILE` looks for their evidence in the documents")
@@ -118,10 +124,23 @@ class QuestionCheck:
         return line
 
 
-def check_questions(folder: str | Path, documents: Mapping[str, str]) -> QuestionCheck:
-    """Load the question sets of ``folder`` and locate their references in ``documents`` (name -> parsed text)."""
+def check_questions(folder: str | Path, documents: Mapping[str, str],
+                    left_out: Collection[str] = ()) -> QuestionCheck:
+    """Load the question sets of ``folder`` and locate their references in ``documents`` (name -> parsed text).
+
+    ``left_out``: evidence documents a sampled corpus did not keep (its record's ``evidence_left_out``): the
+    questions with evidence in one of them are set aside and counted, not reported as problems."""
     sets, load_problems = load_question_sets(folder)
-    resolved, resolve_problems = resolve_questions(sets, documents)
+    asked, n_set_aside = sets, 0
+    if left_out:
+        from chunkbench_core.estimate.sampling import set_aside
+
+        asked = []
+        for qs in sets:
+            kept, n = set_aside(qs.questions, left_out, documents)
+            asked.append(dataclasses.replace(qs, questions=kept))
+            n_set_aside += n
+    resolved, resolve_problems = resolve_questions(asked, documents)
     paths = {qs.name: qs.path for qs in sets}
     kept = []
     for r in resolved:  # a document-level reference must name a parsed document
@@ -134,7 +153,7 @@ def check_questions(folder: str | Path, documents: Mapping[str, str]) -> Questio
     if not sets and not load_problems:
         load_problems = [QuestionSetError(str(folder), "holds no question set (*.json, or a Chroma *.csv)")]
     return QuestionCheck(str(folder), sets, resolved, _unique([*load_problems, *resolve_problems]),
-                         parse_ceiling(resolved, documents))
+                         parse_ceiling(resolved, documents), n_set_aside)
 
 
 def parse_ceiling(resolved: list[ResolvedQuestion], documents: Mapping[str, str]) -> ParseCeiling:

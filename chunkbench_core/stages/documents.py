@@ -11,7 +11,7 @@ import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from chunkbench_core.embedding.language import ScriptShare
 from chunkbench_core.errors import DocumentProcessingError
@@ -20,8 +20,9 @@ from chunkbench_core.parsing.options import ParseOptions
 from chunkbench_core.progress import Tracker, check_stop, file_size, timed
 from chunkbench_core.storage.corpus import CorpusScan, ParsedStore, SourceDocument, corpus_state, fingerprint
 from chunkbench_core.storage.records import DocumentRecord
-from chunkbench_core.storage.results_db import ResultsDB
-from chunkbench_core.tokens import count_tokens
+
+if TYPE_CHECKING:  # the commands that only read parsed documents do not load DuckDB and the tokenizer
+    from chunkbench_core.storage.results_db import ResultsDB
 
 
 @dataclass
@@ -52,6 +53,8 @@ class ParseRequest:
 def caption_counts(parsed: dict[str, Any]) -> dict[str, int]:
     """``n_captions``: the image captions a vision model wrote for a parsed document; ``caption_tokens``:
     their cl100k tokens (what the captions cost: evaluation.cost.caption_usd)."""
+    from chunkbench_core.tokens import count_tokens
+
     captions = [u.get("text") or "" for u in parsed.get("units", []) if u.get("content_type") == "image_caption"]
     return {"n_captions": len(captions), "caption_tokens": sum(count_tokens(t) for t in captions)}
 
@@ -104,7 +107,7 @@ def document_record(source: SourceDocument, record: dict[str, Any]) -> DocumentR
         warnings=json.dumps(parsed.get("warnings", []), ensure_ascii=False), **caption_counts(parsed))
 
 
-def parse_corpus(request: ParseRequest, results: ResultsDB) -> ParseSummary:
+def parse_corpus(request: ParseRequest, results: "ResultsDB") -> ParseSummary:
     """Parse every source whose content hash is new; record all of them in ``documents``.
 
     A document that fails is recorded with status ``failed`` and its error; the others go on. A file the

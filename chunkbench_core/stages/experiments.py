@@ -111,7 +111,11 @@ def _run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vecto
                     results: ResultsDB) -> ExperimentSummary:
     spec = request.spec
     budgets = tuple(request.budgets) if request.budgets else RankingSettings().budgets
-    check = check_questions(request.questions_folder, {d.document: d.markdown for d in request.documents})
+    sample = request.provenance.get("corpus_sample")
+    # a sample smaller than the evidence sets aside the questions whose evidence it left out (counted, no problem)
+    left_out = (sample.get("evidence_left_out") or ()) if isinstance(sample, dict) else ()
+    check = check_questions(request.questions_folder, {d.document: d.markdown for d in request.documents},
+                            left_out)
     sets, resolved, errors = check.sets, check.resolved, [str(e) for e in check.problems]
     results.record_question_problems(check.rows(now()))
     results.record_parse_ceiling(check.ceiling.rows(now()))
@@ -147,7 +151,6 @@ def _run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vecto
     summary.update(partition_cost(results, spec.rows_key, questions, prices))
     n_outcomes = len(outcomes)
     del outcomes  # the retrieved chunks and what the metrics saw: the rows above hold what is kept (memory)
-    sample = request.provenance.get("corpus_sample")
     summary["corpus_sample"] = (sample.get("label") if isinstance(sample, dict) else None) or \
         f"whole corpus ({len(request.documents):,} documents)"
     provenance = {

@@ -73,9 +73,9 @@ def command_estimate(args: argparse.Namespace) -> int:
     from chunkbench_core.evaluation.cost import estimate_captions, estimate_index
     from chunkbench_core.evaluation.llm import estimate_cost
     from chunkbench_core.evaluation.questions import load_question_sets
-    from chunkbench_core.stages.documents import load_parsed_corpus
+    from chunkbench_core.estimate.predict import document_tokens
     from chunkbench_core.stages.spec import chunking_params
-    from chunkbench_core.tokens import count_tokens
+    from chunkbench_pipelines.run_estimate import estimate_corpus
 
     from .instance import resources as make_resources
 
@@ -86,21 +86,15 @@ def command_estimate(args: argparse.Namespace) -> int:
     prices = llm.prices()
     strategies = args.strategy or STRATEGIES.names()
     models = args.corpus_model or resources["embeddings"].available_models()
-    try:
-        kept = sampled_documents(resources, args)  # None: the whole corpus
+    try:  # the documents not parsed yet are parsed now (and kept for the run): tokens from their text
+        with _progress_to_stderr():
+            sources, record, documents = estimate_corpus(resources, _sample_settings(args))
     except ChunkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    documents = [d for d in load_parsed_corpus(resources["workspace"].parsed_store())
-                 if kept is None or d.document in kept]
-    tokens = [count_tokens(d.markdown) for d in documents]
-    if not documents:
-        from chunkbench_core.storage.corpus import scan_corpus
-
-        tokens = [s.size_bytes // 4 for s in scan_corpus(resources["workspace"].corpus_dir())
-                  if kept is None or s.document in kept]
-        print("no parsed documents yet: the index estimate counts about 4 bytes of each file as one token "
-              "(materialize parsed_documents for an exact count)")
+    if record:
+        print(f"tokens and dollars of the sampled corpus: {record.get('label') or f'{len(sources)} documents'}")
+    tokens = [int(round(t)) for t in document_tokens(documents)[0]]
     uses_llm = llm.configured and any(STRATEGIES[s].capabilities.llm for s in strategies)  # contextual prefixes
     total = 0.0
     for model in models:
@@ -110,7 +104,7 @@ def command_estimate(args: argparse.Namespace) -> int:
                                params["chunk_overlap"], uses_llm, prices)
         total += index.embedding_usd + index.context_usd
         print("index " + index.summary())
-    n_images = sum(int((d.stats or {}).get("images", 0) or 0) for d in documents) if llm.vision_model else 0
+    n_images = _images(resources, sources) if llm.vision_model else 0
     if n_images:
         calls, captions_usd = estimate_captions(n_images, prices)
         total += captions_usd
@@ -123,6 +117,10 @@ def command_estimate(args: argparse.Namespace) -> int:
         for error in errors:
             print(f"warning: {error}", file=sys.stderr)
         questions = [q for qs in sets for q in qs.questions]
+        if record and record.get("evidence_left_out"):  # the questions a sample smaller than the evidence keeps
+            from chunkbench_core.estimate.sampling import set_aside
+
+            questions, _ = set_aside(questions, record["evidence_left_out"], [s.document for s in sources])
         estimate = estimate_cost(questions, len(strategies), llm.settings(), n_corpus_models=len(models),
                                  top_k=args.top_k, neighbor_prev=args.neighbor_prev, neighbor_next=args.neighbor_next)
         print("experiments " + estimate.summary())
@@ -136,6 +134,30 @@ def command_estimate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _progress_to_stderr():
+    """Progress lines (parsing the documents not parsed yet) on standard error, so standard output is the estimate."""
+    from chunkbench_core import progress
+
+    return progress.sink(lambda p: print(p.line(), file=sys.stderr, flush=True))
+
+
+def _images(resources, sources) -> int:
+    """The images of the parsed documents (each a vision call when captions are on)."""
+    from chunkbench_core.stages.documents import without_captions
+    from chunkbench_pipelines.run_estimate import sampled_sources
+
+    _, _, store = sampled_sources(resources, {}, sources)
+    stores = [store, resources["workspace"].parsed_store(without_captions(store.options))]
+    n = 0
+    for source in sources:
+        for each in stores:
+            fetched = each.fetch(source) if each.has(source) else None
+            if fetched is not None:
+                n += int(((fetched[1].stats if fetched[1] else None) or {}).get("images", 0) or 0)
+                break
+    return n
+
+
 def _sample_settings(args: argparse.Namespace) -> dict:
     """The run settings' ``parsing`` part the sample flags give (empty: the whole corpus)."""
     sample = {"sample_documents": args.sample_documents, "sample_tokens": args.sample_tokens,
@@ -143,33 +165,24 @@ def _sample_settings(args: argparse.Namespace) -> dict:
     return {k: v for k, v in sample.items() if v is not None}
 
 
-def sampled_documents(resources, args: argparse.Namespace) -> set[str] | None:
-    """The documents of the sampled corpus the flags ask for, chosen as the run (and the time estimate) chooses
-    them, said in one line; None for the whole corpus."""
-    from chunkbench_pipelines.run_estimate import sampled_sources
-
-    asked = _sample_settings(args)
-    if not {"sample_documents", "sample_tokens"} & set(asked):
-        return None
-    kept, record, _ = sampled_sources(resources, asked)
-    print(f"tokens and dollars of the sampled corpus: {(record or {}).get('label') or f'{len(kept)} documents'}")
-    return {s.document for s in kept}
-
-
 def print_time_estimate(resources, settings, partitions: list[tuple[str, str]], args: argparse.Namespace) -> None:
     """The expected wall time per corpus model and strategy (engines timed on this machine once, what the cache
     holds, the documents to parse), and the cheaper options when it is long."""
     from chunkbench_core.errors import ChunkbenchError
     from chunkbench_core.estimate.predict import render_estimate
-    from chunkbench_pipelines.run_estimate import plan_estimate
+    from chunkbench_core.storage.corpus import scan_corpus
+    from chunkbench_pipelines.run_estimate import plan_estimate, sample_teller
 
     given = {"parsing": _sample_settings(args), "chunking": {}, "experiment": {}}
     try:
-        estimate = plan_estimate(resources, settings, partitions, given, say=print)
+        sources = scan_corpus(resources["workspace"].corpus_dir())
+        with _progress_to_stderr():
+            estimate = plan_estimate(resources, settings, partitions, given, say=print, sources=sources)
+        teller = sample_teller(resources, given["parsing"], sources)
     except (ChunkbenchError, ValueError) as exc:
         print(f"no time estimate: {exc}")
         return
-    print(render_estimate(estimate))
+    print(render_estimate(estimate, tell_sample=teller))
 
 
 def register(sub: argparse._SubParsersAction, strategies: list[str], models: list[str] | None) -> None:

@@ -45,12 +45,14 @@ def test_questions_check_lists_each_problem_once_and_fails(tmp_path):
     assert sum("'no-excerpt', field 'references[0].content'" in line for line in lines) == 1
     assert sum("syntax.json: JSON syntax error at line 3, column 1" in line for line in lines) == 1
     assert "2 of 5 questions usable (1 with evidence, 1 judge-only" in result.stderr
-    assert not (tmp_path / "home" / "parsed").exists()  # nothing was run or stored
+    assert "parsing: 1/1 documents" in result.stderr  # parsed once, with a progress line, and stored
+    assert list((tmp_path / "home" / "benchmarks").glob("*/parsed/*.md.*.json"))
 
     (questions / "syntax.json").unlink()
     (questions / "set.json").write_text(json.dumps({"questions": [good]}), encoding="utf-8")
     result = run("questions", "check", str(questions), home=tmp_path / "home", corpus=corpus)
     assert result.returncode == 0 and "1 of 1 questions usable" in result.stdout
+    assert "parsing" not in result.stderr  # the stored parse of the unchanged document is read back
 
 
 def test_parse_text_prints_the_parsed_text_exactly(tmp_path):

@@ -67,7 +67,10 @@ def test_a_run_says_what_it_will_do_how_far_it_is_and_what_it_took(tmp_path):
         "chunking fixed_size × all-minilm-l6-v2: 3/3 documents",
         "embedding fixed_size × all-minilm-l6-v2: 0/", "retrieval fixed_size × all-minilm-l6-v2: 20/20 questions",
         "wall time", "estimate against actual, run: estimated")}
-    assert position["work: 3 documents, 1 configurations"] < position["parsing: 3/3 documents"]  # before the work
+    # the sample's documents are parsed for the estimate (its tokens are their text's), then the work is said
+    assert position["parsing: 3/3 documents"] < position["work: 3 documents, 1 configurations"]
+    assert position["work: 3 documents, 1 configurations"] < position["chunking fixed_size × all-minilm-l6-v2: 3/3 documents"]
+    assert "parsing: every document is parsed already (3 documents" in printed
     assert position["wall time"] > position["retrieval fixed_size × all-minilm-l6-v2: 20/20 questions"]
     assert "texts to embed (0 of them cached)" in printed
     assert _query(env, "SELECT corpus_sample FROM leaderboard") == [
@@ -100,3 +103,22 @@ def test_a_run_says_what_it_will_do_how_far_it_is_and_what_it_took(tmp_path):
     assert _query(env, "SELECT count(*) FROM run_estimates") == [(2,)]
     (n_documents,), = _query(env, "SELECT max(n_documents) FROM collections")
     assert n_documents == 6
+
+
+@pytest.mark.slow
+def test_a_sample_smaller_than_the_evidence_runs_the_questions_it_can_answer(tmp_path):
+    """--sample-documents below the documents the evidence is in, as the estimate may suggest it: the run keeps the
+    questions whose evidence lies in the sampled documents, says how many, and scores those alone (the others are
+    neither problems nor zeros)."""
+    env = _env(tmp_path)
+    questions = Path(env["CHUNKBENCH_QUESTIONS"])
+    (questions / "more.json").write_text(json.dumps({"questions": [{
+        "id": f"m{i}", "question": f"When is the {WORDS[(i + 1) % 10]} of Quelm checked in note {i} of file 1?",
+        "references": [{"document": "notes1.md", "content": f"Note {i} of file 1: the {WORDS[(i + 1) % 10]} of Quelm"}]}
+        for i in range(5)]}), encoding="utf-8")
+    printed = _run(env, "--sample-documents", "1")
+    assert ("corpus: sample of 1 of 6 documents (1 with evidence, seed 0; 20 of 25 questions, those whose evidence "
+            "it holds)") in printed
+    assert "questions: 20 of 25 kept, those whose evidence lies in the sampled documents" in printed
+    assert "question problems" not in printed
+    assert _query(env, "SELECT n_questions FROM leaderboard") == [(20,)]

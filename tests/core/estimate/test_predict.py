@@ -336,3 +336,24 @@ def test_parse_rates_are_fitted_on_recorded_parses_and_kept(tmp_path):
     save_parse_rates(store, "cpu", rates)
     assert load_parse_rates(store, "cpu") == rates
     assert load_parse_rates(store, "another cpu") == {}
+
+
+def test_the_suggested_sample_says_what_it_keeps_and_a_refused_one_is_not_suggested():
+    estimate = estimate_run(docs(*([6_000] * 40)), shape(), RATES)
+    n = sample_size_within(estimate, LONG_RUN_SECONDS)
+    asked: list[int] = []
+
+    def keeps(size: int) -> str:
+        asked.append(size)
+        return f"{size} of 40 documents; it keeps 7 of 30 questions, those whose evidence lies in its documents"
+
+    advice = cheaper_options(estimate, tell_sample=keeps)
+    assert asked == [n]
+    assert (f"--sample-documents {n} ({n} of 40 documents; it keeps 7 of 30 questions, those whose evidence lies "
+            "in its documents)") in advice
+
+    def refuses(size: int) -> str:
+        raise EstimateError("a sample of that size cannot hold the evidence of any question")
+
+    advice = cheaper_options(estimate, tell_sample=refuses)
+    assert f"--sample-documents {n}" not in advice and "--sample-documents N" in advice

@@ -98,12 +98,39 @@ def test_question_sets_are_read_like_questions():
     assert sample_documents(CORPUS, [qs], n=4).evidence == tuple(sorted(EVIDENCE))
 
 
-def test_refusals_say_what_to_do():
-    with pytest.raises(EstimateError, match=r"a sample of 2 document\(s\) cannot hold the 3 documents .* sample 3 or more"):
-        sample_documents(CORPUS, QUESTIONS, n=2)
+def test_a_sample_smaller_than_the_evidence_keeps_whole_questions_and_says_how_many():
+    """Asked for fewer documents (or tokens) than the evidence needs, the sample keeps the evidence of as many
+    whole questions as fit, and its record names the evidence left out (a run sets those questions aside)."""
+    sample = sample_documents(CORPUS, QUESTIONS, n=2)
+    record = sample.record
+    assert record.n_documents == 2 and len(sample.evidence) == 2 and not sample.distractors
+    assert len(record.evidence_left_out) == 1 and set(record.evidence_left_out) | set(sample.evidence) == EVIDENCE
+    assert (record.questions, record.questions_kept) == (5, 4)  # q3 (judge-only) and q4 (missing) stay
+    assert record.label() == ("sample of 2 of 25 documents (2 with evidence, seed 0; 4 of 5 questions, those "
+                              "whose evidence it holds)")
+    assert sample_documents(CORPUS, QUESTIONS, n=2) == sample  # deterministic
+    # a question whose evidence is in two documents needs both: the single-document ones go first
+    pair = Question("q6", "Both?", references=(Reference("filings/2023 Q1 NVDA.pdf", "x"),
+                                               Reference("filings/2023 Q2 NVDA.pdf", "y")))
+    shared = [Question(f"s{i}", "Apple again", documents=("*2023 Q3 AAPL*",)) for i in range(3)]
+    sample = sample_documents(CORPUS, [pair, *QUESTIONS, *shared], n=1)
+    assert sample.documents == ("filings/2023 Q3 AAPL.pdf",)  # the document four questions share
+    assert sample.record.questions_kept == 6  # q1, s0-s2, q3 (judge-only), q4 (not in the corpus)
     tokens = {d: 50_000 for d in CORPUS}
-    with pytest.raises(EstimateError, match="cannot hold the 3 evidence document.*150,000 tokens: raise it to 150,000"):
-        sample_documents(tokens, QUESTIONS, token_budget=100_000)
+    budget = sample_documents(tokens, QUESTIONS, token_budget=100_000)
+    assert len(budget.evidence) == 2 and budget.record.tokens == 100_000 and budget.record.questions_kept == 4
+
+
+def test_refusals_say_what_to_do():
+    pair = Question("q6", "Both?", references=(Reference("filings/2023 Q1 NVDA.pdf", "x"),
+                                               Reference("filings/2023 Q2 NVDA.pdf", "y")))
+    with pytest.raises(EstimateError, match=r"a sample of 1 document\(s\) cannot hold the evidence of any question: "
+                                            r"the smallest needs 2 document\(s\)"):
+        sample_documents(CORPUS, [pair], n=1)
+    tokens = {d: 50_000 for d in CORPUS}
+    with pytest.raises(EstimateError, match="token budget of 40,000 cannot hold the evidence of any question.*"
+                                            "50,000 tokens"):
+        sample_documents(tokens, QUESTIONS, token_budget=40_000)
     with pytest.raises(EstimateError, match="token budget needs each document's tokens"):
         sample_documents(CORPUS, QUESTIONS, token_budget=100_000)
     for bad in (0, -3, 2.5, True, "10"):

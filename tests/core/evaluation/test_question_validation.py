@@ -227,3 +227,22 @@ def test_a_document_level_reference_must_name_a_parsed_document(tmp_path):
     [problem] = check.problems
     assert (problem.question_id, problem.field) == ("nowhere", "references[0].document")
     assert check.n_judge_only == 0 and check.n_documents_only == 1 and "1 of them with source documents only" in check.summary()
+
+
+def test_a_sampled_corpus_sets_aside_the_questions_whose_evidence_it_left_out(tmp_path):
+    """The evidence documents a sample left out set their questions aside, counted apart from the problems; a
+    document that is simply missing is still a problem."""
+    write(tmp_path, "set.json", {"questions": [
+        GOOD,
+        {"id": "memo", "question": "What does the memo say?",
+         "references": [{"document": "memo.md", "content": "the memo"}]},
+        {"id": "memos", "question": "Any memo?", "references": [{"document": "memo*"}]},
+        {"id": "gone", "question": "?", "references": [{"document": "gone.md", "content": "x"}]},
+    ]})
+    check = check_questions(tmp_path, DOCUMENTS, left_out=["memo.md"])
+    assert [r.question.id for r in check.resolved] == ["good"]
+    assert check.set_aside == 2 and set(problems_by_id(check)) == {"gone"}
+    assert "2 question(s) set aside: their evidence lies in documents the sampled corpus left out" in check.summary()
+    assert "1 of 4 questions usable" in check.summary()
+    whole = check_questions(tmp_path, DOCUMENTS)
+    assert whole.set_aside == 0 and set(problems_by_id(whole)) == {"memo", "memos", "gone"}
