@@ -58,7 +58,9 @@ class ParsingSettings(BaseModel):
     sample_documents: Optional[int] = Field(
         default=None, ge=1, description="A sampled corpus: keep every document the questions' evidence is in, plus a "
                                         "seeded random sample of the others, this many documents in all (empty: the "
-                                        "whole corpus). Shown in every view; never mixed with whole-corpus results.")
+                                        "whole corpus); fewer than the evidence needs keeps the questions whose "
+                                        "evidence fits, and says how many. Shown in every view; never mixed with "
+                                        "whole-corpus results.")
     sample_tokens: Optional[int] = Field(
         default=None, ge=1, description="A sampled corpus by size: the evidence documents plus seeded others up to "
                                         "this many cl100k tokens in all (documents not parsed yet are counted from "
