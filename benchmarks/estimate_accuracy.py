@@ -75,9 +75,18 @@ def make_corpus(kind: str, root: Path, documents: int, pages: int) -> tuple[Path
     if kind == "chroma":
         from chunkbench_core.datasets import CHROMA_CORPORA, CHROMA_QUESTIONS_FILE
 
-        for path in sorted(CHROMA_CORPORA.glob("*.md"), key=lambda p: p.stat().st_size)[:documents]:
-            shutil.copy(path, corpus / path.name)  # the smallest first: a small run
-        shutil.copy(CHROMA_QUESTIONS_FILE, questions / CHROMA_QUESTIONS_FILE.name)  # other corpora's: dropped
+        import csv
+
+        kept = sorted(CHROMA_CORPORA.glob("*.md"), key=lambda p: p.stat().st_size)[:documents]  # the smallest first
+        for path in kept:
+            shutil.copy(path, corpus / path.name)
+        # the questions of the corpora kept (the others' would be dropped by the run and counted by the estimate)
+        with open(CHROMA_QUESTIONS_FILE, newline="", encoding="utf-8") as source, \
+                open(questions / CHROMA_QUESTIONS_FILE.name, "w", newline="", encoding="utf-8") as target:
+            reader = csv.DictReader(source)
+            writer = csv.DictWriter(target, fieldnames=reader.fieldnames or [])
+            writer.writeheader()
+            writer.writerows(row for row in reader if row.get("corpus_id") in {p.stem for p in kept})
         return corpus, questions
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from parse_reuse import write_pdf
