@@ -125,6 +125,9 @@ VARIABLES: tuple[Variable, ...] = (
              default="not set (0.02; 0.2 for the judge's 1-10 scores)"),
     Variable("cost_tolerance", "CHUNKBENCH_COST_TOLERANCE", "costs within this share of each other are equal",
              default="not set (0.05)"),
+    Variable("interchangeable_share", "CHUNKBENCH_INTERCHANGEABLE_SHARE",
+             "below this share of the scores' differences, the configurations are interchangeable",
+             default="not set (0.02)"),
     Variable("budgets", "CHUNKBENCH_BUDGETS", "context budgets in tokens (recall_at_B, budget_auc)",
              default="not set (256,512,1024,2048)"),
     Variable("parse_memory_mb", "CHUNKBENCH_PARSE_MEMORY_MB", "memory one document may take to parse (MB)",
@@ -241,6 +244,7 @@ class Settings:
     budgets: str | None = None
     margin: str | None = None
     cost_tolerance: str | None = None
+    interchangeable_share: str | None = None
     parse_memory_mb: str | None = None
     parse_timeout_s: str | None = None
     automation: bool = False
@@ -437,7 +441,7 @@ class Settings:
         from chunkbench_core.evaluation.recommendation import RankingSettings
 
         return RankingSettings.from_text(self.rank_metric, self.recommendation_rule, self.budgets, self.margin,
-                                         self.cost_tolerance)
+                                         self.cost_tolerance, self.interchangeable_share)
 
     def rows(self) -> list[tuple[str, str, str]]:
         """(variable, value, where it came from) for every setting, secrets shown as set or not."""

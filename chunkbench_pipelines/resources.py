@@ -344,7 +344,9 @@ class RankingResource(ConfigurableResource):
     ``256,512,1024,2048``. ``margin`` (CHUNKBENCH_MARGIN): how far below the best, in the ranking
     metric's units, still counts as good as the best (default 0.02; 0.2 for the judge's 1-10 scores).
     ``cost_tolerance`` (CHUNKBENCH_COST_TOLERANCE): costs within this share of each other are equal
-    (default 0.05).
+    (default 0.05). ``interchangeable_share`` (CHUNKBENCH_INTERCHANGEABLE_SHARE): below this share of the scores'
+    differences (the upper end of its 95% interval) the configurations are interchangeable and the pick is on
+    cost alone (default 0.02).
     """
 
     rank_metric: Optional[str] = None
@@ -352,12 +354,13 @@ class RankingResource(ConfigurableResource):
     budgets: Optional[str] = None
     margin: Optional[str] = None
     cost_tolerance: Optional[str] = None
+    interchangeable_share: Optional[str] = None
 
     def settings(self):
         from chunkbench_core.evaluation.recommendation import RankingSettings
 
         return RankingSettings.from_text(self.rank_metric, self.recommendation_rule, self.budgets, self.margin,
-                                         self.cost_tolerance)
+                                         self.cost_tolerance, self.interchangeable_share)
 
 
 def build_resources(settings: Settings, resolve: bool = False) -> dict[str, object]:
@@ -407,5 +410,6 @@ def build_resources(settings: Settings, resolve: bool = False) -> dict[str, obje
                            output_price_per_mtok=settings.llm_price_output),
         "ranking": RankingResource(rank_metric=settings.rank_metric, recommendation_rule=settings.recommendation_rule,
                                    budgets=settings.budgets, margin=settings.margin,
-                                   cost_tolerance=settings.cost_tolerance),
+                                   cost_tolerance=settings.cost_tolerance,
+                                   interchangeable_share=settings.interchangeable_share),
     }

@@ -34,6 +34,7 @@ from chunkbench_core.labels import configuration_label
 from chunkbench_core.wording import plural, scored_counts
 
 from . import budget, cost
+from .drivers import CANNOT_TELL, DEFAULT_INTERCHANGEABLE_SHARE, MATTERS, Verdict, validate_share
 from .stability import STABLE_PICK_LIMIT, Stability, choose, questions_for_stable_pick
 from .stability import stability as measure_stability
 from .statistics import (
@@ -134,6 +135,9 @@ class RankingSettings:
     budgets: tuple[int, ...] = budget.DEFAULT_BUDGETS
     margin: float | None = None
     cost_tolerance: float = cost.DEFAULT_COST_TOLERANCE
+    #: below this share of the scores' variance (the upper end of its interval) the configurations are
+    #: interchangeable and the pick is on cost alone (evaluation.drivers)
+    interchangeable_share: float = DEFAULT_INTERCHANGEABLE_SHARE
     #: what the settings changed on the way (an earlier rule name), said in the recommendation's reason
     notes: tuple[str, ...] = field(default=(), compare=False)
 
@@ -165,6 +169,7 @@ class RankingSettings:
             raise ConfigError(f"cost_tolerance must be a share from 0 up to 1 (e.g. 0.05 for 5%), got "
                               f"{self.cost_tolerance!r}")
         object.__setattr__(self, "cost_tolerance", tolerance)
+        object.__setattr__(self, "interchangeable_share", validate_share(self.interchangeable_share))
 
     @property
     def margin_in_force(self) -> float:
@@ -174,7 +179,8 @@ class RankingSettings:
     @classmethod
     def from_text(cls, rank_metric: str | None = None, recommendation_rule: str | None = None,
                   budgets: str | Sequence[int] | None = None, margin: str | float | None = None,
-                  cost_tolerance: str | float | None = None) -> RankingSettings:
+                  cost_tolerance: str | float | None = None,
+                  interchangeable_share: str | float | None = None) -> RankingSettings:
         """From settings as text (``"256,512,1024"`` budgets, ``"5%"`` or ``"0.05"`` tolerance); empty values
         keep the defaults."""
         kwargs: dict[str, Any] = {}
@@ -195,6 +201,8 @@ class RankingSettings:
             kwargs["margin"] = _number_setting("margin", margin, "0.02 (in the ranking metric's units)")
         if cost_tolerance not in (None, ""):
             kwargs["cost_tolerance"] = _number_setting("cost_tolerance", cost_tolerance, "0.05 or 5%")
+        if interchangeable_share not in (None, ""):
+            kwargs["interchangeable_share"] = validate_share(interchangeable_share)
         return cls(**kwargs)
 
 
@@ -226,6 +234,20 @@ class Recommendation:
     candidate: str | None = None  # the cheaper configuration that might be as good and is nearest to being shown
     questions_to_settle: int | None = None  # questions that would show ``candidate`` within the margin, if it held
     questions_for_stable_pick: int | None = None  # questions that would make the pick stable (>= 70%)
+    verdict: str | None = None  # whether the choice matters (evaluation.drivers): interchangeable, cannot_tell, ...
+    verdict_sentence: str | None = None  # the verdict in words, as every view says it
+
+    @property
+    def questions_needed(self) -> int | None:
+        """The one figure every view calls "questions needed": about how many questions would decide the
+        recommendation if the scores so far held, the larger of the questions that would settle the rule
+        (``questions_to_settle``) and those that would make the pick stable (``questions_for_stable_pick``); None
+        when it is decided, or when no number of questions like these would decide it."""
+        if self.decided:
+            return None
+        wanted = [n for n in (self.questions_to_settle if self.only_best_shown else None,
+                              self.questions_for_stable_pick) if n is not None]
+        return max(wanted) if wanted else None
 
     @property
     def recommendation_stability(self) -> float | None:
@@ -254,6 +276,8 @@ class Recommendation:
             "questions_for_stable_pick": self.questions_for_stable_pick,
             "min_detectable_difference": self.min_detectable_difference,
             "questions_to_separate": self.questions_to_separate, "highest_mean": self.highest_mean,
+            "questions_needed": self.questions_needed, "verdict": self.verdict,
+            "verdict_sentence": self.verdict_sentence,
         }
 
 
@@ -302,11 +326,13 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
               rule: str = DEFAULT_RECOMMENDATION_RULE, labels: Mapping[str, str] | None = None,
               cost_tolerance: float = cost.DEFAULT_COST_TOLERANCE,
               resamples: int = DEFAULT_STABILITY_RESAMPLES, seed: int = DEFAULT_SEED,
-              notes: Sequence[str] = ()) -> Recommendation | None:
+              notes: Sequence[str] = (), choice: Verdict | None = None) -> Recommendation | None:
     """The recommended configuration by ``rule`` with its reason and stability; None when nothing was ranked.
 
     ``labels``: the strategy's label per configuration, used in the reason's text; ``notes``: what the
-    settings changed on the way (said first in the reason)."""
+    settings changed on the way (said first in the reason); ``choice``: whether the choice matters
+    (:func:`.drivers.verdict`): its sentence opens the reason, and when the configurations are interchangeable
+    the pick is the cheapest of them all, on cost alone."""
     rule, renamed = resolve_rule(rule)
     if comparison.best is None:
         return None
@@ -316,9 +342,11 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
     within = comparison.within_margin() or [best]
     undecided = comparison.members(CLASS_UNDECIDED)
     worse = comparison.members(CLASS_WORSE)
+    tolerance = cost_tolerance
+    if choice is not None and choice.interchangeable and len(results) > 1:
+        return _on_cost_alone(comparison, costs, rule, labels, tolerance, seed, notes, renamed, choice)
     chosen = choose(rule, best, within, costs, cost_tolerance, means)
     steady = measure_stability(comparison, costs, rule, chosen, cost_tolerance, resamples, seed)
-    tolerance = cost_tolerance
 
     def cheaper(a: str, b: str) -> bool:
         return cost.compare_costs(costs.get(a, {}), costs.get(b, {}), tolerance) < 0
@@ -345,6 +373,8 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
                         if unstable else None)
 
     parts = [note[0].upper() + note[1:] + "." for note in (*notes, renamed, comparison.metric_note) if note]
+    if choice is not None and choice.kind in (MATTERS, CANNOT_TELL):
+        parts.append(choice.sentence)
     best_result = results[best]
     if len(results) == 1:
         parts.append("Only one configuration ran, so there is nothing to compare it with.")
@@ -421,7 +451,44 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
         min_detectable_difference=power.min_detectable_difference if power else None,
         questions_to_separate=power.questions_to_separate if power else None, highest_mean=best,
         stability=steady, decided=not (only_best or unstable), only_best_shown=only_best, candidate=candidate,
-        questions_to_settle=settle if only_best else None, questions_for_stable_pick=stable_questions)
+        questions_to_settle=settle if only_best else None, questions_for_stable_pick=stable_questions,
+        verdict=choice.kind if choice else None, verdict_sentence=choice.sentence if choice else None)
+
+
+def _on_cost_alone(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]], rule: str,
+                   labels: Mapping[str, str] | None, tolerance: float, seed: int, notes: Sequence[str], renamed: str,
+                   choice: Verdict) -> Recommendation:
+    """The configurations are interchangeable on these questions: the cheapest of them all, on cost alone."""
+    results = {c.configuration: c for c in comparison.configurations if not math.isnan(c.mean)}
+    means = {n: c.mean for n, c in results.items()}
+    chosen = cost.cheapest(list(results), costs, tolerance, means)
+    best = comparison.best or chosen
+    parts = [note[0].upper() + note[1:] + "." for note in (*notes, renamed, comparison.metric_note) if note]
+    parts.append(choice.sentence)
+    others = [c for c in results if c != chosen]
+    next_one = cost.cheapest(others, costs, tolerance, means) if others else None
+    versus = cost_difference(costs.get(chosen, {}), costs.get(next_one, {}), tolerance) if next_one else ""
+    parts.append(f"{_label(chosen, labels)} is the cheapest of the {len(results)} configurations"
+                 + (f" ({versus} for {_label(next_one, labels)})" if versus and next_one else "")
+                 + f"; it scores {_number(results[chosen].mean)}, the highest mean {_number(results[best].mean)}.")
+    counted = results[chosen]
+    if counted.n_evidence is not None:
+        parts.append(f"Questions: {scored_counts(counted.n_evidence, counted.n_judge_only, counted.n_documents_only, counted.judged)}.")
+    power = comparison.power
+    versus_best = counted.versus_best
+    return Recommendation(
+        configuration=chosen, strategy=chosen.split("|", 1)[0], corpus_model=chosen.split("|", 1)[-1], rule=rule,
+        rule_text=rule_text(rule, tolerance), reason=" ".join(parts), metric=comparison.metric,
+        metric_definition=metric_definition(comparison.metric), mean=counted.mean, margin=comparison.margin,
+        cost_tolerance=tolerance, within_margin=comparison.within_margin() or [best],
+        undecided=comparison.members(CLASS_UNDECIDED), n_worse=len(comparison.members(CLASS_WORSE)),
+        n_questions=counted.n_questions,
+        difference_vs_best=versus_best.mean_difference if versus_best else 0.0,
+        lower_bound_vs_best=counted.lower_bound if chosen != best else 0.0,
+        min_detectable_difference=power.min_detectable_difference if power else None,
+        questions_to_separate=power.questions_to_separate if power else None, highest_mean=best,
+        stability=Stability(chosen, 1.0, 0, seed, ((chosen, 1.0),)), decided=True,
+        verdict=choice.kind, verdict_sentence=choice.sentence)
 
 
 def recommendation_warnings(comparison: Comparison, recommendation: Recommendation | None,

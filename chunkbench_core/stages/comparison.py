@@ -28,6 +28,8 @@ class Ranking:
     frontier: set[str]
     cost_axis: str
     settings: RankingSettings
+    decomposition: Any = None  # what drives the scores (evaluation.drivers.Decomposition)
+    verdict: Any = None  # whether the choice matters (evaluation.drivers.Verdict)
 
 
 def _json_object(raw: Any) -> dict[str, Any]:
@@ -86,8 +88,10 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
     means = {c.configuration: c.mean for c in comparison.configurations}
     frontier = pareto_frontier({name: (means.get(name, float("nan")), float(c.get(axis) or 0.0))
                                 for name, c in costs.items()})
+    decomposition = decompose_comparison(comparison, rows)
+    choice = judge_choice(comparison, decomposition, settings.interchangeable_share, labels, rows)
     recommendation = recommend(comparison, costs, settings.recommendation_rule, labels, settings.cost_tolerance,
-                               notes=settings.notes)
+                               notes=settings.notes, choice=choice)
     if tracker is not None:
         tracker.step(3)
     found = checks.collect(
@@ -112,9 +116,54 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
     results.write("recommendation", "latest", [{**recommendation.to_row(labels), "cost_axis": axis,
                                                 "compared_at": stamp}] if recommendation else [])
     results.write("diagnostics", "latest", [{**d.to_row(), "compared_at": stamp} for d in found])
+    results.write("variance_decomposition", "latest",
+                  [{**r, "compared_at": stamp} for r in decomposition.to_rows()])
     if tracker is not None:
         tracker.step(5)
-    return Ranking(comparison, recommendation, found, frontier, axis, settings)
+    return Ranking(comparison, recommendation, found, frontier, axis, settings, decomposition, choice)
+
+
+def _question_labels(rows: Sequence[dict[str, Any]]) -> dict[tuple, tuple[str | None, str | None]]:
+    """Each question's (category, source documents) from its rows: the question factors of the decomposition."""
+    from chunkbench_core.evaluation.breakdowns import label, source_documents
+
+    out: dict[tuple, tuple[str | None, str | None]] = {}
+    for row in rows:
+        key = (row.get("question_set"), row.get("question_id"))
+        if key not in out:
+            documents = source_documents(row)
+            out[key] = (label(row.get("category")), " + ".join(sorted(documents)) if documents else None)
+    return out
+
+
+def decompose_comparison(comparison: Any, rows: Sequence[dict[str, Any]]) -> Any:
+    """What drives the comparison's scores (evaluation.drivers): the ranking metric's per-question table split
+    into the questions' share (their category and documents), the strategy's, the corpus model's..."""
+    from chunkbench_core.evaluation.drivers import Decomposition, decompose
+
+    scores = comparison.scores
+    if scores is None:
+        return Decomposition(comparison.metric, 0, 0, 0, float("nan"))
+    labels = _question_labels(rows)
+    known = [labels.get(q, (None, None)) for q in scores.questions]
+    retrievers = None
+    if rows and "retriever" in rows[0]:
+        by_configuration = {f"{r['strategy']}|{r['corpus_model']}": str(r.get("retriever")) for r in rows}
+        retrievers = [by_configuration.get(n, "default") for n in scores.names]
+    return decompose(scores.values, scores.names, comparison.metric, categories=[k[0] for k in known],
+                     documents=[k[1] for k in known], retrievers=retrievers)
+
+
+def judge_choice(comparison: Any, decomposition: Any, threshold: float, labels: dict[str, str],
+                 rows: Sequence[dict[str, Any]]) -> Any:
+    """Whether the choice matters (evaluation.drivers.verdict), with what would separate interchangeable
+    configurations."""
+    from chunkbench_core.evaluation.drivers import separating_questions, verdict
+    from chunkbench_core.evaluation.recommendation import _label
+
+    best = _label(comparison.best, labels) if comparison.best else None
+    separate = separating_questions(comparison, _question_labels(rows), labels)
+    return verdict(decomposition, threshold, best, separate)
 
 
 def _named(key: str, labels: dict[str, str]) -> dict[str, str]:

@@ -229,6 +229,27 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("highest_mean", "VARCHAR"),
         ("cost_axis", "VARCHAR"),
         ("compared_at", "TIMESTAMP"),
+        # about how many questions would decide the recommendation if the scores held: the larger of
+        # questions_to_settle and questions_for_stable_pick; NULL when decided (the one "questions needed")
+        ("questions_needed", "BIGINT"),
+        ("verdict", "VARCHAR"),  # interchangeable | cannot_tell | matters | single (evaluation.drivers)
+        ("verdict_sentence", "VARCHAR"),  # the verdict in words, as every view says it
+    ],
+    # what drives the scores: each factor's share of the ranking metric's variance over the questions every
+    # configuration scored (eta squared; evaluation.drivers), with its 95% bootstrap interval over the questions
+    "variance_decomposition": [
+        ("factor", "VARCHAR"),  # question, category, document, configuration, strategy, corpus_model, retriever, ...
+        ("description", "VARCHAR"),
+        ("share", "DOUBLE"),
+        ("ci_low", "DOUBLE"),
+        ("ci_high", "DOUBLE"),
+        ("levels", "INTEGER"),  # the factor's levels in this comparison (1: it explains nothing)
+        ("within", "VARCHAR"),  # question or configuration: a part of that factor's share, not added to it
+        ("metric", "VARCHAR"),
+        ("n_questions", "INTEGER"),  # questions every configuration scored (the split is over them)
+        ("n_scored", "INTEGER"),  # questions any configuration scored
+        ("n_configurations", "INTEGER"),
+        ("compared_at", "TIMESTAMP"),
     ],
     "diagnostics": [("code", "VARCHAR"), ("message", "VARCHAR"), ("compared_at", "TIMESTAMP")],
     # what building each collection took (evaluation.cost): one row per collection build
