@@ -251,13 +251,13 @@ def _clip(x: float) -> float:
 
 
 def percent(share: float) -> str:
-    """``0.713`` -> ``"71 %"``; below 1 % one decimal (``"0.3 %"``), below 0.1 % ``"under 0.1 %"`` (never a 0 % that
-    reads as nothing at all when something is there)."""
+    """``0.713`` -> ``"71 %"``; below 10 % one decimal (``"4.2 %"``, ``"0.3 %"``), below 0.1 % ``"under 0.1 %"``
+    (never a 0 % that reads as nothing at all when something is there)."""
     if share != share:
         return "n/a"
     if 0 < share < 0.0005:
         return "under 0.1 %"
-    if share < 0.0095:
+    if share < 0.0995:  # one decimal below 10 %: a share near a 2 % threshold reads on the right side of it
         return f"{share * 100:.1f} %".replace("0.0 %", "0 %")
     return f"{share * 100:.0f} %"
 

@@ -491,6 +491,25 @@ def _on_cost_alone(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]
         verdict=choice.kind, verdict_sentence=choice.sentence)
 
 
+def questions_needed_text(recommendation: Mapping[str, Any] | None) -> str:
+    """The one sentence every view gives the "questions needed" figure (:attr:`Recommendation.questions_needed`):
+    "Questions needed: about 624 (30 were scored) to decide the recommendation, if the scores so far held."; ""
+    when it is decided or no number would."""
+    if not recommendation:
+        return ""
+    needed, scored = recommendation.get("questions_needed"), recommendation.get("n_questions")
+    try:
+        needed = int(needed)
+    except (TypeError, ValueError):
+        return ""
+    try:
+        of = f" ({int(scored):,} were scored)"
+    except (TypeError, ValueError):
+        of = ""
+    return (f"Questions needed: about {needed:,}{of} to decide the recommendation (settle the rule and make the "
+            "pick stable), if the scores so far held.")
+
+
 def recommendation_warnings(comparison: Comparison, recommendation: Recommendation | None,
                             labels: Mapping[str, str] | None = None) -> list[Any]:
     """The diagnostics about the recommendation: too few questions (or a top two alike on every question), a

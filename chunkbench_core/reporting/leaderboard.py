@@ -161,6 +161,12 @@ def stability_text(recommendation: Mapping[str, Any]) -> str:
     return text + (f" (otherwise: {others})" if not _missing(others) and others else "")
 
 
+def questions_needed_text(recommendation: Mapping[str, Any] | None) -> str:
+    from chunkbench_core.evaluation.recommendation import questions_needed_text as text
+
+    return text(recommendation)
+
+
 def ranking_note(board: pd.DataFrame, recommendation: Mapping[str, Any] | None = None) -> list[str]:
     """What the rank, the bound and the verdicts mean, and the recommendation with its stability and reason."""
     metric = rank_metric(board)
@@ -184,6 +190,12 @@ def ranking_note(board: pd.DataFrame, recommendation: Mapping[str, Any] | None =
         steady = stability_text(recommendation)
         notes.append(f"Recommended: {recommended_label(board, recommendation)} "
                      f"({recommendation['rule']}{'; ' + steady if steady else ''}). {recommendation['reason']}")
+        needed = questions_needed_text(recommendation)
+        if needed:
+            notes.append(needed)
+        drivers = recommendation.get("drivers_sentence")
+        if not _missing(drivers) and drivers:
+            notes.append(f"What drives the scores: {drivers} (SELECT * FROM variance_decomposition)")
     return notes
 
 

@@ -38,6 +38,8 @@ from .question_problems import render_parse_ceiling, render_question_problems
 from .scope import scope_banner, scope_meta
 from .webfiles import scripts, stylesheet
 from .columns import flag
+from chunkbench_core.evaluation.drivers import percent
+from chunkbench_core.evaluation.recommendation import questions_needed_text
 from .summary import Interval, metric_interval, metric_value, n_failed, token_totals
 
 
@@ -139,14 +141,9 @@ def _class_sentence(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
              + (" (only the best itself)" if len(within) == 1 else "") + "."]
     if undecided:
         parts.append(f"<strong>Might be as good, cannot tell yet:</strong> {_names(undecided)}.")
-        settle = [number(r.get("questions_to_settle")) for r in undecided]
-        known = [q for q in settle if q is not None]
-        if known:
-            parts.append(f"<strong>What would settle them:</strong> about {min(known):,.0f} to {max(known):,.0f} "
-                         "questions, if their observed differences held (add questions from your own documents, "
-                         "then run again)." if min(known) != max(known) else
-                         f"<strong>What would settle them:</strong> about {min(known):,.0f} questions, if their "
-                         "observed differences held.")
+        needed = questions_needed_text(rec)
+        if needed:  # the one "questions needed" figure, as the CLI and the Dagster metadata give it
+            parts.append(esc(needed))
     if worse:
         parts.append(f"<strong>Shown worse than the best:</strong> {esc(plural(len(worse), 'configuration'))}.")
     return "<p id='classes'>" + " ".join(parts) + "</p>"
@@ -214,6 +211,43 @@ def _recommendation(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
                      f"{esc(fmt_metric('answer_similarity', similarity))}/10{extra}.</p>")
     parts.append(_class_sentence(data, rows))
     return "<div class='recommendation' id='recommendation'>" + "".join(parts) + "</div>"
+
+
+def _drivers(data: ReportData) -> str:
+    """What drives the scores: the plain sentence, the verdict, and each factor's share with its interval."""
+    rec = data.recommendation or {}
+    rows = [r for r in data.decomposition if number(r.get("share")) is not None]
+    if not rows:
+        return ""
+    sentence, verdict = value(rec, "drivers_sentence"), value(rec, "verdict_sentence")
+    parts = []
+    if sentence:
+        parts.append(f"<p id='drivers-sentence'><strong>{esc(sentence)}</strong></p>")
+    if verdict:
+        parts.append(f"<p id='drivers-verdict'>{esc(verdict)}</p>")
+    body = []
+    for r in rows:
+        within = value(r, "within")
+        name = esc(str(r.get("description") or r.get("factor")))
+        levels = int(number(r.get("levels")) or 0)
+        css, prefix = (" class='part'", "&nbsp;&nbsp;of which ") if within else ("", "")
+        body.append(f"<tr{css}><th scope='row'>{prefix}"
+                    f"{name}</th><td class='num'>{esc(percent(float(r['share'])))}</td>"
+                    f"<td class='num'>{esc(percent(float(r['ci_low'])))} to {esc(percent(float(r['ci_high'])))}</td>"
+                    f"<td class='num'>{levels if levels else '–'}</td></tr>")
+    n, scored = number(rows[0].get("n_questions")), number(rows[0].get("n_scored"))
+    parts.append("<div class='scroll'><table id='drivers'><caption>Share of the differences in "
+                 f"{esc(str(rows[0].get('metric')))} per source</caption><thead><tr><th scope='col'>source</th>"
+                 "<th scope='col'>share</th><th scope='col'>95% interval</th><th scope='col'>levels</th></tr></thead>"
+                 f"<tbody>{''.join(body)}</tbody></table></div>")
+    parts.append("<p class='note'>Each share is the part of the spread of the per-question scores that the source "
+                 "explains (eta squared of a repeated-measures analysis of variance, the question being the repeated "
+                 f"unit), over the {int(n or 0):,} questions every configuration scored"
+                 + (f" (of {int(scored):,})" if scored is not None and scored != n else "")
+                 + "; intervals by resampling the questions. Rows marked \"of which\" are parts of the row above "
+                 "them. A source with one level (one retriever) explains nothing. DuckDB view: "
+                 "variance_decomposition.</p>")
+    return "<div id='what-drives'>" + "".join(parts) + "</div>"
 
 
 def _diagnostics(data: ReportData) -> str:
@@ -457,6 +491,9 @@ def render_managerial(data: ReportData, links: Sequence[tuple[str, str]], curren
             " · "
             f"{plural(len(rows), 'configuration')}, {scope_meta(data, 'latest run of each')}.</p>", scope_banner(data)]
     body.append("<h2>Recommendation</h2>" + _recommendation(data, rows))
+    drivers = _drivers(data)
+    if drivers:
+        body.append("<h2 id='what-drives-the-scores'>What drives the scores</h2>" + drivers)
     body.append(_diagnostics(data))
     if rows:
         metrics = [m.name for m in present_metrics(data.board, KPI_METRICS)]

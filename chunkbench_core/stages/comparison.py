@@ -113,7 +113,10 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
          "on_frontier": r["configuration"] in frontier, "cost_axis": axis, "compared_at": stamp,
          **_named(r["configuration"], labels)}
         for r in comparison.to_rows()])
+    from chunkbench_core.evaluation.drivers import drivers_sentence
+
     results.write("recommendation", "latest", [{**recommendation.to_row(labels), "cost_axis": axis,
+                                                "drivers_sentence": drivers_sentence(decomposition),
                                                 "compared_at": stamp}] if recommendation else [])
     results.write("diagnostics", "latest", [{**d.to_row(), "compared_at": stamp} for d in found])
     results.write("variance_decomposition", "latest",

@@ -234,6 +234,7 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("questions_needed", "BIGINT"),
         ("verdict", "VARCHAR"),  # interchangeable | cannot_tell | matters | single (evaluation.drivers)
         ("verdict_sentence", "VARCHAR"),  # the verdict in words, as every view says it
+        ("drivers_sentence", "VARCHAR"),  # where the differences come from (variance_decomposition) in words
     ],
     # what drives the scores: each factor's share of the ranking metric's variance over the questions every
     # configuration scored (eta squared; evaluation.drivers), with its 95% bootstrap interval over the questions

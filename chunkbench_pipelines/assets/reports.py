@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 from chunkbench_core.errors import ConfigError
 from chunkbench_core.reporting import run_reports_folder, write_reports
-from chunkbench_core.reporting.leaderboard import (board_row_label, class_labels, recommended_label, round_value,
-                                                    stability_text)
+from chunkbench_core.reporting.leaderboard import (board_row_label, class_labels, questions_needed_text,
+                                                    recommended_label, round_value, stability_text)
 from chunkbench_core.reporting.plots import frontier_png, frontier_points
 from chunkbench_core.stages.comparison import compare_latest_runs
 from chunkbench_core.wording import plural
@@ -94,8 +94,17 @@ def recommendation_metadata(recommendation: dict, board: "pd.DataFrame") -> dict
         else True
     out["rule"] = f"{recommendation['rule']}: {recommendation['rule_text']}"
     out["rank_metric"] = f"{recommendation['rank_metric']}: {recommendation['metric_definition']}"
-    for name in ("margin", "n_within_margin", "n_worse", "questions_to_settle", "questions_for_stable_pick",
-                 "min_detectable_difference"):
+    verdict = recommendation.get("verdict_sentence")
+    if isinstance(verdict, str) and verdict:
+        out["verdict"] = MetadataValue.text(verdict)  # the same sentence opens the reason, the CLI's and the reports'
+    drivers = recommendation.get("drivers_sentence")
+    if isinstance(drivers, str) and drivers:
+        out["what_drives_the_scores"] = MetadataValue.text(drivers)
+    needed = questions_needed_text(recommendation)
+    if needed:  # the one "questions needed" figure, as the CLI and the reports give it
+        out["questions_needed"] = int(recommendation["questions_needed"])
+        out["questions_needed_text"] = MetadataValue.text(needed)
+    for name in ("margin", "n_within_margin", "n_worse", "min_detectable_difference"):
         number = round_value(recommendation.get(name))
         if number is not None:
             out[name] = number if name in ("margin", "min_detectable_difference") else int(number)
@@ -103,6 +112,24 @@ def recommendation_metadata(recommendation: dict, board: "pd.DataFrame") -> dict
     if undecided:
         out["might_be_as_good"] = ", ".join(undecided)
     return out
+
+
+def decomposition_table(decomposition) -> MetadataValue:
+    """Each factor's share of the ranking metric's variance with its 95% interval, as Dagster table metadata (the
+    DuckDB view variance_decomposition), in percent rounded to one place."""
+    schema = TableSchema(columns=[
+        TableColumn("factor", "string", description="what the share is of (a part of question or configuration "
+                                                     "when within says so)"),
+        TableColumn("share_percent", "float", description="share of the scores' variance (eta squared), in %"),
+        TableColumn("interval_percent", "string", description="95% bootstrap interval over the questions, in %"),
+        TableColumn("levels", "int", description="levels of the factor in this comparison"),
+        TableColumn("within", "string", description="question or configuration: part of that share"),
+    ])
+    records = [TableRecord({"factor": row["factor"], "share_percent": round(100 * row["share"], 1),
+                            "interval_percent": f"{100 * row['ci_low']:.1f} to {100 * row['ci_high']:.1f}",
+                            "levels": int(row["levels"]), "within": row["within"] or ""})
+               for row in decomposition.to_rows()]
+    return MetadataValue.table(records, schema=schema)
 
 
 def _relative_database(results) -> str:
@@ -143,6 +170,8 @@ def compare_and_describe(context, scope: Scope, results, ranking: RankingResourc
         if points:
             png = base64.b64encode(frontier_png(points, metric, axis)).decode()
             metadata["quality_vs_cost"] = MetadataValue.md(f"![quality vs cost](data:image/png;base64,{png})")
+    if outcome is not None and outcome.decomposition is not None and outcome.decomposition.shares:
+        metadata["variance_decomposition"] = decomposition_table(outcome.decomposition)
     if outcome is not None and outcome.diagnostics:
         metadata["warnings"] = MetadataValue.md("".join(f"- {d.message}\n" for d in outcome.diagnostics))
         for d in outcome.diagnostics:
