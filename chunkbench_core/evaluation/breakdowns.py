@@ -5,6 +5,9 @@ A *group* is one value of a *dimension* of the questions:
 - ``format``: the file extension of a document the question's evidence is in (``docx``, ``pdf``, ...),
   lower-cased, without the dot;
 - ``category`` and ``difficulty``: the question's own labels;
+- ``evidence_length``: how long the question's evidence is in tokens, in buckets (``up to 64 tokens`` ...
+  ``over 512 tokens``; ``evaluation.evidence_length``), as the last comparison measured it (the
+  ``question_evidence`` table); a question without evidence spans is in ``(none)``;
 - ``document``: a document the question's evidence is in (its path in the corpus): its source documents
   (the documents its document-level references name, and those of its evidence spans);
 - ``label:NAME``: a label of the question (a column of the team's own sheet kept at import, such as
@@ -54,7 +57,7 @@ from chunkbench_core.labels import configuration_label
 from chunkbench_core.wording import plural
 
 #: the dimensions, in display order
-DIMENSIONS: tuple[str, ...] = ("format", "category", "difficulty", "document")
+DIMENSIONS: tuple[str, ...] = ("format", "category", "evidence_length", "difficulty", "document")
 #: the dimension of a question label is this prefix and the label's name
 LABEL_PREFIX = "label:"
 #: the group of a question without a category / difficulty, or of a document without an extension
@@ -155,6 +158,7 @@ def question_groups(row: Mapping[str, Any], label_names: Sequence[str] = ()) -> 
     return {
         "format": list(dict.fromkeys(document_format(d) for d in documents)),
         "category": [label(row.get("category"))],
+        "evidence_length": [label(row.get("evidence_length"))],
         "difficulty": [label(row.get("difficulty"))],
         "document": documents,
         **{LABEL_PREFIX + name: [labels.get(name, NO_GROUP)] for name in label_names},
@@ -232,7 +236,7 @@ def group_breakdown(questions: pd.DataFrame | Sequence[Mapping[str, Any]],
 
     label_names = sorted({name for raw in set(map(str, column("labels"))) for name in question_labels(raw)})
     groups = []
-    fields = ("references", "category", "difficulty", "labels", "source_documents")
+    fields = ("references", "category", "difficulty", "labels", "source_documents", "evidence_length")
     for key in zip(*(column(name) for name in fields)):
         hashable = tuple(None if v is None or (isinstance(v, float) and math.isnan(v)) else str(v) for v in key)
         if hashable not in known:
@@ -323,6 +327,8 @@ def group_phrase(dimension: str, group: str) -> str:
         return "on questions without a category" if group == NO_GROUP else f"in category {group}"
     if dimension == "difficulty":
         return "on questions without a difficulty" if group == NO_GROUP else f"on {group} questions"
+    if dimension == "evidence_length":
+        return "on questions without evidence spans" if group == NO_GROUP else f"on evidence of {group}"
     if dimension.startswith(LABEL_PREFIX):
         name = dimension[len(LABEL_PREFIX):]
         return f"on questions without a {name}" if group == NO_GROUP else f"where {name} is {group}"
@@ -331,6 +337,7 @@ def group_phrase(dimension: str, group: str) -> str:
 
 DIMENSION_NOUNS: dict[str, tuple[str, str]] = {
     "format": ("document format", "document formats"), "category": ("category", "categories"),
+    "evidence_length": ("evidence length", "evidence lengths"),
     "difficulty": ("difficulty", "difficulties"), "document": ("document", "documents"),
 }
 

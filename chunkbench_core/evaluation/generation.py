@@ -182,6 +182,16 @@ class GenerationReport:
     dropped: Counter = field(default_factory=Counter)  # reason -> count
     details: list[str] = field(default_factory=list)  # one line per dropped passage
     usage: Usage = field(default_factory=Usage)
+    evidence_tokens: list[int] = field(default_factory=list)  # each kept question's evidence length in tokens
+
+    def lengths(self, chunk_sizes: Sequence[float] = ()) -> tuple[str, str | None]:
+        """The kept questions' evidence-length distribution against ``chunk_sizes`` (default: the bucket bounds, 64
+        to 512 tokens), and a warning when it favours one size (:mod:`.evidence_length`)."""
+        from .evidence_length import BUCKETS, favours_one_size, length_report
+
+        sizes = list(chunk_sizes) or [upper for upper, _ in BUCKETS[:-1]]
+        report = length_report(self.evidence_tokens, sizes)
+        return report.sentence(), favours_one_size(report)
 
     def summary(self) -> str:
         reasons = "; ".join(f"{n} {reason}" for reason, n in sorted(self.dropped.items())) or "none"
@@ -300,6 +310,7 @@ def generate_question_set(
         kept_vectors.append(vector)
         kept_ids.append(qid)
         report.kept += 1
+        report.evidence_tokens.append(sum(count_tokens(r["content"]) for r in references))
         questions.append({"id": qid, "question": question, "expected_answer": answer, "category": passage.kind,
                           "references": references,
                           "metadata": {"passage": {"document": passage.document, "start": passage.start,

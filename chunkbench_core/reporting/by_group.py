@@ -19,11 +19,14 @@ from chunkbench_core.evaluation.breakdowns import (
     ranking_difference,
 )
 
+from chunkbench_core.evaluation.evidence_length import bucket_order
+
 from .columns import fmt, metric_by_name, metrics_catalog, number, plural
 from .data import ReportData, group_results
 from .html import esc, label_html
 
 DIMENSION_LABELS: dict[str, str] = {"format": "document format", "category": "question category",
+                                    "evidence_length": "evidence length",
                                     "difficulty": "difficulty", "document": "document"}
 #: the metrics the section offers besides the ranking metric (shown when any cell has a value)
 SECTION_METRICS: tuple[str, ...] = ("recall", "precision", "iou", "mrr", "hit_rate", "recall_expanded",
@@ -68,6 +71,8 @@ def _table(rows: Sequence[Mapping[str, Any]], dimension: str, metric: str, order
     for row in rows:
         by_group.setdefault(str(row["group"]), {})[configuration_name(row["strategy"], row["corpus_model"])] = row
     groups = sorted(by_group, key=lambda g: (-max(int(r["n_questions"]) for r in by_group[g].values()), g))
+    if dimension == "evidence_length":  # shortest evidence first: the chunk sizes that serve it read in order
+        groups.sort(key=bucket_order)
     head = ["<th scope='col'>" + esc(dimension_label(dimension)) + "</th>", "<th scope='col'>questions</th>",
             f"<th scope='col'>first by {esc(_metric_info(rank_metric)[0])}</th>"]
     head += [f"<th scope='col'>{names[name]}</th>" for name in order]

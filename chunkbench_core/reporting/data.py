@@ -251,6 +251,10 @@ def _report_data(results: ResultsDB, chosen: RunSelection | None, excluded: dict
            ORDER BY q.question_set, q.question_id, q.strategy, q.corpus_model"""
     )
     questions = _rows_of_board_rows(questions, board)
+    lengths = results.query("SELECT question_set, question_id, any_value(evidence_length) AS evidence_length "
+                            "FROM question_evidence GROUP BY ALL")
+    if not questions.empty:  # the evidence length bucket of each question (the breakdowns' evidence_length)
+        questions = questions.merge(lengths, on=["question_set", "question_id"], how="left")
     if not questions.empty:  # natural order: q2 before q10
         order = sorted(range(len(questions)), key=lambda i: (
             natural_key(questions["question_set"].iat[i]), natural_key(questions["question_id"].iat[i]),

@@ -88,6 +88,7 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
     means = {c.configuration: c.mean for c in comparison.configurations}
     frontier = pareto_frontier({name: (means.get(name, float("nan")), float(c.get(axis) or 0.0))
                                 for name, c in costs.items()})
+    lengths = _evidence_lengths(results, rows)
     decomposition = decompose_comparison(comparison, rows)
     choice = judge_choice(comparison, decomposition, settings.interchangeable_share, labels, rows)
     recommendation = recommend(comparison, costs, settings.recommendation_rule, labels, settings.cost_tolerance,
@@ -101,6 +102,7 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
         checks.boundary_model_language(_boundary_choices(results)),
         *recommendation_warnings(comparison, recommendation, labels),
         *_evidence_warnings(rows, comparison.best, labels),
+        lengths.warning,
     )
     if tracker is not None:
         tracker.step(4)
@@ -119,11 +121,37 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
                                                 "drivers_sentence": drivers_sentence(decomposition),
                                                 "compared_at": stamp}] if recommendation else [])
     results.write("diagnostics", "latest", [{**d.to_row(), "compared_at": stamp} for d in found])
+    results.write("question_evidence", "latest", [{**r, "compared_at": stamp} for r in lengths.rows])
     results.write("variance_decomposition", "latest",
                   [{**r, "compared_at": stamp} for r in decomposition.to_rows()])
     if tracker is not None:
         tracker.step(5)
     return Ranking(comparison, recommendation, found, frontier, axis, settings, decomposition, choice)
+
+
+@dataclass
+class _Lengths:
+    rows: list[dict[str, Any]]
+    report: Any
+    warning: Any
+
+
+def _evidence_lengths(results: ResultsDB, rows: Sequence[dict[str, Any]]) -> _Lengths:
+    """Each question's evidence length in tokens (evaluation.evidence_length), and a warning when the lengths favour
+    one of the chunk sizes compared (each configuration's median chunk)."""
+    from chunkbench_core.evaluation import diagnostics as checks
+    from chunkbench_core.evaluation.evidence_length import (density_of, favours_one_size, length_report,
+                                                            question_evidence_rows)
+
+    chunks = results.query(
+        """SELECT strategy, corpus_model, document, token_count, start_offset, end_offset FROM current_chunks
+           WHERE coalesce(variant, '') = '' AND coalesce(role, '') <> 'parent'""")
+    density = density_of(chunks.to_dict("records"))
+    evidence = question_evidence_rows(rows, density)
+    sizes = chunks.groupby(["strategy", "corpus_model"])["token_count"].median().tolist() if not chunks.empty else []
+    report = length_report([r["evidence_tokens"] for r in evidence], sizes)
+    favoured = favours_one_size(report)
+    return _Lengths(evidence, report, checks.Diagnostic("evidence_length_favours", favoured) if favoured else None)
 
 
 def _question_labels(rows: Sequence[dict[str, Any]]) -> dict[tuple, tuple[str | None, str | None]]:

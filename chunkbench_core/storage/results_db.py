@@ -252,6 +252,12 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("n_configurations", "INTEGER"),
         ("compared_at", "TIMESTAMP"),
     ],
+    # each compared question's evidence length in tokens (estimated from its spans' characters and its documents'
+    # tokens per character; evaluation.evidence_length) and its bucket: the breakdowns' evidence_length dimension
+    "question_evidence": [
+        ("question_set", "VARCHAR"), ("question_id", "VARCHAR"), ("evidence_tokens", "BIGINT"),
+        ("evidence_length", "VARCHAR"), ("compared_at", "TIMESTAMP"),
+    ],
     "diagnostics": [("code", "VARCHAR"), ("message", "VARCHAR"), ("compared_at", "TIMESTAMP")],
     # what building each collection took (evaluation.cost): one row per collection build
     "index_costs": [
@@ -570,6 +576,9 @@ WITH board AS (
                     THEN json_extract_string(source_documents, '$[*]') END,
                json_extract_string("references", '$[*].document'), [])) AS documents
     FROM rows WHERE coalesce(error, '') = ''
+), lengths AS (  -- each question's evidence length bucket, as the last comparison measured it
+    SELECT question_set, question_id, any_value(evidence_length) AS evidence_length FROM question_evidence
+    GROUP BY ALL
 ), label_names AS (  -- every label of the team's sheet: one dimension each (label:NAME)
     SELECT DISTINCT unnest(json_keys(labels)) AS name FROM scored
     WHERE labels IS NOT NULL AND json_type(labels) = 'OBJECT'
@@ -580,6 +589,9 @@ WITH board AS (
                FROM (SELECT unnest(s.documents) AS d))) g
     UNION ALL
     SELECT 'category', coalesce(nullif(regexp_replace(category, {blank}, '', 'g'), ''), {none}), * FROM scored
+    UNION ALL
+    SELECT 'evidence_length', coalesce(e.evidence_length, {none}), s.* FROM scored s
+        LEFT JOIN lengths e ON e.question_set = s.question_set AND e.question_id = s.question_id
     UNION ALL
     SELECT 'difficulty', coalesce(nullif(regexp_replace(difficulty, {blank}, '', 'g'), ''), {none}), * FROM scored
     UNION ALL

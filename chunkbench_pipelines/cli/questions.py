@@ -235,7 +235,26 @@ def command_generate(args: argparse.Namespace) -> int:
         return 1
     path = write_question_file(data, args.out)
     print(f"{report.summary()} Written to {path}.")
+    lengths, favoured = report.lengths(_chunk_sizes_compared())
+    print(lengths)
+    if favoured:
+        print(f"warning: {favoured}", file=sys.stderr)
     return 0
+
+
+def _chunk_sizes_compared() -> list[float]:
+    """Each compared configuration's median chunk in tokens, from the benchmark's current chunks; [] before any
+    chunking (the evidence lengths are then set against 64 to 512 tokens)."""
+    from chunkbench_core.storage.results_db import ResultsDB
+
+    current = settings.current()
+    try:
+        frame = ResultsDB(current.results_dir).query(
+            """SELECT median(token_count) AS size FROM current_chunks
+               WHERE coalesce(variant, '') = '' AND coalesce(role, '') <> 'parent' GROUP BY strategy, corpus_model""")
+    except Exception:  # noqa: BLE001 - no results yet (or unreadable): the default sizes say as much
+        return []
+    return [float(x) for x in frame["size"].dropna()]
 
 
 def command_draft(args: argparse.Namespace) -> int:

@@ -46,7 +46,7 @@ def test_formats_labels_and_groups_of_a_question() -> None:
     groups = question_groups({"references": '[{"document": "a.pdf"}, {"document": "b.docx"}, {"document": "a.pdf"}]',
                               "category": None, "difficulty": "hard"})
     assert groups == {"format": ["pdf", "docx"], "category": ["(none)"], "difficulty": ["hard"],
-                      "document": ["a.pdf", "b.docx"]}
+                      "document": ["a.pdf", "b.docx"], "evidence_length": ["(none)"]}
     assert question_groups({"references": "[]", "category": "x"})["format"] == []  # judge-only: no format
 
 

@@ -16,6 +16,7 @@ from chunkbench_core.evaluation.generation import (
     sample_passages,
 )
 from chunkbench_core.evaluation.llm import LLMSettings, make_client
+from chunkbench_core.tokens import count_tokens
 from chunkbench_core.evaluation.question_check import check_questions
 from chunkbench_core.parsing import parse
 
@@ -80,6 +81,12 @@ def test_verbatim_kept_paraphrase_and_duplicate_dropped_invalid_retried_then_cou
     [reference] = question["references"]
     text = documents[0].markdown
     assert text[reference["start"]:reference["end"]] == reference["content"] == VERBATIM["excerpts"][0]
+    # the kept question's evidence length in tokens, set against the chunk sizes compared
+    assert report.evidence_tokens == [count_tokens(reference["content"])]
+    lengths, favoured = report.lengths([64, 256])
+    assert lengths.startswith("Evidence length of the 1 question with spans: median ")
+    assert "Fits in one chunk: 100% at 64 tokens, 100% at 256 tokens." in lengths
+    assert favoured is not None and "favours small chunks" in favoured
     assert data["generator"] == {"model": "scripted-model", "prompt_version": PROMPT_VERSION, "seed": 7,
                                  "documents": "*", "duplicate_threshold": 0.92, "max_coverage": 0.5, "requested": 4}
     folder = tmp_path / "q"

@@ -46,7 +46,7 @@ def test_view_follows_the_ranking_metric_of_the_comparison(results: ResultsDB) -
     compare_latest_runs(results, RankingSettings(rank_metric="mrr"))
     view = results.query("SELECT * FROM leaderboard_by_group")
     assert set(view["rank_metric"]) == {"reciprocal_rank"}
-    assert len(view) == 19  # one row per cell, however many rows the comparison holds
+    assert len(view) == 21  # one row per cell, however many rows the comparison holds (evidence_length: 2)
     docx = view[(view["dimension"] == "format") & (view["group"] == "docx") & (view["strategy"] == "recursive")]
     assert docx["n_questions"].iloc[0] == 5
     assert docx["rank_mean"].iloc[0] == pytest.approx((1 + 1 / 2 + 1 / 3 + 1 / 4 + 1 / 9) / 5)
