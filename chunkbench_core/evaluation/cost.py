@@ -103,19 +103,29 @@ def query_usd_per_1000(question_tokens: float, context_tokens: float, corpus_pri
     return 1000 * one
 
 
-def pareto_frontier(points: Mapping[str, tuple[float, float]]) -> set[str]:
+def pareto_frontier(points: Mapping[str, tuple[float, float]], costs: Mapping[str, Mapping[str, Any]] | None = None,
+                    tolerance: float | None = None, quality_tie: float = 1e-9) -> set[str]:
     """Names on the frontier of (quality: higher is better, cost: lower is better).
 
     A point is dominated when another has quality >= and cost <= with at least one strict;
-    NaN qualities are never on the frontier. Equal points are all kept.
+    NaN qualities are never on the frontier. Equal points are all kept. With ``costs`` (name -> cost
+    columns), qualities within ``quality_tie`` are equal and costs compare as the ranking compares them
+    (:func:`compare_costs`: within ``tolerance`` equal, then the next cost decides), so of two configurations
+    tied on score and tokens the one the ranking puts first is the one on the frontier.
     """
     clean = {n: (q, c) for n, (q, c) in points.items() if not (math.isnan(q) or math.isnan(c))}
+    tolerance = DEFAULT_COST_TOLERANCE if tolerance is None else tolerance
+
+    def beats(other: str, name: str) -> bool:
+        (q2, c2), (q, c) = clean[other], clean[name]
+        if costs is None:
+            return (q2 >= q and c2 <= c) and (q2 > q or c2 < c)
+        order = compare_costs(costs.get(other, {}), costs.get(name, {}), tolerance)
+        return q2 >= q - quality_tie and order <= 0 and (q2 > q + quality_tie or order < 0)
+
     frontier = set()
-    for name, (quality, cost) in clean.items():
-        dominated = any(
-            (q2 >= quality and c2 <= cost) and (q2 > quality or c2 < cost)
-            for other, (q2, c2) in clean.items() if other != name
-        )
+    for name in clean:
+        dominated = any(beats(other, name) for other in clean if other != name)
         if not dominated:
             frontier.add(name)
     return frontier

@@ -402,6 +402,60 @@ def _chunk_sizes(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
                     stats, element_id="chunk-size-table", numeric=[False, True, True, True, True, True]))
 
 
+def over_questions(scored: Any, total: Any, what: str = "with evidence") -> str:
+    """"over 125 questions with evidence, of 195", or "over 30 questions" when every question counts: the n a mean
+    is over, always said with it."""
+    n, of = number(scored), number(total)
+    if n is None:
+        return ""
+    if of is None or of == n:
+        return f"over {plural(n, 'question')}"
+    return f"over {plural(n, 'question')} {what}, of {of:,.0f}"
+
+
+def _ranking_metric_sentence(data: ReportData, row: Mapping[str, Any]) -> str:
+    """The configuration's mean of the ranking metric in words, with its definition and the questions it is over."""
+    from chunkbench_core.evaluation.recommendation import metric_definition
+
+    mean, metric = number(row.get("rank_mean")), value(row, "rank_metric")
+    if mean is None or not metric:
+        return ""
+    total = (number(row.get("n_questions")) or 0) + (number(row.get("n_judge_only")) or 0)
+    scored = data_scored(data, row, str(metric))
+    return (f"By the ranking metric, {metric} ({metric_definition(str(metric))}), it scores "
+            f"{fmt_metric('recall', mean)} {over_questions(scored, total or None)}.")
+
+
+def data_scored(data: ReportData, row: Mapping[str, Any], metric: str) -> int | None:
+    """How many of the configuration's questions have a value of ``metric`` (what its mean is over)."""
+    questions = data.questions
+    if questions.empty or metric not in questions.columns:
+        return None
+    mine = questions[(questions["strategy"] == row["strategy"]) & (questions["corpus_model"] == row["corpus_model"])]
+    return int(mine[metric].notna().sum())
+
+
+def _first_evidence_rank(data: ReportData, row: Mapping[str, Any]) -> str:
+    """Where the first chunk with evidence came, over the questions where the top k held any, and the share where
+    it was not in the top k at all (1 / MRR would count those as a rank beyond k)."""
+    questions = data.questions
+    if questions.empty or "reciprocal_rank" not in questions.columns:
+        return ""
+    mine = questions[(questions["strategy"] == row["strategy"]) & (questions["corpus_model"] == row["corpus_model"])]
+    rr = pd.to_numeric(mine["reciprocal_rank"], errors="coerce").dropna()
+    if rr.empty:
+        return ""
+    found = rr[rr > 0]
+    k = number(row.get("top_k"))
+    top = f"top {k:.0f}" if k is not None else "retrieved chunks"
+    missed = 1 - len(found) / len(rr)
+    if found.empty:
+        return f"No chunk with evidence was in the {top} for any of the {plural(len(rr), 'question')}."
+    text = (f"The first chunk with evidence came at rank {float((1 / found).mean()):.1f} on average over the "
+            f"{plural(len(found), 'question')} where the {top} held one")
+    return text + (f"; it was not in the {top} for {_pct(missed)} of the {len(rr):,}." if missed > 0 else ".")
+
+
 def _strategy_paragraph(data: ReportData, row: Mapping[str, Any], rank: int, total: int) -> str:
     strategy = str(row["strategy"])
     sentences = []
@@ -409,18 +463,22 @@ def _strategy_paragraph(data: ReportData, row: Mapping[str, Any], rank: int, tot
     description = strategy_description(strategy, label)
     if description:
         sentences.append(f"This strategy {description}.")
-    recall, precision = metric_value(data, row, "recall"), metric_value(data, row, "precision")
-    if recall is not None:
-        sentences.append(f"It found {_pct(recall)} of the evidence text (recall {fmt_metric('recall', recall)}).")
+    ranked = _ranking_metric_sentence(data, row)
+    if ranked:  # the metric the ranking is by, so the paragraphs read in the leaderboard's order
+        sentences.append(ranked)
+    elif (recall := metric_value(data, row, "recall")) is not None:  # not compared yet: no ranking metric
+        sentences.append(f"It found {_pct(recall)} of the evidence text in its top chunks (recall "
+                         f"{fmt_metric('recall', recall)} {over_questions(_span_questions(row), row.get('n_questions'), 'with evidence spans')}).")
+    precision = metric_value(data, row, "precision")
     if precision is not None and precision > 0:
         other = (1 - precision) / precision
         sentences.append(f"{_pct(precision)} of what it retrieved was evidence: for each character of evidence the "
                          f"model also reads about {other:.1f} characters of other text.")
     elif precision is not None:
         sentences.append("None of the text it retrieved was evidence.")
-    mrr = metric_value(data, row, "mrr")
-    if mrr:
-        sentences.append(f"The first chunk with evidence came at about rank {1 / mrr:.1f} on average (MRR {mrr:.2f}).")
+    first = _first_evidence_rank(data, row)
+    if first:
+        sentences.append(first)
     sizes = data.chunk_sizes
     if not sizes.empty:
         mine = sizes[(sizes["strategy"] == row["strategy"]) & (sizes["corpus_model"] == row["corpus_model"])]
@@ -452,7 +510,7 @@ def _strategy_paragraph(data: ReportData, row: Mapping[str, Any], rank: int, tot
         else:
             settle = number(row.get("questions_to_settle"))
             sentences.append("It might be as good as the best configuration; these questions cannot tell yet"
-                             + (f" (about {settle:,.0f} questions would, if its observed difference held)."
+                             + (f" (about {settle:,.0f} questions would settle this one, if its observed difference held)."
                                 if settle is not None else "."))
     failed = n_failed(data, row)
     if failed:

@@ -86,8 +86,9 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
         tracker.step(2)
     axis = cost_axis(list(costs.values()))
     means = {c.configuration: c.mean for c in comparison.configurations}
+    # ties on score and cost resolved by the ranking's cost order: the configuration ranked first of a tie is on it
     frontier = pareto_frontier({name: (means.get(name, float("nan")), float(c.get(axis) or 0.0))
-                                for name, c in costs.items()})
+                                for name, c in costs.items()}, costs, settings.cost_tolerance)
     lengths = _evidence_lengths(results, rows)
     decomposition = decompose_comparison(comparison, rows)
     choice = judge_choice(comparison, decomposition, settings.interchangeable_share, labels, rows)

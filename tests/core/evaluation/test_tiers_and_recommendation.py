@@ -11,7 +11,7 @@ from chunkbench_core.errors import ConfigError
 from chunkbench_core.evaluation import diagnostics
 from chunkbench_core.evaluation.cost import LLMPrices, embedding_usd, pareto_frontier, query_usd_per_1000
 from chunkbench_core.evaluation.recommendation import RankingSettings, recommend
-from chunkbench_core.evaluation.statistics import compare_configurations, friedman, holm, power_statement
+from chunkbench_core.evaluation.statistics import compare_configurations, friedman, holm, power_statement, rank_order
 
 
 def rows(strategy: str, values, metric: str = "recall_at_512") -> list[dict]:
@@ -88,6 +88,18 @@ def test_frontier_on_a_small_table():
     points = {"cheap_bad": (0.5, 1.0), "mid": (0.7, 2.0), "dominated": (0.6, 3.0), "best": (0.9, 5.0),
               "tie_mid": (0.7, 2.0), "nan": (float("nan"), 1.0)}
     assert pareto_frontier(points) == {"cheap_bad", "mid", "tie_mid", "best"}
+
+
+def test_a_tie_on_score_and_tokens_goes_to_the_configuration_ranked_first():
+    """Equal means and context tokens within the cost tolerance: the faster query decides, as in the ranking, so
+    the configuration ranked (and recommended) first is on the frontier and the slower one is not, even with 2
+    fewer tokens on the plot's axis."""
+    points = {"fast": (0.8, 482.0), "slow": (0.8, 480.0), "cheap_bad": (0.5, 100.0)}
+    costs = {"fast": {"context_tokens": 482.0, "query_ms": 10.0}, "slow": {"context_tokens": 480.0, "query_ms": 40.0},
+             "cheap_bad": {"context_tokens": 100.0, "query_ms": 50.0}}
+    assert pareto_frontier(points) == {"slow", "cheap_bad"}  # the axis alone
+    assert pareto_frontier(points, costs) == {"fast", "cheap_bad"}
+    assert rank_order({"fast": 0.8, "slow": 0.8, "cheap_bad": 0.5}, costs)[0] == "fast"
 
 
 def test_costs_follow_their_formulas():
