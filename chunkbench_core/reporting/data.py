@@ -93,6 +93,8 @@ class ReportData:
     diagnostics: list[dict[str, Any]] = field(default_factory=list)  # the ``diagnostics`` view
     #: what drives the scores: the ``variance_decomposition`` view's rows (evaluation.drivers)
     decomposition: list[dict[str, Any]] = field(default_factory=list)
+    #: when an LLM judge ran: the ``judge_agreement`` view's rows (evaluation.judge_agreement)
+    judge_agreement: list[dict[str, Any]] = field(default_factory=list)
     #: problems of the question sets (``question_errors``): file, question_id, field, reason
     question_errors: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: the parse ceiling (``parse_ceiling``): per question set, document and evidence kind, found and total
@@ -267,6 +269,8 @@ def _report_data(results: ResultsDB, chosen: RunSelection | None, excluded: dict
     return ReportData(board=board, runs=runs, questions=questions, documents=documents, chunk_sizes=chunk_sizes,
                       recommendation=results.recommendation(), diagnostics=results.diagnostics(),
                       decomposition=results.query("SELECT * FROM variance_decomposition").to_dict("records"),
+                      judge_agreement=results.query("SELECT * FROM judge_agreement ORDER BY configuration")
+                      .to_dict("records"),
                       question_errors=question_errors, parse_ceiling=parse_ceiling, scope=chosen,
                       excluded_runs=excluded)
 

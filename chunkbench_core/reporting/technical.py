@@ -7,7 +7,7 @@ failures section; every key of ``experiment_metrics.provenance`` in the provenan
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import pandas as pd
 
@@ -229,6 +229,35 @@ def _failures(data: ReportData) -> str:
     return "".join(parts)
 
 
+def _judge_agreement(data: ReportData) -> str:
+    """When an LLM judge ran: whether it and the evidence spans tell the same story, per configuration."""
+    rows = data.judge_agreement
+    if not rows:
+        return ""
+
+    def span(row: Mapping[str, Any], name: str) -> str:
+        value, low, high = (number(row.get(k)) for k in (name, f"{name}_ci_low", f"{name}_ci_high"))
+        if value is None:
+            return "–"
+        return f"{value:.2f}" + (f"<span class='ci'>{low:.2f} to {high:.2f}</span>"
+                                 if low is not None and high is not None else "")
+
+    body = "".join(
+        f"<tr><th scope='row'>{esc(str(r.get('configuration')))}</th><td class='num'>{int(number(r.get('n_questions')) or 0)}</td>"
+        f"<td class='num'>{span(r, 'spearman')}</td><td class='num'>{span(r, 'kappa')}</td>"
+        f"<td class='num'>{(number(r.get('agreement')) or 0):.0%}</td></tr>" for r in rows)
+    first = rows[0]
+    return ("<h2 id='judge-agreement'>Judge and evidence agreement</h2>"
+            f"<p class='note'>On the questions both scored: Spearman's rank correlation between the judge's "
+            f"{esc(str(first.get('judge_metric')))} and {esc(str(first.get('evidence_metric')))}, and Cohen's kappa "
+            "on hit or miss (the judge's hit: a score of 6 or more out of 10; the evidence's: a top-k chunk holds "
+            "evidence), with 95% intervals from resampling the questions. Near 1: the judge and the spans tell the "
+            "same story; near 0: no more agreement than chance (DuckDB view judge_agreement).</p>"
+            "<div class='scroll'><table id='judge-agreement-table'><thead><tr><th scope='col'>configuration</th>"
+            "<th scope='col'>questions</th><th scope='col'>Spearman</th><th scope='col'>kappa (hit or miss)</th>"
+            f"<th scope='col'>same hit or miss</th></tr></thead><tbody>{body}</tbody></table></div>")
+
+
 def render_technical(data: ReportData, links: Sequence[tuple[str, str]], current: str,
                      results: ResultsDB | None = None) -> str:
     """The technical report; ``results`` lets the inspector read chunk texts (else offsets only)."""
@@ -244,7 +273,7 @@ def technical_parts(data: ReportData, links: Sequence[tuple[str, str]], current:
             f"<p class='meta'>Generated {esc(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))} · "
             f"{scope_meta(data, 'latest run of each configuration')} · {plural(inspector.n_questions, 'question')} × "
             f"{plural(len(inspector.configs), 'configuration')}.</p>", scope_banner(data),
-            "<h2>Ranking, classes and tests</h2>", render_parse_ceiling(data), _ranking(data),
+            "<h2>Ranking, classes and tests</h2>", render_parse_ceiling(data), _ranking(data), _judge_agreement(data),
             "<h2>Runs in this report</h2>", _runs(data), INSPECTOR_HTML,
             "<h2>Per-question results</h2>", _question_table(data),
             "<h2>Latency and token usage</h2>", _usage(data),

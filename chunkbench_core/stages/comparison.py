@@ -30,6 +30,7 @@ class Ranking:
     settings: RankingSettings
     decomposition: Any = None  # what drives the scores (evaluation.drivers.Decomposition)
     verdict: Any = None  # whether the choice matters (evaluation.drivers.Verdict)
+    agreements: list[Any] | None = None  # the judge's agreement with the evidence (evaluation.judge_agreement)
 
 
 def _json_object(raw: Any) -> dict[str, Any]:
@@ -122,12 +123,17 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
                                                 "drivers_sentence": drivers_sentence(decomposition),
                                                 "compared_at": stamp}] if recommendation else [])
     results.write("diagnostics", "latest", [{**d.to_row(), "compared_at": stamp} for d in found])
+    from chunkbench_core.evaluation.judge_agreement import judge_agreements
+
+    agreements = judge_agreements(rows, comparison.metric)
+    results.write("judge_agreement", "latest", [{**a.to_row(), "compared_at": stamp, **_named(a.configuration, labels)}
+                                                for a in agreements])
     results.write("question_evidence", "latest", [{**r, "compared_at": stamp} for r in lengths.rows])
     results.write("variance_decomposition", "latest",
                   [{**r, "compared_at": stamp} for r in decomposition.to_rows()])
     if tracker is not None:
         tracker.step(5)
-    return Ranking(comparison, recommendation, found, frontier, axis, settings, decomposition, choice)
+    return Ranking(comparison, recommendation, found, frontier, axis, settings, decomposition, choice, agreements)
 
 
 @dataclass

@@ -258,6 +258,17 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("question_set", "VARCHAR"), ("question_id", "VARCHAR"), ("evidence_tokens", "BIGINT"),
         ("evidence_length", "VARCHAR"), ("compared_at", "TIMESTAMP"),
     ],
+    # when an LLM judge ran: per configuration, whether the judge and the evidence spans tell the same story
+    # (evaluation.judge_agreement): Spearman between the judge's score and the ranking metric, Cohen's kappa on
+    # hit or miss, each with its 95% bootstrap interval over the questions
+    "judge_agreement": [
+        ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"), ("configuration", "VARCHAR"),
+        ("judge_metric", "VARCHAR"), ("evidence_metric", "VARCHAR"), ("n_questions", "INTEGER"),
+        ("spearman", "DOUBLE"), ("spearman_ci_low", "DOUBLE"), ("spearman_ci_high", "DOUBLE"),
+        ("kappa", "DOUBLE"), ("kappa_ci_low", "DOUBLE"), ("kappa_ci_high", "DOUBLE"),
+        ("agreement", "DOUBLE"),  # share of questions where both say hit, or both miss
+        ("compared_at", "TIMESTAMP"),
+    ],
     "diagnostics": [("code", "VARCHAR"), ("message", "VARCHAR"), ("compared_at", "TIMESTAMP")],
     # what building each collection took (evaluation.cost): one row per collection build
     "index_costs": [

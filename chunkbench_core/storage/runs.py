@@ -40,7 +40,8 @@ LATEST_ORDER = "ORDER BY created_at DESC"
 #: provenance keys naming the batch a run belongs to: ``chunkbench run`` (batch_id), a Dagster backfill (backfill_id)
 BATCH_KEYS = ("batch_id", "backfill_id")
 #: tables a RunScope keeps in memory (what compare_latest_runs writes)
-MEMORY_TABLES = ("comparison", "recommendation", "diagnostics", "variance_decomposition", "question_evidence")
+MEMORY_TABLES = ("comparison", "recommendation", "diagnostics", "variance_decomposition", "question_evidence",
+                 "judge_agreement")
 #: what the wide views question_results and experiment_metrics are made of (narrowed to the chosen runs)
 SCORED_PARTS = frozenset(part for t in SCORED_TABLES.values() for part in (t.base, t.scores, f"legacy_{t.name}"))
 

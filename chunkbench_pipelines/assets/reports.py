@@ -172,6 +172,11 @@ def compare_and_describe(context, scope: Scope, results, ranking: RankingResourc
             metadata["quality_vs_cost"] = MetadataValue.md(f"![quality vs cost](data:image/png;base64,{png})")
     if outcome is not None and outcome.decomposition is not None and outcome.decomposition.shares:
         metadata["variance_decomposition"] = decomposition_table(outcome.decomposition)
+    if outcome is not None and outcome.agreements:  # an LLM judge ran: does it tell the story the spans tell?
+        from chunkbench_core.evaluation.recommendation import _label
+
+        metadata["judge_agreement"] = MetadataValue.md("".join(
+            f"- {a.sentence(_label(a.configuration))}\n" for a in outcome.agreements))
     if outcome is not None and outcome.diagnostics:
         metadata["warnings"] = MetadataValue.md("".join(f"- {d.message}\n" for d in outcome.diagnostics))
         for d in outcome.diagnostics:
