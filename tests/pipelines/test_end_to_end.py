@@ -7,6 +7,7 @@ import duckdb
 import pytest
 from dagster import AssetKey, DagsterInstance
 
+from chunkbench_core.reporting.html import esc
 from chunkbench_core.storage.vector_store import VectorStore, collection_name
 from chunkbench_pipelines.runner import run_everything
 from tests.pipelines.support.environment import environment_settings
@@ -157,6 +158,20 @@ def test_whole_graph_on_a_tiny_corpus(workspace):
 
     report = (home / "reports" / "benchmark_report.html").read_text(encoding="utf-8")
     assert "Leaderboard" in report and "volcano.md" in report and "<img" in report
+
+    # whether the choice matters, and where the differences come from: one sentence each, the same in the
+    # recommendation view, the CLI summary, the Dagster metadata and the report
+    [(verdict, verdict_sentence, drivers)] = sql(home, "SELECT verdict, verdict_sentence, drivers_sentence "
+                                                       "FROM recommendation")
+    assert verdict in ("interchangeable", "cannot_tell", "matters") and verdict_sentence in reason
+    assert metadata["verdict"].value == verdict_sentence
+    assert metadata["what_drives_the_scores"].value == drivers
+    assert [r.data["factor"] for r in metadata["variance_decomposition"].value.records][0] == "question"
+    flat = " ".join(printed.split())
+    assert " ".join(verdict_sentence.split()) in flat and " ".join(drivers.split()) in flat
+    assert esc(verdict_sentence) in report and esc(drivers) in report
+    shares = dict(sql(home, "SELECT factor, share FROM variance_decomposition"))
+    assert {"question", "configuration", "strategy", "rest"} <= set(shares)
 
     # metadata reads well: numbers rounded to 3 places, units in names, nothing empty (a local model waits on no pool)
     for asset in ("chunk_collections", "experiment_results"):
