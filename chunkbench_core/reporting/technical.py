@@ -15,6 +15,8 @@ from chunkbench_core.storage.results_db import ResultsDB
 
 from .columns import (flag, flatten, fmt, fmt_metric, has_values, metrics_catalog, number, parse_json, plural,
                       question_counts, run_settings, text, value)
+from chunkbench_core.evaluation.recommendation import questions_needed_text
+
 from .data import ReportData
 from .html import definition_list, esc, json_script_parts, label_html, nav, page_parts, table
 from .inspector import InspectorStream
@@ -73,8 +75,11 @@ def _ranking(data: ReportData) -> str:
             f"{esc(rec['rule_text'])})" + (f"; {esc(steady)}" if steady else "") + f". Ranking metric "
             f"<strong>{esc(rec['rank_metric'])}</strong>: {esc(rec['metric_definition'])}. {esc(rec['reason'])}</p>")
     if value(rec, "decided") is not None and not flag(rec.get("decided")):
-        head += ("<p class='warning' id='technical-undecided'><strong>Not decided yet:</strong> see the warnings "
-                 "(<code>SELECT * FROM diagnostics</code>).</p>")
+        # the warnings themselves, not a query to run
+        items = "".join(f"<li>{esc(str(d['message']))}</li>" for d in data.diagnostics)
+        head += ("<div class='warning' id='technical-undecided'><p><strong>Not decided yet:</strong> "
+                 + (esc(questions_needed_text(rec)) or "these questions cannot settle the choice.") + "</p>"
+                 + (f"<ul>{items}</ul>" if items else "") + "</div>")
     if margin is not None:
         head += (f"<p class='note' id='margin-note'>Margin {margin:g} in {esc(rec['rank_metric'])}. Lower bound: the "
                  f"one-sided 95% lower confidence bound of mean(configuration - best) on the questions both scored, "

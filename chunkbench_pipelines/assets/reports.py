@@ -46,9 +46,11 @@ TABLE_COLUMNS = (
     ("rank", "int", "1 = first in the ranking (the recommendation's rule: the best, then the cheapest within the "
                     "margin)"),
     ("configuration", "string", "chunking strategy × corpus model"),
+    ("n_questions", "int", "questions the run scored on evidence (the means are over them)"),
     ("rank_mean", "float", "mean of the ranking metric over the questions"),
     ("verdict", "string", "recommended / highest mean / within the margin of the best / undecided (might be as "
                           "good, cannot tell yet) / worse than the best"),
+    ("context_tokens", "float", "context tokens the LLM reads per question (the cost when nothing costs money)"),
     ("projected_usd", "float", "USD to build the index and answer 1,000 questions"),
 )
 

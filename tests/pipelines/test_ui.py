@@ -155,8 +155,8 @@ def test_the_leaderboard_page_shows_the_recommended_configuration(dagster_dev, b
     recommendation = entries["recommendation"]["text"]
     # the table: rank, configuration, the ranking metric, verdict and cost; the reason a text entry of its own
     table = entries["leaderboard"]["table"]
-    assert [c["name"] for c in table["schema"]["columns"]] == ["rank", "configuration", "recall_at_512", "verdict",
-                                                              "projected_usd"]
+    assert [c["name"] for c in table["schema"]["columns"]] == ["rank", "configuration", "n_questions", "recall_at_512",
+                                                              "verdict", "context_tokens", "projected_usd"]
     records = [json.loads(r) for r in table["records"]]
     # this run's two partitions are on the board (the shared server's backfill test may have built others too),
     # and the recommendation names the one row marked recommended
