@@ -136,6 +136,21 @@ def _between(weights: np.ndarray, sums: np.ndarray, counts: np.ndarray, grand: n
     return np.sum(counts * (means - grand[:, None]) ** 2, axis=1)
 
 
+def _group_sums(weighted: np.ndarray, codes: np.ndarray, n: int) -> np.ndarray:
+    """resamples x groups: the sum of each row of ``weighted`` (resamples x questions) over each group's questions.
+    A dense questions x groups matrix while it is small (one matrix product); a sparse one beyond (thousands of
+    documents would make the dense one gigabytes)."""
+    q = len(codes)
+    if q * n <= 4_000_000:
+        member = np.zeros((q, n))
+        member[np.arange(q), codes] = 1.0
+        return weighted @ member
+    from scipy import sparse
+
+    member = sparse.csr_matrix((np.ones(q), (codes, np.arange(q))), shape=(n, q))
+    return np.asarray(member @ weighted.T).T
+
+
 def _sums_of_squares(values: np.ndarray, weights: np.ndarray, strategies: Sequence[str], models: Sequence[str],
                      retrievers: Sequence[str], categories: Sequence[str] | None,
                      documents: Sequence[str] | None) -> dict[str, np.ndarray]:
@@ -161,10 +176,8 @@ def _sums_of_squares(values: np.ndarray, weights: np.ndarray, strategies: Sequen
         if labels is None:
             continue
         codes, n = _groups(labels)
-        member = np.zeros((values.shape[0], n))
-        member[np.arange(values.shape[0]), codes] = 1.0
-        out[factor] = _between(weights, weights @ (member * row_sums[:, None]),
-                               (weights @ member) * n_configurations, grand)
+        out[factor] = _between(weights, _group_sums(weights * row_sums, codes, n),
+                               _group_sums(weights, codes, n) * n_configurations, grand)
     if categories is not None:
         strategy_codes, n_strategies = _groups(strategies)
         category_codes, n_categories = _groups(categories)
@@ -173,12 +186,11 @@ def _sums_of_squares(values: np.ndarray, weights: np.ndarray, strategies: Sequen
         for j, s in enumerate(strategy_codes):
             by_strategy[:, s] += values[:, j]
             width[s] += 1
+        counts = _group_sums(weights, category_codes, n_categories)  # resamples x categories
         cells = np.zeros(weights.shape[0])
-        for c in range(n_categories):
-            rows = (category_codes == c).astype(float)
-            sums = weights @ (by_strategy * rows[:, None])  # resamples x strategies
-            counts = (weights @ rows)[:, None] * width[None, :]
-            cells += _between(weights, sums, counts, grand)
+        for s in range(n_strategies):
+            sums = _group_sums(weights * by_strategy[:, s], category_codes, n_categories)
+            cells += _between(weights, sums, counts * width[s], grand)
         out["strategy_x_category"] = np.clip(cells - out["strategy"] - out["category"], 0.0, None)
     out["rest"] = np.clip(out["total"] - out["question"] - out["configuration"], 0.0, None)
     return out
