@@ -130,18 +130,22 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
 
     say(f"benchmark {benchmark}: {settings.results_dir}")
     models = list(corpus_models or registry)
-    runnable = []
+    runnable, unavailable = [], []
     for model in models:
         try:
             ok, reason = embeddings.availability(model)  # type: ignore[attr-defined]
         except ChunkbenchError as exc:
             ok, reason = False, str(exc)
         if not ok:
-            if corpus_models:
+            if corpus_models:  # asked for by name: a failure, said as one
                 failures.append(f"{model}: {reason}")
-            say(f"skipping corpus model {model}: {reason}")
+                say(f"skipping corpus model {model}: {reason}")
+            else:
+                unavailable.append(f"{model} ({reason.removeprefix(model).strip()})")
             continue
         runnable.append(model)
+    if unavailable:  # the registry's models this machine cannot reach: one line, not one error-like line each
+        say(f"corpus models left out, not available here: {'; '.join(unavailable)}")
     partitions = [(strategy, model) for model in runnable for strategy in (strategies or STRATEGIES.names())]
     timer = RunTimer()
     with timer:

@@ -336,7 +336,7 @@ def verdict(decomposition: Decomposition, threshold: float = DEFAULT_INTERCHANGE
         return Verdict(SINGLE, None, None, None, threshold, "Only one configuration ran: nothing to choose between.")
     if share is None:
         return Verdict(NO_DATA, None, None, None, threshold, drivers_sentence(decomposition))
-    limit = percent(threshold)
+    limit = f"{threshold * 100:g} %"  # the setting as given: "2 %", "0.5 %"
     interval = f"{percent(share.share)} of the differences ({interval_text(share.ci_low, share.ci_high)})"
     if share.ci_high < threshold:
         text = (f"The configurations are interchangeable on this corpus: the choice explains {interval}, below "
