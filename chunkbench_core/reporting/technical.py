@@ -89,19 +89,24 @@ def _ranking(data: ReportData) -> str:
                  "the margin = worse. Questions to settle: how many questions would class an undecided "
                  "configuration either way if its observed difference and spread held.</p>")
     rows = []
-    for row in data.board.to_dict("records"):
-        rows.append([esc(fmt("count", row.get("rank"))), _label(row),
+    board = data.board.to_dict("records")
+    # a dollar column of zeros says nothing (local models, no LLM price): the context tokens, the cost then, instead
+    money = any((number(r.get("projected_usd")) or 0) > 0 for r in board)
+    cost_column, cost_kind, cost_head = (("projected_usd", "usd", "$ index + 1,000 questions") if money else
+                                         ("context_tokens", "count", "context tokens / question"))
+    for row in board:
+        rows.append([esc(fmt("count", row.get("rank"))), _label(row), esc(fmt("count", row.get("n_questions"))),
                      esc(fmt("fraction", row.get("rank_mean"))), esc(fmt("fraction", row.get("difference_vs_best"))),
                      esc(fmt("fraction", row.get("lower_bound_vs_best"))),
                      esc(fmt("fraction", row.get("effect_size"))), esc(fmt("p_value", row.get("p_value_vs_best"))),
                      esc(fmt("p_value", row.get("p_value_adjusted"))), esc(fmt("count", row.get("questions_to_settle"))),
                      esc(class_words(value(row, "class"), margin) if value(row, "class") else "–"),
-                     esc(fmt("usd", row.get("projected_usd"))),
+                     esc(fmt(cost_kind, row.get(cost_column))),
                      "yes" if flag(row.get("on_frontier")) else "", esc(row.get("verdict") or "–")])
-    return head + table(["rank", "configuration", rec["rank_metric"], "difference vs best", "lower bound (95%)",
+    return head + table(["rank", "configuration", "n", rec["rank_metric"], "difference vs best", "lower bound (95%)",
                          "effect size (d_z)", "p vs best (one-sided)", "p (Holm)", "questions to settle", "class",
-                         "$ index + 1,000 questions", "frontier", "verdict"], rows, element_id="tests",
-                        numeric=[True, False, True, True, True, True, True, True, True, False, True, False, False])
+                         cost_head, "frontier", "verdict"], rows, element_id="tests",
+                        numeric=[True, False, True, True, True, True, True, True, True, True, False, True, False, False])
 
 
 def _runs(data: ReportData) -> str:

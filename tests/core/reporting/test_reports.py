@@ -276,3 +276,13 @@ def test_run_settings_read_both_provenance_shapes() -> None:
 def test_evidence_ranges(span: tuple[str, int, int], text: str, expected: tuple[list, int]) -> None:
     references = [("d", 12, 14), ("d", 13, 15), ("d", 17, 30), ("e", 0, 5)]
     assert evidence_ranges(span, text, references) == expected
+
+
+def test_technical_tests_table_shows_n_and_no_column_of_zero_dollars(extended_reports: ReportPaths) -> None:
+    """Nothing priced: the tests table's cost is the context tokens, not a dollar column of zeros or dashes; each
+    mean sits beside the n it is over."""
+    html = read(extended_reports.technical)
+    head = html[html.index("<table id='tests'") if "<table id='tests'" in html else html.index('id="tests"'):]
+    head = head[:head.index("</thead>")]
+    assert ">context tokens / question<" in head and "$ index + 1,000 questions" not in head
+    assert ">n<" in head
