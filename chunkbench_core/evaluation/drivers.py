@@ -39,7 +39,13 @@ import numpy as np
 from chunkbench_core.errors import ConfigError
 from chunkbench_core.wording import plural
 
-from .statistics import DEFAULT_CONFIDENCE, DEFAULT_SEED, DEFAULT_STABILITY_RESAMPLES, resample_weights
+from .statistics import (
+    BOOTSTRAP_VALUES_AT_ONCE,
+    DEFAULT_CONFIDENCE,
+    DEFAULT_SEED,
+    DEFAULT_STABILITY_RESAMPLES,
+    resample_weights,
+)
 
 #: Below this share of the scores' variance (the upper end of its 95% interval), the choice of configuration is
 #: too small to matter: the configurations are interchangeable on these questions. 2 %: on the 0..1 metrics,
@@ -234,8 +240,14 @@ def decompose(values: np.ndarray, configurations: Sequence[str], metric: str = "
     observed = _sums_of_squares(values, np.ones((1, values.shape[0])), strategies, models, retrievers, cats, docs)
     total = float(observed["total"][0])
     out.variance = total / values.size
-    boot = _sums_of_squares(values, resample_weights(values.shape[0], resamples, seed), strategies, models,
-                            retrievers, cats, docs) if resamples > 0 else None
+    boot = None
+    if resamples > 0:
+        weights = resample_weights(values.shape[0], resamples, seed)
+        # a batch of resamples at a time: each step makes a few temporaries the size of the batch's weights
+        batch = max(1, BOOTSTRAP_VALUES_AT_ONCE // max(1, values.shape[0]))
+        parts = [_sums_of_squares(values, weights[start:start + batch], strategies, models, retrievers, cats, docs)
+                 for start in range(0, resamples, batch)]
+        boot = {factor: np.concatenate([part[factor] for part in parts]) for factor in parts[0]}
     tail = (1 - confidence) / 2
     levels = {"question": values.shape[0], "configuration": len(set(configurations)),
               "strategy": len(set(strategies)), "corpus_model": len(set(models)), "retriever": len(set(retrievers)),

@@ -27,7 +27,14 @@ import numpy as np
 
 from chunkbench_core.wording import plural
 
-from .statistics import DEFAULT_CONFIDENCE, DEFAULT_SEED, DEFAULT_STABILITY_RESAMPLES, _average_ranks, resample_weights
+from .statistics import (
+    BOOTSTRAP_VALUES_AT_ONCE,
+    DEFAULT_CONFIDENCE,
+    DEFAULT_SEED,
+    DEFAULT_STABILITY_RESAMPLES,
+    _average_ranks,
+    resample_weights,
+)
 
 #: a judge score at or above this (on 1 to 10) counts as a hit
 JUDGE_HIT = 6.0
@@ -99,9 +106,14 @@ def agreement(configuration: str, judge: Sequence[float | None], evidence: Seque
     evidence_hit = np.asarray([r[2] for r in rows])
     rho = float(_spearman_rows(j[None, :], e[None, :])[0])
     kappa, observed = (float(v[0]) for v in _kappa_rows(judged_hit[None, :], evidence_hit[None, :]))
-    # each resample as the indices drawn (the same draws as resample_weights' counts, expanded)
+    # each resample as the indices drawn (the same draws as resample_weights' counts, expanded), a batch at a time
     counts = resample_weights(len(rows), resamples, seed).astype(int)
-    index = np.stack([np.repeat(np.arange(len(rows)), c) for c in counts])
+    batch = max(1, BOOTSTRAP_VALUES_AT_ONCE // len(rows))
+    rhos, kappas = [], []
+    for start in range(0, len(counts), batch):
+        index = np.stack([np.repeat(np.arange(len(rows)), c) for c in counts[start:start + batch]])
+        rhos.append(_spearman_rows(j[index], e[index]))
+        kappas.append(_kappa_rows(judged_hit[index], evidence_hit[index])[0])
     tail = (1 - confidence) / 2
 
     def interval(values: np.ndarray) -> tuple[float, float]:
@@ -111,8 +123,8 @@ def agreement(configuration: str, judge: Sequence[float | None], evidence: Seque
         low, high = np.quantile(values, [tail, 1 - tail])
         return float(low), float(high)
 
-    rho_low, rho_high = interval(_spearman_rows(j[index], e[index]))
-    kappa_low, kappa_high = interval(_kappa_rows(judged_hit[index], evidence_hit[index])[0])
+    rho_low, rho_high = interval(np.concatenate(rhos))
+    kappa_low, kappa_high = interval(np.concatenate(kappas))
     return Agreement(configuration, judge_metric, evidence_metric, len(rows), rho, rho_low, rho_high, kappa,
                      kappa_low, kappa_high, observed)
 
