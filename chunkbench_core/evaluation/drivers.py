@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from chunkbench_core.errors import ConfigError
+from chunkbench_core.labels import configuration_label
 from chunkbench_core.wording import plural
 
 from .statistics import (
@@ -371,6 +372,12 @@ def verdict(decomposition: Decomposition, threshold: float = DEFAULT_INTERCHANGE
 SMALL_GROUP = 3
 
 
+def _label(configuration: str, labels: Mapping[str, str] | None = None) -> str:
+    """``strategy × corpus_model``, the strategy by its label when given (as the recommendation names it)."""
+    strategy, _, model = configuration.partition("|")
+    return configuration_label((labels or {}).get(configuration, strategy), model) if model else configuration
+
+
 def separating_questions(comparison: Any, question_labels: Mapping[tuple, tuple[str | None, str | None]],
                          labels: Mapping[str, str] | None = None) -> str:
     """What would tell the configurations apart, in one sentence: the category whose questions separate the
@@ -378,7 +385,6 @@ def separating_questions(comparison: Any, question_labels: Mapping[tuple, tuple[
     :data:`SMALL_GROUP` questions), the two leading there and about how many questions of that kind would show
     the difference if it held (:func:`.statistics.power_statement`); without categories, the top two over all
     the questions. ``question_labels``: question key -> (category, documents)."""
-    from .recommendation import _label
     from .statistics import power_statement
 
     scores = getattr(comparison, "scores", None)
