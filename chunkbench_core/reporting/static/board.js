@@ -173,7 +173,12 @@
     table.textContent = "";
     var info = metricInfo(state.metric);
     var cols = runs.filter(function (run) { return rows.some(function (r) { return r.batch === run.id; }); });
-    var configs = uniq(rows.map(configId)).sort();
+    // the leaderboard's order (the colours' order), then the others by name
+    var order = Object.keys(D.colors || {});
+    var place = function (cid) { var i = order.indexOf(cid); return i < 0 ? order.length : i; };
+    var configs = uniq(rows.map(configId)).sort(function (a, b) {
+      return place(a) - place(b) || (a < b ? -1 : a > b ? 1 : 0);
+    });
     var s = scale(rows);
     var head = add(add(table, el("thead")), el("tr"));
     add(head, el("th", "", "configuration \\ run"));
@@ -197,6 +202,7 @@
         if (!r || value(r) === null) { td.className = "empty"; td.setAttribute("title", "no result"); return; }
         var b = add(td, el("button", "", fmt(info.kind, value(r))));
         b.type = "button";
+        if (r.n !== null) { add(b, el("span", "ci", "n=" + r.n)); }  // the questions the value is over
         var colors = shade(value(r), s, info.higherIsBetter);
         b.style.backgroundColor = colors.bg;
         b.style.color = colors.fg;
@@ -271,7 +277,12 @@
     chunkbench.clear(chart);
     var info = metricInfo(state.metric);
     var cols = runs.filter(function (run) { return rows.some(function (r) { return r.batch === run.id; }); });
-    var configs = uniq(rows.map(configId)).sort();
+    // the leaderboard's order (the colours' order), then the others by name
+    var order = Object.keys(D.colors || {});
+    var place = function (cid) { var i = order.indexOf(cid); return i < 0 ? order.length : i; };
+    var configs = uniq(rows.map(configId)).sort(function (a, b) {
+      return place(a) - place(b) || (a < b ? -1 : a > b ? 1 : 0);
+    });
     var longest = Math.max.apply(null, [10].concat(configs.map(function (cid) {
       return configLabel(rows.filter(function (r) { return configId(r) === cid; })[0]).length;
     })));

@@ -174,6 +174,11 @@ def test_decision_board_filters_and_warns(browser: Any, extended_reports: Report
     assert "corpus model" not in differences  # one of the two things a configuration is made of: never an alarm
     assert "parsed corpus (corpus-older, corpus-current)" in differences  # read from the scored collections
     assert page.locator("#heatmap button").count() >= 10
+    # the heat map's rows follow the leaderboard (its colours' order), and each cell shows the n it is over
+    shown = page.locator("#heatmap tbody tr").evaluate_all("rows => rows.map(r => r.dataset.config)")
+    ranked = page.evaluate("() => Object.keys(chunkbench.readJson('board-data').colors)")
+    assert shown == [c for c in ranked if c in shown]
+    assert "n=" in page.locator("#heatmap button").first.inner_text()
     trend = page.evaluate("() => { const s = document.getElementById('trend'); const b = s.getBoundingClientRect();"
                           " return {w: b.width, h: b.height, circles: s.querySelectorAll('circle').length,"
                           " lines: s.querySelectorAll('polyline').length}; }")
