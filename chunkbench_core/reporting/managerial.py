@@ -267,8 +267,10 @@ def _kpis(data: ReportData, best: Mapping[str, Any], metrics: Sequence[str]) -> 
             continue
         bounds = metric_interval(data, best, name)
         ci = f"<div class='ci'>95% CI {_ci(name, bounds)}</div>" if bounds else ""
+        # the term explained where it appears, not only on hover
         cards.append(f"<div class='kpi' title='{esc(info.description)}'><div class='label'>{esc(info.label)}</div>"
-                     f"<div class='value'>{esc(fmt_metric(name, raw))}</div>{ci}</div>")
+                     f"<div class='value'>{esc(fmt_metric(name, raw))}</div>{ci}"
+                     f"<div class='ci kpi-term'>{esc(info.description)}</div></div>")
     failed = n_failed(data, best)
     judge_only = int(number(best.get("n_judge_only")) or 0)
     cards.append(f"<div class='kpi' title='{esc(question_counts(best))}'><div class='label'>Questions scored</div>"
@@ -357,7 +359,7 @@ def _plots(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
                      "configurations shown within the margin of it (\"tier 1\" in the plot); the dashed line "
                      "joins the frontier: configurations no other one beats on both. The star is the recommendation."
                      "</figcaption></figure>")
-    series = []
+    series, terms = [], []
     for name in BAR_METRICS:
         values = [metric_value(data, r, name) for r in rows]
         if all(v is None for v in values):
@@ -366,10 +368,12 @@ def _plots(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
         lows = [b.low if b else None for b in bounds]
         highs = [b.high if b else None for b in bounds]
         series.append(plots.MetricSeries(metric_by_name()[name].label, values, lows, highs))
+        terms.append(f"{metric_by_name()[name].label}: {metric_by_name()[name].description}")
     if series:
         out.append("<figure>" + png_img(plots.metric_bars_png([str(r["label"]) for r in rows], series),
                                         "metric-bars", "metrics per configuration with confidence intervals")
-                   + "<figcaption>Mean per configuration; whiskers show the 95% confidence interval.</figcaption>"
+                   + "<figcaption>Mean per configuration; whiskers show the 95% confidence interval. "
+                   + esc("; ".join(terms)) + ".</figcaption>"
                      "</figure>")
     out.append(_chunk_sizes(data, rows))
     return "".join(out)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from chunkbench_core.labels import configuration_label
-from chunkbench_core.reporting.html import label_html
+from chunkbench_core.reporting.html import esc, label_html
 from chunkbench_core.reporting import ReportNames, ReportPaths, write_reports
 from chunkbench_core.reporting.columns import flatten, run_settings
 from chunkbench_core.reporting.data import load_report_data
@@ -286,3 +286,16 @@ def test_technical_tests_table_shows_n_and_no_column_of_zero_dollars(extended_re
     head = head[:head.index("</thead>")]
     assert ">context tokens / question<" in head and "$ index + 1,000 questions" not in head
     assert ">n<" in head
+
+
+def test_kpi_tiles_and_the_bars_caption_explain_their_terms(extended_reports: ReportPaths) -> None:
+    """A term is explained where it appears: under each key figure and in the bar plot's caption, not only on
+    hover."""
+    from chunkbench_core.reporting.columns import metric_by_name
+
+    html = read(extended_reports.managerial)
+    recall = metric_by_name()["recall"]
+    assert f"<div class='ci kpi-term'>{esc(recall.description)}</div>" in html
+    caption = html[html.index('id="metric-bars"'):]
+    caption = caption[caption.index("<figcaption>"):caption.index("</figcaption>")]
+    assert esc(f"{recall.label}: {recall.description}") in caption
