@@ -13,7 +13,7 @@ from typing import Sequence, TextIO
 
 from dagster import DagsterInstance
 
-from chunkbench_core.benchmarks import register_benchmark
+from chunkbench_core.benchmarks import BENCHMARK_FILE, register_benchmark
 from chunkbench_core.chunking import STRATEGIES
 from chunkbench_core.errors import ChunkbenchError
 from chunkbench_core.evaluation.question_check import check_questions
@@ -23,7 +23,7 @@ from chunkbench_core.labels import configuration_label
 from chunkbench_core.progress import StopRequested, check_stop, timed
 from chunkbench_core.redaction import redact
 from chunkbench_core.reporting.leaderboard import leaderboard_text
-from chunkbench_core.settings import Settings
+from chunkbench_core.settings import SAMPLE_BENCHMARK, Settings
 from chunkbench_core.stages.documents import load_parsed_corpus
 from chunkbench_core.storage.corpus import scan_corpus
 from chunkbench_core.storage.results_db import ResultsDB
@@ -90,7 +90,11 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
 
     instance = instance or DagsterInstance.from_config(str(settings.dagster_home_dir))
     fail_orphaned_runs(instance, say)  # runs of a chunkbench run killed with -9 stay STARTED otherwise
+    first_run = not (settings.results_dir / BENCHMARK_FILE).is_file()
     register_benchmark(settings)  # the code location lists it from now on (after a reload)
+    if first_run and settings.benchmark != SAMPLE_BENCHMARK:  # a running UI built its assets before this one existed
+        say(f"new benchmark {settings.benchmark}: a running chunkbench ui shows it once its code location is "
+            "reloaded (Deployment, then Reload), or after chunkbench ui starts again")
     # the partitions of every registered model: those not runnable here are skipped below, with the reason
     registry = settings.registry()
     # this benchmark's assets only, under its key prefix, as the code location defines them

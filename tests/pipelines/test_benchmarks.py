@@ -55,6 +55,9 @@ def test_two_benchmarks_in_one_home_never_mix(tmp_path, monkeypatch):
         assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], out=out, instance=instance) == 0, \
             out.getvalue()
         assert f"benchmark {name}:" in out.getvalue()
+        # its first run says how a running UI shows it (the code location lists benchmarks when it loads)
+        assert f"new benchmark {name}: a running chunkbench ui shows it once its code location is reloaded" \
+            in " ".join(out.getvalue().split())
         events_after_own_run[name] = materialization_counts(instance, name)
         assert events_after_own_run[name]["leaderboard"] == 1 and events_after_own_run[name]["chunk_collections"] == 1
 
