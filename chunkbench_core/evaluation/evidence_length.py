@@ -62,16 +62,19 @@ def token_density(chunks: Iterable[Mapping[str, Any]]) -> dict[str, float]:
 
 
 def density_of(chunks: Iterable[Mapping[str, Any]]) -> dict[str, float]:
-    """:func:`token_density` over the chunks of one configuration per document (the first seen): every
-    configuration cuts the same text, and one configuration's chunks cover each document once (overlapping
-    chunks count their shared text twice in tokens and in characters alike)."""
-    first: dict[str, tuple[Any, Any]] = {}
-    kept = []
+    """:func:`token_density` over one configuration's chunks per document, the first by (strategy, corpus model)
+    name whatever order the chunks come in: every configuration cuts the same text, and one configuration's chunks
+    cover each document once (overlapping chunks count their shared text twice in tokens and in characters
+    alike)."""
+    chunks = list(chunks)
+    first: dict[str, tuple[str, str]] = {}
     for chunk in chunks:
-        document, configuration = str(chunk.get("document")), (chunk.get("strategy"), chunk.get("corpus_model"))
-        if first.setdefault(document, configuration) == configuration:
-            kept.append(chunk)
-    return token_density(kept)
+        document = str(chunk.get("document"))
+        configuration = (str(chunk.get("strategy")), str(chunk.get("corpus_model")))
+        if document not in first or configuration < first[document]:
+            first[document] = configuration
+    return token_density(c for c in chunks if first.get(str(c.get("document"))) ==
+                         (str(c.get("strategy")), str(c.get("corpus_model"))))
 
 
 def evidence_tokens(references: Any, density: Mapping[str, float]) -> int | None:
