@@ -69,7 +69,12 @@ def redact(text: str | None, secrets: Iterable[str | None] = ()) -> str:
 
 
 def describe_error(exc: BaseException, limit: int | None = None) -> str:
-    """``"HTTP 401 AuthenticationError: <message>"`` (status when the exception has one), redacted, cut at ``limit``."""
+    """``"HTTP 401 AuthenticationError: <message>"`` (status when the exception has one), redacted, cut at ``limit``.
+    A provider's failure is its own one line (the server, what it said, what was tried, what to do), as it is."""
+    from chunkbench_core.errors import ProviderError
+
+    if isinstance(exc, ProviderError):
+        return redact(" ".join(str(exc).split()))
     status = getattr(exc, "status_code", None)
     kind = type(exc).__name__
     message = redact(str(exc).strip()) or kind

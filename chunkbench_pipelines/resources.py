@@ -318,7 +318,8 @@ class LLMResource(ConfigurableResource):
         from chunkbench_core.parsing.captions import openai_vision_captioner
 
         return ParseOptions(caption_source=openai_vision_captioner(
-            model=self.vision_model, base_url=self.base_url, api_key=self.api_key))
+            model=self.vision_model, base_url=self.base_url, api_key=self.api_key, timeout_s=self.timeout_seconds,
+            retry_budget_s=self.retry_budget_seconds))
 
     def contextual_context(self):
         """contextual_retrieval's context source: the LLM when configured (answers cached on disk), else None
@@ -330,7 +331,7 @@ class LLMResource(ConfigurableResource):
 
         # persistent and content-addressed: a rebuild never pays the LLM again for the same chunk
         return LLMContext(client=self.client(), model=self.model, endpoint=self.base_url or "openai",
-                          cache=context_cache(self.cache_url, self.home))
+                          cache=context_cache(self.cache_url, self.home), settings=self.settings())
 
 
 class RankingResource(ConfigurableResource):

@@ -32,7 +32,7 @@ from typing import Any, Callable, Literal, MutableMapping
 
 from pydantic import Field
 
-from chunkbench_core.errors import ChunkingError
+from chunkbench_core.errors import ChunkingError, ProviderError
 from chunkbench_core.parsing.models import ParsedDocument, TreeNode
 from chunkbench_core.redaction import describe_error
 
@@ -95,12 +95,19 @@ class LLMContext:
     the model, the ``endpoint``, the prompt version and the document's and chunk's hashes. A document longer than
     ``max_document_tokens`` cl100k tokens is cut to that many tokens around the chunk.
     An empty answer is a failure.
+
+    A ``client``'s requests go through :func:`chunkbench_core.provider_faults.call` with ``settings``'
+    timeout, retry budget and retries (an ``evaluation.llm.LLMSettings``; None: the defaults), like the
+    answers and the judge: a refusal stops at once, a transient failure is retried within the budget, and
+    what fails for good is a ProviderError in one line. Once the endpoint failed for good, the next
+    uncached context fails with the same error without a request (every other document would fail alike,
+    each after the whole budget).
     """
 
     def __init__(self, complete: Callable[[list[dict[str, str]]], str] | None = None, *, client: Any = None,
                  model: str | None = None, max_tokens: int = 120, temperature: float = 0.0,
                  max_document_tokens: int = 8000, cache: MutableMapping[str, str] | None = None,
-                 endpoint: str | None = None) -> None:
+                 endpoint: str | None = None, settings: Any = None) -> None:
         if (complete is None) == (client is None):
             raise ChunkingError("LLMContext needs exactly one of complete=<callable> or client=<OpenAI client>")
         if client is not None and not model:
@@ -111,6 +118,8 @@ class LLMContext:
         self._complete = complete
         self.client = client
         self.model = model or getattr(complete, "__name__", "callable")
+        self.settings = settings
+        self.failure: Exception | None = None  # the endpoint's failure for good (a ProviderError), once met
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.max_document_tokens = max_document_tokens
@@ -144,9 +153,18 @@ class LLMContext:
     def _ask(self, messages: list[dict[str, str]]) -> str:
         if self._complete is not None:
             return self._complete(messages)
-        response = self.client.chat.completions.create(
-            model=self.model, messages=messages, max_tokens=self.max_tokens, temperature=self.temperature)
-        return response.choices[0].message.content or ""
+        from chunkbench_core.evaluation.llm import LLMSettings, _complete
+
+        if self.failure is not None:
+            raise self.failure
+        settings = self.settings or LLMSettings(model=str(self.model))
+        settings = replace(settings, model=str(self.model), temperature=self.temperature)
+        try:
+            text, _finish, _usage, _ms = _complete(self.client, settings, messages, self.max_tokens, json_mode=False)
+        except ProviderError as exc:
+            self.failure = exc
+            raise
+        return text
 
     @property
     def prompt_version(self) -> str:
@@ -229,12 +247,12 @@ class ContextualRetrievalChunker(Chunker):
             try:
                 return [self._fit_context(self.context(document.markdown, c.text)) for c in chunks], "llm"
             except Exception as exc:
-                reason = describe_error(exc)
+                reason = describe_error(exc)  # a provider's failure: its one line, what to do included
                 if self.on_context_failure != "headings":
+                    fix = "" if isinstance(exc, ProviderError) else "; fix the LLM endpoint"
                     raise ChunkingError(  # not chained: the endpoint's own text may hold the key
-                        f"contextual_retrieval: the LLM context failed on {document.document}: {reason}; "
-                        "fix the LLM endpoint, or set on_context_failure='headings' to fall back to heading "
-                        "contexts for such documents"
+                        f"contextual_retrieval: the LLM context failed on {document.document}: {reason}{fix}; "
+                        "or set on_context_failure='headings' to fall back to heading contexts for such documents"
                     ) from None
                 self.fallbacks[document.document] = reason
                 log.warning("contextual_retrieval: LLM context failed on %s (%s); this document uses heading "

@@ -21,6 +21,7 @@ import numpy as np
 
 from chunkbench_core.errors import ChunkbenchError
 from chunkbench_core.labels import configuration_label
+from chunkbench_core.redaction import describe_error
 
 from .experiment import search_stable, split_chunk_rows
 from .llm import LLMResult, LLMSettings, build_context, generate_answer
@@ -188,8 +189,8 @@ def ask(request: AskRequest, embedder: Any, store: Any, llm_client: Any | None =
         try:
             result.answer = generate_answer(llm_client, llm_settings, question, context, record)
         except Exception as exc:  # noqa: BLE001 - shown to the user, never raised
-            status = getattr(exc, "status_code", None)
-            result.answer_error = f"{'HTTP ' + str(status) + ' ' if status else ''}{type(exc).__name__}: {exc}"
+            # a provider's failure (retried as every LLM request is, within the budget) is its own one line
+            result.answer_error = describe_error(exc)
         result.latency_ms["generate"] = record.generate_ms
         result.prompt_tokens = record.answer_usage.prompt_tokens
         result.completion_tokens = record.answer_usage.completion_tokens

@@ -33,8 +33,9 @@ from typing import Any
 import numpy as np
 
 from chunkbench_core.tokens import count_tokens
-from chunkbench_core.errors import ConfigError, QuestionSetError
+from chunkbench_core.errors import ConfigError, ProviderError, QuestionSetError
 from chunkbench_core.parsing.models import ParsedDocument
+from chunkbench_core.redaction import describe_error, redact
 
 from .llm import LLMSettings, Usage, _complete
 from .questions import Reference, locate_reference
@@ -183,6 +184,8 @@ class GenerationReport:
     details: list[str] = field(default_factory=list)  # one line per dropped passage
     usage: Usage = field(default_factory=Usage)
     evidence_tokens: list[int] = field(default_factory=list)  # each kept question's evidence length in tokens
+    #: the LLM endpoint's failure for good (a ProviderError's one line): generation stopped there
+    stopped: str | None = None
 
     def lengths(self, chunk_sizes: Sequence[float] = ()) -> tuple[str, str | None]:
         """The kept questions' evidence-length distribution against ``chunk_sizes`` (default: the bucket bounds, 64
@@ -195,7 +198,8 @@ class GenerationReport:
 
     def summary(self) -> str:
         reasons = "; ".join(f"{n} {reason}" for reason, n in sorted(self.dropped.items())) or "none"
-        short = f" (fewer than the {self.requested} asked: the passages ran out)" if self.kept < self.requested else ""
+        why = "the LLM failed" if self.stopped else "the passages ran out"
+        short = f" (fewer than the {self.requested} asked: {why})" if self.kept < self.requested else ""
         return (f"{self.tried} passage(s) tried, {self.kept} question(s) kept{short}, "
                 f"{self.tried - self.kept} dropped: {reasons}. {self.calls} LLM call(s), "
                 f"{self.usage.prompt_tokens} prompt + {self.usage.completion_tokens} completion tokens.")
@@ -253,6 +257,9 @@ def generate_question_set(
 
     ``embed`` maps question texts to vectors (near-duplicates). Passages are tried in sampled
     order until ``n`` questions are kept or ``max_tries`` (default 3 x n) passages were tried.
+    Requests go through ``provider_faults.call`` (``settings``' timeout and retry budget); when the endpoint
+    fails for good (a ProviderError: a refusal, or retries spent), generation stops at once with the questions
+    kept so far and ``report.stopped`` holds the error's one line.
     """
     if n < 1:
         raise ConfigError(f"--n must be at least 1, got {n}")
@@ -280,9 +287,13 @@ def generate_question_set(
         except ReplyError as exc:
             drop("invalid reply", str(exc))
             continue
+        except ProviderError as exc:
+            # refused, or retried until the budget ran out: every other passage would fail alike
+            report.tried -= 1
+            report.stopped = redact(str(exc))
+            break
         except Exception as exc:  # noqa: BLE001 - one failed call must not stop the others
-            status = getattr(exc, "status_code", None)
-            drop("LLM call failed", f"{'HTTP ' + str(status) + ' ' if status else ''}{type(exc).__name__}: {exc}")
+            drop("LLM call failed", describe_error(exc))
             continue
         qid = _question_id("gen", passage.document, passage.start, question)
         references: list[dict[str, Any]] = []

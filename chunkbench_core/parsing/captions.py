@@ -46,7 +46,8 @@ def openai_vision_captioner(
     api_key: str | None = None,
     prompt: str = DEFAULT_PROMPT,
     max_tokens: int = 300,
-    timeout_s: float = 60.0,
+    timeout_s: float | None = None,
+    retry_budget_s: float | None = None,
     client: Any | None = None,
 ) -> CaptionSource:
     """A caption source calling ``chat.completions`` of an OpenAI-compatible endpoint.
@@ -54,41 +55,51 @@ def openai_vision_captioner(
     ``client`` may be given (an ``openai.OpenAI`` or anything with the same
     ``chat.completions.create``); otherwise one is made from ``base_url`` and
     ``api_key`` (the settings give the LLM's key: ``CHUNKBENCH_LLM_API_KEY``, else ``OPENAI_API_KEY``).
-    Errors of the call propagate; the parser turns them into a warning.
+    Every request goes through :func:`chunkbench_core.provider_faults.call` like the answers and the judge:
+    ``timeout_s`` and ``retry_budget_s`` are CHUNKBENCH_PROVIDER_TIMEOUT_S and CHUNKBENCH_PROVIDER_RETRY_BUDGET_S
+    (None: their defaults); a refusal stops at once, a transient failure is retried within the budget, and what
+    fails for good raises a ProviderError in one line (the parser keeps the document and says it in a warning).
+    Once the endpoint failed for good, the next images fail with the same line without a request: each would
+    fail alike, after the whole budget.
     """
+    from chunkbench_core.errors import ProviderError
+    from chunkbench_core.evaluation.llm import LLMSettings, _complete, make_client
+
     if not model or not isinstance(model, str):
         raise ConfigError("openai_vision_captioner: model must be a non-empty model name, e.g. 'gpt-4o-mini'")
-    if max_tokens <= 0 or timeout_s <= 0:
-        raise ConfigError("openai_vision_captioner: max_tokens and timeout_s must be positive")
+    if max_tokens <= 0 or (timeout_s is not None and timeout_s <= 0) \
+            or (retry_budget_s is not None and retry_budget_s <= 0):
+        raise ConfigError("openai_vision_captioner: max_tokens, timeout_s and retry_budget_s must be positive")
+    limits = {name: value for name, value in (("timeout_seconds", timeout_s), ("retry_budget_seconds", retry_budget_s))
+              if value is not None}
+    settings = LLMSettings(model=model, temperature=0.0, **limits)
     if client is None:
         try:
-            from openai import OpenAI
+            import openai  # noqa: F401 - only to say what is missing
         except ImportError:
             raise ConfigError("openai_vision_captioner needs the 'openai' package: pip install openai") from None
-        client = OpenAI(
-            base_url=base_url,
-            api_key=api_key or "not-needed",
-            timeout=timeout_s,
-        )
+        client = make_client(base_url, api_key, settings.timeout_seconds, max_retries=0)
+    failure: list[ProviderError] = []
 
     def caption(image: bytes) -> str:
+        if failure:
+            raise failure[0]
         data_url = f"data:{image_mime(image)};base64,{base64.b64encode(image).decode('ascii')}"
-        response = client.chat.completions.create(
-            model=model,
-            temperature=0,
-            max_tokens=max_tokens,
-            messages=[
-                {
-                    "role": "user",
-                    "content": [
-                        {"type": "text", "text": prompt},
-                        {"type": "image_url", "image_url": {"url": data_url}},
-                    ],
-                }
-            ],
-        )
-        content = response.choices[0].message.content if response.choices else None
-        return (content or "").strip()
+        messages: list[Any] = [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": prompt},
+                    {"type": "image_url", "image_url": {"url": data_url}},
+                ],
+            }
+        ]
+        try:
+            text, _finish, _usage, _ms = _complete(client, settings, messages, max_tokens, json_mode=False)
+        except ProviderError as exc:
+            failure.append(exc)
+            raise
+        return text.strip()
 
     # what makes its captions what they are (no secret): stored parses are keyed by it
     prompt_digest = hashlib.sha256(prompt.encode()).hexdigest()[:8]

@@ -47,7 +47,12 @@ def build_generated_questions(scope: Scope = UNSCOPED) -> AssetsDefinition:
             data, report = generate_question_set(documents, llm.client(), llm.settings(), local_question_embed(),
                                                  config.n, seed=config.seed, documents_pattern=config.documents,
                                                  name=config.out.rsplit("/", 1)[-1].removesuffix(".json"))
+        if report.stopped and not data["questions"]:
+            raise Failure(description=f"{report.summary()} Nothing written. {report.stopped}", allow_retries=False)
         path = write_question_file(data, workspace.questions_dir() / config.out)
+        if report.stopped:  # the questions kept are written; the endpoint's failure ends the step
+            raise Failure(description=f"{report.summary()} Written to {path}. {report.stopped}", allow_retries=False,
+                          metadata={"path": MetadataValue.path(str(path)), "kept": report.kept})
         return MaterializeResult(metadata={
             "path": MetadataValue.path(str(path)),
             "tried": report.tried, "kept": report.kept, "dropped": report.tried - report.kept,

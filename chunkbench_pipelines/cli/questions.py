@@ -232,6 +232,8 @@ def command_generate(args: argparse.Namespace) -> int:
         print(f"dropped: {line}", file=sys.stderr)
     if not data["questions"]:
         print(f"{report.summary()} Nothing written.", file=sys.stderr)
+        if report.stopped:
+            print(f"error: {report.stopped}", file=sys.stderr)
         return 1
     path = write_question_file(data, args.out)
     print(f"{report.summary()} Written to {path}.")
@@ -239,6 +241,9 @@ def command_generate(args: argparse.Namespace) -> int:
     print(lengths)
     if favoured:
         print(f"warning: {favoured}", file=sys.stderr)
+    if report.stopped:  # the questions kept are written; what stopped the rest, in its one line
+        print(f"error: {report.stopped}", file=sys.stderr)
+        return 1
     return 0
 
 

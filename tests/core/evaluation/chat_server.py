@@ -1,8 +1,10 @@
 """A scripted OpenAI-compatible chat server on 127.0.0.1 (stdlib http.server) for tests.
 
 It answers ``POST /v1/chat/completions`` with the replies it was given, in order (the last one
-is repeated when they run out), and records every request body. A reply is a string (the
-message content) or a dict ``{"status": 500}`` for an HTTP error.
+is repeated when they run out), and records every request body and its Authorization header. A reply is
+a string (the message content), a dict ``{"status": 500}`` for an HTTP error (optional ``"message"``: the
+provider's own words, ``"code"``: its error code such as ``insufficient_quota``, ``"retry_after"``: seconds
+in a Retry-After header), or ``{"malformed": True}`` for a 200 whose body is not JSON.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ class ScriptedChatServer:
         self.replies: deque[Any] = deque(replies)
         self.last: Any = replies[-1] if replies else ""
         self.requests: list[dict[str, Any]] = []
+        self.authorizations: list[str] = []
         self.lock = threading.Lock()
         server = self
 
@@ -32,9 +35,19 @@ class ScriptedChatServer:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 with server.lock:
                     server.requests.append(body)
+                    server.authorizations.append(self.headers.get("Authorization", ""))
                     reply = server.replies.popleft() if server.replies else server.last
-                if isinstance(reply, dict) and "status" in reply:
-                    data = json.dumps({"error": {"message": "scripted failure"}}).encode()
+                headers: dict[str, str] = {}
+                if isinstance(reply, dict) and reply.get("malformed"):
+                    data = b"{not json at all"
+                    self.send_response(200)
+                elif isinstance(reply, dict) and "status" in reply:
+                    error = {"message": reply.get("message", "scripted failure")}
+                    if "code" in reply:
+                        error.update(type=reply["code"], code=reply["code"])
+                    data = json.dumps({"error": error}).encode()
+                    if "retry_after" in reply:
+                        headers["Retry-After"] = str(reply["retry_after"])
                     self.send_response(int(reply["status"]))
                 else:
                     prompt = sum(len(m.get("content", "").split()) for m in body.get("messages", []))
@@ -49,6 +62,8 @@ class ScriptedChatServer:
                     self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                for key, value in headers.items():
+                    self.send_header(key, value)
                 self.end_headers()
                 self.wfile.write(data)
 
