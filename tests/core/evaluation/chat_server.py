@@ -4,13 +4,15 @@ It answers ``POST /v1/chat/completions`` with the replies it was given, in order
 is repeated when they run out), and records every request body and its Authorization header. A reply is
 a string (the message content), a dict ``{"status": 500}`` for an HTTP error (optional ``"message"``: the
 provider's own words, ``"code"``: its error code such as ``insufficient_quota``, ``"retry_after"``: seconds
-in a Retry-After header), or ``{"malformed": True}`` for a 200 whose body is not JSON.
+in a Retry-After header), ``{"malformed": True}`` for a 200 whose body is not JSON, or ``{"sleep": s}`` for
+an answer that takes ``s`` seconds.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -38,6 +40,9 @@ class ScriptedChatServer:
                     server.authorizations.append(self.headers.get("Authorization", ""))
                     reply = server.replies.popleft() if server.replies else server.last
                 headers: dict[str, str] = {}
+                if isinstance(reply, dict) and "sleep" in reply:  # a server that takes this long to answer
+                    time.sleep(float(reply["sleep"]))
+                    reply = reply.get("then", "late")
                 if isinstance(reply, dict) and reply.get("malformed"):
                     data = b"{not json at all"
                     self.send_response(200)
@@ -50,7 +55,8 @@ class ScriptedChatServer:
                         headers["Retry-After"] = str(reply["retry_after"])
                     self.send_response(int(reply["status"]))
                 else:
-                    prompt = sum(len(m.get("content", "").split()) for m in body.get("messages", []))
+                    prompt = sum(len(m["content"].split()) for m in body.get("messages", [])
+                                 if isinstance(m.get("content"), str))
                     data = json.dumps({
                         "id": f"chat-{len(server.requests)}", "object": "chat.completion", "created": 0,
                         "model": body.get("model", "scripted"),
@@ -65,7 +71,10 @@ class ScriptedChatServer:
                 for key, value in headers.items():
                     self.send_header(key, value)
                 self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up waiting (a timeout test)
 
         self.port = free_port()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)

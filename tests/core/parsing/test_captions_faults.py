@@ -1,0 +1,65 @@
+"""Image captions meet the provider faults as every LLM request does: one retry loop within the request timeout
+and the retry budget, a refusal stopping at once (not once per image), the provider's one line in the parse's
+warning, the document kept. Against a scripted OpenAI-compatible server on 127.0.0.1 with the real openai client."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chunkbench_core.errors import ProviderError
+from chunkbench_core.parsing import ParseOptions, parse
+from chunkbench_core.parsing.captions import openai_vision_captioner
+from tests.core.evaluation.chat_server import ScriptedChatServer
+from tests.core.parsing import builders
+
+KEY = "sk-test-captions-abcdefghijklmnop"
+
+
+def captioner(server: ScriptedChatServer, **limits):
+    return openai_vision_captioner(model="vision-m", base_url=server.base_url, api_key=KEY,
+                                   **{"timeout_s": 2.0, "retry_budget_s": 10.0, **limits})
+
+
+def test_a_wrong_key_leaves_the_image_uncaptioned_with_the_provider_s_line(rich_docx: Path):
+    with ScriptedChatServer([{"status": 401, "message": f"Incorrect API key provided: {KEY}."}]) as server:
+        parsed = parse(rich_docx, ParseOptions(caption_source=captioner(server)))
+        assert len(server.requests) == 1  # not retried, by us or by the openai client
+    host = server.base_url.split("/")[2]
+    assert parsed.stats["images_uncaptioned"] == parsed.stats["images"] >= 1  # the document is kept
+    [warning] = [w for w in parsed.warnings if "not captioned" in w]
+    assert f"caption source failed (LLM server {host} (model vision-m) answered HTTP 401: Incorrect API key " \
+           "provided: [redacted]" in warning
+    assert "not retried" in warning and "check the key in CHUNKBENCH_LLM_API_KEY" in warning
+    assert KEY not in warning and "\n" not in warning
+
+
+def test_after_a_used_up_quota_the_next_images_send_nothing():
+    quota = {"status": 429, "code": "insufficient_quota", "message": "You exceeded your current quota."}
+    with ScriptedChatServer([quota]) as server:
+        source = captioner(server)
+        for _ in range(3):
+            with pytest.raises(ProviderError, match="the quota is used up: raise it") as info:
+                source(builders.png_bytes())
+            assert info.value.kind == "quota"
+        assert len(server.requests) == 1
+
+
+def test_a_rate_limit_and_a_malformed_reply_are_retried_then_the_caption_arrives():
+    with ScriptedChatServer([{"status": 429, "retry_after": 0}, {"malformed": True}, "A red square."]) as server:
+        assert captioner(server)(builders.png_bytes()) == "A red square."
+        assert len(server.requests) == 3
+        assert server.requests[-1]["messages"][0]["content"][1]["image_url"]["url"].startswith("data:image/png")
+
+
+def test_a_silent_server_ends_within_the_budget_naming_the_timeout():
+    import time
+
+    with ScriptedChatServer([{"sleep": 5}]) as server:
+        started = time.monotonic()
+        with pytest.raises(ProviderError) as info:
+            captioner(server, timeout_s=1.0, retry_budget_s=3.0)(builders.png_bytes())
+        elapsed = time.monotonic() - started
+    assert elapsed < 6 and info.value.kind == "timeout"
+    assert "did not answer within 1.0 s" in str(info.value) and "CHUNKBENCH_PROVIDER_TIMEOUT_S" in str(info.value)
