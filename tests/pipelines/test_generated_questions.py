@@ -50,3 +50,21 @@ def test_without_an_llm_the_asset_says_what_to_set(tmp_path):
     failure = next(e for e in result.all_events if e.is_step_failure)
     message = str(failure.event_specific_data.error.message) + str(failure.event_specific_data.error)
     assert "CHUNKBENCH_LLM_MODEL" in message and "chunkbench questions draft" in message
+
+
+@pytest.mark.e2e  # materializes part of the asset graph (make test-fast leaves it out)
+def test_a_refusing_llm_fails_the_asset_at_once_with_its_line(tmp_path):
+    key = "sk-test-asset-abcdefghijklmnop1234"
+    with ScriptedChatServer([{"status": 401, "message": f"Incorrect API key provided: {key}."}]) as server:
+        res = resources(tmp_path, LLMResource(model="scripted", base_url=server.base_url, api_key=key,
+                                              retry_budget_seconds=10.0))
+        result = materialize(ASSETS, resources=res, instance=DagsterInstance.ephemeral(), raise_on_error=False,
+                             run_config={"ops": {"generated_questions": {"config": {"n": 2, "out": "gen.json"}}}})
+        assert len(server.requests) == 1  # stopped at once: not once per passage, not retried by the step
+    assert not result.success
+    failure = next(e for e in result.all_events if e.is_step_failure)
+    message = str(failure.event_specific_data.error.message)
+    host = server.base_url.split("/")[2]
+    assert f"LLM server {host} (model scripted) answered HTTP 401: Incorrect API key provided: [redacted]" in message
+    assert "check the key in CHUNKBENCH_LLM_API_KEY" in message and "Nothing written" in message
+    assert key not in message and not (tmp_path / "questions" / "gen.json").exists()

@@ -93,6 +93,25 @@ def test_ask_gives_parent_context_and_the_answer(built):
     assert "parent context" in text and "answer (scripted):" in text and "tokens: context" in text
 
 
+def test_a_refused_answer_is_the_provider_s_one_line_and_a_transient_one_is_retried(built):
+    key = "sk-test-ask-abcdefghijklmnop1234"
+    settings = LLMSettings(model="ask-m", timeout_seconds=2.0, retry_budget_seconds=10.0, max_retries=2)
+    with ScriptedChatServer([{"status": 401, "message": f"Incorrect API key provided: {key}."}]) as server:
+        result = run(built, "fixed_size", top_k=2, llm_client=make_client(server.base_url, key), llm_settings=settings)
+        assert len(server.requests) == 1  # not retried, by us or by the openai client
+    host = server.base_url.split("/")[2]
+    assert result.answer is None and result.hits  # what was retrieved is still shown
+    assert result.answer_error.startswith(f"LLM server {host} (model ask-m) answered HTTP 401: Incorrect API key "
+                                          "provided: [redacted]")
+    assert "not retried" in result.answer_error and "check the key in CHUNKBENCH_LLM_API_KEY" in result.answer_error
+    text = result.to_text()
+    assert f"answer failed: LLM server {host}" in text and key not in text and key not in json.dumps(result.to_dict())
+    with ScriptedChatServer([{"status": 429, "retry_after": 0}, {"malformed": True}, "At 10:00."]) as server:
+        result = run(built, "fixed_size", top_k=2, llm_client=make_client(server.base_url, key), llm_settings=settings)
+        assert len(server.requests) == 3
+    assert result.answer == "At 10:00." and result.answer_error is None
+
+
 def test_ask_names_the_partition_to_materialize(built):
     with pytest.raises(CollectionMissingError, match=r"chunk_collections partition all-minilm-l6-v2\|recursive"):
         run(built, "recursive")
