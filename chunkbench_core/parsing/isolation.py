@@ -30,7 +30,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Mapping
 
-from chunkbench_core.errors import ConfigError, DocumentProcessingError
+from chunkbench_core.errors import ConfigError, DocumentProcessingError, ProviderError
 from chunkbench_core.parsing.models import ParsedDocument
 from chunkbench_core.parsing.options import ParseOptions
 from chunkbench_core.redaction import describe_error
@@ -99,6 +99,9 @@ class _ParentCaption:
         status, value = self.conn.recv()
         if status == "ok":
             return value
+        if status == "provider_error":
+            message, kind, code = value
+            raise ProviderError(message, kind=kind, status=code)
         raise RuntimeError(value)
 
 
@@ -231,6 +234,8 @@ class IsolatedParser:
                 try:
                     assert source is not None
                     conn.send(("ok", source(value)))
+                except ProviderError as exc:  # the caption service's one line, kept as such in the warning
+                    conn.send(("provider_error", (describe_error(exc), exc.kind, exc.status)))
                 except Exception as exc:  # the parser turns a failed caption into a warning
                     conn.send(("error", describe_error(exc)))
                 deadline += time.monotonic() - started

@@ -79,8 +79,12 @@ def _parse_and_store(store: ParsedStore, parse: Callable[[str], ParsedDocument],
 
 
 def _parse_one(request: ParseRequest, source: SourceDocument, summary: ParseSummary) -> dict[str, Any]:
-    """The stored record of ``source``, parsing it first when its content is new (a failure is recorded)."""
+    """The stored record of ``source``, parsing it first when its content is new (a failure is recorded), or when
+    the caption service failed on some of its images last time (asked again: it may be fixed by now)."""
     record = request.store.get(source)
+    if record is not None and record["status"] == "parsed" \
+            and ((record.get("parsed") or {}).get("stats") or {}).get("images_caption_failed"):
+        record = None
     if record is None:
         parsed, error = _parse_and_store(request.store, request.parse, source)
         if parsed is not None:

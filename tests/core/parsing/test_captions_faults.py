@@ -63,3 +63,38 @@ def test_a_silent_server_ends_within_the_budget_naming_the_timeout():
         elapsed = time.monotonic() - started
     assert elapsed < 6 and info.value.kind == "timeout"
     assert "did not answer within 1.0 s" in str(info.value) and "CHUNKBENCH_PROVIDER_TIMEOUT_S" in str(info.value)
+
+
+def test_through_the_isolated_parser_the_line_is_kept_and_the_next_parse_asks_again(rich_docx: Path, tmp_path: Path):
+    """Parses run in a worker process that asks the parent for captions: the warning still carries the provider's
+    line (not a RuntimeError's), and a document whose captions failed is parsed again by the next parse, so a fixed
+    key captions it (a stored parse would otherwise keep it uncaptioned for good)."""
+    import shutil
+
+    from chunkbench_core.parsing.isolation import IsolatedParser, ParseLimits
+    from chunkbench_core.stages.documents import ParseRequest, parse_corpus
+    from chunkbench_core.storage.corpus import ParsedStore, scan_corpus
+    from chunkbench_core.storage.results_db import ResultsDB
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    shutil.copy(rich_docx, corpus / "rich.docx")
+    sources = scan_corpus(corpus)
+    results = ResultsDB(tmp_path / "results")
+    with ScriptedChatServer([{"status": 401, "message": f"Incorrect API key provided: {KEY}"},
+                             "A small red square."]) as server:
+        options = ParseOptions(caption_source=captioner(server))
+        store = ParsedStore(tmp_path / "parsed", f"v1-{options.fingerprint()}", options)
+        with IsolatedParser(ParseLimits(timeout_s=120)) as parser:
+            first = parse_corpus(ParseRequest(sources, store, lambda path: parser.parse(path, options)), results)
+            [document] = store.load_manifest_documents()
+            assert first.parsed == ["rich.docx"] and document.stats["images_caption_failed"] >= 1
+            [warning] = [w for w in document.warnings if "not captioned" in w]
+            assert "caption source failed (LLM server" in warning and "RuntimeError" not in warning
+            assert "answered HTTP 401" in warning and KEY not in warning
+            # the key was fixed: a new caption source (a new process would make one), the same options' fingerprint
+            options = ParseOptions(caption_source=captioner(server))
+            again = parse_corpus(ParseRequest(sources, store, lambda path: parser.parse(path, options)), results)
+        [document] = store.load_manifest_documents()
+        assert again.parsed == ["rich.docx"] and "images_caption_failed" not in document.stats
+        assert any(u.text == "A small red square." for u in document.units if u.content_type == "image_caption")
