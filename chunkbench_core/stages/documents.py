@@ -78,12 +78,16 @@ def _parse_and_store(store: ParsedStore, parse: Callable[[str], ParsedDocument],
         return None, message
 
 
+def _captions_failed(record: dict[str, Any]) -> bool:
+    """Whether the caption service failed on some images of a stored parse (they are uncaptioned for now)."""
+    return bool(((record.get("parsed") or {}).get("stats") or {}).get("images_caption_failed"))
+
+
 def _parse_one(request: ParseRequest, source: SourceDocument, summary: ParseSummary) -> dict[str, Any]:
     """The stored record of ``source``, parsing it first when its content is new (a failure is recorded), or when
     the caption service failed on some of its images last time (asked again: it may be fixed by now)."""
     record = request.store.get(source)
-    if record is not None and record["status"] == "parsed" \
-            and ((record.get("parsed") or {}).get("stats") or {}).get("images_caption_failed"):
+    if record is not None and record["status"] == "parsed" and _captions_failed(record):
         record = None
     if record is None:
         parsed, error = _parse_and_store(request.store, request.parse, source)
@@ -120,6 +124,7 @@ def parse_corpus(request: ParseRequest, results: "ResultsDB") -> ParseSummary:
     scan = request.scan
     summary = ParseSummary(hidden=scan.hidden if scan is not None else 0)
     records: list[DocumentRecord] = []
+    uncaptioned: set[str] = set()  # documents whose caption requests failed this time
     for document, error in (scan.refused.items() if scan is not None else ()):
         summary.failed[document] = error
         records.append(DocumentRecord(document=document, status="failed", error=error))
@@ -131,6 +136,8 @@ def parse_corpus(request: ParseRequest, results: "ResultsDB") -> ParseSummary:
             check_stop()
             tracker.begin(f"{source.document}, {file_size(source.size_bytes)}")
             record = _parse_one(request, source, summary)
+            if _captions_failed(record):
+                uncaptioned.add(source.document)
             records.append(document_record(source, record))
             script = script + ScriptShare.of([(record.get("parsed") or {}).get("markdown") or ""])
             tracker.step(done)
@@ -138,7 +145,11 @@ def parse_corpus(request: ParseRequest, results: "ResultsDB") -> ParseSummary:
     summary.script = script
     request.store.write_manifest(list(request.sources), request.parse_options, script.to_dict(),
                                  sample=request.sample)
-    summary.corpus_fingerprint = fingerprint(corpus_state(list(request.sources)))
+    # a document whose images are captioned once the caption service works again is a changed parsed corpus (its
+    # collections are rebuilt), though its bytes are the same; without caption failures: the files' state alone
+    state = {name: digest + (":captions-failed" if name in uncaptioned else "")
+             for name, digest in corpus_state(list(request.sources)).items()}
+    summary.corpus_fingerprint = fingerprint(state)
     summary.sample = request.sample
     return summary
 

@@ -97,4 +97,6 @@ def test_through_the_isolated_parser_the_line_is_kept_and_the_next_parse_asks_ag
             again = parse_corpus(ParseRequest(sources, store, lambda path: parser.parse(path, options)), results)
         [document] = store.load_manifest_documents()
         assert again.parsed == ["rich.docx"] and "images_caption_failed" not in document.stats
+        # the parsed corpus changed (its collections are rebuilt with the caption), though the file did not
+        assert again.corpus_fingerprint != first.corpus_fingerprint
         assert any(u.text == "A small red square." for u in document.units if u.content_type == "image_caption")
