@@ -65,3 +65,21 @@ def test_questions_generate_exits_1_with_the_line_when_the_quota_is_used_up(tmp_
                            "quota")
     assert "not retried" in line and "the quota is used up: raise it" in line
     assert "Nothing written" in done.stderr and not out.exists()
+
+
+def test_the_llm_resource_gives_contexts_and_captions_the_timeout_and_the_budget(tmp_path):
+    import time
+
+    from chunkbench_core.errors import ProviderError
+    from chunkbench_pipelines.resources import LLMResource
+    from tests.core.parsing import builders
+
+    with ScriptedChatServer([{"sleep": 4}]) as server:
+        llm = LLMResource(model="cmd-m", vision_model="vision-m", base_url=server.base_url, api_key=KEY,
+                          home=str(tmp_path / "home"), timeout_seconds=1.0, retry_budget_seconds=2.0)
+        context = llm.contextual_context()
+        assert (context.settings.timeout_seconds, context.settings.retry_budget_seconds) == (1.0, 2.0)
+        started = time.monotonic()
+        with pytest.raises(ProviderError, match=r"did not answer within 1\.0 s") as info:
+            llm.parse_options().caption_source(builders.png_bytes())
+        assert time.monotonic() - started < 3.5 and KEY not in str(info.value)
