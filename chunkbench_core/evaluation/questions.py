@@ -632,7 +632,7 @@ def locate_reference(reference: Reference, markdown: str, file: str, question_id
                 field_name,
             )
         return Span(reference.document, reference.start, reference.end)
-    # The parser normalises Persian text (ADR-0018) before computing offsets, so a
+    # The parser normalises Persian text before computing offsets, so a
     # reference typed as a person reads it is looked for in that form too.
     for content in dict.fromkeys((reference.content, normalize_persian(reference.content))):
         index = markdown.find(content)

@@ -1,10 +1,10 @@
-"""Document parsing: one entry point, :func:`parse`, for every supported format (issue 3).
+"""Document parsing: one entry point, :func:`parse`, for every supported format.
 
 ``parse(path, options)`` returns a :class:`ParsedDocument`:
 
 * ``markdown`` - the text every chunker sees and every chunk offset refers to;
-* ``tree`` - the DocumentTree (LLD 4.3): document / section / article / paragraph nodes;
-* ``units`` - structural units in document order (ADR-0004): ``paragraph``,
+* ``tree`` - the DocumentTree: document / section / article / paragraph nodes;
+* ``units`` - structural units in document order: ``paragraph``,
   ``table_row``, ``qa_pair`` or ``image_caption``, each with its text, its span
   (``markdown[u.start:u.end] == u.text`` always) and its heading path;
 * ``warnings`` and ``stats`` (unit counts, images, pages, ...).
@@ -144,7 +144,7 @@ def check_spans(parsed: ParsedDocument) -> None:
 
 
 def parse_cache_key(path: str | os.PathLike[str], options: ParseOptions | None = None) -> str:
-    """Key for "parse again only if something changed" (issue 3, item 9).
+    """Key for "parse again only if something changed": an unchanged corpus is not parsed twice.
 
     SHA-256 over the file's content hash, :data:`PARSER_VERSION` and the options that
     change the output of the file's format (:meth:`ParseOptions.fingerprint` with the

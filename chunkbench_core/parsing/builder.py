@@ -3,7 +3,8 @@
 Markdown conventions (the same for every format that is rendered, i.e. all but .md/.txt,
 whose text is kept as it is):
 
-* a heading is one line ``#`` * level + space + heading text (LLD 7.1 "markdown # / ##");
+* a heading is one line ``#`` * level + space + heading text (as markdown writes it, so the
+  heading-aware chunkers read it);
 * blocks (headings, paragraphs, Q&A pairs, image captions, tables) are separated by
   one blank line;
 * the rows of one table are consecutive lines, one ``table_row`` unit per line,
@@ -15,7 +16,7 @@ whose text is kept as it is):
 Every piece of text goes through the Persian normalisation before it is placed,
 so ``markdown[u.start:u.end] == u.text`` holds for every unit.
 
-Tree (LLD 4.3): the root is a ``document`` node; each heading opens a ``section``
+Tree: the root is a ``document`` node; each heading opens a ``section``
 node (or an ``article`` node for legal "Article N" / "ماده N" headings) nested
 under the nearest open heading of a lower level; each unit is a ``paragraph``
 leaf under the innermost open section, carrying the unit's text, content type

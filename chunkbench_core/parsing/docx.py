@@ -1,4 +1,4 @@
-"""DOCX: structural units from a Word document (ADR-0004 "Parsing order", amended by ADR-0018).
+"""DOCX: structural units from a Word document, in reading order.
 
 Rules:
 
@@ -6,7 +6,7 @@ Rules:
    ``w:sdt`` opened), so tables keep their place between paragraphs.
 2. Headings come from paragraph styles only: "Heading N" (or a style based on
    one, or a paragraph/style outline level) gives level N; "Title" gives level 1.
-   No heading is inferred from text (ADR-0018).
+   No heading is inferred from text: bold or short lines are too often not headings.
 3. A table is *page layout* when a cell holds a nested table or a cell's text is
    longer than one chunk (``ParseOptions.chunk_token_limit`` cl100k tokens). Its
    cells are then read as prose, in row order, each distinct cell once; nested

@@ -1,4 +1,4 @@
-"""Checks made before a parser touches a file (issue 3, item 7: bad input never crashes a run).
+"""Checks made before a parser touches a file, so that bad input fails that file alone and never the run.
 
 Each failed check raises :class:`DocumentProcessingError` naming the file and the reason:
 
@@ -15,7 +15,7 @@ Each failed check raises :class:`DocumentProcessingError` naming the file and th
 * text files whose encoding is none of ``csv_encodings``.
 
 Also here: :func:`content_hash`, the SHA-256 the pipeline uses to skip
-documents that did not change (issue 3, item 9).
+documents that did not change.
 """
 
 from __future__ import annotations

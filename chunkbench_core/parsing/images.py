@@ -1,4 +1,5 @@
-"""Embedded images: caption them or count and report them, never drop them silently (ADR-0004 "Images").
+"""Embedded images: caption them or count and report them, never drop them silently (a reader
+of the results must know what the text leaves out).
 
 With ``ParseOptions.caption_source`` set, each image's bytes go to it and the
 returned text becomes an ``image_caption`` unit in document order. Without it,

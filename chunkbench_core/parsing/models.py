@@ -14,7 +14,7 @@ NodeType = Literal["document", "section", "article", "paragraph"]
 
 @dataclass
 class TreeNode:
-    """One node of a DocumentTree (LLD 4.3)."""
+    """One node of a DocumentTree."""
 
     node_type: NodeType
     text: str = ""

@@ -1,9 +1,8 @@
 """Settings of the document parser (``ParseOptions``) and the list of supported suffixes.
 
-Defaults come from the seeds: the PDF text-layer gate of LLD section 3/7.1
-(``pdf_min_total_chars`` 100, ``pdf_min_median_chars_per_page`` 40) and the
-512-token chunk ceiling of ADR-0004/ADR-0018 that decides when a DOCX table is
-page layout rather than data. Options are validated when built, and a bad value
+The defaults: the PDF text-layer gate (``pdf_min_total_chars`` 100, ``pdf_min_median_chars_per_page`` 40, below
+which a PDF is a scan with no text to index) and the 512-token chunk ceiling that decides when a DOCX table is
+page layout rather than data (a cell no chunk can hold is prose, not a value). Options are validated when built, and a bad value
 raises :class:`~chunkbench_core.errors.ConfigError` naming the field and what is allowed.
 """
 
@@ -20,7 +19,7 @@ from chunkbench_core.parsing.heuristics import ParserHeuristics
 SUPPORTED_SUFFIXES: tuple[str, ...] = (".docx", ".doc", ".pdf", ".xlsx", ".csv", ".md", ".txt")
 
 #: A caption source turns the bytes of one embedded image into a text description
-#: (ADR-0004 "Images"). :func:`chunkbench_core.parsing.captions.openai_vision_captioner`
+#: (so the text of a figure can be retrieved, not only counted). :func:`chunkbench_core.parsing.captions.openai_vision_captioner`
 #: builds one for an OpenAI-compatible vision endpoint.
 CaptionSource = Callable[[bytes], str]
 
@@ -50,10 +49,10 @@ class ParseOptions:
     """How :func:`chunkbench_core.parsing.parse` reads a document.
 
     pdf_min_total_chars / pdf_min_median_chars_per_page
-        Text-layer gate (LLD 7.1): a PDF with fewer non-blank characters in total,
+        Text-layer gate: a PDF with fewer non-blank characters in total,
         or a lower median per page, is treated as scanned and rejected.
     max_file_bytes
-        Files larger than this are refused before being opened (issue 3, item 7).
+        Files larger than this are refused before being opened (one huge file must not stall the run).
     max_uncompressed_bytes
         A DOCX/XLSX whose zip entries declare more uncompressed bytes than this in
         total is refused, without inflating anything.
@@ -64,13 +63,13 @@ class ParseOptions:
         Seconds LibreOffice may take to convert one legacy .doc.
     chunk_token_limit
         Tokens (cl100k) in one chunk. A DOCX table cell longer than this makes the
-        table page layout (ADR-0018), so its cells are read as prose.
+        table page layout, so its cells are read as prose.
     caption_source
         Callable turning image bytes into a caption. ``None``: images are counted in
         ``stats['images']`` and reported in ``warnings``, never silently dropped.
     persian_digits
         Arabic-Indic and Persian digits are both rewritten to this one style
-        ("ascii" 0-9 or "persian" ۰-۹), ADR-0018 "digits handled consistently".
+        ("ascii" 0-9 or "persian" ۰-۹), so a number matches however it was typed.
     pdf_rtl_order
         How right-to-left PDF lines are stored: "auto" orders the words of a
         right-to-left line by their position on the page (right to left), which

@@ -1,6 +1,6 @@
-"""PDF with a text layer: markdown + DocumentTree (LLD section 7.1, pdf_parser.py).
+"""PDF with a text layer: markdown + DocumentTree.
 
-Steps, as in LLD 7.1:
+Steps:
 
 0. **Limits.** pypdf's safety limits (elements of one array, entries of one
    dictionary, tokens of one content stream, bytes of one stream) are scaled to
@@ -566,7 +566,7 @@ def _edge_lines(lines: list[Line]) -> list[Line]:
 
 
 def text_layer_gate(path: Path, per_page_chars: list[int], options: ParseOptions) -> None:
-    """LLD 7.1 step 1: reject scanned PDFs."""
+    """Step 1: reject scanned PDFs (no text layer to index)."""
     total = sum(per_page_chars)
     median = statistics.median(per_page_chars) if per_page_chars else 0
     if total < options.pdf_min_total_chars or median < options.pdf_min_median_chars_per_page:
@@ -600,7 +600,7 @@ def _round_size(size: float) -> float:
 
 def assign_headings(lines: list[Line], titles: dict[str, int], spacing: dict[float, float],
                     pdf: PDFHeuristics | None = None) -> None:
-    """LLD 7.1 step 2: outline first, then font size/weight and text heuristics (``pdf`` settings)."""
+    """Step 2: outline first, then font size/weight and text heuristics (``pdf`` settings)."""
     pdf = pdf or PDFHeuristics()
     if titles:
         matched = False

@@ -1,4 +1,5 @@
-"""Persian text normalisation applied at parse time (ADR-0018 amendment of ADR-0004).
+"""Persian text normalisation applied at parse time, so that text typed with Arabic or Persian letter forms
+matches either way.
 
 Rules, in the order they are applied to each character:
 
@@ -82,7 +83,7 @@ def _translation_table(digits: str) -> dict[int, str]:
 
 
 def normalize_persian(text: str, digits: str = "ascii") -> str:
-    """Apply the ADR-0018 Persian normalisation; a no-op on text without Arabic script.
+    """Apply the Persian normalisation; a no-op on text without Arabic script.
 
     ``digits`` is "ascii" or "persian" (see module docstring, rule 3).
     """

@@ -1,4 +1,5 @@
-"""Q&A pair detection over a run of paragraphs (ADR-0004 "Detect Q&A pattern").
+"""Q&A pair detection over a run of paragraphs: a question and its answer are one unit, so no chunk separates
+them.
 
 Deterministic heuristics, no model call; the markers are settings
 (:class:`~chunkbench_core.parsing.heuristics.QAHeuristics`), by default:

@@ -1,6 +1,6 @@
 """Spreadsheets (.xlsx with openpyxl, .csv with the standard csv module): one ``table_row`` per row.
 
-ADR-0004 "Spreadsheet (xlsx / csv) handling", with ADR-0018's change to the csv module:
+The rules (the csv module reads CSV, so quoted fields with commas and line breaks stay one cell):
 
 * merged cells are forward-filled: the value of a merged range (stored by
   openpyxl in its top-left cell only) is copied to every cell of the range, so

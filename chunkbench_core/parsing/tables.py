@@ -1,14 +1,14 @@
 """Table rows to ``table_row`` units: header detection, title/section rows, row rendering.
 
-Shared by DOCX tables, XLSX sheets, CSV files and PDF tables (ADR-0004 "Detect
-table rows" and "Spreadsheet handling", as amended by ADR-0018):
+Shared by DOCX tables, XLSX sheets, CSV files and PDF tables, so one table reads the same whatever file
+it came in:
 
 * blank separator rows (no text in any cell) are skipped;
 * title rows - one populated cell that is merged over two or more columns, or,
   above the header, the only populated cell of a multi-column row - are not
   table rows and never a header;
 * the first remaining row is the header only when it is *provably* one
-  (ADR-0018): at least two cells, every cell non-empty, all texts distinct, each
+  (a data row taken for a header would be repeated into every row): at least two cells, every cell non-empty, all texts distinct, each
   short (``header_max_chars`` characters and ``header_max_words`` words, 60 and 6
   by default) and none a bare number/date/phone, and at least one data row
   follows. Otherwise every row is data;
@@ -142,7 +142,7 @@ def _single_cell_row(row: list[GridCell], width: int) -> bool:
 
 def header_verdict(row: list[GridCell], has_data_after: bool,
                    tables: TableHeuristics = _DEFAULT) -> tuple[bool, str]:
-    """ADR-0018: (whether ``row`` is provably a header, the reason in words)."""
+    """(whether ``row`` is provably a header, the reason in words)."""
     if not has_data_after:
         return False, "no data row follows it"
     cells = _distinct(row)
@@ -166,7 +166,7 @@ def header_verdict(row: list[GridCell], has_data_after: bool,
 
 
 def is_header_row(row: list[GridCell], has_data_after: bool, tables: TableHeuristics = _DEFAULT) -> bool:
-    """ADR-0018: row 0 is a header only when it provably is one (see module docstring)."""
+    """Row 0 is a header only when it provably is one (see module docstring)."""
     return header_verdict(row, has_data_after, tables)[0]
 
 

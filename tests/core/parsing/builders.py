@@ -35,7 +35,7 @@ def _merge_row(table, row: int) -> None:
 
 
 def build_rich_docx(path: Path) -> Path:
-    """One DOCX exercising every DOCX rule of issue 3 (see test_docx.py for the expected units)."""
+    """One DOCX exercising every DOCX rule of the parser (see test_docx.py for the expected units)."""
     from docx import Document
     from docx.shared import Inches
 

@@ -1,4 +1,4 @@
-"""Bad input (issue 3, item 7): each case raises DocumentProcessingError naming the file and the
+"""Bad input: each case raises DocumentProcessingError naming the file and the
 reason, and a batch containing it still parses every other file."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""DOCX rules of ADR-0004/ADR-0018 (issue 3, item 2) on a document built with python-docx."""
+"""The DOCX rules (chunkbench_core/parsing/docx.py) on a document built with python-docx."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Legacy .doc via headless LibreOffice (issue 3, item 4): a .doc made from the rich DOCX with soffice
+"""Legacy .doc via headless LibreOffice: a .doc made from the rich DOCX with soffice
 parses to the same units as the DOCX itself."""
 
 from __future__ import annotations

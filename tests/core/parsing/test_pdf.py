@@ -1,4 +1,4 @@
-"""PDF rules of LLD 7.1 (issue 3, item 3) on PDFs built with fpdf2."""
+"""The PDF rules (chunkbench_core/parsing/pdf.py) on PDFs built with fpdf2."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Property test (issue 3): random or damaged bytes under every supported extension never raise
+"""Property test: random or damaged bytes under every supported extension never raise
 anything but DocumentProcessingError, and whatever parses keeps the span invariant."""
 
 from __future__ import annotations

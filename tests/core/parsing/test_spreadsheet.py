@@ -1,4 +1,4 @@
-"""XLSX (openpyxl) and CSV (csv module) rules of ADR-0004 (issue 3, item 5)."""
+"""The XLSX (openpyxl) and CSV (csv module) rules (chunkbench_core/parsing/spreadsheet.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-""".md / .txt: markdown is the file text, offsets are exact (issue 3, brief item 3)."""
+""".md / .txt: markdown is the file text, offsets are exact."""
 
 from __future__ import annotations
 
