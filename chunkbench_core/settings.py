@@ -314,6 +314,11 @@ class Settings:
         settings.register_secrets()
         return settings
 
+    @classmethod
+    def from_environment(cls, flags: Mapping[str, Any] | None = None) -> "Settings":
+        """:meth:`load` from this process's environment: the one place the process's environment is read."""
+        return cls.load(os.environ, flags)
+
     def replace(self, source: str, **changes: Any) -> "Settings":
         """These settings with ``changes`` (each recorded as coming from ``source``), e.g. a command that points
         the run at a shipped data set."""

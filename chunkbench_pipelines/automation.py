@@ -56,12 +56,10 @@ def on_new_results() -> AutomationCondition:
     return (AutomationCondition.any_deps_updated().since_last_handled() & _not_blocked()).with_label("on new results")
 
 
-def automation_sensor(status: DefaultSensorStatus, name: str = "automation",
-                      target: AssetSelection | None = None, benchmark: str = "") -> AutomationConditionSensorDefinition:
-    """The sensor evaluating the automation conditions of ``target`` (one benchmark's assets; default: all)."""
+def automation_sensor(status: DefaultSensorStatus, name: str, target: AssetSelection,
+                      benchmark: str) -> AutomationConditionSensorDefinition:
+    """The sensor evaluating the automation conditions of ``target`` (one benchmark's assets)."""
     return AutomationConditionSensorDefinition(
-        name, target=target if target is not None else AssetSelection.all(), default_status=status,
-        minimum_interval_seconds=30,
-        description=(f"Benchmark {benchmark}: evaluates its assets' automation conditions " if benchmark else
-                     "Evaluates the assets' automation conditions ")
-                    + "(see chunkbench_pipelines/automation.py). Off unless CHUNKBENCH_AUTOMATION=on.")
+        name, target=target, default_status=status, minimum_interval_seconds=30,
+        description=f"Benchmark {benchmark}: evaluates its assets' automation conditions "
+                    "(see chunkbench_pipelines/automation.py). Off unless CHUNKBENCH_AUTOMATION=on.")

@@ -1,28 +1,27 @@
 """The Dagster code location: ``dagster dev -w workspace.yaml`` (and ``dg``) load ``defs`` from here.
 
-The settings are built once, here, from the environment the code location was started with
-(``chunkbench_core.settings.Settings.load``); the partitions, the resources and the sensors' start
+``defs`` is a function Dagster calls when it loads the code location (``@dg.definitions``): importing this module
+reads nothing and builds nothing. The settings are built then, once, from the environment the code location was
+started with (``chunkbench_core.settings.Settings.load``); the partitions, the resources and the sensors' start
 status are made from that object, so ``chunkbench settings`` shows exactly what the code location uses.
 
-Every benchmark is its own part of the graph (scope.py): the benchmarks registered in the results root
-(``chunkbench run`` registers the benchmark it runs) plus the one the settings name, each with its assets
-under its key prefix, its jobs, sensors, schedules and sweep jobs. A benchmark registered after the code
-location loaded appears after a reload (the UI's Deployment page, "Reload").
+Every benchmark is its own part of the graph (scope.py, benchmarks.py): the benchmarks registered in the results
+root (``chunkbench run`` registers the benchmark it runs) plus the one the settings name, each with its assets
+under its key prefix, its jobs, sensors, schedules and sweep jobs. A benchmark registered after the code location
+loaded appears after a reload (the UI's Deployment page, "Reload").
 """
 
 from __future__ import annotations
 
-import os
-
-from dagster import Definitions, in_process_executor
+import dagster as dg
 
 from chunkbench_core.settings import Settings
 
-from .benchmarks import benchmark_definitions, every_benchmark
+from .benchmarks import every_benchmark
 from .resources import build_resources
 
 
-def build_definitions(settings: Settings) -> Definitions:
+def build_definitions(settings: Settings) -> dg.Definitions:
     """The code location: every benchmark's assets over strategy x the corpus models runnable with ``settings``,
     its jobs, sensors and schedules, and the resources.
 
@@ -31,10 +30,8 @@ def build_definitions(settings: Settings) -> Definitions:
     several partitions at once (the run queue, backfills). With a Celery broker set
     (CHUNKBENCH_CELERY_BROKER, the distributed profile) each step goes to a Celery worker instead.
     """
-    parts = every_benchmark(settings)
-    return Definitions(assets=[a for p in parts for a in p.assets], jobs=[j for p in parts for j in p.all_jobs()],
-                       sensors=[s for p in parts for s in p.sensors], schedules=[s for p in parts for s in p.schedules],
-                       resources=build_resources(settings), executor=executor_for(settings))
+    return dg.Definitions.merge(every_benchmark(settings),
+                                dg.Definitions(resources=build_resources(settings), executor=executor_for(settings)))
 
 
 def executor_for(settings: Settings):
@@ -43,12 +40,13 @@ def executor_for(settings: Settings):
         from .celery_app import celery_executor_def
 
         return celery_executor_def(settings)
-    return in_process_executor
+    return dg.in_process_executor
 
 
-# the edge: the environment this code location was started with, read once
-SETTINGS = Settings.load(os.environ)
-defs = build_definitions(SETTINGS)
+@dg.definitions
+def defs() -> dg.Definitions:
+    """What Dagster loads: the definitions of the settings in force, read from the environment when it asks."""
+    return build_definitions(Settings.from_environment())
 
-__all__ = ["SETTINGS", "benchmark_definitions", "build_definitions", "build_resources", "defs", "every_benchmark",
-           "executor_for"]
+
+__all__ = ["build_definitions", "build_resources", "defs", "executor_for"]

@@ -4,11 +4,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from dagster import define_asset_job
-from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
 
-from .scope import UNSCOPED, Scope
+from .scope import Scope
+
+#: what define_asset_job returns (a job resolved against the assets when the Definitions are built); Dagster does not
+#: export its class, so it is typed loosely here
+AssetJob = Any
 
 PARSE_DOCUMENTS = "parse_documents"
 CHUNK_AND_EVALUATE = "chunk_and_evaluate"
@@ -24,20 +28,20 @@ EVERYTHING = ("source_documents", "parsed_documents", "chunk_collections", "expe
 class BenchmarkJobs:
     """The asset jobs of one benchmark."""
 
-    parse_documents: UnresolvedAssetJobDefinition
-    chunk_and_evaluate: UnresolvedAssetJobDefinition
-    evaluate: UnresolvedAssetJobDefinition
-    refresh_reports: UnresolvedAssetJobDefinition
-    benchmark_everything: UnresolvedAssetJobDefinition
+    parse_documents: AssetJob
+    chunk_and_evaluate: AssetJob
+    evaluate: AssetJob
+    refresh_reports: AssetJob
+    benchmark_everything: AssetJob
 
-    def all(self) -> list[UnresolvedAssetJobDefinition]:
+    def all(self) -> list[AssetJob]:
         return [self.parse_documents, self.chunk_and_evaluate, self.evaluate, self.refresh_reports,
                 self.benchmark_everything]
 
 
-def build_jobs(scope: Scope = UNSCOPED) -> BenchmarkJobs:
+def build_jobs(scope: Scope) -> BenchmarkJobs:
     """The asset jobs of the benchmark of ``scope``."""
-    of = f"Benchmark {scope.benchmark.name}: " if scope.benchmark else ""
+    of = scope.of_benchmark("")
     tags = scope.tags()
     return BenchmarkJobs(
         define_asset_job(scope.name(PARSE_DOCUMENTS), selection=scope.selection("source_documents", "parsed_documents"),
@@ -55,12 +59,3 @@ def build_jobs(scope: Scope = UNSCOPED) -> BenchmarkJobs:
                                           "chunkbench/trigger)."),
     )
 
-
-# the unscoped jobs (plain keys), for a single benchmark's assets materialized directly
-UNSCOPED_JOBS = build_jobs()
-parse_documents_job = UNSCOPED_JOBS.parse_documents
-chunk_and_evaluate_job = UNSCOPED_JOBS.chunk_and_evaluate
-evaluate_job = UNSCOPED_JOBS.evaluate
-refresh_reports_job = UNSCOPED_JOBS.refresh_reports
-benchmark_everything_job = UNSCOPED_JOBS.benchmark_everything
-ALL_JOBS = UNSCOPED_JOBS.all()

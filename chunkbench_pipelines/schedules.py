@@ -24,11 +24,12 @@ from dagster import (
 from chunkbench_core.chunking import STRATEGIES
 from chunkbench_core.sweeps import NEIGHBOR_LEVELS, SWEEP_SIZES
 
-from .jobs import UNSCOPED_JOBS, BenchmarkJobs, build_jobs
+from .jobs import BenchmarkJobs
 from .partitions import split_key
 from .resources import EmbeddingResource, WorkspaceResource
-from .scope import UNSCOPED, Scope
+from .scope import Scope
 from .sensors import provider_tags, stale_partitions
+from .sweeps import CHUNK_SIZE_SWEEP, NEIGHBOR_SWEEP
 
 __all__ = ["NEIGHBOR_LEVELS", "SWEEP_SIZES", "build_schedules"]
 
@@ -37,10 +38,9 @@ def _stamp(context: ScheduleEvaluationContext) -> str:
     return context.scheduled_execution_time.strftime("%Y%m%dT%H%M")
 
 
-def build_schedules(scope: Scope = UNSCOPED, jobs: BenchmarkJobs | None = None, sweep_jobs=None) -> list:
-    """The schedules of the benchmark of ``scope`` (its jobs, and its sweep jobs when given)."""
-    jobs = jobs or (build_jobs(scope) if scope.scoped else UNSCOPED_JOBS)
-    of = f"Benchmark {scope.benchmark.name}: " if scope.benchmark else ""
+def build_schedules(scope: Scope, jobs: BenchmarkJobs, sweep_jobs: list) -> list:
+    """The schedules of the benchmark of ``scope`` (its jobs and its sweep jobs)."""
+    of = scope.of_benchmark("")
 
     nightly_parse = ScheduleDefinition(
         name=scope.name("nightly_parse"), job=jobs.parse_documents, cron_schedule="0 1 * * *",
@@ -59,15 +59,12 @@ def build_schedules(scope: Scope = UNSCOPED, jobs: BenchmarkJobs | None = None, 
         if not stale:
             return SkipReason("no stale partition")
         return [RunRequest(partition_key=b.partition_key, run_key=b.run_key("nightly", current),
-                           run_config=b.run_config,
+                           run_config=b.run_config(scope),
                            tags={"chunkbench/variant": b.variant or "default", **provider_tags(embeddings, b.partition_key)})
                 for b in stale]
 
     schedules = [nightly_parse, nightly_stale_partitions, nightly_reports]
-    if sweep_jobs is None:
-        return schedules
     neighbor_job, size_job = sweep_jobs
-    from .sweeps import NEIGHBOR_SWEEP, CHUNK_SIZE_SWEEP
 
     @schedule(name=scope.name(f"{NEIGHBOR_SWEEP}_weekly"), job=neighbor_job, cron_schedule="0 3 * * 6",
               default_status=DefaultScheduleStatus.STOPPED,
@@ -98,6 +95,3 @@ def build_schedules(scope: Scope = UNSCOPED, jobs: BenchmarkJobs | None = None, 
 
     return schedules + [neighbor_sweep, chunk_size_sweep]
 
-
-# the unscoped nightly schedules (plain keys and job names), for a single benchmark's assets materialized directly
-nightly_parse, nightly_stale_partitions, nightly_reports = build_schedules()

@@ -32,20 +32,19 @@ from dagster import (
     SkipReason,
     sensor,
 )
-from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
 
 from chunkbench_core.provenance import staleness
 from chunkbench_core.stages.spec import request_of_build, resolve_collection
 from chunkbench_core.storage.corpus import corpus_state, diff_states, fingerprint, folder_state, scan_corpus
 from chunkbench_core.storage.results_db import ResultsDB
 
-from .automation import QUESTION_SETS, automation_sensor, sensor_status
-from .jobs import parse_documents_job
 from chunkbench_core.chunking import STRATEGIES
 
+from .automation import QUESTION_SETS, automation_sensor, sensor_status
+from .jobs import AssetJob
 from .partitions import partition_key, split_key
 from .resources import EmbeddingResource, WorkspaceResource, spec_context
-from .scope import UNSCOPED, Scope
+from .scope import Scope
 
 
 def corpus_tick(context: SensorEvaluationContext, workspace: WorkspaceResource):
@@ -72,25 +71,31 @@ def provider_tags(embeddings: EmbeddingResource, key: str) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class StaleBuild:
-    """A collection to rebuild: its partition, variant ('' = default), the run config that rebuilds it, and why."""
+    """A collection to rebuild: its partition, variant ('' = default), the chunking settings it was requested with
+    (empty: the defaults), and why."""
 
     partition_key: str
     variant: str
-    run_config: dict
+    chunking: dict
     reason: str
 
     def run_key(self, prefix: str, current: str) -> str:
         return f"{prefix}-{current}:{self.partition_key}" + (f":{self.variant}" if self.variant else "")
 
+    def run_config(self, scope: Scope) -> dict:
+        """The run config that rebuilds it and evaluates it again, addressed to the ops of ``scope``'s benchmark."""
+        if not self.chunking:
+            return {}
+        return {"ops": {scope.op(name): {"config": self.chunking} for name in ("chunk_collections",
+                                                                                "experiment_results")}}
 
-def _rebuild_config(row: dict) -> dict:
-    """Run config that rebuilds the collection of ``row`` with the settings it was requested with."""
+
+def _rebuild_settings(row: dict) -> dict:
+    """The chunking settings the collection of ``row`` was requested with (the launchpad's fields)."""
     settings = json.loads(row["settings"]) if row.get("settings") else {}
     config = {k: settings[k] for k in ("chunk_size", "chunk_overlap") if k in settings}
     config.update(json.loads(row["options"]) if row.get("options") else {})
-    if not config:
-        return {}
-    return {"ops": {"chunk_collections": {"config": config}, "experiment_results": {"config": config}}}
+    return config
 
 
 def stale_partitions(instance, workspace: WorkspaceResource,
@@ -122,7 +127,7 @@ def stale_partitions(instance, workspace: WorkspaceResource,
                 wanted = resolve_collection(request_of_build(row), context)  # the same request, as resolved now
                 reason = staleness(row, current, wanted.settings)
                 if reason:
-                    stale.append(StaleBuild(key, row.get("variant") or "", _rebuild_config(row), reason))
+                    stale.append(StaleBuild(key, row.get("variant") or "", _rebuild_settings(row), reason))
     return current, stale
 
 
@@ -145,14 +150,13 @@ def question_sets_tick(context: SensorEvaluationContext, workspace: WorkspaceRes
     return SensorResult(asset_events=[event], cursor=cursor)
 
 
-def build_sensors(automation: bool, scope: Scope = UNSCOPED,
-                  parse_job: UnresolvedAssetJobDefinition | None = None) -> list[SensorDefinition]:
+def build_sensors(automation: bool, scope: Scope, parse_job: AssetJob) -> list[SensorDefinition]:
     """The sensors of one benchmark (its folders, its assets); running from the start when ``automation`` is on
     (the settings' CHUNKBENCH_AUTOMATION)."""
     status = sensor_status(automation)
-    of = f"Benchmark {scope.benchmark.name}: " if scope.benchmark else ""
+    of = scope.of_benchmark("")
 
-    @sensor(name=scope.name("corpus_sensor"), job=parse_job or parse_documents_job, minimum_interval_seconds=30,
+    @sensor(name=scope.name("corpus_sensor"), job=parse_job, minimum_interval_seconds=30,
             default_status=status, description=of + "Parses the corpus when a document is added, changed or deleted.")
     def corpus_sensor(context: SensorEvaluationContext, workspace: WorkspaceResource):
         return corpus_tick(context, scope.workspace(workspace))
@@ -164,9 +168,4 @@ def build_sensors(automation: bool, scope: Scope = UNSCOPED,
         return question_sets_tick(context, scope.workspace(workspace), scope.key(QUESTION_SETS))
 
     return [corpus_sensor, question_sets_sensor,
-            automation_sensor(status, scope.name("automation"), scope.selection() if scope.scoped else None,
-                              scope.benchmark.name if scope.benchmark else "")]
-
-
-# the folder sensors as a code location with automation off defines them (to evaluate a tick in code)
-corpus_sensor, question_sets_sensor, _ = build_sensors(automation=False)
+            automation_sensor(status, scope.name("automation"), scope.selection(), scope.benchmark.name)]

@@ -61,7 +61,7 @@ from .resources import (
     WorkspaceResource,
     spec_context,
 )
-from .scope import UNSCOPED, Scope
+from .scope import Scope
 
 NEIGHBOR_SWEEP = "neighbor_sweep"
 CHUNK_SIZE_SWEEP = "chunk_size_sweep"
@@ -170,9 +170,9 @@ def _needs_parsed_corpus(scope: Scope, workspace: WorkspaceResource) -> None:
                         "parsed_documents), then the sweep")
 
 
-def build_sweep_jobs(partitions_def: MultiPartitionsDefinition, scope: Scope = UNSCOPED) -> list[JobDefinition]:
+def build_sweep_jobs(partitions_def: MultiPartitionsDefinition, scope: Scope) -> list[JobDefinition]:
     """The neighbor sweep and chunk-size sweep jobs of one benchmark."""
-    of = f"Benchmark {scope.benchmark.name}: " if scope.benchmark else ""
+    of = scope.of_benchmark("")
     report_config = {"experiment_run_id": "", "batch": ""}
 
     def reports_op(name: str) -> Callable:

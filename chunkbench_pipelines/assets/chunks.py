@@ -36,7 +36,7 @@ from ..resources import (
     WorkspaceResource,
     spec_context,
 )
-from ..scope import UNSCOPED, Scope
+from ..scope import Scope
 
 VECTOR_COUNT_CHECK = "vector_count_matches_chunks"
 INVARIANTS_CHECK = "chunk_invariants"
@@ -139,13 +139,13 @@ def build_one_collection(context: AssetExecutionContext, scope: Scope, strategy:
     return BuiltCollection(result, problems)
 
 
-def build_chunk_collections(partitions_def: MultiPartitionsDefinition, scope: Scope = UNSCOPED) -> AssetsDefinition:
+def build_chunk_collections(partitions_def: MultiPartitionsDefinition, scope: Scope) -> AssetsDefinition:
     """The ``chunk_collections`` asset of one benchmark over ``partitions_def``, its run config generated from the
     strategy registry."""
     ChunkerConfig = chunker_config()
     key = scope.key("chunk_collections")
 
-    @asset(key=key, partitions_def=partitions_def, group_name=scope.group("chunks"), kinds={"qdrant", "duckdb"},
+    @asset(key=key, partitions_def=partitions_def, group_name=scope.group, kinds={"qdrant", "duckdb"},
            deps=[scope.key("parsed_documents")], tags=scope.tags(),
            retry_policy=TRANSIENT_RETRY, automation_condition=on_parsed_corpus_change(),
            check_specs=[

@@ -14,13 +14,13 @@ from ..config import ParsingConfig
 from ..failures import permanent_errors_fail_fast
 from ..progress_log import progress_to_run_log
 from ..resources import DuckDBResource, LLMResource, WorkspaceResource
-from ..scope import UNSCOPED, Scope
+from ..scope import Scope
 
 
-def build_document_assets(scope: Scope = UNSCOPED) -> tuple[AssetsDefinition, AssetsDefinition]:
+def build_document_assets(scope: Scope) -> tuple[AssetsDefinition, AssetsDefinition]:
     """``source_documents`` and ``parsed_documents`` of one benchmark (``scope``)."""
 
-    @asset(key=scope.key("source_documents"), group_name=scope.group("documents"), kinds={"python"},
+    @asset(key=scope.key("source_documents"), group_name=scope.group, kinds={"python"},
            tags=scope.tags(), description=scope.describe("The files of the corpus folder, with content hashes."))
     def source_documents(context: AssetExecutionContext, workspace: WorkspaceResource) -> MaterializeResult:
         workspace = scope.workspace(workspace)
@@ -37,7 +37,7 @@ def build_document_assets(scope: Scope = UNSCOPED) -> tuple[AssetsDefinition, As
             "hidden_skipped": scan.hidden,
         })
 
-    @asset(key=scope.key("parsed_documents"), group_name=scope.group("documents"), kinds={"python", "duckdb"},
+    @asset(key=scope.key("parsed_documents"), group_name=scope.group, kinds={"python", "duckdb"},
            deps=[source_documents], tags=scope.tags(),
            description=scope.describe("Documents parsed to markdown + structural units (unchanged files are not "
                                       "parsed again)."))
@@ -80,6 +80,3 @@ def build_document_assets(scope: Scope = UNSCOPED) -> tuple[AssetsDefinition, As
 
     return source_documents, parsed_documents
 
-
-# the unscoped pair (plain keys, the benchmark the resources are configured for)
-source_documents, parsed_documents = build_document_assets()

@@ -41,21 +41,19 @@ from ..resources import (
     WorkspaceResource,
     spec_context,
 )
-from ..scope import UNSCOPED, Scope
+from ..scope import Scope
 
 METRICS_RANGE_CHECK = "metrics_within_unit_interval"
 REFERENCES_CHECK = "question_references_resolve"
 
 
-def question_sets_spec(scope: Scope = UNSCOPED) -> AssetSpec:
+def question_sets_spec(scope: Scope) -> AssetSpec:
     """The external asset of one benchmark's question set files (reported by its question sets sensor)."""
     return AssetSpec(
-        scope.key(QUESTION_SETS), group_name=scope.group("experiments"), kinds={"json"}, tags=scope.tags(),
+        scope.key(QUESTION_SETS), group_name=scope.group, kinds={"json"}, tags=scope.tags(),
         description=scope.describe("The question set files, reported by the question sets sensor when one is added "
                                    "or changed; experiments read the folder itself."))
 
-
-question_sets = question_sets_spec()
 
 
 @dataclass(frozen=True)
@@ -141,13 +139,13 @@ def evaluate_one(context: AssetExecutionContext, scope: Scope, strategy: str, co
     return Evaluated(result, problem)
 
 
-def build_experiment_results(partitions_def: MultiPartitionsDefinition, scope: Scope = UNSCOPED) -> AssetsDefinition:
+def build_experiment_results(partitions_def: MultiPartitionsDefinition, scope: Scope) -> AssetsDefinition:
     """The ``experiment_results`` asset of one benchmark over ``partitions_def``, its run config generated from the
     strategy registry."""
     ExperimentConfig = experiment_config()
     key = scope.key("experiment_results")
 
-    @asset(key=key, partitions_def=partitions_def, group_name=scope.group("experiments"), kinds={"qdrant", "duckdb"},
+    @asset(key=key, partitions_def=partitions_def, group_name=scope.group, kinds={"qdrant", "duckdb"},
            deps=[scope.key("chunk_collections"), scope.key(QUESTION_SETS)], retry_policy=TRANSIENT_RETRY,
            automation_condition=on_collection_or_question_sets(scope.key(QUESTION_SETS)), tags=scope.tags(),
            check_specs=[

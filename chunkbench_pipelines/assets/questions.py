@@ -14,7 +14,7 @@ from chunkbench_core.stages.documents import load_parsed_corpus
 
 from ..concurrency import pool_slots
 from ..resources import LLMResource, WorkspaceResource
-from ..scope import UNSCOPED, Scope
+from ..scope import Scope
 
 
 class GeneratedQuestionsConfig(Config):
@@ -27,10 +27,10 @@ class GeneratedQuestionsConfig(Config):
     documents: Optional[str] = None
 
 
-def build_generated_questions(scope: Scope = UNSCOPED) -> AssetsDefinition:
+def build_generated_questions(scope: Scope) -> AssetsDefinition:
     """The on-demand ``generated_questions`` asset of one benchmark."""
 
-    @asset(key=scope.key("generated_questions"), group_name=scope.group("questions"), kinds={"python"},
+    @asset(key=scope.key("generated_questions"), group_name=scope.group, kinds={"python"},
            deps=[scope.key("parsed_documents")], tags=scope.tags(),
            description=scope.describe(
                "On demand: generate a question set from the parsed documents with the configured LLM; every "
@@ -63,5 +63,3 @@ def build_generated_questions(scope: Scope = UNSCOPED) -> AssetsDefinition:
 
     return generated_questions
 
-
-generated_questions = build_generated_questions()

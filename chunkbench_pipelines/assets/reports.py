@@ -34,7 +34,7 @@ from ..progress_log import progress_to_run_log
 from ..ranks import report_ranks_on_partitions
 from ..run_control import runs_tagged_with_batch
 from ..resources import DuckDBResource, RankingResource, WorkspaceResource
-from ..scope import UNSCOPED, Scope
+from ..scope import Scope
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -186,11 +186,11 @@ def compare_and_describe(context, scope: Scope, results, ranking: RankingResourc
     return metadata
 
 
-def build_leaderboard(partitions_def: MultiPartitionsDefinition, scope: Scope = UNSCOPED) -> AssetsDefinition:
+def build_leaderboard(partitions_def: MultiPartitionsDefinition, scope: Scope) -> AssetsDefinition:
     """The ``leaderboard`` asset of one benchmark; ranks are reported on its ``experiment_results`` partitions of
     ``partitions_def``."""
 
-    @asset(key=scope.key("leaderboard"), group_name=scope.group("reports"), kinds={"duckdb"},
+    @asset(key=scope.key("leaderboard"), group_name=scope.group, kinds={"duckdb"},
            deps=[scope.key("experiment_results")], tags=scope.tags(), automation_condition=on_new_results(),
            description=scope.describe(
                "Latest experiment run per strategy × corpus model, ranked and classed against the best "
@@ -204,10 +204,10 @@ def build_leaderboard(partitions_def: MultiPartitionsDefinition, scope: Scope = 
     return leaderboard
 
 
-def build_benchmark_report(scope: Scope = UNSCOPED) -> AssetsDefinition:
+def build_benchmark_report(scope: Scope) -> AssetsDefinition:
     """The ``benchmark_report`` asset of one benchmark."""
 
-    @asset(key=scope.key("benchmark_report"), group_name=scope.group("reports"), kinds={"html"},
+    @asset(key=scope.key("benchmark_report"), group_name=scope.group, kinds={"html"},
            deps=[scope.key("leaderboard")], tags=scope.tags(), automation_condition=AutomationCondition.eager(),
            description=scope.describe(
                "Self-contained HTML reports: managerial, technical with retrieval inspector, decision board. "
@@ -250,5 +250,3 @@ def write_benchmark_reports(context, config: ReportConfig, workspace: WorkspaceR
         "path": MetadataValue.path(str(paths.managerial)),
     }
 
-
-benchmark_report = build_benchmark_report()

@@ -93,9 +93,12 @@ def test_token_counting_sits_below_chunking_embedding_and_evaluation():
 
 
 def test_no_module_of_core_reads_or_writes_the_environment():
-    """The settings object is built at the edges (the Dagster definitions, the CLI's main) and passed down."""
+    """The settings object is built at the edges (the Dagster definitions, the CLI's main) and passed down; the
+    one reading of the process's environment is ``Settings.from_environment``, in settings.py."""
     offenders = []
     for path in CORE.rglob("*.py"):
+        if path == CORE / "settings.py":
+            continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os" \
                     and node.attr in ("environ", "environb", "getenv", "putenv", "unsetenv"):

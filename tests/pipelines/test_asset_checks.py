@@ -9,10 +9,10 @@ import dataclasses
 import io
 
 import pytest
-from dagster import DagsterInstance, materialize
+from dagster import DagsterInstance
 
 from chunkbench_core.chunking import STRATEGIES, FixedSizeChunker
-from tests.pipelines.support.partitions import LOCAL_ASSETS
+from tests.pipelines.support.partitions import environment_graph
 from chunkbench_pipelines.partitions import partition_key
 from chunkbench_pipelines.runner import run_everything
 from tests.pipelines.support.environment import environment_settings
@@ -38,9 +38,9 @@ def setup(tmp_path, monkeypatch):
 
 def build(setup):
     key = partition_key("fixed_size", MODEL)
-    assert materialize(LOCAL_ASSETS, selection=["source_documents", "parsed_documents"], instance=setup["instance"],
+    assert environment_graph().materialize(["source_documents", "parsed_documents"], instance=setup["instance"],
                        resources=setup["resources"]).success
-    return materialize(LOCAL_ASSETS, selection=["chunk_collections", "experiment_results"], partition_key=key,
+    return environment_graph().materialize(["chunk_collections", "experiment_results"], partition_key=key,
                        instance=setup["instance"], resources=setup["resources"], raise_on_error=False)
 
 

@@ -22,7 +22,6 @@ from .support.tides import MODEL, TIDES, tides_benchmark, tides_definitions
 
 pytestmark = pytest.mark.filterwarnings("ignore::dagster.BetaWarning")  # raised inside evaluate_automation_conditions
 
-REPOSITORY = defs.get_repository_def()
 SATURDAY = datetime.datetime(2026, 11, 28, 3, 0, tzinfo=datetime.timezone.utc)
 BENCHMARK = "tides"
 
@@ -45,7 +44,7 @@ def key(asset: str) -> AssetKey:
 
 def named(setup, kind: str, name: str):
     """The benchmark's sensor or schedule ``name``."""
-    return next(d for d in setup["part"].__dict__[kind] if d.name == f"{BENCHMARK}__{name}")
+    return next(d for d in getattr(setup["part"], kind) if d.name == f"{BENCHMARK}__{name}")
 
 
 def tick(sensor, setup, cursor=None):
@@ -170,12 +169,14 @@ def test_automation_is_off_unless_the_one_switch_is_on():
     assert sensor_status(Settings.load({"CHUNKBENCH_AUTOMATION": "on"}).automation) == DefaultSensorStatus.RUNNING
     assert sensor_status(Settings.load({"CHUNKBENCH_AUTOMATION": "off"}).automation) == DefaultSensorStatus.STOPPED
     prefix = dagster_name(Settings.load({}).benchmark)
-    sensors = {s.name: s for s in REPOSITORY.sensor_defs if s.name.startswith(f"{prefix}__")}
+    loaded = defs()  # as Dagster loads the code location: the definitions of the settings in force
+    repository = loaded.get_repository_def()
+    sensors = {s.name: s for s in repository.sensor_defs if s.name.startswith(f"{prefix}__")}
     # each benchmark's own, no default automation sensor
     assert set(sensors) == {f"{prefix}__{name}" for name in ("automation", "corpus_sensor", "question_sets_sensor")}
-    assert all(s.default_status == DefaultSensorStatus.STOPPED for s in REPOSITORY.sensor_defs)
-    assert all(s.default_status == DefaultScheduleStatus.STOPPED for s in REPOSITORY.schedule_defs)
-    graph = defs.resolve_asset_graph()
+    assert all(s.default_status == DefaultSensorStatus.STOPPED for s in repository.sensor_defs)
+    assert all(s.default_status == DefaultScheduleStatus.STOPPED for s in repository.schedule_defs)
+    graph = loaded.resolve_asset_graph()
     conditioned = {k.to_user_string() for k in graph.get_all_asset_keys()
                    if k.path[0] == prefix and graph.get(k).automation_condition is not None}
     assert conditioned == {f"{prefix}/{name}" for name in ("chunk_collections", "experiment_results", "leaderboard",
@@ -188,7 +189,7 @@ def test_the_switch_starts_the_automation_and_folder_sensors(tmp_path):
     import sys
 
     script = ("from chunkbench_pipelines.definitions import defs\n"
-              "for s in defs.get_repository_def().sensor_defs: print(s.name, s.default_status.value)")
+              "for s in defs().get_repository_def().sensor_defs: print(s.name, s.default_status.value)")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
                             env={**os.environ, "CHUNKBENCH_AUTOMATION": "on", "DAGSTER_HOME": str(tmp_path),
                                  "CHUNKBENCH_HOME": str(tmp_path / "home"), "CHUNKBENCH_BENCHMARK": "mine"})

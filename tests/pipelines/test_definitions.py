@@ -5,10 +5,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from dagster import AssetKey
+from dagster import AssetKey, Definitions
 
 from chunkbench_core.chunking import STRATEGIES
-from chunkbench_pipelines.definitions import SETTINGS, defs
+from chunkbench_pipelines.definitions import defs
 from chunkbench_pipelines.partitions import runnable_corpus_models, strategy_by_model
 from chunkbench_pipelines.scope import dagster_name
 from tests.pipelines.support.environment import environment_settings
@@ -16,6 +16,7 @@ from tests.pipelines.support.environment import environment_settings
 ROOT = Path(__file__).resolve().parents[2]
 ASSETS = {"source_documents", "parsed_documents", "chunk_collections", "experiment_results", "leaderboard",
           "benchmark_report", "generated_questions", "question_sets"}
+SETTINGS = environment_settings(measured_rates=False)  # the settings in force when Dagster loads the code location
 PREFIX = dagster_name(SETTINGS.benchmark)  # the configured benchmark's (others may be registered in the home too)
 
 
@@ -23,8 +24,19 @@ def key(name: str) -> AssetKey:
     return AssetKey([PREFIX, name])
 
 
+def test_importing_the_code_location_builds_nothing_until_dagster_asks():
+    """The module holds a function Dagster calls (``@dg.definitions``): importing it reads no settings, builds no
+    asset and opens nothing; each call builds the definitions of the settings in force then."""
+    import chunkbench_pipelines.definitions as module
+    from dagster.components.definitions import LazyDefinitions
+
+    assert isinstance(module.defs, LazyDefinitions)
+    assert not any(isinstance(value, Definitions) for value in vars(module).values())
+    assert defs() is not defs()  # loaded when asked: a reload sees a benchmark registered since
+
+
 def test_definitions_load_with_the_asset_graph_of_the_design():
-    graph = defs.resolve_asset_graph()
+    graph = defs().resolve_asset_graph()
     keys = {k.to_user_string() for k in graph.get_all_asset_keys() if k.path[0] == PREFIX}
     assert keys == {f"{PREFIX}/{name}" for name in ASSETS}
     assert all(len(k.path) == 2 for k in graph.get_all_asset_keys())  # every asset belongs to a benchmark
@@ -80,14 +92,14 @@ def test_every_benchmark_has_its_own_assets_jobs_sensors_and_schedules(tmp_path)
 
 
 def test_every_asset_has_a_description_group_and_kinds():
-    for spec in defs.resolve_all_asset_specs():
+    for spec in defs().resolve_all_asset_specs():
         assert spec.description, spec.key
         assert spec.group_name and spec.group_name != "default", spec.key
         assert spec.kinds, spec.key
 
 
 def test_partition_keys_are_strategy_by_corpus_model():
-    keys = defs.resolve_asset_graph().get(key("chunk_collections")).partitions_def.get_partition_keys()
+    keys = defs().resolve_asset_graph().get(key("chunk_collections")).partitions_def.get_partition_keys()
     assert "all-minilm-l6-v2|fixed_size" in keys
     assert "all-minilm-l6-v2|recursive" in keys
 
@@ -105,12 +117,13 @@ def test_only_models_runnable_in_the_environment_are_partitions():
 
 # what the code location offers, loaded as `dagster dev` loads it: a fresh process with its environment
 PARTITION_KEYS = """
-from dagster import AssetKey
+from dagster import AssetKey, Definitions
 from chunkbench_core.chunking import STRATEGIES
-from chunkbench_pipelines.definitions import SETTINGS, defs
-graph = defs.resolve_asset_graph()
+from chunkbench_core.settings import Settings
+from chunkbench_pipelines.definitions import defs
+graph = defs().resolve_asset_graph()
 for name in ("chunk_collections", "experiment_results"):
-    print(name, ",".join(graph.get(AssetKey([SETTINGS.benchmark, name])).partitions_def.get_partition_keys()))
+    print(name, ",".join(graph.get(AssetKey([Settings.from_environment().benchmark, name])).partitions_def.get_partition_keys()))
 """
 
 

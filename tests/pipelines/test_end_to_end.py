@@ -231,9 +231,7 @@ def test_unknown_partition_model_fails_with_reason(workspace):
 
 @pytest.mark.e2e
 def test_neighbor_levels_are_separate_runs_side_by_side(workspace):
-    from dagster import materialize
-
-    from tests.pipelines.support.partitions import LOCAL_ASSETS
+    from tests.pipelines.support.partitions import environment_graph
     from chunkbench_pipelines.definitions import build_resources
     from chunkbench_pipelines.partitions import partition_key
 
@@ -242,7 +240,7 @@ def test_neighbor_levels_are_separate_runs_side_by_side(workspace):
     instance = DagsterInstance.ephemeral()
     assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], instance=instance) == 0
     config = {"ops": {"experiment_results": {"config": {"neighbor_prev": 1, "neighbor_next": 1}}}}
-    assert materialize(LOCAL_ASSETS, selection=["experiment_results"], partition_key=partition_key("fixed_size", MODEL),
+    assert environment_graph().materialize(["experiment_results"], partition_key=partition_key("fixed_size", MODEL),
                        run_config=config, instance=instance, resources=build_resources(environment_settings())).success
     rows = sql(home, "SELECT strategy, neighbor_prev, neighbor_next, n_questions FROM leaderboard_by_setting "
                      "ORDER BY neighbor_prev")

@@ -5,13 +5,22 @@ import json
 import pytest
 from dagster import DagsterInstance, materialize
 
-from chunkbench_pipelines.assets import generated_questions, parsed_documents, source_documents
+from chunkbench_core.benchmarks import Benchmark
+from chunkbench_pipelines.assets import build_document_assets, build_generated_questions
 from chunkbench_pipelines.resources import DuckDBResource, LLMResource, WorkspaceResource
+from chunkbench_pipelines.scope import Scope
 from tests.core.evaluation.chat_server import ScriptedChatServer
-
-ASSETS = [source_documents, parsed_documents, generated_questions]
 DOC = ("# Tides\n\nThe harbour of Quelm floods twice a day at high tide, and boats must be moored on the outer wall "
        "between October and March. The harbour master publishes the tide table every Monday morning.\n")
+
+
+def benchmark(tmp_path) -> Scope:
+    return Scope.of(Benchmark("tides", tmp_path / "corpus", tmp_path / "questions"))
+
+
+def assets(scope: Scope) -> list:
+    """The parse and the on-demand generation of the benchmark, as its part of the code location has them."""
+    return [*build_document_assets(scope), build_generated_questions(scope)]
 
 
 def resources(tmp_path, llm):
@@ -31,11 +40,12 @@ def test_generated_questions_asset_writes_a_grounded_set(tmp_path):
              "excerpts": ["floods twice a day at high tide"]}
     with ScriptedChatServer([json.dumps(reply)]) as server:
         res = resources(tmp_path, LLMResource(model="scripted", base_url=server.base_url))
-        result = materialize(ASSETS, resources=res, instance=DagsterInstance.ephemeral(),
-                             run_config={"ops": {"generated_questions": {"config": {"n": 1, "out": "gen.json",
-                                                                                     "seed": 3}}}})
+        scope = benchmark(tmp_path)
+        result = materialize(assets(scope), resources=res, instance=DagsterInstance.ephemeral(),
+                             run_config={"ops": {scope.op("generated_questions"): {"config": {
+                                 "n": 1, "out": "gen.json", "seed": 3}}}})
     assert result.success
-    [event] = result.asset_materializations_for_node("generated_questions")
+    [event] = result.asset_materializations_for_node(scope.op("generated_questions"))
     assert event.metadata["kept"].value == 1 and event.metadata["tried"].value == 1
     data = json.loads((tmp_path / "questions" / "gen.json").read_text(encoding="utf-8"))
     assert data["generator"]["model"] == "scripted" and data["generator"]["seed"] == 3
@@ -45,7 +55,8 @@ def test_generated_questions_asset_writes_a_grounded_set(tmp_path):
 @pytest.mark.e2e  # materializes part of the asset graph (make test-fast leaves it out)
 def test_without_an_llm_the_asset_says_what_to_set(tmp_path):
     res = resources(tmp_path, LLMResource())
-    result = materialize(ASSETS, resources=res, instance=DagsterInstance.ephemeral(), raise_on_error=False)
+    result = materialize(assets(benchmark(tmp_path)), resources=res, instance=DagsterInstance.ephemeral(),
+                         raise_on_error=False)
     assert not result.success
     failure = next(e for e in result.all_events if e.is_step_failure)
     message = str(failure.event_specific_data.error.message) + str(failure.event_specific_data.error)

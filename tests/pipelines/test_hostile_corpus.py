@@ -1,10 +1,10 @@
 """Hostile corpora through the parsed_documents asset: each bad file fails alone, named, and the rest goes on."""
 
 import pytest
-from dagster import DagsterInstance, materialize
+from dagster import DagsterInstance
 
 from chunkbench_core.storage.results_db import ResultsDB
-from tests.pipelines.support.partitions import LOCAL_ASSETS
+from tests.pipelines.support.partitions import tides_graph
 
 from .support.tides import tides_benchmark
 
@@ -18,12 +18,12 @@ def setup(tmp_path):
     (tmp_path / "dagster_home").mkdir()
     instance = DagsterInstance.local_temp(str(tmp_path / "dagster_home"))
     yield {"tmp": tmp_path, "corpus": corpus, "home": home, "results": results, "resources": resources,
-           "instance": instance}
+           "instance": instance, "graph": tides_graph(tides, BENCHMARK)}
     instance.dispose()
 
 
 def parse_corpus(setup):
-    result = materialize(LOCAL_ASSETS, selection=["source_documents", "parsed_documents"], instance=setup["instance"],
+    result = setup["graph"].materialize(["source_documents", "parsed_documents"], instance=setup["instance"],
                          resources=setup["resources"])
     assert result.success
     rows = ResultsDB(setup["results"]).query("SELECT document, status, error FROM documents ORDER BY document")
@@ -54,7 +54,7 @@ def test_names_that_sanitise_alike_are_two_documents(setup):
         (setup["corpus"] / name).write_text(f"Figures of {name}: sales rose in the north.\n", encoding="utf-8")
     documents, _ = parse_corpus(setup)
     assert documents["report 2024.txt"][0] == documents["report-2024.txt"][0] == "parsed"
-    result = materialize(LOCAL_ASSETS, selection=["chunk_collections"], instance=setup["instance"],
+    result = setup["graph"].materialize(["chunk_collections"], instance=setup["instance"],
                          resources=setup["resources"], partition_key=partition_key("fixed_size", "all-minilm-l6-v2"))
     assert result.success
     rows = ResultsDB(setup["results"]).query("SELECT document, count(DISTINCT chunk_id) FROM current_chunks "
@@ -73,7 +73,7 @@ def test_a_link_outside_the_corpus_is_refused_and_hidden_files_are_counted(setup
     documents, result = parse_corpus(setup)
     status, error = documents["payroll.md"]
     assert status == "failed" and "payroll.md: symbolic link to a file outside the corpus" in error
-    [materialization] = result.asset_materializations_for_node("parsed_documents")
+    [materialization] = result.asset_materializations_for_node(setup["graph"].op("parsed_documents"))
     assert materialization.metadata["hidden_skipped"].value == 1
     parsed = list((setup["results"] / "parsed").glob("*.json"))
     assert parsed and all("salary" not in p.read_text(encoding="utf-8") for p in parsed)

@@ -7,10 +7,10 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from dagster import DagsterInstance, materialize
+from dagster import DagsterInstance
 
 from chunkbench_core.storage.results_db import ResultsDB
-from tests.pipelines.support.partitions import LOCAL_ASSETS
+from tests.pipelines.support.partitions import environment_graph
 from chunkbench_pipelines.definitions import build_resources
 from chunkbench_pipelines.partitions import partition_key
 from chunkbench_pipelines.resources import LLMResource
@@ -83,9 +83,9 @@ def test_judge_means_and_hallucination_rate_through_the_assets(workspace, chat_s
                       home=str(environment_settings().home))
     resources = {**build_resources(environment_settings()), "llm": llm}
     instance = DagsterInstance.ephemeral()
-    assert materialize(LOCAL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
+    assert environment_graph().materialize(["source_documents", "parsed_documents"], instance=instance,
                        resources=resources).success
-    result = materialize(LOCAL_ASSETS, selection=["chunk_collections", "experiment_results"],
+    result = environment_graph().materialize(["chunk_collections", "experiment_results"],
                          partition_key=partition_key("fixed_size", MODEL), instance=instance, resources=resources)
     assert result.success
 
@@ -119,9 +119,9 @@ def test_dollars_per_question_and_partition_from_the_reported_tokens(workspace, 
                       input_price_per_mtok="2", output_price_per_mtok="8")
     resources = {**build_resources(environment_settings()), "llm": llm}
     instance = DagsterInstance.ephemeral()
-    assert materialize(LOCAL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
+    assert environment_graph().materialize(["source_documents", "parsed_documents"], instance=instance,
                        resources=resources).success
-    assert materialize(LOCAL_ASSETS, selection=["chunk_collections", "experiment_results"],
+    assert environment_graph().materialize(["chunk_collections", "experiment_results"],
                        partition_key=partition_key("fixed_size", MODEL), instance=instance, resources=resources).success
     db = ResultsDB(workspace["home"])
     questions = db.query("SELECT embedding_usd, answer_usd, judge_usd, cost_usd FROM question_results")
@@ -140,7 +140,7 @@ def test_dollars_per_question_and_partition_from_the_reported_tokens(workspace, 
 
     before = len(chat_server.requests)
     key = partition_key("contextual_retrieval", MODEL)
-    assert materialize(LOCAL_ASSETS, selection=["chunk_collections"], partition_key=key, instance=instance,
+    assert environment_graph().materialize(["chunk_collections"], partition_key=key, instance=instance,
                        resources=resources).success
     calls = chat_server.requests[before:]
     assert calls and all(SITUATE_CHUNK.split("{")[0].strip()[:20] in "\n".join(m["content"] for m in c["messages"])
@@ -156,7 +156,7 @@ def test_dollars_per_question_and_partition_from_the_reported_tokens(workspace, 
     assert built["index_usd"] == pytest.approx(built["context_usd"])  # local embeddings are free
 
     again = len(chat_server.requests)
-    assert materialize(LOCAL_ASSETS, selection=["chunk_collections"], partition_key=key, instance=instance,
+    assert environment_graph().materialize(["chunk_collections"], partition_key=key, instance=instance,
                        resources=resources).success
     assert len(chat_server.requests) == again  # every context came from the cache...
     [rebuilt] = db.query(query).to_dict("records")

@@ -9,9 +9,9 @@ reports or the event log.
 
 import duckdb
 import pytest
-from dagster import AssetKey, DagsterInstance, materialize
+from dagster import DagsterInstance
 
-from tests.pipelines.support.partitions import LOCAL_ASSETS
+from tests.pipelines.support.partitions import environment_graph
 from chunkbench_pipelines.definitions import build_resources
 from chunkbench_pipelines.partitions import partition_key
 from chunkbench_pipelines.resources import LLMResource
@@ -33,21 +33,21 @@ def test_answers_and_judge_through_the_assets(workspace, llama_server_url, tmp_p
     resources = {**build_resources(environment_settings()), "llm": llm}
     (tmp_path / "dagster_home").mkdir()
     with DagsterInstance.local_temp(str(tmp_path / "dagster_home")) as instance:
-        parse = materialize(LOCAL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
+        parse = environment_graph().materialize(["source_documents", "parsed_documents"], instance=instance,
                             resources=resources)
         assert parse.success
         key = partition_key("fixed_size", MODEL)
-        result = materialize(LOCAL_ASSETS, selection=["chunk_collections", "experiment_results"], partition_key=key,
+        result = environment_graph().materialize(["chunk_collections", "experiment_results"], partition_key=key,
                              instance=instance, resources=resources)
         assert result.success
-        [experiment] = result.asset_materializations_for_node("experiment_results")
+        [experiment] = result.asset_materializations_for_node(environment_graph().op("experiment_results"))
         assert "openai_compatible" in experiment.metadata["pool_wait_seconds"].value
         info = instance.event_log_storage.get_concurrency_info("openai_compatible")
         assert (info.slot_count, info.active_slot_count) == (2, 0)  # created at the default limit, then freed
         logs = [repr(entry) for run in (parse, result) for entry in instance.all_logs(run.run_id)]
         assert any("holding a slot of pool 'openai_compatible'" in line for line in logs)
         assert not any(SECRET in line for line in logs)
-        event = instance.get_latest_materialization_event(AssetKey("experiment_results"))
+        event = instance.get_latest_materialization_event(environment_graph().key("experiment_results"))
         assert SECRET not in repr(event.asset_materialization.metadata)
 
     con = duckdb.connect(str(home / "chunkbench.duckdb"), read_only=True)

@@ -4,17 +4,17 @@
 from __future__ import annotations
 
 import pytest
-from dagster import DagsterInstance, materialize
+from dagster import DagsterInstance
 from docx import Document
 
-from tests.pipelines.support.partitions import LOCAL_ASSETS
+from tests.pipelines.support.partitions import tides_graph
 
 from .support.tides import tides_benchmark
 
 
 def parse_corpus(tides, instance):
-    result = materialize(LOCAL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
-                         resources=tides.resources)
+    result = tides_graph(tides, "parsing").materialize(["source_documents", "parsed_documents"], instance=instance,
+                                                       resources=tides.resources)
     assert result.success
     [materialization] = [m for m in result.get_asset_materialization_events()
                          if m.asset_key.path[-1] == "parsed_documents"]

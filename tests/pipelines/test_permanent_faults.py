@@ -13,7 +13,7 @@ import json
 import os
 
 import pytest
-from dagster import DagsterEventType, DagsterInstance, Failure, materialize
+from dagster import DagsterEventType, DagsterInstance, Failure
 
 from chunkbench_core.errors import CorruptStateError, StorageFullError
 from chunkbench_core.storage.vector_store import collection_name
@@ -21,7 +21,7 @@ from chunkbench_pipelines.definitions import build_resources
 from chunkbench_pipelines.failures import ERROR_KIND, permanent_errors_fail_fast
 from chunkbench_pipelines.partitions import partition_key
 from tests.pipelines.support.environment import environment_settings
-from tests.pipelines.support.partitions import LOCAL_ASSETS
+from tests.pipelines.support.partitions import environment_graph
 
 MODEL = "all-minilm-l6-v2"
 KEY = partition_key("fixed_size", MODEL)
@@ -46,9 +46,9 @@ def built(tmp_path, monkeypatch):
         monkeypatch.delenv(name, raising=False)
     instance = DagsterInstance.ephemeral()
     resources = build_resources(environment_settings())
-    assert materialize(LOCAL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
+    assert environment_graph().materialize(["source_documents", "parsed_documents"], instance=instance,
                        resources=resources).success
-    assert materialize(LOCAL_ASSETS, selection=["chunk_collections", "experiment_results"], partition_key=KEY,
+    assert environment_graph().materialize(["chunk_collections", "experiment_results"], partition_key=KEY,
                        instance=instance, resources=resources).success
     return instance, resources, environment_settings().qdrant_dir / collection_name("fixed_size", MODEL)
 
@@ -59,7 +59,7 @@ def test_a_damaged_collection_fails_its_experiment_once_and_its_rebuild_repairs_
     vectors = next(folder.glob("segments/*/vector_storage/vectors/chunk_0.mmap"))
     os.truncate(vectors, 16)
 
-    result = materialize(LOCAL_ASSETS, selection=["experiment_results"], partition_key=KEY, instance=instance,
+    result = environment_graph().materialize(["experiment_results"], partition_key=KEY, instance=instance,
                          resources=resources, raise_on_error=False)
     kinds = [e.event_type for e in result.all_events]
     failures = [e for e in result.all_events if e.is_step_failure]
@@ -70,7 +70,7 @@ def test_a_damaged_collection_fails_its_experiment_once_and_its_rebuild_repairs_
     assert str(folder) in data.description and "moved aside" in data.description and "\n" not in data.description
     assert not folder.exists() and list(folder.parent.glob(f"{folder.name}.corrupt-*"))
 
-    again = materialize(LOCAL_ASSETS, selection=["chunk_collections", "experiment_results"], partition_key=KEY,
+    again = environment_graph().materialize(["chunk_collections", "experiment_results"], partition_key=KEY,
                         instance=instance, resources=resources)
     assert again.success and folder.is_dir()
 

@@ -3,17 +3,15 @@
 import json
 
 import pytest
-from dagster import AssetKey, DagsterInstance, Definitions, build_schedule_context, materialize
+from dagster import DagsterInstance, Definitions, build_schedule_context, validate_run_config
 
 from chunkbench_core.embedding import SharedDefaults
 from chunkbench_core.provenance import code_version
 from chunkbench_core.storage.results_db import ResultsDB
-from tests.pipelines.support.partitions import LOCAL_ASSETS
-from chunkbench_pipelines.jobs import ALL_JOBS
 from chunkbench_pipelines.partitions import partition_key
 from chunkbench_pipelines.resources import EmbeddingResource
-from chunkbench_pipelines.schedules import nightly_stale_partitions
 from chunkbench_pipelines.sensors import stale_partitions
+from tests.pipelines.support.partitions import tides_graph
 
 from .support.tides import MODEL, tides_benchmark
 
@@ -34,15 +32,16 @@ def setup(tmp_path, monkeypatch):
     (tmp_path / "dagster_home").mkdir()
     instance = DagsterInstance.local_temp(str(tmp_path / "dagster_home"))
     yield {"corpus": corpus, "home": home, "results": results, "resources": resources, "instance": instance,
-           "workspace": workspace}
+           "workspace": workspace, "graph": tides_graph(tides, BENCHMARK)}
     instance.dispose()
 
 
 def run(setup, selection, key=None, config=None):
     """Materialize ``selection``; ``config`` may name more assets than selected (only theirs is passed)."""
     ops = {name: value for name, value in (config or {}).get("ops", {}).items() if name in selection}
-    return materialize(LOCAL_ASSETS, selection=selection, partition_key=key, instance=setup["instance"],
-                       resources=setup["resources"], run_config={"ops": ops} if ops else {}, raise_on_error=False)
+    return setup["graph"].materialize(selection, partition_key=key, instance=setup["instance"],
+                                      resources=setup["resources"], run_config={"ops": ops} if ops else {},
+                                      raise_on_error=False)
 
 
 def failure_message(result) -> str:
@@ -130,9 +129,10 @@ def test_the_staleness_schedule_considers_every_variant(setup):
                      for n in ("chunk_collections", "experiment_results")}}
     assert run(setup, ["chunk_collections"], key).success
     assert run(setup, ["chunk_collections"], key, sweep).success  # the variant is the latest materialization
-    # resolves the partitioned run requests against chunk_and_evaluate_job (the unscoped one, over plain keys)
-    repository = Definitions(assets=LOCAL_ASSETS, jobs=ALL_JOBS, schedules=[nightly_stale_partitions],
-                             resources=setup["resources"]).get_repository_def()
+    # resolves the partitioned run requests against the benchmark's chunk_and_evaluate job
+    graph = setup["graph"]
+    repository = Definitions.merge(graph.definitions, Definitions(resources=setup["resources"])).get_repository_def()
+    nightly_stale_partitions = repository.get_schedule_def(graph.scope.name("nightly_stale_partitions"))
     context = build_schedule_context(instance=setup["instance"], resources=setup["resources"],
                                      repository_def=repository)
     requests = [r for r in nightly_stale_partitions.evaluate_tick(context).run_requests or []
@@ -147,6 +147,9 @@ def test_the_staleness_schedule_considers_every_variant(setup):
                 if r.partition_key == str(key)]
     assert sorted(r.tags["chunkbench/variant"] for r in requests) == ["default", "size64_overlap8"]
     variant = [r for r in requests if r.tags["chunkbench/variant"] != "default"][0]
-    assert variant.run_config["ops"]["chunk_collections"]["config"] == {"chunk_size": 64, "chunk_overlap": 8}
-    assert variant.run_config["ops"]["experiment_results"]["config"] == {"chunk_size": 64, "chunk_overlap": 8}
-    assert setup["instance"].get_latest_materialization_event(AssetKey("chunk_collections")) is not None
+    # addressed to the benchmark's own ops (the run config is checked against its job when the run is launched)
+    assert variant.run_config["ops"][graph.op("chunk_collections")]["config"] == {"chunk_size": 64, "chunk_overlap": 8}
+    assert variant.run_config["ops"][graph.op("experiment_results")]["config"] == {"chunk_size": 64,
+                                                                                     "chunk_overlap": 8}
+    validate_run_config(repository.get_job(graph.scope.name("chunk_and_evaluate")), variant.run_config)
+    assert setup["instance"].get_latest_materialization_event(graph.key("chunk_collections")) is not None

@@ -130,22 +130,26 @@ MATERIALIZE = textwrap.dedent("""
     import json, os, sys, time
     from pathlib import Path
     from dagster import DagsterInstance, materialize
+    from chunkbench_core.benchmarks import Benchmark
     from chunkbench_core.settings import Settings
-    from chunkbench_pipelines.assets import build_assets
+    from chunkbench_pipelines.benchmarks import benchmark_definitions
     from chunkbench_pipelines.resources import build_resources
-    from chunkbench_pipelines.partitions import partition_key, runnable_corpus_models, strategy_by_model
+    from chunkbench_pipelines.partitions import partition_key
+    from chunkbench_pipelines.scope import Scope
 
-    settings = Settings.load(os.environ)  # the code location's settings: its environment
-    assets = build_assets(strategy_by_model(runnable_corpus_models(settings)))
+    settings = Settings.from_environment()  # the code location's settings: its environment
+    scope = Scope.of(Benchmark.of(settings))
+    assets = benchmark_definitions(scope, settings).assets
 
-    selection, strategy, model, go = sys.argv[1].split(","), sys.argv[2], sys.argv[3], sys.argv[4]
+    selection, strategy, model, go = scope.keys(*sys.argv[1].split(",")), sys.argv[2], sys.argv[3], sys.argv[4]
     Path(f"{go}.{strategy}").touch()
     while not Path(go).exists():
         time.sleep(0.005)
     key = partition_key(strategy, model)
     result = materialize(assets, selection=selection, partition_key=key, instance=DagsterInstance.get(),
                          resources=build_resources(settings), raise_on_error=False)
-    waits = [m.metadata["pool_wait_seconds"].value for m in result.asset_materializations_for_node("chunk_collections")]
+    waits = [m.metadata["pool_wait_seconds"].value
+             for m in result.asset_materializations_for_node(scope.op("chunk_collections"))]
     print(json.dumps({"success": result.success, "pool_wait": waits}))
 """)
 
@@ -167,15 +171,15 @@ def _parse_here(env: dict[str, str]) -> None:
     """The documents parsed in this process, on the instance the runs share (what the two runs need first; no
     provider is called, so no process of its own is needed)."""
     from chunkbench_core.settings import Settings
-    from chunkbench_pipelines.assets import build_assets
-    from chunkbench_pipelines.partitions import runnable_corpus_models, strategy_by_model
+    from chunkbench_pipelines.partitions import runnable_corpus_models
     from chunkbench_pipelines.resources import build_resources
+    from tests.pipelines.support.partitions import benchmark_graph
 
     settings = Settings.load(env)
-    assets = build_assets(strategy_by_model(runnable_corpus_models(settings)))
+    graph = benchmark_graph(settings, runnable_corpus_models(settings))
     with DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
-        assert materialize(assets, selection=["source_documents", "parsed_documents"], instance=instance,
-                           resources=build_resources(settings)).success
+        assert graph.materialize(["source_documents", "parsed_documents"], instance=instance,
+                                 resources=build_resources(settings)).success
 
 
 def _run(env: dict[str, str], selection: str, strategy: str, model: str, go: Path) -> subprocess.Popen:

@@ -8,9 +8,9 @@ rejects the request, an unavailable model and a bug fail at once with the reason
 import json
 
 import pytest
-from dagster import DagsterEventType, DagsterInstance, Failure, materialize
+from dagster import DagsterEventType, DagsterInstance, Failure
 
-from tests.pipelines.support.partitions import LOCAL_ASSETS
+from tests.pipelines.support.partitions import environment_graph
 from chunkbench_pipelines.definitions import build_resources
 from chunkbench_pipelines.failures import permanent_errors_fail_fast
 from chunkbench_pipelines.partitions import partition_key
@@ -18,12 +18,10 @@ from chunkbench_pipelines.resources import EmbeddingResource
 from tests.pipelines.support.environment import environment_settings
 from tests.core.embedding.openai_server import FaultProxy
 
-from .support.partitions import assets_over_models
 
 MODEL = "nomic-embed-text-v2-moe"  # a shipped openai_compatible model: 768 dimensions
 # the code location loaded without CHUNKBENCH_OPENAI_COMPATIBLE_URL, so MODEL has no partitions there;
 # these tests configure it through the resource and build the assets over it
-ASSETS = assets_over_models(["all-minilm-l6-v2", MODEL])
 
 
 @pytest.fixture()
@@ -42,7 +40,7 @@ def setup(tmp_path, monkeypatch):
         monkeypatch.delenv(name, raising=False)
     proxy = FaultProxy(dimension=768)
     instance = DagsterInstance.ephemeral()
-    assert materialize(LOCAL_ASSETS, selection=["source_documents", "parsed_documents"], instance=instance,
+    assert environment_graph().materialize(["source_documents", "parsed_documents"], instance=instance,
                        resources=build_resources(environment_settings())).success
     yield proxy, instance
     proxy.stop()
@@ -52,7 +50,7 @@ def build(proxy: FaultProxy, instance: DagsterInstance, url: str | None = "proxy
     embeddings = EmbeddingResource(compatible_base_url=proxy.base_url if url == "proxy" else url, max_retries=1,
                                    home=str(environment_settings().home),  # the test's own embedding cache
                                    backoff_initial_seconds=0.01, backoff_max_seconds=0.02, timeout_seconds=10)
-    result = materialize(ASSETS, selection=["chunk_collections"], partition_key=partition_key("fixed_size", MODEL),
+    result = environment_graph(["all-minilm-l6-v2", MODEL]).materialize(["chunk_collections"], partition_key=partition_key("fixed_size", MODEL),
                          instance=instance, resources={**build_resources(environment_settings()), "embeddings": embeddings},
                          raise_on_error=False)
     kinds = [e.event_type for e in result.all_events]
@@ -66,7 +64,7 @@ def test_a_rate_limit_within_the_client_retries_is_absorbed(setup):
     proxy.script("429")  # the first request; the client's one retry goes through
     result, kinds, _ = build(proxy, instance)
     assert result.success and DagsterEventType.STEP_UP_FOR_RETRY not in kinds
-    [materialization] = result.asset_materializations_for_node("chunk_collections")
+    [materialization] = result.asset_materializations_for_node(environment_graph().op("chunk_collections"))
     assert materialization.metadata["dagster/row_count"].value == 2
     assert len(proxy.requests) == 2
 
@@ -113,7 +111,7 @@ def test_a_bug_is_not_retried(error):
 def test_an_unavailable_boundary_model_fails_at_once_with_the_reason(setup):
     _, instance = setup
     config = {"ops": {"chunk_collections": {"config": {"boundary_model": "text-embedding-3-small"}}}}
-    result = materialize(LOCAL_ASSETS, selection=["chunk_collections"], instance=instance, run_config=config,
+    result = environment_graph().materialize(["chunk_collections"], instance=instance, run_config=config,
                          partition_key=partition_key("semantic", "all-minilm-l6-v2"), resources=build_resources(environment_settings()),
                          raise_on_error=False)
     kinds = [e.event_type for e in result.all_events]
@@ -126,9 +124,9 @@ def test_an_unavailable_boundary_model_fails_at_once_with_the_reason(setup):
 def test_an_empty_question_set_fails_at_once(setup):
     _, instance = setup  # the question set of the fixture holds no question
     key = partition_key("fixed_size", "all-minilm-l6-v2")
-    assert materialize(LOCAL_ASSETS, selection=["chunk_collections"], partition_key=key, instance=instance,
+    assert environment_graph().materialize(["chunk_collections"], partition_key=key, instance=instance,
                        resources=build_resources(environment_settings())).success
-    result = materialize(LOCAL_ASSETS, selection=["experiment_results"], partition_key=key, instance=instance,
+    result = environment_graph().materialize(["experiment_results"], partition_key=key, instance=instance,
                          resources=build_resources(environment_settings()), raise_on_error=False)
     kinds = [e.event_type for e in result.all_events]
     [failure] = [e.event_specific_data.error for e in result.all_events if e.is_step_failure]

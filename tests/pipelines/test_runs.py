@@ -8,17 +8,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from dagster import DagsterInstance, materialize
+from dagster import DagsterInstance
 
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.runs import exclude_run, include_run
-from chunkbench_pipelines.assets.reports import benchmark_report, build_leaderboard
 from chunkbench_pipelines.definitions import build_resources
 from chunkbench_pipelines.runner import run_everything
-from chunkbench_pipelines.partitions import strategy_by_model
 from tests.pipelines.support.cli import chunkbench
 from tests.pipelines.support.environment import environment_settings
-from tests.pipelines.support.partitions import local_models
+from tests.pipelines.support.partitions import environment_graph
 
 from .test_end_to_end import BAKERY, BAKERY_REF, MODEL, VOLCANO, VOLCANO_REF, clean, workspace  # noqa: F401
 
@@ -87,10 +85,11 @@ def test_a_past_run_keeps_its_report_and_a_run_can_be_set_aside(workspace):  # n
 
     # the asset: the same report from run config
     (folder / "benchmark_report.html").unlink()
-    result = materialize([benchmark_report], resources=build_resources(environment_settings()), instance=instance,
+    graph = environment_graph()
+    result = graph.materialize(["benchmark_report"], resources=build_resources(environment_settings()), instance=instance,
                          run_config={"ops": {"benchmark_report": {"config": {"experiment_run_id": old}}}})
     assert result.success
-    metadata = result.asset_materializations_for_node("benchmark_report")[0].metadata
+    metadata = result.asset_materializations_for_node(graph.op("benchmark_report"))[0].metadata
     assert metadata["shows"].value == f"experiment run {old}"
     assert metadata["url"].value.endswith(f"runs/run-{old}/benchmark_report.html")
     assert precision_cells((folder / "benchmark_report.html").read_text(encoding="utf-8")) == [old_precision]
@@ -101,19 +100,22 @@ def test_a_past_run_keeps_its_report_and_a_run_can_be_set_aside(workspace):  # n
     [row] = results.read("experiment_metrics", key)
     row["provenance"] = json.dumps({k: v for k, v in json.loads(row["provenance"]).items() if k != "batch_id"})
     results.write("experiment_metrics", key, [row])
-    result = materialize([benchmark_report], resources=build_resources(environment_settings()), instance=instance,
-                         run_config={"ops": {"benchmark_report": {"config": {"batch": batches[0]}}}})
+    result = graph.materialize(["benchmark_report"], resources=build_resources(environment_settings()),
+                               instance=instance, run_config={"ops": {"benchmark_report": {"config": {
+                                   "batch": batches[0]}}}})
     assert result.success
-    assert result.asset_materializations_for_node("benchmark_report")[0].metadata["shows"].value == \
+    assert result.asset_materializations_for_node(graph.op("benchmark_report"))[0].metadata["shows"].value == \
         f"batch {batches[0]} (1 experiment run)"
     assert precision_cells((batch_folder / "benchmark_report.html").read_text(encoding="utf-8")) == [old_precision]
-    result = materialize([benchmark_report], resources=build_resources(environment_settings()), instance=instance, raise_on_error=False,
+    result = graph.materialize(["benchmark_report"], resources=build_resources(environment_settings()),
+                               instance=instance, raise_on_error=False,
                          run_config={"ops": {"benchmark_report": {"config": {"experiment_run_id": "no-such-run"}}}})
     assert not result.success
 
     # the leaderboard asset leaves an excluded run out too (the CLI below also redoes the comparison itself)
     exclude_run(results, new, "checked by the asset")
-    assert materialize([build_leaderboard(strategy_by_model(local_models())), benchmark_report], resources=build_resources(environment_settings()), instance=instance).success
+    assert graph.materialize(["leaderboard", "benchmark_report"], resources=build_resources(environment_settings()),
+                             instance=instance).success
     assert results.query("SELECT experiment_run_id FROM comparison")["experiment_run_id"].tolist() == [old]
     assert precision_cells(latest.read_text(encoding="utf-8")) == [old_precision]
     include_run(results, new)

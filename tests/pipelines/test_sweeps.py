@@ -2,6 +2,7 @@
 then the leaderboard and the reports; `chunkbench sweep` runs the same job from the command line."""
 
 import io
+from pathlib import Path
 
 import pytest
 from dagster import AssetKey, AssetRecordsFilter, DagsterInstance, materialize
@@ -154,14 +155,17 @@ def test_chunkbench_sweep_runs_the_job_and_prints_the_levels(tmp_path, monkeypat
 def test_the_sweep_ops_name_a_configuration_as_every_label_does():
     from dagster import MultiPartitionsDefinition, StaticPartitionsDefinition
 
+    from chunkbench_core.benchmarks import Benchmark
+    from chunkbench_pipelines.scope import Scope
     from chunkbench_pipelines.sweeps import build_sweep_jobs
 
     partitions = MultiPartitionsDefinition({"strategy": StaticPartitionsDefinition(["fixed_size"]),
                                             "corpus_model": StaticPartitionsDefinition([MODEL])})
-    descriptions = {node.name: node.description for job in build_sweep_jobs(partitions)
+    scope = Scope.of(Benchmark(BENCHMARK, Path("corpus"), Path("questions")))
+    descriptions = {node.name: node.description for job in build_sweep_jobs(partitions, scope)
                     for node in job.graph.node_defs}
-    assert descriptions["sweep_neighbors"] == ("Runs every strategy × corpus model at every neighbor level "
+    assert descriptions[scope.name("sweep_neighbors")] == ("Runs every strategy × corpus model at every neighbor level "
                                                "(one experiment run each).")
-    assert descriptions["sweep_chunk_sizes"] == ("Runs every strategy × corpus model at every chunk size "
+    assert descriptions[scope.name("sweep_chunk_sizes")] == ("Runs every strategy × corpus model at every chunk size "
                                                  "(one collection and experiment run each).")
     assert not any(" x " in (text or "") for text in descriptions.values())

@@ -8,7 +8,7 @@ report writer.
 import json
 
 import pytest
-from dagster import AssetKey, DagsterInstance, materialize
+from dagster import DagsterInstance
 from pydantic import Field
 
 from chunkbench_core.chunking import (
@@ -20,9 +20,9 @@ from chunkbench_core.chunking import (
     sentence_spans,
 )
 from chunkbench_core.storage.results_db import ResultsDB
-from chunkbench_pipelines.assets import build_assets
-from chunkbench_pipelines.partitions import partition_key, strategy_by_model
+from chunkbench_pipelines.partitions import partition_key
 
+from .support.partitions import tides_graph
 from .support.tides import MODEL, tides_benchmark
 
 TOY = "toy_sentences"
@@ -56,13 +56,13 @@ def toy():
     STRATEGIES.remove(TOY)
 
 
-def test_the_toy_is_in_the_partitions_the_run_config_and_the_command_line(toy, capsys):
-    assets = {a.key: a for a in build_assets(strategy_by_model([MODEL]))}
-    chunks = assets[AssetKey("chunk_collections")]
+def test_the_toy_is_in_the_partitions_the_run_config_and_the_command_line(toy, capsys, tmp_path):
+    graph = tides_graph(tides_benchmark(tmp_path, benchmark="toy"), "toy")
+    chunks = graph.asset("chunk_collections")
     assert f"{MODEL}|{TOY}" in chunks.partitions_def.get_partition_keys()
-    assert f"{MODEL}|{TOY}" in assets[AssetKey("experiment_results")].partitions_def.get_partition_keys()
+    assert f"{MODEL}|{TOY}" in graph.asset("experiment_results").partitions_def.get_partition_keys()
     for asset in ("chunk_collections", "experiment_results"):
-        fields = assets[AssetKey(asset)].op.config_schema.config_type.fields
+        fields = graph.asset(asset).op.config_schema.config_type.fields
         assert "stride" in fields and "sentences per toy chunk" in fields["stride"].description
         assert TOY in fields["stride"].description and "default 2" in fields["stride"].description
 
@@ -92,16 +92,16 @@ def test_the_toy_is_in_the_partitions_the_run_config_and_the_command_line(toy, c
 @pytest.mark.e2e  # materializes part of the asset graph (make test-fast leaves it out)
 def test_the_toy_builds_scores_and_reports_like_any_strategy(toy, tmp_path):
     tides = tides_benchmark(tmp_path, document=DOCUMENT, benchmark="toy")
-    assets = build_assets(strategy_by_model([MODEL]))
+    graph = tides_graph(tides, "toy")
     instance = DagsterInstance.ephemeral()
-    assert materialize(assets, selection=["source_documents", "parsed_documents"], instance=instance,
+    assert graph.materialize(["source_documents", "parsed_documents"], instance=instance,
                        resources=tides.resources).success
     config = {"config": {"stride": 3}}
-    result = materialize(assets, selection=["chunk_collections", "experiment_results"], instance=instance,
+    result = graph.materialize(["chunk_collections", "experiment_results"], instance=instance,
                          partition_key=partition_key(TOY, MODEL), resources=tides.resources,
                          run_config={"ops": {"chunk_collections": config, "experiment_results": config}})
     assert result.success
-    assert materialize(assets, selection=["leaderboard", "benchmark_report"], instance=instance,
+    assert graph.materialize(["leaderboard", "benchmark_report"], instance=instance,
                        resources=tides.resources).success
 
     results = ResultsDB(tides.results)
@@ -113,10 +113,10 @@ def test_the_toy_builds_scores_and_reports_like_any_strategy(toy, tmp_path):
     assert json.loads(built["options"]) == {"stride": 3} and built["variant"].startswith("opts")  # its provenance
     assert TOY not in results.leaderboard()["strategy"].tolist()  # a variant (an option set) is not ranked
 
-    default = materialize(assets, selection=["chunk_collections", "experiment_results"], instance=instance,
+    default = graph.materialize(["chunk_collections", "experiment_results"], instance=instance,
                           partition_key=partition_key(TOY, MODEL), resources=tides.resources)
     assert default.success
-    assert materialize(assets, selection=["leaderboard", "benchmark_report"], instance=instance,
+    assert graph.materialize(["leaderboard", "benchmark_report"], instance=instance,
                        resources=tides.resources).success
     assert ResultsDB(tides.results).leaderboard()["strategy"].tolist() == [TOY]
     managerial = (tides.results / "reports" / "benchmark_report.html").read_text(encoding="utf-8")

@@ -57,17 +57,17 @@ def tides_benchmark(tmp_path: Path, document: str = TIDES, benchmark: str | None
 
 
 def tides_definitions(tides: Tides, benchmark: str = "tides"):
-    """The benchmark's part of the code location (its assets under its prefix, jobs, sensors, schedules) and a
-    Definitions holding it with the tides resources: (Definitions, BenchmarkDefinitions)."""
+    """The benchmark's part of the code location (its assets under its prefix, jobs, sensors, schedules) with the
+    tides resources, and that part alone: (Definitions, the benchmark's Definitions)."""
     from dagster import Definitions
 
     from chunkbench_core.benchmarks import Benchmark
     from chunkbench_core.settings import Settings
     from chunkbench_pipelines.benchmarks import benchmark_definitions
+    from chunkbench_pipelines.scope import Scope
 
-    part = benchmark_definitions(Benchmark(benchmark, tides.corpus, tides.questions), Settings())
-    return Definitions(assets=part.assets, jobs=part.all_jobs(), sensors=part.sensors, schedules=part.schedules,
-                       resources=tides.resources), part
+    part = benchmark_definitions(Scope.of(Benchmark(benchmark, tides.corpus, tides.questions)), Settings())
+    return Definitions.merge(part, Definitions(resources=tides.resources)), part
 
 
 def use_environment(monkeypatch: Any, tides: Tides, benchmark: str) -> None:
