@@ -202,3 +202,16 @@ def test_the_code_location_has_one_name_for_dagster_dev_dg_and_cli_runs():
     [entry] = workspace["load_from"]
     dg = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["dg"]["project"]
     assert entry["python_module"]["location_name"] == dg["code_location_name"] == REPOSITORY_LABEL.split("@")[1]
+
+
+def test_the_definitions_use_dagster_public_api_only():
+    """No import from ``dagster._...``: a private module moves or changes without notice between releases."""
+    import ast
+
+    offenders = []
+    for path in (ROOT / "chunkbench_pipelines").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            offenders += [f"{path.relative_to(ROOT)}:{node.lineno}: {n}" for n in names if n.startswith("dagster._")]
+    assert offenders == []
