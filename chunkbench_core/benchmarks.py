@@ -11,34 +11,14 @@ reload of the code location.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 from chunkbench_core.errors import ConfigError
-from chunkbench_core.settings import Settings, benchmark_dir, validate_benchmark_name
+# the record (its file name, its reader) sits with the settings, which read it for a benchmark's folders
+from chunkbench_core.settings import BENCHMARK_FILE, Benchmark, Settings, benchmark_dir, read_benchmark
 
-BENCHMARK_FILE = "benchmark.json"
-
-
-@dataclass(frozen=True)
-class Benchmark:
-    """One benchmark: its name and the folders it reads (documents, question sets)."""
-
-    name: str
-    corpus: Path
-    questions: Path
-
-    def __post_init__(self) -> None:
-        validate_benchmark_name(self.name)
-
-    def to_json(self) -> dict[str, str]:
-        return {"name": self.name, "corpus": str(self.corpus), "questions": str(self.questions)}
-
-    @classmethod
-    def of(cls, settings: Settings) -> "Benchmark":
-        """The benchmark of ``settings`` (its name, corpus and questions folders)."""
-        return cls(settings.benchmark, Path(settings.corpus), Path(settings.questions))
-
+__all__ = ["BENCHMARK_FILE", "Benchmark", "benchmark_results_dir", "find_benchmarks", "read_benchmark",
+           "register_benchmark"]
 
 def register_benchmark(settings: Settings) -> Path:
     """Record the benchmark of ``settings`` in its results folder (idempotent); returns the file written.
@@ -54,19 +34,6 @@ def register_benchmark(settings: Settings) -> Path:
         temporary.write_text(text, encoding="utf-8")
         temporary.replace(path)
     return path
-
-
-def read_benchmark(path: Path) -> Benchmark:
-    """The benchmark recorded in ``path`` (a ``benchmark.json``); ConfigError naming the file when it is not one."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        benchmark = Benchmark(str(data["name"]), Path(data["corpus"]), Path(data["questions"]))
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(f"{path}: not a benchmark record ({exc}); delete it or run the benchmark again") from exc
-    if benchmark.name != path.parent.name:
-        raise ConfigError(f"{path}: names benchmark {benchmark.name!r} but sits in the folder of "
-                          f"{path.parent.name!r}; delete it or run the benchmark again")
-    return benchmark
 
 
 def find_benchmarks(settings: Settings) -> tuple[list[Benchmark], list[str]]:

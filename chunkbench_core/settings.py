@@ -36,14 +36,19 @@ Where state lives:
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
+from urllib.parse import unquote, urlsplit
 
+# the floor below the settings: modules that import nothing else of chunkbench (tests/core/test_architecture.py)
+from chunkbench_core.cache_url import CacheURL, cache_location, redact_url
 from chunkbench_core.datasets import SAMPLE_CORPUS, SAMPLE_QUESTIONS
 from chunkbench_core.errors import ChunkbenchError, ConfigError
+from chunkbench_core.redaction import register_secret
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_BENCHMARK = "sample"
@@ -181,13 +186,74 @@ def benchmark_dir(base: Path, benchmark: str) -> Path:
     return base / "benchmarks" / validate_benchmark_name(benchmark)
 
 
+#: the record of a benchmark's folders in its results folder, written by each run (chunkbench_core.benchmarks)
+BENCHMARK_FILE = "benchmark.json"
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One benchmark: its name and the folders it reads (documents, question sets)."""
+
+    name: str
+    corpus: Path
+    questions: Path
+
+    def __post_init__(self) -> None:
+        validate_benchmark_name(self.name)
+
+    def to_json(self) -> dict[str, str]:
+        return {"name": self.name, "corpus": str(self.corpus), "questions": str(self.questions)}
+
+    @classmethod
+    def of(cls, settings: "Settings") -> "Benchmark":
+        """The benchmark of ``settings`` (its name, corpus and questions folders)."""
+        return cls(settings.benchmark, Path(settings.corpus), Path(settings.questions))
+
+
+def read_benchmark(path: Path) -> Benchmark:
+    """The benchmark recorded in ``path`` (a ``benchmark.json``); ConfigError naming the file when it is not one."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        benchmark = Benchmark(str(data["name"]), Path(data["corpus"]), Path(data["questions"]))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"{path}: not a benchmark record ({exc}); delete it or run the benchmark again") from exc
+    if benchmark.name != path.parent.name:
+        raise ConfigError(f"{path}: names benchmark {benchmark.name!r} but sits in the folder of "
+                          f"{path.parent.name!r}; delete it or run the benchmark again")
+    return benchmark
+
+
+#: the Makefile's knobs that the commands it starts take as their defaults (``make ui UI_PORT=3100``, ``make
+#: cluster WORKERS=3``): ports and a worker count, not settings of a run, so ``chunkbench settings`` leaves them out
+MAKE_VARIABLES = ("UI_PORT", "REPORTS_PORT", "WORKERS")
+
+
+def make_defaults(environ: Mapping[str, str] | None = None) -> dict[str, int]:
+    """The Makefile knobs set in ``environ`` (default: this process's environment), as whole numbers; a value that
+    is not one is a ConfigError naming its variable."""
+    environ = os.environ if environ is None else environ
+    out: dict[str, int] = {}
+    for name in MAKE_VARIABLES:
+        raw = (environ.get(name) or "").strip()
+        if raw:
+            try:
+                out[name] = int(raw)
+            except ValueError:
+                raise ConfigError(f"{name} must be a whole number, got {raw!r}") from None
+    return out
+
+
+def process_environment(**changes: str) -> dict[str, str]:
+    """This process's environment with ``changes``, for a child process (dg dev, the cluster's servers): what it
+    inherits is decided here, beside the settings read from it."""
+    return {**os.environ, **changes}
+
+
 def _recorded_folders(values: dict[str, Any], sources: dict[str, str]) -> None:
     """The documents and question folders of a named benchmark that were not given: those its last run recorded
     (its ``benchmark.json``), so running it again without CHUNKBENCH_CORPUS reads its own documents, never the
     sample's (which would also have rewritten its record). A record that cannot be read is ignored: the defaults
     stand, and the next run writes the record again."""
-    from chunkbench_core.benchmarks import BENCHMARK_FILE, read_benchmark
-
     base = values.get("results_root") or values.get("home") or _default_home()
     path = benchmark_dir(Path(base), str(values["benchmark"])) / BENCHMARK_FILE
     if not path.is_file():
@@ -329,15 +395,11 @@ class Settings:
 
     def register_secrets(self) -> None:
         """Every configured secret is removed from error texts from now on (chunkbench_core.redaction)."""
-        from chunkbench_core.redaction import register_secret
-
         for variable in VARIABLES:
             if variable.secret:
                 register_secret(getattr(self, variable.field))
         for url in (self.cache_url, self.celery_broker):  # a password inside a URL
             if url and "://" in url:
-                from urllib.parse import unquote, urlsplit
-
                 try:
                     password = urlsplit(url).password
                 except ValueError:
@@ -381,72 +443,11 @@ class Settings:
         """The Dagster instance: DAGSTER_HOME, else chunkbench's own inside home."""
         return self.dagster_home or dagster_home(self.home)
 
-    def registry(self):
-        """The model registry in force: the shipped models plus ``models_file``."""
-        from chunkbench_core.embedding.registry import load_registry
-
-        named_by = VARIABLE_OF["models_file"].name if self.given("models_file") else None
-        return load_registry(self.models_file, named_by=named_by)
-
-    def role_defaults(self):
-        """The corpus and boundary models in force when none is given, and where each comes from
-        (chunkbench_core.embedding.roles.RoleDefault, by role): ``chunkbench defaults set``, the environment or
-        the registry; the boundary model fitted to the language of the benchmark's parsed corpus."""
-        from chunkbench_core.embedding.language import ScriptShare
-        from chunkbench_core.embedding.roles import role_defaults
-        from chunkbench_core.embedding.thresholds import SharedDefaults
-        from chunkbench_core.storage.corpus import parsed_store
-
-        registry = self.registry()
-        shared = SharedDefaults.of(self)
-        script = ScriptShare.from_dict(parsed_store(self.results_dir).manifest_script())
-        return role_defaults(registry, shared, self.corpus_model, self.boundary_model, script)
-
-    def corpus_model_default(self):
-        """The corpus model in force when none is given (``RoleDefault``: model and source)."""
-        return self.role_defaults()["corpus_model"]
-
-    def default_corpus_model(self) -> str:
-        """The corpus model used where none is named (``chunkbench sweep``, the sweep jobs): the default in force
-        (``chunkbench defaults set corpus_model``, the environment, else the registry's)."""
-        return self.corpus_model_default().model
-
-    def provider_settings(self, **retries: Any):
-        """The embedding providers' settings (keys and endpoints; ``retries``: the request retry knobs)."""
-        from chunkbench_core.embedding.providers import ProviderSettings
-
-        knobs = {"timeout_seconds": self.provider_timeout, "retry_budget_seconds": self.provider_retry_budget,
-                 **{k: v for k, v in retries.items() if v is not None}}
-        return ProviderSettings(openai_api_key=self.openai_api_key, openai_base_url=self.openai_base_url,
-                                compatible_base_url=self.compatible_url, compatible_api_key=self.compatible_api_key,
-                                **knobs)
-
     @property
     def parser_settings_file(self) -> Path:
         """The benchmark's parser heuristics: ``parser.toml`` in its folder (``chunkbench parse --write-settings``
         writes a starting file)."""
         return self.results_dir / PARSER_SETTINGS_FILE
-
-    def parser_heuristics(self):
-        """The parser heuristics in force: the benchmark's ``parser.toml`` when it exists, else the defaults
-        (raises ConfigError naming the file, section and key of a bad value)."""
-        from chunkbench_core.parsing.heuristics import ParserHeuristics, load_parser_heuristics
-
-        path = self.parser_settings_file
-        return load_parser_heuristics(path) if path.is_file() else ParserHeuristics()
-
-    def parse_limits(self):
-        """What one document may cost to parse (raises ConfigError naming the variable for a bad value)."""
-        from chunkbench_core.parsing.isolation import parse_limits
-
-        return parse_limits(self.parse_memory_mb, self.parse_timeout_s)
-
-    def ranking(self):
-        """How results are ranked and which configuration is recommended."""
-        from chunkbench_core.evaluation.recommendation import RankingSettings
-
-        return RankingSettings.from_text(self.rank_metric, self.recommendation_rule, self.budgets, self.margin,
-                                         self.cost_tolerance, self.interchangeable_share)
 
     def rows(self) -> list[tuple[str, str, str]]:
         """(variable, value, where it came from) for every setting, secrets shown as set or not."""
@@ -492,16 +493,12 @@ def _seconds(raw: Any, variable: str) -> float:
 
 def _shown_url(value: str) -> str:
     """A URL as ``chunkbench settings`` shows it: any password masked."""
-    from chunkbench_core.storage.cache_postgres import redact_url
-
     return redact_url(value)
 
 
 def _cache_location(value: str) -> str:
     """CHUNKBENCH_CACHE_URL checked where it is read: a postgresql:// URL (validated, the password never echoed)
     or a folder (made absolute)."""
-    from chunkbench_core.storage.cache_postgres import CacheURL, cache_location
-
     try:
         where = cache_location(value)
     except ChunkbenchError as exc:

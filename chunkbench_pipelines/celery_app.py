@@ -22,7 +22,6 @@ ids, and the shared cache hands over every vector the dead worker had already st
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from typing import Any
 
@@ -155,7 +154,7 @@ def __getattr__(name: str):
     """``app``: built when a worker asks for it (``celery -A chunkbench_pipelines.celery_app``), from the
     worker's environment (its edge)."""
     if name in ("app", "celery"):
-        app = make_worker_app(Settings.load(os.environ))
+        app = make_worker_app(Settings.from_environment())
         globals()["app"] = globals()["celery"] = app
         return app
     raise AttributeError(name)

@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+from chunkbench_core.settings import make_defaults, process_environment
+
 from .cli import session as settings
 
 from .report_server import DEFAULT_UI_PORT, LOOPBACK, REPORTS_URL_ENV, ReportServer
@@ -36,10 +38,11 @@ def dg_executable() -> str:
 
 def add_parser(sub) -> None:
     ui = sub.add_parser("ui", help="the Dagster UI (dg dev) on 127.0.0.1, with the HTML reports served next to it")
-    ui.add_argument("--port", type=int, default=int(os.environ.get("UI_PORT") or DEFAULT_UI_PORT),
+    given = make_defaults()
+    ui.add_argument("--port", type=int, default=given.get("UI_PORT", DEFAULT_UI_PORT),
                     help="the UI's port (default: UI_PORT or 3000)")
-    ui.add_argument("--reports-port", type=int, default=int(os.environ["REPORTS_PORT"]) if os.environ.get("REPORTS_PORT")
-                    else None, help="the reports' port (default: REPORTS_PORT or the UI port + 1)")
+    ui.add_argument("--reports-port", type=int, default=given.get("REPORTS_PORT"),
+                    help="the reports' port (default: REPORTS_PORT or the UI port + 1)")
     ui.set_defaults(func=command_ui)
 
 
@@ -147,7 +150,7 @@ def stop_process_tree(process: subprocess.Popen, grace: float = STOP_GRACE_SECON
 
 
 def command_ui(args: argparse.Namespace) -> int:
-    from .cli import ensure_dagster_home
+    from .cli.instance import ensure_dagster_home
 
     signal.signal(signal.SIGTERM, _interrupt)  # a kill stops dg dev too, as Ctrl-C does
     # Ctrl-C and `kill -INT` stop it also when it was started in the background (`make ui &`), where a shell
@@ -158,7 +161,7 @@ def command_ui(args: argparse.Namespace) -> int:
     benchmarks = settings.results_dir().parent  # every benchmark's folder: the server's index lists them all
     reports_port = args.reports_port if args.reports_port is not None else args.port + 1
     with ReportServer(benchmarks, reports_port) as server:
-        env = {**os.environ, "DAGSTER_HOME": str(dagster_home), REPORTS_URL_ENV: server.url}
+        env = process_environment(DAGSTER_HOME=str(dagster_home), **{REPORTS_URL_ENV: server.url})
         print(f"Dagster UI: http://{LOOPBACK}:{args.port}   reports: {server.url}   (Ctrl-C stops both)", flush=True)
         # its own process group: a stop reaches dg dev and everything it starts, and nothing else
         process = subprocess.Popen([dg_executable(), "dev", "--host", LOOPBACK, "--port", str(args.port)],

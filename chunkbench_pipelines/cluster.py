@@ -35,6 +35,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from chunkbench_core.settings import make_defaults, process_environment
+
 from .cli_ui import _alive, descendants
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -98,7 +100,7 @@ class Cluster:
     state: Path
     workers: int = 2
     ui_port: int = 3000
-    environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    environ: dict[str, str] = field(default_factory=process_environment)
     parts: list[Part] = field(default_factory=list)
     redis_port: int = 0
     pg_port: int = 0
@@ -429,9 +431,10 @@ def _interrupt(signum, frame) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m chunkbench_pipelines.cluster", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--workers", type=int, default=int(os.environ.get("WORKERS") or 2),
+    given = make_defaults()
+    parser.add_argument("--workers", type=int, default=given.get("WORKERS", 2),
                         help="Celery workers to start (default: WORKERS or 2)")
-    parser.add_argument("--port", type=int, default=int(os.environ.get("UI_PORT") or 3000),
+    parser.add_argument("--port", type=int, default=given.get("UI_PORT", 3000),
                         help="the UI's port on 127.0.0.1 (default: UI_PORT or 3000)")
     parser.add_argument("--state", type=Path, default=None,
                         help="the cluster's folder (default: $CHUNKBENCH_HOME/cluster)")
@@ -440,7 +443,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--workers must be at least 1")
     from chunkbench_core.settings import Settings
 
-    state = (args.state or Settings.load(os.environ).home / "cluster").expanduser().resolve()
+    state = (args.state or Settings.from_environment().home / "cluster").expanduser().resolve()
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)  # also when started in the background, where SIGINT starts ignored
     cluster = Cluster(state, workers=args.workers, ui_port=args.port)

@@ -28,6 +28,7 @@ from typing import Sequence
 
 from dagster import MultiPartitionKey, MultiPartitionsDefinition, StaticPartitionsDefinition
 
+from chunkbench_core.configuration import provider_settings_of, registry_of
 from chunkbench_core.chunking import STRATEGIES
 from chunkbench_core.embedding import availability
 from chunkbench_core.settings import Settings
@@ -38,8 +39,8 @@ CORPUS_MODEL = "corpus_model"
 
 def runnable_corpus_models(settings: Settings) -> list[str]:
     """Registry ids (the registry of ``settings``), in registry order, that can run with its providers."""
-    providers = settings.provider_settings()
-    return [spec.id for spec in settings.registry().values() if availability(spec, providers)[0]]
+    providers = provider_settings_of(settings)
+    return [spec.id for spec in registry_of(settings).values() if availability(spec, providers)[0]]
 
 
 def strategy_by_model(corpus_models: Sequence[str], strategies: Sequence[str] | None = None) -> MultiPartitionsDefinition:

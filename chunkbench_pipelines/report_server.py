@@ -31,7 +31,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
-REPORTS_URL_ENV = "CHUNKBENCH_REPORTS_URL"
+from chunkbench_core.settings import VARIABLE_OF
+
+REPORTS_URL_ENV = VARIABLE_OF["reports_url"].name  # the settings' name: the code location reads it from there
 DEFAULT_UI_PORT = 3000
 LOOPBACK = "127.0.0.1"
 #: a benchmark's reports inside its folder

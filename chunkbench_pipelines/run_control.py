@@ -29,6 +29,7 @@ from typing import Callable, TextIO
 
 from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
+from chunkbench_core.configuration import registry_of
 from chunkbench_core import progress
 
 PID_TAG = "chunkbench/pid"
@@ -46,7 +47,7 @@ def check_run_arguments(strategies: list[str] | None, corpus_models: list[str] |
         if strategy not in STRATEGIES.names():
             raise ConfigError(f"unknown strategy {strategy!r}; choose from: {', '.join(STRATEGIES.names())}")
     if corpus_models:
-        registry = settings.registry()  # a bad registry file raises ConfigError naming it
+        registry = registry_of(settings)  # a bad registry file raises ConfigError naming it
         for model in corpus_models:
             if model not in registry:
                 raise ConfigError(f"unknown corpus model {model!r}; registered: {', '.join(registry)} "

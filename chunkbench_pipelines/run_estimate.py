@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from chunkbench_core.configuration import parse_limits_of, parser_heuristics_of
 from chunkbench_core import progress
 from chunkbench_core.estimate.calibration import CalibrationStore
 from chunkbench_core.estimate.feedback import StageActual, compare_run, learn
@@ -59,7 +60,7 @@ def sampled_sources(resources: Mapping[str, Any], parsing_settings: Mapping[str,
     workspace, llm = resources["workspace"], resources["llm"]
     parsing = ParsingRunSettings(**parsing_settings)
     try:  # as the parse step makes them: the benchmark's parser settings, then the run's
-        options = dataclasses.replace(llm.parse_options(), heuristics=workspace.settings().parser_heuristics(),
+        options = dataclasses.replace(llm.parse_options(), heuristics=parser_heuristics_of(workspace.settings()),
                                       **parsing.given())
     except (AttributeError, TypeError):
         options = dataclasses.replace(llm.parse_options(), **parsing.given())
@@ -82,7 +83,7 @@ def parse_for_estimate(resources: Mapping[str, Any], store: Any, sources: Sequen
     options = store.options
     plain = without_captions(options) if options is not None else None
     stores = [store] if plain is options else [store, workspace.parsed_store(plain)]
-    with IsolatedParser(workspace.settings().parse_limits()) as parser:
+    with IsolatedParser(parse_limits_of(workspace.settings())) as parser:
         read_or_parse(sources, stores[-1], lambda path: parser.parse(path, plain), read_first=stores[:-1],
                       load=False)
     return stores

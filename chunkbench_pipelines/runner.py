@@ -14,6 +14,7 @@ from typing import Sequence, TextIO
 from dagster import DagsterInstance
 
 from chunkbench_core.benchmarks import BENCHMARK_FILE, register_benchmark
+from chunkbench_core.configuration import ranking_of, registry_of
 from chunkbench_core.chunking import STRATEGIES
 from chunkbench_core.errors import ChunkbenchError
 from chunkbench_core.evaluation.question_check import check_questions
@@ -96,7 +97,7 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
         say(f"new benchmark {settings.benchmark}: a running chunkbench ui shows it once its code location is "
             "reloaded (Deployment, then Reload), or after chunkbench ui starts again")
     # the partitions of every registered model: those not runnable here are skipped below, with the reason
-    registry = settings.registry()
+    registry = registry_of(settings)
     # this benchmark's assets only, under its key prefix, as the code location defines them
     scope, job = benchmark_job(settings, strategy_by_model(list(registry)), BENCHMARK_EVERYTHING)
     resolved = build_resources(settings, resolve=True)
@@ -312,7 +313,7 @@ def run_sweep(settings: Settings, sweep: str, config: dict, out: TextIO | None =
     instance = instance or DagsterInstance.from_config(str(settings.dagster_home_dir))
     fail_orphaned_runs(instance, say)
     register_benchmark(settings)
-    scope, job = benchmark_job(settings, strategy_by_model(list(settings.registry())), sweep)
+    scope, job = benchmark_job(settings, strategy_by_model(list(registry_of(settings))), sweep)
     op = scope.name("sweep_chunk_sizes" if sweep == CHUNK_SIZE_SWEEP else "sweep_neighbors")
     tags = {".dagster/repository": REPOSITORY_LABEL, "chunkbench/trigger": "cli",
             "chunkbench/benchmark": settings.benchmark,
@@ -328,7 +329,7 @@ def run_sweep(settings: Settings, sweep: str, config: dict, out: TextIO | None =
     rows = results.query("SELECT * FROM leaderboard_by_setting") if run_ids else None
     if rows is not None:
         rows = rows[rows["experiment_run_id"].isin(run_ids)]
-    metric = settings.ranking().rank_metric
+    metric = ranking_of(settings).rank_metric
     say("")
     say(format_sweep(rows, metric))
     say("")

@@ -30,6 +30,7 @@ from dagster import (
 )
 from pydantic import Field
 
+from chunkbench_core.configuration import default_corpus_model
 from chunkbench_core.errors import ChunkbenchError, ConfigError
 from chunkbench_core.provenance import check_collection_current
 from chunkbench_core.stages.collections import read_collection
@@ -95,7 +96,7 @@ def _models(given: list[str], embeddings: EmbeddingResource, scope: Scope, works
     ``chunkbench defaults set``, the environment, else the registry's); an unknown or unavailable one fails at
     once."""
     try:
-        models = list(dict.fromkeys(given)) or [scope.workspace(workspace).settings().default_corpus_model()]
+        models = list(dict.fromkeys(given)) or [default_corpus_model(scope.workspace(workspace).settings())]
     except ChunkbenchError as exc:
         raise fail_fast(str(exc)) from exc
     for model in models:

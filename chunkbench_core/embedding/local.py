@@ -91,24 +91,6 @@ class VectorMemo:
             self.hits = 0
 
 
-def runs_of(lengths: list[int], max_rows: int, max_tokens: int) -> list[list[int]]:
-    """Indices sorted by length, cut into runs of at most ``max_rows`` rows and ``max_tokens`` padded tokens.
-
-    A run always holds at least one row (a single row longer than ``max_tokens`` is a run of its own).
-    """
-    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
-    runs: list[list[int]] = []
-    current: list[int] = []
-    for i in order:  # ascending: the row being added is the run's longest
-        if current and (len(current) >= max_rows or (len(current) + 1) * lengths[i] > max_tokens):
-            runs.append(current)
-            current = []
-        current.append(i)
-    if current:
-        runs.append(current)
-    return runs
-
-
 #: shared by every LocalEngine of the process (an engine's vectors depend only on the engine and the text)
 MEMO = VectorMemo()
 

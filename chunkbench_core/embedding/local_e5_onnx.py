@@ -53,7 +53,7 @@ import numpy as np
 from chunkbench_core.errors import EmbeddingError
 from chunkbench_core.progress import check_stop
 
-from .local import runs_of
+from .batching import runs_of
 
 log = logging.getLogger(__name__)
 

@@ -42,7 +42,7 @@ import numpy as np
 from chunkbench_core.errors import EmbeddingError
 from chunkbench_core.progress import check_stop
 
-from .local import runs_of
+from .batching import runs_of
 
 MAX_WORD_PIECES = 256
 #: the most padded word pieces one model run carries: about a quarter of a second on one idle core,

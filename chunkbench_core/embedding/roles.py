@@ -21,12 +21,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from chunkbench_core.errors import ConfigError
+from chunkbench_core.settings import VARIABLE_OF
 
 from .language import BoundaryChoice, ScriptShare, choose_boundary_model
 from .registry import ModelRegistry, get_model, model_registry
 from .thresholds import SharedDefaults
 
-BOUNDARY_ENV = "CHUNKBENCH_BOUNDARY_MODEL"
+# the settings' own names, so what is shown names what a user sets
+BOUNDARY_ENV = VARIABLE_OF["boundary_model"].name
+CORPUS_MODEL_ENV = VARIABLE_OF["corpus_model"].name
 
 
 def boundary_model_id(explicit: str | None = None, registry: ModelRegistry | None = None,
@@ -82,7 +85,7 @@ def corpus_model_choice(explicit: str | None = None, registry: ModelRegistry | N
     for value, source, detail in (
             (explicit, explicit_source, f"given ({explicit_source})"),
             (stored, "defaults set", "chunkbench defaults set corpus_model"),
-            (machine_default, "environment", "CHUNKBENCH_CORPUS_MODEL"),
+            (machine_default, "environment", CORPUS_MODEL_ENV),
             (registry.default_corpus_model, "registry", "the model registry's default")):
         if value:
             return RoleDefault("corpus_model", get_model(value, registry).id, source, detail)

@@ -8,7 +8,8 @@ changes the settings a collection is requested with, so the partitions it affect
 staleness sensor rebuilds them; an experiment refuses to score them until then).
 
 :class:`SharedDefaults` reads and writes them for one results database (the one in force:
-:meth:`SharedDefaults.of` takes it from the settings object). An older
+:func:`chunkbench_core.configuration.shared_defaults_of` takes it from the settings object). It only needs the
+database's rows (:class:`DefaultsTable`), so the embedding code does not depend on the storage code. An older
 ``CHUNKBENCH_HOME/semantic_thresholds.json`` is moved into the database on first use.
 """
 
@@ -20,15 +21,25 @@ import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping
+from typing import Any, Mapping, Protocol, Sequence
 
 from chunkbench_core.errors import ConfigError
 
 from .registry import EmbeddingModelSpec, get_model
 
-if TYPE_CHECKING:
-    from chunkbench_core.settings import Settings
-    from chunkbench_core.storage.results_db import ResultsDB
+
+
+class DefaultsTable(Protocol):
+    """What the shared defaults need of a results database (chunkbench_core.storage.results_db.ResultsDB): its
+    keyed rows and a query."""
+
+    def read(self, table: str, key: str) -> list[dict[str, Any]]: ...
+
+    def write(self, table: str, key: str, rows: Any) -> Any: ...
+
+    def delete(self, table: str, key: str) -> bool: ...
+
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> Any: ...
 
 THRESHOLDS_FILE = "semantic_thresholds.json"  # the older per-machine file, migrated on first use
 THRESHOLD_PREFIX = "semantic_threshold:"
@@ -56,16 +67,9 @@ class SharedDefaults:
     ``registry``: the model registry in force (None: the shipped models).
     """
 
-    results: "ResultsDB"
+    results: DefaultsTable
     legacy_file: Path | None = None
     registry: Mapping[str, EmbeddingModelSpec] | None = None
-
-    @classmethod
-    def of(cls, settings: "Settings") -> "SharedDefaults":
-        """The defaults of the settings' results database (their benchmark's), with their registry."""
-        from chunkbench_core.storage.results_db import ResultsDB
-
-        return cls(ResultsDB(settings.results_dir), settings.home / THRESHOLDS_FILE, settings.registry())
 
     def _read(self, setting: str):
         rows = self.results.read("defaults", _key(setting))

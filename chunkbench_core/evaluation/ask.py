@@ -13,8 +13,10 @@ chunkbench_core.storage.queries).
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -22,6 +24,7 @@ import numpy as np
 from chunkbench_core.errors import ChunkbenchError
 from chunkbench_core.labels import configuration_label
 from chunkbench_core.redaction import describe_error
+from chunkbench_core.storage.queries import query_id
 
 from .experiment import search_stable, split_chunk_rows
 from .llm import LLMResult, LLMSettings, build_context, generate_answer
@@ -251,3 +254,30 @@ def choose_configuration(strategy: str | None, corpus_model: str | None, recomme
         f"nothing is built for corpus model {model} ({model_source}) and no comparison recommends a configuration: "
         f"run the benchmark first (chunkbench run --corpus-model {model}), or name one with --strategy and "
         "--corpus-model")
+
+
+def query_row(result: AskResult, *, configuration_source: str, created_at: datetime,
+              build: str | None = None) -> dict[str, Any]:
+    """The ``queries`` row of an answered question (``configuration_source``: given | recommended | defaults)."""
+    data = result.to_dict()
+    settings = {"top_k": result.top_k, "document": result.document, "collection": result.collection,
+                "neighbors": data["neighbors"]}
+    latency = result.latency_ms
+    return {
+        "query_id": query_id(result.question, result.strategy, result.corpus_model, settings, created_at),
+        "question": result.question, "strategy": result.strategy, "corpus_model": result.corpus_model,
+        "configuration": configuration_label(result.strategy, result.corpus_model),
+        "configuration_source": configuration_source, "collection": result.collection, "build": build,
+        "top_k": result.top_k, "document": result.document,
+        "neighbor_prev": result.expansion.neighbor_prev, "neighbor_next": result.expansion.neighbor_next,
+        "expansion_applied": bool(data["neighbors"]["applied"]),
+        "retrieved": json.dumps(data["hits"], ensure_ascii=False),
+        "context": json.dumps(data["context"], ensure_ascii=False),
+        "expansion_tree": json.dumps(data["expansion_tree"], ensure_ascii=False),
+        "answer": result.answer, "answer_error": result.answer_error, "llm_model": result.llm_model,
+        "embed_ms": latency.get("embed"), "search_ms": latency.get("search"), "expand_ms": latency.get("expand"),
+        "generate_ms": latency.get("generate"), "total_ms": sum(latency.values()) if latency else None,
+        "context_tokens": result.context_tokens, "prompt_tokens": result.prompt_tokens,
+        "completion_tokens": result.completion_tokens, "context_truncated": result.context_truncated,
+        "created_at": created_at,
+    }

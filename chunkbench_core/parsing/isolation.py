@@ -28,18 +28,18 @@ import time
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from chunkbench_core.errors import ConfigError, DocumentProcessingError, ProviderError
 from chunkbench_core.parsing.models import ParsedDocument
-from chunkbench_core.parsing.options import ParseOptions
+from chunkbench_core.parsing.options import DEFAULT_MEMORY_BYTES, MB, ParseOptions
 from chunkbench_core.redaction import describe_error
+from chunkbench_core.settings import VARIABLE_OF
 
-MB = 1024 * 1024
-DEFAULT_MEMORY_BYTES = 2048 * MB
 DEFAULT_TIMEOUT_S = 120.0
-MEMORY_ENV = "CHUNKBENCH_PARSE_MEMORY_MB"
-TIMEOUT_ENV = "CHUNKBENCH_PARSE_TIMEOUT_S"
+# the settings' own names, so an error names the variable a user sets
+MEMORY_ENV = VARIABLE_OF["parse_memory_mb"].name
+TIMEOUT_ENV = VARIABLE_OF["parse_timeout_s"].name
 
 
 @dataclass(frozen=True)
@@ -79,11 +79,6 @@ def parse_limits(memory_mb: str | float | None = None, timeout_s: str | float | 
         except ValueError:
             raise ConfigError(f"{TIMEOUT_ENV} must be a number of seconds, got {timeout_s!r}") from None
     return ParseLimits(memory_bytes=memory, timeout_s=timeout)
-
-
-def limits_from_env(environ: Mapping[str, str]) -> ParseLimits:
-    """``ParseLimits`` from a mapping of environment variables (the caller's, passed in)."""
-    return parse_limits(environ.get(MEMORY_ENV), environ.get(TIMEOUT_ENV))
 
 
 # -- the worker -----------------------------------------------------------------------------------

@@ -27,6 +27,9 @@ DigitStyle = Literal["ascii", "persian"]
 RtlOrder = Literal["auto", "visual", "logical"]
 
 MB = 1024 * 1024
+#: the memory one document may take to parse when none is set (the parse worker's limit; the PDF reader scales
+#: its own safety limits to it)
+DEFAULT_MEMORY_BYTES = 2048 * MB
 
 #: settings that change nothing in a parse that succeeds (left out of fingerprints and provenance)
 _NOT_IN_OUTPUT = ("caption_source", "soffice_timeout_s", "heuristics", "memory_limit_bytes")

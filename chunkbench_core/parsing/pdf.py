@@ -75,7 +75,7 @@ from chunkbench_core.parsing.docx import Heading, Image, Para, TableRows, emit_e
 from chunkbench_core.parsing.heuristics import ParserHeuristics, PDFHeuristics, QAHeuristics, compiled
 from chunkbench_core.parsing.images import ImageReporter
 from chunkbench_core.parsing.models import ParsedDocument
-from chunkbench_core.parsing.options import ParseOptions
+from chunkbench_core.parsing.options import DEFAULT_MEMORY_BYTES, ParseOptions
 from chunkbench_core.parsing.pages import locate_page_starts
 from chunkbench_core.parsing.persian import ZWNJ, is_rtl_text, normalize_persian, order_rtl_tokens
 from chunkbench_core.parsing.qa import starts_item
@@ -203,8 +203,6 @@ def parse_memory_bytes(options: ParseOptions) -> int:
     the worker's default limit."""
     if options.memory_limit_bytes is not None:
         return options.memory_limit_bytes
-    from chunkbench_core.parsing.isolation import DEFAULT_MEMORY_BYTES
-
     return DEFAULT_MEMORY_BYTES
 
 

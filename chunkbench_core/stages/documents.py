@@ -253,13 +253,15 @@ def read_or_parse(sources: Sequence[SourceDocument], store: ParsedStore, parse: 
 def parse_options_in_force(settings: Any, given: Mapping[str, Any] | None = None) -> ParseOptions:
     """The parse options a run of ``settings`` (the settings in force) parses with: the benchmark's parser
     heuristics, image captions when a vision model is configured, and ``given`` (the run's parsing settings)."""
+    from chunkbench_core.configuration import parser_heuristics_of
+
     caption_source = None
     if getattr(settings, "vision_model", None):
         from chunkbench_core.parsing.captions import openai_vision_captioner
 
         caption_source = openai_vision_captioner(model=settings.vision_model, base_url=settings.llm_base_url,
                                                  api_key=settings.llm_api_key)
-    return ParseOptions(caption_source=caption_source, heuristics=settings.parser_heuristics(), **dict(given or {}))
+    return ParseOptions(caption_source=caption_source, heuristics=parser_heuristics_of(settings), **dict(given or {}))
 
 
 def last_parse_settings(store: ParsedStore) -> dict[str, Any]:

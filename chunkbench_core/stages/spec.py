@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
 from chunkbench_core.chunking import STRATEGIES, Strategy
+from chunkbench_core.configuration import shared_defaults_of
+from chunkbench_core.embedding.registry import registry_of
 from chunkbench_core.chunking.checks import OVERFLOW_MODES
 from chunkbench_core.chunking.registry import read_options
 from chunkbench_core.chunking.window import CountModelTokens, ModelWindow
@@ -163,8 +165,8 @@ class SpecContext:
         (default: those of the benchmark's last parse)."""
         from chunkbench_core.storage.corpus import parsed_store
 
-        registry = settings.registry()
-        shared = SharedDefaults.of(settings)
+        registry = registry_of(settings)
+        shared = shared_defaults_of(settings)
         if corpus_script is None:
             corpus_script = ScriptShare.from_dict(parsed_store(settings.results_dir).manifest_script())
         return cls(registry, SharedDefaults(shared.results, shared.legacy_file, registry), settings.boundary_model,

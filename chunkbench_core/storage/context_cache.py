@@ -22,7 +22,8 @@ from collections.abc import MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
-from .embedding_cache import EmbeddingCacheError, SQLiteCacheFile
+from .cache_errors import ContextCacheError
+from .embedding_cache import SQLiteCacheFile
 
 if TYPE_CHECKING:  # pragma: no cover
     from .cache_postgres import CacheURL, PostgresContextCache
@@ -35,10 +36,6 @@ CREATE TABLE IF NOT EXISTS contexts (
     created_at REAL NOT NULL
 ) WITHOUT ROWID;
 """
-
-
-class ContextCacheError(EmbeddingCacheError):
-    """The contextual cache file could not be opened, read or written."""
 
 
 class ContextCache(SQLiteCacheFile, MutableMapping):

@@ -27,14 +27,12 @@ import os
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 import numpy as np
 
-from chunkbench_core.errors import ChunkbenchError
-
+from .cache_errors import EmbeddingCacheError, NamespaceStats
 from .integrity import Identity, is_sqlite_corruption, one_line, quarantine, sqlite_companions
 from .space import storage_error
 
@@ -61,10 +59,6 @@ CREATE TABLE IF NOT EXISTS namespaces (
     created_at REAL NOT NULL
 );
 """
-
-
-class EmbeddingCacheError(ChunkbenchError):
-    """The embedding cache file could not be opened, read or written."""
 
 
 class SQLiteCacheFile:
@@ -148,14 +142,6 @@ class SQLiteCacheFile:
 def text_key(text: str) -> str:
     """sha256 hex digest of the UTF-8 text (the text as the model sees it, prefix included)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-@dataclass(frozen=True)
-class NamespaceStats:
-    namespace: str
-    model_id: str
-    vectors: int
-    bytes: int
 
 
 class EmbeddingCache(SQLiteCacheFile):
@@ -368,7 +354,7 @@ def open_embedding_cache(location: "str | os.PathLike[str] | CacheURL | None" = 
     URL, the cache that many workers share in that database.
 
     Both have the same methods. Nothing connects here (the first lookup does); a malformed URL raises
-    EmbeddingCacheError at once, saying what is wrong without showing the password.
+    ConfigError at once (a setting to fix), saying what is wrong without showing the password.
     """
     from .cache_postgres import CacheURL, PostgresEmbeddingCache, cache_location
 

@@ -17,11 +17,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from chunkbench_core.errors import ChunkbenchError
-from chunkbench_core.labels import configuration_label
 
 if TYPE_CHECKING:
-    from chunkbench_core.evaluation.ask import AskResult
-
     from .results_db import ResultsDB
 
 #: the shortest id prefix ``queries show`` accepts
@@ -64,33 +61,6 @@ class SavedQuery:
                 value = value.item()
             out[key] = value
         return out
-
-
-def query_row(result: "AskResult", *, configuration_source: str, created_at: datetime,
-              build: str | None = None) -> dict[str, Any]:
-    """The ``queries`` row of an answered question (``configuration_source``: given | recommended | defaults)."""
-    data = result.to_dict()
-    settings = {"top_k": result.top_k, "document": result.document, "collection": result.collection,
-                "neighbors": data["neighbors"]}
-    latency = result.latency_ms
-    return {
-        "query_id": query_id(result.question, result.strategy, result.corpus_model, settings, created_at),
-        "question": result.question, "strategy": result.strategy, "corpus_model": result.corpus_model,
-        "configuration": configuration_label(result.strategy, result.corpus_model),
-        "configuration_source": configuration_source, "collection": result.collection, "build": build,
-        "top_k": result.top_k, "document": result.document,
-        "neighbor_prev": result.expansion.neighbor_prev, "neighbor_next": result.expansion.neighbor_next,
-        "expansion_applied": bool(data["neighbors"]["applied"]),
-        "retrieved": json.dumps(data["hits"], ensure_ascii=False),
-        "context": json.dumps(data["context"], ensure_ascii=False),
-        "expansion_tree": json.dumps(data["expansion_tree"], ensure_ascii=False),
-        "answer": result.answer, "answer_error": result.answer_error, "llm_model": result.llm_model,
-        "embed_ms": latency.get("embed"), "search_ms": latency.get("search"), "expand_ms": latency.get("expand"),
-        "generate_ms": latency.get("generate"), "total_ms": sum(latency.values()) if latency else None,
-        "context_tokens": result.context_tokens, "prompt_tokens": result.prompt_tokens,
-        "completion_tokens": result.completion_tokens, "context_truncated": result.context_truncated,
-        "created_at": created_at,
-    }
 
 
 def save_query(results: "ResultsDB", row: dict[str, Any]) -> str:

@@ -5,6 +5,7 @@ import dataclasses
 
 from dagster import AssetExecutionContext, AssetsDefinition, DataVersion, MaterializeResult, MetadataValue, asset
 
+from chunkbench_core.configuration import parse_limits_of, parser_heuristics_of
 from chunkbench_core.parsing.isolation import IsolatedParser
 from chunkbench_core.stages.documents import ParseRequest, parse_corpus, sample_sources
 from chunkbench_core.storage.corpus import scan_corpus_report
@@ -47,9 +48,9 @@ def build_document_assets(scope: Scope) -> tuple[AssetsDefinition, AssetsDefinit
         results = scope.results(duckdb)
         with permanent_errors_fail_fast():  # a bad setting fails at once, naming it
             # the benchmark's parser.toml (heuristics): a changed setting re-parses only the formats it applies to
-            options = dataclasses.replace(llm.parse_options(), heuristics=workspace.settings().parser_heuristics(),
+            options = dataclasses.replace(llm.parse_options(), heuristics=parser_heuristics_of(workspace.settings()),
                                           **config.given())
-            limits = workspace.settings().parse_limits()  # each document in a worker process, memory and time limited
+            limits = parse_limits_of(workspace.settings())  # each document in a worker process, memory and time limited
         with pool_slots(context, [llm.pool if llm.vision_model else None], llm.pool_limit), \
                 IsolatedParser(limits) as parser, progress_to_run_log(context):  # image captions
             scan = scan_corpus_report(workspace.corpus_dir())

@@ -15,6 +15,7 @@ import argparse
 import os
 import sys
 
+from chunkbench_core.configuration import registry_of
 from chunkbench_core.settings import Settings
 
 from . import session
@@ -45,7 +46,7 @@ def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
 
     strategies = list(STRATEGIES.names())
     try:
-        models: list[str] | None = list((settings or Settings()).registry())
+        models: list[str] | None = list(registry_of(settings or Settings()))
     except ConfigError:  # a bad registry file: the command itself reports it in one line
         models = None
     parser = argparse.ArgumentParser(prog="chunkbench", description=__doc__, formatter_class=_OneLineCommands)
@@ -134,13 +135,13 @@ def _main(argv: list[str] | None) -> int:
     from chunkbench_core.errors import ChunkbenchError, ConfigError
 
     try:
-        environment: Settings | None = Settings.load(os.environ)
+        environment: Settings | None = Settings.from_environment()
     except ConfigError:
         environment = None  # reported below, once the command is known
     args = build_parser(environment).parse_args(argv)
     settings: Settings | None = None
     try:
-        args.settings = settings = session.use(Settings.load(os.environ, {"benchmark": args.benchmark}))
+        args.settings = settings = session.use(Settings.from_environment({"benchmark": args.benchmark}))
         layout = earlier_layout(settings)
         if layout is not None and not (args.command == "doctor" and getattr(args, "repair", False)):
             print(f"chunkbench: {layout.notice()}", file=sys.stderr)  # said by every command while they are there

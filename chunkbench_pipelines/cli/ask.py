@@ -11,6 +11,8 @@ import argparse
 import json
 import sys
 
+from chunkbench_core.configuration import corpus_model_default
+
 
 def _configuration(args: argparse.Namespace, results):
     """The configuration to ask of: the flags, else the recommendation, else the defaults (evaluation.ask)."""
@@ -18,7 +20,7 @@ def _configuration(args: argparse.Namespace, results):
 
     if args.strategy and args.corpus_model:
         return choose_configuration(args.strategy, args.corpus_model, None, ("", ""), ())
-    default = args.settings.corpus_model_default()
+    default = corpus_model_default(args.settings)
     ranked = [(str(r.strategy), str(r.corpus_model)) for r in results.query(
         "SELECT strategy, corpus_model FROM leaderboard").itertuples()]
     built = [(str(r.strategy), str(r.corpus_model)) for r in results.query(
@@ -35,7 +37,8 @@ def command_ask(args: argparse.Namespace) -> int:
     from chunkbench_core.evaluation.retrieval import ExpansionSettings
     from chunkbench_core.stages.collections import read_build_chunks
     from chunkbench_core.stages.spec import partition_collection, partition_rows_key
-    from chunkbench_core.storage.queries import query_row, save_query
+    from chunkbench_core.evaluation.ask import query_row
+    from chunkbench_core.storage.queries import save_query
     from chunkbench_core.storage.records import UsageRecord, now
 
     from .instance import resources as make_resources
@@ -90,7 +93,7 @@ def _listed_corpus_model(args: argparse.Namespace) -> str | None:
         return None
     if args.corpus_model:
         return args.corpus_model
-    default = args.settings.corpus_model_default()
+    default = corpus_model_default(args.settings)
     if default.source == "registry":  # nothing chosen: the history of every model
         return None
     print(f"queries of {default.model}, the corpus model in force ({default.source}: {default.detail}); "

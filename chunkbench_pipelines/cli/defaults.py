@@ -14,9 +14,9 @@ import sys
 
 
 def _shared(args: argparse.Namespace):
-    from chunkbench_core.embedding.thresholds import SharedDefaults
+    from chunkbench_core.configuration import shared_defaults_of
 
-    return SharedDefaults.of(args.settings)
+    return shared_defaults_of(args.settings)
 
 
 def command_thresholds(args: argparse.Namespace) -> int:

@@ -14,6 +14,8 @@ import argparse
 import json
 import sys
 
+from chunkbench_core.configuration import corpus_model_default, parser_heuristics_of
+
 
 def command_parse(args: argparse.Namespace) -> int:
     from chunkbench_core.errors import DocumentProcessingError
@@ -24,7 +26,7 @@ def command_parse(args: argparse.Namespace) -> int:
         return _write_settings(settings.parser_settings_file, args.force)
     if args.file is None:
         args.parser.error("parse needs a FILE (or --write-settings)")
-    heuristics = settings.parser_heuristics()  # a bad parser.toml: ConfigError, reported by main in one line
+    heuristics = parser_heuristics_of(settings)  # a bad parser.toml: ConfigError, reported by main in one line
     try:
         parsed = parse(args.file, ParseOptions(heuristics=heuristics))
     except DocumentProcessingError as exc:
@@ -74,10 +76,10 @@ def command_chunk(args: argparse.Namespace) -> int:
 
     settings = args.settings
     try:
-        parsed = parse(args.file, ParseOptions(heuristics=settings.parser_heuristics()))
+        parsed = parse(args.file, ParseOptions(heuristics=parser_heuristics_of(settings)))
         # the boundary model must read the document's language (chunkbench_core.embedding.language)
         context = SpecContext.of(settings, ScriptShare.of([parsed.markdown]))
-        corpus_model = args.corpus_model or settings.corpus_model_default().model
+        corpus_model = args.corpus_model or corpus_model_default(settings).model
         spec = resolve_collection(CollectionRequest(args.strategy, corpus_model, chunk_size=args.chunk_size,
                                                     chunk_overlap=args.chunk_overlap,
                                                     boundary_model=args.boundary_model), context)

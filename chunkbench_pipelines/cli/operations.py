@@ -7,18 +7,19 @@ import argparse
 import json
 import sys
 
+from chunkbench_core.configuration import provider_settings_of, registry_of, role_defaults_of, shared_defaults_of
+
 
 def command_models(args: argparse.Namespace) -> int:
     """The models in force for each role (and where each comes from), then every registered model."""
     from chunkbench_core.embedding.admin import models_jsonl, models_report, models_table
-    from chunkbench_core.embedding.thresholds import SharedDefaults
 
     settings = args.settings
-    in_force = settings.role_defaults()
+    in_force = role_defaults_of(settings)
     if args.json:
-        print(models_jsonl(settings.provider_settings(), settings.registry(), SharedDefaults.of(settings), in_force))
+        print(models_jsonl(provider_settings_of(settings), registry_of(settings), shared_defaults_of(settings), in_force))
         return 0
-    rows = models_report(settings.provider_settings(), settings.registry(), SharedDefaults.of(settings), in_force)
+    rows = models_report(provider_settings_of(settings), registry_of(settings), shared_defaults_of(settings), in_force)
     print(models_table(rows, in_force))
     return 0
 
@@ -106,12 +107,11 @@ def command_init(args: argparse.Namespace) -> int:
 
 def shared_rows(settings) -> list[tuple[str, str, str]]:
     """The shared defaults in force (the results database's): the boundary model and the semantic thresholds."""
-    from chunkbench_core.embedding.thresholds import SharedDefaults
     from chunkbench_core.errors import ChunkbenchError
 
     try:
-        in_force = settings.role_defaults()
-        overrides = SharedDefaults.of(settings).thresholds()
+        in_force = role_defaults_of(settings)
+        overrides = shared_defaults_of(settings).thresholds()
     except ChunkbenchError as exc:
         return [("shared defaults", "unreadable", str(exc))]
     thresholds = ", ".join(f"{m} {t:g}" for m, t in sorted(overrides.items()))

@@ -164,6 +164,7 @@ def command_review(args: argparse.Namespace) -> int:
 def _parsed_documents():
     """The corpus as it is now, parsed (units included): each document's stored parse (by its content, the parser
     and the run's parse options), else parsed now and stored, so the next command and the next run reuse it."""
+    from chunkbench_core.configuration import parse_limits_of
     from chunkbench_core import progress
     from chunkbench_core.parsing.isolation import IsolatedParser
     from chunkbench_core.stages.documents import (
@@ -191,7 +192,7 @@ def _parsed_documents():
     def say(line: progress.Progress) -> None:
         print(line.line(), file=sys.stderr, flush=True)
 
-    with IsolatedParser(current.parse_limits()) as parser, progress.sink(say):
+    with IsolatedParser(parse_limits_of(current)) as parser, progress.sink(say):
         corpus = read_or_parse(scan_corpus(current.corpus), parsed_store(current.results_dir, plain),
                                lambda path: parser.parse(path, plain), read_first=read_first)
     for error in corpus.summary.failed.values():

@@ -11,6 +11,8 @@ import argparse
 import os
 import sys
 
+from chunkbench_core.configuration import registry_of
+
 from .run_settings import add_run_settings
 
 
@@ -81,7 +83,7 @@ def command_estimate(args: argparse.Namespace) -> int:
 
     settings = args.settings
     resources = make_resources(settings)
-    registry = settings.registry()
+    registry = registry_of(settings)
     llm = resources["llm"]
     prices = llm.prices()
     strategies = args.strategy or STRATEGIES.names()

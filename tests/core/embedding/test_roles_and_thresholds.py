@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from chunkbench_core.configuration import shared_defaults_of
 from chunkbench_core.embedding import SharedDefaults, boundary_model_id, builtin_registry
 from chunkbench_core.errors import ConfigError, EmbeddingError
 from chunkbench_core.settings import Settings
@@ -22,7 +23,7 @@ def settings(tmp_path) -> Settings:
 @pytest.fixture()
 def shared(settings) -> SharedDefaults:
     """The shared defaults of the settings' results database (the one in force)."""
-    return SharedDefaults.of(settings)
+    return shared_defaults_of(settings)
 
 
 def test_threshold_defaults_come_from_the_registry(shared):
@@ -39,8 +40,9 @@ def test_override_is_persisted_and_read_by_another_process(shared, settings):
     assert not shared.legacy_file.exists()
     stored = ResultsDB(settings.results_dir).query("SELECT setting, value FROM defaults").to_dict("records")
     assert stored == [{"setting": "semantic_threshold:multilingual-e5-small", "value": "0.85"}]
-    code = ("from chunkbench_core.embedding import SharedDefaults; from chunkbench_core.settings import Settings; "
-            f"print(SharedDefaults.of(Settings.load({{'CHUNKBENCH_HOME': {str(settings.home)!r}}}))"
+    code = ("from chunkbench_core.configuration import shared_defaults_of; "
+            "from chunkbench_core.settings import Settings; "
+            f"print(shared_defaults_of(Settings.load({{'CHUNKBENCH_HOME': {str(settings.home)!r}}}))"
             ".threshold('multilingual-e5-small'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "0.85"

@@ -12,7 +12,7 @@ import pytest
 
 from chunkbench_core import progress
 from chunkbench_core.embedding import Embedder, get_model
-from chunkbench_core.embedding.local import runs_of
+from chunkbench_core.embedding.batching import runs_of
 from tests.conftest import require_tool
 
 PROMISE_S = 5.0  # what `chunkbench run` prints: "stopping (at most 5 s)"

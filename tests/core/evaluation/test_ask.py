@@ -118,8 +118,9 @@ def test_ask_names_the_partition_to_materialize(built):
 
 
 def test_a_saved_query_keeps_what_was_asked_what_came_back_and_what_it_took(built, tmp_path):
-    from chunkbench_core.storage.queries import MIN_PREFIX, QueryNotFound, find_query, list_queries, query_row, \
-        query_text, save_query
+    from chunkbench_core.evaluation.ask import query_row
+    from chunkbench_core.storage.queries import MIN_PREFIX, QueryNotFound, find_query, list_queries, query_text, \
+        save_query
     from chunkbench_core.storage.records import now
 
     results = ResultsDB(tmp_path / "results")

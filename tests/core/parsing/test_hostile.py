@@ -11,7 +11,9 @@ import pytest
 
 from chunkbench_core.errors import ConfigError, DocumentProcessingError
 from chunkbench_core.parsing import parse
-from chunkbench_core.parsing.isolation import MB, IsolatedParser, ParseLimits, limits_from_env
+from chunkbench_core.configuration import parse_limits_of
+from chunkbench_core.parsing.isolation import MB, IsolatedParser, ParseLimits
+from chunkbench_core.settings import Settings
 from tests.core.parsing import builders
 
 
@@ -99,14 +101,17 @@ def test_worker_time_limit_names_the_document(tmp_path: Path) -> None:
         assert "26 days" in parser.parse(good).markdown  # a new worker
 
 
-def test_limits_from_env() -> None:
-    limits = limits_from_env({"CHUNKBENCH_PARSE_MEMORY_MB": "1024", "CHUNKBENCH_PARSE_TIMEOUT_S": "30"})
+def test_limits_from_the_settings() -> None:
+    def limits_from(environ: dict[str, str]) -> ParseLimits:
+        return parse_limits_of(Settings.load(environ))
+
+    limits = limits_from({"CHUNKBENCH_PARSE_MEMORY_MB": "1024", "CHUNKBENCH_PARSE_TIMEOUT_S": "30"})
     assert limits == ParseLimits(memory_bytes=1024 * MB, timeout_s=30.0)
-    assert limits_from_env({}) == ParseLimits()
+    assert limits_from({}) == ParseLimits()
     with pytest.raises(ConfigError, match="CHUNKBENCH_PARSE_MEMORY_MB must be a number"):
-        limits_from_env({"CHUNKBENCH_PARSE_MEMORY_MB": "lots"})
+        limits_from({"CHUNKBENCH_PARSE_MEMORY_MB": "lots"})
     with pytest.raises(ConfigError, match="at least 256 MB"):
-        limits_from_env({"CHUNKBENCH_PARSE_MEMORY_MB": "10"})
+        limits_from({"CHUNKBENCH_PARSE_MEMORY_MB": "10"})
 
 
 def test_the_sparse_sheet_parses_in_a_worker_under_a_small_limit(tmp_path: Path) -> None:
