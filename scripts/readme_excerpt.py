@@ -221,9 +221,10 @@ def demo_configurations() -> set[tuple[str, str]]:
     """What ``chunkbench run`` compares with the defaults and no provider: every registered strategy x every
     local corpus model."""
     from chunkbench_core.chunking.registry import STRATEGIES
+    from chunkbench_core.configuration import registry_of
     from chunkbench_core.settings import Settings
 
-    local = [name for name, spec in Settings().registry().items() if spec.provider == "local"]
+    local = [name for name, spec in registry_of(Settings()).items() if spec.provider == "local"]
     return {(strategy, model) for strategy in STRATEGIES.names() for model in local}
 
 
