@@ -8,7 +8,7 @@ export CHUNKBENCH_HOME ?= $(CURDIR)/.chunkbench
 # run start many processes (Dagster's run and code-server processes, the commands)
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: install demo test test-fast tools ui cluster bench clean
+.PHONY: install demo lint test test-fast tools ui cluster bench clean
 
 install: $(VENV)/.installed
 
@@ -24,6 +24,12 @@ demo: install
 	$(BIN)/chunkbench run
 	$(BIN)/python scripts/readme_excerpt.py --refresh
 
+# the linter (pyflakes, pycodestyle, bugbear) and the type checker, configured in pyproject.toml ([tool.ruff],
+# [tool.mypy]); make test runs them before the suite: a finding fails it in seconds instead of minutes
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
 # the whole suite on TEST_WORKERS processes; the tests that share one server (dagster dev, PostgreSQL,
 # the llama.cpp server) run on one worker (--dist loadgroup), each worker has its own CHUNKBENCH_HOME.
 # Three on a 2-core machine: a worker waiting for a server, a daemon or a subprocess leaves its core to the
@@ -34,7 +40,7 @@ TEST_WORKERS ?= 3
 NO_FSYNC ?= $(shell command -v eatmydata 2>/dev/null)
 # a passing run records its time and test count for the docs (scripts/record_timings.py)
 RECORD_TIME = $(BIN)/python scripts/record_timings.py command
-test: install
+test: install lint
 	$(RECORD_TIME) make_test -- $(NO_FSYNC) $(BIN)/python -m pytest -q -ra -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 # the quick loop: no end-to-end graph runs, no browser, no external tools or server processes, nothing slow

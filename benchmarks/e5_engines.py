@@ -271,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_stop:
         print("\nstop latency (a stop request 2 s into a long call):")
         many = [f"{i} {t}" for i in range(4) for t in texts]  # distinct texts, minutes of work
-        for name, embed, prefix in (("MiniLM", minilm.run, ""), ("e5 new engine", new.run, ""),
+        for name, embed, _prefix in (("MiniLM", minilm.run, ""), ("e5 new engine", new.run, ""),
                                     ("e5 old engine", old.run, "")):
             latency = stop_latency(name, lambda t, run=embed: run(t), many)
             if latency is not None:

@@ -93,7 +93,8 @@ class DoctorReport:
             if repaired:
                 summary += f", {repaired} repaired"
             if left:
-                summary += f", {left} left (see above{'; run with repair to fix the derived ones' if any(f.kind != SOURCE for f in problems if not f.repaired) else ''})"
+                derived_left = any(f.kind != SOURCE for f in problems if not f.repaired)
+                summary += f", {left} left (see above{'; run with repair to fix the derived ones' if derived_left else ''})"
         out.append(summary)
         return out
 

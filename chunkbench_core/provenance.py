@@ -147,7 +147,8 @@ def collection_provenance(row: Mapping[str, Any]) -> dict[str, Any]:
         "collection": row.get("collection"),
         "chunker_settings": load("settings"),
         "settings_fingerprint": row.get("settings_fingerprint"),
-        "build": row["build"] if isinstance(row.get("build"), str) and row["build"] else None,  # None: a build recorded before builds were kept (the legacy rows)
+        # None: a build recorded before builds were kept (the legacy rows)
+        "build": row["build"] if isinstance(row.get("build"), str) and row["build"] else None,
         "chunker_options": load("options"),
         "chunking_params": load("chunker_params"),
         "boundary_model": row.get("boundary_model"),

@@ -653,7 +653,6 @@ def _set_core_properties(doc, title: str, subject: str, author: str, language: s
 def _make_rtl(paragraph) -> None:
     """Mark a python-docx paragraph and its runs as right-to-left."""
     from docx.oxml import OxmlElement
-    from docx.oxml.ns import qn
 
     ppr = paragraph._p.get_or_add_pPr()
     bidi = OxmlElement("w:bidi")

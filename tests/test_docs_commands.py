@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import doctest
 import importlib.util
-import os
 import re
 import shutil
 import sys

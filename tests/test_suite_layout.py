@@ -15,7 +15,7 @@ FAST_LEAVES_OUT = {"slow", "e2e", "browser", "tools"}
 
 def _target(name: str) -> str:
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    return re.search(rf"^{name}: install\n\t(.*)$", makefile, re.M).group(1)
+    return re.search(rf"^{name}: install( lint)?\n\t(.*)$", makefile, re.M).group(2)
 
 
 def _inner_pytest(folder: Path, files: dict[str, str], *options: str):
@@ -131,3 +131,13 @@ def test_a_module_fixture_is_built_once_when_its_module_is_spread_over_three_wor
         builds[bool(hook)] = (tmp_path / "builds.txt").read_text(encoding="utf-8").split()
     assert len(builds[True]) == 1, builds
     assert len(builds[False]) > 1, builds  # the control: without the grouping, more than one worker built it
+
+
+def test_make_test_lints_and_type_checks_first():
+    """The linter and the type checker run before the suite (make lint), with their settings in pyproject.toml."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert re.search(r"^test: install lint$", makefile, re.M)
+    lint = re.search(r"^lint: install\n((?:\t.*\n)+)", makefile, re.M).group(1)
+    assert "ruff check ." in lint and "mypy" in lint
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert "[tool.ruff.lint]" in pyproject and "[tool.mypy]" in pyproject

@@ -210,7 +210,8 @@ def check_chunks(chunks: list[Chunk], markdown_by_document: Mapping[str, str], m
 
     embedded = [c for c in chunks if c.is_retrieved]
     report.n_window_checked = len(embedded)
-    tracker = Tracker("checking chunks", len(embedded), unit="chunks", only_when_long=True)  # the model's tokens of each (a minute at 65,000)
+    # the model's tokens of each (a minute at 65,000)
+    tracker = Tracker("checking chunks", len(embedded), unit="chunks", only_when_long=True)
     for begin in range(0, len(embedded), _COUNT_BATCH):
         tracker.step(begin)
         batch = embedded[begin:begin + _COUNT_BATCH]

@@ -143,7 +143,7 @@ def provider_checks(settings: ProviderSettings, registry: ModelRegistry | None =
             checks.append(HealthCheck(component, False, reason, configured=False))
             continue
 
-        def check_remote(spec=spec, provider=provider, url=url) -> str:
+        def check_remote(spec=spec, provider=provider, url=url, reason=reason) -> str:
             if not probe:
                 return reason
             import openai

@@ -175,7 +175,7 @@ def choose_boundary_model(registry: "ModelRegistry", *, explicit: str | None = N
     """
     from .registry import get_model
 
-    for value, source in ((explicit, "run config"), (shared_default, "defaults set"),
+    for value, source in ((explicit, "run config"), (shared_default, "defaults set"),  # noqa: B007 (read after the loop)
                           (machine_default, "environment"), (registry.default_boundary_model, "registry")):
         if value:
             spec = get_model(value, registry)

@@ -471,7 +471,8 @@ def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, sto
     otherwise it searches every document (the Chroma protocol); tied scores are ordered
     by chunk_id (:func:`search_stable`). ``strategy`` and
     ``expansion`` decide neighbor expansion and parent context (for the strategies registered with
-    ``parent_context``; ``parents`` maps parent chunk ids to their rows, else the store is asked); ``chunks`` (see :func:`collection_chunks` / :func:`split_chunk_rows`)
+    ``parent_context``; ``parents`` maps parent chunk ids to their rows, else the store is asked); ``chunks`` (see
+    :func:`collection_chunks` / :func:`split_chunk_rows`)
     enables precision_omega and nDCG. A search that fails is recorded on that question.
     ``budgets`` are the context budgets of :mod:`.budget` (``recall_at_B``, ``budget_auc``).
     Every retrieval metric of ``registry`` is scored (the judge's are scored by :func:`run_llm_evaluation`).

@@ -26,7 +26,7 @@ import json
 import random
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -278,7 +278,7 @@ def generate_question_set(
         report.tried += 1
         where = f"{passage.document} [{passage.start}:{passage.end}]"
 
-        def drop(reason: str, detail: str) -> None:
+        def drop(reason: str, detail: str, where: str = where) -> None:
             report.dropped[reason] += 1
             report.details.append(f"{where}: {reason}: {detail}")
 

@@ -14,11 +14,9 @@ import pandas as pd
 from .columns import (
     LATENCY_PARTS,
     metric_by_name,
-    first_column,
     interval,
     number,
     parse_json,
-    value,
 )
 from .data import ReportData
 from .intervals import bootstrap_interval

@@ -41,8 +41,6 @@ import socket
 import threading
 import time
 from collections.abc import MutableMapping
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 import numpy as np
@@ -323,7 +321,7 @@ class _SharedCache:
                     return
                 held = {namespace: sorted(keys) for namespace, keys in self._held.items()}
             try:
-                self._run("renewing leases", lambda cursor: [self._renew(cursor, namespace, keys)
+                self._run("renewing leases", lambda cursor, held=held: [self._renew(cursor, namespace, keys)
                                                               for namespace, keys in held.items()])
             except EmbeddingCacheError:  # the next beat tries again; a lease only runs out if every beat fails
                 pass
@@ -557,7 +555,7 @@ class PostgresEmbeddingCache(_SharedCache):
                 break
             if progress:
                 started, delay = time.monotonic(), POLL_FIRST_SECONDS
-            delay = self._wait(started, delay, lambda: self._describe_claims(namespace, rest))
+            delay = self._wait(started, delay, lambda rest=rest: self._describe_claims(namespace, rest))
         return found, []
 
     def release(self, namespace: str, keys: Sequence[str]) -> int:
@@ -741,7 +739,7 @@ class PostgresContextCache(_SharedCache, MutableMapping):
                     return None
                 continue  # another worker claimed it first: wait for it
             holder = row[2]
-            delay = self._wait(started, delay, lambda: f"the context that {holder} is asking the LLM for")
+            delay = self._wait(started, delay, lambda holder=holder: f"the context that {holder} is asking the LLM for")
 
     def release(self, key: str) -> bool:
         """Give up this worker's claim on ``key`` (the LLM call failed); True if it held one."""

@@ -111,7 +111,8 @@ TABLES: dict[str, list[tuple[str, str]]] = {
     ],
     # one row per question x metric of the registry (evaluation.metric_registry)
     "question_scores": [
-        ("record", "VARCHAR"), ("record_row", "INTEGER"), ("experiment_run_id", "VARCHAR"), ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
+        ("record", "VARCHAR"), ("record_row", "INTEGER"), ("experiment_run_id", "VARCHAR"), ("strategy", "VARCHAR"),
+        ("corpus_model", "VARCHAR"),
         ("configuration", "VARCHAR"),  # strategy|corpus_model, as the comparison names it
         ("question_set", "VARCHAR"), ("question_id", "VARCHAR"), ("metric", "VARCHAR"), ("value", "DOUBLE"),
         ("created_at", "TIMESTAMP"),
@@ -149,7 +150,8 @@ TABLES: dict[str, list[tuple[str, str]]] = {
     ],
     # one row per run x metric of the registry: the mean over the questions it applies to, and its bootstrap CI
     "run_scores": [
-        ("record", "VARCHAR"), ("record_row", "INTEGER"), ("experiment_run_id", "VARCHAR"), ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
+        ("record", "VARCHAR"), ("record_row", "INTEGER"), ("experiment_run_id", "VARCHAR"), ("strategy", "VARCHAR"),
+        ("corpus_model", "VARCHAR"),
         ("configuration", "VARCHAR"), ("variant", "VARCHAR"), ("metric", "VARCHAR"), ("mean", "DOUBLE"),
         ("ci_low", "DOUBLE"), ("ci_high", "DOUBLE"), ("created_at", "TIMESTAMP"),
     ],

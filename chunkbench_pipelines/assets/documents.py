@@ -61,7 +61,7 @@ def build_document_assets(scope: Scope) -> tuple[AssetsDefinition, AssetsDefinit
                                                 lambda path: parser.parse(path, options), scan=scan,
                                                 parse_options=options.describe(), sample=sample), results)
         results.ensure_database()  # the DuckDB file answers SQL as soon as anything is stored
-        for document, error in summary.failed.items():
+        for error in summary.failed.values():
             context.log.error(f"document failed: {error}")
         # the data version is the parsed corpus's fingerprint: re-parsing unchanged files is no change
         # downstream (automation rebuilds collections only when it differs; see automation.py)

@@ -10,7 +10,6 @@ from dagster import (
     AssetCheckSeverity,
     AssetCheckSpec,
     AssetExecutionContext,
-    AssetKey,
     AssetSpec,
     MaterializeResult,
     MetadataValue,

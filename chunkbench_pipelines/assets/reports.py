@@ -3,7 +3,6 @@
 
 from dagster import (
     AssetExecutionContext,
-    AssetKey,
     AssetsDefinition,
     MultiPartitionsDefinition,
     AutomationCondition,

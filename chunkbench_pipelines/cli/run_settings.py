@@ -115,7 +115,7 @@ def run_settings(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     from pydantic import ValidationError
 
     settings = read_config_file(args.config) if getattr(args, "config", None) else {s: {} for s in SECTIONS}
-    for flag, (section, name, _) in run_flags().items():
+    for section, name, _ in run_flags().values():
         value = getattr(args, f"setting_{name}", None)
         if value is not None:
             settings[section][name] = value

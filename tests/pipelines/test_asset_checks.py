@@ -81,7 +81,8 @@ def test_checks_fail_on_a_broken_collection_with_their_reason(setup, broken_fixe
     assert "experiment_results" not in {e.step_key for e in result.all_events if e.is_step_success}
 
     out = io.StringIO()
-    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], out=out, instance=setup["instance"]) == 1
+    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], out=out,
+                          instance=setup["instance"]) == 1
     printed = out.getvalue()
     assert f"FAILED fixed_size|{MODEL}: chunk_invariants: 1 chunk whose markdown[start:end] is not its text" \
         in printed

@@ -67,7 +67,7 @@ def test_two_benchmarks_in_one_home_never_mix(tmp_path, monkeypatch):
         assert materialization_counts(instance, name) == events_after_own_run[name], name
     definitions = build_definitions(environment_settings())  # the code location finds both (registered by run)
     graph = definitions.resolve_asset_graph()
-    for name, (document, *_rest) in BENCHMARKS.items():
+    for name in BENCHMARKS:
         assert graph.has(AssetKey([name, "leaderboard"])) and graph.has(AssetKey([name, "chunk_collections"]))
         assert graph.get(AssetKey([name, "leaderboard"])).group_name == name
         assert f"Benchmark {name}" in graph.get(AssetKey([name, "leaderboard"])).description

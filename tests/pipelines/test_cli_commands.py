@@ -116,7 +116,8 @@ def test_a_chunk_size_variant_runs_end_to_end_from_a_config_file_and_flags(tmp_p
     config.write_text("[chunking]\nchunk_size = 64\nchunk_overlap = 8\n[experiment]\ntop_k = 3\n", encoding="utf-8")
     home = tmp_path / "home"
     result = cli("run", "--strategy", "fixed_size", "--corpus-model", MODEL, "--config", str(config),
-                 "--neighbor-prev", "1", "--persian-digits", "persian", home=home, CHUNKBENCH_CORPUS=str(corpus), CHUNKBENCH_QUESTIONS=str(questions))
+                 "--neighbor-prev", "1", "--persian-digits", "persian", home=home, CHUNKBENCH_CORPUS=str(corpus),
+                 CHUNKBENCH_QUESTIONS=str(questions))
     assert result.returncode == 0, result.stdout + result.stderr
     results = ResultsDB(home / "benchmarks" / "corpus")  # the benchmark is named after the CHUNKBENCH_CORPUS folder
     [(variant, collection, n_chunks, parse_options)] = results.query(

@@ -76,7 +76,8 @@ def test_whole_graph_on_a_tiny_corpus(workspace):
     instance = DagsterInstance.ephemeral()
     out = io.StringIO()
     # a document and a question were dropped: exit 1, after the leaderboard of what did run
-    assert run_everything(environment_settings(), strategies=["fixed_size", "recursive"], corpus_models=[MODEL], out=out, instance=instance) == 1, out.getvalue()
+    assert run_everything(environment_settings(), strategies=["fixed_size", "recursive"], corpus_models=[MODEL], out=out,
+                          instance=instance) == 1, out.getvalue()
     printed = out.getvalue()
     assert "fixed_size" in printed and "recursive" in printed and "benchmark_report.html" in printed
     summary = printed[printed.index("benchmark_report.html"):]

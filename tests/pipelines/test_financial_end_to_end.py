@@ -80,7 +80,8 @@ def experiment_metadata(env: dict[str, str]) -> list[dict]:
 
     instance = open_instance(Settings.load(env), prepare=False)
     try:
-        records = instance.fetch_materializations(AssetKey(["financial", "experiment_results"]), limit=10).records  # the benchmark's key prefix
+        # under the benchmark's key prefix
+        records = instance.fetch_materializations(AssetKey(["financial", "experiment_results"]), limit=10).records
         return [{k: v.value for k, v in r.asset_materialization.metadata.items()} for r in records]
     finally:
         instance.dispose()
@@ -101,7 +102,7 @@ def test_document_metrics_counts_and_table_headers(benchmark):
                      "doc_recall_ceiling, source_documents, labels, evidence_origin FROM question_results "
                      "ORDER BY strategy, question_id")
     assert len(rows) == 2 * 11
-    for strategy, qid, judge_only, recall, doc_recall, doc_hit, doc_rr, ceiling, sources, labels, origin in rows:
+    for _strategy, qid, judge_only, recall, doc_recall, doc_hit, doc_rr, ceiling, sources, labels, origin in rows:
         if qid == "p1":
             assert judge_only and doc_recall is None and recall is None and origin is None
             continue

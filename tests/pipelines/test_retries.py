@@ -50,7 +50,8 @@ def build(proxy: FaultProxy, instance: DagsterInstance, url: str | None = "proxy
     embeddings = EmbeddingResource(compatible_base_url=proxy.base_url if url == "proxy" else url, max_retries=1,
                                    home=str(environment_settings().home),  # the test's own embedding cache
                                    backoff_initial_seconds=0.01, backoff_max_seconds=0.02, timeout_seconds=10)
-    result = environment_graph(["all-minilm-l6-v2", MODEL]).materialize(["chunk_collections"], partition_key=partition_key("fixed_size", MODEL),
+    result = environment_graph(["all-minilm-l6-v2", MODEL]).materialize(
+                         ["chunk_collections"], partition_key=partition_key("fixed_size", MODEL),
                          instance=instance, resources={**build_resources(environment_settings()), "embeddings": embeddings},
                          raise_on_error=False)
     kinds = [e.event_type for e in result.all_events]

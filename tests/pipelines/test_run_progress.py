@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from dagster import AssetKey, DagsterInstance
+from dagster import DagsterInstance
 
 from tests.pipelines.support.cli import chunkbench
 

@@ -44,10 +44,12 @@ def test_a_past_run_keeps_its_report_and_a_run_can_be_set_aside(workspace):  # n
     clean(workspace)
     home = workspace["home"]
     instance = DagsterInstance.ephemeral()
-    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], out=io.StringIO(), instance=instance) == 0
+    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], out=io.StringIO(),
+                          instance=instance) == 0
     # a third document: the newer run of the same configuration retrieves it too, so its precision falls
     (workspace["corpus"] / "harbour.md").write_text(HARBOUR, encoding="utf-8")
-    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], out=io.StringIO(), instance=instance) == 0
+    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], out=io.StringIO(),
+                          instance=instance) == 0
 
     results = ResultsDB(home)
     runs = results.query("SELECT experiment_run_id, provenance FROM experiment_metrics ORDER BY created_at")

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from chunkbench_core.datasets import CHROMA_CORPORA, CHROMA_QUESTIONS, CHROMA_QUESTIONS_FILE
-from chunkbench_core.errors import QuestionSetError
 from chunkbench_core.evaluation.experiment import resolve_questions
 from chunkbench_core.evaluation.questions import (
     load_chroma_csv,

@@ -18,7 +18,6 @@ from tests.core.evaluation.breakdown_data import build
 
 from .conftest import read
 from .test_browser import ARTIFACTS, Page, browser, chromium  # noqa: F401  (fixtures)
-from .test_reports import embedded
 
 
 @pytest.fixture(scope="module")

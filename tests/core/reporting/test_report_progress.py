@@ -3,7 +3,6 @@ report page, and while the technical report's inspector goes through the questio
 
 from __future__ import annotations
 
-import pytest
 
 from chunkbench_core import progress
 from chunkbench_core.evaluation.recommendation import RankingSettings

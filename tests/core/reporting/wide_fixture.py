@@ -114,7 +114,7 @@ def build(root: Path) -> ResultsDB:
                 "context_tokens": 72.0, "cost_usd": 0.0, "embedding_usd": 0.0})
         db.write("question_results", f"{strategy}__{model}__{RUN}", rows)
 
-        def mean(column: str) -> float:
+        def mean(column: str, rows: list = rows) -> float:
             return sum(r[column] for r in rows) / len(rows)
 
         db.write("experiment_metrics", f"{strategy}__{model}__{RUN}", [{

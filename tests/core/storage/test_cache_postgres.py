@@ -37,7 +37,6 @@ from chunkbench_core.storage.cache_postgres import (
 )
 from chunkbench_core.storage.context_cache import ContextCache, ContextCacheError, open_context_cache
 from chunkbench_core.storage.embedding_cache import (
-    EmbeddingCache,
     EmbeddingCacheError,
     open_embedding_cache,
     text_key,

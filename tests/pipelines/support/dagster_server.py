@@ -64,7 +64,7 @@ class DagsterServer:
                 break
             except OSError:
                 if self.process.poll() is not None:
-                    raise RuntimeError(f"dagster dev exited; see {log_path}")
+                    raise RuntimeError(f"dagster dev exited; see {log_path}") from None
                 time.sleep(1)
         else:
             raise RuntimeError(f"dagster dev did not answer within 120 s; see {log_path}")
