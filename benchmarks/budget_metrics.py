@@ -32,12 +32,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from chunkbench_core.chunking import make_chunker  # noqa: E402
-from chunkbench_core.embedding import Embedder, get_model  # noqa: E402
-from chunkbench_core.evaluation.chroma import DEFAULT_DATA, load_corpora, load_questions  # noqa: E402
-from chunkbench_core.evaluation.experiment import RetrievalOptions, collection_chunks, run_retrieval  # noqa: E402
-from chunkbench_core.storage.embedding_cache import EmbeddingCache  # noqa: E402
-from chunkbench_core.storage.vector_store import VectorStore  # noqa: E402
+from chunkbench_core.chunking import make_chunker
+from chunkbench_core.embedding import Embedder, get_model
+from chunkbench_core.evaluation.chroma import DEFAULT_DATA, load_corpora, load_questions
+from chunkbench_core.evaluation.experiment import RetrievalOptions, collection_chunks, run_retrieval
+from chunkbench_core.storage.embedding_cache import EmbeddingCache
+from chunkbench_core.storage.vector_store import VectorStore
 
 CANDIDATES = ("recall", "recall_at_256", "recall_at_512", "recall_at_1024", "recall_at_2048", "budget_auc")
 LABELS = {"recall": "recall@5"}

@@ -31,8 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from chunkbench_core.storage.cache_postgres import PostgresEmbeddingCache  # noqa: E402
-from chunkbench_core.storage.embedding_cache import EmbeddingCache, text_key  # noqa: E402
+from chunkbench_core.storage.cache_postgres import PostgresEmbeddingCache
+from chunkbench_core.storage.embedding_cache import EmbeddingCache, text_key
 
 DIMENSION = 384
 NAMESPACE = "bench@1"
@@ -53,7 +53,7 @@ def count_statements(cache: PostgresEmbeddingCache) -> Callable[[], int]:
     sent: list[str] = []
 
     class Counting(psycopg2.extensions.cursor):
-        def execute(self, query, params=None):  # type: ignore[override]
+        def execute(self, query, params=None):  # type: ignore[override]  # a stand-in cursor with the driver's call
             sent.append(query)
             return super().execute(query, params)
 

@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from chunkbench_pipelines.cluster import free_port, remove_outside_data, stop_launcher  # noqa: E402
+from chunkbench_pipelines.cluster import free_port, remove_outside_data, stop_launcher
 
 
 def graphql(url: str, query: str, variables: dict | None = None) -> dict:

@@ -49,7 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from chunkbench_core import progress  # noqa: E402
+from chunkbench_core import progress
 
 RATIO_TARGET = 2.5
 STOP_TARGET_S = 5.0

@@ -51,7 +51,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from chunkbench_core.datasets import CHROMA_DIR  # noqa: E402
+from chunkbench_core.datasets import CHROMA_DIR
 
 #: the Chroma general-evaluation data set shipped with chunkbench
 DATA = CHROMA_DIR

@@ -36,12 +36,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from chunkbench_core.chunking import make_chunker  # noqa: E402
-from chunkbench_core.embedding import Embedder, get_model  # noqa: E402
-from chunkbench_core.embedding.local import MEMO  # noqa: E402
-from chunkbench_core.embedding.local_onnx import shared_minilm  # noqa: E402
-from chunkbench_core.parsing import parse  # noqa: E402
-from chunkbench_core.storage.embedding_cache import EmbeddingCache  # noqa: E402
+from chunkbench_core.chunking import make_chunker
+from chunkbench_core.embedding import Embedder, get_model
+from chunkbench_core.embedding.local import MEMO
+from chunkbench_core.embedding.local_onnx import shared_minilm
+from chunkbench_core.parsing import parse
+from chunkbench_core.storage.embedding_cache import EmbeddingCache
 
 MODEL = "all-minilm-l6-v2"
 RATIO_TARGET = 1.15

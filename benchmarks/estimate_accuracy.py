@@ -35,12 +35,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from chunkbench_core.datasets import SAMPLE_CORPUS, SAMPLE_QUESTIONS  # noqa: E402
-from chunkbench_core.embedding import Embedder, builtin_registry, get_model  # noqa: E402
-from chunkbench_core.embedding.local import MEMO  # noqa: E402
-from chunkbench_core.estimate.calibration import CalibrationStore, calibrate_embedder, calibrated, engine_key  # noqa: E402
-from chunkbench_core.estimate.feedback import compare_run, comparison_text, learn, partition_actuals, StageActual  # noqa: E402
-from chunkbench_core.estimate.predict import (  # noqa: E402
+from chunkbench_core.datasets import SAMPLE_CORPUS, SAMPLE_QUESTIONS
+from chunkbench_core.embedding import Embedder, builtin_registry, get_model
+from chunkbench_core.embedding.local import MEMO
+from chunkbench_core.estimate.calibration import CalibrationStore, calibrate_embedder, calibrated, engine_key
+from chunkbench_core.estimate.feedback import compare_run, comparison_text, learn, partition_actuals, StageActual
+from chunkbench_core.estimate.predict import (
     DocumentSize,
     PipelineTiming,
     RunShape,
@@ -49,15 +49,15 @@ from chunkbench_core.estimate.predict import (  # noqa: E402
     estimate_run,
     render_estimate,
 )
-from chunkbench_core.evaluation.questions import load_question_sets  # noqa: E402
-from chunkbench_core.parsing import parse  # noqa: E402
-from chunkbench_core.stages.collections import BuildRequest, build_collection  # noqa: E402
-from chunkbench_core.stages.experiments import ExperimentRequest, run_experiment  # noqa: E402
-from chunkbench_core.stages.spec import CollectionRequest, SpecContext, chunking_params, resolve_collection  # noqa: E402
-from chunkbench_core.storage.corpus import scan_corpus  # noqa: E402
-from chunkbench_core.storage.embedding_cache import EmbeddingCache  # noqa: E402
-from chunkbench_core.storage.results_db import ResultsDB  # noqa: E402
-from chunkbench_core.storage.vector_store import VectorStore  # noqa: E402
+from chunkbench_core.evaluation.questions import load_question_sets
+from chunkbench_core.parsing import parse
+from chunkbench_core.stages.collections import BuildRequest, build_collection
+from chunkbench_core.stages.experiments import ExperimentRequest, run_experiment
+from chunkbench_core.stages.spec import CollectionRequest, SpecContext, chunking_params, resolve_collection
+from chunkbench_core.storage.corpus import scan_corpus
+from chunkbench_core.storage.embedding_cache import EmbeddingCache
+from chunkbench_core.storage.results_db import ResultsDB
+from chunkbench_core.storage.vector_store import VectorStore
 
 MODEL = "all-minilm-l6-v2"
 
@@ -195,8 +195,8 @@ def main() -> int:
         off = abs(wall - estimate.total) / wall if wall > 0 else 0.0
         print(f"estimate from the parsed text against the measured time: {off:.0%} off "
               f"({'within' if off <= 0.35 else 'NOT within'} the 35% target)")
-        embedder.cache.close()  # type: ignore[union-attr]
-        boundary.cache.close()  # type: ignore[union-attr]
+        embedder.cache.close()  # type: ignore[union-attr]  # the benchmark's embedders have a cache
+        boundary.cache.close()  # type: ignore[union-attr]  # the benchmark's embedders have a cache
     return 0
 
 

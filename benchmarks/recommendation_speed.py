@@ -28,9 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from chunkbench_core.evaluation.recommendation import recommend  # noqa: E402
-from chunkbench_core.evaluation.stability import resample_weights, stability  # noqa: E402
-from chunkbench_core.evaluation.statistics import compare_configurations  # noqa: E402
+from chunkbench_core.evaluation.recommendation import recommend
+from chunkbench_core.evaluation.stability import resample_weights, stability
+from chunkbench_core.evaluation.statistics import compare_configurations
 
 TARGET_SECONDS = 10.0
 

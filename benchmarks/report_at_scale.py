@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from chunkbench_core.reporting import write_reports  # noqa: E402
-from chunkbench_core.storage.results_db import ResultsDB  # noqa: E402
+from chunkbench_core.reporting import write_reports
+from chunkbench_core.storage.results_db import ResultsDB
 
 TARGET_S = 3.0
 STRATEGIES = ("fixed_size", "recursive", "semantic", "structural")

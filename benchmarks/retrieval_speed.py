@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from chunkbench_core.chunking.base import Chunk, make_chunk_id  # noqa: E402
-from chunkbench_core.storage.vector_store import VectorStore, collection_name  # noqa: E402
+from chunkbench_core.chunking.base import Chunk, make_chunk_id
+from chunkbench_core.storage.vector_store import VectorStore, collection_name
 
 TARGET_MS = 5.0
 TOP_K = 5
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     medians: dict[str, float] = {}
     print(f"collection: {len(chunks):,} chunks, {args.documents} documents, dimension {args.dim}, top_k {TOP_K}")
     for engine in engines:
-        with VectorStore(local_root=workdir / engine, local_engine=engine) as store:  # type: ignore[arg-type]
+        with VectorStore(local_root=workdir / engine, local_engine=engine) as store:  # type: ignore[arg-type]  # each engine name the store accepts
             started = time.perf_counter()
             store.ensure_collection(name, args.dim)
             store.replace_points(name, chunks, vectors)

@@ -45,20 +45,20 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from chunkbench_core.chunking import make_chunker  # noqa: E402
-from chunkbench_core.embedding import Embedder, get_model  # noqa: E402
-from chunkbench_core.evaluation.experiment import (  # noqa: E402
+from chunkbench_core.chunking import make_chunker
+from chunkbench_core.embedding import Embedder, get_model
+from chunkbench_core.evaluation.experiment import (
     ResolvedQuestion,
     RetrievalOptions,
     aggregate,
     collection_chunks,
     run_retrieval,
 )
-from chunkbench_core.evaluation.questions import Question, Span  # noqa: E402
-from chunkbench_core.parsing import parse  # noqa: E402
-from chunkbench_core.parsing.models import ParsedDocument  # noqa: E402
-from chunkbench_core.stages.spec import chunking_params, model_window  # noqa: E402
-from chunkbench_core.storage.vector_store import VectorStore  # noqa: E402
+from chunkbench_core.evaluation.questions import Question, Span
+from chunkbench_core.parsing import parse
+from chunkbench_core.parsing.models import ParsedDocument
+from chunkbench_core.stages.spec import chunking_params, model_window
+from chunkbench_core.storage.vector_store import VectorStore
 
 FIXTURE = ROOT / "tests" / "fixtures" / "financial"
 MODEL_ID = "all-minilm-l6-v2"

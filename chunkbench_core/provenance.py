@@ -122,7 +122,7 @@ class BuildFacts:
 
 def collection_row(facts: BuildFacts) -> dict[str, Any]:
     """One row of the ``collections`` table: what this collection was built from."""
-    dump = lambda value: json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)  # noqa: E731
+    dump = lambda value: json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)  # noqa: E731  (a one-line helper, named for reading)
     f = facts
     fingerprint = settings_fingerprint(f.settings)
     return {
@@ -142,7 +142,7 @@ def collection_row(facts: BuildFacts) -> dict[str, Any]:
 
 def collection_provenance(row: Mapping[str, Any]) -> dict[str, Any]:
     """The collection's facts as an experiment's provenance records them (JSON columns decoded)."""
-    load = lambda name: json.loads(row[name]) if row.get(name) else {}  # noqa: E731
+    load = lambda name: json.loads(row[name]) if row.get(name) else {}  # noqa: E731  (a one-line helper, named for reading)
     return {
         "collection": row.get("collection"),
         "chunker_settings": load("settings"),

@@ -79,12 +79,12 @@ class ParsingMethods:
 
     def given(self) -> dict[str, Any]:
         """The parser's options set (not the sample's)."""
-        return {k: plain(v) for k, v in self.model_dump().items()  # type: ignore[attr-defined]
+        return {k: plain(v) for k, v in self.model_dump().items()  # type: ignore[attr-defined]  # a mixin of pydantic models: the model defines it
                 if v is not None and k not in SAMPLE_FIELDS}
 
     def sample(self) -> dict[str, Any]:
         """The sampled corpus asked for: {"n", "token_budget", "seed"}, or {} for the whole corpus."""
-        values = self.model_dump()  # type: ignore[attr-defined]
+        values = self.model_dump()  # type: ignore[attr-defined]  # a mixin of pydantic models: the model defines it
         if values.get("sample_documents") is None and values.get("sample_tokens") is None:
             return {}
         return {"n": values.get("sample_documents"), "token_budget": values.get("sample_tokens"),
@@ -128,18 +128,18 @@ class ChunkingMethods:
 
     @property
     def overflow_mode(self) -> str:
-        return plain(self.overflow)  # type: ignore[attr-defined]
+        return plain(self.overflow)  # type: ignore[attr-defined]  # a mixin of pydantic models: the model defines the field
 
     def request(self, strategy: str, corpus_model: str):
         """The collection these settings ask for in a partition (resolved by chunkbench_core.stages.spec)."""
         from chunkbench_core.stages.spec import CollectionRequest
 
         return CollectionRequest(strategy=strategy, corpus_model=corpus_model,
-                                 chunk_size=self.chunk_size,  # type: ignore[attr-defined]
-                                 chunk_overlap=self.chunk_overlap,  # type: ignore[attr-defined]
-                                 per_model_window=self.per_model_window,  # type: ignore[attr-defined]
+                                 chunk_size=self.chunk_size,  # type: ignore[attr-defined]  # a mixin of pydantic models: the model defines the field
+                                 chunk_overlap=self.chunk_overlap,  # type: ignore[attr-defined]  # a mixin of pydantic models: the model defines the field
+                                 per_model_window=self.per_model_window,  # type: ignore[attr-defined]  # a mixin of pydantic models: the model defines the field
                                  overflow=self.overflow_mode,
-                                 boundary_model=self.boundary_model,  # type: ignore[attr-defined]
+                                 boundary_model=self.boundary_model,  # type: ignore[attr-defined]  # a mixin of pydantic models: the model defines the field
                                  options=self.chunker_options())
 
 
@@ -147,7 +147,7 @@ def _option_fields() -> dict[str, Any]:
     """One field per strategy option (every strategy's, merged by name: chunking.registry), empty by default."""
     fields: dict[str, Any] = {}
     for option in STRATEGIES.options().values():
-        kind: Any = Literal[option.choices] if option.choices else option.kind  # type: ignore[valid-type]
+        kind: Any = Literal[option.choices] if option.choices else option.kind  # type: ignore[valid-type]  # the choices are known only at run time
         fields[option.name] = (Optional[kind], Field(default=None, description=f"{option.help()}; empty: the "
                                                                                 "strategy's default", **option.bounds))
     return fields

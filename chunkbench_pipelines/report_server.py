@@ -84,7 +84,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - the stdlib's naming
         self._answer(with_body=True)
 
-    def do_HEAD(self) -> None:  # noqa: N802
+    def do_HEAD(self) -> None:  # noqa: N802  (the name http.server calls)
         self._answer(with_body=False)
 
     # --- answers -----------------------------------------------------------------------------------------

@@ -165,8 +165,8 @@ def run_interruptibly(work: Callable[[], int], instance: DagsterInstance, out: T
         progress.clear_stop()
         return 128 + received[0]
     if "error" in outcome:
-        raise outcome["error"]  # type: ignore[misc]
-    return int(outcome.get("code", 1))  # type: ignore[arg-type]
+        raise outcome["error"]  # type: ignore[misc]  # an exception, stored by the worker thread
+    return int(outcome.get("code", 1))  # type: ignore[arg-type]  # an exit status, stored by the worker thread
 
 
 def runs_tagged_with_batch(instance, batch: str) -> list[str]:

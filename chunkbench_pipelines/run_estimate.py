@@ -144,7 +144,7 @@ def plan_estimate(resources: Mapping[str, Any], settings: Any, partitions: Seque
     context = spec_context(workspace, results, embeddings)
     planned = []
     for strategy, model in partitions:
-        spec = resolve_collection(chunking.request(strategy, model), context)  # type: ignore[attr-defined]
+        spec = resolve_collection(chunking.request(strategy, model), context)  # type: ignore[attr-defined]  # the run config's chunking model defines it
         planned.append(PlannedPartition(model, strategy, spec.chunk_size, spec.chunk_overlap, spec.boundary_model,
                                         _previous_texts(results, spec)))
     embedders: dict[str, Any] = {}

@@ -138,7 +138,7 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
     runnable, unavailable = [], []
     for model in models:
         try:
-            ok, reason = embeddings.availability(model)  # type: ignore[attr-defined]
+            ok, reason = embeddings.availability(model)  # type: ignore[attr-defined]  # the resolved resource is an EmbeddingResource
         except ChunkbenchError as exc:
             ok, reason = False, str(exc)
         if not ok:
@@ -161,7 +161,7 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
             if failures:
                 say("\n".join(failures))
             return 1
-        sample = resolved["workspace"].parsed_store().manifest_sample()  # type: ignore[attr-defined]
+        sample = resolved["workspace"].parsed_store().manifest_sample()  # type: ignore[attr-defined]  # the resolved resource is a WorkspaceResource
         if sample:
             say(f"corpus: {sample.get('label')} (results from a sample are labelled so in every view)")
             if sample.get("evidence_left_out"):
@@ -182,7 +182,7 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
             return 1
     results = ResultsDB(settings.results_dir)
     summary = timer.finish(CalibrationStore(settings.home), results, tags["chunkbench/batch"], benchmark,
-                           sample=resolved["workspace"].parsed_store().manifest_sample())  # type: ignore[attr-defined]
+                           sample=resolved["workspace"].parsed_store().manifest_sample())  # type: ignore[attr-defined]  # the resolved resource is a WorkspaceResource
     say("")
     say(leaderboard_text(results, wide))
     say("")
@@ -191,7 +191,7 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
     reports = settings.reports_dir
     say(f"Report:  {reports / 'benchmark_report.html'}")
     say(f"         {reports / 'technical_report.html'} (retrieval inspector), {reports / 'decision_board.html'}")
-    dropped = dropped_inputs(results, resolved["workspace"])  # type: ignore[arg-type]
+    dropped = dropped_inputs(results, resolved["workspace"])  # type: ignore[arg-type]  # the resolved resource is a WorkspaceResource
     dropped += llm_failures(results, experiment_runs)
     for line in dropped:
         say(line)

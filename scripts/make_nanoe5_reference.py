@@ -22,7 +22,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.core.embedding.test_e5_onnx import REFERENCE, REFERENCE_COSINE, cosines, reference_texts, text_key  # noqa: E402
+from tests.core.embedding.test_e5_onnx import REFERENCE, REFERENCE_COSINE, cosines, reference_texts, text_key  # noqa: E402  (after the checkout is put on sys.path)
 
 
 def main() -> None:

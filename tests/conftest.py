@@ -177,7 +177,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     for name in sorted((_fixtures_of(item) - _fixtures_of(nextitem)) & set(SHARED_FIXTURES)):
         for fixturedef in item.session._fixturemanager.getfixturedefs(name, item) or ():
             if fixturedef.cached_result is not None:
-                fixturedef.finish(item._request)  # type: ignore[attr-defined]
+                fixturedef.finish(item._request)  # type: ignore[attr-defined]  # the test's own attribute on the object
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -27,13 +27,13 @@ _ORDER = ("fixed_size", "recursive", "semantic", "semantic_parent_child", "conte
 for _name in (*_ORDER, *sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name not in _ORDER)):
     importlib.import_module(f"{__name__}.{_name}")
 
-from .cluster_semantic import ClusterSemanticChunker  # noqa: E402
-from .contextual_retrieval import ContextualRetrievalChunker, LLMContext  # noqa: E402
-from .fixed_size import FixedSizeChunker  # noqa: E402
-from .recursive import RecursiveChunker  # noqa: E402
-from .semantic import SemanticChunker  # noqa: E402
-from .semantic_parent_child import SemanticParentChildChunker  # noqa: E402
-from .structural import StructuralChunker  # noqa: E402
+from .cluster_semantic import ClusterSemanticChunker  # noqa: E402  (after the loop above registered every strategy module)
+from .contextual_retrieval import ContextualRetrievalChunker, LLMContext  # noqa: E402  (after the loop above registered every strategy module)
+from .fixed_size import FixedSizeChunker  # noqa: E402  (after the loop above registered every strategy module)
+from .recursive import RecursiveChunker  # noqa: E402  (after the loop above registered every strategy module)
+from .semantic import SemanticChunker  # noqa: E402  (after the loop above registered every strategy module)
+from .semantic_parent_child import SemanticParentChildChunker  # noqa: E402  (after the loop above registered every strategy module)
+from .structural import StructuralChunker  # noqa: E402  (after the loop above registered every strategy module)
 
 
 def make_chunker(strategy: str, **params: Any) -> Chunker:

@@ -195,7 +195,7 @@ class LLMContext:
             except BaseException:
                 if claim is not None:  # nobody waits a lease for it (if this fails too, the lease runs out)
                     with contextlib.suppress(Exception):
-                        self.cache.release(key)  # type: ignore[attr-defined]
+                        self.cache.release(key)  # type: ignore[attr-defined]  # a claim means a shared cache, which has release
                 raise
             self.cache[key] = answer
         self.contexts += 1
@@ -266,7 +266,7 @@ class ContextualRetrievalChunker(Chunker):
 
     def _fits(self, prefix: str) -> bool:
         budget = self._prefix_budget()
-        return budget is None or self.window.counts([prefix + "\n\n"])[0] <= budget  # type: ignore[union-attr]
+        return budget is None or self.window.counts([prefix + "\n\n"])[0] <= budget  # type: ignore[union-attr]  # a budget means a window
 
     def _heading_prefix(self, title: str, heading_path: list[str]) -> str:
         """The heading context, shortened when it would take over half the window: the outer headings

@@ -289,9 +289,9 @@ def register_strategy(name: str, *, description: str, options: type[StrategyOpti
     """Register the decorated chunker class as strategy ``name`` (see the module docstring)."""
 
     def decorate(cls: C) -> C:
-        cls.name = name  # type: ignore[attr-defined]
-        cls.Options = options  # type: ignore[attr-defined]
-        cls.needs_boundary_embeddings = capabilities.boundary_model  # type: ignore[attr-defined]
+        cls.name = name  # type: ignore[attr-defined]  # set on the registered class: the registry's fields
+        cls.Options = options  # type: ignore[attr-defined]  # set on the registered class: the registry's fields
+        cls.needs_boundary_embeddings = capabilities.boundary_model  # type: ignore[attr-defined]  # set on the registered class: the registry's fields
         (registry or STRATEGIES).add(Strategy(name, cls, options, description, capabilities, description_without_llm))
         return cls
 

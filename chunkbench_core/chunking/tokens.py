@@ -4,6 +4,6 @@ Kept only so branches written against the old path keep importing while they are
 from ``chunkbench_core.tokens``. To be removed once nothing imports it.
 """
 
-from chunkbench_core.tokens import TokenIndex, cl100k, count_tokens  # noqa: F401
+from chunkbench_core.tokens import TokenIndex, cl100k, count_tokens  # noqa: F401  (re-exported: the chunkers import them from here)
 
 __all__ = ["TokenIndex", "cl100k", "count_tokens"]

@@ -159,7 +159,7 @@ def compare_run(estimate: RunEstimate, actuals: Sequence[StageActual],
             out.append(StageComparison(None, None, actual.stages, PARSING_KEY, estimate.parsing_seconds,
                                        estimate.raw_parsing_seconds, actual.seconds))
             continue
-        part = partitions.get((actual.corpus_model, actual.strategy))  # type: ignore[arg-type]
+        part = partitions.get((actual.corpus_model, actual.strategy))  # type: ignore[arg-type]  # a partition's stage: both names are set
         if part is None:
             raise EstimateError(f"the estimate holds no partition {configuration_label(actual.strategy, actual.corpus_model)}: "
                                 "compare a run with the estimate made for it")

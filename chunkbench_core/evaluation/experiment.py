@@ -284,12 +284,12 @@ def score_outcomes(outcomes: Sequence["QuestionOutcome"], chosen: Iterable[Any])
     chosen = list(chosen)
     live = [o for o in outcomes if o.scored is not None]
     for o in live:
-        if o.llm is not None and o.scored.llm is not o.llm:  # type: ignore[union-attr]
-            o.scored = replace(o.scored, llm=o.llm, cache=o.scored.cache)  # type: ignore[arg-type]
+        if o.llm is not None and o.scored.llm is not o.llm:  # type: ignore[union-attr]  # live outcomes only: scored is set
+            o.scored = replace(o.scored, llm=o.llm, cache=o.scored.cache)  # type: ignore[arg-type]  # live outcomes only: scored is set
     tracker = Tracker("scoring", len(live), unit="questions") if len(live) > SCORE_SLICE else None
     for begin in range(0, len(live), SCORE_SLICE):  # each question's values are its own: slices say how far
         part = live[begin:begin + SCORE_SLICE]
-        _apply_scores(part, score([o.scored for o in part], chosen), chosen)  # type: ignore[misc]
+        _apply_scores(part, score([o.scored for o in part], chosen), chosen)  # type: ignore[misc]  # live outcomes only: scored is set
         if tracker is not None:
             tracker.step(begin + len(part))
 

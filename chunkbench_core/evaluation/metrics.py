@@ -41,10 +41,10 @@ def merge_spans(spans: Iterable[Span]) -> list[Span]:
                 current_end = max(current_end, end)
                 continue
             if current_start is not None:
-                merged.append(Span(document, current_start, current_end))  # type: ignore[arg-type]
+                merged.append(Span(document, current_start, current_end))  # type: ignore[arg-type]  # a span is open here: both ends are set
             current_start, current_end = start, end
         if current_start is not None:
-            merged.append(Span(document, current_start, current_end))  # type: ignore[arg-type]
+            merged.append(Span(document, current_start, current_end))  # type: ignore[arg-type]  # a span is open here: both ends are set
     return merged
 
 

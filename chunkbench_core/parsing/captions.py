@@ -103,5 +103,5 @@ def openai_vision_captioner(
 
     # what makes its captions what they are (no secret): stored parses are keyed by it
     prompt_digest = hashlib.sha256(prompt.encode()).hexdigest()[:8]
-    caption.caption_id = f"openai-vision:{model}@{base_url or 'openai'}:{prompt_digest}:{max_tokens}"  # type: ignore[attr-defined]
+    caption.caption_id = f"openai-vision:{model}@{base_url or 'openai'}:{prompt_digest}:{max_tokens}"  # type: ignore[attr-defined]  # the captioner's identity, read by the parse cache key
     return caption

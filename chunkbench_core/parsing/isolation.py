@@ -70,12 +70,12 @@ def parse_limits(memory_mb: str | float | None = None, timeout_s: str | float | 
     memory, timeout = DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_S
     if str(memory_mb or "").strip():
         try:
-            memory = int(float(memory_mb) * MB)  # type: ignore[arg-type]
+            memory = int(float(memory_mb) * MB)  # type: ignore[arg-type]  # a str or a number: float() takes both
         except ValueError:
             raise ConfigError(f"{MEMORY_ENV} must be a number of megabytes, got {memory_mb!r}") from None
     if str(timeout_s or "").strip():
         try:
-            timeout = float(timeout_s)  # type: ignore[arg-type]
+            timeout = float(timeout_s)  # type: ignore[arg-type]  # a str or a number: float() takes both
         except ValueError:
             raise ConfigError(f"{TIMEOUT_ENV} must be a number of seconds, got {timeout_s!r}") from None
     return ParseLimits(memory_bytes=memory, timeout_s=timeout)

@@ -185,7 +185,7 @@ def resolve_llm_prices(llm_settings: LLMSettings | None, llm_prices: LLMPrices |
     """The prices given, else the configured LLM's known prices, else unknown (counted as 0)."""
     prices = llm_prices or LLMPrices()
     if llm_settings is not None and not prices.known and llm_settings.prices():
-        prices = LLMPrices(*llm_settings.prices())  # type: ignore[misc]
+        prices = LLMPrices(*llm_settings.prices())  # type: ignore[misc]  # prices() gives the two prices, checked just above
     return prices
 
 

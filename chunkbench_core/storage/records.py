@@ -28,7 +28,7 @@ class Record:
     TABLE = ""
 
     def row(self) -> dict[str, Any]:
-        return asdict(self)  # type: ignore[call-overload]
+        return asdict(self)  # type: ignore[call-overload]  # every record is a dataclass
 
 
 @dataclass

@@ -237,7 +237,7 @@ def _errno_of(exc: BaseException) -> int | None:
         seen.add(id(exc))
         if isinstance(exc, OSError) and exc.errno is not None:
             return exc.errno
-        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]  # None ends the loop
     return None
 
 

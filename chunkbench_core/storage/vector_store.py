@@ -1049,7 +1049,7 @@ class VectorStore:
         assert self.local_root is not None
         if self.local_engine == "edge":
             try:
-                import qdrant_edge  # noqa: F401
+                import qdrant_edge  # noqa: F401  (imported only to see it is installed)
             except ImportError as exc:
                 raise VectorStoreError("the embedded Qdrant engine needs the PyPI package qdrant-edge-py") from exc
         self.local_root.mkdir(parents=True, exist_ok=True)

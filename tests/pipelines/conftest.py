@@ -79,9 +79,9 @@ def start_server(root):
     except BaseException:
         reports.__exit__(None, None, None)
         raise
-    server.home = home  # type: ignore[attr-defined]
-    server.log_path = root / "dagster-dev.log"  # type: ignore[attr-defined]
-    server.reports = reports  # type: ignore[attr-defined]
+    server.home = home  # type: ignore[attr-defined]  # the test's own attribute on the object
+    server.log_path = root / "dagster-dev.log"  # type: ignore[attr-defined]  # the test's own attribute on the object
+    server.reports = reports  # type: ignore[attr-defined]  # the test's own attribute on the object
     return server
 
 

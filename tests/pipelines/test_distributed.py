@@ -63,7 +63,7 @@ def _tools() -> None:
 
     require_tool(bool(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl")), "PostgreSQL server (apt-get install postgresql)")
     try:
-        import dagster_celery  # noqa: F401
+        import dagster_celery  # noqa: F401  (imported only to see it is installed)
     except ImportError:
         require_tool(False, "dagster-celery (pip install '.[test]')")
 

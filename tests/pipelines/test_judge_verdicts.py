@@ -78,7 +78,7 @@ def chat_server():
 
 
 @pytest.mark.e2e
-def test_judge_means_and_hallucination_rate_through_the_assets(workspace, chat_server, tmp_path):  # noqa: F811
+def test_judge_means_and_hallucination_rate_through_the_assets(workspace, chat_server, tmp_path):  # noqa: F811  (the fixture imported above, by name)
     llm = LLMResource(model="scripted", base_url=chat_server.url, api_key="not-a-secret", judge_attempts=1,
                       home=str(environment_settings().home))
     resources = {**build_resources(environment_settings()), "llm": llm}
@@ -107,7 +107,7 @@ def test_judge_means_and_hallucination_rate_through_the_assets(workspace, chat_s
 
 
 @pytest.mark.e2e
-def test_dollars_per_question_and_partition_from_the_reported_tokens(workspace, chat_server):  # noqa: F811
+def test_dollars_per_question_and_partition_from_the_reported_tokens(workspace, chat_server):  # noqa: F811  (the fixture imported above, by name)
     """At $2 / $8 per million input / output tokens: every answer and verdict reports 100 + 10 tokens, so a
     question costs (200 · 2 + 20 · 8) / 10⁶; contextual_retrieval's context calls are priced from the tokens
     counted for every context, and a rebuild served from the context cache costs the same."""

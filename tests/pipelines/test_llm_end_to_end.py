@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 SECRET = "sk-chunkbench-test-secret-7d1f"
 
 
-def test_answers_and_judge_through_the_assets(workspace, llama_server_url, tmp_path):  # noqa: F811
+def test_answers_and_judge_through_the_assets(workspace, llama_server_url, tmp_path):  # noqa: F811  (the fixture imported above, by name)
     home = workspace["home"]
     llm = LLMResource(model="gemma", base_url=f"{llama_server_url}/v1", api_key=SECRET, system_prompt_as_user=True,
                       home=str(environment_settings().home),

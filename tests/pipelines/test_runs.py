@@ -18,7 +18,7 @@ from tests.pipelines.support.cli import chunkbench
 from tests.pipelines.support.environment import environment_settings
 from tests.pipelines.support.partitions import environment_graph
 
-from .test_end_to_end import BAKERY, BAKERY_REF, MODEL, VOLCANO, VOLCANO_REF, clean, workspace  # noqa: F401
+from .test_end_to_end import BAKERY, BAKERY_REF, MODEL, VOLCANO, VOLCANO_REF, clean, workspace  # noqa: F401  (the end-to-end fixtures, used by name)
 
 ROOT = Path(__file__).resolve().parents[2]
 HARBOUR = "# Harbour\n\nThe harbour of Orsa was rebuilt in 1923 with granite from the northern quarry.\n"
@@ -40,7 +40,7 @@ def precision_cells(html: str) -> list[str]:
 
 @pytest.mark.e2e
 @pytest.mark.slow
-def test_a_past_run_keeps_its_report_and_a_run_can_be_set_aside(workspace):  # noqa: F811
+def test_a_past_run_keeps_its_report_and_a_run_can_be_set_aside(workspace):  # noqa: F811  (the fixture imported above, by name)
     clean(workspace)
     home = workspace["home"]
     instance = DagsterInstance.ephemeral()

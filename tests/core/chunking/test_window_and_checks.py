@@ -48,7 +48,7 @@ def test_model_window_is_validated():
     with pytest.raises(ChunkingError, match="max_tokens must be a positive integer"):
         ModelWindow(max_tokens=0, count_tokens=words_counter)
     with pytest.raises(ChunkingError, match="count_tokens must be a callable"):
-        ModelWindow(max_tokens=10, count_tokens=None)  # type: ignore[arg-type]
+        ModelWindow(max_tokens=10, count_tokens=None)  # type: ignore[arg-type]  # a wrong type on purpose: the check is what is tested
 
 
 # -- check_chunks -------------------------------------------------------------------------------

@@ -109,7 +109,7 @@ def test_changed_registry_entry_gets_a_new_namespace():
 
 def test_purpose_is_validated():
     with pytest.raises(EmbeddingError, match="purpose must be one of"):
-        Embedder(get_model("all-minilm-l6-v2")).embed(["x"], "passage")  # type: ignore[arg-type]
+        Embedder(get_model("all-minilm-l6-v2")).embed(["x"], "passage")  # type: ignore[arg-type]  # a wrong type on purpose: the check is what is tested
 
 
 def test_empty_input():

@@ -135,9 +135,9 @@ def test_refusals_say_what_to_do():
         sample_documents(CORPUS, QUESTIONS, token_budget=100_000)
     for bad in (0, -3, 2.5, True, "10"):
         with pytest.raises(EstimateError, match="whole number >= 1"):
-            sample_documents(CORPUS, QUESTIONS, n=bad)  # type: ignore[arg-type]
+            sample_documents(CORPUS, QUESTIONS, n=bad)  # type: ignore[arg-type]  # a wrong type on purpose: the check is what is tested
     with pytest.raises(EstimateError, match="seed must be an integer"):
-        sample_documents(CORPUS, QUESTIONS, n=5, seed="x")  # type: ignore[arg-type]
+        sample_documents(CORPUS, QUESTIONS, n=5, seed="x")  # type: ignore[arg-type]  # a wrong type on purpose: the check is what is tested
     with pytest.raises(EstimateError, match="no document"):
         sample_documents([], QUESTIONS, n=5)
     with pytest.raises(EstimateError, match="tokens must be an integer"):

@@ -31,7 +31,7 @@ class Server:
             def log_message(self, *args) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:  # noqa: N802  (the name http.server calls)
                 server.requests += 1
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 if mode == "hang":
@@ -119,7 +119,7 @@ def test_a_server_failing_every_request_costs_one_question_then_the_rest_are_ski
 def test_progress_is_reported_and_a_stop_is_obeyed(serve):
     server = serve("ok")
     lines: list[str] = []
-    sink = lambda p: lines.append(p.line())  # noqa: E731
+    sink = lambda p: lines.append(p.line())  # noqa: E731  (a one-line helper, named for reading)
     progress.add_sink(sink)
     try:
         run_llm_evaluation(outcomes(4), make_client(server.url, max_retries=0), LLMSettings(model="m"), label="answers")

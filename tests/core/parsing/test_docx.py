@@ -118,7 +118,7 @@ def test_rich_docx_tree(rich_docx: Path) -> None:
 def test_rich_docx_tree_spans_match_markdown(rich_docx: Path) -> None:
     parsed = parse(rich_docx)
 
-    def visit(node):  # type: ignore[no-untyped-def]
+    def visit(node):  # type: ignore[no-untyped-def]  # a test helper
         if node.start is not None:
             span = parsed.markdown[node.start : node.end]
             if node.node_type == "paragraph":
@@ -227,8 +227,8 @@ def test_bad_options_are_refused_with_actionable_message() -> None:
     with pytest.raises(ConfigError, match="chunk_token_limit must be a positive integer"):
         ParseOptions(chunk_token_limit=0)
     with pytest.raises(ConfigError, match="caption_source must be None or a callable"):
-        ParseOptions(caption_source="http://vision")  # type: ignore[arg-type]
+        ParseOptions(caption_source="http://vision")  # type: ignore[arg-type]  # a wrong type on purpose: the check is what is tested
     with pytest.raises(ConfigError, match="persian_digits must be 'ascii' or 'persian'"):
-        ParseOptions(persian_digits="arabic")  # type: ignore[arg-type]
+        ParseOptions(persian_digits="arabic")  # type: ignore[arg-type]  # a wrong type on purpose: the check is what is tested
     with pytest.raises(ConfigError, match="unknown encoding"):
         ParseOptions(csv_encodings=("utf-8", "no-such-codec"))

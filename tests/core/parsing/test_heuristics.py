@@ -149,6 +149,6 @@ def test_explain_text_lists_each_decision(rich_docx: Path) -> None:
 
 def test_options_refuse_something_else_than_heuristics() -> None:
     with pytest.raises(ConfigError, match="ParseOptions.heuristics must be a ParserHeuristics"):
-        ParseOptions(heuristics={"qa": {}})  # type: ignore[arg-type]
+        ParseOptions(heuristics={"qa": {}})  # type: ignore[arg-type]  # a wrong type on purpose: the check is what is tested
     with pytest.raises(ConfigError, match=r"\[tables\] caption_lines must be a whole number of at least 0"):
         ParserHeuristics(tables=replace(TableHeuristics(), caption_lines=-1))

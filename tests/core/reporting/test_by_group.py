@@ -80,7 +80,7 @@ def test_inspector_payload_carries_the_groups(results: ResultsDB) -> None:
     assert q9["groups"]["format"] == ["docx", "pdf"]
 
 
-def test_managerial_filter_in_the_browser(browser: Any, reports: ReportPaths) -> None:  # noqa: F811
+def test_managerial_filter_in_the_browser(browser: Any, reports: ReportPaths) -> None:  # noqa: F811  (the fixture imported above, by name)
     view = Page(browser, reports.managerial)
     page = view.page
     page.wait_for_selector("html[data-groups=ready]")
@@ -96,7 +96,7 @@ def test_managerial_filter_in_the_browser(browser: Any, reports: ReportPaths) ->
     view.close()
 
 
-def test_inspector_filters_by_group_in_the_browser(browser: Any, reports: ReportPaths) -> None:  # noqa: F811
+def test_inspector_filters_by_group_in_the_browser(browser: Any, reports: ReportPaths) -> None:  # noqa: F811  (the fixture imported above, by name)
     view = Page(browser, reports.technical)
     page = view.page
     page.wait_for_selector("html[data-inspector=ready]")

@@ -68,7 +68,7 @@ def wide_reports(wide_results: ResultsDB) -> ReportPaths:
 
 
 @pytest.fixture()
-def open_page(browser: Any) -> Iterator[Any]:  # noqa: F811
+def open_page(browser: Any) -> Iterator[Any]:  # noqa: F811  (the fixture imported above, by name)
     contexts = []
 
     def opener(path: Path, ready: str | None = None) -> Any:

@@ -87,7 +87,7 @@ def test_a_forked_child_reads_parquet_on_its_own_in_memory_duckdb(tmp_path):
             ok = cursor.execute(f"SELECT sum(x) FROM '{path}'").fetchone()[0] == 10
             ok = ok and integrity._PROCESS_DUCKDB._connection is not parent_connection
             os._exit(0 if ok else 1)
-        except BaseException:  # noqa: BLE001
+        except BaseException:  # noqa: BLE001  (any failure of the reader is what is recorded)
             os._exit(2)
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0

@@ -18,10 +18,10 @@ class EchoKeyServer:
             def log_message(self, *args: Any) -> None:  # quiet
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:  # noqa: N802  (the name http.server calls)
                 self._refuse()
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:  # noqa: N802  (the name http.server calls)
                 length = int(self.headers.get("Content-Length") or 0)
                 self.rfile.read(length)
                 self._refuse()

@@ -43,7 +43,7 @@ class _PatchAfterImport(importlib.abc.MetaPathFinder):
             run_module(module)
             module.DEFAULT_DAEMON_INTERVAL_SECONDS = BACKFILL_INTERVAL_SECONDS
 
-        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]  # the loader's method wrapped on purpose
         return spec
 
 
