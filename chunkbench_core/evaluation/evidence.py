@@ -151,7 +151,7 @@ def _find_window(passage: str, markdown: str) -> tuple[int, int] | None:
     distinct = 0
     best: tuple[int, int, int] | None = None  # (-distinct, length, first)
     left = 0
-    for right, position in enumerate(positions):
+    for position in positions:
         token = doc.tokens[position]
         counts[token] += 1
         distinct += counts[token] == 1

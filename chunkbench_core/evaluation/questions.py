@@ -116,7 +116,7 @@ class Question:
         """Every cited page of the question's evidence, (document, 1-based page), each once: the page metrics
         score against these."""
         cited = [(r.document, r.page) for r in self.references if r.page is not None]
-        return tuple(dict.fromkeys([*cited, *self.document_pages]))  # type: ignore[list-item]
+        return tuple(dict.fromkeys([*cited, *self.document_pages]))  # type: ignore[list-item]  # r.page is set: filtered above
 
     @property
     def judge_only(self) -> bool:
