@@ -8,6 +8,7 @@ means the default, never an environment variable read here. Secrets arrive as ``
 
 
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
 
@@ -414,3 +415,16 @@ def build_resources(settings: Settings, resolve: bool = False) -> dict[str, obje
                                    cost_tolerance=settings.cost_tolerance,
                                    interchangeable_share=settings.interchangeable_share),
     }
+
+
+@dataclass(frozen=True)
+class StepResources:
+    """The resources one step of a benchmark works with (an asset's body, a sweep step), handed on as one."""
+
+    workspace: WorkspaceResource
+    duckdb: DuckDBResource
+    qdrant: QdrantResource
+    embeddings: EmbeddingResource
+    llm: LLMResource
+    ranking: Optional[RankingResource] = None
+

@@ -59,6 +59,7 @@ from .resources import (
     LLMResource,
     QdrantResource,
     RankingResource,
+    StepResources,
     WorkspaceResource,
     spec_context,
 )
@@ -142,7 +143,7 @@ class _Runner:
             return
         self.context.log.info(f"building the collection of {step.label}")
         built = build_one_collection(self.context, self.scope, step.strategy, step.corpus_model, config,
-                                     self.workspace, self.duckdb, self.qdrant, self.embeddings, self.llm)
+                                     StepResources(self.workspace, self.duckdb, self.qdrant, self.embeddings, self.llm))
         self._log("chunk_collections", step, built.result)
         if built.problems:
             raise fail_fast(f"{step.label}: " + "; ".join(built.problems))

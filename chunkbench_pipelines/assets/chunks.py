@@ -33,6 +33,7 @@ from ..resources import (
     EmbeddingResource,
     LLMResource,
     QdrantResource,
+    StepResources,
     WorkspaceResource,
     spec_context,
 )
@@ -64,11 +65,11 @@ class BuiltCollection:
 
 
 def build_one_collection(context: AssetExecutionContext, scope: Scope, strategy: str, corpus_model: str, config,
-                         workspace: WorkspaceResource, duckdb: DuckDBResource, qdrant: QdrantResource,
-                         embeddings: EmbeddingResource, llm: LLMResource) -> BuiltCollection:
+                         resources: StepResources) -> BuiltCollection:
     """Chunk, embed and store one strategy x corpus model of the benchmark of ``scope`` with the chunking settings
     ``config``: the body of ``chunk_collections``, shared with the chunk-size sweep."""
-    workspace = scope.workspace(workspace)
+    duckdb, qdrant, embeddings, llm = resources.duckdb, resources.qdrant, resources.embeddings, resources.llm
+    workspace = scope.workspace(resources.workspace)
     embedder = corpus_embedder(embeddings, corpus_model)
     results = scope.results(duckdb)
     with permanent_errors_fail_fast():
@@ -162,8 +163,8 @@ def build_chunk_collections(partitions_def: MultiPartitionsDefinition, scope: Sc
                           duckdb: DuckDBResource, qdrant: QdrantResource, embeddings: EmbeddingResource,
                           llm: LLMResource) -> Iterator[MaterializeResult]:
         strategy, corpus_model = split_key(context.partition_key)
-        built = build_one_collection(context, scope, strategy, corpus_model, config, workspace, duckdb, qdrant,
-                                     embeddings, llm)
+        built = build_one_collection(context, scope, strategy, corpus_model, config,
+                                     StepResources(workspace, duckdb, qdrant, embeddings, llm))
         yield built.result
         if built.problems:
             raise fail_fast("; ".join(built.problems))
