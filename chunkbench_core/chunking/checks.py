@@ -151,7 +151,7 @@ def uncovered_spans(markdown: str, spans: Iterable[tuple[int, int]]) -> tuple[in
 def _settings_advice(strategies: set[str], overflows: list[WindowOverflow], max_model_tokens: int) -> list[str]:
     advice = []
     fit = min(max(1, o.cl100k_tokens * max_model_tokens // max(o.model_tokens, 1)) for o in overflows)
-    size_driven = sorted(strategies & {"fixed_size", "recursive", "contextual_retrieval", "cluster_semantic"})
+    size_driven = sorted(strategies & set(STRATEGIES.with_capability("sized_by_chunk_size")))
     if size_driven:
         advice.append(f"lower chunk_size (cl100k tokens) to about {fit} or less for {', '.join(size_driven)}")
     if strategies & set(STRATEGIES.with_capability("llm")):

@@ -81,7 +81,7 @@ def best_partition(vectors: np.ndarray, piece_tokens: list[int], max_tokens: int
     return ranges[::-1]
 
 
-@register_strategy("cluster_semantic", options=ClusterOptions, capabilities=Capabilities(boundary_model=True),
+@register_strategy("cluster_semantic", options=ClusterOptions, capabilities=Capabilities(boundary_model=True, sized_by_chunk_size=True),
                    description="clusters sentences by meaning into chunks of bounded size")
 class ClusterSemanticChunker(Chunker):
     size_driven = False

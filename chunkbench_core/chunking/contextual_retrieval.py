@@ -212,7 +212,7 @@ class ContextualOptions(StrategyOptions):
                              "document uses its title and heading path)")
 
 
-@register_strategy("contextual_retrieval", options=ContextualOptions, capabilities=Capabilities(llm=True),
+@register_strategy("contextual_retrieval", options=ContextualOptions, capabilities=Capabilities(llm=True, sized_by_chunk_size=True),
                    description="adds an LLM-written context line to each chunk before embedding it",
                    description_without_llm="adds the document's title and the chunk's heading path to each chunk "
                                            "before embedding it (no LLM was configured)")

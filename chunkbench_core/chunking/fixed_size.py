@@ -16,7 +16,8 @@ from .registry import Capabilities, register_strategy
 
 @register_strategy("fixed_size", description="cuts the text into windows of a fixed number of tokens, ignoring "
                                              "its structure",
-                   capabilities=Capabilities(sweepable=True, neighbor_expansion=True, covers_text=True))
+                   capabilities=Capabilities(sweepable=True, neighbor_expansion=True, covers_text=True,
+                                             sized_by_chunk_size=True))
 class FixedSizeChunker(Chunker):
     def spans(self, text: str, tokens: TokenIndex) -> list[tuple[int, int, int]]:
         step = self.chunk_size - self.chunk_overlap

@@ -18,7 +18,7 @@ __all__ = ["SEPARATORS", "RecursiveChunker", "recursive_spans"]
 
 @register_strategy("recursive", description="splits at headings, then paragraphs, lines and sentences, and merges "
                                             "pieces up to a target size",
-                   capabilities=Capabilities(sweepable=True, covers_text=True))
+                   capabilities=Capabilities(sweepable=True, covers_text=True, sized_by_chunk_size=True))
 class RecursiveChunker(Chunker):
     def spans(self, text: str, tokens: TokenIndex) -> list[tuple[int, int]]:
         if not text:

@@ -54,7 +54,9 @@ class Capabilities:
     - ``sweepable``: the chunk-size sweep includes it (its chunks are cut by size);
     - ``neighbor_expansion``: neighbor expansion applies to it by default (its chunks are windows of
       running text, so the chunks around a hit continue it);
-    - ``covers_text``: its chunks cover every non-whitespace character (checked after chunking).
+    - ``covers_text``: its chunks cover every non-whitespace character (checked after chunking);
+    - ``sized_by_chunk_size``: ``chunk_size`` bounds its chunks, so lowering it shortens a chunk too long for the
+      corpus model (the checks' advice names it).
     """
 
     boundary_model: bool = False
@@ -63,6 +65,7 @@ class Capabilities:
     sweepable: bool = False
     neighbor_expansion: bool = False
     covers_text: bool = False
+    sized_by_chunk_size: bool = False
 
 
 @dataclass(frozen=True)

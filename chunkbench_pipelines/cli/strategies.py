@@ -17,6 +17,7 @@ CAPABILITY_WORDS = {
     "sweepable": "in the chunk-size sweep",
     "neighbor_expansion": "neighbor expansion on by default",
     "covers_text": "chunks cover all the text",
+    "sized_by_chunk_size": "chunk_size bounds its chunks",
 }
 
 
