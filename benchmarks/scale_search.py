@@ -41,9 +41,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from chunkbench_core.chunking.base import Chunk, make_chunk_id  # noqa: E402
-from chunkbench_core.errors import VectorStoreError  # noqa: E402
-from chunkbench_core.evaluation.experiment import (  # noqa: E402
+from chunkbench_core.chunking.base import Chunk, make_chunk_id
+from chunkbench_core.errors import VectorStoreError
+from chunkbench_core.evaluation.experiment import (
     QueryLatency,
     ResolvedQuestion,
     RetrievalOptions,
@@ -51,9 +51,9 @@ from chunkbench_core.evaluation.experiment import (  # noqa: E402
     collection_chunks,
     run_retrieval,
 )
-from chunkbench_core.evaluation.questions import Question, Span  # noqa: E402
-from chunkbench_core.evaluation.search import SearchSettings  # noqa: E402
-from chunkbench_core.storage.vector_store import VectorStore, collection_name  # noqa: E402
+from chunkbench_core.evaluation.questions import Question, Span
+from chunkbench_core.evaluation.search import SearchSettings
+from chunkbench_core.storage.vector_store import VectorStore, collection_name
 
 DIMENSION = 384
 CHUNKS_PER_DOCUMENT = 100
@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
                 latency = QueryLatency()
                 forget_tokens()
                 began, cpu = time.perf_counter(), time.process_time()
-                outcomes = run_retrieval(questions, embedder, store, name, RetrievalOptions(  # type: ignore[arg-type]
+                outcomes = run_retrieval(questions, embedder, store, name, RetrievalOptions(  # type: ignore[arg-type]  # a stand-in embedder
                     top_k=args.top_k, chunks=pool, latency=latency, search=settings, **options))
                 cpu = time.process_time() - cpu
                 total = time.perf_counter() - began
@@ -224,12 +224,12 @@ def main(argv: list[str] | None = None) -> int:
 
             # the first call of a process imports the ranking library and opens the collection: not timed
             warm_up = RetrievalOptions(top_k=args.top_k, chunks=pool)
-            run_retrieval(questions[:20], embedder, store, name, warm_up)  # type: ignore[arg-type]
+            run_retrieval(questions[:20], embedder, store, name, warm_up)  # type: ignore[arg-type]  # a stand-in embedder
             same, batched_s, single_s = True, [], []
             for _ in range(args.rounds):  # alternated, so a busy spell of the machine hits both
                 batched, seconds, cpu = timed_run("batched search")
                 batched_s.append((seconds, cpu))
-                store.score_candidates = refuse  # type: ignore[method-assign]
+                store.score_candidates = refuse  # type: ignore[method-assign]  # batched search refused on purpose
                 single, seconds, cpu = timed_run("one search per question", registry=per_question_registry())
                 single_s.append((seconds, cpu))
                 del store.score_candidates

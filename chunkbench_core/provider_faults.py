@@ -119,7 +119,8 @@ def _provider_message(exc: BaseException) -> tuple[str, str | None]:
     code = getattr(exc, "code", None)
     message = None
     if isinstance(body, dict):
-        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        error = body.get("error")
+        inner = error if isinstance(error, dict) else body
         message = inner.get("message") or inner.get("detail")
         code = code or inner.get("code") or inner.get("type")
     elif isinstance(body, str) and body.strip():

@@ -19,6 +19,7 @@ from chunkbench_core.configuration import registry_of
 from chunkbench_core.settings import Settings
 
 from . import session
+from .session import earlier_layout
 from .instance import DAGSTER_YAML, ensure_dagster_home
 
 __all__ = ["DAGSTER_YAML", "build_parser", "ensure_dagster_home", "main"]
@@ -158,15 +159,6 @@ def _main(argv: list[str] | None) -> int:
             raise  # a bug: its traceback is what a report needs
         print(f"chunkbench {args.command}: error: {one_line(found)}", file=sys.stderr)
         return 1
-
-
-def earlier_layout(settings: Settings):
-    """Results an earlier chunkbench kept at the top level of the home (chunkbench_core.storage.earlier_layout), or
-    None."""
-    from chunkbench_core.storage.earlier_layout import find_earlier_layout
-
-    return find_earlier_layout(settings.results_base, settings.vectors_base, settings.results_dir,
-                               settings.qdrant_dir, settings.benchmark)
 
 
 def one_line(exc: BaseException) -> str:

@@ -77,7 +77,7 @@ def command_doctor(args: argparse.Namespace) -> int:
     from chunkbench_core.storage.embedding_cache import default_cache_path
 
     settings = args.settings
-    from . import earlier_layout
+    from .session import earlier_layout
     from chunkbench_core.storage.earlier_layout import bring_along
 
     layout = earlier_layout(settings)

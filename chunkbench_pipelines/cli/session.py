@@ -35,3 +35,12 @@ def questions_dir() -> Path:
 
 def home_dir() -> Path:
     return current().home
+
+
+def earlier_layout(settings: Settings):
+    """Results an earlier chunkbench kept at the top level of the home (chunkbench_core.storage.earlier_layout), or
+    None."""
+    from chunkbench_core.storage.earlier_layout import find_earlier_layout
+
+    return find_earlier_layout(settings.results_base, settings.vectors_base, settings.results_dir,
+                               settings.qdrant_dir, settings.benchmark)

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from chunkbench_core.configuration import provider_settings_of
 from chunkbench_core.embedding import Embedder, EmbeddingModelSpec, ProviderSettings
 from chunkbench_core.errors import ConfigError, EmbeddingProviderError, ProviderError
 from chunkbench_core.evaluation.llm import LLMSettings, evaluate_question, make_client
@@ -134,9 +135,9 @@ def test_the_llm_s_refusal_is_one_line_on_the_question_and_marks_the_endpoint_fa
 
 def test_the_timeout_and_the_budget_are_settings():
     settings = Settings.load({"CHUNKBENCH_PROVIDER_TIMEOUT_S": "7", "CHUNKBENCH_PROVIDER_RETRY_BUDGET_S": "25"})
-    providers = settings.provider_settings()
+    providers = provider_settings_of(settings)
     assert (providers.timeout_seconds, providers.retry_budget_seconds) == (7.0, 25.0)
-    defaults = Settings.load({}).provider_settings()
+    defaults = provider_settings_of(Settings.load({}))
     # a dead server: a first request's timeout, then retries, all within about a minute
     assert defaults.timeout_seconds <= 30 and defaults.retry_budget_seconds <= 60
     from chunkbench_core import provider_faults
