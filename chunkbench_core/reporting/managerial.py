@@ -471,8 +471,9 @@ def _strategy_paragraph(data: ReportData, row: Mapping[str, Any], rank: int, tot
     if ranked:  # the metric the ranking is by, so the paragraphs read in the leaderboard's order
         sentences.append(ranked)
     elif (recall := metric_value(data, row, "recall")) is not None:  # not compared yet: no ranking metric
+        over = over_questions(_span_questions(row), row.get('n_questions'), 'with evidence spans')
         sentences.append(f"It found {_pct(recall)} of the evidence text in its top chunks (recall "
-                         f"{fmt_metric('recall', recall)} {over_questions(_span_questions(row), row.get('n_questions'), 'with evidence spans')}).")
+                         f"{fmt_metric('recall', recall)} {over}).")
     precision = metric_value(data, row, "precision")
     if precision is not None and precision > 0:
         other = (1 - precision) / precision

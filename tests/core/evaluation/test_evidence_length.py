@@ -60,7 +60,7 @@ def test_a_set_of_long_evidence_favours_large_chunks_and_a_mixed_one_favours_non
 
 def test_the_breakdown_splits_by_evidence_length():
     rows = []
-    for i, (bucket, strategy, score) in enumerate([("up to 64 tokens", "small", 0.9), ("up to 64 tokens", "big", 0.5),
+    for _i, (bucket, strategy, score) in enumerate([("up to 64 tokens", "small", 0.9), ("up to 64 tokens", "big", 0.5),
                                                    ("over 512 tokens", "small", 0.2), ("over 512 tokens", "big", 0.8)]):
         rows.append({"strategy": strategy, "corpus_model": "m", "experiment_run_id": f"run-{strategy}",
                      "question_set": "q", "question_id": bucket, "recall_at_512": score, "judge_only": False,
