@@ -69,8 +69,10 @@ def test_a_refusing_llm_fails_the_asset_at_once_with_its_line(tmp_path):
     with ScriptedChatServer([{"status": 401, "message": f"Incorrect API key provided: {key}."}]) as server:
         res = resources(tmp_path, LLMResource(model="scripted", base_url=server.base_url, api_key=key,
                                               retry_budget_seconds=10.0))
-        result = materialize(ASSETS, resources=res, instance=DagsterInstance.ephemeral(), raise_on_error=False,
-                             run_config={"ops": {"generated_questions": {"config": {"n": 2, "out": "gen.json"}}}})
+        scope = benchmark(tmp_path)
+        result = materialize(assets(scope), resources=res, instance=DagsterInstance.ephemeral(), raise_on_error=False,
+                             run_config={"ops": {scope.op("generated_questions"): {"config": {
+                                 "n": 2, "out": "gen.json"}}}})
         assert len(server.requests) == 1  # stopped at once: not once per passage, not retried by the step
     assert not result.success
     failure = next(e for e in result.all_events if e.is_step_failure)
