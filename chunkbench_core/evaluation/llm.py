@@ -35,7 +35,7 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from chunkbench_core.errors import ConfigError, ProviderError
 from chunkbench_core.provider_faults import (
@@ -52,7 +52,15 @@ from chunkbench_core.tokens import cl100k, count_tokens
 
 if TYPE_CHECKING:  # pragma: no cover
     from .questions import Question
-    from .retrieval import RetrievedChunk
+
+
+class ContextChunk(Protocol):
+    """What the prompt context reads of a retrieved chunk (a ``retrieval.RetrievedChunk``). Named by its shape, not
+    imported: the contextual strategy calls this module's chat request, and retrieval imports the strategies."""
+
+    role: str
+    document: str
+    text: str
 
 JUDGE_SCORES = ("context_relevance", "answer_similarity", "faithfulness")
 JUDGE_KEYS = (*JUDGE_SCORES, "hallucination", "reasoning")
@@ -239,7 +247,7 @@ LLM_COLUMNS: tuple[str, ...] = tuple(LLMResult().row())
 
 
 # -- context -------------------------------------------------------------------------------
-def build_context(chunks: Sequence[RetrievedChunk], max_tokens: int) -> tuple[str, int, bool]:
+def build_context(chunks: Sequence[ContextChunk], max_tokens: int) -> tuple[str, int, bool]:
     """The prompt context: numbered chunks in context order, parents under their child.
 
     Returns (text, cl100k tokens, truncated). Chunks are added until ``max_tokens``; the
@@ -458,7 +466,7 @@ def _describe(exc: BaseException, result: LLMResult | None = None) -> str:
 
 
 def evaluate_question(client: Any, settings: LLMSettings, question: Question,
-                      context_chunks: Sequence[RetrievedChunk]) -> LLMResult:
+                      context_chunks: Sequence[ContextChunk]) -> LLMResult:
     """Answer and judge one question. Never raises: failures are recorded in the result."""
     result = LLMResult()
     context, result.context_tokens, result.context_truncated = build_context(context_chunks, settings.max_context_tokens)
