@@ -18,7 +18,7 @@ from enum import Enum
 from functools import lru_cache
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from chunkbench_core.chunking import STRATEGIES
 
@@ -164,10 +164,18 @@ def _models(key: tuple) -> tuple[type[BaseModel], type[BaseModel]]:
     experiment = create_model(
         "ExperimentSettings", __base__=chunking,
         __doc__="Retrieval settings of one experiment run, plus the chunking settings naming the collection it scores.",
+        __validators__={"known_retrievers": field_validator("retrievers")(_check_retrievers)},
         top_k=(int, Field(default=5, ge=1, description="Chunks retrieved per question.")),
         filter_by_document=(bool, Field(
-            default=False, description="Search only the document of the question's reference (one document per "
-                                       "question) instead of all documents (the Chroma protocol).")),
+            default=False, description="Each question searches only its own documents (every document its "
+                                       "references name) instead of all documents (the Chroma protocol): the run's "
+                                       "scope is own_documents, shown beside the shared runs, never ranked with "
+                                       "them.")),
+        retrievers=(list[str], Field(
+            default_factory=lambda: ["dense"], min_length=1,
+            description="How the chunks are found, each one evaluated over the same collection: dense (the chunks "
+                        "nearest to the question's embedding) and hybrid (dense fused with a keyword ranking), or "
+                        "any registered retriever.")),
         neighbor_prev=(int, Field(default=0, description="Neighbor expansion: chunks added before each hit (0..5). "
                                                          + NEIGHBORS_DEFAULT_REASON)),
         neighbor_next=(int, Field(default=0, description="Neighbor expansion: chunks added after each hit (0..5).")),
@@ -177,6 +185,21 @@ def _models(key: tuple) -> tuple[type[BaseModel], type[BaseModel]]:
                         "running text).")),
     )
     return chunking, experiment
+
+
+def _check_retrievers(cls: Any, names: list[str]) -> list[str]:
+    return _known_retrievers(names)
+
+
+def _known_retrievers(names: list[str]) -> list[str]:
+    """The retrievers named, each once; an unknown one is refused with the registered names."""
+    from chunkbench_core.errors import ConfigError
+    from chunkbench_core.retrievers import RETRIEVERS  # the registry as it is now (a test may add one)
+
+    try:
+        return RETRIEVERS.check(names)
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def chunking_settings() -> type[BaseModel]:

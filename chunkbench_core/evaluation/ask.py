@@ -1,8 +1,8 @@
 """Ask one question of one configuration (strategy x corpus model) and look at what comes back.
 
 Works from a built collection only (the ``chunk_collections`` partition): the question is
-embedded with the corpus model's query prefix, searched with the same tie-breaking as the
-experiments (:func:`.experiment.search_stable`), expanded with neighbors (:mod:`.retrieval`)
+embedded with the corpus model's query prefix, searched by the configuration's retriever with the same
+tie-breaking as the experiments (:mod:`chunkbench_core.retrievers`), expanded with neighbors (:mod:`.retrieval`)
 and, for parent-child strategies, given its parent sections. With an LLM configured, the
 answer is generated from that context exactly as in an experiment (no judge: there is no
 expected answer). Nothing is written here (the command line saves each query to the history:
@@ -22,11 +22,11 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from chunkbench_core.errors import ChunkbenchError
-from chunkbench_core.labels import configuration_label
+from chunkbench_core.labels import DEFAULT_RETRIEVER, configuration_label, named_retriever
 from chunkbench_core.redaction import describe_error
 from chunkbench_core.storage.queries import query_id
 
-from .experiment import search_stable, split_chunk_rows
+from .experiment import split_chunk_rows
 from .llm import LLMResult, LLMSettings, build_context, generate_answer
 from .retrieval import (
     ExpansionNode,
@@ -69,6 +69,7 @@ class AskResult:
     llm_model: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    retriever: str = DEFAULT_RETRIEVER
 
     @property
     def parents(self) -> list[RetrievedChunk]:
@@ -81,7 +82,7 @@ class AskResult:
         by_id = {c.chunk_id: c for c in self.context}
         return {
             "question": self.question, "strategy": self.strategy, "corpus_model": self.corpus_model,
-            "collection": self.collection, "top_k": self.top_k, "document": self.document,
+            "retriever": self.retriever, "collection": self.collection, "top_k": self.top_k, "document": self.document,
             "neighbors": {"previous": self.expansion.neighbor_prev, "next": self.expansion.neighbor_next,
                           "applied": self.expansion.applies_to(self.strategy)},
             "hits": [chunk(c) for c in self.hits],
@@ -101,7 +102,7 @@ class AskResult:
             return flat if len(flat) <= width else flat[: width - 3] + "..."
 
         lines = [f"question: {self.question}",
-                 f"configuration: {configuration_label(self.strategy, self.corpus_model)} (collection "
+                 f"configuration: {configuration_label(self.strategy, self.corpus_model, retriever=self.retriever)} (collection "
                  f"{self.collection}), top {self.top_k}"
                  + (f", document {self.document}" if self.document else "")
                  + (f", neighbors -{self.expansion.neighbor_prev}/+{self.expansion.neighbor_next}"
@@ -145,7 +146,7 @@ class AskResult:
 class AskRequest:
     """One question against one built collection: ``chunk_rows`` are the collection's rows of the ``chunks``
     table (the parents of parent-child strategies are stored there, not in the collection); ``document``: search
-    this document only."""
+    this document only; ``retriever``: how the chunks are found (:mod:`chunkbench_core.retrievers`)."""
 
     question: str
     strategy: str
@@ -154,6 +155,7 @@ class AskRequest:
     top_k: int = 5
     expansion: ExpansionSettings | None = None
     document: str | None = None
+    retriever: str = DEFAULT_RETRIEVER
 
 
 def ask(request: AskRequest, embedder: Any, store: Any, llm_client: Any | None = None,
@@ -172,11 +174,16 @@ def ask(request: AskRequest, embedder: Any, store: Any, llm_client: Any | None =
     corpus_model = embedder.spec.id
     if collection not in store.list_collections():
         raise CollectionMissingError(collection, strategy, corpus_model)
-    result = AskResult(question, strategy, corpus_model, collection, top_k, expansion, document)
+    from chunkbench_core.retrievers import RETRIEVERS  # the retrievers import the evaluation modules
+
+    RETRIEVERS.get(request.retriever)  # an unknown name is refused before the model loads
+    result = AskResult(question, strategy, corpus_model, collection, top_k, expansion, document,
+                       retriever=request.retriever)
     started = time.perf_counter()
     vector = np.asarray(embedder.embed([question], "query"))[0]
+    retriever = RETRIEVERS.open(request.retriever, store, collection)  # a keyword index is built here
     t1 = time.perf_counter()
-    result.hits = search_stable(store, collection, vector, top_k, document)
+    result.hits = retriever.search_one(question, vector, top_k, (document,) if document else None)
     t2 = time.perf_counter()
     result.context, result.tree = apply_neighbor_expansion(result.hits, store, collection, strategy, expansion)
     if gives_parent_context(strategy):
@@ -213,15 +220,17 @@ class ConfigurationChoice:
     corpus_model: str
     source: str
     note: str
+    retriever: str = DEFAULT_RETRIEVER
 
     @property
     def label(self) -> str:
-        return configuration_label(self.strategy, self.corpus_model)
+        return configuration_label(self.strategy, self.corpus_model, retriever=self.retriever)
 
 
 def choose_configuration(strategy: str | None, corpus_model: str | None, recommendation: Mapping[str, Any] | None,
                          default_corpus_model: tuple[str, str], built: Sequence[tuple[str, str]],
-                         ranked: Sequence[tuple[str, str]] = ()) -> ConfigurationChoice:
+                         ranked: Sequence[tuple[str, str]] = (), retriever: str | None = None
+                         ) -> ConfigurationChoice:
     """The configuration to ask of.
 
     - Both given: those.
@@ -230,26 +239,31 @@ def choose_configuration(strategy: str | None, corpus_model: str | None, recomme
       strategy (``ranked``: the leaderboard's configurations in rank order), else its first built collection
       (``built``: (strategy, corpus model) of the built default collections).
     - One given: the other from the recommendation when it matches, else as above.
+    - ``retriever``: the one given, else the recommendation's when it is the configuration asked, else dense.
 
     Raises ChunkbenchError when nothing is built for the corpus model to use, naming what to run.
     """
     if strategy and corpus_model:
-        return ConfigurationChoice(strategy, corpus_model, "given", "")
+        return ConfigurationChoice(strategy, corpus_model, "given", "", retriever or DEFAULT_RETRIEVER)
     rec = (str(recommendation["strategy"]), str(recommendation["corpus_model"])) if recommendation else None
-    if rec and (strategy in (None, rec[0])) and (corpus_model in (None, rec[1])):
+    rec_retriever = named_retriever((recommendation or {}).get("retriever")) or DEFAULT_RETRIEVER
+    if rec and (strategy in (None, rec[0])) and (corpus_model in (None, rec[1])) and \
+            retriever in (None, rec_retriever):
         return ConfigurationChoice(rec[0], rec[1], "recommended",
                                    f"asking the recommended configuration of the latest comparison, "
-                                   f"{configuration_label(*rec)} (--strategy and --corpus-model choose another)")
+                                   f"{configuration_label(*rec, retriever=rec_retriever)} (--strategy, "
+                                   "--corpus-model and --retriever choose another)", rec_retriever)
+    retriever = retriever or DEFAULT_RETRIEVER
     model, model_source = (corpus_model, "given") if corpus_model else default_corpus_model
     if strategy:
         return ConfigurationChoice(strategy, model, "defaults",
-                                   f"corpus model {model} ({model_source}; --corpus-model chooses another)")
+                                   f"corpus model {model} ({model_source}; --corpus-model chooses another)", retriever)
     for s, m in [*ranked, *built]:
         if m == model:
             why = "its best-ranked strategy" if (s, m) in ranked else "its first built collection"
             return ConfigurationChoice(s, m, "defaults",
                                        f"asking {configuration_label(s, m)}: corpus model {m} ({model_source}), "
-                                       f"{why} (--strategy and --corpus-model choose another)")
+                                       f"{why} (--strategy and --corpus-model choose another)", retriever)
     raise ChunkbenchError(
         f"nothing is built for corpus model {model} ({model_source}) and no comparison recommends a configuration: "
         f"run the benchmark first (chunkbench run --corpus-model {model}), or name one with --strategy and "
@@ -262,11 +276,13 @@ def query_row(result: AskResult, *, configuration_source: str, created_at: datet
     data = result.to_dict()
     settings = {"top_k": result.top_k, "document": result.document, "collection": result.collection,
                 "neighbors": data["neighbors"]}
+    if result.retriever != DEFAULT_RETRIEVER:  # the ids of dense queries stay what they were
+        settings["retriever"] = result.retriever
     latency = result.latency_ms
     return {
         "query_id": query_id(result.question, result.strategy, result.corpus_model, settings, created_at),
         "question": result.question, "strategy": result.strategy, "corpus_model": result.corpus_model,
-        "configuration": configuration_label(result.strategy, result.corpus_model),
+        "configuration": configuration_label(result.strategy, result.corpus_model, retriever=result.retriever),
         "configuration_source": configuration_source, "collection": result.collection, "build": build,
         "top_k": result.top_k, "document": result.document,
         "neighbor_prev": result.expansion.neighbor_prev, "neighbor_next": result.expansion.neighbor_next,

@@ -45,7 +45,7 @@ from . import budget, ranking
 from .llm import LLM_COLUMNS, LLMResult, LLMSettings, evaluate_question
 from .metric_registry import METRICS, MetricRegistry, Scored, score
 from .questions import Question, QuestionSet, Span, locate_reference, resolve_source_documents
-from .search import SearchSettings, search_many
+from .search import TIE_MARGIN, SearchSettings, search_all, search_stable  # noqa: F401 (re-exported)
 from .retrieval import (
     ExpansionNode,
     ExpansionSettings,
@@ -386,7 +386,6 @@ def run_llm_evaluation(outcomes: Sequence["QuestionOutcome"], client: Any, setti
     return report
 
 
-TIE_MARGIN = 8
 LATENCY_SAMPLE = 20
 
 
@@ -399,6 +398,9 @@ class QueryLatency:
     sample: int = 0
     #: wall time of searching, expanding and scoring every question (their embedding apart)
     search_seconds: float = float("nan")
+    #: the retriever's own index (a keyword index; 0 for dense, whose index is the collection): build time, size
+    retriever_index_seconds: float = 0.0
+    retriever_index_bytes: int = 0
 
 
 def measure_query_latency(embedder: Embedder, questions: Sequence[str], sample: int = LATENCY_SAMPLE) -> QueryLatency:
@@ -422,27 +424,6 @@ def measure_query_latency(embedder: Embedder, questions: Sequence[str], sample: 
     return result
 
 
-def search_stable(store: VectorStore, collection: str, vector: np.ndarray, top_k: int,
-                  document: str | None = None) -> list[RetrievedChunk]:
-    """The ``top_k`` hits with ties broken by chunk_id, whatever order the engine returns ties in.
-
-    Chunks with identical text (repeated boilerplate: 306 texts in 721 chunks of the Chroma
-    corpora at recursive 250/125) have identical vectors and scores; a vector engine orders
-    such ties arbitrarily, differently from one collection build to the next, which would
-    change top-k sets and metrics between two runs on the same inputs. So more hits are
-    asked for until the score at rank k is not tied with the last one returned, then hits
-    are ordered by (score descending, chunk_id) and cut at k.
-    """
-    want = top_k + TIE_MARGIN
-    while True:
-        hits = store.search(collection, vector, want, document=document)
-        if len(hits) < want or len(hits) <= top_k or hits[-1].score != hits[top_k - 1].score:
-            break
-        want *= 2
-    ordered = sorted(hits, key=lambda h: (-h.score, str(h.payload["chunk_id"])))[:top_k]
-    return [RetrievedChunk.from_payload(h.payload, rank=i, score=h.score) for i, h in enumerate(ordered, start=1)]
-
-
 @dataclass(frozen=True)
 class RetrievalOptions:
     """How a run retrieves and scores (see :func:`run_retrieval`)."""
@@ -450,6 +431,7 @@ class RetrievalOptions:
     top_k: int = DEFAULT_TOP_K
     filter_by_document: bool = False
     strategy: str | None = None
+    retriever: str = "dense"
     expansion: ExpansionSettings | None = None
     chunks: Mapping[str, Sequence[CollectionChunk]] | None = None
     parents: Mapping[str, Mapping[str, Any]] | None = None
@@ -465,11 +447,11 @@ def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, sto
     """Retrieve ``top_k`` chunks per question, expand them, and score both sets.
 
     Questions are embedded in one batch and searched together (:func:`.search.search_many`, in blocks of
-    ``options.search.block_mb`` MB of scores), which finds exactly what one search per question finds; with
-    ``filter_by_document`` the search is
-    restricted to the document of the question's first reference (one document per question);
-    otherwise it searches every document (the Chroma protocol); tied scores are ordered
-    by chunk_id (:func:`search_stable`). ``strategy`` and
+    ``options.search.block_mb`` MB of scores), which finds exactly what one search per question finds, by the
+    retriever ``options.retriever`` names (:mod:`chunkbench_core.retrievers`: ``dense``, ``hybrid``); with
+    ``filter_by_document`` each question searches only its own documents (all those its references and source
+    documents name: :func:`question_documents`), otherwise every document (the Chroma protocol); tied scores
+    are ordered by chunk_id (:func:`search_stable`). ``strategy`` and
     ``expansion`` decide neighbor expansion and parent context (for the strategies registered with
     ``parent_context``; ``parents`` maps parent chunk ids to their rows, else the store is asked); ``chunks`` (see
     :func:`collection_chunks` / :func:`split_chunk_rows`)
@@ -502,12 +484,19 @@ def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, sto
         latency.cold_ms, latency.warm_ms, latency.sample = measured.cold_ms, measured.warm_ms, measured.sample
     embed_ms = measured.warm_ms
     vectors = np.asarray(embedder.embed([rq.question.question for rq in questions], "query"))
-    documents = [(rq.references[0].document if rq.references else rq.documents[0] if len(rq.documents) == 1
-                  else None) if filter_by_document else None for rq in questions]
+    # the question's own documents: every document its references and source documents name
+    documents = [question_documents(rq) if filter_by_document else None for rq in questions]
+    texts = [rq.question.question for rq in questions]
+    from chunkbench_core.retrievers import RETRIEVERS, SearchRequest  # the retrievers import this module
+
+    retriever = RETRIEVERS.open(options.retriever, store, collection)
+    if latency is not None:
+        latency.retriever_index_seconds, latency.retriever_index_bytes = retriever.index.seconds, retriever.index.bytes
     started = time.perf_counter()
     # one query's search as a user's question runs it (alone): the query latency of every question
-    sampled = time_single_searches(store, collection, vectors, top_k, documents, options.latency_sample)
-    found, search_ms = search_all(store, collection, vectors, top_k, documents, options.search, sampled)
+    sampled = time_single_searches(retriever, texts, vectors, top_k, documents, options.latency_sample)
+    found = retriever.search_all(SearchRequest(texts, vectors, top_k, documents, options.search))
+    search_ms = [float(np.mean(sampled)) if sampled else 0.0] * len(questions)
     if latency is not None and sampled:  # the first query of a fresh process: load, embed, search
         load_ms = float(getattr(embedder, "load_seconds", 0.0) or 0.0) * 1000
         latency.cold_ms = load_ms + measured.cold_ms + sampled[0]
@@ -552,51 +541,26 @@ def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, sto
     return outcomes
 
 
-def time_single_searches(store: VectorStore, collection: str, vectors: np.ndarray, top_k: int,
-                         documents: Sequence[str | None], sample: int) -> list[float]:
+def question_documents(rq: ResolvedQuestion) -> tuple[str, ...] | None:
+    """The documents a question searches within its own documents: all those its references and source
+    documents name (None for a question naming none: it searches them all)."""
+    return tuple(rq.documents) or None
+
+
+def time_single_searches(retriever: Any, texts: Sequence[str], vectors: np.ndarray, top_k: int,
+                         documents: Sequence[str | Sequence[str] | None], sample: int) -> list[float]:
     """Milliseconds of one search of each of the first ``sample`` questions, alone (as one user question is
-    searched); an error leaves the rest untimed (the batched search reports it on its question)."""
+    searched), by ``retriever`` (:class:`chunkbench_core.retrievers.Retriever`); an error leaves the rest
+    untimed (the batched search reports it on its question)."""
     timings: list[float] = []
-    for vector, document in itertools.islice(zip(vectors, documents), max(sample, 1)):
+    for text, vector, document in itertools.islice(zip(texts, vectors, documents), max(sample, 1)):
         started = time.perf_counter()
         try:
-            search_stable(store, collection, vector, top_k, document)
+            retriever.search_one(text, vector, top_k, document)
         except ChunkbenchError:
             break
         timings.append((time.perf_counter() - started) * 1000)
     return timings
-
-
-def search_all(store: VectorStore, collection: str, vectors: np.ndarray, top_k: int,
-               documents: Sequence[str | None], settings: SearchSettings, sampled: Sequence[float]
-               ) -> tuple[list[list[RetrievedChunk] | ChunkbenchError], list[float]]:
-    """Every question's hits (:func:`.search.search_many`: those of one search per question, in one batched
-    pass) and each question's search time (the mean of the ``sampled`` single searches). When the batched pass
-    fails, each question is searched alone, so a failure stays on the questions it concerns."""
-    tracker = Tracker("searching", len(vectors), unit="questions", only_when_long=True)
-    batched = None
-    # qdrant-client's local mode scores with numpy, a few units in the 8th digit apart between a filtered and a
-    # full search: its runs search one question at a time, so their scores stay those of a search of its own
-    if getattr(store, "engine", "edge") != "client":
-        try:
-            batched = search_many(store, collection, vectors, top_k, documents, settings, tracker=tracker)
-        except ChunkbenchError:
-            batched = None
-    tracker.step(len(vectors))
-    if batched is not None:
-        each = float(np.mean(sampled)) if sampled else 0.0
-        return ([[RetrievedChunk.from_payload(h.payload, rank=h.rank, score=h.score) for h in hits]
-                 for hits in batched], [each] * len(vectors))
-    found: list[list[RetrievedChunk] | ChunkbenchError] = []
-    times: list[float] = []
-    for vector, document in zip(vectors, documents):
-        started = time.perf_counter()
-        try:
-            found.append(search_stable(store, collection, vector, top_k, document))
-        except ChunkbenchError as exc:
-            found.append(exc)
-        times.append((time.perf_counter() - started) * 1000)
-    return found, times
 
 
 def _finite(value: Any) -> Any:

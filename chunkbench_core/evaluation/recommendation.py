@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from chunkbench_core.errors import ConfigError
-from chunkbench_core.labels import configuration_label
+from chunkbench_core.labels import configuration_label, split_configuration_key
 from chunkbench_core.wording import plural, scored_counts
 
 from . import budget, cost
@@ -250,6 +250,11 @@ class Recommendation:
         return max(wanted) if wanted else None
 
     @property
+    def retriever(self) -> str:
+        """How the recommended configuration finds chunks (its key names it when it is not dense)."""
+        return split_configuration_key(self.configuration)[2]
+
+    @property
     def recommendation_stability(self) -> float | None:
         return self.stability.share if self.stability else None
 
@@ -262,7 +267,8 @@ class Recommendation:
     def to_row(self, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
         s = self.stability
         return {
-            "strategy": self.strategy, "corpus_model": self.corpus_model, "configuration": self.configuration,
+            "strategy": self.strategy, "corpus_model": self.corpus_model, "retriever": self.retriever,
+            "configuration": self.configuration,
             "rule": self.rule, "rule_text": self.rule_text, "reason": self.reason, "rank_metric": self.metric,
             "metric_definition": self.metric_definition, "rank_mean": self.mean, "margin": self.margin,
             "cost_tolerance": self.cost_tolerance, "n_within_margin": len(self.within_margin),
@@ -284,8 +290,9 @@ class Recommendation:
 def _label(configuration: str, labels: Mapping[str, str] | None = None) -> str:
     """``strategy × corpus_model`` (:func:`chunkbench_core.labels.configuration_label`), with the strategy's label
     when given (e.g. "contextual_retrieval (heading context)")."""
-    strategy, _, model = configuration.partition("|")
-    return configuration_label((labels or {}).get(configuration, strategy), model) if model else configuration
+    strategy, model, retriever = split_configuration_key(configuration)
+    return configuration_label((labels or {}).get(configuration, strategy), model, retriever=retriever) \
+        if model else configuration
 
 
 def _number(value: float | None, places: int = 3) -> str:
@@ -442,7 +449,8 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
     power = comparison.power
     chosen_result = results[chosen]
     return Recommendation(
-        configuration=chosen, strategy=chosen.split("|", 1)[0], corpus_model=chosen.split("|", 1)[-1], rule=rule,
+        configuration=chosen, strategy=split_configuration_key(chosen)[0],
+        corpus_model=split_configuration_key(chosen)[1] or chosen, rule=rule,
         rule_text=rule_text(rule, tolerance), reason=" ".join(parts), metric=metric,
         metric_definition=metric_definition(metric), mean=chosen_result.mean, margin=margin,
         cost_tolerance=tolerance, within_margin=within, undecided=undecided, n_worse=len(worse), n_questions=n,

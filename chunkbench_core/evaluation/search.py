@@ -17,7 +17,7 @@ them with its own arithmetic and returns their payloads:
    the same pair (float32 rounding of a ``dimension``-term dot product on either side, and of the query's
    normalization), so every chunk the store could place in the top k, or tie with the k-th, is a candidate;
 4. the store scores each question's candidates (one batched request for many questions) and they are
-   ordered exactly as :func:`.experiment.search_stable` orders a full search: score descending, then
+   ordered exactly as :func:`search_stable` orders a full search: score descending, then
    chunk_id.
 
 So the hits, their ranks and their scores are those of the one-at-a-time search, ties included.
@@ -26,14 +26,17 @@ So the hits, their ranks and their scores are those of the one-at-a-time search,
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from chunkbench_core.errors import ConfigError
+from chunkbench_core.errors import ChunkbenchError, ConfigError
 from chunkbench_core.progress import Tracker
 from chunkbench_core.storage.vector_store import SearchHit, VectorStore
+
+from .retrieval import RetrievedChunk
 
 DEFAULT_BLOCK_MB = 64
 BLOCK_MB_MAX = 4096
@@ -163,30 +166,38 @@ def candidate_rows(queries: np.ndarray, matrix: np.ndarray, k: int, margin: floa
     return out
 
 
+def document_key(documents: str | Sequence[str] | None) -> tuple[str, ...] | None:
+    """What a question may search, one way: None (every document) or the sorted names of its documents."""
+    if documents is None:
+        return None
+    return (documents,) if isinstance(documents, str) else tuple(sorted(set(documents)))
+
+
 def search_many(store: VectorStore, collection: str, vectors: np.ndarray, top_k: int,
-                documents: Sequence[str | None] | None = None, settings: SearchSettings = SearchSettings(),
+                documents: Sequence[str | Sequence[str] | None] | None = None, settings: SearchSettings = SearchSettings(),
                 stored: StoredVectors | None = None, tracker: Tracker | None = None) -> list[list[SearchHit]]:
-    """The ``top_k`` hits of each query vector (``documents[i]``: only that document's chunks, None: all), best
-    first with ties in chunk_id order: for each query, what :func:`.experiment.search_stable` finds, with the
+    """The ``top_k`` hits of each query vector (``documents[i]``: only that document's chunks, or those of the
+    documents it names; None: all), best
+    first with ties in chunk_id order: for each query, what :func:`search_stable` finds, with the
     store's own scores and payloads (module docstring). ``stored``: the collection's vectors when already read."""
     if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k!r}")
     raw = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1) if len(vectors) else \
         np.empty((0, 0), dtype=np.float32)
     queries = unit_rows(raw)
-    wanted = list(documents) if documents is not None else [None] * len(queries)
+    wanted = [document_key(d) for d in documents] if documents is not None else [None] * len(queries)
     if len(wanted) != len(queries):
         raise ValueError(f"{len(queries)} query vectors but {len(wanted)} documents")
     stored = stored if stored is not None else StoredVectors.read(store, collection)
     margin = score_margin(stored.dimension)
-    groups: dict[str | None, list[int]] = {}
+    groups: dict[tuple[str, ...] | None, list[int]] = {}
     for i, document in enumerate(wanted):
         groups.setdefault(document, []).append(i)
     candidates: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * len(queries)
     done = 0
     for document, members in groups.items():
-        rows = np.arange(len(stored.point_ids)) if document is None else \
-            stored.rows_of.get(document, np.empty(0, dtype=np.int64))
+        rows = np.arange(len(stored.point_ids)) if document is None else np.sort(np.concatenate(
+            [stored.rows_of.get(d, np.empty(0, dtype=np.int64)) for d in document] or [np.empty(0, dtype=np.int64)]))
         matrix = stored.vectors if document is None else stored.vectors[rows]
         found = candidate_rows(queries[members], matrix, top_k, margin, settings.block_cells, tracker, done)
         for i, columns in zip(members, found):
@@ -203,3 +214,65 @@ def search_many(store: VectorStore, collection: str, vectors: np.ndarray, top_k:
             ordered = sorted(found_hits, key=lambda h: (-h.score, str(h.payload["chunk_id"])))[:top_k]
             hits[i] = [SearchHit(rank=r, score=h.score, payload=h.payload) for r, h in enumerate(ordered, start=1)]
     return hits
+
+
+#: hits asked beyond top_k in one search, to see whether the score at rank k is tied with those below it
+TIE_MARGIN = 8
+
+
+def search_stable(store: VectorStore, collection: str, vector: np.ndarray, top_k: int,
+                  document: str | Sequence[str] | None = None) -> list[RetrievedChunk]:
+    """The ``top_k`` hits with ties broken by chunk_id, whatever order the engine returns ties in.
+
+    Chunks with identical text (repeated boilerplate: 306 texts in 721 chunks of the Chroma
+    corpora at recursive 250/125) have identical vectors and scores; a vector engine orders
+    such ties arbitrarily, differently from one collection build to the next, which would
+    change top-k sets and metrics between two runs on the same inputs. So more hits are
+    asked for until the score at rank k is not tied with the last one returned, then hits
+    are ordered by (score descending, chunk_id) and cut at k. ``document``: only that document's chunks, or
+    those of the documents it names (each searched, the hits merged: the top k of the union is among them).
+    """
+    if document is not None and not isinstance(document, str):
+        merged = [h for d in document_key(document) or () for h in search_stable(store, collection, vector, top_k, d)]
+        ordered_hits = sorted(merged, key=lambda h: (-(h.score or 0.0), h.chunk_id))[:top_k]
+        return [replace(h, rank=i) for i, h in enumerate(ordered_hits, start=1)]
+    want = top_k + TIE_MARGIN
+    while True:
+        hits = store.search(collection, vector, want, document=document)
+        if len(hits) < want or len(hits) <= top_k or hits[-1].score != hits[top_k - 1].score:
+            break
+        want *= 2
+    ordered = sorted(hits, key=lambda h: (-h.score, str(h.payload["chunk_id"])))[:top_k]
+    return [RetrievedChunk.from_payload(h.payload, rank=i, score=h.score) for i, h in enumerate(ordered, start=1)]
+
+
+def search_all(store: VectorStore, collection: str, vectors: np.ndarray, top_k: int,
+               documents: Sequence[str | Sequence[str] | None], settings: SearchSettings, sampled: Sequence[float]
+               ) -> tuple[list[list[RetrievedChunk] | ChunkbenchError], list[float]]:
+    """Every question's hits (:func:`search_many`: those of one search per question, in one batched
+    pass) and each question's search time (the mean of the ``sampled`` single searches). When the batched pass
+    fails, each question is searched alone, so a failure stays on the questions it concerns."""
+    tracker = Tracker("searching", len(vectors), unit="questions", only_when_long=True)
+    batched = None
+    # qdrant-client's local mode scores with numpy, a few units in the 8th digit apart between a filtered and a
+    # full search: its runs search one question at a time, so their scores stay those of a search of its own
+    if getattr(store, "engine", "edge") != "client":
+        try:
+            batched = search_many(store, collection, vectors, top_k, documents, settings, tracker=tracker)
+        except ChunkbenchError:
+            batched = None
+    tracker.step(len(vectors))
+    if batched is not None:
+        each = float(np.mean(sampled)) if sampled else 0.0
+        return ([[RetrievedChunk.from_payload(h.payload, rank=h.rank, score=h.score) for h in hits]
+                 for hits in batched], [each] * len(vectors))
+    found: list[list[RetrievedChunk] | ChunkbenchError] = []
+    times: list[float] = []
+    for vector, document in zip(vectors, documents):
+        started = time.perf_counter()
+        try:
+            found.append(search_stable(store, collection, vector, top_k, document))
+        except ChunkbenchError as exc:
+            found.append(exc)
+        times.append((time.perf_counter() - started) * 1000)
+    return found, times

@@ -30,7 +30,7 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
-from chunkbench_core.labels import configuration_label
+from chunkbench_core.labels import configuration_key, configuration_label
 from chunkbench_core.storage.history import run_build
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.runs import RunScope, RunSelection, exclusions
@@ -41,10 +41,11 @@ from .html import label_html
 CONFIG_KEY = ("strategy", "corpus_model")
 
 
-def configuration(strategy: Any, corpus_model: Any) -> str:
-    """The key of a configuration inside a report (page data, element attributes); people read
+def configuration(strategy: Any, corpus_model: Any, retriever: Any = None) -> str:
+    """The key of a configuration inside a report (page data, element attributes): ``strategy|corpus_model``,
+    ``|retriever`` when it is not dense (:func:`chunkbench_core.labels.configuration_key`); people read
     :func:`chunkbench_core.labels.configuration_label` instead."""
-    return f"{strategy}|{corpus_model}"
+    return configuration_key(strategy, corpus_model, retriever)
 
 
 def _variant(row: Mapping[str, Any]) -> str:
@@ -55,8 +56,8 @@ def _variant(row: Mapping[str, Any]) -> str:
 
 def row_key(row: Mapping[str, Any]) -> str:
     """The key of an ``experiment_metrics`` row's configuration in the pages (``data-configuration``):
-    ``strategy|corpus model``, and ``|variant`` for a sweep step."""
-    key = configuration(row["strategy"], row["corpus_model"])
+    ``strategy|corpus model`` (``|retriever`` when not dense), and ``|variant`` for a sweep step."""
+    key = configuration(row["strategy"], row["corpus_model"], _retriever(row))
     return f"{key}|{_variant(row)}" if _variant(row) else key
 
 
@@ -65,7 +66,12 @@ def row_label(row: Mapping[str, Any]) -> str:
     corpus model, and the sweep variant when the row is one."""
     provenance = parse_json(row.get("provenance"), {})
     provenance = provenance if isinstance(provenance, dict) else {}
-    return configuration_label(row["strategy"], row["corpus_model"], provenance, _variant(row))
+    return configuration_label(row["strategy"], row["corpus_model"], provenance, _variant(row), _retriever(row))
+
+
+def _retriever(row: Mapping[str, Any]) -> str | None:
+    retriever = row.get("retriever")
+    return retriever if isinstance(retriever, str) else None
 
 
 #: question rows from which the comparison and the reports print progress lines (below: done in seconds)
@@ -111,7 +117,7 @@ class ReportData:
 
     @property
     def configurations(self) -> list[str]:
-        return [configuration(r.strategy, r.corpus_model) for r in self.board.itertuples()]
+        return [configuration(r.strategy, r.corpus_model, getattr(r, "retriever", None)) for r in self.board.itertuples()]
 
     def label(self, strategy: str, corpus_model: str) -> str:
         """The strategy's label in the configuration's latest run (e.g. "contextual_retrieval (heading context)")."""

@@ -30,7 +30,7 @@ def fractions() -> set[str]:
     return {m.name for m in metrics_catalog(every=True) if m.kind == "fraction"} | FRACTION_COLUMNS
 WIDTH = 120
 #: the default columns; "metric" stands for the ranking metric's own column
-COMPACT = ("rank", "strategy", "corpus_model", "n_questions", "metric", "lower_bound_vs_best", "context_tokens",
+COMPACT = ("rank", "strategy", "corpus_model", "retriever", "n_questions", "metric", "lower_bound_vs_best", "context_tokens",
            "query_ms", "projected_usd", "cost_usd", "on_frontier", "verdict")
 HEADERS = {"n_questions": "n", "context_tokens": "tokens", "on_frontier": "frontier", "query_ms": "ms",
            "projected_usd": "$ index+1k q", "cost_usd": "$ benchmark", "lower_bound_vs_best": "bound"}
@@ -105,6 +105,9 @@ def _columns(board: pd.DataFrame, wide: bool) -> list[tuple[str, str]]:
             out.append((metric or "rank_mean", source))
         elif column in USD and not _costs_money(board):
             continue  # nothing costs money: the cost that decides is the context tokens
+        elif column == "retriever" and ("retriever" not in board.columns
+                                        or set(board["retriever"].fillna("dense")) <= {"dense"}):
+            continue  # one retriever compared (dense, as every run before retrievers): nothing to tell apart
         elif column == "strategy" and "strategy_label" in board.columns:
             out.append(("strategy", "strategy_label"))  # contextual_retrieval without an LLM: heading context
         elif column in board.columns:
@@ -241,17 +244,23 @@ def question_notes(board: pd.DataFrame, recommendation: Mapping[str, Any] | None
 
 def board_row_label(row: Mapping[str, Any]) -> str:
     """A leaderboard row's configuration by its one label: its strategy as the board names it ("heading context"
-    when no LLM wrote the context) × its corpus model."""
-    strategy = row.get("strategy_label")
-    return configuration_label(strategy if isinstance(strategy, str) else row["strategy"], row["corpus_model"])
+    when no LLM wrote the context) × its corpus model (× its retriever when not dense)."""
+    strategy, retriever = row.get("strategy_label"), row.get("retriever")
+    return configuration_label(strategy if isinstance(strategy, str) else row["strategy"], row["corpus_model"],
+                               retriever=retriever if isinstance(retriever, str) else None)
 
 
 def recommended_label(board: pd.DataFrame, recommendation: Mapping[str, Any]) -> str:
     """The recommended configuration by the one label, as the CLI, the reports and the leaderboard asset's
     metadata all show it."""
     strategy, model = recommendation["strategy"], recommendation["corpus_model"]
+    retriever = recommendation.get("retriever")
+    retriever = retriever if isinstance(retriever, str) and retriever else "dense"
     rows = board[(board["strategy"] == strategy) & (board["corpus_model"] == model)] if not board.empty else board
-    return board_row_label(rows.iloc[0]) if not rows.empty else configuration_label(strategy, model)
+    if not rows.empty and "retriever" in rows.columns:
+        rows = rows[rows["retriever"].fillna("dense") == retriever]
+    return board_row_label(rows.iloc[0]) if not rows.empty else configuration_label(strategy, model,
+                                                                                  retriever=retriever)
 
 
 def class_labels(board: pd.DataFrame, margin_class: str) -> list[str]:

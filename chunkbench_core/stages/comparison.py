@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from chunkbench_core.evaluation.recommendation import RankingSettings
-from chunkbench_core.labels import configuration_label
+from chunkbench_core.labels import configuration_key, configuration_label, split_configuration_key
 from chunkbench_core.provenance import strategy_label
 from chunkbench_core.storage.records import now
 from chunkbench_core.storage.results_db import ResultsDB
@@ -67,21 +67,24 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
            JOIN leaderboard l USING (experiment_run_id, strategy, corpus_model)
            WHERE q.created_at = l.created_at"""
     ).to_dict("records")
+    for row in rows:  # a configuration is strategy x corpus model x retriever (labels.configuration_key)
+        row["configuration_key"] = _key(row)
     if tracker is not None:
         tracker.step(1)
     board = results.query("SELECT l.strategy, l.corpus_model, l.experiment_run_id, l.projected_usd, l.context_tokens, "
-                          "l.query_ms, l.index_seconds, m.provenance FROM leaderboard l JOIN experiment_metrics m "
+                          "l.query_ms, l.index_seconds, l.retriever, m.provenance FROM leaderboard l JOIN experiment_metrics m "
                           "USING (experiment_run_id, strategy, corpus_model)").to_dict("records")
-    labels = {f"{r['strategy']}|{r['corpus_model']}": strategy_label(r["strategy"], _json_object(r.pop("provenance")))
+    labels = {_key(r): strategy_label(r["strategy"], _json_object(r.pop("provenance")))
               for r in board}
-    costs = {f"{r['strategy']}|{r['corpus_model']}": r for r in board}
+    costs = {_key(r): r for r in board}
     # each run's recorded means and intervals: the comparison shows the interval the run recorded, not a second draw
-    recorded = {f"{r['strategy']}|{r['corpus_model']}": r for r in results.query(
+    recorded = {_key(r): r for r in results.query(
         """SELECT m.* FROM leaderboard l JOIN experiment_metrics m USING (experiment_run_id, strategy, corpus_model)
            WHERE m.created_at = l.created_at AND coalesce(m.variant, '') = ''
              AND coalesce(m.neighbor_prev, 0) = 0 AND coalesce(m.neighbor_next, 0) = 0"""
     ).to_dict("records")}
-    comparison = compare_configurations(rows, metric=settings.rank_metric, margin=settings.margin, costs=costs,
+    comparison = compare_configurations(rows, key=("configuration_key",), metric=settings.rank_metric,
+                                        margin=settings.margin, costs=costs,
                                         cost_tolerance=settings.cost_tolerance, recorded=recorded)
     if tracker is not None:
         tracker.step(2)
@@ -108,7 +111,7 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
     )
     if tracker is not None:
         tracker.step(4)
-    run_of = {f"{r['strategy']}|{r['corpus_model']}": r["experiment_run_id"] for r in rows}
+    run_of = {_key(r): r["experiment_run_id"] for r in rows}
     stamp = now()
     results.write("comparison", "latest", [
         {**r, "experiment_run_id": run_of.get(r["configuration"]), "rule": comparison.rule,
@@ -204,11 +207,18 @@ def judge_choice(comparison: Any, decomposition: Any, threshold: float, labels: 
     return verdict(decomposition, threshold, best, separate)
 
 
+def _key(row: Any) -> str:
+    """The configuration key of a leaderboard or question row (``strategy|corpus_model``, ``|retriever`` when not
+    dense)."""
+    retriever = row.get("retriever")
+    return configuration_key(row["strategy"], row["corpus_model"], retriever if isinstance(retriever, str) else None)
+
+
 def _named(key: str, labels: dict[str, str]) -> dict[str, str]:
-    """A comparison row's strategy and corpus model (from its ``strategy|corpus_model`` key) and its one label."""
-    strategy, _, corpus_model = key.partition("|")
-    return {"strategy": strategy, "corpus_model": corpus_model,
-            "configuration": configuration_label(labels.get(key) or strategy, corpus_model)}
+    """A comparison row's strategy, corpus model and retriever (from its key) and its one label."""
+    strategy, corpus_model, retriever = split_configuration_key(key)
+    return {"strategy": strategy, "corpus_model": corpus_model, "retriever": retriever,
+            "configuration": configuration_label(labels.get(key) or strategy, corpus_model, retriever=retriever)}
 
 
 def _boundary_choices(results: ResultsDB) -> list[dict[str, Any]]:
@@ -305,7 +315,7 @@ def _evidence_warnings(rows: Sequence[dict[str, Any]], best: str | None, labels:
         return checks.collect(checks.nothing_scored(len(judge_only), judged))
     if best is None:
         return []
-    mine = [r for r in rows if f"{r['strategy']}|{r['corpus_model']}" == best
+    mine = [r for r in rows if _key(r) == best
             and (r.get("error") in (None, "") or r.get("error") != r.get("error"))]
     name = _label(best, labels)
     recall = _mean([_number(r.get("recall")) for r in mine])

@@ -38,7 +38,7 @@ from chunkbench_core.evaluation.search import SearchSettings
 from chunkbench_core.evaluation.questions import question_set_hash
 from chunkbench_core.evaluation.recommendation import RankingSettings
 from chunkbench_core.parsing.models import ParsedDocument
-from chunkbench_core.labels import configuration_label
+from chunkbench_core.labels import DEFAULT_RETRIEVER, configuration_label
 from chunkbench_core.progress import scope, timed
 from chunkbench_core.provenance import code_version
 from chunkbench_core.storage.records import ExperimentRun, UsageRecord, now
@@ -49,6 +49,11 @@ from chunkbench_core.tokens import count_tokens
 
 from .collections import read_build_chunks
 from .spec import CollectionSpec
+
+
+#: the scopes of a run: every question searches every document, or only its own documents
+SHARED = "shared"
+OWN_DOCUMENTS = "own_documents"
 
 
 @dataclass(frozen=True)
@@ -69,8 +74,14 @@ class ExperimentRequest:
     """One experiment run against the collection ``spec`` names.
 
     ``provenance``: what the collection was built from (its build record) and the run's context (Dagster
-    run, benchmark, batch), copied into the run's provenance; ``budgets``: the context budgets in tokens.
+    run, benchmark, batch), copied into the run's provenance; ``budgets``: the context budgets in tokens;
+    ``retriever``: how the chunks are found (:mod:`chunkbench_core.retrievers`); ``filter_by_document``: each
+    question searches only its own documents (the run's ``scope`` is then ``own_documents``, else ``shared``).
     """
+
+    @property
+    def scope(self) -> str:
+        return OWN_DOCUMENTS if self.filter_by_document else SHARED
 
     spec: CollectionSpec
     experiment_run_id: str
@@ -78,6 +89,7 @@ class ExperimentRequest:
     documents: Sequence[ParsedDocument]
     top_k: int = DEFAULT_TOP_K
     filter_by_document: bool = False
+    retriever: str = DEFAULT_RETRIEVER
     expansion: ExpansionSettings = field(default_factory=ExpansionSettings)
     provenance: dict[str, Any] = field(default_factory=dict)
     budgets: Sequence[int] | None = None
@@ -103,7 +115,8 @@ def run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vector
     context tokens per question, and dollars per 1,000 questions at the embedding model's
     and the LLM's prices (unknown prices count as 0). Progress lines name the configuration.
     """
-    with scope(configuration_label(request.spec.strategy, request.spec.model.id)), timed("retrieval"):
+    label = configuration_label(request.spec.strategy, request.spec.model.id, retriever=request.retriever)
+    with scope(label), timed("retrieval"):
         return _run_experiment(request, embedder, store, results)
 
 
@@ -132,7 +145,7 @@ def _run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vecto
     before = dataclasses.replace(embedder.usage)  # the query embeddings are what run_retrieval adds to it
     outcomes = run_retrieval(resolved, embedder, store, spec.collection, RetrievalOptions(
         top_k=request.top_k, filter_by_document=request.filter_by_document, strategy=spec.strategy,
-        expansion=request.expansion, chunks=chunks, parents=parents, budgets=budgets, latency=latency,
+        retriever=request.retriever, expansion=request.expansion, chunks=chunks, parents=parents, budgets=budgets, latency=latency,
         search=request.search))
     del chunk_rows, chunks, parents  # every chunk of the collection: not needed from here on (memory)
     query_usage = UsageRecord(spec.strategy, spec.model.id, "queries", embedder.usage.since(before).as_row())
@@ -147,6 +160,8 @@ def _run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vecto
     summary = aggregate(outcomes)
     summary["cold_query_ms"] = latency.cold_ms
     summary["search_seconds"] = latency.search_seconds
+    summary["retriever_index_seconds"] = latency.retriever_index_seconds
+    summary["retriever_index_bytes"] = latency.retriever_index_bytes
     summary.update(query_cost(outcomes, spec.model, llm.settings if llm.configured else None, llm.prices))
     summary.update(partition_cost(results, spec.rows_key, questions, prices))
     n_outcomes = len(outcomes)
@@ -169,11 +184,14 @@ def _run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vecto
         "build": build,
         "budgets": list(budgets),
         "latency_sample": latency.sample,
+        "retriever": request.retriever,
+        "scope": request.scope,
     }
     run = ExperimentRun(experiment_run_id=request.experiment_run_id, strategy=spec.strategy,
                         corpus_model=spec.corpus_model, variant=spec.variant, top_k=request.top_k,
                         neighbor_prev=request.expansion.neighbor_prev, neighbor_next=request.expansion.neighbor_next,
-                        budgets=list(budgets), provenance=provenance, summary=summary, questions=questions)
+                        budgets=list(budgets), provenance=provenance, summary=summary, questions=questions,
+                        retriever=request.retriever, scope=request.scope)
     ensure_space(results.tables_dir, parquet_rows_bytes(questions), "the experiment's results")  # before any row
     results.record_experiment(f"{spec.rows_key}__{request.experiment_run_id}", run)
     results.record_query_usage(f"{spec.rows_key}__{request.experiment_run_id}", query_usage)

@@ -174,10 +174,15 @@ class ExperimentRun:
     summary: dict[str, Any]
     questions: list[dict[str, Any]]
     created_at: dt.datetime = field(default_factory=now)
+    #: how the questions' chunks were found (chunkbench_core.retrievers)
+    retriever: str = "dense"
+    #: shared (every question searches every document) or own_documents (each only those its evidence names)
+    scope: str = "shared"
 
     def _ids(self) -> dict[str, Any]:
         return {"experiment_run_id": self.experiment_run_id, "strategy": self.strategy,
-                "corpus_model": self.corpus_model, "top_k": self.top_k, "created_at": self.created_at}
+                "corpus_model": self.corpus_model, "retriever": self.retriever, "scope": self.scope,
+                "top_k": self.top_k, "created_at": self.created_at}
 
     def question_rows(self) -> Iterator[dict[str, Any]]:
         """The question rows, stamped like the run's row (a run's sweep variants carry other stamps), one at a

@@ -34,6 +34,7 @@ import pandas as pd
 from chunkbench_core.errors import ChunkbenchError
 from chunkbench_core.evaluation.metric_registry import METRICS
 from chunkbench_core.storage import integrity, space
+from chunkbench_core.labels import configuration_key
 from chunkbench_core.storage.records import CollectionBuild, DocumentRecord, ExperimentRun, IndexCostRecord, UsageRecord
 from chunkbench_core.storage.records import rows as record_rows
 
@@ -108,6 +109,7 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("evidence_origin", "VARCHAR"),  # written | located | mixed | documents | NULL (judge-only)
         # the write this row belongs to (its results key) and its place in that write: join its scores
         ("record", "VARCHAR"), ("record_row", "INTEGER"),
+        ("retriever", "VARCHAR"), ("scope", "VARCHAR"),  # as the run's (experiment_runs)
     ],
     # one row per question x metric of the registry (evaluation.metric_registry)
     "question_scores": [
@@ -147,6 +149,11 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("corpus_sample", "VARCHAR"),
         # wall time of searching, expanding and scoring every question of the run (their embedding apart)
         ("search_seconds", "DOUBLE"),
+        # how the chunks were found (chunkbench_core.retrievers; NULL in rows written before: dense) and the
+        # build time and size of its own index (a keyword index; 0 for dense, whose index is the collection)
+        ("retriever", "VARCHAR"), ("retriever_index_seconds", "DOUBLE"), ("retriever_index_bytes", "BIGINT"),
+        # shared: every question searched every document; own_documents: only those its evidence names
+        ("scope", "VARCHAR"),
     ],
     # one row per run x metric of the registry: the mean over the questions it applies to, and its bootstrap CI
     "run_scores": [
@@ -162,6 +169,7 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("configuration", "VARCHAR"),  # the one label, "strategy × corpus model" (labels.configuration_label)
         ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
         ("strategy_label", "VARCHAR"),  # how every view names the strategy (provenance.strategy_label)
+        ("retriever", "VARCHAR"),  # how the chunks were found (chunkbench_core.retrievers; NULL: dense)
         ("experiment_run_id", "VARCHAR"),  # the run compared (the leaderboard's latest of the configuration)
         ("rank", "INTEGER"),  # 1 = highest mean of the ranking metric (equal means: the cheaper, then the name)
         ("class", "VARCHAR"),  # best | within_margin | undecided | worse (against the best, see BEST_RULE)
@@ -203,6 +211,7 @@ TABLES: dict[str, list[tuple[str, str]]] = {
     "recommendation": [  # one row: the configuration to use, by the documented rule, and why
         ("strategy", "VARCHAR"),
         ("corpus_model", "VARCHAR"),
+        ("retriever", "VARCHAR"),  # how it finds chunks (chunkbench_core.retrievers; NULL in rows written before)
         ("rule", "VARCHAR"),  # cheapest_within_margin | highest_mean
         ("reason", "VARCHAR"),
         ("recommendation_stability", "DOUBLE"),  # share of resamples of the questions where the rule picks the same
@@ -435,7 +444,8 @@ class ScoredTable:
                 if len(column) < n_rows:
                     column.append(None)
             ids = (key, place, row.get("experiment_run_id"), row.get("strategy"), row.get("corpus_model"),
-                   f"{row.get('strategy')}|{row.get('corpus_model')}", row.get("created_at"))
+                   configuration_key(row.get("strategy"), row.get("corpus_model"), row.get("retriever")),
+                   row.get("created_at"))
             for metric in METRICS.values():
                 if self.per_question:
                     value = _number(row.get(metric.name))
@@ -481,14 +491,15 @@ def _view_metrics(view: str, group: str | None = None) -> list[str]:
     return [m.run_name for m in METRICS.shown_in(view, group)]
 
 
-LEADERBOARD_COLUMNS = ("rank", "class", "strategy", "corpus_model", "n_questions", "rank_metric", "rank_mean",
+LEADERBOARD_COLUMNS = ("rank", "class", "strategy", "corpus_model", "retriever", "n_questions", "rank_metric", "rank_mean",
                        "recall", "precision", "iou", "mrr", "hit_rate", "recall_expanded", "context_tokens",
                        "recall_at_512", "budget_auc", "query_ms", "projected_usd", "cost_usd", "on_frontier",
                        "verdict")
 
 
 def leaderboard_sql() -> str:
-    """The latest run per strategy x corpus model, in the order of the ``comparison`` table (ranking
+    """The latest run per strategy x corpus model x retriever over the shared scope (every question searching every
+    document; runs within each question's own documents are beside them in ``leaderboard_by_setting``), in the order of the ``comparison`` table (ranking
     metric, classes against the best: evaluation.statistics.BEST_RULE; the recommendation: evaluation.recommendation),
     with its costs, so the leaderboard, the recommendation view and the reports never disagree. A run
     the comparison has not seen yet (the leaderboard asset not re-materialized) has no rank and comes last.
@@ -503,15 +514,16 @@ WITH latest AS (
     FROM experiment_metrics
     -- default settings only: chunk-size variants and neighbor levels are compared in leaderboard_by_setting
     WHERE coalesce(variant, '') = '' AND coalesce(neighbor_prev, 0) = 0 AND coalesce(neighbor_next, 0) = 0
+      AND coalesce(scope, 'shared') = 'shared'  -- each question within its own documents: a setting beside it
       AND experiment_run_id NOT IN (SELECT experiment_run_id FROM excluded_runs)  -- runs set aside for good
-    QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model
+    QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model, coalesce(retriever, 'dense')
                                ORDER BY created_at DESC, experiment_run_id DESC) = 1
 ), idx AS (
     SELECT * FROM index_costs WHERE coalesce(variant, '') = ''
     QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model ORDER BY built_at DESC) = 1
 )
 SELECT c.rank, c."class", c.tier, l.strategy, coalesce(c.strategy_label, l.strategy) AS strategy_label,
-       l.corpus_model, l.n_questions, l.n_judge_only, l.n_documents_only, l.n_located, l.n_judged,
+       l.corpus_model, coalesce(l.retriever, 'dense') AS retriever, l.n_questions, l.n_judge_only, l.n_documents_only, l.n_located, l.n_judged,
        {evidence}c.metric AS rank_metric, c.mean AS rank_mean,
        c.ci_low AS rank_ci_low, c.ci_high AS rank_ci_high, c.margin, c.difference_vs_best, c.lower_bound_vs_best,
        c.p_value_vs_best, c.p_value_adjusted, c.effect_size, c.questions_to_settle,
@@ -532,33 +544,38 @@ SELECT c.rank, c."class", c.tier, l.strategy, coalesce(c.strategy_label, l.strat
             ELSE coalesce(i.index_usd, 0) + coalesce(l.query_usd_per_1000, 0) END AS projected_usd,
        -- what this configuration cost in this benchmark: index, captions, questions (answers, judge)
        l.cost_usd, l.caption_usd, l.answer_usd, l.judge_usd,
-       i.points, i.storage_bytes, c.on_frontier, c.cost_axis,
+       i.points, i.storage_bytes, coalesce(l.retriever_index_seconds, 0) AS retriever_index_seconds,
+       coalesce(l.retriever_index_bytes, 0) AS retriever_index_bytes, c.on_frontier, c.cost_axis,
        l.corpus_sample, l.experiment_run_id, l.created_at
 FROM latest l
 LEFT JOIN comparison c ON c.experiment_run_id = l.experiment_run_id
                        -- a run may hold several (comparisons written before the strategy column: by their key)
                        AND coalesce(c.strategy || '|' || c.corpus_model, c.configuration) = l.strategy || '|' || l.corpus_model
+                       AND coalesce(c.retriever, 'dense') = coalesce(l.retriever, 'dense')
 LEFT JOIN idx i ON i.strategy = l.strategy AND i.corpus_model = l.corpus_model
-ORDER BY c.rank NULLS LAST, l.recall DESC, l.iou DESC, l.strategy, l.corpus_model
+ORDER BY c.rank NULLS LAST, l.recall DESC, l.iou DESC, l.strategy, l.corpus_model, retriever
 """
 
 
 def leaderboard_by_setting_sql() -> str:
-    """Sweeps (chunk sizes, neighbor levels) side by side: the latest run of every strategy x corpus model x
-    setting, with the registered metrics shown in this view."""
+    """Sweeps (chunk sizes, neighbor levels), retrievers and scopes (every document shared, or each question's own
+    documents) side by side: the latest run of every strategy x corpus model x setting, with the registered
+    metrics shown in this view."""
     evidence = "".join(f"{name}, " for name in _view_metrics("by_setting", "evidence"))
     budgeted = "".join(f", {name}" for name in _view_metrics("by_setting", "budget"))
     others = "".join(f", {m.run_name}" for m in METRICS.shown_in("by_setting") if m.group not in ("evidence", "budget"))
     return f"""
 SELECT strategy, corpus_model, coalesce(variant, '') AS variant, coalesce(neighbor_prev, 0) AS neighbor_prev,
-       coalesce(neighbor_next, 0) AS neighbor_next, n_questions, {evidence}context_tokens{budgeted}{others},
+       coalesce(neighbor_next, 0) AS neighbor_next, coalesce(retriever, 'dense') AS retriever,
+       coalesce(scope, 'shared') AS scope, n_questions, {evidence}context_tokens{budgeted}{others},
        query_ms, experiment_run_id, created_at
 FROM experiment_metrics
 WHERE experiment_run_id NOT IN (SELECT experiment_run_id FROM excluded_runs)  -- runs set aside for good
 QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model, coalesce(variant, ''), coalesce(neighbor_prev, 0),
-                                        coalesce(neighbor_next, 0)
+                                        coalesce(neighbor_next, 0), coalesce(retriever, 'dense'),
+                                        coalesce(scope, 'shared')
                            ORDER BY created_at DESC, experiment_run_id DESC) = 1
-ORDER BY strategy, corpus_model, variant, neighbor_prev, neighbor_next
+ORDER BY strategy, corpus_model, variant, neighbor_prev, neighbor_next, retriever, scope
 """
 
 

@@ -927,6 +927,12 @@ class VectorStore:
             by_point.update(self._call(collection, "fetch by chunk id", backend.retrieve, part))
         return [by_point[point_id(c)] for c in wanted if point_id(c) in by_point]
 
+    def payloads(self, collection: str) -> list[dict[str, Any]]:
+        """Every point's payload (chunk id, document, offsets, text), in the engine's order: what a retriever
+        with an index of its own (keywords) indexes."""
+        backend = self._backend(collection)
+        return [payload for _, payload in self._call(collection, "reading the payloads", backend.scroll, None, True)]
+
     def document_chunks(self, collection: str, document: str, limit: int | None = None) -> list[dict[str, Any]]:
         """Every stored chunk payload of ``document`` in chunk_index order (chunk preview)."""
         backend = self._backend(collection)

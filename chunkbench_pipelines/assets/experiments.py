@@ -1,6 +1,6 @@
 """experiment_results: every question retrieved and scored against one partition's collection."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator
 
 from dagster import (
@@ -17,6 +17,7 @@ from dagster import (
 )
 
 from chunkbench_core.evaluation.retrieval import ExpansionSettings
+from chunkbench_core.retrievers import DEFAULT_RETRIEVER, RETRIEVERS
 from chunkbench_core.provenance import check_collection_current, collection_provenance
 from chunkbench_core.storage.runs import batch_provenance
 from chunkbench_core.stages.collections import read_collection
@@ -55,6 +56,11 @@ def question_sets_spec(scope: Scope) -> AssetSpec:
 
 
 
+def retriever_run_id(experiment_run_id: str, retriever: str) -> str:
+    """The id of the run of ``retriever``: the dense one keeps the id it always had, another gets its name."""
+    return experiment_run_id if retriever == DEFAULT_RETRIEVER else f"{experiment_run_id}-{retriever}"
+
+
 @dataclass(frozen=True)
 class Evaluated:
     """One experiment run: the materialization of its partition and the failed blocking check's reason."""
@@ -70,8 +76,12 @@ def evaluate_one(context: AssetExecutionContext, scope: Scope, strategy: str, co
     """Retrieve and score every question against one collection of the benchmark of ``scope`` (chosen by the
     chunking settings of ``config``, with its retrieval settings): the body of ``experiment_results``, shared with
     the sweeps. ``experiment_run_id``: default the Dagster run's id (a sweep runs several experiments in one
-    Dagster run, each with an id of its own that starts with the Dagster run's)."""
+    Dagster run, each with an id of its own that starts with the Dagster run's). Each retriever of the config is
+    evaluated over the same collection, as a run of its own (the dense one under ``experiment_run_id``, another
+    under ``experiment_run_id-<retriever>``); the metadata are the first retriever's, each other's headline
+    metrics prefixed with its name."""
     experiment_run_id = experiment_run_id or context.run.run_id
+    retrievers = RETRIEVERS.check(list(getattr(config, "retrievers", None) or [DEFAULT_RETRIEVER]))
     workspace = scope.workspace(workspace)
     embedder = corpus_embedder(embeddings, corpus_model)
     partition = str(partition_key(strategy, corpus_model))
@@ -93,7 +103,7 @@ def evaluate_one(context: AssetExecutionContext, scope: Scope, strategy: str, co
                       **batch_provenance(dict(context.run.tags))}  # the chunkbench run / backfill it belongs to
         request = ExperimentRequest(
             spec, experiment_run_id, workspace.questions_dir(), load_parsed_corpus(parsed_store),
-            top_k=config.top_k, filter_by_document=config.filter_by_document,
+            top_k=config.top_k, filter_by_document=config.filter_by_document, retriever=retrievers[0],
             expansion=ExpansionSettings(config.neighbor_prev, config.neighbor_next,
                                         frozenset(config.expansion_strategies)),
             provenance=provenance, budgets=ranking.settings().budgets,
@@ -102,7 +112,12 @@ def evaluate_one(context: AssetExecutionContext, scope: Scope, strategy: str, co
         pools = [embeddings.pool(corpus_model), llm.pool if llm.configured else None]
         with pool_slots(context, pools, embeddings.pool_limit) as pool_wait, scope.qdrant(qdrant) as store, \
                 progress_to_run_log(context):
-            summary = run_experiment(request, embedder, store, results)
+            summaries = [run_experiment(replace(request, retriever=r, experiment_run_id=retriever_run_id(
+                experiment_run_id, r)), embedder, store, results) for r in retrievers]
+    summary = summaries[0]
+    others = {f"{r}/{name}": value for r, s in zip(retrievers[1:], summaries[1:])
+              for name, value in headline_metrics(s.metrics).items()}
+    out_of_range = [v for s in summaries for v in s.out_of_range]
     variant = spec.variant
     # listed at info level: `chunkbench run` prints each problem once in its final summary, not once per partition
     for error in summary.errors:
@@ -113,28 +128,31 @@ def evaluate_one(context: AssetExecutionContext, scope: Scope, strategy: str, co
             "experiment_run_id": summary.experiment_run_id,
             "variant": variant or "default",
             "neighbors": f"-{config.neighbor_prev}/+{config.neighbor_next}",
+            "retrievers": ", ".join(retrievers),
+            "scope": request.scope,
             "corpus_sample": str(summary.metrics.get("corpus_sample") or ""),
             "dagster/row_count": summary.n_questions,
             "judge_only_questions": int(summary.metrics.get("n_judge_only", 0)),
             **question_counts(summary.metrics),
             **headline_metrics(summary.metrics),  # rank and class follow when the leaderboard compares (ranks.py)
+            **others,
             **pool_wait_metadata(pool_wait),
             **({"question_errors": MetadataValue.md("".join(f"- {e}\n" for e in summary.errors))}
                if summary.errors else {}),
             **llm_run_metadata(summary.llm_report),
         },
         check_results=[
-            AssetCheckResult(check_name=METRICS_RANGE_CHECK, passed=not summary.out_of_range,
+            AssetCheckResult(check_name=METRICS_RANGE_CHECK, passed=not out_of_range,
                              severity=AssetCheckSeverity.ERROR,
-                             metadata={"out_of_range": MetadataValue.md("\n".join(summary.out_of_range[:20]) or "none")}),
+                             metadata={"out_of_range": MetadataValue.md("\n".join(out_of_range[:20]) or "none")}),
             AssetCheckResult(check_name=REFERENCES_CHECK, passed=not summary.errors, severity=AssetCheckSeverity.WARN,
                              metadata={"errors": len(summary.errors)}),
         ],
     )
     problem = ""
-    if summary.out_of_range:  # fail with the values, not only "1 blocking asset check failed"; not retried
-        problem = (f"{METRICS_RANGE_CHECK}: {len(summary.out_of_range)} metric values outside [0, 1], e.g. "
-                   + "; ".join(summary.out_of_range[:5]))
+    if out_of_range:  # fail with the values, not only "1 blocking asset check failed"; not retried
+        problem = (f"{METRICS_RANGE_CHECK}: {len(out_of_range)} metric values outside [0, 1], e.g. "
+                   + "; ".join(out_of_range[:5]))
     return Evaluated(result, problem)
 
 

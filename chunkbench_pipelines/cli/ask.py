@@ -19,7 +19,7 @@ def _configuration(args: argparse.Namespace, results):
     from chunkbench_core.evaluation.ask import choose_configuration
 
     if args.strategy and args.corpus_model:
-        return choose_configuration(args.strategy, args.corpus_model, None, ("", ""), ())
+        return choose_configuration(args.strategy, args.corpus_model, None, ("", ""), (), retriever=args.retriever)
     default = corpus_model_default(args.settings)
     ranked = [(str(r.strategy), str(r.corpus_model)) for r in results.query(
         "SELECT strategy, corpus_model FROM leaderboard").itertuples()]
@@ -27,7 +27,7 @@ def _configuration(args: argparse.Namespace, results):
         "SELECT strategy, corpus_model FROM collections WHERE coalesce(variant, '') = '' "
         "ORDER BY built_at DESC").itertuples()]
     return choose_configuration(args.strategy, args.corpus_model, results.recommendation(),
-                                (default.model, default.detail), built, ranked)
+                                (default.model, default.detail), built, ranked, retriever=args.retriever)
 
 
 def command_ask(args: argparse.Namespace) -> int:
@@ -46,6 +46,11 @@ def command_ask(args: argparse.Namespace) -> int:
     if args.strategy is not None and args.strategy not in STRATEGIES:
         print(f"error: unknown strategy {args.strategy!r}; known: {', '.join(STRATEGIES)}", file=sys.stderr)
         return 2
+    from chunkbench_core.retrievers import RETRIEVERS
+
+    if args.retriever is not None and args.retriever not in RETRIEVERS.names():
+        print(f"error: unknown retriever {args.retriever!r}; known: {', '.join(RETRIEVERS.names())}", file=sys.stderr)
+        return 2
     resources = make_resources(args.settings)
     llm = resources["llm"]
     try:
@@ -59,7 +64,8 @@ def command_ask(args: argparse.Namespace) -> int:
         build, rows = read_build_chunks(results, partition_rows_key(choice.strategy, embedder.spec.id))
         with resources["qdrant"].open() as store:
             request = AskRequest(args.question, choice.strategy, partition_collection(choice.strategy, embedder.spec.id),
-                                 chunk_rows=rows, top_k=args.top_k, expansion=expansion, document=args.document)
+                                 chunk_rows=rows, top_k=args.top_k, expansion=expansion, document=args.document,
+                                 retriever=choice.retriever)
             result = ask(request, embedder, store, llm.client() if llm.configured else None,
                          llm.settings() if llm.configured else None)
         saved = None
@@ -151,6 +157,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--neighbors", nargs=2, type=int, metavar=("PREVIOUS", "NEXT"),
                    help="add this many chunks before and after each hit (0..5), whatever the strategy")
     a.add_argument("--document", help="search this document only")
+    a.add_argument("--retriever", help="how the chunks are found: dense (the embedding's nearest chunks) or hybrid "
+                                       "(fused with a keyword ranking); default: the recommended configuration's, "
+                                       "else dense")
     a.add_argument("--top-k", type=int, default=5)
     a.add_argument("--json", action="store_true", help="print one JSON object")
     a.add_argument("--no-save", action="store_true", help="do not save the query to the history")

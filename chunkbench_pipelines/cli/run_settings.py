@@ -2,7 +2,7 @@
 
 Every setting of the run config is reachable: the parser's (PDF text-layer gate, digit style), the
 chunker's (sizes, overflow, boundary model, and every option of every registered strategy) and the
-experiment's (top k, neighbors, document filter). A ``--config`` file (JSON, YAML or TOML) has the
+experiment's (top k, neighbors, document filter, retrievers). A ``--config`` file (JSON, YAML or TOML) has the
 sections ``parsing``, ``chunking`` and ``experiment``; flags override it. The values are checked by
 the same typed models the Dagster launchpad's config is made from (chunkbench_core.run_config), so
 nothing here imports Dagster.
@@ -76,6 +76,9 @@ def add_run_settings(parser: argparse.ArgumentParser) -> None:
                            help=(field.description or "").replace("%", "%%"))
     group.add_argument("--filter-by-document", dest="setting_filter_by_document", action="store_true", default=None,
                        help=(models["experiment"].model_fields["filter_by_document"].description or ""))
+    group.add_argument("--retriever", dest="setting_retrievers", action="append", default=None, metavar="RETRIEVER",
+                       help=(models["experiment"].model_fields["retrievers"].description or "")
+                       + " Repeat it to compare several (default: dense).")
 
 
 def read_config_file(path: str) -> dict[str, dict[str, Any]]:
@@ -121,6 +124,8 @@ def run_settings(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
             settings[section][name] = value
     if getattr(args, "setting_filter_by_document", None):
         settings["experiment"]["filter_by_document"] = True
+    if getattr(args, "setting_retrievers", None):
+        settings["experiment"]["retrievers"] = list(args.setting_retrievers)
     models = _models()
     for section, values in settings.items():
         try:

@@ -1,0 +1,55 @@
+"""The retriever is config of the experiments asset: one partition's materialization evaluates each listed
+retriever over the same collection, as runs of their own, and the leaderboard shows one row per retriever."""
+
+import pytest
+from dagster import DagsterInstance, materialize
+
+from chunkbench_core.storage.results_db import ResultsDB
+from chunkbench_pipelines.partitions import partition_key
+from tests.pipelines.support.partitions import LOCAL_ASSETS
+
+from .support.tides import MODEL, tides_benchmark
+
+BENCHMARK = "retrievers"
+DOC = ("# Tides\n\nThe harbour of Quelm floods twice a day when the spring tide rises above four metres. "
+       "Boats are moved to the inner basin. The harbour master rings a bell an hour before high water.\n\n"
+       "## Storms\n\nWinter storms close the outer pier. The ferry then leaves from the north quay instead.\n")
+
+
+@pytest.fixture()
+def setup(tmp_path, monkeypatch):
+    tides = tides_benchmark(tmp_path, DOC, BENCHMARK)
+    monkeypatch.setenv("CHUNKBENCH_BENCHMARK", BENCHMARK)
+    monkeypatch.delenv("CHUNKBENCH_RESULTS_DIR", raising=False)
+    (tmp_path / "dagster_home").mkdir()
+    instance = DagsterInstance.local_temp(str(tmp_path / "dagster_home"))
+    yield {"results": tides.results, "resources": tides.resources, "instance": instance}
+    instance.dispose()
+
+
+def run(setup, selection, key=None, config=None):
+    ops = {name: {"config": config} for name in selection} if config else {}
+    return materialize(LOCAL_ASSETS, selection=selection, partition_key=key, instance=setup["instance"],
+                       resources=setup["resources"], run_config={"ops": ops} if ops else {}, raise_on_error=False)
+
+
+@pytest.mark.e2e  # materializes the graph's assets in Dagster runs
+def test_each_listed_retriever_is_a_run_of_its_own_over_the_same_collection(setup):
+    assert run(setup, ["source_documents", "parsed_documents"]).success
+    key = partition_key("fixed_size", MODEL)
+    assert run(setup, ["chunk_collections"], key).success
+    evaluated = run(setup, ["experiment_results"], key, {"retrievers": ["dense", "hybrid"]})
+    assert evaluated.success
+    [materialization] = evaluated.asset_materializations_for_node("experiment_results")
+    metadata = materialization.metadata
+    assert metadata["retrievers"].value == "dense, hybrid" and metadata["scope"].value == "shared"
+    assert "hybrid/recall" in metadata
+    results = ResultsDB(setup["results"])
+    results.ensure_database()
+    runs = results.query("SELECT experiment_run_id, retriever, scope FROM experiment_metrics ORDER BY retriever")
+    assert list(runs.retriever) == ["dense", "hybrid"] and set(runs.scope) == {"shared"}
+    assert list(runs.experiment_run_id) == [evaluated.run_id, f"{evaluated.run_id}-hybrid"]
+    board = results.query("SELECT retriever FROM leaderboard ORDER BY retriever")
+    assert list(board.retriever) == ["dense", "hybrid"]
+    refused = run(setup, ["experiment_results"], key, {"retrievers": ["bm42"]})
+    assert not refused.success
