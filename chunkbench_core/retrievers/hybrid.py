@@ -69,6 +69,7 @@ class HybridRetriever(Retriever):
         # chunk_id order: the row order, and so the order ties keep, does not depend on the engine's
         payloads = sorted(store.payloads(collection), key=lambda p: str(p["chunk_id"]))
         self.payloads = payloads
+        self.chunk_ids = [str(p["chunk_id"]) for p in payloads]
         self.rows_of: dict[str, np.ndarray] = {}
         for row, payload in enumerate(payloads):
             self.rows_of.setdefault(str(payload["document"]), []).append(row)  # type: ignore[arg-type]
@@ -100,19 +101,18 @@ class HybridRetriever(Retriever):
              ) -> list[RetrievedChunk]:
         fused: dict[str, float] = {}
         chunks: dict[str, RetrievedChunk] = {}
+        rows: dict[str, int] = {}  # a keyword hit's row: made a chunk only if it is kept
         for rank, hit in enumerate(dense, start=1):
             fused[hit.chunk_id] = fused.get(hit.chunk_id, 0.0) + 1.0 / (RRF_K + rank)
             chunks[hit.chunk_id] = hit
         for rank, (row, _) in enumerate(self.keyword_ranking(text, documents, max(DEPTH, top_k)), start=1):
-            payload = self.payloads[row]
-            chunk_id = str(payload["chunk_id"])
+            chunk_id = self.chunk_ids[row]
             fused[chunk_id] = fused.get(chunk_id, 0.0) + 1.0 / (RRF_K + rank)
-            if chunk_id not in chunks:
-                chunks[chunk_id] = RetrievedChunk.from_payload(payload)
+            rows[chunk_id] = row
         best = sorted(fused, key=lambda c: (-fused[c], c))[:top_k]
         out = []
         for rank, chunk_id in enumerate(best, start=1):
-            hit = chunks[chunk_id]
+            hit = chunks.get(chunk_id) or RetrievedChunk.from_payload(self.payloads[rows[chunk_id]])
             out.append(RetrievedChunk(rank=rank, chunk_id=hit.chunk_id, document=hit.document, start=hit.start,
                                       end=hit.end, score=fused[chunk_id], chunk_index=hit.chunk_index,
                                       role="hit", parent_id=hit.parent_id, text=hit.text))
