@@ -232,9 +232,11 @@ def recorded_runs(result) -> list[str]:
     for event in result.all_events:
         if not event.is_step_materialization:
             continue
-        value = event.step_materialization_data.materialization.metadata.get("experiment_run_id")
+        metadata = event.step_materialization_data.materialization.metadata
+        every = metadata.get("experiment_run_ids")  # one run per retriever when several were listed
+        value = every if every is not None else metadata.get("experiment_run_id")
         if value is not None:
-            found.append(str(getattr(value, "value", value)))
+            found.extend(part.strip() for part in str(getattr(value, "value", value)).split(",") if part.strip())
     return found
 
 

@@ -129,6 +129,7 @@ def evaluate_one(context: AssetExecutionContext, scope: Scope, strategy: str, co
             "variant": variant or "default",
             "neighbors": f"-{config.neighbor_prev}/+{config.neighbor_next}",
             "retrievers": ", ".join(retrievers),
+            **({"experiment_run_ids": ", ".join(s.experiment_run_id for s in summaries)} if len(summaries) > 1 else {}),
             "scope": request.scope,
             "corpus_sample": str(summary.metrics.get("corpus_sample") or ""),
             "dagster/row_count": summary.n_questions,

@@ -44,6 +44,9 @@ def test_each_listed_retriever_is_a_run_of_its_own_over_the_same_collection(setu
     metadata = materialization.metadata
     assert metadata["retrievers"].value == "dense, hybrid" and metadata["scope"].value == "shared"
     assert "hybrid/recall" in metadata
+    from chunkbench_pipelines.runner import recorded_runs
+
+    assert recorded_runs(evaluated) == [evaluated.run_id, f"{evaluated.run_id}-hybrid"]
     results = ResultsDB(setup["results"])
     results.ensure_database()
     runs = results.query("SELECT experiment_run_id, retriever, scope FROM experiment_metrics ORDER BY retriever")
@@ -53,3 +56,15 @@ def test_each_listed_retriever_is_a_run_of_its_own_over_the_same_collection(setu
     assert list(board.retriever) == ["dense", "hybrid"]
     refused = run(setup, ["experiment_results"], key, {"retrievers": ["bm42"]})
     assert not refused.success
+
+
+
+def test_run_takes_repeated_retrievers_and_refuses_an_unknown_one():
+    from chunkbench_pipelines.cli import build_parser
+    from chunkbench_pipelines.cli.run_settings import run_settings
+
+    parser = build_parser()
+    given = run_settings(parser.parse_args(["run", "--retriever", "dense", "--retriever", "hybrid"]))
+    assert given["experiment"] == {"retrievers": ["dense", "hybrid"]}
+    with pytest.raises(ValueError, match="unknown retriever 'bm42'"):
+        run_settings(parser.parse_args(["run", "--retriever", "bm42"]))
