@@ -16,6 +16,9 @@ hits come back best first with ties broken by chunk_id, so two runs on the same 
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -130,6 +133,10 @@ register_retriever = RETRIEVERS.register
 
 
 def _load_builtin() -> None:
-    """The shipped retrievers register themselves when their modules are imported (late: they import the
-    evaluation code that imports this registry's users)."""
-    from . import dense, hybrid  # noqa: F401
+    """The shipped retrievers register themselves when their modules are imported: every module of this package
+    but the registry, found on disk (adding a retriever is adding its file), imported late because they import
+    the evaluation code that imports this registry's users."""
+    package = __name__.rsplit(".", 1)[0]
+    for module in sorted(m.name for m in pkgutil.iter_modules(sys.modules[package].__path__)):
+        if module != "registry":
+            importlib.import_module(f"{package}.{module}")

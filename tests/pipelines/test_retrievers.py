@@ -2,11 +2,11 @@
 retriever over the same collection, as runs of their own, and the leaderboard shows one row per retriever."""
 
 import pytest
-from dagster import DagsterInstance, materialize
+from dagster import DagsterInstance
 
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_pipelines.partitions import partition_key
-from tests.pipelines.support.partitions import LOCAL_ASSETS
+from tests.pipelines.support.partitions import tides_graph
 
 from .support.tides import MODEL, tides_benchmark
 
@@ -23,14 +23,15 @@ def setup(tmp_path, monkeypatch):
     monkeypatch.delenv("CHUNKBENCH_RESULTS_DIR", raising=False)
     (tmp_path / "dagster_home").mkdir()
     instance = DagsterInstance.local_temp(str(tmp_path / "dagster_home"))
-    yield {"results": tides.results, "resources": tides.resources, "instance": instance}
+    yield {"results": tides.results, "resources": tides.resources, "instance": instance,
+           "graph": tides_graph(tides, BENCHMARK)}
     instance.dispose()
 
 
 def run(setup, selection, key=None, config=None):
     ops = {name: {"config": config} for name in selection} if config else {}
-    return materialize(LOCAL_ASSETS, selection=selection, partition_key=key, instance=setup["instance"],
-                       resources=setup["resources"], run_config={"ops": ops} if ops else {}, raise_on_error=False)
+    return setup["graph"].materialize(selection, run_config={"ops": ops} if ops else {}, partition_key=key,
+                                      instance=setup["instance"], resources=setup["resources"], raise_on_error=False)
 
 
 @pytest.mark.e2e  # materializes the graph's assets in Dagster runs
@@ -40,7 +41,7 @@ def test_each_listed_retriever_is_a_run_of_its_own_over_the_same_collection(setu
     assert run(setup, ["chunk_collections"], key).success
     evaluated = run(setup, ["experiment_results"], key, {"retrievers": ["dense", "hybrid"]})
     assert evaluated.success
-    [materialization] = evaluated.asset_materializations_for_node("experiment_results")
+    [materialization] = evaluated.asset_materializations_for_node(setup["graph"].op("experiment_results"))
     metadata = materialization.metadata
     assert metadata["retrievers"].value == "dense, hybrid" and metadata["scope"].value == "shared"
     assert "hybrid/recall" in metadata
