@@ -500,8 +500,8 @@ LEADERBOARD_COLUMNS = ("rank", "class", "strategy", "corpus_model", "retriever",
 def leaderboard_sql() -> str:
     """The latest run per strategy x corpus model x retriever over the shared scope (every question searching every
     document; runs within each question's own documents are beside them in ``leaderboard_by_setting``), in the
-    order of the ``comparison`` table (ranking metric, classes against the best: evaluation.statistics.BEST_RULE; the recommendation: evaluation.recommendation),
-    with its costs, so the leaderboard, the recommendation view and the reports never disagree. A run
+    order of the ``comparison`` table (ranking metric, classes against the best: evaluation.statistics.BEST_RULE;
+    the recommendation: evaluation.recommendation), with its costs, so the leaderboard, the recommendation view and the reports never disagree. A run
     the comparison has not seen yet (the leaderboard asset not re-materialized) has no rank and comes last.
     Its metric columns are the registered metrics shown on the leaderboard (evaluation.metric_registry)."""
     evidence = "".join(f"l.{name}, " for name in _view_metrics("leaderboard", "evidence"))
@@ -523,7 +523,8 @@ WITH latest AS (
     QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model ORDER BY built_at DESC) = 1
 )
 SELECT c.rank, c."class", c.tier, l.strategy, coalesce(c.strategy_label, l.strategy) AS strategy_label,
-       l.corpus_model, coalesce(l.retriever, 'dense') AS retriever, l.n_questions, l.n_judge_only, l.n_documents_only, l.n_located, l.n_judged,
+       l.corpus_model, coalesce(l.retriever, 'dense') AS retriever, l.n_questions, l.n_judge_only,
+       l.n_documents_only, l.n_located, l.n_judged,
        {evidence}c.metric AS rank_metric, c.mean AS rank_mean,
        c.ci_low AS rank_ci_low, c.ci_high AS rank_ci_high, c.margin, c.difference_vs_best, c.lower_bound_vs_best,
        c.p_value_vs_best, c.p_value_adjusted, c.effect_size, c.questions_to_settle,

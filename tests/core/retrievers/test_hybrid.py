@@ -227,7 +227,7 @@ def test_the_keyword_ranking_finds_a_persian_chunk_by_its_words(tmp_path):
 
 def test_ask_with_the_hybrid_retriever_finds_each_quarters_figure(benchmark):
     from chunkbench_core.evaluation.ask import AskRequest, ask
-    from chunkbench_core.storage.queries import query_row
+    from chunkbench_core.evaluation.ask import query_row
     from chunkbench_core.storage.records import now
 
     spec = benchmark["spec"]
