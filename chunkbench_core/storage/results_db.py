@@ -502,7 +502,8 @@ def leaderboard_sql() -> str:
     document; runs within each question's own documents are beside them in ``leaderboard_by_setting``), in the
     order of the ``comparison`` table (ranking metric, classes against the best: evaluation.statistics.BEST_RULE;
     the recommendation: evaluation.recommendation), with its costs, so the leaderboard, the recommendation view and
-    the reports never disagree. A run the comparison has not seen yet (the leaderboard asset not re-materialized) has no rank and comes last.
+    the reports never disagree. A run the comparison has not seen yet (the leaderboard asset not re-materialized)
+    has no rank and comes last.
     Its metric columns are the registered metrics shown on the leaderboard (evaluation.metric_registry)."""
     evidence = "".join(f"l.{name}, " for name in _view_metrics("leaderboard", "evidence"))
     budgeted = "".join(f", l.{name}" for name in _view_metrics("leaderboard", "budget"))
