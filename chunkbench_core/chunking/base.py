@@ -21,14 +21,16 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Literal
 
 from chunkbench_core.errors import ChunkingError, DuplicateIdError
+from chunkbench_core.parsing.context import document_header
 from chunkbench_core.parsing.models import ParsedDocument
-
-from chunkbench_core.tokens import TokenIndex
+from chunkbench_core.tokens import TokenIndex, count_tokens
 
 from .registry import StrategyOptions, read_options
 from .window import ModelWindow, fit_pieces
 
 _UNSAFE = re.compile(r"[^\w]+", re.UNICODE)
+#: between the document header and the chunk in an embedded text
+HEADER_GAP = "\n\n"
 
 ChunkRole = Literal["chunk", "parent", "child"]
 CHUNK_ROLES: tuple[str, ...] = ("chunk", "parent", "child")
@@ -165,6 +167,8 @@ class Chunker(ABC):
         out: dict[str, Any] = {"chunk_size": self.chunk_size, "chunk_overlap": self.chunk_overlap}
         if self.window is not None:
             out["model_window"] = self.window.describe()
+        if self.options.document_context:
+            out["document_context"] = True
         return out
 
     def spans(self, text: str, tokens: TokenIndex) -> list[tuple[int, int]] | list[tuple[int, int, int]]:
@@ -181,6 +185,50 @@ class Chunker(ABC):
                 for s in self.spans(document.markdown, tokens)]
 
     def chunk(self, document: ParsedDocument) -> list[Chunk]:
+        """The chunks of ``document``; with ``document_context``, each embedded text starts with the document's
+        header, and the chunk size and the model window are what is left beside it (the header is counted)."""
+        if not self.options.document_context:
+            return self.chunk_document(document)
+        header = self._fitted_header(document_header(document))
+        if not header:
+            return self.chunk_document(document)
+        prefix = header + HEADER_GAP
+        sizes = self.chunk_size, self.chunk_overlap, self.window
+        self.chunk_size = max(1, self.chunk_size - count_tokens(prefix))
+        self.chunk_overlap = min(self.chunk_overlap, self.chunk_size // 4)
+        if self.window is not None:
+            self.window = self.window.with_prefix(prefix)
+        try:
+            chunks = self.chunk_document(document)
+        finally:
+            self.chunk_size, self.chunk_overlap, self.window = sizes
+        for chunk in chunks:
+            chunk.embedded_text = prefix + chunk.text_to_embed
+        return chunks
+
+    def _fitted_header(self, header: str) -> str:
+        """``header``, cut at a word (with "…") when it would take more than a quarter of the chunk size or of
+        the model window: every chunk keeps most of its room for its own text."""
+        def fits(text: str) -> bool:
+            if count_tokens(text + HEADER_GAP) > self.chunk_size // 4:
+                return False
+            return self.window is None or \
+                self.window.counts([text + HEADER_GAP])[0] - self.window.counts([""])[0] <= self.window.max_tokens // 4
+        if not header or fits(header):
+            return header
+        words = header.split()
+        low, high = 0, len(words)
+        while low < high:
+            middle = (low + high + 1) // 2
+            if fits(" ".join(words[:middle]) + " …"):
+                low = middle
+            else:
+                high = middle - 1
+        return " ".join(words[:low]) + " …" if low else ""
+
+    def chunk_document(self, document: ParsedDocument) -> list[Chunk]:
+        """The chunks of ``document`` at ``chunk_size`` and ``window`` (what :meth:`chunk` runs; a strategy that
+        also writes embedded texts overrides this)."""
         tokens = TokenIndex(document.markdown)
         pieces = self.pieces(document, tokens)
         if self.size_driven and self.window is not None:

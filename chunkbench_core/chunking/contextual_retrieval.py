@@ -205,6 +205,9 @@ class LLMContext:
 
 
 class ContextualOptions(StrategyOptions):
+    # its context places a chunk in its document: the document's header comes first (one of a family of
+    # near-identical filings is told apart by its company, form and period, which the headings do not give)
+    document_context: bool = Field(True, description=StrategyOptions.model_fields["document_context"].description)
     base_chunker: Literal["recursive", "fixed_size"] = Field(
         "recursive", description="the size-driven chunker under the context prefix")
     on_context_failure: Literal["error", "headings"] = Field(
@@ -226,7 +229,6 @@ class ContextualRetrievalChunker(Chunker):
         if context is not None and not callable(context):
             raise ChunkingError("context must be a callable (document_text, chunk_text) -> str, e.g. LLMContext")
         self.base_chunker = base_chunker
-        self._base = BASE_CHUNKERS[base_chunker](chunk_size, chunk_overlap)
         self.context = context
         self.on_context_failure = on_context_failure
         self.fallbacks: dict[str, str] = {}
@@ -295,12 +297,13 @@ class ContextualRetrievalChunker(Chunker):
                 high = middle - 1
         return (" ".join(words[:low]) + " …").strip()
 
-    def chunk(self, document: ParsedDocument) -> list[Chunk]:
+    def chunk_document(self, document: ParsedDocument) -> list[Chunk]:
         """Base chunks with their context prefix; with a window, a chunk whose embedded text (task prefix,
         context and text, counted with the corpus model's tokenizer) is over it is split and its parts get
         contexts of their own, until every embedded text fits."""
         tokens = TokenIndex(document.markdown)
-        pieces = self._base.pieces(document, tokens)
+        # built here: with document_context the chunk size is what is left beside the document's header
+        pieces = BASE_CHUNKERS[self.base_chunker](self.chunk_size, self.chunk_overlap).pieces(document, tokens)
         title = document_title(document)
         for _ in range(MAX_FIT_ROUNDS):
             chunks = build_chunks(self.name, document, pieces, tokens)

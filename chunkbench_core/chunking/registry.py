@@ -28,19 +28,31 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Literal, Mapping, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.fields import FieldInfo
 
 from chunkbench_core.errors import ChunkingError
 
 
 class StrategyOptions(BaseModel):
-    """The options a strategy takes besides sizes and window (subclass it; the base takes none).
+    """The options a strategy takes besides sizes and window (subclass it).
+
+    The fields declared here are the common options: every strategy takes them, with the base
+    :class:`~chunkbench_core.chunking.base.Chunker` doing the work, so a strategy module declares only its own.
+    A strategy may give a common option another default by declaring the field again.
 
     Strict: ``"3"`` is not an integer, ``True`` is not a number, unknown names are refused.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    document_context: bool = Field(
+        False, description="put the document's header (its company or title, form and period) in front of each "
+                           "chunk's embedded text, counted in the chunk size and the model window")
+
+
+#: the options every strategy takes (declared on :class:`StrategyOptions`)
+COMMON_OPTIONS: tuple[str, ...] = tuple(StrategyOptions.model_fields)
 
 
 @dataclass(frozen=True)

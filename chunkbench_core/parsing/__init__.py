@@ -37,6 +37,7 @@ import os
 from pathlib import Path
 
 from chunkbench_core.errors import DocumentProcessingError
+from chunkbench_core.parsing.context import describe_document
 from chunkbench_core.parsing.explain import explain_text
 from chunkbench_core.parsing.guards import check_file, check_ooxml, check_signature, content_hash
 from chunkbench_core.parsing.heuristics import ParserHeuristics, load_parser_heuristics
@@ -45,7 +46,7 @@ from chunkbench_core.parsing.options import SUPPORTED_SUFFIXES, CaptionSource, P
 from chunkbench_core.parsing.persian import normalize_persian
 
 #: Bump when a parsing rule changes what parse() returns, so cached results are redone.
-PARSER_VERSION = "2"
+PARSER_VERSION = "3"
 
 __all__ = [
     "CONTENT_TYPES",
@@ -131,6 +132,7 @@ def parse(path: str | os.PathLike[str], options: ParseOptions | None = None) -> 
         raise DocumentProcessingError(str(p), f"cannot parse {suffix} file ({type(exc).__name__}: {exc})") from exc
     if not parsed.units and not parsed.markdown.strip():
         parsed.warnings.append("no text found in the document")
+    parsed.context = describe_document(parsed.document, parsed.markdown, parsed.metadata).to_dict()
     return parsed
 
 

@@ -449,4 +449,16 @@ def parse_docx(
         warnings=images.warnings(),
         stats=stats,
         explain=builder.explain,
+        metadata=_core_properties(document),
     )
+
+
+def _core_properties(document: Any) -> dict[str, str]:
+    """The Word file's title, author, subject and keywords (those set)."""
+    try:
+        props = document.core_properties
+        items = {"title": props.title, "author": props.author, "subject": props.subject, "keywords": props.keywords}
+    except Exception:  # damaged core properties: the header is told from the text instead
+        return {}
+    return {key: " ".join(str(value).split()) for key, value in items.items() if isinstance(value, str)
+            and value.strip()}

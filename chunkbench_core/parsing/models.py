@@ -95,6 +95,8 @@ class ParsedDocument:
     heading, table header and title, and Q&A pair (:func:`chunkbench_core.parsing.explain.explain_text`).
     ``page_starts`` gives, for a paged document (PDF), the ``markdown`` offset at which each page starts
     (page 1 first); it is empty for documents without pages (DOCX, Markdown, text, spreadsheets).
+    ``metadata`` is what the file says about itself (a PDF's or Word file's title, author, subject, keywords);
+    ``context`` the document's header parts (:mod:`chunkbench_core.parsing.context`: name, form, period, header).
     """
 
     document: str
@@ -106,6 +108,8 @@ class ParsedDocument:
     stats: dict[str, int] = field(default_factory=dict)
     explain: list[Explanation] = field(default_factory=list)
     page_starts: list[int] = field(default_factory=list)
+    metadata: dict[str, str] = field(default_factory=dict)
+    context: dict[str, Any] = field(default_factory=dict)
 
     def page_span(self, start: int, end: int) -> tuple[int, int] | None:
         """First and last 1-based page of ``markdown[start:end]``; None when the document has no pages."""
@@ -122,6 +126,8 @@ class ParsedDocument:
             "stats": dict(self.stats),
             "explain": [asdict(e) for e in self.explain],
             "page_starts": list(self.page_starts),
+            "metadata": dict(self.metadata),
+            "context": dict(self.context),
         }
 
     @classmethod
@@ -136,4 +142,6 @@ class ParsedDocument:
             stats=dict(data.get("stats", {})),
             explain=[Explanation(**e) for e in data.get("explain", [])],
             page_starts=[int(o) for o in data.get("page_starts", [])],
+            metadata={str(k): str(v) for k, v in (data.get("metadata") or {}).items()},
+            context=dict(data.get("context") or {}),
         )

@@ -1034,6 +1034,7 @@ def _parse_pdf(path: Path, options: ParseOptions, memory: int) -> ParsedDocument
             pages.append(group_lines(frags, number, options))
         text_layer_gate(path, per_page_chars, options)
         titles = outline_titles(reader)
+        metadata = pdf_metadata(reader)
     heuristics = options.heuristics
     dropped = _drop_running_lines(pages, heuristics.pdf.running_line_share)
     lines = [line for page_lines in pages for line in page_lines]
@@ -1068,7 +1069,19 @@ def _parse_pdf(path: Path, options: ParseOptions, memory: int) -> ParsedDocument
         stats=stats,
         explain=builder.explain,
         page_starts=locate_page_starts(markdown, [_page_probes(page, options) for page in pages]),
+        metadata=metadata,
     )
+
+
+def pdf_metadata(reader: Any) -> dict[str, str]:
+    """The document information dictionary's title, author, subject and keywords (those that are text)."""
+    try:
+        info = reader.metadata or {}
+        items = {key: info.get(f"/{key.capitalize()}") for key in ("title", "author", "subject", "keywords")}
+    except Exception:  # a damaged information dictionary: the header is told from the text instead
+        return {}
+    return {key: " ".join(str(value).split()) for key, value in items.items()
+            if isinstance(value, str) and value.strip()}
 
 
 def _page_probes(lines: list[Line], options: ParseOptions) -> list[str]:

@@ -35,6 +35,7 @@ def command_parse(args: argparse.Namespace) -> int:
     if args.explain:
         where = settings.parser_settings_file
         print(f"parser settings file: {where if where.is_file() else 'none (' + str(where) + ' does not exist)'}")
+        print(f"document header: {parsed.context.get('header', '')} ({_sources(parsed.context)})")
         print(explain_text(parsed, heuristics), end="")
         return 0
     if args.text:  # exactly the text references are located in (no newline added)
@@ -43,9 +44,14 @@ def command_parse(args: argparse.Namespace) -> int:
         sys.stdout.buffer.flush()
         return 0
     data = parsed.to_dict()
-    print(json.dumps({k: data[k] for k in ("document", "markdown", "tree", "units", "warnings", "stats")},
-                     ensure_ascii=False, indent=2))
+    print(json.dumps({k: data[k] for k in ("document", "context", "page_starts", "markdown", "tree", "units",
+                                           "warnings", "stats")}, ensure_ascii=False, indent=2))
     return 0
+
+
+def _sources(context: dict) -> str:
+    """Where each part of the document header was told from, in words."""
+    return ", ".join(f"{part} from the {where}" for part, where in sorted((context.get("sources") or {}).items()))
 
 
 def _write_settings(path, force: bool) -> int:

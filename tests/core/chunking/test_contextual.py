@@ -21,6 +21,8 @@ def handbook():
 
 
 def chunker(**kwargs):
+    # these tests are about the context itself: the document header in front of it is tested on its own
+    kwargs.setdefault("document_context", False)
     return make_chunker("contextual_retrieval", chunk_size=8, chunk_overlap=0, **kwargs)
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from chunkbench_core.chunking import STRATEGIES, ModelWindow, check_chunks, make_chunker
 from chunkbench_core.parsing import parse
+from chunkbench_core.parsing.context import document_header
 
 from .helpers import bag_of_words_embed
 
@@ -123,8 +124,17 @@ def test_a_long_llm_context_is_cut_to_fit(documents, minilm):
         return "This passage belongs to the staff loan regulation and explains " + "many details " * 200
 
     chunker = make_chunker("contextual_retrieval", chunk_size=SIZE, chunk_overlap=OVERLAP, window=window_of(minilm),
-                           context=verbose)
+                           context=verbose, document_context=False)
     chunks = chunker.chunk(document)
     report = check_chunks(chunks, {document.document: document.markdown}, WINDOW, minilm.count_word_pieces)
     assert report.passed, report.problems()
     assert all(c.context_source == "llm" and c.embedded_text.split("\n\n", 1)[0].endswith("…") for c in chunks)
+    # with the document's header in front, the header and the cut context together still fit
+    chunker = make_chunker("contextual_retrieval", chunk_size=SIZE, chunk_overlap=OVERLAP, window=window_of(minilm),
+                           context=verbose)
+    chunks = chunker.chunk(document)
+    report = check_chunks(chunks, {document.document: document.markdown}, WINDOW, minilm.count_word_pieces)
+    assert report.passed, report.problems()
+    header = document_header(document)
+    assert header and all(c.embedded_text.startswith(header + "\n\n") for c in chunks)
+    assert all(c.embedded_text.split("\n\n", 2)[1].endswith("…") for c in chunks)
