@@ -23,13 +23,15 @@ from .window import CountModelTokens, ModelWindow
 # every module of the package, so each strategy registers itself (no list to keep up to date); the
 # registration order, the partition order, is the order below, then any other module by name
 _ORDER = ("fixed_size", "recursive", "semantic", "semantic_parent_child", "contextual_retrieval", "structural",
-          "cluster_semantic")
+          "cluster_semantic", "page", "element")
 for _name in (*_ORDER, *sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name not in _ORDER)):
     importlib.import_module(f"{__name__}.{_name}")
 
 from .cluster_semantic import ClusterSemanticChunker  # noqa: E402  (after the loop above registered every strategy module)
 from .contextual_retrieval import ContextualRetrievalChunker, LLMContext  # noqa: E402  (after the loop above registered every strategy module)
+from .element import ElementChunker  # noqa: E402  (after the loop above registered every strategy module)
 from .fixed_size import FixedSizeChunker  # noqa: E402  (after the loop above registered every strategy module)
+from .page import PageChunker  # noqa: E402  (after the loop above registered every strategy module)
 from .recursive import RecursiveChunker  # noqa: E402  (after the loop above registered every strategy module)
 from .semantic import SemanticChunker  # noqa: E402  (after the loop above registered every strategy module)
 from .semantic_parent_child import SemanticParentChildChunker  # noqa: E402  (after the loop above registered every strategy module)
@@ -65,9 +67,11 @@ __all__ = [
     "ClusterSemanticChunker",
     "ContextualRetrievalChunker",
     "CountModelTokens",
+    "ElementChunker",
     "FixedSizeChunker",
     "LLMContext",
     "ModelWindow",
+    "PageChunker",
     "Piece",
     "RecursiveChunker",
     "STRATEGIES",

@@ -122,6 +122,9 @@ class Strategy:
     capabilities: Capabilities
     #: how the reports describe the strategy when it ran without an LLM (``capabilities.llm`` only)
     description_without_llm: str | None = None
+    #: what the run estimate assumes of its chunks before a build is recorded: fields of
+    #: :class:`chunkbench_core.estimate.predict.StrategyShape` (``fill``, ``overlap_share``, ...)
+    shape: Mapping[str, Any] | None = None
 
     @property
     def option_names(self) -> tuple[str, ...]:
@@ -300,6 +303,7 @@ C = TypeVar("C", bound=type)
 
 def register_strategy(name: str, *, description: str, options: type[StrategyOptions] = StrategyOptions,
                       capabilities: Capabilities = Capabilities(), description_without_llm: str | None = None,
+                      shape: Mapping[str, Any] | None = None,
                       registry: StrategyRegistry | None = None) -> Callable[[C], C]:
     """Register the decorated chunker class as strategy ``name`` (see the module docstring)."""
 
@@ -307,7 +311,8 @@ def register_strategy(name: str, *, description: str, options: type[StrategyOpti
         cls.name = name  # type: ignore[attr-defined]  # set on the registered class: the registry's fields
         cls.Options = options  # type: ignore[attr-defined]  # set on the registered class: the registry's fields
         cls.needs_boundary_embeddings = capabilities.boundary_model  # type: ignore[attr-defined]  # set on the registered class: the registry's fields
-        (registry or STRATEGIES).add(Strategy(name, cls, options, description, capabilities, description_without_llm))
+        (registry or STRATEGIES).add(Strategy(name, cls, options, description, capabilities, description_without_llm,
+                                              dict(shape) if shape else None))
         return cls
 
     return decorate

@@ -247,6 +247,19 @@ STRATEGY_SHAPES: dict[str, StrategyShape] = {
 }
 #: a strategy without a shape here is estimated as size-driven chunks half full (and said to be)
 UNKNOWN_SHAPE = StrategyShape(fill=0.5, overlap_share=0.5)
+
+
+def strategy_shape(strategy: str) -> StrategyShape:
+    """The shape above, else the one the strategy registered with (``register_strategy(shape=...)``), else
+    :data:`UNKNOWN_SHAPE`."""
+    if strategy in STRATEGY_SHAPES:
+        return STRATEGY_SHAPES[strategy]
+    from chunkbench_core.chunking import STRATEGIES
+
+    registered = STRATEGIES.get(strategy)
+    return StrategyShape(**registered.shape) if registered is not None and registered.shape else UNKNOWN_SHAPE
+
+
 #: tokens an LLM writes for one context (as in the cost estimate)
 LLM_CONTEXT_TOKENS = 60.0
 
@@ -289,7 +302,7 @@ def strategy_work(strategy: str, tokens: Sequence[float], chunk_size: int, chunk
     if isinstance(chunk_overlap, bool) or not isinstance(chunk_overlap, int) or not 0 <= chunk_overlap < chunk_size:
         raise EstimateError(f"chunk_overlap must be an integer from 0 to chunk_size - 1 ({chunk_size - 1}), "
                             f"got {chunk_overlap!r}")
-    shape = STRATEGY_SHAPES.get(strategy, UNKNOWN_SHAPE)
+    shape = strategy_shape(strategy)
     total = float(sum(tokens))
     boundary_texts = 0.0
     if shape.boundary_unit:
@@ -314,7 +327,7 @@ def strategy_work(strategy: str, tokens: Sequence[float], chunk_size: int, chunk
     if shape.context:
         embedded += texts * (LLM_CONTEXT_TOKENS if llm_context else shape.context_tokens)
     return StrategyWork(texts, embedded, float(boundary_texts), total if shape.boundary_unit else 0.0, texts,
-                        "shape" if strategy in STRATEGY_SHAPES else "unknown strategy: size-driven guess")
+                        "shape" if strategy_shape(strategy) is not UNKNOWN_SHAPE else "unknown strategy: size-driven guess")
 
 
 # -- the other costs -----------------------------------------------------------------------------
@@ -562,7 +575,7 @@ def estimate_run(documents: Sequence[DocumentSize], run: RunShape, rates: Mappin
     observed = observed or {}
     ratios = tokens_per_cl100k or {}
     boundary_model = run.boundary_model
-    needs_boundary = any((STRATEGY_SHAPES.get(s) or UNKNOWN_SHAPE).boundary_unit for s in run.strategies)
+    needs_boundary = any(strategy_shape(s).boundary_unit for s in run.strategies)
     missing = [m for m in (*run.corpus_models, *([boundary_model] if needs_boundary and boundary_model else []))
                if m not in rates]
     if missing:
@@ -582,7 +595,7 @@ def estimate_run(documents: Sequence[DocumentSize], run: RunShape, rates: Mappin
         ratio = ratios.get(model)
         dimension = int(run.dimensions.get(model, 768))
         for strategy in run.strategies:
-            shape = STRATEGY_SHAPES.get(strategy, UNKNOWN_SHAPE)
+            shape = strategy_shape(strategy)
             llm_context = llm is not None and shape.context
             work = strategy_work(strategy, tokens, run.chunk_size, run.chunk_overlap, llm_context,
                                  observed.get(strategy))

@@ -22,14 +22,22 @@ CAPABILITY_WORDS = {
 
 
 def _value(value) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
     if isinstance(value, float):
         return f"{value:g}"
     return "decided at build time" if value is None else str(value)
 
 
 def catalog_text(strategies: list[dict]) -> str:
+    from chunkbench_core.chunking.registry import COMMON_OPTIONS, StrategyOptions
+
+    common = {name: spec.get_default() for name, spec in StrategyOptions.model_fields.items()}
     lines = []
     for s in strategies:
+        # a common option is listed once at the end, and with a strategy only where its default differs
+        s = {**s, "options": [o for o in s["options"] if o["name"] not in COMMON_OPTIONS
+                              or o["default"] != common[o["name"]]]}
         lines.append(s["name"])
         lines.append(f"  {s['description']}")
         if s.get("description_without_llm"):
@@ -37,12 +45,16 @@ def catalog_text(strategies: list[dict]) -> str:
         can = [CAPABILITY_WORDS.get(k, k) for k, v in s["capabilities"].items() if v]
         lines.append(f"  capabilities: {', '.join(can) if can else 'none beyond chunk_size and chunk_overlap'}")
         if not s["options"]:
-            lines.append("  options: none beyond chunk_size and chunk_overlap")
+            lines.append("  options: none of its own")
         for o in s["options"]:
             lines.append(f"  --{o['name'].replace('_', '-')} ({o['rule']}; default {_value(o['default'])})")
             if o["description"]:
                 lines.append(f"      {o['description']}")
         lines.append("")
+    lines.append("every strategy")
+    for name, spec in StrategyOptions.model_fields.items():
+        lines.append(f"  --{name.replace('_', '-')} (true or false; default {_value(common[name])})")
+        lines.append(f"      {spec.description}")
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -63,8 +75,8 @@ def command_strategies(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("strategies", help="the chunking strategies: what each does, its options and capabilities",
                        description="Every registered chunking strategy with its description, capabilities and "
-                                   "options (type, default, allowed values). Every strategy also takes chunk_size "
-                                   "and chunk_overlap.")
+                                   "options (type, default, allowed values). Every strategy also takes chunk_size, "
+                                   "chunk_overlap and the options listed last.")
     s.add_argument("names", nargs="*", help="only these strategies")
     s.add_argument("--json", action="store_true", help="print JSON")
     s.set_defaults(func=command_strategies, parser=s)

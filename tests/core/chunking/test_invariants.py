@@ -45,7 +45,7 @@ def assert_invariants(strategy: str, documents: list[ParsedDocument], chunks, mi
     report = check_chunks(chunks, {d.document: d.markdown for d in documents}, MINILM_WINDOW,
                           minilm.count_word_pieces, overflow=overflow)
     assert report.passed, report.problems()
-    assert report.coverage_checked == (strategy in ("fixed_size", "recursive"))
+    assert report.coverage_checked == (strategy in STRATEGIES.with_capability("covers_text"))
     return report
 
 

@@ -6,7 +6,7 @@ from chunkbench_core.errors import ChunkingError
 from .helpers import bag_of_words_embed, doc, words_counter
 
 ALL = ("fixed_size", "recursive", "semantic", "semantic_parent_child", "contextual_retrieval", "structural",
-       "cluster_semantic")
+       "cluster_semantic", "page", "element")
 
 
 def test_every_shipped_strategy_is_registered_in_partition_order():
@@ -19,7 +19,7 @@ def test_every_shipped_strategy_is_registered_in_partition_order():
         "fixed_size", "recursive", "contextual_retrieval"}
     assert STRATEGIES.with_capability("llm") == ("contextual_retrieval",)
     assert STRATEGIES.with_capability("parent_context") == ("semantic_parent_child",)
-    assert STRATEGIES.with_capability("sweepable") == ("fixed_size", "recursive")
+    assert STRATEGIES.with_capability("sweepable") == ("fixed_size", "recursive", "element")
     assert STRATEGIES.with_capability("neighbor_expansion") == ("fixed_size",)
     assert all(s.description and "\n" not in s.description for s in STRATEGIES.values())
 
