@@ -3,7 +3,7 @@
 Rule: split the markdown into sentences (:mod:`.sentences`, Farsi-aware, with its
 fallback chain), embed every sentence ONCE with the boundary model (one call;
 the callable batches), and cut between adjacent sentences by the cut rule of
-:mod:`.boundaries` (``absolute`` threshold, the default here, or ``percentile``),
+:mod:`.boundaries` (``percentile``, the default: the document's own largest distances, or an ``absolute`` threshold),
 keeping at least ``min_chunk_size`` sentences per group (default 3). A group is also closed before it would
 exceed ``chunk_size`` cl100k tokens (the pipeline's size knob, shrunk to the corpus
 model's window; the Chroma report's size-capped semantic chunkers do the same), a

@@ -3,7 +3,7 @@
 Rule: the units are blank-line paragraphs of the markdown (a heading-only paragraph
 joins the one it introduces). Every paragraph is embedded ONCE with the boundary
 model (one call) and adjacent paragraphs are grouped by the cut rule of
-:mod:`.boundaries` (``absolute`` by default, or ``percentile``), at least
+:mod:`.boundaries` (``percentile`` by default, or ``absolute``), at least
 ``min_chunk_size`` paragraphs per parent, closed before ``parent_chunk_size``
 cl100k tokens (default 4 x ``chunk_size``). Each parent is cut into children by the
 recursive rule at ``chunk_size``/``chunk_overlap``; with a ``window`` children

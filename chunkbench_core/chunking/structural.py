@@ -50,9 +50,6 @@ from .window import ModelWindow, fit_span_groups
 class StructuralOptions(SemanticCutOptions):
     prose_chunker: Literal["semantic", "fixed_size", "recursive"] = Field(
         "semantic", description="how prose under each heading is cut: 'semantic', 'fixed_size' or 'recursive'")
-    # the prose of one section is short: cutting at its own largest distances adapts to it
-    threshold_mode: Literal["absolute", "percentile"] = Field(
-        "percentile", description=SemanticCutOptions.model_fields["threshold_mode"].description)
     table_chunks: Literal["row", "group"] = Field(
         "row", description="how table rows become chunks: 'row' (each row alone, with its table's title and "
                            "column headers) or 'group' (consecutive rows of one table packed into chunks of at most "

@@ -225,20 +225,20 @@ class StrategyShape:
     chunking_seconds_per_token: float = 2e-6
 
 
-#: The shapes of the shipped strategies, measured with the real chunkers (MiniLM as the boundary model, its
-#: default thresholds, 192/48 tokens) on two kinds of text: the Chroma benchmark's long plain documents
+#: The shapes of the shipped strategies, measured with the real chunkers (MiniLM as the boundary model, the
+#: strategies' default cut rules, 192/48 tokens) on two kinds of text: the Chroma benchmark's long plain documents
 #: (State of the Union, chat logs) and the sample corpus's short sectioned ones (handbook, FAQ, policy,
 #: release notes); each value lies between the two. Fixed windows run full; recursive cuts at a separator
-#: before the size and repeats about half the overlap; semantic groups close at a topic change, well before
-#: the size. A recorded build of the corpus replaces them (:class:`ObservedBuild`).
+#: before the size and repeats about half the overlap; semantic groups cut at the document's largest distances
+#: (the top 5 %) mostly run to the size. A recorded build of the corpus replaces them (:class:`ObservedBuild`).
 STRATEGY_SHAPES: dict[str, StrategyShape] = {
     "fixed_size": StrategyShape(fill=1.0),
     "recursive": StrategyShape(fill=0.85, overlap_share=0.5),
     "contextual_retrieval": StrategyShape(fill=0.85, overlap_share=0.5, context=True, context_tokens=12.0,
                                           chunking_seconds_per_token=4e-6),
-    "semantic": StrategyShape(fill=0.4, overlap_share=0.0, boundary_unit="sentences", boundary_unit_tokens=20.0,
+    "semantic": StrategyShape(fill=0.8, overlap_share=0.0, boundary_unit="sentences", boundary_unit_tokens=20.0,
                               chunking_seconds_per_token=4e-6),
-    "semantic_parent_child": StrategyShape(fill=0.65, overlap_share=0.2, boundary_unit="paragraphs",
+    "semantic_parent_child": StrategyShape(fill=0.78, overlap_share=0.2, boundary_unit="paragraphs",
                                            boundary_unit_tokens=55.0, chunking_seconds_per_token=4e-6),
     "structural": StrategyShape(fill=0.6, overlap_share=0.0, boundary_unit="sentences", boundary_unit_tokens=20.0,
                                 chunking_seconds_per_token=4e-6),

@@ -186,9 +186,10 @@ class CollectionSpec:
     variant: str  # '' for the partition's default collection
     overflow: str
     boundary_model: str | None  # the boundary model in force, for the strategies that cut with one
-    threshold: float | None  # its threshold in force (or the run config's), where the strategy takes one
+    threshold: float | None  # its threshold in force (or the run config's), where the strategy cuts by one
     threshold_source: str | None  # run config | override | registry
     boundary_choice: BoundaryChoice | None = None  # where the boundary model came from, and why
+    threshold_mode: str | None = None  # the semantic cut rule in force (absolute or percentile), where it applies
 
     @property
     def corpus_model(self) -> str:
@@ -221,6 +222,8 @@ class CollectionSpec:
     def settings(self) -> dict[str, Any]:
         """Everything that decides the chunks, as requested (the collection's ``settings``)."""
         rest = {k: v for k, v in self.options.items() if k != "threshold"}
+        if self.threshold_mode is not None:
+            rest.setdefault("threshold_mode", self.threshold_mode)  # the default rule decides the cuts too
         out = requested_settings(self.strategy, self.params, rest, self.overflow, self.boundary_model,
                                  self.threshold, self.threshold_source)
         if self.boundary_model is not None and self.boundary_choice is not None:
@@ -259,13 +262,19 @@ def resolve_collection(request: CollectionRequest, context: SpecContext) -> Coll
     if request.boundary_model and strategy.capabilities.boundary_model:
         named_by["boundary_model"] = request.boundary_model
     variant = variant_label(params, chunking_params(model, None, None, registry=context.registry), named_by)
-    boundary = threshold = source = choice = None
+    boundary = threshold = source = choice = mode = None
     if strategy.capabilities.boundary_model:
         choice = boundary_choice(request.boundary_model, context.registry, context.shared,
                                  context.machine_boundary_model, context.corpus_script)
         boundary_spec = get_model(choice.model, context.registry)
         boundary = boundary_spec.id
-        if strategy.takes("threshold"):
+        if strategy.takes("threshold_mode"):
+            mode = options.get("threshold_mode") or (
+                "absolute" if options.get("threshold") is not None
+                else strategy.options.model_fields["threshold_mode"].default)
+        # a threshold decides the cuts only in absolute mode (percentile mode cuts at the document's own
+        # largest distances, whatever the model's similarities run to)
+        if strategy.takes("threshold") and mode in (None, "absolute"):
             if options.get("threshold") is not None:
                 threshold, source = float(options["threshold"]), "run config"
             elif context.shared is not None:
@@ -275,7 +284,7 @@ def resolve_collection(request: CollectionRequest, context: SpecContext) -> Coll
     return CollectionSpec(strategy=strategy.name, model=model, chunk_size=params["chunk_size"],
                           chunk_overlap=params["chunk_overlap"], options=options, variant_options=named_by,
                           variant=variant, overflow=request.overflow, boundary_model=boundary, threshold=threshold,
-                          threshold_source=source, boundary_choice=choice)
+                          threshold_source=source, boundary_choice=choice, threshold_mode=mode)
 
 
 def request_of_build(row: Mapping[str, Any]) -> CollectionRequest:

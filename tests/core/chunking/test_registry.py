@@ -52,7 +52,7 @@ def test_unknown_parameters_name_the_accepted_ones():
 
 def test_options_are_declared_once_with_defaults_bounds_and_descriptions():
     options = STRATEGIES.options()
-    assert options["threshold_mode"].defaults == {"semantic": "absolute", "semantic_parent_child": "absolute",
+    assert options["threshold_mode"].defaults == {"semantic": "percentile", "semantic_parent_child": "percentile",
                                                  "structural": "percentile"}
     assert options["threshold_mode"].choices == ("absolute", "percentile")
     assert options["percentile"].bounds == {"gt": 0.0, "lt": 100.0} and options["percentile"].kind is float

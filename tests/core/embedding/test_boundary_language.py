@@ -121,3 +121,39 @@ def test_an_english_document_keeps_the_registry_default():
     context = SpecContext(builtin_registry(), corpus_script=ScriptShare.of([parsed.markdown]))
     spec = resolve_collection(CollectionRequest("semantic", MINILM), context)
     assert spec.boundary_model == MINILM and spec.boundary_choice.source == "registry"
+
+
+def test_semantic_strategies_cut_persian_and_english_alike_with_e5_by_default():
+    """multilingual-e5's fixed threshold (0.82) cuts none of the Persian sample's sentence pairs, whose adjacent
+    similarities all run above it, and about half of the English ones: the default percentile rule cuts each
+    document at its own largest distances, so both get semantic cuts."""
+    from chunkbench_core.chunking.boundaries import CutRule, adjacent_similarities, embed_units
+    from chunkbench_core.chunking.sentences import sentence_spans
+
+    boundary = Embedder(get_model(E5))
+    embed = lambda texts: boundary.embed(list(texts), "document")  # noqa: E731
+    registry = builtin_registry()
+    for name in ("persian_leave_policy.docx", "employee_handbook.docx"):
+        parsed = parse(Path(SAMPLE_CORPUS) / name)
+        sentences = sentence_spans(parsed.markdown, 0, len(parsed.markdown))
+        similarities = adjacent_similarities(embed_units("semantic", embed, [parsed.markdown[a:b]
+                                                                            for a, b in sentences]))
+        absolute = CutRule("absolute", registry[E5].default_semantic_threshold).cut_masks([similarities])[0]
+        relative = CutRule("percentile").cut_masks([similarities])[0]
+        assert relative.sum() >= max(1, int(0.04 * len(similarities))), name
+        if name.startswith("persian"):
+            assert absolute.sum() == 0  # what the fixed threshold did
+        context = SpecContext(registry, corpus_script=ScriptShare.of([parsed.markdown]))
+        for strategy in ("semantic", "structural", "semantic_parent_child"):
+            spec = resolve_collection(CollectionRequest(strategy, MINILM, chunk_size=4000, boundary_model=E5),
+                                      context)
+            assert spec.threshold_mode == "percentile" and spec.threshold is None
+            assert spec.settings["threshold_mode"] == "percentile"
+            chunker = build_chunker(spec, None, boundary)
+            chunks = [c for c in chunker.chunk(parsed) if c.role != "parent"]
+            if strategy == "semantic":  # no size cut at 4,000 tokens: every cut is a semantic one
+                assert len(chunks) > 1, (name, strategy)
+    # absolute mode is still there, with the threshold in force
+    spec = resolve_collection(CollectionRequest("semantic", MINILM, boundary_model=E5,
+                                                options={"threshold_mode": "absolute"}), context)
+    assert spec.threshold == registry[E5].default_semantic_threshold and spec.threshold_source == "registry"

@@ -76,7 +76,7 @@ def minilm():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["fixed_size", "recursive", "contextual_retrieval", "semantic",
-                                      "semantic_parent_child", "structural", "cluster_semantic"])
+                                      "semantic_parent_child", "structural", "cluster_semantic", "page", "element"])
 def test_predicted_texts_are_close_to_what_the_real_chunkers_make(strategy, real_documents, minilm):
     from chunkbench_core.chunking import STRATEGIES
     from chunkbench_core.stages.spec import model_window
@@ -86,8 +86,8 @@ def test_predicted_texts_are_close_to_what_the_real_chunkers_make(strategy, real
     predicted = strategy_work(strategy, tokens, **params)
     before = minilm.usage.texts
     spec = STRATEGIES[strategy]
-    options = {"threshold": minilm.spec.default_semantic_threshold} if spec.takes("threshold") else {}
-    chunker = spec.build(params["chunk_size"], params["chunk_overlap"], options, window=model_window(minilm.spec),
+    # the strategies' defaults, as a run builds them (the semantic ones cut at the document's own percentile)
+    chunker = spec.build(params["chunk_size"], params["chunk_overlap"], {}, window=model_window(minilm.spec),
                          embed=lambda texts: minilm.embed(list(texts), "document"))
     retrieved = [c for d in real_documents for c in chunker.chunk(d) if c.is_retrieved]
     boundary = minilm.usage.texts - before
@@ -104,7 +104,7 @@ def test_size_driven_arithmetic():
     assert work.tokens == 1000 + 6 * 50 + 100
     assert work.boundary_texts == 0
     semantic = strategy_work("semantic", [1000], 200, 50)
-    assert semantic.texts == math.ceil(1000 / 80)  # groups 40% full, no overlap
+    assert semantic.texts == math.ceil(1000 / 160)  # groups 80% full, no overlap
     assert semantic.boundary_texts == 50 and semantic.boundary_tokens == 1000  # 20-token sentences, each once
     contextual = strategy_work("recursive", [1000], 200, 50)
     with_llm = strategy_work("contextual_retrieval", [1000], 200, 50, llm_context=True)
