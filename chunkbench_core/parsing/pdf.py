@@ -360,6 +360,11 @@ def _is_sign(text: str) -> bool:
     return text.strip() in CURRENCY_SIGNS
 
 
+#: a whole figure ("(9,380)", "$1,209", "12.5%", "—"): two of them side by side are two columns however close,
+#: as in a cash-flow statement's four narrow columns
+_WHOLE_VALUE = re.compile(r"^(?:[(\-\u2212]?[$€£¥]?\d[\d,]*(?:\.\d+)?\)?%?|[\u2014\u2013-])$")
+
+
 def _starts_value(text: str) -> bool:
     t = text.strip()
     return bool(t) and (t[0].isdigit() or t[0] in "(-\u2212.")
@@ -368,7 +373,8 @@ def _starts_value(text: str) -> bool:
 def group_lines(frags: list[Fragment], page_no: int, options: ParseOptions) -> list[Line]:
     """Fragments in stream order -> lines (same baseline), with cells split at wide gaps.
 
-    A gap wider than ``[pdf] cell_gap_ems`` font sizes starts a new cell. A currency sign printed
+    A gap wider than ``[pdf] cell_gap_ems`` font sizes starts a new cell, and so does a figure right after
+    another figure (two narrow columns of numbers, however close). A currency sign printed
     apart ("$" at the left of its column, the number right-aligned) always starts a cell and takes
     the value after it, however wide the gap, so it never joins the number before it nor becomes
     a column of its own.
@@ -401,7 +407,8 @@ def group_lines(frags: list[Fragment], page_no: int, options: ParseOptions) -> l
                 if len(cell) == 1 and _is_sign(last.text) and _starts_value(frag.text):
                     cell.append(frag)  # "$" + its value
                     continue
-                if not _is_sign(frag.text) and frag.x - last.right <= gap_ems * max(last.size, frag.size):
+                if (not _is_sign(frag.text) and frag.x - last.right <= gap_ems * max(last.size, frag.size)
+                        and not (_WHOLE_VALUE.match(last.text.strip()) and _WHOLE_VALUE.match(frag.text.strip()))):
                     cell.append(frag)
                     continue
             groups.append([frag])
@@ -857,15 +864,106 @@ def table_runs(lines: list[Line]) -> dict[int, int]:
             continue
         area = _value_area(lines[i:j])
         start = i
-        while (start > last_end and i - start < 2
-               and _header_line(lines[start - 1], line.page, area)
+        # a section label right above the first row ("North America" over "Net sales"), with the period
+        # header above it: the label is the table's first section, not a heading between header and rows
+        label, above = (lines[i - 1], lines[i - 2]) if i - 2 >= last_end else (None, None)
+        if (label is not None and above is not None and area is not None and len(label.cells) == 1
+                and label.page == above.page == line.page and label.cells[0].right <= area[0] + line.size
+                and (_header_line(above, line.page, area) or len(above.cells) >= 2 and _header_only([above]))):
+            start = i_header = i - 1
+        else:
+            i_header = i
+        # two stacked period headers over two groups of columns ("Three Months Ended" / "March 31," beside
+        # "Twelve Months Ended" / "March 31,") are four one-cell lines when their baselines differ a little
+        while (start > last_end and i_header - start < HEADER_LINES_ABOVE
+               and (_header_line(lines[start - 1], line.page, area)
+                    or start == i_header != i and len(lines[start - 1].cells) >= 2
+                    and lines[start - 1].page == line.page and _header_only(lines[start - 1:start]))
                and lines[start].gap_before <= 2.5 * lines[start].size):
             start -= 1
         for k in range(start, i):
             lines[k].heading_level = None
         runs[start] = j
         last_end = i = j
-    return runs
+    return _join_continued_runs(lines, _join_header_runs(lines, runs))
+
+
+_YEAR_CELL = re.compile(r"^(?:19|20)\d{2}$")
+_VALUE_CELL = re.compile(r"^[(\-\u2212]?[$€£¥]?\s?[\d.]")
+#: one-cell header lines a table run takes from right above it
+HEADER_LINES_ABOVE = 4
+#: one-cell lines ("ASSETS", "Current assets:") that may stand between a table's header row and its rows
+LINES_UNDER_HEADER = 3
+
+
+def _header_only(run: list[Line]) -> bool:
+    """Lines of dates and labels without a value ("December 31, 2022 | March 31, 2023", "(unaudited)")."""
+    return all((not _VALUE_CELL.match(cell.text.strip()) or _YEAR_CELL.match(cell.text.strip()))
+               and not _is_sign(cell.text) for line in run for cell in line.cells) \
+        and all(len(line.cells) >= 2 or line.cells[0].x > run[0].cells[0].x - line.size for line in run)
+
+
+def _row_width(run: list[Line]) -> int:
+    """The cell count of the table's fullest rows (two or more rows sharing it), as the grid takes it."""
+    counts = Counter(len(line.cells) for line in run)
+    shared = [c for c, n in counts.items() if n >= 2 and c >= 2]
+    return max(shared) if shared else max(counts)
+
+
+def _join_continued_runs(lines: list[Line], runs: dict[int, int]) -> dict[int, int]:
+    """Two runs on one page with the same columns, apart by at most ``LINES_UNDER_HEADER`` short one-cell lines
+    (a balance sheet's "LIABILITIES AND STOCKHOLDERS' EQUITY" over "Current liabilities:"), are one table: the
+    rows below keep the header and the title of the rows above."""
+    out: dict[int, int] = {}
+    current: int | None = None
+    for start in sorted(runs):
+        end = runs[start]
+        if current is not None:
+            previous_end = out[current]
+            between = lines[previous_end:start]
+            first, second = lines[current:previous_end], lines[start:end]
+            area, next_area = _value_area(first), _value_area(second)
+            if (len(between) <= LINES_UNDER_HEADER and all(len(line.cells) == 1 for line in between)
+                    and all(len(line.text) <= 80 for line in between)
+                    and lines[current].page == lines[end - 1].page
+                    and _row_width(first) == _row_width(second) and area is not None and next_area is not None
+                    and abs(area[2] - next_area[2]) <= 2 * lines[start].size):
+                for line in between:
+                    line.heading_level = None
+                out[current] = end
+                continue
+        out[start] = end
+        current = start
+    return out
+
+
+def _join_header_runs(lines: list[Line], runs: dict[int, int]) -> dict[int, int]:
+    """A run of header lines only (a balance sheet's dates) followed, on the same page and after at most
+    ``LINES_UNDER_HEADER`` one-cell lines, by a table whose values sit under its cells is one table: the
+    header row is the table's header, not a table of its own."""
+    out: dict[int, int] = {}
+    starts = sorted(runs)
+    k = 0
+    while k < len(starts):
+        start, end = starts[k], runs[starts[k]]
+        if k + 1 < len(starts) and end - start <= 2 and _header_only(lines[start:end]):
+            following, following_end = starts[k + 1], runs[starts[k + 1]]
+            between = lines[end:following]
+            area = _value_area(lines[following:following_end])
+            header_cells = [c for line in lines[start:end] for c in line.cells]
+            if (len(between) <= LINES_UNDER_HEADER and all(len(line.cells) == 1 for line in between)
+                    and all(line.page == lines[start].page for line in lines[start:following_end])
+                    and area is not None
+                    and all(area[1] - 2 * c.size <= (c.x + c.right) / 2 <= area[2] + 2 * c.size
+                            for c in header_cells)):
+                for line in between:
+                    line.heading_level = None
+                out[start] = following_end
+                k += 2
+                continue
+        out[start] = end
+        k += 1
+    return out
 
 
 def _continues_previous(lines: list[Line], previous: tuple[int, int, list[str] | None], start: int,

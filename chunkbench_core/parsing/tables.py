@@ -57,6 +57,8 @@ ROW_SEPARATOR = " | "
 LABEL_SEPARATOR = ": "
 TITLE_SEPARATOR = " \u2014 "  # em dash: "Title — Row label | Header: value"
 SECTION_SEPARATOR = " > "
+#: words of a label standing alone in the first column that still make it a section (without a colon)
+SECTION_MAX_WORDS = 8
 
 _DEFAULT = TableHeuristics()
 MAX_HEADER_CHARS = _DEFAULT.header_max_chars
@@ -270,6 +272,10 @@ def _section_row(row: list[GridCell], width: int, tables: TableHeuristics) -> st
     merged_over_row = all(c.key == cell.key for c in row)
     if merged_over_row or (row[0].key == cell.key and cell.text.endswith(tables.section_endings)):
         return cell.text.rstrip("".join(tables.section_endings)).strip() or None
+    # a short label alone in the first column, without figures ("International", "ASSETS"): no row has a
+    # label and no value, so it names the rows under it
+    if row[0].key == cell.key and len(cell.text.split()) <= SECTION_MAX_WORDS and not re.search(r"\d", cell.text):
+        return cell.text.strip() or None
     return None
 
 
@@ -317,6 +323,13 @@ def flatten_table(raw_rows: list[list[GridCell]], tables: TableHeuristics | None
             if inherited_header is not None and len(inherited_header) == width:
                 result.header = list(inherited_header)
                 result.header_rule = "the header of the table it continues on the page before"
+        if context and index < len(rows) and _wraps_into(row, rows[index], width, tables):
+            # a row label printed over two lines: its first line goes in front of the label below
+            following = rows[index]
+            key = following[0].key
+            text = f"{_populated(row)[0].text} {following[0].text}"
+            rows[index] = [GridCell(text, c.key) if c.key == key else c for c in following]
+            continue
         if context:
             name = _section_row(row, width, tables)
             if name is not None:
@@ -331,6 +344,26 @@ def flatten_table(raw_rows: list[list[GridCell]], tables: TableHeuristics | None
         if section and label.casefold().startswith(tuple(p.casefold() for p in tables.total_prefixes)):
             section = None
     return result
+
+
+_CONTINUES = re.compile(r"^(?:[a-z0-9$(\u2212\-]|and\b|or\b)")
+_OPEN_END = re.compile(r"(?:\b(?:and|or|of|to|in|for|the|net|on|from|by|with|at)|[,;(\-])$", re.IGNORECASE)
+
+
+def _wraps_into(row: list[GridCell], following: list[GridCell], width: int, tables: TableHeuristics) -> bool:
+    """``row`` holds only the first line of the label of ``following`` (a long label wrapped by the printer):
+    its one cell starts in the first column and does not end like a section ("Operating expenses:"), and
+    the row below has values and a label that goes on from it (starts in lower case, with a figure, or after
+    an open end such as "and", "of", a comma)."""
+    populated = _populated(row)
+    if width < 2 or len(populated) != 1 or row[0].key != populated[0].key:
+        return False
+    text = populated[0].text
+    if text.endswith(tables.section_endings) or not following or not following[0].text:
+        return False
+    if len(_populated(following)) < 2 or following[0].key == following[-1].key:
+        return False
+    return bool(_CONTINUES.match(following[0].text)) or bool(_OPEN_END.search(text))
 
 
 def _period_header_start(rows: list[list[GridCell]], index: int, tables: TableHeuristics) -> bool:

@@ -209,6 +209,56 @@ def test_spreadsheet_rules_are_unchanged_without_context() -> None:
                                                         ("row", "A: x | C: %")]
 
 
+def test_a_label_wrapped_over_two_lines_is_one_label_and_a_short_label_alone_is_a_section() -> None:
+    flat = flatten_table(_grid([
+        ["", "2023", "2022"],
+        ["North America", "", ""],  # no colon, no figure: the rows under it are its
+        ["Net sales", "$69,244", "$76,881"],
+        ["Common stock (100,000 shares authorized; 10,242 and", "", ""],  # the printer wrapped the label
+        ["10,258 shares outstanding", "108", "108"],
+    ]), context=True)
+    rows = [(i.section, i.text) for i in flat.items if i.kind == "row"]
+    assert rows == [("North America", "Net sales | 2023: $69,244 | 2022: $76,881"),
+                    ("North America", "Common stock (100,000 shares authorized; 10,242 and 10,258 shares outstanding"
+                                      " | 2023: 108 | 2022: 108")]
+
+
+def _line(page: int, y: float, cells: list[tuple[float, float, str]], size: float = 8.0) -> "Line":
+    from chunkbench_core.parsing.pdf import Fragment, Line
+
+    frags = [Fragment(x, y, size, False, text, right) for x, right, text in cells]
+    return Line(page, y, size, False, " ".join(t for _, _, t in cells), frags, x0=frags[0].x, x1=frags[-1].right)
+
+
+def test_a_balance_sheets_date_row_heads_the_rows_below_its_section_labels() -> None:
+    """A header row of dates, then "ASSETS" and "Current assets:", then the rows, then a second block of rows
+    under "LIABILITIES" on the same page: one table whose every row is labelled with the dates."""
+    from chunkbench_core.parsing.pdf import table_runs
+
+    values = lambda y, label, a, b: _line(1, y, [(35, 140, label), (475, 510, a), (566, 600, b)])  # noqa: E731
+    lines = [_line(1, 100, [(433, 505, "December 31, 2022"), (528, 587, "March 31, 2023")]),
+             _line(1, 110, [(534, 575, "(unaudited)")]),
+             _line(1, 122, [(202, 232, "ASSETS")]), _line(1, 134, [(19, 85, "Current assets:")]),
+             values(146, "Cash and cash equivalents", "$53,888", "$49,343"),
+             values(158, "Inventories", "34,405", "34,170"),
+             _line(1, 170, [(150, 300, "LIABILITIES AND EQUITY")]), _line(1, 182, [(19, 95, "Current liabilities:")]),
+             values(194, "Accounts payable", "$79,600", "$66,907"), values(206, "Unearned revenue", "13,227", "14,281")]
+    for line, gap in zip(lines[1:], (10, 12, 12, 12, 12, 12, 12, 12, 12)):
+        line.gap_before = gap
+    assert table_runs(lines) == {0: len(lines)}
+
+
+def test_figures_side_by_side_are_two_cells_however_close() -> None:
+    from chunkbench_core.parsing.options import ParseOptions
+    from chunkbench_core.parsing.pdf import Fragment, group_lines
+
+    frags = [Fragment(36, 50, 8, False, "Accounts payable", 91), Fragment(441, 50, 8, False, "(9,380)", 470),
+             Fragment(473, 50, 8, False, "(11,264)", 510), Fragment(512, 50, 8, False, "2,488", 532),
+             Fragment(574, 50, 8, False, "1,061", 597)]
+    (line,) = group_lines(frags, 1, ParseOptions())
+    assert [c.text for c in line.cells] == ["Accounts payable", "(9,380)", "(11,264)", "2,488", "1,061"]
+
+
 # -- the fixture itself ------------------------------------------------------------------------------
 def _fixture_module():
     script = REPO / "scripts" / "make_financial_fixture.py"
