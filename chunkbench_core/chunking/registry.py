@@ -25,6 +25,7 @@ with a message naming the option and what is allowed.
 from __future__ import annotations
 
 import typing
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Literal, Mapping, TypeVar
 
@@ -103,11 +104,20 @@ class OptionSpec:
         values = set(map(repr, shown.values()))
         if len(values) == 1 and len(shown) == len(self.defaults):
             return f"{self.description} ({', '.join(self.strategies)}; default {_plain(next(iter(shown.values())))})"
+        counts = Counter(map(repr, shown.values()))
+        common, n = counts.most_common(1)[0]
+        if len(self.defaults) > 3 and n > len(self.defaults) / 2 and len(shown) == len(self.defaults):
+            # an option most strategies take alike (a common option): the usual default, then the exceptions
+            usual = next(d for d in shown.values() if repr(d) == common)
+            others = [f"{s}: {_plain(d)}" for s, d in shown.items() if repr(d) != common]
+            return f"{self.description} (default {_plain(usual)}; {'; '.join(others)})"
         parts = [f"{s}: default {_plain(d)}" if d is not None else s for s, d in self.defaults.items()]
         return f"{self.description} ({'; '.join(parts)})"
 
 
 def _plain(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
