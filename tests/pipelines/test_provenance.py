@@ -1,6 +1,7 @@
 """Provenance read from the collection that was built, and no scoring of a stale collection."""
 
 import json
+import math
 
 import pytest
 from dagster import DagsterInstance, Definitions, build_schedule_context, validate_run_config
@@ -67,7 +68,8 @@ def test_experiment_provenance_comes_from_the_collection_and_its_run(setup):
     assert row["dagster_run_id"] == built.run_id and row["corpus_fingerprint"]
     assert settings["min_chunk_size"] == 2 and settings["threshold_mode"] == "percentile"
     assert settings["percentile"] == 90.0 and settings["boundary_model"] == MODEL
-    assert row["threshold_source"] == "registry" and row["threshold_mode"] == "percentile"
+    # the percentile rule cuts at the document's own distances: no threshold decides these chunks
+    assert math.isnan(row["threshold"]) and row["threshold_source"] is None and row["threshold_mode"] == "percentile"
     assert json.loads(row["parse_options"])["persian_digits"] == "ascii"
     assert row["variant"].startswith("opts")  # non-default options build a collection of their own
 
@@ -106,18 +108,23 @@ def test_experiment_refuses_a_collection_from_another_parsed_corpus_at_once(setu
 
 @pytest.mark.e2e  # materializes the graph's assets in Dagster runs
 def test_a_changed_threshold_marks_semantic_partitions_stale(setup):
+    """A collection cut by the absolute rule goes stale when its boundary model's threshold changes; one cut at
+    the document's own percentile (the default) does not depend on it."""
     assert run(setup, ["source_documents", "parsed_documents"]).success
     key = partition_key("semantic", MODEL)
+    absolute = {"ops": {name: {"config": {"threshold_mode": "absolute"}}
+                        for name in ("chunk_collections", "experiment_results")}}
     assert run(setup, ["chunk_collections"], key).success
-    assert run(setup, ["experiment_results"], key).success
+    assert run(setup, ["chunk_collections"], key, absolute).success
+    assert run(setup, ["experiment_results"], key, absolute).success
     _, stale = stale_partitions(setup["instance"], setup["workspace"], EmbeddingResource())
     assert str(key) not in {b.partition_key for b in stale}
 
     SharedDefaults(ResultsDB(setup["results"])).set_threshold(MODEL, 0.55)  # chunkbench thresholds set
     _, stale = stale_partitions(setup["instance"], setup["workspace"], EmbeddingResource())
     [build] = [b for b in stale if b.partition_key == str(key)]
-    assert "threshold" in build.reason and build.variant == ""
-    result = run(setup, ["experiment_results"], key)
+    assert "threshold" in build.reason and build.variant.startswith("opts")
+    result = run(setup, ["experiment_results"], key, absolute)
     assert not result.success and "threshold 0.3 -> 0.55" in failure_message(result)
 
 
