@@ -87,7 +87,8 @@ def command_defaults(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    t = sub.add_parser("thresholds", help="per-model semantic thresholds kept in the results database")
+    t = sub.add_parser("thresholds", help="per-model semantic thresholds kept in the results database (used by "
+                                          "the absolute cut rule, threshold_mode absolute)")
     t.add_argument("action", choices=["list", "set", "clear"])
     t.add_argument("model", nargs="?")
     t.add_argument("value", nargs="?", type=float)
