@@ -10,9 +10,8 @@ statement compares the quarter with the same quarter a year earlier, so the repo
 
 The question file (the shape of ``questions/*.json``) asks, for each report, its quarter's total net sales.
 Each question's reference is the exact text of the "Total net sales" row of that report's statement of
-operations, as the parser gives it (the reports are parsed to find it), and ``metadata.evidence_pages`` holds
-the page it is printed on. The discussion gives growth rates, never the totals, so the figure is found in the
-statement's table or not at all.
+operations, as the parser gives it (the reports are parsed to find it), with the page it is printed on. The
+discussion gives growth rates, never the totals, so the figure is found in the statement's table or not at all.
 
 Deterministic: fixed dates, no random numbers; the figures add up.
 """
@@ -198,9 +197,9 @@ def write_family(out: Path) -> tuple[Path, Path]:
             "question": question_text(quarter),
             "expected_answer": f"${figure} thousand",
             "category": "table figure",
-            "references": [{"document": quarter.file_name, "content": parsed.markdown[row_start:row_end]}],
-            "metadata": {"evidence_pages": [{"document": quarter.file_name, "page": page[0] if page else None}],
-                         "figure": figure, "quarter": quarter.key},
+            "references": [{"document": quarter.file_name, "content": parsed.markdown[row_start:row_end],
+                            "page": page[0] if page else None}],
+            "metadata": {"figure": figure, "quarter": quarter.key},
         })
     question_file = out / "questions.json"
     question_file.write_text(json.dumps({

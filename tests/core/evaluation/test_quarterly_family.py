@@ -81,8 +81,8 @@ def test_the_question_file_cites_each_quarters_row_and_page(family):
         start = document.markdown.index(reference.content)
         assert reference.content.startswith("Total net sales") and reference.content.endswith(figure)
         assert f"Three Months Ended {quarter.ended}: {figure}" in reference.content
-        assert data["metadata"]["evidence_pages"] == [
-            {"document": reference.document, "page": document.page_span(start, start + len(reference.content))[0]}]
+        assert reference.page == document.page_span(start, start + len(reference.content))[0] == 1
+        assert question.pages == ((reference.document, 1),)
 
 
 def test_the_document_header_finds_each_quarters_figure_with_structural_chunks(family):
