@@ -183,7 +183,7 @@ def write_family(out: Path) -> tuple[Path, Path]:
     docs = out / "docs"
     docs.mkdir(parents=True, exist_ok=True)
     questions = []
-    for number, quarter in enumerate(QUARTERS, start=1):
+    for quarter in QUARTERS:
         path = docs / quarter.file_name
         write_report(fixture, quarter, path)
         parsed = parse(path)

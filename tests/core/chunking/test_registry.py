@@ -46,7 +46,8 @@ def test_one_call_shape_builds_every_strategy(strategy):
 
 
 def test_unknown_parameters_name_the_accepted_ones():
-    with pytest.raises(ChunkingError, match="fixed_size does not take threshold; it takes: chunk_size, chunk_overlap, document_context, window"):
+    with pytest.raises(ChunkingError, match="fixed_size does not take threshold; it takes: chunk_size, chunk_overlap, "
+                                            "document_context, window"):
         make_chunker("fixed_size", threshold=0.3)
 
 

@@ -223,7 +223,7 @@ def test_a_label_wrapped_over_two_lines_is_one_label_and_a_short_label_alone_is_
                                       " | 2023: 108 | 2022: 108")]
 
 
-def _line(page: int, y: float, cells: list[tuple[float, float, str]], size: float = 8.0) -> "Line":
+def _line(page: int, y: float, cells: list[tuple[float, float, str]], size: float = 8.0):  # -> pdf.Line
     from chunkbench_core.parsing.pdf import Fragment, Line
 
     frags = [Fragment(x, y, size, False, text, right) for x, right, text in cells]
