@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from dataclasses import replace
 from typing import Any
 
 from chunkbench_core.errors import ConfigError
@@ -70,9 +71,11 @@ def openai_vision_captioner(
     if max_tokens <= 0 or (timeout_s is not None and timeout_s <= 0) \
             or (retry_budget_s is not None and retry_budget_s <= 0):
         raise ConfigError("openai_vision_captioner: max_tokens, timeout_s and retry_budget_s must be positive")
-    limits = {name: value for name, value in (("timeout_seconds", timeout_s), ("retry_budget_seconds", retry_budget_s))
-              if value is not None}
-    settings = LLMSettings(model=model, temperature=0.0, **limits)
+    settings = LLMSettings(model=model, temperature=0.0)
+    if timeout_s is not None:
+        settings = replace(settings, timeout_seconds=timeout_s)
+    if retry_budget_s is not None:
+        settings = replace(settings, retry_budget_seconds=retry_budget_s)
     if client is None:
         try:
             import openai  # noqa: F401 - only to say what is missing

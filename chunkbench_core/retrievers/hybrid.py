@@ -26,6 +26,7 @@ import numpy as np
 from chunkbench_core.errors import ChunkbenchError
 from chunkbench_core.evaluation.retrieval import RetrievedChunk
 from chunkbench_core.evaluation.search import document_key
+from chunkbench_core.storage.vector_store import VectorStore
 
 from .dense import DenseRetriever
 from .registry import (
@@ -60,7 +61,7 @@ def words(text: str) -> list[str]:
 @register_retriever("hybrid", description="the dense ranking fused with a keyword (BM25) ranking by reciprocal "
                                           "rank fusion: exact words such as a period or a figure count")
 class HybridRetriever(Retriever):
-    def __init__(self, store, collection: str) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, store: VectorStore, collection: str) -> None:
         import bm25s
 
         super().__init__(store, collection)
@@ -70,10 +71,10 @@ class HybridRetriever(Retriever):
         payloads = sorted(store.payloads(collection), key=lambda p: str(p["chunk_id"]))
         self.payloads = payloads
         self.chunk_ids = [str(p["chunk_id"]) for p in payloads]
-        self.rows_of: dict[str, np.ndarray] = {}
+        rows: dict[str, list[int]] = {}
         for row, payload in enumerate(payloads):
-            self.rows_of.setdefault(str(payload["document"]), []).append(row)  # type: ignore[arg-type]
-        self.rows_of = {d: np.asarray(r, dtype=np.int64) for d, r in self.rows_of.items()}
+            rows.setdefault(str(payload["document"]), []).append(row)
+        self.rows_of: dict[str, np.ndarray] = {d: np.asarray(r, dtype=np.int64) for d, r in rows.items()}
         self.bm25 = bm25s.BM25()
         if payloads:
             self.bm25.index([words(str(p.get("text") or "")) or [""] for p in payloads], show_progress=False)
