@@ -55,8 +55,9 @@ def test_checks_pass_on_a_good_collection(setup):
     assert checks(result) == {"vector_count_matches_chunks": True, "chunk_invariants": True,
                               "metrics_within_unit_interval": True, "question_references_resolve": True}
     # the time of the search is in the partition's metadata, as the index time is in its collection's
-    built, = result.asset_materializations_for_node("chunk_collections")
-    searched, = result.asset_materializations_for_node("experiment_results")
+    graph = environment_graph()
+    built, = result.asset_materializations_for_node(graph.op("chunk_collections"))
+    searched, = result.asset_materializations_for_node(graph.op("experiment_results"))
     assert built.metadata["index_seconds"].value > 0 and searched.metadata["search_seconds"].value > 0
 
 

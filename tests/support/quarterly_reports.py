@@ -108,7 +108,7 @@ def _statements(fixture: Any, quarter: Quarter) -> list[Any]:
     header = [[(f"Three Months Ended {quarter.month_day}", 1, 2)], [(str(quarter.year), 1, 1),
                                                                    (str(quarter.year - 1), 2, 2)]]
     periods = [f"three months ended {quarter.ended}", f"three months ended {quarter.month_day} {quarter.year - 1}"]
-    pair = lambda name: [now[name], before[name]]  # noqa: E731
+    pair = lambda name: [now[name], before[name]]  # noqa: E731 - a one-line helper reads best beside its use
     operations = fixture.operations(periods, header, products=pair("products"), services=pair("services"),
                                     cost_products=pair("cost_products"), cost_services=pair("cost_services"),
                                     rnd=pair("rnd"), sga=pair("sga"), other=pair("other"), tax_rate=0.21,
@@ -128,7 +128,7 @@ def _statements(fixture: Any, quarter: Quarter) -> list[Any]:
 
 def _discussion(quarter: Quarter) -> list[tuple[str, str]]:
     now, before = _figures()[quarter.key], _figures()[quarter.prior]
-    growth = lambda name: round(100 * (now[name] - before[name]) / before[name])  # noqa: E731
+    growth = lambda name: round(100 * (now[name] - before[name]) / before[name])  # noqa: E731 - a one-line helper reads best beside its use
     total = round(100 * (total_net_sales(quarter.key) - total_net_sales(quarter.prior))
                   / total_net_sales(quarter.prior))
     return [

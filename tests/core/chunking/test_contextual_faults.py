@@ -58,7 +58,8 @@ def test_a_rate_limit_is_retried_after_its_wait_and_the_context_arrives():
         context, contextual = chunker(server)
         chunks = contextual.chunk(doc(TEXT, name="leave.md"))
         assert {c.context_source for c in chunks} == {"llm"}
-        assert chunks[0].embedded_text.startswith("Part of the leave policy.\n\n")
+        # the document's header first (document context is on for this strategy by default), then the LLM's context
+        assert chunks[0].embedded_text.startswith("Leave policy\n\nPart of the leave policy.\n\n")
         assert len(server.requests) == 2 + len(chunks)  # two failed attempts, then one request per chunk
 
 

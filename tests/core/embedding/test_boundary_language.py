@@ -131,7 +131,7 @@ def test_semantic_strategies_cut_persian_and_english_alike_with_e5_by_default():
     from chunkbench_core.chunking.sentences import sentence_spans
 
     boundary = Embedder(get_model(E5))
-    embed = lambda texts: boundary.embed(list(texts), "document")  # noqa: E731
+    embed = lambda texts: boundary.embed(list(texts), "document")  # noqa: E731 - a one-line helper reads best beside its use
     registry = builtin_registry()
     for name in ("persian_leave_policy.docx", "employee_handbook.docx"):
         parsed = parse(Path(SAMPLE_CORPUS) / name)

@@ -235,7 +235,7 @@ def test_a_balance_sheets_date_row_heads_the_rows_below_its_section_labels() -> 
     under "LIABILITIES" on the same page: one table whose every row is labelled with the dates."""
     from chunkbench_core.parsing.pdf import table_runs
 
-    values = lambda y, label, a, b: _line(1, y, [(35, 140, label), (475, 510, a), (566, 600, b)])  # noqa: E731
+    values = lambda y, label, a, b: _line(1, y, [(35, 140, label), (475, 510, a), (566, 600, b)])  # noqa: E731 - a one-line helper reads best beside its use
     lines = [_line(1, 100, [(433, 505, "December 31, 2022"), (528, 587, "March 31, 2023")]),
              _line(1, 110, [(534, 575, "(unaudited)")]),
              _line(1, 122, [(202, 232, "ASSETS")]), _line(1, 134, [(19, 85, "Current assets:")]),
