@@ -22,31 +22,24 @@ from chunkbench_core.tokens import TokenIndex
 from .base import Chunker, Piece
 from .cascade import recursive_spans
 from .registry import Capabilities, register_strategy
+from .sentences import trimmed_span
 from .window import fit_span_groups
 
 _HEADING_LINE = re.compile(r"^#{1,6}[ \t]", re.MULTILINE)
-
-
-def _trimmed(text: str, start: int, end: int) -> tuple[int, int] | None:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return (start, end) if start < end else None
 
 
 def page_ranges(document: ParsedDocument) -> list[tuple[int, int]]:
     """Each page's trimmed span (pages without text left out); ``[]`` for a document without pages."""
     starts = list(document.page_starts)
     bounds = [*starts, len(document.markdown)]
-    spans = [_trimmed(document.markdown, a, b) for a, b in zip(bounds, bounds[1:])]
+    spans = [trimmed_span(document.markdown, a, b) for a, b in zip(bounds, bounds[1:])]
     return [s for s in spans if s is not None]
 
 
 def section_ranges(text: str) -> list[tuple[int, int]]:
     """Spans from one heading line to the next (the text before the first heading is a section too)."""
     cuts = sorted({0, *(m.start() for m in _HEADING_LINE.finditer(text)), len(text)})
-    spans = [_trimmed(text, a, b) for a, b in zip(cuts, cuts[1:])]
+    spans = [trimmed_span(text, a, b) for a, b in zip(cuts, cuts[1:])]
     return [s for s in spans if s is not None]
 
 

@@ -38,7 +38,8 @@ ABBREVIATIONS = frozenset(
 )
 
 
-def _trimmed(text: str, start: int, end: int) -> tuple[int, int] | None:
+def trimmed_span(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """``[start, end)`` without the whitespace at either end; None when nothing but whitespace is left."""
     while start < end and text[start].isspace():
         start += 1
     while end > start and text[end - 1].isspace():
@@ -49,7 +50,7 @@ def _trimmed(text: str, start: int, end: int) -> tuple[int, int] | None:
 def _split_at(text: str, start: int, end: int, cuts: list[int]) -> list[tuple[int, int]]:
     out = []
     for a, b in zip([start, *cuts], [*cuts, end]):
-        span = _trimmed(text, a, b)
+        span = trimmed_span(text, a, b)
         if span is not None:
             out.append(span)
     return out
@@ -95,7 +96,7 @@ def _punctuation(text: str, start: int, end: int) -> list[tuple[int, int]]:
 def _lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
     out = []
     for m in _LINE.finditer(text, start, end):
-        span = _trimmed(text, m.start(), m.end())
+        span = trimmed_span(text, m.start(), m.end())
         if span is not None:
             out.append(span)
     return out
@@ -114,7 +115,7 @@ def sentence_spans_with_level(text: str, start: int = 0, end: int | None = None)
         spans = split(text, start, end)
         if len(spans) >= 2:
             return spans, level
-    single = _trimmed(text, start, end)
+    single = trimmed_span(text, start, end)
     return ([single] if single else []), "single"
 
 
