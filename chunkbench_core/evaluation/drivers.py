@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from chunkbench_core.errors import ConfigError
-from chunkbench_core.labels import configuration_label
+from chunkbench_core.labels import configuration_label, split_configuration_key
 from chunkbench_core.wording import plural
 
 from .statistics import (
@@ -230,9 +230,11 @@ def decompose(values: np.ndarray, configurations: Sequence[str], metric: str = "
             return None
         return ["" if label is None else str(label) for label in picked]
 
-    strategies = [c.partition("|")[0] for c in configurations]
-    models = [c.partition("|")[2] or c for c in configurations]
-    retrievers = list(retrievers) if retrievers is not None else ["default"] * len(configurations)
+    # a configuration's key names its retriever when it is not dense: the corpus model is the key's middle part
+    parts = [split_configuration_key(c) for c in configurations]
+    strategies = [strategy for strategy, _, _ in parts]
+    models = [corpus_model or c for c, (_, corpus_model, _) in zip(configurations, parts)]
+    retrievers = list(retrievers) if retrievers is not None else [retriever for _, _, retriever in parts]
     cats, docs = known(categories), known(documents)
     out = Decomposition(metric, int(values.shape[0]), n_scored, len(configurations), float("nan"),
                         resamples=resamples, seed=seed)

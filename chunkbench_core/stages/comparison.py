@@ -187,12 +187,9 @@ def decompose_comparison(comparison: Any, rows: Sequence[dict[str, Any]]) -> Any
         return Decomposition(comparison.metric, 0, 0, 0, float("nan"))
     labels = _question_labels(rows)
     known = [labels.get(q, (None, None)) for q in scores.questions]
-    retrievers = None
-    if rows and "retriever" in rows[0]:
-        by_configuration = {f"{r['strategy']}|{r['corpus_model']}": str(r.get("retriever")) for r in rows}
-        retrievers = [by_configuration.get(n, "default") for n in scores.names]
+    # each configuration's key names its retriever (evaluation.drivers reads it from there)
     return decompose(scores.values, scores.names, comparison.metric, categories=[k[0] for k in known],
-                     documents=[k[1] for k in known], retrievers=retrievers)
+                     documents=[k[1] for k in known])
 
 
 def judge_choice(comparison: Any, decomposition: Any, threshold: float, labels: dict[str, str],
