@@ -53,7 +53,7 @@ import pandas as pd
 
 from chunkbench_core.evaluation.statistics import DEFAULT_RANK_METRIC, canonical_metric
 from chunkbench_core.evaluation.metric_registry import METRICS
-from chunkbench_core.labels import configuration_label
+from chunkbench_core.labels import DEFAULT_RETRIEVER, configuration_label
 from chunkbench_core.wording import plural
 
 #: the dimensions, in display order
@@ -78,7 +78,7 @@ def group_metrics() -> tuple[str, ...]:
 
 def breakdown_columns() -> tuple[str, ...]:
     """The columns of ``leaderboard_by_group`` and of :func:`group_breakdown`, in order."""
-    return ("dimension", "group", "strategy", "corpus_model", "n_questions", "n_judge_only", "too_small",
+    return ("dimension", "group", "strategy", "corpus_model", "retriever", "n_questions", "n_judge_only", "too_small",
             "rank_metric", "rank_mean", *group_metrics(), "experiment_run_id")
 
 
@@ -219,6 +219,9 @@ def group_breakdown(questions: pd.DataFrame | Sequence[Mapping[str, Any]],
     embed, search = numbers("embed_ms"), numbers("search_ms")
     values = pd.DataFrame({
         "strategy": frame["strategy"].astype(str), "corpus_model": frame["corpus_model"].astype(str),
+        # runs from before retrievers existed were dense
+        "retriever": (frame["retriever"].fillna(DEFAULT_RETRIEVER).replace("", DEFAULT_RETRIEVER).astype(str)
+                      if "retriever" in frame.columns else DEFAULT_RETRIEVER),
         "experiment_run_id": frame["experiment_run_id"].astype(str),
         "_evidence": (~judge_only).astype(int), "_judge_only": judge_only.astype(int),
         "rank_mean": numbers(metric),
@@ -247,7 +250,7 @@ def group_breakdown(questions: pd.DataFrame | Sequence[Mapping[str, Any]],
         members.append(pd.DataFrame({"_row": [i for i, _ in pairs], "dimension": dimension,
                                      "group": [g for _, g in pairs]}))
     long = pd.concat(members, ignore_index=True).join(values, on="_row")
-    keys = ["dimension", "group", "strategy", "corpus_model", "experiment_run_id"]
+    keys = ["dimension", "group", "strategy", "corpus_model", "retriever", "experiment_run_id"]
     means = ["rank_mean", *evidence_metrics(), "context_tokens", "query_ms"]
     cells = long.groupby(keys, sort=False)
     out = cells[means].mean()
@@ -261,14 +264,16 @@ def group_breakdown(questions: pd.DataFrame | Sequence[Mapping[str, Any]],
         return frame
     frame["_dim"] = frame["dimension"].map(lambda d: DIMENSIONS.index(d) if d in DIMENSIONS else len(DIMENSIONS))
     frame["_order"] = -frame["rank_mean"].fillna(-math.inf)
-    frame = frame.sort_values(["_dim", "dimension", "group", "_order", "strategy", "corpus_model"], kind="stable")
+    frame = frame.sort_values(["_dim", "dimension", "group", "_order", "strategy", "corpus_model", "retriever"],
+                              kind="stable")
     return frame.drop(columns=["_dim", "_order"]).reset_index(drop=True)
 
 
-def configuration_name(strategy: Any, corpus_model: Any) -> str:
-    """A configuration's name in a breakdown (``"recursive × all-minilm-l6-v2"``): its label without provenance
-    (:func:`ranking_difference` takes the labels the reports show)."""
-    return configuration_label(strategy, corpus_model)
+def configuration_name(strategy: Any, corpus_model: Any, retriever: Any = None) -> str:
+    """A configuration's name in a breakdown (``"recursive × all-minilm-l6-v2"``, ``... × hybrid`` for a retriever
+    other than dense): its label without provenance (:func:`ranking_difference` takes the labels the reports
+    show)."""
+    return configuration_label(strategy, corpus_model, retriever=retriever)
 
 
 @dataclass(frozen=True)
@@ -310,7 +315,7 @@ def group_leaders(breakdown: pd.DataFrame, order: Sequence[str], dimension: str)
         scored = [r for r in members if _number(r.get("rank_mean")) is not None]
         if not scored:
             continue
-        name = {id(r): configuration_name(r["strategy"], r["corpus_model"]) for r in scored}
+        name = {id(r): configuration_name(r["strategy"], r["corpus_model"], r.get("retriever")) for r in scored}
         best = min(scored, key=lambda r: (-float(r["rank_mean"]), position.get(name[id(r)], len(order)), name[id(r)]))
         mine = next((r for r in scored if name[id(r)] == overall), None)
         n = max(int(r["n_questions"]) for r in members)

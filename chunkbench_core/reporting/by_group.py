@@ -69,7 +69,8 @@ def _table(rows: Sequence[Mapping[str, Any]], dimension: str, metric: str, order
         label, kind = _metric_info(rank_metric)
     by_group: dict[str, dict[str, Mapping[str, Any]]] = {}
     for row in rows:
-        by_group.setdefault(str(row["group"]), {})[configuration_name(row["strategy"], row["corpus_model"])] = row
+        by_group.setdefault(str(row["group"]), {})[configuration_name(row["strategy"], row["corpus_model"],
+                                                                       row.get("retriever"))] = row
     groups = sorted(by_group, key=lambda g: (-max(int(r["n_questions"]) for r in by_group[g].values()), g))
     if dimension == "evidence_length":  # shortest evidence first: the chunk sizes that serve it read in order
         groups.sort(key=bucket_order)
@@ -103,7 +104,7 @@ def render_by_group(data: ReportData) -> str:
     if cells.empty:
         return ""
     board = data.board.to_dict("records")
-    order = [configuration_name(r["strategy"], r["corpus_model"]) for r in board]
+    order = [configuration_name(r["strategy"], r["corpus_model"], r.get("retriever")) for r in board]
     labels = {name: str(r["label"]) for name, r in zip(order, board)}
     names = {name: label_html(str(r["key"]), labels[name]) for name, r in zip(order, board)}
     rank_metric = str(cells["rank_metric"].iloc[0])

@@ -186,7 +186,8 @@ def _ranked_board(results: ResultsDB) -> pd.DataFrame:
         board = order.merge(full, on=key, how="left")
     board = board.drop_duplicates(subset=key)
     board = board.sort_values("_rank", kind="stable").drop(columns="_rank").reset_index(drop=True)
-    board["configuration"] = [configuration(s, c) for s, c in zip(board["strategy"], board["corpus_model"])]
+    board["configuration"] = [configuration(r["strategy"], r["corpus_model"], _retriever(r))
+                              for r in board.to_dict("records")]
     board["strategy_label"] = [strategy_label(s, parse_json(p, {})) for s, p in
                                zip(board["strategy"], board["provenance"] if "provenance" in board else [None] * len(board))]
     records = board.to_dict("records")
@@ -219,6 +220,16 @@ def restrict_to_run_variant(chunks: pd.DataFrame, board: pd.DataFrame) -> pd.Dat
     return pd.concat(kept, ignore_index=True) if kept else chunks
 
 
+def configuration_rows(questions: pd.DataFrame, row: Mapping[str, Any]) -> pd.Series:
+    """Which question rows are the board row's: its strategy and corpus model, and its run when the rows carry
+    one (the dense and the hybrid run of one collection are two configurations, in two runs)."""
+    mask = (questions["strategy"] == row["strategy"]) & (questions["corpus_model"] == row["corpus_model"])
+    run = row.get("experiment_run_id")
+    if "experiment_run_id" in questions.columns and isinstance(run, str) and run:
+        mask &= questions["experiment_run_id"] == run
+    return mask
+
+
 def _rows_of_board_rows(questions: pd.DataFrame, board: pd.DataFrame) -> pd.DataFrame:
     """Drop question rows of other sweep variants of the same run (they differ in created_at).
 
@@ -229,7 +240,7 @@ def _rows_of_board_rows(questions: pd.DataFrame, board: pd.DataFrame) -> pd.Data
         return questions
     keep = pd.Series(True, index=questions.index)
     for row in board.to_dict("records"):
-        mask = (questions["strategy"] == row["strategy"]) & (questions["corpus_model"] == row["corpus_model"])
+        mask = configuration_rows(questions, row)
         stamps = questions.loc[mask, "created_at"]
         if stamps.nunique() > 1 and (stamps == row["created_at"]).any():
             keep &= ~mask | (questions["created_at"] == row["created_at"])

@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from chunkbench_core.labels import configuration_label
+from chunkbench_core.labels import configuration_label, named_retriever
 from chunkbench_core.storage.results_db import LEADERBOARD_COLUMNS
 
 from .columns import metrics_catalog, plural
@@ -210,6 +210,9 @@ def _counted_row(board: pd.DataFrame, recommendation: Mapping[str, Any] | None) 
     if recommendation and "strategy" in board.columns:
         mine = board[(board["strategy"] == recommendation.get("strategy"))
                      & (board["corpus_model"] == recommendation.get("corpus_model"))]
+        if "retriever" in board.columns and len(mine) > 1:  # the dense and the hybrid run of one collection
+            wanted = named_retriever(recommendation.get("retriever"))
+            mine = mine[[named_retriever(r) == wanted for r in mine["retriever"]]]
         if not mine.empty:
             return mine.iloc[0].to_dict()
     return board.iloc[0].to_dict()

@@ -31,7 +31,7 @@ from .columns import (
     value,
 )
 from .by_group import render_by_group
-from .data import ReportData
+from .data import ReportData, configuration_rows
 from .html import definition_list, esc, label_html, nav, page, png_img, table
 from .intervals import REPORT_CI_NOTE
 from .question_problems import render_parse_ceiling, render_question_problems
@@ -435,7 +435,7 @@ def data_scored(data: ReportData, row: Mapping[str, Any], metric: str) -> int | 
     questions = data.questions
     if questions.empty or metric not in questions.columns:
         return None
-    mine = questions[(questions["strategy"] == row["strategy"]) & (questions["corpus_model"] == row["corpus_model"])]
+    mine = questions[configuration_rows(questions, row)]
     return int(mine[metric].notna().sum())
 
 
@@ -445,7 +445,7 @@ def _first_evidence_rank(data: ReportData, row: Mapping[str, Any]) -> str:
     questions = data.questions
     if questions.empty or "reciprocal_rank" not in questions.columns:
         return ""
-    mine = questions[(questions["strategy"] == row["strategy"]) & (questions["corpus_model"] == row["corpus_model"])]
+    mine = questions[configuration_rows(questions, row)]
     rr = pd.to_numeric(mine["reciprocal_rank"], errors="coerce").dropna()
     if rr.empty:
         return ""

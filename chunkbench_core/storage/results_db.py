@@ -593,14 +593,15 @@ def _leaderboard_by_group_sql() -> str:
     none, blank = sql_string(b.NO_GROUP), sql_string(b.BLANK_ENDS_PATTERN)
     return f"""
 WITH board AS (
-    SELECT DISTINCT experiment_run_id, strategy, corpus_model, created_at FROM leaderboard
+    SELECT DISTINCT experiment_run_id, strategy, corpus_model, retriever, created_at FROM leaderboard
 ), m AS (  -- the leaderboard's ranking metric (the default before anything was compared)
     SELECT coalesce(max(rank_metric), {sql_string(b.DEFAULT_RANK_METRIC)}) AS rank_metric FROM leaderboard
 ), rows AS (  -- the board row's questions (a run's sweep variants carry other timestamps: dropped)
-    SELECT q.*, coalesce(q.judge_only, false) AS is_judge_only
+    SELECT q.* REPLACE (l.retriever AS retriever), coalesce(q.judge_only, false) AS is_judge_only
     FROM question_results q JOIN board l USING (experiment_run_id, strategy, corpus_model)
     QUALIFY q.created_at = l.created_at
-         OR NOT coalesce(bool_or(q.created_at = l.created_at) OVER (PARTITION BY q.strategy, q.corpus_model), false)
+         OR NOT coalesce(bool_or(q.created_at = l.created_at)
+                         OVER (PARTITION BY q.strategy, q.corpus_model, l.retriever), false)
 ), scored AS (  -- a question's documents: its source documents, else (rows written before them) its spans'
     SELECT * REPLACE (is_judge_only AS judge_only),
            list_distinct(coalesce(
@@ -635,7 +636,7 @@ WITH board AS (
                {none}), s.*
     FROM scored s, label_names n
 )
-SELECT q.dimension, q."group", q.strategy, q.corpus_model,
+SELECT q.dimension, q."group", q.strategy, q.corpus_model, q.retriever,
        count(*) FILTER (WHERE NOT q.judge_only) AS n_questions,
        count(*) FILTER (WHERE q.judge_only) AS n_judge_only,
        count(*) FILTER (WHERE NOT q.judge_only) <= {b.TOO_SMALL} AS too_small,
@@ -646,9 +647,10 @@ SELECT q.dimension, q."group", q.strategy, q.corpus_model,
            FILTER (WHERE q.embed_ms IS NOT NULL OR q.search_ms IS NOT NULL) AS query_ms,
        q.experiment_run_id
 FROM grouped q, m
-GROUP BY q.dimension, q."group", q.strategy, q.corpus_model, q.experiment_run_id, m.rank_metric
+GROUP BY q.dimension, q."group", q.strategy, q.corpus_model, q.retriever, q.experiment_run_id, m.rank_metric
 ORDER BY CASE q.dimension {" ".join(f"WHEN '{d}' THEN {i}" for i, d in enumerate(b.DIMENSIONS))}
-         ELSE {len(b.DIMENSIONS)} END, q.dimension, q."group", rank_mean DESC NULLS LAST, q.strategy, q.corpus_model
+         ELSE {len(b.DIMENSIONS)} END, q.dimension, q."group", rank_mean DESC NULLS LAST, q.strategy, q.corpus_model,
+         q.retriever
 """
 
 

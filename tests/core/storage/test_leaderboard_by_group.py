@@ -70,3 +70,32 @@ def test_view_in_the_duckdb_file_reads_its_own_folder(results: ResultsDB) -> Non
 def test_view_is_empty_before_any_run(tmp_path) -> None:
     view = ResultsDB(tmp_path / "empty").query("SELECT * FROM leaderboard_by_group")
     assert view.empty and list(view.columns) == list(breakdown_columns())
+
+
+def test_a_hybrid_run_has_cells_of_its_own(results: ResultsDB) -> None:
+    # recursive × minilm once more, searched by the hybrid retriever: every question scores 0.75
+    from datetime import datetime
+
+    stamp = datetime(2026, 1, 1, 12, 30, 0)
+    rows = results.read("question_results", "recursive__minilm__run-recursive")
+    hybrid = [{**row, "experiment_run_id": "run-hybrid", "retriever": "hybrid", "created_at": stamp,
+               "recall_at_512": None if row["recall_at_512"] is None else 0.75} for row in rows]
+    results.write("question_results", "recursive__minilm__hybrid__run-hybrid", hybrid)
+    results.write("experiment_metrics", "recursive__minilm__hybrid__run-hybrid", [{
+        "experiment_run_id": "run-hybrid", "strategy": "recursive", "corpus_model": "minilm", "retriever": "hybrid",
+        "n_questions": 9, "recall": 0.75, "variant": "", "neighbor_prev": 0, "neighbor_next": 0,
+        "created_at": stamp}])
+    view = results.query("SELECT * FROM leaderboard_by_group")
+    _assert_same(view, group_breakdown(load_report_data(results).questions))
+    pdf = view[(view["dimension"] == "format") & (view["group"] == "pdf")]
+    cells = {(r.strategy, r.retriever): r.rank_mean for r in pdf.itertuples()}
+    assert cells == pytest.approx({("recursive", "hybrid"): 0.75, ("semantic", "dense"): 0.6,
+                                   ("recursive", "dense"): 0.3})
+    assert pdf["n_questions"].tolist() == [5, 5, 5]
+    # the report's tables: one column per configuration, the hybrid one beside its dense twin
+    from chunkbench_core.reporting.by_group import render_by_group
+
+    data = load_report_data(results)
+    assert len(data.questions[data.questions["strategy"] == "recursive"]) == 2 * 10
+    html = render_by_group(data)
+    assert "recursive × minilm × hybrid" in html and "recursive × minilm</" in html.replace("</span>", "</")
