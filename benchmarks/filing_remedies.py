@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from chunkbench_core.storage.results_db import ResultsDB  # noqa: E402 - after the checkout is on sys.path
+from chunkbench_core.storage.results_db import ResultsDB
 
 DATA = ROOT / "benchmarks" / "data" / "sec-10-q-amzn"
 BEFORE_STRATEGIES = ("fixed_size", "recursive", "semantic", "semantic_parent_child", "contextual_retrieval",
