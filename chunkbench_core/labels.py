@@ -12,6 +12,8 @@ views use this function, so one configuration has one name everywhere.
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any, Mapping
 
 from chunkbench_core.provenance import strategy_label
@@ -54,4 +56,21 @@ def configuration_label(strategy: Any, corpus_model: Any, provenance: Mapping[st
     other = named_retriever(retriever)
     if other:
         label = f"{label}{SEPARATOR}{other}"
-    return f"{label} [{variant}]" if variant not in (None, "") else label
+    return f"{label} [{variant_text(variant, provenance)}]" if variant not in (None, "") else label
+
+
+#: the part of a variant's key that stands for the chunker options a user set (stages.spec.variant_label)
+_OPTIONS_PART = re.compile(r"opts[0-9a-f]{8}")
+
+
+def variant_text(variant: Any, provenance: Mapping[str, Any] | None = None) -> str:
+    """A sweep variant as people read it: the key's options digest replaced by the options the run recorded
+    (``optsc0b5868d`` -> ``document_context=true``); the key itself when the run recorded none."""
+    text = str(variant or "")
+    options = (provenance or {}).get("chunker_options")
+    if not isinstance(options, Mapping) or not options or not _OPTIONS_PART.search(text):
+        return text
+    readable = ", ".join(f"{name}={value if isinstance(value, str) else json.dumps(value)}"
+                         for name, value in sorted(options.items()))
+    rest = _OPTIONS_PART.sub("", text).strip("_")
+    return f"{rest}, {readable}" if rest else readable

@@ -567,7 +567,11 @@ def leaderboard_by_setting_sql() -> str:
     budgeted = "".join(f", {name}" for name in _view_metrics("by_setting", "budget"))
     others = "".join(f", {m.run_name}" for m in METRICS.shown_in("by_setting") if m.group not in ("evidence", "budget"))
     return f"""
-SELECT strategy, corpus_model, coalesce(variant, '') AS variant, coalesce(neighbor_prev, 0) AS neighbor_prev,
+SELECT strategy, corpus_model, coalesce(variant, '') AS variant,
+       -- the chunker options a variant was built with, as the run recorded them ('' for the default settings)
+       CASE WHEN coalesce(variant, '') = '' THEN ''
+            ELSE coalesce(CAST(json_extract(provenance, '$.chunker_options') AS VARCHAR), '') END AS options,
+       coalesce(neighbor_prev, 0) AS neighbor_prev,
        coalesce(neighbor_next, 0) AS neighbor_next, coalesce(retriever, 'dense') AS retriever,
        coalesce(scope, 'shared') AS scope, n_questions, {evidence}context_tokens{budgeted}{others},
        query_ms, experiment_run_id, created_at
