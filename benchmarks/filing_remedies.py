@@ -101,7 +101,8 @@ def ask_quarters(env: dict[str, str], extra: list[str]) -> tuple[str, list[tuple
         out = json.loads(chunkbench(env, "ask", f"What were Amazon's total net sales for the {period}?",
                                     "--top-k", "3", "--json", "--no-save", *extra))
         hits = out.get("hits") or []
-        recommended = str(out.get("configuration") or recommended)
+        recommended = label({"strategy": out["strategy"], "corpus_model": out["corpus_model"],
+                             "retriever": out.get("retriever")})
         where = next((f"rank {i} ({h['document']})" for i, h in enumerate(hits, 1)
                       if figure in h["text"] and h["document"] == document), "")
         found.append((period, bool(where), where or ", ".join(h["document"] for h in hits)))
