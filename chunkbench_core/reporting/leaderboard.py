@@ -87,7 +87,8 @@ def rank_metric(board: pd.DataFrame) -> str | None:
     return str(metrics[0]) if metrics else None
 
 
-def _costs_money(board: pd.DataFrame) -> bool:
+def costs_money(board: pd.DataFrame) -> bool:
+    """Whether any configuration of ``board`` costs money (a dollar column of zeros is shown nowhere)."""
     return any(pd.to_numeric(board[c], errors="coerce").fillna(0).abs().sum() > 0
                for c in ("projected_usd", "cost_usd") if c in board.columns)
 
@@ -103,7 +104,7 @@ def _columns(board: pd.DataFrame, wide: bool) -> list[tuple[str, str]]:
         if column == "metric":
             source = metric if metric and metric in board.columns else "rank_mean"
             out.append((metric or "rank_mean", source))
-        elif column in USD and not _costs_money(board):
+        elif column in USD and not costs_money(board):
             continue  # nothing costs money: the cost that decides is the context tokens
         elif column == "retriever" and ("retriever" not in board.columns
                                         or set(board["retriever"].fillna("dense")) <= {"dense"}):

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 
 from chunkbench_core.errors import ConfigError
 from chunkbench_core.reporting import run_reports_folder, write_reports
-from chunkbench_core.reporting.leaderboard import (board_row_label, class_labels, questions_needed_text,
-                                                    recommended_label, round_value, stability_text)
+from chunkbench_core.reporting.leaderboard import (HEADERS, USD, board_row_label, cell, class_labels, costs_money,
+                                                    questions_needed_text, recommended_label, round_value,
+                                                    short_verdict, stability_text)
 from chunkbench_core.reporting.plots import frontier_png, frontier_points
 from chunkbench_core.stages.comparison import compare_latest_runs
 from chunkbench_core.wording import plural
@@ -39,44 +40,60 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-#: the leaderboard's columns in the asset's table metadata: (column, type, description); ``rank_mean`` is shown
-#: under the ranking metric's own name
+#: the leaderboard's columns in the asset's table metadata: (column, type, description), named as the CLI's table
+#: names them (``n``, ``tokens``, ``frontier``); ``rank_mean`` is shown under the ranking metric's own name and the
+#: dollars only when something costs money. Dagster's UI never wraps a column's name and wraps a cell only at a
+#: space or a hyphen, so the table is as wide as its names and longest words: with the long DuckDB names and a
+#: column of zeros it pushed every text entry of the page past the right edge of a 1,600-pixel window
 TABLE_COLUMNS = (
     ("rank", "int", "1 = first in the ranking (the recommendation's rule: the best, then the cheapest within the "
                     "margin)"),
     ("configuration", "string", "chunking strategy × corpus model"),
     ("n_questions", "int", "questions the run scored on evidence (the means are over them)"),
-    ("rank_mean", "float", "mean of the ranking metric over the questions"),
+    ("rank_mean", "float", "mean of the ranking metric over the n questions"),
     ("verdict", "string", "recommended / highest mean / within the margin of the best / undecided (might be as "
                           "good, cannot tell yet) / worse than the best"),
-    ("context_tokens", "float", "context tokens the LLM reads per question (the cost when nothing costs money)"),
-    ("projected_usd", "float", "USD to build the index and answer 1,000 questions"),
+    ("context_tokens", "int", "context tokens the LLM reads per question, mean over the questions (the cost when "
+                              "nothing costs money)"),
+    ("projected_usd", "float", "USD to build the index and answer 1,000 questions (shown when something costs "
+                               "money)"),
+    ("on_frontier", "string", "yes: no other configuration is both better on the ranking metric and cheaper"),
 )
 
 
 def leaderboard_table(board) -> MetadataValue:
-    """The ranked leaderboard as Dagster table metadata: rank, configuration (the one label), the ranking metric's
-    mean (its column named after the metric), verdict and cost; numbers rounded to 3 places (dollars to 4)."""
+    """The ranked leaderboard as Dagster table metadata: rank, configuration (the one label), n, the ranking
+    metric's mean (its column named after the metric), verdict, context tokens, dollars when anything costs money,
+    and the frontier, with the CLI table's headers and values (numbers rounded to 3 places, dollars to 4)."""
     metric = next((str(m) for m in board.get("rank_metric", []) if isinstance(m, str) and m), "rank_mean")
-    names = {"rank_mean": metric}
+    names = {**HEADERS, "rank_mean": metric}
+    columns = [(name, kind, text) for name, kind, text in TABLE_COLUMNS
+               if name in ("configuration", "rank_mean") or name in board.columns]
+    if not costs_money(board):  # local models: a column of zeros says nothing (the CLI and the reports drop it too)
+        columns = [c for c in columns if c[0] not in USD]
     schema = TableSchema(columns=[TableColumn(names.get(name, name), kind, description=text)
-                                  for name, kind, text in TABLE_COLUMNS])
+                                  for name, kind, text in columns])
     records = []
     for row in board.to_dict("records"):
         data: dict = {}
-        for name, kind, _ in TABLE_COLUMNS:
+        for name, kind, _ in columns:
+            header = names.get(name, name)
             if name == "configuration":
-                data[name] = board_row_label(row)  # as every view names it (heading context without an LLM)
+                data[header] = board_row_label(row)  # as every view names it (heading context without an LLM)
                 continue
-            value = round_value(row.get(name))
-            if value is None:  # every record has every column (Dagster's table needs it): empty when not measured
-                data[names.get(name, name)] = None
+            value = round_value(row.get(name), 4 if name in USD else 3)  # a fraction of a cent is not 0
+            if name == "on_frontier":
+                data[header] = cell(name, value if value is not None else False)
+            elif value is None:  # every record has every column (Dagster's table needs it): empty when not measured
+                data[header] = None
             elif kind == "int":
-                data[name] = int(value)
+                data[header] = int(round(float(value)))
             elif kind == "float":
-                data[names.get(name, name)] = round(float(value), 4 if name.endswith("_usd") else 3)
+                data[header] = float(value)
+            elif name == "verdict":
+                data[header] = short_verdict(str(value))
             else:
-                data[name] = str(value)
+                data[header] = str(value)
         records.append(TableRecord(data))
     return MetadataValue.table(records, schema=schema)
 

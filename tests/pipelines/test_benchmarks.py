@@ -79,8 +79,8 @@ def test_two_benchmarks_in_one_home_never_mix(tmp_path, monkeypatch):
         assert metadata["recommendation"].value == f"fixed_size × {MODEL}"
         assert name in metadata["database"].value
         table = metadata["leaderboard"].value
-        assert [c.name for c in table.schema.columns] == ["rank", "configuration", "n_questions", "recall_at_512",
-                                                          "verdict", "context_tokens", "projected_usd"]
+        assert [c.name for c in table.schema.columns] == ["rank", "configuration", "n", "recall_at_512",
+                                                          "verdict", "tokens", "frontier"]
         assert [(r.data["rank"], r.data["configuration"], r.data["verdict"]) for r in table.records] == [
             (1, f"fixed_size × {MODEL}", "recommended")]
         experiment = instance.get_latest_materialization_event(
