@@ -36,6 +36,14 @@ def dg_executable() -> str:
     return found
 
 
+def running_virtual_environment() -> dict[str, str]:
+    """``VIRTUAL_ENV`` naming the virtual environment this command runs from (empty outside one): dg dev runs from
+    it too (:func:`dg_executable`), and dg compares that variable with the project's ``.venv``. Unset, as under
+    ``make ui``, which runs ``.venv/bin/chunkbench`` without activating anything, dg dev and the dg process it
+    starts each printed a warning that the environments do not match, twice at every start."""
+    return {"VIRTUAL_ENV": sys.prefix} if sys.prefix != sys.base_prefix else {}
+
+
 def add_parser(sub) -> None:
     ui = sub.add_parser("ui", help="the Dagster UI (dg dev) on 127.0.0.1, with the HTML reports served next to it")
     given = make_defaults()
@@ -161,7 +169,8 @@ def command_ui(args: argparse.Namespace) -> int:
     benchmarks = settings.results_dir().parent  # every benchmark's folder: the server's index lists them all
     reports_port = args.reports_port if args.reports_port is not None else args.port + 1
     with ReportServer(benchmarks, reports_port) as server:
-        env = process_environment(DAGSTER_HOME=str(dagster_home), **{REPORTS_URL_ENV: server.url})
+        env = process_environment(DAGSTER_HOME=str(dagster_home), **{REPORTS_URL_ENV: server.url},
+                                  **running_virtual_environment())
         print(f"Dagster UI: http://{LOOPBACK}:{args.port}   reports: {server.url}   (Ctrl-C stops both)", flush=True)
         # its own process group: a stop reaches dg dev and everything it starts, and nothing else
         process = subprocess.Popen([dg_executable(), "dev", "--host", LOOPBACK, "--port", str(args.port)],

@@ -80,7 +80,9 @@ def test_chunkbench_ui_runs_dg_dev_and_the_report_server_and_stops_every_child_w
     reports.mkdir(parents=True)
     (reports / "benchmark_report.html").write_text("<h1>the report</h1>", encoding="utf-8")
     ui_port, reports_port = free_port(), free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "OPENAI_API_KEY", "CHUNKBENCH_RESULTS_DIR")}
+    # VIRTUAL_ENV unset, as under make ui (which runs .venv/bin/chunkbench without activating the environment)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DAGSTER_HOME", "OPENAI_API_KEY", "CHUNKBENCH_RESULTS_DIR", "VIRTUAL_ENV")}
     env.update(CHUNKBENCH_HOME=str(home), CHUNKBENCH_BENCHMARK="ui", UI_PORT=str(ui_port),
                REPORTS_PORT=str(reports_port))
     log = tmp_path / "ui.log"
@@ -126,6 +128,9 @@ def test_chunkbench_ui_runs_dg_dev_and_the_report_server_and_stops_every_child_w
     text = log.read_text()
     assert not _answers(f"http://127.0.0.1:{ui_port}/server_info") and not _answers(f"http://127.0.0.1:{reports_port}/")
     assert "Use 'dg dev' instead" not in text and "superseded" not in text.lower(), text
+    # dg's warning that the active virtual environment is not the project's: it runs from the project's, so none
+    # (it was printed twice at every start)
+    assert "does not match the virtual environment" not in text, text
     assert f"http://127.0.0.1:{reports_port}/" in text
     assert (home / "dagster_home" / "dagster.yaml").exists()  # chunkbench's instance, not a temporary one
     from dagster import DagsterInstance
