@@ -354,11 +354,13 @@ def _plots(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
     if points:
         out.append("<figure>" + png_img(plots.frontier_png(points, metric, axis), "frontier",
                                         f"{metric} against cost per configuration")
-                   + f"<figcaption>Up is better ({esc(metric)}), left is cheaper "
-                     f"({esc(plots.COST_AXIS_LABELS.get(axis, axis))}). Filled points are the best and the "
-                     "configurations shown within the margin of it (\"tier 1\" in the plot); the dashed line "
-                     "joins the frontier: configurations no other one beats on both. The star is the recommendation."
-                     "</figcaption></figure>")
+                   + f"<figcaption>Up is better ({esc(metric)}, {esc(_means_over(rows))}), left is cheaper "
+                     f"({esc(plots.COST_AXIS_LABELS.get(axis, axis))}). Each point is a configuration, numbered by "
+                     "its rank and named in the legend; its whisker is the 95% confidence interval of its mean. The "
+                     "star is the recommendation; filled points are the best and the configurations shown within "
+                     f"the margin of it{esc(_margin_words(data))}; hollow ones are undecided (might be as good, cannot "
+                     "tell yet); faded ones are shown worse than the best. The dashed line joins the frontier: the "
+                     "configurations no other one beats on both quality and cost.</figcaption></figure>")
     series, terms = [], []
     for name in BAR_METRICS:
         values = [metric_value(data, r, name) for r in rows]
@@ -372,11 +374,29 @@ def _plots(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
     if series:
         out.append("<figure>" + png_img(plots.metric_bars_png([str(r["label"]) for r in rows], series),
                                         "metric-bars", "metrics per configuration with confidence intervals")
-                   + "<figcaption>Mean per configuration; whiskers show the 95% confidence interval. "
+                   + f"<figcaption>Means per configuration, {esc(_means_over(rows))}; whiskers show the 95% "
+                     "confidence interval. "
                    + esc("; ".join(terms)) + ".</figcaption>"
                      "</figure>")
     out.append(_chunk_sizes(data, rows))
     return "".join(out)
+
+
+def _means_over(rows: Sequence[Mapping[str, Any]]) -> str:
+    """What the plotted means are over: "over 30 questions", or "over 24 to 30 questions (each configuration's n is
+    in the leaderboard)" when the configurations scored different numbers."""
+    counts = sorted({int(n) for n in (number(r.get("n_questions")) for r in rows) if n is not None})
+    if not counts:
+        return "over the questions each configuration scored"
+    if len(counts) == 1:
+        return f"over {plural(counts[0], 'question')}"
+    return f"over {counts[0]:,} to {plural(counts[-1], 'question')} (each configuration's n is in the leaderboard)"
+
+
+def _margin_words(data: ReportData) -> str:
+    """" (0.02 in the ranking metric)": the margin the filled points are within, when the comparison recorded it."""
+    margin = number((data.recommendation or {}).get("margin"))
+    return f" ({margin:g} in the ranking metric)" if margin is not None else ""
 
 
 def _chunk_sizes(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:

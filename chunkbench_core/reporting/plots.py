@@ -171,6 +171,8 @@ def frontier_figure(points: Sequence[FrontierPoint], metric: str, cost_axis: str
     """
     many = len(points) > 8  # a long legend goes under the plot, in two columns, so the plot keeps its width
     fig, ax = _pyplot().subplots(figsize=(10, 5 + (0.12 * len(points) if many else 0)))
+    numbers: list[Any] = []  # each point's rank beside it, placed where it overlaps no other once the axes are set
+    radii: list[float] = []  # each marker's radius in points (its size is a diameter), its edge included
     for i, p in enumerate(points):
         tint = color(i)
         verdict = p.verdict
@@ -180,13 +182,14 @@ def frontier_figure(points: Sequence[FrontierPoint], metric: str, cost_axis: str
             shape, size, edge, width = "*", 20, "black", 1.2
         else:
             shape, size, edge, width = marker(i), 8, tint, 1.5
+        radii.append(size / 2 + width / 2)
         ax.errorbar([p.cost], [p.quality], yerr=_whisker(p.quality, p.quality_ci), fmt=shape, markersize=size,
                     color=tint, ecolor=tint, elinewidth=1, capsize=3, markerfacecolor=face, markeredgecolor=edge,
                     markeredgewidth=width, zorder=3 if p.recommended else 2, alpha=alpha,
                     label=f"{i + 1}. {_label(p.label)}" + (f" ({'★ ' if p.recommended else ''}{verdict})"
                                                            if verdict else ""))
-        ax.annotate(str(i + 1), (p.cost, p.quality), fontsize=8, fontweight="bold", xytext=(5, 5),
-                    textcoords="offset points")
+        numbers.append(ax.annotate(str(i + 1), (p.cost, p.quality), fontsize=8, fontweight="bold", xytext=(5, 5),
+                                   textcoords="offset points", color="#222"))
     front = sorted((p for p in points if p.on_frontier), key=lambda p: p.cost)
     if len(front) > 1:
         ax.step([p.cost for p in front], [p.quality for p in front], where="post", color="#555", linestyle="--",
@@ -201,7 +204,72 @@ def frontier_figure(points: Sequence[FrontierPoint], metric: str, cost_axis: str
     else:
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
     fig.tight_layout()
+    place_numbers(fig, ax, numbers, [(p.cost, p.quality, radius) for p, radius in zip(points, radii)])
     return fig
+
+
+#: where a point's number may go, in order of preference: (x, y) in units of the marker's radius plus a gap, and
+#: the text's alignment there (up right first, as before; then the other corners, the sides, above and below)
+_SPOTS = ((1, 1, "left", "bottom"), (1, -1, "left", "top"), (-1, 1, "right", "bottom"), (-1, -1, "right", "top"),
+          (1.3, 0, "left", "center"), (-1.3, 0, "right", "center"), (0, 1.3, "center", "bottom"),
+          (0, -1.3, "center", "top"))
+
+
+def place_numbers(fig: Any, ax: Any, numbers: Sequence[Any], markers: Sequence[tuple[float, float, float]]) -> None:
+    """Move each number (an annotation of the point at the same index of ``markers``: x, y in data units and the
+    marker's radius in points) to the first spot around its point where it overlaps neither a number already
+    placed nor another point's marker and stays inside the axes, looking further out when every near spot is taken;
+    where none is free, to the spot that overlaps least. Points that share a cost and a score (a tie) otherwise got their numbers drawn
+    on top of each other."""
+    if not numbers:
+        return
+    renderer = fig.canvas.get_renderer()
+    scale = fig.dpi / 72.0  # points to pixels
+    centres = ax.transData.transform([(x, y) for x, y, _ in markers])
+    discs = [(cx, cy, r * scale) for (cx, cy), (_, _, r) in zip(centres, markers)]
+    placed: list[Any] = []
+    frame = ax.get_window_extent(renderer)  # inside the axes: outside, a number met the title or a tick label
+
+    def overlap(box: Any, own: int) -> float:
+        outside = (box.width * box.height
+                   - max(0.0, min(box.x1, frame.x1) - max(box.x0, frame.x0))
+                   * max(0.0, min(box.y1, frame.y1) - max(box.y0, frame.y0)))
+        area = outside
+        for other in placed:
+            w = min(box.x1, other.x1) - max(box.x0, other.x0)
+            h = min(box.y1, other.y1) - max(box.y0, other.y0)
+            area += max(0.0, w) * max(0.0, h)
+        for k, (cx, cy, r) in enumerate(discs):
+            if k == own:
+                continue
+            nx, ny = min(max(cx, box.x0), box.x1), min(max(cy, box.y0), box.y1)  # the box's point nearest the disc
+            if (nx - cx) ** 2 + (ny - cy) ** 2 < r * r:
+                area += r * r
+        return area
+
+    for index, (text, (_, _, radius)) in enumerate(zip(numbers, markers)):
+        best: tuple[float, Any, tuple[float, float, str, str]] | None = None
+        for reach in (1.0, 2.0, 3.0):
+            for dx, dy, ha, va in _SPOTS:
+                step = (radius + 2.0) * reach
+                spot = (dx * step, dy * step, ha, va)
+                text.set_position(spot[:2])
+                text.set_ha(ha)
+                text.set_va(va)
+                box = text.get_window_extent(renderer)
+                cost = overlap(box, index)
+                if best is None or cost < best[0]:
+                    best = (cost, box, spot)
+                if cost == 0.0:
+                    break
+            if best is not None and best[0] == 0.0:
+                break
+        assert best is not None
+        _, box, (x, y, ha, va) = best
+        text.set_position((x, y))
+        text.set_ha(ha)
+        text.set_va(va)
+        placed.append(box)
 
 
 def _provenance(raw: Any) -> dict[str, Any]:

@@ -42,3 +42,26 @@ def test_the_same_points_are_drawn_once_and_other_points_again(monkeypatch):
     assert len(drawn) == 1  # the leaderboard's page and the managerial report share one drawing
     moved = [plots.FrontierPoint("fixed_size × m", 0.8, 900.0, 1, True, True, (0.75, 0.85), "best")]
     assert plots.frontier_png(moved, "recall_at_512", "context_tokens") != first and len(drawn) == 2
+
+
+def test_the_points_numbers_overlap_neither_each_other_nor_other_points():
+    """Ties on score and cost (the same point several times) and a tight cluster, as on a small corpus: each
+    number stays readable, off the other numbers and markers, inside the axes."""
+    spots = [(0.95, 500.0)] * 3 + [(0.93, 505.0), (0.94, 498.0), (0.5, 2000.0), (0.5, 2000.0), (0.92, 510.0)]
+    points = [plots.FrontierPoint(f"strategy_{i} × a-corpus-model-with-a-long-name", quality, cost, 2,
+                                  recommended=i == 0, margin_class="best" if i == 0 else "undecided")
+              for i, (quality, cost) in enumerate(spots)]
+    figure = plots.frontier_figure(points, "recall_at_512", "context_tokens")
+    renderer = figure.canvas.get_renderer()
+    axes = figure.axes[0]
+    numbers = [t for t in axes.texts if t.get_text().isdigit()]
+    assert [t.get_text() for t in numbers] == [str(i + 1) for i in range(len(points))]
+    boxes = [t.get_window_extent(renderer) for t in numbers]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert not a.overlaps(b), (numbers[i].get_text(), a, b)
+    frame = axes.get_window_extent(renderer)
+    centres = axes.transData.transform([(p.cost, p.quality) for p in points])
+    for text, box in zip(numbers, boxes):
+        assert frame.contains(box.x0, box.y0) and frame.contains(box.x1, box.y1), text.get_text()
+        assert not any(box.contains(x, y) for x, y in centres), text.get_text()  # no number covers a point

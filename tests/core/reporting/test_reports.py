@@ -299,3 +299,20 @@ def test_kpi_tiles_and_the_bars_caption_explain_their_terms(extended_reports: Re
     caption = html[html.index('id="metric-bars"'):]
     caption = caption[caption.index("<figcaption>"):caption.index("</figcaption>")]
     assert esc(f"{recall.label}: {recall.description}") in caption
+
+
+def test_the_plot_captions_say_what_the_plots_show_and_what_the_means_are_over(
+        extended_reports: ReportPaths) -> None:
+    """The quality-vs-cost caption names the plot's marks as the plot draws them (no "tier 1", which the plot no
+    longer says), what the numbers and whiskers are, and the questions each plotted mean is over."""
+    html = read(extended_reports.managerial)
+    captions = {}
+    for plot in ("frontier", "metric-bars"):
+        caption = html[html.index(f'id="{plot}"'):]
+        captions[plot] = caption[caption.index("<figcaption>"):caption.index("</figcaption>")]
+    frontier = captions["frontier"]
+    assert not re.search(r"\btier\b", frontier)
+    for term in ("numbered by its rank", "95% confidence interval", "undecided", "shown worse", "frontier"):
+        assert term in frontier, term
+    over = r"over \d+( to \d+)? questions"
+    assert re.search(over, frontier) and re.search(over, captions["metric-bars"])
