@@ -231,8 +231,11 @@
     var picked = rows.filter(function (r) { return state.candidates.indexOf(cellId(r)) >= 0; });
     var info = metricInfo(state.metric);
     if (!picked.length) {
+      // the best values first; equal values in the leaderboard's order, as the heat map lists them
+      var order = Object.keys(D.colors || {});
+      var place = function (r) { var i = order.indexOf(configId(r)); return i < 0 ? order.length : i; };
       picked = rows.filter(function (r) { return value(r) !== null; }).sort(function (a, b) {
-        return info.higherIsBetter ? value(b) - value(a) : value(a) - value(b);
+        return (info.higherIsBetter ? value(b) - value(a) : value(a) - value(b)) || place(a) - place(b);
       }).slice(0, 3);
       note.textContent = "No cell picked: showing the three best cells for " + info.label + ". Pick cells in the heat map to choose your own.";
     } else {

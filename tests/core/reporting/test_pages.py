@@ -213,3 +213,35 @@ def test_managerial_leaves_out_dollar_columns_of_zeros_and_p_values_have_three_d
     assert len(p_values) == 40
     assert all(re.fullmatch(r"[01]\.\d{3}|&lt; 0\.001|–", p) for p in p_values), p_values
     assert any(p != "–" for p in p_values)
+
+
+def test_the_decision_board_follows_the_ranking_and_its_n_can_be_read(open_page: Any, wide_reports: ReportPaths,
+                                                                     tmp_path: Path) -> None:
+    """Stage two's default candidates (the three best cells) list equal values in the leaderboard's order, as the
+    heat map does, not in the order the runs were recorded (on the demo, recursive ran before element, which
+    ranks above it on the same mean), and the n under each heat-map value is drawn in the cell's own colour: the
+    tables' grey on the dark cells was unreadable."""
+    import json
+
+    from chunkbench_core.reporting.html import json_script
+
+    html = wide_reports.decision_board.read_text(encoding="utf-8")
+    start = html.index('<script type="application/json" id="board-data">')
+    end = html.index("</script>", start) + len("</script>")
+    data = json.loads(html[html.index(">", start) + 1:end - len("</script>")])
+    data["rows"].reverse()  # the runs recorded in the other order
+    board = tmp_path / "decision_board.html"
+    board.write_text(html[:start] + json_script("board-data", data) + html[end:], encoding="utf-8")
+    page = open_page(board, "data-board")
+    page.select_option("#metric-picker", "mrr")  # on the wide fixture, several configurations tie on MRR
+    heat = page.locator("#heatmap tbody tr").evaluate_all("rows => rows.map(r => r.dataset.config)")
+    values = page.evaluate("""() => Object.fromEntries(chunkbench.readJson('board-data').rows.map(r =>
+        [r.strategy + '\\u001f' + r.model + '\\u001f' + (r.variant || ''), r.metrics.mrr]))""")
+    picked = page.locator("#candidates tbody tr").evaluate_all("rows => rows.map(r => r.dataset.cell)")
+    picked = [next(c for c in heat if cell.endswith(c)) for cell in picked]
+    best = sorted(heat, key=lambda c: (-values[c], heat.index(c)))[:3]
+    assert len({values[c] for c in best}) < 3, values  # a tie among the three: the order must follow the ranking
+    assert picked == best, (picked, heat)
+    colours = page.locator("#heatmap tbody button").evaluate_all(
+        "cells => cells.map(c => [getComputedStyle(c).color, getComputedStyle(c.querySelector('.ci')).color])")
+    assert colours and all(cell == n for cell, n in colours), colours
