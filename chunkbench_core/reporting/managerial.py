@@ -40,7 +40,7 @@ from .webfiles import scripts, stylesheet
 from .columns import flag
 from chunkbench_core.evaluation.drivers import percent
 from chunkbench_core.evaluation.recommendation import questions_needed_text
-from .summary import Interval, metric_interval, metric_value, n_failed, token_totals
+from .summary import Interval, metric_interval, metric_value, n_failed, token_header, token_totals
 
 
 def strategy_description(strategy: str, label: str | None = None) -> str | None:
@@ -339,9 +339,11 @@ def _cost_latency(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
     html += ("<p class='note'>Query time is the warm mean of embedding one question and searching; the first call "
              f"(which may load the model) is shown apart and never mixed in. {money}</p>")
     tokens = [token_totals(data, r) for r in rows]
-    if any(t for t in tokens):
-        columns = sorted({c for t in tokens for c in t})
-        html += table(["configuration", *(c.replace("_", " ") for c in columns)],
+    # the counts the table above does not show already (context tokens per question, embedded tokens), each
+    # headed with what it counts: a mean per question or a sum over the questions
+    columns = sorted({c for t in tokens for c in t} - {"context_tokens", "embedded_tokens"})
+    if columns:
+        html += table(["configuration", *(token_header(c) for c in columns)],
                       [[_label(r), *(esc(fmt("count", t.get(c))) for c in columns)]
                        for r, t in zip(rows, tokens)],
                       element_id="token-usage", numeric=[False] + [True] * len(columns))

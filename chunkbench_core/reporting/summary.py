@@ -132,6 +132,18 @@ def token_totals(data: ReportData, row: Mapping[str, Any]) -> dict[str, float]:
     return totals
 
 
+#: what the run-level token counts of :func:`token_totals` are: a mean per question or the index's total (every
+#: other count is a sum over the run's questions)
+TOKEN_HEADERS = {"context_tokens": "context tokens / question", "llm_context_tokens": "LLM context tokens / question",
+                 "question_tokens": "question tokens / question", "embedded_tokens": "embedded tokens (index)"}
+
+
+def token_header(column: str) -> str:
+    """A token count's column header saying what it counts: "context tokens / question" (a mean), "embedded
+    tokens (index)", or "answer prompt tokens (sum)" for the counts summed over the questions."""
+    return TOKEN_HEADERS.get(column) or f"{column.replace('_', ' ')} (sum)"
+
+
 def _flat_counts(parsed: Any, prefix: str = "") -> list[tuple[str, float]]:
     if isinstance(parsed, dict):
         out: list[tuple[str, float]] = []

@@ -23,7 +23,7 @@ from .inspector import InspectorStream
 from .question_problems import render_parse_ceiling, render_question_problems
 from .scope import scope_banner, scope_meta
 from .webfiles import scripts, stylesheet
-from .summary import latency_means, n_failed, token_totals
+from .summary import latency_means, n_failed, token_header, token_totals
 
 INSPECTOR_HTML = """
 <section id="inspector" aria-labelledby="inspector-title">
@@ -178,8 +178,9 @@ def _usage(data: ReportData) -> str:
              for r, lat in zip(rows, latencies)],
             element_id="latency-table", numeric=[False] + [True] * len(lat_cols)))
     if tok_cols:
-        out.append("<h3>Token usage (sum over questions)</h3>" + table(
-            ["configuration", *(c.replace("_", " ") for c in tok_cols)],
+        out.append("<h3>Token usage</h3><p class='note'>Per question: the mean over the run's questions; "
+                   "(index): the chunks embedded to build the index; (sum): over the run's questions.</p>" + table(
+            ["configuration", *(token_header(c) for c in tok_cols)],
             [[_label(r), *(esc(fmt("count", t.get(c))) for c in tok_cols)] for r, t in zip(rows, tokens)],
             element_id="token-table", numeric=[False] + [True] * len(tok_cols)))
     else:

@@ -316,3 +316,25 @@ def test_the_plot_captions_say_what_the_plots_show_and_what_the_means_are_over(
         assert term in frontier, term
     over = r"over \d+( to \d+)? questions"
     assert re.search(over, frontier) and re.search(over, captions["metric-bars"])
+
+
+def test_token_counts_say_whether_they_are_per_question_or_summed(extended_reports: ReportPaths) -> None:
+    """The context and question tokens are means per question and the embedded tokens the index's: the technical
+    report's table was headed "sum over questions" above all of them; each column now says what it counts, and the
+    managerial report does not repeat the counts its cost table shows."""
+    from chunkbench_core.reporting.summary import TOKEN_HEADERS, token_header
+
+    assert token_header("context_tokens") == "context tokens / question"
+    assert token_header("embedded_tokens") == "embedded tokens (index)"
+    assert token_header("judge_prompt_tokens") == "judge prompt tokens (sum)"
+    technical = read(extended_reports.technical)
+    assert "sum over questions)</h3>" not in technical
+    head = technical[technical.index("id='token-table'") if "id='token-table'" in technical
+                     else technical.index('id="token-table"'):]
+    headers = re.findall(r"<th[^>]*>([^<]*)</th>", head[:head.index("</thead>")])[1:]
+    assert headers and all(h in TOKEN_HEADERS.values() or h.endswith(" (sum)") for h in headers), headers
+    managerial = read(extended_reports.managerial)
+    if "token-usage" in managerial:
+        usage = managerial[managerial.index("token-usage"):]
+        usage = usage[:usage.index("</thead>")]
+        assert "context tokens" not in usage and "embedded tokens" not in usage
