@@ -4,21 +4,24 @@ What ``make ui`` runs: prepares the Dagster instance (chunkbench's dagster.yaml,
 pools), serves every benchmark's reports (``$CHUNKBENCH_HOME/benchmarks/<name>/reports``, with an index
 page at the root) on 127.0.0.1 (``--reports-port``, default the UI port + 1), tells the code location
 where (``CHUNKBENCH_REPORTS_URL``), and runs ``dg dev`` on 127.0.0.1 until Ctrl-C or SIGTERM, which stop
-dg dev and every process it started within 10 s.
+dg dev and every process it started within 10 s. Meanwhile it reloads the code location when a benchmark is
+registered (``chunkbench run`` of a new one), so the UI shows it without a reload by hand.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
-from chunkbench_core.settings import make_defaults, process_environment
+from chunkbench_core.settings import BENCHMARK_FILE, make_defaults, process_environment
 
 from .cli import session as settings
 
@@ -157,6 +160,59 @@ def stop_process_tree(process: subprocess.Popen, grace: float = STOP_GRACE_SECON
             pass
 
 
+#: how often chunkbench ui looks for a benchmark registered (or its record changed) since the UI loaded it
+RELOAD_POLL_SECONDS = 2.0
+#: the code location's name (workspace.yaml's location_name, [tool.dg.project] code_location_name)
+CODE_LOCATION = "chunkbench"
+
+
+def benchmark_records(benchmarks: Path) -> dict[str, int]:
+    """Each registered benchmark under ``benchmarks`` (a folder holding a benchmark record) with its record's
+    modification time: what the code location builds its assets from when it loads."""
+    records: dict[str, int] = {}
+    for path in benchmarks.glob(f"*/{BENCHMARK_FILE}") if benchmarks.is_dir() else []:
+        try:
+            records[path.parent.name] = path.stat().st_mtime_ns
+        except OSError:  # removed while listed
+            continue
+    return records
+
+
+def reload_code_location(port: int) -> bool:
+    """Ask the UI on 127.0.0.1:``port`` to load the code location again, as the Reload button of its Deployment
+    page does (GraphQL ``reloadRepositoryLocation``); False when the UI does not answer yet or the reload failed."""
+    query = json.dumps({"query": "mutation { reloadRepositoryLocation(repositoryLocationName: %s) "
+                                 "{ __typename } }" % json.dumps(CODE_LOCATION)}).encode()
+    request = urllib.request.Request(f"http://{LOOPBACK}:{port}/graphql", data=query,
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            answer = json.loads(response.read())
+    except (OSError, ValueError):
+        return False
+    typename = ((answer.get("data") or {}).get("reloadRepositoryLocation") or {}).get("__typename")
+    return typename == "WorkspaceLocationEntry"
+
+
+def wait_reloading(process: subprocess.Popen, benchmarks: Path, port: int,
+                   poll: float = RELOAD_POLL_SECONDS) -> int:
+    """Wait for dg dev to exit; meanwhile, when a benchmark is registered under ``benchmarks`` (``chunkbench run``
+    of a new one) or its record changes, reload the code location so the UI shows its assets without the user
+    pressing Reload (the code location lists the benchmarks only when it loads)."""
+    known = benchmark_records(benchmarks)
+    while True:
+        try:
+            return process.wait(timeout=poll)
+        except subprocess.TimeoutExpired:
+            pass
+        found = benchmark_records(benchmarks)
+        if found != known and reload_code_location(port):
+            new = sorted(set(found) - set(known))
+            what = f"new benchmark {', '.join(new)}" if new else "a benchmark's record changed"
+            print(f"{what}: the code location was reloaded, the UI shows it now", flush=True)
+            known = found
+
+
 def command_ui(args: argparse.Namespace) -> int:
     from .cli.instance import ensure_dagster_home
 
@@ -176,7 +232,7 @@ def command_ui(args: argparse.Namespace) -> int:
         process = subprocess.Popen([dg_executable(), "dev", "--host", LOOPBACK, "--port", str(args.port)],
                                    cwd=PROJECT_ROOT, env=env, process_group=0)
         try:
-            return process.wait()
+            return wait_reloading(process, benchmarks, args.port)
         except KeyboardInterrupt:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the stop short
             signal.signal(signal.SIGTERM, signal.SIG_IGN)

@@ -8,7 +8,8 @@ status are made from that object, so ``chunkbench settings`` shows exactly what 
 Every benchmark is its own part of the graph (scope.py, benchmarks.py): the benchmarks registered in the results
 root (``chunkbench run`` registers the benchmark it runs) plus the one the settings name, each with its assets
 under its key prefix, its jobs, sensors, schedules and sweep jobs. A benchmark registered after the code location
-loaded appears after a reload (the UI's Deployment page, "Reload").
+loaded appears after a reload: ``chunkbench ui`` reloads it when a benchmark record appears (cli_ui.py); under
+another ``dagster dev``, the UI's Deployment page, "Reload".
 """
 
 from __future__ import annotations

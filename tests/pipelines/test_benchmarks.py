@@ -56,7 +56,8 @@ def test_two_benchmarks_in_one_home_never_mix(tmp_path, monkeypatch):
             out.getvalue()
         assert f"benchmark {name}:" in out.getvalue()
         # its first run says how a running UI shows it (the code location lists benchmarks when it loads)
-        assert f"new benchmark {name}: a running chunkbench ui shows it once its code location is reloaded" \
+        assert f"new benchmark {name}: a running chunkbench ui shows it within seconds (it reloads its code " \
+               "location); a dagster dev started otherwise shows it after Reload on its Deployment page" \
             in " ".join(out.getvalue().split())
         events_after_own_run[name] = materialization_counts(instance, name)
         assert events_after_own_run[name]["leaderboard"] == 1 and events_after_own_run[name]["chunk_collections"] == 1

@@ -72,6 +72,19 @@ def _loaded(ui_port: int) -> bool:
     return bool(entries) and all(e["loadStatus"] == "LOADED" for e in entries)
 
 
+def _asset_keys(ui_port: int) -> set[str]:
+    """The asset keys the UI lists (``benchmark/asset``); empty while it does not answer."""
+    query = json.dumps({"query": "{ assetNodes { assetKey { path } } }"})
+    request = urllib.request.Request(f"http://127.0.0.1:{ui_port}/graphql", data=query.encode(),
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            nodes = json.loads(response.read())["data"]["assetNodes"]
+    except (OSError, KeyError, TypeError, ValueError):
+        return set()
+    return {"/".join(n["assetKey"]["path"]) for n in nodes}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("stop", ["ctrl-c", "sigterm"])
 def test_chunkbench_ui_runs_dg_dev_and_the_report_server_and_stops_every_child_within_10_s(tmp_path, stop):
@@ -105,7 +118,22 @@ def test_chunkbench_ui_runs_dg_dev_and_the_report_server_and_stops_every_child_w
         assert b"the report" in report
         index = urllib.request.urlopen(f"http://127.0.0.1:{reports_port}/", timeout=10).read().decode()
         assert "href='ui/benchmark_report.html'" in index  # the index of every benchmark's reports
-        children = descendants(process.pid)
+        children = descendants(process.pid)  # known before anything below can fail: the finally stops them
+        if stop == "ctrl-c":  # once: a benchmark registered while the UI runs appears without a reload by hand
+            assert "later/leaderboard" not in _asset_keys(ui_port)
+            later = home / "benchmarks" / "later"
+            for folder in ("corpus", "questions"):
+                (tmp_path / "later" / folder).mkdir(parents=True)
+            later.mkdir(parents=True)
+            (later / "benchmark.json").write_text(json.dumps(  # as chunkbench run registers a new benchmark
+                {"name": "later", "corpus": str(tmp_path / "later" / "corpus"),
+                 "questions": str(tmp_path / "later" / "questions")}), encoding="utf-8")
+            deadline = time.time() + 60
+            while "later/leaderboard" not in _asset_keys(ui_port):
+                assert time.time() < deadline, "the new benchmark did not appear within 60 s:\n" + log.read_text()
+                time.sleep(1)
+            assert "new benchmark later: the code location was reloaded" in log.read_text()
+        children |= descendants(process.pid)  # the reloaded code location's server too
         assert len(children) >= 3, children  # dg dev, and what it runs: the webserver, the daemon, the code server
         started = time.monotonic()
         if stop == "ctrl-c":
