@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -39,9 +39,9 @@ USD = {"projected_usd", "cost_usd", "index_usd", "query_usd_per_1000", "caption_
 RIGHT = {"rank", "tier", "n_questions", "questions_to_settle", "context_tokens", "query_ms", "index_seconds",
          "search_seconds", "n_chunks", "embedded_tokens", "points", "storage_bytes", "cold_query_ms",
          "effect_size", "p_value_vs_best", "p_value_adjusted"} | USD
-#: dropped first when the table is still too wide; the frontier last, since the notes below the table explain it and
-#: the plot draws it (the warm query time is in the reports and ``--wide``)
-OPTIONAL = ("cost_usd", "query_ms", "lower_bound_vs_best", "context_tokens", "on_frontier")
+#: dropped first when the table is still too wide (the warm query time is in the reports and ``--wide``); the
+#: frontier never: every view shows it, and a table that still does not fit keeps it and runs past the width
+OPTIONAL = ("cost_usd", "query_ms", "lower_bound_vs_best", "context_tokens")
 
 
 def _missing(value: object) -> bool:
@@ -87,10 +87,11 @@ def rank_metric(board: pd.DataFrame) -> str | None:
     return str(metrics[0]) if metrics else None
 
 
-def costs_money(board: pd.DataFrame) -> bool:
-    """Whether any configuration of ``board`` costs money (a dollar column of zeros is shown nowhere)."""
+def costs_money(board: pd.DataFrame, columns: Sequence[str] = ("projected_usd", "cost_usd")) -> bool:
+    """Whether any configuration of ``board`` has a dollar amount other than zero in ``columns`` (a dollar column of
+    zeros is shown nowhere)."""
     return any(pd.to_numeric(board[c], errors="coerce").fillna(0).abs().sum() > 0
-               for c in ("projected_usd", "cost_usd") if c in board.columns)
+               for c in columns if c in board.columns)
 
 
 def _columns(board: pd.DataFrame, wide: bool) -> list[tuple[str, str]]:
@@ -104,8 +105,8 @@ def _columns(board: pd.DataFrame, wide: bool) -> list[tuple[str, str]]:
         if column == "metric":
             source = metric if metric and metric in board.columns else "rank_mean"
             out.append((metric or "rank_mean", source))
-        elif column in USD and not costs_money(board):
-            continue  # nothing costs money: the cost that decides is the context tokens
+        elif column in USD and not costs_money(board, (column,)):
+            continue  # nothing costs money here (the cost that decides is then the context tokens): no zeros
         elif column == "retriever" and ("retriever" not in board.columns
                                         or set(board["retriever"].fillna("dense")) <= {"dense"}):
             continue  # one retriever compared (dense, as every run before retrievers): nothing to tell apart

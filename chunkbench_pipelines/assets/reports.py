@@ -69,8 +69,8 @@ def leaderboard_table(board) -> MetadataValue:
     names = {**HEADERS, "rank_mean": metric}
     columns = [(name, kind, text) for name, kind, text in TABLE_COLUMNS
                if name in ("configuration", "rank_mean") or name in board.columns]
-    if not costs_money(board):  # local models: a column of zeros says nothing (the CLI and the reports drop it too)
-        columns = [c for c in columns if c[0] not in USD]
+    # local models: a column of zeros says nothing (the CLI and the reports drop it too)
+    columns = [c for c in columns if c[0] not in USD or costs_money(board, (c[0],))]
     schema = TableSchema(columns=[TableColumn(names.get(name, name), kind, description=text)
                                   for name, kind, text in columns])
     records = []

@@ -42,7 +42,7 @@ def test_ranked_table_fits_120_columns_and_says_what_the_rank_means():
     lines = text.splitlines()
     assert max(len(line) for line in lines) <= 120
     assert lines[0].split()[:3] == ["rank", "strategy", "corpus_model"] and "tier" not in lines[0].split()
-    assert "recall_at_512" in lines[0] and "$ index+1k q" in lines[0] and "bound" in lines[0]
+    assert "recall_at_512" in lines[0] and "$ benchmark" in lines[0] and "bound" in lines[0]
     assert lines[2].split()[0] == "1" and lines[2].split()[-2:] == ["highest", "mean"]
     assert lines[3].split()[-1] == "recommended" and "946" in lines[3] and "-0.013" in lines[3]
     assert "rank: by mean recall_at_512 (the share of the evidence text inside the first 512 tokens)" in text
@@ -83,7 +83,7 @@ def test_dollar_columns_give_way_when_nothing_costs_money():
     free = board(True).assign(cost_usd=[0.0, 0.0])
     header = format_table(free, RECOMMENDATION).splitlines()[0]
     assert "$" not in header and "tokens" in header
-    assert "$ index+1k q" in format_table(board(True), RECOMMENDATION).splitlines()[0]
+    assert "$ index+1k q" in format_table(board(True).assign(projected_usd=[0.01, 0.02]), RECOMMENDATION).splitlines()[0]
 
 
 def test_the_counts_line_is_printed_even_when_no_question_is_judge_only():
@@ -107,3 +107,16 @@ def test_the_counts_are_printed_once_when_the_recommendation_says_them():
     assert text.lower().count(f"questions: {counts}") == 1 and f"Questions: {counts}" in text
     text = "\n".join(ranking_note(counted, RECOMMENDATION))
     assert text.count(f"questions: {counts}") == 1
+
+
+def test_long_names_keep_the_frontier_and_no_dollar_column_of_zeros():
+    """Names too long for 120 columns: the optional columns give way, the frontier stays (every view shows it);
+    a dollar column whose every value is 0 is never printed, even when another dollar column has amounts."""
+    long = board(True).assign(
+        corpus_model=["sentence-transformers-paraphrase-multilingual-mpnet-base-v2-long"] * 2,
+        strategy_label=["semantic_parent_child", "contextual_retrieval (heading context)"])
+    header = format_table(long, RECOMMENDATION).splitlines()[0].split()
+    assert "frontier" in header
+    assert "$ index+1k q" not in " ".join(header)  # projected_usd is 0 for both; cost_usd is not
+    priced = format_table(board(True), RECOMMENDATION).splitlines()[0]
+    assert "$ benchmark" in priced and "$ index+1k q" not in priced
