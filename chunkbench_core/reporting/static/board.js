@@ -244,7 +244,8 @@
     var diff = mismatches(picked);
     if (diff.length) { add(note, el("strong", "bad", " These candidates differ in: " + diff.join("; ") + ".")); }
     var head = add(add(table, el("thead")), el("tr"));
-    ["configuration", "run", "created", "neighbors", "boundary model", "chunk size", "top k"].forEach(function (h) { add(head, el("th", "", h)); });
+    // n: the questions each mean of the row is over, as under each heat-map value
+    ["configuration", "run", "created", "neighbors", "boundary model", "chunk size", "top k", "n"].forEach(function (h) { add(head, el("th", "", h)); });
     D.metrics.forEach(function (m) { add(head, el("th", "", m.label)); });
     var best = {};
     D.metrics.forEach(function (m) {
@@ -262,6 +263,7 @@
       add(tr, el("td", "", r.boundary || DASH));
       add(tr, el("td", "", r.chunkSize === null ? DASH : r.chunkSize));
       add(tr, el("td", "num", r.topK === null ? DASH : r.topK));
+      add(tr, el("td", "num", r.n === null ? DASH : r.n));
       D.metrics.forEach(function (m) {
         var v = r.metrics[m.name];
         var td = add(tr, el("td", "num", fmt(m.kind, v)));

@@ -242,6 +242,12 @@ def test_the_decision_board_follows_the_ranking_and_its_n_can_be_read(open_page:
     best = sorted(heat, key=lambda c: (-values[c], heat.index(c)))[:3]
     assert len({values[c] for c in best}) < 3, values  # a tie among the three: the order must follow the ranking
     assert picked == best, (picked, heat)
+    # the candidates carry the n their means are over, as the heat map's cells do
+    headers = page.locator("#candidates thead th").all_inner_texts()
+    assert "n" in headers
+    counts = page.locator("#candidates tbody tr").evaluate_all(
+        "(rows, i) => rows.map(r => r.cells[i].innerText)", headers.index("n"))
+    assert counts and all(c.isdigit() and int(c) > 0 for c in counts), counts
     colours = page.locator("#heatmap tbody button").evaluate_all(
         "cells => cells.map(c => [getComputedStyle(c).color, getComputedStyle(c.querySelector('.ci')).color])")
     assert colours and all(cell == n for cell, n in colours), colours
