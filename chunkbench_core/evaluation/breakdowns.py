@@ -52,23 +52,17 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from chunkbench_core.evaluation.statistics import DEFAULT_RANK_METRIC, canonical_metric
-from chunkbench_core.evaluation.metric_registry import METRICS
+from chunkbench_core.group_rules import (  # the rule's constants, shared with the DuckDB view
+    BLANK_ENDS_PATTERN,
+    DIMENSIONS,
+    EXTENSION_PATTERN,
+    LABEL_PREFIX,
+    NO_GROUP,
+    TOO_SMALL,
+    evidence_metrics,
+)
 from chunkbench_core.labels import DEFAULT_RETRIEVER, configuration_label
 from chunkbench_core.wording import plural
-
-#: the dimensions, in display order
-DIMENSIONS: tuple[str, ...] = ("format", "category", "evidence_length", "difficulty", "document")
-#: the dimension of a question label is this prefix and the label's name
-LABEL_PREFIX = "label:"
-#: the group of a question without a category / difficulty, or of a document without an extension
-NO_GROUP = "(none)"
-#: a cell with this many questions with evidence or fewer is flagged ``too_small``
-TOO_SMALL = 3
-
-def evidence_metrics() -> dict[str, str]:
-    """The metrics of a cell: output name -> question_results column (means over questions with evidence), the
-    registered metrics the groups show (evaluation.metric_registry)."""
-    return {m.run_name: m.name for m in METRICS.shown_in("by_group") if m.group in ("evidence", "budget")}
 
 
 def group_metrics() -> tuple[str, ...]:
@@ -87,12 +81,7 @@ EVIDENCE_METRICS: dict[str, str] = evidence_metrics()
 GROUP_METRICS: tuple[str, ...] = group_metrics()
 BREAKDOWN_COLUMNS: tuple[str, ...] = breakdown_columns()
 
-# the extension of a path: what follows its last dot, when the dot is neither first in the file name
-# nor last (the same expression runs in DuckDB's regexp_extract)
-EXTENSION_PATTERN = r"[^/\\]\.([^./\\]+)$"
 _EXTENSION = re.compile(EXTENSION_PATTERN)
-# blanks trimmed from a label (the same class in DuckDB's regexp_replace)
-BLANK_ENDS_PATTERN = r"^[ \t\n\r\f\v]+|[ \t\n\r\f\v]+$"
 _BLANK_ENDS = re.compile(BLANK_ENDS_PATTERN)
 
 

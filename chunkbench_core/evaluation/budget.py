@@ -34,6 +34,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from chunkbench_core import metric_catalog
+from chunkbench_core.metric_catalog import BUDGETS
 from chunkbench_core.tokens import cl100k
 from chunkbench_core.errors import ConfigError
 
@@ -41,7 +43,7 @@ from . import evidence_arrays, metrics
 from .questions import Span
 from .retrieval import ExpansionNode, RetrievedChunk, ranking_order
 
-DEFAULT_BUDGETS: tuple[int, ...] = (256, 512, 1024, 2048)
+DEFAULT_BUDGETS: tuple[int, ...] = BUDGETS  # the budgets of the listed recall_at_B metrics
 
 
 def validate_budgets(budgets: Sequence[int]) -> tuple[int, ...]:
@@ -57,10 +59,7 @@ def validate_budgets(budgets: Sequence[int]) -> tuple[int, ...]:
     return tuple(sorted(values))
 
 
-def budget_column(budget: int) -> str:
-    """``recall_at_512`` for 512."""
-    return f"recall_at_{budget}"
-
+budget_column = metric_catalog.budget_column
 
 def context_order(tree: Sequence[ExpansionNode]) -> list[RetrievedChunk]:
     """The context in retrieval order: hit, its neighbors nearest first, its parent; next hit ..."""

@@ -1,23 +1,23 @@
-"""The metric registry: a metric is one pure function and one registry line.
+"""The metric registry: the formula of every metric of the list (chunkbench_core/metric_catalog.py).
 
 A metric function takes the questions of a run (:class:`Scored`, one per question it applies to)
 and returns one value per question (``None``: not defined for it); a metric is a per-question formula
 lifted with :func:`per_question`, or a formula over the arrays of every question's offsets and ranks
 lifted with :func:`over_arrays` (the span and document metrics: :mod:`.evidence_arrays`, equal to their
 per-question formulas in :mod:`.metrics`), and the ranking metrics score the whole run at once with
-ir-measures. The registry line names the per-question column, the run-level name of its mean, its
-label, kind and description, and where it is shown::
+ir-measures. A shipped metric is a line of the list (its columns, label, views, direction) and one line here
+binding its formula; a metric added from outside the package is one line, its list fields and its formula at
+once::
 
-    METRICS.add(Metric("recall", over_arrays(evidence_arrays.recall), "recall",
-                       "Recall", "share of the evidence text that the retrieved chunks contain", expanded=True))
+    METRICS.add(Metric("on_evidence_documents", per_question(on_evidence_documents), "on_evidence_documents_rate",
+                       "On-evidence hits", "share of the retrieved chunks that come from a document holding evidence"))
 
-Everything else follows from that line: the per-question scores (stored long: run, question,
-configuration, metric, value), the run's mean with its bootstrap interval, the wide views
-``question_results`` and ``experiment_metrics`` (one column per metric, ``<run_name>_ci_low`` /
-``_ci_high``), the ``leaderboard`` / ``leaderboard_by_setting`` / ``leaderboard_by_group`` columns, the
-``[0, 1]`` asset check, the CLI's ``--wide`` table and the reports' metric catalog. ``expanded=True``
-registers the same formula on the context after neighbor expansion and parent context as well
-(``<name>_expanded``).
+Everything else follows: the per-question scores (stored long: run, question, configuration, metric, value),
+the run's mean with its bootstrap interval, the wide views ``question_results`` and ``experiment_metrics``
+(one column per metric, ``<run_name>_ci_low`` / ``_ci_high``), the ``leaderboard`` /
+``leaderboard_by_setting`` / ``leaderboard_by_group`` columns, the ``[0, 1]`` asset check, the CLI's
+``--wide`` table and the reports' metric catalog. ``expanded=True`` scores the same formula on the context
+after neighbor expansion and parent context as well (``<name>_expanded``).
 
 A metric ``applies_to`` a question (default: it has evidence spans); its run mean is over those
 questions. ``source="judge"`` metrics read the LLM judge's verdict and are scored after the answers.
@@ -26,9 +26,11 @@ questions. ``source="judge"`` metrics read the LLM judge's verdict and are score
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
+
+from chunkbench_core.metric_catalog import CATALOG, VIEWS, Group, Kind, MetricCatalog, MetricInfo
 
 from . import budget, evidence_arrays, metrics, page_metrics, ranking
 from .questions import Question, Span, match_documents
@@ -36,10 +38,6 @@ from .questions import Question, Span, match_documents
 if TYPE_CHECKING:
     from .llm import LLMResult
     from .retrieval import RetrievedChunk
-
-Kind = Literal["fraction", "score10", "ms", "count", "usd", "value"]
-#: where a metric's run mean is shown: the leaderboard (its quality columns), the sweeps side by side, the groups
-VIEWS = frozenset({"leaderboard", "by_setting", "by_group"})
 
 
 @dataclass(frozen=True)
@@ -170,12 +168,11 @@ def was_judged(q: Scored) -> bool:
 
 @dataclass(frozen=True)
 class Metric:
-    """One registry line (see the module docstring).
+    """A metric with its formula: the fields of its line in the list of metrics (:class:`MetricInfo`: columns,
+    label, views, direction ...), the function that scores it and the questions it ``applies_to``.
 
-    ``name``: the per-question column; ``run_name``: its mean's column (``mrr`` for ``reciprocal_rank``);
-    ``views``: where the run mean is shown; ``dtype``: the per-question column's SQL type (``BOOLEAN``
-    for a yes/no verdict, whose mean is a rate); ``bounded``: its values lie in [0, 1] (checked).
-    """
+    ``Metric(name, function, run_name, label, description, ...)`` added with ``METRICS.add`` puts its line in the
+    list as well (how a metric is added from outside the package, as the toy metric's test does)."""
 
     name: str
     function: MetricFunction
@@ -188,48 +185,73 @@ class Metric:
     expanded_views: frozenset[str] = frozenset()
     applies_to: Callable[[Scored], bool] = has_evidence
     source: Literal["retrieval", "judge"] = "retrieval"
-    group: Literal["evidence", "ceiling", "budget", "judge"] = "evidence"
+    group: Group = "evidence"
     dtype: Literal["DOUBLE", "BOOLEAN"] = "DOUBLE"
     bounded: bool = True
     higher_is_better: bool = True
     base: str | None = None  # for an ``_expanded`` metric: the name of the metric it derives from
+    aliases: tuple[str, ...] = ()
+    definition: str = ""
+
+    def info(self) -> MetricInfo:
+        """Its line in the list of metrics (everything but the formula)."""
+        return MetricInfo(**{f.name: getattr(self, f.name) for f in dataclasses.fields(MetricInfo)})
+
+    @classmethod
+    def of(cls, info: MetricInfo, function: MetricFunction,
+           applies_to: Callable[[Scored], bool] = has_evidence) -> "Metric":
+        """The metric of a line of the list, with its formula."""
+        return cls(function=function, applies_to=applies_to,
+                   **{f.name: getattr(info, f.name) for f in dataclasses.fields(MetricInfo)})
 
     def expanded_metric(self) -> "Metric":
         """The same formula on the context after expansion (``<name>_expanded``, ``<run_name>_expanded``)."""
         function = self.function
-        return dataclasses.replace(
-            self, name=f"{self.name}_expanded", run_name=f"{self.run_name}_expanded",
-            label=f"{self.label} (context)", description=f"{self.description}, in the context after neighbor "
-                                                         "expansion / parent context",
-            function=lambda batch: function([q.as_context() for q in batch]), expanded=False,
-            views=self.expanded_views, expanded_views=frozenset(), base=self.name)
+        return Metric.of(self.info().expanded_info(), lambda batch: function([q.as_context() for q in batch]),
+                         self.applies_to)
 
 
 class MetricRegistry:
-    """Metrics by name, in registration order (each ``expanded`` one followed later by its context variant)."""
+    """The formulas of the list of metrics (``catalog``), in its order: every metric of the list has one (see
+    :meth:`check`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, catalog: MetricCatalog = CATALOG) -> None:
+        self._catalog = catalog
         self._metrics: dict[str, Metric] = {}
 
+    def bind(self, name: str, function: MetricFunction, applies_to: Callable[[Scored], bool] = has_evidence) -> None:
+        """The formula of the listed metric ``name`` (and of its ``_expanded`` variant, when it has one)."""
+        metric = Metric.of(self._catalog[name], function, applies_to)
+        self._metrics[name] = metric
+        if metric.expanded:
+            self._metrics[f"{name}_expanded"] = metric.expanded_metric()
+
     def add(self, metric: Metric) -> Metric:
-        for one in (metric, *((metric.expanded_metric(),) if metric.expanded else ())):
-            for known in self._metrics.values():
-                if known.name != one.name and (known.run_name == one.run_name or known.name == one.run_name):
-                    raise ValueError(f"metric {one.name!r}: its run name {one.run_name!r} is taken by {known.name!r}")
-            self._metrics[one.name] = one
+        """A new metric: its line in the list and its formula."""
+        self._catalog.add(metric.info())
+        self.bind(metric.name, metric.function, metric.applies_to)
         return metric
 
     def remove(self, name: str) -> None:
+        self._catalog.remove(name)
         self._metrics.pop(name, None)
         self._metrics.pop(f"{name}_expanded", None)
 
-    def values(self, source: str | None = None) -> list[Metric]:
-        """Every metric: the plain ones in registration order, then the ``_expanded`` ones."""
-        ordered = [m for m in self._metrics.values() if m.base is None] + \
-                  [m for m in self._metrics.values() if m.base is not None]
-        return [m for m in ordered if source is None or m.source == source]
+    def check(self) -> None:
+        """Every metric of the list has its formula and every formula its line."""
+        listed = set(self._catalog.names())
+        if listed != set(self._metrics):
+            raise RuntimeError(f"metrics listed without a formula: {sorted(listed - set(self._metrics))}; "
+                               f"formulas without a line in the list: {sorted(set(self._metrics) - listed)}")
 
-    def __iter__(self):
+    def _of(self, infos: Iterable[MetricInfo]) -> list[Metric]:
+        return [self._metrics[m.name] for m in infos]
+
+    def values(self, source: str | None = None) -> list[Metric]:
+        """Every metric: the plain ones in the list's order, then the ``_expanded`` ones."""
+        return self._of(self._catalog.values(source))
+
+    def __iter__(self) -> Iterator[Metric]:
         return iter(self.values())
 
     def __contains__(self, name: object) -> bool:
@@ -242,28 +264,23 @@ class MetricRegistry:
         return self._metrics.get(name)
 
     def by_run_name(self, run_name: str) -> Metric | None:
-        return next((m for m in self._metrics.values() if m.run_name == run_name), None)
+        info = self._catalog.by_run_name(run_name)
+        return self._metrics.get(info.name) if info is not None else None
 
     def names(self) -> list[str]:
         """The per-question columns."""
-        return [m.name for m in self.values()]
+        return self._catalog.names()
 
     def run_names(self) -> list[str]:
         """The run-level columns (means; each also has ``_ci_low`` / ``_ci_high``)."""
-        return [m.run_name for m in self.values()]
+        return self._catalog.run_names()
 
     def shown_in(self, view: str, group: str | None = None) -> list[Metric]:
-        return [m for m in self.values() if view in m.views and (group is None or m.group == group)]
+        return self._of(self._catalog.shown_in(view, group))
 
     def catalog(self) -> list[Metric]:
-        """The metrics the reports describe, in their order: the evidence metrics, their context variants that
-        a view shows, the ceilings, the budget metrics, the judge's, then any other."""
-        plain = [m for m in self.values() if m.base is None]
-        context = [m for m in self.values() if m.base is not None and m.views]
-        order = {"evidence": 0, "ceiling": 2, "budget": 3, "judge": 4}
-        ranked = [(order.get(m.group, 5), i, m) for i, m in enumerate(plain)]
-        ranked += [(1, i, m) for i, m in enumerate(context)]
-        return [m for _, _, m in sorted(ranked, key=lambda t: (t[0], t[1]))]
+        """The metrics the reports describe, in their order (:meth:`MetricCatalog.catalog`)."""
+        return self._of(self._catalog.catalog())
 
 
 def score(batch: Sequence[Scored], chosen: Iterable[Metric]) -> list[dict[str, Any]]:
@@ -346,70 +363,28 @@ def _precision_omega(q: Scored) -> float | None:
     return None if q.pool is None else metrics.precision_omega([c.span for c in q.pool], q.references)
 
 
+# The formulas of the shipped metrics (their lines: chunkbench_core/metric_catalog.py): .metrics, .ranking, .budget
 METRICS = MetricRegistry()
-_BOARD = frozenset({"leaderboard", "by_setting", "by_group"})
-METRICS.add(Metric("recall", over_arrays(evidence_arrays.recall), "recall", "Recall",
-                   "share of the evidence text that the retrieved chunks contain", expanded=True,
-                   expanded_views=_BOARD))
-METRICS.add(Metric("precision", over_arrays(evidence_arrays.precision), "precision",
-                   "Precision", "share of the retrieved text that is evidence", expanded=True,
-                   expanded_views=frozenset({"by_setting"})))
-METRICS.add(Metric("iou", over_arrays(evidence_arrays.iou), "iou", "IoU",
-                   "evidence retrieved / (retrieved text + evidence missed)", expanded=True, expanded_views=_BOARD))
-METRICS.add(Metric("reciprocal_rank", _ranking("reciprocal_rank"), "mrr", "MRR",
-                   "1 / rank of the first chunk that holds evidence", expanded=True))
-METRICS.add(Metric("hit", _ranking("hit"), "hit_rate", "Hit rate",
-                   "share of questions with at least one evidence chunk", expanded=True))
-METRICS.add(Metric("ndcg", _ranking("ndcg"), "ndcg", "nDCG", "ranking quality weighted by evidence characters",
-                   expanded=True, views=frozenset()))
-METRICS.add(Metric("doc_hit", over_arrays(evidence_arrays.document_hit),
-                   "doc_hit_rate", "Doc hit@k", "share of questions with a top-k chunk from a source document",
-                   applies_to=has_documents))
-METRICS.add(Metric("doc_recall", over_arrays(evidence_arrays.document_recall),
-                   "doc_recall", "Doc recall@k",
-                   "share of the question's source documents among the documents of the top-k chunks",
-                   applies_to=has_documents))
-METRICS.add(Metric("doc_reciprocal_rank",
-                   over_arrays(evidence_arrays.document_reciprocal_rank),
-                   "doc_mrr", "Doc MRR", "1 / rank of the first chunk from a source document",
-                   applies_to=has_documents))
-METRICS.add(Metric("page_hit", per_question(lambda q: page_metrics.page_hit(q.hit_pages, q.cited_pages)),
-                   "page_hit_rate", "Page hit@k", "share of questions with a top-k chunk on a cited evidence page",
-                   applies_to=has_pages))
-METRICS.add(Metric("page_recall", per_question(lambda q: page_metrics.page_recall(q.hit_pages, q.cited_pages)),
-                   "page_recall", "Page recall@k", "share of the question's cited evidence pages the top-k chunks "
-                   "fall on", applies_to=has_pages))
-METRICS.add(Metric("page_reciprocal_rank",
-                   per_question(lambda q: page_metrics.page_reciprocal_rank(q.hit_pages, q.cited_pages)),
-                   "page_mrr", "Page MRR", "1 / rank of the first chunk on a cited evidence page",
-                   applies_to=has_pages))
-METRICS.add(Metric("doc_recall_ceiling",
-                   per_question(lambda q: metrics.document_recall_ceiling(q.cutoff, q.documents)),
-                   "doc_recall_ceiling", "Doc recall ceiling",
-                   "best doc recall@k any k chunks can reach: min(1, k / source documents)", views=frozenset(),
-                   applies_to=has_documents, group="ceiling"))
-METRICS.add(Metric("recall_ceiling", per_question(_recall_ceiling), "recall_ceiling", "Recall ceiling",
-                   "best recall@k any k chunks of this chunking can reach (the k chunks holding the most evidence)",
-                   views=frozenset(), group="ceiling"))
-METRICS.add(Metric("precision_omega", per_question(_precision_omega), "precision_omega", "Precision Ω",
-                   "best precision the chunking allows (every chunk that touches evidence retrieved)",
-                   views=frozenset()))
-for _b in budget.DEFAULT_BUDGETS:
-    METRICS.add(Metric(budget.budget_column(_b), _budget(budget.budget_column(_b)), budget.budget_column(_b),
-                       f"Recall @ {_b:,} tokens",
-                       f"share of the evidence text inside the first {_b:,} tokens of the context the LLM receives",
-                       group="budget"))
-METRICS.add(Metric("budget_auc", _budget("budget_auc"), "budget_auc", "Budget AUC",
-                   "area under evidence recall vs context budget (256 to 2,048 tokens, log scale)", group="budget"))
-METRICS.add(Metric("context_relevance", _judged("context_relevance"), "context_relevance", "Context relevance",
-                   "LLM judge: how relevant the context is (1-10)", kind="score10", views=frozenset(),
-                   applies_to=was_judged, source="judge", group="judge", bounded=False))
-METRICS.add(Metric("answer_similarity", _judged("answer_similarity"), "answer_similarity", "Answer similarity",
-                   "LLM judge: generated vs expected answer (1-10)", kind="score10", views=frozenset(),
-                   applies_to=was_judged, source="judge", group="judge", bounded=False))
-METRICS.add(Metric("faithfulness", _judged("faithfulness"), "faithfulness", "Faithfulness",
-                   "LLM judge: answer supported by the context (1-10)", kind="score10", views=frozenset(),
-                   applies_to=was_judged, source="judge", group="judge", bounded=False))
-METRICS.add(Metric("hallucination", _judged("hallucination"), "hallucination_rate", "Hallucination rate",
-                   "LLM judge: share of answers flagged as hallucinated", views=frozenset(), applies_to=was_judged,
-                   source="judge", group="judge", dtype="BOOLEAN", higher_is_better=False))
+METRICS.bind("recall", over_arrays(evidence_arrays.recall))
+METRICS.bind("precision", over_arrays(evidence_arrays.precision))
+METRICS.bind("iou", over_arrays(evidence_arrays.iou))
+METRICS.bind("reciprocal_rank", _ranking("reciprocal_rank"))
+METRICS.bind("hit", _ranking("hit"))
+METRICS.bind("ndcg", _ranking("ndcg"))
+METRICS.bind("doc_hit", over_arrays(evidence_arrays.document_hit), has_documents)
+METRICS.bind("doc_recall", over_arrays(evidence_arrays.document_recall), has_documents)
+METRICS.bind("doc_reciprocal_rank", over_arrays(evidence_arrays.document_reciprocal_rank), has_documents)
+METRICS.bind("page_hit", per_question(lambda q: page_metrics.page_hit(q.hit_pages, q.cited_pages)), has_pages)
+METRICS.bind("page_recall", per_question(lambda q: page_metrics.page_recall(q.hit_pages, q.cited_pages)), has_pages)
+METRICS.bind("page_reciprocal_rank",
+             per_question(lambda q: page_metrics.page_reciprocal_rank(q.hit_pages, q.cited_pages)), has_pages)
+METRICS.bind("doc_recall_ceiling", per_question(lambda q: metrics.document_recall_ceiling(q.cutoff, q.documents)),
+             has_documents)
+METRICS.bind("recall_ceiling", per_question(_recall_ceiling))
+METRICS.bind("precision_omega", per_question(_precision_omega))
+for _listed in CATALOG.values():
+    if _listed.group == "budget":  # recall_at_B and budget_auc: the context's budget scores
+        METRICS.bind(_listed.name, _budget(_listed.name))
+    elif _listed.source == "judge":  # a field of the judge's verdict, named as the metric
+        METRICS.bind(_listed.name, _judged(_listed.name), was_judged)
+METRICS.check()

@@ -28,6 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from chunkbench_core.metric_catalog import CATALOG
+from chunkbench_core.metric_catalog import DEFAULT_RANK_METRIC as DEFAULT_RANK_METRIC  # the ranking's defaults,
+from chunkbench_core.metric_catalog import DOCUMENT_RANK_METRIC as DOCUMENT_RANK_METRIC  # read from here too
 
 def _scipy_stats():
     """scipy.stats, imported on first use: only :func:`paired_test`'s randomization test needs it. It takes about
@@ -75,24 +78,10 @@ BOOTSTRAP_VALUES_AT_ONCE = 4_000_000
 DEFAULT_PERMUTATION_RESAMPLES = 9999
 DEFAULT_ALPHA = 0.05
 
-#: The default ranking metric: evidence recall of the first 512 context tokens (evaluation.budget).
-#: Budgeted, so no configuration can rank higher by sending the LLM more text; chosen over
-#: budget_auc and the other budgets by a measurement on the Chroma corpora (README, "Choosing the
-#: ranking metric").
-DEFAULT_RANK_METRIC = "recall_at_512"
-#: what ranks configurations when the questions have no evidence spans, only source documents
-DOCUMENT_RANK_METRIC = "doc_recall"
-
-#: names a user may give for a metric -> the question_results column
-METRIC_ALIASES: dict[str, str] = {
-    "recall@k": "recall", "precision@k": "precision", "iou@k": "iou", "mrr": "reciprocal_rank",
-    "mrr@k": "reciprocal_rank", "hit_rate": "hit", "success@k": "hit", "ndcg@k": "ndcg",
-    "doc_recall@k": "doc_recall", "doc_hit@k": "doc_hit", "doc_hit_rate": "doc_hit", "doc_mrr": "doc_reciprocal_rank",
-    "doc_mrr@k": "doc_reciprocal_rank", "page_recall@k": "page_recall", "page_hit@k": "page_hit",
-    "page_hit_rate": "page_hit", "page_mrr": "page_reciprocal_rank", "page_mrr@k": "page_reciprocal_rank",
-}
+#: names a user may give for a metric -> the question_results column (the list of metrics' aliases and run names)
+METRIC_ALIASES: dict[str, str] = CATALOG.aliases()
 JUDGE_COVERAGE = 0.9
-JUDGE_METRICS = frozenset({"answer_similarity", "context_relevance", "faithfulness"})
+JUDGE_METRICS = frozenset(CATALOG.judge_scores())
 
 #: The margin (delta) of metrics on the 0..1 scale (recall, MRR, budget_auc, ...): a configuration whose
 #: mean is shown to be at most this far below the best counts as good as the best. README, "How the
@@ -145,8 +134,7 @@ DEFAULT_POWER = 0.8
 
 def canonical_metric(name: str) -> str:
     """The question_results column behind a metric name a user gave (``recall@k`` -> ``recall``)."""
-    key = name.strip()
-    return METRIC_ALIASES.get(key.lower(), key)
+    return CATALOG.canonical(name)
 
 
 def default_margin(metric: str) -> float:
@@ -727,10 +715,7 @@ def _recorded_interval(row: Mapping[str, Any] | None, metric: str, computed_mean
     ``computed_mean`` (the same questions); None otherwise."""
     if not row:
         return None
-    from .metric_registry import METRICS
-
-    info = METRICS.get(metric)
-    run_name = info.run_name if info is not None else metric
+    run_name = CATALOG.run_name_of(metric)
     values = [row.get(run_name), row.get(f"{run_name}_ci_low"), row.get(f"{run_name}_ci_high")]
     if any(_is_missing(v) or type(v).__name__ == "NAType" for v in values):
         return None

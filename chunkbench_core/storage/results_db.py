@@ -32,7 +32,8 @@ import duckdb
 import pandas as pd
 
 from chunkbench_core.errors import ChunkbenchError
-from chunkbench_core.evaluation.metric_registry import METRICS
+from chunkbench_core.metric_catalog import CATALOG, DEFAULT_RANK_METRIC
+from chunkbench_core import group_rules as b  # the rule's constants, shared with evaluation.breakdowns
 from chunkbench_core.storage import integrity, space
 from chunkbench_core.labels import configuration_key
 from chunkbench_core.storage.records import CollectionBuild, DocumentRecord, ExperimentRun, IndexCostRecord, UsageRecord
@@ -111,7 +112,7 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("record", "VARCHAR"), ("record_row", "INTEGER"),
         ("retriever", "VARCHAR"), ("scope", "VARCHAR"),  # as the run's (experiment_runs)
     ],
-    # one row per question x metric of the registry (evaluation.metric_registry)
+    # one row per question x metric of the list of metrics (chunkbench_core/metric_catalog.py)
     "question_scores": [
         ("record", "VARCHAR"), ("record_row", "INTEGER"), ("experiment_run_id", "VARCHAR"), ("strategy", "VARCHAR"),
         ("corpus_model", "VARCHAR"),
@@ -155,7 +156,7 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         # shared: every question searched every document; own_documents: only those its evidence names
         ("scope", "VARCHAR"),
     ],
-    # one row per run x metric of the registry: the mean over the questions it applies to, and its bootstrap CI
+    # one row per run x listed metric: the mean over the questions it applies to, and its bootstrap CI
     "run_scores": [
         ("record", "VARCHAR"), ("record_row", "INTEGER"), ("experiment_run_id", "VARCHAR"), ("strategy", "VARCHAR"),
         ("corpus_model", "VARCHAR"),
@@ -387,10 +388,10 @@ class ScoredTable:
     per_question: bool  # the scores are a question's values (else a run's means with their intervals)
 
     def metric_columns(self) -> list[tuple[str, str]]:
-        """The metric columns of the wide view, from the metric registry as it is now."""
+        """The metric columns of the wide view, from the list of metrics as it is now."""
         if self.per_question:
-            return [(m.name, m.dtype) for m in METRICS.values()]
-        return [(c, "DOUBLE") for m in METRICS.values()
+            return [(m.name, m.dtype) for m in CATALOG.values()]
+        return [(c, "DOUBLE") for m in CATALOG.values()
                 for c in (m.run_name, f"{m.run_name}_ci_low", f"{m.run_name}_ci_high")]
 
     def wide_columns(self) -> list[tuple[str, str]]:
@@ -406,10 +407,10 @@ class ScoredTable:
         keys = ", ".join(f'"{k}"' for k in self.KEYS)
         if self.per_question:
             cells = [f"CAST(max(CASE WHEN metric = {sql_string(m.name)} THEN value END) AS {m.dtype}) AS \"{m.name}\""
-                     for m in METRICS.values()]
+                     for m in CATALOG.values()]
         else:
             cells = [f"max(CASE WHEN metric = {sql_string(m.run_name)} THEN {part} END) AS \"{column}\""
-                     for m in METRICS.values()
+                     for m in CATALOG.values()
                      for part, column in (("mean", m.run_name), ("ci_low", f"{m.run_name}_ci_low"),
                                           ("ci_high", f"{m.run_name}_ci_high"))]
         pivot = f"SELECT {keys}, {', '.join(cells)} FROM {self.scores} GROUP BY {keys}" if cells else \
@@ -446,7 +447,7 @@ class ScoredTable:
             ids = (key, place, row.get("experiment_run_id"), row.get("strategy"), row.get("corpus_model"),
                    configuration_key(row.get("strategy"), row.get("corpus_model"), row.get("retriever")),
                    row.get("created_at"))
-            for metric in METRICS.values():
+            for metric in CATALOG.values():
                 if self.per_question:
                     value = _number(row.get(metric.name))
                     if value is not None:
@@ -488,7 +489,7 @@ def table_columns(table: str) -> list[tuple[str, str]]:
 
 
 def _view_metrics(view: str, group: str | None = None) -> list[str]:
-    return [m.run_name for m in METRICS.shown_in(view, group)]
+    return [m.run_name for m in CATALOG.shown_in(view, group)]
 
 
 LEADERBOARD_COLUMNS = ("rank", "class", "strategy", "corpus_model", "retriever", "n_questions", "rank_metric", "rank_mean",
@@ -504,10 +505,10 @@ def leaderboard_sql() -> str:
     the recommendation: evaluation.recommendation), with its costs, so the leaderboard, the recommendation view and
     the reports never disagree. A run the comparison has not seen yet (the leaderboard asset not re-materialized)
     has no rank and comes last.
-    Its metric columns are the registered metrics shown on the leaderboard (evaluation.metric_registry)."""
+    Its metric columns are the listed metrics shown on the leaderboard (chunkbench_core/metric_catalog.py)."""
     evidence = "".join(f"l.{name}, " for name in _view_metrics("leaderboard", "evidence"))
     budgeted = "".join(f", l.{name}" for name in _view_metrics("leaderboard", "budget"))
-    others = "".join(f", l.{m.run_name}" for m in METRICS.shown_in("leaderboard")
+    others = "".join(f", l.{m.run_name}" for m in CATALOG.shown_in("leaderboard")
                      if m.group not in ("evidence", "budget"))
     return f"""
 WITH latest AS (
@@ -565,7 +566,7 @@ def leaderboard_by_setting_sql() -> str:
     metrics shown in this view."""
     evidence = "".join(f"{name}, " for name in _view_metrics("by_setting", "evidence"))
     budgeted = "".join(f", {name}" for name in _view_metrics("by_setting", "budget"))
-    others = "".join(f", {m.run_name}" for m in METRICS.shown_in("by_setting") if m.group not in ("evidence", "budget"))
+    others = "".join(f", {m.run_name}" for m in CATALOG.shown_in("by_setting") if m.group not in ("evidence", "budget"))
     return f"""
 SELECT strategy, corpus_model, coalesce(variant, '') AS variant,
        -- the chunker options a variant was built with, as the run recorded them ('' for the default settings)
@@ -588,7 +589,6 @@ ORDER BY strategy, corpus_model, variant, neighbor_prev, neighbor_next, retrieve
 def _leaderboard_by_group_sql() -> str:
     """Every per-question mean of the leaderboard per configuration x group (evaluation.breakdowns documents
     the groups and the formulas; ``breakdowns.group_breakdown`` is the same computation in Python)."""
-    from chunkbench_core.evaluation import breakdowns as b  # the formulas' one home; it imports no storage
 
     evidence = ",\n       ".join(f"avg(CASE WHEN NOT q.judge_only THEN q.{column} END) AS {name}"  # as pivot_sql
                                   for name, column in b.evidence_metrics().items())
@@ -599,7 +599,7 @@ def _leaderboard_by_group_sql() -> str:
 WITH board AS (
     SELECT DISTINCT experiment_run_id, strategy, corpus_model, retriever, created_at FROM leaderboard
 ), m AS (  -- the leaderboard's ranking metric (the default before anything was compared)
-    SELECT coalesce(max(rank_metric), {sql_string(b.DEFAULT_RANK_METRIC)}) AS rank_metric FROM leaderboard
+    SELECT coalesce(max(rank_metric), {sql_string(DEFAULT_RANK_METRIC)}) AS rank_metric FROM leaderboard
 ), rows AS (  -- the board row's questions (a run's sweep variants carry other timestamps: dropped)
     SELECT q.* REPLACE (l.retriever AS retriever), coalesce(q.judge_only, false) AS is_judge_only
     FROM question_results q JOIN board l USING (experiment_run_id, strategy, corpus_model)
@@ -919,7 +919,7 @@ class ResultsDB:
         for table in TABLES:
             pattern = sql_string((base / table / "*.parquet").as_posix())
             statements.append(f"CREATE OR REPLACE VIEW {table} AS {self._table_view(table, pattern)}")
-        for table, scored in SCORED_TABLES.items():  # the wide views, generated from the metric registry
+        for table, scored in SCORED_TABLES.items():  # the wide views, generated from the list of metrics
             pattern = sql_string((base / table / "*.parquet").as_posix())
             statements.append(f"CREATE OR REPLACE VIEW legacy_{table} AS {self._table_view(f'legacy_{table}', pattern)}")
             statements.append(f"CREATE OR REPLACE VIEW {table} AS {scored.pivot_sql()}")

@@ -27,7 +27,7 @@ import duckdb
 import pandas as pd
 
 from chunkbench_core.errors import ChunkbenchError, ConfigError
-from chunkbench_core.evaluation.metric_registry import METRICS
+from chunkbench_core.metric_catalog import CATALOG
 
 from chunkbench_core.labels import configuration_label
 
@@ -203,8 +203,7 @@ def _int(value: Any, default: int | None = 0) -> int | None:
 
 def list_runs(results: ResultsDB, metric: str = "recall") -> list[RunInfo]:
     """Every experiment run row, oldest first, with its ranking metric's value and whether it is excluded."""
-    registered = METRICS.get(metric)  # a per-question name: its mean's column (reciprocal_rank -> mrr)
-    column = registered.run_name if registered is not None else metric
+    column = CATALOG.run_name_of(metric)  # a per-question name or alias: its mean's column (reciprocal_rank -> mrr)
     frame = results.query("SELECT * FROM experiment_metrics ORDER BY created_at, experiment_run_id, strategy, "
                           "corpus_model, variant")
     excluded = exclusions(results)
