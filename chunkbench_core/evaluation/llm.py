@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from chunkbench_core.errors import ConfigError, ProviderError
+from chunkbench_core.metric_catalog import CATALOG
 from chunkbench_core.provider_faults import (
     DEFAULT_BUDGET_SECONDS,
     DEFAULT_MAX_RETRIES,
@@ -62,7 +63,8 @@ class ContextChunk(Protocol):
     document: str
     text: str
 
-JUDGE_SCORES = ("context_relevance", "answer_similarity", "faithfulness")
+#: the judge's 1-10 scores, named as their metrics in the list of metrics (the prompt below asks for each)
+JUDGE_SCORES = tuple(CATALOG.judge_scores())
 JUDGE_KEYS = (*JUDGE_SCORES, "hallucination", "reasoning")
 
 ANSWER_SYSTEM = (
@@ -226,10 +228,8 @@ class LLMResult:
             "answer_error": self.answer_error,
             "judge_error": self.judge_error,
             "judge_attempts": self.judge_attempts,
-            "context_relevance": j.context_relevance if j else None,
-            "answer_similarity": j.answer_similarity if j else None,
-            "faithfulness": j.faithfulness if j else None,
-            "hallucination": j.hallucination if j else None,
+            # the verdict's fields, each named as its judge metric in the list of metrics
+            **{m.name: getattr(j, m.name) if j else None for m in CATALOG.values(source="judge")},
             "judge_reasoning": j.reasoning if j else None,
             "generate_ms": self.generate_ms,
             "judge_ms": self.judge_ms,

@@ -31,6 +31,7 @@ import numpy as np
 
 from chunkbench_core.errors import ConfigError
 from chunkbench_core.labels import configuration_label, split_configuration_key
+from chunkbench_core.metric_catalog import CATALOG
 from chunkbench_core.wording import plural, scored_counts
 
 from . import budget, cost
@@ -53,26 +54,6 @@ from .statistics import (
     metric_range,
 )
 
-#: what each ranking metric means, for people
-METRIC_DEFINITIONS: dict[str, str] = {
-    "budget_auc": "the area under evidence recall vs context budget (256 to 2,048 tokens, log scale)",
-    "recall": "the share of the evidence text inside the top-k retrieved chunks",
-    "recall_expanded": "the share of the evidence text inside the whole context (neighbors and parents included)",
-    "precision": "the share of the retrieved text that is evidence",
-    "iou": "the overlap of retrieved text and evidence over their union",
-    "reciprocal_rank": "1 / the rank of the first chunk holding evidence (MRR)",
-    "hit": "whether any of the top-k chunks holds evidence",
-    "doc_recall": "the share of the question's source documents among the documents of the top-k chunks",
-    "doc_hit": "whether any of the top-k chunks comes from a source document of the question",
-    "doc_reciprocal_rank": "1 / the rank of the first chunk from a source document of the question (doc MRR)",
-    "page_recall": "the share of the question's cited evidence pages the top-k chunks fall on",
-    "page_hit": "whether any of the top-k chunks falls on a cited evidence page",
-    "page_reciprocal_rank": "1 / the rank of the first chunk on a cited evidence page (page MRR)",
-    "ndcg": "nDCG of the ranking, graded by evidence characters",
-    "answer_similarity": "the LLM judge's 1-10 score of the answer against the expected answer",
-    "context_relevance": "the LLM judge's 1-10 score of how relevant the context is",
-    "faithfulness": "the LLM judge's 1-10 score of how faithful the answer is to the context",
-}
 #: how many names a list in the reason shows before "and N more"
 LISTED = 4
 
@@ -89,11 +70,12 @@ def class_words(margin_class: str | None, margin: float | None = None) -> str:
 
 
 def metric_definition(metric: str) -> str:
-    """A plain-language definition of a ranking metric."""
-    if metric.startswith("recall_at_") and metric.removeprefix("recall_at_").isdigit():
+    """A plain-language definition of a ranking metric (the list of metrics' definition; a budget the list does not
+    name, such as a configured ``recall_at_300``, in the same words as the listed ones)."""
+    if metric not in CATALOG and metric.startswith("recall_at_") and metric.removeprefix("recall_at_").isdigit():
         tokens = int(metric.removeprefix("recall_at_"))
         return f"the share of the evidence text inside the first {tokens:,} tokens of the context the LLM receives"
-    return METRIC_DEFINITIONS.get(metric, metric)
+    return CATALOG.definition(metric)
 
 
 def resolve_rule(rule: str) -> tuple[str, str]:
@@ -146,6 +128,11 @@ class RankingSettings:
             raise ConfigError(f"rank_metric must be a metric name such as {DEFAULT_RANK_METRIC!r}, "
                               f"got {self.rank_metric!r}")
         object.__setattr__(self, "rank_metric", canonical_metric(self.rank_metric))
+        listed = CATALOG.get(self.rank_metric)
+        if listed is not None and not listed.higher_is_better:
+            raise ConfigError(f"rank_metric {listed.run_name!r}: lower is better for it, and the ranking puts the "
+                              f"highest mean first; choose a metric where higher is better, such as "
+                              f"{DEFAULT_RANK_METRIC!r}")
         rule, note = resolve_rule(self.recommendation_rule)
         if note:
             warnings.warn(note[0].upper() + note[1:] + ".", FutureWarning, stacklevel=3)

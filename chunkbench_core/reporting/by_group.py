@@ -20,6 +20,7 @@ from chunkbench_core.evaluation.breakdowns import (
 )
 
 from chunkbench_core.evaluation.evidence_length import bucket_order
+from chunkbench_core.metric_catalog import CATALOG
 
 from .columns import fmt, metric_by_name, metrics_catalog, number, plural
 from .data import ReportData, group_results
@@ -29,10 +30,7 @@ DIMENSION_LABELS: dict[str, str] = {"format": "document format", "category": "qu
                                     "evidence_length": "evidence length",
                                     "difficulty": "difficulty", "document": "document"}
 #: the metrics the section offers besides the ranking metric (shown when any cell has a value)
-SECTION_METRICS: tuple[str, ...] = ("recall", "precision", "iou", "mrr", "hit_rate", "recall_expanded",
-                                    "recall_at_512", "budget_auc", "doc_recall", "doc_hit_rate", "doc_mrr",
-                                    "page_recall", "page_hit_rate", "page_mrr",
-                                    "context_tokens")
+SECTION_METRICS: tuple[str, ...] = (*(m.run_name for m in CATALOG.shown_in_order("group_section")), "context_tokens")
 EXTRA_LABELS: dict[str, tuple[str, str]] = {"context_tokens": ("Context tokens", "count"),
                                             "query_ms": ("Query time", "ms")}
 

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Literal, Mapping, Sequence
 
 import pandas as pd
 
-from chunkbench_core.evaluation.metric_registry import METRICS as METRIC_REGISTRY
+from chunkbench_core.metric_catalog import CATALOG
 from chunkbench_core.provenance import HEADING_CONTEXT_LABEL, strategy_label  # noqa: F401  (re-exported)
 from chunkbench_core.wording import plural  # noqa: F401  (re-exported: reports import it from here)
 
@@ -36,9 +36,9 @@ class Metric:
 
 
 def metrics_catalog(every: bool = False) -> tuple[Metric, ...]:
-    """The metrics the reports describe, from the metric registry as it is now (evaluation.metric_registry); with
-    ``every``, also the context variants no view shows."""
-    chosen = METRIC_REGISTRY.values() if every else METRIC_REGISTRY.catalog()
+    """The metrics the reports describe, from the list of metrics as it is now (chunkbench_core/metric_catalog.py);
+    with ``every``, also the context variants no view shows."""
+    chosen = CATALOG.values() if every else CATALOG.catalog()
     return tuple(Metric(m.run_name, m.label, m.name, m.kind, m.description, m.higher_is_better) for m in chosen)
 
 
@@ -47,12 +47,10 @@ def metric_by_name() -> dict[str, Metric]:
     return {m.name: m for m in metrics_catalog(every=True)}
 
 
-#: always in the base schema
-BASE_METRICS: tuple[str, ...] = ("recall", "precision", "iou", "mrr", "hit_rate")
-#: the KPIs of the managerial report, in display order (shown when present)
-KPI_METRICS: tuple[str, ...] = ("recall_at_512", "budget_auc", "recall", "precision", "iou", "mrr", "ndcg",
-                                "precision_omega", "doc_recall", "doc_hit_rate", "doc_mrr", "page_recall", "page_hit_rate", "page_mrr",
-                                "answer_similarity", "faithfulness", "context_relevance", "hallucination_rate")
+#: the KPIs of the managerial report, in display order (shown when present): the budgeted metrics first (the
+#: default ranking metric's family), then the rest in the list's order
+KPI_METRICS: tuple[str, ...] = tuple(m.run_name for m in sorted(CATALOG.shown_in_order("kpis"),
+                                                                 key=lambda m: m.group != "budget"))
 
 #: optional column name alternatives (first present wins)
 GENERATED_ANSWER = ("generated_answer", "answer")

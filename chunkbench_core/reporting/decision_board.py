@@ -28,6 +28,8 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
+from chunkbench_core.metric_catalog import CATALOG
+
 from . import plots
 from .columns import has_values, metrics_catalog, missing, number, parse_json, plural, run_settings
 from .data import ReportData, row_key, row_label
@@ -203,7 +205,7 @@ def _set_aside(data: ReportData) -> str:
     if runs.empty:
         return ""
     metric = str((data.recommendation or {}).get("rank_metric") or "recall")
-    column = {"reciprocal_rank": "mrr", "hit": "hit_rate"}.get(metric, metric)
+    column = CATALOG.run_name_of(metric)
     column = column if column in runs.columns else "recall"
     rows = []
     for row in runs.to_dict("records"):

@@ -21,6 +21,7 @@ from typing import Any, Iterable, Iterator, Mapping
 import pandas as pd
 
 from chunkbench_core.evaluation.breakdowns import DIMENSIONS, question_groups
+from chunkbench_core.metric_catalog import CATALOG
 from chunkbench_core.progress import Tracker
 from chunkbench_core.storage.results_db import ResultsDB
 
@@ -30,7 +31,8 @@ from .data import PROGRESS_ROWS, ReportData, load_chunks, row_key, row_label
 
 Key = tuple[str, str, str]  # strategy, corpus_model, chunk_id
 
-JUDGE_FIELDS = ("context_relevance", "answer_similarity", "faithfulness", "hallucination")
+#: the judge's verdict fields: the judge's metrics of the list of metrics, by their per-question names
+JUDGE_FIELDS = tuple(m.name for m in CATALOG.values(source="judge"))
 
 
 def _records(raw: Any) -> list[dict[str, Any]]:

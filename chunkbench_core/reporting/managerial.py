@@ -16,6 +16,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from chunkbench_core.chunking import STRATEGIES
+from chunkbench_core.metric_catalog import CATALOG
 from chunkbench_core.provenance import heading_context_label
 
 from . import plots
@@ -54,12 +55,12 @@ def strategy_description(strategy: str, label: str | None = None) -> str | None:
     return spec.description
 
 
-BAR_METRICS = ("recall", "precision", "iou", "mrr", "ndcg")
+BAR_METRICS = tuple(m.run_name for m in CATALOG.shown_in_order("bars"))
 #: the dollar columns of the cost table (header, leaderboard column), shown when any value is not zero
 USD_COLUMNS = (("index $", "index_usd"), ("$ per 1,000 questions", "query_usd_per_1000"),
                ("$ index + 1,000 questions", "projected_usd"), ("$ this benchmark", "cost_usd"))
 #: the metrics of the ranked table besides the ranking metric (the KPIs show the rest)
-TABLE_METRICS = ("recall", "precision", "mrr")
+TABLE_METRICS = tuple(m.run_name for m in CATALOG.shown_in_order("ranked_table"))
 
 
 def _costs_money(rows: Sequence[Mapping[str, Any]], column: str) -> bool:

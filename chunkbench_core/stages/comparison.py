@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 from chunkbench_core.evaluation.recommendation import RankingSettings
 from chunkbench_core.labels import configuration_key, configuration_label, split_configuration_key
+from chunkbench_core.metric_catalog import CATALOG
 from chunkbench_core.provenance import strategy_label
 from chunkbench_core.storage.records import now
 from chunkbench_core.storage.results_db import ResultsDB
@@ -308,7 +309,7 @@ def _evidence_warnings(rows: Sequence[dict[str, Any]], best: str | None, labels:
     judge_only = {(r.get("question_set"), r.get("question_id")) for r in live if _true(r.get("judge_only"))}
     if live and len(judge_only) == len({(r.get("question_set"), r.get("question_id")) for r in live}):
         judged = any(_number(r.get(m)) is not None for r in live
-                     for m in ("answer_similarity", "context_relevance", "faithfulness"))
+                     for m in CATALOG.judge_scores())
         return checks.collect(checks.nothing_scored(len(judge_only), judged))
     if best is None:
         return []

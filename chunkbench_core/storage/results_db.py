@@ -492,10 +492,11 @@ def _view_metrics(view: str, group: str | None = None) -> list[str]:
     return [m.run_name for m in CATALOG.shown_in(view, group)]
 
 
+#: the columns of ``chunkbench leaderboard``'s table: its metrics are those the list of metrics shows on the board
 LEADERBOARD_COLUMNS = ("rank", "class", "strategy", "corpus_model", "retriever", "n_questions", "rank_metric", "rank_mean",
-                       "recall", "precision", "iou", "mrr", "hit_rate", "recall_expanded", "context_tokens",
-                       "recall_at_512", "budget_auc", "query_ms", "projected_usd", "cost_usd", "on_frontier",
-                       "verdict")
+                       *(m.run_name for m in CATALOG.shown_in_order("board") if m.group != "budget"), "context_tokens",
+                       *(m.run_name for m in CATALOG.shown_in_order("board", "budget")), "query_ms", "projected_usd",
+                       "cost_usd", "on_frontier", "verdict")
 
 
 def leaderboard_sql() -> str:
