@@ -10,13 +10,11 @@ tokenizer). :func:`check_chunks` is the blocking check on a run's chunks.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from typing import Any
 
 from .base import Chunk, Chunker, Piece, make_chunk_id, safe_document_name
 from .checks import ChunkCheckReport, WindowOverflow, check_chunks
-from .registry import STRATEGIES, Capabilities, Strategy, StrategyOptions, register_strategy
+from .registry import STRATEGIES, Capabilities, Strategy, StrategyOptions, discover_strategies, register_strategy
 from .sentences import sentence_spans, split_sentences
 from .window import CountModelTokens, ModelWindow
 
@@ -24,18 +22,17 @@ from .window import CountModelTokens, ModelWindow
 # registration order, the partition order, is the order below, then any other module by name
 _ORDER = ("fixed_size", "recursive", "semantic", "semantic_parent_child", "contextual_retrieval", "structural",
           "cluster_semantic", "page", "element")
-for _name in (*_ORDER, *sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name not in _ORDER)):
-    importlib.import_module(f"{__name__}.{_name}")
+discover_strategies(__name__, first=_ORDER)
 
-from .cluster_semantic import ClusterSemanticChunker  # noqa: E402  (after the loop above registered every strategy module)
-from .contextual_retrieval import ContextualRetrievalChunker, LLMContext  # noqa: E402  (after the loop above registered every strategy module)
-from .element import ElementChunker  # noqa: E402  (after the loop above registered every strategy module)
-from .fixed_size import FixedSizeChunker  # noqa: E402  (after the loop above registered every strategy module)
-from .page import PageChunker  # noqa: E402  (after the loop above registered every strategy module)
-from .recursive import RecursiveChunker  # noqa: E402  (after the loop above registered every strategy module)
-from .semantic import SemanticChunker  # noqa: E402  (after the loop above registered every strategy module)
-from .semantic_parent_child import SemanticParentChildChunker  # noqa: E402  (after the loop above registered every strategy module)
-from .structural import StructuralChunker  # noqa: E402  (after the loop above registered every strategy module)
+from .cluster_semantic import ClusterSemanticChunker  # noqa: E402  (after discover_strategies above registered every strategy module)
+from .contextual_retrieval import ContextualRetrievalChunker, LLMContext  # noqa: E402  (after discover_strategies above registered every strategy module)
+from .element import ElementChunker  # noqa: E402  (after discover_strategies above registered every strategy module)
+from .fixed_size import FixedSizeChunker  # noqa: E402  (after discover_strategies above registered every strategy module)
+from .page import PageChunker  # noqa: E402  (after discover_strategies above registered every strategy module)
+from .recursive import RecursiveChunker  # noqa: E402  (after discover_strategies above registered every strategy module)
+from .semantic import SemanticChunker  # noqa: E402  (after discover_strategies above registered every strategy module)
+from .semantic_parent_child import SemanticParentChildChunker  # noqa: E402  (after discover_strategies above registered every strategy module)
+from .structural import StructuralChunker  # noqa: E402  (after discover_strategies above registered every strategy module)
 
 
 def make_chunker(strategy: str, **params: Any) -> Chunker:
@@ -84,6 +81,7 @@ __all__ = [
     "check_chunks",
     "make_chunk_id",
     "make_chunker",
+    "discover_strategies",
     "register_strategy",
     "safe_document_name",
     "sentence_spans",

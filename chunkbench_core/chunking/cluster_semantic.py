@@ -81,7 +81,11 @@ def best_partition(vectors: np.ndarray, piece_tokens: list[int], max_tokens: int
     return ranges[::-1]
 
 
-@register_strategy("cluster_semantic", options=ClusterOptions, capabilities=Capabilities(boundary_model=True, sized_by_chunk_size=True),
+@register_strategy("cluster_semantic",
+                   # what the run estimate assumes of its chunks before a build is recorded
+                   shape={"fill": 0.65, "overlap_share": 0.0, "boundary_unit": "pieces", "boundary_unit_tokens": 38.0,
+                          "chunking_seconds_per_token": 6e-6},
+                   options=ClusterOptions, capabilities=Capabilities(boundary_model=True, sized_by_chunk_size=True),
                    description="clusters sentences by meaning into chunks of bounded size")
 class ClusterSemanticChunker(Chunker):
     size_driven = False

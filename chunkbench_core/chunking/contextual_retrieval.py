@@ -215,7 +215,11 @@ class ContextualOptions(StrategyOptions):
                              "document uses its title and heading path)")
 
 
-@register_strategy("contextual_retrieval", options=ContextualOptions, capabilities=Capabilities(llm=True, sized_by_chunk_size=True),
+@register_strategy("contextual_retrieval",
+                   # what the run estimate assumes of its chunks before a build is recorded
+                   shape={"fill": 0.85, "overlap_share": 0.5, "context": True, "context_tokens": 12.0,
+                          "chunking_seconds_per_token": 4e-6},
+                   options=ContextualOptions, capabilities=Capabilities(llm=True, sized_by_chunk_size=True),
                    description="adds an LLM-written context line to each chunk before embedding it",
                    description_without_llm="adds the document's title and the chunk's heading path to each chunk "
                                            "before embedding it (no LLM was configured)")

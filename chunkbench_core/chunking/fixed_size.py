@@ -14,8 +14,11 @@ from .base import Chunker
 from .registry import Capabilities, register_strategy
 
 
-@register_strategy("fixed_size", description="cuts the text into windows of a fixed number of tokens, ignoring "
-                                             "its structure",
+@register_strategy("fixed_size",
+                   # what the run estimate assumes of its chunks before a build is recorded
+                   shape={"fill": 1.0},
+                   description="cuts the text into windows of a fixed number of tokens, ignoring "
+                               "its structure",
                    capabilities=Capabilities(sweepable=True, neighbor_expansion=True, covers_text=True,
                                              sized_by_chunk_size=True))
 class FixedSizeChunker(Chunker):

@@ -24,10 +24,12 @@ with a message naming the option and what is allowed.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import typing
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Literal, Mapping, TypeVar
+from typing import Any, Callable, Iterator, Literal, Mapping, Sequence, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.fields import FieldInfo
@@ -326,3 +328,15 @@ def register_strategy(name: str, *, description: str, options: type[StrategyOpti
         return cls
 
     return decorate
+
+
+def discover_strategies(package: str, first: Sequence[str] = ()) -> list[str]:
+    """Import every module of ``package``, so each strategy module in it registers itself (its decorator runs when
+    it is imported): the modules named in ``first`` in that order, then every other one by name. No list of
+    strategies to keep up to date: a new module is found because it is there. Returns the modules' names, in the
+    order they were imported."""
+    found = [m.name for m in pkgutil.iter_modules(importlib.import_module(package).__path__)]
+    ordered = [*(name for name in first if name in found), *sorted(name for name in found if name not in first)]
+    for name in ordered:
+        importlib.import_module(f"{package}.{name}")
+    return ordered

@@ -64,7 +64,11 @@ def semantic_spans(strategy: str, text: str, tokens: TokenIndex, segments: list[
     return out
 
 
-@register_strategy("semantic", options=SemanticCutOptions, capabilities=Capabilities(boundary_model=True),
+@register_strategy("semantic",
+                   # what the run estimate assumes of its chunks before a build is recorded
+                   shape={"fill": 0.8, "overlap_share": 0.0, "boundary_unit": "sentences", "boundary_unit_tokens": 20.0,
+                          "chunking_seconds_per_token": 4e-6},
+                   options=SemanticCutOptions, capabilities=Capabilities(boundary_model=True),
                    description="groups consecutive sentences while their meaning stays similar (a boundary "
                                "embedding model decides)")
 class SemanticChunker(Chunker):

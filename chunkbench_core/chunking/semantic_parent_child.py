@@ -51,7 +51,11 @@ class ParentChildOptions(SemanticCutOptions):
         None, ge=1, description=f"parent size in cl100k tokens (default {PARENT_SIZE_FACTOR} x chunk_size)")
 
 
-@register_strategy("semantic_parent_child", options=ParentChildOptions,
+@register_strategy("semantic_parent_child",
+                   # what the run estimate assumes of its chunks before a build is recorded
+                   shape={"fill": 0.78, "overlap_share": 0.2, "boundary_unit": "paragraphs",
+                          "boundary_unit_tokens": 55.0, "chunking_seconds_per_token": 4e-6},
+                   options=ParentChildOptions,
                    capabilities=Capabilities(boundary_model=True, parent_context=True),
                    description="retrieves small semantic chunks and hands the model their larger parent section")
 class SemanticParentChildChunker(Chunker):

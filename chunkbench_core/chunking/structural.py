@@ -88,7 +88,11 @@ def structural_blocks(document: ParsedDocument) -> list[Block]:
 
 
 # a boundary model with the default prose_chunker="semantic"
-@register_strategy("structural", options=StructuralOptions, capabilities=Capabilities(boundary_model=True),
+@register_strategy("structural",
+                   # what the run estimate assumes of its chunks before a build is recorded
+                   shape={"fill": 0.6, "overlap_share": 0.0, "boundary_unit": "sentences", "boundary_unit_tokens": 20.0,
+                          "chunking_seconds_per_token": 4e-6},
+                   options=StructuralOptions, capabilities=Capabilities(boundary_model=True),
                    description="follows the document's own structure (headings, lists, tables)")
 class StructuralChunker(Chunker):
     size_driven = False

@@ -7,7 +7,7 @@ rate (:mod:`chunkbench_core.estimate.calibration`). Nothing is chunked or embedd
 
 Per partition (corpus model x strategy), in the order a run builds them:
 
-- **texts the corpus model embeds**, from the strategy's shape (:data:`STRATEGY_SHAPES`): a
+- **texts the corpus model embeds**, from the strategy's shape (registered with it, :func:`strategy_shape`): a
   document of ``T`` tokens becomes ``⌈(T − o) / (fill · size − o)⌉`` chunks, ``o`` the overlap
   it repeats on average (``overlap_share · chunk_overlap``: all of it for fixed windows, none for
   semantic groups) and ``fill`` how full its chunks run; contextual_retrieval puts a context
@@ -206,7 +206,15 @@ def save_parse_rates(store: CalibrationStore, machine: str, rates: Mapping[str, 
 # -- strategies ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class StrategyShape:
-    """What a strategy embeds, per corpus token, without running it.
+    """What a strategy embeds, per corpus token, without running it (each strategy registers its own:
+    ``register_strategy(shape=...)``).
+
+    The shipped strategies' shapes were measured with the real chunkers (MiniLM as the boundary model, the
+    strategies' default cut rules, 192/48 tokens) on two kinds of text: the Chroma benchmark's long plain documents
+    (State of the Union, chat logs) and the sample corpus's short sectioned ones (handbook, FAQ, policy, release
+    notes); each value lies between the two. Fixed windows run full; recursive cuts at a separator before the size
+    and repeats about half the overlap; semantic groups cut at the document's largest distances (the top 5 %)
+    mostly run to the size. A recorded build of the corpus replaces them (:class:`ObservedBuild`).
 
     ``fill``: an embedded chunk's mean length (its overlap included) as a share of the chunk size;
     ``overlap_share``: how much of chunk_overlap a chunk repeats on average (0: none; a recursive cut at a
@@ -225,35 +233,12 @@ class StrategyShape:
     chunking_seconds_per_token: float = 2e-6
 
 
-#: The shapes of the shipped strategies, measured with the real chunkers (MiniLM as the boundary model, the
-#: strategies' default cut rules, 192/48 tokens) on two kinds of text: the Chroma benchmark's long plain documents
-#: (State of the Union, chat logs) and the sample corpus's short sectioned ones (handbook, FAQ, policy,
-#: release notes); each value lies between the two. Fixed windows run full; recursive cuts at a separator
-#: before the size and repeats about half the overlap; semantic groups cut at the document's largest distances
-#: (the top 5 %) mostly run to the size. A recorded build of the corpus replaces them (:class:`ObservedBuild`).
-STRATEGY_SHAPES: dict[str, StrategyShape] = {
-    "fixed_size": StrategyShape(fill=1.0),
-    "recursive": StrategyShape(fill=0.85, overlap_share=0.5),
-    "contextual_retrieval": StrategyShape(fill=0.85, overlap_share=0.5, context=True, context_tokens=12.0,
-                                          chunking_seconds_per_token=4e-6),
-    "semantic": StrategyShape(fill=0.8, overlap_share=0.0, boundary_unit="sentences", boundary_unit_tokens=20.0,
-                              chunking_seconds_per_token=4e-6),
-    "semantic_parent_child": StrategyShape(fill=0.78, overlap_share=0.2, boundary_unit="paragraphs",
-                                           boundary_unit_tokens=55.0, chunking_seconds_per_token=4e-6),
-    "structural": StrategyShape(fill=0.6, overlap_share=0.0, boundary_unit="sentences", boundary_unit_tokens=20.0,
-                                chunking_seconds_per_token=4e-6),
-    "cluster_semantic": StrategyShape(fill=0.65, overlap_share=0.0, boundary_unit="pieces",
-                                      boundary_unit_tokens=38.0, chunking_seconds_per_token=6e-6),
-}
-#: a strategy without a shape here is estimated as size-driven chunks half full (and said to be)
+#: a strategy registered without a shape is estimated as size-driven chunks half full (and said to be)
 UNKNOWN_SHAPE = StrategyShape(fill=0.5, overlap_share=0.5)
 
 
 def strategy_shape(strategy: str) -> StrategyShape:
-    """The shape above, else the one the strategy registered with (``register_strategy(shape=...)``), else
-    :data:`UNKNOWN_SHAPE`."""
-    if strategy in STRATEGY_SHAPES:
-        return STRATEGY_SHAPES[strategy]
+    """The shape the strategy registered with (``register_strategy(shape=...)``), else :data:`UNKNOWN_SHAPE`."""
     from chunkbench_core.chunking import STRATEGIES
 
     registered = STRATEGIES.get(strategy)
