@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
 
-from dagster import ConfigurableResource, EnvVar
+from dagster import AssetExecutionContext, ConfigurableResource, EnvVar, OpExecutionContext
 
 from chunkbench_core.benchmarks import Benchmark
 from chunkbench_core.embedding import Embedder, EmbeddingModelSpec, ProviderSettings, availability, get_model
@@ -427,4 +427,16 @@ class StepResources:
     embeddings: EmbeddingResource
     llm: LLMResource
     ranking: Optional[RankingResource] = None
+
+    @classmethod
+    def of(cls, context: AssetExecutionContext | OpExecutionContext) -> "StepResources":
+        """The resources of an asset's or an op's context that asked for them by key (:data:`STEP_RESOURCE_KEYS`):
+        one parameter for the six, where each as a parameter of its own would make the body's signature a list."""
+        resources = context.resources
+        return cls(resources.workspace, resources.duckdb, resources.qdrant, resources.embeddings, resources.llm,
+                   resources.ranking)
+
+
+#: the keys of every resource a step works with (the fields of :class:`StepResources`)
+STEP_RESOURCE_KEYS = frozenset({"workspace", "duckdb", "qdrant", "embeddings", "llm", "ranking"})
 

@@ -54,10 +54,9 @@ from .config import ReportConfig, chunker_config, experiment_config
 from .failures import fail_fast
 from .partitions import partition_key
 from .resources import (
+    STEP_RESOURCE_KEYS,
     DuckDBResource,
     EmbeddingResource,
-    LLMResource,
-    QdrantResource,
     RankingResource,
     StepResources,
     WorkspaceResource,
@@ -116,18 +115,14 @@ class _Runner:
 
     context: OpExecutionContext
     scope: Scope
-    workspace: WorkspaceResource
-    duckdb: DuckDBResource
-    qdrant: QdrantResource
-    embeddings: EmbeddingResource
-    llm: LLMResource
-    ranking: Optional[RankingResource] = None
+    resources: StepResources
 
     def current(self, config, step: SweepStep) -> bool:
         """Whether the step's collection exists and was built from the current parsed corpus with these settings."""
-        workspace, results = self.scope.workspace(self.workspace), self.scope.results(self.duckdb)
+        workspace = self.scope.workspace(self.resources.workspace)
+        results = self.scope.results(self.resources.duckdb)
         spec = resolve_collection(config.request(step.strategy, step.corpus_model),
-                                  spec_context(workspace, results, self.embeddings))
+                                  spec_context(workspace, results, self.resources.embeddings))
         try:
             check_collection_current(read_collection(results, spec), partition="", variant=spec.variant,
                                      collection=spec.collection,
@@ -143,7 +138,7 @@ class _Runner:
             return
         self.context.log.info(f"building the collection of {step.label}")
         built = build_one_collection(self.context, self.scope, step.strategy, step.corpus_model, config,
-                                     StepResources(self.workspace, self.duckdb, self.qdrant, self.embeddings, self.llm))
+                                     self.resources)
         self._log("chunk_collections", step, built.result)
         if built.problems:
             raise fail_fast(f"{step.label}: " + "; ".join(built.problems))
@@ -153,8 +148,7 @@ class _Runner:
         config = experiment_config()(**step.chunking, neighbor_prev=step.neighbor_prev,
                                      neighbor_next=step.neighbor_next, **expansion)
         self.context.log.info(f"evaluating {step.label}")
-        evaluated = evaluate_one(self.context, self.scope, step.strategy, step.corpus_model, config, self.workspace,
-                                 self.duckdb, self.qdrant, self.embeddings, self.llm, self.ranking,
+        evaluated = evaluate_one(self.context, self.scope, step.strategy, step.corpus_model, config, self.resources,
                                  experiment_run_id=f"{self.context.run.run_id}-{step.slug}")
         self._log("experiment_results", step, evaluated.result)
         if evaluated.problem:
@@ -200,17 +194,18 @@ def build_sweep_jobs(partitions_def: MultiPartitionsDefinition, scope: Scope) ->
         """One sweep op: ``check(config)`` reads its settings (a bad value fails at once, before anything else),
         the parsed corpus is required, then ``run(context, checked, runner, models)`` runs its steps."""
 
-        @op(name=scope.name(name), out=Out(Nothing), tags=scope.tags(), description=f"{SWEEP_EACH} {what}.")
-        def sweep(context: OpExecutionContext, config: config_type, workspace: WorkspaceResource,
-                  duckdb: DuckDBResource, qdrant: QdrantResource, embeddings: EmbeddingResource,
-                  llm: LLMResource, ranking: RankingResource) -> None:
+        @op(name=scope.name(name), out=Out(Nothing), tags=scope.tags(), description=f"{SWEEP_EACH} {what}.",
+            required_resource_keys=STEP_RESOURCE_KEYS)
+        def sweep(context: OpExecutionContext, config: config_type) -> None:
+            resources = StepResources.of(context)
             try:
                 checked = check(config)
             except ConfigError as exc:
                 raise fail_fast(str(exc)) from exc
-            _needs_parsed_corpus(scope, workspace)
-            runner = _Runner(context, scope, workspace, duckdb, qdrant, embeddings, llm, ranking)
-            run(context, checked, runner, _models(config.corpus_models, embeddings, scope, workspace))
+            _needs_parsed_corpus(scope, resources.workspace)
+            runner = _Runner(context, scope, resources)
+            run(context, checked, runner, _models(config.corpus_models, resources.embeddings, scope,
+                                                  resources.workspace))
 
         return sweep
 
@@ -226,7 +221,7 @@ def build_sweep_jobs(partitions_def: MultiPartitionsDefinition, scope: Scope) ->
     def chunk_sizes(context: OpExecutionContext, checked: tuple, runner: _Runner, models: list[str]) -> None:
         sizes, strategies = checked
         steps, skipped = size_steps(strategies, models, sizes,
-                                    {m: runner.embeddings.spec(m).max_input_tokens for m in models})
+                                    {m: runner.resources.embeddings.spec(m).max_input_tokens for m in models})
         for line in skipped:
             context.log.warning(line)
         if not steps:

@@ -32,15 +32,7 @@ from ..failures import TRANSIENT_RETRY, corpus_embedder, fail_fast, permanent_er
 from ..metadata import headline_metrics, llm_run as llm_run_metadata, pool_wait as pool_wait_metadata, question_counts
 from ..partitions import partition_key, split_key
 from ..progress_log import progress_to_run_log
-from ..resources import (
-    DuckDBResource,
-    EmbeddingResource,
-    LLMResource,
-    QdrantResource,
-    RankingResource,
-    WorkspaceResource,
-    spec_context,
-)
+from ..resources import STEP_RESOURCE_KEYS, StepResources, spec_context
 from ..scope import Scope
 
 METRICS_RANGE_CHECK = "metrics_within_unit_interval"
@@ -70,9 +62,7 @@ class Evaluated:
 
 
 def evaluate_one(context: AssetExecutionContext, scope: Scope, strategy: str, corpus_model: str, config,
-                 workspace: WorkspaceResource, duckdb: DuckDBResource, qdrant: QdrantResource,
-                 embeddings: EmbeddingResource, llm: LLMResource, ranking: RankingResource,
-                 experiment_run_id: str | None = None) -> Evaluated:
+                 resources: StepResources, experiment_run_id: str | None = None) -> Evaluated:
     """Retrieve and score every question against one collection of the benchmark of ``scope`` (chosen by the
     chunking settings of ``config``, with its retrieval settings): the body of ``experiment_results``, shared with
     the sweeps. ``experiment_run_id``: default the Dagster run's id (a sweep runs several experiments in one
@@ -81,8 +71,12 @@ def evaluate_one(context: AssetExecutionContext, scope: Scope, strategy: str, co
     under ``experiment_run_id-<retriever>``); the metadata are the first retriever's, each other's headline
     metrics prefixed with its name."""
     experiment_run_id = experiment_run_id or context.run.run_id
+    duckdb, qdrant, embeddings, llm, ranking = (resources.duckdb, resources.qdrant, resources.embeddings,
+                                                resources.llm, resources.ranking)
+    if ranking is None:
+        raise ValueError("an experiment needs the ranking resource (its context budgets)")
     retrievers = RETRIEVERS.check(list(getattr(config, "retrievers", None) or [DEFAULT_RETRIEVER]))
-    workspace = scope.workspace(workspace)
+    workspace = scope.workspace(resources.workspace)
     embedder = corpus_embedder(embeddings, corpus_model)
     partition = str(partition_key(strategy, corpus_model))
     with permanent_errors_fail_fast():
@@ -166,6 +160,7 @@ def build_experiment_results(partitions_def: MultiPartitionsDefinition, scope: S
     @asset(key=key, partitions_def=partitions_def, group_name=scope.group, kinds={"qdrant", "duckdb"},
            deps=[scope.key("chunk_collections"), scope.key(QUESTION_SETS)], retry_policy=TRANSIENT_RETRY,
            automation_condition=on_collection_or_question_sets(scope.key(QUESTION_SETS)), tags=scope.tags(),
+           required_resource_keys=STEP_RESOURCE_KEYS,
            check_specs=[
                AssetCheckSpec(METRICS_RANGE_CHECK, asset=key, blocking=True,
                               description="Every per-question metric that is a share (the evidence and budget "
@@ -175,12 +170,9 @@ def build_experiment_results(partitions_def: MultiPartitionsDefinition, scope: S
            ],
            description=scope.describe("Per-question evidence metrics and their aggregates for one strategy × corpus "
                                       "model."))
-    def experiment_results(context: AssetExecutionContext, config: ExperimentConfig, workspace: WorkspaceResource,
-                           duckdb: DuckDBResource, qdrant: QdrantResource, embeddings: EmbeddingResource,
-                           llm: LLMResource, ranking: RankingResource) -> Iterator[MaterializeResult]:
+    def experiment_results(context: AssetExecutionContext, config: ExperimentConfig) -> Iterator[MaterializeResult]:
         strategy, corpus_model = split_key(context.partition_key)
-        evaluated = evaluate_one(context, scope, strategy, corpus_model, config, workspace, duckdb, qdrant,
-                                 embeddings, llm, ranking)
+        evaluated = evaluate_one(context, scope, strategy, corpus_model, config, StepResources.of(context))
         yield evaluated.result
         if evaluated.problem:
             raise fail_fast(evaluated.problem)
