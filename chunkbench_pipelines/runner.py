@@ -8,6 +8,7 @@ carry the tags ``chunkbench/trigger=cli``, ``chunkbench/benchmark=<benchmark nam
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Sequence, TextIO
 
@@ -66,22 +67,33 @@ def failure_kind(event) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class RunConsole:
+    """Where a run says what it does: ``out`` (None: nothing is printed), the level of Dagster's own console log
+    (quiet by default: a step's failure is printed in one line, never as Dagster's stack trace) and whether the
+    leaderboard printed at the end is the wide one."""
+
+    out: TextIO | None = None
+    log_level: str = "CRITICAL"
+    wide: bool = False
+
+
 def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
-                   corpus_models: Sequence[str] | None = None, out: TextIO | None = None,
-                   instance: DagsterInstance | None = None, log_level: str = "CRITICAL", wide: bool = False,
-                   run_settings: dict[str, dict] | None = None) -> int:
+                   corpus_models: Sequence[str] | None = None, console: RunConsole | None = None,
+                   instance: DagsterInstance | None = None, run_settings: dict[str, dict] | None = None) -> int:
     """Documents once, then every strategy x available corpus model, then leaderboard and report, with the
     resources of ``settings`` (the settings in force: the command line built them).
 
     A failing partition is reported and the others go on. Returns 0 when everything
     succeeded, 1 otherwise: a partition failed, a document was not parsed, or a question
     (or a whole question set) was dropped. The leaderboard of what did run is printed
-    either way, then each problem once. Dagster's own console log is quiet by default (``log_level``): a
-    step's failure is printed here in one line, never as Dagster's stack trace. A full disk stops the run at
+    either way, then each problem once, on ``console`` (:class:`RunConsole`). A full disk stops the run at
     the step that met it (one line naming the folder, the space needed and free). ``run_settings``: the ``parsing`` / ``chunking`` /
     ``experiment`` run config (``chunkbench run`` flags or --config). ``instance``: the Dagster
     instance (default: the one of ``settings``).
     """
+    console = console or RunConsole()
+    out, log_level, wide = console.out, console.log_level, console.wide
     given = run_settings or {}
     op_config = {"parsed_documents": given.get("parsing") or {}, "chunk_collections": given.get("chunking") or {},
                  "experiment_results": {**(given.get("chunking") or {}), **(given.get("experiment") or {})}}

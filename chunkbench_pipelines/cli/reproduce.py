@@ -93,11 +93,12 @@ def _through_pipeline(args: argparse.Namespace) -> int:
     if not settings.given("benchmark"):
         chroma["benchmark"] = "chroma"  # kept apart from other benchmarks' results
     settings = session.use(settings.replace("chunkbench reproduce chroma --pipeline", **chroma))
-    from chunkbench_pipelines.runner import run_everything
+    from chunkbench_pipelines.runner import RunConsole, run_everything
 
     from .instance import prepare_state
 
     print(f"corpus {CHROMA_CORPORA}\nquestions {CHROMA_QUESTIONS}", flush=True)
     instance = prepare_state(settings)  # once, under the setup lock (as chunkbench run)
     return run_everything(settings, strategies=args.strategy or list(PIPELINE_STRATEGIES),
-                          corpus_models=args.corpus_model or [PIPELINE_MODEL], out=sys.stdout, instance=instance)
+                          corpus_models=args.corpus_model or [PIPELINE_MODEL], console=RunConsole(sys.stdout),
+                          instance=instance)

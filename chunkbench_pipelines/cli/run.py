@@ -28,14 +28,15 @@ def command_run(args: argparse.Namespace) -> int:
         given = run_settings(args)
     except ValueError as exc:
         args.parser.error(str(exc))
-    from chunkbench_pipelines.runner import run_everything
+    from chunkbench_pipelines.runner import RunConsole, run_everything
 
     instance = prepare_state(settings)  # once, under the setup lock: concurrent first runs wait for each other here
     out = terminal(sys.stdout)  # progress and signal messages reach the terminal at once, even while a step runs
     try:
         code = run_interruptibly(lambda: run_everything(settings, strategies=args.strategy or None,
-                                                        corpus_models=args.corpus_model or None, out=out,
-                                                        instance=instance, wide=args.wide, run_settings=given),
+                                                        corpus_models=args.corpus_model or None,
+                                                        console=RunConsole(out, wide=args.wide), instance=instance,
+                                                        run_settings=given),
                                  instance, out)
     except Exception as exc:  # printed in one line by main; the run it was in is not left STARTED
         try:

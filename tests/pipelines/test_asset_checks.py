@@ -14,7 +14,7 @@ from dagster import DagsterInstance
 from chunkbench_core.chunking import STRATEGIES, FixedSizeChunker
 from tests.pipelines.support.partitions import environment_graph
 from chunkbench_pipelines.partitions import partition_key
-from chunkbench_pipelines.runner import run_everything
+from chunkbench_pipelines.runner import RunConsole, run_everything
 from tests.pipelines.support.environment import environment_settings
 
 from .support.tides import MODEL, tides_benchmark, use_environment
@@ -82,7 +82,7 @@ def test_checks_fail_on_a_broken_collection_with_their_reason(setup, broken_fixe
     assert "experiment_results" not in {e.step_key for e in result.all_events if e.is_step_success}
 
     out = io.StringIO()
-    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], out=out,
+    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], console=RunConsole(out),
                           instance=setup["instance"]) == 1
     printed = out.getvalue()
     assert f"FAILED fixed_size|{MODEL}: chunk_invariants: 1 chunk whose markdown[start:end] is not its text" \

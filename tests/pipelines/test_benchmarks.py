@@ -12,7 +12,7 @@ from chunkbench_core.settings import Settings
 from chunkbench_core.errors import ConfigError
 from chunkbench_core.storage.vector_store import VectorStore, collection_name
 from chunkbench_pipelines.definitions import build_definitions
-from chunkbench_pipelines.runner import run_everything
+from chunkbench_pipelines.runner import RunConsole, run_everything
 from tests.pipelines.support.environment import environment_settings
 
 from .test_end_to_end import BAKERY, BAKERY_REF, MODEL, VOLCANO, VOLCANO_REF
@@ -52,7 +52,8 @@ def test_two_benchmarks_in_one_home_never_mix(tmp_path, monkeypatch):
         monkeypatch.setenv("CHUNKBENCH_QUESTIONS", str(questions))
         monkeypatch.setenv("CHUNKBENCH_BENCHMARK", name)
         out = io.StringIO()
-        assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], out=out, instance=instance) == 0, \
+        assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL],
+                              console=RunConsole(out), instance=instance) == 0, \
             out.getvalue()
         assert f"benchmark {name}:" in out.getvalue()
         # its first run says how a running UI shows it (the code location lists benchmarks when it loads)

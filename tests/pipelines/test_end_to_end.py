@@ -9,7 +9,7 @@ from dagster import AssetKey, DagsterInstance
 
 from chunkbench_core.reporting.html import esc
 from chunkbench_core.storage.vector_store import VectorStore, collection_name
-from chunkbench_pipelines.runner import run_everything
+from chunkbench_pipelines.runner import RunConsole, run_everything
 from tests.pipelines.support.environment import environment_settings
 
 MODEL = "all-minilm-l6-v2"
@@ -76,7 +76,7 @@ def test_whole_graph_on_a_tiny_corpus(workspace):
     instance = DagsterInstance.ephemeral()
     out = io.StringIO()
     # a document and a question were dropped: exit 1, after the leaderboard of what did run
-    assert run_everything(environment_settings(), strategies=["fixed_size", "recursive"], corpus_models=[MODEL], out=out,
+    assert run_everything(environment_settings(), strategies=["fixed_size", "recursive"], corpus_models=[MODEL], console=RunConsole(out),
                           instance=instance) == 1, out.getvalue()
     printed = out.getvalue()
     assert "fixed_size" in printed and "recursive" in printed and "benchmark_report.html" in printed
@@ -224,7 +224,7 @@ def test_rerun_is_idempotent_and_removes_stale_points(workspace):
 @pytest.mark.e2e
 def test_unknown_partition_model_fails_with_reason(workspace):
     out = io.StringIO()
-    code = run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=["no-such-model"], out=out,
+    code = run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=["no-such-model"], console=RunConsole(out),
                           instance=DagsterInstance.ephemeral())
     assert code == 1
     assert "unknown embedding model 'no-such-model'" in out.getvalue()

@@ -15,7 +15,7 @@ from chunkbench_core.reporting.technical import render_technical
 from chunkbench_core.storage.history import list_builds, run_build
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_pipelines.cli import main
-from chunkbench_pipelines.runner import run_everything
+from chunkbench_pipelines.runner import RunConsole, run_everything
 from tests.pipelines.support.environment import environment_settings
 from tests.conftest import require_executable
 
@@ -76,13 +76,16 @@ def chunk_texts(payload: dict) -> dict[str, str | None]:
 def test_an_old_runs_inspector_shows_its_own_chunks_after_a_rebuild(workspace, capsys):
     results, instance = workspace["results"], DagsterInstance.ephemeral()
     out = io.StringIO()
-    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], out=out, instance=instance) == 0, \
+    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL],
+                          console=RunConsole(out), instance=instance) == 0, \
         out.getvalue()
     (workspace["corpus"] / "harbour.md").write_text(HARBOUR.replace("Kestrel", "Osprey!"), encoding="utf-8")
-    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], out=out, instance=instance) == 0, \
+    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL],
+                          console=RunConsole(out), instance=instance) == 0, \
         out.getvalue()
     # a chunk-size sweep of the same strategy: a collection of its own, which the default runs do not read
-    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], out=out, instance=instance,
+    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL],
+                          console=RunConsole(out), instance=instance,
                           run_settings={"chunking": {"chunk_size": 16, "chunk_overlap": 0}}) == 0, out.getvalue()
 
     runs = results.query("SELECT experiment_run_id, variant, provenance FROM experiment_metrics "

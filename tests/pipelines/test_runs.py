@@ -13,7 +13,7 @@ from dagster import DagsterInstance
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.runs import exclude_run, include_run
 from chunkbench_pipelines.definitions import build_resources
-from chunkbench_pipelines.runner import run_everything
+from chunkbench_pipelines.runner import RunConsole, run_everything
 from tests.pipelines.support.cli import chunkbench
 from tests.pipelines.support.environment import environment_settings
 from tests.pipelines.support.partitions import environment_graph
@@ -44,11 +44,11 @@ def test_a_past_run_keeps_its_report_and_a_run_can_be_set_aside(workspace):  # n
     clean(workspace)
     home = workspace["home"]
     instance = DagsterInstance.ephemeral()
-    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], out=io.StringIO(),
+    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], console=RunConsole(io.StringIO()),
                           instance=instance) == 0
     # a third document: the newer run of the same configuration retrieves it too, so its precision falls
     (workspace["corpus"] / "harbour.md").write_text(HARBOUR, encoding="utf-8")
-    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], out=io.StringIO(),
+    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], console=RunConsole(io.StringIO()),
                           instance=instance) == 0
 
     results = ResultsDB(home)

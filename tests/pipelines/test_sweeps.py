@@ -121,7 +121,7 @@ def test_sweep_plans_are_validated():
 @pytest.mark.e2e  # runs a sweep job over the graph
 def test_chunkbench_sweep_runs_the_job_and_prints_the_levels(tmp_path, monkeypatch, capsys):
     from chunkbench_pipelines.cli import main
-    from chunkbench_pipelines.runner import run_everything
+    from chunkbench_pipelines.runner import RunConsole, run_everything
     from tests.pipelines.support.environment import environment_settings
 
     tides = tides_benchmark(tmp_path, benchmark=BENCHMARK)
@@ -131,7 +131,7 @@ def test_chunkbench_sweep_runs_the_job_and_prints_the_levels(tmp_path, monkeypat
     instance = DagsterInstance.get()
     try:
         assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL],
-                              out=io.StringIO(), instance=instance) == 0
+                              console=RunConsole(io.StringIO()), instance=instance) == 0
     finally:
         instance.dispose()
     capsys.readouterr()
