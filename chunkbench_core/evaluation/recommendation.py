@@ -316,18 +316,20 @@ def _names(names: Sequence[str], labels: Mapping[str, str] | None) -> str:
     return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
 
-def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
-              rule: str = DEFAULT_RECOMMENDATION_RULE, labels: Mapping[str, str] | None = None,
-              cost_tolerance: float = cost.DEFAULT_COST_TOLERANCE,
-              resamples: int = DEFAULT_STABILITY_RESAMPLES, seed: int = DEFAULT_SEED,
-              notes: Sequence[str] = (), choice: Verdict | None = None) -> Recommendation | None:
-    """The recommended configuration by ``rule`` with its reason and stability; None when nothing was ranked.
+def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]], settings: RankingSettings | None = None,
+              labels: Mapping[str, str] | None = None, resamples: int = DEFAULT_STABILITY_RESAMPLES,
+              choice: Verdict | None = None) -> Recommendation | None:
+    """The recommended configuration by the rule of ``settings`` (default: the default settings) with its reason and
+    stability; None when nothing was ranked. Its cost tolerance is the settings', and what the settings changed on
+    the way (their notes) is said first in the reason; the stability's resamples are drawn from
+    :data:`DEFAULT_SEED`.
 
-    ``labels``: the strategy's label per configuration, used in the reason's text; ``notes``: what the
-    settings changed on the way (said first in the reason); ``choice``: whether the choice matters
+    ``labels``: the strategy's label per configuration, used in the reason's text; ``choice``: whether the choice matters
     (:func:`.drivers.verdict`): its sentence opens the reason, and when the configurations are interchangeable
     the pick is the cheapest of them all, on cost alone."""
-    rule, renamed = resolve_rule(rule)
+    settings = settings or RankingSettings()
+    rule, renamed = resolve_rule(settings.recommendation_rule)
+    cost_tolerance, notes, seed = settings.cost_tolerance, settings.notes, DEFAULT_SEED
     if comparison.best is None:
         return None
     best = comparison.best
@@ -338,7 +340,7 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
     worse = comparison.members(CLASS_WORSE)
     tolerance = cost_tolerance
     if choice is not None and choice.interchangeable and len(results) > 1:
-        return _on_cost_alone(comparison, costs, rule, labels, tolerance, seed, notes, renamed, choice)
+        return _on_cost_alone(comparison, costs, settings, labels, choice)
     chosen = choose(rule, best, within, costs, cost_tolerance, means)
     steady = measure_stability(comparison, costs, rule, chosen, cost_tolerance, resamples, seed)
 
@@ -450,10 +452,11 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]],
         verdict=choice.kind if choice else None, verdict_sentence=choice.sentence if choice else None)
 
 
-def _on_cost_alone(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]], rule: str,
-                   labels: Mapping[str, str] | None, tolerance: float, seed: int, notes: Sequence[str], renamed: str,
-                   choice: Verdict) -> Recommendation:
+def _on_cost_alone(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]], settings: RankingSettings,
+                   labels: Mapping[str, str] | None, choice: Verdict) -> Recommendation:
     """The configurations are interchangeable on these questions: the cheapest of them all, on cost alone."""
+    rule, renamed = resolve_rule(settings.recommendation_rule)
+    tolerance, notes, seed = settings.cost_tolerance, settings.notes, DEFAULT_SEED
     results = {c.configuration: c for c in comparison.configurations if not math.isnan(c.mean)}
     means = {n: c.mean for n, c in results.items()}
     chosen = cost.cheapest(list(results), costs, tolerance, means)

@@ -77,6 +77,8 @@ DEFAULT_BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_VALUES_AT_ONCE = 4_000_000
 DEFAULT_PERMUTATION_RESAMPLES = 9999
 DEFAULT_ALPHA = 0.05
+#: the columns that name a question across configurations (the rows of one question are compared pairwise)
+QUESTION_KEY = ("question_set", "question_id")
 
 #: names a user may give for a metric -> the question_results column (the list of metrics' aliases and run names)
 METRIC_ALIASES: dict[str, str] = CATALOG.aliases()
@@ -657,13 +659,10 @@ def rank_order(means: Mapping[str, float], costs: Mapping[str, Mapping[str, Any]
 def compare_configurations(
     rows: Sequence[Mapping[str, Any]],
     key: Sequence[str] = ("strategy", "corpus_model"),
-    question_key: Sequence[str] = ("question_set", "question_id"),
     metric: str | None = None,
     margin: float | None = None,
     costs: Mapping[str, Mapping[str, Any]] | None = None,
     cost_tolerance: float | None = None,
-    alpha: float = DEFAULT_ALPHA,
-    seed: int = DEFAULT_SEED,
     recorded: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Comparison:
     """Rank, classes and tests of every configuration by ``BEST_RULE``.
@@ -676,15 +675,18 @@ def compare_configurations(
     (:data:`.cost.COST_ORDER`), which order equal means. ``recorded``: configuration -> its run's
     ``experiment_metrics`` row; a configuration's confidence interval of the ranking metric is the one its
     run recorded (``<run_name>_ci_low`` / ``_ci_high``) when the recorded mean is the mean of these rows,
-    so every view shows one interval; computed here only when the run recorded none.
+    so every view shows one interval; computed here only when the run recorded none. A question is named by
+    :data:`QUESTION_KEY`; the tests are at level :data:`DEFAULT_ALPHA` and the resamples drawn from
+    :data:`DEFAULT_SEED`, as :data:`BEST_RULE` says.
     """
+    alpha, seed = DEFAULT_ALPHA, DEFAULT_SEED
     grouped: dict[str, dict[tuple, Mapping[str, Any]]] = {}
     for row in rows:
         error = row.get("error")
         if error is not None and not _is_missing(error) and error != "":  # pandas gives NaN for no error
             continue
         name = "|".join(str(row[k]) for k in key)
-        grouped.setdefault(name, {})[tuple(row[k] for k in question_key)] = row
+        grouped.setdefault(name, {})[tuple(row[k] for k in QUESTION_KEY)] = row
     metric, note = choose_metric({n: list(q.values()) for n, q in grouped.items()}, metric)
     margin, margin_note = _margin_for(metric, margin, fell_back=bool(note))
     note = "; ".join(n for n in (note, margin_note) if n)

@@ -97,8 +97,7 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
     lengths = _evidence_lengths(results, rows)
     decomposition = decompose_comparison(comparison, rows)
     choice = judge_choice(comparison, decomposition, settings.interchangeable_share, labels, rows)
-    recommendation = recommend(comparison, costs, settings.recommendation_rule, labels, settings.cost_tolerance,
-                               notes=settings.notes, choice=choice)
+    recommendation = recommend(comparison, costs, settings, labels, choice=choice)
     if tracker is not None:
         tracker.step(3)
     found = checks.collect(

@@ -237,16 +237,16 @@ def test_the_highest_mean_rule_stays_available_and_the_old_rule_name_is_accepted
     data = rows("big", best) + rows("small", best - 0.002 + rng.normal(0, 0.02, 200))
     price = costs(big=(900, 10), small=(300, 10))
     comparison = compare_configurations(data, costs=price)
-    assert recommend(comparison, price, "highest_mean").configuration == "big|m"
+    assert recommend(comparison, price, RankingSettings(recommendation_rule="highest_mean")).configuration == "big|m"
     assert recommend(comparison, price).configuration == "small|m"
     with pytest.warns(FutureWarning, match="now called cheapest_within_margin"):
         settings = RankingSettings.from_text(recommendation_rule="cheapest_in_tier_1")
     assert settings.recommendation_rule == "cheapest_within_margin"
-    old = recommend(comparison, price, "cheapest_in_tier_1", notes=settings.notes)
+    old = recommend(comparison, price, settings)
     assert old.rule == "cheapest_within_margin" and old.configuration == "small|m"
     assert old.reason.startswith("The recommendation rule cheapest_in_tier_1 is now called cheapest_within_margin")
     with pytest.raises(ConfigError, match="cheapest_within_margin, highest_mean"):
-        recommend(comparison, price, "nope")
+        recommend(comparison, price, RankingSettings(recommendation_rule="nope"))
 
 
 def test_margin_and_cost_tolerance_are_settings_checked_where_built():

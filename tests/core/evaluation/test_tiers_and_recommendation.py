@@ -125,9 +125,9 @@ def test_recommendation_is_the_cheapest_within_the_margin_and_switchable_to_high
     assert "cheapest" in rec.reason and "0.02" in rec.reason and "900 vs 4,000 context tokens" in rec.reason
     labelled = recommend(comparison, costs, labels={"small|m": "small (heading context)"})
     assert "small (heading context) × m is the cheapest" in labelled.reason and "small × m" not in labelled.reason
-    assert recommend(comparison, costs, "highest_mean").configuration == "big|m"
+    assert recommend(comparison, costs, RankingSettings(recommendation_rule="highest_mean")).configuration == "big|m"
     with pytest.raises(ConfigError):
-        recommend(comparison, costs, "nope")
+        recommend(comparison, costs, RankingSettings(recommendation_rule="nope"))
 
 
 def test_ranking_settings_are_validated_where_built():
