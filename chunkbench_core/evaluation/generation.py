@@ -237,37 +237,53 @@ def _ask_model(client: Any, settings: LLMSettings, passage: Passage, attempts: i
     raise ReplyError(f"no valid reply after {attempts} attempt(s); last: {last}")
 
 
-def generate_question_set(
-    documents: Sequence[ParsedDocument],
-    client: Any,
-    settings: LLMSettings,
-    embed: Callable[[list[str]], np.ndarray],
-    n: int,
-    *,
-    seed: int = 0,
-    name: str = "generated",
-    documents_pattern: str | None = None,
-    duplicate_threshold: float = DEFAULT_DUPLICATE_THRESHOLD,
-    max_coverage: float = DEFAULT_MAX_COVERAGE,
-    attempts: int = DEFAULT_ATTEMPTS,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
-    max_tries: int | None = None,
-) -> tuple[dict[str, Any], GenerationReport]:
-    """Generate up to ``n`` grounded questions; returns the question set JSON and the report.
+@dataclass(frozen=True)
+class GenerationRequest:
+    """What to generate: ``n`` questions from passages sampled with ``seed`` out of the documents matching
+    ``documents_pattern`` (all when None), as the question set ``name``; a question is dropped as a near-duplicate
+    above ``duplicate_threshold`` (cosine) or when its excerpts cover more than ``max_coverage`` of the passage;
+    each passage is asked at most ``attempts`` times for at most ``max_tokens`` of reply, and at most ``max_tries``
+    passages are tried (default 3 x n). Checked here, where it is built."""
+
+    n: int
+    seed: int = 0
+    name: str = "generated"
+    documents_pattern: str | None = None
+    duplicate_threshold: float = DEFAULT_DUPLICATE_THRESHOLD
+    max_coverage: float = DEFAULT_MAX_COVERAGE
+    attempts: int = DEFAULT_ATTEMPTS
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    max_tries: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.n < 1:
+            raise ConfigError(f"--n must be at least 1, got {self.n}")
+        if not 0 < self.duplicate_threshold <= 1 or not 0 < self.max_coverage <= 1:
+            raise ConfigError("duplicate_threshold and max_coverage must be in (0, 1]")
+
+    @property
+    def tries(self) -> int:
+        """How many passages are sampled to try."""
+        return self.max_tries or self.n * TRIES_PER_QUESTION
+
+
+def generate_question_set(documents: Sequence[ParsedDocument], client: Any, settings: LLMSettings,
+                          embed: Callable[[list[str]], np.ndarray],
+                          request: GenerationRequest) -> tuple[dict[str, Any], GenerationReport]:
+    """Generate up to ``request.n`` grounded questions; returns the question set JSON and the report.
 
     ``embed`` maps question texts to vectors (near-duplicates). Passages are tried in sampled
-    order until ``n`` questions are kept or ``max_tries`` (default 3 x n) passages were tried.
+    order until ``n`` questions are kept or ``request.tries`` passages were tried.
     Requests go through ``provider_faults.call`` (``settings``' timeout and retry budget); when the endpoint
     fails for good (a ProviderError: a refusal, or retries spent), generation stops at once with the questions
     kept so far and ``report.stopped`` holds the error's one line.
     """
-    if n < 1:
-        raise ConfigError(f"--n must be at least 1, got {n}")
-    if not 0 < duplicate_threshold <= 1 or not 0 < max_coverage <= 1:
-        raise ConfigError("duplicate_threshold and max_coverage must be in (0, 1]")
+    n, seed, name, documents_pattern = request.n, request.seed, request.name, request.documents_pattern
+    duplicate_threshold, max_coverage = request.duplicate_threshold, request.max_coverage
+    attempts, max_tokens = request.attempts, request.max_tokens
     chosen = select_documents(documents, documents_pattern)
     texts = {d.document: d.markdown for d in chosen}
-    passages = sample_passages(chosen, max_tries or n * TRIES_PER_QUESTION, seed)
+    passages = sample_passages(chosen, request.tries, seed)
     report = GenerationReport(requested=n)
     questions: list[dict[str, Any]] = []
     kept_vectors: list[np.ndarray] = []
@@ -361,13 +377,11 @@ class GenerationPlan:
                 f"{self.max_output_tokens:,} output tokens; estimated cost {cost}. Nothing was sent.")
 
 
-def plan_generation(documents: Sequence[ParsedDocument], n: int, settings: LLMSettings | None, *, seed: int = 0,
-                    documents_pattern: str | None = None, attempts: int = DEFAULT_ATTEMPTS,
-                    max_tokens: int = DEFAULT_MAX_TOKENS, max_tries: int | None = None) -> GenerationPlan:
-    if n < 1:
-        raise ConfigError(f"--n must be at least 1, got {n}")
-    passages = sample_passages(select_documents(documents, documents_pattern), max_tries or n * TRIES_PER_QUESTION,
-                               seed)
+def plan_generation(documents: Sequence[ParsedDocument], request: GenerationRequest,
+                    settings: LLMSettings | None) -> GenerationPlan:
+    """What generating ``request`` would send and cost, with nothing sent."""
+    n, attempts, max_tokens = request.n, request.attempts, request.max_tokens
+    passages = sample_passages(select_documents(documents, request.documents_pattern), request.tries, request.seed)
 
     def tokens(p: Passage) -> int:
         return sum(count_tokens(m["content"]) + 8 for m in generation_messages(p.document, p.text))

@@ -8,7 +8,12 @@ from typing import Optional
 
 from dagster import AssetExecutionContext, AssetsDefinition, Config, Failure, MaterializeResult, MetadataValue, asset
 
-from chunkbench_core.evaluation.generation import NO_LLM_MESSAGE, generate_question_set, local_question_embed
+from chunkbench_core.evaluation.generation import (
+    NO_LLM_MESSAGE,
+    GenerationRequest,
+    generate_question_set,
+    local_question_embed,
+)
 from chunkbench_core.evaluation.questions import write_question_file
 from chunkbench_core.stages.documents import load_parsed_corpus
 
@@ -44,9 +49,10 @@ def build_generated_questions(scope: Scope) -> AssetsDefinition:
         if not documents:
             raise Failure(description="no parsed documents: materialize parsed_documents first", allow_retries=False)
         with pool_slots(context, [llm.pool], llm.pool_limit):
+            request = GenerationRequest(config.n, seed=config.seed, documents_pattern=config.documents,
+                                        name=config.out.rsplit("/", 1)[-1].removesuffix(".json"))
             data, report = generate_question_set(documents, llm.client(), llm.settings(), local_question_embed(),
-                                                 config.n, seed=config.seed, documents_pattern=config.documents,
-                                                 name=config.out.rsplit("/", 1)[-1].removesuffix(".json"))
+                                                 request)
         if report.stopped and not data["questions"]:
             raise Failure(description=f"{report.summary()} Nothing written. {report.stopped}", allow_retries=False)
         path = write_question_file(data, workspace.questions_dir() / config.out)

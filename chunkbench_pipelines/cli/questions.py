@@ -204,6 +204,7 @@ def command_generate(args: argparse.Namespace) -> int:
     from chunkbench_core.errors import ChunkbenchError
     from chunkbench_core.evaluation.generation import (
         NO_LLM_MESSAGE as NO_LLM,
+        GenerationRequest,
         generate_question_set,
         local_question_embed,
         plan_generation,
@@ -214,8 +215,8 @@ def command_generate(args: argparse.Namespace) -> int:
     try:
         documents = _parsed_documents()
         if args.dry_run:
-            plan = plan_generation(documents, args.n, llm.settings() if llm.configured else None, seed=args.seed,
-                                   documents_pattern=args.documents)
+            plan = plan_generation(documents, GenerationRequest(args.n, seed=args.seed, documents_pattern=args.documents),
+                                   llm.settings() if llm.configured else None)
             print(plan.summary())
             if not llm.configured:
                 print(NO_LLM, file=sys.stderr)
@@ -224,8 +225,9 @@ def command_generate(args: argparse.Namespace) -> int:
             print(f"error: {NO_LLM}", file=sys.stderr)
             return 2
         data, report = generate_question_set(
-            documents, llm.client(), llm.settings(), local_question_embed(), args.n,
-            seed=args.seed, name=args.name or Path(args.out).stem, documents_pattern=args.documents)
+            documents, llm.client(), llm.settings(), local_question_embed(),
+            GenerationRequest(args.n, seed=args.seed, name=args.name or Path(args.out).stem,
+                              documents_pattern=args.documents))
     except ChunkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -9,6 +9,7 @@ import pytest
 from chunkbench_core.embedding import Embedder, get_model
 from chunkbench_core.evaluation.generation import (
     PROMPT_VERSION,
+    GenerationRequest,
     draft_question_set,
     generate_question_set,
     generation_messages,
@@ -66,8 +67,8 @@ SETTINGS = LLMSettings(model="scripted-model", input_price_per_mtok=0, output_pr
 def test_verbatim_kept_paraphrase_and_duplicate_dropped_invalid_retried_then_counted(documents, tmp_path):
     replies = [json.dumps(VERBATIM), json.dumps(PARAPHRASED), json.dumps(DUPLICATE), "{not json", "still not json"]
     with ScriptedChatServer(replies) as server:
-        data, report = generate_question_set(documents, make_client(server.base_url), SETTINGS, embed, 4, seed=7,
-                                             name="gen", max_tries=4)
+        data, report = generate_question_set(documents, make_client(server.base_url), SETTINGS, embed,
+                                             GenerationRequest(4, seed=7, name="gen", max_tries=4))
         requests = server.requests
     assert len(requests) == 5  # four passages, the invalid one asked twice
     assert all(r["response_format"] == {"type": "json_object"} for r in requests)
@@ -104,7 +105,8 @@ def test_excerpts_covering_most_of_a_document_are_dropped(tmp_path):
     document.document = "tiny.md"
     reply = {"question": "When does the office close?", "answer": "At six.", "excerpts": [body]}
     with ScriptedChatServer([json.dumps(reply)]) as server:
-        data, report = generate_question_set([document], make_client(server.base_url), SETTINGS, embed, 1)
+        data, report = generate_question_set([document], make_client(server.base_url), SETTINGS, embed,
+                                             GenerationRequest(1))
     assert data["questions"] == [] and report.dropped == {"excerpts cover most of the document": 1}
 
 
@@ -130,7 +132,7 @@ def test_persian_passages_ask_for_persian_questions():
 
 
 def test_dry_run_and_draft_send_nothing(documents):
-    plan = plan_generation(documents, 2, SETTINGS)
+    plan = plan_generation(documents, GenerationRequest(2), SETTINGS)
     assert plan.min_calls == 2 and plan.max_calls >= plan.min_calls and plan.usd == 0.0
     assert "Nothing was sent" in plan.summary()
     draft = draft_question_set(documents, 3, seed=2)
@@ -145,8 +147,8 @@ def test_generation_against_the_llama_cpp_server(documents, llama_server_url):
     """Plumbing: a real OpenAI-compatible server; the base model's replies decide what is kept, never a crash."""
     settings = LLMSettings(model="gemma", system_prompt_as_user=True, timeout_seconds=120,
                            input_price_per_mtok=0, output_price_per_mtok=0)
-    data, report = generate_question_set(documents, make_client(f"{llama_server_url}/v1"), settings, embed, 1,
-                                         max_tries=2, attempts=1, max_tokens=32)
+    data, report = generate_question_set(documents, make_client(f"{llama_server_url}/v1"), settings, embed,
+                                         GenerationRequest(1, max_tries=2, attempts=1, max_tokens=32))
     assert report.tried in (1, 2) and report.calls == report.tried  # one attempt per passage; stops once kept
     assert report.usage.prompt_tokens > 0
     assert report.kept + sum(report.dropped.values()) == report.tried

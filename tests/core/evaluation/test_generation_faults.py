@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from chunkbench_core.evaluation.generation import generate_question_set
+from chunkbench_core.evaluation.generation import GenerationRequest, generate_question_set
 from chunkbench_core.evaluation.llm import LLMSettings, make_client
 from chunkbench_core.parsing import parse
 
@@ -41,8 +41,8 @@ def embed(texts):  # the near-duplicate check is not under test: distinct unit v
 
 
 def generate(server, documents, n=3):
-    return generate_question_set(documents, make_client(server.base_url, KEY), SETTINGS, embed, n, seed=1,
-                                 max_tries=3)
+    return generate_question_set(documents, make_client(server.base_url, KEY), SETTINGS, embed,
+                                 GenerationRequest(n, seed=1, max_tries=3))
 
 
 def test_a_wrong_key_stops_generation_at_once_in_one_line(documents):
@@ -79,8 +79,8 @@ def test_a_silent_server_ends_within_the_budget(documents):
     settings = LLMSettings(model="gen-m", timeout_seconds=1.0, retry_budget_seconds=3.0, max_retries=5)
     with ScriptedChatServer([{"sleep": 5}]) as server:
         started = time.monotonic()
-        data, report = generate_question_set(documents, make_client(server.base_url, KEY), settings, embed, 2,
-                                             max_tries=2)
+        data, report = generate_question_set(documents, make_client(server.base_url, KEY), settings, embed,
+                                             GenerationRequest(2, max_tries=2))
         elapsed = time.monotonic() - started
     assert elapsed < 8 and data["questions"] == []
     assert "did not answer within 1.0 s" in report.stopped and "CHUNKBENCH_PROVIDER_TIMEOUT_S" in report.stopped
