@@ -120,6 +120,22 @@ class Table:
     problems: list[QuestionSetError] = field(default_factory=list)  # rows that could not be read
 
 
+@dataclass(frozen=True)
+class ImportOptions:
+    """How a file of questions is imported: the question set's ``name`` (default: the file's stem), the columns
+    ``mapping`` (default: read from the format, or guessed), the spreadsheet ``sheet``, whether evidence is located
+    in the parsed text (``locate``) and how close a match must be (``min_score``), and each PDF's page starts
+    (``pages``: document -> the markdown offset of each page's start, to tell the file's page convention and check
+    that a cited page holds its passage)."""
+
+    name: str | None = None
+    mapping: Mapping[str, str] | None = None
+    sheet: str | None = None
+    locate: bool = True
+    min_score: float = DEFAULT_MIN_SCORE
+    pages: Mapping[str, Sequence[int]] | None = None
+
+
 @dataclass
 class ImportResult:
     question_set: QuestionSet
@@ -646,9 +662,22 @@ def _find_context(context: str, documents: Mapping[str, str], candidates: Sequen
     return (found[0] if found else None), [r.document for r in found[1:]]
 
 
-def _question_from_row(row: Mapping[str, Any], number: int, mapping: Mapping[str, str],
-                       documents: Mapping[str, str], file: str, id_prefix: str,
-                       notes: list[str], problems: list[QuestionSetError] | None = None) -> _Row:
+@dataclass(frozen=True)
+class _Reading:
+    """What every row of one import is read with: the columns' mapping, the parsed documents, the file and the
+    prefix of its question ids, and the lists the notes and problems of the rows are added to."""
+
+    mapping: Mapping[str, str]
+    documents: Mapping[str, str]
+    file: str
+    id_prefix: str
+    notes: list[str]
+    problems: list[QuestionSetError]
+
+
+def _question_from_row(row: Mapping[str, Any], number: int, reading: _Reading) -> _Row:
+    mapping, documents, file, id_prefix = reading.mapping, reading.documents, reading.file, reading.id_prefix
+    notes, problems = reading.notes, reading.problems
     names = list(documents)
     qid = f"{id_prefix}-{number:04d}"
     if "id" in mapping:
@@ -799,22 +828,21 @@ def _label_kinds(rows: list[_Row], ceiling: ParseCeiling) -> list[_Row]:
     return out
 
 
-def import_rows(table: Table, mapping: Mapping[str, str], documents: Mapping[str, str], *, name: str,
-                source_format: str, id_prefix: str, locate: bool = True,
-                min_score: float = DEFAULT_MIN_SCORE, sha256: str = "",
-                pages: Mapping[str, Sequence[int]] | None = None) -> ImportResult:
-    """Questions from the rows of ``table`` read through ``mapping``; evidence located unless ``locate`` is off.
-
-    ``pages``: document -> the markdown offset of each page's start (PDFs), to tell the file's page convention
-    and check that a cited page holds its passage."""
+def import_rows(table: Table, mapping: Mapping[str, str], documents: Mapping[str, str], options: ImportOptions,
+                source_format: str, id_prefix: str, sha256: str = "") -> ImportResult:
+    """Questions from the rows of ``table`` read through ``mapping`` (the options' mapping resolved for the format);
+    evidence located unless ``options.locate`` is off; the set named ``options.name`` (else the file's stem)."""
+    locate, min_score, pages = options.locate, options.min_score, options.pages
+    name = options.name or Path(table.file).stem
     check_mapping(mapping, table)
     problems = list(table.problems)
     notes: list[str] = []
     rows: list[_Row] = []
     seen: set[str] = set()
+    reading = _Reading(mapping, documents, table.file, id_prefix, notes, problems)
     for number, row in enumerate(table.rows, start=1):
         try:
-            built = _question_from_row(row, number, mapping, documents, table.file, id_prefix, notes, problems)
+            built = _question_from_row(row, number, reading)
             if built.question.id in seen:
                 raise QuestionSetError(table.file, f"row {number}: duplicate question id (the first one is kept)",
                                        built.question.id, "id")
@@ -851,15 +879,12 @@ def import_rows(table: Table, mapping: Mapping[str, str], documents: Mapping[str
 
 
 # -- formats -------------------------------------------------------------------------------------------
-def import_table(path: str | Path, documents: Mapping[str, str], name: str | None = None,
-                 mapping: Mapping[str, str] | None = None, *, sheet: str | None = None, locate: bool = True,
-                 min_score: float = DEFAULT_MIN_SCORE, pages: Mapping[str, Sequence[int]] | None = None,
-                 ) -> ImportResult:
+def import_table(path: str | Path, documents: Mapping[str, str],
+                 options: ImportOptions = ImportOptions()) -> ImportResult:
     path = Path(path)
-    table = read_table(path, sheet)
-    chosen = dict(mapping) if mapping else guess_mapping(table)
-    return import_rows(table, chosen, documents, name=name or path.stem, source_format="table",
-                       id_prefix=_id_prefix(path), locate=locate, min_score=min_score, pages=pages)
+    table = read_table(path, options.sheet)
+    chosen = dict(options.mapping) if options.mapping else guess_mapping(table)
+    return import_rows(table, chosen, documents, options, "table", _id_prefix(path))
 
 
 def read_financebench(path: str | Path) -> Table:
@@ -899,17 +924,14 @@ def financebench_mapping(table: Table, mapping: Mapping[str, str] | None = None)
     return chosen
 
 
-def import_financebench(path: str | Path, documents: Mapping[str, str], name: str | None = None,
-                        mapping: Mapping[str, str] | None = None, *, locate: bool = True,
-                        min_score: float = DEFAULT_MIN_SCORE, pages: Mapping[str, Sequence[int]] | None = None,
-                        **_: Any) -> ImportResult:
+def import_financebench(path: str | Path, documents: Mapping[str, str],
+                        options: ImportOptions = ImportOptions()) -> ImportResult:
     """A FinanceBench-shaped set: each evidence object of a question is its own reference (a span when its
     passage is found in the parsed text, else its document and page); pages are stored 1-based."""
     path = Path(path)
     table = read_financebench(path)
-    return import_rows(table, financebench_mapping(table, mapping), documents, name=name or path.stem,
-                       source_format="financebench", id_prefix=_id_prefix(path), locate=locate,
-                       min_score=min_score, pages=pages)
+    return import_rows(table, financebench_mapping(table, options.mapping), documents, options, "financebench",
+                       _id_prefix(path))
 
 
 def _id_prefix(path: Path) -> str:
@@ -930,19 +952,17 @@ def ragas_mapping(table: Table, mapping: Mapping[str, str] | None = None) -> dic
     return chosen
 
 
-def import_ragas(path: str | Path, documents: Mapping[str, str], name: str | None = None,
-                 mapping: Mapping[str, str] | None = None, *, locate: bool = True,
-                 min_score: float = DEFAULT_MIN_SCORE, **_: Any) -> ImportResult:
-    path = Path(path)
-    table = read_table(path)
-    return import_rows(table, ragas_mapping(table, mapping), documents, name=name or path.stem,
-                       source_format="ragas", id_prefix="ragas", locate=locate, min_score=min_score)
+def import_ragas(path: str | Path, documents: Mapping[str, str], options: ImportOptions = ImportOptions()) -> ImportResult:
+    table = read_table(Path(path))
+    return import_rows(table, ragas_mapping(table, options.mapping), documents, replace(options, pages=None), "ragas",
+                       "ragas")
 
 
-def import_llamaindex(path: str | Path, documents: Mapping[str, str], name: str | None = None,
-                      mapping: Mapping[str, str] | None = None, *, locate: bool = True,
-                      min_score: float = DEFAULT_MIN_SCORE, **_: Any) -> ImportResult:
+def import_llamaindex(path: str | Path, documents: Mapping[str, str],
+                      options: ImportOptions = ImportOptions()) -> ImportResult:
     path = Path(path)
+    mapping = options.mapping
+    options = replace(options, pages=None)
     file = str(path)
     data, raw = decode_json_file(path)
     sha = hashlib.sha256(raw).hexdigest()
@@ -959,8 +979,7 @@ def import_llamaindex(path: str | Path, documents: Mapping[str, str], name: str 
         chosen = {"question": "query", "contexts": "reference_contexts", "answer": "reference_answer",
                   **{r: c for r, c in guess_mapping(table).items() if r in ("sources", "category", "difficulty")},
                   **(mapping or {})}
-        return import_rows(table, chosen, documents, name=name or path.stem, source_format="llamaindex",
-                           id_prefix="example", locate=locate, min_score=min_score, sha256=sha)
+        return import_rows(table, chosen, documents, options, "llamaindex", "example", sha256=sha)
     if not isinstance(data, dict) or not all(isinstance(data.get(k), dict) for k in ("queries", "corpus",
                                                                                      "relevant_docs")):
         raise QuestionSetError(file, "is not a LlamaIndex retrieval dataset: expected an object with queries, corpus "
@@ -989,14 +1008,14 @@ def import_llamaindex(path: str | Path, documents: Mapping[str, str], name: str 
             continue
         table.rows.append({"id": str(qid), "question": text, "contexts": texts})
     result = import_rows(table, {"id": "id", "question": "question", "contexts": "contexts", **(mapping or {})},
-                         documents, name=name or path.stem, source_format="llamaindex", id_prefix="q",
-                         locate=locate, min_score=min_score, sha256=sha)
+                         documents, options, "llamaindex", "q", sha256=sha)
     result.n_read = len(data["queries"])
     return result
 
 
-def import_chroma(path: str | Path, documents: Mapping[str, str], name: str | None = None, *_: Any,
-                  **__: Any) -> ImportResult:
+def import_chroma(path: str | Path, documents: Mapping[str, str],
+                  options: ImportOptions = ImportOptions()) -> ImportResult:
+    name = options.name
     from .experiment import resolve_questions
 
     qs = load_chroma_csv(path, name)
@@ -1043,21 +1062,14 @@ def detect_format(path: str | Path) -> str:
 
 
 def import_questions(source_format: str | None, path: str | Path, documents: Mapping[str, str],
-                     name: str | None = None, mapping: Mapping[str, str] | None = None, *,
-                     sheet: str | None = None, locate: bool = True,
-                     min_score: float = DEFAULT_MIN_SCORE,
-                     pages: Mapping[str, Sequence[int]] | None = None) -> ImportResult:
+                     options: ImportOptions = ImportOptions()) -> ImportResult:
     """Import ``path`` in ``source_format`` (one of FORMATS, or None to detect it) against ``documents``
-    (name -> parsed text); ``pages``: name -> the offset of each page's start (PDFs), for page-cited sets."""
+    (name -> parsed text), as ``options`` say (:class:`ImportOptions`)."""
     if not Path(path).is_file():
         raise QuestionSetError(str(path), "does not exist")
     source_format = source_format or detect_format(path)
     if source_format not in FORMATS:
         raise QuestionSetError(str(path), f"unknown format {source_format!r}; use one of {', '.join(FORMATS)}")
-    if source_format == "table":
-        return import_table(path, documents, name, mapping, sheet=sheet, locate=locate, min_score=min_score,
-                            pages=pages)
-    if source_format == "financebench":
-        return import_financebench(path, documents, name, mapping, locate=locate, min_score=min_score, pages=pages)
-    importers = {"chroma": import_chroma, "ragas": import_ragas, "llamaindex": import_llamaindex}
-    return importers[source_format](path, documents, name, mapping, locate=locate, min_score=min_score)
+    importers = {"table": import_table, "financebench": import_financebench, "chroma": import_chroma,
+                 "ragas": import_ragas, "llamaindex": import_llamaindex}
+    return importers[source_format](path, documents, options)

@@ -59,7 +59,7 @@ def _confirm_mapping(args: argparse.Namespace, source_format: str) -> dict[str, 
         parse_mapping,
         ragas_mapping,
         read_table,
-    )
+)
 
     given = parse_mapping(args.map) if args.map else None
     if source_format not in ("table", "ragas"):
@@ -82,7 +82,7 @@ def _confirm_mapping(args: argparse.Namespace, source_format: str) -> dict[str, 
 
 def command_import(args: argparse.Namespace) -> int:
     from chunkbench_core.errors import QuestionSetError
-    from chunkbench_core.evaluation.importers import detect_format, import_questions
+    from chunkbench_core.evaluation.importers import ImportOptions, detect_format, import_questions
     from chunkbench_core.evaluation.questions import write_question_file
 
     try:
@@ -91,9 +91,9 @@ def command_import(args: argparse.Namespace) -> int:
         if mapping is None:
             return 2
         texts, pages = parsed_corpus_pages()
-        result = import_questions(source_format, args.file, texts, args.name or Path(args.out).stem,
-                                  mapping or None, sheet=args.sheet, locate=not args.no_locate,
-                                  min_score=args.min_score, pages=pages)
+        options = ImportOptions(name=args.name or Path(args.out).stem, mapping=mapping or None, sheet=args.sheet,
+                                locate=not args.no_locate, min_score=args.min_score, pages=pages)
+        result = import_questions(source_format, args.file, texts, options)
     except QuestionSetError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from chunkbench_core.evaluation.importers import import_table, parse_mapping
+from chunkbench_core.evaluation.importers import ImportOptions, import_table, parse_mapping
 from chunkbench_core.parsing import parse
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "financial"
@@ -26,7 +26,7 @@ def documents() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def imported(documents):
-    return import_table(FIXTURE / "questions.csv", documents, name="financial", mapping=parse_mapping(MAPPING))
+    return import_table(FIXTURE / "questions.csv", documents, ImportOptions(name="financial", mapping=parse_mapping(MAPPING)))
 
 
 def test_import_keeps_all_ten_questions_with_their_labels_and_source_documents(imported):

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from chunkbench_core.errors import QuestionSetError
-from chunkbench_core.evaluation.importers import import_questions
+from chunkbench_core.evaluation.importers import ImportOptions, import_questions
 from chunkbench_core.evaluation.question_check import check_questions
 from chunkbench_core.parsing.persian import normalize_persian
 
@@ -91,7 +91,7 @@ def test_llamaindex_dataset(tmp_path):
         "relevant_docs": {"q-a": ["n1"], "q-b": ["n2", "n1"], "q-c": ["n9"], "q-d": ["n3"]},
         "mode": "text",
     }), encoding="utf-8")
-    result = import_questions("llamaindex", path, DOCUMENTS, name="llama")
+    result = import_questions("llamaindex", path, DOCUMENTS, ImportOptions(name="llama"))
     assert [q.id for q in result.question_set.questions] == ["q-a", "q-b", "q-d"]
     assert [r.document for r in result.question_set.questions[1].references] == ["travel.md", "leave.md"]
     assert {(p.question_id, p.field) for p in result.problems} == {("q-c", "relevant_docs")}
@@ -153,7 +153,7 @@ def test_a_csv_sheet_with_a_mapping_keeps_every_question_its_sources_and_labels(
         csv.writer(handle).writerows([HEADER, *ROWS])
     mapping = parse_mapping('question=Question,answer=Answer,sources="Source Docs",category="Source Chunk Type"')
     assert mapping == MAPPING
-    result = import_questions(None, path, FILINGS, mapping=mapping)
+    result = import_questions(None, path, FILINGS, ImportOptions(mapping=mapping))
     assert result.source_format == "table" and result.problems == []
     first, second, third = result.question_set.questions
     assert [q.id for q in result.question_set.questions] == ["golden-0001", "golden-0002", "golden-0003"]
@@ -184,7 +184,7 @@ def test_a_source_that_names_no_document_leaves_its_question_out_and_says_so(tmp
     path = tmp_path / "golden.csv"
     with path.open("w", encoding="utf-8", newline="") as handle:
         csv.writer(handle).writerows([HEADER, *ROWS, ["Nvidia?", "*NVDA*", "x", "Text", "?"]])
-    result = import_questions("table", path, FILINGS, mapping=MAPPING, locate=False)
+    result = import_questions("table", path, FILINGS, ImportOptions(mapping=MAPPING, locate=False))
     assert len(result.question_set.questions) == 3
     [problem] = result.problems
     assert (problem.question_id, problem.field) == ("golden-0004", "sources[0]") and "'*NVDA*' matches no" in str(problem)
@@ -215,9 +215,9 @@ def test_bad_mappings_say_what_is_allowed(tmp_path):
     path = tmp_path / "golden.csv"
     path.write_text("Q,A\nx,y\n", encoding="utf-8")
     with pytest.raises(QuestionSetError, match="no such column"):
-        import_questions("table", path, FILINGS, mapping={"question": "Question"})
+        import_questions("table", path, FILINGS, ImportOptions(mapping={"question": "Question"}))
     with pytest.raises(QuestionSetError, match="no column is mapped to question"):
-        import_questions("table", path, FILINGS, mapping={"answer": "A"})
+        import_questions("table", path, FILINGS, ImportOptions(mapping={"answer": "A"}))
 
 
 def test_an_xlsx_sheet(tmp_path):
@@ -231,14 +231,14 @@ def test_an_xlsx_sheet(tmp_path):
     sheet.append([None, None, None, None])  # an empty row is skipped
     sheet.append(["Revenue?", "*MSFT*", 56517.0, 1.5])
     book.save(tmp_path / "golden.xlsx")
-    result = import_questions(None, tmp_path / "golden.xlsx", FILINGS, sheet="Golden", mapping={
-        "question": "Question", "sources": "Source Docs", "answer": "Answer"})
+    result = import_questions(None, tmp_path / "golden.xlsx", FILINGS, ImportOptions(sheet="Golden", mapping={
+        "question": "Question", "sources": "Source Docs", "answer": "Answer"}))
     assert [q.expected_answer for q in result.question_set.questions] == ["82,959", "56517"]
     assert [q.labels for q in result.question_set.questions] == [{"Round": "2"}, {"Round": "1.5"}]
     assert [q.references[0].document for q in result.question_set.questions] == [
         "filings/AAPL 2023 Q3.md", "filings/MSFT 2023 Q3.md"]
     with pytest.raises(QuestionSetError, match="has no sheet 'Other'"):
-        import_questions(None, tmp_path / "golden.xlsx", FILINGS, sheet="Other", mapping={"question": "Question"})
+        import_questions(None, tmp_path / "golden.xlsx", FILINGS, ImportOptions(sheet="Other", mapping={"question": "Question"}))
 
 
 def test_jsonl_with_a_metadata_source_and_labels_from_objects(tmp_path):
@@ -329,7 +329,7 @@ def test_csv_fields_over_the_old_128_kb_limit_are_read_and_oversized_ones_named(
         writer.writeheader()
         writer.writerow({"user_input": "Leave?", "reference_contexts": json.dumps(["Everyone gets 25 days of annual leave."])})
         writer.writerow({"user_input": "Long?", "reference_contexts": json.dumps([long_context])})
-    result = import_questions("ragas", path, DOCUMENTS, locate=False)
+    result = import_questions("ragas", path, DOCUMENTS, ImportOptions(locate=False))
     assert [q.id for q in result.question_set.questions] == ["ragas-0001", "ragas-0002"]  # a 200 KB field is read
     small = tmp_path / "small.csv"
     small.write_text("user_input,reference_contexts\nLeave?,\"" + "y" * 300 + "\"\n", encoding="utf-8")
@@ -337,7 +337,7 @@ def test_csv_fields_over_the_old_128_kb_limit_are_read_and_oversized_ones_named(
     process_limit = csv.field_size_limit()
     try:
         questions_module.MAX_FIELD_CHARS = 100
-        result = import_questions("ragas", small, DOCUMENTS, locate=False)
+        result = import_questions("ragas", small, DOCUMENTS, ImportOptions(locate=False))
     finally:
         questions_module.MAX_FIELD_CHARS = original
     [problem] = result.problems

@@ -15,6 +15,7 @@ from chunkbench_core.evaluation.evidence import (
     resolve_document_name,
 )
 from chunkbench_core.evaluation.importers import (
+    ImportOptions,
     detect_format,
     import_questions,
     parse_mapping,
@@ -102,7 +103,7 @@ def test_financebench_jsonl_imports_with_no_map_and_pages_stored_one_based(tmp_p
     path = tmp_path / "financebench_open_source.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in _zero_based_rows()) + "\n", encoding="utf-8")
     assert detect_format(path) == "financebench"
-    result = import_questions(None, path, texts, "fb", pages=pages, locate=False)
+    result = import_questions(None, path, texts, ImportOptions(name="fb", pages=pages, locate=False))
 
     # no question lost: the ambiguous one and the one with unfound evidence are kept
     assert [q.id for q in result.question_set.questions] == ["fb-1", "fb-2", "fb-3", "fb-4", "fb-5"]
@@ -166,7 +167,7 @@ def test_a_one_based_json_file_keeps_its_pages_and_a_wrong_page_is_reported(tmp_
                       [_evidence("driven by strong demand for anvils in every region", "ACME_2023Q3_10Q", 1)])]
     path = tmp_path / "acme.json"
     path.write_text(json.dumps(rows), encoding="utf-8")
-    result = import_questions("financebench", path, texts, "acme", pages=pages, locate=False)
+    result = import_questions("financebench", path, texts, ImportOptions(name="acme", pages=pages, locate=False))
     assert result.pages is not None and result.pages.base == 1
     assert "1-based" in result.pages.summary(path.name)
     by_id = {q.id: q for q in result.question_set.questions}
@@ -183,7 +184,7 @@ def test_map_names_fields_inside_a_list_of_objects(tmp_path: Path, corpus) -> No
     path = tmp_path / "custom.jsonl"
     path.write_text(json.dumps(rows[0]) + "\n", encoding="utf-8")
     mapping = parse_mapping("question=q,answer=a,contexts=refs[].passage,sources=refs[].file,pages=refs[].p")
-    result = import_questions("table", path, texts, "custom", mapping, pages=pages, locate=False)
+    result = import_questions("table", path, texts, ImportOptions(name="custom", mapping=mapping, pages=pages, locate=False))
     question = result.question_set.questions[0]
     assert [(r.document, r.page) for r in question.references] == [("BOEING_2022_10K.pdf", 2)]
     assert result.pages is not None and result.pages.base == 1
@@ -232,7 +233,7 @@ def test_a_table_of_evidence_lists_is_guessed_and_pages_need_a_list(tmp_path: Pa
     table = read_table(path)
     assert guess_mapping(table) == {"contexts": "evidence[].text", "sources": "evidence[].document",
                                     "pages": "evidence[].page", "question": "question", "answer": "answer"}
-    result = import_questions("table", path, texts, "sheet", pages=pages, locate=False)
+    result = import_questions("table", path, texts, ImportOptions(name="sheet", pages=pages, locate=False))
     assert [(r.document, r.page) for r in result.question_set.questions[0].references] == [("BOEING_2022_10K.pdf", 2)]
     with pytest.raises(QuestionSetError, match="pages are read from a list of evidence objects"):
         check_mapping(parse_mapping("question=question,pages=answer"), table)
@@ -244,7 +245,7 @@ def test_a_sheet_names_its_sources_as_loosely_as_evidence_objects(tmp_path: Path
     path = tmp_path / "sheet.csv"
     path.write_text("Question,Answer,Source\nHow many airplanes?,480,boeing 2022 10k\nWhat does PepsiCo sell?,"
                     "snacks,Pepsi 2022\n", encoding="utf-8")
-    result = import_questions("table", path, texts, "sheet", {"question": "Question", "answer": "Answer",
-                                                               "sources": "Source"}, locate=False)
+    result = import_questions("table", path, texts, ImportOptions(name="sheet", mapping={"question": "Question", "answer": "Answer",
+                                                               "sources": "Source"}, locate=False))
     assert [q.documents for q in result.question_set.questions] == [("BOEING_2022_10K.pdf",)]
     assert len(result.problems) == 1 and "ambiguous" in str(result.problems[0])
