@@ -39,6 +39,9 @@ import numpy as np
 
 from chunkbench_core.wording import plural
 
+from .stability import STABLE_PICK_LIMIT
+from .statistics import STABLE_SHARE
+
 MIN_QUESTIONS = 30
 DISAGREEMENT_SHARE = 0.10
 DISAGREEMENT_MARGIN = 0.01
@@ -133,9 +136,11 @@ def recommendation_undecided(best: str, candidate: str | None, margin: float, qu
 
 
 def recommendation_unstable(pick: str, share: float, resamples: int, runner_ups: str,
-                            questions: int | None, n_questions: int,
-                            threshold: float = 0.7, limit: int = 20_000) -> Diagnostic | None:
-    """The pick changes on resamples of the questions: it is the same in only ``share`` of them."""
+                            questions: int | None, n_questions: int) -> Diagnostic | None:
+    """The pick changes on resamples of the questions: it is the same in only ``share`` of them (below
+    :data:`.statistics.STABLE_SHARE`)."""
+    threshold, limit = STABLE_SHARE, STABLE_PICK_LIMIT
+
     if not resamples or share >= threshold:
         return None
     settle = (f"about {questions:,} questions would make the pick stable if these {n_questions} are representative"

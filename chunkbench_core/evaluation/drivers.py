@@ -205,15 +205,17 @@ def _sums_of_squares(values: np.ndarray, weights: np.ndarray, strategies: Sequen
 
 def decompose(values: np.ndarray, configurations: Sequence[str], metric: str = "",
               categories: Sequence[Any] | None = None, documents: Sequence[Any] | None = None,
-              retrievers: Sequence[str] | None = None, resamples: int = DEFAULT_STABILITY_RESAMPLES,
-              seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE) -> Decomposition:
+              retrievers: Sequence[str] | None = None,
+              resamples: int = DEFAULT_STABILITY_RESAMPLES) -> Decomposition:
     """The shares of the scores' variance (module docstring).
 
     ``values``: questions x configurations (NaN: not scored); ``configurations``: each column's
     ``strategy|corpus_model`` name; ``categories`` / ``documents``: each question's (None: unknown; the factor is
     left out); ``retrievers``: each column's retriever (default: one). Questions some configuration did not score
-    are left out.
+    are left out. The intervals are bootstraps over the questions (``resamples`` of them) with the seed and confidence
+    the module docstring says.
     """
+    seed, confidence = DEFAULT_SEED, DEFAULT_CONFIDENCE
     values = np.asarray(values, dtype=float)
     if values.ndim != 2 or values.shape[1] != len(configurations):
         raise ValueError(f"values must be questions x {len(configurations)} configurations, got {values.shape}")

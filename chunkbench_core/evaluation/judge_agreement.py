@@ -93,9 +93,11 @@ def _kappa_rows(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def agreement(configuration: str, judge: Sequence[float | None], evidence: Sequence[float | None],
               hits: Sequence[float | bool | None], judge_metric: str = DEFAULT_JUDGE_METRIC,
-              evidence_metric: str = "", resamples: int = DEFAULT_STABILITY_RESAMPLES, seed: int = DEFAULT_SEED,
-              confidence: float = DEFAULT_CONFIDENCE, judge_hit: float = JUDGE_HIT) -> Agreement | None:
-    """The agreement of one configuration over the questions with all three values; None below :data:`MIN_PAIRED`."""
+              evidence_metric: str = "") -> Agreement | None:
+    """The agreement of one configuration over the questions with all three values; None below :data:`MIN_PAIRED`.
+    Its intervals are the module docstring's bootstrap (resamples, seed and confidence as it says); a judge's score
+    of :data:`JUDGE_HIT` or more counts as finding the evidence."""
+    resamples, seed, confidence, judge_hit = DEFAULT_STABILITY_RESAMPLES, DEFAULT_SEED, DEFAULT_CONFIDENCE, JUDGE_HIT
     rows = [(float(j), float(e), bool(h)) for j, e, h in zip(judge, evidence, hits)
             if not _missing(j) and not _missing(e) and not _missing(h)]
     if len(rows) < MIN_PAIRED:

@@ -36,7 +36,7 @@ from chunkbench_core.wording import plural, scored_counts
 
 from . import budget, cost
 from .drivers import CANNOT_TELL, DEFAULT_INTERCHANGEABLE_SHARE, MATTERS, Verdict, validate_share
-from .stability import STABLE_PICK_LIMIT, Stability, choose, questions_for_stable_pick
+from .stability import Stability, choose, questions_for_stable_pick
 from .stability import stability as measure_stability
 from .statistics import (
     CLASS_UNDECIDED,
@@ -532,6 +532,6 @@ def recommendation_warnings(comparison: Comparison, recommendation: Recommendati
                                              recommendation.n_questions) if recommendation.only_best_shown else None,
         diagnostics.recommendation_unstable(_label(recommendation.configuration, labels), s.share, s.resamples,
                                             recommendation.runner_ups_text(labels),
-                                            recommendation.questions_for_stable_pick, recommendation.n_questions,
-                                            STABLE_SHARE, STABLE_PICK_LIMIT) if s else None,
+                                            recommendation.questions_for_stable_pick,
+                                            recommendation.n_questions) if s else None,
     )

@@ -127,11 +127,11 @@ def stability(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]], ru
 
 def questions_for_stable_pick(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]], rule: str,
                               tolerance: float = cost.DEFAULT_COST_TOLERANCE,
-                              resamples: int = DEFAULT_STABILITY_RESAMPLES, seed: int = DEFAULT_SEED,
-                              target: float = STABLE_SHARE, limit: int = STABLE_PICK_LIMIT) -> int | None:
-    """About how many questions would make one pick stable (``target`` of the resamples), if the questions
+                              resamples: int = DEFAULT_STABILITY_RESAMPLES, seed: int = DEFAULT_SEED) -> int | None:
+    """About how many questions would make one pick stable (:data:`STABLE_SHARE` of the resamples), if the questions
     scored so far are representative: resamples of n' questions drawn from them, n' growing by half each
-    step from 1.5 n; None when even ``limit`` questions would not."""
+    step from 1.5 n; None when even :data:`STABLE_PICK_LIMIT` questions would not."""
+    target, limit = STABLE_SHARE, STABLE_PICK_LIMIT
     scores = comparison.scores
     if scores is None or len(scores.names) < 2 or not len(scores.questions):
         return None
