@@ -23,7 +23,7 @@ import json
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Callable, TypeVar
+from typing import Callable, Sequence, TypeVar
 from urllib.parse import urlsplit
 
 from chunkbench_core.errors import ConfigError, ProviderError
@@ -198,9 +198,19 @@ def _seconds(value: float) -> str:
     return f"{value:.1f} s" if value < 10 else f"{value:.0f} s"
 
 
-def give_up(server: Server, fault: Fault, policy: RetryPolicy, attempts: int, waits: list[float], elapsed: float,
-            why: str = "", error: type[ProviderError] = ProviderError) -> ProviderError:
+@dataclass(frozen=True)
+class Tried:
+    """What was tried before giving up: how many attempts, the waits between them and the seconds it all took."""
+
+    attempts: int
+    waits: Sequence[float]
+    elapsed: float
+
+
+def give_up(server: Server, fault: Fault, policy: RetryPolicy, tried_so_far: Tried, why: str = "",
+            error: type[ProviderError] = ProviderError) -> ProviderError:
     """The one-line error of a request that failed for good."""
+    attempts, waits, elapsed = tried_so_far.attempts, tried_so_far.waits, tried_so_far.elapsed
     if fault.permanent:
         tried = "not retried: the same request fails the same way" if attempts == 1 else \
             f"stopped after {attempts} attempts: the same request fails the same way"
@@ -239,9 +249,9 @@ def call(server: Server, policy: RetryPolicy, request: Callable[[float], T], *,
                 fault = Fault("timeout", f"did not answer within {_seconds(timeout)}")
         elapsed = clock() - started
         if fault.permanent:
-            raise give_up(server, fault, policy, attempt, waits, elapsed, error=error) from None
+            raise give_up(server, fault, policy, Tried(attempt, waits, elapsed), error=error) from None
         if attempt > policy.max_retries:
-            raise give_up(server, fault, policy, attempt, waits, elapsed,
+            raise give_up(server, fault, policy, Tried(attempt, waits, elapsed),
                           f" ({policy.max_retries} {'retry' if policy.max_retries == 1 else 'retries'} allowed)", error) from None
         wait = policy.backoff(attempt - 1)
         if fault.retry_after is not None:
@@ -250,7 +260,7 @@ def call(server: Server, policy: RetryPolicy, request: Callable[[float], T], *,
         if wait + MIN_ATTEMPT_SECONDS > left:
             asked = (f"; the server asked to wait {_seconds(fault.retry_after)}"
                      if fault.retry_after is not None and fault.retry_after >= wait else "")
-            raise give_up(server, fault, policy, attempt, waits, elapsed,
+            raise give_up(server, fault, policy, Tried(attempt, waits, elapsed),
                           f" (the retry budget {BUDGET_VARIABLE} of {policy.budget_seconds:g} s was spent{asked})"
                           , error) from None
         if on_retry is not None:

@@ -148,7 +148,7 @@ def provider_checks(settings: ProviderSettings, registry: ModelRegistry | None =
                 return reason
             import openai
 
-            from chunkbench_core.provider_faults import RetryPolicy, Server, classify, give_up
+            from chunkbench_core.provider_faults import RetryPolicy, Server, Tried, classify, give_up
 
             key = settings.openai_api_key if provider == "openai" else (settings.compatible_api_key or "not-needed")
             server = (Server("embedding", url, spec.model_name) if provider == "openai" else
@@ -160,7 +160,7 @@ def provider_checks(settings: ProviderSettings, registry: ModelRegistry | None =
                 names = [m.id for m in client.models.list()]
             except openai.OpenAIError as exc:  # one probe, not retried: the provider's own one line
                 raise give_up(server, classify(exc), RetryPolicy(max_retries=0, timeout_seconds=timeout_seconds),
-                              1, [], time.perf_counter() - asked) from None
+                              Tried(1, [], time.perf_counter() - asked)) from None
             finally:
                 client.close()
             served = "serves" if spec.model_name in names else "does not list"
