@@ -317,10 +317,11 @@ class LLMResource(ConfigurableResource):
         if not self.vision_model:
             return ParseOptions()
         from chunkbench_core.parsing.captions import openai_vision_captioner
+        from chunkbench_core.provider_faults import RetryPolicy
 
         return ParseOptions(caption_source=openai_vision_captioner(
-            model=self.vision_model, base_url=self.base_url, api_key=self.api_key, timeout_s=self.timeout_seconds,
-            retry_budget_s=self.retry_budget_seconds))
+            model=self.vision_model, base_url=self.base_url, api_key=self.api_key,
+            policy=RetryPolicy(timeout_seconds=self.timeout_seconds, budget_seconds=self.retry_budget_seconds)))
 
     def contextual_context(self):
         """contextual_retrieval's context source: the LLM when configured (answers cached on disk), else None

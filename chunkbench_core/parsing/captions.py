@@ -16,6 +16,7 @@ from typing import Any
 
 from chunkbench_core.errors import ConfigError
 from chunkbench_core.parsing.options import CaptionSource
+from chunkbench_core.provider_faults import RetryPolicy
 
 DEFAULT_PROMPT = (
     "Describe this image for a search index. Transcribe any text in it exactly, in its own language. "
@@ -47,8 +48,7 @@ def openai_vision_captioner(
     api_key: str | None = None,
     prompt: str = DEFAULT_PROMPT,
     max_tokens: int = 300,
-    timeout_s: float | None = None,
-    retry_budget_s: float | None = None,
+    policy: RetryPolicy | None = None,
     client: Any | None = None,
 ) -> CaptionSource:
     """A caption source calling ``chat.completions`` of an OpenAI-compatible endpoint.
@@ -57,25 +57,22 @@ def openai_vision_captioner(
     ``chat.completions.create``); otherwise one is made from ``base_url`` and
     ``api_key`` (the settings give the LLM's key: ``CHUNKBENCH_LLM_API_KEY``, else ``OPENAI_API_KEY``).
     Every request goes through :func:`chunkbench_core.provider_faults.call` like the answers and the judge:
-    ``timeout_s`` and ``retry_budget_s`` are CHUNKBENCH_PROVIDER_TIMEOUT_S and CHUNKBENCH_PROVIDER_RETRY_BUDGET_S
-    (None: their defaults); a refusal stops at once, a transient failure is retried within the budget, and what
-    fails for good raises a ProviderError in one line (the parser keeps the document and says it in a warning).
-    Once the endpoint failed for good, the next images fail with the same line without a request: each would
-    fail alike, after the whole budget.
+    ``policy``'s request timeout and retry budget are CHUNKBENCH_PROVIDER_TIMEOUT_S and
+    CHUNKBENCH_PROVIDER_RETRY_BUDGET_S (None: their defaults); a refusal stops at once, a transient failure is
+    retried within the budget, and what fails for good raises a ProviderError in one line (the parser keeps the
+    document and says it in a warning). Once the endpoint failed for good, the next images fail with the same line
+    without a request: each would fail alike, after the whole budget.
     """
     from chunkbench_core.errors import ProviderError
     from chunkbench_core.evaluation.llm import LLMSettings, _complete, make_client
 
     if not model or not isinstance(model, str):
         raise ConfigError("openai_vision_captioner: model must be a non-empty model name, e.g. 'gpt-4o-mini'")
-    if max_tokens <= 0 or (timeout_s is not None and timeout_s <= 0) \
-            or (retry_budget_s is not None and retry_budget_s <= 0):
-        raise ConfigError("openai_vision_captioner: max_tokens, timeout_s and retry_budget_s must be positive")
+    if max_tokens <= 0:
+        raise ConfigError("openai_vision_captioner: max_tokens must be positive")
     settings = LLMSettings(model=model, temperature=0.0)
-    if timeout_s is not None:
-        settings = replace(settings, timeout_seconds=timeout_s)
-    if retry_budget_s is not None:
-        settings = replace(settings, retry_budget_seconds=retry_budget_s)
+    if policy is not None:  # its timeout and budget were checked where it was built
+        settings = replace(settings, timeout_seconds=policy.timeout_seconds, retry_budget_seconds=policy.budget_seconds)
     if client is None:
         try:
             import openai  # noqa: F401 - only to say what is missing

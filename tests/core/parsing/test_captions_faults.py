@@ -11,6 +11,7 @@ import pytest
 from chunkbench_core.errors import ProviderError
 from chunkbench_core.parsing import ParseOptions, parse
 from chunkbench_core.parsing.captions import openai_vision_captioner
+from chunkbench_core.provider_faults import RetryPolicy
 from tests.core.evaluation.chat_server import ScriptedChatServer
 from tests.core.parsing import builders
 
@@ -18,8 +19,9 @@ KEY = "sk-test-captions-abcdefghijklmnop"
 
 
 def captioner(server: ScriptedChatServer, **limits):
+    limits = {"timeout_seconds": 2.0, "budget_seconds": 10.0, **limits}
     return openai_vision_captioner(model="vision-m", base_url=server.base_url, api_key=KEY,
-                                   **{"timeout_s": 2.0, "retry_budget_s": 10.0, **limits})
+                                   policy=RetryPolicy(**limits))
 
 
 def test_a_wrong_key_leaves_the_image_uncaptioned_with_the_provider_s_line(rich_docx: Path):
@@ -59,7 +61,7 @@ def test_a_silent_server_ends_within_the_budget_naming_the_timeout():
     with ScriptedChatServer([{"sleep": 5}]) as server:
         started = time.monotonic()
         with pytest.raises(ProviderError) as info:
-            captioner(server, timeout_s=1.0, retry_budget_s=3.0)(builders.png_bytes())
+            captioner(server, timeout_seconds=1.0, budget_seconds=3.0)(builders.png_bytes())
         elapsed = time.monotonic() - started
     assert elapsed < 6 and info.value.kind == "timeout"
     assert "did not answer within 1.0 s" in str(info.value) and "CHUNKBENCH_PROVIDER_TIMEOUT_S" in str(info.value)
