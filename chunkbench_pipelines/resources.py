@@ -332,7 +332,7 @@ class LLMResource(ConfigurableResource):
         from .caches import context_cache
 
         # persistent and content-addressed: a rebuild never pays the LLM again for the same chunk
-        return LLMContext(client=self.client(), model=self.model, endpoint=self.base_url or "openai",
+        return LLMContext(client=self.client(), endpoint=self.base_url or "openai",
                           cache=context_cache(self.cache_url, self.home), settings=self.settings())
 
 

@@ -87,7 +87,8 @@ class LLMContext:
     """Situates a chunk in its document with an OpenAI-compatible chat model (contextual retrieval).
 
     Give either ``complete(messages) -> str`` or ``client`` (an ``openai.OpenAI`` or
-    any object with ``chat.completions.create``) plus ``model``. The document goes
+    any object with ``chat.completions.create``) plus ``settings`` (an ``evaluation.llm.LLMSettings``: the chat
+    model, its timeout, retry budget and retries). The document goes
     first in the message, so servers with prefix caching (OpenAI, llama.cpp) reuse it
     across the chunks of a document; answers are cached in ``cache`` (a dict by
     default; the pipeline passes the persistent, content-addressed
@@ -97,21 +98,20 @@ class LLMContext:
     An empty answer is a failure.
 
     A ``client``'s requests go through :func:`chunkbench_core.provider_faults.call` with ``settings``'
-    timeout, retry budget and retries (an ``evaluation.llm.LLMSettings``; None: the defaults), like the
-    answers and the judge: a refusal stops at once, a transient failure is retried within the budget, and
-    what fails for good is a ProviderError in one line. Once the endpoint failed for good, the next
-    uncached context fails with the same error without a request (every other document would fail alike,
-    each after the whole budget).
+    timeout, retry budget and retries, like the answers and the judge: a refusal stops at once, a transient
+    failure is retried within the budget, and what fails for good is a ProviderError in one line. Once the
+    endpoint failed for good, the next uncached context fails with the same error without a request (every other
+    document would fail alike, each after the whole budget).
     """
 
     def __init__(self, complete: Callable[[list[dict[str, str]]], str] | None = None, *, client: Any = None,
-                 model: str | None = None, max_tokens: int = 120, temperature: float = 0.0,
-                 max_document_tokens: int = 8000, cache: MutableMapping[str, str] | None = None,
-                 endpoint: str | None = None, settings: Any = None) -> None:
+                 settings: Any = None, max_tokens: int = 120, max_document_tokens: int = 8000,
+                 cache: MutableMapping[str, str] | None = None, endpoint: str | None = None) -> None:
         if (complete is None) == (client is None):
             raise ChunkingError("LLMContext needs exactly one of complete=<callable> or client=<OpenAI client>")
+        model = getattr(settings, "model", None)
         if client is not None and not model:
-            raise ChunkingError("LLMContext with a client needs model=<chat model name>")
+            raise ChunkingError("LLMContext with a client needs settings=<LLMSettings naming the chat model>")
         for name, value in (("max_tokens", max_tokens), ("max_document_tokens", max_document_tokens)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ChunkingError(f"LLMContext {name} must be a positive integer, got {value!r}")
@@ -121,7 +121,7 @@ class LLMContext:
         self.settings = settings
         self.failure: Exception | None = None  # the endpoint's failure for good (a ProviderError), once met
         self.max_tokens = max_tokens
-        self.temperature = temperature
+        self.temperature = 0.0  # a context is written the same way every time (and the cache key says so)
         self.max_document_tokens = max_document_tokens
         self.cache: MutableMapping[str, str] = {} if cache is None else cache
         self.endpoint = endpoint or ("openai" if client is not None else "callable")

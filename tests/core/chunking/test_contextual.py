@@ -6,6 +6,7 @@ import pytest
 from chunkbench_core.chunking import LLMContext, make_chunker
 from chunkbench_core.chunking.contextual_retrieval import document_title, heading_context
 from chunkbench_core.errors import ChunkingError
+from chunkbench_core.evaluation.llm import LLMSettings
 from chunkbench_core.parsing.models import TreeNode, Unit
 
 from .helpers import doc
@@ -73,7 +74,7 @@ def test_llm_context_calls_an_openai_compatible_client():
         return SimpleNamespace(choices=[SimpleNamespace(message=SimpleNamespace(content="Leave policy section."))])
 
     client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=create)))
-    context = LLMContext(client=client, model="gemma-3-270m", max_tokens=40)
+    context = LLMContext(client=client, settings=LLMSettings(model="gemma-3-270m"), max_tokens=40)
     assert context(TEXT, "Annual leave is 27 days.") == "Leave policy section."
     assert calls[0]["model"] == "gemma-3-270m" and calls[0]["max_tokens"] == 40 and calls[0]["temperature"] == 0.0
     assert context.label == "llm:gemma-3-270m"
@@ -132,7 +133,7 @@ def test_bad_contextual_settings_are_rejected(kwargs, message):
 def test_llm_context_needs_one_way_to_call_the_model():
     with pytest.raises(ChunkingError, match="exactly one of complete"):
         LLMContext()
-    with pytest.raises(ChunkingError, match="needs model="):
+    with pytest.raises(ChunkingError, match="needs settings="):
         LLMContext(client=object())
 
 

@@ -20,7 +20,7 @@ SETTINGS = LLMSettings(model="ctx-m", timeout_seconds=2.0, retry_budget_seconds=
 
 
 def chunker(server: ScriptedChatServer, **options):
-    context = LLMContext(client=make_client(server.base_url, KEY), model="ctx-m", settings=SETTINGS)
+    context = LLMContext(client=make_client(server.base_url, KEY), settings=SETTINGS)
     return context, make_chunker("contextual_retrieval", chunk_size=30, chunk_overlap=0, context=context, **options)
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from chunkbench_core.chunking import LLMContext, make_chunker
 from chunkbench_core.errors import ChunkingError
+from chunkbench_core.evaluation.llm import LLMSettings
 from tests.llama_server import free_port
 
 pytestmark = pytest.mark.slow
@@ -39,7 +40,8 @@ TEXT = ("# Leave policy\n\nEvery employee has 27 days of annual leave. Leave is 
 def test_llm_context_from_a_real_server(server_url):
     from .helpers import doc
 
-    context = LLMContext(client=_client(server_url), model="gemma-3-270m", max_tokens=24, max_document_tokens=1500)
+    context = LLMContext(client=_client(server_url), settings=LLMSettings(model="gemma-3-270m"), max_tokens=24,
+                         max_document_tokens=1500)
     chunker = make_chunker("contextual_retrieval", chunk_size=30, chunk_overlap=0, context=context)
     chunks = chunker.chunk(doc(TEXT, name="leave.md"))
     assert len(chunks) >= 2 and context.calls == len(chunks)
@@ -56,11 +58,9 @@ def test_llm_context_from_a_real_server(server_url):
 def test_a_dead_endpoint_fails_or_falls_back_when_configured():
     from .helpers import doc
 
-    from chunkbench_core.evaluation.llm import LLMSettings
-
     dead = f"http://127.0.0.1:{free_port()}/v1"
     settings = LLMSettings(model="gemma-3-270m", timeout_seconds=2.0, retry_budget_seconds=4.0, max_retries=1)
-    context = LLMContext(client=_client(dead), model="gemma-3-270m", settings=settings)
+    context = LLMContext(client=_client(dead), settings=settings)
     with pytest.raises(ChunkingError, match=r"LLM context failed on leave.md: LLM server 127\.0\.0\.1:\d+ "
                                             r"\(model gemma-3-270m\) could not be reached"):
         make_chunker("contextual_retrieval", chunk_size=30, chunk_overlap=0, context=context).chunk(
