@@ -15,6 +15,7 @@ ChunkingError (no fallback).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from chunkbench_core.tokens import TokenIndex
@@ -36,13 +37,26 @@ from .sentences import sentence_spans
 from .window import ModelWindow, fit_spans
 
 
-def semantic_spans(strategy: str, text: str, tokens: TokenIndex, segments: list[tuple[int, int]],
-                   embed: BoundaryEmbed, rule: CutRule, min_units: int, max_tokens: int) -> list[list[tuple[int, int]]]:
+@dataclass(frozen=True)
+class SemanticCut:
+    """How a chunker cuts by meaning: its strategy's name (named in an embedding failure), the boundary model's
+    ``embed``, where cuts go (``rule``), and the fewest sentences and most tokens of a group."""
+
+    strategy: str
+    embed: BoundaryEmbed
+    rule: CutRule
+    min_units: int
+    max_tokens: int
+
+
+def semantic_spans(text: str, tokens: TokenIndex, segments: list[tuple[int, int]],
+                   cut: SemanticCut) -> list[list[tuple[int, int]]]:
     """The semantic groups of each segment of ``text`` as spans (module rule).
 
     The sentences of all segments are embedded in one call; cuts never cross a
     segment boundary, and a percentile is taken over the distances of all segments.
     """
+    strategy, embed, rule, min_units, max_tokens = cut.strategy, cut.embed, cut.rule, cut.min_units, cut.max_tokens
     units_per_segment = [sentence_spans(text, start, end) for start, end in segments]
     flat = [text[a:b] for units in units_per_segment for a, b in units]
     vectors = embed_units(strategy, embed, flat)
@@ -89,7 +103,7 @@ class SemanticChunker(Chunker):
     def spans(self, text: str, tokens: TokenIndex) -> list[tuple[int, int]]:
         if not text.strip():
             return []
-        spans = semantic_spans(self.name, text, tokens, [(0, len(text))], self.embed, self.rule,
-                               self.min_chunk_size, self.chunk_size)[0]
+        cut = SemanticCut(self.name, self.embed, self.rule, self.min_chunk_size, self.chunk_size)
+        spans = semantic_spans(text, tokens, [(0, len(text))], cut)[0]
         return fit_spans(text, tokens, spans, self.window)
 

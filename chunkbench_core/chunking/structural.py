@@ -42,7 +42,7 @@ from .boundaries import BoundaryEmbed, CutRule, SemanticCutOptions, require_embe
 from .cascade import recursive_spans
 from .fixed_size import window_spans
 from .registry import Capabilities, register_strategy
-from .semantic import semantic_spans
+from .semantic import SemanticCut, semantic_spans
 from .window import ModelWindow, fit_span_groups
 
 
@@ -119,8 +119,8 @@ class StructuralChunker(Chunker):
         segments = [(b.start, b.end) for b in prose]
         if self.prose_chunker == "semantic":
             assert self.embed is not None
-            return semantic_spans(self.name, text, tokens, segments, self.embed, self.rule,
-                                  self.min_chunk_size, self.chunk_size)
+            cut = SemanticCut(self.name, self.embed, self.rule, self.min_chunk_size, self.chunk_size)
+            return semantic_spans(text, tokens, segments, cut)
         if self.prose_chunker == "fixed_size":
             return [window_spans(text, tokens, s, e, self.chunk_size, self.chunk_overlap) for s, e in segments]
         return [recursive_spans(text, tokens, s, e, self.chunk_size, self.chunk_overlap) for s, e in segments]
