@@ -155,14 +155,14 @@ def dynamic_int8_session(threads: int):
 def levers(texts: list[str], rounds: int) -> None:
     import logging
 
-    from chunkbench_core.embedding.local_onnx import MiniLMOnnx
+    from chunkbench_core.embedding.local_onnx import MiniLMOnnx, OnnxLevers
 
     logging.getLogger("root").setLevel(logging.ERROR)  # the quantizer's advice
     n = len(texts)
     print(f"\n== MiniLM levers: {n} chunks (fixed_size 250/0, spread over the corpora), {rounds} rounds alternating ==")
-    packaged = MiniLMOnnx(graph="packaged", threads=2, workers=1)
-    fused = MiniLMOnnx(threads=2, workers=1)
-    parallel = MiniLMOnnx(workers=2, threads=1)
+    packaged = MiniLMOnnx(graph="packaged", levers=OnnxLevers(threads=2, workers=1))
+    fused = MiniLMOnnx(levers=OnnxLevers(threads=2, workers=1))
+    parallel = MiniLMOnnx(levers=OnnxLevers(workers=2, threads=1))
     print(f"packaged graph: weights stored as int8, computed in float32 (Cast + Mul fold into float32 weights when "
           f"the session is built); kernels: {kernels(packaged)}")
     print(f"fused graph: kernels: {kernels(fused)}")
@@ -181,16 +181,16 @@ def levers(texts: list[str], rounds: int) -> None:
         ("graph optimisation level (packaged graph) and the fused graph", [
             reference,
             Variant("packaged graph, opt basic",
-                    on(MiniLMOnnx(graph="packaged", threads=2, optimization="basic", workers=1))),
+                    on(MiniLMOnnx(graph="packaged", levers=OnnxLevers(threads=2, optimization="basic", workers=1)))),
             Variant("packaged graph, opt extended",
-                    on(MiniLMOnnx(graph="packaged", threads=2, optimization="extended", workers=1))),
+                    on(MiniLMOnnx(graph="packaged", levers=OnnxLevers(threads=2, optimization="extended", workers=1)))),
             Variant("fused graph, opt all", on(fused)),
         ]),
         ("threads (fused graph)", [
-            Variant("1 thread", on(MiniLMOnnx(threads=1, workers=1))),
+            Variant("1 thread", on(MiniLMOnnx(levers=OnnxLevers(threads=1, workers=1)))),
             Variant("2 threads, spinning (default)", on(fused)),
-            Variant("2 threads, no spinning", on(MiniLMOnnx(threads=2, spinning=False, workers=1))),
-            Variant("4 threads on 2 cores", on(MiniLMOnnx(threads=4, workers=1))),
+            Variant("2 threads, no spinning", on(MiniLMOnnx(levers=OnnxLevers(threads=2, spinning=False, workers=1)))),
+            Variant("4 threads on 2 cores", on(MiniLMOnnx(levers=OnnxLevers(threads=4, workers=1)))),
         ]),
         ("batches at once (fused graph, sorted by length; 1 thread per batch when 2 run at once)", [
             Variant("1 batch of 32 at a time, 2 threads", on(fused)),

@@ -34,6 +34,7 @@ import os
 import threading
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Literal
 
@@ -252,10 +253,30 @@ def kept_fused_graph(model_path: Path, folder: Path | None) -> bytes:
     return graph
 
 
+@dataclass(frozen=True)
+class OnnxLevers:
+    """How onnxruntime runs the model (see :class:`MiniLMOnnx`): batches at once (``workers``), intra-op
+    ``threads`` per batch, whether idle pool threads spin, the graph optimisation level; None: the defaults.
+    Checked here, where they are built."""
+
+    threads: int | None = None
+    workers: int | None = None
+    spinning: bool | None = None
+    optimization: str = "all"
+
+    def __post_init__(self) -> None:
+        for name, value in (("threads", self.threads), ("workers", self.workers)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise EmbeddingError(f"{name} must be a positive integer, got {value!r}")
+        if self.optimization not in OPTIMIZATION_LEVELS:
+            raise EmbeddingError(f"optimization must be one of {', '.join(OPTIMIZATION_LEVELS)}, "
+                                 f"got {self.optimization!r}")
+
+
 class MiniLMOnnx:
     """Embeds texts with all-MiniLM-L6-v2 int8; thread-safe, one ONNX session per process.
 
-    ``workers``: batches run at once, each on its own thread (default: the usable cores, at
+    ``levers`` (:class:`OnnxLevers`): ``workers``: batches run at once, each on its own thread (default: the usable cores, at
     most 4): onnxruntime's ``run`` is thread-safe and releases the GIL, and one batch per core
     keeps every core on matrix products, where splitting each operator over the cores
     (``threads``) makes them wait for each other at every one of the graph's operators.
@@ -271,16 +292,16 @@ class MiniLMOnnx:
 
     dimension = 384
 
-    def __init__(self, max_word_pieces: int = MAX_WORD_PIECES, threads: int | None = None, *,
-                 graph: Graph = "fused", spinning: bool | None = None, optimization: str = "all",
-                 workers: int | None = None, run_tokens: int = RUN_TOKENS, graph_folder: Path | None = None) -> None:
+    def __init__(self, max_word_pieces: int = MAX_WORD_PIECES, *, graph: Graph = "fused",
+                 levers: OnnxLevers | None = None, run_tokens: int = RUN_TOKENS,
+                 graph_folder: Path | None = None) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
         if graph not in GRAPHS:
             raise EmbeddingError(f"graph must be one of {', '.join(GRAPHS)}, got {graph!r}")
-        if optimization not in OPTIMIZATION_LEVELS:
-            raise EmbeddingError(f"optimization must be one of {', '.join(OPTIMIZATION_LEVELS)}, got {optimization!r}")
+        levers = levers or OnnxLevers()
+        threads, workers, spinning, optimization = levers.threads, levers.workers, levers.spinning, levers.optimization
         self.max_word_pieces = max_word_pieces
         self.tokenizer = Tokenizer.from_file(str(_tokenizer_path()))
         self.tokenizer.enable_truncation(max_length=max_word_pieces)
@@ -289,9 +310,8 @@ class MiniLMOnnx:
         # embedding tokenizer's settings change under it
         self._counter = _counting_tokenizer()
         cores = len(os.sched_getaffinity(0)) or 1
-        for name, value in (("threads", threads), ("workers", workers), ("run_tokens", run_tokens)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise EmbeddingError(f"{name} must be a positive integer, got {value!r}")
+        if isinstance(run_tokens, bool) or not isinstance(run_tokens, int) or run_tokens < 1:
+            raise EmbeddingError(f"run_tokens must be a positive integer, got {run_tokens!r}")
         self.workers = workers or min(4, cores)
         self.run_tokens = run_tokens
         options = ort.SessionOptions()
