@@ -222,7 +222,8 @@ def strategy_label(strategy: Any, provenance: Mapping[str, Any] | None) -> str:
     p = provenance if isinstance(provenance, Mapping) else {}
     sources = p.get("context_sources") if isinstance(p.get("context_sources"), Mapping) else None
     if not sources:  # older runs: the chunker's own record of its context source
-        params = p.get("chunking_params") if isinstance(p.get("chunking_params"), Mapping) else {}
+        raw = p.get("chunking_params")
+        params = raw if isinstance(raw, Mapping) else {}
         recorded = params.get("context_source")
         if not recorded:
             return name

@@ -174,7 +174,8 @@ class Cluster:
 
     def _start_postgres(self) -> None:
         binaries = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
-        found = Path(binaries[-1]) if binaries else (Path(shutil.which("pg_ctl")) if shutil.which("pg_ctl") else None)
+        on_path = shutil.which("pg_ctl")
+        found = Path(binaries[-1]) if binaries else (Path(on_path) if on_path else None)
         if found is None:
             raise ClusterError("PostgreSQL is missing: apt-get install postgresql (make tools installs it)")
         self.pg_bin = found.parent

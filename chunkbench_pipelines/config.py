@@ -51,7 +51,7 @@ def dagster_config(model: type[BaseModel], methods: type, name: str) -> type[Con
         default = info.get_default(call_default_factory=True)
         bounds = {b: getattr(m, b) for m in info.metadata for b in ("ge", "gt", "le", "lt") if getattr(m, b, None) is not None}
         fields[field_name] = (kind, Field(default=_enum_default(kind, default), description=info.description, **bounds))
-    return create_model(name, __base__=(Config, methods), __doc__=model.__doc__, **fields)  # type: ignore[call-overload]  # pydantic's create_model takes the fields as keywords
+    return create_model(name, __base__=(Config, methods), __doc__=model.__doc__, **fields)
 
 
 @lru_cache(maxsize=8)

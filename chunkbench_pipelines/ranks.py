@@ -53,7 +53,7 @@ def report_ranks_on_partitions(context: AssetExecutionContext, rows: Iterable[Ma
     logged = 0
     for row in rows:
         observation = rank_observation(row, asset_key)
-        if not partitions_def.has_partition_key(observation.partition):
+        if observation.partition is None or not partitions_def.has_partition_key(observation.partition):
             continue
         context.log_event(observation)
         logged += 1

@@ -181,7 +181,7 @@ class Chunker(ABC):
 
     def pieces(self, document: ParsedDocument, tokens: TokenIndex) -> list[Piece]:
         """The chunks of ``document`` as pieces; by default one paragraph piece per span."""
-        return [Piece(s[0], s[1], token_count=s[2] if len(s) > 2 else None)  # type: ignore[misc]  # a span of two or three numbers
+        return [Piece(s[0], s[1], token_count=s[2] if len(s) > 2 else None)  # a span of two or three numbers
                 for s in self.spans(document.markdown, tokens)]
 
     def chunk(self, document: ParsedDocument) -> list[Chunk]:

@@ -117,7 +117,7 @@ class LLMContext:
                 raise ChunkingError(f"LLMContext {name} must be a positive integer, got {value!r}")
         self._complete = complete
         self.client = client
-        self.model = model or getattr(complete, "__name__", "callable")
+        self.model: str = str(model) if model else getattr(complete, "__name__", "callable")
         self.settings = settings
         self.failure: Exception | None = None  # the endpoint's failure for good (a ProviderError), once met
         self.max_tokens = max_tokens

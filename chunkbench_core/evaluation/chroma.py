@@ -176,7 +176,8 @@ class ChromaRecursiveSplitter(Chunker):
         return count_tokens(text[start:end])
 
     def _split(self, text: str, start: int, end: int, separators: Sequence[str], out: list[tuple[int, int]]) -> None:
-        chosen, rest = "", ()
+        chosen = ""
+        rest: tuple[str, ...] = ()
         for i, separator in enumerate(separators):
             if separator == "" or text.find(separator, start, end) >= 0:
                 chosen, rest = separator, tuple(separators[i + 1 :])

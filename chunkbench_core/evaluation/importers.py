@@ -357,10 +357,10 @@ def guess_mapping(table: Table) -> dict[str, str]:
         if role in mapping:
             continue
         for candidate in GUESSES.get(role, ()):
-            column = by_key.get(candidate)
-            if column is not None and column not in used:
-                mapping[role] = column
-                used.add(column)
+            found = by_key.get(candidate)
+            if found is not None and found not in used:
+                mapping[role] = found
+                used.add(found)
                 break
     return mapping
 

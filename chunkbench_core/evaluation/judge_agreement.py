@@ -99,7 +99,7 @@ def agreement(configuration: str, judge: Sequence[float | None], evidence: Seque
     of :data:`JUDGE_HIT` or more counts as finding the evidence."""
     resamples, seed, confidence, judge_hit = DEFAULT_STABILITY_RESAMPLES, DEFAULT_SEED, DEFAULT_CONFIDENCE, JUDGE_HIT
     rows = [(float(j), float(e), bool(h)) for j, e, h in zip(judge, evidence, hits)
-            if not _missing(j) and not _missing(e) and not _missing(h)]
+            if j is not None and e is not None and not _missing(j) and not _missing(e) and not _missing(h)]
     if len(rows) < MIN_PAIRED:
         return None
     j = np.asarray([r[0] for r in rows])

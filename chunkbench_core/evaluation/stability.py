@@ -99,16 +99,16 @@ def resampled_picks(scores: ScoreTable, weights: np.ndarray, costs: Mapping[str,
     within[np.arange(len(best)), best] = True
     groups: dict[bytes, list[str]] = {}
     picks = []
-    for b in range(len(best)):
-        pattern = within[b].tobytes()
+    for r in range(len(best)):
+        pattern = within[r].tobytes()
         if pattern not in groups:
-            members = [names[j] for j in np.flatnonzero(within[b])]
+            members = [names[j] for j in np.flatnonzero(within[r])]
             groups[pattern] = cost.cheapest_group(members, costs, tolerance)
         group = groups[pattern]
         if len(group) == 1:
             picks.append(group[0])
         else:  # the same cost: the higher mean in this resample, then the name
-            picks.append(min(group, key=lambda n: (-means[b, names.index(n)], n)))
+            picks.append(min(group, key=lambda n: (-means[r, names.index(n)], n)))
     return picks
 
 

@@ -718,7 +718,7 @@ def _recorded_interval(row: Mapping[str, Any] | None, metric: str, computed_mean
     if not row:
         return None
     run_name = CATALOG.run_name_of(metric)
-    values = [row.get(run_name), row.get(f"{run_name}_ci_low"), row.get(f"{run_name}_ci_high")]
+    values: list[Any] = [row.get(run_name), row.get(f"{run_name}_ci_low"), row.get(f"{run_name}_ci_high")]
     if any(_is_missing(v) or type(v).__name__ == "NAType" for v in values):
         return None
     recorded_mean, low, high = (float(v) for v in values)

@@ -356,8 +356,8 @@ def duckdb_problem(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
-def one_line(exc: BaseException, limit: int = 300) -> str:
-    """An exception's message on one line, cut at ``limit`` characters."""
+def one_line(exc: BaseException | str, limit: int = 300) -> str:
+    """An exception's message (or a message) on one line, cut at ``limit`` characters."""
     text = " ".join(str(exc).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

@@ -44,7 +44,8 @@ def duckdb_check(database: str | os.PathLike[str]) -> HealthCheck:
             detail = f"DuckDB {duckdb.__version__} works; {path} does not exist yet (materialize the pipeline)"
         else:
             con = duckdb.connect(str(path), read_only=True)
-            tables = con.execute("SELECT count(*) FROM information_schema.tables").fetchone()[0]
+            counted = con.execute("SELECT count(*) FROM information_schema.tables").fetchone()
+            tables = counted[0] if counted else 0
             detail = f"{path}: {tables} table(s)/view(s), DuckDB {duckdb.__version__}"
         try:
             con.execute("SELECT 1").fetchone()

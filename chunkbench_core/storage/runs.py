@@ -313,7 +313,7 @@ class RunScope(ResultsDB):
     def _store_memory_table(self, con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame) -> None:
         self._store_frame(con, f"memory_{table}", frame.reindex(columns=[c for c, _ in TABLES[table]]).astype(object))
 
-    def write(self, table: str, key: str, rows: Sequence[dict[str, Any]] | pd.DataFrame):  # type: ignore[override]  # also takes a DataFrame, which the base class's rows allow
+    def write(self, table: str, key: str, rows: Sequence[dict[str, Any]] | pd.DataFrame):  # also takes a DataFrame
         if table not in MEMORY_TABLES:
             raise ChunkbenchError(f"the results of chosen runs are read-only (tried to write {table!r})")
         self._memory[table] = rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))

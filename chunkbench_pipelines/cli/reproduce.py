@@ -89,7 +89,7 @@ def _through_pipeline(args: argparse.Namespace) -> int:
         print(f"error: {', '.join(ignored)} {verb} only without --pipeline", file=sys.stderr)
         return 2
     settings = args.settings
-    chroma = {"corpus": CHROMA_CORPORA, "questions": CHROMA_QUESTIONS}
+    chroma: dict[str, Any] = {"corpus": CHROMA_CORPORA, "questions": CHROMA_QUESTIONS}
     if not settings.given("benchmark"):
         chroma["benchmark"] = "chroma"  # kept apart from other benchmarks' results
     settings = session.use(settings.replace("chunkbench reproduce chroma --pipeline", **chroma))

@@ -101,8 +101,8 @@ def command_runs(args: argparse.Namespace) -> int:
         exclusion = exclude_run(results, args.run_id, args.reason)
         print(f"excluded {args.run_id} (since {exclusion.excluded_at:%Y-%m-%d %H:%M} UTC): {exclusion.reason}")
     else:
-        exclusion = include_run(results, args.run_id)
-        print(f"included {args.run_id}" if exclusion is not None else f"{args.run_id} was not excluded")
+        included = include_run(results, args.run_id)
+        print(f"included {args.run_id}" if included is not None else f"{args.run_id} was not excluded")
     try:
         refresh_latest(results, _ranking(args))
     except ChunkbenchError as exc:  # e.g. the DuckDB file held by another process: the exclusion itself is saved
