@@ -79,7 +79,8 @@ class ScriptShare:
     def from_dict(cls, data: Mapping[str, Any] | None) -> "ScriptShare | None":
         if not isinstance(data, Mapping) or not isinstance(data.get("letters"), int):
             return None
-        scripts = data.get("by_script") if isinstance(data.get("by_script"), Mapping) else {}
+        raw = data.get("by_script")
+        scripts = raw if isinstance(raw, Mapping) else {}
         return cls(int(data["letters"]), {str(k): int(v) for k, v in scripts.items()})
 
     def to_dict(self) -> dict[str, Any]:
@@ -162,7 +163,8 @@ def multilingual_model(registry: "ModelRegistry") -> "EmbeddingModelSpec | None"
     """The registry's first multilingual model, local ones first (they run offline)."""
     specs = [s for s in registry.values() if s.multilingual]
     local = [s for s in specs if s.provider == "local"]
-    return (local or specs or [None])[0]
+    chosen = local or specs
+    return chosen[0] if chosen else None
 
 
 def choose_boundary_model(registry: "ModelRegistry", *, explicit: str | None = None,

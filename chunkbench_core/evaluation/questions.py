@@ -116,7 +116,7 @@ class Question:
         """Every cited page of the question's evidence, (document, 1-based page), each once: the page metrics
         score against these."""
         cited = [(r.document, r.page) for r in self.references if r.page is not None]
-        return tuple(dict.fromkeys([*cited, *self.document_pages]))  # type: ignore[list-item]  # r.page is set: filtered above
+        return tuple(dict.fromkeys([*cited, *self.document_pages]))
 
     @property
     def judge_only(self) -> bool:
@@ -639,9 +639,9 @@ def locate_reference(reference: Reference, markdown: str, file: str, question_id
         if index >= 0:
             return Span(reference.document, index, index + len(content))
     for content in dict.fromkeys((reference.content, normalize_persian(reference.content))):
-        found = find_whitespace_tolerant(content, markdown)
-        if found:
-            return Span(reference.document, *found)
+        tolerant = find_whitespace_tolerant(content, markdown)
+        if tolerant:
+            return Span(reference.document, *tolerant)
     raise QuestionSetError(
         file,
         f"reference content {reference.content[:80]!r} was not found in the parsed text of {reference.document}",

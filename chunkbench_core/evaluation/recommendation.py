@@ -363,7 +363,8 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]], se
         else:  # every cheaper one scores a margin or more below: showing them worse settles it
             counts = [results[c].questions_to_settle for c in cheaper_undecided]
             candidate = cheaper_undecided[0]
-            settle = max(counts) if counts and all(c is not None for c in counts) else None
+            known = [c for c in counts if c is not None]
+            settle = max(known) if counts and len(known) == len(counts) else None
     unstable = steady.resamples > 0 and steady.share < STABLE_SHARE
     stable_questions = (questions_for_stable_pick(comparison, costs, rule, tolerance, resamples, seed)
                         if unstable else None)
@@ -495,13 +496,15 @@ def questions_needed_text(recommendation: Mapping[str, Any] | None) -> str:
     when it is decided or no number would."""
     if not recommendation:
         return ""
-    needed, scored = recommendation.get("questions_needed"), recommendation.get("n_questions")
+    raw_needed, scored = recommendation.get("questions_needed"), recommendation.get("n_questions")
     try:
-        needed = int(needed)
+        needed = int(raw_needed) if raw_needed is not None else None
     except (TypeError, ValueError):
+        needed = None
+    if needed is None:
         return ""
     try:
-        of = f" ({int(scored):,} were scored)"
+        of = f" ({int(scored):,} were scored)" if scored is not None else ""
     except (TypeError, ValueError):
         of = ""
     return (f"Questions needed: about {needed:,}{of} to decide the recommendation (settle the rule and make the "

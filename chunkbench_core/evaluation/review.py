@@ -59,7 +59,7 @@ def locate_file(path: str | Path, documents: Mapping[str, str], min_score: float
     located, report = locate_questions(qs.questions, Locator(documents), min_score)
     by_id = {q.id: q for q in located}
     for item in data["questions"]:
-        question = by_id.get(item.get("id")) if isinstance(item, dict) else None
+        question = by_id.get(str(item.get("id"))) if isinstance(item, dict) and item.get("id") is not None else None
         if question is None or question.id not in report.located:
             continue
         kept = [r for r in (item.get("references") or []) if not (isinstance(r, dict) and r.get("located_by"))]
@@ -208,11 +208,11 @@ def apply_decisions(path: str | Path, decisions: Mapping[tuple[str, str, int, in
                 continue
             key = _decision_key(item.get("id"), ref.get("document"), ref.get("start"), ref.get("end"))
             decision = decisions.get(key) if key else None
-            if decision == "accept":
+            if key is not None and decision == "accept":
                 used.add(key)
                 outcome.accepted += 1
                 refs.append({k: v for k, v in ref.items() if k not in ("located_by", "score")})
-            elif decision == "reject":
+            elif key is not None and decision == "reject":
                 used.add(key)
                 outcome.rejected += 1
                 metadata = item.setdefault("metadata", {})

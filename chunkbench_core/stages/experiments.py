@@ -150,14 +150,15 @@ def _run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vecto
     del chunk_rows, chunks, parents  # every chunk of the collection: not needed from here on (memory)
     query_usage = UsageRecord(spec.strategy, spec.model.id, "queries", embedder.usage.since(before).as_row())
     llm = request.llm
-    llm_report = run_llm_evaluation(outcomes, llm.client, llm.settings) if llm.configured else None  # never raises
+    llm_report = (run_llm_evaluation(outcomes, llm.client, llm.settings)  # never raises
+                  if llm.configured and llm.settings is not None else None)
     prices = resolve_llm_prices(llm.settings if llm.configured else None, llm.prices)
     questions = [{**outcome_row(o), "expected_answer": o.resolved.question.expected_answer,
                   "references": json.dumps(reference_entries(o.resolved), ensure_ascii=False),
                   "build": build}  # the chunk rows it retrieved from stay readable after a rebuild
                  for o in outcomes]
     question_costs(questions, spec.model, prices)
-    summary = aggregate(outcomes)
+    summary: dict[str, Any] = aggregate(outcomes)
     summary["cold_query_ms"] = latency.cold_ms
     summary["search_seconds"] = latency.search_seconds
     summary["retriever_index_seconds"] = latency.retriever_index_seconds
