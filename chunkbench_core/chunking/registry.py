@@ -128,7 +128,7 @@ class Strategy:
     """A registered strategy: its chunker, options, capabilities and one-line description."""
 
     name: str
-    chunker: type
+    chunker: type[Any]
     options: type[StrategyOptions]
     description: str
     capabilities: Capabilities
@@ -268,8 +268,9 @@ def _option_kind(strategy: str, name: str, spec: FieldInfo) -> tuple[type, tuple
     if len(args) == 1 and typing.get_origin(args[0]) is Literal:
         choices = tuple(str(c) for c in typing.get_args(args[0]))
         return str, choices
-    if len(args) == 1 and args[0] in (int, float, str, bool):
-        return args[0], None
+    for kind in (int, float, str, bool):
+        if args == [kind]:
+            return kind, None
     raise ChunkingError(f"option {name!r} of strategy {strategy!r} has type {annotation!r}: use int, float, str, "
                         "bool or a Literal of strings (optionally with None)")
 

@@ -69,9 +69,8 @@ def read_everything(folder: str) -> dict[str, object]:
                 payload = point.payload or {}
                 if not isinstance(payload.get("chunk_id"), str):
                     return {"points": count, "problem": f"point {point.id} has lost its payload"}
-                vector = point.vector
-                if isinstance(vector, dict):
-                    vector = vector.get("")
+                stored = point.vector
+                vector = stored.get("") if isinstance(stored, dict) else stored
                 norm = float(np.linalg.norm(np.asarray(vector, dtype=np.float64))) if vector is not None else 0.0
                 if not np.isfinite(norm) or abs(norm - 1.0) > NORM_TOLERANCE:
                     return {"points": count, "problem": f"point {point.id} holds a damaged vector (norm {norm:.3g})"}
