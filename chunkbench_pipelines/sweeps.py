@@ -14,7 +14,7 @@ materialization of the partition with the same run config store the same rows.
 
 
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Any, Callable, Optional, Protocol
 
 from dagster import (
     AssetMaterialization,
@@ -89,6 +89,12 @@ class ChunkSizeSweepConfig(Config):
     sizes: list[int] = Field(default=list(SWEEP_SIZES), description="chunk sizes in cl100k tokens (each 16..8192)")
     strategies: list[str] = Field(default=[], description="empty: the sweepable strategies (fixed-size windows)")
     corpus_models: list[str] = Field(default=[], description="empty: the default corpus model")
+
+
+class _SweepConfig(Protocol):
+    """What every sweep's config has besides its levels or sizes."""
+
+    corpus_models: list[str]
 
 
 def _models(given: list[str], embeddings: EmbeddingResource, scope: Scope, workspace: WorkspaceResource) -> list[str]:
@@ -189,14 +195,14 @@ def build_sweep_jobs(partitions_def: MultiPartitionsDefinition, scope: Scope) ->
 
         return sweep_reports
 
-    def sweep_op(name: str, what: str, config_type: type, check: Callable[[Config], tuple],
+    def sweep_op(name: str, what: str, config_type: type, check: Callable[[Any], tuple],
                  run: Callable[..., None]) -> Callable:
         """One sweep op: ``check(config)`` reads its settings (a bad value fails at once, before anything else),
         the parsed corpus is required, then ``run(context, checked, runner, models)`` runs its steps."""
 
         @op(name=scope.name(name), out=Out(Nothing), tags=scope.tags(), description=f"{SWEEP_EACH} {what}.",
             required_resource_keys=STEP_RESOURCE_KEYS)
-        def sweep(context: OpExecutionContext, config: config_type) -> None:
+        def sweep(context: OpExecutionContext, config: config_type) -> None:  # type: ignore[valid-type]  # Dagster reads the op's config class from this annotation, and each sweep has its own
             resources = StepResources.of(context)
             try:
                 checked = check(config)
@@ -204,7 +210,8 @@ def build_sweep_jobs(partitions_def: MultiPartitionsDefinition, scope: Scope) ->
                 raise fail_fast(str(exc)) from exc
             _needs_parsed_corpus(scope, resources.workspace)
             runner = _Runner(context, scope, resources)
-            run(context, checked, runner, _models(config.corpus_models, resources.embeddings, scope,
+            swept: _SweepConfig = config
+            run(context, checked, runner, _models(swept.corpus_models, resources.embeddings, scope,
                                                   resources.workspace))
 
         return sweep

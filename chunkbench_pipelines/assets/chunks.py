@@ -13,6 +13,7 @@ from dagster import (
     AssetExecutionContext,
     MaterializeResult,
     MetadataValue,
+    OpExecutionContext,
     asset,
 )
 
@@ -64,7 +65,7 @@ class BuiltCollection:
     problems: list[str]
 
 
-def build_one_collection(context: AssetExecutionContext, scope: Scope, strategy: str, corpus_model: str, config,
+def build_one_collection(context: AssetExecutionContext | OpExecutionContext, scope: Scope, strategy: str, corpus_model: str, config,
                          resources: StepResources) -> BuiltCollection:
     """Chunk, embed and store one strategy x corpus model of the benchmark of ``scope`` with the chunking settings
     ``config``: the body of ``chunk_collections``, shared with the chunk-size sweep."""

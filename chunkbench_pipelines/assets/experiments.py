@@ -13,6 +13,7 @@ from dagster import (
     AssetSpec,
     MaterializeResult,
     MetadataValue,
+    OpExecutionContext,
     asset,
 )
 
@@ -61,7 +62,7 @@ class Evaluated:
     problem: str
 
 
-def evaluate_one(context: AssetExecutionContext, scope: Scope, strategy: str, corpus_model: str, config,
+def evaluate_one(context: AssetExecutionContext | OpExecutionContext, scope: Scope, strategy: str, corpus_model: str, config,
                  resources: StepResources, experiment_run_id: str | None = None) -> Evaluated:
     """Retrieve and score every question against one collection of the benchmark of ``scope`` (chosen by the
     chunking settings of ``config``, with its retrieval settings): the body of ``experiment_results``, shared with
