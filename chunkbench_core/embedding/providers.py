@@ -25,7 +25,7 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, TypeGuard
 
 import numpy as np
 
@@ -68,6 +68,11 @@ class SharedVectorCache(VectorCache, Protocol):
                    ) -> tuple[dict[str, np.ndarray], list[str]]: ...
 
     def release(self, namespace: str, keys: Sequence[str]) -> int: ...
+
+
+def _shared(cache: VectorCache | None) -> TypeGuard[SharedVectorCache]:
+    """Whether workers share ``cache`` (it claims texts), so each text is embedded by one of them."""
+    return hasattr(cache, "claim_many")
 
 
 #: the folder of chunkbench's home where local engines keep what they derive from a model file (ProviderSettings)
@@ -414,7 +419,7 @@ class Embedder:
         With a cache that workers share, each group is claimed first: this worker embeds the texts it
         claimed, then waits for the vectors of those another worker claimed (embedding them itself if
         that worker's claim expires), so no text is embedded by two workers."""
-        shared = self.cache if store and hasattr(self.cache, "claim_many") else None
+        shared = self.cache if store and _shared(self.cache) else None
         if shared is None:
             for rows in self._groups(texts):
                 self._embed_rows(rows, keys, texts, purpose, vectors, usage, store)
