@@ -17,6 +17,7 @@ from dagster import (
     asset,
 )
 
+from chunkbench_core.chunking import STRATEGIES
 from chunkbench_core.estimate.plan import stored_rates
 from chunkbench_core.stages.collections import BuildRequest, build_collection
 from chunkbench_core.stages.documents import load_parsed_corpus
@@ -147,6 +148,8 @@ def build_chunk_collections(partitions_def: MultiPartitionsDefinition, scope: Sc
     ChunkerConfig = chunker_config()
     key = scope.key("chunk_collections")
 
+    # the strategies whose chunks cover the text (a capability of their registration), named in the check
+    covering = "/".join(n for n in STRATEGIES.names() if STRATEGIES[n].capabilities.covers_text) or "no strategy"
     @asset(key=key, partitions_def=partitions_def, group_name=scope.group, kinds={"qdrant", "duckdb"},
            deps=[scope.key("parsed_documents")], tags=scope.tags(),
            retry_policy=TRANSIENT_RETRY, automation_condition=on_parsed_corpus_change(),
@@ -154,9 +157,9 @@ def build_chunk_collections(partitions_def: MultiPartitionsDefinition, scope: Sc
                AssetCheckSpec(VECTOR_COUNT_CHECK, asset=key, blocking=True,
                               description="The collection holds exactly one point per chunk of the partition."),
                AssetCheckSpec(INVARIANTS_CHECK, asset=key, blocking=True,
-                              description="No empty chunk; offsets rebuild the text; fixed_size/recursive cover every "
-                                          "non-whitespace character; no embedded text exceeds the corpus model's window "
-                                          "(unless overflow: truncate)."),
+                              description="No empty chunk; offsets rebuild the text; the chunks of "
+                                          f"{covering} cover every non-whitespace character; no embedded text exceeds "
+                                          "the corpus model's window (unless overflow: truncate)."),
            ],
            description=scope.describe("The corpus chunked by one strategy and embedded by one corpus model, stored "
                                       "in Qdrant."))
