@@ -284,8 +284,8 @@ def score_outcomes(outcomes: Sequence["QuestionOutcome"], chosen: Iterable[Any])
     chosen = list(chosen)
     live = [o for o in outcomes if o.scored is not None]
     for o in live:
-        if o.llm is not None and o.scored.llm is not o.llm:  # type: ignore[union-attr]  # live outcomes only: scored is set
-            o.scored = replace(o.scored, llm=o.llm, cache=o.scored.cache)  # type: ignore[arg-type]  # live outcomes only: scored is set
+        if o.scored is not None and o.llm is not None and o.scored.llm is not o.llm:
+            o.scored = replace(o.scored, llm=o.llm, cache=o.scored.cache)
     tracker = Tracker("scoring", len(live), unit="questions") if len(live) > SCORE_SLICE else None
     for begin in range(0, len(live), SCORE_SLICE):  # each question's values are its own: slices say how far
         part = live[begin:begin + SCORE_SLICE]

@@ -191,21 +191,22 @@ class IndexedDocument:
             start, end = cuts[max(0, j)], cuts[min(len(cuts) - 1, max(1, j + 1))]
         return _strip(self.text, start, end)
 
-    def _offsets(self) -> None:
-        # 8 bytes an offset (a large document stays small in memory), built in C: no Python step per word
-        starts = array("q", map(re.Match.start, _WORD.finditer(self.text)))
-        self._starts = starts
-        self._ends = array("q", map(operator.add, starts, map(len, _WORD.findall(self.text))))
+    def _offsets(self) -> tuple[array, array]:
+        """Each word's start and end offsets, made on first use."""
+        if self._starts is None or self._ends is None:
+            # 8 bytes an offset (a large document stays small in memory), built in C: no Python step per word
+            starts = array("q", map(re.Match.start, _WORD.finditer(self.text)))
+            self._starts = starts
+            self._ends = array("q", map(operator.add, starts, map(len, _WORD.findall(self.text))))
+        return self._starts, self._ends
 
     def start(self, word: int) -> int:
-        if self._starts is None:
-            self._offsets()
-        return self._starts[word]
+        starts = self._starts  # called once per word matched: the made offsets are read directly
+        return (starts if starts is not None else self._offsets()[0])[word]
 
     def end(self, word: int) -> int:
-        if self._ends is None:
-            self._offsets()
-        return self._ends[word]
+        ends = self._ends
+        return (ends if ends is not None else self._offsets()[1])[word]
 
     @property
     def figures(self) -> dict[Decimal, list[int]]:
@@ -617,8 +618,8 @@ class Locator:
                     for place in places:
                         scaled[place][key] = 0.45 * (1.0 if len(places) == 1 else 0.5)
         out = []
-        for method, found in (("answer_figures", lines), ("answer_figures_scaled", scaled)):
-            for (name, start, end), weights in found.items():
+        for method, weighted in (("answer_figures", lines), ("answer_figures_scaled", scaled)):
+            for (name, start, end), weights in weighted.items():
                 score = sum(weights.values())
                 if score > 0 and end > start:
                     out.append(Candidate(name, start, end, min(1.0, score), {method}))
