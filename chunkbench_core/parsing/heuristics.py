@@ -133,7 +133,7 @@ class PDFHeuristics:
     running_line_share: float = 0.5
 
 
-GROUPS: dict[str, tuple[type, tuple[str, ...]]] = {
+GROUPS: dict[str, tuple[type[Any], tuple[str, ...]]] = {
     "qa": (QAHeuristics, QA_FORMATS),
     "tables": (TableHeuristics, TABLE_FORMATS),
     "pdf": (PDFHeuristics, PDF),

@@ -107,12 +107,14 @@ def _parse_one(request: ParseRequest, source: SourceDocument, summary: ParseSumm
 def document_record(source: SourceDocument, record: dict[str, Any]) -> DocumentRecord:
     """The ``documents`` record of a source and what the parsed store holds for it."""
     parsed = record.get("parsed") or {}
+    captions = caption_counts(parsed)
     return DocumentRecord(
         document=source.document, path=source.path, sha256=source.sha256, size_bytes=source.size_bytes,
         status=record["status"], error=record.get("error"), parser=parsed.get("parser"),
         n_chars=len(parsed.get("markdown", "")) if parsed else None,
         n_units=len(parsed.get("units", [])) if parsed else None,
-        warnings=json.dumps(parsed.get("warnings", []), ensure_ascii=False), **caption_counts(parsed))
+        warnings=json.dumps(parsed.get("warnings", []), ensure_ascii=False), n_captions=captions["n_captions"],
+        caption_tokens=captions["caption_tokens"])
 
 
 def parse_corpus(request: ParseRequest, results: "ResultsDB") -> ParseSummary:
