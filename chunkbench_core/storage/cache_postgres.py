@@ -40,6 +40,7 @@ import secrets
 import socket
 import threading
 import time
+from functools import partial
 from collections.abc import MutableMapping
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
@@ -321,10 +322,14 @@ class _SharedCache:
                     return
                 held = {namespace: sorted(keys) for namespace, keys in self._held.items()}
             try:
-                self._run("renewing leases", lambda cursor, held=held: [self._renew(cursor, namespace, keys)
-                                                              for namespace, keys in held.items()])
+                self._run("renewing leases", partial(self._renew_held, held))
             except EmbeddingCacheError:  # the next beat tries again; a lease only runs out if every beat fails
                 pass
+
+    def _renew_held(self, held: dict[str, list[str]], cursor: Any) -> None:
+        """Renew the leases of every key held, in one transaction (``held``: namespace -> keys)."""
+        for namespace, keys in held.items():
+            self._renew(cursor, namespace, keys)
 
     def _renew(self, cursor: Any, namespace: str, keys: list[str]) -> None:
         raise NotImplementedError
@@ -555,7 +560,7 @@ class PostgresEmbeddingCache(_SharedCache):
                 break
             if progress:
                 started, delay = time.monotonic(), POLL_FIRST_SECONDS
-            delay = self._wait(started, delay, lambda rest=rest: self._describe_claims(namespace, rest))
+            delay = self._wait(started, delay, partial(self._describe_claims, namespace, rest))
         return found, []
 
     def release(self, namespace: str, keys: Sequence[str]) -> int:
@@ -739,7 +744,7 @@ class PostgresContextCache(_SharedCache, MutableMapping):
                     return None
                 continue  # another worker claimed it first: wait for it
             holder = row[2]
-            delay = self._wait(started, delay, lambda holder=holder: f"the context that {holder} is asking the LLM for")
+            delay = self._wait(started, delay, partial("the context that {} is asking the LLM for".format, holder))
 
     def release(self, key: str) -> bool:
         """Give up this worker's claim on ``key`` (the LLM call failed); True if it held one."""
