@@ -12,14 +12,14 @@ The shipped metrics:
 
 - character metrics of :mod:`.metrics`: ``recall``, ``precision``, ``iou``; and
   ``precision_omega`` (a property of the chunking, the same before and after);
-- ranking metrics of :mod:`.ranking` (ir-measures): ``hit`` (Success@k),
+- ranking metrics of :mod:`.ranking` (trec_eval's definitions): ``hit`` (Success@k),
   ``reciprocal_rank`` (RR@k), ``ndcg`` (nDCG@k). Before expansion k = top_k over the
   hits in rank order; after expansion the ranking is :func:`.retrieval.ranking_order`
   (each hit followed by its neighbors, nearest first) and k is its length.
 
 ``precision_omega`` and ``ndcg`` need the collection's chunk list (``chunks=``); without
 it they are NaN. Column names are fixed (the cutoff is the run's ``top_k``);
-``ranking.canonical_name`` gives the ir-measures name (``nDCG@5``) for display.
+``ranking.canonical_name`` gives the measure's usual name (``nDCG@5``) for display.
 Everything here is deterministic: the same inputs give the same evidence metrics.
 """
 

@@ -4,10 +4,10 @@ A metric function takes the questions of a run (:class:`Scored`, one per questio
 and returns one value per question (``None``: not defined for it); a metric is a per-question formula
 lifted with :func:`per_question`, or a formula over the arrays of every question's offsets and ranks
 lifted with :func:`over_arrays` (the span and document metrics: :mod:`.evidence_arrays`, equal to their
-per-question formulas in :mod:`.metrics`), and the ranking metrics score the whole run at once with
-ir-measures. A shipped metric is a line of the list (its columns, label, views, direction) and one line here
-binding its formula; a metric added from outside the package is one line, its list fields and its formula at
-once::
+per-question formulas in :mod:`.metrics`), and the ranking metrics score the whole run at once over arrays
+with trec_eval's definitions (:mod:`.ranking`). A shipped metric is a line of the list (its columns, label,
+views, direction) and one line here binding its formula; a metric added from outside the package is one line,
+its list fields and its formula at once::
 
     METRICS.add(Metric("on_evidence_documents", per_question(on_evidence_documents), "on_evidence_documents_rate",
                        "On-evidence hits", "share of the retrieved chunks that come from a document holding evidence"))
@@ -312,18 +312,19 @@ def out_of_range(rows: Sequence[Mapping[str, Any]], registry: "MetricRegistry") 
 
 # -- the shipped metrics: formulas in .metrics, .ranking and .budget --------------------------------------
 def _ranking(measure: str) -> MetricFunction:
-    """One ir-measures measure over the run (Success@k, RR@k, nDCG@k: evaluation.ranking), computed once per
-    ranking for the three."""
+    """One ranking measure over the run (Success@k, RR@k, nDCG@k: evaluation.ranking, over arrays), computed
+    once per ranking for the three."""
     def compute(batch: Sequence[Scored]) -> list[float]:
         missing = [q for q in batch if "ranking" not in q.cache]
         if missing:
             evidence_arrays.fill_graded_relevance(missing)  # every question's qrels at once
-            rankings = {q.key: [h.chunk_id for h in q.hits] for q in missing}
-            cutoffs = {q.key: q.cutoff for q in missing}
             with_ndcg = all(q.pool is not None for q in missing)
-            scores = ranking.ranking_scores(rankings, {q.key: q.qrels for q in missing}, cutoffs, with_ndcg=with_ndcg)
-            for q in missing:
-                q.cache["ranking"] = scores[q.key]
+            values = ranking.ranking_arrays([[h.chunk_id for h in q.hits] for q in missing],
+                                            [q.qrels for q in missing], [q.cutoff for q in missing],
+                                            with_ndcg=with_ndcg)
+            columns = {column: values[column].tolist() for column in ranking.MEASURES}
+            for i, q in enumerate(missing):
+                q.cache["ranking"] = {column: columns[column][i] for column in ranking.MEASURES}
         return [q.cache["ranking"][measure] for q in batch]
 
     return compute

@@ -14,8 +14,8 @@ the retrieved chunks in rank order:
 - ``precision_omega``: precision when every chunk of the collection that meets a
   reference is retrieved (touching ranges count as meeting, as in the reference code).
 
-Ranking metrics (hit rate, MRR, nDCG) are not computed here but by ir-measures
-(:mod:`.ranking`); :func:`evidence_characters` gives their graded relevance, and
+Ranking metrics (hit rate, MRR, nDCG) are not computed here but in :mod:`.ranking` (trec_eval's
+definitions over arrays); :func:`evidence_characters` gives their graded relevance, and
 :func:`hit` / :func:`reciprocal_rank` are kept as small cross-checks.
 """
 

@@ -1,12 +1,14 @@
-"""Ranking metrics through ir-measures, against hand-computed values."""
+"""Ranking metrics over arrays: against hand-computed values, and equal to ir-measures (trec_eval) on random runs
+with ties."""
 
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 
-from chunkbench_core.evaluation.ranking import canonical_name, ranking_scores
+from chunkbench_core.evaluation.ranking import canonical_name, ranking_arrays, ranking_scores
 
 
 def test_order_is_ours_not_trec_evals_docid_order():
@@ -49,3 +51,55 @@ def test_canonical_names_are_ir_measures_names():
     assert canonical_name("ndcg", 5) == "nDCG@5"
     assert canonical_name("reciprocal_rank", 5) == "RR@5"
     assert canonical_name("hit", 10) == "Success@10"
+
+
+def reference_scores(run: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]], k: int) -> dict:
+    """What ir-measures gives for a scored run: Success@k and nDCG@k through pytrec_eval (trec_eval: score
+    descending, then doc id descending), RR@k through MS MARCO's code (score descending, then doc id ascending)."""
+    import ir_measures
+    from ir_measures import RR, Qrel, ScoredDoc, Success, nDCG
+
+    names = {str(Success @ k): "hit", str(RR @ k): "reciprocal_rank", str(nDCG @ k): "ndcg"}
+    judged = [Qrel(q, d, r) for q, docs in qrels.items() for d, r in docs.items() if r > 0]
+    scored = [ScoredDoc(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+    out: dict[str, dict[str, float]] = {}
+    for metric in ir_measures.iter_calc([Success @ k, RR @ k, nDCG @ k], judged, scored):
+        out.setdefault(metric.query_id, {})[names[str(metric.measure)]] = float(metric.value)
+    return out
+
+
+def ordered(docs: dict[str, float], ids_descending: bool) -> list[str]:
+    """A scored run's ids in rank order: score descending, ties by id descending (trec_eval) or ascending."""
+    by_id = sorted(docs, reverse=ids_descending)
+    return sorted(by_id, key=lambda d: -docs[d])  # stable: ties keep the id order
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_equal_to_ir_measures_on_random_runs_with_ties(seed):
+    rng = random.Random(seed)
+    run: dict[str, dict[str, float]] = {}
+    qrels: dict[str, dict[str, int]] = {}
+    for q in range(60):
+        pool = [f"c{rng.randrange(40):02d}" for _ in range(rng.randrange(1, 25))]
+        run[f"q{q}"] = {d: float(rng.randrange(6)) for d in pool}  # few score levels: many ties
+        qrels[f"q{q}"] = {f"c{rng.randrange(40):02d}": rng.choice([1, 2, 7, 300, 1000]) for _ in range(rng.randrange(0, 8))}
+    for k in (1, 3, 5, 10, 30):
+        expected = reference_scores(run, qrels, k)
+        keys = [q for q in run if any(r > 0 for r in qrels[q].values())]
+        trec = ranking_arrays([ordered(run[q], True) for q in keys], [qrels[q] for q in keys], [k] * len(keys))
+        marco = ranking_arrays([ordered(run[q], False) for q in keys], [qrels[q] for q in keys], [k] * len(keys))
+        for i, q in enumerate(keys):
+            assert trec["hit"][i] == pytest.approx(expected[q]["hit"], abs=1e-12)
+            assert trec["ndcg"][i] == pytest.approx(expected[q]["ndcg"], abs=1e-12), (q, k)
+            assert marco["reciprocal_rank"][i] == pytest.approx(expected[q]["reciprocal_rank"], abs=1e-12), (q, k)
+
+
+def test_a_repeated_id_counts_once_at_its_first_rank():
+    scores = ranking_scores({"q": ["x", "x", "a"]}, {"q": {"a": 1}}, 2)["q"]
+    assert scores["reciprocal_rank"] == 0.5  # the ranking is x, a
+    assert scores["ndcg"] == pytest.approx((1 / math.log2(3)) / 1.0)
+
+
+def test_mismatched_lengths_are_refused():
+    with pytest.raises(ValueError, match="do not match"):
+        ranking_arrays([["a"]], [], [5])
