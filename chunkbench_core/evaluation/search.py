@@ -25,6 +25,7 @@ So the hits, their ranks and their scores are those of the one-at-a-time search,
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from collections.abc import Sequence
@@ -114,12 +115,21 @@ def candidates_of_block(scores: np.ndarray, k: int, margin: float) -> tuple[np.n
     groups = min(n_cols, max(GROUPS, 4 * k))
     if groups == n_cols:  # a narrow block: the k-th best itself
         lower = np.partition(scores, n_cols - k, axis=1)[:, n_cols - k]
-    else:  # k groups' maxima are k distinct entries: the k-th best of the maxima is at most the row's k-th best
-        starts = np.arange(0, n_cols, math.ceil(n_cols / groups))
-        maxima = np.maximum.reduceat(scores, starts, axis=1)
-        lower = np.partition(maxima, maxima.shape[1] - k, axis=1)[:, maxima.shape[1] - k]
-    rows, cols = np.nonzero(scores >= (lower - margin)[:, None])
-    return rows, cols, scores[rows, cols]
+        rows, cols = np.nonzero(scores >= (lower - margin)[:, None])
+        return rows, cols, scores[rows, cols]
+    # k groups' maxima are k distinct entries: the k-th best of the maxima is at most the row's k-th best
+    width = math.ceil(n_cols / groups)
+    starts = np.arange(0, n_cols, width)
+    maxima = np.maximum.reduceat(scores, starts, axis=1)
+    threshold = np.partition(maxima, maxima.shape[1] - k, axis=1)[:, maxima.shape[1] - k] - margin
+    # only a group whose maximum reaches the threshold holds an entry that does (a few per row): those groups'
+    # entries are read, not the whole row again
+    pair_rows, pair_groups = np.nonzero(maxima >= threshold[:, None])
+    columns = starts[pair_groups][:, None] + np.arange(width)  # each pair's group, one row of columns
+    inside = columns < n_cols  # the last group may be narrower
+    values = scores[pair_rows[:, None], np.minimum(columns, n_cols - 1)]
+    keep = inside & (values >= threshold[pair_rows][:, None])
+    return np.broadcast_to(pair_rows[:, None], keep.shape)[keep], columns[keep], values[keep]
 
 
 def keep_near_top(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, n_rows: int, k: int,
@@ -203,16 +213,21 @@ def search_many(store: VectorStore, collection: str, vectors: np.ndarray, top_k:
         for i, columns in zip(members, found):
             candidates[i] = rows[columns]
         done += len(members)
-    hits: list[list[SearchHit]] = [[] for _ in queries]
     asked = [i for i in range(len(queries)) if len(candidates[i])]
+    scored: dict[int, list[tuple[str, float]]] = {}
     for begin in range(0, len(asked), RESCORE_BATCH):
         part = asked[begin:begin + RESCORE_BATCH]
         # the vectors as given: the store normalizes them as it does in a search of its own
-        scored = store.score_candidates(collection, raw[part],
-                                        [[stored.point_ids[r] for r in candidates[i]] for i in part])
-        for i, found_hits in zip(part, scored):
-            ordered = sorted(found_hits, key=lambda h: (-h.score, str(h.payload["chunk_id"])))[:top_k]
-            hits[i] = [SearchHit(rank=r, score=h.score, payload=h.payload) for r, h in enumerate(ordered, start=1)]
+        scored.update(zip(part, store.score_candidates(
+            collection, raw[part], [[stored.point_ids[r] for r in candidates[i]] for i in part])))
+    # each hit point's payload read once (one dict shared by every question that finds it); its chunk_id breaks
+    # ties of scores, as a search of its own orders them
+    payloads = store.payloads_of_points(collection, (p for found in scored.values() for p, _ in found))
+    hits: list[list[SearchHit]] = [[] for _ in queries]
+    for i, found in scored.items():
+        known = [(score, payloads[p]) for p, score in found if p in payloads]
+        ordered = sorted(known, key=lambda h: (-h[0], str(h[1]["chunk_id"])))[:top_k]
+        hits[i] = [SearchHit(rank=r, score=score, payload=payload) for r, (score, payload) in enumerate(ordered, 1)]
     return hits
 
 
@@ -264,8 +279,15 @@ def search_all(store: VectorStore, collection: str, vectors: np.ndarray, top_k: 
     tracker.step(len(vectors))
     if batched is not None:
         each = float(np.mean(sampled)) if sampled else 0.0
-        return ([[RetrievedChunk.from_payload(h.payload, rank=h.rank, score=h.score) for h in hits]
-                 for hits in batched], [each] * len(vectors))
+        read: dict[int, RetrievedChunk] = {}  # a payload's chunk read once (payloads are shared between hits)
+
+        def hit(h: SearchHit) -> RetrievedChunk:
+            chunk = read.get(id(h.payload))
+            if chunk is None:
+                chunk = read[id(h.payload)] = RetrievedChunk.from_payload(h.payload)
+            return copy.copy(chunk).placed(h.rank, h.score)
+
+        return [[hit(h) for h in hits] for hits in batched], [each] * len(vectors)
     found: list[list[RetrievedChunk] | ChunkbenchError] = []
     times: list[float] = []
     for vector, document in zip(vectors, documents):
