@@ -1,7 +1,7 @@
 """Searching and scoring many questions over many chunks: the batched search against one search per question.
 
-    python benchmarks/scale_search.py [--scale 1.0] [--questions N] [--top-k 5] [--block-mb 64] [--rounds 1]
-                                      [--no-minilm] [--keep DIR]
+    python benchmarks/scale_search.py [--scale 1.0] [--questions N] [--single N] [--top-k 5] [--block-mb 64]
+                                      [--rounds 1] [--no-minilm] [--keep DIR]
 
 At ``--scale 1`` it writes a corpus of 650 generated documents cut into about 65,000 chunks, and 20,000 questions
 whose evidence is a sentence of one chunk (``--scale 0.1``: a tenth of both). Everything is generated from fixed
@@ -9,15 +9,17 @@ seeds, in a temporary folder (nothing of yours is read or written). The chunks g
 of MiniLM's size (384) and go into the embedded vector store, as a build would put them.
 
 1. Search speed: every question is searched and scored through ``run_retrieval`` (what a partition's experiment
-   runs), with precomputed question vectors, twice in this one process: batched (the default), then one search
-   per question with each question scored alone (the store's batched scoring made to fail, so the run falls
-   back to the per-question search it used before; the metrics' per-question formulas). It prints each one's
-   time, the questions per second, the speed-up, and checks that both give the same hits, scores and metric
-   values for every question.
+   runs), with precomputed question vectors, batched (the default); then the first ``--single`` questions (2,000
+   by default; 0: all of them) one search per question with each question scored alone (the store's batched
+   scoring made to fail, so the run falls back to the per-question search it used before; the metrics'
+   per-question formulas), in this one process. One search per question takes the same time for every question,
+   so its time for all of them is its time for the subsample scaled by their count (said so in the output). It
+   prints each one's time, the questions per second, the speed-up, and checks that both give the same hits,
+   scores and metric values for every question of the subsample.
 2. Second run (unless ``--no-minilm``): a new set of questions is embedded with MiniLM (the local engine, its own
    batch size) and searched and scored over the same collection, as a second ``chunkbench run`` over cached chunk
    embeddings does; the figure covers embedding, search, scoring and the run's means with their intervals (not
-   Dagster's start or the results' writing).
+   Dagster's start or the results' writing: benchmarks/second_run.py runs the whole stage, phase by phase).
 
 Peak memory: the process's peak resident memory (ru_maxrss) after each part. Targets (2 idle cores, scale 1):
 search and scoring at least 6x faster than one search per question and under 15 s; peak memory under 2 GB; the
@@ -177,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--block-mb", type=int, default=SearchSettings().block_mb)
     parser.add_argument("--questions", type=int, help="questions, whatever the scale (default 20,000 x scale)")
     parser.add_argument("--rounds", type=int, default=1, help="runs of each kind, alternated (the best counts)")
+    parser.add_argument("--single", type=int, default=2000,
+                        help="questions searched one at a time for the comparison (0: all; default 2,000)")
     parser.add_argument("--no-minilm", action="store_true", help="leave out the second run with MiniLM")
     parser.add_argument("--keep", type=Path, help="build the store in this folder and keep it")
     args = parser.parse_args(argv)
@@ -184,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--scale must be above 0 and at most 4")
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
+    if args.single < 0:
+        parser.error("--single must be 0 (all the questions) or more")
     settings = SearchSettings(block_mb=args.block_mb)
     n_documents = max(1, round(650 * args.scale))
     n_questions = args.questions if args.questions else max(1, round(20_000 * args.scale))
@@ -206,16 +212,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"collection built in {time.perf_counter() - started:.1f} s; peak memory so far {peak_mb():,.0f} MB")
             embedder = PrecomputedQueries(query_vectors)
 
-            def timed_run(label: str, **options):
+            def timed_run(label: str, asked, **options):
                 latency = QueryLatency()
                 forget_tokens()
                 began, cpu = time.perf_counter(), time.process_time()
-                outcomes = run_retrieval(questions, embedder, store, name, RetrievalOptions(  # type: ignore[arg-type]  # a stand-in embedder
+                outcomes = run_retrieval(asked, embedder, store, name, RetrievalOptions(  # type: ignore[arg-type]  # a stand-in embedder
                     top_k=args.top_k, chunks=pool, latency=latency, search=settings, **options))
                 cpu = time.process_time() - cpu
                 total = time.perf_counter() - began
-                print(f"{label:<26} search and scoring {latency.search_seconds:7.2f} s "
-                      f"({n_questions / latency.search_seconds:8,.0f} questions/s), whole call {total:7.2f} s, "
+                print(f"{label:<40} search and scoring {latency.search_seconds:7.2f} s "
+                      f"({len(asked) / latency.search_seconds:8,.0f} questions/s), whole call {total:7.2f} s, "
                       f"CPU {cpu:7.2f} s; peak memory {peak_mb():,.0f} MB")
                 return outcomes, latency.search_seconds, cpu
 
@@ -225,20 +231,29 @@ def main(argv: list[str] | None = None) -> int:
             # the first call of a process imports the ranking library and opens the collection: not timed
             warm_up = RetrievalOptions(top_k=args.top_k, chunks=pool)
             run_retrieval(questions[:20], embedder, store, name, warm_up)  # type: ignore[arg-type]  # a stand-in embedder
+            subsample = questions[:args.single] if args.single else questions
+            scale = n_questions / len(subsample)
             same, batched_s, single_s = True, [], []
             for _ in range(args.rounds):  # alternated, so a busy spell of the machine hits both
-                batched, seconds, cpu = timed_run("batched search")
+                batched, seconds, cpu = timed_run(f"batched search, {n_questions:,} questions", questions)
                 batched_s.append((seconds, cpu))
                 store.score_candidates = refuse  # type: ignore[method-assign]  # batched search refused on purpose
-                single, seconds, cpu = timed_run("one search per question", registry=per_question_registry())
-                single_s.append((seconds, cpu))
+                single, seconds, cpu = timed_run(f"one search per question, {len(subsample):,}", subsample,
+                                                 registry=per_question_registry())
+                single_s.append((seconds * scale, cpu * scale))
                 del store.score_candidates
-                same = same and fingerprint(batched) == fingerprint(single)
+                same = same and fingerprint(batched[:len(subsample)]) == fingerprint(single)
                 del batched, single
             (wall_b, cpu_b), (wall_s, cpu_s) = min(batched_s), min(single_s)
+            scaled = "" if scale == 1 else (f" (one search per question timed on the first {len(subsample):,} "
+                                            f"questions and scaled by {scale:.1f} to {n_questions:,}: "
+                                            f"{wall_s:.1f} s)")
             print(f"speed-up of the batched search and the metrics over arrays (best of {args.rounds}): "
-                  f"{wall_s / wall_b:.1f}x wall time, {cpu_s / cpu_b:.1f}x CPU time; same hits, scores and metric "
-                  f"values for every question: {'yes' if same else 'NO'}")
+                  f"{wall_s / wall_b:.1f}x wall time, {cpu_s / cpu_b:.1f}x CPU time{scaled}; same hits, scores "
+                  f"and metric values for every question compared: {'yes' if same else 'NO'}")
+            print(f"search and scoring of {n_questions:,} questions over {len(chunks):,} chunks: {wall_b:.1f} s "
+                  f"({n_questions / wall_b:,.0f} questions/s; target under 15 s and at least 6x, at scale 1 on 2 "
+                  f"idle cores); peak memory so far {peak_mb():,.0f} MB (target under 2 GB)")
             if not args.no_minilm:
                 from chunkbench_core.embedding import Embedder, get_model
 
