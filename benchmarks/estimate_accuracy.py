@@ -39,9 +39,17 @@ from chunkbench_core.datasets import SAMPLE_CORPUS, SAMPLE_QUESTIONS
 from chunkbench_core.embedding import Embedder, builtin_registry, get_model
 from chunkbench_core.embedding.local import MEMO
 from chunkbench_core.estimate.calibration import CalibrationStore, calibrate_embedder, calibrated, engine_key
-from chunkbench_core.estimate.feedback import compare_run, comparison_text, learn, partition_actuals, StageActual
+from chunkbench_core.estimate.feedback import (
+    PartitionTimes,
+    StageActual,
+    compare_run,
+    comparison_text,
+    learn,
+    partition_actuals,
+)
 from chunkbench_core.estimate.predict import (
     DocumentSize,
+    Learnt,
     PipelineTiming,
     RunShape,
     documents_from_parsed,
@@ -129,17 +137,17 @@ def main() -> int:
               f"{rate.seconds_per_text * 1000:.2f} ms per text + {rate.seconds_per_token * 1e6:.0f} µs per token; "
               f"{rate.tokens_per_cl100k:.2f} word pieces per cl100k token; model load {rate.warmup_seconds:.1f} s")
         params = chunking_params(spec, None, None)
-        run = RunShape(corpus_models=[MODEL], strategies=strategies, chunk_size=params["chunk_size"],
-                       chunk_overlap=params["chunk_overlap"], n_questions=n_questions, boundary_model=MODEL,
-                       dimensions={MODEL: spec.dimension})
-        rates = {MODEL: rate}
         # no pipeline here: the core functions are called directly (no step per partition, no reports)
         pipeline = PipelineTiming(partition_overhead_seconds=0, finishing_seconds=0,
                                   finishing_seconds_per_partition=0)
+        run = RunShape(corpus_models=[MODEL], strategies=strategies, chunk_size=params["chunk_size"],
+                       chunk_overlap=params["chunk_overlap"], n_questions=n_questions, boundary_model=MODEL,
+                       dimensions={MODEL: spec.dimension}, pipeline=pipeline)
+        rates = {MODEL: rate}
+        learnt = Learnt(corrections=store.correction)
 
         sources = scan_corpus(corpus)
-        before = estimate_run([DocumentSize(s.document, s.size_bytes) for s in sources], run, rates,
-                              pipeline=pipeline, corrections=store.correction)
+        before = estimate_run([DocumentSize(s.document, s.size_bytes) for s in sources], run, rates, learnt)
         print("\nbefore parsing (tokens guessed from file sizes):")
         print(render_estimate(before))
         parsed, parse_seconds = [], 0.0
@@ -155,7 +163,7 @@ def main() -> int:
         print(f"parsing: {comparison_text(before.parsing_seconds, parse_seconds)}; tokens "
               f"guessed {guessed:,.0f}, parsed {sum(d.tokens or 0 for d in documents):,}")
 
-        estimate = estimate_run(documents, run, rates, pipeline=pipeline, corrections=store.correction)
+        estimate = estimate_run(documents, run, rates, learnt)
         print("\nafter parsing:")
         print(render_estimate(estimate))
         learn(store, compare_run(before, [StageActual(None, None, ("parsing",), parse_seconds)]))
@@ -176,10 +184,9 @@ def main() -> int:
                 run_experiment(ExperimentRequest(collection, f"estimate-{strategy}", questions_folder, parsed),
                                embedder, vectors, results)
                 retrieval = time.perf_counter() - experiment_started
-                actuals += partition_actuals(MODEL, strategy, index_seconds=index_seconds,
-                                             embedding_seconds=embedding_seconds,
-                                             boundary_seconds=boundary.usage.seconds - boundary_before,
-                                             retrieval_seconds=retrieval)
+                actuals += partition_actuals(MODEL, strategy, PartitionTimes(
+                    index_seconds=index_seconds, embedding_seconds=embedding_seconds,
+                    boundary_seconds=boundary.usage.seconds - boundary_before, retrieval_seconds=retrieval))
         wall = time.perf_counter() - wall
         comparison = compare_run(estimate, actuals, actual_total=wall)
         print("\nestimate against actual (after parsing; the model was loaded by the calibration):")
@@ -189,7 +196,7 @@ def main() -> int:
             where = f"{s.strategy} x {s.corpus_model}" if s.strategy else "parsing"
             print(f"  {where:<36} {'+'.join(s.stages):<26} {comparison_text(s.estimated, s.actual)}")
         learn(store, comparison)
-        corrected = estimate_run(documents, run, rates, pipeline=pipeline, corrections=store.correction)
+        corrected = estimate_run(documents, run, rates, learnt)
         print(f"\nthe next estimate, corrected by this run: {duration(corrected.total)} "
               f"({comparison_text(corrected.total, wall)})")
         off = abs(wall - estimate.total) / wall if wall > 0 else 0.0

@@ -20,6 +20,7 @@ from chunkbench_core.estimate.calibration import CalibrationStore
 from chunkbench_core.estimate.feedback import StageActual, compare_run, learn
 from chunkbench_core.estimate.plan import (
     PlannedPartition,
+    RunSettings,
     corpus_documents,
     engine_rates,
     estimate_partitions,
@@ -174,12 +175,14 @@ def plan_estimate(resources: Mapping[str, Any], settings: Any, partitions: Seque
     experiment = given.get("experiment") or {}
     pipeline = PipelineTiming() if in_pipeline else PipelineTiming(0, finishing_seconds=0,
                                                                     finishing_seconds_per_partition=0)
-    return estimate_partitions(
-        documents, planned, rates, n_questions=n_questions, unchanged=unchanged, embedder_for=embedder_for,
-        calibration=calibration, dimensions={m: registry[m].dimension for m in models},
-        llm=LLMTiming() if llm.configured else None, store_engine=getattr(resources["qdrant"], "local_engine", "edge")
-        if not getattr(resources["qdrant"], "url", None) else "server", pipeline=pipeline,
-        filter_by_document=bool(experiment.get("filter_by_document", False)))
+    run = RunSettings(
+        n_questions=n_questions, dimensions={m: registry[m].dimension for m in models},
+        filter_by_document=bool(experiment.get("filter_by_document", False)),
+        llm=LLMTiming() if llm.configured else None, pipeline=pipeline,
+        store_engine=getattr(resources["qdrant"], "local_engine", "edge")
+        if not getattr(resources["qdrant"], "url", None) else "server")
+    return estimate_partitions(documents, planned, rates, run, unchanged=unchanged, embedder_for=embedder_for,
+                               calibration=calibration)
 
 
 def stage_lines(seconds: Mapping[str, float], total: float) -> list[str]:

@@ -59,17 +59,28 @@ class StageActual:
             raise EstimateError(f"seconds must be a finite number >= 0, got {self.seconds!r}")
 
 
-def partition_actuals(corpus_model: str, strategy: str, *, index_seconds: float, embedding_seconds: float,
-                      boundary_seconds: float = 0.0, context_seconds: float | None = None,
-                      retrieval_seconds: float | None = None, step_seconds: float | None = None) -> list[StageActual]:
-    """The actual stages of one partition from what a build and an experiment record.
+@dataclass(frozen=True)
+class PartitionTimes:
+    """What a partition's build and experiment record (seconds). ``index_seconds``: the collection's build
+    (``index_costs.index_seconds``); ``embedding_seconds`` and ``boundary_seconds``: its ``embedding_usage``
+    seconds of the ``chunks`` and ``boundary`` stages, inside the build; ``context_seconds``: the LLM contexts'
+    time when measured apart (else it counts in the build); ``retrieval_seconds``: the experiment;
+    ``step_seconds``: the whole partition's wall time, whose rest is the overhead."""
 
-    ``index_seconds``: the collection's build (``index_costs.index_seconds``); ``embedding_seconds`` and
-    ``boundary_seconds``: its ``embedding_usage`` seconds of the ``chunks`` and ``boundary`` stages, inside
-    the build; ``context_seconds``: the LLM contexts' time when measured apart (else it counts in the build);
-    ``retrieval_seconds``: the experiment; ``step_seconds``: the whole partition's wall time, whose rest is
-    the overhead.
-    """
+    index_seconds: float
+    embedding_seconds: float
+    boundary_seconds: float = 0.0
+    context_seconds: float | None = None
+    retrieval_seconds: float | None = None
+    step_seconds: float | None = None
+
+
+def partition_actuals(corpus_model: str, strategy: str, times: PartitionTimes) -> list[StageActual]:
+    """The actual stages of one partition from what its build and experiment recorded (:class:`PartitionTimes`)."""
+    index_seconds, embedding_seconds, boundary_seconds = times.index_seconds, times.embedding_seconds, \
+        times.boundary_seconds
+    context_seconds, retrieval_seconds, step_seconds = times.context_seconds, times.retrieval_seconds, \
+        times.step_seconds
     out = [StageActual(corpus_model, strategy, ("embedding",), embedding_seconds)]
     rest = index_seconds - embedding_seconds
     if boundary_seconds:

@@ -20,15 +20,16 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .calibration import CalibrationStore, EngineRate, calibrate_embedder, calibrated, engine_key, remote_rate
 from .errors import EstimateError
-from .feedback import StageActual, partition_actuals
+from .feedback import PartitionTimes, StageActual, partition_actuals
 from .predict import (
     DocumentSize,
+    Learnt,
     LLMTiming,
     PipelineTiming,
     RunEstimate,
@@ -171,16 +172,29 @@ class PlannedPartition:
     previous_texts: Mapping[str, Sequence[str]]
 
 
+@dataclass(frozen=True)
+class RunSettings:
+    """The settings of a run the estimate needs besides its partitions: the questions, each model's dimension,
+    the search's scope, whether the embedding cache is on, the LLM's timing (None without one), the pipeline's
+    timing, and the vector store's engine ("edge", "client" or "server": :data:`~.predict.STORE_TIMINGS`)."""
+
+    n_questions: int = 0
+    dimensions: Mapping[str, int] = field(default_factory=dict)
+    filter_by_document: bool = False
+    cache_enabled: bool = True
+    llm: LLMTiming | None = None
+    pipeline: PipelineTiming = field(default_factory=PipelineTiming)
+    store_engine: str = "edge"
+
+
 def estimate_partitions(documents: Sequence[DocumentSize], partitions: Sequence[PlannedPartition],
-                        rates: Mapping[str, EngineRate], *, n_questions: int, unchanged: Sequence[str],
-                        embedder_for: Callable[[str], Any], calibration: CalibrationStore,
-                        dimensions: Mapping[str, int] | None = None,
-                        llm: LLMTiming | None = None, store_engine: str = "edge",
-                        pipeline: PipelineTiming | None = None, filter_by_document: bool = False,
-                        cache_enabled: bool = True) -> RunEstimate:
+                        rates: Mapping[str, EngineRate], settings: RunSettings, *, unchanged: Sequence[str],
+                        embedder_for: Callable[[str], Any], calibration: CalibrationStore) -> RunEstimate:
     """The run's estimate: partitions grouped by sizes and boundary model (one :class:`RunShape` each), each
     group estimated with what the cache holds, then put together in the run's order (parsing, warm-ups and
     the finish counted once)."""
+    n_questions, dimensions, llm = settings.n_questions, settings.dimensions, settings.llm
+    filter_by_document, cache_enabled, pipeline = settings.filter_by_document, settings.cache_enabled, settings.pipeline
     if not partitions:
         raise EstimateError("nothing to estimate: no corpus model x strategy to run")
     tokens = {d.document: float(d.tokens) for d in documents if d.tokens is not None}
@@ -193,18 +207,17 @@ def estimate_partitions(documents: Sequence[DocumentSize], partitions: Sequence[
     groups: dict[tuple[int, int, str | None], list[PlannedPartition]] = {}
     for p in partitions:
         groups.setdefault((p.chunk_size, p.chunk_overlap, p.boundary_model), []).append(p)
-    timing = STORE_TIMINGS.get(store_engine, StoreTiming())
-    pipeline = pipeline or PipelineTiming()
+    timing = STORE_TIMINGS.get(settings.store_engine, StoreTiming())
     merged: RunEstimate | None = None
     for (size, overlap, boundary), members in groups.items():
         models = list(dict.fromkeys(p.corpus_model for p in members))
         strategies = list(dict.fromkeys(p.strategy for p in members))
         shape = RunShape(corpus_models=models, strategies=strategies, chunk_size=size, chunk_overlap=overlap,
                          n_questions=n_questions, boundary_model=boundary, filter_by_document=filter_by_document,
-                         dimensions={m: int((dimensions or {}).get(m, 768)) for m in models},
-                         cache_enabled=cache_enabled)
-        part = estimate_run(documents, shape, rates, cached=coverage_cache(cached), llm=llm, store=timing,
-                            pipeline=pipeline, corrections=calibration.correction)
+                         dimensions={m: int(dimensions.get(m, 768)) for m in models},
+                         cache_enabled=cache_enabled, store=timing, pipeline=pipeline, llm=llm)
+        part = estimate_run(documents, shape, rates, Learnt(cached=coverage_cache(cached),
+                                                            corrections=calibration.correction))
         wanted = {(p.corpus_model, p.strategy) for p in members}
         kept = tuple(e for e in part.partitions if (e.corpus_model, e.strategy) in wanted)
         part = replace(part, partitions=kept)
@@ -232,9 +245,9 @@ def partition_actual(corpus_model: str, strategy: str, before: Mapping[str, floa
 
     boundary = delta("boundary")
     build = delta("chunking") + delta("embedding") + delta("indexing")
-    return partition_actuals(corpus_model, strategy, index_seconds=build, embedding_seconds=delta("embedding"),
-                             boundary_seconds=boundary, retrieval_seconds=delta("retrieval"),
-                             step_seconds=max(step_seconds, build + delta("retrieval")))
+    return partition_actuals(corpus_model, strategy, PartitionTimes(
+        index_seconds=build, embedding_seconds=delta("embedding"), boundary_seconds=boundary,
+        retrieval_seconds=delta("retrieval"), step_seconds=max(step_seconds, build + delta("retrieval"))))
 
 
 def estimate_row(estimate: RunEstimate, *, batch: str, benchmark: str, actual: Mapping[str, Any] | None = None,

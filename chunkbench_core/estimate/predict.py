@@ -374,7 +374,8 @@ class LLMTiming:
 
 @dataclass(frozen=True)
 class RunShape:
-    """What is run: models x strategies in the run's order, sizes, questions and the fixed costs."""
+    """What is run: models x strategies in the run's order, sizes, questions and the fixed costs (``store``: the
+    vector store's timing; ``pipeline``: the steps around the work; ``llm``: the LLM's calls, None without one)."""
 
     corpus_models: Sequence[str]
     strategies: Sequence[str]
@@ -386,6 +387,9 @@ class RunShape:
     boundary_model: str | None = None
     dimensions: Mapping[str, int] = field(default_factory=dict)
     cache_enabled: bool = True
+    store: StoreTiming = field(default_factory=StoreTiming)
+    pipeline: PipelineTiming = field(default_factory=PipelineTiming)
+    llm: LLMTiming | None = None
 
     def __post_init__(self) -> None:
         if not self.corpus_models:
@@ -540,25 +544,34 @@ def _correction(corrections: Corrections, key_id: str, stage: str) -> float:
     return value if math.isfinite(value) and value > 0 else 1.0
 
 
-def estimate_run(documents: Sequence[DocumentSize], run: RunShape, rates: Mapping[str, EngineRate], *,
-                 cached: CachedTexts = None, llm: LLMTiming | None = None,
-                 store: StoreTiming | None = None, pipeline: PipelineTiming | None = None,
-                 parse_rates: Mapping[str, ParseRate] | None = None,
-                 corrections: Corrections = None, observed: Mapping[str, ObservedBuild] | None = None,
-                 tokens_per_cl100k: Mapping[str, float] | None = None) -> RunEstimate:
+@dataclass(frozen=True)
+class Learnt:
+    """What past runs and this machine tell the estimate: ``cached``, the texts the embedding cache holds per
+    partition; ``corrections(key id, stage)``, the learnt corrections (``CalibrationStore.correction``);
+    ``observed``, recorded builds by strategy; ``tokens_per_cl100k``, a model's tokens per cl100k token measured
+    on this corpus (else its calibration's); ``parse_rates``, recorded parse rates by format (the defaults fill
+    the rest)."""
+
+    cached: CachedTexts = None
+    corrections: Corrections = None
+    observed: Mapping[str, ObservedBuild] = field(default_factory=dict)
+    tokens_per_cl100k: Mapping[str, float] = field(default_factory=dict)
+    parse_rates: Mapping[str, ParseRate] = field(default_factory=dict)
+
+
+def estimate_run(documents: Sequence[DocumentSize], run: RunShape, rates: Mapping[str, EngineRate],
+                 learnt: Learnt | None = None) -> RunEstimate:
     """The expected wall time of ``run`` on ``documents`` (module rule).
 
     ``rates``: an EngineRate of every corpus model and of the boundary model (a missing one is an error
-    naming it: calibrate it first); ``cached``: texts the embedding cache holds per partition;
-    ``llm``: the LLM's timing when one is configured; ``parse_rates``: recorded rates by format
-    (the defaults fill the rest); ``corrections(key id, stage)``: the learnt corrections
-    (``CalibrationStore.correction``); ``observed``: recorded builds by strategy; ``tokens_per_cl100k``:
-    a model's tokens per cl100k token measured on this corpus (else its calibration's).
+    naming it: calibrate it first); ``run`` carries the store's, the pipeline's and the LLM's timing;
+    ``learnt``: what past runs left (the cache's texts, corrections, observed builds, parse rates).
     """
-    store = store or StoreTiming()
-    pipeline = pipeline or PipelineTiming()
-    observed = observed or {}
-    ratios = tokens_per_cl100k or {}
+    store, pipeline, llm = run.store, run.pipeline, run.llm
+    learnt = learnt or Learnt()
+    cached, corrections, parse_rates = learnt.cached, learnt.corrections, learnt.parse_rates
+    observed = learnt.observed
+    ratios = learnt.tokens_per_cl100k
     boundary_model = run.boundary_model
     needs_boundary = any(strategy_shape(s).boundary_unit for s in run.strategies)
     missing = [m for m in (*run.corpus_models, *([boundary_model] if needs_boundary and boundary_model else []))

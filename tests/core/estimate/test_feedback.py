@@ -7,6 +7,7 @@ import pytest
 from chunkbench_core.estimate.calibration import CalibrationStore, EngineKey, EngineRate
 from chunkbench_core.estimate.errors import EstimateError
 from chunkbench_core.estimate.feedback import (
+    PartitionTimes,
     BOUNDS,
     StageActual,
     compare_run,
@@ -16,7 +17,7 @@ from chunkbench_core.estimate.feedback import (
     partition_actuals,
     updated_correction,
 )
-from chunkbench_core.estimate.predict import DocumentSize, RunShape, estimate_run
+from chunkbench_core.estimate.predict import DocumentSize, Learnt, RunShape, estimate_run
 
 RATES = {
     "minilm": EngineRate(EngineKey("minilm", "minilm_onnx", "1", "cpu"), 0.005, 0.0002, 1.2, 1.0),
@@ -40,13 +41,13 @@ def test_the_correction_moves_part_of_the_way_and_stays_bounded():
 
 
 def test_partition_actuals_split_a_build_into_its_stages():
-    actuals = partition_actuals("e5", "semantic", index_seconds=100.0, embedding_seconds=70.0,
-                                boundary_seconds=20.0, retrieval_seconds=5.0, step_seconds=110.0)
+    actuals = partition_actuals("e5", "semantic", PartitionTimes(index_seconds=100.0, embedding_seconds=70.0,
+                                boundary_seconds=20.0, retrieval_seconds=5.0, step_seconds=110.0))
     by_stages = {a.stages: a.seconds for a in actuals}
     assert by_stages == {("embedding",): 70.0, ("boundary",): 20.0, ("chunking", "context", "indexing"): 10.0,
                          ("retrieval",): 5.0, ("overhead",): 5.0}
-    apart = partition_actuals("e5", "contextual_retrieval", index_seconds=100.0, embedding_seconds=30.0,
-                              context_seconds=60.0)
+    apart = partition_actuals("e5", "contextual_retrieval", PartitionTimes(index_seconds=100.0, embedding_seconds=30.0,
+                              context_seconds=60.0))
     assert {a.stages: a.seconds for a in apart} == {("embedding",): 30.0, ("context",): 60.0,
                                                     ("chunking", "indexing"): 10.0}
     with pytest.raises(EstimateError, match="unknown stage"):
@@ -74,7 +75,7 @@ def test_learning_from_runs_brings_the_estimate_to_the_actual_time(tmp_path):
     store = CalibrationStore(tmp_path)
     errors = []
     for _ in range(6):
-        estimate = estimate_run(DOCUMENTS, RUN, RATES, corrections=store.correction)
+        estimate = estimate_run(DOCUMENTS, RUN, RATES, Learnt(corrections=store.correction))
         comparison = compare_run(estimate, actual_run(estimate, slowdown=2.5), actual_total=None)
         e5 = [s for s in comparison.stages if s.corpus_model == "e5" and s.stages == ("embedding",)]
         errors.append(abs(sum(s.actual for s in e5) / sum(s.estimated for s in e5) - 1))
@@ -91,8 +92,8 @@ def test_learning_from_runs_brings_the_estimate_to_the_actual_time(tmp_path):
 
 def test_the_comparison_names_each_partition_and_the_run(tmp_path):
     estimate = estimate_run(DOCUMENTS, RUN, RATES)
-    actuals = partition_actuals("minilm", "fixed_size", index_seconds=40.0, embedding_seconds=30.0,
-                                retrieval_seconds=2.0)
+    actuals = partition_actuals("minilm", "fixed_size", PartitionTimes(index_seconds=40.0, embedding_seconds=30.0,
+                                retrieval_seconds=2.0))
     comparison = compare_run(estimate, actuals, actual_total=estimate.total * 1.2)
     text = comparison.text()
     assert text.splitlines()[0] == "run: " + comparison_text(estimate.total, estimate.total * 1.2)

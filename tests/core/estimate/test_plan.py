@@ -16,6 +16,7 @@ from chunkbench_core.estimate.predict import DocumentSize
 from chunkbench_core.estimate.plan import (
     TOKENS_FILE,
     PlannedPartition,
+    RunSettings,
     corpus_documents,
     estimate_partitions,
     estimate_row,
@@ -69,9 +70,9 @@ def test_estimate_counts_what_the_cache_holds_and_groups_by_sizes(tmp_path):
     documents = [DocumentSize("notes.md", 40_000, 8000, True)]
     partitions = [PlannedPartition(MODEL, "fixed_size", 192, 48, None, {"notes.md": texts}),
                   PlannedPartition(MODEL, "recursive", 256, 32, None, {})]
-    estimate = estimate_partitions(documents, partitions, {MODEL: minilm_rate()}, n_questions=30,
-                                   unchanged=["notes.md"], embedder_for=lambda _m: embedder,
-                                   calibration=CalibrationStore(tmp_path), dimensions={MODEL: 384})
+    estimate = estimate_partitions(documents, partitions, {MODEL: minilm_rate()},
+                                   RunSettings(n_questions=30, dimensions={MODEL: 384}), unchanged=["notes.md"],
+                                   embedder_for=lambda _m: embedder, calibration=CalibrationStore(tmp_path))
     fixed, recursive = estimate.partitions
     assert (fixed.strategy, recursive.strategy) == ("fixed_size", "recursive")  # the run's order
     assert fixed.cached == round(fixed.texts * 0.75) and recursive.cached == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -12,6 +13,7 @@ from chunkbench_core.estimate.errors import EstimateError
 from chunkbench_core.estimate.predict import (
     LONG_RUN_SECONDS,
     DocumentSize,
+    Learnt,
     LLMTiming,
     ObservedBuild,
     PipelineTiming,
@@ -150,9 +152,8 @@ def test_stages_add_up_and_the_slow_model_costs_more():
     assert estimate.total == pytest.approx(sum(p.total for p in estimate.partitions) + 1.0 + 2.0
                                            + estimate.finishing_seconds)
     assert estimate.finishing_seconds == 10.0 + 0.5 * 6
-    bare = estimate_run(docs(20_000, 5_000, 40_000), shape(), RATES,
-                        pipeline=PipelineTiming(partition_overhead_seconds=0, finishing_seconds=0,
-                                                finishing_seconds_per_partition=0))
+    bare = estimate_run(docs(20_000, 5_000, 40_000), replace(shape(), pipeline=PipelineTiming(
+        partition_overhead_seconds=0, finishing_seconds=0, finishing_seconds_per_partition=0)), RATES)
     assert bare.total == pytest.approx(estimate.total - 6 * 3.0 - estimate.finishing_seconds)
     by_model = estimate.by_model()
     assert by_model["slow"] > 3 * by_model["fast"]
@@ -175,36 +176,36 @@ def test_cached_texts_shorten_the_embedding_only():
     cold = estimate_run(docs(20_000), shape(strategies=["fixed_size"]), RATES)
     texts = cold.partitions[0].texts
     warm = estimate_run(docs(20_000), shape(strategies=["fixed_size"]), RATES,
-                        cached={("fast", "fixed_size"): texts // 2, ("slow", "fixed_size"): 10 * texts})
+                        Learnt(cached={("fast", "fixed_size"): texts // 2, ("slow", "fixed_size"): 10 * texts}))
     half, full = warm.partitions
     assert half.cached == texts // 2 and full.cached == texts  # never more than the texts
     assert half.seconds["embedding"] == pytest.approx(cold.partitions[0].seconds["embedding"] / 2, rel=0.01)
     assert full.seconds["embedding"] == 0
     assert half.seconds["indexing"] == cold.partitions[0].seconds["indexing"]  # every point is written anyway
     by_callable = estimate_run(docs(20_000), shape(strategies=["fixed_size"]), RATES,
-                               cached=lambda model, strategy, n: n if model == "fast" else 0)
+                               Learnt(cached=lambda model, strategy, n: n if model == "fast" else 0))
     assert [p.cached for p in by_callable.partitions] == [texts, 0]
 
 
 def test_retrieval_grows_with_points_and_questions_are_embedded_once_per_model():
     store = StoreTiming(seconds_per_query=0.0, seconds_per_searched_point=1e-4)
     pipeline = PipelineTiming(experiment_seconds=0.7, seconds_per_question=0.01)
-    estimate = estimate_run(docs(50_000), shape(strategies=["fixed_size", "semantic"]), RATES, store=store,
-                            pipeline=pipeline)
+    estimate = estimate_run(docs(50_000), replace(shape(strategies=["fixed_size", "semantic"]), store=store,
+                                                  pipeline=pipeline), RATES)
     fixed, semantic = estimate.partitions[0], estimate.partitions[1]
     question_embedding = RATES["fast"].seconds(30, 30 * 20)
     scoring = 0.7 + 30 * 0.01
     assert fixed.raw_seconds["retrieval"] == pytest.approx(30 * 1e-4 * fixed.texts + question_embedding + scoring)
     assert semantic.raw_seconds["retrieval"] == pytest.approx(30 * 1e-4 * semantic.texts + scoring)
-    with_llm = estimate_run(docs(50_000), shape(strategies=["fixed_size"]), RATES, store=store, pipeline=pipeline,
-                            llm=LLMTiming(seconds_per_call=2.0))
+    with_llm = estimate_run(docs(50_000), replace(shape(strategies=["fixed_size"]), store=store, pipeline=pipeline,
+                                                  llm=LLMTiming(seconds_per_call=2.0)), RATES)
     assert with_llm.partitions[0].raw_seconds["retrieval"] == pytest.approx(
         fixed.raw_seconds["retrieval"] + 2 * 30 * 2.0)
 
 
 def test_llm_contexts_are_paid_by_the_first_model_only():
-    estimate = estimate_run(docs(20_000), shape(strategies=["contextual_retrieval"]), RATES,
-                            llm=LLMTiming(seconds_per_call=1.5, answers=False))
+    estimate = estimate_run(docs(20_000), replace(shape(strategies=["contextual_retrieval"]),
+                                                  llm=LLMTiming(seconds_per_call=1.5, answers=False)), RATES)
     first, second = estimate.partitions
     assert first.context_calls > 0
     assert first.seconds["context"] == pytest.approx(first.context_calls * 1.5)
@@ -221,7 +222,7 @@ def test_parsing_counts_only_documents_not_parsed_yet():
     assert estimate.parsing_seconds == pytest.approx((0.3 + 2.0 * 2) + (0.3 + 2.0 * 0.5) + (0.2 + 1.0 * 0.1))
     assert estimate.tokens_guessed == 3
     recorded = {"pdf": ParseRate("pdf", 1.0, 0.0, "recorded", 5)}
-    faster = estimate_run(documents, shape(strategies=["fixed_size"]), RATES, parse_rates=recorded)
+    faster = estimate_run(documents, shape(strategies=["fixed_size"]), RATES, Learnt(parse_rates=recorded))
     assert faster.parsing_seconds == pytest.approx(2.0 + 0.2 + 0.1)
 
 
@@ -236,7 +237,7 @@ def test_file_sizes_stand_in_for_tokens_using_what_the_parsed_files_gave():
 def test_corrections_multiply_each_stage_and_the_raw_seconds_stay():
     key = RATES["slow"].key.id
     estimate = estimate_run(docs(20_000), shape(strategies=["fixed_size"]), RATES,
-                            corrections=lambda k, stage: 2.0 if (k, stage) == (key, "embedding") else 1.0)
+                            Learnt(corrections=lambda k, stage: 2.0 if (k, stage) == (key, "embedding") else 1.0))
     fast, slow = estimate.partitions
     assert slow.seconds["embedding"] == pytest.approx(2 * slow.raw_seconds["embedding"])
     assert fast.seconds["embedding"] == fast.raw_seconds["embedding"]
