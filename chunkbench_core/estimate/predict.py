@@ -330,7 +330,10 @@ class StoreTiming:
     seconds_per_searched_point: float = 0.1e-6
     filtered_seconds_per_searched_point: float = 0.05e-6
     seconds_per_chunk_row: float = 0.1e-3
-    seconds_per_build: float = 0.5  # a collection created or replaced, its rows and records written
+    # a collection created or replaced, its rows and records written: the indexing stage of the runs recorded on
+    # this project's 2-core machines, less their points and rows, per build (0.08 to 0.4 s; 0.5 counted each of
+    # the demo's 18 builds 0.4 s too long)
+    seconds_per_build: float = 0.2
 
 
 #: Store timings by engine (``VectorStore.engine``). "client": qdrant-client's local mode, a search in pure
@@ -355,13 +358,20 @@ class PipelineTiming:
     ``finishing_seconds_per_partition``). Rough values on the safe side; the corrections learnt from runs
     adjust them. A run outside the pipeline (a script calling the core functions) has no step overhead
     and no finish: ``PipelineTiming(partition_overhead_seconds=0, finishing_seconds=0,
-    finishing_seconds_per_partition=0)``."""
+    finishing_seconds_per_partition=0)``.
 
-    partition_overhead_seconds: float = 3.0
-    experiment_seconds: float = 0.5
-    seconds_per_question: float = 0.01
-    finishing_seconds: float = 10.0
-    finishing_seconds_per_partition: float = 0.5
+    The values are what the stage clock measured in the runs recorded on this project's 2-core machines
+    (``run_estimates``: each partition's step less its stages, the retrieval stage, the finishing stage; runs of
+    2 to 18 partitions, idle and busy): a step's overhead 0.6 to 1.3 s (median about 0.9; 1.0 here), an
+    experiment of 30 questions 0.45 to 0.55 s besides its searches and query embeddings, the finish 2 to 6 s
+    (about 2.5 s plus 0.1 s a partition). The first values, guessed on the safe side (3 s a step, 10 s plus
+    0.5 s a partition for the finish), made the demo's estimate twice its time: 72 of its 135 s."""
+
+    partition_overhead_seconds: float = 1.0
+    experiment_seconds: float = 0.25
+    seconds_per_question: float = 0.005
+    finishing_seconds: float = 2.5
+    finishing_seconds_per_partition: float = 0.1
 
 
 @dataclass(frozen=True)

@@ -151,10 +151,11 @@ def test_stages_add_up_and_the_slow_model_costs_more():
     assert estimate.parsing_seconds == 0 and estimate.documents_to_parse == {}
     assert estimate.total == pytest.approx(sum(p.total for p in estimate.partitions) + 1.0 + 2.0
                                            + estimate.finishing_seconds)
-    assert estimate.finishing_seconds == 10.0 + 0.5 * 6
+    timing = PipelineTiming()
+    assert estimate.finishing_seconds == timing.finishing_seconds + timing.finishing_seconds_per_partition * 6
     bare = estimate_run(docs(20_000, 5_000, 40_000), replace(shape(), pipeline=PipelineTiming(
         partition_overhead_seconds=0, finishing_seconds=0, finishing_seconds_per_partition=0)), RATES)
-    assert bare.total == pytest.approx(estimate.total - 6 * 3.0 - estimate.finishing_seconds)
+    assert bare.total == pytest.approx(estimate.total - 6 * timing.partition_overhead_seconds - estimate.finishing_seconds)
     by_model = estimate.by_model()
     assert by_model["slow"] > 3 * by_model["fast"]
 
