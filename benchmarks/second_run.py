@@ -30,7 +30,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections import Counter
+from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -81,7 +81,7 @@ class Phases:
     """Wall time spent inside wrapped functions, by phase."""
 
     def __init__(self) -> None:
-        self.seconds: Counter[str] = Counter()
+        self.seconds: defaultdict[str, float] = defaultdict(float)
 
     def wrap(self, phase: str, function: Callable[..., Any], only: Callable[..., bool] | None = None
              ) -> Callable[..., Any]:
@@ -135,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
         cache = EmbeddingCache(workdir / "embeddings.sqlite")
         embedder = Embedder(model, cache=cache)
         # the first run's chunk embeddings: the same chunks the build cuts, their vectors put in the cache
-        fit = None if spec.overflow == "truncate" and spec.strategy_spec.chunker.size_driven else model_window(model)
+        size_driven = getattr(spec.strategy_spec.chunker, "size_driven", False)
+        fit = None if spec.overflow == "truncate" and size_driven else model_window(model)
         chunks = [c for c in chunk_corpus(spec, build_chunker(spec, fit), documents) if c.is_retrieved]
         rng = np.random.default_rng(7)
         centres = {name: rng.standard_normal(DIMENSION) for name in sentences}
@@ -169,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
                                      results)
             total = time.perf_counter() - started
         search_and_scoring = float(summary.metrics["search_seconds"])
-        shown = dict(phases.seconds)
+        shown: dict[str, float] = dict(phases.seconds)
         # search_seconds covers searching, expanding and scoring: the search is what scoring leaves of it
         shown["searching (and expanding)"] = search_and_scoring - shown.get("scoring", 0.0)
         shown["the rest (rows, means and intervals, costs)"] = total - sum(shown.values())

@@ -222,10 +222,10 @@ def search_many(store: VectorStore, collection: str, vectors: np.ndarray, top_k:
             collection, raw[part], [[stored.point_ids[r] for r in candidates[i]] for i in part])))
     # each hit point's payload read once (one dict shared by every question that finds it); its chunk_id breaks
     # ties of scores, as a search of its own orders them
-    payloads = store.payloads_of_points(collection, (p for found in scored.values() for p, _ in found))
+    payloads = store.payloads_of_points(collection, (p for pairs in scored.values() for p, _ in pairs))
     hits: list[list[SearchHit]] = [[] for _ in queries]
-    for i, found in scored.items():
-        known = [(score, payloads[p]) for p, score in found if p in payloads]
+    for i, pairs in scored.items():
+        known = [(score, payloads[p]) for p, score in pairs if p in payloads]
         ordered = sorted(known, key=lambda h: (-h[0], str(h[1]["chunk_id"])))[:top_k]
         hits[i] = [SearchHit(rank=r, score=score, payload=payload) for r, (score, payload) in enumerate(ordered, 1)]
     return hits
