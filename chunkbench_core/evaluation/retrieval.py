@@ -95,11 +95,6 @@ class RetrievedChunk:
     def span(self) -> Span:
         return Span(self.document, self.start, self.end)
 
-    def placed(self, rank: int | None, score: float | None) -> RetrievedChunk:
-        """This chunk at ``rank`` with ``score`` (set in place, returned: a copy of a chunk read once)."""
-        self.rank, self.score = rank, score
-        return self
-
     def to_record(self) -> dict[str, Any]:
         """JSON-ready, without the text (question_results stores offsets, not copies)."""
         return {"rank": self.rank, "chunk_id": self.chunk_id, "document": self.document, "start": self.start,

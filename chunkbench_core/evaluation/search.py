@@ -13,9 +13,10 @@ them with its own arithmetic and returns their payloads:
    questions x chunks;
 3. a question's candidates are the chunks scoring within ``2 * margin`` of its k-th best score, found
    without sorting the row (the k-th best of 256 column groups' maxima bounds it from below, then the
-   entries of the few groups whose maximum reaches that bound are compared with it); ``margin`` bounds the difference between a BLAS score and the store's score of
-   the same pair (float32 rounding of a ``dimension``-term dot product on either side, and of the query's
-   normalization), so every chunk the store could place in the top k, or tie with the k-th, is a candidate;
+   entries of the few groups whose maximum reaches that bound are compared with it); ``margin`` bounds the
+   difference between a BLAS score and the store's score of the same pair (float32 rounding of a
+   ``dimension``-term dot product on either side, and of the query's normalization), so every chunk the store
+   could place in the top k, or tie with the k-th, is a candidate;
 4. the store scores each question's candidates (one batched request for many questions) and they are
    ordered exactly as :func:`search_stable` orders a full search: score descending, then
    chunk_id.
@@ -25,7 +26,6 @@ So the hits, their ranks and their scores are those of the one-at-a-time search,
 
 from __future__ import annotations
 
-import copy
 import math
 import time
 from collections.abc import Sequence
@@ -284,10 +284,11 @@ def search_all(store: VectorStore, collection: str, vectors: np.ndarray, top_k: 
         read: dict[int, RetrievedChunk] = {}  # a payload's chunk read once (payloads are shared between hits)
 
         def hit(h: SearchHit) -> RetrievedChunk:
-            chunk = read.get(id(h.payload))
-            if chunk is None:
-                chunk = read[id(h.payload)] = RetrievedChunk.from_payload(h.payload)
-            return copy.copy(chunk).placed(h.rank, h.score)
+            c = read.get(id(h.payload))
+            if c is None:
+                c = read[id(h.payload)] = RetrievedChunk.from_payload(h.payload)
+            return RetrievedChunk(h.rank, c.chunk_id, c.document, c.start, c.end, h.score, c.chunk_index, c.role,
+                                  c.parent_id, c.text, c.page_start, c.page_end)
 
         return [[hit(h) for h in hits] for hits in batched], [each] * len(vectors)
     found: list[list[RetrievedChunk] | ChunkbenchError] = []
