@@ -276,8 +276,19 @@ class IndexEstimate:
         return text
 
 
-def estimate_index(document_tokens: Sequence[int], corpus_model: str, corpus_price: float, n_strategies: int,
-                   chunk_size: int, overlap: int, contextual: bool, llm: LLMPrices) -> IndexEstimate:
+@dataclass(frozen=True)
+class IndexShape:
+    """What builds a corpus model's collections: ``n_strategies`` of them, cut at ``chunk_size`` tokens with
+    ``overlap``, and whether contextual_retrieval has an LLM write its chunks' contexts (``contextual``)."""
+
+    n_strategies: int
+    chunk_size: int
+    overlap: int
+    contextual: bool = False
+
+
+def estimate_index(document_tokens: Sequence[int], corpus_model: str, corpus_price: float, shape: IndexShape,
+                   llm: LLMPrices) -> IndexEstimate:
     """Tokens and dollars to build ``n_strategies`` collections of a corpus with one corpus model.
 
     Embedding: every document's tokens once per strategy, plus the overlap repeated
@@ -287,6 +298,8 @@ def estimate_index(document_tokens: Sequence[int], corpus_model: str, corpus_pri
     The embedding and context caches make a re-run cost only what changed; this is the
     cost of a first build.
     """
+    n_strategies, chunk_size, overlap, contextual = shape.n_strategies, shape.chunk_size, shape.overlap, \
+        shape.contextual
     total = float(sum(document_tokens))
     embedding_tokens = total * n_strategies * (1 + overlap / chunk_size if chunk_size else 1)
     calls, context_in = 0, 0.0

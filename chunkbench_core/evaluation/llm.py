@@ -515,18 +515,22 @@ class CostEstimate:
         )
 
 
-def estimate_cost(
-    questions: Sequence[Question],
-    n_strategies: int,
-    settings: LLMSettings,
-    *,
-    n_corpus_models: int = 1,
-    top_k: int = 5,
-    chunk_size: int = 512,
-    neighbor_prev: int = 0,
-    neighbor_next: int = 0,
-    embedding_price_per_mtok: float = 0.0,
-) -> CostEstimate:
+@dataclass(frozen=True)
+class DryRunShape:
+    """What the dry run prices: the configurations (``n_strategies`` x ``n_corpus_models``), each question's
+    context (``top_k`` chunks of ``chunk_size`` tokens, each with its ``neighbor_prev`` / ``neighbor_next``
+    neighbors), and the query embeddings' price per million tokens (0 for a local corpus model)."""
+
+    n_strategies: int
+    n_corpus_models: int = 1
+    top_k: int = 5
+    chunk_size: int = 512
+    neighbor_prev: int = 0
+    neighbor_next: int = 0
+    embedding_price_per_mtok: float = 0.0
+
+
+def estimate_cost(questions: Sequence[Question], settings: LLMSettings, shape: DryRunShape) -> CostEstimate:
     """The dry run: calls, token upper bounds and USD before anything is spent.
 
     Per question x configuration: one answer call (input: instructions + question +
@@ -534,8 +538,12 @@ def estimate_cost(
     capped at ``max_context_tokens``; output: ``answer_max_tokens``) and one judge call
     (input: instructions + question + expected answer + context + answer; output:
     ``judge_max_tokens``). Query embeddings: the question tokens once per configuration
-    (0 for a local corpus model: pass ``embedding_price_per_mtok=0``).
+    (0 for a local corpus model: ``embedding_price_per_mtok=0``).
     """
+    n_strategies, n_corpus_models, top_k, chunk_size = shape.n_strategies, shape.n_corpus_models, shape.top_k, \
+        shape.chunk_size
+    neighbor_prev, neighbor_next, embedding_price_per_mtok = shape.neighbor_prev, shape.neighbor_next, \
+        shape.embedding_price_per_mtok
     if n_strategies < 0 or n_corpus_models < 0:
         raise ConfigError("n_strategies and n_corpus_models must be >= 0")
     configurations = n_strategies * n_corpus_models

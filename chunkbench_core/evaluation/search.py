@@ -187,11 +187,12 @@ def document_key(documents: str | Sequence[str] | None) -> tuple[str, ...] | Non
 
 def search_many(store: VectorStore, collection: str, vectors: np.ndarray, top_k: int,
                 documents: Sequence[str | Sequence[str] | None] | None = None, settings: SearchSettings = SearchSettings(),
-                stored: StoredVectors | None = None, tracker: Tracker | None = None) -> list[list[SearchHit]]:
+                stored: StoredVectors | None = None) -> list[list[SearchHit]]:
     """The ``top_k`` hits of each query vector (``documents[i]``: only that document's chunks, or those of the
     documents it names; None: all), best
     first with ties in chunk_id order: for each query, what :func:`search_stable` finds, with the
-    store's own scores and payloads (module docstring). ``stored``: the collection's vectors when already read."""
+    store's own scores and payloads (module docstring). ``stored``: the collection's vectors when already read.
+    A long search says how far it is (a progress line)."""
     if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k!r}")
     raw = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1) if len(vectors) else \
@@ -201,6 +202,7 @@ def search_many(store: VectorStore, collection: str, vectors: np.ndarray, top_k:
     if len(wanted) != len(queries):
         raise ValueError(f"{len(queries)} query vectors but {len(wanted)} documents")
     stored = stored if stored is not None else StoredVectors.read(store, collection)
+    tracker = Tracker("searching", len(queries), unit="questions", only_when_long=True)
     margin = score_margin(stored.dimension)
     groups: dict[tuple[str, ...] | None, list[int]] = {}
     for i, document in enumerate(wanted):
@@ -230,6 +232,7 @@ def search_many(store: VectorStore, collection: str, vectors: np.ndarray, top_k:
         known = [(score, payloads[p]) for p, score in pairs if p in payloads]
         ordered = sorted(known, key=lambda h: (-h[0], str(h[1]["chunk_id"])))[:top_k]
         hits[i] = [SearchHit(rank=r, score=score, payload=payload) for r, (score, payload) in enumerate(ordered, 1)]
+    tracker.step(len(queries))
     return hits
 
 
@@ -269,16 +272,14 @@ def search_all(store: VectorStore, collection: str, vectors: np.ndarray, top_k: 
     """Every question's hits (:func:`search_many`: those of one search per question, in one batched
     pass) and each question's search time (the mean of the ``sampled`` single searches). When the batched pass
     fails, each question is searched alone, so a failure stays on the questions it concerns."""
-    tracker = Tracker("searching", len(vectors), unit="questions", only_when_long=True)
     batched = None
     # qdrant-client's local mode scores with numpy, a few units in the 8th digit apart between a filtered and a
     # full search: its runs search one question at a time, so their scores stay those of a search of its own
     if getattr(store, "engine", "edge") != "client":
         try:
-            batched = search_many(store, collection, vectors, top_k, documents, settings, tracker=tracker)
+            batched = search_many(store, collection, vectors, top_k, documents, settings)
         except ChunkbenchError:
             batched = None
-    tracker.step(len(vectors))
     if batched is not None:
         each = float(np.mean(sampled)) if sampled else 0.0
         read: dict[int, RetrievedChunk] = {}  # a payload's chunk read once (payloads are shared between hits)

@@ -73,8 +73,8 @@ def command_estimate(args: argparse.Namespace) -> int:
     from chunkbench_core.chunking import STRATEGIES
     from chunkbench_core.embedding import get_model
     from chunkbench_core.errors import ChunkbenchError
-    from chunkbench_core.evaluation.cost import estimate_captions, estimate_index
-    from chunkbench_core.evaluation.llm import estimate_cost
+    from chunkbench_core.evaluation.cost import IndexShape, estimate_captions, estimate_index
+    from chunkbench_core.evaluation.llm import DryRunShape, estimate_cost
     from chunkbench_core.evaluation.questions import load_question_sets
     from chunkbench_core.estimate.predict import document_tokens
     from chunkbench_core.stages.spec import chunking_params
@@ -103,8 +103,8 @@ def command_estimate(args: argparse.Namespace) -> int:
     for model in models:
         spec = get_model(model, registry)
         params = chunking_params(spec, None, None, registry=registry)
-        index = estimate_index(tokens, model, spec.price_per_mtok, len(strategies), params["chunk_size"],
-                               params["chunk_overlap"], uses_llm, prices)
+        index = estimate_index(tokens, model, spec.price_per_mtok, IndexShape(
+            len(strategies), params["chunk_size"], params["chunk_overlap"], uses_llm), prices)
         total += index.embedding_usd + index.context_usd
         print("index " + index.summary())
     n_images = _images(resources, sources) if llm.vision_model else 0
@@ -124,8 +124,9 @@ def command_estimate(args: argparse.Namespace) -> int:
             from chunkbench_core.estimate.sampling import set_aside
 
             questions, _ = set_aside(questions, record["evidence_left_out"], [s.document for s in sources])
-        estimate = estimate_cost(questions, len(strategies), llm.settings(), n_corpus_models=len(models),
-                                 top_k=args.top_k, neighbor_prev=args.neighbor_prev, neighbor_next=args.neighbor_next)
+        estimate = estimate_cost(questions, llm.settings(), DryRunShape(
+            len(strategies), n_corpus_models=len(models), top_k=args.top_k, neighbor_prev=args.neighbor_prev,
+            neighbor_next=args.neighbor_next))
         print("experiments " + estimate.summary())
         total += estimate.usd or 0.0
     if not prices.known and llm.configured:

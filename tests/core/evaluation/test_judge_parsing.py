@@ -12,6 +12,7 @@ from chunkbench_core.evaluation.llm import (
     JudgeParseError,
     LLMResult,
     LLMSettings,
+    DryRunShape,
     estimate_cost,
     judge,
     parse_judgement,
@@ -105,17 +106,17 @@ def test_three_bad_replies_fail_with_the_last_reason():
 def test_cost_estimate_counts_calls_and_prices():
     questions = [Question(id=f"q{i}", question="How long is parental leave?", expected_answer="26 weeks.")
                  for i in range(10)]
-    est = estimate_cost(questions, 3, LLMSettings(model="gpt-4o-mini"), top_k=5, chunk_size=200)
+    est = estimate_cost(questions, LLMSettings(model="gpt-4o-mini"), DryRunShape(3, top_k=5, chunk_size=200))
     assert est.answer_calls == est.judge_calls == 30
     assert est.max_judge_calls == 90
     assert est.input_tokens > 30 * 2 * 1000  # context 5 x 200 tokens in both calls
     assert est.usd == pytest.approx((est.input_tokens * 0.15 + est.output_tokens * 0.60) / 1e6)
     assert est.max_usd > est.usd
     assert "60 judge" not in est.summary() and "30 answer calls" in est.summary()
-    unknown = estimate_cost(questions, 1, LLMSettings(model="llama-local"))
+    unknown = estimate_cost(questions, LLMSettings(model="llama-local"), DryRunShape(1))
     assert unknown.usd is None and "No price known" in unknown.summary()
-    free = estimate_cost(questions, 1, LLMSettings(model="llama-local", input_price_per_mtok=0,
-                                                   output_price_per_mtok=0))
+    free = estimate_cost(questions, LLMSettings(model="llama-local", input_price_per_mtok=0,
+                                                output_price_per_mtok=0), DryRunShape(1))
     assert free.usd == 0.0
 
 
