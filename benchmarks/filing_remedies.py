@@ -159,7 +159,12 @@ def docs_block(before: Half, after: Half, periods: Half, model: str, questions: 
         names = h.all_quarters()
         if not names:
             return f"none (at most {max(h.found_by.values(), default=0)} of {len(QUARTERS)})"
-        return f"{len(names)} of {len(h.found_by)}: " + ", ".join(names)
+        suffixes = {name.partition(" × ")[2] for name in names}
+        if len(suffixes) == 1:  # one corpus model and retriever: name the strategies
+            listed = ", ".join(name.partition(" × ")[0] for name in names) + f" (× {suffixes.pop()})"
+        else:
+            listed = ", ".join(names)
+        return f"{len(names)} of {len(h.found_by)}: {listed}"
 
     lines = [
         DOCS_BEGIN,
@@ -183,8 +188,8 @@ def docs_block(before: Half, after: Half, periods: Half, model: str, questions: 
         "| the same for the recommended configuration | " + " | ".join(
             f"{found(h)} ({h.recommended})" for h in (before, after, periods)) + " |",
         "",
-        "The recommendation picks among the default settings by the questions of the set, here mostly about "
-        "prose; the configurations with the document header are measured beside them (the "
+        "The recommendation picks among the default settings by the questions of the set; the configurations "
+        "with the document header are measured beside them (the "
         "`leaderboard_by_setting` view, `chunkbench ask` reaches the default settings only). The last column "
         "adds one question per quarter (\"What were Amazon's total net sales for the three months ended March 31, "
         "2023?\", its evidence the row of that filing's statement of operations) to the same set.",
