@@ -161,10 +161,10 @@ def main(argv: list[str] | None = None) -> int:
             experiment_stage.check_questions = phases.wrap("checking the questions", experiment_stage.check_questions)
             experiment_stage.read_build_chunks = phases.wrap("reading the collection's chunks",
                                                              experiment_stage.read_build_chunks)
-            embedder.embed = phases.wrap("embedding the questions", embedder.embed,  # type: ignore[method-assign]
+            embedder.embed = phases.wrap("embedding the questions", embedder.embed,
                                          only=lambda texts, purpose, *a, **k: purpose == "query")
             experiment_module.score_outcomes = phases.wrap("scoring", experiment_module.score_outcomes)
-            results.record_experiment = phases.wrap("writing the results", results.record_experiment)  # type: ignore[method-assign]
+            results.record_experiment = phases.wrap("writing the results", results.record_experiment)
             started = time.perf_counter()
             summary = run_experiment(ExperimentRequest(spec, "second-run", questions, documents), embedder, store,
                                      results)
