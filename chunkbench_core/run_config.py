@@ -16,7 +16,7 @@ from __future__ import annotations
 import typing
 from enum import Enum
 from functools import lru_cache
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, cast
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
@@ -147,7 +147,7 @@ def _option_fields() -> dict[str, Any]:
     """One field per strategy option (every strategy's, merged by name: chunking.registry), empty by default."""
     fields: dict[str, Any] = {}
     for option in STRATEGIES.options().values():
-        kind: Any = Literal[option.choices] if option.choices else option.kind  # type: ignore[valid-type]  # the choices are known only at run time
+        kind: Any = Literal[option.choices] if option.choices else option.kind  # the choices: known only at run time
         fields[option.name] = (Optional[kind], Field(default=None, description=f"{option.help()}; empty: the "
                                                                                 "strategy's default", **option.bounds))
     return fields
@@ -159,7 +159,9 @@ def _registry_key() -> tuple:
 
 @lru_cache(maxsize=8)
 def _models(key: tuple) -> tuple[type[BaseModel], type[BaseModel]]:
-    chunking = create_model("ChunkingSettings", __base__=(ChunkingBase, ChunkingMethods),
+    # the bases' common type is object (the methods are a plain mixin); the model made is a ChunkingBase
+    bases = cast("tuple[type[BaseModel], ...]", (ChunkingBase, ChunkingMethods))
+    chunking = create_model("ChunkingSettings", __base__=bases,
                             __doc__=ChunkingBase.__doc__, **_option_fields())
     experiment = create_model(
         "ExperimentSettings", __base__=chunking,
