@@ -10,7 +10,7 @@ means the default, never an environment variable read here. Secrets arrive as ``
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Optional, cast
+from typing import Any, Iterator, Optional, TypedDict, cast
 
 from dagster import AssetExecutionContext, ConfigurableResource, EnvVar, OpExecutionContext
 
@@ -371,7 +371,18 @@ class RankingResource(ConfigurableResource):
                                          self.cost_tolerance, self.interchangeable_share)
 
 
-def build_resources(settings: Settings, resolve: bool = False) -> dict[str, object]:
+class Resources(TypedDict):
+    """The resources of the Dagster definitions, by the name the assets ask for them."""
+
+    workspace: WorkspaceResource
+    duckdb: DuckDBResource
+    qdrant: QdrantResource
+    embeddings: EmbeddingResource
+    llm: LLMResource
+    ranking: RankingResource
+
+
+def build_resources(settings: Settings, resolve: bool = False) -> Resources:
     """The resources, configured from ``settings``.
 
     For Dagster (``resolve=False``) a secret that came from the environment becomes an ``EnvVar``, resolved by

@@ -150,7 +150,7 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
     runnable, unavailable = [], []
     for model in models:
         try:
-            ok, reason = embeddings.availability(model)  # type: ignore[attr-defined]  # the resolved resource is an EmbeddingResource
+            ok, reason = embeddings.availability(model)
         except ChunkbenchError as exc:
             ok, reason = False, str(exc)
         if not ok:
@@ -173,7 +173,7 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
             if failures:
                 say("\n".join(failures))
             return 1
-        sample = resolved["workspace"].parsed_store().manifest_sample()  # type: ignore[attr-defined]  # the resolved resource is a WorkspaceResource
+        sample = resolved["workspace"].parsed_store().manifest_sample()
         if sample:
             say(f"corpus: {sample.get('label')} (results from a sample are labelled so in every view)")
             if sample.get("evidence_left_out"):
@@ -194,7 +194,7 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
             return 1
     results = ResultsDB(settings.results_dir)
     summary = timer.finish(CalibrationStore(settings.home), results, tags["chunkbench/batch"], benchmark,
-                           sample=resolved["workspace"].parsed_store().manifest_sample())  # type: ignore[attr-defined]  # the resolved resource is a WorkspaceResource
+                           sample=resolved["workspace"].parsed_store().manifest_sample())
     say("")
     say(leaderboard_text(results, wide))
     say("")
