@@ -16,7 +16,7 @@ from __future__ import annotations
 import typing
 from enum import Enum
 from functools import lru_cache
-from typing import Any, Literal, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional, cast
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
@@ -77,14 +77,17 @@ SAMPLE_FIELDS = ("sample_documents", "sample_tokens", "sample_seed")
 class ParsingMethods:
     """What the parsing settings give, whichever model (this one or the Dagster config made from it) holds them."""
 
+    if TYPE_CHECKING:  # what the pydantic model this is mixed into gives (for the type checker only)
+        def model_dump(self) -> dict[str, Any]: ...
+
     def given(self) -> dict[str, Any]:
         """The parser's options set (not the sample's)."""
-        return {k: plain(v) for k, v in self.model_dump().items()  # type: ignore[attr-defined]  # a mixin of pydantic models: the model defines it
+        return {k: plain(v) for k, v in self.model_dump().items()
                 if v is not None and k not in SAMPLE_FIELDS}
 
     def sample(self) -> dict[str, Any]:
         """The sampled corpus asked for: {"n", "token_budget", "seed"}, or {} for the whole corpus."""
-        values = self.model_dump()  # type: ignore[attr-defined]  # a mixin of pydantic models: the model defines it
+        values = self.model_dump()
         if values.get("sample_documents") is None and values.get("sample_tokens") is None:
             return {}
         return {"n": values.get("sample_documents"), "token_budget": values.get("sample_tokens"),
@@ -120,6 +123,14 @@ class ChunkingBase(BaseModel):
 class ChunkingMethods:
     """What the chunking settings give, whichever model (the core one or the Dagster config made from it) holds them."""
 
+    if TYPE_CHECKING:  # the fields of the model this is mixed into (for the type checker only; the overflow is an
+        # Enum of its choices in the Dagster config)
+        chunk_size: Optional[int]
+        chunk_overlap: Optional[int]
+        per_model_window: bool
+        overflow: Any
+        boundary_model: Optional[str]
+
     def chunker_options(self) -> dict[str, Any]:
         """The strategy options set (not empty), by name, as plain values (any strategy's: the collection spec
         keeps those its strategy takes)."""
@@ -128,18 +139,18 @@ class ChunkingMethods:
 
     @property
     def overflow_mode(self) -> str:
-        return plain(self.overflow)  # type: ignore[attr-defined]  # a mixin of pydantic models: the model defines the field
+        return plain(self.overflow)
 
     def request(self, strategy: str, corpus_model: str):
         """The collection these settings ask for in a partition (resolved by chunkbench_core.stages.spec)."""
         from chunkbench_core.stages.spec import CollectionRequest
 
         return CollectionRequest(strategy=strategy, corpus_model=corpus_model,
-                                 chunk_size=self.chunk_size,  # type: ignore[attr-defined]  # a mixin of pydantic models: the model defines the field
-                                 chunk_overlap=self.chunk_overlap,  # type: ignore[attr-defined]  # a mixin of pydantic models: the model defines the field
-                                 per_model_window=self.per_model_window,  # type: ignore[attr-defined]  # a mixin of pydantic models: the model defines the field
+                                 chunk_size=self.chunk_size,
+                                 chunk_overlap=self.chunk_overlap,
+                                 per_model_window=self.per_model_window,
                                  overflow=self.overflow_mode,
-                                 boundary_model=self.boundary_model,  # type: ignore[attr-defined]  # a mixin of pydantic models: the model defines the field
+                                 boundary_model=self.boundary_model,
                                  options=self.chunker_options())
 
 
@@ -147,7 +158,7 @@ def _option_fields() -> dict[str, Any]:
     """One field per strategy option (every strategy's, merged by name: chunking.registry), empty by default."""
     fields: dict[str, Any] = {}
     for option in STRATEGIES.options().values():
-        kind: Any = Literal[option.choices] if option.choices else option.kind  # type: ignore[valid-type]  # the choices are known only at run time
+        kind: Any = Literal[option.choices] if option.choices else option.kind  # the choices: known only at run time
         fields[option.name] = (Optional[kind], Field(default=None, description=f"{option.help()}; empty: the "
                                                                                 "strategy's default", **option.bounds))
     return fields
@@ -159,7 +170,9 @@ def _registry_key() -> tuple:
 
 @lru_cache(maxsize=8)
 def _models(key: tuple) -> tuple[type[BaseModel], type[BaseModel]]:
-    chunking = create_model("ChunkingSettings", __base__=(ChunkingBase, ChunkingMethods),
+    # the bases' common type is object (the methods are a plain mixin); the model made is a ChunkingBase
+    bases = cast("tuple[type[BaseModel], ...]", (ChunkingBase, ChunkingMethods))
+    chunking = create_model("ChunkingSettings", __base__=bases,
                             __doc__=ChunkingBase.__doc__, **_option_fields())
     experiment = create_model(
         "ExperimentSettings", __base__=chunking,

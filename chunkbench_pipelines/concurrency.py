@@ -25,7 +25,7 @@ import time
 from contextlib import contextmanager
 from typing import Iterable, Iterator, Optional
 
-from dagster import AssetExecutionContext, DagsterInstance
+from dagster import AssetExecutionContext, DagsterInstance, OpExecutionContext
 
 LOCAL_PROVIDER = "local"
 PRIORITY_TAG = "dagster/priority"
@@ -73,7 +73,7 @@ def ensure_pool_limit(instance: DagsterInstance, pool: str, initial_limit: int) 
 
 
 @contextmanager
-def pool_slots(context: AssetExecutionContext, pools: Iterable[Optional[str]], initial_limit: int,
+def pool_slots(context: AssetExecutionContext | OpExecutionContext, pools: Iterable[Optional[str]], initial_limit: int,
                poll_seconds: float = 0.5) -> Iterator[dict[str, float]]:
     """Hold one slot of each pool (sorted, so two steps never wait on each other) while the body runs.
 

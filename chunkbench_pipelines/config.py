@@ -11,7 +11,7 @@ here without a line here.
 
 from enum import Enum
 from functools import lru_cache
-from typing import Any, Literal, Optional, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Literal, Optional, get_args, get_origin
 
 from dagster import Config
 from pydantic import BaseModel, Field, create_model
@@ -71,7 +71,13 @@ def experiment_config() -> type[Config]:
     return _configs(chunking_settings(), experiment_settings())[1]
 
 
-ParsingConfig = dagster_config(ParsingSettings, ParsingMethods, "ParsingConfig")
+if TYPE_CHECKING:
+    # what the type checker knows of the class made below (a class made at run time is no type to it): a Dagster
+    # config with the parsing methods; the fields are ParsingSettings'
+    class ParsingConfig(Config, ParsingMethods):
+        pass
+else:
+    ParsingConfig = dagster_config(ParsingSettings, ParsingMethods, "ParsingConfig")
 
 
 class ReportConfig(Config):

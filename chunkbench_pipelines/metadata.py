@@ -33,12 +33,12 @@ def headline_metrics(metrics: Mapping[str, float | int]) -> dict[str, float | in
     return out
 
 
-def question_counts(metrics: Mapping[str, float | int]) -> dict[str, object]:
+def question_counts(metrics: Mapping[str, float | int]) -> dict[str, str | int]:
     """``questions``: "N scored (M judge-only, not scored without an LLM)", as every view says it, and the
     questions resting on located evidence not reviewed yet."""
     from chunkbench_core.wording import scored_counts
 
-    out: dict[str, object] = {"questions": scored_counts(
+    out: dict[str, str | int] = {"questions": scored_counts(
         metrics.get("n_questions", 0), metrics.get("n_judge_only", 0), metrics.get("n_documents_only", 0),
         judged=bool(metrics.get("n_judged")))}
     located = metrics.get("n_located")
@@ -54,11 +54,11 @@ def pool_wait(waited: Mapping[str, float]) -> dict[str, MetadataValue]:
     return {"pool_wait_seconds": MetadataValue.json({pool: rounded(s) for pool, s in sorted(waited.items())})}
 
 
-def llm_run(report) -> dict[str, object]:
+def llm_run(report) -> dict[str, str | int]:
     """How the partition's LLM work ended (evaluation.llm.LLMRunReport): nothing when no LLM ran."""
     if report is None:
         return {}
-    out: dict[str, object] = {"llm_questions_evaluated": int(report.evaluated)}
+    out: dict[str, str | int] = {"llm_questions_evaluated": int(report.evaluated)}
     skipped = int(report.skipped_deadline) + int(report.skipped_breaker)
     if skipped:
         out["llm_questions_skipped"] = skipped

@@ -6,13 +6,13 @@ from __future__ import annotations
 import contextlib
 from typing import Iterator
 
-from dagster import AssetExecutionContext
+from dagster import AssetExecutionContext, OpExecutionContext
 
 from chunkbench_core import progress
 
 
 @contextlib.contextmanager
-def progress_to_run_log(context: AssetExecutionContext) -> Iterator[None]:
+def progress_to_run_log(context: AssetExecutionContext | OpExecutionContext) -> Iterator[None]:
     """Inside the block, every progress line of the core's loops is an info line of the run's log."""
     def sink(p: progress.Progress) -> None:
         context.log.info(p.line())

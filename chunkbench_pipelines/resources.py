@@ -10,7 +10,7 @@ means the default, never an environment variable read here. Secrets arrive as ``
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional, TypedDict, cast
 
 from dagster import AssetExecutionContext, ConfigurableResource, EnvVar, OpExecutionContext
 
@@ -22,12 +22,13 @@ from chunkbench_core.parsing import ParseOptions
 from chunkbench_core.settings import SAMPLE_BENCHMARK, Settings, benchmark_dir, home_dir
 from chunkbench_core.storage.corpus import ParsedStore, parsed_store
 from chunkbench_core.storage.results_db import ResultsDB
-from chunkbench_core.storage.vector_store import VectorStore
+from chunkbench_core.storage.vector_store import LocalEngine, VectorStore
 from chunkbench_core.stages.spec import SpecContext
 
 
-def _given(resource: ConfigurableResource, names: tuple[str, ...]) -> dict[str, object]:
-    """The named fields the user set (not None): the core settings class keeps every default."""
+def _given(resource: ConfigurableResource, names: tuple[str, ...]) -> dict[str, Any]:
+    """The named fields the user set (not None): the core settings class keeps every default (each field of its
+    own type, hence Any)."""
     return {name: getattr(resource, name) for name in names if getattr(resource, name) is not None}
 
 
@@ -57,9 +58,11 @@ class WorkspaceResource(ConfigurableResource):
                  "results_root": self.results, "benchmark": self.benchmark or SAMPLE_BENCHMARK,
                  "reports_url": self.reports_url, "parse_memory_mb": self.parse_memory_mb,
                  "parse_timeout_s": self.parse_timeout_s, "corpus_model": self.corpus_model}
-        return Settings(**{k: (Path(v).expanduser().resolve() if k in ("home", "corpus", "questions",
-                                                                         "results_root") else v)
-                           for k, v in given.items() if v not in (None, "")})
+        # a Path for the folders, the text as given for the rest: the fields' types differ, hence Any
+        fields: dict[str, Any] = {k: (Path(v).expanduser().resolve() if k in ("home", "corpus", "questions",
+                                                                              "results_root") else v)
+                                  for k, v in given.items() if v not in (None, "")}
+        return Settings(**fields)
 
     def of(self, benchmark: "Benchmark") -> "WorkspaceResource":
         """This workspace for ``benchmark``: its name and its own documents and question sets folders (the home,
@@ -138,8 +141,10 @@ class QdrantResource(ConfigurableResource):
         benchmark = benchmark or self.benchmark or SAMPLE_BENCHMARK
         root = Path(self.vectors).expanduser() if self.vectors else home_dir(self.home)
         local = Path(self.local_path) if self.local_path else benchmark_dir(root, benchmark) / "qdrant"
+        # the engine's name is plain text in the Dagster config: the store checks it and names the choices
+        engine = cast(LocalEngine, self.local_engine)
         store = VectorStore(url=self.url, api_key=self.api_key, local_root=None if self.url else local,
-                            local_engine=self.local_engine, lock_timeout_seconds=self.lock_timeout_seconds,
+                            local_engine=engine, lock_timeout_seconds=self.lock_timeout_seconds,
                             namespace=benchmark)
         try:
             yield store
@@ -366,7 +371,18 @@ class RankingResource(ConfigurableResource):
                                          self.cost_tolerance, self.interchangeable_share)
 
 
-def build_resources(settings: Settings, resolve: bool = False) -> dict[str, object]:
+class Resources(TypedDict):
+    """The resources of the Dagster definitions, by the name the assets ask for them."""
+
+    workspace: WorkspaceResource
+    duckdb: DuckDBResource
+    qdrant: QdrantResource
+    embeddings: EmbeddingResource
+    llm: LLMResource
+    ranking: RankingResource
+
+
+def build_resources(settings: Settings, resolve: bool = False) -> Resources:
     """The resources, configured from ``settings``.
 
     For Dagster (``resolve=False``) a secret that came from the environment becomes an ``EnvVar``, resolved by

@@ -127,7 +127,9 @@ def run_interruptibly(work: Callable[[], int], instance: DagsterInstance, out: T
         return work()
     received: list[int] = []
     done = threading.Event()
-    outcome: dict[str, object] = {}
+    # what the worker thread hands back: its exit code, or the exception it raised
+    codes: list[int] = []
+    errors: list[BaseException] = []
 
     def handler(signo: int, _frame: object) -> None:
         received.append(signo)
@@ -135,9 +137,9 @@ def run_interruptibly(work: Callable[[], int], instance: DagsterInstance, out: T
 
     def target() -> None:
         try:
-            outcome["code"] = work()
+            codes.append(work())
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread
-            outcome["error"] = exc
+            errors.append(exc)
         finally:
             done.set()
 
@@ -164,9 +166,9 @@ def run_interruptibly(work: Callable[[], int], instance: DagsterInstance, out: T
               + ("" if done.is_set() else " (a request still in flight was abandoned)"), file=out, flush=True)
         progress.clear_stop()
         return 128 + received[0]
-    if "error" in outcome:
-        raise outcome["error"]  # type: ignore[misc]  # an exception, stored by the worker thread
-    return int(outcome.get("code", 1))  # type: ignore[arg-type]  # an exit status, stored by the worker thread
+    if errors:
+        raise errors[0]
+    return int(codes[0]) if codes else 1
 
 
 def runs_tagged_with_batch(instance, batch: str) -> list[str]:

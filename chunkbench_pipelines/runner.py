@@ -150,7 +150,7 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
     runnable, unavailable = [], []
     for model in models:
         try:
-            ok, reason = embeddings.availability(model)  # type: ignore[attr-defined]  # the resolved resource is an EmbeddingResource
+            ok, reason = embeddings.availability(model)
         except ChunkbenchError as exc:
             ok, reason = False, str(exc)
         if not ok:
@@ -173,7 +173,7 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
             if failures:
                 say("\n".join(failures))
             return 1
-        sample = resolved["workspace"].parsed_store().manifest_sample()  # type: ignore[attr-defined]  # the resolved resource is a WorkspaceResource
+        sample = resolved["workspace"].parsed_store().manifest_sample()
         if sample:
             say(f"corpus: {sample.get('label')} (results from a sample are labelled so in every view)")
             if sample.get("evidence_left_out"):
@@ -194,7 +194,7 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
             return 1
     results = ResultsDB(settings.results_dir)
     summary = timer.finish(CalibrationStore(settings.home), results, tags["chunkbench/batch"], benchmark,
-                           sample=resolved["workspace"].parsed_store().manifest_sample())  # type: ignore[attr-defined]  # the resolved resource is a WorkspaceResource
+                           sample=resolved["workspace"].parsed_store().manifest_sample())
     say("")
     say(leaderboard_text(results, wide))
     say("")
@@ -203,7 +203,7 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
     reports = settings.reports_dir
     say(f"Report:  {reports / 'benchmark_report.html'}")
     say(f"         {reports / 'technical_report.html'} (retrieval inspector), {reports / 'decision_board.html'}")
-    dropped = dropped_inputs(results, resolved["workspace"])  # type: ignore[arg-type]  # the resolved resource is a WorkspaceResource
+    dropped = dropped_inputs(results, resolved["workspace"])
     dropped += llm_failures(results, experiment_runs)
     for line in dropped:
         say(line)
@@ -240,7 +240,7 @@ def announce_estimate(resources, settings: Settings, partitions: list[tuple[str,
 
 def recorded_runs(result) -> list[str]:
     """The experiment run ids a step's materializations recorded (its experiment_results metadata)."""
-    found = []
+    found: list[str] = []
     for event in result.all_events:
         if not event.is_step_materialization:
             continue
@@ -336,9 +336,9 @@ def run_sweep(settings: Settings, sweep: str, config: dict, out: TextIO | None =
     result = job.execute_in_process(instance=instance, raise_on_error=False, tags=tags, run_config={
         "loggers": {"console": {"config": {"log_level": log_level}}}, "ops": {op: {"config": config}}})
     check_stop()
-    run_ids = [e.event_specific_data.materialization.metadata["experiment_run_id"].value
+    run_ids = [e.step_materialization_data.materialization.metadata["experiment_run_id"].value
                for e in result.all_events if e.is_step_materialization
-               and e.event_specific_data.materialization.asset_key == scope.key("experiment_results")]
+               and e.step_materialization_data.materialization.asset_key == scope.key("experiment_results")]
     results = ResultsDB(settings.results_dir)
     rows = results.query("SELECT * FROM leaderboard_by_setting") if run_ids else None
     if rows is not None:

@@ -179,10 +179,10 @@ def _sums_of_squares(values: np.ndarray, weights: np.ndarray, strategies: Sequen
         member[np.arange(n_configurations), codes] = 1.0
         out[factor] = _between(weights, column_sums @ member, column_counts @ member, grand)
     row_sums = values.sum(axis=1)
-    for factor, labels in (("category", categories), ("document", documents)):
-        if labels is None:
+    for factor, question_labels in (("category", categories), ("document", documents)):
+        if question_labels is None:
             continue
-        codes, n = _groups(labels)
+        codes, n = _groups(question_labels)
         out[factor] = _between(weights, _group_sums(weights * row_sums, codes, n),
                                _group_sums(weights, codes, n) * n_configurations, grand)
     if categories is not None:
@@ -227,7 +227,7 @@ def decompose(values: np.ndarray, configurations: Sequence[str], metric: str = "
     def known(labels: Sequence[Any] | None) -> list[str] | None:
         if labels is None:
             return None
-        picked = [labels[i] for i in keep]
+        picked = [labels[int(i)] for i in keep]
         if all(label is None or label == "" or label == "(none)" for label in picked):
             return None
         return ["" if label is None else str(label) for label in picked]
@@ -236,13 +236,14 @@ def decompose(values: np.ndarray, configurations: Sequence[str], metric: str = "
     parts = [split_configuration_key(c) for c in configurations]
     strategies = [strategy for strategy, _, _ in parts]
     models = [corpus_model or c for c, (_, corpus_model, _) in zip(configurations, parts)]
-    retrievers = list(retrievers) if retrievers is not None else [retriever for _, _, retriever in parts]
+    column_retrievers = list(retrievers) if retrievers is not None else [retriever for _, _, retriever in parts]
     cats, docs = known(categories), known(documents)
     out = Decomposition(metric, int(values.shape[0]), n_scored, len(configurations), float("nan"),
                         resamples=resamples, seed=seed)
     if values.shape[0] < 2 or values.shape[1] < 1:
         return out
-    observed = _sums_of_squares(values, np.ones((1, values.shape[0])), strategies, models, retrievers, cats, docs)
+    observed = _sums_of_squares(values, np.ones((1, values.shape[0])), strategies, models, column_retrievers,
+                                cats, docs)
     total = float(observed["total"][0])
     out.variance = total / values.size
     boot = None
@@ -250,12 +251,14 @@ def decompose(values: np.ndarray, configurations: Sequence[str], metric: str = "
         weights = resample_weights(values.shape[0], resamples, seed)
         # a batch of resamples at a time: each step makes a few temporaries the size of the batch's weights
         batch = max(1, BOOTSTRAP_VALUES_AT_ONCE // max(1, values.shape[0]))
-        parts = [_sums_of_squares(values, weights[start:start + batch], strategies, models, retrievers, cats, docs)
-                 for start in range(0, resamples, batch)]
-        boot = {factor: np.concatenate([part[factor] for part in parts]) for factor in parts[0]}
+        batches = [_sums_of_squares(values, weights[start:start + batch], strategies, models, column_retrievers,
+                                    cats, docs)
+                   for start in range(0, resamples, batch)]
+        boot = {factor: np.concatenate([sums[factor] for sums in batches]) for factor in batches[0]}
     tail = (1 - confidence) / 2
     levels = {"question": values.shape[0], "configuration": len(set(configurations)),
-              "strategy": len(set(strategies)), "corpus_model": len(set(models)), "retriever": len(set(retrievers)),
+              "strategy": len(set(strategies)), "corpus_model": len(set(models)),
+              "retriever": len(set(column_retrievers)),
               "category": len(set(cats or [])), "document": len(set(docs or [])),
               "strategy_x_category": len(set(strategies)) * len(set(cats or [])), "rest": 0}
     for factor in FACTORS:

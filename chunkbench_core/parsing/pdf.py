@@ -1104,7 +1104,8 @@ def parse_pdf(path: Path, options: ParseOptions) -> ParsedDocument:
     from pypdf import apply_configuration
 
     memory = parse_memory_bytes(options)
-    with apply_configuration(**pypdf_limits(memory)):
+    # the base configuration is named (None: pypdf's defaults) so that the limits only fill its overwrites
+    with apply_configuration(None, **pypdf_limits(memory)):
         return _parse_pdf(path, options, memory)
 
 

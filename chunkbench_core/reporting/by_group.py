@@ -22,7 +22,7 @@ from chunkbench_core.evaluation.breakdowns import (
 from chunkbench_core.evaluation.evidence_length import bucket_order
 from chunkbench_core.metric_catalog import CATALOG
 
-from .columns import fmt, metric_by_name, metrics_catalog, number, plural
+from .columns import Kind, fmt, metric_by_name, metrics_catalog, number, plural
 from .data import ReportData, group_results
 from .html import esc, label_html
 
@@ -31,7 +31,7 @@ DIMENSION_LABELS: dict[str, str] = {"format": "document format", "category": "qu
                                     "difficulty": "difficulty", "document": "document"}
 #: the metrics the section offers besides the ranking metric (shown when any cell has a value)
 SECTION_METRICS: tuple[str, ...] = (*(m.run_name for m in CATALOG.shown_in_order("group_section")), "context_tokens")
-EXTRA_LABELS: dict[str, tuple[str, str]] = {"context_tokens": ("Context tokens", "count"),
+EXTRA_LABELS: dict[str, tuple[str, Kind]] = {"context_tokens": ("Context tokens", "count"),
                                             "query_ms": ("Query time", "ms")}
 
 
@@ -43,7 +43,7 @@ def dimension_label(dimension: str) -> str:
     return DIMENSION_LABELS.get(dimension, dimension)
 
 
-def _metric_info(name: str) -> tuple[str, str]:
+def _metric_info(name: str) -> tuple[str, Kind]:
     """(label, kind) of a cell metric or of the ranking metric's column (``reciprocal_rank`` -> MRR)."""
     if name in EXTRA_LABELS:
         return EXTRA_LABELS[name]
@@ -51,7 +51,7 @@ def _metric_info(name: str) -> tuple[str, str]:
     return (metric.label, metric.kind) if metric else (name, "value")
 
 
-def _cell(raw: Any, kind: str, n: Any) -> str:
+def _cell(raw: Any, kind: Kind, n: Any) -> str:
     """The value and, under it, the number of questions behind it."""
     text = esc(fmt(kind, raw)) if number(raw) is not None else "–"
     return f"{text}<span class='ci'>n={int(number(n) or 0)}</span>"
@@ -85,10 +85,10 @@ def _table(rows: Sequence[Mapping[str, Any]], dimension: str, metric: str, order
         best = f"<td>{names[leader.best]}</td>" if leader is not None else "<td>–</td>"
         tds = [f"<th scope='row'>{esc(group)}</th>", f"<td class='num'>{count}</td>", best]
         for name in order:
-            row = row_cells.get(name)
+            cell_row = row_cells.get(name)
             lead = " lead" if leader is not None and name == leader.best and metric == "rank" else ""
-            tds.append(f"<td class='num{lead}'>" + (_cell(row.get(column), kind, row.get("n_questions"))
-                                                     if row is not None else "–") + "</td>")
+            tds.append(f"<td class='num{lead}'>" + (_cell(cell_row.get(column), kind, cell_row.get("n_questions"))
+                                                     if cell_row is not None else "–") + "</td>")
         body.append(f"<tr class='{'small' if small else ''}'>" + "".join(tds) + "</tr>")
     return (f"<div class='scroll' data-dimension='{esc(dimension)}' data-metric='{esc(metric)}'>"
             f"<table id='groups-{esc(dimension)}-{esc(metric)}'><caption>{esc(label)} per "

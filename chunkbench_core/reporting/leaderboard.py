@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import textwrap
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard, TypeVar
 
 import pandas as pd
 
@@ -44,12 +44,20 @@ RIGHT = {"rank", "tier", "n_questions", "questions_to_settle", "context_tokens",
 OPTIONAL = ("cost_usd", "query_ms", "lower_bound_vs_best", "context_tokens")
 
 
+_T = TypeVar("_T")
+
+
 def _missing(value: object) -> bool:
     return value is None or (not isinstance(value, str) and pd.isna(value))
 
 
-def cell(column: str, value: object) -> str:
-    """A value as every text view shows it."""
+def _known(value: _T | None) -> TypeGuard[_T]:
+    """Not :func:`_missing` (a guard, so that the type checker sees the value is there)."""
+    return not _missing(value)
+
+
+def cell(column: str, value: Any) -> str:
+    """A value as every text view shows it (``value``: a table cell, of whatever type its column holds)."""
     if _missing(value):
         return "-"
     if column in ("rank", "tier", "n_questions", "n_chunks", "points", "embedded_tokens", "storage_bytes",
@@ -160,7 +168,7 @@ def short_verdict(verdict: str) -> str:
 def stability_text(recommendation: Mapping[str, Any]) -> str:
     """"picked in 62% of 1,000 resamples of the questions (otherwise: X 21%, Y 8%)", "" before it was measured."""
     share, resamples = recommendation.get("recommendation_stability"), recommendation.get("stability_resamples")
-    if _missing(share) or _missing(resamples) or not resamples:
+    if not _known(share) or not _known(resamples) or not resamples:
         return ""
     text = f"picked in {float(share):.0%} of {int(resamples):,} resamples of the questions"
     others = recommendation.get("stability_runner_ups")
@@ -190,7 +198,7 @@ def ranking_note(board: pd.DataFrame, recommendation: Mapping[str, Any] | None =
              "randomization tests, Holm's correction, p < 0.05); undecided = might be as good, cannot tell yet. "
              "frontier: no other configuration is both better and cheaper. (SELECT * FROM comparison)"]
     # the counts once: the recommendation's reason carries them when there is one ("Questions: N scored ...")
-    in_reason = bool(recommendation) and "Questions: " in str(recommendation.get("reason") or "")
+    in_reason = bool(recommendation and "Questions: " in str(recommendation.get("reason") or ""))
     notes += question_notes(board, recommendation, counts=not in_reason)
     if recommendation:
         steady = stability_text(recommendation)
@@ -237,7 +245,7 @@ def question_notes(board: pd.DataFrame, recommendation: Mapping[str, Any] | None
         notes.append("questions: " + scored_counts(row.get("n_questions"), row.get("n_judge_only"),
                                                    row.get("n_documents_only"), judged) + ".")
     located = row.get("n_located")
-    if not _missing(located) and int(located):
+    if _known(located) and int(located):
         scored = int(row["n_questions"])
         notes.append(f"located evidence: {int(located)} of the {count(scored, 'scored question')} "
                      f"{'rests' if int(located) == 1 else 'rest'} on evidence found by `chunkbench questions locate` "

@@ -314,8 +314,8 @@ def _cost_latency(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
     columns: list[tuple[str, Any]] = [
         ("chunks", lambda r: fmt("count", r.get("n_chunks"))),
         ("embedded tokens", lambda r: fmt("count", r.get("embedded_tokens"))),
-        ("index build", lambda r: f"{number(r.get('index_seconds')):,.1f} s"
-         if number(r.get("index_seconds")) is not None else "–"),
+        ("index build", lambda r: f"{seconds:,.1f} s"
+         if (seconds := number(r.get("index_seconds"))) is not None else "–"),
         ("query (warm)", lambda r: fmt("ms", r.get("query_ms"))),
         ("first query (cold)", lambda r: fmt("ms", r.get("cold_query_ms"))),
         ("context tokens / question", lambda r: fmt("count", r.get("context_tokens"))),
@@ -324,8 +324,8 @@ def _cost_latency(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
     # nothing), as the leaderboard in the terminal does
     dollars = [(header, column) for header, column in USD_COLUMNS if _costs_money(rows, column)]
     columns += [(header, lambda r, c=column: fmt("usd", r.get(c))) for header, column in dollars]
-    columns.append(("storage", lambda r: f"{number(r.get('storage_bytes')) / 1e6:,.1f} MB"
-                    if number(r.get("storage_bytes")) is not None else "–"))
+    columns.append(("storage", lambda r: f"{size / 1e6:,.1f} MB"
+                    if (size := number(r.get("storage_bytes"))) is not None else "–"))
     headers = ["configuration", *(header for header, _ in columns)]
     body = [[_label(row), *(esc(show(row)) for _, show in columns)] for row in rows]
     html = table(headers, body, element_id="cost-latency", numeric=[False] + [True] * (len(headers) - 1))
@@ -342,12 +342,12 @@ def _cost_latency(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> str:
     tokens = [token_totals(data, r) for r in rows]
     # the counts the table above does not show already (context tokens per question, embedded tokens), each
     # headed with what it counts: a mean per question or a sum over the questions
-    columns = sorted({c for t in tokens for c in t} - {"context_tokens", "embedded_tokens"})
-    if columns:
-        html += table(["configuration", *(token_header(c) for c in columns)],
-                      [[_label(r), *(esc(fmt("count", t.get(c))) for c in columns)]
+    token_columns = sorted({c for t in tokens for c in t} - {"context_tokens", "embedded_tokens"})
+    if token_columns:
+        html += table(["configuration", *(token_header(c) for c in token_columns)],
+                      [[_label(r), *(esc(fmt("count", t.get(c))) for c in token_columns)]
                        for r, t in zip(rows, tokens)],
-                      element_id="token-usage", numeric=[False] + [True] * len(columns))
+                      element_id="token-usage", numeric=[False] + [True] * len(token_columns))
     return html
 
 

@@ -13,7 +13,7 @@ import pandas as pd
 
 from chunkbench_core.storage.results_db import ResultsDB
 
-from .columns import (flag, flatten, fmt, fmt_metric, has_values, metrics_catalog, number, parse_json, plural,
+from .columns import (Kind, flag, flatten, fmt, fmt_metric, has_values, metrics_catalog, number, parse_json, plural,
                       question_counts, run_settings, text, value)
 from chunkbench_core.evaluation.recommendation import questions_needed_text
 
@@ -92,6 +92,7 @@ def _ranking(data: ReportData) -> str:
     board = data.board.to_dict("records")
     # a dollar column of zeros says nothing (local models, no LLM price): the context tokens, the cost then, instead
     money = any((number(r.get("projected_usd")) or 0) > 0 for r in board)
+    cost_kind: Kind
     cost_column, cost_kind, cost_head = (("projected_usd", "usd", "$ index + 1,000 questions") if money else
                                          ("context_tokens", "count", "context tokens / question"))
     for row in board:

@@ -461,7 +461,8 @@ class _EdgeCollection:
     def document_filter(document: str, indices: list[int] | None = None) -> Any:
         import qdrant_edge as qe
 
-        must = [qe.FieldCondition(key="document", match=qe.MatchValue(value=document))]
+        # typed as the filter takes it (any condition; the alias exists only in the engine's stubs)
+        must: list[qe.ConditionType] = [qe.FieldCondition(key="document", match=qe.MatchValue(value=document))]
         if indices is not None:
             must.append(qe.FieldCondition(key="chunk_index", match=qe.MatchAny(any=indices)))
         return qe.Filter(must=must)
@@ -683,18 +684,22 @@ class VectorStore:
                  ) -> _EdgeCollection | _ClientCollection:
         _validate_name(collection)
         if self.url or self.local_engine == "client":
-            backend = _ClientCollection(self.client(collection), self._stored_name(collection), server=bool(self.url))
-            if must_exist and collection not in self._confirmed:  # one existence round trip per collection
-                if not self._call(collection, "check", backend.exists):
-                    raise VectorStoreError(self._missing(collection))
-                self._confirmed.add(collection)
-            return backend
+            return self._client_backend(collection, must_exist)
         edge = self._edge.get(collection)
         if edge is None:
             edge = _EdgeCollection(self._path(collection), self.lock_timeout_seconds)
             edge.open(dimension, missing=self._missing(collection))
             self._edge[collection] = edge
         return edge
+
+    def _client_backend(self, collection: str, must_exist: bool = True) -> _ClientCollection:
+        """The collection through qdrant-client (a server, or its local mode)."""
+        backend = _ClientCollection(self.client(collection), self._stored_name(collection), server=bool(self.url))
+        if must_exist and collection not in self._confirmed:  # one existence round trip per collection
+            if not self._call(collection, "check", backend.exists):
+                raise VectorStoreError(self._missing(collection))
+            self._confirmed.add(collection)
+        return backend
 
     def _missing(self, collection: str) -> str:
         return (f"collection {collection} does not exist in {self.url or self.local_root}; materialize its "
@@ -750,8 +755,8 @@ class VectorStore:
                 )
             return
         if self.url or self.local_engine == "client":
-            backend = self._backend(collection, must_exist=False)
-            self._call(collection, "creating the collection", backend.create, dimension)
+            client_backend = self._client_backend(collection, must_exist=False)
+            self._call(collection, "creating the collection", client_backend.create, dimension)
             return
         path = self._path(collection)
         if (path / "meta.json").is_file() and not _EdgeCollection.folder_exists(path):
@@ -777,8 +782,8 @@ class VectorStore:
         """Raise :class:`StorageFullError` (one line: the folder, the space needed, the space free) unless there is
         room for building ``collection`` from ``chunks`` plus ``also`` ({folder: bytes}, e.g. the partition's
         Parquet rows). Call it before embedding, so nothing is spent on a build that cannot be stored."""
-        needs: dict[str | Path, int] = dict(self.space_needed(collection, chunks, dimension))
-        for folder, size in (also or {}).items():
+        needs: dict[str | os.PathLike[str], int] = {}
+        for folder, size in [*self.space_needed(collection, chunks, dimension).items(), *(also or {}).items()]:
             needs[folder] = needs.get(folder, 0) + size
         ensure_spaces(needs, f"the collection {collection} ({len(chunks)} chunks)")
 

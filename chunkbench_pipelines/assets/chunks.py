@@ -88,7 +88,7 @@ def build_one_collection(context: AssetExecutionContext | OpExecutionContext, sc
                                context=llm.contextual_context() if uses_llm else None,
                                llm_prices=llm.prices() if llm.configured else None,
                                rates=stored_rates(workspace.home_dir(), [e.spec for e in (embedder, boundary) if e]))
-        pools = [embeddings.pool(corpus_model), boundary and embeddings.pool(boundary.spec.id),
+        pools = [embeddings.pool(corpus_model), embeddings.pool(boundary.spec.id) if boundary else None,
                  llm.pool if uses_llm else None]
         with pool_slots(context, pools, embeddings.pool_limit) as pool_wait, scope.qdrant(qdrant) as store, \
                 progress_to_run_log(context):
@@ -97,7 +97,7 @@ def build_one_collection(context: AssetExecutionContext | OpExecutionContext, sc
     check = summary.check
     assert check is not None
     vectors_ok = summary.point_count == summary.n_retrieved
-    result = MaterializeResult(
+    result: MaterializeResult = MaterializeResult(
         metadata={
             "benchmark": workspace.benchmark_name(),  # a shared Dagster instance holds every benchmark's history
             "collection": summary.collection,
@@ -163,7 +163,9 @@ def build_chunk_collections(partitions_def: MultiPartitionsDefinition, scope: Sc
            ],
            description=scope.describe("The corpus chunked by one strategy and embedded by one corpus model, stored "
                                       "in Qdrant."))
-    def chunk_collections(context: AssetExecutionContext, config: ChunkerConfig, workspace: WorkspaceResource,
+    def chunk_collections(context: AssetExecutionContext,
+                          config: ChunkerConfig,  # type: ignore[valid-type]  # a class made at run time from the strategy registry (Dagster reads this annotation)
+                          workspace: WorkspaceResource,
                           duckdb: DuckDBResource, qdrant: QdrantResource, embeddings: EmbeddingResource,
                           llm: LLMResource) -> Iterator[MaterializeResult]:
         strategy, corpus_model = split_key(context.partition_key)

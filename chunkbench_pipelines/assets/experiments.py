@@ -117,7 +117,7 @@ def evaluate_one(context: AssetExecutionContext | OpExecutionContext, scope: Sco
     # listed at info level: `chunkbench run` prints each problem once in its final summary, not once per partition
     for error in summary.errors:
         context.log.info(f"question problem: {error}")
-    result = MaterializeResult(
+    result: MaterializeResult = MaterializeResult(
         metadata={
             "benchmark": workspace.benchmark_name(),
             "experiment_run_id": summary.experiment_run_id,
@@ -171,7 +171,9 @@ def build_experiment_results(partitions_def: MultiPartitionsDefinition, scope: S
            ],
            description=scope.describe("Per-question evidence metrics and their aggregates for one strategy × corpus "
                                       "model."))
-    def experiment_results(context: AssetExecutionContext, config: ExperimentConfig) -> Iterator[MaterializeResult]:
+    def experiment_results(context: AssetExecutionContext,
+                           config: ExperimentConfig,  # type: ignore[valid-type]  # a class made at run time from the strategy registry (Dagster reads this annotation)
+                           ) -> Iterator[MaterializeResult]:
         strategy, corpus_model = split_key(context.partition_key)
         evaluated = evaluate_one(context, scope, strategy, corpus_model, config, StepResources.of(context))
         yield evaluated.result

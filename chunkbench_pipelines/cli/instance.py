@@ -10,12 +10,15 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from chunkbench_core.settings import Settings
 from chunkbench_core.storage.space import guard_writes
 
 from . import session
+
+if TYPE_CHECKING:  # Dagster is imported only by the commands that use it
+    from chunkbench_pipelines.resources import Resources
 
 DAGSTER_YAML = """\
 # written by chunkbench for its own DAGSTER_HOME
@@ -132,7 +135,7 @@ def open_instance(settings: Settings, prepare: bool = True) -> Any:
     return _instance(settings)
 
 
-def resources(settings: Settings) -> dict[str, Any]:
+def resources(settings: Settings) -> Resources:
     """The resources the Dagster definitions use, with their values (outside Dagster nothing resolves an EnvVar)."""
     from chunkbench_pipelines.resources import build_resources
 
