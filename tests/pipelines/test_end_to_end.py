@@ -8,6 +8,7 @@ import pytest
 from dagster import AssetKey, DagsterInstance
 
 from chunkbench_core.reporting.html import esc
+from chunkbench_core.reporting.leaderboard import short_verdict
 from chunkbench_core.storage.vector_store import VectorStore, collection_name
 from chunkbench_pipelines.runner import RunConsole, run_everything
 from tests.pipelines.support.environment import environment_settings
@@ -150,7 +151,8 @@ def test_whole_graph_on_a_tiny_corpus(workspace):
     assert list(metadata).index("stability") == list(metadata).index("reason") + 1  # right beside it
     table = metadata["leaderboard"].value
     assert [r.data["configuration"] for r in table.records] == [r[1].replace("|", " × ") for r in ranked]
-    assert [r.data["verdict"] for r in table.records] == [r[2] for r in ranked]
+    # in the CLI table's words (the compact verdict: "within 0.02" for the view's "within 0.02 of best")
+    assert [r.data["verdict"] for r in table.records] == [short_verdict(r[2]) for r in ranked]
 
     # the malformed question file is reported by name; the good one was still evaluated
     event = instance.get_latest_materialization_event(AssetKey(["tiny", "experiment_results"]))
