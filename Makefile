@@ -24,10 +24,12 @@ demo: install
 	$(BIN)/chunkbench run
 	$(BIN)/python scripts/readme_excerpt.py --refresh
 
-# the linter (pyflakes, pycodestyle, bugbear) and the type checker, configured in pyproject.toml ([tool.ruff],
-# [tool.mypy]); make test runs them before the suite: a finding fails it in seconds instead of minutes
+# the linter (pyflakes, pycodestyle, bugbear), the formatter's check (ruff format: `ruff format .` rewrites the
+# code as it wants it) and the type checker, configured in pyproject.toml ([tool.ruff], [tool.mypy]); make test
+# runs them before the suite: a finding fails it in seconds instead of minutes
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
 # the whole suite on TEST_WORKERS processes; the tests that share one server (dagster dev, PostgreSQL,

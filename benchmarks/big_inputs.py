@@ -38,9 +38,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-WORDS = ("harbour tide ferry quay lantern rope anchor gull beacon pier north south river valley bridge mill "
-         "barley wheel stone market square tower bell clock winter summer spring autumn rain snow wind storm "
-         "ledger invoice contract tenant council permit survey record archive").split()
+WORDS = (
+    "harbour tide ferry quay lantern rope anchor gull beacon pier north south river valley bridge mill "
+    "barley wheel stone market square tower bell clock winter summer spring autumn rain snow wind storm "
+    "ledger invoice contract tenant council permit survey record archive"
+).split()
 
 
 def sentence(rng: random.Random, tag: str) -> str:
@@ -80,8 +82,13 @@ def write_inputs(folder: Path, n_small: int, big_mb: float, n_questions: int, se
         else:
             document, text = evidence[q % len(evidence)] if evidence else ("big.txt", big_evidence[0])
         tag = text.split(":")[0]
-        items.append({"id": f"q{q}", "question": f"What was logged at {tag.lower()} (question {q})?",
-                      "references": [{"document": document, "content": text}]})
+        items.append(
+            {
+                "id": f"q{q}",
+                "question": f"What was logged at {tag.lower()} (question {q})?",
+                "references": [{"document": document, "content": text}],
+            }
+        )
     (questions / "big.json").write_text(json.dumps({"name": "big", "questions": items}), encoding="utf-8")
     size = sum(p.stat().st_size for p in corpus.iterdir())
     return {"documents": n_small + (1 if big_bytes else 0), "corpus_mb": size / 1e6, "questions": n_questions}
@@ -161,7 +168,7 @@ def stage_of(line: str, current: str) -> str:
     text = line.strip()
     if line.startswith("    ") and ":" in text and "/" in text.split(":", 1)[1]:
         head = text.split(":", 1)[0]
-        return head[:head.index("×")].rsplit(" ", 2)[0] if "×" in head else head
+        return head[: head.index("×")].rsplit(" ", 2)[0] if "×" in head else head
     if text.startswith(("rank:", "warnings:", "DuckDB:", "Report:")):
         return "finishing"
     return current
@@ -190,8 +197,11 @@ def core_stages(folder: Path, strategy: str, corpus_model: str) -> None:
         parsed = parse(source.path)
         parsed.document = source.document
         store.put(source, parsed, None)
-    print(f"  parsing {len(sources):,} documents: {time.perf_counter() - started:.0f} s, "
-          f"peak {gb(own_peak())} (this process)", flush=True)
+    print(
+        f"  parsing {len(sources):,} documents: {time.perf_counter() - started:.0f} s, "
+        f"peak {gb(own_peak())} (this process)",
+        flush=True,
+    )
     spec = resolve_collection(CollectionRequest(strategy, corpus_model), SpecContext(builtin_registry()))
     window = model_window(spec.model)
     chunker = build_chunker(spec, window)
@@ -216,12 +226,21 @@ def core_stages(folder: Path, strategy: str, corpus_model: str) -> None:
             last[0], big[0] = time.perf_counter(), len(document.markdown) >= 1_000_000
             with progress.scope(source.document):
                 chunks = chunk_corpus(spec, chunker, [document])
-                check_chunks(chunks, {document.document: document.markdown}, spec.model.max_input_tokens,
-                             window.count_tokens, spec.overflow, task_prefix=spec.model.document_prefix)
+                check_chunks(
+                    chunks,
+                    {document.document: document.markdown},
+                    spec.model.max_input_tokens,
+                    window.count_tokens,
+                    spec.overflow,
+                    task_prefix=spec.model.document_prefix,
+                )
             n_chunks += len(chunks)
-    print(f"  chunking and checking: {n_chunks:,} chunks in {time.perf_counter() - started:.0f} s, "
-          f"peak {gb(own_peak())} (this process, the model's tokenizer loaded); longest gap between progress "
-          f"lines while a document of 1 MB or more was chunked and checked: {longest[0]:.1f} s", flush=True)
+    print(
+        f"  chunking and checking: {n_chunks:,} chunks in {time.perf_counter() - started:.0f} s, "
+        f"peak {gb(own_peak())} (this process, the model's tokenizer loaded); longest gap between progress "
+        f"lines while a document of 1 MB or more was chunked and checked: {longest[0]:.1f} s",
+        flush=True,
+    )
 
 
 def gb(value: float) -> str:
@@ -237,21 +256,39 @@ def record_run(folder: Path, written: dict[str, Any], configuration: str, wall: 
 
     [results_dir] = [p.parent for p in (folder / "home" / "benchmarks").glob("*/chunkbench.duckdb")]
     results = ResultsDB(results_dir)
-    actual = json.loads(results.query("SELECT actual FROM run_estimates WHERE actual IS NOT NULL "
-                                      "ORDER BY created_at DESC LIMIT 1")["actual"].iloc[0])
+    actual = json.loads(
+        results.query("SELECT actual FROM run_estimates WHERE actual IS NOT NULL ORDER BY created_at DESC LIMIT 1")[
+            "actual"
+        ].iloc[0]
+    )
     chunks = int(results.query("SELECT count(*) AS n FROM current_chunks")["n"].iloc[0])
     # the run's own clock calls the questions' stage retrieval; the semantic cuts' model time is part of chunking
-    names = {"parsing": "parsing", "chunking": "chunking", "embedding": "embedding", "indexing": "indexing",
-             "retrieval": "questions", "finishing": "finishing"}
+    names = {
+        "parsing": "parsing",
+        "chunking": "chunking",
+        "embedding": "embedding",
+        "indexing": "indexing",
+        "retrieval": "questions",
+        "finishing": "finishing",
+    }
     stages = {names[k]: round(v, 1) for k, v in actual["stages"].items() if k in names}
     spec = importlib.util.spec_from_file_location("record_timings", ROOT / "scripts" / "record_timings.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    module.record("big_inputs", {
-        "documents": written["documents"], "corpus_mb": round(written["corpus_mb"], 1),
-        "questions": written["questions"], "chunks": chunks, "configuration": configuration,
-        "stages": stages, "wall_seconds": round(wall, 1), "peak_gb": round(memory.peak_sum / 1e9, 2),
-        "peak_process_gb": round(memory.peak_process / 1e9, 2)})
+    module.record(
+        "big_inputs",
+        {
+            "documents": written["documents"],
+            "corpus_mb": round(written["corpus_mb"], 1),
+            "questions": written["questions"],
+            "chunks": chunks,
+            "configuration": configuration,
+            "stages": stages,
+            "wall_seconds": round(wall, 1),
+            "peak_gb": round(memory.peak_sum / 1e9, 2),
+            "peak_process_gb": round(memory.peak_process / 1e9, 2),
+        },
+    )
     return "recorded in docs/timings.json (the progress page's table rewritten)"
 
 
@@ -263,30 +300,51 @@ def main() -> int:
     parser.add_argument("--strategy", default="fixed_size")
     parser.add_argument("--corpus-model", default="all-minilm-l6-v2")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (its path is printed)")
-    parser.add_argument("--no-record", action="store_true",
-                        help="do not keep a full-scale run's figures in docs/timings.json")
-    parser.add_argument("--core", action="store_true",
-                        help="only parsing, chunking and the checks, through the core in this process (no embedding, "
-                             "no Dagster): the memory of the document-bound stages at full scale in minutes")
+    parser.add_argument(
+        "--no-record", action="store_true", help="do not keep a full-scale run's figures in docs/timings.json"
+    )
+    parser.add_argument(
+        "--core",
+        action="store_true",
+        help="only parsing, chunking and the checks, through the core in this process (no embedding, "
+        "no Dagster): the memory of the document-bound stages at full scale in minutes",
+    )
     args = parser.parse_args()
     print("big inputs through chunkbench run (the machine may be shared: times are this run's)")
     folder = Path(tempfile.mkdtemp(prefix="chunkbench-big-"))
     try:
         started = time.perf_counter()
         written = write_inputs(folder, args.small, args.big_mb, args.questions)
-        print(f"inputs: {written['documents']:,} documents, {written['corpus_mb']:.1f} MB, "
-              f"{written['questions']:,} questions (written in {time.perf_counter() - started:.0f} s) in {folder}")
+        print(
+            f"inputs: {written['documents']:,} documents, {written['corpus_mb']:.1f} MB, "
+            f"{written['questions']:,} questions (written in {time.perf_counter() - started:.0f} s) in {folder}"
+        )
         if args.core:
             core_stages(folder, args.strategy, args.corpus_model)
             return 0
         env = {k: v for k, v in os.environ.items() if not k.startswith(("CHUNKBENCH_", "DAGSTER_"))}
-        env.update({"CHUNKBENCH_HOME": str(folder / "home"), "CHUNKBENCH_CORPUS": str(folder / "corpus"),
-                    "CHUNKBENCH_QUESTIONS": str(folder / "questions"), "PYTHONPATH": str(ROOT)})
-        command = [sys.executable, "-m", "chunkbench_pipelines.cli", "run", "--strategy", args.strategy,
-                   "--corpus-model", args.corpus_model]
+        env.update(
+            {
+                "CHUNKBENCH_HOME": str(folder / "home"),
+                "CHUNKBENCH_CORPUS": str(folder / "corpus"),
+                "CHUNKBENCH_QUESTIONS": str(folder / "questions"),
+                "PYTHONPATH": str(ROOT),
+            }
+        )
+        command = [
+            sys.executable,
+            "-m",
+            "chunkbench_pipelines.cli",
+            "run",
+            "--strategy",
+            args.strategy,
+            "--corpus-model",
+            args.corpus_model,
+        ]
         started = time.perf_counter()
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   text=True, bufsize=1)
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+        )
         longest_silence, last = 0.0, time.perf_counter()
         stages: list[str] = []
         with TreeMemory(process.pid) as memory:
@@ -297,16 +355,21 @@ def main() -> int:
                 if line.startswith("    ") or line.startswith("wall time") or line.startswith("estimate against"):
                     longest_silence = max(longest_silence, now - last)
                     last = now
-                if line.startswith(("wall time", "estimate against", "  ")) and "×" in line or \
-                        line.startswith(("wall time", "estimate against", "work:", "total:")):
+                if (
+                    line.startswith(("wall time", "estimate against", "  "))
+                    and "×" in line
+                    or line.startswith(("wall time", "estimate against", "work:", "total:"))
+                ):
                     stages.append(line.rstrip())
                 print(f"[{now - started:7.1f} s] {line.rstrip()}", flush=True)
             code = process.wait()
         wall = time.perf_counter() - started
         print("\nresult")
         print(f"  exit code {code}; wall time {wall:.0f} s")
-        print(f"  peak memory of the process tree: {gb(memory.peak_sum)} (summed resident memory at one moment); "
-              f"largest single process: {gb(memory.peak_process)} ({memory.peak_name.strip()})")
+        print(
+            f"  peak memory of the process tree: {gb(memory.peak_sum)} (summed resident memory at one moment); "
+            f"largest single process: {gb(memory.peak_process)} ({memory.peak_name.strip()})"
+        )
         print(f"  longest gap between progress lines: {longest_silence:.1f} s")
         print("  peak summed memory by stage (the stage of the last progress line before it):")
         for stage, peak in memory.by_stage.items():

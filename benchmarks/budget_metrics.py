@@ -93,30 +93,43 @@ def main(argv: list[str] | None = None) -> int:
                 name = f"budget_fixed_{size}"
                 store.ensure_collection(name, embedder.spec.dimension)
                 store.replace_points(name, chunks, embedder.embed([c.text_to_embed for c in chunks], "document"))
-                outcomes = run_retrieval(questions, embedder, store, name, RetrievalOptions(
-                    top_k=5, strategy="fixed_size", chunks=collection_chunks(chunks)))
+                outcomes = run_retrieval(
+                    questions,
+                    embedder,
+                    store,
+                    name,
+                    RetrievalOptions(top_k=5, strategy="fixed_size", chunks=collection_chunks(chunks)),
+                )
                 table[f"fixed_size {size}"] = per_question(outcomes)
                 print(f"  fixed_size {size}: {len(chunks)} chunks, {time.perf_counter() - started:.0f} s", flush=True)
     print(f"\nChroma general evaluation: {len(questions)} questions, 5 chunks per question, MiniLM\n")
     header = ["configuration", "context tokens", *(LABELS.get(m, m) for m in CANDIDATES)]
-    rows = [[name, f"{np.nanmean(v['context_tokens']):,.0f}", *(f"{np.nanmean(v[m]):.3f}" for m in CANDIDATES)]
-            for name, v in table.items()]
+    rows = [
+        [name, f"{np.nanmean(v['context_tokens']):,.0f}", *(f"{np.nanmean(v[m]):.3f}" for m in CANDIDATES)]
+        for name, v in table.items()
+    ]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
     print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
     smallest, largest = list(table)[0], list(table)[-1]
-    print(f"\nratio {largest} / {smallest}: " + ", ".join(
-        f"{LABELS.get(m, m)} {np.nanmean(table[largest][m]) / max(np.nanmean(table[smallest][m]), 1e-9):.2f}x"
-        for m in CANDIDATES))
+    print(
+        f"\nratio {largest} / {smallest}: "
+        + ", ".join(
+            f"{LABELS.get(m, m)} {np.nanmean(table[largest][m]) / max(np.nanmean(table[smallest][m]), 1e-9):.2f}x"
+            for m in CANDIDATES
+        )
+    )
     print(f"\nrank stability over {args.halves} random halves of the questions (seeded):")
     for m in CANDIDATES:
         tau, same = stability(table, m, args.halves)
         means = [np.nanmean(table[c][m]) for c in table]
         winner = list(table)[int(np.argmax(means))]
         rises = all(b >= a for a, b in zip(means, means[1:]))
-        print(f"  {LABELS.get(m, m):15s} Kendall tau {tau:.2f}, same winner {same:.0%}, winner {winner}"
-              + (", rises with size" if rises else ""))
+        print(
+            f"  {LABELS.get(m, m):15s} Kendall tau {tau:.2f}, same winner {same:.0%}, winner {winner}"
+            + (", rises with size" if rises else "")
+        )
     return 0
 
 

@@ -86,11 +86,14 @@ def main() -> int:
         return [(text_key(f"new text {next(fresh)}"), vectors[i % len(vectors)]) for i in range(1000)]
 
     try:
-        with tempfile.TemporaryDirectory() as tmp, EmbeddingCache(Path(tmp)) as sqlite, \
-                PostgresEmbeddingCache(url) as postgres:
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            EmbeddingCache(Path(tmp)) as sqlite,
+            PostgresEmbeddingCache(url) as postgres,
+        ):
             for cache in (sqlite, postgres):
                 for begin in range(0, len(keys), 5000):
-                    cache.put_many(NAMESPACE, zip(keys[begin:begin + 5000], vectors[begin:begin + 5000]), DIMENSION)
+                    cache.put_many(NAMESPACE, zip(keys[begin : begin + 5000], vectors[begin : begin + 5000]), DIMENSION)
             statements = count_statements(postgres)
             before = statements()
             assert len(postgres.get_many(NAMESPACE, batches[0], DIMENSION)) == 1000
@@ -113,9 +116,11 @@ def main() -> int:
                     postgres.put_many(NAMESPACE, items, DIMENSION)
 
             figures: dict[str, dict[str, float]] = {}
-            for name, make in (("1,000 lookups of 1 text", lambda c: singles_of(c)),
-                               ("20 lookups of 1,000 texts", lambda c: batches_of(c)),
-                               ("20 stores of 1,000 vectors", lambda c: stores_of(c))):
+            for name, make in (
+                ("1,000 lookups of 1 text", lambda c: singles_of(c)),
+                ("20 lookups of 1,000 texts", lambda c: batches_of(c)),
+                ("20 stores of 1,000 vectors", lambda c: stores_of(c)),
+            ):
                 row = figures.setdefault(name, {"sqlite": float("inf"), "postgresql": float("inf")})
                 for _ in range(args.rounds):  # alternate, so both see the same machine
                     row["sqlite"] = min(row["sqlite"], best(1, make(sqlite)))
@@ -126,8 +131,10 @@ def main() -> int:
         if server is not None:
             server.stop()
 
-    print(f"{args.vectors:,} vectors of {DIMENSION} floats in each cache; best of {args.rounds} rounds, "
-          "backends alternating; PostgreSQL on 127.0.0.1")
+    print(
+        f"{args.vectors:,} vectors of {DIMENSION} floats in each cache; best of {args.rounds} rounds, "
+        "backends alternating; PostgreSQL on 127.0.0.1"
+    )
     print(f"statements per batch lookup of 1,000 texts (PostgreSQL): {per_batch}")
     print(f"{'':45} {'SQLite':>10} {'PostgreSQL':>11} {'ratio':>7}")
     for name, row in figures.items():
@@ -136,8 +143,10 @@ def main() -> int:
         shown = f"{sqlite_s * 1000:8.0f} ms" if sqlite_s == sqlite_s else f"{'-':>11}"
         print(f"{name:45} {shown} {postgres_s * 1000:8.0f} ms {ratio}")
     single = figures["1,000 lookups of 1 text"]
-    print(f"per lookup of one text: SQLite {single['sqlite'] * 1e3:.2f} ms per 1,000 "
-          f"({single['sqlite'] * 1e6 / 1000:.0f} us each), PostgreSQL {single['postgresql'] * 1e6 / 1000:.0f} us each")
+    print(
+        f"per lookup of one text: SQLite {single['sqlite'] * 1e3:.2f} ms per 1,000 "
+        f"({single['sqlite'] * 1e6 / 1000:.0f} us each), PostgreSQL {single['postgresql'] * 1e6 / 1000:.0f} us each"
+    )
     return 0
 
 

@@ -49,13 +49,19 @@ from chunkbench_core.evaluation.chroma import (  # noqa: F401  (re-exported for 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
-                        help="a Chroma evaluation data folder (default: the copy shipped with chunkbench)")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=DEFAULT_DATA,
+        help="a Chroma evaluation data folder (default: the copy shipped with chunkbench)",
+    )
     parser.add_argument("--out", type=Path, help="write our rows as CSV (published_minilm.csv's columns)")
     parser.add_argument("--limit", type=int, help="only the first N questions (file order)")
     parser.add_argument("--corpora", help="comma-separated corpus ids (default: all five)")
-    parser.add_argument("--configs", help="comma-separated strategy:size:overlap (default: the published table "
-                                          "and the recursive_chroma rows)")
+    parser.add_argument(
+        "--configs",
+        help="comma-separated strategy:size:overlap (default: the published table and the recursive_chroma rows)",
+    )
     parser.add_argument("--work", type=Path, help="folder for the temporary Qdrant store (default: system temp)")
     args = parser.parse_args(argv)
     try:

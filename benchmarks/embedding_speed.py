@@ -74,8 +74,9 @@ def raw_onnx(texts: list[str], batch_size: int) -> np.ndarray:
         for r, e in enumerate(encodings):
             ids[r, : len(e.ids)] = e.ids
             mask[r, : len(e.ids)] = 1
-        (hidden,) = session.run(["last_hidden_state"],
-                                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})
+        (hidden,) = session.run(
+            ["last_hidden_state"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        )
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         out[rows] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
@@ -105,8 +106,10 @@ def main(argv: list[str] | None = None) -> int:
     documents = [parse(str(p)) for p in corpora]
     chunker = make_chunker("fixed_size", chunk_size=250, chunk_overlap=0)
     texts = [c.text_to_embed for d in documents for c in chunker.chunk(d)]
-    print(f"{len(texts)} chunks (fixed_size 250/0) from {len(corpora)} corpora in {data}; model {MODEL}, "
-          f"batch size {batch_size}")
+    print(
+        f"{len(texts)} chunks (fixed_size 250/0) from {len(corpora)} corpora in {data}; model {MODEL}, "
+        f"batch size {batch_size}"
+    )
     shared_minilm().run_batch(texts[:8])  # load and warm the session outside the timings
     rss_before = peak_rss_mb()
 
@@ -127,9 +130,11 @@ def main(argv: list[str] | None = None) -> int:
         difference = float(np.abs(raw - piped).max())
         ratio = min(pipe_times) / min(raw_times)
         usage = embedder.last_usage
-        print(f"pipeline / raw = {ratio:.3f} (best {min(pipe_times):.2f} s vs {min(raw_times):.2f} s; "
-              f"{len(texts) / min(pipe_times):.0f} chunks/s; {usage.prompt_tokens:,} word pieces, "
-              f"{usage.truncated} chunks truncated at {spec.max_input_tokens}); max |difference| {difference:.2e}")
+        print(
+            f"pipeline / raw = {ratio:.3f} (best {min(pipe_times):.2f} s vs {min(raw_times):.2f} s; "
+            f"{len(texts) / min(pipe_times):.0f} chunks/s; {usage.prompt_tokens:,} word pieces, "
+            f"{usage.truncated} chunks truncated at {spec.max_input_tokens}); max |difference| {difference:.2e}"
+        )
 
         # 2. a partition materialized, then re-materialized unchanged
         from dataclasses import replace
@@ -140,21 +145,30 @@ def main(argv: list[str] | None = None) -> int:
         from chunkbench_core.storage.results_db import ResultsDB
         from chunkbench_core.storage.vector_store import VectorStore
 
-        collection = replace(resolve_collection(CollectionRequest("fixed_size", MODEL, chunk_size=250, chunk_overlap=0),
-                                                SpecContext(builtin_registry())), model=spec)
+        collection = replace(
+            resolve_collection(
+                CollectionRequest("fixed_size", MODEL, chunk_size=250, chunk_overlap=0), SpecContext(builtin_registry())
+            ),
+            model=spec,
+        )
         runs = []
-        with EmbeddingCache(Path(tmp) / "partition.sqlite") as cache, \
-                VectorStore(local_root=Path(tmp) / "qdrant") as store:
+        with (
+            EmbeddingCache(Path(tmp) / "partition.sqlite") as cache,
+            VectorStore(local_root=Path(tmp) / "qdrant") as store,
+        ):
             for label in ("first materialization", "re-materialization"):
                 embedder = Embedder(spec, cache=cache)
                 MEMO.clear()  # the re-run's speed comes from the embedding cache alone
                 started = time.perf_counter()
-                summary = build_collection(BuildRequest(collection, documents), embedder, None, store,
-                                           ResultsDB(Path(tmp) / "results"))
+                summary = build_collection(
+                    BuildRequest(collection, documents), embedder, None, store, ResultsDB(Path(tmp) / "results")
+                )
                 runs.append(time.perf_counter() - started)
-                print(f"{label}: {runs[-1]:.2f} s ({summary.n_chunks} chunks, {summary.upserted} points upserted, "
-                      f"{summary.removed} removed; cache hit rate {embedder.usage.hit_rate:.1%}, "
-                      f"{embedder.usage.embedded} embedded)")
+                print(
+                    f"{label}: {runs[-1]:.2f} s ({summary.n_chunks} chunks, {summary.upserted} points upserted, "
+                    f"{summary.removed} removed; cache hit rate {embedder.usage.hit_rate:.1%}, "
+                    f"{embedder.usage.embedded} embedded)"
+                )
         speedup = runs[0] / runs[1]
         hit_rate = embedder.usage.hit_rate
 

@@ -92,8 +92,10 @@ def make_corpus(kind: str, root: Path, documents: int, pages: int) -> tuple[Path
         for path in kept:
             shutil.copy(path, corpus / path.name)
         # the questions of the corpora kept (the others' would be dropped by the run and counted by the estimate)
-        with open(CHROMA_QUESTIONS_FILE, newline="", encoding="utf-8") as source, \
-                open(questions / CHROMA_QUESTIONS_FILE.name, "w", newline="", encoding="utf-8") as target:
+        with (
+            open(CHROMA_QUESTIONS_FILE, newline="", encoding="utf-8") as source,
+            open(questions / CHROMA_QUESTIONS_FILE.name, "w", newline="", encoding="utf-8") as target,
+        ):
             reader = csv.DictReader(source)
             writer = csv.DictWriter(target, fieldnames=reader.fieldnames or [])
             writer.writeheader()
@@ -106,8 +108,13 @@ def make_corpus(kind: str, root: Path, documents: int, pages: int) -> tuple[Path
     for i in range(documents):
         name = f"Company{i:02d} 2024 Q1.pdf"
         evidence = write_pdf(corpus / name, f"Company{i:02d}", pages)
-        items.append({"id": f"q{i}", "question": f"What were Company{i:02d}'s net sales in the last part?",
-                      "references": [{"document": name, "content": evidence}]})
+        items.append(
+            {
+                "id": f"q{i}",
+                "question": f"What were Company{i:02d}'s net sales in the last part?",
+                "references": [{"document": name, "content": evidence}],
+            }
+        )
     (questions / "filings.json").write_text(json.dumps({"questions": items}), encoding="utf-8")
     return corpus, questions
 
@@ -116,8 +123,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", type=float, default=3.0, help="calibration budget in seconds")
     parser.add_argument("--strategies", default="fixed_size,recursive,semantic")
-    parser.add_argument("--corpus", default="sample",
-                        help="one or more of sample, chroma, pdf, demo, separated by commas (default sample)")
+    parser.add_argument(
+        "--corpus",
+        default="sample",
+        help="one or more of sample, chroma, pdf, demo, separated by commas (default sample)",
+    )
     parser.add_argument("--documents", type=int, default=4, help="chroma: corpora kept; pdf: PDFs written")
     parser.add_argument("--pages", type=int, default=20, help="pdf: pages of each PDF")
     args = parser.parse_args()
@@ -133,8 +143,10 @@ def main() -> int:
     for kind, predicted, measured in figures:
         ratio = predicted / measured if measured > 0 else float("nan")
         verdict = "within" if abs(ratio - 1) <= 0.35 else "NOT within"
-        print(f"  {kind:<8} predicted {duration(predicted):>8}, measured {duration(measured):>8}: {ratio:.2f} "
-              f"({verdict} 35 %)")
+        print(
+            f"  {kind:<8} predicted {duration(predicted):>8}, measured {duration(measured):>8}: {ratio:.2f} "
+            f"({verdict} 35 %)"
+        )
     return 0
 
 
@@ -163,8 +175,14 @@ def demo(args: argparse.Namespace) -> tuple[float, float]:
             print(done.stdout[-2000:], done.stderr[-2000:])
             return float("nan"), float("nan")
         pattern = str(Path(tmp) / "home" / "benchmarks" / "*" / "tables" / "run_estimates" / "2*.parquet")
-        row = duckdb.connect().execute(f"SELECT estimated_seconds, actual, estimate FROM read_parquet('{pattern}') "
-                                       "ORDER BY created_at DESC LIMIT 1").fetchone()
+        row = (
+            duckdb.connect()
+            .execute(
+                f"SELECT estimated_seconds, actual, estimate FROM read_parquet('{pattern}') "
+                "ORDER BY created_at DESC LIMIT 1"
+            )
+            .fetchone()
+        )
         assert row is not None, "the run recorded no estimate"
         estimated, actual_text, estimate_text = row
         actual, estimate = json.loads(actual_text), json.loads(estimate_text)
@@ -180,8 +198,7 @@ def demo(args: argparse.Namespace) -> tuple[float, float]:
         stages["finishing"] = estimate.get("finishing_seconds", 0.0)
         stages["parsing"] = estimate.get("parsing_seconds", 0.0)
         print(f"  {len(estimate['partitions'])} partitions; by stage, estimated / measured:")
-        for stage in ("parsing", "chunking", "boundary", "embedding", "indexing", "retrieval", "overhead",
-                      "finishing"):
+        for stage in ("parsing", "chunking", "boundary", "embedding", "indexing", "retrieval", "overhead", "finishing"):
             print(f"    {stage:<10} {stages.get(stage, 0.0):7.1f} s / {measured.get(stage, 0.0):7.1f} s")
         total = float(actual.get("actual_total") or actual.get("total_seconds"))
         print(f"  the run from its estimate on: estimated {duration(float(estimated))}, took {duration(total)}")
@@ -199,24 +216,33 @@ def one_corpus(kind: str, args: argparse.Namespace) -> tuple[float, float]:
         corpus, questions_folder = make_corpus(kind, home, args.documents, args.pages)
         sets, _ = load_question_sets(questions_folder)
         n_questions = sum(len(qs.questions) for qs in sets)
-        print(f"estimate against actual on the {kind} corpus ({len(list(corpus.iterdir()))} documents, "
-              f"{n_questions} questions; the machine may be shared: one run, side by side)")
+        print(
+            f"estimate against actual on the {kind} corpus ({len(list(corpus.iterdir()))} documents, "
+            f"{n_questions} questions; the machine may be shared: one run, side by side)"
+        )
         store = CalibrationStore(home)
         embedder = Embedder(spec, cache=EmbeddingCache(home))
         boundary = Embedder(spec, cache=EmbeddingCache(home))
         started = time.perf_counter()
-        rate, _ = calibrated(store, engine_key(spec), lambda: calibrate_embedder(embedder,
-                                                                                 budget_seconds=args.budget))
-        print(f"calibration: {time.perf_counter() - started:.1f} s; {rate.summary()}; "
-              f"{rate.seconds_per_text * 1000:.2f} ms per text + {rate.seconds_per_token * 1e6:.0f} µs per token; "
-              f"{rate.tokens_per_cl100k:.2f} word pieces per cl100k token; model load {rate.warmup_seconds:.1f} s")
+        rate, _ = calibrated(store, engine_key(spec), lambda: calibrate_embedder(embedder, budget_seconds=args.budget))
+        print(
+            f"calibration: {time.perf_counter() - started:.1f} s; {rate.summary()}; "
+            f"{rate.seconds_per_text * 1000:.2f} ms per text + {rate.seconds_per_token * 1e6:.0f} µs per token; "
+            f"{rate.tokens_per_cl100k:.2f} word pieces per cl100k token; model load {rate.warmup_seconds:.1f} s"
+        )
         params = chunking_params(spec, None, None)
         # no pipeline here: the core functions are called directly (no step per partition, no reports)
-        pipeline = PipelineTiming(partition_overhead_seconds=0, finishing_seconds=0,
-                                  finishing_seconds_per_partition=0)
-        run = RunShape(corpus_models=[MODEL], strategies=strategies, chunk_size=params["chunk_size"],
-                       chunk_overlap=params["chunk_overlap"], n_questions=n_questions, boundary_model=MODEL,
-                       dimensions={MODEL: spec.dimension}, pipeline=pipeline)
+        pipeline = PipelineTiming(partition_overhead_seconds=0, finishing_seconds=0, finishing_seconds_per_partition=0)
+        run = RunShape(
+            corpus_models=[MODEL],
+            strategies=strategies,
+            chunk_size=params["chunk_size"],
+            chunk_overlap=params["chunk_overlap"],
+            n_questions=n_questions,
+            boundary_model=MODEL,
+            dimensions={MODEL: spec.dimension},
+            pipeline=pipeline,
+        )
         rates = {MODEL: rate}
         learnt = Learnt(corrections=store.correction)
 
@@ -234,8 +260,10 @@ def one_corpus(kind: str, args: argparse.Namespace) -> tuple[float, float]:
         sizes = {s.document: s.size_bytes for s in sources}
         documents = documents_from_parsed(parsed, sizes)
         guessed = before.corpus_tokens
-        print(f"parsing: {comparison_text(before.parsing_seconds, parse_seconds)}; tokens "
-              f"guessed {guessed:,.0f}, parsed {sum(d.tokens or 0 for d in documents):,}")
+        print(
+            f"parsing: {comparison_text(before.parsing_seconds, parse_seconds)}; tokens "
+            f"guessed {guessed:,.0f}, parsed {sum(d.tokens or 0 for d in documents):,}"
+        )
 
         estimate = estimate_run(documents, run, rates, learnt)
         print("\nafter parsing:")
@@ -249,18 +277,32 @@ def one_corpus(kind: str, args: argparse.Namespace) -> tuple[float, float]:
                 MEMO.clear()  # this process's memory of vectors would hide the embedding time
                 boundary_before = boundary.usage.seconds
                 collection = resolve_collection(
-                    CollectionRequest(strategy, MODEL, params["chunk_size"], params["chunk_overlap"],
-                                      boundary_model=MODEL), SpecContext(builtin_registry()))
+                    CollectionRequest(
+                        strategy, MODEL, params["chunk_size"], params["chunk_overlap"], boundary_model=MODEL
+                    ),
+                    SpecContext(builtin_registry()),
+                )
                 built = build_collection(BuildRequest(collection, parsed), embedder, boundary, vectors, results)
                 index_seconds = built.index_seconds
                 embedding_seconds = embedder.last_usage.seconds
                 experiment_started = time.perf_counter()
-                run_experiment(ExperimentRequest(collection, f"estimate-{strategy}", questions_folder, parsed),
-                               embedder, vectors, results)
+                run_experiment(
+                    ExperimentRequest(collection, f"estimate-{strategy}", questions_folder, parsed),
+                    embedder,
+                    vectors,
+                    results,
+                )
                 retrieval = time.perf_counter() - experiment_started
-                actuals += partition_actuals(MODEL, strategy, PartitionTimes(
-                    index_seconds=index_seconds, embedding_seconds=embedding_seconds,
-                    boundary_seconds=boundary.usage.seconds - boundary_before, retrieval_seconds=retrieval))
+                actuals += partition_actuals(
+                    MODEL,
+                    strategy,
+                    PartitionTimes(
+                        index_seconds=index_seconds,
+                        embedding_seconds=embedding_seconds,
+                        boundary_seconds=boundary.usage.seconds - boundary_before,
+                        retrieval_seconds=retrieval,
+                    ),
+                )
         wall = time.perf_counter() - wall
         comparison = compare_run(estimate, actuals, actual_total=wall)
         print("\nestimate against actual (after parsing; the model was loaded by the calibration):")
@@ -271,11 +313,15 @@ def one_corpus(kind: str, args: argparse.Namespace) -> tuple[float, float]:
             print(f"  {where:<36} {'+'.join(s.stages):<26} {comparison_text(s.estimated, s.actual)}")
         learn(store, comparison)
         corrected = estimate_run(documents, run, rates, learnt)
-        print(f"\nthe next estimate, corrected by this run: {duration(corrected.total)} "
-              f"({comparison_text(corrected.total, wall)})")
+        print(
+            f"\nthe next estimate, corrected by this run: {duration(corrected.total)} "
+            f"({comparison_text(corrected.total, wall)})"
+        )
         off = abs(wall - estimate.total) / wall if wall > 0 else 0.0
-        print(f"estimate from the parsed text against the measured time: {off:.0%} off "
-              f"({'within' if off <= 0.35 else 'NOT within'} the 35% target)")
+        print(
+            f"estimate from the parsed text against the measured time: {off:.0%} off "
+            f"({'within' if off <= 0.35 else 'NOT within'} the 35% target)"
+        )
         embedder.cache.close()  # type: ignore[union-attr]  # the benchmark's embedders have a cache
         boundary.cache.close()  # type: ignore[union-attr]  # the benchmark's embedders have a cache
     return estimate.total, wall

@@ -43,8 +43,15 @@ if str(ROOT) not in sys.path:
 from chunkbench_core.storage.results_db import ResultsDB
 
 DATA = ROOT / "benchmarks" / "data" / "sec-10-q-amzn"
-BEFORE_STRATEGIES = ("fixed_size", "recursive", "semantic", "semantic_parent_child", "contextual_retrieval",
-                     "structural", "cluster_semantic")
+BEFORE_STRATEGIES = (
+    "fixed_size",
+    "recursive",
+    "semantic",
+    "semantic_parent_child",
+    "contextual_retrieval",
+    "structural",
+    "cluster_semantic",
+)
 AFTER_STRATEGIES = (*BEFORE_STRATEGIES, "page", "element")
 #: each quarter's total net sales as its filing's statement of operations prints them (in millions)
 QUARTERS = (
@@ -78,8 +85,9 @@ def chunkbench(env: dict[str, str], *args: str) -> str:
     command = [str(Path(sys.executable).with_name("chunkbench")), *args]
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     if done.returncode != 0:
-        raise SystemExit(f"chunkbench {' '.join(args)} failed ({done.returncode}):\n{done.stdout[-3000:]}"
-                         f"\n{done.stderr[-3000:]}")
+        raise SystemExit(
+            f"chunkbench {' '.join(args)} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        )
     return done.stdout
 
 
@@ -104,13 +112,30 @@ def ask_quarters(env: dict[str, str], extra: list[str]) -> tuple[str, list[tuple
     found = []
     asked = ""
     for period, document, figure in QUARTERS:
-        out = json.loads(chunkbench(env, "ask", f"What were Amazon's total net sales for the {period}?",
-                                    "--top-k", "3", "--json", "--no-save", *extra))
+        out = json.loads(
+            chunkbench(
+                env,
+                "ask",
+                f"What were Amazon's total net sales for the {period}?",
+                "--top-k",
+                "3",
+                "--json",
+                "--no-save",
+                *extra,
+            )
+        )
         hits = out.get("hits") or []
-        asked = label({"strategy": out["strategy"], "corpus_model": out["corpus_model"],
-                       "retriever": out.get("retriever")})
-        where = next((f"rank {i} ({h['document']})" for i, h in enumerate(hits, 1)
-                      if figure in h["text"] and h["document"] == document), "")
+        asked = label(
+            {"strategy": out["strategy"], "corpus_model": out["corpus_model"], "retriever": out.get("retriever")}
+        )
+        where = next(
+            (
+                f"rank {i} ({h['document']})"
+                for i, h in enumerate(hits, 1)
+                if figure in h["text"] and h["document"] == document
+            ),
+            "",
+        )
         found.append((period, bool(where), where or ", ".join(h["document"] for h in hits)))
     return asked, found
 
@@ -129,8 +154,17 @@ def half(name: str, env: dict[str, str], results: Path, runs: list[list[str]], r
     found_by = {}
     for row in rows:  # `ask` reaches the default settings' collections
         if not row.get("variant"):
-            _, quarters = ask_quarters(env, ["--strategy", str(row["strategy"]), "--corpus-model",
-                                             str(row["corpus_model"]), "--retriever", str(row["retriever"])])
+            _, quarters = ask_quarters(
+                env,
+                [
+                    "--strategy",
+                    str(row["strategy"]),
+                    "--corpus-model",
+                    str(row["corpus_model"]),
+                    "--retriever",
+                    str(row["retriever"]),
+                ],
+            )
             found_by[label(row)] = sum(1 for _, ok, _ in quarters if ok)
     return Half(name, len(rows), best, best_doc, recommended, found, found_by, time.perf_counter() - started)
 
@@ -144,8 +178,10 @@ def describe(h: Half) -> list[str]:
         f"  best doc_mrr: {label(h.best_doc_mrr)}: {float(h.best_doc_mrr['doc_mrr']):.3f}",
         f"  ask with the recommended configuration ({h.recommended}): {found} of {len(QUARTERS)} quarters' total "
         "net sales in the top 3",
-        *(f"    {period}: {'found, ' + where if ok else 'not found; top 3 from ' + where}"
-          for period, ok, where in h.quarters_found),
+        *(
+            f"    {period}: {'found, ' + where if ok else 'not found; top 3 from ' + where}"
+            for period, ok, where in h.quarters_found
+        ),
         "  quarters found (of 4) by each configuration of the default settings:",
         *(f"    {name}: {n}" for name, n in sorted(h.found_by.items(), key=lambda item: (-item[1], item[0]))),
     ]
@@ -177,16 +213,23 @@ def docs_block(before: Half, after: Half, periods: Half, model: str, questions: 
         "|---|---|---|---|",
         f"| questions | {questions} | {questions} | {questions + len(QUARTERS)} |",
         f"| configurations compared | {before.configurations} | {after.configurations} | {periods.configurations} |",
-        "| best configuration (by recall_at_512) | " + " | ".join(label(h.best) for h in (before, after, periods)) + " |",
-        "| its recall_at_512 | " + " | ".join(f"{float(h.best['recall_at_512']):.2f}" for h in (before, after, periods))
+        "| best configuration (by recall_at_512) | "
+        + " | ".join(label(h.best) for h in (before, after, periods))
+        + " |",
+        "| its recall_at_512 | "
+        + " | ".join(f"{float(h.best['recall_at_512']):.2f}" for h in (before, after, periods))
         + " |",
         "| its doc_mrr | " + " | ".join(f"{float(h.best['doc_mrr']):.2f}" for h in (before, after, periods)) + " |",
-        "| best doc_mrr of any configuration | " + " | ".join(
-            f"{float(h.best_doc_mrr['doc_mrr']):.2f} ({label(h.best_doc_mrr)})" for h in (before, after, periods)) + " |",
+        "| best doc_mrr of any configuration | "
+        + " | ".join(
+            f"{float(h.best_doc_mrr['doc_mrr']):.2f} ({label(h.best_doc_mrr)})" for h in (before, after, periods)
+        )
+        + " |",
         "| configurations whose top 3 in `chunkbench ask` hold each quarter's total net sales, from that quarter's "
         "filing | " + " | ".join(every_quarter(h) for h in (before, after, periods)) + " |",
-        "| the same for the recommended configuration | " + " | ".join(
-            f"{found(h)} ({h.recommended})" for h in (before, after, periods)) + " |",
+        "| the same for the recommended configuration | "
+        + " | ".join(f"{found(h)} ({h.recommended})" for h in (before, after, periods))
+        + " |",
         "",
         "The recommendation picks among the default settings by the questions of the set; the configurations "
         "with the document header are measured beside them (the "
@@ -211,21 +254,35 @@ def write_docs(block: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--work", type=Path, default=Path("/tmp/chunkbench-filing-remedies"),
-                        help="scratch folder (its home is reused: cached embeddings are not computed again)")
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=Path("/tmp/chunkbench-filing-remedies"),
+        help="scratch folder (its home is reused: cached embeddings are not computed again)",
+    )
     parser.add_argument("--corpus-model", default="all-minilm-l6-v2")
     parser.add_argument("--write-docs", action="store_true", help="rewrite the block in docs/results.md")
-    parser.add_argument("--reuse", action="store_true",
-                        help="report from the benchmarks already run in --work instead of running them again")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="report from the benchmarks already run in --work instead of running them again",
+    )
     args = parser.parse_args(argv)
     work: Path = args.work
     (work / "questions").mkdir(parents=True, exist_ok=True)
-    base = {**os.environ, "CHUNKBENCH_HOME": str(work / "home"), "CHUNKBENCH_CORPUS": str(DATA / "docs"),
-            "CHUNKBENCH_QUESTIONS": str(work / "questions")}
+    base = {
+        **os.environ,
+        "CHUNKBENCH_HOME": str(work / "home"),
+        "CHUNKBENCH_CORPUS": str(DATA / "docs"),
+        "CHUNKBENCH_QUESTIONS": str(work / "questions"),
+    }
     question_file = work / "questions" / "amzn.json"
     if not question_file.exists():
-        print(chunkbench(base, "questions", "import", str(DATA / "qna_amzn.csv"), "--yes", "--out",
-                         str(question_file)).strip().splitlines()[-2])
+        print(
+            chunkbench(base, "questions", "import", str(DATA / "qna_amzn.csv"), "--yes", "--out", str(question_file))
+            .strip()
+            .splitlines()[-2]
+        )
     questions = len(json.loads(question_file.read_text(encoding="utf-8"))["questions"])
     model = ["--corpus-model", args.corpus_model]
 
@@ -236,15 +293,27 @@ def main(argv: list[str] | None = None) -> int:
     after_env = {**base, "CHUNKBENCH_BENCHMARK": "filings_after"}
     home = work / "home" / "benchmarks"
     print("before:", flush=True)
-    before = half("before", before_env, home / "filings_before",
-                  [[*strategies(BEFORE_STRATEGIES), *model, "--retriever", "dense"]], args.reuse)
+    before = half(
+        "before",
+        before_env,
+        home / "filings_before",
+        [[*strategies(BEFORE_STRATEGIES), *model, "--retriever", "dense"]],
+        args.reuse,
+    )
     print("\n".join(describe(before)), flush=True)
     print("after:", flush=True)
     both = ["--retriever", "dense", "--retriever", "hybrid"]
     # the header's run first: the latest comparison, the one `ask` takes its recommendation from, is the full grid
-    after = half("after", after_env, home / "filings_after",
-                 [[*strategies(AFTER_STRATEGIES), *model, *both, "--document-context", "true"],
-                  [*strategies(AFTER_STRATEGIES), *model, *both]], args.reuse)
+    after = half(
+        "after",
+        after_env,
+        home / "filings_after",
+        [
+            [*strategies(AFTER_STRATEGIES), *model, *both, "--document-context", "true"],
+            [*strategies(AFTER_STRATEGIES), *model, *both],
+        ],
+        args.reuse,
+    )
     print("\n".join(describe(after)), flush=True)
     # the same grid (default settings) with the four quarters' questions added to the sheet's
     periods_folder = work / "questions_with_periods"
@@ -253,8 +322,13 @@ def main(argv: list[str] | None = None) -> int:
     write_period_questions(periods_folder / "periods.json")
     periods_env = {**base, "CHUNKBENCH_BENCHMARK": "filings_periods", "CHUNKBENCH_QUESTIONS": str(periods_folder)}
     print("after, with the four quarters' questions:", flush=True)
-    periods = half("with periods", periods_env, home / "filings_periods",
-                   [[*strategies(AFTER_STRATEGIES), *model, *both]], args.reuse)
+    periods = half(
+        "with periods",
+        periods_env,
+        home / "filings_periods",
+        [[*strategies(AFTER_STRATEGIES), *model, *both]],
+        args.reuse,
+    )
     print("\n".join(describe(periods)), flush=True)
     if args.write_docs:
         write_docs(docs_block(before, after, periods, args.corpus_model, questions))
@@ -271,10 +345,15 @@ def write_period_questions(path: Path) -> None:
         markdown = parse(DATA / "docs" / document).markdown
         row = next(line for line in markdown.splitlines() if "Total net sales" in line and figure in line)
         start = row.index("Total net sales")
-        questions.append({"id": f"total_net_sales_{document[:7].replace(' ', '_').lower()}",
-                          "question": f"What were Amazon's total net sales for the {period}?",
-                          "expected_answer": f"${figure} million", "category": "Single-Doc RAG",
-                          "references": [{"document": document, "content": row[start:]}]})
+        questions.append(
+            {
+                "id": f"total_net_sales_{document[:7].replace(' ', '_').lower()}",
+                "question": f"What were Amazon's total net sales for the {period}?",
+                "expected_answer": f"${figure} million",
+                "category": "Single-Doc RAG",
+                "references": [{"document": document, "content": row[start:]}],
+            }
+        )
     path.write_text(json.dumps({"name": "amzn_periods", "questions": questions}, indent=2) + "\n", encoding="utf-8")
 
 

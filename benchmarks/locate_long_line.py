@@ -21,14 +21,18 @@ from chunkbench_core.evaluation.locate import Locator, Search
 
 def document(n_chars: int, seed: int = 7) -> tuple[str, list[str]]:
     rng = random.Random(seed)
-    words = [f"{a}{b}" for a in ("rev", "cost", "net", "cash", "sales", "tax", "fee", "loan") for b in
-             ("enue", "ings", "flow", "margin", "ratio", "base", "line", "item")]
+    words = [
+        f"{a}{b}"
+        for a in ("rev", "cost", "net", "cash", "sales", "tax", "fee", "loan")
+        for b in ("enue", "ings", "flow", "margin", "ratio", "base", "line", "item")
+    ]
     sentences = []
     size = 0
     while size < n_chars:
         figure = f"{rng.randint(100, 999)},{rng.randint(100, 999)}"
-        sentence = (" ".join(rng.choice(words) for _ in range(rng.randint(8, 20))) +
-                    f" was ${figure} million in the period.")
+        sentence = (
+            " ".join(rng.choice(words) for _ in range(rng.randint(8, 20))) + f" was ${figure} million in the period."
+        )
         sentences.append(sentence)
         size += len(sentence) + 1
     return " ".join(sentences), sentences

@@ -26,9 +26,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CLI = str(Path(sys.executable).with_name("chunkbench"))
 
-PROSE = ("Revenue grew in every segment during the quarter, led by services, while operating expenses rose "
-         "more slowly than sales. Management expects the trend to continue into the next fiscal year, subject "
-         "to the risks described in the annual report. ")
+PROSE = (
+    "Revenue grew in every segment during the quarter, led by services, while operating expenses rose "
+    "more slowly than sales. Management expects the trend to continue into the next fiscal year, subject "
+    "to the risks described in the annual report. "
+)
 
 
 def write_pdf(path: Path, company: str, pages: int) -> str:
@@ -50,8 +52,7 @@ def write_pdf(path: Path, company: str, pages: int) -> str:
                 pdf.cell(30, 6, value, align="R")
             pdf.ln(6)
         pdf.ln(4)
-        evidence = (f"In part {page}, {company} reported net sales of {page * 1234:,} thousand dollars "
-                    f"for the quarter.")
+        evidence = f"In part {page}, {company} reported net sales of {page * 1234:,} thousand dollars for the quarter."
         pdf.multi_cell(0, 5, PROSE * 3 + evidence + " " + PROSE * 2)
     pdf.output(str(path))
     return evidence
@@ -59,8 +60,9 @@ def write_pdf(path: Path, company: str, pages: int) -> str:
 
 def check(env: dict[str, str], questions: Path) -> tuple[float, subprocess.CompletedProcess]:
     started = time.perf_counter()
-    result = subprocess.run([CLI, "questions", "check", str(questions)], env=env, capture_output=True, text=True,
-                            timeout=1800)
+    result = subprocess.run(
+        [CLI, "questions", "check", str(questions)], env=env, capture_output=True, text=True, timeout=1800
+    )
     return time.perf_counter() - started, result
 
 
@@ -78,21 +80,36 @@ def main() -> int:
         for i in range(args.documents):
             company = f"Company{i:02d}"
             evidence = write_pdf(corpus / f"{company} 2024 Q1.pdf", company, args.pages)
-            items.append({"id": f"q{i}", "question": f"What were {company}'s net sales in the last part?",
-                          "references": [{"document": f"{company} 2024 Q1.pdf", "content": evidence}]})
+            items.append(
+                {
+                    "id": f"q{i}",
+                    "question": f"What were {company}'s net sales in the last part?",
+                    "references": [{"document": f"{company} 2024 Q1.pdf", "content": evidence}],
+                }
+            )
         (questions / "filings.json").write_text(json.dumps({"questions": items}), encoding="utf-8")
         size = sum(p.stat().st_size for p in corpus.iterdir())
-        print(f"corpus: {args.documents} PDFs of {args.pages} pages, {size / 1e6:.1f} MB; "
-              f"{len(items)} questions with evidence")
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "CHUNKBENCH_HOME": str(root / "home"),
-               "CHUNKBENCH_CORPUS": str(corpus), "PYTHONPATH": str(ROOT)}
+        print(
+            f"corpus: {args.documents} PDFs of {args.pages} pages, {size / 1e6:.1f} MB; "
+            f"{len(items)} questions with evidence"
+        )
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "CHUNKBENCH_HOME": str(root / "home"),
+            "CHUNKBENCH_CORPUS": str(corpus),
+            "PYTHONPATH": str(ROOT),
+        }
         first, result = check(env, questions)
-        print(f"first check (every PDF parsed and stored): {first:.1f} s, exit {result.returncode}; "
-              f"{result.stdout.strip().splitlines()[-1] if result.stdout.strip() else result.stderr.strip()[-200:]}")
+        print(
+            f"first check (every PDF parsed and stored): {first:.1f} s, exit {result.returncode}; "
+            f"{result.stdout.strip().splitlines()[-1] if result.stdout.strip() else result.stderr.strip()[-200:]}"
+        )
         second, result = check(env, questions)
         parsed_again = "parsing:" in result.stderr
-        print(f"second check (unchanged corpus): {second:.1f} s, exit {result.returncode}"
-              f"{', PARSED AGAIN' if parsed_again else ', every parse read back'}")
+        print(
+            f"second check (unchanged corpus): {second:.1f} s, exit {result.returncode}"
+            f"{', PARSED AGAIN' if parsed_again else ', every parse read back'}"
+        )
         write_pdf(corpus / "Company00 2024 Q1.pdf", "Company00", args.pages + 1)  # one file changed
         third, result = check(env, questions)
         lines = [line for line in result.stderr.splitlines() if line.startswith("parsing:")]

@@ -54,6 +54,7 @@ def excerpt_search(mb: float, old_kb: float) -> None:
 
     rng = random.Random(1)
     document = " ".join(rng.choice(VOCABULARY) for _ in range(400_000))
+
     # an excerpt made of the document's own words, in an order it never has: every word is a candidate start
     def excerpt(chars: float) -> str:
         words, size = [], 0
@@ -123,22 +124,34 @@ def big_file(n: int) -> None:
             text = docs[name]
             start = rng.randrange(0, len(text) - 3000)
             start = text.index(" ", start) + 1
-            content = text[start:start + 2400].rsplit(" ", 1)[0]
-            questions.append({"id": f"q{i:05d}", "question": f"Question {i} about {name}?",
-                              "expected_answer": content[:150], "references": [{"document": name, "content": content}]})
+            content = text[start : start + 2400].rsplit(" ", 1)[0]
+            questions.append(
+                {
+                    "id": f"q{i:05d}",
+                    "question": f"Question {i} about {name}?",
+                    "expected_answer": content[:150],
+                    "references": [{"document": name, "content": content}],
+                }
+            )
             answers.append({"id": f"q{i:05d}", "question": f"Question {i}?", "expected_answer": content[:200]})
         path = folder / "big.json"
         path.write_text(json.dumps({"name": "big", "questions": questions}))
         (plain / "plain.json").write_text(json.dumps({"name": "plain", "questions": answers}))
         size = path.stat().st_size / 1e6
         for label, where, mode in (("check", folder, "check"), ("locate from answers", plain, "locate")):
-            out = subprocess.run([sys.executable, "-c", CHILD, str(ROOT), str(where), str(corpus_file), mode],
-                                 capture_output=True, text=True, check=True)
+            out = subprocess.run(
+                [sys.executable, "-c", CHILD, str(ROOT), str(where), str(corpus_file), mode],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             result = json.loads(out.stdout)
-            print(f"{label}: {n:,} questions ({size:.0f} MB file with references), {len(docs)} documents "
-                  f"({sum(map(len, docs.values())) / 1e6:.0f} MB): {result['seconds']:.1f} s, peak "
-                  f"{result['peak_mb']:,.0f} MB (the process before reading anything: {result['before_mb']:,.0f} MB); "
-                  f"{result['what']}")
+            print(
+                f"{label}: {n:,} questions ({size:.0f} MB file with references), {len(docs)} documents "
+                f"({sum(map(len, docs.values())) / 1e6:.0f} MB): {result['seconds']:.1f} s, peak "
+                f"{result['peak_mb']:,.0f} MB (the process before reading anything: {result['before_mb']:,.0f} MB); "
+                f"{result['what']}"
+            )
 
 
 def main() -> None:

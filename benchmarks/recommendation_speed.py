@@ -43,10 +43,23 @@ def synthetic(configurations: int, questions: int, seed: int = 0) -> tuple[list[
     for c in range(configurations):
         name = f"strategy{c:02d}"
         values = np.clip(base - 0.005 * c + rng.normal(0, 0.08, questions), 0, 1)
-        rows += [{"strategy": name, "corpus_model": "model", "question_set": "synthetic", "question_id": f"q{i:05d}",
-                  "recall_at_512": float(v), "error": None} for i, v in enumerate(values)]
-        costs[f"{name}|model"] = {"projected_usd": 0.0, "context_tokens": float(400 + 37 * ((c * 5) % 14)),
-                                  "query_ms": float(10 + c), "index_seconds": 30.0}
+        rows += [
+            {
+                "strategy": name,
+                "corpus_model": "model",
+                "question_set": "synthetic",
+                "question_id": f"q{i:05d}",
+                "recall_at_512": float(v),
+                "error": None,
+            }
+            for i, v in enumerate(values)
+        ]
+        costs[f"{name}|model"] = {
+            "projected_usd": 0.0,
+            "context_tokens": float(400 + 37 * ((c * 5) % 14)),
+            "query_ms": float(10 + c),
+            "index_seconds": 30.0,
+        }
     return rows, costs
 
 
@@ -73,22 +86,37 @@ def main() -> None:
     start = time.perf_counter()
     for row in weights:
         drawn = [i for i, w in enumerate(row) for _ in range(int(w))]
-        resampled = [{"strategy": n.split("|")[0], "corpus_model": "model", "question_set": "synthetic",
-                      "question_id": f"{k}", "recall_at_512": float(scores.values[i, j]), "error": None}
-                     for k, i in enumerate(drawn) for j, n in enumerate(scores.names)]
+        resampled = [
+            {
+                "strategy": n.split("|")[0],
+                "corpus_model": "model",
+                "question_set": "synthetic",
+                "question_id": f"{k}",
+                "recall_at_512": float(scores.values[i, j]),
+                "error": None,
+            }
+            for k, i in enumerate(drawn)
+            for j, n in enumerate(scores.names)
+        ]
         recommend(compare_configurations(resampled, costs=costs), costs, resamples=0)
     by_hand = (time.perf_counter() - start) / args.by_hand * args.resamples
 
     shape = f"{args.configurations} configurations x {args.questions} questions"
     print(f"{shape}, {args.resamples:,} resamples (seeded); the machine may be shared, so the ratio is the figure")
     print(f"  comparison once (bounds, {args.configurations - 1} randomization tests, Holm): {compared:8.2f} s")
-    print(f"  stability, vectorised:                                     {vectorised:8.2f} s"
-          f"   ({'well under' if vectorised < TARGET_SECONDS / 4 else 'under' if vectorised < TARGET_SECONDS else 'OVER'}"
-          f" the {TARGET_SECONDS:.0f} s target)")
-    print(f"  stability, resample by resample (from {args.by_hand}, scaled):         {by_hand:8.1f} s"
-          f"   ({by_hand / vectorised:,.0f}x slower)")
-    print(f"  pick {pick}: {result.share:.0%} of the resamples; others: "
-          + (", ".join(f"{n} {s:.0%}" for n, s in result.runner_ups[:3]) or "none"))
+    print(
+        f"  stability, vectorised:                                     {vectorised:8.2f} s"
+        f"   ({'well under' if vectorised < TARGET_SECONDS / 4 else 'under' if vectorised < TARGET_SECONDS else 'OVER'}"
+        f" the {TARGET_SECONDS:.0f} s target)"
+    )
+    print(
+        f"  stability, resample by resample (from {args.by_hand}, scaled):         {by_hand:8.1f} s"
+        f"   ({by_hand / vectorised:,.0f}x slower)"
+    )
+    print(
+        f"  pick {pick}: {result.share:.0%} of the resamples; others: "
+        + (", ".join(f"{n} {s:.0%}" for n, s in result.runner_ups[:3]) or "none")
+    )
 
 
 if __name__ == "__main__":

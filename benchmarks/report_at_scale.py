@@ -28,8 +28,10 @@ from chunkbench_core.storage.results_db import ResultsDB
 
 TARGET_S = 3.0
 STRATEGIES = ("fixed_size", "recursive", "semantic", "structural")
-WORDS = ("harbour lava sourdough insurance premium policy volcano bakery starter claim river "
-         "village contract clause payment annual rye flour eruption wall island").split()
+WORDS = (
+    "harbour lava sourdough insurance premium policy volcano bakery starter claim river "
+    "village contract clause payment annual rye flour eruption wall island"
+).split()
 
 
 def _text(i: int, n: int = 60) -> str:
@@ -40,43 +42,116 @@ def build(root: Path, n_questions: int, n_configs: int) -> ResultsDB:
     db = ResultsDB(root)
     now = datetime(2026, 11, 30, 12, 0)
     n_docs, chunk_chars = 200, 400
-    db.write("documents", "all", [{"document": f"doc{d:03d}.md", "path": f"/corpus/doc{d:03d}.md",
-                                   "sha256": f"{d:064x}", "size_bytes": 40_000, "status": "parsed", "error": None,
-                                   "parser": "markdown", "n_chars": 40_000, "n_units": 100, "warnings": "[]",
-                                   "parsed_at": now} for d in range(n_docs)])
+    db.write(
+        "documents",
+        "all",
+        [
+            {
+                "document": f"doc{d:03d}.md",
+                "path": f"/corpus/doc{d:03d}.md",
+                "sha256": f"{d:064x}",
+                "size_bytes": 40_000,
+                "status": "parsed",
+                "error": None,
+                "parser": "markdown",
+                "n_chars": 40_000,
+                "n_units": 100,
+                "warnings": "[]",
+                "parsed_at": now,
+            }
+            for d in range(n_docs)
+        ],
+    )
     for c in range(n_configs):
         strategy, model = STRATEGIES[c % len(STRATEGIES)], "all-minilm-l6-v2"
         chunks = []
         for d in range(n_docs):
             for k in range(100):
-                chunks.append({"chunk_id": f"{strategy}_doc{d:03d}_{k:06d}", "point_id": f"p{d}-{k}",
-                               "strategy": strategy, "corpus_model": model, "document": f"doc{d:03d}.md",
-                               "chunk_index": k, "start_offset": k * chunk_chars, "end_offset": (k + 1) * chunk_chars,
-                               "token_count": 80, "content_type": "text", "heading_path": "[]", "parent_id": None,
-                               "text": _text(d * 100 + k)[:chunk_chars].ljust(chunk_chars), "embedded_text": None,
-                               "chunking_params": "{}", "materialized_at": now})
+                chunks.append(
+                    {
+                        "chunk_id": f"{strategy}_doc{d:03d}_{k:06d}",
+                        "point_id": f"p{d}-{k}",
+                        "strategy": strategy,
+                        "corpus_model": model,
+                        "document": f"doc{d:03d}.md",
+                        "chunk_index": k,
+                        "start_offset": k * chunk_chars,
+                        "end_offset": (k + 1) * chunk_chars,
+                        "token_count": 80,
+                        "content_type": "text",
+                        "heading_path": "[]",
+                        "parent_id": None,
+                        "text": _text(d * 100 + k)[:chunk_chars].ljust(chunk_chars),
+                        "embedded_text": None,
+                        "chunking_params": "{}",
+                        "materialized_at": now,
+                    }
+                )
         db.write("chunks", f"{strategy}__{model}", chunks)
         rows = []
         for q in range(n_questions):
             d, k = q % n_docs, (q * 13) % 100
-            retrieved = [{"rank": r + 1, "chunk_id": f"{strategy}_doc{d:03d}_{(k + r) % 100:06d}",
-                          "document": f"doc{d:03d}.md", "start": ((k + r) % 100) * chunk_chars,
-                          "end": ((k + r) % 100 + 1) * chunk_chars, "score": round(0.9 - 0.05 * r, 3)}
-                         for r in range(5)]
-            rows.append({"experiment_run_id": "run1", "strategy": strategy, "corpus_model": model,
-                         "question_set": "big", "question_id": f"q{q:05d}", "question": f"Question {q}: {_text(q, 12)}?",
-                         "category": "policy", "difficulty": "easy", "top_k": 5, "n_references": 1, "created_at": now,
-                         "retrieved": json.dumps(retrieved), "recall": 1.0, "precision": 0.2, "iou": 0.2, "hit": 1.0,
-                         "reciprocal_rank": 1.0, "retrieval_ms": 3.0, "error": None,
-                         "expected_answer": _text(q, 10),
-                         "references": json.dumps([{"document": f"doc{d:03d}.md", "start": k * chunk_chars + 10,
-                                                    "end": k * chunk_chars + 90}]),
-                         "answer_error": "answer: HTTP 500 InternalServerError: upstream down" if q % 20 == 0 else None})
+            retrieved = [
+                {
+                    "rank": r + 1,
+                    "chunk_id": f"{strategy}_doc{d:03d}_{(k + r) % 100:06d}",
+                    "document": f"doc{d:03d}.md",
+                    "start": ((k + r) % 100) * chunk_chars,
+                    "end": ((k + r) % 100 + 1) * chunk_chars,
+                    "score": round(0.9 - 0.05 * r, 3),
+                }
+                for r in range(5)
+            ]
+            rows.append(
+                {
+                    "experiment_run_id": "run1",
+                    "strategy": strategy,
+                    "corpus_model": model,
+                    "question_set": "big",
+                    "question_id": f"q{q:05d}",
+                    "question": f"Question {q}: {_text(q, 12)}?",
+                    "category": "policy",
+                    "difficulty": "easy",
+                    "top_k": 5,
+                    "n_references": 1,
+                    "created_at": now,
+                    "retrieved": json.dumps(retrieved),
+                    "recall": 1.0,
+                    "precision": 0.2,
+                    "iou": 0.2,
+                    "hit": 1.0,
+                    "reciprocal_rank": 1.0,
+                    "retrieval_ms": 3.0,
+                    "error": None,
+                    "expected_answer": _text(q, 10),
+                    "references": json.dumps(
+                        [{"document": f"doc{d:03d}.md", "start": k * chunk_chars + 10, "end": k * chunk_chars + 90}]
+                    ),
+                    "answer_error": "answer: HTTP 500 InternalServerError: upstream down" if q % 20 == 0 else None,
+                }
+            )
         db.write("question_results", f"{strategy}__{model}__run1", rows)
-        db.write("experiment_metrics", f"{strategy}__{model}__run1", [{
-            "experiment_run_id": "run1", "strategy": strategy, "corpus_model": model, "n_questions": n_questions,
-            "n_failed": 0, "recall": 1.0, "precision": 0.2, "iou": 0.2, "mrr": 1.0, "hit_rate": 1.0, "top_k": 5,
-            "provenance": json.dumps({"strategy": strategy, "corpus_model": model}), "created_at": now}])
+        db.write(
+            "experiment_metrics",
+            f"{strategy}__{model}__run1",
+            [
+                {
+                    "experiment_run_id": "run1",
+                    "strategy": strategy,
+                    "corpus_model": model,
+                    "n_questions": n_questions,
+                    "n_failed": 0,
+                    "recall": 1.0,
+                    "precision": 0.2,
+                    "iou": 0.2,
+                    "mrr": 1.0,
+                    "hit_rate": 1.0,
+                    "top_k": 5,
+                    "provenance": json.dumps({"strategy": strategy, "corpus_model": model}),
+                    "created_at": now,
+                }
+            ],
+        )
     return db
 
 
@@ -84,13 +159,19 @@ def load_seconds(path: Path, chromium: str) -> float:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, headless=True,
-                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        browser = p.chromium.launch(
+            executable_path=chromium,
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
         page = browser.new_page(viewport={"width": 1300, "height": 900})
         started = time.perf_counter()
         page.goto(path.as_uri(), wait_until="load", timeout=300_000)
-        page.wait_for_function("() => document.querySelector('#inspector-panel') && "
-                               "document.querySelector('#inspector-panel').childElementCount > 0", timeout=300_000)
+        page.wait_for_function(
+            "() => document.querySelector('#inspector-panel') && "
+            "document.querySelector('#inspector-panel').childElementCount > 0",
+            timeout=300_000,
+        )
         seconds = time.perf_counter() - started
         errors = page.evaluate("() => document.querySelectorAll('#question-list li').length")
         browser.close()
@@ -108,11 +189,15 @@ def main() -> int:
     root = args.keep or Path(tempfile.mkdtemp(prefix="chunkbench-report-scale-"))
     started = time.perf_counter()
     db = build(root, args.questions, args.configs)
-    print(f"results: {args.questions:,} questions x {args.configs} configuration(s) in {time.perf_counter() - started:.1f} s")
+    print(
+        f"results: {args.questions:,} questions x {args.configs} configuration(s) in {time.perf_counter() - started:.1f} s"
+    )
     started = time.perf_counter()
     paths = write_reports(db, root / "reports")
-    print(f"render: {time.perf_counter() - started:.1f} s; technical_report.html "
-          f"{paths.technical.stat().st_size / 1e6:.1f} MB")
+    print(
+        f"render: {time.perf_counter() - started:.1f} s; technical_report.html "
+        f"{paths.technical.stat().st_size / 1e6:.1f} MB"
+    )
     seconds = load_seconds(paths.technical, args.chromium)
     print(f"load in headless Chromium: {seconds:.2f} s (target < {TARGET_S:g} s)")
     return 0 if seconds < TARGET_S else 1

@@ -34,8 +34,10 @@ from chunkbench_core.storage.vector_store import VectorStore, collection_name
 
 TARGET_MS = 5.0
 TOP_K = 5
-WORDS = ("harbour lava sourdough insurance premium policy volcano bakery starter claim river "
-         "village contract clause payment annual rye flour eruption wall island").split()
+WORDS = (
+    "harbour lava sourdough insurance premium policy volcano bakery starter claim river "
+    "village contract clause payment annual rye flour eruption wall island"
+).split()
 
 
 def make_corpus(n_chunks: int, n_documents: int, dim: int, seed: int = 7) -> tuple[list[Chunk], np.ndarray]:
@@ -49,8 +51,19 @@ def make_corpus(n_chunks: int, n_documents: int, dim: int, seed: int = 7) -> tup
         doc, index = divmod(i, per_doc)
         name = f"document_{doc:04d}.docx"
         text = " ".join(rng.choice(WORDS, size=170))
-        chunks.append(Chunk(make_chunk_id("fixed_size", name, index), name, "fixed_size", index, index * 1100,
-                            index * 1100 + len(text), text, 250, heading_path=[f"Chapter {index // 10}"]))
+        chunks.append(
+            Chunk(
+                make_chunk_id("fixed_size", name, index),
+                name,
+                "fixed_size",
+                index,
+                index * 1100,
+                index * 1100 + len(text),
+                text,
+                250,
+                heading_path=[f"Chapter {index // 10}"],
+            )
+        )
         vectors[i] = centres[doc] + 0.8 * rng.standard_normal(dim)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     return chunks, vectors
@@ -121,11 +134,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{'recall vs exact numpy search (50 queries)':<44} {1 - misses / (50 * TOP_K):.3f}")
 
     verdict = "PASS" if medians["edge"] <= TARGET_MS else "FAIL"
-    print(f"\ntarget: median <= {TARGET_MS} ms per filtered query on the embedded default -> "
-          f"{medians['edge']:.3f} ms {verdict}")
+    print(
+        f"\ntarget: median <= {TARGET_MS} ms per filtered query on the embedded default -> "
+        f"{medians['edge']:.3f} ms {verdict}"
+    )
     if "client" in medians:
-        print(f"qdrant-client local mode for comparison: {medians['client']:.1f} ms "
-              f"({medians['client'] / medians['edge']:.0f}x slower)")
+        print(
+            f"qdrant-client local mode for comparison: {medians['client']:.1f} ms "
+            f"({medians['client'] / medians['edge']:.0f}x slower)"
+        )
     if args.keep is None:
         import shutil
 

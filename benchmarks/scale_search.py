@@ -59,9 +59,11 @@ from chunkbench_core.storage.vector_store import VectorStore, collection_name
 
 DIMENSION = 384
 CHUNKS_PER_DOCUMENT = 100
-WORDS = ("harbour tide ferry quay lantern rope anchor gull beacon pier north south river valley bridge mill barley "
-         "wheel stone market square tower bell clock winter summer spring autumn rain snow wind storm ledger invoice "
-         "contract tenant council permit survey record archive").split()
+WORDS = (
+    "harbour tide ferry quay lantern rope anchor gull beacon pier north south river valley bridge mill barley "
+    "wheel stone market square tower bell clock winter summer spring autumn rain snow wind storm ledger invoice "
+    "contract tenant council permit survey record archive"
+).split()
 
 
 class PrecomputedQueries:
@@ -94,8 +96,16 @@ def make_corpus(n_documents: int, seed: int = 3) -> tuple[list[Chunk], np.ndarra
         for index in range(CHUNKS_PER_DOCUMENT):
             parts = [sentence(rng, f"{d}-{index}-{s}") for s in range(8)]
             text = "".join(parts)
-            chunk = Chunk(make_chunk_id("fixed_size", name, index), name, "fixed_size", index, offset,
-                          offset + len(text), text, len(text) // 4)
+            chunk = Chunk(
+                make_chunk_id("fixed_size", name, index),
+                name,
+                "fixed_size",
+                index,
+                offset,
+                offset + len(text),
+                text,
+                len(text) // 4,
+            )
             cursor = offset
             sentences[chunk.chunk_id] = []
             for part in parts:
@@ -108,8 +118,14 @@ def make_corpus(n_documents: int, seed: int = 3) -> tuple[list[Chunk], np.ndarra
     return chunks, vectors, sentences
 
 
-def make_questions(chunks: list[Chunk], vectors: np.ndarray, sentences: dict[str, list[tuple[int, int]]], n: int,
-                   seed: int, prefix: str) -> tuple[list[ResolvedQuestion], dict[str, np.ndarray]]:
+def make_questions(
+    chunks: list[Chunk],
+    vectors: np.ndarray,
+    sentences: dict[str, list[tuple[int, int]]],
+    n: int,
+    seed: int,
+    prefix: str,
+) -> tuple[list[ResolvedQuestion], dict[str, np.ndarray]]:
     """``n`` questions, each about one sentence of one chunk (its evidence span), with a vector near that chunk's."""
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, len(chunks), size=n)
@@ -133,12 +149,14 @@ def per_question_registry():
     from chunkbench_core.evaluation import metric_registry as registry
     from chunkbench_core.evaluation import metrics
 
-    alone = {"recall": lambda q: metrics.recall(q.spans, q.references),
-             "precision": lambda q: metrics.precision(q.spans, q.references),
-             "iou": lambda q: metrics.iou(q.spans, q.references),
-             "doc_hit": lambda q: metrics.document_hit(q.hit_documents, q.documents),
-             "doc_recall": lambda q: metrics.document_recall(q.hit_documents, q.documents),
-             "doc_reciprocal_rank": lambda q: metrics.document_reciprocal_rank(q.hit_documents, q.documents)}
+    alone = {
+        "recall": lambda q: metrics.recall(q.spans, q.references),
+        "precision": lambda q: metrics.precision(q.spans, q.references),
+        "iou": lambda q: metrics.iou(q.spans, q.references),
+        "doc_hit": lambda q: metrics.document_hit(q.hit_documents, q.documents),
+        "doc_recall": lambda q: metrics.document_recall(q.hit_documents, q.documents),
+        "doc_reciprocal_rank": lambda q: metrics.document_reciprocal_rank(q.hit_documents, q.documents),
+    }
     out = registry.MetricRegistry()
     for metric in registry.METRICS.values():
         if metric.base is not None:
@@ -146,11 +164,13 @@ def per_question_registry():
         if metric.name in alone:
             metric = dataclasses.replace(metric, function=registry.per_question(alone[metric.name]))
         elif metric.group == "budget":
-            metric = dataclasses.replace(metric, function=registry.per_question(
-                lambda q, column=metric.name: q.budget_scores.get(column)))
+            metric = dataclasses.replace(
+                metric, function=registry.per_question(lambda q, column=metric.name: q.budget_scores.get(column))
+            )
         elif metric.name in ("hit", "reciprocal_rank", "ndcg"):
-            metric = dataclasses.replace(metric, function=lambda batch, ranked=metric.function: (
-                [q.qrels for q in batch], ranked(batch))[1])
+            metric = dataclasses.replace(
+                metric, function=lambda batch, ranked=metric.function: ([q.qrels for q in batch], ranked(batch))[1]
+            )
         out.add(metric)
     return out
 
@@ -168,8 +188,15 @@ def peak_mb() -> float:
 
 def fingerprint(outcomes) -> list[tuple]:
     """What a run found and scored for each question, to compare two runs."""
-    return [(o.resolved.key, o.error, tuple((h.chunk_id, h.rank, h.score) for h in o.retrieved),
-             tuple(sorted((k, v) for k, v in o.values.items() if v is not None))) for o in outcomes]
+    return [
+        (
+            o.resolved.key,
+            o.error,
+            tuple((h.chunk_id, h.rank, h.score) for h in o.retrieved),
+            tuple(sorted((k, v) for k, v in o.values.items() if v is not None)),
+        )
+        for o in outcomes
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -179,8 +206,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--block-mb", type=int, default=SearchSettings().block_mb)
     parser.add_argument("--questions", type=int, help="questions, whatever the scale (default 20,000 x scale)")
     parser.add_argument("--rounds", type=int, default=1, help="runs of each kind, alternated (the best counts)")
-    parser.add_argument("--single", type=int, default=2000,
-                        help="questions searched one at a time for the comparison (0: all; default 2,000)")
+    parser.add_argument(
+        "--single",
+        type=int,
+        default=2000,
+        help="questions searched one at a time for the comparison (0: all; default 2,000)",
+    )
     parser.add_argument("--no-minilm", action="store_true", help="leave out the second run with MiniLM")
     parser.add_argument("--keep", type=Path, help="build the store in this folder and keep it")
     args = parser.parse_args(argv)
@@ -200,8 +231,10 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     chunks, vectors, sentences = make_corpus(n_documents)
     questions, query_vectors = make_questions(chunks, vectors, sentences, n_questions, 11, "Q")
-    print(f"corpus: {len(chunks):,} chunks in {n_documents} documents, {n_questions:,} questions with evidence, "
-          f"top_k {args.top_k}, blocks of {settings.block_mb} MB (generated in {time.perf_counter() - started:.1f} s)")
+    print(
+        f"corpus: {len(chunks):,} chunks in {n_documents} documents, {n_questions:,} questions with evidence, "
+        f"top_k {args.top_k}, blocks of {settings.block_mb} MB (generated in {time.perf_counter() - started:.1f} s)"
+    )
     name = collection_name("fixed_size", "all-minilm-l6-v2")
     pool = collection_chunks(chunks)
     try:
@@ -216,13 +249,22 @@ def main(argv: list[str] | None = None) -> int:
                 latency = QueryLatency()
                 forget_tokens()
                 began, cpu = time.perf_counter(), time.process_time()
-                outcomes = run_retrieval(asked, embedder, store, name, RetrievalOptions(  # type: ignore[arg-type]  # a stand-in embedder
-                    top_k=args.top_k, chunks=pool, latency=latency, search=settings, **options))
+                outcomes = run_retrieval(
+                    asked,
+                    embedder,
+                    store,
+                    name,
+                    RetrievalOptions(  # type: ignore[arg-type]  # a stand-in embedder
+                        top_k=args.top_k, chunks=pool, latency=latency, search=settings, **options
+                    ),
+                )
                 cpu = time.process_time() - cpu
                 total = time.perf_counter() - began
-                print(f"{label:<40} search and scoring {latency.search_seconds:7.2f} s "
-                      f"({len(asked) / latency.search_seconds:8,.0f} questions/s), whole call {total:7.2f} s, "
-                      f"CPU {cpu:7.2f} s; peak memory {peak_mb():,.0f} MB")
+                print(
+                    f"{label:<40} search and scoring {latency.search_seconds:7.2f} s "
+                    f"({len(asked) / latency.search_seconds:8,.0f} questions/s), whole call {total:7.2f} s, "
+                    f"CPU {cpu:7.2f} s; peak memory {peak_mb():,.0f} MB"
+                )
                 return outcomes, latency.search_seconds, cpu
 
             def refuse(*_args, **_kwargs):
@@ -231,29 +273,40 @@ def main(argv: list[str] | None = None) -> int:
             # the first call of a process imports the ranking library and opens the collection: not timed
             warm_up = RetrievalOptions(top_k=args.top_k, chunks=pool)
             run_retrieval(questions[:20], embedder, store, name, warm_up)  # type: ignore[arg-type]  # a stand-in embedder
-            subsample = questions[:args.single] if args.single else questions
+            subsample = questions[: args.single] if args.single else questions
             scale = n_questions / len(subsample)
             same, batched_s, single_s = True, [], []
             for _ in range(args.rounds):  # alternated, so a busy spell of the machine hits both
                 batched, seconds, cpu = timed_run(f"batched search, {n_questions:,} questions", questions)
                 batched_s.append((seconds, cpu))
                 store.score_candidates = refuse  # type: ignore[method-assign]  # batched search refused on purpose
-                single, seconds, cpu = timed_run(f"one search per question, {len(subsample):,}", subsample,
-                                                 registry=per_question_registry())
+                single, seconds, cpu = timed_run(
+                    f"one search per question, {len(subsample):,}", subsample, registry=per_question_registry()
+                )
                 single_s.append((seconds * scale, cpu * scale))
                 del store.score_candidates
-                same = same and fingerprint(batched[:len(subsample)]) == fingerprint(single)
+                same = same and fingerprint(batched[: len(subsample)]) == fingerprint(single)
                 del batched, single
             (wall_b, cpu_b), (wall_s, cpu_s) = min(batched_s), min(single_s)
-            scaled = "" if scale == 1 else (f" (one search per question timed on the first {len(subsample):,} "
-                                            f"questions and scaled by {scale:.1f} to {n_questions:,}: "
-                                            f"{wall_s:.1f} s)")
-            print(f"speed-up of the batched search and the metrics over arrays (best of {args.rounds}): "
-                  f"{wall_s / wall_b:.1f}x wall time, {cpu_s / cpu_b:.1f}x CPU time{scaled}; same hits, scores "
-                  f"and metric values for every question compared: {'yes' if same else 'NO'}")
-            print(f"search and scoring of {n_questions:,} questions over {len(chunks):,} chunks: {wall_b:.1f} s "
-                  f"({n_questions / wall_b:,.0f} questions/s; target under 15 s and at least 6x, at scale 1 on 2 "
-                  f"idle cores); peak memory so far {peak_mb():,.0f} MB (target under 2 GB)")
+            scaled = (
+                ""
+                if scale == 1
+                else (
+                    f" (one search per question timed on the first {len(subsample):,} "
+                    f"questions and scaled by {scale:.1f} to {n_questions:,}: "
+                    f"{wall_s:.1f} s)"
+                )
+            )
+            print(
+                f"speed-up of the batched search and the metrics over arrays (best of {args.rounds}): "
+                f"{wall_s / wall_b:.1f}x wall time, {cpu_s / cpu_b:.1f}x CPU time{scaled}; same hits, scores "
+                f"and metric values for every question compared: {'yes' if same else 'NO'}"
+            )
+            print(
+                f"search and scoring of {n_questions:,} questions over {len(chunks):,} chunks: {wall_b:.1f} s "
+                f"({n_questions / wall_b:,.0f} questions/s; target under 15 s and at least 6x, at scale 1 on 2 "
+                f"idle cores); peak memory so far {peak_mb():,.0f} MB (target under 2 GB)"
+            )
             if not args.no_minilm:
                 from chunkbench_core.embedding import Embedder, get_model
 
@@ -264,13 +317,20 @@ def main(argv: list[str] | None = None) -> int:
                 load = time.perf_counter() - began
                 began = time.perf_counter()
                 latency = QueryLatency()
-                outcomes = run_retrieval(fresh, minilm, store, name, RetrievalOptions(
-                    top_k=args.top_k, chunks=pool, latency=latency, search=settings))
+                outcomes = run_retrieval(
+                    fresh,
+                    minilm,
+                    store,
+                    name,
+                    RetrievalOptions(top_k=args.top_k, chunks=pool, latency=latency, search=settings),
+                )
                 summary = aggregate(outcomes)
                 total = time.perf_counter() - began
-                print(f"second run, {n_questions:,} new questions embedded with MiniLM: {total:.1f} s "
-                      f"(search and scoring {latency.search_seconds:.1f} s, means and intervals included; model "
-                      f"load {load:.1f} s before); {summary['n_questions']:,} scored; peak memory {peak_mb():,.0f} MB")
+                print(
+                    f"second run, {n_questions:,} new questions embedded with MiniLM: {total:.1f} s "
+                    f"(search and scoring {latency.search_seconds:.1f} s, means and intervals included; model "
+                    f"load {load:.1f} s before); {summary['n_questions']:,} scored; peak memory {peak_mb():,.0f} MB"
+                )
     finally:
         if args.keep is None:
             shutil.rmtree(workdir, ignore_errors=True)

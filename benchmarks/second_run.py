@@ -44,9 +44,11 @@ if str(ROOT) not in sys.path:
 DIMENSION = 384
 CHUNK_TOKENS = 128
 SENTENCES_PER_DOCUMENT = 565  # about 100 chunks of 128 tokens
-WORDS = ("harbour tide ferry quay lantern rope anchor gull beacon pier north south river valley bridge mill barley "
-         "wheel stone market square tower bell clock winter summer spring autumn rain snow wind storm ledger invoice "
-         "contract tenant council permit survey record archive").split()
+WORDS = (
+    "harbour tide ferry quay lantern rope anchor gull beacon pier north south river valley bridge mill barley "
+    "wheel stone market square tower bell clock winter summer spring autumn rain snow wind storm ledger invoice "
+    "contract tenant council permit survey record archive"
+).split()
 
 
 def peak_mb() -> float:
@@ -57,8 +59,13 @@ def make_documents(n_documents: int, seed: int = 5) -> dict[str, list[str]]:
     """Document name -> its sentences (each one unique: it carries its document and position)."""
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, len(WORDS), size=(n_documents, SENTENCES_PER_DOCUMENT, 12))
-    return {f"report_{d:04d}.md": [f"Entry {d}-{s}: the {' '.join(WORDS[w] for w in picks[d, s])} was logged."
-                                   for s in range(SENTENCES_PER_DOCUMENT)] for d in range(n_documents)}
+    return {
+        f"report_{d:04d}.md": [
+            f"Entry {d}-{s}: the {' '.join(WORDS[w] for w in picks[d, s])} was logged."
+            for s in range(SENTENCES_PER_DOCUMENT)
+        ]
+        for d in range(n_documents)
+    }
 
 
 def write_questions(folder: Path, sentences: dict[str, list[str]], n: int, seed: int) -> None:
@@ -71,8 +78,13 @@ def write_questions(folder: Path, sentences: dict[str, list[str]], n: int, seed:
     for i, (d, s) in enumerate(zip(documents.tolist(), positions.tolist())):
         name = names[d]
         words = sentences[name][s].split(": the ", 1)[1].split()[:4]
-        questions.append({"id": f"new{i:06d}", "question": f"What was logged about the {' '.join(words)} ({i})?",
-                          "references": [{"document": name, "content": sentences[name][s]}]})
+        questions.append(
+            {
+                "id": f"new{i:06d}",
+                "question": f"What was logged about the {' '.join(words)} ({i})?",
+                "references": [{"document": name, "content": sentences[name][s]}],
+            }
+        )
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "new_questions.json").write_text(json.dumps({"name": "new_questions", "questions": questions}))
 
@@ -83,8 +95,9 @@ class Phases:
     def __init__(self) -> None:
         self.seconds: defaultdict[str, float] = defaultdict(float)
 
-    def wrap(self, phase: str, function: Callable[..., Any], only: Callable[..., bool] | None = None
-             ) -> Callable[..., Any]:
+    def wrap(
+        self, phase: str, function: Callable[..., Any], only: Callable[..., bool] | None = None
+    ) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:
             if only is not None and not only(*args, **kwargs):
                 return function(*args, **kwargs)
@@ -93,6 +106,7 @@ class Phases:
                 return function(*args, **kwargs)
             finally:
                 self.seconds[phase] += time.perf_counter() - started
+
         return timed
 
 
@@ -125,12 +139,22 @@ def main(argv: list[str] | None = None) -> int:
     try:
         started = time.perf_counter()
         sentences = make_documents(n_documents)
-        documents = [ParsedDocument(document=name, markdown=" ".join(parts), tree=TreeNode(node_type="document"),
-                                    units=[], parser="benchmark") for name, parts in sentences.items()]
+        documents = [
+            ParsedDocument(
+                document=name,
+                markdown=" ".join(parts),
+                tree=TreeNode(node_type="document"),
+                units=[],
+                parser="benchmark",
+            )
+            for name, parts in sentences.items()
+        ]
         questions = workdir / "questions"
         write_questions(questions, sentences, n_questions, seed=12)
-        spec = resolve_collection(CollectionRequest("fixed_size", "all-minilm-l6-v2", chunk_size=CHUNK_TOKENS,
-                                                    chunk_overlap=0), SpecContext(builtin_registry()))
+        spec = resolve_collection(
+            CollectionRequest("fixed_size", "all-minilm-l6-v2", chunk_size=CHUNK_TOKENS, chunk_overlap=0),
+            SpecContext(builtin_registry()),
+        )
         model = get_model("all-minilm-l6-v2")
         cache = EmbeddingCache(workdir / "embeddings.sqlite")
         embedder = Embedder(model, cache=cache)
@@ -143,46 +167,66 @@ def main(argv: list[str] | None = None) -> int:
         texts = model.apply_prefix([c.text_to_embed for c in chunks], "document")
         vectors = np.stack([centres[c.document] + 0.9 * rng.standard_normal(DIMENSION) for c in chunks])
         vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
-        cache.put_many(embedder.namespace, ((hashlib.sha256(t.encode("utf-8")).hexdigest(), v)
-                                            for t, v in zip(texts, vectors)), DIMENSION)
-        print(f"corpus: {n_documents} documents, {len(chunks):,} chunks of up to {CHUNK_TOKENS} tokens (fixed_size), "
-              f"their embeddings in the cache; {n_questions:,} new questions with evidence "
-              f"(generated in {time.perf_counter() - started:.1f} s)")
+        cache.put_many(
+            embedder.namespace,
+            ((hashlib.sha256(t.encode("utf-8")).hexdigest(), v) for t, v in zip(texts, vectors)),
+            DIMENSION,
+        )
+        print(
+            f"corpus: {n_documents} documents, {len(chunks):,} chunks of up to {CHUNK_TOKENS} tokens (fixed_size), "
+            f"their embeddings in the cache; {n_questions:,} new questions with evidence "
+            f"(generated in {time.perf_counter() - started:.1f} s)"
+        )
         del chunks, texts, vectors
         results = ResultsDB(workdir / "results")
         with VectorStore(local_root=workdir / "qdrant") as store:
             started = time.perf_counter()
             built = build_collection(BuildRequest(spec, documents), embedder, None, store, results)
-            print(f"collection built from the cached embeddings in {time.perf_counter() - started:.1f} s "
-                  f"({built.point_count:,} points, cache hits {built.cache_hit_rate:.0%}); "
-                  f"peak memory {peak_mb():,.0f} MB")
+            print(
+                f"collection built from the cached embeddings in {time.perf_counter() - started:.1f} s "
+                f"({built.point_count:,} points, cache hits {built.cache_hit_rate:.0%}); "
+                f"peak memory {peak_mb():,.0f} MB"
+            )
             embedder.embed(["a first query loads the model"], "query", use_cache=False)  # as a warm code server
             phases = Phases()
             experiment_stage.check_questions = phases.wrap("checking the questions", experiment_stage.check_questions)
-            experiment_stage.read_build_chunks = phases.wrap("reading the collection's chunks",
-                                                             experiment_stage.read_build_chunks)
-            embedder.embed = phases.wrap("embedding the questions", embedder.embed,
-                                         only=lambda texts, purpose, *a, **k: purpose == "query")
+            experiment_stage.read_build_chunks = phases.wrap(
+                "reading the collection's chunks", experiment_stage.read_build_chunks
+            )
+            embedder.embed = phases.wrap(
+                "embedding the questions", embedder.embed, only=lambda texts, purpose, *a, **k: purpose == "query"
+            )
             experiment_module.score_outcomes = phases.wrap("scoring", experiment_module.score_outcomes)
             results.record_experiment = phases.wrap("writing the results", results.record_experiment)
             started = time.perf_counter()
-            summary = run_experiment(ExperimentRequest(spec, "second-run", questions, documents), embedder, store,
-                                     results)
+            summary = run_experiment(
+                ExperimentRequest(spec, "second-run", questions, documents), embedder, store, results
+            )
             total = time.perf_counter() - started
         search_and_scoring = float(summary.metrics["search_seconds"])
         shown: dict[str, float] = dict(phases.seconds)
         # search_seconds covers searching, expanding and scoring: the search is what scoring leaves of it
         shown["searching (and expanding)"] = search_and_scoring - shown.get("scoring", 0.0)
         shown["the rest (rows, means and intervals, costs)"] = total - sum(shown.values())
-        print(f"second run, {summary.n_questions:,} questions ({len(summary.errors)} problems): {total:.1f} s, "
-              f"{summary.n_questions / total:,.0f} questions/s; peak memory {peak_mb():,.0f} MB")
-        for phase in ("checking the questions", "reading the collection's chunks", "embedding the questions",
-                      "searching (and expanding)", "scoring", "writing the results",
-                      "the rest (rows, means and intervals, costs)"):
+        print(
+            f"second run, {summary.n_questions:,} questions ({len(summary.errors)} problems): {total:.1f} s, "
+            f"{summary.n_questions / total:,.0f} questions/s; peak memory {peak_mb():,.0f} MB"
+        )
+        for phase in (
+            "checking the questions",
+            "reading the collection's chunks",
+            "embedding the questions",
+            "searching (and expanding)",
+            "scoring",
+            "writing the results",
+            "the rest (rows, means and intervals, costs)",
+        ):
             seconds = shown.get(phase, 0.0)
             print(f"  {phase:<45} {seconds:7.1f} s  {seconds / total:5.0%}")
-        print(f"target: the second run under 90 s on 2 idle cores at scale 1 (this run: {total:.0f} s at scale "
-              f"{args.scale:g}; the chunks' vectors are generated, so the scores say nothing)")
+        print(
+            f"target: the second run under 90 s on 2 idle cores at scale 1 (this run: {total:.0f} s at scale "
+            f"{args.scale:g}; the chunks' vectors are generated, so the scores say nothing)"
+        )
     finally:
         if args.keep is None:
             shutil.rmtree(workdir, ignore_errors=True)

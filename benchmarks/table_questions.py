@@ -100,8 +100,12 @@ def load_questions(facts: dict) -> dict[str, list[BenchQuestion]]:
     with (FIXTURE / "questions.csv").open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     by_question = {item["question"]: item["evidence"] for item in facts["csv_evidence"]}
-    csv_set = [BenchQuestion(f"csv-{i + 1}", r["Question"], r["Source Chunk Type"],
-                             [Evidence(**e) for e in by_question[r["Question"]]]) for i, r in enumerate(rows)]
+    csv_set = [
+        BenchQuestion(
+            f"csv-{i + 1}", r["Question"], r["Source Chunk Type"], [Evidence(**e) for e in by_question[r["Question"]]]
+        )
+        for i, r in enumerate(rows)
+    ]
     generated: list[BenchQuestion] = []
     for company in facts["companies"]:
         name, document = company["company"], company["document"]
@@ -115,12 +119,20 @@ def load_questions(facts: dict) -> dict[str, list[BenchQuestion]]:
                     what = f"{row['section'].lower()}: {what.lower()}"
                 for column, value in zip(statement["columns"], row["values"], strict=True):
                     period = column if column.startswith("as of") else f"for the {column}"
-                    generated.append(BenchQuestion(
-                        f"gen-{len(generated) + 1}", f"What was {name}'s {what} {period}?", "Table",
-                        [Evidence(document, row["label"], row["section"] or "", value)]))
+                    generated.append(
+                        BenchQuestion(
+                            f"gen-{len(generated) + 1}",
+                            f"What was {name}'s {what} {period}?",
+                            "Table",
+                            [Evidence(document, row["label"], row["section"] or "", value)],
+                        )
+                    )
         for fact in company["prose"]:
-            generated.append(BenchQuestion(f"gen-{len(generated) + 1}", fact["question"], "Text",
-                                           [Evidence(document, text=fact["evidence"])]))
+            generated.append(
+                BenchQuestion(
+                    f"gen-{len(generated) + 1}", fact["question"], "Text", [Evidence(document, text=fact["evidence"])]
+                )
+            )
     return {"csv": csv_set, "generated": generated}
 
 
@@ -149,8 +161,9 @@ def locate(evidence: Evidence, parsed: ParsedDocument) -> Span | None:
     return Span(parsed.document, start, start + len(line))
 
 
-def resolve(questions: Sequence[BenchQuestion], documents: dict[str, ParsedDocument]) -> tuple[
-        list[ResolvedQuestion], list[str]]:
+def resolve(
+    questions: Sequence[BenchQuestion], documents: dict[str, ParsedDocument]
+) -> tuple[list[ResolvedQuestion], list[str]]:
     resolved, missing = [], []
     for q in questions:
         spans = [locate(e, documents[e.document]) for e in q.evidence]
@@ -188,15 +201,26 @@ def parse_old(ref: str, work: Path) -> dict[str, ParsedDocument]:
         tar.extractall(code, filter="data")
     out = work / "old.json"
     # run from the extracted folder, so its chunkbench_core is imported, not this checkout's
-    subprocess.run([sys.executable, "-c", _DUMP, str(FIXTURE), str(out), str(code)], check=True, cwd=code,
-                   env={"PYTHONPATH": str(code), "PATH": "/usr/bin:/bin", "HOME": str(work)})
+    subprocess.run(
+        [sys.executable, "-c", _DUMP, str(FIXTURE), str(out), str(code)],
+        check=True,
+        cwd=code,
+        env={"PYTHONPATH": str(code), "PATH": "/usr/bin:/bin", "HOME": str(work)},
+    )
     return {name: ParsedDocument.from_dict(data) for name, data in json.loads(out.read_text("utf-8")).items()}
 
 
 # -- one run --------------------------------------------------------------------------------------
-def run_config(strategy: str, options: dict, documents: dict[str, ParsedDocument],
-               questions: Sequence[ResolvedQuestion], embedder: Embedder, store: VectorStore, name: str,
-               top_k: int) -> tuple[dict[str, dict[str, float]], int, float]:
+def run_config(
+    strategy: str,
+    options: dict,
+    documents: dict[str, ParsedDocument],
+    questions: Sequence[ResolvedQuestion],
+    embedder: Embedder,
+    store: VectorStore,
+    name: str,
+    top_k: int,
+) -> tuple[dict[str, dict[str, float]], int, float]:
     params = {**chunking_params(embedder.spec, None, None), **options, "window": model_window(embedder.spec)}
     if strategy == "structural":
         params["embed"] = lambda texts: embedder.embed(list(texts), "document")
@@ -206,8 +230,13 @@ def run_config(strategy: str, options: dict, documents: dict[str, ParsedDocument
     vectors = embedder.embed([c.text_to_embed for c in chunks], "document")
     store.ensure_collection(name, embedder.spec.dimension)
     store.replace_points(name, chunks, vectors)
-    outcomes = run_retrieval(questions, embedder, store, name,
-                             RetrievalOptions(top_k=top_k, strategy=strategy, chunks=collection_chunks(chunks)))
+    outcomes = run_retrieval(
+        questions,
+        embedder,
+        store,
+        name,
+        RetrievalOptions(top_k=top_k, strategy=strategy, chunks=collection_chunks(chunks)),
+    )
     failed = [o.error for o in outcomes if o.error]
     if failed:
         raise RuntimeError(f"{len(failed)} questions failed, first: {failed[0]}")
@@ -215,16 +244,23 @@ def run_config(strategy: str, options: dict, documents: dict[str, ParsedDocument
     for kind in ("Table", "Text"):
         subset = [o for o in outcomes if o.resolved.question.category == kind]
         summary = aggregate(subset, n_resamples=200)
-        scores[kind] = {"n": summary["n_questions"], "hit": summary["hit_rate"], "mrr": summary["mrr"],
-                        "recall": summary["recall"]}
+        scores[kind] = {
+            "n": summary["n_questions"],
+            "hit": summary["hit_rate"],
+            "mrr": summary["mrr"],
+            "recall": summary["recall"],
+        }
     mean_tokens = sum(c.token_count for c in chunks) / max(1, len(chunks))
     return scores, len(chunks), mean_tokens
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--old-ref", default=DEFAULT_OLD_REF, help="git revision of the old parser "
-                        f"(default {DEFAULT_OLD_REF}); 'none' skips the old parsing")
+    parser.add_argument(
+        "--old-ref",
+        default=DEFAULT_OLD_REF,
+        help=f"git revision of the old parser (default {DEFAULT_OLD_REF}); 'none' skips the old parsing",
+    )
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--only", choices=("csv", "generated"), help="one question set only")
     args = parser.parse_args(argv)
@@ -241,8 +277,10 @@ def main(argv: list[str] | None = None) -> int:
                 parses = {"old": parse_old(args.old_ref, Path(tmp)), **parses}
             except (subprocess.CalledProcessError, OSError) as exc:
                 print(f"old parsing unavailable ({exc}); showing the new parsing only")
-        print(f"model {MODEL_ID}, top {args.top_k}, one collection for the 3 reports, no document filter; "
-              f"old = parser of {args.old_ref}, new = this checkout")
+        print(
+            f"model {MODEL_ID}, top {args.top_k}, one collection for the 3 reports, no document filter; "
+            f"old = parser of {args.old_ref}, new = this checkout"
+        )
         for kind, documents in parses.items():
             rows = sum(1 for d in documents.values() for u in d.units if u.content_type == "table_row")
             print(f"{kind} parsing: {rows} table rows, {sum(len(d.markdown) for d in documents.values()):,} characters")
@@ -253,20 +291,29 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"\n{set_name} questions: {counts['Table']} Table, {counts['Text']} Text")
                 for kind, (_, missing) in resolved.items():
                     if missing:
-                        print(f"  {kind} parsing: evidence not found for {len(missing)} questions "
-                              f"({', '.join(missing[:6])}{'...' if len(missing) > 6 else ''}): left out")
-                print(f"  {'configuration':<20}{'parsing':<9}{'Table hit':>10}{'MRR':>7}{'recall':>8}"
-                      f"{'Text hit':>10}{'MRR':>7}{'recall':>8}{'chunks':>8}{'tokens':>8}")
+                        print(
+                            f"  {kind} parsing: evidence not found for {len(missing)} questions "
+                            f"({', '.join(missing[:6])}{'...' if len(missing) > 6 else ''}): left out"
+                        )
+                print(
+                    f"  {'configuration':<20}{'parsing':<9}{'Table hit':>10}{'MRR':>7}{'recall':>8}"
+                    f"{'Text hit':>10}{'MRR':>7}{'recall':>8}{'chunks':>8}{'tokens':>8}"
+                )
                 for label, strategy, params in CONFIGS:
                     for kind, documents in parses.items():
                         name = f"{set_name}_{kind}_{label.replace(' ', '_').replace('/', '_')}"
-                        scores, n_chunks, tokens = run_config(strategy, params, documents, resolved[kind][0],
-                                                              embedder, store, name, args.top_k)
+                        scores, n_chunks, tokens = run_config(
+                            strategy, params, documents, resolved[kind][0], embedder, store, name, args.top_k
+                        )
                         t, x = scores["Table"], scores["Text"]
-                        print(f"  {label:<20}{kind:<9}{t['hit']:>10.2f}{t['mrr']:>7.2f}{t['recall']:>8.2f}"
-                              f"{x['hit']:>10.2f}{x['mrr']:>7.2f}{x['recall']:>8.2f}{n_chunks:>8}{tokens:>8.0f}")
-    print(f"\ntotal {time.perf_counter() - started:.0f}s (hit: a top-{args.top_k} chunk overlaps the evidence; "
-          "recall: share of the evidence's characters retrieved)")
+                        print(
+                            f"  {label:<20}{kind:<9}{t['hit']:>10.2f}{t['mrr']:>7.2f}{t['recall']:>8.2f}"
+                            f"{x['hit']:>10.2f}{x['mrr']:>7.2f}{x['recall']:>8.2f}{n_chunks:>8}{tokens:>8.0f}"
+                        )
+    print(
+        f"\ntotal {time.perf_counter() - started:.0f}s (hit: a top-{args.top_k} chunk overlaps the evidence; "
+        "recall: share of the evidence's characters retrieved)"
+    )
     return 0
 
 

@@ -46,8 +46,19 @@ def blocks(folder: Path) -> int:
 def chunks(points: int, seed: int) -> list[Chunk]:
     rnd = random.Random(seed)
     words = ["".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rnd.randint(2, 9))) for _ in range(5000)]
-    return [Chunk(make_chunk_id("fixed_size", f"doc{i % 50}.md", i), f"doc{i % 50}.md", "fixed_size", i, i * 1200,
-                  i * 1200 + 1100, " ".join(rnd.choice(words) for _ in range(180)), 250) for i in range(points)]
+    return [
+        Chunk(
+            make_chunk_id("fixed_size", f"doc{i % 50}.md", i),
+            f"doc{i % 50}.md",
+            "fixed_size",
+            i,
+            i * 1200,
+            i * 1200 + 1100,
+            " ".join(rnd.choice(words) for _ in range(180)),
+            250,
+        )
+        for i in range(points)
+    ]
 
 
 def measure(root: Path, points: int, dimension: int) -> dict[str, float]:
@@ -77,21 +88,29 @@ def measure(root: Path, points: int, dimension: int) -> dict[str, float]:
         store.count(name)
     opened = blocks(folder)
     shutil.rmtree(folder)
-    return {"payload": payload / points, "peak": max(peak[0], built) / points, "estimate": estimate / points,
-            "after_open": opened / points}
+    return {
+        "payload": payload / points,
+        "peak": max(peak[0], built) / points,
+        "estimate": estimate / points,
+        "after_open": opened / points,
+    }
 
 
 def main() -> None:
     given = Path(sys.argv[1]) if len(sys.argv) > 1 else None
     root = Path(tempfile.mkdtemp(dir=given))
     print(f"filesystem: {space.filesystem_type(root)} ({root})")
-    print(f"{'points':>7} {'dim':>5} {'payload/pt':>10} {'peak/pt':>9} {'estimate/pt':>11} {'estimate/peak':>13} "
-          f"{'after reopen/pt':>15}")
+    print(
+        f"{'points':>7} {'dim':>5} {'payload/pt':>10} {'peak/pt':>9} {'estimate/pt':>11} {'estimate/peak':>13} "
+        f"{'after reopen/pt':>15}"
+    )
     try:
         for points, dimension in CASES:
             m = measure(root, points, dimension)
-            print(f"{points:>7} {dimension:>5} {m['payload']:>10.0f} {m['peak']:>9.0f} {m['estimate']:>11.0f} "
-                  f"{m['estimate'] / m['peak']:>13.2f} {m['after_open']:>15.0f}")
+            print(
+                f"{points:>7} {dimension:>5} {m['payload']:>10.0f} {m['peak']:>9.0f} {m['estimate']:>11.0f} "
+                f"{m['estimate'] / m['peak']:>13.2f} {m['after_open']:>15.0f}"
+            )
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

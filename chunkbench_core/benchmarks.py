@@ -14,11 +14,19 @@ import json
 from pathlib import Path
 
 from chunkbench_core.errors import ConfigError
+
 # the record (its file name, its reader) sits with the settings, which read it for a benchmark's folders
 from chunkbench_core.settings import BENCHMARK_FILE, Benchmark, Settings, benchmark_dir, read_benchmark
 
-__all__ = ["BENCHMARK_FILE", "Benchmark", "benchmark_results_dir", "find_benchmarks", "read_benchmark",
-           "register_benchmark"]
+__all__ = [
+    "BENCHMARK_FILE",
+    "Benchmark",
+    "benchmark_results_dir",
+    "find_benchmarks",
+    "read_benchmark",
+    "register_benchmark",
+]
+
 
 def register_benchmark(settings: Settings) -> Path:
     """Record the benchmark of ``settings`` in its results folder (idempotent); returns the file written.

@@ -52,7 +52,7 @@ _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+):(//)?")  # two letters at lea
 def redact_url(text: str) -> str:
     """``text`` with the password of a ``scheme://user:password@host`` URL, and any ``password=``, masked."""
     match = _SCHEME.match(text)
-    head, rest = (text[:match.end()], text[match.end():]) if match else ("", text)
+    head, rest = (text[: match.end()], text[match.end() :]) if match else ("", text)
     if "@" in rest:
         userinfo, _, host = rest.rpartition("@")  # a password may hold '@' or '/' when not percent-encoded
         user, colon, _ = userinfo.partition(":")
@@ -70,24 +70,28 @@ def parse_cache_url(url: str) -> CacheURL:
     if scheme not in SCHEMES:
         raise CacheURLError(
             f"cache URL {shown!r}: unsupported scheme {parts.scheme!r}; use {URL_FORM} for a cache that many "
-            "workers share, or a path (or nothing) for the SQLite files of one machine")
+            "workers share, or a path (or nothing) for the SQLite files of one machine"
+        )
     if not text.lower().startswith(f"{scheme}://"):
         raise CacheURLError(f"cache URL {shown!r}: expected {URL_FORM}")
     if "@" in parts.path or "@" in parts.query or "@" in parts.fragment:
         # the user name or password holds '/', '?' or '#': not echoed, the tail is part of the password
         raise CacheURLError(
             f"cache URL {shown!r}: the password (or user name) holds '/', '?', '#' or '@' that are not "
-            f"percent-encoded (write %2F, %3F, %23, %40); expected {URL_FORM}")
+            f"percent-encoded (write %2F, %3F, %23, %40); expected {URL_FORM}"
+        )
     try:
         port = parts.port
     except ValueError:
-        raise CacheURLError(f"cache URL {shown!r}: the port is not a number from 0 to 65535; "
-                            f"expected {URL_FORM}") from None
+        raise CacheURLError(
+            f"cache URL {shown!r}: the port is not a number from 0 to 65535; expected {URL_FORM}"
+        ) from None
     try:
         query = parse_qsl(parts.query, keep_blank_values=True, strict_parsing=bool(parts.query))
     except ValueError:
-        raise CacheURLError(f"cache URL {shown!r}: the part after '?' is not name=value&name=value; "
-                            f"expected {URL_FORM}") from None
+        raise CacheURLError(
+            f"cache URL {shown!r}: the part after '?' is not name=value&name=value; expected {URL_FORM}"
+        ) from None
     options = {name: value for name, value in query}
     database = unquote(parts.path[1:]) if parts.path.startswith("/") else ""
     database = database or options.get("dbname", "")

@@ -24,8 +24,17 @@ if TYPE_CHECKING:
 # each function imports what it builds when called: the command line imports this module on every start, and most
 # commands need one of them at most (the ranking alone would load the statistics)
 
-__all__ = ["corpus_model_default", "default_corpus_model", "parse_limits_of", "parser_heuristics_of",
-           "provider_settings_of", "ranking_of", "registry_of", "role_defaults_of", "shared_defaults_of"]
+__all__ = [
+    "corpus_model_default",
+    "default_corpus_model",
+    "parse_limits_of",
+    "parser_heuristics_of",
+    "provider_settings_of",
+    "ranking_of",
+    "registry_of",
+    "role_defaults_of",
+    "shared_defaults_of",
+]
 
 
 def registry_of(settings: Settings) -> "ModelRegistry":
@@ -73,11 +82,18 @@ def provider_settings_of(settings: Settings, **retries: Any) -> "ProviderSetting
     """The embedding providers' settings (keys and endpoints; ``retries``: the request retry knobs)."""
     from chunkbench_core.embedding.providers import ProviderSettings
 
-    knobs = {"timeout_seconds": settings.provider_timeout, "retry_budget_seconds": settings.provider_retry_budget,
-             **{k: v for k, v in retries.items() if v is not None}}
-    return ProviderSettings(openai_api_key=settings.openai_api_key, openai_base_url=settings.openai_base_url,
-                            compatible_base_url=settings.compatible_url,
-                            compatible_api_key=settings.compatible_api_key, **knobs)
+    knobs = {
+        "timeout_seconds": settings.provider_timeout,
+        "retry_budget_seconds": settings.provider_retry_budget,
+        **{k: v for k, v in retries.items() if v is not None},
+    }
+    return ProviderSettings(
+        openai_api_key=settings.openai_api_key,
+        openai_base_url=settings.openai_base_url,
+        compatible_base_url=settings.compatible_url,
+        compatible_api_key=settings.compatible_api_key,
+        **knobs,
+    )
 
 
 def parser_heuristics_of(settings: Settings) -> "ParserHeuristics":
@@ -100,5 +116,11 @@ def ranking_of(settings: Settings) -> "RankingSettings":
     """How results are ranked and which configuration is recommended."""
     from chunkbench_core.evaluation.recommendation import RankingSettings
 
-    return RankingSettings.from_text(settings.rank_metric, settings.recommendation_rule, settings.budgets,
-                                     settings.margin, settings.cost_tolerance, settings.interchangeable_share)
+    return RankingSettings.from_text(
+        settings.rank_metric,
+        settings.recommendation_rule,
+        settings.budgets,
+        settings.margin,
+        settings.cost_tolerance,
+        settings.interchangeable_share,
+    )

@@ -94,14 +94,23 @@ class DoctorReport:
                 summary += f", {repaired} repaired"
             if left:
                 derived_left = any(f.kind != SOURCE for f in problems if not f.repaired)
-                summary += f", {left} left (see above{'; run with repair to fix the derived ones' if derived_left else ''})"
+                summary += (
+                    f", {left} left (see above{'; run with repair to fix the derived ones' if derived_left else ''})"
+                )
         out.append(summary)
         return out
 
 
-def doctor(results_dir: str | os.PathLike[str], *, qdrant_dir: str | os.PathLike[str] | None = None,
-           corpus_dir: str | os.PathLike[str] | None = None, questions_dir: str | os.PathLike[str] | None = None,
-           caches: Sequence[Any] = (), repair: bool = False, lock_timeout_seconds: float = 0.0) -> DoctorReport:
+def doctor(
+    results_dir: str | os.PathLike[str],
+    *,
+    qdrant_dir: str | os.PathLike[str] | None = None,
+    corpus_dir: str | os.PathLike[str] | None = None,
+    questions_dir: str | os.PathLike[str] | None = None,
+    caches: Sequence[Any] = (),
+    repair: bool = False,
+    lock_timeout_seconds: float = 0.0,
+) -> DoctorReport:
     """Check a benchmark's state (``results_dir``: its results folder, with ``tables/``, ``chunkbench.duckdb``
     and ``parsed/``; ``qdrant_dir``: its embedded collections), the shared ``caches`` (SQLite file paths, or
     cache objects: ``EmbeddingCache``, ``ContextCache``, ``PostgresEmbeddingCache``) and the source folders;
@@ -122,8 +131,14 @@ def doctor(results_dir: str | os.PathLike[str], *, qdrant_dir: str | os.PathLike
     for cache_file in (p for p in (_cache_path(c) for c in caches) if p is not None):
         moved.update(cache_file.parent.glob(f"{cache_file.name}*{integrity.CORRUPT_MARK}*"))
     for path in sorted(moved):
-        report.add(Finding(str(path), MOVED, f"moved aside earlier ({human_bytes(integrity.size_on_disk(path))})",
-                           "delete it when you no longer need it (chunkbench does not read it)"))
+        report.add(
+            Finding(
+                str(path),
+                MOVED,
+                f"moved aside earlier ({human_bytes(integrity.size_on_disk(path))})",
+                "delete it when you no longer need it (chunkbench does not read it)",
+            )
+        )
     if corpus_dir is not None:
         _corpus(Path(corpus_dir), report)
     if questions_dir is not None:
@@ -179,8 +194,10 @@ def _parsed(folder: Path, report: DoctorReport, repair: bool) -> None:
 
             manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
             entries = manifest.get("documents")
-            if not isinstance(entries, list) or not all(isinstance(e, dict) and isinstance(e.get("record"), str)
-                                                        and isinstance(e.get("document"), str) for e in entries):
+            if not isinstance(entries, list) or not all(
+                isinstance(e, dict) and isinstance(e.get("record"), str) and isinstance(e.get("document"), str)
+                for e in entries
+            ):
                 problem, manifest = "its document list is incomplete", None
         if problem is not None:
             finding = Finding(str(manifest_path), DERIVED, problem, f"move it aside; {_REPARSED}")
@@ -201,27 +218,39 @@ def _parsed(folder: Path, report: DoctorReport, repair: bool) -> None:
             import json
 
             record = json.loads(path.read_text(encoding="utf-8"))
-            if record.get("status") == "parsed" and not (isinstance(record.get("parsed"), dict)
-                                                         and isinstance(record["parsed"].get("markdown"), str)):
+            if record.get("status") == "parsed" and not (
+                isinstance(record.get("parsed"), dict) and isinstance(record["parsed"].get("markdown"), str)
+            ):
                 problem = "its parsed document is missing or incomplete"
         entry = listed.get(path.name)
         document = entry["document"] if entry else path.name
         if problem is not None:
-            finding = Finding(str(path), DERIVED, f"the parsed record of {document} {problem}"
-                              if not problem.startswith("the parsed") else problem, f"move it aside; {_REPARSED}")
+            finding = Finding(
+                str(path),
+                DERIVED,
+                f"the parsed record of {document} {problem}" if not problem.startswith("the parsed") else problem,
+                f"move it aside; {_REPARSED}",
+            )
             if repair:
                 finding.repaired = integrity.quarantine(path, problem, _REPARSED) is not None
             report.add(finding)
             damaged.add(path.name)
         elif entry is not None and record is not None and record.get("status") == "failed":
-            source = (entry.get("path") or document)
+            source = entry.get("path") or document
             reason = record.get("reason") or record.get("error") or "it could not be parsed"
-            report.add(Finding(str(source), SOURCE, f"the document cannot be parsed: {reason}",
-                               "fix or replace the file (or remove it from the corpus); chunkbench never changes it"))
+            report.add(
+                Finding(
+                    str(source),
+                    SOURCE,
+                    f"the document cannot be parsed: {reason}",
+                    "fix or replace the file (or remove it from the corpus); chunkbench never changes it",
+                )
+            )
     for name, entry in listed.items():
         if name not in damaged and not (folder / name).exists():
-            report.add(Finding(str(folder / name), PENDING, f"the parsed record of {entry['document']} is missing",
-                               _REPARSED))
+            report.add(
+                Finding(str(folder / name), PENDING, f"the parsed record of {entry['document']} is missing", _REPARSED)
+            )
 
 
 # -- collections -----------------------------------------------------------------------------------
@@ -232,7 +261,8 @@ def _expected_points(results_root: Path) -> dict[str, int]:
     try:
         frame = ResultsDB(results_root).query(
             "SELECT collection, points FROM index_costs WHERE collection IS NOT NULL AND points IS NOT NULL "
-            "QUALIFY row_number() OVER (PARTITION BY collection ORDER BY built_at DESC) = 1")
+            "QUALIFY row_number() OVER (PARTITION BY collection ORDER BY built_at DESC) = 1"
+        )
     except Exception:  # no table yet, or unreadable: the count is then not compared
         return {}
     return {str(c): int(p) for c, p in zip(frame["collection"], frame["points"])}
@@ -297,8 +327,12 @@ def _cache(cache: Any, report: DoctorReport, repair: bool) -> None:
             report.skipped.append(f"{cache}: {exc}")
             return
         if count:
-            finding = Finding(str(cache), CACHE, f"{count} stored vector(s) whose length disagrees with their dimension",
-                              "delete them (they are embedded again when next needed)")
+            finding = Finding(
+                str(cache),
+                CACHE,
+                f"{count} stored vector(s) whose length disagrees with their dimension",
+                "delete them (they are embedded again when next needed)",
+            )
             if repair:
                 finding.repaired = damaged(repair=True) >= 0
             report.add(finding)
@@ -308,18 +342,31 @@ def _cache(cache: Any, report: DoctorReport, repair: bool) -> None:
     report.checked += 1
     problem = integrity.sqlite_problem(path, full=True)
     if problem is not None:
-        finding = Finding(str(path), CACHE, problem, "move it aside (with its -wal and -shm files); the cache "
-                                                     "starts again empty")
+        finding = Finding(
+            str(path), CACHE, problem, "move it aside (with its -wal and -shm files); the cache starts again empty"
+        )
         if repair:
             found = integrity.Identity.of(path, inode_only=True)
-            finding.repaired = integrity.quarantine(path, problem, "the cache starts again empty", found=found,
-                                                    companions=integrity.sqlite_companions(path)) is not None
+            finding.repaired = (
+                integrity.quarantine(
+                    path,
+                    problem,
+                    "the cache starts again empty",
+                    found=found,
+                    companions=integrity.sqlite_companions(path),
+                )
+                is not None
+            )
         report.add(finding)
         return
     bad = _damaged_sqlite_vectors(path, repair=False)
     if bad:
-        finding = Finding(str(path), CACHE, f"{bad} stored vector(s) whose length disagrees with their dimension",
-                          "delete them (they are embedded again when next needed)")
+        finding = Finding(
+            str(path),
+            CACHE,
+            f"{bad} stored vector(s) whose length disagrees with their dimension",
+            "delete them (they are embedded again when next needed)",
+        )
         if repair:
             finding.repaired = _damaged_sqlite_vectors(path, repair=True) >= 0
         report.add(finding)
@@ -358,8 +405,12 @@ def _leftovers(folders: Iterable[Path], report: DoctorReport, repair: bool) -> N
             match = _TMP.match(path.name)
             if not match or _alive(int(match.group(1))):
                 continue
-            finding = Finding(str(path), LEFTOVER, f"a temporary file of a writer that died "
-                              f"({human_bytes(path.stat().st_size)})", "delete it")
+            finding = Finding(
+                str(path),
+                LEFTOVER,
+                f"a temporary file of a writer that died ({human_bytes(path.stat().st_size)})",
+                "delete it",
+            )
             if repair:
                 path.unlink(missing_ok=True)
                 finding.repaired = True
@@ -376,8 +427,14 @@ def _corpus(folder: Path, report: DoctorReport) -> None:
         report.add(Finding(str(folder), SOURCE, str(exc), "point the corpus setting at a folder of documents"))
         return
     for document, reason in scan.refused.items():
-        report.add(Finding(str(folder / document), SOURCE, reason,
-                           "replace the link with the file itself, or remove it; chunkbench never changes it"))
+        report.add(
+            Finding(
+                str(folder / document),
+                SOURCE,
+                reason,
+                "replace the link with the file itself, or remove it; chunkbench never changes it",
+            )
+        )
 
 
 def _questions(folder: Path, report: DoctorReport) -> None:
@@ -387,5 +444,11 @@ def _questions(folder: Path, report: DoctorReport) -> None:
     for error in errors:
         if error.question_id is not None or error.field is not None:
             continue  # a question's own problem: `chunkbench questions check` lists those
-        report.add(Finding(error.file, SOURCE, error.reason,
-                           "fix the file (chunkbench questions check tells what is wrong); chunkbench never changes it"))
+        report.add(
+            Finding(
+                error.file,
+                SOURCE,
+                error.reason,
+                "fix the file (chunkbench questions check tells what is wrong); chunkbench never changes it",
+            )
+        )

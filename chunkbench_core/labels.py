@@ -48,8 +48,13 @@ def split_configuration_key(key: str) -> tuple[str, str, str]:
     return strategy, corpus_model, retriever or DEFAULT_RETRIEVER
 
 
-def configuration_label(strategy: Any, corpus_model: Any, provenance: Mapping[str, Any] | None = None,
-                        variant: Any = None, retriever: Any = None) -> str:
+def configuration_label(
+    strategy: Any,
+    corpus_model: Any,
+    provenance: Mapping[str, Any] | None = None,
+    variant: Any = None,
+    retriever: Any = None,
+) -> str:
     """``strategy × corpus model``, with the strategy named by its run's provenance, `` × retriever`` when it is
     not dense, and a sweep variant in brackets (``fixed_size × minilm × hybrid [size256_overlap32]``)."""
     label = f"{strategy_label(strategy, provenance)}{SEPARATOR}{corpus_model}"
@@ -70,7 +75,8 @@ def variant_text(variant: Any, provenance: Mapping[str, Any] | None = None) -> s
     options = (provenance or {}).get("chunker_options")
     if not isinstance(options, Mapping) or not options or not _OPTIONS_PART.search(text):
         return text
-    readable = ", ".join(f"{name}={value if isinstance(value, str) else json.dumps(value)}"
-                         for name, value in sorted(options.items()))
+    readable = ", ".join(
+        f"{name}={value if isinstance(value, str) else json.dumps(value)}" for name, value in sorted(options.items())
+    )
     rest = _OPTIONS_PART.sub("", text).strip("_")
     return f"{rest}, {readable}" if rest else readable

@@ -78,11 +78,18 @@ class MetricInfo:
     def expanded_info(self) -> "MetricInfo":
         """The same metric on the context after expansion (``<name>_expanded``, ``<run_name>_expanded``)."""
         return dataclasses.replace(
-            self, name=f"{self.name}_expanded", run_name=f"{self.run_name}_expanded",
-            label=f"{self.label} (context)", description=f"{self.description}, in the context after neighbor "
-                                                         "expansion / parent context",
-            expanded=False, views=self.expanded_views, expanded_views=frozenset(), base=self.name, aliases=(),
-            definition="")
+            self,
+            name=f"{self.name}_expanded",
+            run_name=f"{self.run_name}_expanded",
+            label=f"{self.label} (context)",
+            description=f"{self.description}, in the context after neighbor expansion / parent context",
+            expanded=False,
+            views=self.expanded_views,
+            expanded_views=frozenset(),
+            base=self.name,
+            aliases=(),
+            definition="",
+        )
 
 
 class MetricCatalog:
@@ -106,8 +113,9 @@ class MetricCatalog:
 
     def values(self, source: str | None = None) -> list[MetricInfo]:
         """Every metric: the plain ones in the order they were added, then the ``_expanded`` ones."""
-        ordered = [m for m in self._metrics.values() if m.base is None] + \
-                  [m for m in self._metrics.values() if m.base is not None]
+        ordered = [m for m in self._metrics.values() if m.base is None] + [
+            m for m in self._metrics.values() if m.base is not None
+        ]
         return [m for m in ordered if source is None or m.source == source]
 
     def __iter__(self) -> Iterator[MetricInfo]:
@@ -183,85 +191,253 @@ class MetricCatalog:
 
 CATALOG = MetricCatalog()
 _BOARD = frozenset({"leaderboard", "by_setting", "by_group"})
-CATALOG.add(MetricInfo("recall", "recall", "Recall", "share of the evidence text that the retrieved chunks contain",
-                       views=VIEWS | {"board", "kpis", "bars", "ranked_table", "group_section"}, expanded=True,
-                       expanded_views=_BOARD | {"board", "group_section"}, aliases=("recall@k",),
-                       definition="the share of the evidence text inside the top-k retrieved chunks"))
-CATALOG.add(MetricInfo("precision", "precision", "Precision", "share of the retrieved text that is evidence",
-                       views=VIEWS | {"board", "kpis", "bars", "ranked_table", "group_section"}, expanded=True,
-                       expanded_views=frozenset({"by_setting"}), aliases=("precision@k",),
-                       definition="the share of the retrieved text that is evidence"))
-CATALOG.add(MetricInfo("iou", "iou", "IoU", "evidence retrieved / (retrieved text + evidence missed)",
-                       views=VIEWS | {"board", "kpis", "bars", "group_section"}, expanded=True,
-                       expanded_views=_BOARD, aliases=("iou@k",),
-                       definition="the overlap of retrieved text and evidence over their union"))
-CATALOG.add(MetricInfo("reciprocal_rank", "mrr", "MRR", "1 / rank of the first chunk that holds evidence",
-                       views=VIEWS | {"board", "kpis", "bars", "ranked_table", "group_section"}, expanded=True, aliases=("mrr@k",),
-                       definition="1 / the rank of the first chunk holding evidence (MRR)"))
-CATALOG.add(MetricInfo("hit", "hit_rate", "Hit rate", "share of questions with at least one evidence chunk",
-                       views=VIEWS | {"board", "group_section"}, expanded=True, aliases=("success@k",),
-                       definition="whether any of the top-k chunks holds evidence"))
-CATALOG.add(MetricInfo("ndcg", "ndcg", "nDCG", "ranking quality weighted by evidence characters", expanded=True,
-                       views=frozenset({"kpis", "bars"}), aliases=("ndcg@k",),
-                       definition="nDCG of the ranking, graded by evidence characters"))
-CATALOG.add(MetricInfo("doc_hit", "doc_hit_rate", "Doc hit@k",
-                       "share of questions with a top-k chunk from a source document", aliases=("doc_hit@k",),
-                       views=VIEWS | {"kpis", "group_section"},
-                       definition="whether any of the top-k chunks comes from a source document of the question"))
-CATALOG.add(MetricInfo("doc_recall", "doc_recall", "Doc recall@k",
-                       "share of the question's source documents among the documents of the top-k chunks",
-                       aliases=("doc_recall@k",), views=VIEWS | {"kpis", "group_section"},
-                       definition="the share of the question's source documents among the documents of the top-k "
-                                  "chunks"))
-CATALOG.add(MetricInfo("doc_reciprocal_rank", "doc_mrr", "Doc MRR", "1 / rank of the first chunk from a source document",
-                       aliases=("doc_mrr@k",), views=VIEWS | {"kpis", "group_section"},
-                       definition="1 / the rank of the first chunk from a source document of the question (doc MRR)"))
-CATALOG.add(MetricInfo("page_hit", "page_hit_rate", "Page hit@k",
-                       "share of questions with a top-k chunk on a cited evidence page", aliases=("page_hit@k",),
-                       views=VIEWS | {"kpis", "group_section"},
-                       definition="whether any of the top-k chunks falls on a cited evidence page"))
-CATALOG.add(MetricInfo("page_recall", "page_recall", "Page recall@k",
-                       "share of the question's cited evidence pages the top-k chunks fall on",
-                       aliases=("page_recall@k",), views=VIEWS | {"kpis", "group_section"},
-                       definition="the share of the question's cited evidence pages the top-k chunks fall on"))
-CATALOG.add(MetricInfo("page_reciprocal_rank", "page_mrr", "Page MRR",
-                       "1 / rank of the first chunk on a cited evidence page", aliases=("page_mrr@k",),
-                       views=VIEWS | {"kpis", "group_section"},
-                       definition="1 / the rank of the first chunk on a cited evidence page (page MRR)"))
-CATALOG.add(MetricInfo("doc_recall_ceiling", "doc_recall_ceiling", "Doc recall ceiling",
-                       "best doc recall@k any k chunks can reach: min(1, k / source documents)", views=frozenset(),
-                       group="ceiling"))
-CATALOG.add(MetricInfo("recall_ceiling", "recall_ceiling", "Recall ceiling",
-                       "best recall@k any k chunks of this chunking can reach (the k chunks holding the most evidence)",
-                       views=frozenset(), group="ceiling"))
-CATALOG.add(MetricInfo("precision_omega", "precision_omega", "Precision Ω",
-                       "best precision the chunking allows (every chunk that touches evidence retrieved)",
-                       views=frozenset({"kpis"})))
+CATALOG.add(
+    MetricInfo(
+        "recall",
+        "recall",
+        "Recall",
+        "share of the evidence text that the retrieved chunks contain",
+        views=VIEWS | {"board", "kpis", "bars", "ranked_table", "group_section"},
+        expanded=True,
+        expanded_views=_BOARD | {"board", "group_section"},
+        aliases=("recall@k",),
+        definition="the share of the evidence text inside the top-k retrieved chunks",
+    )
+)
+CATALOG.add(
+    MetricInfo(
+        "precision",
+        "precision",
+        "Precision",
+        "share of the retrieved text that is evidence",
+        views=VIEWS | {"board", "kpis", "bars", "ranked_table", "group_section"},
+        expanded=True,
+        expanded_views=frozenset({"by_setting"}),
+        aliases=("precision@k",),
+        definition="the share of the retrieved text that is evidence",
+    )
+)
+CATALOG.add(
+    MetricInfo(
+        "iou",
+        "iou",
+        "IoU",
+        "evidence retrieved / (retrieved text + evidence missed)",
+        views=VIEWS | {"board", "kpis", "bars", "group_section"},
+        expanded=True,
+        expanded_views=_BOARD,
+        aliases=("iou@k",),
+        definition="the overlap of retrieved text and evidence over their union",
+    )
+)
+CATALOG.add(
+    MetricInfo(
+        "reciprocal_rank",
+        "mrr",
+        "MRR",
+        "1 / rank of the first chunk that holds evidence",
+        views=VIEWS | {"board", "kpis", "bars", "ranked_table", "group_section"},
+        expanded=True,
+        aliases=("mrr@k",),
+        definition="1 / the rank of the first chunk holding evidence (MRR)",
+    )
+)
+CATALOG.add(
+    MetricInfo(
+        "hit",
+        "hit_rate",
+        "Hit rate",
+        "share of questions with at least one evidence chunk",
+        views=VIEWS | {"board", "group_section"},
+        expanded=True,
+        aliases=("success@k",),
+        definition="whether any of the top-k chunks holds evidence",
+    )
+)
+CATALOG.add(
+    MetricInfo(
+        "ndcg",
+        "ndcg",
+        "nDCG",
+        "ranking quality weighted by evidence characters",
+        expanded=True,
+        views=frozenset({"kpis", "bars"}),
+        aliases=("ndcg@k",),
+        definition="nDCG of the ranking, graded by evidence characters",
+    )
+)
+CATALOG.add(
+    MetricInfo(
+        "doc_hit",
+        "doc_hit_rate",
+        "Doc hit@k",
+        "share of questions with a top-k chunk from a source document",
+        aliases=("doc_hit@k",),
+        views=VIEWS | {"kpis", "group_section"},
+        definition="whether any of the top-k chunks comes from a source document of the question",
+    )
+)
+CATALOG.add(
+    MetricInfo(
+        "doc_recall",
+        "doc_recall",
+        "Doc recall@k",
+        "share of the question's source documents among the documents of the top-k chunks",
+        aliases=("doc_recall@k",),
+        views=VIEWS | {"kpis", "group_section"},
+        definition="the share of the question's source documents among the documents of the top-k chunks",
+    )
+)
+CATALOG.add(
+    MetricInfo(
+        "doc_reciprocal_rank",
+        "doc_mrr",
+        "Doc MRR",
+        "1 / rank of the first chunk from a source document",
+        aliases=("doc_mrr@k",),
+        views=VIEWS | {"kpis", "group_section"},
+        definition="1 / the rank of the first chunk from a source document of the question (doc MRR)",
+    )
+)
+CATALOG.add(
+    MetricInfo(
+        "page_hit",
+        "page_hit_rate",
+        "Page hit@k",
+        "share of questions with a top-k chunk on a cited evidence page",
+        aliases=("page_hit@k",),
+        views=VIEWS | {"kpis", "group_section"},
+        definition="whether any of the top-k chunks falls on a cited evidence page",
+    )
+)
+CATALOG.add(
+    MetricInfo(
+        "page_recall",
+        "page_recall",
+        "Page recall@k",
+        "share of the question's cited evidence pages the top-k chunks fall on",
+        aliases=("page_recall@k",),
+        views=VIEWS | {"kpis", "group_section"},
+        definition="the share of the question's cited evidence pages the top-k chunks fall on",
+    )
+)
+CATALOG.add(
+    MetricInfo(
+        "page_reciprocal_rank",
+        "page_mrr",
+        "Page MRR",
+        "1 / rank of the first chunk on a cited evidence page",
+        aliases=("page_mrr@k",),
+        views=VIEWS | {"kpis", "group_section"},
+        definition="1 / the rank of the first chunk on a cited evidence page (page MRR)",
+    )
+)
+CATALOG.add(
+    MetricInfo(
+        "doc_recall_ceiling",
+        "doc_recall_ceiling",
+        "Doc recall ceiling",
+        "best doc recall@k any k chunks can reach: min(1, k / source documents)",
+        views=frozenset(),
+        group="ceiling",
+    )
+)
+CATALOG.add(
+    MetricInfo(
+        "recall_ceiling",
+        "recall_ceiling",
+        "Recall ceiling",
+        "best recall@k any k chunks of this chunking can reach (the k chunks holding the most evidence)",
+        views=frozenset(),
+        group="ceiling",
+    )
+)
+CATALOG.add(
+    MetricInfo(
+        "precision_omega",
+        "precision_omega",
+        "Precision Ω",
+        "best precision the chunking allows (every chunk that touches evidence retrieved)",
+        views=frozenset({"kpis"}),
+    )
+)
 for _b in BUDGETS:
-    CATALOG.add(MetricInfo(budget_column(_b), budget_column(_b), f"Recall @ {_b:,} tokens",
-                           f"share of the evidence text inside the first {_b:,} tokens of the context the LLM "
-                           "receives", group="budget",
-                           # the default ranking metric's budget: the one the reports and the command line show
-                           views=VIEWS | ({"board", "kpis", "group_section"} if budget_column(_b) == DEFAULT_RANK_METRIC
-                                          else frozenset()),
-                           definition=f"the share of the evidence text inside the first {_b:,} tokens of the "
-                                      "context the LLM receives"))
-CATALOG.add(MetricInfo("budget_auc", "budget_auc", "Budget AUC",
-                       "area under evidence recall vs context budget (256 to 2,048 tokens, log scale)", group="budget",
-                       views=VIEWS | {"board", "kpis", "group_section"},
-                       definition="the area under evidence recall vs context budget (256 to 2,048 tokens, log scale)"))
-CATALOG.add(MetricInfo("context_relevance", "context_relevance", "Context relevance",
-                       "LLM judge: how relevant the context is (1-10)", kind="score10", views=frozenset({"kpis"}),
-                       source="judge", group="judge", bounded=False,
-                       definition="the LLM judge's 1-10 score of how relevant the context is"))
-CATALOG.add(MetricInfo("answer_similarity", "answer_similarity", "Answer similarity",
-                       "LLM judge: generated vs expected answer (1-10)", kind="score10", views=frozenset({"kpis"}),
-                       source="judge", group="judge", bounded=False,
-                       definition="the LLM judge's 1-10 score of the answer against the expected answer"))
-CATALOG.add(MetricInfo("faithfulness", "faithfulness", "Faithfulness",
-                       "LLM judge: answer supported by the context (1-10)", kind="score10", views=frozenset({"kpis"}),
-                       source="judge", group="judge", bounded=False,
-                       definition="the LLM judge's 1-10 score of how faithful the answer is to the context"))
-CATALOG.add(MetricInfo("hallucination", "hallucination_rate", "Hallucination rate",
-                       "LLM judge: share of answers flagged as hallucinated", views=frozenset({"kpis"}), source="judge",
-                       group="judge", dtype="BOOLEAN", higher_is_better=False))
+    CATALOG.add(
+        MetricInfo(
+            budget_column(_b),
+            budget_column(_b),
+            f"Recall @ {_b:,} tokens",
+            f"share of the evidence text inside the first {_b:,} tokens of the context the LLM receives",
+            group="budget",
+            # the default ranking metric's budget: the one the reports and the command line show
+            views=VIEWS
+            | ({"board", "kpis", "group_section"} if budget_column(_b) == DEFAULT_RANK_METRIC else frozenset()),
+            definition=f"the share of the evidence text inside the first {_b:,} tokens of the context the LLM receives",
+        )
+    )
+CATALOG.add(
+    MetricInfo(
+        "budget_auc",
+        "budget_auc",
+        "Budget AUC",
+        "area under evidence recall vs context budget (256 to 2,048 tokens, log scale)",
+        group="budget",
+        views=VIEWS | {"board", "kpis", "group_section"},
+        definition="the area under evidence recall vs context budget (256 to 2,048 tokens, log scale)",
+    )
+)
+CATALOG.add(
+    MetricInfo(
+        "context_relevance",
+        "context_relevance",
+        "Context relevance",
+        "LLM judge: how relevant the context is (1-10)",
+        kind="score10",
+        views=frozenset({"kpis"}),
+        source="judge",
+        group="judge",
+        bounded=False,
+        definition="the LLM judge's 1-10 score of how relevant the context is",
+    )
+)
+CATALOG.add(
+    MetricInfo(
+        "answer_similarity",
+        "answer_similarity",
+        "Answer similarity",
+        "LLM judge: generated vs expected answer (1-10)",
+        kind="score10",
+        views=frozenset({"kpis"}),
+        source="judge",
+        group="judge",
+        bounded=False,
+        definition="the LLM judge's 1-10 score of the answer against the expected answer",
+    )
+)
+CATALOG.add(
+    MetricInfo(
+        "faithfulness",
+        "faithfulness",
+        "Faithfulness",
+        "LLM judge: answer supported by the context (1-10)",
+        kind="score10",
+        views=frozenset({"kpis"}),
+        source="judge",
+        group="judge",
+        bounded=False,
+        definition="the LLM judge's 1-10 score of how faithful the answer is to the context",
+    )
+)
+CATALOG.add(
+    MetricInfo(
+        "hallucination",
+        "hallucination_rate",
+        "Hallucination rate",
+        "LLM judge: share of answers flagged as hallucinated",
+        views=frozenset({"kpis"}),
+        source="judge",
+        group="judge",
+        dtype="BOOLEAN",
+        higher_is_better=False,
+    )
+)

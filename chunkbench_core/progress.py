@@ -102,8 +102,9 @@ class Progress:
         eta = self.eta_s
         tail = f", ETA {_duration(eta)}" if eta is not None and self.done < self.total else ""
         now = f", still on {self.current}" if self.current else ""
-        return (f"{self.label}: {self.done:,}/{self.total:,}{unit}{speed}, {_duration(self.elapsed_s)} elapsed{tail}"
-                f"{now}")
+        return (
+            f"{self.label}: {self.done:,}/{self.total:,}{unit}{speed}, {_duration(self.elapsed_s)} elapsed{tail}{now}"
+        )
 
 
 Sink = Callable[[Progress], None]
@@ -173,8 +174,16 @@ class Tracker:
     the work done rather than the count: a corpus of one 40 MB file and 2,000 small ones is almost finished
     when the big one is."""
 
-    def __init__(self, label: str, total: int, every_s: float | None = None, unit: str = "",
-                 announce: bool = True, weights: Sequence[float] | None = None, only_when_long: bool = False) -> None:
+    def __init__(
+        self,
+        label: str,
+        total: int,
+        every_s: float | None = None,
+        unit: str = "",
+        announce: bool = True,
+        weights: Sequence[float] | None = None,
+        only_when_long: bool = False,
+    ) -> None:
         """``only_when_long``: a step between stages that is quick on most corpora (checking the chunks,
         indexing them) says nothing unless it runs longer than the interval, then reports like any loop."""
         if weights is not None and len(weights) != total:
@@ -248,8 +257,17 @@ class Tracker:
                     continue
                 self._last = now
                 current = f"{self._current} ({_duration(now - self._current_since)} so far)"
-                report(Progress(self.label, self._done, self.total, now - self.started, self.unit,
-                                self._share(self._done), current))
+                report(
+                    Progress(
+                        self.label,
+                        self._done,
+                        self.total,
+                        now - self.started,
+                        self.unit,
+                        self._share(self._done),
+                        current,
+                    )
+                )
 
         thread = threading.Thread(target=beat, name="progress-heartbeat", daemon=True)
         thread.start()

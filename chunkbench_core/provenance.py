@@ -33,10 +33,20 @@ def code_version() -> str:
     """The package version, plus the git commit (and ``+dirty``) when running from a git checkout."""
     root = Path(__file__).resolve().parent.parent
     try:
-        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"], capture_output=True,
-                                text=True, timeout=5, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=5, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return __version__
     if not commit:
@@ -49,9 +59,15 @@ def digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str, ensure_ascii=False).encode()).hexdigest()[:12]
 
 
-def requested_settings(strategy: str, params: Mapping[str, Any], options: Mapping[str, Any], overflow: str,
-                       boundary_model: str | None, threshold: float | None,
-                       threshold_source: str | None) -> dict[str, Any]:
+def requested_settings(
+    strategy: str,
+    params: Mapping[str, Any],
+    options: Mapping[str, Any],
+    overflow: str,
+    boundary_model: str | None,
+    threshold: float | None,
+    threshold_source: str | None,
+) -> dict[str, Any]:
     """Everything that decides a collection's chunks, as requested: the settings fingerprint covers these.
 
     ``options`` are the options the strategy takes (:meth:`chunking.Strategy.options_taken`);
@@ -74,8 +90,9 @@ def settings_fingerprint(settings: Mapping[str, Any]) -> str:
     return digest({k: v for k, v in settings.items() if k not in NOT_FINGERPRINTED})
 
 
-def build_fingerprint(settings_fingerprint: str | None, corpus_fingerprint: str | None,
-                      overflow: str | None = None) -> str:
+def build_fingerprint(
+    settings_fingerprint: str | None, corpus_fingerprint: str | None, overflow: str | None = None
+) -> str:
     """The build of a collection: its settings and its parsed corpus, as one key.
 
     The ``chunks`` table keeps every build's rows under this key, so a run's retrieved chunks stay
@@ -126,17 +143,28 @@ def collection_row(facts: BuildFacts) -> dict[str, Any]:
     f = facts
     fingerprint = settings_fingerprint(f.settings)
     return {
-        "collection": f.collection, "strategy": f.strategy, "corpus_model": f.corpus_model, "variant": f.variant,
-        "settings": dump(dict(f.settings)), "settings_fingerprint": fingerprint,
+        "collection": f.collection,
+        "strategy": f.strategy,
+        "corpus_model": f.corpus_model,
+        "variant": f.variant,
+        "settings": dump(dict(f.settings)),
+        "settings_fingerprint": fingerprint,
         "build": build_fingerprint(fingerprint, f.corpus_fingerprint, f.settings.get("overflow")),
-        "options": dump(dict(f.options)), "chunker_params": dump(dict(f.chunker_params)),
-        "boundary_model": f.settings.get("boundary_model"), "threshold": f.settings.get("threshold"),
+        "options": dump(dict(f.options)),
+        "chunker_params": dump(dict(f.chunker_params)),
+        "boundary_model": f.settings.get("boundary_model"),
+        "threshold": f.settings.get("threshold"),
         "threshold_source": f.settings.get("threshold_source"),
         "threshold_mode": f.chunker_params.get("threshold_mode"),
-        "context_sources": dump(dict(f.context_sources)), "parse_options": dump(dict(f.parse_options or {})),
-        "parser_version": f.parser_version, "corpus_fingerprint": f.corpus_fingerprint,
-        "n_documents": f.n_documents, "n_chunks": f.n_chunks, "dagster_run_id": f.dagster_run_id,
-        "code_version": code_version(), "built_at": f.built_at,
+        "context_sources": dump(dict(f.context_sources)),
+        "parse_options": dump(dict(f.parse_options or {})),
+        "parser_version": f.parser_version,
+        "corpus_fingerprint": f.corpus_fingerprint,
+        "n_documents": f.n_documents,
+        "n_chunks": f.n_chunks,
+        "dagster_run_id": f.dagster_run_id,
+        "code_version": code_version(),
+        "built_at": f.built_at,
     }
 
 
@@ -175,21 +203,33 @@ def staleness(row: Mapping[str, Any] | None, corpus_fingerprint: str, settings: 
         return "it has no build record (never built, or built by an older chunkbench)"
     reasons = []
     if row.get("corpus_fingerprint") != corpus_fingerprint:
-        reasons.append(f"it was built from parsed corpus {row.get('corpus_fingerprint') or 'unknown'}, "
-                       f"the current parsed corpus is {corpus_fingerprint or 'empty'}")
+        reasons.append(
+            f"it was built from parsed corpus {row.get('corpus_fingerprint') or 'unknown'}, "
+            f"the current parsed corpus is {corpus_fingerprint or 'empty'}"
+        )
     wanted = settings_fingerprint(settings)
     if row.get("settings_fingerprint") != wanted:
         built = json.loads(row["settings"]) if row.get("settings") else {}
-        changed = sorted(k for k in set(built) | set(settings)
-                         if k not in NOT_FINGERPRINTED and built.get(k) != settings.get(k))
+        changed = sorted(
+            k for k in set(built) | set(settings) if k not in NOT_FINGERPRINTED and built.get(k) != settings.get(k)
+        )
         detail = ", ".join(f"{k} {built.get(k)!r} -> {settings.get(k)!r}" for k in changed)
-        reasons.append(f"it was built with chunker settings {row.get('settings_fingerprint')}, the requested "
-                       f"settings are {wanted} ({detail})")
+        reasons.append(
+            f"it was built with chunker settings {row.get('settings_fingerprint')}, the requested "
+            f"settings are {wanted} ({detail})"
+        )
     return "; ".join(reasons) or None
 
 
-def check_collection_current(row: Mapping[str, Any] | None, *, partition: str, variant: str, collection: str,
-                             corpus_fingerprint: str, settings: Mapping[str, Any]) -> None:
+def check_collection_current(
+    row: Mapping[str, Any] | None,
+    *,
+    partition: str,
+    variant: str,
+    collection: str,
+    corpus_fingerprint: str,
+    settings: Mapping[str, Any],
+) -> None:
     """Raise StaleCollectionError (permanent: a retry cannot fix it) when the collection is not the one requested."""
     reason = staleness(row, corpus_fingerprint, settings)
     if reason is None:

@@ -70,7 +70,7 @@ class RetryPolicy:
 
     def backoff(self, retry: int) -> float:
         """The wait before retry number ``retry`` (0 first): exponential, with jitter (half to all of it)."""
-        base = min(self.backoff_max_seconds, self.backoff_initial_seconds * (2 ** retry))
+        base = min(self.backoff_max_seconds, self.backoff_initial_seconds * (2**retry))
         return base * (0.5 + random.random() / 2)
 
 
@@ -183,10 +183,14 @@ def fix_for(fault: Fault, server: Server, policy: RetryPolicy) -> str:
         "forbidden": f"the key in {server.key_variable} may not use this model: check its permissions, or switch model",
         "not_found": f"check the model name and the server URL {where}, or switch model",
         "quota": "the quota is used up: raise it (the provider's billing page) or switch model",
-        "rate_limit": (f"the server limits the request rate: wait and run again, lower CHUNKBENCH_PROVIDER_POOL_LIMIT, "
-                       f"or raise {BUDGET_VARIABLE} (now {_seconds(policy.budget_seconds)})"),
-        "timeout": (f"check that the server at {where} is up; if it is only slow, raise {TIMEOUT_VARIABLE} "
-                    f"(now {_seconds(policy.timeout_seconds)})"),
+        "rate_limit": (
+            f"the server limits the request rate: wait and run again, lower CHUNKBENCH_PROVIDER_POOL_LIMIT, "
+            f"or raise {BUDGET_VARIABLE} (now {_seconds(policy.budget_seconds)})"
+        ),
+        "timeout": (
+            f"check that the server at {where} is up; if it is only slow, raise {TIMEOUT_VARIABLE} "
+            f"(now {_seconds(policy.timeout_seconds)})"
+        ),
         "connection": f"check that the server runs and that {where} is right",
         "server": f"the server is failing: run again later, or raise {BUDGET_VARIABLE} (now {_seconds(policy.budget_seconds)})",
         "malformed": f"check that {where} is an OpenAI-compatible /v1 endpoint serving this model",
@@ -207,13 +211,22 @@ class Tried:
     elapsed: float
 
 
-def give_up(server: Server, fault: Fault, policy: RetryPolicy, tried_so_far: Tried, why: str = "",
-            error: type[ProviderError] = ProviderError) -> ProviderError:
+def give_up(
+    server: Server,
+    fault: Fault,
+    policy: RetryPolicy,
+    tried_so_far: Tried,
+    why: str = "",
+    error: type[ProviderError] = ProviderError,
+) -> ProviderError:
     """The one-line error of a request that failed for good."""
     attempts, waits, elapsed = tried_so_far.attempts, tried_so_far.waits, tried_so_far.elapsed
     if fault.permanent:
-        tried = "not retried: the same request fails the same way" if attempts == 1 else \
-            f"stopped after {attempts} attempts: the same request fails the same way"
+        tried = (
+            "not retried: the same request fails the same way"
+            if attempts == 1
+            else f"stopped after {attempts} attempts: the same request fails the same way"
+        )
     else:
         waited = f", waiting {', '.join(_seconds(w) for w in waits)}" if waits else ""
         tried = f"tried {attempts} time{'s' if attempts != 1 else ''} in {_seconds(elapsed)}{waited}{why}"
@@ -221,9 +234,16 @@ def give_up(server: Server, fault: Fault, policy: RetryPolicy, tried_so_far: Tri
     return error(" ".join(message.split()), kind=fault.kind, status=fault.status)
 
 
-def call(server: Server, policy: RetryPolicy, request: Callable[[float], T], *,
-         sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic,
-         on_retry: Callable[[Fault], None] | None = None, error: type[ProviderError] = ProviderError) -> T:
+def call(
+    server: Server,
+    policy: RetryPolicy,
+    request: Callable[[float], T],
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    on_retry: Callable[[Fault], None] | None = None,
+    error: type[ProviderError] = ProviderError,
+) -> T:
     """``request(timeout)``'s result, retried as the module docstring says; ProviderError when it fails for good.
 
     ``request`` raises what the openai client raises, or MalformedResponse for a reply it cannot use.
@@ -251,18 +271,32 @@ def call(server: Server, policy: RetryPolicy, request: Callable[[float], T], *,
         if fault.permanent:
             raise give_up(server, fault, policy, Tried(attempt, waits, elapsed), error=error) from None
         if attempt > policy.max_retries:
-            raise give_up(server, fault, policy, Tried(attempt, waits, elapsed),
-                          f" ({policy.max_retries} {'retry' if policy.max_retries == 1 else 'retries'} allowed)", error) from None
+            raise give_up(
+                server,
+                fault,
+                policy,
+                Tried(attempt, waits, elapsed),
+                f" ({policy.max_retries} {'retry' if policy.max_retries == 1 else 'retries'} allowed)",
+                error,
+            ) from None
         wait = policy.backoff(attempt - 1)
         if fault.retry_after is not None:
             wait = max(wait, fault.retry_after)  # never sooner than the server asked
         left = policy.budget_seconds - elapsed
         if wait + MIN_ATTEMPT_SECONDS > left:
-            asked = (f"; the server asked to wait {_seconds(fault.retry_after)}"
-                     if fault.retry_after is not None and fault.retry_after >= wait else "")
-            raise give_up(server, fault, policy, Tried(attempt, waits, elapsed),
-                          f" (the retry budget {BUDGET_VARIABLE} of {policy.budget_seconds:g} s was spent{asked})"
-                          , error) from None
+            asked = (
+                f"; the server asked to wait {_seconds(fault.retry_after)}"
+                if fault.retry_after is not None and fault.retry_after >= wait
+                else ""
+            )
+            raise give_up(
+                server,
+                fault,
+                policy,
+                Tried(attempt, waits, elapsed),
+                f" (the retry budget {BUDGET_VARIABLE} of {policy.budget_seconds:g} s was spent{asked})",
+                error,
+            ) from None
         if on_retry is not None:
             on_retry(fault)
         waits.append(wait)

@@ -39,8 +39,13 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     # Authorization headers
     (re.compile(r"(?i)\b(bearer|basic|token)\s+[A-Za-z0-9_\-.+/=~*]{8,}"), rf"\1 {REDACTED}"),
     # key=value, "key": "value", key: value
-    (re.compile(r"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd)[\"']?\s*[:=]\s*[\"']?)"
-                r"[^\s\"',;&}]{4,}"), rf"\1{REDACTED}"),
+    (
+        re.compile(
+            r"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd)[\"']?\s*[:=]\s*[\"']?)"
+            r"[^\s\"',;&}]{4,}"
+        ),
+        rf"\1{REDACTED}",
+    ),
 )
 
 

@@ -54,7 +54,9 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_BENCHMARK = "sample"
 _BENCHMARK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 DEFAULT_POOL_LIMIT = 2
-DEFAULT_VISIBILITY_TIMEOUT = 60.0  # seconds; live workers renew their steps' leases (chunkbench_pipelines/celery_app.py)
+DEFAULT_VISIBILITY_TIMEOUT = (
+    60.0  # seconds; live workers renew their steps' leases (chunkbench_pipelines/celery_app.py)
+)
 # a dead server (no answer at all) ends a request within about a minute: a 30 s timeout, retried while the
 # 60 s budget lasts (chunkbench_core.provider_faults holds the same numbers for code built without settings)
 DEFAULT_PROVIDER_TIMEOUT = 30.0
@@ -82,66 +84,143 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("questions", "CHUNKBENCH_QUESTIONS", "the folder of question sets"),
     Variable("results_root", "CHUNKBENCH_RESULTS_DIR", "where results, parsed documents and reports go"),
     Variable("vectors_root", "CHUNKBENCH_VECTORS_DIR", "where the embedded vector store keeps its collections"),
-    Variable("cache_url", "CHUNKBENCH_CACHE_URL",
-             "the embedding and contextual caches: a postgresql:// URL that workers share, or a folder",
-             default="not set (SQLite files in the home folder)"),
-    Variable("celery_broker", "CHUNKBENCH_CELERY_BROKER", "send the steps of runs to Celery workers through "
-             "this broker", default="not set (steps run in the run's process)"),
-    Variable("celery_visibility_timeout", "CHUNKBENCH_CELERY_VISIBILITY_TIMEOUT",
-             "seconds after which the step of a worker that stopped answering goes to another worker",
-             default="not set (60)"),
+    Variable(
+        "cache_url",
+        "CHUNKBENCH_CACHE_URL",
+        "the embedding and contextual caches: a postgresql:// URL that workers share, or a folder",
+        default="not set (SQLite files in the home folder)",
+    ),
+    Variable(
+        "celery_broker",
+        "CHUNKBENCH_CELERY_BROKER",
+        "send the steps of runs to Celery workers through this broker",
+        default="not set (steps run in the run's process)",
+    ),
+    Variable(
+        "celery_visibility_timeout",
+        "CHUNKBENCH_CELERY_VISIBILITY_TIMEOUT",
+        "seconds after which the step of a worker that stopped answering goes to another worker",
+        default="not set (60)",
+    ),
     Variable("dagster_home", "DAGSTER_HOME", "the Dagster instance"),
-    Variable("models_file", "CHUNKBENCH_MODELS", "a file of extra embedding models", default="not set (the shipped models)"),
-    Variable("corpus_model", "CHUNKBENCH_CORPUS_MODEL",
-             "the corpus model of ask, queries and sweep on this machine when none is given and the results "
-             "database holds no shared default", default="not set (the registry's default)"),
-    Variable("boundary_model", "CHUNKBENCH_BOUNDARY_MODEL",
-             "the model that decides semantic cuts on this machine when the results database holds no shared "
-             "default", default="not set (the registry's default)"),
-    Variable("openai_api_key", "OPENAI_API_KEY", "OpenAI embedding models (and the LLM's key when it has none)",
-             secret=True),
+    Variable(
+        "models_file", "CHUNKBENCH_MODELS", "a file of extra embedding models", default="not set (the shipped models)"
+    ),
+    Variable(
+        "corpus_model",
+        "CHUNKBENCH_CORPUS_MODEL",
+        "the corpus model of ask, queries and sweep on this machine when none is given and the results "
+        "database holds no shared default",
+        default="not set (the registry's default)",
+    ),
+    Variable(
+        "boundary_model",
+        "CHUNKBENCH_BOUNDARY_MODEL",
+        "the model that decides semantic cuts on this machine when the results database holds no shared default",
+        default="not set (the registry's default)",
+    ),
+    Variable(
+        "openai_api_key", "OPENAI_API_KEY", "OpenAI embedding models (and the LLM's key when it has none)", secret=True
+    ),
     Variable("openai_base_url", "OPENAI_BASE_URL", "another endpoint for the OpenAI models"),
     Variable("compatible_url", "CHUNKBENCH_OPENAI_COMPATIBLE_URL", "an OpenAI-compatible embedding server"),
     Variable("compatible_api_key", "CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY", "its key", secret=True),
     Variable("pool_limit", "CHUNKBENCH_PROVIDER_POOL_LIMIT", "partitions calling one remote provider at once"),
-    Variable("provider_timeout", "CHUNKBENCH_PROVIDER_TIMEOUT_S",
-             "seconds one request to an embedding server or the LLM may go unanswered before it is retried",
-             default=f"not set ({DEFAULT_PROVIDER_TIMEOUT:g})"),
-    Variable("provider_retry_budget", "CHUNKBENCH_PROVIDER_RETRY_BUDGET_S",
-             "seconds all the attempts of one request to an embedding server or the LLM may take, waits included",
-             default=f"not set ({DEFAULT_PROVIDER_RETRY_BUDGET:g})"),
-    Variable("qdrant_url", "QDRANT_URL", "a Qdrant server instead of the embedded engine",
-             default="not set (the embedded engine)"),
+    Variable(
+        "provider_timeout",
+        "CHUNKBENCH_PROVIDER_TIMEOUT_S",
+        "seconds one request to an embedding server or the LLM may go unanswered before it is retried",
+        default=f"not set ({DEFAULT_PROVIDER_TIMEOUT:g})",
+    ),
+    Variable(
+        "provider_retry_budget",
+        "CHUNKBENCH_PROVIDER_RETRY_BUDGET_S",
+        "seconds all the attempts of one request to an embedding server or the LLM may take, waits included",
+        default=f"not set ({DEFAULT_PROVIDER_RETRY_BUDGET:g})",
+    ),
+    Variable(
+        "qdrant_url",
+        "QDRANT_URL",
+        "a Qdrant server instead of the embedded engine",
+        default="not set (the embedded engine)",
+    ),
     Variable("qdrant_api_key", "QDRANT_API_KEY", "its key", secret=True),
-    Variable("llm_model", "CHUNKBENCH_LLM_MODEL", "the chat model: answers, judge, contextual prefixes",
-             default="not set (no LLM: evidence metrics only)"),
+    Variable(
+        "llm_model",
+        "CHUNKBENCH_LLM_MODEL",
+        "the chat model: answers, judge, contextual prefixes",
+        default="not set (no LLM: evidence metrics only)",
+    ),
     Variable("llm_base_url", "CHUNKBENCH_LLM_BASE_URL", "its OpenAI-compatible endpoint", default="not set (OpenAI)"),
     Variable("llm_api_key", "CHUNKBENCH_LLM_API_KEY", "its key (else OPENAI_API_KEY)", secret=True),
     Variable("vision_model", "CHUNKBENCH_VISION_MODEL", "captions document images (same endpoint)"),
-    Variable("llm_price_input", "CHUNKBENCH_LLM_PRICE_INPUT", "the LLM's USD per million input tokens",
-             default="not set (the model's known price, else 0)"),
-    Variable("llm_price_output", "CHUNKBENCH_LLM_PRICE_OUTPUT", "the LLM's USD per million output tokens",
-             default="not set (the model's known price, else 0)"),
-    Variable("rank_metric", "CHUNKBENCH_RANK_METRIC", "the metric that ranks configurations",
-             default="not set (recall_at_512)"),
-    Variable("recommendation_rule", "CHUNKBENCH_RECOMMENDATION_RULE", "cheapest_within_margin or highest_mean",
-             default="not set (cheapest_within_margin)"),
-    Variable("margin", "CHUNKBENCH_MARGIN", "how far below the best still counts as good as the best",
-             default="not set (0.02; 0.2 for the judge's 1-10 scores)"),
-    Variable("cost_tolerance", "CHUNKBENCH_COST_TOLERANCE", "costs within this share of each other are equal",
-             default="not set (0.05)"),
-    Variable("interchangeable_share", "CHUNKBENCH_INTERCHANGEABLE_SHARE",
-             "below this share of the scores' differences, the configurations are interchangeable",
-             default="not set (0.02)"),
-    Variable("budgets", "CHUNKBENCH_BUDGETS", "context budgets in tokens (recall_at_B, budget_auc)",
-             default="not set (256,512,1024,2048)"),
-    Variable("parse_memory_mb", "CHUNKBENCH_PARSE_MEMORY_MB", "memory one document may take to parse (MB)",
-             default="not set (2048)"),
-    Variable("parse_timeout_s", "CHUNKBENCH_PARSE_TIMEOUT_S", "seconds one document may take to parse",
-             default="not set (120)"),
+    Variable(
+        "llm_price_input",
+        "CHUNKBENCH_LLM_PRICE_INPUT",
+        "the LLM's USD per million input tokens",
+        default="not set (the model's known price, else 0)",
+    ),
+    Variable(
+        "llm_price_output",
+        "CHUNKBENCH_LLM_PRICE_OUTPUT",
+        "the LLM's USD per million output tokens",
+        default="not set (the model's known price, else 0)",
+    ),
+    Variable(
+        "rank_metric",
+        "CHUNKBENCH_RANK_METRIC",
+        "the metric that ranks configurations",
+        default="not set (recall_at_512)",
+    ),
+    Variable(
+        "recommendation_rule",
+        "CHUNKBENCH_RECOMMENDATION_RULE",
+        "cheapest_within_margin or highest_mean",
+        default="not set (cheapest_within_margin)",
+    ),
+    Variable(
+        "margin",
+        "CHUNKBENCH_MARGIN",
+        "how far below the best still counts as good as the best",
+        default="not set (0.02; 0.2 for the judge's 1-10 scores)",
+    ),
+    Variable(
+        "cost_tolerance",
+        "CHUNKBENCH_COST_TOLERANCE",
+        "costs within this share of each other are equal",
+        default="not set (0.05)",
+    ),
+    Variable(
+        "interchangeable_share",
+        "CHUNKBENCH_INTERCHANGEABLE_SHARE",
+        "below this share of the scores' differences, the configurations are interchangeable",
+        default="not set (0.02)",
+    ),
+    Variable(
+        "budgets",
+        "CHUNKBENCH_BUDGETS",
+        "context budgets in tokens (recall_at_B, budget_auc)",
+        default="not set (256,512,1024,2048)",
+    ),
+    Variable(
+        "parse_memory_mb",
+        "CHUNKBENCH_PARSE_MEMORY_MB",
+        "memory one document may take to parse (MB)",
+        default="not set (2048)",
+    ),
+    Variable(
+        "parse_timeout_s",
+        "CHUNKBENCH_PARSE_TIMEOUT_S",
+        "seconds one document may take to parse",
+        default="not set (120)",
+    ),
     Variable("automation", "CHUNKBENCH_AUTOMATION", "start the automation and folder sensors (on/off)"),
-    Variable("reports_url", "CHUNKBENCH_REPORTS_URL", "where the reports are served (set by chunkbench ui)",
-             default="not set (http://127.0.0.1:3001/)"),
+    Variable(
+        "reports_url",
+        "CHUNKBENCH_REPORTS_URL",
+        "where the reports are served (set by chunkbench ui)",
+        default="not set (http://127.0.0.1:3001/)",
+    ),
 )
 VARIABLE_OF: dict[str, Variable] = {v.field: v for v in VARIABLES}
 #: command-line flags that set a field (``chunkbench --benchmark NAME``)
@@ -167,8 +246,10 @@ def home_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
 
 def validate_benchmark_name(name: str) -> str:
     if not _BENCHMARK_NAME.fullmatch(name):
-        raise ConfigError(f"benchmark name {name!r} (CHUNKBENCH_BENCHMARK or --benchmark): use up to 64 letters, "
-                          "digits, '.', '_' or '-', starting with a letter or digit")
+        raise ConfigError(
+            f"benchmark name {name!r} (CHUNKBENCH_BENCHMARK or --benchmark): use up to 64 letters, "
+            "digits, '.', '_' or '-', starting with a letter or digit"
+        )
     return name
 
 
@@ -218,8 +299,10 @@ def read_benchmark(path: Path) -> Benchmark:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ConfigError(f"{path}: not a benchmark record ({exc}); delete it or run the benchmark again") from exc
     if benchmark.name != path.parent.name:
-        raise ConfigError(f"{path}: names benchmark {benchmark.name!r} but sits in the folder of "
-                          f"{path.parent.name!r}; delete it or run the benchmark again")
+        raise ConfigError(
+            f"{path}: names benchmark {benchmark.name!r} but sits in the folder of "
+            f"{path.parent.name!r}; delete it or run the benchmark again"
+        )
     return benchmark
 
 
@@ -343,8 +426,9 @@ class Settings:
             try:
                 values["pool_limit"] = int(values["pool_limit"])
             except (TypeError, ValueError):
-                raise ConfigError(f"CHUNKBENCH_PROVIDER_POOL_LIMIT must be a whole number of partitions, got "
-                                  f"{values['pool_limit']!r}") from None
+                raise ConfigError(
+                    f"CHUNKBENCH_PROVIDER_POOL_LIMIT must be a whole number of partitions, got {values['pool_limit']!r}"
+                ) from None
             if values["pool_limit"] < 1:
                 raise ConfigError(f"CHUNKBENCH_PROVIDER_POOL_LIMIT must be at least 1, got {values['pool_limit']}")
         if "cache_url" in values:
@@ -356,7 +440,9 @@ class Settings:
             try:
                 values["celery_visibility_timeout"] = float(raw)
             except (TypeError, ValueError):
-                raise ConfigError(f"CHUNKBENCH_CELERY_VISIBILITY_TIMEOUT must be a number of seconds, got {raw!r}") from None
+                raise ConfigError(
+                    f"CHUNKBENCH_CELERY_VISIBILITY_TIMEOUT must be a number of seconds, got {raw!r}"
+                ) from None
             if not values["celery_visibility_timeout"] >= 5:
                 raise ConfigError(f"CHUNKBENCH_CELERY_VISIBILITY_TIMEOUT must be at least 5 seconds, got {raw!r}")
         for name in ("provider_timeout", "provider_retry_budget"):
@@ -372,8 +458,11 @@ class Settings:
         else:
             corpus = values.get("corpus", SAMPLE_CORPUS)
             values["benchmark"] = default_benchmark_name(corpus)
-            sources["benchmark"] = ("default (the bundled sample corpus)" if values["benchmark"] == SAMPLE_BENCHMARK
-                                    and "corpus" not in values else "default (the corpus folder's name)")
+            sources["benchmark"] = (
+                "default (the bundled sample corpus)"
+                if values["benchmark"] == SAMPLE_BENCHMARK and "corpus" not in values
+                else "default (the corpus folder's name)"
+            )
         if values["benchmark"] != SAMPLE_BENCHMARK and not {"corpus", "questions"} <= set(values):
             _recorded_folders(values, sources)
         settings = cls(**values, sources=sources)
@@ -511,8 +600,9 @@ def _cache_location(value: str) -> str:
 def _broker(value: str) -> str:
     text = value.strip()
     if not text.startswith(("redis://", "rediss://")):
-        raise ConfigError(f"CHUNKBENCH_CELERY_BROKER must be a Redis URL (redis://HOST:6379/0), got "
-                          f"{_shown_url(text)!r}")
+        raise ConfigError(
+            f"CHUNKBENCH_CELERY_BROKER must be a Redis URL (redis://HOST:6379/0), got {_shown_url(text)!r}"
+        )
     return text
 
 

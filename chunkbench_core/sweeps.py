@@ -45,8 +45,9 @@ def parse_levels(text: str | Sequence[str]) -> list[tuple[int, int]]:
         except ValueError:
             prev = nxt = None
         if prev is None or nxt is None:
-            raise ConfigError(f"neighbor level {item!r}: write it as prev:next (chunks added before and after each "
-                              "hit), e.g. 1:1")
+            raise ConfigError(
+                f"neighbor level {item!r}: write it as prev:next (chunks added before and after each hit), e.g. 1:1"
+            )
         if not (0 <= prev <= MAX_NEIGHBORS and 0 <= nxt <= MAX_NEIGHBORS):
             raise ConfigError(f"neighbor level {item!r}: each side must be 0..{MAX_NEIGHBORS}")
         if (prev, nxt) not in levels:
@@ -104,13 +105,15 @@ class SweepStep:
         return f"{configuration_label(self.strategy, self.corpus_model)} with neighbors -{self.neighbor_prev}/+{self.neighbor_next}"
 
 
-def neighbor_steps(strategies: Sequence[str], corpus_models: Sequence[str],
-                   levels: Sequence[tuple[int, int]]) -> list[SweepStep]:
+def neighbor_steps(
+    strategies: Sequence[str], corpus_models: Sequence[str], levels: Sequence[tuple[int, int]]
+) -> list[SweepStep]:
     return [SweepStep(s, m, {}, p, n) for m in corpus_models for s in strategies for p, n in levels]
 
 
-def size_steps(strategies: Sequence[str], corpus_models: Sequence[str], sizes: Sequence[int],
-               windows: Mapping[str, int]) -> tuple[list[SweepStep], list[str]]:
+def size_steps(
+    strategies: Sequence[str], corpus_models: Sequence[str], sizes: Sequence[int], windows: Mapping[str, int]
+) -> tuple[list[SweepStep], list[str]]:
     """(the steps, what was left out and why): sizes above a corpus model's window are left out."""
     steps: list[SweepStep] = []
     skipped: list[str] = []
@@ -118,11 +121,15 @@ def size_steps(strategies: Sequence[str], corpus_models: Sequence[str], sizes: S
         window = windows[model]
         too_big = [size for size in sizes if size > window]
         if too_big:
-            skipped.append(f"{model}: sizes {', '.join(map(str, too_big))} left out (above its window of "
-                           f"{window:,} tokens)")
+            skipped.append(
+                f"{model}: sizes {', '.join(map(str, too_big))} left out (above its window of {window:,} tokens)"
+            )
         for strategy in strategies:
-            steps += [SweepStep(strategy, model, {"chunk_size": size, "chunk_overlap": size // OVERLAP_SHARE})
-                      for size in sizes if size <= window]
+            steps += [
+                SweepStep(strategy, model, {"chunk_size": size, "chunk_overlap": size // OVERLAP_SHARE})
+                for size in sizes
+                if size <= window
+            ]
     return steps, skipped
 
 
@@ -137,13 +144,27 @@ def format_sweep(rows, metric: str) -> str:
     header = ("configuration", "setting", "n", metric, "recall", "context_tokens", "experiment_run_id")
     body = []
     for row in rows.to_dict("records"):
-        setting = (f"neighbors -{int(row['neighbor_prev'])}/+{int(row['neighbor_next'])}" if not row["variant"]
-                   else str(row["variant"]))
-        body.append((configuration_label(row["strategy"], row["corpus_model"]), setting,
-                     cell("n_questions", row.get("n_questions")), cell(metric, row.get(metric)),
-                     cell("recall", row.get("recall")), cell("context_tokens", row.get("context_tokens")),
-                     str(row["experiment_run_id"])))
+        setting = (
+            f"neighbors -{int(row['neighbor_prev'])}/+{int(row['neighbor_next'])}"
+            if not row["variant"]
+            else str(row["variant"])
+        )
+        body.append(
+            (
+                configuration_label(row["strategy"], row["corpus_model"]),
+                setting,
+                cell("n_questions", row.get("n_questions")),
+                cell(metric, row.get(metric)),
+                cell("recall", row.get("recall")),
+                cell("context_tokens", row.get("context_tokens")),
+                str(row["experiment_run_id"]),
+            )
+        )
     widths = [max(len(str(r[i])) for r in (header, *body)) for i in range(len(header))]
     numeric = {2, 3, 4, 5}
-    return "\n".join("  ".join(str(c).rjust(w) if i in numeric else str(c).ljust(w)
-                               for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in (header, *body))
+    return "\n".join(
+        "  ".join(
+            str(c).rjust(w) if i in numeric else str(c).ljust(w) for i, (c, w) in enumerate(zip(r, widths))
+        ).rstrip()
+        for r in (header, *body)
+    )

@@ -22,11 +22,17 @@ def scored_counts(n_scored: Any, n_judge_only: Any = 0, n_documents_only: Any = 
     if not judge_only:
         head = f"{scored} scored (0 judge-only)"
     else:
-        head = (f"{scored} scored ({judge_only} judge-only, "
-                + ("scored by the LLM judge only)" if judged else "not scored without an LLM)"))
+        head = f"{scored} scored ({judge_only} judge-only, " + (
+            "scored by the LLM judge only)" if judged else "not scored without an LLM)"
+        )
     if documents:
-        which = f"all {scored}" if documents == scored and scored > 1 else \
-            "it" if documents == scored else f"{documents} of the {scored}"
+        which = (
+            f"all {scored}"
+            if documents == scored and scored > 1
+            else "it"
+            if documents == scored
+            else f"{documents} of the {scored}"
+        )
         head += f"; {which} at the document level only (source documents, no evidence spans)"
     return head
 

@@ -19,7 +19,13 @@ the UI's Automation page. The schedules are always started by hand (they launch 
 
 from __future__ import annotations
 
-from dagster import AssetKey, AssetSelection, AutomationCondition, AutomationConditionSensorDefinition, DefaultSensorStatus
+from dagster import (
+    AssetKey,
+    AssetSelection,
+    AutomationCondition,
+    AutomationConditionSensorDefinition,
+    DefaultSensorStatus,
+)
 
 QUESTION_SETS = "question_sets"
 
@@ -37,8 +43,11 @@ def _not_blocked() -> AutomationCondition:
 def on_parsed_corpus_change() -> AutomationCondition:
     """A new partition, or the parsed corpus it was built from changed (not merely re-parsed)."""
     corpus_changed = AutomationCondition.any_deps_match(AutomationCondition.data_version_changed())
-    return ((AutomationCondition.newly_missing() | corpus_changed).since_last_handled()
-            & ~AutomationCondition.any_deps_missing() & _not_blocked()).with_label("on parsed corpus change")
+    return (
+        (AutomationCondition.newly_missing() | corpus_changed).since_last_handled()
+        & ~AutomationCondition.any_deps_missing()
+        & _not_blocked()
+    ).with_label("on parsed corpus change")
 
 
 def on_collection_or_question_sets(question_sets: AssetKey = AssetKey(QUESTION_SETS)) -> AutomationCondition:
@@ -47,8 +56,11 @@ def on_collection_or_question_sets(question_sets: AssetKey = AssetKey(QUESTION_S
     collection_missing = AutomationCondition.any_deps_match(
         AutomationCondition.missing() & ~AutomationCondition.will_be_requested()
     ).ignore(AssetSelection.assets(question_sets))  # question sets not yet reported: the folder is read anyway
-    return ((AutomationCondition.newly_missing() | AutomationCondition.any_deps_updated()).since_last_handled()
-            & ~collection_missing & _not_blocked()).with_label("on new collection or question sets")
+    return (
+        (AutomationCondition.newly_missing() | AutomationCondition.any_deps_updated()).since_last_handled()
+        & ~collection_missing
+        & _not_blocked()
+    ).with_label("on new collection or question sets")
 
 
 def on_new_results() -> AutomationCondition:
@@ -56,10 +68,15 @@ def on_new_results() -> AutomationCondition:
     return (AutomationCondition.any_deps_updated().since_last_handled() & _not_blocked()).with_label("on new results")
 
 
-def automation_sensor(status: DefaultSensorStatus, name: str, target: AssetSelection,
-                      benchmark: str) -> AutomationConditionSensorDefinition:
+def automation_sensor(
+    status: DefaultSensorStatus, name: str, target: AssetSelection, benchmark: str
+) -> AutomationConditionSensorDefinition:
     """The sensor evaluating the automation conditions of ``target`` (one benchmark's assets)."""
     return AutomationConditionSensorDefinition(
-        name, target=target, default_status=status, minimum_interval_seconds=30,
+        name,
+        target=target,
+        default_status=status,
+        minimum_interval_seconds=30,
         description=f"Benchmark {benchmark}: evaluates its assets' automation conditions "
-                    "(see chunkbench_pipelines/automation.py). Off unless CHUNKBENCH_AUTOMATION=on.")
+        "(see chunkbench_pipelines/automation.py). Off unless CHUNKBENCH_AUTOMATION=on.",
+    )

@@ -24,17 +24,20 @@ from .sensors import build_sensors
 from .sweeps import build_sweep_jobs
 
 
-def benchmark_definitions(scope: Scope, settings: Settings,
-                          partitions: MultiPartitionsDefinition | None = None) -> Definitions:
+def benchmark_definitions(
+    scope: Scope, settings: Settings, partitions: MultiPartitionsDefinition | None = None
+) -> Definitions:
     """The assets, jobs, sweep jobs, sensors and schedules of the benchmark of ``scope`` (partitions: strategy x the
     corpus models runnable with ``settings``, unless given); no resources: the caller binds them."""
     partitions = partitions or strategy_by_model(runnable_corpus_models(settings))
     jobs = build_jobs(scope)
     sweep_jobs = build_sweep_jobs(partitions, scope)
-    return Definitions(assets=[*build_assets(partitions, scope), *external_assets(scope)],
-                       jobs=[*jobs.all(), *sweep_jobs],
-                       sensors=build_sensors(settings.automation, scope, jobs.parse_documents),
-                       schedules=build_schedules(scope, jobs, sweep_jobs))
+    return Definitions(
+        assets=[*build_assets(partitions, scope), *external_assets(scope)],
+        jobs=[*jobs.all(), *sweep_jobs],
+        sensors=build_sensors(settings.automation, scope, jobs.parse_documents),
+        schedules=build_schedules(scope, jobs, sweep_jobs),
+    )
 
 
 def benchmark_scopes(settings: Settings) -> list[Scope]:
@@ -52,8 +55,9 @@ def benchmark_scopes(settings: Settings) -> list[Scope]:
 def every_benchmark(settings: Settings) -> Definitions:
     """Every benchmark's definitions, merged (one partitions definition shared by all)."""
     partitions = strategy_by_model(runnable_corpus_models(settings))
-    return Definitions.merge(*[benchmark_definitions(scope, settings, partitions)
-                               for scope in benchmark_scopes(settings)])
+    return Definitions.merge(
+        *[benchmark_definitions(scope, settings, partitions) for scope in benchmark_scopes(settings)]
+    )
 
 
 def benchmark_job(settings: Settings, partitions: MultiPartitionsDefinition, job: str) -> tuple[Scope, JobDefinition]:
@@ -61,6 +65,7 @@ def benchmark_job(settings: Settings, partitions: MultiPartitionsDefinition, job
     ``neighbor_sweep``), resolved with the resources of ``settings`` as the code location makes them (a secret
     from the environment stays an EnvVar in the runs)."""
     scope = Scope.of(Benchmark.of(settings))
-    definitions = Definitions.merge(benchmark_definitions(scope, settings, partitions),
-                                    Definitions(resources=build_resources(settings)))
+    definitions = Definitions.merge(
+        benchmark_definitions(scope, settings, partitions), Definitions(resources=build_resources(settings))
+    )
     return scope, definitions.resolve_job_def(scope.name(job))

@@ -45,8 +45,9 @@ def context_cache(location: str | None, home: str | None):
     return _cache("context", location, default_context_cache_path(home_dir(home)), ContextCache, open_context_cache)
 
 
-def _cache(kind: str, location: str | None, default: Path, local: Callable[[Path], Any],
-           open_cache: Callable[[Any], Any]) -> Any:
+def _cache(
+    kind: str, location: str | None, default: Path, local: Callable[[Path], Any], open_cache: Callable[[Any], Any]
+) -> Any:
     """A cache of ``kind``: shared per process for a PostgreSQL URL, ``local(default)`` when no location is set,
     else the SQLite file at (or in the folder) ``location``."""
     where = cache_location(location)

@@ -41,9 +41,11 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "worker_prefetch_multiplier": 1,  # a worker takes one step at a time, so idle workers get the others
         # the broker hands a task to another worker when its lease is older than the visibility timeout;
         # look for such tasks every quarter of it (kombu's default looks every 100 s)
-        "broker_transport_options": {"visibility_timeout": settings.celery_visibility_timeout,
-                                     "unacked_restore_interval": max(1.0, settings.celery_visibility_timeout / 4),
-                                     "unacked_restore_throttle": 1},
+        "broker_transport_options": {
+            "visibility_timeout": settings.celery_visibility_timeout,
+            "unacked_restore_interval": max(1.0, settings.celery_visibility_timeout / 4),
+            "unacked_restore_throttle": 1,
+        },
         "broker_connection_retry_on_startup": True,
         "result_expires": 7 * 24 * 3600,
         "worker_hijack_root_logger": False,
@@ -54,8 +56,12 @@ def executor_config(settings: Settings) -> dict[str, Any]:
     """dagster-celery's executor config for ``settings`` (broker and result backend: the one Redis)."""
     if not settings.celery_broker:
         raise ValueError("no Celery broker: set CHUNKBENCH_CELERY_BROKER")
-    return {"broker": settings.celery_broker, "backend": settings.celery_broker, "include": [MODULE],
-            "config_source": celery_config(settings)}
+    return {
+        "broker": settings.celery_broker,
+        "backend": settings.celery_broker,
+        "include": [MODULE],
+        "config_source": celery_config(settings),
+    }
 
 
 def celery_executor_def(settings: Settings):
@@ -65,8 +71,9 @@ def celery_executor_def(settings: Settings):
     except ImportError as exc:
         from chunkbench_core.errors import ConfigError
 
-        raise ConfigError("CHUNKBENCH_CELERY_BROKER is set but dagster-celery is not installed: "
-                          "pip install 'chunkbench[distributed]'") from exc
+        raise ConfigError(
+            "CHUNKBENCH_CELERY_BROKER is set but dagster-celery is not installed: pip install 'chunkbench[distributed]'"
+        ) from exc
     return celery_executor.configured(executor_config(settings), name="celery")
 
 
@@ -77,9 +84,14 @@ def make_worker_app(settings: Settings):
     from dagster_celery.tasks import create_task
 
     config = executor_config(settings)
-    app = make_app(CeleryExecutor.for_cli(broker=config["broker"], backend=config["backend"],
-                                          include=config["include"],
-                                          config_source=config["config_source"]).app_args())
+    app = make_app(
+        CeleryExecutor.for_cli(
+            broker=config["broker"],
+            backend=config["backend"],
+            include=config["include"],
+            config_source=config["config_source"],
+        ).app_args()
+    )
     create_task(app)
     _connect_worker_signals(settings.celery_visibility_timeout)
     return app
@@ -133,8 +145,12 @@ def _connect_worker_signals(visibility_timeout: float) -> None:
         global _renewer
         if _renewer is None:
             _stop.clear()
-            _renewer = threading.Thread(target=_renew_forever, args=(sender.app, visibility_timeout / 3),
-                                        name="chunkbench-lease-renewer", daemon=True)
+            _renewer = threading.Thread(
+                target=_renew_forever,
+                args=(sender.app, visibility_timeout / 3),
+                name="chunkbench-lease-renewer",
+                daemon=True,
+            )
             _renewer.start()
 
     def shutdown(**_: Any) -> None:

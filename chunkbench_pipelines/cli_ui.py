@@ -50,10 +50,18 @@ def running_virtual_environment() -> dict[str, str]:
 def add_parser(sub) -> None:
     ui = sub.add_parser("ui", help="the Dagster UI (dg dev) on 127.0.0.1, with the HTML reports served next to it")
     given = make_defaults()
-    ui.add_argument("--port", type=int, default=given.get("UI_PORT", DEFAULT_UI_PORT),
-                    help="the UI's port (default: UI_PORT or 3000)")
-    ui.add_argument("--reports-port", type=int, default=given.get("REPORTS_PORT"),
-                    help="the reports' port (default: REPORTS_PORT or the UI port + 1)")
+    ui.add_argument(
+        "--port",
+        type=int,
+        default=given.get("UI_PORT", DEFAULT_UI_PORT),
+        help="the UI's port (default: UI_PORT or 3000)",
+    )
+    ui.add_argument(
+        "--reports-port",
+        type=int,
+        default=given.get("REPORTS_PORT"),
+        help="the reports' port (default: REPORTS_PORT or the UI port + 1)",
+    )
     ui.set_defaults(func=command_ui)
 
 
@@ -181,10 +189,15 @@ def benchmark_records(benchmarks: Path) -> dict[str, int]:
 def reload_code_location(port: int) -> bool:
     """Ask the UI on 127.0.0.1:``port`` to load the code location again, as the Reload button of its Deployment
     page does (GraphQL ``reloadRepositoryLocation``); False when the UI does not answer yet or the reload failed."""
-    query = json.dumps({"query": "mutation { reloadRepositoryLocation(repositoryLocationName: %s) "
-                                 "{ __typename } }" % json.dumps(CODE_LOCATION)}).encode()
-    request = urllib.request.Request(f"http://{LOOPBACK}:{port}/graphql", data=query,
-                                     headers={"Content-Type": "application/json"})
+    query = json.dumps(
+        {
+            "query": "mutation { reloadRepositoryLocation(repositoryLocationName: %s) "
+            "{ __typename } }" % json.dumps(CODE_LOCATION)
+        }
+    ).encode()
+    request = urllib.request.Request(
+        f"http://{LOOPBACK}:{port}/graphql", data=query, headers={"Content-Type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
             answer = json.loads(response.read())
@@ -194,8 +207,7 @@ def reload_code_location(port: int) -> bool:
     return typename == "WorkspaceLocationEntry"
 
 
-def wait_reloading(process: subprocess.Popen, benchmarks: Path, port: int,
-                   poll: float = RELOAD_POLL_SECONDS) -> int:
+def wait_reloading(process: subprocess.Popen, benchmarks: Path, port: int, poll: float = RELOAD_POLL_SECONDS) -> int:
     """Wait for dg dev to exit; meanwhile, when a benchmark is registered under ``benchmarks`` (``chunkbench run``
     of a new one) or its record changes, reload the code location so the UI shows its assets without the user
     pressing Reload (the code location lists the benchmarks only when it loads)."""
@@ -225,12 +237,17 @@ def command_ui(args: argparse.Namespace) -> int:
     benchmarks = settings.results_dir().parent  # every benchmark's folder: the server's index lists them all
     reports_port = args.reports_port if args.reports_port is not None else args.port + 1
     with ReportServer(benchmarks, reports_port) as server:
-        env = process_environment(DAGSTER_HOME=str(dagster_home), **{REPORTS_URL_ENV: server.url},
-                                  **running_virtual_environment())
+        env = process_environment(
+            DAGSTER_HOME=str(dagster_home), **{REPORTS_URL_ENV: server.url}, **running_virtual_environment()
+        )
         print(f"Dagster UI: http://{LOOPBACK}:{args.port}   reports: {server.url}   (Ctrl-C stops both)", flush=True)
         # its own process group: a stop reaches dg dev and everything it starts, and nothing else
-        process = subprocess.Popen([dg_executable(), "dev", "--host", LOOPBACK, "--port", str(args.port)],
-                                   cwd=PROJECT_ROOT, env=env, process_group=0)
+        process = subprocess.Popen(
+            [dg_executable(), "dev", "--host", LOOPBACK, "--port", str(args.port)],
+            cwd=PROJECT_ROOT,
+            env=env,
+            process_group=0,
+        )
         try:
             return wait_reloading(process, benchmarks, args.port)
         except KeyboardInterrupt:

@@ -45,8 +45,15 @@ LOOPBACK = "127.0.0.1"
 STOP_GRACE_SECONDS = 10.0
 INSTANCE_DB, CACHE_DB = "dagster", "chunkbench_cache"
 #: the settings the cluster sets for its parts (the user's own values for them are replaced)
-CLUSTER_VARIABLES = ("CHUNKBENCH_HOME", "CHUNKBENCH_RESULTS_DIR", "CHUNKBENCH_VECTORS_DIR", "CHUNKBENCH_CACHE_URL",
-                     "CHUNKBENCH_CELERY_BROKER", "DAGSTER_HOME", "DAGSTER_PG_URL")
+CLUSTER_VARIABLES = (
+    "CHUNKBENCH_HOME",
+    "CHUNKBENCH_RESULTS_DIR",
+    "CHUNKBENCH_VECTORS_DIR",
+    "CHUNKBENCH_CACHE_URL",
+    "CHUNKBENCH_CELERY_BROKER",
+    "DAGSTER_HOME",
+    "DAGSTER_PG_URL",
+)
 
 
 class ClusterError(RuntimeError):
@@ -84,8 +91,15 @@ class Part:
     def start(self, cwd: Path) -> None:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log, "ab") as out:
-            self.process = subprocess.Popen(self.command, cwd=cwd, env=self.env, stdout=out, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL, start_new_session=True)
+            self.process = subprocess.Popen(
+                self.command,
+                cwd=cwd,
+                env=self.env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
 
     @property
     def pid(self) -> int | None:
@@ -133,10 +147,17 @@ class Cluster:
 
     def common_env(self) -> dict[str, str]:
         env = {k: v for k, v in self.environ.items() if k not in CLUSTER_VARIABLES}
-        env.update({"CHUNKBENCH_RESULTS_DIR": str(self.shared), "CHUNKBENCH_VECTORS_DIR": str(self.shared),
-                    "CHUNKBENCH_CACHE_URL": self.pg_url(CACHE_DB), "CHUNKBENCH_CELERY_BROKER": self.redis_url,
-                    "DAGSTER_HOME": str(self.dagster_home), "DAGSTER_PG_URL": self.pg_url(INSTANCE_DB),
-                    "PYTHONUNBUFFERED": "1"})
+        env.update(
+            {
+                "CHUNKBENCH_RESULTS_DIR": str(self.shared),
+                "CHUNKBENCH_VECTORS_DIR": str(self.shared),
+                "CHUNKBENCH_CACHE_URL": self.pg_url(CACHE_DB),
+                "CHUNKBENCH_CELERY_BROKER": self.redis_url,
+                "DAGSTER_HOME": str(self.dagster_home),
+                "DAGSTER_PG_URL": self.pg_url(INSTANCE_DB),
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
         return env
 
     # -- starting ---------------------------------------------------------------------------------------------
@@ -165,9 +186,26 @@ class Cluster:
         folder = self.state / "redis"
         folder.mkdir(parents=True, exist_ok=True)
         # the queue survives a restart of the cluster (append-only file in the state folder)
-        part = Part("redis", [server, "--bind", LOOPBACK, "--port", str(self.redis_port), "--dir", str(folder),
-                              "--appendonly", "yes", "--save", "", "--protected-mode", "yes"],
-                    self.common_env(), self.state / "logs" / "redis.log")
+        part = Part(
+            "redis",
+            [
+                server,
+                "--bind",
+                LOOPBACK,
+                "--port",
+                str(self.redis_port),
+                "--dir",
+                str(folder),
+                "--appendonly",
+                "yes",
+                "--save",
+                "",
+                "--protected-mode",
+                "yes",
+            ],
+            self.common_env(),
+            self.state / "logs" / "redis.log",
+        )
         part.start(self.state)
         self.parts.append(part)
         self._wait(lambda: _answers(self.redis_port), "Redis", part)
@@ -193,11 +231,33 @@ class Cluster:
         if self.as_postgres:
             log.touch()
             shutil.chown(log, "postgres", "postgres")
-        self._pg("pg_ctl", "-D", str(self.pg_data), "-w", "-l", str(log), "-o",
-                 f"-p {self.pg_port} -k {self.pg_data} -c listen_addresses={LOOPBACK}", "start")
+        self._pg(
+            "pg_ctl",
+            "-D",
+            str(self.pg_data),
+            "-w",
+            "-l",
+            str(log),
+            "-o",
+            f"-p {self.pg_port} -k {self.pg_data} -c listen_addresses={LOOPBACK}",
+            "start",
+        )
         for database in (INSTANCE_DB, CACHE_DB):
-            result = subprocess.run([*self.as_postgres, str(self.pg_bin / "createdb"), "-h", LOOPBACK, "-p",
-                                     str(self.pg_port), "-U", "postgres", database], capture_output=True, text=True)
+            result = subprocess.run(
+                [
+                    *self.as_postgres,
+                    str(self.pg_bin / "createdb"),
+                    "-h",
+                    LOOPBACK,
+                    "-p",
+                    str(self.pg_port),
+                    "-U",
+                    "postgres",
+                    database,
+                ],
+                capture_output=True,
+                text=True,
+            )
             if result.returncode != 0 and "already exists" not in result.stderr:
                 raise ClusterError(f"creating the PostgreSQL database {database} failed: {result.stderr.strip()}")
 
@@ -226,8 +286,9 @@ class Cluster:
 
     def _pg(self, tool: str, *args: str) -> None:
         assert self.pg_bin is not None
-        result = subprocess.run([*self.as_postgres, str(self.pg_bin / tool), *args], capture_output=True, text=True,
-                                timeout=120)
+        result = subprocess.run(
+            [*self.as_postgres, str(self.pg_bin / tool), *args], capture_output=True, text=True, timeout=120
+        )
         if result.returncode != 0:
             raise ClusterError(f"PostgreSQL {tool} failed: {(result.stderr or result.stdout).strip()}")
 
@@ -238,7 +299,9 @@ class Cluster:
         shutil.copyfile(INSTANCE_CONFIG, self.dagster_home / "dagster.yaml")
         (self.state / "workspace.yaml").write_text(
             "load_from:\n  - python_module:\n      module_name: chunkbench_pipelines.definitions\n"
-            "      attribute: defs\n      location_name: chunkbench\n", encoding="utf-8")
+            "      attribute: defs\n      location_name: chunkbench\n",
+            encoding="utf-8",
+        )
         self.shared.mkdir(parents=True, exist_ok=True)
 
     def _start_worker(self, index: int) -> None:
@@ -247,9 +310,26 @@ class Cluster:
         env = {**self.common_env(), "CHUNKBENCH_HOME": str(home)}
         if os.geteuid() == 0:
             env["C_FORCE_ROOT"] = "1"  # Celery refuses root otherwise
-        command = [sys.executable, "-m", "celery", "-A", "chunkbench_pipelines.celery_app", "worker", "-Q", "dagster",
-                   "--concurrency", "1", "--prefetch-multiplier", "1", "-n", f"w{index}@%h", "--loglevel", "INFO",
-                   "--without-gossip", "--without-mingle"]
+        command = [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "chunkbench_pipelines.celery_app",
+            "worker",
+            "-Q",
+            "dagster",
+            "--concurrency",
+            "1",
+            "--prefetch-multiplier",
+            "1",
+            "-n",
+            f"w{index}@%h",
+            "--loglevel",
+            "INFO",
+            "--without-gossip",
+            "--without-mingle",
+        ]
         part = Part(f"w{index}", command, env, self.state / "logs" / f"worker-w{index}.log", worker=True)
         part.start(home)
         self.parts.append(part)
@@ -261,9 +341,12 @@ class Cluster:
         bin_dir = Path(sys.executable).parent
         workspace = str(self.state / "workspace.yaml")
         for name, command in (
-                ("daemon", [str(bin_dir / "dagster-daemon"), "run", "-w", workspace]),
-                ("webserver", [str(bin_dir / "dagster-webserver"), "-w", workspace, "-h", LOOPBACK, "-p",
-                               str(self.ui_port)])):
+            ("daemon", [str(bin_dir / "dagster-daemon"), "run", "-w", workspace]),
+            (
+                "webserver",
+                [str(bin_dir / "dagster-webserver"), "-w", workspace, "-h", LOOPBACK, "-p", str(self.ui_port)],
+            ),
+        ):
             part = Part(name, command, env, self.state / "logs" / f"{name}.log")
             part.start(home)
             self.parts.append(part)
@@ -296,10 +379,15 @@ class Cluster:
         return next(p for p in self.parts if p.name == name)
 
     def write_description(self) -> None:
-        description = {"ui": self.ui_url, "broker": self.redis_url, "instance": self.pg_url(INSTANCE_DB),
-                       "cache": self.pg_url(CACHE_DB), "shared": str(self.shared),
-                       "processes": {p.name: p.pid for p in self.parts},
-                       "worker_homes": {f"w{i}": str(self.worker_home(i)) for i in range(1, self.workers + 1)}}
+        description = {
+            "ui": self.ui_url,
+            "broker": self.redis_url,
+            "instance": self.pg_url(INSTANCE_DB),
+            "cache": self.pg_url(CACHE_DB),
+            "shared": str(self.shared),
+            "processes": {p.name: p.pid for p in self.parts},
+            "worker_homes": {f"w{i}": str(self.worker_home(i)) for i in range(1, self.workers + 1)},
+        }
         path = self.state / "cluster.json"
         path.write_text(json.dumps(description, indent=2), encoding="utf-8")
 
@@ -318,8 +406,9 @@ class Cluster:
                     part.start(Path(part.env["CHUNKBENCH_HOME"]))
                     self.write_description()
                 else:
-                    print(f"{part.name} ended ({_how(code)}); see {part.log}. Stopping the cluster.", file=out,
-                          flush=True)
+                    print(
+                        f"{part.name} ended ({_how(code)}); see {part.log}. Stopping the cluster.", file=out, flush=True
+                    )
                     return 1
             time.sleep(0.5)
 
@@ -331,8 +420,11 @@ class Cluster:
         _stop_parts(order)
         _stop_parts([p for p in self.parts if p.name == "redis"])
         if self.pg_data is not None and self.pg_bin is not None and (self.pg_data / "postmaster.pid").exists():
-            subprocess.run([*self.as_postgres, str(self.pg_bin / "pg_ctl"), "-D", str(self.pg_data), "-m", "fast",
-                            "-w", "stop"], capture_output=True, timeout=60)
+            subprocess.run(
+                [*self.as_postgres, str(self.pg_bin / "pg_ctl"), "-D", str(self.pg_data), "-m", "fast", "-w", "stop"],
+                capture_output=True,
+                timeout=60,
+            )
         (self.state / "cluster.json").unlink(missing_ok=True)
 
 
@@ -430,15 +522,24 @@ def _interrupt(signum, frame) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m chunkbench_pipelines.cluster", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m chunkbench_pipelines.cluster",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     given = make_defaults()
-    parser.add_argument("--workers", type=int, default=given.get("WORKERS", 2),
-                        help="Celery workers to start (default: WORKERS or 2)")
-    parser.add_argument("--port", type=int, default=given.get("UI_PORT", 3000),
-                        help="the UI's port on 127.0.0.1 (default: UI_PORT or 3000)")
-    parser.add_argument("--state", type=Path, default=None,
-                        help="the cluster's folder (default: $CHUNKBENCH_HOME/cluster)")
+    parser.add_argument(
+        "--workers", type=int, default=given.get("WORKERS", 2), help="Celery workers to start (default: WORKERS or 2)"
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=given.get("UI_PORT", 3000),
+        help="the UI's port on 127.0.0.1 (default: UI_PORT or 3000)",
+    )
+    parser.add_argument(
+        "--state", type=Path, default=None, help="the cluster's folder (default: $CHUNKBENCH_HOME/cluster)"
+    )
     args = parser.parse_args(argv)
     if args.workers < 1:
         parser.error("--workers must be at least 1")
@@ -455,9 +556,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
-    print(f"Dagster UI: {cluster.ui_url}   workers: {args.workers}   state: {state}\n"
-          f"shared results and collections: {cluster.shared}   logs: {state / 'logs'}   (Ctrl-C stops everything)",
-          flush=True)
+    print(
+        f"Dagster UI: {cluster.ui_url}   workers: {args.workers}   state: {state}\n"
+        f"shared results and collections: {cluster.shared}   logs: {state / 'logs'}   (Ctrl-C stops everything)",
+        flush=True,
+    )
     code = 0
     try:
         code = cluster.supervise()

@@ -73,8 +73,12 @@ def ensure_pool_limit(instance: DagsterInstance, pool: str, initial_limit: int) 
 
 
 @contextmanager
-def pool_slots(context: AssetExecutionContext | OpExecutionContext, pools: Iterable[Optional[str]], initial_limit: int,
-               poll_seconds: float = 0.5) -> Iterator[dict[str, float]]:
+def pool_slots(
+    context: AssetExecutionContext | OpExecutionContext,
+    pools: Iterable[Optional[str]],
+    initial_limit: int,
+    poll_seconds: float = 0.5,
+) -> Iterator[dict[str, float]]:
     """Hold one slot of each pool (sorted, so two steps never wait on each other) while the body runs.
 
     Yields ``{pool: seconds waited}`` for the asset's metadata. Slots are freed on exit,
@@ -105,8 +109,10 @@ def pool_slots(context: AssetExecutionContext | OpExecutionContext, pools: Itera
                 now = time.monotonic()
                 if last_log is None or now - last_log >= _LOG_EVERY_SECONDS:
                     info = storage.get_concurrency_info(pool)
-                    context.log.info(f"waiting for a slot of pool {pool!r}: limit {info.slot_count}, "
-                                     f"{info.active_slot_count} in use, {info.pending_step_count} waiting")
+                    context.log.info(
+                        f"waiting for a slot of pool {pool!r}: limit {info.slot_count}, "
+                        f"{info.active_slot_count} in use, {info.pending_step_count} waiting"
+                    )
                     last_log = now
                 time.sleep(status.sleep_interval or sleep)
                 sleep = min(sleep * 1.5, _MAX_SLEEP_SECONDS)

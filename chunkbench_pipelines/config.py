@@ -49,15 +49,19 @@ def dagster_config(model: type[BaseModel], methods: type, name: str) -> type[Con
     for field_name, info in model.model_fields.items():
         kind = _dagster_type(info.annotation, field_name)
         default = info.get_default(call_default_factory=True)
-        bounds = {b: getattr(m, b) for m in info.metadata for b in ("ge", "gt", "le", "lt") if getattr(m, b, None) is not None}
+        bounds = {
+            b: getattr(m, b) for m in info.metadata for b in ("ge", "gt", "le", "lt") if getattr(m, b, None) is not None
+        }
         fields[field_name] = (kind, Field(default=_enum_default(kind, default), description=info.description, **bounds))
     return create_model(name, __base__=(Config, methods), __doc__=model.__doc__, **fields)
 
 
 @lru_cache(maxsize=8)
 def _configs(chunking: type[BaseModel], experiment: type[BaseModel]) -> tuple[type[Config], type[Config]]:
-    return (dagster_config(chunking, ChunkingMethods, "ChunkerConfig"),
-            dagster_config(experiment, ChunkingMethods, "ExperimentConfig"))
+    return (
+        dagster_config(chunking, ChunkingMethods, "ChunkerConfig"),
+        dagster_config(experiment, ChunkingMethods, "ExperimentConfig"),
+    )
 
 
 def chunker_config() -> type[Config]:
@@ -84,11 +88,15 @@ class ReportConfig(Config):
     """Which runs the reports show; both empty = the latest run of every configuration."""
 
     experiment_run_id: str = Field(
-        default="", description="The reports of exactly this experiment run: its id or its first 8 characters or more "
-                                "(the run ids are listed by `chunkbench runs list` and on the decision board), "
-                                "written to reports/runs/run-<id>/ "
-                                "with a link back to the latest reports. Empty: the latest reports.")
+        default="",
+        description="The reports of exactly this experiment run: its id or its first 8 characters or more "
+        "(the run ids are listed by `chunkbench runs list` and on the decision board), "
+        "written to reports/runs/run-<id>/ "
+        "with a link back to the latest reports. Empty: the latest reports.",
+    )
     batch: str = Field(
-        default="", description="The reports of one batch: the runs of one `chunkbench run` or Dagster backfill "
-                                "(the batch column of `chunkbench runs list`), compared with each other only, "
-                                "written to reports/runs/batch-<id>/. Empty: the latest reports.")
+        default="",
+        description="The reports of one batch: the runs of one `chunkbench run` or Dagster backfill "
+        "(the batch column of `chunkbench runs list`), compared with each other only, "
+        "written to reports/runs/batch-<id>/. Empty: the latest reports.",
+    )

@@ -31,8 +31,9 @@ def build_definitions(settings: Settings) -> dg.Definitions:
     several partitions at once (the run queue, backfills). With a Celery broker set
     (CHUNKBENCH_CELERY_BROKER, the distributed profile) each step goes to a Celery worker instead.
     """
-    return dg.Definitions.merge(every_benchmark(settings),
-                                dg.Definitions(resources=build_resources(settings), executor=executor_for(settings)))
+    return dg.Definitions.merge(
+        every_benchmark(settings), dg.Definitions(resources=build_resources(settings), executor=executor_for(settings))
+    )
 
 
 def executor_for(settings: Settings):

@@ -34,8 +34,15 @@ TRANSIENT_RETRY = RetryPolicy(max_retries=3, delay=2.0, backoff=Backoff.EXPONENT
 
 # PermanentError: a full disk or an input/output error (StorageError), damaged state (CorruptStateError), an
 # unreadable source file (SourceFileError)
-PERMANENT_ERRORS = (ChunkingError, ConfigError, DuplicateIdError, QuestionSetError, EmbeddingRejectedError,
-                    EmbeddingUnavailableError, PermanentError)
+PERMANENT_ERRORS = (
+    ChunkingError,
+    ConfigError,
+    DuplicateIdError,
+    QuestionSetError,
+    EmbeddingRejectedError,
+    EmbeddingUnavailableError,
+    PermanentError,
+)
 # a bug: the same input fails the same way on every attempt
 PROGRAMMING_ERRORS = (TypeError, AttributeError, NameError, ImportError, AssertionError, NotImplementedError)
 #: the metadata key of a fail-fast Failure naming the error's class (``StorageFullError`` ...)
@@ -69,8 +76,10 @@ def _without_path(exc: BaseException) -> StorageError | None:
     if found is None:
         return None
     # no file was named: say what was met, without pointing at the current folder
-    return StorageError(f"the disk refused a write ({' '.join(str(exc).split())[:200]}): free some space (or check "
-                        "the disk) and run again; what was stored before is unchanged")
+    return StorageError(
+        f"the disk refused a write ({' '.join(str(exc).split())[:200]}): free some space (or check "
+        "the disk) and run again; what was stored before is unchanged"
+    )
 
 
 @contextmanager

@@ -20,8 +20,14 @@ EVALUATE = "evaluate"
 REFRESH_REPORTS = "refresh_reports"
 BENCHMARK_EVERYTHING = "benchmark_everything"
 
-EVERYTHING = ("source_documents", "parsed_documents", "chunk_collections", "experiment_results", "leaderboard",
-              "benchmark_report")
+EVERYTHING = (
+    "source_documents",
+    "parsed_documents",
+    "chunk_collections",
+    "experiment_results",
+    "leaderboard",
+    "benchmark_report",
+)
 
 
 @dataclass(frozen=True)
@@ -35,8 +41,13 @@ class BenchmarkJobs:
     benchmark_everything: AssetJob
 
     def all(self) -> list[AssetJob]:
-        return [self.parse_documents, self.chunk_and_evaluate, self.evaluate, self.refresh_reports,
-                self.benchmark_everything]
+        return [
+            self.parse_documents,
+            self.chunk_and_evaluate,
+            self.evaluate,
+            self.refresh_reports,
+            self.benchmark_everything,
+        ]
 
 
 def build_jobs(scope: Scope) -> BenchmarkJobs:
@@ -44,18 +55,36 @@ def build_jobs(scope: Scope) -> BenchmarkJobs:
     of = scope.of_benchmark("")
     tags = scope.tags()
     return BenchmarkJobs(
-        define_asset_job(scope.name(PARSE_DOCUMENTS), selection=scope.selection("source_documents", "parsed_documents"),
-                         tags=tags, description=of + "Scan the corpus folder and parse new or changed documents."),
-        define_asset_job(scope.name(CHUNK_AND_EVALUATE), selection=scope.selection("chunk_collections",
-                                                                                   "experiment_results"),
-                         tags=tags, description=of + "Chunk, embed and evaluate one strategy × corpus model partition."),
-        define_asset_job(scope.name(EVALUATE), selection=scope.selection("experiment_results"), tags=tags,
-                         description=of + "Evaluate one partition's existing collection (new question sets)."),
-        define_asset_job(scope.name(REFRESH_REPORTS), selection=scope.selection("leaderboard", "benchmark_report"),
-                         tags=tags, description=of + "Rebuild the leaderboard view and the HTML report."),
-        define_asset_job(scope.name(BENCHMARK_EVERYTHING), selection=scope.selection(*EVERYTHING), tags=tags,
-                         description=of + "The whole benchmark: what `chunkbench run` and `make demo` launch, one run "
-                                          "per step and partition (tags chunkbench/benchmark, chunkbench/batch and "
-                                          "chunkbench/trigger)."),
+        define_asset_job(
+            scope.name(PARSE_DOCUMENTS),
+            selection=scope.selection("source_documents", "parsed_documents"),
+            tags=tags,
+            description=of + "Scan the corpus folder and parse new or changed documents.",
+        ),
+        define_asset_job(
+            scope.name(CHUNK_AND_EVALUATE),
+            selection=scope.selection("chunk_collections", "experiment_results"),
+            tags=tags,
+            description=of + "Chunk, embed and evaluate one strategy × corpus model partition.",
+        ),
+        define_asset_job(
+            scope.name(EVALUATE),
+            selection=scope.selection("experiment_results"),
+            tags=tags,
+            description=of + "Evaluate one partition's existing collection (new question sets).",
+        ),
+        define_asset_job(
+            scope.name(REFRESH_REPORTS),
+            selection=scope.selection("leaderboard", "benchmark_report"),
+            tags=tags,
+            description=of + "Rebuild the leaderboard view and the HTML report.",
+        ),
+        define_asset_job(
+            scope.name(BENCHMARK_EVERYTHING),
+            selection=scope.selection(*EVERYTHING),
+            tags=tags,
+            description=of + "The whole benchmark: what `chunkbench run` and `make demo` launch, one run "
+            "per step and partition (tags chunkbench/benchmark, chunkbench/batch and "
+            "chunkbench/trigger).",
+        ),
     )
-

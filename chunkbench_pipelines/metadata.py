@@ -10,8 +10,15 @@ from dagster import MetadataValue
 
 PLACES = 3
 # counts of the run, shown as dagster/row_count or not at all
-_NOT_METRICS = ("n_questions", "n_failed", "n_judge_only", "n_documents_only", "n_located", "llm_priced",
-                "corpus_sample")
+_NOT_METRICS = (
+    "n_questions",
+    "n_failed",
+    "n_judge_only",
+    "n_documents_only",
+    "n_located",
+    "llm_priced",
+    "corpus_sample",
+)
 
 
 def rounded(value: float | int, places: int = PLACES) -> float | int:
@@ -38,9 +45,14 @@ def question_counts(metrics: Mapping[str, float | int]) -> dict[str, str | int]:
     questions resting on located evidence not reviewed yet."""
     from chunkbench_core.wording import scored_counts
 
-    out: dict[str, str | int] = {"questions": scored_counts(
-        metrics.get("n_questions", 0), metrics.get("n_judge_only", 0), metrics.get("n_documents_only", 0),
-        judged=bool(metrics.get("n_judged")))}
+    out: dict[str, str | int] = {
+        "questions": scored_counts(
+            metrics.get("n_questions", 0),
+            metrics.get("n_judge_only", 0),
+            metrics.get("n_documents_only", 0),
+            judged=bool(metrics.get("n_judged")),
+        )
+    }
     located = metrics.get("n_located")
     if located:
         out["questions_with_located_evidence"] = int(located)

@@ -43,11 +43,14 @@ def runnable_corpus_models(settings: Settings) -> list[str]:
     return [spec.id for spec in registry_of(settings).values() if availability(spec, providers)[0]]
 
 
-def strategy_by_model(corpus_models: Sequence[str], strategies: Sequence[str] | None = None) -> MultiPartitionsDefinition:
+def strategy_by_model(
+    corpus_models: Sequence[str], strategies: Sequence[str] | None = None
+) -> MultiPartitionsDefinition:
     """strategy x corpus_model over the given models (and every registered strategy, unless given)."""
     names = list(strategies) if strategies is not None else list(STRATEGIES.names())
-    return MultiPartitionsDefinition({STRATEGY: StaticPartitionsDefinition(names),
-                                      CORPUS_MODEL: StaticPartitionsDefinition(list(corpus_models))})
+    return MultiPartitionsDefinition(
+        {STRATEGY: StaticPartitionsDefinition(names), CORPUS_MODEL: StaticPartitionsDefinition(list(corpus_models))}
+    )
 
 
 def partition_key(strategy: str, corpus_model: str) -> MultiPartitionKey:

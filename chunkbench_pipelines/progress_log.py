@@ -14,6 +14,7 @@ from chunkbench_core import progress
 @contextlib.contextmanager
 def progress_to_run_log(context: AssetExecutionContext | OpExecutionContext) -> Iterator[None]:
     """Inside the block, every progress line of the core's loops is an info line of the run's log."""
+
     def sink(p: progress.Progress) -> None:
         context.log.info(p.line())
 

@@ -36,14 +36,20 @@ def rank_observation(row: Mapping[str, Any], asset_key: AssetKey = AssetKey(EXPE
     if row.get("experiment_run_id"):
         metadata["compared_experiment_run_id"] = str(row["experiment_run_id"])
     key = partition_key(str(row["strategy"]), str(row["corpus_model"]))
-    return AssetObservation(asset_key=asset_key, partition=str(key), metadata=metadata,
-                            description=f"rank {metadata['rank']} on the leaderboard, "
-                                        f"{class_words(metadata['class'], row.get('margin'))}")
+    return AssetObservation(
+        asset_key=asset_key,
+        partition=str(key),
+        metadata=metadata,
+        description=f"rank {metadata['rank']} on the leaderboard, {class_words(metadata['class'], row.get('margin'))}",
+    )
 
 
-def report_ranks_on_partitions(context: AssetExecutionContext, rows: Iterable[Mapping[str, Any]],
-                               partitions_def: PartitionsDefinition,
-                               asset_key: AssetKey = AssetKey(EXPERIMENT_RESULTS)) -> int:
+def report_ranks_on_partitions(
+    context: AssetExecutionContext,
+    rows: Iterable[Mapping[str, Any]],
+    partitions_def: PartitionsDefinition,
+    asset_key: AssetKey = AssetKey(EXPERIMENT_RESULTS),
+) -> int:
     """Log each row's rank and class on its experiment partition (of ``asset_key``: the benchmark's
     ``experiment_results``); returns how many were logged.
 

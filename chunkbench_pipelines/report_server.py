@@ -117,20 +117,23 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _route(self, with_body: bool) -> None:
         if not self._host_allowed():
-            self._text(HTTPStatus.MISDIRECTED_REQUEST, "This server answers only for "
-                       + " or ".join(sorted(self.server.allowed_hosts)) + ".\n", with_body)
+            self._text(
+                HTTPStatus.MISDIRECTED_REQUEST,
+                "This server answers only for " + " or ".join(sorted(self.server.allowed_hosts)) + ".\n",
+                with_body,
+            )
             return
         path = urlsplit(self.path).path
         if path in ("/", "/index.html"):
             from chunkbench_core.reporting.index import find_reports, render_index
 
-            self._text(HTTPStatus.OK, render_index(find_reports(Path(self.server.root))), with_body,
-                       "text/html; charset=utf-8")
+            self._text(
+                HTTPStatus.OK, render_index(find_reports(Path(self.server.root))), with_body, "text/html; charset=utf-8"
+            )
             return
         opened = self._open(path)
         if opened is None:
-            self._text(HTTPStatus.NOT_FOUND, "Not found. The index of every benchmark's reports is at /.\n",
-                       with_body)
+            self._text(HTTPStatus.NOT_FOUND, "Not found. The index of every benchmark's reports is at /.\n", with_body)
             return
         fd, size, name = opened
         with os.fdopen(fd, "rb") as handle:
@@ -188,15 +191,17 @@ class ReportServer:
         try:
             self._server = _ReportHTTPServer((LOOPBACK, port), _Handler)
         except OSError as exc:
-            raise OSError(f"cannot serve the reports on {LOOPBACK}:{port} ({exc.strerror}); "
-                          f"choose another port with REPORTS_PORT") from exc
+            raise OSError(
+                f"cannot serve the reports on {LOOPBACK}:{port} ({exc.strerror}); choose another port with REPORTS_PORT"
+            ) from exc
         self.folder = benchmarks
         self.port = self._server.server_address[1]
         self._server.root = os.path.realpath(benchmarks)
         self._server.allowed_hosts = frozenset({f"{LOOPBACK}:{self.port}", f"localhost:{self.port}"})
         self.url = reports_url(self.port)
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
-                                        name="chunkbench-reports", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.1}, name="chunkbench-reports", daemon=True
+        )
 
     def __enter__(self) -> "ReportServer":
         self._thread.start()

@@ -6,7 +6,6 @@ means the default, never an environment variable read here. Secrets arrive as ``
 (shown by name only) and are never logged.
 """
 
-
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,22 +53,37 @@ class WorkspaceResource(ConfigurableResource):
 
     def settings(self) -> Settings:
         """The folders as a settings object (empty fields: the defaults)."""
-        given = {"home": self.home, "corpus": self.corpus, "questions": self.questions,
-                 "results_root": self.results, "benchmark": self.benchmark or SAMPLE_BENCHMARK,
-                 "reports_url": self.reports_url, "parse_memory_mb": self.parse_memory_mb,
-                 "parse_timeout_s": self.parse_timeout_s, "corpus_model": self.corpus_model}
+        given = {
+            "home": self.home,
+            "corpus": self.corpus,
+            "questions": self.questions,
+            "results_root": self.results,
+            "benchmark": self.benchmark or SAMPLE_BENCHMARK,
+            "reports_url": self.reports_url,
+            "parse_memory_mb": self.parse_memory_mb,
+            "parse_timeout_s": self.parse_timeout_s,
+            "corpus_model": self.corpus_model,
+        }
         # a Path for the folders, the text as given for the rest: the fields' types differ, hence Any
-        fields: dict[str, Any] = {k: (Path(v).expanduser().resolve() if k in ("home", "corpus", "questions",
-                                                                              "results_root") else v)
-                                  for k, v in given.items() if v not in (None, "")}
+        fields: dict[str, Any] = {
+            k: (Path(v).expanduser().resolve() if k in ("home", "corpus", "questions", "results_root") else v)
+            for k, v in given.items()
+            if v not in (None, "")
+        }
         return Settings(**fields)
 
     def of(self, benchmark: "Benchmark") -> "WorkspaceResource":
         """This workspace for ``benchmark``: its name and its own documents and question sets folders (the home,
         results root and limits stay)."""
         fields = {name: getattr(self, name) for name in type(self).model_fields}
-        return type(self)(**{**fields, "benchmark": benchmark.name, "corpus": str(benchmark.corpus),
-                             "questions": str(benchmark.questions)})
+        return type(self)(
+            **{
+                **fields,
+                "benchmark": benchmark.name,
+                "corpus": str(benchmark.corpus),
+                "questions": str(benchmark.questions),
+            }
+        )
 
     def home_dir(self) -> Path:
         return self.settings().home
@@ -102,8 +116,12 @@ class WorkspaceResource(ConfigurableResource):
 
         reports = self.reports_dir().resolve()
         inside = path.resolve().is_relative_to(reports)  # a past run's reports sit in reports/runs/<run>/
-        return report_link(self.reports_url, self.benchmark_name(),
-                           path.resolve().relative_to(reports).as_posix() if inside else path.name, fragment)
+        return report_link(
+            self.reports_url,
+            self.benchmark_name(),
+            path.resolve().relative_to(reports).as_posix() if inside else path.name,
+            fragment,
+        )
 
 
 class DuckDBResource(ConfigurableResource):
@@ -136,16 +154,22 @@ class QdrantResource(ConfigurableResource):
         if benchmark and self.local_path and benchmark != (self.benchmark or SAMPLE_BENCHMARK):
             from chunkbench_core.errors import ConfigError
 
-            raise ConfigError(f"the vector store at {self.local_path} is benchmark {self.benchmark}'s, "
-                              f"not {benchmark}'s")
+            raise ConfigError(
+                f"the vector store at {self.local_path} is benchmark {self.benchmark}'s, not {benchmark}'s"
+            )
         benchmark = benchmark or self.benchmark or SAMPLE_BENCHMARK
         root = Path(self.vectors).expanduser() if self.vectors else home_dir(self.home)
         local = Path(self.local_path) if self.local_path else benchmark_dir(root, benchmark) / "qdrant"
         # the engine's name is plain text in the Dagster config: the store checks it and names the choices
         engine = cast(LocalEngine, self.local_engine)
-        store = VectorStore(url=self.url, api_key=self.api_key, local_root=None if self.url else local,
-                            local_engine=engine, lock_timeout_seconds=self.lock_timeout_seconds,
-                            namespace=benchmark)
+        store = VectorStore(
+            url=self.url,
+            api_key=self.api_key,
+            local_root=None if self.url else local,
+            local_engine=engine,
+            lock_timeout_seconds=self.lock_timeout_seconds,
+            namespace=benchmark,
+        )
         try:
             yield store
         finally:
@@ -191,8 +215,16 @@ class EmbeddingResource(ConfigurableResource):
             compatible_base_url=self.compatible_base_url,
             compatible_api_key=self.compatible_api_key,
             model_folder=home_dir(self.home) / MODEL_FOLDER,
-            **_given(self, ("max_retries", "timeout_seconds", "retry_budget_seconds", "backoff_initial_seconds",
-                            "backoff_max_seconds")),
+            **_given(
+                self,
+                (
+                    "max_retries",
+                    "timeout_seconds",
+                    "retry_budget_seconds",
+                    "backoff_initial_seconds",
+                    "backoff_max_seconds",
+                ),
+            ),
         )
 
     def registry(self):
@@ -270,11 +302,16 @@ class LLMResource(ConfigurableResource):
             return None
         from chunkbench_core.errors import ConfigError
 
-        env = {"input_price_per_mtok": "CHUNKBENCH_LLM_PRICE_INPUT", "output_price_per_mtok": "CHUNKBENCH_LLM_PRICE_OUTPUT"}
+        env = {
+            "input_price_per_mtok": "CHUNKBENCH_LLM_PRICE_INPUT",
+            "output_price_per_mtok": "CHUNKBENCH_LLM_PRICE_OUTPUT",
+        }
         try:
             value = float(raw)
         except ValueError:
-            raise ConfigError(f"{env[name]} must be a price in USD per million tokens, e.g. 0.15; got {raw!r}") from None
+            raise ConfigError(
+                f"{env[name]} must be a price in USD per million tokens, e.g. 0.15; got {raw!r}"
+            ) from None
         if value < 0:
             raise ConfigError(f"{env[name]} must be >= 0, got {value}")
         return value
@@ -304,13 +341,26 @@ class LLMResource(ConfigurableResource):
     def settings(self):
         from chunkbench_core.evaluation.llm import LLMSettings
 
-        return LLMSettings(model=self.model or "", system_prompt_as_user=self.system_prompt_as_user,
-                           **_given(self, ("answer_max_tokens", "judge_max_tokens", "judge_max_tokens_cap",
-                                           "judge_attempts", "max_context_tokens", "timeout_seconds",
-                                           "retry_budget_seconds",
-                                           "deadline_seconds", "breaker_failures")),
-                           input_price_per_mtok=self.prices().input_per_mtok,
-                           output_price_per_mtok=self.prices().output_per_mtok)
+        return LLMSettings(
+            model=self.model or "",
+            system_prompt_as_user=self.system_prompt_as_user,
+            **_given(
+                self,
+                (
+                    "answer_max_tokens",
+                    "judge_max_tokens",
+                    "judge_max_tokens_cap",
+                    "judge_attempts",
+                    "max_context_tokens",
+                    "timeout_seconds",
+                    "retry_budget_seconds",
+                    "deadline_seconds",
+                    "breaker_failures",
+                ),
+            ),
+            input_price_per_mtok=self.prices().input_per_mtok,
+            output_price_per_mtok=self.prices().output_per_mtok,
+        )
 
     def client(self):
         from chunkbench_core.evaluation.llm import make_client
@@ -324,9 +374,14 @@ class LLMResource(ConfigurableResource):
         from chunkbench_core.parsing.captions import openai_vision_captioner
         from chunkbench_core.provider_faults import RetryPolicy
 
-        return ParseOptions(caption_source=openai_vision_captioner(
-            model=self.vision_model, base_url=self.base_url, api_key=self.api_key,
-            policy=RetryPolicy(timeout_seconds=self.timeout_seconds, budget_seconds=self.retry_budget_seconds)))
+        return ParseOptions(
+            caption_source=openai_vision_captioner(
+                model=self.vision_model,
+                base_url=self.base_url,
+                api_key=self.api_key,
+                policy=RetryPolicy(timeout_seconds=self.timeout_seconds, budget_seconds=self.retry_budget_seconds),
+            )
+        )
 
     def contextual_context(self):
         """contextual_retrieval's context source: the LLM when configured (answers cached on disk), else None
@@ -337,8 +392,12 @@ class LLMResource(ConfigurableResource):
         from .caches import context_cache
 
         # persistent and content-addressed: a rebuild never pays the LLM again for the same chunk
-        return LLMContext(client=self.client(), endpoint=self.base_url or "openai",
-                          cache=context_cache(self.cache_url, self.home), settings=self.settings())
+        return LLMContext(
+            client=self.client(),
+            endpoint=self.base_url or "openai",
+            cache=context_cache(self.cache_url, self.home),
+            settings=self.settings(),
+        )
 
 
 class RankingResource(ConfigurableResource):
@@ -367,8 +426,14 @@ class RankingResource(ConfigurableResource):
     def settings(self):
         from chunkbench_core.evaluation.recommendation import RankingSettings
 
-        return RankingSettings.from_text(self.rank_metric, self.recommendation_rule, self.budgets, self.margin,
-                                         self.cost_tolerance, self.interchangeable_share)
+        return RankingSettings.from_text(
+            self.rank_metric,
+            self.recommendation_rule,
+            self.budgets,
+            self.margin,
+            self.cost_tolerance,
+            self.interchangeable_share,
+        )
 
 
 class Resources(TypedDict):
@@ -404,33 +469,65 @@ def build_resources(settings: Settings, resolve: bool = False) -> Resources:
 
     home, benchmark = str(settings.home), settings.benchmark
     # a cache URL may hold a password: from the environment it stays an EnvVar, shown by name only
-    cache_url = (EnvVar("CHUNKBENCH_CACHE_URL") if settings.cache_url and not resolve
-                 and settings.source("cache_url") == "environment CHUNKBENCH_CACHE_URL" else settings.cache_url)
+    cache_url = (
+        EnvVar("CHUNKBENCH_CACHE_URL")
+        if settings.cache_url and not resolve and settings.source("cache_url") == "environment CHUNKBENCH_CACHE_URL"
+        else settings.cache_url
+    )
     return {
-        "workspace": WorkspaceResource(home=home, corpus=str(settings.corpus), questions=str(settings.questions),
-                                       results=text(settings.results_root), benchmark=benchmark,
-                                       reports_url=settings.reports_url, parse_memory_mb=settings.parse_memory_mb,
-                                       parse_timeout_s=settings.parse_timeout_s, corpus_model=settings.corpus_model),
+        "workspace": WorkspaceResource(
+            home=home,
+            corpus=str(settings.corpus),
+            questions=str(settings.questions),
+            results=text(settings.results_root),
+            benchmark=benchmark,
+            reports_url=settings.reports_url,
+            parse_memory_mb=settings.parse_memory_mb,
+            parse_timeout_s=settings.parse_timeout_s,
+            corpus_model=settings.corpus_model,
+        ),
         "duckdb": DuckDBResource(folder=str(settings.results_base), benchmark=benchmark),
-        "qdrant": QdrantResource(url=settings.qdrant_url, api_key=secret("qdrant_api_key"), home=home,
-                                 vectors=text(settings.vectors_root), benchmark=benchmark),
-        "embeddings": EmbeddingResource(openai_api_key=secret("openai_api_key"), openai_base_url=settings.openai_base_url,
-                                        compatible_base_url=settings.compatible_url,
-                                        compatible_api_key=secret("compatible_api_key"),
-                                        models_file=text(settings.models_file), boundary_model=settings.boundary_model,
-                                        home=home, cache_url=cache_url, pool_limit=settings.pool_limit,
-                                        timeout_seconds=settings.provider_timeout,
-                                        retry_budget_seconds=settings.provider_retry_budget),
-        "llm": LLMResource(model=settings.llm_model, base_url=settings.llm_base_url, api_key=secret("llm_api_key"),
-                           vision_model=settings.vision_model, pool_limit=settings.pool_limit, home=home,
-                           cache_url=cache_url, timeout_seconds=settings.provider_timeout,
-                           retry_budget_seconds=settings.provider_retry_budget,
-                           input_price_per_mtok=settings.llm_price_input,
-                           output_price_per_mtok=settings.llm_price_output),
-        "ranking": RankingResource(rank_metric=settings.rank_metric, recommendation_rule=settings.recommendation_rule,
-                                   budgets=settings.budgets, margin=settings.margin,
-                                   cost_tolerance=settings.cost_tolerance,
-                                   interchangeable_share=settings.interchangeable_share),
+        "qdrant": QdrantResource(
+            url=settings.qdrant_url,
+            api_key=secret("qdrant_api_key"),
+            home=home,
+            vectors=text(settings.vectors_root),
+            benchmark=benchmark,
+        ),
+        "embeddings": EmbeddingResource(
+            openai_api_key=secret("openai_api_key"),
+            openai_base_url=settings.openai_base_url,
+            compatible_base_url=settings.compatible_url,
+            compatible_api_key=secret("compatible_api_key"),
+            models_file=text(settings.models_file),
+            boundary_model=settings.boundary_model,
+            home=home,
+            cache_url=cache_url,
+            pool_limit=settings.pool_limit,
+            timeout_seconds=settings.provider_timeout,
+            retry_budget_seconds=settings.provider_retry_budget,
+        ),
+        "llm": LLMResource(
+            model=settings.llm_model,
+            base_url=settings.llm_base_url,
+            api_key=secret("llm_api_key"),
+            vision_model=settings.vision_model,
+            pool_limit=settings.pool_limit,
+            home=home,
+            cache_url=cache_url,
+            timeout_seconds=settings.provider_timeout,
+            retry_budget_seconds=settings.provider_retry_budget,
+            input_price_per_mtok=settings.llm_price_input,
+            output_price_per_mtok=settings.llm_price_output,
+        ),
+        "ranking": RankingResource(
+            rank_metric=settings.rank_metric,
+            recommendation_rule=settings.recommendation_rule,
+            budgets=settings.budgets,
+            margin=settings.margin,
+            cost_tolerance=settings.cost_tolerance,
+            interchangeable_share=settings.interchangeable_share,
+        ),
     }
 
 
@@ -450,10 +547,15 @@ class StepResources:
         """The resources of an asset's or an op's context that asked for them by key (:data:`STEP_RESOURCE_KEYS`):
         one parameter for the six, where each as a parameter of its own would make the body's signature a list."""
         resources = context.resources
-        return cls(resources.workspace, resources.duckdb, resources.qdrant, resources.embeddings, resources.llm,
-                   resources.ranking)
+        return cls(
+            resources.workspace,
+            resources.duckdb,
+            resources.qdrant,
+            resources.embeddings,
+            resources.llm,
+            resources.ranking,
+        )
 
 
 #: the keys of every resource a step works with (the fields of :class:`StepResources`)
 STEP_RESOURCE_KEYS = frozenset({"workspace", "duckdb", "qdrant", "embeddings", "llm", "ranking"})
-

@@ -50,8 +50,10 @@ def check_run_arguments(strategies: list[str] | None, corpus_models: list[str] |
         registry = registry_of(settings)  # a bad registry file raises ConfigError naming it
         for model in corpus_models:
             if model not in registry:
-                raise ConfigError(f"unknown corpus model {model!r}; registered: {', '.join(registry)} "
-                                  "(add models with a file named by CHUNKBENCH_MODELS)")
+                raise ConfigError(
+                    f"unknown corpus model {model!r}; registered: {', '.join(registry)} "
+                    "(add models with a file named by CHUNKBENCH_MODELS)"
+                )
 
 
 def process_tags() -> dict[str, str]:
@@ -70,8 +72,13 @@ def _alive(pid: int) -> bool:
 
 
 def _started_runs(instance: DagsterInstance) -> list:
-    return list(instance.get_runs(RunsFilter(statuses=[DagsterRunStatus.STARTED, DagsterRunStatus.STARTING],
-                                             tags={HOST_TAG: socket.gethostname()})))
+    return list(
+        instance.get_runs(
+            RunsFilter(
+                statuses=[DagsterRunStatus.STARTED, DagsterRunStatus.STARTING], tags={HOST_TAG: socket.gethostname()}
+            )
+        )
+    )
 
 
 def fail_orphaned_runs(instance: DagsterInstance, say: Callable[[str], None] | None = None) -> list[str]:
@@ -81,8 +88,11 @@ def fail_orphaned_runs(instance: DagsterInstance, say: Callable[[str], None] | N
         pid = run.tags.get(PID_TAG, "")
         if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
             continue
-        instance.report_run_failed(run, message=f"the chunkbench run process (pid {pid}) ended without finishing "
-                                               "this run (killed?); marked failed by the next chunkbench run")
+        instance.report_run_failed(
+            run,
+            message=f"the chunkbench run process (pid {pid}) ended without finishing "
+            "this run (killed?); marked failed by the next chunkbench run",
+        )
         failed.append(run.run_id)
     if failed and say is not None:
         say(f"marked {len(failed)} run(s) of a killed chunkbench run as failed: {', '.join(r[:8] for r in failed)}")
@@ -109,8 +119,14 @@ def terminal(stream: TextIO | None = None) -> TextIO:
     except (AttributeError, OSError, io.UnsupportedOperation):
         return stream
     stream.flush()
-    return open(os.dup(fd), "w", buffering=1, encoding=getattr(stream, "encoding", None) or "utf-8",
-                errors="replace", closefd=True)
+    return open(
+        os.dup(fd),
+        "w",
+        buffering=1,
+        encoding=getattr(stream, "encoding", None) or "utf-8",
+        errors="replace",
+        closefd=True,
+    )
 
 
 def print_progress(out: TextIO) -> Callable[[progress.Progress], None]:
@@ -120,8 +136,9 @@ def print_progress(out: TextIO) -> Callable[[progress.Progress], None]:
     return sink
 
 
-def run_interruptibly(work: Callable[[], int], instance: DagsterInstance, out: TextIO,
-                      grace_seconds: float = GRACE_SECONDS) -> int:
+def run_interruptibly(
+    work: Callable[[], int], instance: DagsterInstance, out: TextIO, grace_seconds: float = GRACE_SECONDS
+) -> int:
     """Run ``work`` (returns an exit code) in a thread; a SIGTERM/SIGINT stops it within ``grace_seconds``."""
     if threading.current_thread() is not threading.main_thread():  # pragma: no cover - signals need the main thread
         return work()
@@ -151,8 +168,11 @@ def run_interruptibly(work: Callable[[], int], instance: DagsterInstance, out: T
         thread.start()
         while not done.wait(0.2):
             if received:
-                print(f"\n{signal.Signals(received[0]).name} received: stopping (at most {grace_seconds:g} s) ...",
-                      file=out, flush=True)
+                print(
+                    f"\n{signal.Signals(received[0]).name} received: stopping (at most {grace_seconds:g} s) ...",
+                    file=out,
+                    flush=True,
+                )
                 done.wait(grace_seconds)
                 break
     finally:
@@ -162,8 +182,12 @@ def run_interruptibly(work: Callable[[], int], instance: DagsterInstance, out: T
     if received:
         name = signal.Signals(received[0]).name
         failed = fail_own_runs(instance, f"chunkbench run stopped by {name}")
-        print(f"stopped by {name}; {len(failed)} unfinished run(s) marked failed in Dagster"
-              + ("" if done.is_set() else " (a request still in flight was abandoned)"), file=out, flush=True)
+        print(
+            f"stopped by {name}; {len(failed)} unfinished run(s) marked failed in Dagster"
+            + ("" if done.is_set() else " (a request still in flight was abandoned)"),
+            file=out,
+            flush=True,
+        )
         progress.clear_stop()
         return 128 + received[0]
     if errors:

@@ -49,8 +49,9 @@ def _previous_texts(results: Any, spec: Any) -> dict[str, list[str]]:
     return out
 
 
-def sampled_sources(resources: Mapping[str, Any], parsing_settings: Mapping[str, Any],
-                    sources: Sequence[Any] | None = None) -> tuple[list[Any], dict[str, Any] | None, Any]:
+def sampled_sources(
+    resources: Mapping[str, Any], parsing_settings: Mapping[str, Any], sources: Sequence[Any] | None = None
+) -> tuple[list[Any], dict[str, Any] | None, Any]:
     """The corpus's sources a run with these ``parsing`` run settings would parse (its sample when one is asked
     for, chosen as the parse step chooses it), the sample's record (None: the whole corpus), and the parsed store
     of its parse options (``chunkbench estimate``'s tokens, dollars and time all read this one corpus)."""
@@ -61,8 +62,9 @@ def sampled_sources(resources: Mapping[str, Any], parsing_settings: Mapping[str,
     workspace, llm = resources["workspace"], resources["llm"]
     parsing = ParsingRunSettings(**parsing_settings)
     try:  # as the parse step makes them: the benchmark's parser settings, then the run's
-        options = dataclasses.replace(llm.parse_options(), heuristics=parser_heuristics_of(workspace.settings()),
-                                      **parsing.given())
+        options = dataclasses.replace(
+            llm.parse_options(), heuristics=parser_heuristics_of(workspace.settings()), **parsing.given()
+        )
     except (AttributeError, TypeError):
         options = dataclasses.replace(llm.parse_options(), **parsing.given())
     store = workspace.parsed_store(options)
@@ -85,13 +87,13 @@ def parse_for_estimate(resources: Mapping[str, Any], store: Any, sources: Sequen
     plain = without_captions(options) if options is not None else None
     stores = [store] if plain is options else [store, workspace.parsed_store(plain)]
     with IsolatedParser(parse_limits_of(workspace.settings())) as parser:
-        read_or_parse(sources, stores[-1], lambda path: parser.parse(path, plain), read_first=stores[:-1],
-                      load=False)
+        read_or_parse(sources, stores[-1], lambda path: parser.parse(path, plain), read_first=stores[:-1], load=False)
     return stores
 
 
-def estimate_corpus(resources: Mapping[str, Any], parsing_settings: Mapping[str, Any],
-                    sources: Sequence[Any] | None = None) -> tuple[list[Any], dict[str, Any] | None, list[Any]]:
+def estimate_corpus(
+    resources: Mapping[str, Any], parsing_settings: Mapping[str, Any], sources: Sequence[Any] | None = None
+) -> tuple[list[Any], dict[str, Any] | None, list[Any]]:
     """The corpus a run with these ``parsing`` run settings would read (:func:`sampled_sources`), parsed
     (:func:`parse_for_estimate`): its sources, the sample's record (None: the whole corpus), and each document's
     size and tokens (``DocumentSize``) from its parsed text."""
@@ -100,8 +102,9 @@ def estimate_corpus(resources: Mapping[str, Any], parsing_settings: Mapping[str,
     return kept, record, corpus_documents(stores, kept)
 
 
-def sample_teller(resources: Mapping[str, Any], parsing_settings: Mapping[str, Any],
-                  sources: Sequence[Any]) -> Callable[[int], str]:
+def sample_teller(
+    resources: Mapping[str, Any], parsing_settings: Mapping[str, Any], sources: Sequence[Any]
+) -> Callable[[int], str]:
     """What a sampled corpus of n of ``sources`` keeps, in words, chosen as the run would choose it (the same
     questions and seed): the estimate says it beside the ``--sample-documents n`` it suggests."""
     from chunkbench_core.estimate.sampling import sample_documents
@@ -115,17 +118,27 @@ def sample_teller(resources: Mapping[str, Any], parsing_settings: Mapping[str, A
     def tell(n: int) -> str:
         record = sample_documents(names, sets, n=n, seed=seed).record
         if record.evidence_left_out:
-            return (f"{n} of {record.n_corpus} documents; it keeps {record.questions_kept:,} of "
-                    f"{record.questions:,} questions, those whose evidence lies in its documents")
-        return (f"every document holding evidence and a seeded sample of the others, {n} of {record.n_corpus}; "
-                f"every question kept")
+            return (
+                f"{n} of {record.n_corpus} documents; it keeps {record.questions_kept:,} of "
+                f"{record.questions:,} questions, those whose evidence lies in its documents"
+            )
+        return (
+            f"every document holding evidence and a seeded sample of the others, {n} of {record.n_corpus}; "
+            f"every question kept"
+        )
 
     return tell
 
 
-def plan_estimate(resources: Mapping[str, Any], settings: Any, partitions: Sequence[tuple[str, str]],
-                  run_settings: Mapping[str, Any] | None = None, say: Callable[[str], None] | None = None,
-                  sources: Sequence[Any] | None = None, in_pipeline: bool = True) -> RunEstimate:
+def plan_estimate(
+    resources: Mapping[str, Any],
+    settings: Any,
+    partitions: Sequence[tuple[str, str]],
+    run_settings: Mapping[str, Any] | None = None,
+    say: Callable[[str], None] | None = None,
+    sources: Sequence[Any] | None = None,
+    in_pipeline: bool = True,
+) -> RunEstimate:
     """The expected time of running ``partitions`` ((strategy, corpus model) pairs) with the resources of a run."""
     from chunkbench_core.estimate.predict import PipelineTiming
     from chunkbench_core.evaluation.questions import load_question_sets
@@ -146,8 +159,16 @@ def plan_estimate(resources: Mapping[str, Any], settings: Any, partitions: Seque
     planned = []
     for strategy, model in partitions:
         spec = resolve_collection(chunking.request(strategy, model), context)  # type: ignore[attr-defined]  # the run config's chunking model defines it
-        planned.append(PlannedPartition(model, strategy, spec.chunk_size, spec.chunk_overlap, spec.boundary_model,
-                                        _previous_texts(results, spec)))
+        planned.append(
+            PlannedPartition(
+                model,
+                strategy,
+                spec.chunk_size,
+                spec.chunk_overlap,
+                spec.boundary_model,
+                _previous_texts(results, spec),
+            )
+        )
     embedders: dict[str, Any] = {}
 
     def embedder_for(model: str) -> Any:
@@ -158,8 +179,9 @@ def plan_estimate(resources: Mapping[str, Any], settings: Any, partitions: Seque
     def usage_rows(model: str) -> list[dict[str, Any]]:
         try:
             # the corpus embeddings (a run's query embeddings include the model's loading and one-at-a-time probes)
-            frame = results.query("SELECT * FROM embedding_usage WHERE corpus_model = ? "
-                                  "AND coalesce(stage, '') <> 'queries'", [model])
+            frame = results.query(
+                "SELECT * FROM embedding_usage WHERE corpus_model = ? AND coalesce(stage, '') <> 'queries'", [model]
+            )
         except Exception:  # noqa: BLE001 - nothing recorded yet
             return []
         return frame.to_dict("records")
@@ -173,16 +195,22 @@ def plan_estimate(resources: Mapping[str, Any], settings: Any, partitions: Seque
     if sample and isinstance(sample.get("questions_kept"), int):  # a sample sets aside questions it cannot answer
         n_questions = sample["questions_kept"]
     experiment = given.get("experiment") or {}
-    pipeline = PipelineTiming() if in_pipeline else PipelineTiming(0, finishing_seconds=0,
-                                                                    finishing_seconds_per_partition=0)
+    pipeline = (
+        PipelineTiming() if in_pipeline else PipelineTiming(0, finishing_seconds=0, finishing_seconds_per_partition=0)
+    )
     run = RunSettings(
-        n_questions=n_questions, dimensions={m: registry[m].dimension for m in models},
+        n_questions=n_questions,
+        dimensions={m: registry[m].dimension for m in models},
         filter_by_document=bool(experiment.get("filter_by_document", False)),
-        llm=LLMTiming() if llm.configured else None, pipeline=pipeline,
+        llm=LLMTiming() if llm.configured else None,
+        pipeline=pipeline,
         store_engine=getattr(resources["qdrant"], "local_engine", "edge")
-        if not getattr(resources["qdrant"], "url", None) else "server")
-    return estimate_partitions(documents, planned, rates, run, unchanged=unchanged, embedder_for=embedder_for,
-                               calibration=calibration)
+        if not getattr(resources["qdrant"], "url", None)
+        else "server",
+    )
+    return estimate_partitions(
+        documents, planned, rates, run, unchanged=unchanged, embedder_for=embedder_for, calibration=calibration
+    )
 
 
 def stage_lines(seconds: Mapping[str, float], total: float) -> list[str]:
@@ -235,13 +263,21 @@ class RunTimer:
 
     def end_partition(self, strategy: str, corpus_model: str) -> None:
         after = self.clock.seconds()
-        if self.estimate is not None and any(p.corpus_model == corpus_model and p.strategy == strategy
-                                             for p in self.estimate.partitions):
-            self.actuals += partition_actual(corpus_model, strategy, self._before, after,
-                                             time.perf_counter() - self._step)
+        if self.estimate is not None and any(
+            p.corpus_model == corpus_model and p.strategy == strategy for p in self.estimate.partitions
+        ):
+            self.actuals += partition_actual(
+                corpus_model, strategy, self._before, after, time.perf_counter() - self._step
+            )
 
-    def finish(self, calibration: CalibrationStore | None, results: Any = None, batch: str = "",
-               benchmark: str = "", sample: Mapping[str, Any] | None = None) -> list[str]:
+    def finish(
+        self,
+        calibration: CalibrationStore | None,
+        results: Any = None,
+        batch: str = "",
+        benchmark: str = "",
+        sample: Mapping[str, Any] | None = None,
+    ) -> list[str]:
         """The summary lines (wall time per stage; estimate against actual), learnt from and recorded."""
         total = time.perf_counter() - self.started
         seconds = self.clock.seconds()
@@ -261,10 +297,19 @@ class RunTimer:
                 pass
         if results is not None:
             try:
-                results.write("run_estimates", batch.replace(":", "-") or "run", [estimate_row(
-                    self.estimate, batch=batch, benchmark=benchmark, sample=sample,
-                    actual={"total_seconds": total, "stages": seconds, **comparison.to_dict()})])
+                results.write(
+                    "run_estimates",
+                    batch.replace(":", "-") or "run",
+                    [
+                        estimate_row(
+                            self.estimate,
+                            batch=batch,
+                            benchmark=benchmark,
+                            sample=sample,
+                            actual={"total_seconds": total, "stages": seconds, **comparison.to_dict()},
+                        )
+                    ],
+                )
             except Exception:  # noqa: BLE001 - the record is kept when it can be; the run's results are not at stake
                 pass
         return lines
-

@@ -78,9 +78,14 @@ class RunConsole:
     wide: bool = False
 
 
-def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
-                   corpus_models: Sequence[str] | None = None, console: RunConsole | None = None,
-                   instance: DagsterInstance | None = None, run_settings: dict[str, dict] | None = None) -> int:
+def run_everything(
+    settings: Settings,
+    strategies: Sequence[str] | None = None,
+    corpus_models: Sequence[str] | None = None,
+    console: RunConsole | None = None,
+    instance: DagsterInstance | None = None,
+    run_settings: dict[str, dict] | None = None,
+) -> int:
     """Documents once, then every strategy x available corpus model, then leaderboard and report, with the
     resources of ``settings`` (the settings in force: the command line built them).
 
@@ -95,8 +100,12 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
     console = console or RunConsole()
     out, log_level, wide = console.out, console.log_level, console.wide
     given = run_settings or {}
-    op_config = {"parsed_documents": given.get("parsing") or {}, "chunk_collections": given.get("chunking") or {},
-                 "experiment_results": {**(given.get("chunking") or {}), **(given.get("experiment") or {})}}
+    op_config = {
+        "parsed_documents": given.get("parsing") or {},
+        "chunk_collections": given.get("chunking") or {},
+        "experiment_results": {**(given.get("chunking") or {}), **(given.get("experiment") or {})},
+    }
+
     def say(text: str) -> None:
         if out is not None:
             print(text, file=out, flush=True)
@@ -106,8 +115,10 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
     first_run = not (settings.results_dir / BENCHMARK_FILE).is_file()
     register_benchmark(settings)  # the code location lists it from now on (after a reload)
     if first_run and settings.benchmark != SAMPLE_BENCHMARK:  # a running UI built its assets before this one existed
-        say(f"new benchmark {settings.benchmark}: a running chunkbench ui shows it within seconds (it reloads "
-            "its code location); a dagster dev started otherwise shows it after Reload on its Deployment page")
+        say(
+            f"new benchmark {settings.benchmark}: a running chunkbench ui shows it within seconds (it reloads "
+            "its code location); a dagster dev started otherwise shows it after Reload on its Deployment page"
+        )
     # the partitions of every registered model: those not runnable here are skipped below, with the reason
     registry = registry_of(settings)
     # this benchmark's assets only, under its key prefix, as the code location defines them
@@ -117,19 +128,32 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
     failures: list[str] = []
     disk: list[str] = []  # a step met a full disk or an input/output error: no further step runs
     benchmark = settings.benchmark
-    tags = {".dagster/repository": REPOSITORY_LABEL, "chunkbench/trigger": "cli", "chunkbench/benchmark": benchmark,
-            "chunkbench/batch": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), **process_tags()}
+    tags = {
+        ".dagster/repository": REPOSITORY_LABEL,
+        "chunkbench/trigger": "cli",
+        "chunkbench/benchmark": benchmark,
+        "chunkbench/batch": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        **process_tags(),
+    }
 
     experiment_runs: list[str] = []  # the experiment runs this invocation recorded (their LLM failures are said)
 
     def step(selection: list[str], key=None, label: str = "") -> bool:
-        result = job.execute_in_process(asset_selection=scope.keys(*selection),
-                                        partition_key=str(key) if key is not None else None, instance=instance,
-                                        raise_on_error=False, tags=tags,
-                                        run_config={"loggers": {"console": {"config": {"log_level": log_level}}},
-                                                    "ops": {scope.key(name).to_python_identifier():
-                                                            {"config": op_config[name]} for name in selection
-                                                            if op_config.get(name)}})
+        result = job.execute_in_process(
+            asset_selection=scope.keys(*selection),
+            partition_key=str(key) if key is not None else None,
+            instance=instance,
+            raise_on_error=False,
+            tags=tags,
+            run_config={
+                "loggers": {"console": {"config": {"log_level": log_level}}},
+                "ops": {
+                    scope.key(name).to_python_identifier(): {"config": op_config[name]}
+                    for name in selection
+                    if op_config.get(name)
+                },
+            },
+        )
         check_stop()  # a signal during this step: no further step
         experiment_runs.extend(recorded_runs(result))
         if not result.success:
@@ -177,9 +201,11 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
         if sample:
             say(f"corpus: {sample.get('label')} (results from a sample are labelled so in every view)")
             if sample.get("evidence_left_out"):
-                say(f"questions: {sample.get('questions_kept')} of {sample.get('questions')} kept, those whose "
+                say(
+                    f"questions: {sample.get('questions_kept')} of {sample.get('questions')} kept, those whose "
                     f"evidence lies in the sampled documents (the others' evidence is in "
-                    f"{len(sample['evidence_left_out'])} document(s) the sample left out)")
+                    f"{len(sample['evidence_left_out'])} document(s) the sample left out)"
+                )
         for strategy, model in partitions:
             say(f"chunking, embedding and evaluating: {configuration_label(strategy, model)} ...")
             timer.start_partition()
@@ -193,13 +219,20 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
         if disk:
             return 1
     results = ResultsDB(settings.results_dir)
-    summary = timer.finish(CalibrationStore(settings.home), results, tags["chunkbench/batch"], benchmark,
-                           sample=resolved["workspace"].parsed_store().manifest_sample())
+    summary = timer.finish(
+        CalibrationStore(settings.home),
+        results,
+        tags["chunkbench/batch"],
+        benchmark,
+        sample=resolved["workspace"].parsed_store().manifest_sample(),
+    )
     say("")
     say(leaderboard_text(results, wide))
     say("")
-    say(f"DuckDB:  {results.database_path}  (its views read tables/ beside it: cd {results.root}, then "
-        "SELECT * FROM leaderboard, or chunkbench leaderboard from anywhere)")
+    say(
+        f"DuckDB:  {results.database_path}  (its views read tables/ beside it: cd {results.root}, then "
+        "SELECT * FROM leaderboard, or chunkbench leaderboard from anywhere)"
+    )
     reports = settings.reports_dir
     say(f"Report:  {reports / 'benchmark_report.html'}")
     say(f"         {reports / 'technical_report.html'} (retrieval inspector), {reports / 'decision_board.html'}")
@@ -215,8 +248,9 @@ def run_everything(settings: Settings, strategies: Sequence[str] | None = None,
     return 1 if failures or dropped else 0
 
 
-def announce_estimate(resources, settings: Settings, partitions: list[tuple[str, str]],
-                      run_settings: dict[str, dict], say) -> RunEstimate | None:
+def announce_estimate(
+    resources, settings: Settings, partitions: list[tuple[str, str]], run_settings: dict[str, dict], say
+) -> RunEstimate | None:
     """Print the expected time of the run before it starts (None, with one line saying why, when it cannot be
     estimated: the run goes on)."""
     if not partitions:
@@ -232,8 +266,10 @@ def announce_estimate(resources, settings: Settings, partitions: list[tuple[str,
         return None
     texts = sum(p.texts for p in estimate.partitions)
     cached = sum(p.cached for p in estimate.partitions)
-    say(f"work: {estimate.n_documents:,} documents, {len(partitions)} configurations, about {texts:,} texts to "
-        f"embed ({cached:,} of them cached)")
+    say(
+        f"work: {estimate.n_documents:,} documents, {len(partitions)} configurations, about {texts:,} texts to "
+        f"embed ({cached:,} of them cached)"
+    )
     say(render_estimate(estimate, tell_sample=teller))
     return estimate
 
@@ -253,8 +289,10 @@ def recorded_runs(result) -> list[str]:
 
 
 #: what to do about an LLM failure whose line does not say it (a provider's own line does)
-_JUDGE_FIX = ("the judge did not return the JSON object it is asked for: use a stronger chat model "
-              "(CHUNKBENCH_LLM_MODEL) or a larger judge_max_tokens_cap")
+_JUDGE_FIX = (
+    "the judge did not return the JSON object it is asked for: use a stronger chat model "
+    "(CHUNKBENCH_LLM_MODEL) or a larger judge_max_tokens_cap"
+)
 
 
 def llm_failures(results: ResultsDB, experiment_runs: Sequence[str]) -> list[str]:
@@ -270,13 +308,18 @@ def llm_failures(results: ResultsDB, experiment_runs: Sequence[str]) -> list[str
             "FILTER (WHERE coalesce(answer_error, judge_error) IS NOT NULL) AS errors "
             f"FROM question_results WHERE experiment_run_id IN ({', '.join('?' * len(experiment_runs))}) "
             "GROUP BY ALL HAVING answers > 0 OR judgements > 0 ORDER BY strategy, corpus_model",
-            list(experiment_runs))
+            list(experiment_runs),
+        )
     except Exception:  # noqa: BLE001 - a results file that cannot be read is reported by its own check
         return []
     if rows.empty:
         return []
-    lines = [(f"\nLLM failures ({len(rows)} configuration{'s' if len(rows) != 1 else ''}; their evidence metrics "
-              "are kept, the judge's scores leave the failed questions out):")]
+    lines = [
+        (
+            f"\nLLM failures ({len(rows)} configuration{'s' if len(rows) != 1 else ''}; their evidence metrics "
+            "are kept, the judge's scores leave the failed questions out):"
+        )
+    ]
     for row in rows.itertuples():
         errors = [str(e) for e in row.errors]
         first = next((e for e in errors if ": skipped, " not in e), errors[0])
@@ -284,9 +327,11 @@ def llm_failures(results: ResultsDB, experiment_runs: Sequence[str]) -> list[str
         if not first.startswith(("answer: LLM server", "judge: LLM server", "answer: skipped, LLM server")):
             reason += f"; {_JUDGE_FIX}" if first.startswith("judge: no valid judgement") else ""
         failed = int(row.answers) + int(row.judgements)
-        lines.append(f"- {configuration_label(row.strategy, row.corpus_model)}: {failed} of {int(row.n)} questions "
-                     f"not judged ({int(row.answers)} without an answer, {int(row.judgements)} without a "
-                     f"judgement): {redact(' '.join(reason.split()))}")
+        lines.append(
+            f"- {configuration_label(row.strategy, row.corpus_model)}: {failed} of {int(row.n)} questions "
+            f"not judged ({int(row.answers)} without an answer, {int(row.judgements)} without a "
+            f"judgement): {redact(' '.join(reason.split()))}"
+        )
     return lines
 
 
@@ -297,22 +342,39 @@ def dropped_inputs(results: ResultsDB, workspace) -> list[str]:
     if not failed.empty:
         lines.append(f"\ndocuments not parsed ({len(failed)}), left out of every collection:")
         # the corpus is the user's: never changed by chunkbench, so the fix is theirs to make
-        lines += [f"- {r.document}: {r.error}; fix or replace the file, or remove it from the corpus"
-                  for r in failed.itertuples()]
+        lines += [
+            f"- {r.document}: {r.error}; fix or replace the file, or remove it from the corpus"
+            for r in failed.itertuples()
+        ]
     documents = {d.document: d.markdown for d in load_parsed_corpus(workspace.parsed_store())}
     sample = workspace.parsed_store().manifest_sample() or {}
     check = check_questions(workspace.questions_dir(), documents, sample.get("evidence_left_out") or ())
     if check.problems:
-        lines.append(f"\nquestion problems ({len(check.problems)}), each question dropped alone "
-                     f"(check with: chunkbench questions check):")
+        lines.append(
+            f"\nquestion problems ({len(check.problems)}), each question dropped alone "
+            f"(check with: chunkbench questions check):"
+        )
         # a file that cannot be read at all: the user's to fix (chunkbench never changes it)
-        lines += [f"- {p}" + ("; fix the file (chunkbench questions check says what is wrong)"
-                              if p.question_id is None and p.field is None else "") for p in check.problems]
+        lines += [
+            f"- {p}"
+            + (
+                "; fix the file (chunkbench questions check says what is wrong)"
+                if p.question_id is None and p.field is None
+                else ""
+            )
+            for p in check.problems
+        ]
     return lines
 
 
-def run_sweep(settings: Settings, sweep: str, config: dict, out: TextIO | None = None,
-              instance: DagsterInstance | None = None, log_level: str = "WARNING") -> int:
+def run_sweep(
+    settings: Settings,
+    sweep: str,
+    config: dict,
+    out: TextIO | None = None,
+    instance: DagsterInstance | None = None,
+    log_level: str = "WARNING",
+) -> int:
     """Run the benchmark's sweep job ``sweep`` (``neighbor_sweep`` or ``chunk_size_sweep``) in-process with the
     sweep op's ``config`` (levels or sizes, strategies, corpus models), as the launchpad would; print its rows of
     ``leaderboard_by_setting``. Returns 0 when every step succeeded, else 1 (the failing step named)."""
@@ -329,16 +391,27 @@ def run_sweep(settings: Settings, sweep: str, config: dict, out: TextIO | None =
     register_benchmark(settings)
     scope, job = benchmark_job(settings, strategy_by_model(list(registry_of(settings))), sweep)
     op = scope.name("sweep_chunk_sizes" if sweep == CHUNK_SIZE_SWEEP else "sweep_neighbors")
-    tags = {".dagster/repository": REPOSITORY_LABEL, "chunkbench/trigger": "cli",
-            "chunkbench/benchmark": settings.benchmark,
-            "chunkbench/batch": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), **process_tags()}
+    tags = {
+        ".dagster/repository": REPOSITORY_LABEL,
+        "chunkbench/trigger": "cli",
+        "chunkbench/benchmark": settings.benchmark,
+        "chunkbench/batch": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        **process_tags(),
+    }
     say(f"benchmark {settings.benchmark}: {sweep.replace('_', ' ')} (Dagster job {job.name}) ...")
-    result = job.execute_in_process(instance=instance, raise_on_error=False, tags=tags, run_config={
-        "loggers": {"console": {"config": {"log_level": log_level}}}, "ops": {op: {"config": config}}})
+    result = job.execute_in_process(
+        instance=instance,
+        raise_on_error=False,
+        tags=tags,
+        run_config={"loggers": {"console": {"config": {"log_level": log_level}}}, "ops": {op: {"config": config}}},
+    )
     check_stop()
-    run_ids = [e.step_materialization_data.materialization.metadata["experiment_run_id"].value
-               for e in result.all_events if e.is_step_materialization
-               and e.step_materialization_data.materialization.asset_key == scope.key("experiment_results")]
+    run_ids = [
+        e.step_materialization_data.materialization.metadata["experiment_run_id"].value
+        for e in result.all_events
+        if e.is_step_materialization
+        and e.step_materialization_data.materialization.asset_key == scope.key("experiment_results")
+    ]
     results = ResultsDB(settings.results_dir)
     rows = results.query("SELECT * FROM leaderboard_by_setting") if run_ids else None
     if rows is not None:
@@ -347,9 +420,11 @@ def run_sweep(settings: Settings, sweep: str, config: dict, out: TextIO | None =
     say("")
     say(format_sweep(rows, metric))
     say("")
-    say(f"{len(run_ids)} experiment runs (Dagster run {result.run_id[:8]}); side by side with earlier sweeps: "
+    say(
+        f"{len(run_ids)} experiment runs (Dagster run {result.run_id[:8]}); side by side with earlier sweeps: "
         f"SELECT * FROM leaderboard_by_setting in {results.database_path}; reports: "
-        f"{settings.reports_dir / 'technical_report.html'}")
+        f"{settings.reports_dir / 'technical_report.html'}"
+    )
     if not result.success:
         errors = [failure_reason(e) for e in result.all_events if e.is_step_failure]
         say(f"\nfailed: {redact(errors[-1]) if errors else 'failed'}")

@@ -33,8 +33,22 @@ if TYPE_CHECKING:
 STAGE_GROUPS = ("documents", "chunks", "experiments", "reports", "questions")
 #: names Dagster refuses for a definition: Python's keywords and the names its generated config code uses
 RESERVED_NAMES = frozenset(keyword.kwlist) | {
-    "arg_dict", "bool", "conf", "config", "context", "dict", "float", "input", "input_arg_dict", "int", "meta",
-    "output", "output_arg_dict", "str", "type"}
+    "arg_dict",
+    "bool",
+    "conf",
+    "config",
+    "context",
+    "dict",
+    "float",
+    "input",
+    "input_arg_dict",
+    "int",
+    "meta",
+    "output",
+    "output_arg_dict",
+    "str",
+    "type",
+}
 
 
 def dagster_name(benchmark: str, taken: Iterable[str] = ()) -> str:

@@ -56,10 +56,15 @@ def corpus_tick(context: SensorEvaluationContext, workspace: WorkspaceResource):
         return SkipReason("corpus unchanged")
     digest = fingerprint(state)
     return SensorResult(
-        run_requests=[RunRequest(run_key=f"corpus-{digest}", tags={
-            "chunkbench/corpus_fingerprint": digest,
-            **{f"chunkbench/{kind}": str(len(names)) for kind, names in changes.items()},
-        })],
+        run_requests=[
+            RunRequest(
+                run_key=f"corpus-{digest}",
+                tags={
+                    "chunkbench/corpus_fingerprint": digest,
+                    **{f"chunkbench/{kind}": str(len(names)) for kind, names in changes.items()},
+                },
+            )
+        ],
         cursor=json.dumps(state, sort_keys=True),
     )
 
@@ -86,8 +91,9 @@ class StaleBuild:
         """The run config that rebuilds it and evaluates it again, addressed to the ops of ``scope``'s benchmark."""
         if not self.chunking:
             return {}
-        return {"ops": {scope.op(name): {"config": self.chunking} for name in ("chunk_collections",
-                                                                                "experiment_results")}}
+        return {
+            "ops": {scope.op(name): {"config": self.chunking} for name in ("chunk_collections", "experiment_results")}
+        }
 
 
 def _rebuild_settings(row: dict) -> dict:
@@ -98,8 +104,9 @@ def _rebuild_settings(row: dict) -> dict:
     return config
 
 
-def stale_partitions(instance, workspace: WorkspaceResource,
-                     embeddings: EmbeddingResource) -> tuple[str, list[StaleBuild]]:
+def stale_partitions(
+    instance, workspace: WorkspaceResource, embeddings: EmbeddingResource
+) -> tuple[str, list[StaleBuild]]:
     """(parsed corpus fingerprint, every collection to rebuild).
 
     Every variant of every partition counts (sweep sizes, chunker options), not only the last
@@ -131,8 +138,9 @@ def stale_partitions(instance, workspace: WorkspaceResource,
     return current, stale
 
 
-def question_sets_tick(context: SensorEvaluationContext, workspace: WorkspaceResource,
-                       asset_key: AssetKey = AssetKey(QUESTION_SETS)):
+def question_sets_tick(
+    context: SensorEvaluationContext, workspace: WorkspaceResource, asset_key: AssetKey = AssetKey(QUESTION_SETS)
+):
     """The ``question_sets_sensor``'s evaluation: the question sets reported as updated when one changed."""
     state = folder_state(workspace.questions_dir())
     cursor = json.dumps(state, sort_keys=True)
@@ -141,12 +149,16 @@ def question_sets_tick(context: SensorEvaluationContext, workspace: WorkspaceRes
     changes = diff_states(json.loads(context.cursor), state)
     if not (changes["added"] or changes["changed"]):
         return SensorResult(skip_reason=SkipReason("no new or changed question set"), cursor=cursor)
-    event = AssetMaterialization(asset_key=asset_key, description="question sets added or changed", metadata={
-        "folder": MetadataValue.path(str(workspace.questions_dir())),
-        "question_sets": len(state),
-        "fingerprint": fingerprint(state),
-        **{kind: ", ".join(names) for kind, names in changes.items() if names},
-    })
+    event = AssetMaterialization(
+        asset_key=asset_key,
+        description="question sets added or changed",
+        metadata={
+            "folder": MetadataValue.path(str(workspace.questions_dir())),
+            "question_sets": len(state),
+            "fingerprint": fingerprint(state),
+            **{kind: ", ".join(names) for kind, names in changes.items() if names},
+        },
+    )
     return SensorResult(asset_events=[event], cursor=cursor)
 
 
@@ -156,16 +168,28 @@ def build_sensors(automation: bool, scope: Scope, parse_job: AssetJob) -> list[S
     status = sensor_status(automation)
     of = scope.of_benchmark("")
 
-    @sensor(name=scope.name("corpus_sensor"), job=parse_job, minimum_interval_seconds=30,
-            default_status=status, description=of + "Parses the corpus when a document is added, changed or deleted.")
+    @sensor(
+        name=scope.name("corpus_sensor"),
+        job=parse_job,
+        minimum_interval_seconds=30,
+        default_status=status,
+        description=of + "Parses the corpus when a document is added, changed or deleted.",
+    )
     def corpus_sensor(context: SensorEvaluationContext, workspace: WorkspaceResource):
         return corpus_tick(context, scope.workspace(workspace))
 
-    @sensor(name=scope.name("question_sets_sensor"), minimum_interval_seconds=30, default_status=status,
-            description=of + "Reports the question sets as updated when one is added or changed (experiments then "
-                             "re-run through automation).")
+    @sensor(
+        name=scope.name("question_sets_sensor"),
+        minimum_interval_seconds=30,
+        default_status=status,
+        description=of + "Reports the question sets as updated when one is added or changed (experiments then "
+        "re-run through automation).",
+    )
     def question_sets_sensor(context: SensorEvaluationContext, workspace: WorkspaceResource):
         return question_sets_tick(context, scope.workspace(workspace), scope.key(QUESTION_SETS))
 
-    return [corpus_sensor, question_sets_sensor,
-            automation_sensor(status, scope.name("automation"), scope.selection(), scope.benchmark.name)]
+    return [
+        corpus_sensor,
+        question_sets_sensor,
+        automation_sensor(status, scope.name("automation"), scope.selection(), scope.benchmark.name),
+    ]

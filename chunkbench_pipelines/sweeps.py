@@ -12,7 +12,6 @@ The steps are the bodies of the assets (assets/chunks.py, assets/experiments.py)
 materialization of the partition with the same run config store the same rows.
 """
 
-
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Protocol
 
@@ -75,10 +74,15 @@ class NeighborSweepConfig(Config):
     """Neighbor expansion levels, each one experiment run of every strategy × corpus model, against the default
     collection (built first when missing or built from an older parsed corpus)."""
 
-    levels: list[str] = Field(default=[f"{p}:{n}" for p, n in NEIGHBOR_LEVELS],
-                              description="prev:next, chunks added before and after each hit (each 0..5)")
-    strategies: list[str] = Field(default=[], description="empty: the strategies whose chunks are windows of running "
-                                                          "text (neighbor expansion applies to them)")
+    levels: list[str] = Field(
+        default=[f"{p}:{n}" for p, n in NEIGHBOR_LEVELS],
+        description="prev:next, chunks added before and after each hit (each 0..5)",
+    )
+    strategies: list[str] = Field(
+        default=[],
+        description="empty: the strategies whose chunks are windows of running "
+        "text (neighbor expansion applies to them)",
+    )
     corpus_models: list[str] = Field(default=[], description="empty: the default corpus model")
 
 
@@ -127,13 +131,19 @@ class _Runner:
         """Whether the step's collection exists and was built from the current parsed corpus with these settings."""
         workspace = self.scope.workspace(self.resources.workspace)
         results = self.scope.results(self.resources.duckdb)
-        spec = resolve_collection(config.request(step.strategy, step.corpus_model),
-                                  spec_context(workspace, results, self.resources.embeddings))
+        spec = resolve_collection(
+            config.request(step.strategy, step.corpus_model),
+            spec_context(workspace, results, self.resources.embeddings),
+        )
         try:
-            check_collection_current(read_collection(results, spec), partition="", variant=spec.variant,
-                                     collection=spec.collection,
-                                     corpus_fingerprint=workspace.parsed_store().manifest_fingerprint(),
-                                     settings=spec.settings)
+            check_collection_current(
+                read_collection(results, spec),
+                partition="",
+                variant=spec.variant,
+                collection=spec.collection,
+                corpus_fingerprint=workspace.parsed_store().manifest_fingerprint(),
+                settings=spec.settings,
+            )
         except ConfigError:
             return False
         return True
@@ -143,33 +153,47 @@ class _Runner:
         if self.current(config, step):
             return
         self.context.log.info(f"building the collection of {step.label}")
-        built = build_one_collection(self.context, self.scope, step.strategy, step.corpus_model, config,
-                                     self.resources)
+        built = build_one_collection(self.context, self.scope, step.strategy, step.corpus_model, config, self.resources)
         self._log("chunk_collections", step, built.result)
         if built.problems:
             raise fail_fast(f"{step.label}: " + "; ".join(built.problems))
 
     def evaluate(self, step: SweepStep, expansion_strategies: Optional[list[str]] = None) -> None:
         expansion = {} if expansion_strategies is None else {"expansion_strategies": expansion_strategies}
-        config = experiment_config()(**step.chunking, neighbor_prev=step.neighbor_prev,
-                                     neighbor_next=step.neighbor_next, **expansion)
+        config = experiment_config()(
+            **step.chunking, neighbor_prev=step.neighbor_prev, neighbor_next=step.neighbor_next, **expansion
+        )
         self.context.log.info(f"evaluating {step.label}")
-        evaluated = evaluate_one(self.context, self.scope, step.strategy, step.corpus_model, config, self.resources,
-                                 experiment_run_id=f"{self.context.run.run_id}-{step.slug}")
+        evaluated = evaluate_one(
+            self.context,
+            self.scope,
+            step.strategy,
+            step.corpus_model,
+            config,
+            self.resources,
+            experiment_run_id=f"{self.context.run.run_id}-{step.slug}",
+        )
         self._log("experiment_results", step, evaluated.result)
         if evaluated.problem:
             raise fail_fast(f"{step.label}: {evaluated.problem}")
 
     def _log(self, asset: str, step: SweepStep, result) -> None:
-        self.context.log_event(AssetMaterialization(
-            asset_key=self.scope.key(asset), partition=str(partition_key(step.strategy, step.corpus_model)),
-            metadata=dict(result.metadata or {}), description=f"sweep step: {step.label}"))
+        self.context.log_event(
+            AssetMaterialization(
+                asset_key=self.scope.key(asset),
+                partition=str(partition_key(step.strategy, step.corpus_model)),
+                metadata=dict(result.metadata or {}),
+                description=f"sweep step: {step.label}",
+            )
+        )
 
 
 def _needs_parsed_corpus(scope: Scope, workspace: WorkspaceResource) -> None:
     if not scope.workspace(workspace).parsed_store().manifest_fingerprint():
-        raise fail_fast("no parsed documents yet: run the benchmark first (chunkbench run, or materialize "
-                        "parsed_documents), then the sweep")
+        raise fail_fast(
+            "no parsed documents yet: run the benchmark first (chunkbench run, or materialize "
+            "parsed_documents), then the sweep"
+        )
 
 
 def build_sweep_jobs(partitions_def: MultiPartitionsDefinition, scope: Scope) -> list[JobDefinition]:
@@ -178,30 +202,51 @@ def build_sweep_jobs(partitions_def: MultiPartitionsDefinition, scope: Scope) ->
     report_config = {"experiment_run_id": "", "batch": ""}
 
     def reports_op(name: str) -> Callable:
-        @op(name=scope.name(f"{name}_reports"), ins={"after": In(Nothing)}, tags=scope.tags(),
+        @op(
+            name=scope.name(f"{name}_reports"),
+            ins={"after": In(Nothing)},
+            tags=scope.tags(),
             description="Compares the benchmark's runs and rewrites its reports (as the leaderboard and "
-                        "benchmark_report assets do).")
-        def sweep_reports(context: OpExecutionContext, workspace: WorkspaceResource, duckdb: DuckDBResource,
-                          ranking: RankingResource) -> None:
+            "benchmark_report assets do).",
+        )
+        def sweep_reports(
+            context: OpExecutionContext, workspace: WorkspaceResource, duckdb: DuckDBResource, ranking: RankingResource
+        ) -> None:
             results = scope.results(duckdb)
             board = compare_and_describe(context, scope, results, ranking, partitions_def)
-            context.log_event(AssetMaterialization(asset_key=scope.key("leaderboard"), metadata=board,
-                                                   description=f"after the {name.replace('_', ' ')}"))
-            links = write_benchmark_reports(context, ReportConfig(**report_config), scope.workspace(workspace),
-                                            results, ranking)
-            context.log_event(AssetMaterialization(asset_key=scope.key("benchmark_report"),
-                                                   metadata={**scope.metadata(), **links},
-                                                   description=f"after the {name.replace('_', ' ')}"))
+            context.log_event(
+                AssetMaterialization(
+                    asset_key=scope.key("leaderboard"),
+                    metadata=board,
+                    description=f"after the {name.replace('_', ' ')}",
+                )
+            )
+            links = write_benchmark_reports(
+                context, ReportConfig(**report_config), scope.workspace(workspace), results, ranking
+            )
+            context.log_event(
+                AssetMaterialization(
+                    asset_key=scope.key("benchmark_report"),
+                    metadata={**scope.metadata(), **links},
+                    description=f"after the {name.replace('_', ' ')}",
+                )
+            )
 
         return sweep_reports
 
-    def sweep_op(name: str, what: str, config_type: type, check: Callable[[Any], tuple],
-                 run: Callable[..., None]) -> Callable:
+    def sweep_op(
+        name: str, what: str, config_type: type, check: Callable[[Any], tuple], run: Callable[..., None]
+    ) -> Callable:
         """One sweep op: ``check(config)`` reads its settings (a bad value fails at once, before anything else),
         the parsed corpus is required, then ``run(context, checked, runner, models)`` runs its steps."""
 
-        @op(name=scope.name(name), out=Out(Nothing), tags=scope.tags(), description=f"{SWEEP_EACH} {what}.",
-            required_resource_keys=STEP_RESOURCE_KEYS)
+        @op(
+            name=scope.name(name),
+            out=Out(Nothing),
+            tags=scope.tags(),
+            description=f"{SWEEP_EACH} {what}.",
+            required_resource_keys=STEP_RESOURCE_KEYS,
+        )
         def sweep(context: OpExecutionContext, config: config_type) -> None:  # type: ignore[valid-type]  # Dagster reads the op's config class from this annotation, and each sweep has its own
             resources = StepResources.of(context)
             try:
@@ -211,8 +256,9 @@ def build_sweep_jobs(partitions_def: MultiPartitionsDefinition, scope: Scope) ->
             _needs_parsed_corpus(scope, resources.workspace)
             runner = _Runner(context, scope, resources)
             swept: _SweepConfig = config
-            run(context, checked, runner, _models(swept.corpus_models, resources.embeddings, scope,
-                                                  resources.workspace))
+            run(
+                context, checked, runner, _models(swept.corpus_models, resources.embeddings, scope, resources.workspace)
+            )
 
         return sweep
 
@@ -227,8 +273,9 @@ def build_sweep_jobs(partitions_def: MultiPartitionsDefinition, scope: Scope) ->
 
     def chunk_sizes(context: OpExecutionContext, checked: tuple, runner: _Runner, models: list[str]) -> None:
         sizes, strategies = checked
-        steps, skipped = size_steps(strategies, models, sizes,
-                                    {m: runner.resources.embeddings.spec(m).max_input_tokens for m in models})
+        steps, skipped = size_steps(
+            strategies, models, sizes, {m: runner.resources.embeddings.spec(m).max_input_tokens for m in models}
+        )
         for line in skipped:
             context.log.warning(line)
         if not steps:
@@ -239,24 +286,38 @@ def build_sweep_jobs(partitions_def: MultiPartitionsDefinition, scope: Scope) ->
             runner.evaluate(step)
 
     sweep_neighbors = sweep_op(
-        "sweep_neighbors", "at every neighbor level (one experiment run each)", NeighborSweepConfig,
-        lambda c: (parse_levels(c.levels), check_strategies(c.strategies, "neighbor_expansion")), neighbors)
+        "sweep_neighbors",
+        "at every neighbor level (one experiment run each)",
+        NeighborSweepConfig,
+        lambda c: (parse_levels(c.levels), check_strategies(c.strategies, "neighbor_expansion")),
+        neighbors,
+    )
     sweep_chunk_sizes = sweep_op(
-        "sweep_chunk_sizes", "at every chunk size (one collection and experiment run each)", ChunkSizeSweepConfig,
-        lambda c: (parse_sizes(c.sizes), check_strategies(c.strategies, "sweepable")), chunk_sizes)
+        "sweep_chunk_sizes",
+        "at every chunk size (one collection and experiment run each)",
+        ChunkSizeSweepConfig,
+        lambda c: (parse_sizes(c.sizes), check_strategies(c.strategies, "sweepable")),
+        chunk_sizes,
+    )
 
     neighbor_reports, size_reports = reports_op(NEIGHBOR_SWEEP), reports_op(CHUNK_SIZE_SWEEP)
 
-    @job(name=scope.name(NEIGHBOR_SWEEP), tags={**scope.tags(), SWEEP_TAG: "neighbors"},
-         description=of + "Neighbor expansion levels side by side (default 0:0 to 3:3), one experiment run per "
-                          "level; then the leaderboard and the reports. Results: leaderboard_by_setting.")
+    @job(
+        name=scope.name(NEIGHBOR_SWEEP),
+        tags={**scope.tags(), SWEEP_TAG: "neighbors"},
+        description=of + "Neighbor expansion levels side by side (default 0:0 to 3:3), one experiment run per "
+        "level; then the leaderboard and the reports. Results: leaderboard_by_setting.",
+    )
     def neighbor_sweep_job():
         neighbor_reports(after=sweep_neighbors())
 
-    @job(name=scope.name(CHUNK_SIZE_SWEEP), tags={**scope.tags(), SWEEP_TAG: "chunk_size"},
-         description=of + "Chunk sizes side by side (default 128 to 1,024 tokens), each size its own collection "
-                          "and experiment run; then the leaderboard and the reports. Results: "
-                          "leaderboard_by_setting.")
+    @job(
+        name=scope.name(CHUNK_SIZE_SWEEP),
+        tags={**scope.tags(), SWEEP_TAG: "chunk_size"},
+        description=of + "Chunk sizes side by side (default 128 to 1,024 tokens), each size its own collection "
+        "and experiment run; then the leaderboard and the reports. Results: "
+        "leaderboard_by_setting.",
+    )
     def chunk_size_sweep_job():
         size_reports(after=sweep_chunk_sizes())
 

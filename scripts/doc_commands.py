@@ -102,7 +102,7 @@ def commands(fence: Fence) -> tuple[Command, ...]:
             i += 1
             continue
         start = i
-        parts = [line[len(PROMPT):]]
+        parts = [line[len(PROMPT) :]]
         while parts[-1].endswith("\\") and i + 1 < len(body):
             i += 1
             parts.append(re.sub(r"^> ?", "", body[i]))
@@ -127,8 +127,11 @@ def blocks(page: Path) -> list[Block]:
 
 def help_environment(base: dict[str, str] | None = None) -> dict[str, str]:
     """The environment the help texts are printed in: the offline defaults, the pages' terminal width."""
-    env = {k: v for k, v in (base if base is not None else os.environ).items()
-           if not k.startswith(("CHUNKBENCH_", "OPENAI_", "QDRANT_")) and k != "DAGSTER_HOME"}
+    env = {
+        k: v
+        for k, v in (base if base is not None else os.environ).items()
+        if not k.startswith(("CHUNKBENCH_", "OPENAI_", "QDRANT_")) and k != "DAGSTER_HOME"
+    }
     env["COLUMNS"] = COLUMNS
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     return env
@@ -140,8 +143,9 @@ def is_help(command: Command) -> bool:
 
 def help_text(command: Command) -> str:
     """What the command line prints for a `chunkbench ... --help` command now."""
-    done = subprocess.run(["bash", "-c", command.text], capture_output=True, text=True, env=help_environment(),
-                          cwd=ROOT, timeout=120)
+    done = subprocess.run(
+        ["bash", "-c", command.text], capture_output=True, text=True, env=help_environment(), cwd=ROOT, timeout=120
+    )
     if done.returncode != 0:
         raise RuntimeError(f"{command.text}: exit status {done.returncode}\n{done.stderr}")
     return done.stdout
@@ -176,7 +180,8 @@ def columns_block() -> str:
 
     with tempfile.TemporaryDirectory(prefix="chunkbench-columns-") as folder:
         frame = ResultsDB(Path(folder)).query(
-            "SELECT table_name, column_name FROM information_schema.columns ORDER BY table_name, ordinal_position")
+            "SELECT table_name, column_name FROM information_schema.columns ORDER BY table_name, ordinal_position"
+        )
     lines = [COLUMNS_BEGIN, "", "| table or view | columns |", "|---|---|"]
     for table, rows in frame.groupby("table_name", sort=True):
         lines.append(f"| `{table}` | " + ", ".join(f"`{c}`" for c in rows["column_name"]) + " |")

@@ -49,313 +49,536 @@ HANDBOOK: list[tuple] = [
     ("title", "Corvane Systems Employee Handbook"),
     ("p", "Version 7, issued 3 January 2024. Maintained by People Operations."),
     ("h1", "About This Handbook"),
-    ("p", "This handbook explains how we work at Corvane Systems: the hours we keep, the time "
-          "off you are entitled to, how pay and expenses work, and what we expect from each "
-          "other. It applies to all permanent and fixed-term employees in our Bristol, Porto "
-          "and Kraków offices. Contractors should refer to the terms in their own agreements, "
-          "although many of the practical sections will still be useful to them."),
-    ("p", "Corvane Systems was founded in 2011 by Ines Marlowe and Tobias Renk, who met while "
-          "building payment software for a regional building society. Today we employ around "
-          "340 people, and our main product, Corvane Ledger, is used by more than 4,800 "
-          "organisations to manage expenses, receipts and supplier invoices."),
-    ("p", "Where local law in Portugal or Poland gives you a more generous entitlement than "
-          "this handbook, the local entitlement applies. Country supplements are published on "
-          "the Harbour intranet and are reviewed every January."),
-
+    (
+        "p",
+        "This handbook explains how we work at Corvane Systems: the hours we keep, the time "
+        "off you are entitled to, how pay and expenses work, and what we expect from each "
+        "other. It applies to all permanent and fixed-term employees in our Bristol, Porto "
+        "and Kraków offices. Contractors should refer to the terms in their own agreements, "
+        "although many of the practical sections will still be useful to them.",
+    ),
+    (
+        "p",
+        "Corvane Systems was founded in 2011 by Ines Marlowe and Tobias Renk, who met while "
+        "building payment software for a regional building society. Today we employ around "
+        "340 people, and our main product, Corvane Ledger, is used by more than 4,800 "
+        "organisations to manage expenses, receipts and supplier invoices.",
+    ),
+    (
+        "p",
+        "Where local law in Portugal or Poland gives you a more generous entitlement than "
+        "this handbook, the local entitlement applies. Country supplements are published on "
+        "the Harbour intranet and are reviewed every January.",
+    ),
     ("h1", "Working Hours and Location"),
     ("h2", "Core hours"),
-    ("p", "The standard working week is 37.5 hours, usually worked Monday to Friday. Core hours "
-          "are 10:00 to 15:30 local time, and we ask everyone to be available for meetings "
-          "during that window. Outside core hours you can arrange your day in whatever way "
-          "suits you and your team, provided your manager knows your usual pattern."),
-    ("p", "If you regularly need to work outside these hours, for example to support customers "
-          "in other time zones, speak to your manager about an agreed on-call or shifted-hours "
-          "arrangement. Shifted-hours arrangements are reviewed every six months."),
+    (
+        "p",
+        "The standard working week is 37.5 hours, usually worked Monday to Friday. Core hours "
+        "are 10:00 to 15:30 local time, and we ask everyone to be available for meetings "
+        "during that window. Outside core hours you can arrange your day in whatever way "
+        "suits you and your team, provided your manager knows your usual pattern.",
+    ),
+    (
+        "p",
+        "If you regularly need to work outside these hours, for example to support customers "
+        "in other time zones, speak to your manager about an agreed on-call or shifted-hours "
+        "arrangement. Shifted-hours arrangements are reviewed every six months.",
+    ),
     ("h2", "Hybrid working"),
-    ("p", "Most roles at Corvane are hybrid. You are expected to spend at least two days per "
-          "week in your home office, and product and engineering teams share anchor days on "
-          "Tuesday and Thursday so that planning sessions and reviews can happen in person. "
-          "Customer support teams follow a separate rota published by their team lead each "
-          "month."),
-    ("p", "You may work remotely from another country for up to 20 working days in a calendar "
-          "year. Requests must be raised as a Harbour ticket at least 15 working days before "
-          "you travel, because People Operations needs to check tax and immigration rules for "
-          "the destination. Working from a country on the restricted list is never permitted; "
-          "the list is kept on the Harbour intranet."),
+    (
+        "p",
+        "Most roles at Corvane are hybrid. You are expected to spend at least two days per "
+        "week in your home office, and product and engineering teams share anchor days on "
+        "Tuesday and Thursday so that planning sessions and reviews can happen in person. "
+        "Customer support teams follow a separate rota published by their team lead each "
+        "month.",
+    ),
+    (
+        "p",
+        "You may work remotely from another country for up to 20 working days in a calendar "
+        "year. Requests must be raised as a Harbour ticket at least 15 working days before "
+        "you travel, because People Operations needs to check tax and immigration rules for "
+        "the destination. Working from a country on the restricted list is never permitted; "
+        "the list is kept on the Harbour intranet.",
+    ),
     ("h2", "Home office equipment"),
-    ("p", "Every new employee receives a one-time home office allowance of £450, or the local "
-          "equivalent of €520 in Porto and 2,300 złoty in Kraków. The allowance must be claimed "
-          "within 90 days of your start date and can be spent on a desk, chair, monitor or "
-          "lighting. Laptops, headsets and docking stations are provided separately by the IT "
-          "Service Desk and remain company property."),
-
+    (
+        "p",
+        "Every new employee receives a one-time home office allowance of £450, or the local "
+        "equivalent of €520 in Porto and 2,300 złoty in Kraków. The allowance must be claimed "
+        "within 90 days of your start date and can be spent on a desk, chair, monitor or "
+        "lighting. Laptops, headsets and docking stations are provided separately by the IT "
+        "Service Desk and remain company property.",
+    ),
     ("h1", "Leave and Time Off"),
-    ("p", "We want people to take proper breaks. The table below summarises the main types of "
-          "leave available to employees on permanent contracts. Fixed-term employees receive "
-          "the same entitlements pro rata to the length of their contract."),
-    ("table", [
-        ["Leave type", "Allowance", "Approved by", "Notes"],
-        ["Annual leave", "27 days plus public holidays", "Line manager",
-         "Pro rata for part-time staff; three days are held back for the winter closure"],
-        ["Sick leave", "Full pay for up to 20 days in any rolling 12 months", "Line manager",
-         "Self-certify for up to 5 consecutive days; a fit note is needed from day 6"],
-        ["Parental leave (primary carer)", "26 weeks at full pay, then 13 weeks at statutory pay",
-         "People Operations", "Available after 6 months of continuous service"],
-        ["Parental leave (secondary carer)", "6 weeks at full pay", "People Operations",
-         "Can be taken in up to three separate blocks within the first year"],
-        ["Bereavement leave", "5 days for a close family member, 2 days for others",
-         "Line manager", "Extra unpaid leave can be agreed for travel abroad"],
-        ["Volunteering leave", "3 days", "Line manager",
-         "Must be used for a registered charity or community group"],
-        ["Study leave", "4 days plus exam days", "Head of department",
-         "Linked to a qualification approved in your development plan"],
-        ["Jury service", "As required", "People Operations",
-         "The company pays the difference between the court allowance and your salary"],
-    ]),
+    (
+        "p",
+        "We want people to take proper breaks. The table below summarises the main types of "
+        "leave available to employees on permanent contracts. Fixed-term employees receive "
+        "the same entitlements pro rata to the length of their contract.",
+    ),
+    (
+        "table",
+        [
+            ["Leave type", "Allowance", "Approved by", "Notes"],
+            [
+                "Annual leave",
+                "27 days plus public holidays",
+                "Line manager",
+                "Pro rata for part-time staff; three days are held back for the winter closure",
+            ],
+            [
+                "Sick leave",
+                "Full pay for up to 20 days in any rolling 12 months",
+                "Line manager",
+                "Self-certify for up to 5 consecutive days; a fit note is needed from day 6",
+            ],
+            [
+                "Parental leave (primary carer)",
+                "26 weeks at full pay, then 13 weeks at statutory pay",
+                "People Operations",
+                "Available after 6 months of continuous service",
+            ],
+            [
+                "Parental leave (secondary carer)",
+                "6 weeks at full pay",
+                "People Operations",
+                "Can be taken in up to three separate blocks within the first year",
+            ],
+            [
+                "Bereavement leave",
+                "5 days for a close family member, 2 days for others",
+                "Line manager",
+                "Extra unpaid leave can be agreed for travel abroad",
+            ],
+            [
+                "Volunteering leave",
+                "3 days",
+                "Line manager",
+                "Must be used for a registered charity or community group",
+            ],
+            [
+                "Study leave",
+                "4 days plus exam days",
+                "Head of department",
+                "Linked to a qualification approved in your development plan",
+            ],
+            [
+                "Jury service",
+                "As required",
+                "People Operations",
+                "The company pays the difference between the court allowance and your salary",
+            ],
+        ],
+    ),
     ("h2", "Booking and carrying over leave"),
-    ("p", "Annual leave is booked through the Harbour portal and approved by your line manager. "
-          "Requests for more than 10 consecutive working days need at least six weeks' notice, "
-          "and we try to avoid more than half of any team being away at the same time."),
-    ("p", "You may carry over up to 5 days of unused annual leave into the next holiday year, "
-          "which runs from 1 January to 31 December. Carried-over days must be used by 31 "
-          "March, after which they are lost. Days that could not be taken because of long-term "
-          "sickness or parental leave are handled separately and are not subject to the 5-day "
-          "limit."),
+    (
+        "p",
+        "Annual leave is booked through the Harbour portal and approved by your line manager. "
+        "Requests for more than 10 consecutive working days need at least six weeks' notice, "
+        "and we try to avoid more than half of any team being away at the same time.",
+    ),
+    (
+        "p",
+        "You may carry over up to 5 days of unused annual leave into the next holiday year, "
+        "which runs from 1 January to 31 December. Carried-over days must be used by 31 "
+        "March, after which they are lost. Days that could not be taken because of long-term "
+        "sickness or parental leave are handled separately and are not subject to the 5-day "
+        "limit.",
+    ),
     ("h2", "Winter closure"),
-    ("p", "All offices close from 24 December to 1 January inclusive. Public holidays in that "
-          "period are given as normal, and three days of your annual leave allowance are "
-          "reserved to cover the remaining working days. Teams that provide essential support "
-          "during the closure, such as the on-call platform team, receive those days back as "
-          "time off in lieu, to be taken before the end of February."),
-
+    (
+        "p",
+        "All offices close from 24 December to 1 January inclusive. Public holidays in that "
+        "period are given as normal, and three days of your annual leave allowance are "
+        "reserved to cover the remaining working days. Teams that provide essential support "
+        "during the closure, such as the on-call platform team, receive those days back as "
+        "time off in lieu, to be taken before the end of February.",
+    ),
     ("h1", "Pay, Expenses and Travel"),
     ("h2", "Pay"),
-    ("p", "Salaries are paid monthly on the last working day of the month. Payslips are "
-          "published on Harbour on the 25th of each month, or on the previous working day if "
-          "the 25th falls at a weekend. Salary reviews take place once a year, and any changes "
-          "take effect from 1 April."),
+    (
+        "p",
+        "Salaries are paid monthly on the last working day of the month. Payslips are "
+        "published on Harbour on the 25th of each month, or on the previous working day if "
+        "the 25th falls at a weekend. Salary reviews take place once a year, and any changes "
+        "take effect from 1 April.",
+    ),
     ("h2", "Expenses"),
-    ("p", "Business expenses are claimed through Corvane Ledger, our own product, within 60 "
-          "days of the expense being incurred. Claims older than 60 days can only be paid with "
-          "written approval from the Finance Director. An itemised receipt is required for any "
-          "single item over £25."),
-    ("p", "Claims are approved by your line manager. Any single claim above £1,000 also needs "
-          "approval from the Finance Director, and claims for client entertainment must list "
-          "the names of the guests and the business purpose."),
+    (
+        "p",
+        "Business expenses are claimed through Corvane Ledger, our own product, within 60 "
+        "days of the expense being incurred. Claims older than 60 days can only be paid with "
+        "written approval from the Finance Director. An itemised receipt is required for any "
+        "single item over £25.",
+    ),
+    (
+        "p",
+        "Claims are approved by your line manager. Any single claim above £1,000 also needs "
+        "approval from the Finance Director, and claims for client entertainment must list "
+        "the names of the guests and the business purpose.",
+    ),
     ("h2", "Travel"),
-    ("p", "Book all work travel through the travel desk at least 14 days before departure where "
-          "possible. Rail travel is standard class, except for journeys longer than three "
-          "hours, where first class may be booked if it costs no more than 20% above the "
-          "standard fare. Flights shorter than five hours are economy; longer flights may be "
-          "premium economy with approval from your director."),
-    ("p", "Hotel costs are capped at £160 per night in London and £120 per night elsewhere in "
-          "the UK, including breakfast. For trips abroad, use the rates in the travel desk's "
-          "country table. The meal allowance while travelling is £35 per day and does not "
-          "cover alcohol."),
-
+    (
+        "p",
+        "Book all work travel through the travel desk at least 14 days before departure where "
+        "possible. Rail travel is standard class, except for journeys longer than three "
+        "hours, where first class may be booked if it costs no more than 20% above the "
+        "standard fare. Flights shorter than five hours are economy; longer flights may be "
+        "premium economy with approval from your director.",
+    ),
+    (
+        "p",
+        "Hotel costs are capped at £160 per night in London and £120 per night elsewhere in "
+        "the UK, including breakfast. For trips abroad, use the rates in the travel desk's "
+        "country table. The meal allowance while travelling is £35 per day and does not "
+        "cover alcohol.",
+    ),
     ("h1", "Learning and Development"),
-    ("p", "Each employee has an individual learning budget of £1,200 per calendar year, which "
-          "can be spent on courses, books, certifications and conference tickets. Travel to "
-          "conferences is paid from the team budget, not your learning budget. Unused learning "
-          "budget does not roll over to the following year."),
-    ("p", "New joiners are invited to the Compass mentoring programme after completing "
-          "probation. Compass pairs you with a mentor from a different department for six "
-          "months, and mentors receive two extra days of learning time each year in "
-          "recognition of their contribution."),
-
+    (
+        "p",
+        "Each employee has an individual learning budget of £1,200 per calendar year, which "
+        "can be spent on courses, books, certifications and conference tickets. Travel to "
+        "conferences is paid from the team budget, not your learning budget. Unused learning "
+        "budget does not roll over to the following year.",
+    ),
+    (
+        "p",
+        "New joiners are invited to the Compass mentoring programme after completing "
+        "probation. Compass pairs you with a mentor from a different department for six "
+        "months, and mentors receive two extra days of learning time each year in "
+        "recognition of their contribution.",
+    ),
     ("h1", "Health and Wellbeing"),
-    ("p", "Private medical insurance is available from your first day and covers you, your "
-          "partner and your children. The employee assistance programme offers confidential "
-          "counselling and legal or financial advice by phone 24 hours a day, seven days a "
-          "week. Eye tests are reimbursed up to £60 every two years, and we contribute up to "
-          "£150 towards glasses required for screen work."),
-    ("p", "Every office has trained mental health first aiders, whose names are listed on the "
-          "noticeboard next to the kitchen. You can also speak to People Operations in "
-          "confidence if you need a phased return to work after illness."),
-
+    (
+        "p",
+        "Private medical insurance is available from your first day and covers you, your "
+        "partner and your children. The employee assistance programme offers confidential "
+        "counselling and legal or financial advice by phone 24 hours a day, seven days a "
+        "week. Eye tests are reimbursed up to £60 every two years, and we contribute up to "
+        "£150 towards glasses required for screen work.",
+    ),
+    (
+        "p",
+        "Every office has trained mental health first aiders, whose names are listed on the "
+        "noticeboard next to the kitchen. You can also speak to People Operations in "
+        "confidence if you need a phased return to work after illness.",
+    ),
     ("h1", "Conduct and Leaving"),
     ("h2", "Probation and notice periods"),
-    ("p", "All new employees complete a six-month probation period. During probation either "
-          "side can end employment with two weeks' notice. After probation the notice period "
-          "is one month, rising to three months for employees at Grade 5 and above."),
+    (
+        "p",
+        "All new employees complete a six-month probation period. During probation either "
+        "side can end employment with two weeks' notice. After probation the notice period "
+        "is one month, rising to three months for employees at Grade 5 and above.",
+    ),
     ("h2", "Gifts and hospitality"),
-    ("p", "You must declare any gift or hospitality from a supplier or customer worth more than "
-          "£50 in the gifts register within 5 working days of receiving it. Cash gifts and "
-          "gift cards must always be refused, whatever their value."),
+    (
+        "p",
+        "You must declare any gift or hospitality from a supplier or customer worth more than "
+        "£50 in the gifts register within 5 working days of receiving it. Cash gifts and "
+        "gift cards must always be refused, whatever their value.",
+    ),
     ("h2", "Leaving Corvane"),
-    ("p", "When you leave, your line manager arranges the return of your equipment on your last "
-          "day. Unused annual leave is paid in your final salary, and any leave taken beyond "
-          "your pro rata entitlement is deducted. Your Harbour account remains available for "
-          "30 days after your last day so that you can download payslips and tax documents."),
-
+    (
+        "p",
+        "When you leave, your line manager arranges the return of your equipment on your last "
+        "day. Unused annual leave is paid in your final salary, and any leave taken beyond "
+        "your pro rata entitlement is deducted. Your Harbour account remains available for "
+        "30 days after your last day so that you can download payslips and tax documents.",
+    ),
     ("h1", "Frequently Asked Questions"),
-    ("qa", "Can I buy additional days of annual leave?",
-           "Yes. During the benefits window each November you can buy up to 5 extra days for "
-           "the following year. The cost is deducted from your salary in equal instalments "
-           "over 12 months."),
-    ("qa", "Who do I contact if my payslip is wrong?",
-           "Raise a Harbour ticket in the Pay queries category. Corrections are normally made "
-           "in the next payroll run, but if you have been underpaid by more than £200 an "
-           "emergency payment is made within 3 working days."),
-    ("qa", "Can I bring my dog to the office?",
-           "Only in Bristol, and only on Fridays. Dogs must be registered with the office "
-           "manager in advance, and no more than four dogs are allowed on any one floor."),
-    ("qa", "How does the referral bonus work?",
-           "If you refer someone who is hired, you receive a bonus of £2,000 once they complete "
-           "their probation. Referrals for roles at Grade 5 and above earn £3,500. Members of "
-           "the hiring panel for the role are not eligible."),
-    ("qa", "Do I have to use my learning budget before the end of the year?",
-           "Yes, because unused budget does not carry over. Courses that start in January can "
-           "be booked and paid for in December."),
+    (
+        "qa",
+        "Can I buy additional days of annual leave?",
+        "Yes. During the benefits window each November you can buy up to 5 extra days for "
+        "the following year. The cost is deducted from your salary in equal instalments "
+        "over 12 months.",
+    ),
+    (
+        "qa",
+        "Who do I contact if my payslip is wrong?",
+        "Raise a Harbour ticket in the Pay queries category. Corrections are normally made "
+        "in the next payroll run, but if you have been underpaid by more than £200 an "
+        "emergency payment is made within 3 working days.",
+    ),
+    (
+        "qa",
+        "Can I bring my dog to the office?",
+        "Only in Bristol, and only on Fridays. Dogs must be registered with the office "
+        "manager in advance, and no more than four dogs are allowed on any one floor.",
+    ),
+    (
+        "qa",
+        "How does the referral bonus work?",
+        "If you refer someone who is hired, you receive a bonus of £2,000 once they complete "
+        "their probation. Referrals for roles at Grade 5 and above earn £3,500. Members of "
+        "the hiring panel for the role are not eligible.",
+    ),
+    (
+        "qa",
+        "Do I have to use my learning budget before the end of the year?",
+        "Yes, because unused budget does not carry over. Courses that start in January can "
+        "be booked and paid for in December.",
+    ),
 ]
 
 SECURITY: list[tuple] = [
     ("title", "Corvane Systems Information Security Policy"),
-    ("p", "Version 3.2. Effective 1 February 2024. Owner: Dalia Okonkwo-Hart, Chief "
-          "Information Security Officer. Classification: Internal."),
+    (
+        "p",
+        "Version 3.2. Effective 1 February 2024. Owner: Dalia Okonkwo-Hart, Chief "
+        "Information Security Officer. Classification: Internal.",
+    ),
     ("h1", "1. Purpose and Scope"),
-    ("p", "This policy sets out the rules that protect the information Corvane Systems holds "
-          "about its customers, its employees and its own business. It applies to every "
-          "employee, contractor and temporary worker, and to every device, account and system "
-          "used to handle company information, whether it is owned by Corvane or not."),
-    ("p", "The policy is reviewed at least once a year by the Security Steering Group, which "
-          "meets on the second Wednesday of every quarter. Changes are announced in the company "
-          "newsletter and on the Harbour intranet, and staff are asked to confirm that they "
-          "have read the updated version within 30 days."),
+    (
+        "p",
+        "This policy sets out the rules that protect the information Corvane Systems holds "
+        "about its customers, its employees and its own business. It applies to every "
+        "employee, contractor and temporary worker, and to every device, account and system "
+        "used to handle company information, whether it is owned by Corvane or not.",
+    ),
+    (
+        "p",
+        "The policy is reviewed at least once a year by the Security Steering Group, which "
+        "meets on the second Wednesday of every quarter. Changes are announced in the company "
+        "newsletter and on the Harbour intranet, and staff are asked to confirm that they "
+        "have read the updated version within 30 days.",
+    ),
     ("h1", "2. Roles and Responsibilities"),
-    ("p", "The Chief Information Security Officer (CISO) owns this policy and is accountable "
-          "for the security programme. The Security Operations team monitors systems around "
-          "the clock, investigates alerts and coordinates the response to incidents."),
-    ("p", "Each engineering team nominates a Security Champion, who spends around 10 percent of "
-          "their time on security reviews, threat modelling and keeping the team's "
-          "dependencies up to date. Champions meet the Security Operations team every "
-          "fortnight."),
-    ("p", "Line managers make sure that the people in their team complete training, have the "
-          "right access for their role, and return equipment when they leave. Every employee "
-          "is responsible for following this policy and for reporting anything that looks "
-          "wrong, even if they are unsure."),
+    (
+        "p",
+        "The Chief Information Security Officer (CISO) owns this policy and is accountable "
+        "for the security programme. The Security Operations team monitors systems around "
+        "the clock, investigates alerts and coordinates the response to incidents.",
+    ),
+    (
+        "p",
+        "Each engineering team nominates a Security Champion, who spends around 10 percent of "
+        "their time on security reviews, threat modelling and keeping the team's "
+        "dependencies up to date. Champions meet the Security Operations team every "
+        "fortnight.",
+    ),
+    (
+        "p",
+        "Line managers make sure that the people in their team complete training, have the "
+        "right access for their role, and return equipment when they leave. Every employee "
+        "is responsible for following this policy and for reporting anything that looks "
+        "wrong, even if they are unsure.",
+    ),
     ("h1", "3. Data Classification"),
-    ("p", "All information must be given one of four classification levels: Public, Internal, "
-          "Confidential or Restricted. The owner of a document or data set chooses the level "
-          "when it is created and reviews it if the content changes."),
-    ("p", "Public information has been approved for release, such as marketing material and "
-          "published documentation. Internal information is for employees and contractors "
-          "only, such as the staff directory and team plans. Confidential information would "
-          "cause harm if disclosed, including customer contracts, salary data and unreleased "
-          "product plans."),
-    ("p", "Restricted information is the most sensitive category and includes customer payment "
-          "card data, production encryption keys and identity documents. Restricted data must "
-          "never be stored on laptops, removable media or personal devices, and may only be "
-          "processed inside the production environment or the approved secure file vault."),
-    ("p", "Confidential and Restricted documents sent outside the company must be shared "
-          "through the secure file vault, with links set to expire after no more than 14 "
-          "days. Email attachments must not be used for Restricted data under any "
-          "circumstances."),
+    (
+        "p",
+        "All information must be given one of four classification levels: Public, Internal, "
+        "Confidential or Restricted. The owner of a document or data set chooses the level "
+        "when it is created and reviews it if the content changes.",
+    ),
+    (
+        "p",
+        "Public information has been approved for release, such as marketing material and "
+        "published documentation. Internal information is for employees and contractors "
+        "only, such as the staff directory and team plans. Confidential information would "
+        "cause harm if disclosed, including customer contracts, salary data and unreleased "
+        "product plans.",
+    ),
+    (
+        "p",
+        "Restricted information is the most sensitive category and includes customer payment "
+        "card data, production encryption keys and identity documents. Restricted data must "
+        "never be stored on laptops, removable media or personal devices, and may only be "
+        "processed inside the production environment or the approved secure file vault.",
+    ),
+    (
+        "p",
+        "Confidential and Restricted documents sent outside the company must be shared "
+        "through the secure file vault, with links set to expire after no more than 14 "
+        "days. Email attachments must not be used for Restricted data under any "
+        "circumstances.",
+    ),
     ("h1", "4. Access Control"),
-    ("p", "Access is granted on the principle of least privilege: people receive only the "
-          "access they need for their current role. Requests are made through the IT Service "
-          "Desk and approved by the owner of the system concerned."),
-    ("p", "Access rights are reviewed every quarter by system owners. Any access that cannot be "
-          "justified during the review is removed within 5 working days. When someone changes "
-          "role, access that belonged to the previous role is removed at the same time as the "
-          "new access is granted."),
-    ("p", "Administrative access to production systems is only available through the Gatehouse "
-          "bastion service, using just-in-time grants that expire automatically after a "
-          "maximum of 4 hours. Every Gatehouse session is recorded, and the recordings are kept "
-          "for 12 months."),
-    ("p", "When an employee leaves, their accounts are disabled within 2 hours of the end of "
-          "their final working day. In the case of a dismissal, accounts are disabled before "
-          "the employee is informed."),
+    (
+        "p",
+        "Access is granted on the principle of least privilege: people receive only the "
+        "access they need for their current role. Requests are made through the IT Service "
+        "Desk and approved by the owner of the system concerned.",
+    ),
+    (
+        "p",
+        "Access rights are reviewed every quarter by system owners. Any access that cannot be "
+        "justified during the review is removed within 5 working days. When someone changes "
+        "role, access that belonged to the previous role is removed at the same time as the "
+        "new access is granted.",
+    ),
+    (
+        "p",
+        "Administrative access to production systems is only available through the Gatehouse "
+        "bastion service, using just-in-time grants that expire automatically after a "
+        "maximum of 4 hours. Every Gatehouse session is recorded, and the recordings are kept "
+        "for 12 months.",
+    ),
+    (
+        "p",
+        "When an employee leaves, their accounts are disabled within 2 hours of the end of "
+        "their final working day. In the case of a dismissal, accounts are disabled before "
+        "the employee is informed.",
+    ),
     ("h1", "5. Passwords and Authentication"),
-    ("p", "Passwords must be at least 14 characters long. We recommend passphrases made of "
-          "several unrelated words. Passwords must not be reused across systems and must be "
-          "stored in the company password manager, never in browsers, documents or notes."),
-    ("p", "Passwords do not need to be changed on a fixed schedule, but they must be changed "
-          "immediately if there is any suspicion that they have been exposed. Multi-factor "
-          "authentication is required for all company accounts, and access to production "
-          "systems and the finance platform requires a hardware security key rather than a "
-          "phone-based code."),
+    (
+        "p",
+        "Passwords must be at least 14 characters long. We recommend passphrases made of "
+        "several unrelated words. Passwords must not be reused across systems and must be "
+        "stored in the company password manager, never in browsers, documents or notes.",
+    ),
+    (
+        "p",
+        "Passwords do not need to be changed on a fixed schedule, but they must be changed "
+        "immediately if there is any suspicion that they have been exposed. Multi-factor "
+        "authentication is required for all company accounts, and access to production "
+        "systems and the finance platform requires a hardware security key rather than a "
+        "phone-based code.",
+    ),
     ("h1", "6. Device Security"),
-    ("p", "Only company-managed laptops may be used to access Confidential or Restricted "
-          "information. Company laptops are enrolled in device management, use full-disk "
-          "encryption and lock the screen automatically after 5 minutes of inactivity."),
-    ("p", "Operating system and browser updates must be installed within 14 days of release. "
-          "Updates that the Security Operations team marks as critical must be installed within "
-          "72 hours, and devices that fall behind are blocked from company systems until they "
-          "are updated."),
-    ("p", "Personal phones may be used for email and chat if they are enrolled in the company's "
-          "mobile management profile, which allows the work data on the phone to be wiped "
-          "remotely. Personal laptops and tablets may not be used for company work."),
-    ("p", "A lost or stolen device must be reported to the Security Operations desk within 1 "
-          "hour of discovering the loss, by phone on extension 4400 or from any colleague's "
-          "device. Do not wait until you have searched everywhere: a device that turns up "
-          "later can easily be re-enabled."),
+    (
+        "p",
+        "Only company-managed laptops may be used to access Confidential or Restricted "
+        "information. Company laptops are enrolled in device management, use full-disk "
+        "encryption and lock the screen automatically after 5 minutes of inactivity.",
+    ),
+    (
+        "p",
+        "Operating system and browser updates must be installed within 14 days of release. "
+        "Updates that the Security Operations team marks as critical must be installed within "
+        "72 hours, and devices that fall behind are blocked from company systems until they "
+        "are updated.",
+    ),
+    (
+        "p",
+        "Personal phones may be used for email and chat if they are enrolled in the company's "
+        "mobile management profile, which allows the work data on the phone to be wiped "
+        "remotely. Personal laptops and tablets may not be used for company work.",
+    ),
+    (
+        "p",
+        "A lost or stolen device must be reported to the Security Operations desk within 1 "
+        "hour of discovering the loss, by phone on extension 4400 or from any colleague's "
+        "device. Do not wait until you have searched everywhere: a device that turns up "
+        "later can easily be re-enabled.",
+    ),
     ("h1", "7. Acceptable Use"),
-    ("p", "Company systems are provided for business use. Reasonable personal use, such as "
-          "reading the news during a break, is allowed as long as it does not interfere with "
-          "work or break any other rule in this policy."),
-    ("p", "Company information must not be stored in personal cloud storage, personal email "
-          "accounts or messaging apps that are not approved by IT. Software may only be "
-          "installed from the company software catalogue, and requests for new tools are "
-          "assessed by the IT Service Desk within 10 working days."),
-    ("p", "Confidential or Restricted information must not be entered into external AI "
-          "assistants, chatbots or translation services unless the tool has been approved by "
-          "the AI Review Board. The list of approved tools, and the data classes each tool may "
-          "receive, is published on the Harbour intranet."),
+    (
+        "p",
+        "Company systems are provided for business use. Reasonable personal use, such as "
+        "reading the news during a break, is allowed as long as it does not interfere with "
+        "work or break any other rule in this policy.",
+    ),
+    (
+        "p",
+        "Company information must not be stored in personal cloud storage, personal email "
+        "accounts or messaging apps that are not approved by IT. Software may only be "
+        "installed from the company software catalogue, and requests for new tools are "
+        "assessed by the IT Service Desk within 10 working days.",
+    ),
+    (
+        "p",
+        "Confidential or Restricted information must not be entered into external AI "
+        "assistants, chatbots or translation services unless the tool has been approved by "
+        "the AI Review Board. The list of approved tools, and the data classes each tool may "
+        "receive, is published on the Harbour intranet.",
+    ),
     ("h1", "8. Incident Reporting and Response"),
-    ("p", "A security incident is any event that could affect the confidentiality, integrity or "
-          "availability of company or customer information. Examples include a phishing email "
-          "that someone clicked, a misdirected email containing customer data, malware "
-          "warnings and unexpected requests for access."),
-    ("p", "Report suspected incidents immediately in the sec-incidents chat channel or by email "
-          "to security@corvane.example. If you cannot reach anyone, call the Security "
-          "Operations desk on extension 4400. Never try to investigate an incident yourself, "
-          "for example by forwarding a suspicious attachment to colleagues."),
-    ("p", "Incidents are classified into four severity levels, from SEV1 (critical) to SEV4 "
-          "(low). A SEV1 incident, such as confirmed access to customer data by an "
-          "unauthorised person, must be acknowledged by the on-call security engineer within "
-          "15 minutes and is managed by an incident commander until it is closed."),
-    ("p", "If an incident leads to a confirmed breach of personal data, affected customers are "
-          "notified within 48 hours of confirmation and the relevant data protection authority "
-          "within 72 hours. Every SEV1 and SEV2 incident is followed by a blameless review, "
-          "which must be completed within 10 working days."),
+    (
+        "p",
+        "A security incident is any event that could affect the confidentiality, integrity or "
+        "availability of company or customer information. Examples include a phishing email "
+        "that someone clicked, a misdirected email containing customer data, malware "
+        "warnings and unexpected requests for access.",
+    ),
+    (
+        "p",
+        "Report suspected incidents immediately in the sec-incidents chat channel or by email "
+        "to security@corvane.example. If you cannot reach anyone, call the Security "
+        "Operations desk on extension 4400. Never try to investigate an incident yourself, "
+        "for example by forwarding a suspicious attachment to colleagues.",
+    ),
+    (
+        "p",
+        "Incidents are classified into four severity levels, from SEV1 (critical) to SEV4 "
+        "(low). A SEV1 incident, such as confirmed access to customer data by an "
+        "unauthorised person, must be acknowledged by the on-call security engineer within "
+        "15 minutes and is managed by an incident commander until it is closed.",
+    ),
+    (
+        "p",
+        "If an incident leads to a confirmed breach of personal data, affected customers are "
+        "notified within 48 hours of confirmation and the relevant data protection authority "
+        "within 72 hours. Every SEV1 and SEV2 incident is followed by a blameless review, "
+        "which must be completed within 10 working days.",
+    ),
     ("h1", "9. Suppliers and Third Parties"),
-    ("p", "Before any supplier is given access to Confidential or Restricted data, it must "
-          "complete the Corvane security questionnaire and be approved by the Security "
-          "Operations team. Suppliers are rated as low, medium or high risk according to the "
-          "data they handle."),
-    ("p", "High-risk suppliers are reassessed every 12 months and medium-risk suppliers every "
-          "24 months. Contracts with suppliers that process personal data must include a data "
-          "processing agreement and give Corvane the right to audit their controls."),
+    (
+        "p",
+        "Before any supplier is given access to Confidential or Restricted data, it must "
+        "complete the Corvane security questionnaire and be approved by the Security "
+        "Operations team. Suppliers are rated as low, medium or high risk according to the "
+        "data they handle.",
+    ),
+    (
+        "p",
+        "High-risk suppliers are reassessed every 12 months and medium-risk suppliers every "
+        "24 months. Contracts with suppliers that process personal data must include a data "
+        "processing agreement and give Corvane the right to audit their controls.",
+    ),
     ("h1", "10. Backups and Business Continuity"),
-    ("p", "Production databases are backed up every 6 hours, and backups are retained for 35 "
-          "days in a separate cloud region. Backups are encrypted with keys that are held in a "
-          "different account from the production systems."),
-    ("p", "A restore test is carried out every month on a randomly selected database, and the "
-          "result is recorded in the continuity log. Our recovery targets for Corvane Ledger "
-          "are a recovery point objective of 6 hours and a recovery time objective of 4 hours. "
-          "A full disaster recovery exercise takes place every year in October."),
+    (
+        "p",
+        "Production databases are backed up every 6 hours, and backups are retained for 35 "
+        "days in a separate cloud region. Backups are encrypted with keys that are held in a "
+        "different account from the production systems.",
+    ),
+    (
+        "p",
+        "A restore test is carried out every month on a randomly selected database, and the "
+        "result is recorded in the continuity log. Our recovery targets for Corvane Ledger "
+        "are a recovery point objective of 6 hours and a recovery time objective of 4 hours. "
+        "A full disaster recovery exercise takes place every year in October.",
+    ),
     ("h1", "11. Security Awareness Training"),
-    ("p", "All new starters must complete the security awareness course within 30 days of "
-          "joining, and everyone must repeat it every year. Engineers also complete a secure "
-          "development module covering common web application vulnerabilities."),
-    ("p", "Simulated phishing emails are sent to all staff every quarter. Anyone who clicks a "
-          "link in two simulations within 12 months is asked to attend a 45-minute refresher "
-          "session with the Security Operations team. Results are reported to managers only as "
-          "team totals, never as individual names."),
+    (
+        "p",
+        "All new starters must complete the security awareness course within 30 days of "
+        "joining, and everyone must repeat it every year. Engineers also complete a secure "
+        "development module covering common web application vulnerabilities.",
+    ),
+    (
+        "p",
+        "Simulated phishing emails are sent to all staff every quarter. Anyone who clicks a "
+        "link in two simulations within 12 months is asked to attend a 45-minute refresher "
+        "session with the Security Operations team. Results are reported to managers only as "
+        "team totals, never as individual names.",
+    ),
     ("h1", "12. Exceptions and Enforcement"),
-    ("p", "If a business need cannot be met without breaking this policy, an exception may be "
-          "requested from the CISO. Approved exceptions are recorded in the risk register, "
-          "must include compensating controls, and last for a maximum of 6 months before they "
-          "must be renewed or closed."),
-    ("p", "Breaches of this policy may lead to disciplinary action, up to and including "
-          "dismissal, and in serious cases may be reported to the police. Honest mistakes that "
-          "are reported promptly are treated as learning opportunities."),
+    (
+        "p",
+        "If a business need cannot be met without breaking this policy, an exception may be "
+        "requested from the CISO. Approved exceptions are recorded in the risk register, "
+        "must include compensating controls, and last for a maximum of 6 months before they "
+        "must be renewed or closed.",
+    ),
+    (
+        "p",
+        "Breaches of this policy may lead to disciplinary action, up to and including "
+        "dismissal, and in serious cases may be reported to the police. Honest mistakes that "
+        "are reported promptly are treated as learning opportunities.",
+    ),
     ("h1", "13. Document Control"),
-    ("p", "Version 3.2 replaces version 3.1, dated 6 March 2023. The main changes are the new "
-          "rules on external AI assistants in section 7, the shorter time for disabling the "
-          "accounts of leavers in section 4, and the requirement for hardware security keys on "
-          "the finance platform in section 5."),
+    (
+        "p",
+        "Version 3.2 replaces version 3.1, dated 6 March 2023. The main changes are the new "
+        "rules on external AI assistants in section 7, the shorter time for disabling the "
+        "accounts of leavers in section 4, and the requirement for hardware security keys on "
+        "the finance platform in section 5.",
+    ),
 ]
 
 PRODUCT_FAQ = """\
@@ -481,97 +704,152 @@ RELEASE_INTRO = [
 ]
 
 RELEASES: list[tuple[str, list[tuple[str, list[str]]]]] = [
-    ("Version 4.4.1 (14 May 2024)", [
-        ("Fixes", [
-            "Fixed a problem where mileage claims over 1,000 miles were rounded down to the "
-            "nearest whole mile instead of to two decimal places.",
-            "Fixed the approval reminder email being sent twice to delegates.",
-            "The receipts list now loads correctly in workspaces that hold more than 50,000 "
-            "receipts.",
-        ]),
-    ]),
-    ("Version 4.4.0 (30 April 2024)", [
-        ("New features", [
-            "Bulk approval: approvers can now approve up to 200 claims at once from the "
-            "Approvals page, as long as none of the claims has a policy warning.",
-            "Polish language support in the web and mobile apps, bringing the number of "
-            "interface languages to 9.",
-            "Sage Business Cloud integration for the Team and Enterprise plans, synchronised "
-            "every 2 hours.",
-        ]),
-        ("Changes", [
-            "The minimum supported iOS version is now iOS 16. Devices on older versions can "
-            "continue to use the web app in a browser.",
-            "Auto-approval limits can now be set per department as well as per workspace.",
-            "The full data export now includes audit events as a separate CSV file.",
-        ]),
-        ("Deprecations", [
-            "Version 2 of the REST API is deprecated and will be switched off on 30 September "
-            "2024. Integrations must move to version 3 before that date; a migration guide is "
-            "linked from the developer portal.",
-        ]),
-    ]),
-    ("Version 4.3.1 (19 March 2024)", [
-        ("Fixes", [
-            "Fixed the camera preview appearing rotated on Android 12 devices when capturing "
-            "receipts in landscape orientation.",
-            "Receipt totals with a thousands separator in Swiss franc format, such as "
-            "1'250.00, are now read correctly by the scanner.",
-        ]),
-    ]),
-    ("Version 4.3.0 (12 March 2024)", [
-        ("New features", [
-            "HEIC receipt images taken on iPhones can now be uploaded directly, without "
-            "converting them to JPEG first.",
-            "Approvers can set a delegate for a date range while they are away. Requests "
-            "waiting longer than 3 working days are escalated to the next approval step.",
-            "The receipt scanner now recognises Swiss franc and Czech koruna, bringing the "
-            "number of supported currencies to 14.",
-        ]),
-        ("Fixes", [
-            "CSV exports now use the date format set for the workspace instead of always "
-            "using the US format.",
-        ]),
-        ("Known issues", [
-            "On Android 12 the camera preview may appear rotated when capturing landscape "
-            "receipts. The captured image itself is saved correctly.",
-        ]),
-    ]),
-    ("Version 4.2.2 (6 February 2024)", [
-        ("Security", [
-            "Web sessions now expire after 12 hours of inactivity, down from 24 hours.",
-            "Workspace administrators on the Enterprise plan can require hardware security "
-            "keys for sign-in.",
-        ]),
-        ("Fixes", [
-            "Fixed an issue where invoices from suppliers with an apostrophe in their name "
-            "could not be exported to Xero.",
-        ]),
-    ]),
-    ("Version 4.2.1 (23 January 2024)", [
-        ("Fixes", [
-            "Fixed duplicate notifications when a claim was returned to the claimant for "
-            "changes.",
-            "Receipts captured offline on Android are no longer uploaded twice when the "
-            "connection returns.",
-        ]),
-        ("Changes", [
-            "Receipts captured offline are now kept on the device for up to 14 days instead "
-            "of 7.",
-        ]),
-    ]),
-    ("Version 4.2.0 (9 January 2024)", [
-        ("New features", [
-            "GPS mileage tracking in the mobile app records the route of a journey and "
-            "calculates the distance automatically.",
-            "A data region, London or Frankfurt, is now chosen when a workspace is created.",
-            "Expense policies can flag claims made on weekends or public holidays for extra "
-            "review.",
-        ]),
-        ("Changes", [
-            "The monthly audit report now includes auto-approved claims.",
-        ]),
-    ]),
+    (
+        "Version 4.4.1 (14 May 2024)",
+        [
+            (
+                "Fixes",
+                [
+                    "Fixed a problem where mileage claims over 1,000 miles were rounded down to the "
+                    "nearest whole mile instead of to two decimal places.",
+                    "Fixed the approval reminder email being sent twice to delegates.",
+                    "The receipts list now loads correctly in workspaces that hold more than 50,000 receipts.",
+                ],
+            ),
+        ],
+    ),
+    (
+        "Version 4.4.0 (30 April 2024)",
+        [
+            (
+                "New features",
+                [
+                    "Bulk approval: approvers can now approve up to 200 claims at once from the "
+                    "Approvals page, as long as none of the claims has a policy warning.",
+                    "Polish language support in the web and mobile apps, bringing the number of "
+                    "interface languages to 9.",
+                    "Sage Business Cloud integration for the Team and Enterprise plans, synchronised every 2 hours.",
+                ],
+            ),
+            (
+                "Changes",
+                [
+                    "The minimum supported iOS version is now iOS 16. Devices on older versions can "
+                    "continue to use the web app in a browser.",
+                    "Auto-approval limits can now be set per department as well as per workspace.",
+                    "The full data export now includes audit events as a separate CSV file.",
+                ],
+            ),
+            (
+                "Deprecations",
+                [
+                    "Version 2 of the REST API is deprecated and will be switched off on 30 September "
+                    "2024. Integrations must move to version 3 before that date; a migration guide is "
+                    "linked from the developer portal.",
+                ],
+            ),
+        ],
+    ),
+    (
+        "Version 4.3.1 (19 March 2024)",
+        [
+            (
+                "Fixes",
+                [
+                    "Fixed the camera preview appearing rotated on Android 12 devices when capturing "
+                    "receipts in landscape orientation.",
+                    "Receipt totals with a thousands separator in Swiss franc format, such as "
+                    "1'250.00, are now read correctly by the scanner.",
+                ],
+            ),
+        ],
+    ),
+    (
+        "Version 4.3.0 (12 March 2024)",
+        [
+            (
+                "New features",
+                [
+                    "HEIC receipt images taken on iPhones can now be uploaded directly, without "
+                    "converting them to JPEG first.",
+                    "Approvers can set a delegate for a date range while they are away. Requests "
+                    "waiting longer than 3 working days are escalated to the next approval step.",
+                    "The receipt scanner now recognises Swiss franc and Czech koruna, bringing the "
+                    "number of supported currencies to 14.",
+                ],
+            ),
+            (
+                "Fixes",
+                [
+                    "CSV exports now use the date format set for the workspace instead of always using the US format.",
+                ],
+            ),
+            (
+                "Known issues",
+                [
+                    "On Android 12 the camera preview may appear rotated when capturing landscape "
+                    "receipts. The captured image itself is saved correctly.",
+                ],
+            ),
+        ],
+    ),
+    (
+        "Version 4.2.2 (6 February 2024)",
+        [
+            (
+                "Security",
+                [
+                    "Web sessions now expire after 12 hours of inactivity, down from 24 hours.",
+                    "Workspace administrators on the Enterprise plan can require hardware security keys for sign-in.",
+                ],
+            ),
+            (
+                "Fixes",
+                [
+                    "Fixed an issue where invoices from suppliers with an apostrophe in their name "
+                    "could not be exported to Xero.",
+                ],
+            ),
+        ],
+    ),
+    (
+        "Version 4.2.1 (23 January 2024)",
+        [
+            (
+                "Fixes",
+                [
+                    "Fixed duplicate notifications when a claim was returned to the claimant for changes.",
+                    "Receipts captured offline on Android are no longer uploaded twice when the connection returns.",
+                ],
+            ),
+            (
+                "Changes",
+                [
+                    "Receipts captured offline are now kept on the device for up to 14 days instead of 7.",
+                ],
+            ),
+        ],
+    ),
+    (
+        "Version 4.2.0 (9 January 2024)",
+        [
+            (
+                "New features",
+                [
+                    "GPS mileage tracking in the mobile app records the route of a journey and "
+                    "calculates the distance automatically.",
+                    "A data region, London or Frankfurt, is now chosen when a workspace is created.",
+                    "Expense policies can flag claims made on weekends or public holidays for extra review.",
+                ],
+            ),
+            (
+                "Changes",
+                [
+                    "The monthly audit report now includes auto-approved claims.",
+                ],
+            ),
+        ],
+    ),
 ]
 
 RELEASE_OUTRO = [
@@ -581,46 +859,77 @@ RELEASE_OUTRO = [
 
 PERSIAN: list[tuple] = [
     ("title", "آیین‌نامه مرخصی کارکنان شرکت فناوری کاوان‌داده"),
-    ("p", "این آیین‌نامه از اول فروردین ۱۴۰۳ اجرا می‌شود و برای همه کارکنان تمام‌وقت و "
-          "پاره‌وقت شرکت در دفترهای تهران و اصفهان معتبر است. مسئولیت به‌روزرسانی آن با واحد "
-          "منابع انسانی است و هر تغییری دست‌کم یک ماه پیش از اجرا به اطلاع کارکنان می‌رسد."),
+    (
+        "p",
+        "این آیین‌نامه از اول فروردین ۱۴۰۳ اجرا می‌شود و برای همه کارکنان تمام‌وقت و "
+        "پاره‌وقت شرکت در دفترهای تهران و اصفهان معتبر است. مسئولیت به‌روزرسانی آن با واحد "
+        "منابع انسانی است و هر تغییری دست‌کم یک ماه پیش از اجرا به اطلاع کارکنان می‌رسد.",
+    ),
     ("h1", "مرخصی استحقاقی"),
-    ("p", "هر کارمند تمام‌وقت در سال ۲۶ روز کاری مرخصی استحقاقی با حقوق دارد. درخواست مرخصی "
-          "باید دست‌کم ۷ روز پیش از شروع آن در سامانه «پرگار» ثبت شود و به تأیید مدیر مستقیم "
-          "برسد. مرخصی کارکنان پاره‌وقت به نسبت ساعات کارشان محاسبه می‌شود."),
-    ("p", "حداکثر ۹ روز از مرخصی استفاده‌نشده را می‌توان به سال بعد منتقل کرد. مانده مرخصی در "
-          "پایان سال به‌صورت نقدی پرداخت نمی‌شود، مگر در زمان پایان همکاری."),
+    (
+        "p",
+        "هر کارمند تمام‌وقت در سال ۲۶ روز کاری مرخصی استحقاقی با حقوق دارد. درخواست مرخصی "
+        "باید دست‌کم ۷ روز پیش از شروع آن در سامانه «پرگار» ثبت شود و به تأیید مدیر مستقیم "
+        "برسد. مرخصی کارکنان پاره‌وقت به نسبت ساعات کارشان محاسبه می‌شود.",
+    ),
+    (
+        "p",
+        "حداکثر ۹ روز از مرخصی استفاده‌نشده را می‌توان به سال بعد منتقل کرد. مانده مرخصی در "
+        "پایان سال به‌صورت نقدی پرداخت نمی‌شود، مگر در زمان پایان همکاری.",
+    ),
     ("h1", "مرخصی استعلاجی"),
-    ("p", "کارمند می‌تواند تا ۳ روز مرخصی استعلاجی بدون گواهی پزشک بگیرد. برای مرخصی بیش از "
-          "۳ روز، گواهی پزشک باید حداکثر ظرف ۴۸ ساعت پس از بازگشت به کار در سامانه پرگار "
-          "بارگذاری شود."),
+    (
+        "p",
+        "کارمند می‌تواند تا ۳ روز مرخصی استعلاجی بدون گواهی پزشک بگیرد. برای مرخصی بیش از "
+        "۳ روز، گواهی پزشک باید حداکثر ظرف ۴۸ ساعت پس از بازگشت به کار در سامانه پرگار "
+        "بارگذاری شود.",
+    ),
     ("h1", "مرخصی‌های ویژه"),
     ("h2", "ازدواج و فوت بستگان"),
-    ("p", "برای ازدواج کارمند و همچنین فوت همسر، پدر، مادر یا فرزند، ۳ روز مرخصی با حقوق داده "
-          "می‌شود. این مرخصی از مرخصی استحقاقی سالانه کسر نمی‌شود."),
+    (
+        "p",
+        "برای ازدواج کارمند و همچنین فوت همسر، پدر، مادر یا فرزند، ۳ روز مرخصی با حقوق داده "
+        "می‌شود. این مرخصی از مرخصی استحقاقی سالانه کسر نمی‌شود.",
+    ),
     ("h2", "زایمان و مرخصی پدران"),
-    ("p", "مرخصی زایمان مادران ۹ ماه با حقوق کامل است. پدران می‌توانند در ماه اول پس از تولد "
-          "فرزند، ۱۴ روز مرخصی با حقوق بگیرند که از مرخصی استحقاقی آنان کسر نمی‌شود."),
+    (
+        "p",
+        "مرخصی زایمان مادران ۹ ماه با حقوق کامل است. پدران می‌توانند در ماه اول پس از تولد "
+        "فرزند، ۱۴ روز مرخصی با حقوق بگیرند که از مرخصی استحقاقی آنان کسر نمی‌شود.",
+    ),
     ("h2", "مرخصی ساعتی"),
-    ("p", "مرخصی ساعتی در ساعات کاری مجاز است و هر ۸ ساعت آن یک روز مرخصی استحقاقی حساب "
-          "می‌شود. سقف مرخصی ساعتی ۱۲ ساعت در ماه است و درخواست آن باید پیش از ساعت ۱۰ صبح "
-          "همان روز ثبت شود."),
+    (
+        "p",
+        "مرخصی ساعتی در ساعات کاری مجاز است و هر ۸ ساعت آن یک روز مرخصی استحقاقی حساب "
+        "می‌شود. سقف مرخصی ساعتی ۱۲ ساعت در ماه است و درخواست آن باید پیش از ساعت ۱۰ صبح "
+        "همان روز ثبت شود.",
+    ),
     ("h1", "پرسش‌های متداول"),
     ("p", "سوال: اگر در روزهای مرخصی بیمار شوم، چه می‌شود؟"),
-    ("p", "پاسخ: در صورت ارائه گواهی پزشک، روزهای بیماری به مرخصی استعلاجی تبدیل می‌شوند و از "
-          "مرخصی استحقاقی شما کسر نمی‌شوند."),
+    (
+        "p",
+        "پاسخ: در صورت ارائه گواهی پزشک، روزهای بیماری به مرخصی استعلاجی تبدیل می‌شوند و از "
+        "مرخصی استحقاقی شما کسر نمی‌شوند.",
+    ),
     ("p", "سوال: آیا پیش از پایان دوره آزمایشی می‌توانم مرخصی استحقاقی بگیرم؟"),
-    ("p", "پاسخ: در سه ماه اول همکاری فقط تا ۴ روز مرخصی استحقاقی قابل استفاده است. پس از "
-          "پایان دوره آزمایشی، محدودیتی جز مانده مرخصی شما وجود ندارد."),
+    (
+        "p",
+        "پاسخ: در سه ماه اول همکاری فقط تا ۴ روز مرخصی استحقاقی قابل استفاده است. پس از "
+        "پایان دوره آزمایشی، محدودیتی جز مانده مرخصی شما وجود ندارد.",
+    ),
     ("p", "سوال: درخواست مرخصی من رد شده است؛ به چه کسی مراجعه کنم؟"),
-    ("p", "پاسخ: ابتدا با مدیر مستقیم خود گفت‌وگو کنید. اگر مشکل حل نشد، می‌توانید ظرف ۵ روز "
-          "کاری درخواست بازبینی را از طریق سامانه پرگار برای واحد منابع انسانی بفرستید."),
+    (
+        "p",
+        "پاسخ: ابتدا با مدیر مستقیم خود گفت‌وگو کنید. اگر مشکل حل نشد، می‌توانید ظرف ۵ روز "
+        "کاری درخواست بازبینی را از طریق سامانه پرگار برای واحد منابع انسانی بفرستید.",
+    ),
 ]
 
 
 # --------------------------------------------------------------------------------------
 # Writers
 # --------------------------------------------------------------------------------------
+
 
 def _deterministic_zip(data: bytes) -> bytes:
     """Rewrite a zip (DOCX) with fixed member timestamps and order."""
@@ -662,8 +971,9 @@ def _make_rtl(paragraph) -> None:
         rpr.append(OxmlElement("w:rtl"))
 
 
-def write_docx(blocks: list[tuple], path: Path, *, title: str, subject: str, author: str,
-               language: str, rtl: bool = False) -> None:
+def write_docx(
+    blocks: list[tuple], path: Path, *, title: str, subject: str, author: str, language: str, rtl: bool = False
+) -> None:
     from docx import Document
     from docx.enum.text import WD_ALIGN_PARAGRAPH
 
@@ -713,8 +1023,12 @@ def write_security_pdf(blocks: list[tuple], path: Path) -> None:
         def footer(self) -> None:
             self.set_y(-15)
             self.set_font("Helvetica", "", 8)
-            self.cell(0, 10, f"Corvane Systems - Information Security Policy v3.2 - Internal - "
-                             f"Page {self.page_no()} of {{nb}}", align="C")
+            self.cell(
+                0,
+                10,
+                f"Corvane Systems - Information Security Policy v3.2 - Internal - Page {self.page_no()} of {{nb}}",
+                align="C",
+            )
 
     pdf = PolicyPDF(format="A4")
     pdf.set_creation_date(FIXED_DATE)
@@ -752,9 +1066,14 @@ def write_security_pdf(blocks: list[tuple], path: Path) -> None:
 
 def release_notes_text() -> str:
     def wrap(text: str, indent: str = "", first: str | None = None) -> str:
-        return textwrap.fill(text, width=78, initial_indent=first if first is not None else indent,
-                             subsequent_indent=indent, break_on_hyphens=False,
-                             break_long_words=False)
+        return textwrap.fill(
+            text,
+            width=78,
+            initial_indent=first if first is not None else indent,
+            subsequent_indent=indent,
+            break_on_hyphens=False,
+            break_long_words=False,
+        )
 
     title = "CORVANE LEDGER RELEASE NOTES"
     out = [title, "=" * len(title), ""]
@@ -774,16 +1093,26 @@ def release_notes_text() -> str:
 
 def generate() -> None:
     CORPUS_DIR.mkdir(parents=True, exist_ok=True)
-    write_docx(HANDBOOK, CORPUS_DIR / "employee_handbook.docx",
-               title="Employee Handbook", subject="How we work at Corvane Systems",
-               author="Corvane Systems People Operations", language="en-GB")
+    write_docx(
+        HANDBOOK,
+        CORPUS_DIR / "employee_handbook.docx",
+        title="Employee Handbook",
+        subject="How we work at Corvane Systems",
+        author="Corvane Systems People Operations",
+        language="en-GB",
+    )
     write_security_pdf(SECURITY, CORPUS_DIR / "security_policy.pdf")
     (CORPUS_DIR / "product_faq.md").write_text(PRODUCT_FAQ, encoding="utf-8", newline="\n")
-    (CORPUS_DIR / "release_notes.txt").write_text(release_notes_text(), encoding="utf-8",
-                                                  newline="\n")
-    write_docx(PERSIAN, CORPUS_DIR / "persian_leave_policy.docx",
-               title="آیین‌نامه مرخصی کارکنان", subject="سیاست مرخصی شرکت فناوری کاوان‌داده",
-               author="واحد منابع انسانی کاوان‌داده", language="fa-IR", rtl=True)
+    (CORPUS_DIR / "release_notes.txt").write_text(release_notes_text(), encoding="utf-8", newline="\n")
+    write_docx(
+        PERSIAN,
+        CORPUS_DIR / "persian_leave_policy.docx",
+        title="آیین‌نامه مرخصی کارکنان",
+        subject="سیاست مرخصی شرکت فناوری کاوان‌داده",
+        author="واحد منابع انسانی کاوان‌داده",
+        language="fa-IR",
+        rtl=True,
+    )
     for p in sorted(CORPUS_DIR.iterdir()):
         print(f"wrote {p.relative_to(REPO)} ({p.stat().st_size} bytes)")
 
@@ -901,13 +1230,10 @@ def check() -> bool:
             if count != 1:
                 problems.append(f"{q['id']}: found {count}x in {doc}: {content[:60]!r}")
             elif in_units != 1:
-                problems.append(f"{q['id']}: not inside a single paragraph/cell/page of {doc}: "
-                                f"{content[:60]!r}")
-            elif doc == "security_policy.pdf" and not any(
-                    content in norm(b[1]) for b in SECURITY):
+                problems.append(f"{q['id']}: not inside a single paragraph/cell/page of {doc}: {content[:60]!r}")
+            elif doc == "security_policy.pdf" and not any(content in norm(b[1]) for b in SECURITY):
                 # a PDF page holds many paragraphs: also check against the source paragraphs
-                problems.append(f"{q['id']}: not inside a single source paragraph: "
-                                f"{content[:60]!r}")
+                problems.append(f"{q['id']}: not inside a single source paragraph: {content[:60]!r}")
     for name in full:
         if name not in used_docs:
             problems.append(f"no question refers to {name}")

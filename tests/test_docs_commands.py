@@ -56,7 +56,7 @@ def _reads_results(block) -> bool:
         if "chunkbench.duckdb" in command.text or ".chunkbench/benchmarks" in command.text:
             return True
         if "chunkbench" in words:
-            rest = [w for w in words[words.index("chunkbench") + 1:] if not w.startswith("-")]
+            rest = [w for w in words[words.index("chunkbench") + 1 :] if not w.startswith("-")]
             if rest and rest[0] in READS_RESULTS and "--help" not in words:
                 return True
     return False
@@ -67,7 +67,7 @@ def _materializes(block) -> bool:
     for command in block.commands:
         words = command.text.split()
         if "chunkbench" in words and "--help" not in words:
-            rest = [w for w in words[words.index("chunkbench") + 1:] if not w.startswith("-")]
+            rest = [w for w in words[words.index("chunkbench") + 1 :] if not w.startswith("-")]
             if rest and rest[0] in MATERIALIZES:
                 return True
     return False
@@ -131,8 +131,9 @@ def finished_run(home) -> Path:
 
     calibration.give_measured(home)
     # in this process, as the blocks' commands are
-    done = chunkbench(["run", "--strategy", "fixed_size", "--corpus-model", "all-minilm-l6-v2"], _environment(home),
-                      cwd=home)
+    done = chunkbench(
+        ["run", "--strategy", "fixed_size", "--corpus-model", "all-minilm-l6-v2"], _environment(home), cwd=home
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return home
 
@@ -143,8 +144,9 @@ def _run_block(block, home: Path, cwd: Path) -> list[tuple[int, str, str]]:
     out.mkdir()
     script = ["cd " + _quote(str(cwd))]
     for i, command in enumerate(block.commands):
-        script.append(f"{{\n{command.text}\n}} </dev/null >{_quote(str(out / f'{i}.out'))} "
-                      f"2>{_quote(str(out / f'{i}.err'))}")
+        script.append(
+            f"{{\n{command.text}\n}} </dev/null >{_quote(str(out / f'{i}.out'))} 2>{_quote(str(out / f'{i}.err'))}"
+        )
         script.append(f"echo $? >{_quote(str(out / f'{i}.status'))}")
     # the block's `chunkbench` commands are served by this process (tests/support/command_stand_in.py)
     done = command_stand_in.run_script(["bash", "-c", "\n".join(script)], _environment(home), BLOCK_TIMEOUT_S)
@@ -152,8 +154,12 @@ def _run_block(block, home: Path, cwd: Path) -> list[tuple[int, str, str]]:
     results = []
     for i in range(len(block.commands)):
         status = (out / f"{i}.status").read_text().strip()
-        results.append((int(status), *((out / f"{i}.{kind}").read_text(encoding="utf-8", errors="replace")
-                                        for kind in ("out", "err"))))
+        results.append(
+            (
+                int(status),
+                *((out / f"{i}.{kind}").read_text(encoding="utf-8", errors="replace") for kind in ("out", "err")),
+            )
+        )
     return results
 
 
@@ -174,13 +180,20 @@ def test_every_command_shown_runs_and_prints_what_the_page_shows(block, home, tm
         # what the page shows is the standard output, or both streams (their interleaving is not kept)
         output = stdout
         if command.expected and not checker.check_output(command.expected, stdout, flags):
-            output = stdout + stderr if checker.check_output(command.expected, stdout + stderr, flags) else stderr + stdout
+            output = (
+                stdout + stderr if checker.check_output(command.expected, stdout + stderr, flags) else stderr + stdout
+            )
         if command.expected:
             assert checker.check_output(command.expected, output, flags), (
                 f"{where}\nprinted something else than the page shows"
-                + (" (python scripts/doc_commands.py --write-help rewrites help texts)" if DOCS.is_help(command)
-                   else "") + ":\n" + checker.output_difference(doctest.Example(command.text, command.expected),
-                                                                output, flags))
+                + (
+                    " (python scripts/doc_commands.py --write-help rewrites help texts)"
+                    if DOCS.is_help(command)
+                    else ""
+                )
+                + ":\n"
+                + checker.output_difference(doctest.Example(command.text, command.expected), output, flags)
+            )
 
 
 def test_the_readme_is_short_enough_to_read_in_ten_minutes():
@@ -198,8 +211,11 @@ def _slug(heading: str) -> str:
 def _anchors(page: Path) -> set[str]:
     text = page.read_text(encoding="utf-8")
     inside = {f.line + j for f in DOCS.fences(text) for j in range(len(f.body) + 2)}
-    return {_slug(m.group(2)) for n, line in enumerate(text.splitlines(), 1)
-            if n not in inside and (m := re.match(r"^(#{1,6}) (.*)$", line))}
+    return {
+        _slug(m.group(2))
+        for n, line in enumerate(text.splitlines(), 1)
+        if n not in inside and (m := re.match(r"^(#{1,6}) (.*)$", line))
+    }
 
 
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
@@ -263,8 +279,7 @@ def test_the_commands_page_shows_the_help_of_each_command_the_parser_has():
 
     page = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8")
     shown = {c.text for b in DOCS.blocks(ROOT / "docs" / "commands.md") for c in b.commands}
-    missing = [" ".join(c) for c in _leaf_commands(build_parser())
-               if f"chunkbench {' '.join(c)} --help" not in shown]
+    missing = [" ".join(c) for c in _leaf_commands(build_parser()) if f"chunkbench {' '.join(c)} --help" not in shown]
     assert page and not missing, f"docs/commands.md shows no `$ chunkbench ... --help` for: {missing}"
 
 
@@ -281,9 +296,10 @@ def test_the_statistics_page_names_every_registered_metric():
     from chunkbench_core.evaluation.metric_registry import METRICS
 
     page = (ROOT / "docs" / "statistics.md").read_text(encoding="utf-8")
-    missing = sorted({m.name for m in METRICS.values() if not m.name.endswith("_expanded") and f"`{m.name}`" not in page}
-                     | {m.run_name for m in METRICS.values()
-                        if not m.name.endswith("_expanded") and f"`{m.run_name}`" not in page})
+    missing = sorted(
+        {m.name for m in METRICS.values() if not m.name.endswith("_expanded") and f"`{m.name}`" not in page}
+        | {m.run_name for m in METRICS.values() if not m.name.endswith("_expanded") and f"`{m.run_name}`" not in page}
+    )
     assert not missing, f"docs/statistics.md does not describe the metrics {missing}"
 
 
@@ -291,4 +307,5 @@ def test_the_results_page_lists_every_column_as_the_results_database_has_it():
     page = DOCS.RESULTS_PAGE.read_text(encoding="utf-8")
     assert DOCS.page_columns_block(page) == DOCS.columns_block(), (
         "the list of columns in docs/results.md is not the results database's: "
-        "python scripts/doc_commands.py --write-columns")
+        "python scripts/doc_commands.py --write-columns"
+    )

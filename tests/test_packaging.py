@@ -25,14 +25,19 @@ EXPECTED = [
     # the review page's script and stylesheet (`chunkbench questions review`)
     "chunkbench_core/evaluation/review_page/review.js",
     "chunkbench_core/evaluation/review_page/review.css",
-    *(f"chunkbench_core/datasets/sample/corpus/{p.name}" for p in (ROOT / "chunkbench_core/datasets/sample/corpus").iterdir()),
+    *(
+        f"chunkbench_core/datasets/sample/corpus/{p.name}"
+        for p in (ROOT / "chunkbench_core/datasets/sample/corpus").iterdir()
+    ),
     # the Chroma data set: `chunkbench reproduce chroma`
     "chunkbench_core/datasets/chroma_general_evaluation/LICENSE",
     "chunkbench_core/datasets/chroma_general_evaluation/README.md",
     "chunkbench_core/datasets/chroma_general_evaluation/published_minilm.csv",
     "chunkbench_core/datasets/chroma_general_evaluation/questions/chroma_general.csv",
-    *(f"chunkbench_core/datasets/chroma_general_evaluation/corpora/{name}.md"
-      for name in ("chatlogs", "finance", "pubmed", "state_of_the_union", "wikitexts")),
+    *(
+        f"chunkbench_core/datasets/chroma_general_evaluation/corpora/{name}.md"
+        for name in ("chatlogs", "finance", "pubmed", "state_of_the_union", "wikitexts")
+    ),
     # the reports' scripts and stylesheets, inlined into every report when it is written
     *(f"chunkbench_core/reporting/static/{p.name}" for p in (ROOT / "chunkbench_core/reporting/static").iterdir()),
 ]
@@ -46,12 +51,40 @@ SOURCES = {"chunkbench_core/datasets/sample/questions/sample.json": ROOT / "ques
 def test_the_wheel_ships_the_tokenizer_the_data_sets_and_their_licenses(tmp_path):
     # build from a copy, so the build leaves nothing in the working tree
     source = tmp_path / "source"
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
-        ".git", ".venv", ".chunkbench*", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
-        ".hypothesis", "test-artifacts", "node_modules"))
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git",
+            ".venv",
+            ".chunkbench*",
+            "build",
+            "dist",
+            "*.egg-info",
+            "__pycache__",
+            ".pytest_cache",
+            ".hypothesis",
+            "test-artifacts",
+            "node_modules",
+        ),
+    )
     wheels = tmp_path / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                    "-w", str(wheels), str(source)], check=True, timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(wheels),
+            str(source),
+        ],
+        check=True,
+        timeout=300,
+    )
     [wheel] = wheels.glob("chunkbench-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())

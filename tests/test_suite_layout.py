@@ -28,9 +28,14 @@ def _inner_pytest(folder: Path, files: dict[str, str], *options: str):
     for name, text in files.items():
         (folder / name).write_text(text, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *options, "."],
-                          cwd=folder, env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *options, "."],
+        cwd=folder,
+        env={**env, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_every_marker_given_by_a_fixture_is_registered_and_left_out_of_make_test_fast():
@@ -83,46 +88,59 @@ def test_workers_start_with_the_longest_chains_and_end_with_the_quick_modules():
     import pytest
 
     shared = _Item("tests/pipelines/test_ui.py::test_a", pytest.mark.xdist_group("dagster_dev").mark)
-    faults = _Item("tests/pipelines/test_faults_cli.py::test_a", pytest.mark.xdist_group("faults_cli").mark,
-                   pytest.mark.slow.mark)
+    faults = _Item(
+        "tests/pipelines/test_faults_cli.py::test_a", pytest.mark.xdist_group("faults_cli").mark, pytest.mark.slow.mark
+    )
     slow = _Item("tests/core/test_x.py::test_a", pytest.mark.slow.mark)
     quick = _Item("tests/core/test_x.py::test_b")
     alone = _Item("tests/core/test_y.py::test_a")
-    ranks = [conftest._rank(shared, ["dagster_dev"]), conftest._rank(faults, []), conftest._rank(slow, []),
-             conftest._rank(alone, [])]
+    ranks = [
+        conftest._rank(shared, ["dagster_dev"]),
+        conftest._rank(faults, []),
+        conftest._rank(slow, []),
+        conftest._rank(alone, []),
+    ]
     assert ranks == sorted(ranks) and len(set(ranks)) == 4
     assert conftest._scope(faults) == "group faults_cli" and conftest._scope(quick) == "tests/core/test_x.py"
     assert conftest._scope(slow) == conftest._scope(quick)  # one unit: a module moves as a whole
 
 
 def test_a_shared_server_stops_after_the_last_test_that_uses_it_and_starts_again_if_asked(tmp_path):
-    done = _inner_pytest(tmp_path, {
-        "conftest.py": "import pytest\n"
-                       "from tests.conftest import pytest_runtest_teardown  # noqa: F401 - the hook under test\n"
-                       "EVENTS = []\n"
-                       "@pytest.fixture(scope='session')\n"
-                       "def postgres_server():\n"
-                       "    EVENTS.append('start')\n"
-                       "    yield\n"
-                       "    EVENTS.append('stop')\n",
-        "test_order.py": "from conftest import EVENTS\n"
-                         "def test_1(postgres_server): assert EVENTS == ['start']\n"
-                         "def test_2(postgres_server): assert EVENTS == ['start']\n"
-                         "def test_3(): assert EVENTS == ['start', 'stop']\n"
-                         "def test_4(postgres_server): assert EVENTS == ['start', 'stop', 'start']\n"}, "-p", "no:xdist")
+    done = _inner_pytest(
+        tmp_path,
+        {
+            "conftest.py": "import pytest\n"
+            "from tests.conftest import pytest_runtest_teardown  # noqa: F401 - the hook under test\n"
+            "EVENTS = []\n"
+            "@pytest.fixture(scope='session')\n"
+            "def postgres_server():\n"
+            "    EVENTS.append('start')\n"
+            "    yield\n"
+            "    EVENTS.append('stop')\n",
+            "test_order.py": "from conftest import EVENTS\n"
+            "def test_1(postgres_server): assert EVENTS == ['start']\n"
+            "def test_2(postgres_server): assert EVENTS == ['start']\n"
+            "def test_3(): assert EVENTS == ['start', 'stop']\n"
+            "def test_4(postgres_server): assert EVENTS == ['start', 'stop', 'start']\n",
+        },
+        "-p",
+        "no:xdist",
+    )
     assert done.returncode == 0 and "4 passed" in done.stdout, done.stdout + done.stderr
 
 
 def test_a_module_fixture_is_built_once_when_its_module_is_spread_over_three_workers(tmp_path):
     """--dist loadgroup hands ungrouped tests out one by one; a module whose tests use a module fixture is grouped
     by the conftest, so three workers build it once (without the hook, more than once: the control)."""
-    tests = {"test_built.py": "import os, pytest\n"
-                              "@pytest.fixture(scope='module')\n"
-                              "def clean_run():\n"
-                              "    with open('builds.txt', 'a') as f:\n"
-                              "        f.write(os.environ.get('PYTEST_XDIST_WORKER', '-') + '\\n')\n"
-                              + "".join(f"def test_{i}(clean_run): pass\n" for i in range(9)),
-             "test_quick.py": "".join(f"def test_{i}(): pass\n" for i in range(9))}
+    tests = {
+        "test_built.py": "import os, pytest\n"
+        "@pytest.fixture(scope='module')\n"
+        "def clean_run():\n"
+        "    with open('builds.txt', 'a') as f:\n"
+        "        f.write(os.environ.get('PYTEST_XDIST_WORKER', '-') + '\\n')\n"
+        + "".join(f"def test_{i}(clean_run): pass\n" for i in range(9)),
+        "test_quick.py": "".join(f"def test_{i}(): pass\n" for i in range(9)),
+    }
     builds = {}
     for hook in ("from tests.conftest import pytest_collection_modifyitems  # noqa: F401 - the hook under test\n", ""):
         (tmp_path / "builds.txt").unlink(missing_ok=True)
@@ -152,8 +170,12 @@ def test_every_silenced_finding_says_why_on_its_line():
     """A ``# noqa`` or ``# type: ignore`` with nothing after its codes leaves the next reader to guess whether the
     finding was wrong or the code is; each says why (``# noqa: F401  (re-exported)``)."""
     bare = re.compile(r"#\s*(noqa|type:\s*ignore)(\[[^]]*\]|:\s*[A-Z0-9, ]+)?\s*$")
-    found = [f"{path.relative_to(ROOT)}:{number}" for path in _python_files()
-             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if bare.search(line)]
+    found = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in _python_files()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if bare.search(line)
+    ]
     assert found == []
 
 
@@ -161,8 +183,11 @@ def test_no_comment_cites_a_design_document_or_an_issue():
     """Comments and docstrings give the reason itself: a reader of the code cannot open a design document's
     section or an issue's item."""
     citation = re.compile(r"\bADR-?\d+|\bLLD\b|\bHLD\b|\b[Ii]ssue #?\d+|\bbrief item\b|\bdesign card\b")
-    found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}" for path in _python_files()
-             if path.name != "test_suite_layout.py"
-             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-             if citation.search(line)]
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in _python_files()
+        if path.name != "test_suite_layout.py"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if citation.search(line)
+    ]
     assert found == []

@@ -18,8 +18,9 @@ def test_a_skip_names_the_tool_its_install_command_and_make_tools(monkeypatch):
     monkeypatch.setattr(conftest.shutil, "which", lambda name: None)
     with pytest.raises(pytest.skip.Exception) as info:
         conftest.require_executable("chromium")
-    assert str(info.value) == ("tool not installed: chromium (apt-get install chromium); "
-                               "`make tools` installs every optional tool")
+    assert str(info.value) == (
+        "tool not installed: chromium (apt-get install chromium); `make tools` installs every optional tool"
+    )
 
 
 def test_in_ci_a_missing_tool_fails_instead(monkeypatch):

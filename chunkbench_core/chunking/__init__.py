@@ -20,8 +20,17 @@ from .window import CountModelTokens, ModelWindow
 
 # every module of the package, so each strategy registers itself (no list to keep up to date); the
 # registration order, the partition order, is the order below, then any other module by name
-_ORDER = ("fixed_size", "recursive", "semantic", "semantic_parent_child", "contextual_retrieval", "structural",
-          "cluster_semantic", "page", "element")
+_ORDER = (
+    "fixed_size",
+    "recursive",
+    "semantic",
+    "semantic_parent_child",
+    "contextual_retrieval",
+    "structural",
+    "cluster_semantic",
+    "page",
+    "element",
+)
 discover_strategies(__name__, first=_ORDER)
 
 from .cluster_semantic import ClusterSemanticChunker  # noqa: E402  (after discover_strategies above registered every strategy module)

@@ -154,8 +154,9 @@ class Chunker(ABC):
     needs_boundary_embeddings: ClassVar[bool] = False
     size_driven: ClassVar[bool] = True
 
-    def __init__(self, chunk_size: int = 512, chunk_overlap: int = 50, *, window: ModelWindow | None = None,
-                 **options: Any) -> None:
+    def __init__(
+        self, chunk_size: int = 512, chunk_overlap: int = 50, *, window: ModelWindow | None = None, **options: Any
+    ) -> None:
         validate_sizes(chunk_size, chunk_overlap)
         self.chunk_size = chunk_size
         self.chunk_overlap = chunk_overlap
@@ -181,8 +182,10 @@ class Chunker(ABC):
 
     def pieces(self, document: ParsedDocument, tokens: TokenIndex) -> list[Piece]:
         """The chunks of ``document`` as pieces; by default one paragraph piece per span."""
-        return [Piece(s[0], s[1], token_count=s[2] if len(s) > 2 else None)  # a span of two or three numbers
-                for s in self.spans(document.markdown, tokens)]
+        return [
+            Piece(s[0], s[1], token_count=s[2] if len(s) > 2 else None)  # a span of two or three numbers
+            for s in self.spans(document.markdown, tokens)
+        ]
 
     def chunk(self, document: ParsedDocument) -> list[Chunk]:
         """The chunks of ``document``; with ``document_context``, each embedded text starts with the document's
@@ -209,11 +212,16 @@ class Chunker(ABC):
     def _fitted_header(self, header: str) -> str:
         """``header``, cut at a word (with "…") when it would take more than a quarter of the chunk size or of
         the model window: every chunk keeps most of its room for its own text."""
+
         def fits(text: str) -> bool:
             if count_tokens(text + HEADER_GAP) > self.chunk_size // 4:
                 return False
-            return self.window is None or \
-                self.window.counts([text + HEADER_GAP])[0] - self.window.counts([""])[0] <= self.window.max_tokens // 4
+            return (
+                self.window is None
+                or self.window.counts([text + HEADER_GAP])[0] - self.window.counts([""])[0]
+                <= self.window.max_tokens // 4
+            )
+
         if not header or fits(header):
             return header
         words = header.split()
@@ -242,10 +250,14 @@ def check_unique_ids(chunks: list[Chunk] | tuple[Chunk, ...] | Any, where: str) 
     for chunk in chunks:
         first = seen.setdefault(chunk.chunk_id, chunk)
         if first is not chunk:
-            both = (f"documents {first.document!r} and {chunk.document!r}" if first.document != chunk.document
-                    else f"document {chunk.document!r} (chunks {first.chunk_index} and {chunk.chunk_index})")
-            raise DuplicateIdError(f"{where}: two chunks share the id {chunk.chunk_id!r}: {both}; "
-                                   "chunk ids must be unique")
+            both = (
+                f"documents {first.document!r} and {chunk.document!r}"
+                if first.document != chunk.document
+                else f"document {chunk.document!r} (chunks {first.chunk_index} and {chunk.chunk_index})"
+            )
+            raise DuplicateIdError(
+                f"{where}: two chunks share the id {chunk.chunk_id!r}: {both}; chunk ids must be unique"
+            )
 
 
 def build_chunks(strategy: str, document: ParsedDocument, pieces: list[Piece], tokens: TokenIndex) -> list[Chunk]:
@@ -279,20 +291,22 @@ def build_chunks(strategy: str, document: ParsedDocument, pieces: list[Piece], t
         else:
             path = []
         pages = document.page_span(start, end)
-        chunks.append(Chunk(
-            chunk_id=chunk_id,
-            document=doc_name,
-            strategy=strategy,
-            chunk_index=index,
-            start=start,
-            end=end,
-            text=body,
-            token_count=piece.token_count if piece.token_count is not None else tokens.count(start, end),
-            content_type=piece.content_type,
-            heading_path=path,
-            parent_id=parent_id,
-            role=piece.role,
-            page_start=pages[0] if pages else None,
-            page_end=pages[1] if pages else None,
-        ))
+        chunks.append(
+            Chunk(
+                chunk_id=chunk_id,
+                document=doc_name,
+                strategy=strategy,
+                chunk_index=index,
+                start=start,
+                end=end,
+                text=body,
+                token_count=piece.token_count if piece.token_count is not None else tokens.count(start, end),
+                content_type=piece.content_type,
+                heading_path=path,
+                parent_id=parent_id,
+                role=piece.role,
+                page_start=pages[0] if pages else None,
+                page_end=pages[1] if pages else None,
+            )
+        )
     return link_neighbours(chunks)

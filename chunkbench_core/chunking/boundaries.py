@@ -55,20 +55,33 @@ class SemanticCutOptions(StrategyOptions):
     # percentile by default: an absolute threshold is a fact about one model on one language (multilingual-e5's
     # 0.82 cuts 45% of English sentence pairs and none of Persian ones, whose similarities all run above 0.83)
     threshold_mode: Literal["absolute", "percentile"] = Field(
-        "percentile", description="semantic cut rule: 'percentile' (cut at the document's own largest distances "
-                                  "between adjacent sentences, in any language) or 'absolute' (cut where adjacent "
-                                  "similarity < threshold, the boundary model's threshold in force)")
+        "percentile",
+        description="semantic cut rule: 'percentile' (cut at the document's own largest distances "
+        "between adjacent sentences, in any language) or 'absolute' (cut where adjacent "
+        "similarity < threshold, the boundary model's threshold in force)",
+    )
     threshold: Optional[float] = Field(
-        None, ge=-1.0, le=1.0, json_schema_extra={"rule": "a cosine similarity in [-1, 1]"},
+        None,
+        ge=-1.0,
+        le=1.0,
+        json_schema_extra={"rule": "a cosine similarity in [-1, 1]"},
         description="absolute mode: the boundary model's similarity threshold for this run (default: the threshold "
-                    "in force for the boundary model, `chunkbench thresholds`); given without threshold_mode, it "
-                    "chooses absolute mode")
-    percentile: float = Field(DEFAULT_PERCENTILE, gt=0.0, lt=100.0, json_schema_extra={"rule": "in (0, 100)"},
-                              description="percentile mode: distances above this percentile are cuts")
-    min_chunk_size: int = Field(DEFAULT_MIN_CHUNK_SIZE, ge=1,
-                                json_schema_extra={"label": "min_chunk_size (sentences per semantic group)"},
-                                description="at least this many sentences (paragraphs for semantic_parent_child) per "
-                                            "semantic group")
+        "in force for the boundary model, `chunkbench thresholds`); given without threshold_mode, it "
+        "chooses absolute mode",
+    )
+    percentile: float = Field(
+        DEFAULT_PERCENTILE,
+        gt=0.0,
+        lt=100.0,
+        json_schema_extra={"rule": "in (0, 100)"},
+        description="percentile mode: distances above this percentile are cuts",
+    )
+    min_chunk_size: int = Field(
+        DEFAULT_MIN_CHUNK_SIZE,
+        ge=1,
+        json_schema_extra={"label": "min_chunk_size (sentences per semantic group)"},
+        description="at least this many sentences (paragraphs for semantic_parent_child) per semantic group",
+    )
 
     def cut_rule(self) -> "CutRule":
         """The rule; a threshold given without a mode means the absolute rule (it is what the threshold is for)."""
@@ -103,8 +116,9 @@ def embed_units(strategy: str, embed: BoundaryEmbed, texts: list[str]) -> np.nda
     except ChunkingError:
         raise
     except Exception as exc:
-        raise ChunkingError(f"{strategy}: boundary embedding of {len(texts)} units failed: "
-                            f"{type(exc).__name__}: {exc}") from exc
+        raise ChunkingError(
+            f"{strategy}: boundary embedding of {len(texts)} units failed: {type(exc).__name__}: {exc}"
+        ) from exc
     if raw is None:
         raise ChunkingError(f"{strategy}: boundary embedding returned nothing for {len(texts)} units")
     try:
@@ -140,11 +154,17 @@ class CutRule:
     def __post_init__(self) -> None:
         if self.mode not in THRESHOLD_MODES:
             raise ChunkingError(f"threshold_mode must be one of {', '.join(THRESHOLD_MODES)}, got {self.mode!r}")
-        if isinstance(self.threshold, bool) or not isinstance(self.threshold, (int, float)) \
-                or not -1.0 <= self.threshold <= 1.0:
+        if (
+            isinstance(self.threshold, bool)
+            or not isinstance(self.threshold, (int, float))
+            or not -1.0 <= self.threshold <= 1.0
+        ):
             raise ChunkingError(f"threshold must be a cosine similarity in [-1, 1], got {self.threshold!r}")
-        if isinstance(self.percentile, bool) or not isinstance(self.percentile, (int, float)) \
-                or not 0.0 < self.percentile < 100.0:
+        if (
+            isinstance(self.percentile, bool)
+            or not isinstance(self.percentile, (int, float))
+            or not 0.0 < self.percentile < 100.0
+        ):
             raise ChunkingError(f"percentile must be in (0, 100), got {self.percentile!r}")
 
     def params(self) -> dict[str, Any]:
@@ -165,8 +185,9 @@ class CutRule:
 
 def validate_min_units(min_chunk_size: int) -> int:
     if isinstance(min_chunk_size, bool) or not isinstance(min_chunk_size, int) or min_chunk_size < 1:
-        raise ChunkingError(f"min_chunk_size (sentences per semantic group) must be an integer >= 1, "
-                            f"got {min_chunk_size!r}")
+        raise ChunkingError(
+            f"min_chunk_size (sentences per semantic group) must be an integer >= 1, got {min_chunk_size!r}"
+        )
     return min_chunk_size
 
 

@@ -25,8 +25,9 @@ SEPARATORS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
-def _pieces(text: str, tokens: TokenIndex, start: int, end: int, level: int, size: int,
-            out: list[tuple[int, int]]) -> None:
+def _pieces(
+    text: str, tokens: TokenIndex, start: int, end: int, level: int, size: int, out: list[tuple[int, int]]
+) -> None:
     if tokens.count(start, end) <= size:
         out.append((start, end))
         return
@@ -47,8 +48,9 @@ def _pieces(text: str, tokens: TokenIndex, start: int, end: int, level: int, siz
         _pieces(text, tokens, piece_start, piece_end, level + 1, size, out)
 
 
-def recursive_spans(text: str, tokens: TokenIndex, start: int, end: int, chunk_size: int,
-                    chunk_overlap: int = 0) -> list[tuple[int, int]]:
+def recursive_spans(
+    text: str, tokens: TokenIndex, start: int, end: int, chunk_size: int, chunk_overlap: int = 0
+) -> list[tuple[int, int]]:
     """The recursive rule applied to ``text[start:end]``: trimmed spans of at most ``chunk_size`` tokens.
 
     Also used by the other strategies to split a unit or group that is too long

@@ -74,9 +74,15 @@ class ChunkCheckReport:
 
     @property
     def passed(self) -> bool:
-        return not (self.empty or self.duplicate_ids or self.offset_mismatches or self.unknown_documents
-                    or self.dangling_parents or self.n_uncovered_chars
-                    or (self.n_overflows and self.overflow_mode == "error"))
+        return not (
+            self.empty
+            or self.duplicate_ids
+            or self.offset_mismatches
+            or self.unknown_documents
+            or self.dangling_parents
+            or self.n_uncovered_chars
+            or (self.n_overflows and self.overflow_mode == "error")
+        )
 
     def problems(self) -> list[str]:
         """One line per failed rule, each saying what to change."""
@@ -86,14 +92,18 @@ class ChunkCheckReport:
         if self.duplicate_ids:
             out.append(f"{_n(len(self.duplicate_ids), 'duplicate chunk id')} (e.g. {self.duplicate_ids[:3]})")
         if self.offset_mismatches:
-            out.append(f"{_n(len(self.offset_mismatches), 'chunk')} whose markdown[start:end] is not "
-                       f"{'its' if len(self.offset_mismatches) == 1 else 'their'} text "
-                       f"(e.g. {self.offset_mismatches[:3]}): re-parse and re-chunk; if it persists, a chunker bug")
+            out.append(
+                f"{_n(len(self.offset_mismatches), 'chunk')} whose markdown[start:end] is not "
+                f"{'its' if len(self.offset_mismatches) == 1 else 'their'} text "
+                f"(e.g. {self.offset_mismatches[:3]}): re-parse and re-chunk; if it persists, a chunker bug"
+            )
         if self.unknown_documents:
             out.append(f"chunks of documents with no parsed markdown: {self.unknown_documents[:5]}")
         if self.dangling_parents:
-            out.append(f"{_n(len(self.dangling_parents), 'chunk')} name a parent_id that is not in the run "
-                       f"(e.g. {self.dangling_parents[:3]})")
+            out.append(
+                f"{_n(len(self.dangling_parents), 'chunk')} name a parent_id that is not in the run "
+                f"(e.g. {self.dangling_parents[:3]})"
+            )
         if self.n_uncovered_chars:
             docs = ", ".join(f"{d} at {spans[:2]}" for d, spans in list(self.uncovered.items())[:3])
             out.append(f"{self.n_uncovered_chars} non-whitespace characters are in no chunk ({docs})")
@@ -158,15 +168,24 @@ def _settings_advice(strategies: set[str], overflows: list[WindowOverflow], max_
         advice.append("or shorten the contextual prefix (the LLM's max_tokens)")
     others = sorted(strategies - set(size_driven))
     if others:
-        advice.append(f"give {', '.join(others)} the corpus model window (window=ModelWindow(...)) so long "
-                      "groups and units are split")
+        advice.append(
+            f"give {', '.join(others)} the corpus model window (window=ModelWindow(...)) so long "
+            "groups and units are split"
+        )
     advice.append("or set overflow: truncate to embed truncated chunks knowingly (counted as n_truncated)")
     return advice
 
 
-def check_chunks(chunks: list[Chunk], markdown_by_document: Mapping[str, str], max_model_tokens: int,
-                 count_model_tokens: CountModelTokens, overflow: str = "error", *, task_prefix: str = "",
-                 coverage: bool | None = None) -> ChunkCheckReport:
+def check_chunks(
+    chunks: list[Chunk],
+    markdown_by_document: Mapping[str, str],
+    max_model_tokens: int,
+    count_model_tokens: CountModelTokens,
+    overflow: str = "error",
+    *,
+    task_prefix: str = "",
+    coverage: bool | None = None,
+) -> ChunkCheckReport:
     """Check one run's chunks (module rules) and return the report; never raises for a failed rule.
 
     ``coverage`` None: checked when the chunks are ``fixed_size`` or ``recursive``
@@ -177,8 +196,12 @@ def check_chunks(chunks: list[Chunk], markdown_by_document: Mapping[str, str], m
         raise ChunkingError(f"overflow must be one of {', '.join(OVERFLOW_MODES)}, got {overflow!r}")
     if isinstance(max_model_tokens, bool) or not isinstance(max_model_tokens, int) or max_model_tokens < 1:
         raise ChunkingError(f"max_model_tokens must be a positive integer, got {max_model_tokens!r}")
-    report = ChunkCheckReport(n_chunks=len(chunks), n_documents=len(markdown_by_document),
-                              max_model_tokens=max_model_tokens, overflow_mode=overflow)
+    report = ChunkCheckReport(
+        n_chunks=len(chunks),
+        n_documents=len(markdown_by_document),
+        max_model_tokens=max_model_tokens,
+        overflow_mode=overflow,
+    )
     ids: set[str] = set()
     spans_by_document: dict[str, list[tuple[int, int]]] = defaultdict(list)
     unknown: set[str] = set()
@@ -192,7 +215,7 @@ def check_chunks(chunks: list[Chunk], markdown_by_document: Mapping[str, str], m
         if markdown is None:
             unknown.add(chunk.document)
             continue
-        if not (0 <= chunk.start <= chunk.end <= len(markdown)) or markdown[chunk.start:chunk.end] != chunk.text:
+        if not (0 <= chunk.start <= chunk.end <= len(markdown)) or markdown[chunk.start : chunk.end] != chunk.text:
             report.offset_mismatches.append(chunk.chunk_id)
         spans_by_document[chunk.document].append((chunk.start, chunk.end))
     report.unknown_documents = sorted(unknown)
@@ -214,7 +237,7 @@ def check_chunks(chunks: list[Chunk], markdown_by_document: Mapping[str, str], m
     tracker = Tracker("checking chunks", len(embedded), unit="chunks", only_when_long=True)
     for begin in range(0, len(embedded), _COUNT_BATCH):
         tracker.step(begin)
-        batch = embedded[begin:begin + _COUNT_BATCH]
+        batch = embedded[begin : begin + _COUNT_BATCH]
         counts = model_token_counts(count_model_tokens, [task_prefix + c.text_to_embed for c in batch])
         for chunk, n in zip(batch, counts):
             report.max_model_tokens_seen = max(report.max_model_tokens_seen, n)

@@ -44,8 +44,11 @@ DEFAULT_PIECE_SIZE = 50
 
 class ClusterOptions(StrategyOptions):
     piece_size: Optional[int] = Field(
-        None, ge=1, description=f"size in cl100k tokens of the small pieces chunks are assembled from (default "
-                                f"{DEFAULT_PIECE_SIZE}, or chunk_size if smaller)")
+        None,
+        ge=1,
+        description=f"size in cl100k tokens of the small pieces chunks are assembled from (default "
+        f"{DEFAULT_PIECE_SIZE}, or chunk_size if smaller)",
+    )
 
 
 def best_partition(vectors: np.ndarray, piece_tokens: list[int], max_tokens: int) -> list[tuple[int, int]]:
@@ -66,9 +69,9 @@ def best_partition(vectors: np.ndarray, piece_tokens: list[int], max_tokens: int
         first = min(first, i)
         if first < i:
             row_sums[first:i] += vectors[first:i] @ vectors[i] - mu
-        window = row_sums[first:i + 1]
+        window = row_sums[first : i + 1]
         scores = np.cumsum(window[::-1])[::-1]  # scores[k] = score of the chunk (first + k) .. i
-        candidates = best[first:i + 1] + scores
+        candidates = best[first : i + 1] + scores
         k = int(np.argmax(candidates))
         best[i + 1] = candidates[k]
         back[i + 1] = first + k
@@ -81,17 +84,32 @@ def best_partition(vectors: np.ndarray, piece_tokens: list[int], max_tokens: int
     return ranges[::-1]
 
 
-@register_strategy("cluster_semantic",
-                   # what the run estimate assumes of its chunks before a build is recorded
-                   shape={"fill": 0.65, "overlap_share": 0.0, "boundary_unit": "pieces", "boundary_unit_tokens": 38.0,
-                          "chunking_seconds_per_token": 6e-6},
-                   options=ClusterOptions, capabilities=Capabilities(boundary_model=True, sized_by_chunk_size=True),
-                   description="clusters sentences by meaning into chunks of bounded size")
+@register_strategy(
+    "cluster_semantic",
+    # what the run estimate assumes of its chunks before a build is recorded
+    shape={
+        "fill": 0.65,
+        "overlap_share": 0.0,
+        "boundary_unit": "pieces",
+        "boundary_unit_tokens": 38.0,
+        "chunking_seconds_per_token": 6e-6,
+    },
+    options=ClusterOptions,
+    capabilities=Capabilities(boundary_model=True, sized_by_chunk_size=True),
+    description="clusters sentences by meaning into chunks of bounded size",
+)
 class ClusterSemanticChunker(Chunker):
     size_driven = False
 
-    def __init__(self, chunk_size: int = 512, chunk_overlap: int = 50, *, embed: BoundaryEmbed | None = None,
-                 window: ModelWindow | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        chunk_size: int = 512,
+        chunk_overlap: int = 50,
+        *,
+        embed: BoundaryEmbed | None = None,
+        window: ModelWindow | None = None,
+        **options: Any,
+    ) -> None:
         super().__init__(chunk_size, chunk_overlap, window=window, **options)
         self.embed = require_embed(self.name, embed)
         piece_size = self.options.piece_size

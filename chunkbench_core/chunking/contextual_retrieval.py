@@ -104,9 +104,17 @@ class LLMContext:
     document would fail alike, each after the whole budget).
     """
 
-    def __init__(self, complete: Callable[[list[dict[str, str]]], str] | None = None, *, client: Any = None,
-                 settings: Any = None, max_tokens: int = 120, max_document_tokens: int = 8000,
-                 cache: MutableMapping[str, str] | None = None, endpoint: str | None = None) -> None:
+    def __init__(
+        self,
+        complete: Callable[[list[dict[str, str]]], str] | None = None,
+        *,
+        client: Any = None,
+        settings: Any = None,
+        max_tokens: int = 120,
+        max_document_tokens: int = 8000,
+        cache: MutableMapping[str, str] | None = None,
+        endpoint: str | None = None,
+    ) -> None:
         if (complete is None) == (client is None):
             raise ChunkingError("LLMContext needs exactly one of complete=<callable> or client=<OpenAI client>")
         model = getattr(settings, "model", None)
@@ -144,7 +152,7 @@ class LLMContext:
         at = max(document_text.find(chunk_text), 0)
         centre = index.count(0, at) + index.count(at, at + len(chunk_text)) // 2
         first = max(0, min(centre - self.max_document_tokens // 2, index.n_tokens - self.max_document_tokens))
-        return document_text[index.char_offset(first):index.char_offset(first + self.max_document_tokens)]
+        return document_text[index.char_offset(first) : index.char_offset(first + self.max_document_tokens)]
 
     def messages(self, document_text: str, chunk_text: str) -> list[dict[str, str]]:
         document = SITUATE_DOCUMENT.format(document=self._document_excerpt(document_text, chunk_text))
@@ -169,16 +177,29 @@ class LLMContext:
     @property
     def prompt_version(self) -> str:
         """Digest of what shapes an answer besides the texts: the prompt templates and generation settings."""
-        parts = [SITUATE_DOCUMENT, SITUATE_CHUNK, str(self.max_tokens), repr(float(self.temperature)),
-                 str(self.max_document_tokens)]
+        parts = [
+            SITUATE_DOCUMENT,
+            SITUATE_CHUNK,
+            str(self.max_tokens),
+            repr(float(self.temperature)),
+            str(self.max_document_tokens),
+        ]
         return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:12]
 
     def cache_key(self, document_text: str, chunk_text: str) -> str:
         """Content address of one context: model, endpoint, prompt version, document and chunk texts."""
         digest = hashlib.sha256
-        return digest("\x00".join((self.model, self.endpoint, self.prompt_version,
-                                   digest(document_text.encode()).hexdigest(),
-                                   digest(chunk_text.encode()).hexdigest())).encode()).hexdigest()
+        return digest(
+            "\x00".join(
+                (
+                    self.model,
+                    self.endpoint,
+                    self.prompt_version,
+                    digest(document_text.encode()).hexdigest(),
+                    digest(chunk_text.encode()).hexdigest(),
+                )
+            ).encode()
+        ).hexdigest()
 
     def __call__(self, document_text: str, chunk_text: str) -> str:
         key = self.cache_key(document_text, chunk_text)
@@ -209,25 +230,43 @@ class ContextualOptions(StrategyOptions):
     # near-identical filings is told apart by its company, form and period, which the headings do not give)
     document_context: bool = Field(True, description=StrategyOptions.model_fields["document_context"].description)
     base_chunker: Literal["recursive", "fixed_size"] = Field(
-        "recursive", description="the size-driven chunker under the context prefix")
+        "recursive", description="the size-driven chunker under the context prefix"
+    )
     on_context_failure: Literal["error", "headings"] = Field(
-        "error", description="when the LLM fails on a document: 'error' (fail the partition) or 'headings' (that "
-                             "document uses its title and heading path)")
+        "error",
+        description="when the LLM fails on a document: 'error' (fail the partition) or 'headings' (that "
+        "document uses its title and heading path)",
+    )
 
 
-@register_strategy("contextual_retrieval",
-                   # what the run estimate assumes of its chunks before a build is recorded
-                   shape={"fill": 0.85, "overlap_share": 0.5, "context": True, "context_tokens": 12.0,
-                          "chunking_seconds_per_token": 4e-6},
-                   options=ContextualOptions, capabilities=Capabilities(llm=True, sized_by_chunk_size=True),
-                   description="adds an LLM-written context line to each chunk before embedding it",
-                   description_without_llm="adds the document's title and the chunk's heading path to each chunk "
-                                           "before embedding it (no LLM was configured)")
+@register_strategy(
+    "contextual_retrieval",
+    # what the run estimate assumes of its chunks before a build is recorded
+    shape={
+        "fill": 0.85,
+        "overlap_share": 0.5,
+        "context": True,
+        "context_tokens": 12.0,
+        "chunking_seconds_per_token": 4e-6,
+    },
+    options=ContextualOptions,
+    capabilities=Capabilities(llm=True, sized_by_chunk_size=True),
+    description="adds an LLM-written context line to each chunk before embedding it",
+    description_without_llm="adds the document's title and the chunk's heading path to each chunk "
+    "before embedding it (no LLM was configured)",
+)
 class ContextualRetrievalChunker(Chunker):
     size_driven = True
 
-    def __init__(self, chunk_size: int = 512, chunk_overlap: int = 50, *, context: ContextSource | None = None,
-                 window: ModelWindow | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        chunk_size: int = 512,
+        chunk_overlap: int = 50,
+        *,
+        context: ContextSource | None = None,
+        window: ModelWindow | None = None,
+        **options: Any,
+    ) -> None:
         super().__init__(chunk_size, chunk_overlap, window=window, **options)
         base_chunker, on_context_failure = self.options.base_chunker, self.options.on_context_failure
         if context is not None and not callable(context):
@@ -244,8 +283,12 @@ class ContextualRetrievalChunker(Chunker):
         return getattr(self.context, "label", "llm")
 
     def params(self) -> dict[str, Any]:
-        return {**super().params(), "base_chunker": self.base_chunker, "context_source": self.context_source,
-                "on_context_failure": self.on_context_failure}
+        return {
+            **super().params(),
+            "base_chunker": self.base_chunker,
+            "context_source": self.context_source,
+            "on_context_failure": self.on_context_failure,
+        }
 
     def _contexts(self, document: ParsedDocument, chunks: list[Chunk], title: str) -> tuple[list[str], str]:
         """One context per chunk, and its source (llm, headings, or headings_fallback after an LLM failure)."""
@@ -261,8 +304,12 @@ class ContextualRetrievalChunker(Chunker):
                         "or set on_context_failure='headings' to fall back to heading contexts for such documents"
                     ) from None
                 self.fallbacks[document.document] = reason
-                log.warning("contextual_retrieval: LLM context failed on %s (%s); this document uses heading "
-                            "contexts (context_source=headings_fallback)", document.document, reason)
+                log.warning(
+                    "contextual_retrieval: LLM context failed on %s (%s); this document uses heading "
+                    "contexts (context_source=headings_fallback)",
+                    document.document,
+                    reason,
+                )
         source = "headings_fallback" if document.document in self.fallbacks else "headings"
         return [self._heading_prefix(title, c.heading_path) for c in chunks], source
 
@@ -322,8 +369,14 @@ class ContextualRetrievalChunker(Chunker):
             for i, chunk in enumerate(chunks):
                 piece = Piece(chunk.start, chunk.end, chunk.content_type, token_count=chunk.token_count)
                 if i in over:
-                    pieces.extend(fit_pieces(document.markdown, tokens, [replace(piece, token_count=None)],
-                                             self.window.with_prefix(contexts[i] + "\n\n")))
+                    pieces.extend(
+                        fit_pieces(
+                            document.markdown,
+                            tokens,
+                            [replace(piece, token_count=None)],
+                            self.window.with_prefix(contexts[i] + "\n\n"),
+                        )
+                    )
                 else:
                     pieces.append(piece)
         for prefix, chunk in zip(contexts, chunks):

@@ -51,8 +51,12 @@ def _kind_of_paragraph(text: str) -> str:
     if lines and all(_LIST_LINE.match(line) for line in lines):
         return "list"
     words = text.split()
-    if len(lines) == 1 and words and len(words) <= TITLE_MAX_WORDS and (
-            len(words) <= 4 or not text.rstrip().endswith((".", "!", "?", ":", ";", "؟"))):
+    if (
+        len(lines) == 1
+        and words
+        and len(words) <= TITLE_MAX_WORDS
+        and (len(words) <= 4 or not text.rstrip().endswith((".", "!", "?", ":", ";", "؟")))
+    ):
         return "title"  # a short line that is not a sentence: a statement's title, its unit, a company name
     return "narrative"
 
@@ -81,20 +85,27 @@ def document_elements(document: ParsedDocument) -> list[Element]:
         last = merged[-1] if merged else None
         if last is not None and element.start < last.end:
             continue  # a heading the parser also kept as a unit
-        if (last is not None and last.kind == element.kind == "table"
-                and not text[last.end:element.start].strip() and "\n\n" not in text[last.end:element.start]):
+        if (
+            last is not None
+            and last.kind == element.kind == "table"
+            and not text[last.end : element.start].strip()
+            and "\n\n" not in text[last.end : element.start]
+        ):
             last.end = element.end  # the rows of one table are one element
         else:
             merged.append(element)
     return merged
 
 
-@register_strategy("element", description="cuts where the kind of element changes (title, text, table, list) and "
-                                          "merges the elements of a titled section up to a size",
-                   # measured like the estimate's other shapes (MiniLM's window, 192 tokens): 0.54 of the size on the
-                   # sample corpus, 0.66 on the financial reports
-                   shape={"fill": 0.6, "overlap_share": 0.0},
-                   capabilities=Capabilities(sweepable=True))
+@register_strategy(
+    "element",
+    description="cuts where the kind of element changes (title, text, table, list) and "
+    "merges the elements of a titled section up to a size",
+    # measured like the estimate's other shapes (MiniLM's window, 192 tokens): 0.54 of the size on the
+    # sample corpus, 0.66 on the financial reports
+    shape={"fill": 0.6, "overlap_share": 0.0},
+    capabilities=Capabilities(sweepable=True),
+)
 class ElementChunker(Chunker):
     size_driven = False
 
@@ -121,8 +132,14 @@ class ElementChunker(Chunker):
         spans: list[list[tuple[int, int]]] = []
         for _, members in groups:
             start, end = members[0].start, members[-1].end
-            spans.append(recursive_spans(text, tokens, start, end, self.chunk_size)
-                         if tokens.count(start, end) > self.chunk_size else [(start, end)])
+            spans.append(
+                recursive_spans(text, tokens, start, end, self.chunk_size)
+                if tokens.count(start, end) > self.chunk_size
+                else [(start, end)]
+            )
         fitted = fit_span_groups(text, tokens, spans, self.window)
-        return [Piece(s, e, content_type="table_row" if kind == "table" else "paragraph")
-                for (kind, _), group in zip(groups, fitted) for s, e in group]
+        return [
+            Piece(s, e, content_type="table_row" if kind == "table" else "paragraph")
+            for (kind, _), group in zip(groups, fitted)
+            for s, e in group
+        ]

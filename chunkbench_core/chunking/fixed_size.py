@@ -14,13 +14,13 @@ from .base import Chunker
 from .registry import Capabilities, register_strategy
 
 
-@register_strategy("fixed_size",
-                   # what the run estimate assumes of its chunks before a build is recorded
-                   shape={"fill": 1.0},
-                   description="cuts the text into windows of a fixed number of tokens, ignoring "
-                               "its structure",
-                   capabilities=Capabilities(sweepable=True, neighbor_expansion=True, covers_text=True,
-                                             sized_by_chunk_size=True))
+@register_strategy(
+    "fixed_size",
+    # what the run estimate assumes of its chunks before a build is recorded
+    shape={"fill": 1.0},
+    description="cuts the text into windows of a fixed number of tokens, ignoring its structure",
+    capabilities=Capabilities(sweepable=True, neighbor_expansion=True, covers_text=True, sized_by_chunk_size=True),
+)
 class FixedSizeChunker(Chunker):
     def spans(self, text: str, tokens: TokenIndex) -> list[tuple[int, int, int]]:
         step = self.chunk_size - self.chunk_overlap
@@ -36,8 +36,9 @@ class FixedSizeChunker(Chunker):
         return spans
 
 
-def window_spans(text: str, tokens: TokenIndex, start: int, end: int, chunk_size: int,
-                 chunk_overlap: int) -> list[tuple[int, int]]:
+def window_spans(
+    text: str, tokens: TokenIndex, start: int, end: int, chunk_size: int, chunk_overlap: int
+) -> list[tuple[int, int]]:
     """The fixed_size rule applied to ``text[start:end]`` only (used for prose blocks), trimmed.
 
     The first window starts at ``start`` and the last ends at ``end`` even when a

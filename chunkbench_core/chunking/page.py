@@ -43,20 +43,26 @@ def section_ranges(text: str) -> list[tuple[int, int]]:
     return [s for s in spans if s is not None]
 
 
-@register_strategy("page", description="makes each page of a PDF one chunk (sections of other documents), "
-                                       "splitting a page only when it is over the model's window",
-                   # measured like the estimate's other shapes (MiniLM's window, 192 tokens): pages split to the window run
-                   # full, sections without pages about half
-                   shape={"fill": 0.8, "overlap_share": 0.0},
-                   capabilities=Capabilities(covers_text=True))
+@register_strategy(
+    "page",
+    description="makes each page of a PDF one chunk (sections of other documents), "
+    "splitting a page only when it is over the model's window",
+    # measured like the estimate's other shapes (MiniLM's window, 192 tokens): pages split to the window run
+    # full, sections without pages about half
+    shape={"fill": 0.8, "overlap_share": 0.0},
+    capabilities=Capabilities(covers_text=True),
+)
 class PageChunker(Chunker):
     size_driven = False
 
     def params(self) -> dict[str, Any]:
         out = super().params()
         out.pop("chunk_overlap")
-        return {**out, "units": "pages (sections without pages)",
-                "ceiling": "model window" if self.window is not None else "chunk_size"}
+        return {
+            **out,
+            "units": "pages (sections without pages)",
+            "ceiling": "model window" if self.window is not None else "chunk_size",
+        }
 
     def pieces(self, document: ParsedDocument, tokens: TokenIndex) -> list[Piece]:
         text = document.markdown
@@ -64,6 +70,10 @@ class PageChunker(Chunker):
         if self.window is not None:
             groups = fit_span_groups(text, tokens, [[span] for span in ranges], self.window)
         else:
-            groups = [recursive_spans(text, tokens, s, e, self.chunk_size) if tokens.count(s, e) > self.chunk_size
-                      else [(s, e)] for s, e in ranges]
+            groups = [
+                recursive_spans(text, tokens, s, e, self.chunk_size)
+                if tokens.count(s, e) > self.chunk_size
+                else [(s, e)]
+                for s, e in ranges
+            ]
         return [Piece(s, e) for group in groups for s, e in group]

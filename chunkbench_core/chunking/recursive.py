@@ -16,12 +16,13 @@ from .registry import Capabilities, register_strategy
 __all__ = ["SEPARATORS", "RecursiveChunker", "recursive_spans"]
 
 
-@register_strategy("recursive",
-                   # what the run estimate assumes of its chunks before a build is recorded
-                   shape={"fill": 0.85, "overlap_share": 0.5},
-                   description="splits at headings, then paragraphs, lines and sentences, and merges "
-                               "pieces up to a target size",
-                   capabilities=Capabilities(sweepable=True, covers_text=True, sized_by_chunk_size=True))
+@register_strategy(
+    "recursive",
+    # what the run estimate assumes of its chunks before a build is recorded
+    shape={"fill": 0.85, "overlap_share": 0.5},
+    description="splits at headings, then paragraphs, lines and sentences, and merges pieces up to a target size",
+    capabilities=Capabilities(sweepable=True, covers_text=True, sized_by_chunk_size=True),
+)
 class RecursiveChunker(Chunker):
     def spans(self, text: str, tokens: TokenIndex) -> list[tuple[int, int]]:
         if not text:

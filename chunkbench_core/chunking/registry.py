@@ -50,8 +50,10 @@ class StrategyOptions(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
     document_context: bool = Field(
-        False, description="put the document's header (its company or title, form and period) in front of each "
-                           "chunk's embedded text, counted in the chunk size and the model window")
+        False,
+        description="put the document's header (its company or title, form and period) in front of each "
+        "chunk's embedded text, counted in the chunk size and the model window",
+    )
 
 
 #: the options every strategy takes (declared on :class:`StrategyOptions`)
@@ -147,8 +149,14 @@ class Strategy:
 
     def accepted_arguments(self) -> list[str]:
         """Every keyword its chunker takes, in the order error messages list them."""
-        return ["chunk_size", "chunk_overlap", *(["embed"] if self.capabilities.boundary_model else []),
-                *(["context"] if self.capabilities.llm else []), *self.option_names, "window"]
+        return [
+            "chunk_size",
+            "chunk_overlap",
+            *(["embed"] if self.capabilities.boundary_model else []),
+            *(["context"] if self.capabilities.llm else []),
+            *self.option_names,
+            "window",
+        ]
 
     def describe(self) -> dict[str, Any]:
         """The strategy as plain data (``chunkbench strategies``): description, capabilities, and each option with
@@ -157,22 +165,41 @@ class Strategy:
         for name, spec in self.options.model_fields.items():
             kind, choices = _option_kind(self.name, name, spec)
             extra = spec.json_schema_extra if isinstance(spec.json_schema_extra, dict) else {}
-            options.append({"name": name, "type": kind.__name__, "default": spec.get_default(call_default_factory=True),
-                            "bounds": _bounds(spec), "choices": list(choices) if choices else None,
-                            "rule": _rule(spec), "description": spec.description or "", **(
-                                {"label": extra["label"]} if extra.get("label") else {})})
+            options.append(
+                {
+                    "name": name,
+                    "type": kind.__name__,
+                    "default": spec.get_default(call_default_factory=True),
+                    "bounds": _bounds(spec),
+                    "choices": list(choices) if choices else None,
+                    "rule": _rule(spec),
+                    "description": spec.description or "",
+                    **({"label": extra["label"]} if extra.get("label") else {}),
+                }
+            )
         capabilities = {f: getattr(self.capabilities, f) for f in Capabilities.__dataclass_fields__}
-        return {"name": self.name, "description": self.description,
-                "description_without_llm": self.description_without_llm, "capabilities": capabilities,
-                "options": options}
+        return {
+            "name": self.name,
+            "description": self.description,
+            "description_without_llm": self.description_without_llm,
+            "capabilities": capabilities,
+            "options": options,
+        }
 
     def options_taken(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """The options of ``given`` this strategy takes (the others do not change its chunks), not None."""
         return {k: v for k, v in given.items() if v is not None and self.takes(k)}
 
-    def build(self, chunk_size: int, chunk_overlap: int, options: Mapping[str, Any] | None = None, *,
-              window: Any = None, embed: Callable[[list[str]], Any] | None = None,
-              context: Callable[[str, str], str] | None = None) -> Any:
+    def build(
+        self,
+        chunk_size: int,
+        chunk_overlap: int,
+        options: Mapping[str, Any] | None = None,
+        *,
+        window: Any = None,
+        embed: Callable[[list[str]], Any] | None = None,
+        context: Callable[[str, str], str] | None = None,
+    ) -> Any:
         """The chunker with these sizes and options; ``embed`` and ``context`` go where the capabilities say."""
         kwargs: dict[str, Any] = dict(options or {})
         if self.capabilities.boundary_model:
@@ -192,8 +219,10 @@ class StrategyRegistry:
         """Register ``strategy``; another chunker under a registered name is refused unless ``replace``."""
         existing = self._strategies.get(strategy.name)
         if existing is not None and existing.chunker is not strategy.chunker and not replace:
-            raise ChunkingError(f"two strategies are registered as {strategy.name!r}: "
-                                f"{existing.chunker.__qualname__} and {strategy.chunker.__qualname__}")
+            raise ChunkingError(
+                f"two strategies are registered as {strategy.name!r}: "
+                f"{existing.chunker.__qualname__} and {strategy.chunker.__qualname__}"
+            )
         for name, spec in strategy.options.model_fields.items():
             _option_kind(strategy.name, name, spec)  # an option type the config and the CLI can offer
         self._strategies[strategy.name] = strategy
@@ -239,15 +268,19 @@ class StrategyRegistry:
                 default = spec.get_default(call_default_factory=True)
                 known = merged.get(name)
                 if known is None:
-                    merged[name] = OptionSpec(name, kind, choices, spec.description or "", {strategy.name: default},
-                                              _bounds(spec))
+                    merged[name] = OptionSpec(
+                        name, kind, choices, spec.description or "", {strategy.name: default}, _bounds(spec)
+                    )
                     continue
                 if known.kind is not kind:
-                    raise ChunkingError(f"option {name!r} is {known.kind.__name__} for {', '.join(known.strategies)} "
-                                        f"but {kind.__name__} for {strategy.name}: one option, one type")
+                    raise ChunkingError(
+                        f"option {name!r} is {known.kind.__name__} for {', '.join(known.strategies)} "
+                        f"but {kind.__name__} for {strategy.name}: one option, one type"
+                    )
                 both = tuple(dict.fromkeys([*(known.choices or ()), *(choices or ())])) if known.choices else None
-                merged[name] = OptionSpec(name, kind, both, known.description,
-                                          {**known.defaults, strategy.name: default}, known.bounds)
+                merged[name] = OptionSpec(
+                    name, kind, both, known.description, {**known.defaults, strategy.name: default}, known.bounds
+                )
         return merged
 
 
@@ -263,16 +296,21 @@ def _bounds(spec: FieldInfo) -> dict[str, Any]:
 def _option_kind(strategy: str, name: str, spec: FieldInfo) -> tuple[type, tuple[str, ...] | None]:
     """(int | float | str | bool, the choices of a Literal), or a ChunkingError for a type nothing can offer."""
     annotation = spec.annotation
-    args = [a for a in typing.get_args(annotation) if a is not type(None)] if typing.get_origin(annotation) in (
-        typing.Union, getattr(__import__("types"), "UnionType", typing.Union)) else [annotation]
+    args = (
+        [a for a in typing.get_args(annotation) if a is not type(None)]
+        if typing.get_origin(annotation) in (typing.Union, getattr(__import__("types"), "UnionType", typing.Union))
+        else [annotation]
+    )
     if len(args) == 1 and typing.get_origin(args[0]) is Literal:
         choices = tuple(str(c) for c in typing.get_args(args[0]))
         return str, choices
     for kind in (int, float, str, bool):
         if args == [kind]:
             return kind, None
-    raise ChunkingError(f"option {name!r} of strategy {strategy!r} has type {annotation!r}: use int, float, str, "
-                        "bool or a Literal of strings (optionally with None)")
+    raise ChunkingError(
+        f"option {name!r} of strategy {strategy!r} has type {annotation!r}: use int, float, str, "
+        "bool or a Literal of strings (optionally with None)"
+    )
 
 
 def read_options(strategy: str, model: type[StrategyOptions], given: Mapping[str, Any]) -> StrategyOptions:
@@ -314,18 +352,27 @@ STRATEGIES = StrategyRegistry()
 C = TypeVar("C", bound=type)
 
 
-def register_strategy(name: str, *, description: str, options: type[StrategyOptions] = StrategyOptions,
-                      capabilities: Capabilities = Capabilities(), description_without_llm: str | None = None,
-                      shape: Mapping[str, Any] | None = None,
-                      registry: StrategyRegistry | None = None) -> Callable[[C], C]:
+def register_strategy(
+    name: str,
+    *,
+    description: str,
+    options: type[StrategyOptions] = StrategyOptions,
+    capabilities: Capabilities = Capabilities(),
+    description_without_llm: str | None = None,
+    shape: Mapping[str, Any] | None = None,
+    registry: StrategyRegistry | None = None,
+) -> Callable[[C], C]:
     """Register the decorated chunker class as strategy ``name`` (see the module docstring)."""
 
     def decorate(cls: C) -> C:
         cls.name = name  # type: ignore[attr-defined]  # set on the registered class: the registry's fields
         cls.Options = options  # type: ignore[attr-defined]  # set on the registered class: the registry's fields
         cls.needs_boundary_embeddings = capabilities.boundary_model  # type: ignore[attr-defined]  # set on the registered class: the registry's fields
-        (registry or STRATEGIES).add(Strategy(name, cls, options, description, capabilities, description_without_llm,
-                                              dict(shape) if shape else None))
+        (registry or STRATEGIES).add(
+            Strategy(
+                name, cls, options, description, capabilities, description_without_llm, dict(shape) if shape else None
+            )
+        )
         return cls
 
     return decorate

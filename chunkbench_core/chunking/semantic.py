@@ -49,8 +49,9 @@ class SemanticCut:
     max_tokens: int
 
 
-def semantic_spans(text: str, tokens: TokenIndex, segments: list[tuple[int, int]],
-                   cut: SemanticCut) -> list[list[tuple[int, int]]]:
+def semantic_spans(
+    text: str, tokens: TokenIndex, segments: list[tuple[int, int]], cut: SemanticCut
+) -> list[list[tuple[int, int]]]:
     """The semantic groups of each segment of ``text`` as spans (module rule).
 
     The sentences of all segments are embedded in one call; cuts never cross a
@@ -63,7 +64,7 @@ def semantic_spans(text: str, tokens: TokenIndex, segments: list[tuple[int, int]
     similarities = []
     offset = 0
     for units in units_per_segment:
-        similarities.append(adjacent_similarities(vectors[offset:offset + len(units)]))
+        similarities.append(adjacent_similarities(vectors[offset : offset + len(units)]))
         offset += len(units)
     out: list[list[tuple[int, int]]] = []
     for units, cuts in zip(units_per_segment, rule.cut_masks(similarities)):
@@ -78,18 +79,32 @@ def semantic_spans(text: str, tokens: TokenIndex, segments: list[tuple[int, int]
     return out
 
 
-@register_strategy("semantic",
-                   # what the run estimate assumes of its chunks before a build is recorded
-                   shape={"fill": 0.8, "overlap_share": 0.0, "boundary_unit": "sentences", "boundary_unit_tokens": 20.0,
-                          "chunking_seconds_per_token": 4e-6},
-                   options=SemanticCutOptions, capabilities=Capabilities(boundary_model=True),
-                   description="groups consecutive sentences while their meaning stays similar (a boundary "
-                               "embedding model decides)")
+@register_strategy(
+    "semantic",
+    # what the run estimate assumes of its chunks before a build is recorded
+    shape={
+        "fill": 0.8,
+        "overlap_share": 0.0,
+        "boundary_unit": "sentences",
+        "boundary_unit_tokens": 20.0,
+        "chunking_seconds_per_token": 4e-6,
+    },
+    options=SemanticCutOptions,
+    capabilities=Capabilities(boundary_model=True),
+    description="groups consecutive sentences while their meaning stays similar (a boundary embedding model decides)",
+)
 class SemanticChunker(Chunker):
     size_driven = False
 
-    def __init__(self, chunk_size: int = 512, chunk_overlap: int = 50, *, embed: BoundaryEmbed | None = None,
-                 window: ModelWindow | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        chunk_size: int = 512,
+        chunk_overlap: int = 50,
+        *,
+        embed: BoundaryEmbed | None = None,
+        window: ModelWindow | None = None,
+        **options: Any,
+    ) -> None:
         super().__init__(chunk_size, chunk_overlap, window=window, **options)
         self.embed = require_embed(self.name, embed)
         self.rule: CutRule = self.options.cut_rule()
@@ -106,4 +121,3 @@ class SemanticChunker(Chunker):
         cut = SemanticCut(self.name, self.embed, self.rule, self.min_chunk_size, self.chunk_size)
         spans = semantic_spans(text, tokens, [(0, len(text))], cut)[0]
         return fit_spans(text, tokens, spans, self.window)
-

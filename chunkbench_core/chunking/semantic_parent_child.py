@@ -48,21 +48,36 @@ PARENT_SIZE_FACTOR = 4
 
 class ParentChildOptions(SemanticCutOptions):
     parent_chunk_size: Optional[int] = Field(
-        None, ge=1, description=f"parent size in cl100k tokens (default {PARENT_SIZE_FACTOR} x chunk_size)")
+        None, ge=1, description=f"parent size in cl100k tokens (default {PARENT_SIZE_FACTOR} x chunk_size)"
+    )
 
 
-@register_strategy("semantic_parent_child",
-                   # what the run estimate assumes of its chunks before a build is recorded
-                   shape={"fill": 0.78, "overlap_share": 0.2, "boundary_unit": "paragraphs",
-                          "boundary_unit_tokens": 55.0, "chunking_seconds_per_token": 4e-6},
-                   options=ParentChildOptions,
-                   capabilities=Capabilities(boundary_model=True, parent_context=True),
-                   description="retrieves small semantic chunks and hands the model their larger parent section")
+@register_strategy(
+    "semantic_parent_child",
+    # what the run estimate assumes of its chunks before a build is recorded
+    shape={
+        "fill": 0.78,
+        "overlap_share": 0.2,
+        "boundary_unit": "paragraphs",
+        "boundary_unit_tokens": 55.0,
+        "chunking_seconds_per_token": 4e-6,
+    },
+    options=ParentChildOptions,
+    capabilities=Capabilities(boundary_model=True, parent_context=True),
+    description="retrieves small semantic chunks and hands the model their larger parent section",
+)
 class SemanticParentChildChunker(Chunker):
     size_driven = False
 
-    def __init__(self, chunk_size: int = 512, chunk_overlap: int = 50, *, embed: BoundaryEmbed | None = None,
-                 window: ModelWindow | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        chunk_size: int = 512,
+        chunk_overlap: int = 50,
+        *,
+        embed: BoundaryEmbed | None = None,
+        window: ModelWindow | None = None,
+        **options: Any,
+    ) -> None:
         super().__init__(chunk_size, chunk_overlap, window=window, **options)
         self.embed = require_embed(self.name, embed)
         self.rule: CutRule = self.options.cut_rule()
@@ -76,8 +91,14 @@ class SemanticParentChildChunker(Chunker):
         self.parent_chunk_size = parent
 
     def params(self) -> dict[str, Any]:
-        return {**super().params(), **self.rule.params(), "min_chunk_size": self.min_chunk_size,
-                "parent_chunk_size": self.parent_chunk_size, "units": "paragraphs", "children": "recursive"}
+        return {
+            **super().params(),
+            **self.rule.params(),
+            "min_chunk_size": self.min_chunk_size,
+            "parent_chunk_size": self.parent_chunk_size,
+            "units": "paragraphs",
+            "children": "recursive",
+        }
 
     def pieces(self, document: ParsedDocument, tokens: TokenIndex) -> list[Piece]:
         text = document.markdown
@@ -94,9 +115,12 @@ class SemanticParentChildChunker(Chunker):
                 parents.extend(recursive_spans(text, tokens, start, end, self.parent_chunk_size))
             else:
                 parents.append((start, end))
-        children = fit_span_groups(text, tokens, [
-            recursive_spans(text, tokens, start, end, self.chunk_size, self.chunk_overlap) for start, end in parents
-        ], self.window)
+        children = fit_span_groups(
+            text,
+            tokens,
+            [recursive_spans(text, tokens, start, end, self.chunk_size, self.chunk_overlap) for start, end in parents],
+            self.window,
+        )
         pieces: list[Piece] = []
         for (parent_start, parent_end), kids in zip(parents, children):
             parent_position = len(pieces)

@@ -46,14 +46,16 @@ from .semantic import SemanticCut, semantic_spans
 from .window import ModelWindow, fit_span_groups
 
 
-
 class StructuralOptions(SemanticCutOptions):
     prose_chunker: Literal["semantic", "fixed_size", "recursive"] = Field(
-        "semantic", description="how prose under each heading is cut: 'semantic', 'fixed_size' or 'recursive'")
+        "semantic", description="how prose under each heading is cut: 'semantic', 'fixed_size' or 'recursive'"
+    )
     table_chunks: Literal["row", "group"] = Field(
-        "row", description="how table rows become chunks: 'row' (each row alone, with its table's title and "
-                           "column headers) or 'group' (consecutive rows of one table packed into chunks of at most "
-                           "chunk_size tokens, each row keeping its headers)")
+        "row",
+        description="how table rows become chunks: 'row' (each row alone, with its table's title and "
+        "column headers) or 'group' (consecutive rows of one table packed into chunks of at most "
+        "chunk_size tokens, each row keeping its headers)",
+    )
 
 
 @dataclass
@@ -79,8 +81,12 @@ def structural_blocks(document: ParsedDocument) -> list[Block]:
     blocks: list[Block] = []
     for unit in document.units:
         last = blocks[-1] if blocks else None
-        if (unit.content_type == "paragraph" and last is not None and last.content_type == "paragraph"
-                and last.heading_path == list(unit.heading_path)):
+        if (
+            unit.content_type == "paragraph"
+            and last is not None
+            and last.content_type == "paragraph"
+            and last.heading_path == list(unit.heading_path)
+        ):
             last.end = unit.end
         else:
             blocks.append(Block(unit.content_type, unit.start, unit.end, list(unit.heading_path)))
@@ -88,22 +94,40 @@ def structural_blocks(document: ParsedDocument) -> list[Block]:
 
 
 # a boundary model with the default prose_chunker="semantic"
-@register_strategy("structural",
-                   # what the run estimate assumes of its chunks before a build is recorded
-                   shape={"fill": 0.6, "overlap_share": 0.0, "boundary_unit": "sentences", "boundary_unit_tokens": 20.0,
-                          "chunking_seconds_per_token": 4e-6},
-                   options=StructuralOptions, capabilities=Capabilities(boundary_model=True),
-                   description="follows the document's own structure (headings, lists, tables)")
+@register_strategy(
+    "structural",
+    # what the run estimate assumes of its chunks before a build is recorded
+    shape={
+        "fill": 0.6,
+        "overlap_share": 0.0,
+        "boundary_unit": "sentences",
+        "boundary_unit_tokens": 20.0,
+        "chunking_seconds_per_token": 4e-6,
+    },
+    options=StructuralOptions,
+    capabilities=Capabilities(boundary_model=True),
+    description="follows the document's own structure (headings, lists, tables)",
+)
 class StructuralChunker(Chunker):
     size_driven = False
 
-    def __init__(self, chunk_size: int = 512, chunk_overlap: int = 50, *, embed: BoundaryEmbed | None = None,
-                 window: ModelWindow | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        chunk_size: int = 512,
+        chunk_overlap: int = 50,
+        *,
+        embed: BoundaryEmbed | None = None,
+        window: ModelWindow | None = None,
+        **options: Any,
+    ) -> None:
         super().__init__(chunk_size, chunk_overlap, window=window, **options)
         self.prose_chunker = prose_chunker = self.options.prose_chunker
         self.table_chunks = self.options.table_chunks
-        self.embed = require_embed(self.name, embed, "; or set prose_chunker='fixed_size'") \
-            if prose_chunker == "semantic" else embed
+        self.embed = (
+            require_embed(self.name, embed, "; or set prose_chunker='fixed_size'")
+            if prose_chunker == "semantic"
+            else embed
+        )
         self.rule: CutRule = self.options.cut_rule()
         self.min_chunk_size = self.options.min_chunk_size
 
@@ -132,11 +156,18 @@ class StructuralChunker(Chunker):
         out: list[Block] = []
         for block in blocks:
             last = out[-1] if out else None
-            if (block.content_type == "table_row" and last is not None and last.content_type == "table_row"
-                    and last.heading_path == block.heading_path and text[last.end:block.start] == "\n"
-                    and tokens.count(last.start, block.end) <= limit
-                    and (self.window is None
-                         or self.window.counts([text[last.start:block.end]])[0] <= self.window.max_tokens)):
+            if (
+                block.content_type == "table_row"
+                and last is not None
+                and last.content_type == "table_row"
+                and last.heading_path == block.heading_path
+                and text[last.end : block.start] == "\n"
+                and tokens.count(last.start, block.end) <= limit
+                and (
+                    self.window is None
+                    or self.window.counts([text[last.start : block.end]])[0] <= self.window.max_tokens
+                )
+            ):
                 last.end = block.end
             else:
                 out.append(Block(block.content_type, block.start, block.end, list(block.heading_path)))
@@ -158,5 +189,8 @@ class StructuralChunker(Chunker):
             else:
                 spans_per_block.append([(block.start, block.end)])
         fitted = fit_span_groups(text, tokens, spans_per_block, self.window)
-        return [Piece(s, e, content_type=block.content_type, heading_path=block.heading_path)
-                for block, spans in zip(blocks, fitted) for s, e in spans]
+        return [
+            Piece(s, e, content_type=block.content_type, heading_path=block.heading_path)
+            for block, spans in zip(blocks, fitted)
+            for s, e in spans
+        ]

@@ -93,13 +93,15 @@ class ModelWindow:
         tens of thousands of chunks of one big document."""
         out: list[int] = []
         for begin in range(0, len(texts), COUNT_SLICE):
-            out += model_token_counts(self.count_tokens,
-                                      [self.task_prefix + t for t in texts[begin:begin + COUNT_SLICE]])
+            out += model_token_counts(
+                self.count_tokens, [self.task_prefix + t for t in texts[begin : begin + COUNT_SLICE]]
+            )
         return out
 
 
-def fit_spans(text: str, tokens: TokenIndex, spans: list[tuple[int, int]],
-              window: ModelWindow | None) -> list[tuple[int, int]]:
+def fit_spans(
+    text: str, tokens: TokenIndex, spans: list[tuple[int, int]], window: ModelWindow | None
+) -> list[tuple[int, int]]:
     """``spans`` with every span whose embedded text exceeds the window split to fit.
 
     A span over the window is cut with the recursive cascade (headings -> blank line
@@ -126,7 +128,7 @@ def fit_pieces(text: str, tokens: TokenIndex, pieces: list, window: ModelWindow 
     """
     if window is None or not pieces:
         return list(pieces)
-    counts = window.counts([text[p.start:p.end] for p in pieces])
+    counts = window.counts([text[p.start : p.end] for p in pieces])
     out = []
     for piece, n in zip(pieces, counts):
         if n <= window.max_tokens:
@@ -137,8 +139,9 @@ def fit_pieces(text: str, tokens: TokenIndex, pieces: list, window: ModelWindow 
     return out
 
 
-def fit_span_groups(text: str, tokens: TokenIndex, groups: list[list[tuple[int, int]]],
-                    window: ModelWindow | None) -> list[list[tuple[int, int]]]:
+def fit_span_groups(
+    text: str, tokens: TokenIndex, groups: list[list[tuple[int, int]]], window: ModelWindow | None
+) -> list[list[tuple[int, int]]]:
     """:func:`fit_spans` over several lists of spans at once (one counting call), lists kept apart."""
     if window is None:
         return [list(g) for g in groups]
@@ -161,8 +164,9 @@ def fit_span_groups(text: str, tokens: TokenIndex, groups: list[list[tuple[int, 
     return out
 
 
-def _split_to_fit(text: str, tokens: TokenIndex, start: int, end: int, n_model: int,
-                  window: ModelWindow) -> list[tuple[int, int]]:
+def _split_to_fit(
+    text: str, tokens: TokenIndex, start: int, end: int, n_model: int, window: ModelWindow
+) -> list[tuple[int, int]]:
     budget = max(1, int(max(tokens.count(start, end), 1) * window.max_tokens / n_model * 0.9))
     parts = recursive_spans(text, tokens, start, end, budget)
     counts = window.counts([text[s:e] for s, e in parts])

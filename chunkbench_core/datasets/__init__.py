@@ -26,8 +26,9 @@ PACKAGED_QUESTIONS = SAMPLE_DIR / "questions"
 
 def _sample_questions() -> Path:
     source_checkout = (DATASETS_DIR.parent.parent / "pyproject.toml").is_file()
-    return PROJECT_QUESTIONS if source_checkout and (PROJECT_QUESTIONS / "sample.json").is_file() \
-        else PACKAGED_QUESTIONS
+    return (
+        PROJECT_QUESTIONS if source_checkout and (PROJECT_QUESTIONS / "sample.json").is_file() else PACKAGED_QUESTIONS
+    )
 
 
 #: the default question folder (CHUNKBENCH_QUESTIONS): questions/ of a source checkout, else the packaged copy

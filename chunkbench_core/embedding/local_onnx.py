@@ -158,8 +158,14 @@ def fused_graph(model_path: Path) -> bytes:
         replaced[id(merge)] = [
             helper.make_node("Concat", [q_w, k_w, v_w], [f"{prefix}_qkv_weight"], axis=1, name=f"{prefix}_weight"),
             helper.make_node("Concat", [q_b, k_b, v_b], [f"{prefix}_qkv_bias"], axis=0, name=f"{prefix}_bias"),
-            helper.make_node("Attention", [q_in, f"{prefix}_qkv_weight", f"{prefix}_qkv_bias", mask],
-                             [merge.output[0]], name=prefix, domain="com.microsoft", num_heads=heads),
+            helper.make_node(
+                "Attention",
+                [q_in, f"{prefix}_qkv_weight", f"{prefix}_qkv_bias", mask],
+                [merge.output[0]],
+                name=prefix,
+                domain="com.microsoft",
+                num_heads=heads,
+            ),
         ]
         attention += 1
     gelu = 0
@@ -170,14 +176,24 @@ def fused_graph(model_path: Path) -> bytes:
         plus_one = only_consumer(erf.output[0], "Add")
         half = only_consumer(plus_one.output[0], "Mul")
         times_x = only_consumer(half.output[0], "Mul")
-        constants_ok = (abs(scalar(divide.input[1]) - 2 ** 0.5) < 1e-6 and scalar(plus_one.input[1]) == 1.0
-                        and 0.5 in (scalar(n) for n in half.input if n in constants)
-                        and biased.output[0] in times_x.input and biased.input[1] in constants)
+        constants_ok = (
+            abs(scalar(divide.input[1]) - 2**0.5) < 1e-6
+            and scalar(plus_one.input[1]) == 1.0
+            and 0.5 in (scalar(n) for n in half.input if n in constants)
+            and biased.output[0] in times_x.input
+            and biased.input[1] in constants
+        )
         if not constants_ok:
             raise GraphMismatch(f"{erf.name} is not an exact GELU")
-        replaced[id(times_x)] = [helper.make_node("BiasGelu", [matmul.output[0], biased.input[1]],
-                                                  [times_x.output[0]], name=f"chunkbench_gelu_{gelu}",
-                                                  domain="com.microsoft")]
+        replaced[id(times_x)] = [
+            helper.make_node(
+                "BiasGelu",
+                [matmul.output[0], biased.input[1]],
+                [times_x.output[0]],
+                name=f"chunkbench_gelu_{gelu}",
+                domain="com.microsoft",
+            )
+        ]
         gelu += 1
     if attention == 0:
         raise GraphMismatch("no attention block found")
@@ -269,8 +285,9 @@ class OnnxLevers:
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise EmbeddingError(f"{name} must be a positive integer, got {value!r}")
         if self.optimization not in OPTIMIZATION_LEVELS:
-            raise EmbeddingError(f"optimization must be one of {', '.join(OPTIMIZATION_LEVELS)}, "
-                                 f"got {self.optimization!r}")
+            raise EmbeddingError(
+                f"optimization must be one of {', '.join(OPTIMIZATION_LEVELS)}, got {self.optimization!r}"
+            )
 
 
 class MiniLMOnnx:
@@ -292,9 +309,15 @@ class MiniLMOnnx:
 
     dimension = 384
 
-    def __init__(self, max_word_pieces: int = MAX_WORD_PIECES, *, graph: Graph = "fused",
-                 levers: OnnxLevers | None = None, run_tokens: int = RUN_TOKENS,
-                 graph_folder: Path | None = None) -> None:
+    def __init__(
+        self,
+        max_word_pieces: int = MAX_WORD_PIECES,
+        *,
+        graph: Graph = "fused",
+        levers: OnnxLevers | None = None,
+        run_tokens: int = RUN_TOKENS,
+        graph_folder: Path | None = None,
+    ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 

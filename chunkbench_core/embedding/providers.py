@@ -61,11 +61,13 @@ class SharedVectorCache(VectorCache, Protocol):
     """A cache many workers share (``chunkbench_core.storage.cache_postgres.PostgresEmbeddingCache``): a worker
     embeds only the texts it claims, and waits for the vectors of texts another worker claimed."""
 
-    def claim_many(self, namespace: str, keys: Sequence[str], dimension: int
-                   ) -> tuple[dict[str, np.ndarray], list[str]]: ...
+    def claim_many(
+        self, namespace: str, keys: Sequence[str], dimension: int
+    ) -> tuple[dict[str, np.ndarray], list[str]]: ...
 
-    def await_many(self, namespace: str, keys: Sequence[str], dimension: int
-                   ) -> tuple[dict[str, np.ndarray], list[str]]: ...
+    def await_many(
+        self, namespace: str, keys: Sequence[str], dimension: int
+    ) -> tuple[dict[str, np.ndarray], list[str]]: ...
 
     def release(self, namespace: str, keys: Sequence[str]) -> int: ...
 
@@ -167,15 +169,33 @@ class EmbeddingUsage:
         return self.cache_hits / self.unique_texts if self.unique_texts else 1.0
 
     def add(self, other: "EmbeddingUsage") -> None:
-        for name in ("texts", "unique_texts", "cache_hits", "embedded", "requests", "retries", "prompt_tokens",
-                     "truncated", "seconds"):
+        for name in (
+            "texts",
+            "unique_texts",
+            "cache_hits",
+            "embedded",
+            "requests",
+            "retries",
+            "prompt_tokens",
+            "truncated",
+            "seconds",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def since(self, earlier: "EmbeddingUsage") -> "EmbeddingUsage":
         """What was used after ``earlier`` (a copy of this cumulative usage taken before)."""
         out = EmbeddingUsage(self.model_id, self.provider)
-        for name in ("texts", "unique_texts", "cache_hits", "embedded", "requests", "retries", "prompt_tokens",
-                     "truncated", "seconds"):
+        for name in (
+            "texts",
+            "unique_texts",
+            "cache_hits",
+            "embedded",
+            "requests",
+            "retries",
+            "prompt_tokens",
+            "truncated",
+            "seconds",
+        ):
             setattr(out, name, getattr(self, name) - getattr(earlier, name))
         return out
 
@@ -237,8 +257,9 @@ class _RemoteClient:
     """One OpenAI(-compatible) endpoint for one model; every request goes through
     :func:`chunkbench_core.provider_faults.call` (the retries, the budget and the one-line error)."""
 
-    def __init__(self, spec: EmbeddingModelSpec, settings: ProviderSettings,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self, spec: EmbeddingModelSpec, settings: ProviderSettings, sleep: Callable[[float], None] = time.sleep
+    ) -> None:
         import openai
 
         from chunkbench_core.provider_faults import RetryPolicy, Server
@@ -250,14 +271,23 @@ class _RemoteClient:
             self.server = Server("embedding", base, spec.model_name, "OPENAI_API_KEY", "OPENAI_BASE_URL")
         else:
             key, base = settings.compatible_api_key or "not-needed", settings.compatible_url_for(spec)
-            self.server = Server("embedding", base, spec.model_name, "CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY",
-                                 "CHUNKBENCH_OPENAI_COMPATIBLE_URL" if not spec.base_url else
-                                 f"base_url of {spec.id} in the model registry")
+            self.server = Server(
+                "embedding",
+                base,
+                spec.model_name,
+                "CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY",
+                "CHUNKBENCH_OPENAI_COMPATIBLE_URL"
+                if not spec.base_url
+                else f"base_url of {spec.id} in the model registry",
+            )
         self.endpoint = base or "the OpenAI API"
-        self.policy = RetryPolicy(max_retries=settings.max_retries, timeout_seconds=settings.timeout_seconds,
-                                  budget_seconds=settings.retry_budget_seconds,
-                                  backoff_initial_seconds=settings.backoff_initial_seconds,
-                                  backoff_max_seconds=settings.backoff_max_seconds)
+        self.policy = RetryPolicy(
+            max_retries=settings.max_retries,
+            timeout_seconds=settings.timeout_seconds,
+            budget_seconds=settings.retry_budget_seconds,
+            backoff_initial_seconds=settings.backoff_initial_seconds,
+            backoff_max_seconds=settings.backoff_max_seconds,
+        )
         # the client's own retries are off: provider_faults.call retries, counts and reports them
         self.client = openai.OpenAI(api_key=key, base_url=base, max_retries=0, timeout=settings.timeout_seconds)
         self._sleep = sleep
@@ -284,8 +314,9 @@ class _RemoteClient:
         def retried(_fault: Any) -> None:
             usage.retries += 1
 
-        rows, used = call(self.server, self.policy, request, sleep=self._sleep, on_retry=retried,
-                          error=EmbeddingProviderError)
+        rows, used = call(
+            self.server, self.policy, request, sleep=self._sleep, on_retry=retried, error=EmbeddingProviderError
+        )
         check_vectors(rows, self.spec, batch, self.server.describe())
         if used is not None:
             usage.prompt_tokens += int(getattr(used, "prompt_tokens", 0) or 0)
@@ -301,7 +332,9 @@ def check_vectors(rows: np.ndarray, spec: EmbeddingModelSpec, batch: Sequence[st
         raise EmbeddingProviderError(
             f"{source} returned vectors of dimension {width} where the model registry says {spec.dimension} for "
             f"{spec.id}; set its dimension in the model registry (CHUNKBENCH_MODELS) to what the model gives, or "
-            "switch model", kind="bad_vector")
+            "switch model",
+            kind="bad_vector",
+        )
     finite = np.isfinite(rows).all(axis=1)
     zero = ~np.any(rows != 0, axis=1)
     bad = np.flatnonzero(~finite | zero)
@@ -314,7 +347,8 @@ def check_vectors(rows: np.ndarray, spec: EmbeddingModelSpec, batch: Sequence[st
             f"{source} returned a vector with {what} at position {i + 1} of {len(batch)} in the batch "
             f"(text {text!r}; {bad.size} bad in all); nothing of this batch was kept; the server's model gives "
             "unusable vectors: check the server (its model file, its precision settings) or switch model",
-            kind="bad_vector")
+            kind="bad_vector",
+        )
 
 
 class Embedder:
@@ -326,8 +360,14 @@ class Embedder:
     never falls back to another model).
     """
 
-    def __init__(self, spec: EmbeddingModelSpec, settings: ProviderSettings | None = None, *,
-                 cache: VectorCache | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        spec: EmbeddingModelSpec,
+        settings: ProviderSettings | None = None,
+        *,
+        cache: VectorCache | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.spec = spec
         self.settings = settings or ProviderSettings()
         ok, reason = availability(spec, self.settings)
@@ -381,8 +421,15 @@ class Embedder:
                 if len(missing) >= PROGRESS_MIN_TEXTS and progress.listening():  # a query or two says nothing
                     tracker = progress.Tracker("embedding", len(first), unit="texts")
                     tracker.step(len(first) - len(missing))
-                self._embed_missing(missing, [prepared[first[k]] for k in missing], purpose, vectors, usage,
-                                    store=use_cache, tracker=tracker)
+                self._embed_missing(
+                    missing,
+                    [prepared[first[k]] for k in missing],
+                    purpose,
+                    vectors,
+                    usage,
+                    store=use_cache,
+                    tracker=tracker,
+                )
                 if tracker is not None:
                     tracker.step(len(first))
             for i, key in enumerate(keys):
@@ -408,12 +455,19 @@ class Embedder:
             # one batch a group: a few seconds even on a busy machine (progress lines, a stop request and the
             # cache's writes are served between groups); the engine still runs its workers on the batch
             group = max(self.spec.batch_size, 32)
-            return [order[b:b + group] for b in range(0, len(order), group)]
+            return [order[b : b + group] for b in range(0, len(order), group)]
         return [list(range(b, e)) for b, e in remote_batches(texts, self.spec.batch_size, self.spec.max_batch_tokens)]
 
-    def _embed_missing(self, keys: list[str], texts: list[str], purpose: Purpose,
-                       vectors: dict[str, np.ndarray], usage: EmbeddingUsage, store: bool = True,
-                       tracker: "progress.Tracker | None" = None) -> None:
+    def _embed_missing(
+        self,
+        keys: list[str],
+        texts: list[str],
+        purpose: Purpose,
+        vectors: dict[str, np.ndarray],
+        usage: EmbeddingUsage,
+        store: bool = True,
+        tracker: "progress.Tracker | None" = None,
+    ) -> None:
         """Embed distinct texts, storing each finished group in the cache at once (a crash keeps them).
 
         With a cache that workers share, each group is claimed first: this worker embeds the texts it
@@ -452,8 +506,16 @@ class Embedder:
                 pass
             raise
 
-    def _embed_rows(self, rows: list[int], keys: list[str], texts: list[str], purpose: Purpose,
-                    vectors: dict[str, np.ndarray], usage: EmbeddingUsage, store: bool) -> None:
+    def _embed_rows(
+        self,
+        rows: list[int],
+        keys: list[str],
+        texts: list[str],
+        purpose: Purpose,
+        vectors: dict[str, np.ndarray],
+        usage: EmbeddingUsage,
+        store: bool,
+    ) -> None:
         """Embed one group (``rows`` index ``keys``/``texts``) and store its vectors."""
         if not rows:
             return
@@ -461,7 +523,10 @@ class Embedder:
         if self._local is not None:
             result = self._local.embed(batch, purpose, remember=store)
             block, usage.prompt_tokens, usage.truncated = (
-                result.vectors, usage.prompt_tokens + result.tokens, usage.truncated + result.truncated)
+                result.vectors,
+                usage.prompt_tokens + result.tokens,
+                usage.truncated + result.truncated,
+            )
             usage.requests += 1
         else:
             assert self._remote is not None

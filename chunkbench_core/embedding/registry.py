@@ -95,24 +95,32 @@ class EmbeddingModelSpec:
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise bad(name, f"must be a positive integer, got {value!r}")
         if self.max_batch_tokens is not None and (
-            not isinstance(self.max_batch_tokens, int) or isinstance(self.max_batch_tokens, bool)
+            not isinstance(self.max_batch_tokens, int)
+            or isinstance(self.max_batch_tokens, bool)
             or self.max_batch_tokens < 1
         ):
             raise bad("max_batch_tokens", f"must be a positive integer, got {self.max_batch_tokens!r}")
         price = self.price_per_mtok
-        if (not isinstance(price, (int, float)) or isinstance(price, bool) or not math.isfinite(price)
-                or price < 0):
+        if not isinstance(price, (int, float)) or isinstance(price, bool) or not math.isfinite(price) or price < 0:
             raise bad("price_per_mtok", f"must be a number >= 0 (USD per million input tokens), got {price!r}")
         threshold = self.default_semantic_threshold
-        if (not isinstance(threshold, (int, float)) or isinstance(threshold, bool) or not math.isfinite(threshold)
-                or not 0 < threshold <= 1):
+        if (
+            not isinstance(threshold, (int, float))
+            or isinstance(threshold, bool)
+            or not math.isfinite(threshold)
+            or not 0 < threshold <= 1
+        ):
             raise bad("default_semantic_threshold", f"must be a number in (0, 1], got {threshold!r}")
         if isinstance(self.languages, list):
             object.__setattr__(self, "languages", tuple(self.languages))
         if not isinstance(self.languages, tuple) or not all(
-                isinstance(v, str) and _LANGUAGE.fullmatch(v) for v in self.languages):
-            raise bad("languages", 'must be a list of language codes such as ["en"] or ["fa", "en"], or '
-                                   f'["multilingual"], got {self.languages!r}')
+            isinstance(v, str) and _LANGUAGE.fullmatch(v) for v in self.languages
+        ):
+            raise bad(
+                "languages",
+                'must be a list of language codes such as ["en"] or ["fa", "en"], or '
+                f'["multilingual"], got {self.languages!r}',
+            )
         for name in ("document_prefix", "query_prefix", "description", "engine"):
             if not isinstance(getattr(self, name), str):
                 raise bad(name, f"must be a string, got {getattr(self, name)!r}")
@@ -122,9 +130,12 @@ class EmbeddingModelSpec:
             fixed = ENGINE_FIXED_PREFIXES.get(self.engine)
             if fixed and (self.document_prefix, self.query_prefix) != fixed:
                 name = "document_prefix" if self.document_prefix != fixed[0] else "query_prefix"
-                raise bad(name, f"the {self.engine} engine always embeds with document_prefix {fixed[0]!r} and "
-                                f"query_prefix {fixed[1]!r}; set exactly those "
-                                f"(got {self.document_prefix!r} / {self.query_prefix!r})")
+                raise bad(
+                    name,
+                    f"the {self.engine} engine always embeds with document_prefix {fixed[0]!r} and "
+                    f"query_prefix {fixed[1]!r}; set exactly those "
+                    f"(got {self.document_prefix!r} / {self.query_prefix!r})",
+                )
         elif self.engine:
             raise bad("engine", f"only local models have an engine (provider is {self.provider!r})")
         if self.provider == "openai" and self.batch_size > OPENAI_MAX_BATCH:
@@ -178,8 +189,13 @@ _DEFAULT_KEYS = {"corpus_model", "boundary_model"}
 class ModelRegistry(Mapping[str, EmbeddingModelSpec]):
     """Model id -> spec, plus the default corpus and boundary model and the files it came from."""
 
-    def __init__(self, models: Mapping[str, EmbeddingModelSpec], default_corpus_model: str,
-                 default_boundary_model: str, sources: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        models: Mapping[str, EmbeddingModelSpec],
+        default_corpus_model: str,
+        default_boundary_model: str,
+        sources: tuple[str, ...] = (),
+    ) -> None:
         self._models = dict(models)
         self.default_corpus_model = default_corpus_model
         self.default_boundary_model = default_boundary_model
@@ -224,8 +240,9 @@ def _read_data(path: Path) -> dict[str, Any]:
             try:
                 import yaml
             except ImportError:
-                raise _fail(path, "reading YAML needs PyYAML (pip install pyyaml); "
-                                  "or write the file as TOML or JSON") from None
+                raise _fail(
+                    path, "reading YAML needs PyYAML (pip install pyyaml); or write the file as TOML or JSON"
+                ) from None
             data = yaml.safe_load(raw.decode("utf-8"))
         else:
             raise _fail(path, "unknown registry file type; use .toml, .json, .yaml or .yml")
@@ -319,9 +336,11 @@ def _load(builtin: str, user: str | None, _stamps: tuple[int, ...]) -> ModelRegi
     for key in ("corpus_model", "boundary_model"):
         value = defaults.get(key, first)
         if value not in models:
-            raise _fail(defaults_from.get(key, sources[-1]),
-                        f"{value!r} is not a registered model; registered: {', '.join(models)}",
-                        field_name=f"defaults.{key}")
+            raise _fail(
+                defaults_from.get(key, sources[-1]),
+                f"{value!r} is not a registered model; registered: {', '.join(models)}",
+                field_name=f"defaults.{key}",
+            )
         resolved[key] = value
     return ModelRegistry(models, resolved["corpus_model"], resolved["boundary_model"], tuple(sources))
 
@@ -340,13 +359,22 @@ def _refuse_name_clashes(models: Mapping[str, EmbeddingModelSpec], source: str) 
     for model_id in models:
         other = seen.setdefault(name_key(model_id), model_id)
         if other != model_id:
-            raise _fail(source, f"model ids {other!r} and {model_id!r} differ only by ':', '/', '-' or letter "
-                        f"case, so they would share one collection and one results file ({name_key(model_id)!r}); "
-                        "rename one of them", model_id, "id")
+            raise _fail(
+                source,
+                f"model ids {other!r} and {model_id!r} differ only by ':', '/', '-' or letter "
+                f"case, so they would share one collection and one results file ({name_key(model_id)!r}); "
+                "rename one of them",
+                model_id,
+                "id",
+            )
 
 
-def load_registry(path: str | os.PathLike[str] | None = None, *, named_by: str | None = None,
-                  builtin_file: str | os.PathLike[str] | None = None) -> ModelRegistry:
+def load_registry(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    named_by: str | None = None,
+    builtin_file: str | os.PathLike[str] | None = None,
+) -> ModelRegistry:
     """The shipped models plus the user's file ``path`` (None: the shipped models only).
 
     ``named_by``: the variable that named ``path`` (an error for a missing file names it). Re-reads a

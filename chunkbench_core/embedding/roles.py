@@ -32,27 +32,43 @@ BOUNDARY_ENV = VARIABLE_OF["boundary_model"].name
 CORPUS_MODEL_ENV = VARIABLE_OF["corpus_model"].name
 
 
-def boundary_model_id(explicit: str | None = None, registry: ModelRegistry | None = None,
-                      shared: SharedDefaults | None = None, machine_default: str | None = None) -> str:
+def boundary_model_id(
+    explicit: str | None = None,
+    registry: ModelRegistry | None = None,
+    shared: SharedDefaults | None = None,
+    machine_default: str | None = None,
+) -> str:
     """The boundary model id in force: ``explicit`` (run config), else the results database's default
     (``chunkbench defaults set boundary_model``, shared by every machine: ``shared``), else ``machine_default``
     (``CHUNKBENCH_BOUNDARY_MODEL`` of the settings), else the registry default."""
     return boundary_choice(explicit, registry, shared, machine_default).model
 
 
-def boundary_choice(explicit: str | None = None, registry: ModelRegistry | None = None,
-                    shared: SharedDefaults | None = None, machine_default: str | None = None,
-                    corpus: ScriptShare | None = None) -> BoundaryChoice:
+def boundary_choice(
+    explicit: str | None = None,
+    registry: ModelRegistry | None = None,
+    shared: SharedDefaults | None = None,
+    machine_default: str | None = None,
+    corpus: ScriptShare | None = None,
+) -> BoundaryChoice:
     """The boundary model in force, where it came from and why, for a corpus whose letters are ``corpus``
     (None: not known; then the language rule does not apply). See :mod:`.language`."""
     registry = registry if registry is not None else model_registry()
-    return choose_boundary_model(registry, explicit=explicit,
-                                 shared_default=shared.boundary_model() if shared is not None else None,
-                                 machine_default=machine_default, corpus=corpus)
+    return choose_boundary_model(
+        registry,
+        explicit=explicit,
+        shared_default=shared.boundary_model() if shared is not None else None,
+        machine_default=machine_default,
+        corpus=corpus,
+    )
 
 
-def corpus_model_id(explicit: str | None = None, registry: ModelRegistry | None = None,
-                    shared: SharedDefaults | None = None, machine_default: str | None = None) -> str:
+def corpus_model_id(
+    explicit: str | None = None,
+    registry: ModelRegistry | None = None,
+    shared: SharedDefaults | None = None,
+    machine_default: str | None = None,
+) -> str:
     """``explicit`` (the partition's corpus model), else the results database's default (``chunkbench defaults
     set corpus_model``), else ``machine_default`` (``CHUNKBENCH_CORPUS_MODEL``), else the registry's default."""
     return corpus_model_choice(explicit, registry, shared, machine_default).model
@@ -76,25 +92,34 @@ class RoleDefault:
         return out
 
 
-def corpus_model_choice(explicit: str | None = None, registry: ModelRegistry | None = None,
-                        shared: SharedDefaults | None = None, machine_default: str | None = None,
-                        explicit_source: str = "run config") -> RoleDefault:
+def corpus_model_choice(
+    explicit: str | None = None,
+    registry: ModelRegistry | None = None,
+    shared: SharedDefaults | None = None,
+    machine_default: str | None = None,
+    explicit_source: str = "run config",
+) -> RoleDefault:
     """The corpus model in force and its source (order of :func:`corpus_model_id`)."""
     registry = registry if registry is not None else model_registry()
     stored = shared.corpus_model() if shared is not None else None
     for value, source, detail in (
-            (explicit, explicit_source, f"given ({explicit_source})"),
-            (stored, "defaults set", "chunkbench defaults set corpus_model"),
-            (machine_default, "environment", CORPUS_MODEL_ENV),
-            (registry.default_corpus_model, "registry", "the model registry's default")):
+        (explicit, explicit_source, f"given ({explicit_source})"),
+        (stored, "defaults set", "chunkbench defaults set corpus_model"),
+        (machine_default, "environment", CORPUS_MODEL_ENV),
+        (registry.default_corpus_model, "registry", "the model registry's default"),
+    ):
         if value:
             return RoleDefault("corpus_model", get_model(value, registry).id, source, detail)
     raise AssertionError("the registry always has a default corpus model")  # pragma: no cover
 
 
-def role_defaults(registry: ModelRegistry, shared: SharedDefaults | None = None,
-                  machine_corpus: str | None = None, machine_boundary: str | None = None,
-                  corpus: ScriptShare | None = None) -> dict[str, RoleDefault]:
+def role_defaults(
+    registry: ModelRegistry,
+    shared: SharedDefaults | None = None,
+    machine_corpus: str | None = None,
+    machine_boundary: str | None = None,
+    corpus: ScriptShare | None = None,
+) -> dict[str, RoleDefault]:
     """The corpus and boundary models in force when none is given, with where each comes from (what
     ``chunkbench models`` shows); ``corpus``: the parsed corpus's letters (the boundary model's language rule)."""
     try:

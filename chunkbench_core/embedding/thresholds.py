@@ -28,7 +28,6 @@ from chunkbench_core.errors import ConfigError
 from .registry import EmbeddingModelSpec, get_model
 
 
-
 class DefaultsTable(Protocol):
     """What the shared defaults need of a results database (chunkbench_core.storage.results_db.ResultsDB): its
     keyed rows and a query."""
@@ -41,6 +40,7 @@ class DefaultsTable(Protocol):
 
     def query(self, sql: str, params: Sequence[Any] | None = None) -> Any: ...
 
+
 THRESHOLDS_FILE = "semantic_thresholds.json"  # the older per-machine file, migrated on first use
 THRESHOLD_PREFIX = "semantic_threshold:"
 BOUNDARY_MODEL_SETTING = "boundary_model"
@@ -50,8 +50,9 @@ CORPUS_MODEL_SETTING = "corpus_model"
 def validate_threshold(value: object, what: str = "semantic threshold") -> float:
     """``value`` as a float in (0, 1], or ConfigError saying what is allowed."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 < value <= 1:
-        raise ConfigError(f"{what} must be a number in (0, 1] (cosine similarity below which a cut is made), "
-                          f"got {value!r}")
+        raise ConfigError(
+            f"{what} must be a number in (0, 1] (cosine similarity below which a cut is made), got {value!r}"
+        )
     return float(value)
 
 
@@ -76,9 +77,17 @@ class SharedDefaults:
         return json.loads(rows[0]["value"]) if rows else None
 
     def _write(self, setting: str, value) -> None:
-        self.results.write("defaults", _key(setting), [{
-            "setting": setting, "value": json.dumps(value),
-            "changed_at": datetime.now(timezone.utc).replace(tzinfo=None)}])
+        self.results.write(
+            "defaults",
+            _key(setting),
+            [
+                {
+                    "setting": setting,
+                    "value": json.dumps(value),
+                    "changed_at": datetime.now(timezone.utc).replace(tzinfo=None),
+                }
+            ],
+        )
 
     def _migrate_legacy(self) -> None:
         path = self.legacy_file
@@ -87,8 +96,9 @@ class SharedDefaults:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise ConfigError(f"{path}: cannot read the semantic threshold overrides: {exc} "
-                              "(fix or delete the file)") from exc
+            raise ConfigError(
+                f"{path}: cannot read the semantic threshold overrides: {exc} (fix or delete the file)"
+            ) from exc
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: must hold a JSON object {{model id: threshold}} (fix or delete the file)")
         for model, value in data.items():
@@ -101,10 +111,10 @@ class SharedDefaults:
     def thresholds(self) -> dict[str, float]:
         """Every persisted threshold, model id -> threshold."""
         self._migrate_legacy()
-        frame = self.results.query("SELECT setting, value FROM defaults WHERE starts_with(setting, ?)",
-                                   [THRESHOLD_PREFIX])
-        return {str(r.setting).removeprefix(THRESHOLD_PREFIX): float(json.loads(r.value))
-                for r in frame.itertuples()}
+        frame = self.results.query(
+            "SELECT setting, value FROM defaults WHERE starts_with(setting, ?)", [THRESHOLD_PREFIX]
+        )
+        return {str(r.setting).removeprefix(THRESHOLD_PREFIX): float(json.loads(r.value)) for r in frame.itertuples()}
 
     def threshold(self, model: str | EmbeddingModelSpec) -> float:
         """The threshold in force for ``model``: the persisted one, else the registry default."""
@@ -114,7 +124,7 @@ class SharedDefaults:
         return spec.default_semantic_threshold if value is None else float(value)
 
     def threshold_source(self, model_id: str) -> str:
-        """"override" when a persisted threshold exists for ``model_id``, else "registry"."""
+        """ "override" when a persisted threshold exists for ``model_id``, else "registry"."""
         self._migrate_legacy()
         return "override" if self._read(THRESHOLD_PREFIX + model_id) is not None else "registry"
 

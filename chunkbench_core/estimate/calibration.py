@@ -206,8 +206,10 @@ class EngineRate:
         return math.inf if self.seconds_per_token == 0 else 1.0 / self.seconds_per_token
 
     def summary(self, cl100k_per_text: float = 150.0) -> str:
-        text = (f"{self.key.model_id}: {self.texts_per_second(cl100k_per_text):,.1f} texts/s at "
-                f"{cl100k_per_text:.0f} tokens, {self.tokens_per_second:,.0f} tokens/s ({self.source}")
+        text = (
+            f"{self.key.model_id}: {self.texts_per_second(cl100k_per_text):,.1f} texts/s at "
+            f"{cl100k_per_text:.0f} tokens, {self.tokens_per_second:,.0f} tokens/s ({self.source}"
+        )
         return text + (f"; {self.note})" if self.note else ")")
 
     def to_dict(self) -> dict[str, Any]:
@@ -305,9 +307,15 @@ def embedder_probe(embedder: Any) -> EmbedProbe:
     return probe
 
 
-def calibrate_engine(key: EngineKey, embed: EmbedProbe, *, max_input_tokens: int, batch_size: int = 32,
-                     budget_seconds: float = DEFAULT_BUDGET_SECONDS,
-                     clock: Callable[[], float] = time.perf_counter) -> EngineRate:
+def calibrate_engine(
+    key: EngineKey,
+    embed: EmbedProbe,
+    *,
+    max_input_tokens: int,
+    batch_size: int = 32,
+    budget_seconds: float = DEFAULT_BUDGET_SECONDS,
+    clock: Callable[[], float] = time.perf_counter,
+) -> EngineRate:
     """Time ``embed`` on the calibration texts and fit its rate (module rule).
 
     One warm-up call first (it loads the model: reported as ``warmup_seconds``, not fitted). Then rounds over
@@ -357,36 +365,64 @@ def calibrate_engine(key: EngineKey, embed: EmbedProbe, *, max_input_tokens: int
     if per_text == 0 and per_token == 0:  # a clock too coarse to see the calls
         per_token = max(spent, 1e-9) / max(1.0, sum(b.tokens for b in batches))
     ratio = sum(b.tokens for b in batches) / max(1.0, sum(b.cl100k_tokens for b in batches))
-    return EngineRate(key, per_text, per_token, tokens_per_cl100k=ratio, warmup_seconds=warmup, source="measured",
-                      texts_measured=sum(b.texts for b in batches), seconds_measured=spent, measured_at=now_text())
+    return EngineRate(
+        key,
+        per_text,
+        per_token,
+        tokens_per_cl100k=ratio,
+        warmup_seconds=warmup,
+        source="measured",
+        texts_measured=sum(b.texts for b in batches),
+        seconds_measured=spent,
+        measured_at=now_text(),
+    )
 
 
-def calibrate_embedder(embedder: Any, *, budget_seconds: float = DEFAULT_BUDGET_SECONDS, machine: str | None = None,
-                       variant: str = "") -> EngineRate:
+def calibrate_embedder(
+    embedder: Any, *, budget_seconds: float = DEFAULT_BUDGET_SECONDS, machine: str | None = None, variant: str = ""
+) -> EngineRate:
     """:func:`calibrate_engine` on a local ``Embedder`` (its registry entry gives the key, window and batch)."""
     spec = embedder.spec
     if spec.provider != "local":
-        raise EstimateError(f"{spec.id} is a remote model: its rate comes from recorded usage "
-                            "(rate_from_usage) or the provider's default (default_rate), never a paid probe")
-    return calibrate_engine(engine_key(spec, machine, variant), embedder_probe(embedder),
-                            max_input_tokens=spec.max_input_tokens, batch_size=spec.batch_size,
-                            budget_seconds=budget_seconds)
+        raise EstimateError(
+            f"{spec.id} is a remote model: its rate comes from recorded usage "
+            "(rate_from_usage) or the provider's default (default_rate), never a paid probe"
+        )
+    return calibrate_engine(
+        engine_key(spec, machine, variant),
+        embedder_probe(embedder),
+        max_input_tokens=spec.max_input_tokens,
+        batch_size=spec.batch_size,
+        budget_seconds=budget_seconds,
+    )
 
 
-def rate_from_usage(key: EngineKey, rows: Sequence[Mapping[str, Any]], min_texts: int = 20,
-                    tokens_per_cl100k: float = 1.0) -> EngineRate | None:
+def rate_from_usage(
+    key: EngineKey, rows: Sequence[Mapping[str, Any]], min_texts: int = 20, tokens_per_cl100k: float = 1.0
+) -> EngineRate | None:
     """The rate of a model fitted on its recorded ``embedding_usage`` rows (``embedded`` texts,
     ``prompt_tokens``, ``seconds``; rows of other models and rows that embedded nothing are left out), or
     None when fewer than ``min_texts`` texts were embedded in all. Tokens are the provider's; a provider
     that reports none gives a rate per text only."""
-    usable = [r for r in rows if str(r.get("model_id", key.model_id)) == key.model_id
-              and _count(r.get("embedded")) > 0 and _count(r.get("seconds")) > 0]
+    usable = [
+        r
+        for r in rows
+        if str(r.get("model_id", key.model_id)) == key.model_id
+        and _count(r.get("embedded")) > 0
+        and _count(r.get("seconds")) > 0
+    ]
     texts = sum(_count(r.get("embedded")) for r in usable)
     if texts < min_texts:
         return None
-    batches = [TimedBatch(int(_count(r.get("embedded"))), _count(r.get("prompt_tokens")),
-                          _count(r.get("prompt_tokens")) / tokens_per_cl100k, _count(r.get("seconds")))
-               for r in usable]
+    batches = [
+        TimedBatch(
+            int(_count(r.get("embedded"))),
+            _count(r.get("prompt_tokens")),
+            _count(r.get("prompt_tokens")) / tokens_per_cl100k,
+            _count(r.get("seconds")),
+        )
+        for r in usable
+    ]
     per_text, per_token = fit_time(batches)
     seconds = sum(b.seconds for b in batches)
     note = f"fitted on {len(usable)} recorded call(s)"
@@ -394,8 +430,17 @@ def rate_from_usage(key: EngineKey, rows: Sequence[Mapping[str, Any]], min_texts
         per_text, per_token, note = seconds / texts, 0.0, note + "; the provider reported no tokens: per text only"
     if per_text == 0 and per_token == 0:
         return None
-    return EngineRate(key, per_text, per_token, tokens_per_cl100k=tokens_per_cl100k, source="recorded",
-                      texts_measured=int(texts), seconds_measured=seconds, measured_at=now_text(), note=note)
+    return EngineRate(
+        key,
+        per_text,
+        per_token,
+        tokens_per_cl100k=tokens_per_cl100k,
+        source="recorded",
+        texts_measured=int(texts),
+        seconds_measured=seconds,
+        measured_at=now_text(),
+        note=note,
+    )
 
 
 def _count(value: Any) -> float:
@@ -409,8 +454,14 @@ def _count(value: Any) -> float:
 def default_rate(key: EngineKey) -> EngineRate:
     """The conservative default of a remote provider (:data:`REMOTE_DEFAULTS`) before any recorded run."""
     per_text, tokens_per_second, ratio = REMOTE_DEFAULTS.get(key.engine, REMOTE_DEFAULTS["openai_compatible"])
-    return EngineRate(key, per_text, 1.0 / tokens_per_second, tokens_per_cl100k=ratio, source="default",
-                      note=f"a conservative default for {key.engine}: no run of this model recorded yet")
+    return EngineRate(
+        key,
+        per_text,
+        1.0 / tokens_per_second,
+        tokens_per_cl100k=ratio,
+        source="default",
+        note=f"a conservative default for {key.engine}: no run of this model recorded yet",
+    )
 
 
 # -- the file ------------------------------------------------------------------------------------
@@ -444,8 +495,10 @@ class CalibrationStore:
             if not isinstance(data, dict) or data.get("format") != FORMAT_VERSION:
                 raise ValueError(f"not a calibration file of format {FORMAT_VERSION}")
         except (OSError, ValueError) as exc:
-            return _empty(), (f"{self.path} could not be read ({exc}); the engines are calibrated again and "
-                              f"the old file is kept as {self.path.name}.unreadable")
+            return _empty(), (
+                f"{self.path} could not be read ({exc}); the engines are calibrated again and "
+                f"the old file is kept as {self.path.name}.unreadable"
+            )
         return {**_empty(), **data}, None
 
     def read(self) -> dict[str, Any]:
@@ -517,8 +570,9 @@ class CalibrationStore:
         return out
 
 
-def calibrated(store: CalibrationStore, key: EngineKey, measure: Callable[[], EngineRate],
-               refresh: bool = False) -> tuple[EngineRate, bool]:
+def calibrated(
+    store: CalibrationStore, key: EngineKey, measure: Callable[[], EngineRate], refresh: bool = False
+) -> tuple[EngineRate, bool]:
     """(the rate of ``key``, whether it was reused): the stored one when there is one for this very key and
     ``refresh`` is off, else ``measure()``, saved for next time."""
     if not refresh:

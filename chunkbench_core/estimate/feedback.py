@@ -53,8 +53,9 @@ class StageActual:
             raise EstimateError("an actual time must name the stage(s) it covers")
         unknown = [s for s in self.stages if s not in (*PARTITION_STAGES, "parsing")]
         if unknown:
-            raise EstimateError(f"unknown stage(s) {', '.join(unknown)}; stages: "
-                                f"{', '.join((*PARTITION_STAGES, 'parsing'))}")
+            raise EstimateError(
+                f"unknown stage(s) {', '.join(unknown)}; stages: {', '.join((*PARTITION_STAGES, 'parsing'))}"
+            )
         if not isinstance(self.seconds, (int, float)) or not math.isfinite(self.seconds) or self.seconds < 0:
             raise EstimateError(f"seconds must be a finite number >= 0, got {self.seconds!r}")
 
@@ -77,10 +78,16 @@ class PartitionTimes:
 
 def partition_actuals(corpus_model: str, strategy: str, times: PartitionTimes) -> list[StageActual]:
     """The actual stages of one partition from what its build and experiment recorded (:class:`PartitionTimes`)."""
-    index_seconds, embedding_seconds, boundary_seconds = times.index_seconds, times.embedding_seconds, \
-        times.boundary_seconds
-    context_seconds, retrieval_seconds, step_seconds = times.context_seconds, times.retrieval_seconds, \
-        times.step_seconds
+    index_seconds, embedding_seconds, boundary_seconds = (
+        times.index_seconds,
+        times.embedding_seconds,
+        times.boundary_seconds,
+    )
+    context_seconds, retrieval_seconds, step_seconds = (
+        times.context_seconds,
+        times.retrieval_seconds,
+        times.step_seconds,
+    )
     out = [StageActual(corpus_model, strategy, ("embedding",), embedding_seconds)]
     rest = index_seconds - embedding_seconds
     if boundary_seconds:
@@ -146,10 +153,15 @@ class RunComparison:
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"created_at": self.created_at, "estimated_total": self.estimated_total,
-                "actual_total": self.actual_total,
-                "partitions": [{"corpus_model": m, "strategy": s, "estimated": e, "actual": a}
-                               for (m, s), (e, a) in sorted(self.per_partition().items())]}
+        return {
+            "created_at": self.created_at,
+            "estimated_total": self.estimated_total,
+            "actual_total": self.actual_total,
+            "partitions": [
+                {"corpus_model": m, "strategy": s, "estimated": e, "actual": a}
+                for (m, s), (e, a) in sorted(self.per_partition().items())
+            ],
+        }
 
 
 def comparison_text(estimated: float, actual: float) -> str:
@@ -158,8 +170,9 @@ def comparison_text(estimated: float, actual: float) -> str:
     return f"estimated {duration(estimated)}, took {duration(actual)} (ratio {ratio})"
 
 
-def compare_run(estimate: RunEstimate, actuals: Sequence[StageActual],
-                actual_total: float | None = None) -> RunComparison:
+def compare_run(
+    estimate: RunEstimate, actuals: Sequence[StageActual], actual_total: float | None = None
+) -> RunComparison:
     """Each actual against the estimated seconds of the stages it covers (a partition the estimate does not
     hold is an error naming it)."""
     partitions = {(p.corpus_model, p.strategy): p for p in estimate.partitions}
@@ -167,24 +180,49 @@ def compare_run(estimate: RunEstimate, actuals: Sequence[StageActual],
     out = []
     for actual in actuals:
         if actual.stages == ("parsing",):
-            out.append(StageComparison(None, None, actual.stages, PARSING_KEY, estimate.parsing_seconds,
-                                       estimate.raw_parsing_seconds, actual.seconds))
+            out.append(
+                StageComparison(
+                    None,
+                    None,
+                    actual.stages,
+                    PARSING_KEY,
+                    estimate.parsing_seconds,
+                    estimate.raw_parsing_seconds,
+                    actual.seconds,
+                )
+            )
             continue
         part = partitions.get((actual.corpus_model, actual.strategy))  # type: ignore[arg-type]  # a partition's stage: both names are set
         if part is None:
-            raise EstimateError(f"the estimate holds no partition {configuration_label(actual.strategy, actual.corpus_model)}: "
-                                "compare a run with the estimate made for it")
+            raise EstimateError(
+                f"the estimate holds no partition {configuration_label(actual.strategy, actual.corpus_model)}: "
+                "compare a run with the estimate made for it"
+            )
         key = estimate.keys.get(part.corpus_model, part.corpus_model)
         if actual.stages == ("boundary",) and boundary_key:
             key = boundary_key
-        out.append(StageComparison(part.corpus_model, part.strategy, actual.stages, key,
-                                   sum(part.seconds.get(s, 0.0) for s in actual.stages),
-                                   sum(part.raw_seconds.get(s, 0.0) for s in actual.stages), actual.seconds))
+        out.append(
+            StageComparison(
+                part.corpus_model,
+                part.strategy,
+                actual.stages,
+                key,
+                sum(part.seconds.get(s, 0.0) for s in actual.stages),
+                sum(part.raw_seconds.get(s, 0.0) for s in actual.stages),
+                actual.seconds,
+            )
+        )
     return RunComparison(tuple(out), estimate.total, actual_total)
 
 
-def updated_correction(old: float, raw_estimate: float, actual: float, damping: float = DAMPING,
-                       bounds: tuple[float, float] = BOUNDS, min_seconds: float = MIN_SECONDS) -> float:
+def updated_correction(
+    old: float,
+    raw_estimate: float,
+    actual: float,
+    damping: float = DAMPING,
+    bounds: tuple[float, float] = BOUNDS,
+    min_seconds: float = MIN_SECONDS,
+) -> float:
     """The correction after one observation (module rule): ``old^(1-d) · (actual/raw)^d``, within ``bounds``;
     unchanged when both times are under ``min_seconds``, or when nothing was estimated (a stage estimated at 0,
     e.g. parsing with every parse stored, has nothing a factor could correct)."""
@@ -197,11 +235,16 @@ def updated_correction(old: float, raw_estimate: float, actual: float, damping: 
     if raw_estimate <= 0 or (raw_estimate < min_seconds and actual < min_seconds):
         return old  # nothing was estimated to correct, or too short to time well
     observed = min(high, max(low, actual / raw_estimate))
-    return min(high, max(low, old ** (1 - damping) * observed ** damping))
+    return min(high, max(low, old ** (1 - damping) * observed**damping))
 
 
-def learn(store: CalibrationStore, comparison: RunComparison, damping: float = DAMPING,
-          bounds: tuple[float, float] = BOUNDS, min_seconds: float = MIN_SECONDS) -> dict[str, dict[str, float]]:
+def learn(
+    store: CalibrationStore,
+    comparison: RunComparison,
+    damping: float = DAMPING,
+    bounds: tuple[float, float] = BOUNDS,
+    min_seconds: float = MIN_SECONDS,
+) -> dict[str, dict[str, float]]:
     """Move the stored corrections by this run (summed per engine key and group of stages) and keep the
     comparison; returns {key: {stage: new correction}}."""
     totals: dict[tuple[str, tuple[str, ...]], list[float]] = {}
@@ -220,7 +263,7 @@ def learn(store: CalibrationStore, comparison: RunComparison, damping: float = D
                 runs = int((entries.get(stage) or {}).get("runs", 0)) + 1
                 entries[stage] = {"ratio": new, "runs": runs, "updated_at": comparison.created_at}
                 changed.setdefault(key, {})[stage] = new
-        data["comparisons"] = (data.get("comparisons") or [])[-(KEEP_COMPARISONS - 1):] + [comparison.to_dict()]
+        data["comparisons"] = (data.get("comparisons") or [])[-(KEEP_COMPARISONS - 1) :] + [comparison.to_dict()]
         return changed
 
     return store.update(change)

@@ -80,21 +80,33 @@ class UncachedIndexTime:
 
     def as_row(self) -> dict[str, object]:
         """Columns for ``index_costs``."""
-        return {"index_seconds_uncached": self.seconds, "index_time_source": self.source,
-                "index_seconds_cached_part": self.added_seconds, "cached_texts": self.cached_texts,
-                "cached_contexts": self.cached_contexts}
+        return {
+            "index_seconds_uncached": self.seconds,
+            "index_time_source": self.source,
+            "index_seconds_cached_part": self.added_seconds,
+            "cached_texts": self.cached_texts,
+            "cached_contexts": self.cached_contexts,
+        }
 
 
-def uncached_index_seconds(measured_seconds: float, passes: list[EmbeddingPass] | tuple[EmbeddingPass, ...],
-                           cached_contexts: int = 0, seconds_per_context: float | None = None) -> UncachedIndexTime:
+def uncached_index_seconds(
+    measured_seconds: float,
+    passes: list[EmbeddingPass] | tuple[EmbeddingPass, ...],
+    cached_contexts: int = 0,
+    seconds_per_context: float | None = None,
+) -> UncachedIndexTime:
     """The build's index time with nothing cached (module rule).
 
     ``measured_seconds``: the build as timed (``index_seconds``); ``passes``: its embedding passes;
     ``cached_contexts``: contextual_retrieval's contexts served from the context cache, and
     ``seconds_per_context`` an LLM call's time (None: unknown).
     """
-    if isinstance(measured_seconds, bool) or not isinstance(measured_seconds, (int, float)) \
-            or not math.isfinite(measured_seconds) or measured_seconds < 0:
+    if (
+        isinstance(measured_seconds, bool)
+        or not isinstance(measured_seconds, (int, float))
+        or not math.isfinite(measured_seconds)
+        or measured_seconds < 0
+    ):
         raise EstimateError(f"measured_seconds must be a finite number >= 0, got {measured_seconds!r}")
     if isinstance(cached_contexts, bool) or not isinstance(cached_contexts, int) or cached_contexts < 0:
         raise EstimateError(f"cached_contexts must be an integer >= 0, got {cached_contexts!r}")
@@ -114,7 +126,9 @@ def uncached_index_seconds(measured_seconds: float, passes: list[EmbeddingPass] 
         else:
             added += cached_contexts * seconds_per_context
     if not known:
-        return UncachedIndexTime(float(measured_seconds), "unknown", float(measured_seconds), 0.0, cached_texts,
-                                 cached_contexts)
-    return UncachedIndexTime(measured_seconds + added, "derived", float(measured_seconds), added, cached_texts,
-                             cached_contexts)
+        return UncachedIndexTime(
+            float(measured_seconds), "unknown", float(measured_seconds), 0.0, cached_texts, cached_contexts
+        )
+    return UncachedIndexTime(
+        measured_seconds + added, "derived", float(measured_seconds), added, cached_texts, cached_contexts
+    )

@@ -102,20 +102,25 @@ def corpus_documents(store: Any, sources: Sequence[Any]) -> list[DocumentSize]:
     """The corpus as the estimate sees it: parsed documents by their tokens, the others by their file size
     (``store``: a ParsedStore, or a list of them looked in order)."""
     tokens = parsed_tokens(store, sources)
-    return [DocumentSize(s.document, int(s.size_bytes), tokens.get(s.document), s.document in tokens)
-            for s in sources]
+    return [DocumentSize(s.document, int(s.size_bytes), tokens.get(s.document), s.document in tokens) for s in sources]
 
 
-def engine_rates(models: Sequence[str], registry: Mapping[str, Any], calibration: CalibrationStore,
-                 embedder_for: Callable[[str], Any], usage_rows: Callable[[str], Sequence[Mapping[str, Any]]],
-                 say: Callable[[str], None] | None = None,
-                 budget_seconds: float = CALIBRATION_SECONDS) -> dict[str, EngineRate]:
+def engine_rates(
+    models: Sequence[str],
+    registry: Mapping[str, Any],
+    calibration: CalibrationStore,
+    embedder_for: Callable[[str], Any],
+    usage_rows: Callable[[str], Sequence[Mapping[str, Any]]],
+    say: Callable[[str], None] | None = None,
+    budget_seconds: float = CALIBRATION_SECONDS,
+) -> dict[str, EngineRate]:
     """Each model's rate: a local engine timed here once (``say`` tells when it is), a remote one from usage."""
     rates: dict[str, EngineRate] = {}
     for model in dict.fromkeys(models):
         spec = registry[model]
         key = engine_key(spec)
         if spec.provider == "local":
+
             def measure(model: str = model) -> EngineRate:
                 if say is not None:
                     say(f"timing {model} on this machine (a few seconds, once) ...")
@@ -141,8 +146,9 @@ def stored_rates(folder: str | os.PathLike[str], specs: Sequence[Any]) -> dict[s
     return out
 
 
-def cached_share(previous: Mapping[str, Sequence[str]], document_tokens: Mapping[str, float],
-                 unchanged: Sequence[str], embedder: Any) -> float:
+def cached_share(
+    previous: Mapping[str, Sequence[str]], document_tokens: Mapping[str, float], unchanged: Sequence[str], embedder: Any
+) -> float:
     """The share of a partition's texts the embedder's cache holds (0 without a cache)."""
     cache = getattr(embedder, "cache", None)
     if cache is None or not previous:
@@ -152,7 +158,7 @@ def cached_share(previous: Mapping[str, Sequence[str]], document_tokens: Mapping
     def count_cached(keys: list[str]) -> int:
         found = 0
         for begin in range(0, len(keys), 2000):
-            found += len(cache.get_many(embedder.namespace, keys[begin:begin + 2000], spec.dimension))
+            found += len(cache.get_many(embedder.namespace, keys[begin : begin + 2000], spec.dimension))
         return found
 
     prefix = spec.apply_prefix([""], "document")[0]
@@ -187,9 +193,16 @@ class RunSettings:
     store_engine: str = "edge"
 
 
-def estimate_partitions(documents: Sequence[DocumentSize], partitions: Sequence[PlannedPartition],
-                        rates: Mapping[str, EngineRate], settings: RunSettings, *, unchanged: Sequence[str],
-                        embedder_for: Callable[[str], Any], calibration: CalibrationStore) -> RunEstimate:
+def estimate_partitions(
+    documents: Sequence[DocumentSize],
+    partitions: Sequence[PlannedPartition],
+    rates: Mapping[str, EngineRate],
+    settings: RunSettings,
+    *,
+    unchanged: Sequence[str],
+    embedder_for: Callable[[str], Any],
+    calibration: CalibrationStore,
+) -> RunEstimate:
     """The run's estimate: partitions grouped by sizes and boundary model (one :class:`RunShape` each), each
     group estimated with what the cache holds, then put together in the run's order (parsing, warm-ups and
     the finish counted once)."""
@@ -202,8 +215,9 @@ def estimate_partitions(documents: Sequence[DocumentSize], partitions: Sequence[
     if cache_enabled:
         for p in partitions:
             if p.previous_texts:
-                cached[(p.corpus_model, p.strategy)] = cached_share(p.previous_texts, tokens, unchanged,
-                                                                    embedder_for(p.corpus_model))
+                cached[(p.corpus_model, p.strategy)] = cached_share(
+                    p.previous_texts, tokens, unchanged, embedder_for(p.corpus_model)
+                )
     groups: dict[tuple[int, int, str | None], list[PlannedPartition]] = {}
     for p in partitions:
         groups.setdefault((p.chunk_size, p.chunk_overlap, p.boundary_model), []).append(p)
@@ -212,12 +226,23 @@ def estimate_partitions(documents: Sequence[DocumentSize], partitions: Sequence[
     for (size, overlap, boundary), members in groups.items():
         models = list(dict.fromkeys(p.corpus_model for p in members))
         strategies = list(dict.fromkeys(p.strategy for p in members))
-        shape = RunShape(corpus_models=models, strategies=strategies, chunk_size=size, chunk_overlap=overlap,
-                         n_questions=n_questions, boundary_model=boundary, filter_by_document=filter_by_document,
-                         dimensions={m: int(dimensions.get(m, 768)) for m in models},
-                         cache_enabled=cache_enabled, store=timing, pipeline=pipeline, llm=llm)
-        part = estimate_run(documents, shape, rates, Learnt(cached=coverage_cache(cached),
-                                                            corrections=calibration.correction))
+        shape = RunShape(
+            corpus_models=models,
+            strategies=strategies,
+            chunk_size=size,
+            chunk_overlap=overlap,
+            n_questions=n_questions,
+            boundary_model=boundary,
+            filter_by_document=filter_by_document,
+            dimensions={m: int(dimensions.get(m, 768)) for m in models},
+            cache_enabled=cache_enabled,
+            store=timing,
+            pipeline=pipeline,
+            llm=llm,
+        )
+        part = estimate_run(
+            documents, shape, rates, Learnt(cached=coverage_cache(cached), corrections=calibration.correction)
+        )
         wanted = {(p.corpus_model, p.strategy) for p in members}
         kept = tuple(e for e in part.partitions if (e.corpus_model, e.strategy) in wanted)
         part = replace(part, partitions=kept)
@@ -225,41 +250,65 @@ def estimate_partitions(documents: Sequence[DocumentSize], partitions: Sequence[
             merged = part
             continue
         merged = replace(
-            merged, partitions=merged.partitions + part.partitions,
+            merged,
+            partitions=merged.partitions + part.partitions,
             warmup_seconds={**part.warmup_seconds, **merged.warmup_seconds},
-            rates={**merged.rates, **part.rates}, keys={**merged.keys, **part.keys},
+            rates={**merged.rates, **part.rates},
+            keys={**merged.keys, **part.keys},
             boundary_model=merged.boundary_model or part.boundary_model,
-            finishing_seconds=merged.finishing_seconds + pipeline.finishing_seconds_per_partition * len(kept))
+            finishing_seconds=merged.finishing_seconds + pipeline.finishing_seconds_per_partition * len(kept),
+        )
     assert merged is not None
     order = {(p.corpus_model, p.strategy): i for i, p in enumerate(partitions)}
-    return replace(merged, partitions=tuple(sorted(merged.partitions,
-                                                   key=lambda e: order.get((e.corpus_model, e.strategy), 0))))
+    return replace(
+        merged, partitions=tuple(sorted(merged.partitions, key=lambda e: order.get((e.corpus_model, e.strategy), 0)))
+    )
 
 
-def partition_actual(corpus_model: str, strategy: str, before: Mapping[str, float], after: Mapping[str, float],
-                     step_seconds: float) -> list[StageActual]:
+def partition_actual(
+    corpus_model: str, strategy: str, before: Mapping[str, float], after: Mapping[str, float], step_seconds: float
+) -> list[StageActual]:
     """The actual stages of one partition from the stage clock before and after its step (seconds by stage:
     chunking with the boundary pass inside it, boundary, embedding, indexing, retrieval)."""
+
     def delta(stage: str) -> float:
         return max(0.0, after.get(stage, 0.0) - before.get(stage, 0.0))
 
     boundary = delta("boundary")
     build = delta("chunking") + delta("embedding") + delta("indexing")
-    return partition_actuals(corpus_model, strategy, PartitionTimes(
-        index_seconds=build, embedding_seconds=delta("embedding"), boundary_seconds=boundary,
-        retrieval_seconds=delta("retrieval"), step_seconds=max(step_seconds, build + delta("retrieval"))))
+    return partition_actuals(
+        corpus_model,
+        strategy,
+        PartitionTimes(
+            index_seconds=build,
+            embedding_seconds=delta("embedding"),
+            boundary_seconds=boundary,
+            retrieval_seconds=delta("retrieval"),
+            step_seconds=max(step_seconds, build + delta("retrieval")),
+        ),
+    )
 
 
-def estimate_row(estimate: RunEstimate, *, batch: str, benchmark: str, actual: Mapping[str, Any] | None = None,
-                 sample: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def estimate_row(
+    estimate: RunEstimate,
+    *,
+    batch: str,
+    benchmark: str,
+    actual: Mapping[str, Any] | None = None,
+    sample: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """The ``run_estimates`` row of a run: its estimate and, once it ended, what it took."""
     actual = dict(actual or {})
     total = actual.get("total_seconds")
     return {
-        "batch": batch, "benchmark": benchmark, "created_at": estimate.created_at,
-        "estimated_seconds": float(estimate.total), "actual_seconds": float(total) if total is not None else None,
+        "batch": batch,
+        "benchmark": benchmark,
+        "created_at": estimate.created_at,
+        "estimated_seconds": float(estimate.total),
+        "actual_seconds": float(total) if total is not None else None,
         "ratio": float(total) / estimate.total if total is not None and estimate.total > 0 else None,
-        "n_documents": estimate.n_documents, "n_partitions": len(estimate.partitions),
+        "n_documents": estimate.n_documents,
+        "n_partitions": len(estimate.partitions),
         "texts_to_embed": int(sum(p.to_embed for p in estimate.partitions)),
         "texts_cached": int(sum(p.cached for p in estimate.partitions)),
         "corpus_sample": json.dumps(dict(sample), ensure_ascii=False) if sample else None,

@@ -63,7 +63,13 @@ LONG_RUN_SECONDS = 30 * 60
 #: tokens per byte of the corpus's parsed files of the same format replace them (:func:`tokens_per_byte`),
 #: and the parsed text gives the exact count.
 DEFAULT_TOKENS_PER_BYTE: dict[str, float] = {
-    "txt": 0.22, "md": 0.22, "csv": 0.3, "pdf": 0.05, "docx": 0.05, "doc": 0.1, "xlsx": 0.3,
+    "txt": 0.22,
+    "md": 0.22,
+    "csv": 0.3,
+    "pdf": 0.05,
+    "docx": 0.05,
+    "doc": 0.1,
+    "xlsx": 0.3,
 }
 UNKNOWN_TOKENS_PER_BYTE = 0.1
 
@@ -88,25 +94,35 @@ class DocumentSize:
         return document_format(self.document)
 
 
-def documents_from_parsed(parsed: Iterable[Any], sizes: Mapping[str, int] | None = None,
-                          count: Callable[[str], int] | None = None) -> list[DocumentSize]:
+def documents_from_parsed(
+    parsed: Iterable[Any], sizes: Mapping[str, int] | None = None, count: Callable[[str], int] | None = None
+) -> list[DocumentSize]:
     """DocumentSizes of parsed documents (``ParsedDocument``: ``document`` and ``markdown``), counted in cl100k
     tokens; ``sizes``: their file sizes by name, when known."""
     if count is None:
         from chunkbench_core.tokens import count_tokens as count
     sizes = sizes or {}
-    return [DocumentSize(d.document, int(sizes.get(d.document, len(d.markdown.encode("utf-8")))),
-                         int(count(d.markdown)), True) for d in parsed]
+    return [
+        DocumentSize(
+            d.document, int(sizes.get(d.document, len(d.markdown.encode("utf-8")))), int(count(d.markdown)), True
+        )
+        for d in parsed
+    ]
 
 
-def documents_from_scan(sources: Iterable[Any], parsed: Mapping[str, int] | None = None,
-                        stored: Iterable[str] = ()) -> list[DocumentSize]:
+def documents_from_scan(
+    sources: Iterable[Any], parsed: Mapping[str, int] | None = None, stored: Iterable[str] = ()
+) -> list[DocumentSize]:
     """DocumentSizes of a corpus scan (``SourceDocument``: ``document`` and ``size_bytes``); ``parsed``: the
     tokens of those already parsed, by name; ``stored``: names whose parse is stored though not counted."""
     parsed = parsed or {}
     stored = set(stored)
-    return [DocumentSize(s.document, int(s.size_bytes), parsed.get(s.document),
-                         s.document in parsed or s.document in stored) for s in sources]
+    return [
+        DocumentSize(
+            s.document, int(s.size_bytes), parsed.get(s.document), s.document in parsed or s.document in stored
+        )
+        for s in sources
+    ]
 
 
 def tokens_per_byte(documents: Sequence[DocumentSize]) -> dict[str, float]:
@@ -155,9 +171,17 @@ class ParseRate:
 #: a page or two per 0.1 s; a spreadsheet is read cell by cell; a legacy .doc is converted by LibreOffice
 #: first. Parses recorded on this machine replace them (:func:`parse_rates_from_records`).
 DEFAULT_PARSE_RATES: dict[str, ParseRate] = {
-    fmt: ParseRate(fmt, per_document, per_mb) for fmt, per_document, per_mb in (
-        ("pdf", 0.3, 2.0), ("docx", 0.2, 1.0), ("doc", 3.0, 1.0), ("xlsx", 0.3, 4.0), ("csv", 0.05, 1.0),
-        ("md", 0.02, 0.3), ("txt", 0.02, 0.3), ("none", 0.1, 1.0))
+    fmt: ParseRate(fmt, per_document, per_mb)
+    for fmt, per_document, per_mb in (
+        ("pdf", 0.3, 2.0),
+        ("docx", 0.2, 1.0),
+        ("doc", 3.0, 1.0),
+        ("xlsx", 0.3, 4.0),
+        ("csv", 0.05, 1.0),
+        ("md", 0.02, 0.3),
+        ("txt", 0.02, 0.3),
+        ("none", 0.1, 1.0),
+    )
 }
 UNKNOWN_PARSE_RATE = ParseRate("other", 0.3, 2.0)
 
@@ -263,8 +287,11 @@ class ObservedBuild:
     boundary_texts: int = 0
 
     def matches(self, strategy: str, chunk_size: int, chunk_overlap: int) -> bool:
-        return (self.strategy, self.chunk_size, self.chunk_overlap) == (strategy, chunk_size, chunk_overlap) \
-            and self.corpus_tokens > 0
+        return (self.strategy, self.chunk_size, self.chunk_overlap) == (
+            strategy,
+            chunk_size,
+            chunk_overlap,
+        ) and self.corpus_tokens > 0
 
 
 @dataclass(frozen=True)
@@ -279,14 +306,21 @@ class StrategyWork:
     source: str  # "shape" or "recorded build"
 
 
-def strategy_work(strategy: str, tokens: Sequence[float], chunk_size: int, chunk_overlap: int,
-                  llm_context: bool = False, observed: ObservedBuild | None = None) -> StrategyWork:
+def strategy_work(
+    strategy: str,
+    tokens: Sequence[float],
+    chunk_size: int,
+    chunk_overlap: int,
+    llm_context: bool = False,
+    observed: ObservedBuild | None = None,
+) -> StrategyWork:
     """The texts ``strategy`` embeds for documents of ``tokens`` cl100k tokens each (module rule)."""
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise EstimateError(f"chunk_size must be a positive integer (cl100k tokens), got {chunk_size!r}")
     if isinstance(chunk_overlap, bool) or not isinstance(chunk_overlap, int) or not 0 <= chunk_overlap < chunk_size:
-        raise EstimateError(f"chunk_overlap must be an integer from 0 to chunk_size - 1 ({chunk_size - 1}), "
-                            f"got {chunk_overlap!r}")
+        raise EstimateError(
+            f"chunk_overlap must be an integer from 0 to chunk_size - 1 ({chunk_size - 1}), got {chunk_overlap!r}"
+        )
     shape = strategy_shape(strategy)
     total = float(sum(tokens))
     boundary_texts = 0.0
@@ -297,8 +331,9 @@ def strategy_work(strategy: str, tokens: Sequence[float], chunk_size: int, chunk
         scale = total / observed.corpus_tokens
         texts = observed.n_embedded * scale
         boundary = observed.boundary_texts * scale if observed.boundary_texts else boundary_texts
-        return StrategyWork(texts, observed.embedded_tokens * scale, boundary, total if boundary else 0.0,
-                            texts, "recorded build")
+        return StrategyWork(
+            texts, observed.embedded_tokens * scale, boundary, total if boundary else 0.0, texts, "recorded build"
+        )
     length = max(1.0, shape.fill * chunk_size)
     overlap = chunk_overlap * shape.overlap_share
     stride = max(1.0, length - overlap)
@@ -311,8 +346,14 @@ def strategy_work(strategy: str, tokens: Sequence[float], chunk_size: int, chunk
         embedded += t + (n - 1) * overlap
     if shape.context:
         embedded += texts * (LLM_CONTEXT_TOKENS if llm_context else shape.context_tokens)
-    return StrategyWork(texts, embedded, float(boundary_texts), total if shape.boundary_unit else 0.0, texts,
-                        "shape" if strategy_shape(strategy) is not UNKNOWN_SHAPE else "unknown strategy: size-driven guess")
+    return StrategyWork(
+        texts,
+        embedded,
+        float(boundary_texts),
+        total if shape.boundary_unit else 0.0,
+        texts,
+        "shape" if strategy_shape(strategy) is not UNKNOWN_SHAPE else "unknown strategy: size-driven guess",
+    )
 
 
 # -- the other costs -----------------------------------------------------------------------------
@@ -342,10 +383,18 @@ class StoreTiming:
 #: safe side: the first run's correction replaces it).
 STORE_TIMINGS: dict[str, StoreTiming] = {
     "edge": StoreTiming(),
-    "client": StoreTiming(seconds_per_point=0.85e-3, seconds_per_query=0.002, seconds_per_searched_point=1.6e-6,
-                          filtered_seconds_per_searched_point=7.4e-6),
-    "server": StoreTiming(seconds_per_point=0.2e-3, seconds_per_query=0.005, seconds_per_searched_point=0.05e-6,
-                          filtered_seconds_per_searched_point=0.05e-6),
+    "client": StoreTiming(
+        seconds_per_point=0.85e-3,
+        seconds_per_query=0.002,
+        seconds_per_searched_point=1.6e-6,
+        filtered_seconds_per_searched_point=7.4e-6,
+    ),
+    "server": StoreTiming(
+        seconds_per_point=0.2e-3,
+        seconds_per_query=0.005,
+        seconds_per_searched_point=0.05e-6,
+        filtered_seconds_per_searched_point=0.05e-6,
+    ),
 }
 
 
@@ -403,8 +452,10 @@ class RunShape:
 
     def __post_init__(self) -> None:
         if not self.corpus_models:
-            raise EstimateError("no corpus model to estimate: name at least one (or leave the choice to the "
-                                "registry's available models)")
+            raise EstimateError(
+                "no corpus model to estimate: name at least one (or leave the choice to the "
+                "registry's available models)"
+            )
         if not self.strategies:
             raise EstimateError("no strategy to estimate: name at least one")
         if isinstance(self.n_questions, bool) or not isinstance(self.n_questions, int) or self.n_questions < 0:
@@ -425,6 +476,7 @@ def _cached_count(cached: CachedTexts, model: str, strategy: str, texts: int) ->
 
 def coverage_cache(fractions: Mapping[tuple[str, str], float]) -> Callable[[str, str, int], int]:
     """A CachedTexts from the share of each partition's texts the cache holds (:func:`cache_coverage`)."""
+
     def cached(model: str, strategy: str, texts: int) -> int:
         return round(texts * max(0.0, min(1.0, fractions.get((model, strategy), 0.0))))
 
@@ -438,8 +490,13 @@ def text_keys(texts: Iterable[str], prefix: str = "") -> list[str]:
     return [hashlib.sha256((prefix + t).encode("utf-8")).hexdigest() for t in texts]
 
 
-def cache_coverage(previous: Mapping[str, Sequence[str]], document_tokens: Mapping[str, float],
-                   unchanged: Iterable[str], count_cached: Callable[[list[str]], int], prefix: str = "") -> float:
+def cache_coverage(
+    previous: Mapping[str, Sequence[str]],
+    document_tokens: Mapping[str, float],
+    unchanged: Iterable[str],
+    count_cached: Callable[[list[str]], int],
+    prefix: str = "",
+) -> float:
     """The share of a partition's texts the embedding cache holds, without chunking anything.
 
     ``previous``: the embedded texts of the partition's last build by document (its ``chunks`` rows);
@@ -502,8 +559,12 @@ class RunEstimate:
 
     @property
     def total(self) -> float:
-        return (sum(p.total for p in self.partitions) + self.parsing_seconds + sum(self.warmup_seconds.values())
-                + self.finishing_seconds)
+        return (
+            sum(p.total for p in self.partitions)
+            + self.parsing_seconds
+            + sum(self.warmup_seconds.values())
+            + self.finishing_seconds
+        )
 
     def by_model(self) -> dict[str, float]:
         out: dict[str, float] = {}
@@ -523,24 +584,45 @@ class RunEstimate:
     def scalable_seconds(self) -> float:
         """The part of the total that grows with the corpus (everything but warm-ups, per-partition overhead,
         the questions and the finish): what a sampled corpus shrinks."""
-        per_partition = sum(p.seconds.get(s, 0.0) for p in self.partitions
-                            for s in ("chunking", "boundary", "context", "embedding", "indexing"))
+        per_partition = sum(
+            p.seconds.get(s, 0.0)
+            for p in self.partitions
+            for s in ("chunking", "boundary", "context", "embedding", "indexing")
+        )
         return per_partition + self.parsing_seconds
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready record (what a run keeps to compare with its actual times)."""
         return {
-            "created_at": self.created_at, "total_seconds": self.total, "parsing_seconds": self.parsing_seconds,
-            "raw_parsing_seconds": self.raw_parsing_seconds, "documents_to_parse": dict(self.documents_to_parse),
-            "warmup_seconds": dict(self.warmup_seconds), "finishing_seconds": self.finishing_seconds,
-            "n_documents": self.n_documents, "corpus_tokens": self.corpus_tokens,
-            "tokens_guessed": self.tokens_guessed, "keys": dict(self.keys), "boundary_model": self.boundary_model,
+            "created_at": self.created_at,
+            "total_seconds": self.total,
+            "parsing_seconds": self.parsing_seconds,
+            "raw_parsing_seconds": self.raw_parsing_seconds,
+            "documents_to_parse": dict(self.documents_to_parse),
+            "warmup_seconds": dict(self.warmup_seconds),
+            "finishing_seconds": self.finishing_seconds,
+            "n_documents": self.n_documents,
+            "corpus_tokens": self.corpus_tokens,
+            "tokens_guessed": self.tokens_guessed,
+            "keys": dict(self.keys),
+            "boundary_model": self.boundary_model,
             "rates": {m: {"source": r.source, "key": r.key.id} for m, r in self.rates.items()},
-            "partitions": [{"corpus_model": p.corpus_model, "strategy": p.strategy, "texts": p.texts,
-                            "cached": p.cached, "tokens": p.tokens, "boundary_texts": p.boundary_texts,
-                            "boundary_cached": p.boundary_cached, "context_calls": p.context_calls,
-                            "seconds": dict(p.seconds), "raw_seconds": dict(p.raw_seconds), "source": p.source}
-                           for p in self.partitions],
+            "partitions": [
+                {
+                    "corpus_model": p.corpus_model,
+                    "strategy": p.strategy,
+                    "texts": p.texts,
+                    "cached": p.cached,
+                    "tokens": p.tokens,
+                    "boundary_texts": p.boundary_texts,
+                    "boundary_cached": p.boundary_cached,
+                    "context_calls": p.context_calls,
+                    "seconds": dict(p.seconds),
+                    "raw_seconds": dict(p.raw_seconds),
+                    "source": p.source,
+                }
+                for p in self.partitions
+            ],
         }
 
 
@@ -569,8 +651,9 @@ class Learnt:
     parse_rates: Mapping[str, ParseRate] = field(default_factory=dict)
 
 
-def estimate_run(documents: Sequence[DocumentSize], run: RunShape, rates: Mapping[str, EngineRate],
-                 learnt: Learnt | None = None) -> RunEstimate:
+def estimate_run(
+    documents: Sequence[DocumentSize], run: RunShape, rates: Mapping[str, EngineRate], learnt: Learnt | None = None
+) -> RunEstimate:
     """The expected wall time of ``run`` on ``documents`` (module rule).
 
     ``rates``: an EngineRate of every corpus model and of the boundary model (a missing one is an error
@@ -584,11 +667,16 @@ def estimate_run(documents: Sequence[DocumentSize], run: RunShape, rates: Mappin
     ratios = learnt.tokens_per_cl100k
     boundary_model = run.boundary_model
     needs_boundary = any(strategy_shape(s).boundary_unit for s in run.strategies)
-    missing = [m for m in (*run.corpus_models, *([boundary_model] if needs_boundary and boundary_model else []))
-               if m not in rates]
+    missing = [
+        m
+        for m in (*run.corpus_models, *([boundary_model] if needs_boundary and boundary_model else []))
+        if m not in rates
+    ]
     if missing:
-        raise EstimateError(f"no calibrated rate for {', '.join(sorted(set(missing)))}: calibrate the engine "
-                            "(a few seconds, cached) or record a run of a remote model first")
+        raise EstimateError(
+            f"no calibrated rate for {', '.join(sorted(set(missing)))}: calibrate the engine "
+            "(a few seconds, cached) or record a run of a remote model first"
+        )
     if needs_boundary and not boundary_model:
         raise EstimateError("semantic strategies need the boundary model's rate: give RunShape.boundary_model")
     keys = {m: rates[m].key.id for m in rates}
@@ -605,8 +693,9 @@ def estimate_run(documents: Sequence[DocumentSize], run: RunShape, rates: Mappin
         for strategy in run.strategies:
             shape = strategy_shape(strategy)
             llm_context = llm is not None and shape.context
-            work = strategy_work(strategy, tokens, run.chunk_size, run.chunk_overlap, llm_context,
-                                 observed.get(strategy))
+            work = strategy_work(
+                strategy, tokens, run.chunk_size, run.chunk_overlap, llm_context, observed.get(strategy)
+            )
             texts = round(work.texts)
             n_cached = _cached_count(cached, model, strategy, texts)
             uncached_share = (texts - n_cached) / texts if texts else 0.0
@@ -619,8 +708,9 @@ def estimate_run(documents: Sequence[DocumentSize], run: RunShape, rates: Mappin
                 boundary_cached = boundary_texts if run.cache_enabled and unit in paid_units else 0
                 paid_units.add(unit)
                 if boundary_texts > boundary_cached:
-                    raw["boundary"] = rates[boundary_model].seconds(boundary_texts, work.boundary_tokens,
-                                                                    ratios.get(boundary_model))
+                    raw["boundary"] = rates[boundary_model].seconds(
+                        boundary_texts, work.boundary_tokens, ratios.get(boundary_model)
+                    )
             context_calls = 0
             if llm_context and llm is not None:
                 context_calls = round(work.chunks)
@@ -628,10 +718,14 @@ def estimate_run(documents: Sequence[DocumentSize], run: RunShape, rates: Mappin
                     raw["context"] = context_calls * llm.seconds_per_call
                 paid_contexts.add(strategy)
             raw["embedding"] = rate.seconds(texts * uncached_share, work.tokens * uncached_share, ratio)
-            raw["indexing"] = store.seconds_per_build + texts * (store.seconds_per_point * dimension / 768
-                                                                 + store.seconds_per_chunk_row)
-            per_point = (store.filtered_seconds_per_searched_point if run.filter_by_document
-                         else store.seconds_per_searched_point)
+            raw["indexing"] = store.seconds_per_build + texts * (
+                store.seconds_per_point * dimension / 768 + store.seconds_per_chunk_row
+            )
+            per_point = (
+                store.filtered_seconds_per_searched_point
+                if run.filter_by_document
+                else store.seconds_per_searched_point
+            )
             search = run.n_questions * (store.seconds_per_query + per_point * texts)
             questions = 0.0
             if model not in queried or not run.cache_enabled:
@@ -645,8 +739,21 @@ def estimate_run(documents: Sequence[DocumentSize], run: RunShape, rates: Mappin
             for stage, value in raw.items():
                 key = keys.get(boundary_model or model, keys[model]) if stage == "boundary" else keys[model]
                 seconds[stage] = value * _correction(corrections, key, stage)
-            partitions.append(PartitionEstimate(model, strategy, texts, n_cached, work.tokens, boundary_texts,
-                                                boundary_cached, context_calls, seconds, raw, work.source))
+            partitions.append(
+                PartitionEstimate(
+                    model,
+                    strategy,
+                    texts,
+                    n_cached,
+                    work.tokens,
+                    boundary_texts,
+                    boundary_cached,
+                    context_calls,
+                    seconds,
+                    raw,
+                    work.source,
+                )
+            )
     to_parse: dict[str, int] = {}
     raw_parsing = 0.0
     rates_by_format = {**DEFAULT_PARSE_RATES, **(parse_rates or {})}
@@ -659,11 +766,18 @@ def estimate_run(documents: Sequence[DocumentSize], run: RunShape, rates: Mappin
     return RunEstimate(
         partitions=tuple(partitions),
         parsing_seconds=raw_parsing * _correction(corrections, PARSING_KEY, "parsing"),
-        raw_parsing_seconds=raw_parsing, documents_to_parse=to_parse, warmup_seconds=warmup,
+        raw_parsing_seconds=raw_parsing,
+        documents_to_parse=to_parse,
+        warmup_seconds=warmup,
         finishing_seconds=pipeline.finishing_seconds + pipeline.finishing_seconds_per_partition * len(partitions),
         rates=dict(rates),
-        n_documents=len(documents), corpus_tokens=total_tokens, tokens_guessed=guessed, keys=keys,
-        boundary_model=boundary_model if needs_boundary else None, created_at=now_text())
+        n_documents=len(documents),
+        corpus_tokens=total_tokens,
+        tokens_guessed=guessed,
+        keys=keys,
+        boundary_model=boundary_model if needs_boundary else None,
+        created_at=now_text(),
+    )
 
 
 # -- what a person reads -------------------------------------------------------------------------
@@ -689,8 +803,12 @@ def duration(seconds: float) -> str:
 SampleTeller = Callable[[int], str]
 
 
-def render_estimate(estimate: RunEstimate, limit_seconds: float = LONG_RUN_SECONDS,
-                    n_evidence_documents: int | None = None, tell_sample: SampleTeller | None = None) -> str:
+def render_estimate(
+    estimate: RunEstimate,
+    limit_seconds: float = LONG_RUN_SECONDS,
+    n_evidence_documents: int | None = None,
+    tell_sample: SampleTeller | None = None,
+) -> str:
     """The estimate as a person reads it in a terminal: per corpus model and strategy the texts to embed, those
     the cache holds and the expected time; parsing, the total, where the rates come from, and the cheaper
     options when the run is expected to take longer than ``limit_seconds``."""
@@ -700,26 +818,38 @@ def render_estimate(estimate: RunEstimate, limit_seconds: float = LONG_RUN_SECON
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = ["expected time on this machine:"]
     for i, row in enumerate(rows):
-        lines.append("  " + "  ".join(cell.ljust(widths[j]) if j < 2 else cell.rjust(widths[j])
-                                      for j, cell in enumerate(row)).rstrip())
+        lines.append(
+            "  "
+            + "  ".join(
+                cell.ljust(widths[j]) if j < 2 else cell.rjust(widths[j]) for j, cell in enumerate(row)
+            ).rstrip()
+        )
         if i == 0:
             lines.append("  " + "  ".join("-" * w for w in widths))
     n_parse = sum(estimate.documents_to_parse.values())
     if n_parse:
-        formats = ", ".join(f"{n} {fmt.upper()}" for fmt, n in sorted(estimate.documents_to_parse.items(),
-                                                                      key=lambda kv: (-kv[1], kv[0])))
-        lines.append(f"parsing: {n_parse} document(s) to parse ({formats}), about "
-                     f"{duration(estimate.parsing_seconds)}")
+        formats = ", ".join(
+            f"{n} {fmt.upper()}"
+            for fmt, n in sorted(estimate.documents_to_parse.items(), key=lambda kv: (-kv[1], kv[0]))
+        )
+        lines.append(f"parsing: {n_parse} document(s) to parse ({formats}), about {duration(estimate.parsing_seconds)}")
     else:
-        lines.append(f"parsing: every document is parsed already ({estimate.n_documents:,} documents, "
-                     f"{estimate.corpus_tokens:,.0f} tokens)")
+        lines.append(
+            f"parsing: every document is parsed already ({estimate.n_documents:,} documents, "
+            f"{estimate.corpus_tokens:,.0f} tokens)"
+        )
     if estimate.tokens_guessed:
-        lines.append(f"  ({estimate.tokens_guessed} document(s) counted from their file size: the texts are a "
-                     "rough guess until they are parsed)")
+        lines.append(
+            f"  ({estimate.tokens_guessed} document(s) counted from their file size: the texts are a "
+            "rough guess until they are parsed)"
+        )
     sources = []
     for model, rate in estimate.rates.items():
-        where = {"measured": "timed on this machine", "recorded": "from recorded runs",
-                 "default": "a conservative default, no run recorded yet"}[rate.source]
+        where = {
+            "measured": "timed on this machine",
+            "recorded": "from recorded runs",
+            "default": "a conservative default, no run recorded yet",
+        }[rate.source]
         sources.append(f"{model}: {where}")
     if sources:
         lines.append("rates: " + "; ".join(sources))
@@ -734,7 +864,9 @@ def _share(part: float, total: float) -> str:
     return f"{100 * part / total:.0f}%" if total > 0 else "0%"
 
 
-def sample_size_within(estimate: RunEstimate, limit_seconds: float, n_evidence_documents: int | None = None) -> int | None:
+def sample_size_within(
+    estimate: RunEstimate, limit_seconds: float, n_evidence_documents: int | None = None
+) -> int | None:
     """The documents a sampled corpus could keep for the run to fit in ``limit_seconds`` (the corpus-bound
     time taken as proportional to the documents kept), or None when no sample fits or none is needed."""
     if estimate.total <= limit_seconds or estimate.n_documents < 2:
@@ -749,8 +881,12 @@ def sample_size_within(estimate: RunEstimate, limit_seconds: float, n_evidence_d
     return n
 
 
-def cheaper_options(estimate: RunEstimate, limit_seconds: float = LONG_RUN_SECONDS,
-                    n_evidence_documents: int | None = None, tell_sample: SampleTeller | None = None) -> str | None:
+def cheaper_options(
+    estimate: RunEstimate,
+    limit_seconds: float = LONG_RUN_SECONDS,
+    n_evidence_documents: int | None = None,
+    tell_sample: SampleTeller | None = None,
+) -> str | None:
     """None when the run is expected within ``limit_seconds``; else one sentence naming the cheaper options:
     the slowest model's share (and running without it), the slowest strategies, and a sampled corpus
     (``tell_sample(n)``: what that sample keeps, said with it; a sample it refuses is not suggested)."""
@@ -762,13 +898,17 @@ def cheaper_options(estimate: RunEstimate, limit_seconds: float = LONG_RUN_SECON
     if len(models) > 1:
         slow, seconds = max(models.items(), key=lambda kv: kv[1])
         others = [m for m in models if m != slow]
-        options.append(f"{slow} takes {_share(seconds, total)} of it (without it: --corpus-model "
-                       f"{' --corpus-model '.join(others)}, about {duration(total - seconds)})")
+        options.append(
+            f"{slow} takes {_share(seconds, total)} of it (without it: --corpus-model "
+            f"{' --corpus-model '.join(others)}, about {duration(total - seconds)})"
+        )
     strategies = sorted(estimate.by_strategy().items(), key=lambda kv: -kv[1])
     if len(strategies) > 2:
         top = strategies[:2]
-        options.append(f"{' and '.join(s for s, _ in top)} take {_share(sum(v for _, v in top), total)} "
-                       "(fewer strategies: --strategy NAME for each one to keep)")
+        options.append(
+            f"{' and '.join(s for s, _ in top)} take {_share(sum(v for _, v in top), total)} "
+            "(fewer strategies: --strategy NAME for each one to keep)"
+        )
     n = sample_size_within(estimate, limit_seconds, n_evidence_documents)
     kept = None
     if n is not None and tell_sample is not None:
@@ -778,14 +918,15 @@ def cheaper_options(estimate: RunEstimate, limit_seconds: float = LONG_RUN_SECON
             n = None
     if n is not None:
         expected = total - estimate.scalable_seconds() * (1 - n / estimate.n_documents)
-        what = kept or (f"every document holding evidence and a seeded sample of the others, {n} of "
-                        f"{estimate.n_documents}")
+        what = kept or (
+            f"every document holding evidence and a seeded sample of the others, {n} of {estimate.n_documents}"
+        )
         options.append(f"a sampled corpus, --sample-documents {n} ({what}), about {duration(expected)}")
     elif estimate.n_documents > 1:
-        options.append("a sampled corpus (--sample-documents N: every document holding evidence and a seeded "
-                       "sample of the others)")
+        options.append(
+            "a sampled corpus (--sample-documents N: every document holding evidence and a seeded sample of the others)"
+        )
     text = f"This run is expected to take about {duration(total)}, over {duration(limit_seconds)}. "
     if not options:
         return text + "Nothing can be left out to make it cheaper (one model, one or two strategies, one document)."
     return text + "Cheaper: " + "; or ".join(options) + "."
-

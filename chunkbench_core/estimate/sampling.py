@@ -62,14 +62,23 @@ class SampleRecord:
         seed 0)``, or ``whole corpus (1,200 documents)``."""
         if self.complete:
             return f"whole corpus ({self.n_corpus:,} documents)"
-        questions = (f"; {self.questions_kept:,} of {self.questions:,} questions, those whose evidence it holds"
-                     if self.evidence_left_out else "")
-        return (f"sample of {self.n_documents:,} of {self.n_corpus:,} documents ({self.n_evidence:,} with evidence, "
-                f"seed {self.seed}{questions})")
+        questions = (
+            f"; {self.questions_kept:,} of {self.questions:,} questions, those whose evidence it holds"
+            if self.evidence_left_out
+            else ""
+        )
+        return (
+            f"sample of {self.n_documents:,} of {self.n_corpus:,} documents ({self.n_evidence:,} with evidence, "
+            f"seed {self.seed}{questions})"
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "missing_evidence": list(self.missing_evidence),
-                "evidence_left_out": list(self.evidence_left_out), "label": self.label()}
+        return {
+            **asdict(self),
+            "missing_evidence": list(self.missing_evidence),
+            "evidence_left_out": list(self.evidence_left_out),
+            "label": self.label(),
+        }
 
 
 @dataclass(frozen=True)
@@ -122,8 +131,11 @@ def question_evidence(questions: Iterable[Any], names: Iterable[str]) -> list[fr
     from chunkbench_core.evaluation.questions import resolve_source_documents
 
     names = list(names)
-    return [frozenset(resolve_source_documents(question, names))
-            for item in questions for question in (getattr(item, "questions", None) or [item])]
+    return [
+        frozenset(resolve_source_documents(question, names))
+        for item in questions
+        for question in (getattr(item, "questions", None) or [item])
+    ]
 
 
 def set_aside(questions: Iterable[Any], left_out: Iterable[str], names: Iterable[str]) -> tuple[list[Any], int]:
@@ -139,8 +151,9 @@ def set_aside(questions: Iterable[Any], left_out: Iterable[str], names: Iterable
     return kept, len(questions) - len(kept)
 
 
-def _choose_evidence(needs: list[frozenset[str]], n: int | None, token_budget: int | None,
-                     tokens: Mapping[str, int] | None, seed: int) -> set[str]:
+def _choose_evidence(
+    needs: list[frozenset[str]], n: int | None, token_budget: int | None, tokens: Mapping[str, int] | None, seed: int
+) -> set[str]:
     """The evidence documents of a sample too small for all of them: whole questions' evidence, those needing the
     fewest documents (then those shared by the most questions) first, ties in the seeded order."""
     counts: dict[frozenset[str], int] = {}
@@ -171,8 +184,13 @@ def distractor_order(names: Iterable[str], seed: int) -> list[str]:
     return sorted(names, key=lambda n: (hashlib.sha256(f"{seed}\0{n}".encode("utf-8")).hexdigest(), n))
 
 
-def sample_documents(documents: Mapping[str, int] | Iterable[str], questions: Iterable[Any], n: int | None = None,
-                     token_budget: int | None = None, seed: int = 0) -> CorpusSample:
+def sample_documents(
+    documents: Mapping[str, int] | Iterable[str],
+    questions: Iterable[Any],
+    n: int | None = None,
+    token_budget: int | None = None,
+    seed: int = 0,
+) -> CorpusSample:
     """Every document holding evidence for ``questions``, plus a seeded sample of the others (module rule).
 
     ``documents``: the corpus's names, or {name: cl100k tokens} (needed for ``token_budget``); ``n``: documents
@@ -187,8 +205,10 @@ def sample_documents(documents: Mapping[str, int] | Iterable[str], questions: It
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise EstimateError(f"the sample's seed must be an integer, got {seed!r}")
     if token_budget is not None and tokens is None:
-        raise EstimateError("a token budget needs each document's tokens: parse the corpus first "
-                            "(or sample a number of documents instead)")
+        raise EstimateError(
+            "a token budget needs each document's tokens: parse the corpus first "
+            "(or sample a number of documents instead)"
+        )
     if not names:
         raise EstimateError("the corpus holds no document to sample from")
     questions = list(questions)
@@ -203,12 +223,14 @@ def sample_documents(documents: Mapping[str, int] | Iterable[str], questions: It
     chosen = _choose_evidence(needs, n, token_budget, tokens, seed) if too_many or too_big else set(evidence)
     if (too_many or too_big) and not chosen:
         smallest = min((need for need in needs if need), key=len)
-        what = (f"a sample of {n} document(s)" if too_many else f"a token budget of {token_budget:,}")
+        what = f"a sample of {n} document(s)" if too_many else f"a token budget of {token_budget:,}"
         raise EstimateError(
             f"{what} cannot hold the evidence of any question: the smallest needs {len(smallest)} document(s)"
             + (f", {sum(tokens[d] for d in smallest):,} tokens" if tokens is not None else "")
             + f"; the whole evidence is {len(evidence)} document(s)"
-            + (f", {evidence_tokens:,} tokens" if evidence_tokens is not None else "") + ": ask for more")
+            + (f", {evidence_tokens:,} tokens" if evidence_tokens is not None else "")
+            + ": ask for more"
+        )
     kept = set(chosen)
     used = sum(tokens[d] for d in kept) if tokens is not None else 0
     for name in distractor_order((d for d in names if d not in kept), seed):
@@ -226,9 +248,18 @@ def sample_documents(documents: Mapping[str, int] | Iterable[str], questions: It
     digest = hashlib.sha256(json.dumps(ordered, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
     distractors = tuple(d for d in ordered if d not in evidence)
     record = SampleRecord(
-        n_documents=len(ordered), n_evidence=len(evidence), n_distractors=len(distractors), n_corpus=len(names),
-        seed=seed, requested_documents=n, token_budget=token_budget,
+        n_documents=len(ordered),
+        n_evidence=len(evidence),
+        n_distractors=len(distractors),
+        n_corpus=len(names),
+        seed=seed,
+        requested_documents=n,
+        token_budget=token_budget,
         tokens=sum(tokens[d] for d in ordered) if tokens is not None else None,
-        missing_evidence=tuple(sorted(missing)), fingerprint=digest, questions=len(needs), questions_kept=n_kept,
-        evidence_left_out=tuple(sorted(left_out)))
+        missing_evidence=tuple(sorted(missing)),
+        fingerprint=digest,
+        questions=len(needs),
+        questions_kept=n_kept,
+        evidence_left_out=tuple(sorted(left_out)),
+    )
     return CorpusSample(ordered, tuple(sorted(evidence)), distractors, record)

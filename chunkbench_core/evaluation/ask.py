@@ -46,7 +46,8 @@ class CollectionMissingError(ChunkbenchError):
         super().__init__(
             f"collection {collection} is not built: materialize the chunk_collections partition "
             f"{corpus_model}|{strategy} first (chunkbench run --strategy {strategy} --corpus-model {corpus_model}, "
-            "or in the Dagster UI)")
+            "or in the Dagster UI)"
+        )
 
 
 @dataclass
@@ -81,18 +82,31 @@ class AskResult:
 
         by_id = {c.chunk_id: c for c in self.context}
         return {
-            "question": self.question, "strategy": self.strategy, "corpus_model": self.corpus_model,
-            "retriever": self.retriever, "collection": self.collection, "top_k": self.top_k, "document": self.document,
-            "neighbors": {"previous": self.expansion.neighbor_prev, "next": self.expansion.neighbor_next,
-                          "applied": self.expansion.applies_to(self.strategy)},
+            "question": self.question,
+            "strategy": self.strategy,
+            "corpus_model": self.corpus_model,
+            "retriever": self.retriever,
+            "collection": self.collection,
+            "top_k": self.top_k,
+            "document": self.document,
+            "neighbors": {
+                "previous": self.expansion.neighbor_prev,
+                "next": self.expansion.neighbor_next,
+                "applied": self.expansion.applies_to(self.strategy),
+            },
             "hits": [chunk(c) for c in self.hits],
             "expansion_tree": [n.to_record() for n in self.tree],
             "context": [chunk(by_id.get(c.chunk_id, c)) for c in self.context],
             "parents": [chunk(c) for c in self.parents],
-            "answer": self.answer, "answer_error": self.answer_error, "llm_model": self.llm_model,
+            "answer": self.answer,
+            "answer_error": self.answer_error,
+            "llm_model": self.llm_model,
             "latency_ms": {k: round(v, 1) for k, v in self.latency_ms.items()},
-            "tokens": {"context": self.context_tokens, "prompt": self.prompt_tokens,
-                       "completion": self.completion_tokens},
+            "tokens": {
+                "context": self.context_tokens,
+                "prompt": self.prompt_tokens,
+                "completion": self.completion_tokens,
+            },
             "context_truncated": self.context_truncated,
         }
 
@@ -101,12 +115,19 @@ class AskResult:
             flat = " ".join(text.split())
             return flat if len(flat) <= width else flat[: width - 3] + "..."
 
-        lines = [f"question: {self.question}",
-                 f"configuration: {configuration_label(self.strategy, self.corpus_model, retriever=self.retriever)} (collection "
-                 f"{self.collection}), top {self.top_k}"
-                 + (f", document {self.document}" if self.document else "")
-                 + (f", neighbors -{self.expansion.neighbor_prev}/+{self.expansion.neighbor_next}"
-                    if self.expansion.applies_to(self.strategy) else ""), "", "retrieved chunks:"]
+        lines = [
+            f"question: {self.question}",
+            f"configuration: {configuration_label(self.strategy, self.corpus_model, retriever=self.retriever)} (collection "
+            f"{self.collection}), top {self.top_k}"
+            + (f", document {self.document}" if self.document else "")
+            + (
+                f", neighbors -{self.expansion.neighbor_prev}/+{self.expansion.neighbor_next}"
+                if self.expansion.applies_to(self.strategy)
+                else ""
+            ),
+            "",
+            "retrieved chunks:",
+        ]
         for c in self.hits:
             lines.append(f"  {c.rank}. score {c.score:.4f}  {c.document} [{c.start}:{c.end}]  {c.chunk_id}")
             lines.append(f"     {clip(c.text)}")
@@ -130,12 +151,15 @@ class AskResult:
         elif self.answer_error:
             lines.append(f"answer failed: {self.answer_error}")
         else:
-            lines.append("answer: no LLM configured (set CHUNKBENCH_LLM_MODEL, and CHUNKBENCH_LLM_BASE_URL for a "
-                         "local server)")
+            lines.append(
+                "answer: no LLM configured (set CHUNKBENCH_LLM_MODEL, and CHUNKBENCH_LLM_BASE_URL for a local server)"
+            )
         latency = ", ".join(f"{k} {v:.0f} ms" for k, v in self.latency_ms.items())
-        tokens = [f"context {self.context_tokens}" if self.context_tokens is not None else None,
-                  f"prompt {self.prompt_tokens}" if self.prompt_tokens is not None else None,
-                  f"completion {self.completion_tokens}" if self.completion_tokens is not None else None]
+        tokens = [
+            f"context {self.context_tokens}" if self.context_tokens is not None else None,
+            f"prompt {self.prompt_tokens}" if self.prompt_tokens is not None else None,
+            f"completion {self.completion_tokens}" if self.completion_tokens is not None else None,
+        ]
         lines.append(f"latency: {latency}")
         if any(tokens):
             lines.append("tokens: " + ", ".join(t for t in tokens if t))
@@ -158,8 +182,13 @@ class AskRequest:
     retriever: str = DEFAULT_RETRIEVER
 
 
-def ask(request: AskRequest, embedder: Any, store: Any, llm_client: Any | None = None,
-        llm_settings: LLMSettings | None = None) -> AskResult:
+def ask(
+    request: AskRequest,
+    embedder: Any,
+    store: Any,
+    llm_client: Any | None = None,
+    llm_settings: LLMSettings | None = None,
+) -> AskResult:
     """Retrieve, expand and (with an LLM) answer the question against the collection; nothing is written.
 
     Raises CollectionMissingError when the collection is not built.
@@ -177,8 +206,9 @@ def ask(request: AskRequest, embedder: Any, store: Any, llm_client: Any | None =
     from chunkbench_core.retrievers import RETRIEVERS  # the retrievers import the evaluation modules
 
     RETRIEVERS.get(request.retriever)  # an unknown name is refused before the model loads
-    result = AskResult(question, strategy, corpus_model, collection, top_k, expansion, document,
-                       retriever=request.retriever)
+    result = AskResult(
+        question, strategy, corpus_model, collection, top_k, expansion, document, retriever=request.retriever
+    )
     started = time.perf_counter()
     vector = np.asarray(embedder.embed([question], "query"))[0]
     retriever = RETRIEVERS.open(request.retriever, store, collection)  # a keyword index is built here
@@ -193,7 +223,8 @@ def ask(request: AskRequest, embedder: Any, store: Any, llm_client: Any | None =
     result.latency_ms = {"embed": (t1 - started) * 1000, "search": (t2 - t1) * 1000, "expand": (t3 - t2) * 1000}
     if llm_client is not None and llm_settings is not None:
         context, result.context_tokens, result.context_truncated = build_context(
-            result.context or result.hits, llm_settings.max_context_tokens)
+            result.context or result.hits, llm_settings.max_context_tokens
+        )
         record = LLMResult()
         result.llm_model = llm_settings.model
         try:
@@ -227,10 +258,15 @@ class ConfigurationChoice:
         return configuration_label(self.strategy, self.corpus_model, retriever=self.retriever)
 
 
-def choose_configuration(strategy: str | None, corpus_model: str | None, recommendation: Mapping[str, Any] | None,
-                         default_corpus_model: tuple[str, str], built: Sequence[tuple[str, str]],
-                         ranked: Sequence[tuple[str, str]] = (), retriever: str | None = None
-                         ) -> ConfigurationChoice:
+def choose_configuration(
+    strategy: str | None,
+    corpus_model: str | None,
+    recommendation: Mapping[str, Any] | None,
+    default_corpus_model: tuple[str, str],
+    built: Sequence[tuple[str, str]],
+    ranked: Sequence[tuple[str, str]] = (),
+    retriever: str | None = None,
+) -> ConfigurationChoice:
     """The configuration to ask of.
 
     - Both given: those.
@@ -247,53 +283,86 @@ def choose_configuration(strategy: str | None, corpus_model: str | None, recomme
         return ConfigurationChoice(strategy, corpus_model, "given", "", retriever or DEFAULT_RETRIEVER)
     rec = (str(recommendation["strategy"]), str(recommendation["corpus_model"])) if recommendation else None
     rec_retriever = named_retriever((recommendation or {}).get("retriever")) or DEFAULT_RETRIEVER
-    if rec and (strategy in (None, rec[0])) and (corpus_model in (None, rec[1])) and \
-            retriever in (None, rec_retriever):
-        return ConfigurationChoice(rec[0], rec[1], "recommended",
-                                   f"asking the recommended configuration of the latest comparison, "
-                                   f"{configuration_label(*rec, retriever=rec_retriever)} (--strategy, "
-                                   "--corpus-model and --retriever choose another)", rec_retriever)
+    if rec and (strategy in (None, rec[0])) and (corpus_model in (None, rec[1])) and retriever in (None, rec_retriever):
+        return ConfigurationChoice(
+            rec[0],
+            rec[1],
+            "recommended",
+            f"asking the recommended configuration of the latest comparison, "
+            f"{configuration_label(*rec, retriever=rec_retriever)} (--strategy, "
+            "--corpus-model and --retriever choose another)",
+            rec_retriever,
+        )
     retriever = retriever or DEFAULT_RETRIEVER
     model, model_source = (corpus_model, "given") if corpus_model else default_corpus_model
     if strategy:
-        return ConfigurationChoice(strategy, model, "defaults",
-                                   f"corpus model {model} ({model_source}; --corpus-model chooses another)", retriever)
+        return ConfigurationChoice(
+            strategy,
+            model,
+            "defaults",
+            f"corpus model {model} ({model_source}; --corpus-model chooses another)",
+            retriever,
+        )
     for s, m in [*ranked, *built]:
         if m == model:
             why = "its best-ranked strategy" if (s, m) in ranked else "its first built collection"
-            return ConfigurationChoice(s, m, "defaults",
-                                       f"asking {configuration_label(s, m)}: corpus model {m} ({model_source}), "
-                                       f"{why} (--strategy and --corpus-model choose another)", retriever)
+            return ConfigurationChoice(
+                s,
+                m,
+                "defaults",
+                f"asking {configuration_label(s, m)}: corpus model {m} ({model_source}), "
+                f"{why} (--strategy and --corpus-model choose another)",
+                retriever,
+            )
     raise ChunkbenchError(
         f"nothing is built for corpus model {model} ({model_source}) and no comparison recommends a configuration: "
         f"run the benchmark first (chunkbench run --corpus-model {model}), or name one with --strategy and "
-        "--corpus-model")
+        "--corpus-model"
+    )
 
 
-def query_row(result: AskResult, *, configuration_source: str, created_at: datetime,
-              build: str | None = None) -> dict[str, Any]:
+def query_row(
+    result: AskResult, *, configuration_source: str, created_at: datetime, build: str | None = None
+) -> dict[str, Any]:
     """The ``queries`` row of an answered question (``configuration_source``: given | recommended | defaults)."""
     data = result.to_dict()
-    settings = {"top_k": result.top_k, "document": result.document, "collection": result.collection,
-                "neighbors": data["neighbors"]}
+    settings = {
+        "top_k": result.top_k,
+        "document": result.document,
+        "collection": result.collection,
+        "neighbors": data["neighbors"],
+    }
     if result.retriever != DEFAULT_RETRIEVER:  # the ids of dense queries stay what they were
         settings["retriever"] = result.retriever
     latency = result.latency_ms
     return {
         "query_id": query_id(result.question, result.strategy, result.corpus_model, settings, created_at),
-        "question": result.question, "strategy": result.strategy, "corpus_model": result.corpus_model,
+        "question": result.question,
+        "strategy": result.strategy,
+        "corpus_model": result.corpus_model,
         "configuration": configuration_label(result.strategy, result.corpus_model, retriever=result.retriever),
-        "configuration_source": configuration_source, "collection": result.collection, "build": build,
-        "top_k": result.top_k, "document": result.document,
-        "neighbor_prev": result.expansion.neighbor_prev, "neighbor_next": result.expansion.neighbor_next,
+        "configuration_source": configuration_source,
+        "collection": result.collection,
+        "build": build,
+        "top_k": result.top_k,
+        "document": result.document,
+        "neighbor_prev": result.expansion.neighbor_prev,
+        "neighbor_next": result.expansion.neighbor_next,
         "expansion_applied": bool(data["neighbors"]["applied"]),
         "retrieved": json.dumps(data["hits"], ensure_ascii=False),
         "context": json.dumps(data["context"], ensure_ascii=False),
         "expansion_tree": json.dumps(data["expansion_tree"], ensure_ascii=False),
-        "answer": result.answer, "answer_error": result.answer_error, "llm_model": result.llm_model,
-        "embed_ms": latency.get("embed"), "search_ms": latency.get("search"), "expand_ms": latency.get("expand"),
-        "generate_ms": latency.get("generate"), "total_ms": sum(latency.values()) if latency else None,
-        "context_tokens": result.context_tokens, "prompt_tokens": result.prompt_tokens,
-        "completion_tokens": result.completion_tokens, "context_truncated": result.context_truncated,
+        "answer": result.answer,
+        "answer_error": result.answer_error,
+        "llm_model": result.llm_model,
+        "embed_ms": latency.get("embed"),
+        "search_ms": latency.get("search"),
+        "expand_ms": latency.get("expand"),
+        "generate_ms": latency.get("generate"),
+        "total_ms": sum(latency.values()) if latency else None,
+        "context_tokens": result.context_tokens,
+        "prompt_tokens": result.prompt_tokens,
+        "completion_tokens": result.completion_tokens,
+        "context_truncated": result.context_truncated,
         "created_at": created_at,
     }

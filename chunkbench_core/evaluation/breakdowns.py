@@ -72,8 +72,20 @@ def group_metrics() -> tuple[str, ...]:
 
 def breakdown_columns() -> tuple[str, ...]:
     """The columns of ``leaderboard_by_group`` and of :func:`group_breakdown`, in order."""
-    return ("dimension", "group", "strategy", "corpus_model", "retriever", "n_questions", "n_judge_only", "too_small",
-            "rank_metric", "rank_mean", *group_metrics(), "experiment_run_id")
+    return (
+        "dimension",
+        "group",
+        "strategy",
+        "corpus_model",
+        "retriever",
+        "n_questions",
+        "n_judge_only",
+        "too_small",
+        "rank_metric",
+        "rank_mean",
+        *group_metrics(),
+        "experiment_run_id",
+    )
 
 
 #: the columns as the shipped metrics make them (the registry may add more: :func:`breakdown_columns`)
@@ -175,8 +187,9 @@ def _number(raw: Any) -> float | None:
     return None if math.isnan(x) else x
 
 
-def group_breakdown(questions: pd.DataFrame | Sequence[Mapping[str, Any]],
-                    rank_metric: str | None = None) -> pd.DataFrame:
+def group_breakdown(
+    questions: pd.DataFrame | Sequence[Mapping[str, Any]], rank_metric: str | None = None
+) -> pd.DataFrame:
     """Every cell (dimension x group x configuration) of ``questions`` (the latest runs' question rows).
 
     ``rank_metric``: the leaderboard's ranking metric (a name such as ``mrr`` or a column), default
@@ -203,22 +216,30 @@ def group_breakdown(questions: pd.DataFrame | Sequence[Mapping[str, Any]],
             return pd.Series(float("nan"), index=frame.index)
         return pd.to_numeric(raw, errors="coerce").astype(float)
 
-    judge_only = frame["judge_only"].map(_flag) if "judge_only" in frame.columns else \
-        pd.Series(False, index=frame.index)
+    judge_only = (
+        frame["judge_only"].map(_flag) if "judge_only" in frame.columns else pd.Series(False, index=frame.index)
+    )
     embed, search = numbers("embed_ms"), numbers("search_ms")
-    values = pd.DataFrame({
-        "strategy": frame["strategy"].astype(str), "corpus_model": frame["corpus_model"].astype(str),
-        # runs from before retrievers existed were dense
-        "retriever": (frame["retriever"].fillna(DEFAULT_RETRIEVER).replace("", DEFAULT_RETRIEVER).astype(str)
-                      if "retriever" in frame.columns else DEFAULT_RETRIEVER),
-        "experiment_run_id": frame["experiment_run_id"].astype(str),
-        "_evidence": (~judge_only).astype(int), "_judge_only": judge_only.astype(int),
-        "rank_mean": numbers(metric),
-        # evidence metrics: judge-only questions left out of the means
-        **{name: numbers(column).where(~judge_only) for name, column in evidence_metrics().items()},
-        "context_tokens": numbers("context_tokens"),
-        "query_ms": (embed.fillna(0.0) + search.fillna(0.0)).where(embed.notna() | search.notna()),
-    })
+    values = pd.DataFrame(
+        {
+            "strategy": frame["strategy"].astype(str),
+            "corpus_model": frame["corpus_model"].astype(str),
+            # runs from before retrievers existed were dense
+            "retriever": (
+                frame["retriever"].fillna(DEFAULT_RETRIEVER).replace("", DEFAULT_RETRIEVER).astype(str)
+                if "retriever" in frame.columns
+                else DEFAULT_RETRIEVER
+            ),
+            "experiment_run_id": frame["experiment_run_id"].astype(str),
+            "_evidence": (~judge_only).astype(int),
+            "_judge_only": judge_only.astype(int),
+            "rank_mean": numbers(metric),
+            # evidence metrics: judge-only questions left out of the means
+            **{name: numbers(column).where(~judge_only) for name, column in evidence_metrics().items()},
+            "context_tokens": numbers("context_tokens"),
+            "query_ms": (embed.fillna(0.0) + search.fillna(0.0)).where(embed.notna() | search.notna()),
+        }
+    )
     # one membership row per (question row, dimension, group): a question is in several groups of a dimension
     members = []
     known: dict[tuple[Any, ...], dict[str, list[str]]] = {}  # a question has the same groups in every run
@@ -236,8 +257,9 @@ def group_breakdown(questions: pd.DataFrame | Sequence[Mapping[str, Any]],
         groups.append(known[hashable])
     for dimension in (*DIMENSIONS, *(LABEL_PREFIX + name for name in label_names)):
         pairs = [(i, g) for i, per_row in enumerate(groups) for g in per_row[dimension]]
-        members.append(pd.DataFrame({"_row": [i for i, _ in pairs], "dimension": dimension,
-                                     "group": [g for _, g in pairs]}))
+        members.append(
+            pd.DataFrame({"_row": [i for i, _ in pairs], "dimension": dimension, "group": [g for _, g in pairs]})
+        )
     long = pd.concat(members, ignore_index=True).join(values, on="_row")
     keys = ["dimension", "group", "strategy", "corpus_model", "retriever", "experiment_run_id"]
     means = ["rank_mean", *evidence_metrics(), "context_tokens", "query_ms"]
@@ -253,8 +275,9 @@ def group_breakdown(questions: pd.DataFrame | Sequence[Mapping[str, Any]],
         return frame
     frame["_dim"] = frame["dimension"].map(lambda d: DIMENSIONS.index(d) if d in DIMENSIONS else len(DIMENSIONS))
     frame["_order"] = -frame["rank_mean"].fillna(-math.inf)
-    frame = frame.sort_values(["_dim", "dimension", "group", "_order", "strategy", "corpus_model", "retriever"],
-                              kind="stable")
+    frame = frame.sort_values(
+        ["_dim", "dimension", "group", "_order", "strategy", "corpus_model", "retriever"], kind="stable"
+    )
     return frame.drop(columns=["_dim", "_order"]).reset_index(drop=True)
 
 
@@ -308,8 +331,18 @@ def group_leaders(breakdown: pd.DataFrame, order: Sequence[str], dimension: str)
         best = min(scored, key=lambda r: (-float(r["rank_mean"]), position.get(name[id(r)], len(order)), name[id(r)]))
         mine = next((r for r in scored if name[id(r)] == overall), None)
         n = max(int(r["n_questions"]) for r in members)
-        leaders.append(GroupLeader(dimension, group, n, name[id(best)], float(best["rank_mean"]), overall,
-                                   float(mine["rank_mean"]) if mine is not None else None, n <= TOO_SMALL))
+        leaders.append(
+            GroupLeader(
+                dimension,
+                group,
+                n,
+                name[id(best)],
+                float(best["rank_mean"]),
+                overall,
+                float(mine["rank_mean"]) if mine is not None else None,
+                n <= TOO_SMALL,
+            )
+        )
     return sorted(leaders, key=lambda g: (-g.n_questions, g.group))
 
 
@@ -324,20 +357,27 @@ def group_phrase(dimension: str, group: str) -> str:
     if dimension == "evidence_length":
         return "on questions without evidence spans" if group == NO_GROUP else f"on evidence of {group}"
     if dimension.startswith(LABEL_PREFIX):
-        name = dimension[len(LABEL_PREFIX):]
+        name = dimension[len(LABEL_PREFIX) :]
         return f"on questions without a {name}" if group == NO_GROUP else f"where {name} is {group}"
     return f"on {group}"
 
 
 DIMENSION_NOUNS: dict[str, tuple[str, str]] = {
-    "format": ("document format", "document formats"), "category": ("category", "categories"),
+    "format": ("document format", "document formats"),
+    "category": ("category", "categories"),
     "evidence_length": ("evidence length", "evidence lengths"),
-    "difficulty": ("difficulty", "difficulties"), "document": ("document", "documents"),
+    "difficulty": ("difficulty", "difficulties"),
+    "document": ("document", "documents"),
 }
 
 
-def ranking_difference(breakdown: pd.DataFrame, order: Sequence[str], dimension: str,
-                       metric: str | None = None, labels: Mapping[str, str] | None = None) -> str:
+def ranking_difference(
+    breakdown: pd.DataFrame,
+    order: Sequence[str],
+    dimension: str,
+    metric: str | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> str:
     """One sentence: where the best configuration of a group differs from the best over all questions.
 
     E.g. "On pdf documents (12 questions) semantic × m ranks first by recall_at_512; on docx documents
@@ -348,29 +388,46 @@ def ranking_difference(breakdown: pd.DataFrame, order: Sequence[str], dimension:
     labels = labels or {}
     metric = metric or DEFAULT_RANK_METRIC
     leaders = group_leaders(breakdown, order, dimension)
-    default = ((f"{dimension[len(LABEL_PREFIX):]} value", f"{dimension[len(LABEL_PREFIX):]} values")
-               if dimension.startswith(LABEL_PREFIX) else (dimension, dimension + "s"))
+    default = (
+        (f"{dimension[len(LABEL_PREFIX) :]} value", f"{dimension[len(LABEL_PREFIX) :]} values")
+        if dimension.startswith(LABEL_PREFIX)
+        else (dimension, dimension + "s")
+    )
     noun, nouns = DIMENSION_NOUNS.get(dimension, default)
     small = [g for g in leaders if g.too_small]
     readable = [g for g in leaders if not g.too_small]
-    note = (f" ({plural(len(small), noun, nouns)} with {TOO_SMALL} questions or fewer "
-            f"{'is' if len(small) == 1 else 'are'} left out: too small to read.)") if small else ""
+    note = (
+        (
+            f" ({plural(len(small), noun, nouns)} with {TOO_SMALL} questions or fewer "
+            f"{'is' if len(small) == 1 else 'are'} left out: too small to read.)"
+        )
+        if small
+        else ""
+    )
     if not readable:
         if not leaders:
             return f"No question has a {noun} to split by."
-        return (f"Every {noun} has {TOO_SMALL} questions or fewer: too small to compare the ranking "
-                f"({plural(len(leaders), noun, nouns)}).")
+        return (
+            f"Every {noun} has {TOO_SMALL} questions or fewer: too small to compare the ranking "
+            f"({plural(len(leaders), noun, nouns)})."
+        )
     differing = [g for g in readable if g.differs]
     overall = labels.get(order[0], order[0])
     if not differing:
-        return (f"{overall} ranks first by {metric} in every {noun} with more than {TOO_SMALL} questions, "
-                f"as on all questions.{note}")
-    parts = [f"{group_phrase(g.dimension, g.group)} ({plural(g.n_questions, 'question')}) {labels.get(g.best, g.best)} ranks first"
-             + (f" by {metric}" if i == 0 else "") for i, g in enumerate(differing)]
+        return (
+            f"{overall} ranks first by {metric} in every {noun} with more than {TOO_SMALL} questions, "
+            f"as on all questions.{note}"
+        )
+    parts = [
+        f"{group_phrase(g.dimension, g.group)} ({plural(g.n_questions, 'question')}) {labels.get(g.best, g.best)} ranks first"
+        + (f" by {metric}" if i == 0 else "")
+        for i, g in enumerate(differing)
+    ]
     agreeing = [g for g in readable if not g.differs]
     if agreeing:
-        where = ", ".join(f"{group_phrase(g.dimension, g.group)} ({plural(g.n_questions, 'question')})"
-                          for g in agreeing)
+        where = ", ".join(
+            f"{group_phrase(g.dimension, g.group)} ({plural(g.n_questions, 'question')})" for g in agreeing
+        )
         parts.append(f"{where} {overall} does, as on all questions")
     else:
         parts.append(f"on all questions {overall} does")

@@ -63,6 +63,7 @@ def validate_budgets(budgets: Sequence[int]) -> tuple[int, ...]:
 
 budget_column = metric_catalog.budget_column
 
+
 def context_order(tree: Sequence[ExpansionNode]) -> list[RetrievedChunk]:
     """The context in retrieval order: hit, its neighbors nearest first, its parent; next hit ..."""
     return ranking_order(tree)
@@ -107,10 +108,13 @@ def encode_texts(texts: Sequence[str]) -> None:
         encoded = [encoding.encode_ordinary(t) for t in missing]
     else:
         step = -(-len(missing) // workers)
-        slices = [missing[b:b + step] for b in range(0, len(missing), step)]
+        slices = [missing[b : b + step] for b in range(0, len(missing), step)]
         with ThreadPoolExecutor(len(slices), thread_name_prefix="cl100k") as pool:
-            encoded = [ids for part in pool.map(lambda part: [encoding.encode_ordinary(t) for t in part], slices)
-                       for ids in part]
+            encoded = [
+                ids
+                for part in pool.map(lambda part: [encoding.encode_ordinary(t) for t in part], slices)
+                for ids in part
+            ]
     for text, ids in zip(missing, encoded):
         _keep(text, ids)
 
@@ -188,8 +192,9 @@ def budget_auc(recalls: Sequence[float], budgets: Sequence[int]) -> float:
     return area / (logs[-1] - logs[0])
 
 
-def budget_scores(chunks: Sequence[RetrievedChunk], references: Sequence[Span],
-                  budgets: Sequence[int] = DEFAULT_BUDGETS) -> dict[str, float]:
+def budget_scores(
+    chunks: Sequence[RetrievedChunk], references: Sequence[Span], budgets: Sequence[int] = DEFAULT_BUDGETS
+) -> dict[str, float]:
     """``context_tokens``, ``recall_at_B`` for every budget and ``budget_auc`` of one question's context."""
     pieces = context_pieces(chunks)
     scores: dict[str, float] = {"context_tokens": float(sum(p.tokens for p in pieces))}
@@ -200,8 +205,11 @@ def budget_scores(chunks: Sequence[RetrievedChunk], references: Sequence[Span],
     return scores
 
 
-def batch_budget_scores(contexts: Sequence[Sequence[RetrievedChunk]], references: Sequence[Sequence[Span]],
-                        budgets: Sequence[int] = DEFAULT_BUDGETS) -> list[dict[str, float]]:
+def batch_budget_scores(
+    contexts: Sequence[Sequence[RetrievedChunk]],
+    references: Sequence[Sequence[Span]],
+    budgets: Sequence[int] = DEFAULT_BUDGETS,
+) -> list[dict[str, float]]:
     """:func:`budget_scores` of many questions at once (``contexts[i]`` against ``references[i]``): the spans
     within each budget are cut as one question's are, and every recall comes from the arrays of
     :mod:`.evidence_arrays`; the same values."""
@@ -223,8 +231,12 @@ def batch_budget_scores(contexts: Sequence[Sequence[RetrievedChunk]], references
             within.extend((owner, code(s.document), s.start, s.end, 0) for s in spans_within_budget(pieces, size))
             evidence.extend((owner, code(r.document), r.start, r.end, 0) for r in spans)
     n = len(tokens) * len(budgets)
-    arrays = evidence_arrays.EvidenceArrays(n, evidence_arrays.Intervals.of(within),
-                                            evidence_arrays.Intervals.of(evidence), evidence_arrays.Intervals.of([]))
+    arrays = evidence_arrays.EvidenceArrays(
+        n,
+        evidence_arrays.Intervals.of(within),
+        evidence_arrays.Intervals.of(evidence),
+        evidence_arrays.Intervals.of([]),
+    )
     recalls = evidence_arrays.recall(arrays).reshape(len(tokens), len(budgets)).tolist() if n else []
     out = []
     for count, row in zip(tokens, recalls):

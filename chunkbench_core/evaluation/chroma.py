@@ -54,14 +54,20 @@ CSV_COLUMNS = ("chunker", "size", "overlap", "recall", "precision", "precision_o
 METRICS = ("recall", "precision", "precision_omega", "iou")
 #: the rows of the published MiniLM table
 PUBLISHED_CONFIGS: tuple[tuple[str, int, int], ...] = (
-    ("recursive", 250, 125), ("fixed_size", 250, 125),
-    ("recursive", 250, 0), ("fixed_size", 250, 0),
-    ("recursive", 200, 0), ("fixed_size", 200, 0),
-    ("cluster_semantic", 250, 0), ("cluster_semantic", 200, 0),
+    ("recursive", 250, 125),
+    ("fixed_size", 250, 125),
+    ("recursive", 250, 0),
+    ("fixed_size", 250, 0),
+    ("recursive", 200, 0),
+    ("fixed_size", 200, 0),
+    ("cluster_semantic", 250, 0),
+    ("cluster_semantic", 200, 0),
 )
 #: the published rows, then the reproduction-only recursive splitter at the recursive rows' sizes
 CONFIGS: tuple[tuple[str, int, int], ...] = PUBLISHED_CONFIGS + (
-    ("recursive_chroma", 250, 125), ("recursive_chroma", 250, 0), ("recursive_chroma", 200, 0),
+    ("recursive_chroma", 250, 125),
+    ("recursive_chroma", 250, 0),
+    ("recursive_chroma", 200, 0),
 )
 #: how far (percentage points) our fixed_size and recursive rows may be from the published ones
 TARGETS = {"recall": 3.0, "iou": 1.0}
@@ -81,8 +87,12 @@ class ConfigResult:
     error: str | None = None
 
     def csv_row(self) -> dict[str, Any]:
-        return {"chunker": self.chunker, "size": self.size, "overlap": self.overlap,
-                **{m: round(self.scores[m], 1) for m in METRICS}}
+        return {
+            "chunker": self.chunker,
+            "size": self.size,
+            "overlap": self.overlap,
+            **{m: round(self.scores[m], 1) for m in METRICS},
+        }
 
 
 @dataclass
@@ -107,9 +117,15 @@ def questions_file(data: Path) -> Path:
 
 def check_data(data: Path) -> None:
     """Raise ConfigError naming what is missing when ``data`` is not a Chroma evaluation folder."""
-    missing = [name for name, path in (("corpora/", data / "corpora"),
-                                       (f"questions/{QUESTION_SET_NAME}.csv (or questions_df.csv)", questions_file(data)),
-                                       ("published_minilm.csv", data / "published_minilm.csv")) if not path.exists()]
+    missing = [
+        name
+        for name, path in (
+            ("corpora/", data / "corpora"),
+            (f"questions/{QUESTION_SET_NAME}.csv (or questions_df.csv)", questions_file(data)),
+            ("published_minilm.csv", data / "published_minilm.csv"),
+        )
+        if not path.exists()
+    ]
     if missing:
         raise ConfigError(f"{data} is not a Chroma evaluation data folder: it has no {', no '.join(missing)}")
 
@@ -129,7 +145,9 @@ def load_corpora(data: Path, corpora: Sequence[str] | None = None) -> list[Parse
         parsed.document = path.name
         raw = path.read_text(encoding="utf-8")
         if parsed.markdown != raw:
-            raise ConfigError(f"{path}: the parser changed the text, so the questions' character offsets would not line up")
+            raise ConfigError(
+                f"{path}: the parser changed the text, so the questions' character offsets would not line up"
+            )
         documents.append(parsed)
     return documents
 
@@ -149,8 +167,10 @@ def load_questions(data: Path, documents: Sequence[ParsedDocument], limit: int |
 
 def published_table(data: Path) -> dict[tuple[str, int, int], dict[str, float]]:
     with (data / "published_minilm.csv").open(encoding="utf-8", newline="") as handle:
-        return {(r["chunker"], int(r["size"]), int(r["overlap"])): {m: float(r[m]) for m in METRICS}
-                for r in csv.DictReader(handle)}
+        return {
+            (r["chunker"], int(r["size"]), int(r["overlap"])): {m: float(r[m]) for m in METRICS}
+            for r in csv.DictReader(handle)
+        }
 
 
 # -- reproduction only: the report's recursive splitter, as spans --------------------------------------
@@ -258,8 +278,15 @@ def make_config_chunker(strategy: str, size: int, overlap: int, embedder: Embedd
     return make_chunker(strategy, **params)
 
 
-def run_config(strategy: str, size: int, overlap: int, documents: Sequence[ParsedDocument],
-               questions: Sequence[ResolvedQuestion], embedder: Embedder, store: VectorStore) -> ConfigResult:
+def run_config(
+    strategy: str,
+    size: int,
+    overlap: int,
+    documents: Sequence[ParsedDocument],
+    questions: Sequence[ResolvedQuestion],
+    embedder: Embedder,
+    store: VectorStore,
+) -> ConfigResult:
     result = ConfigResult(strategy, size, overlap)
     t0 = time.perf_counter()
     chunker = make_config_chunker(strategy, size, overlap, embedder)
@@ -271,8 +298,13 @@ def run_config(strategy: str, size: int, overlap: int, documents: Sequence[Parse
     store.ensure_collection(name, embedder.spec.dimension)
     store.replace_points(name, chunks, vectors)
     t3 = time.perf_counter()
-    outcomes = run_retrieval(questions, embedder, store, name, RetrievalOptions(
-        top_k=TOP_K, filter_by_document=False, strategy=strategy, chunks=collection_chunks(chunks)))
+    outcomes = run_retrieval(
+        questions,
+        embedder,
+        store,
+        name,
+        RetrievalOptions(top_k=TOP_K, filter_by_document=False, strategy=strategy, chunks=collection_chunks(chunks)),
+    )
     summary = aggregate(outcomes)
     t4 = time.perf_counter()
     failed = [o.error for o in outcomes if o.error]
@@ -294,8 +326,11 @@ def format_row(r: ConfigResult, published: dict[str, float] | None) -> str:
             cells.append(f"{ours:6.1f} /    -  /    -  ")
         else:
             cells.append(f"{ours:6.1f} / {published[m]:5.1f} / {ours - published[m]:+5.1f}")
-    return (f"{r.chunker:<17}{r.size:>5}{r.overlap:>5}  " + "  ".join(cells)
-            + f"  {r.n_chunks:>6} {r.mean_tokens:6.1f} {r.seconds['total']:7.1f}s")
+    return (
+        f"{r.chunker:<17}{r.size:>5}{r.overlap:>5}  "
+        + "  ".join(cells)
+        + f"  {r.n_chunks:>6} {r.mean_tokens:6.1f} {r.seconds['total']:7.1f}s"
+    )
 
 
 def header() -> str:
@@ -303,8 +338,9 @@ def header() -> str:
     return f"{'chunker':<17}{'size':>5}{'ovl':>5}  {metric_cells}  {'chunks':>6} {'tokens':>6} {'time':>8}"
 
 
-def target_misses(results: Sequence[ConfigResult],
-                  published: dict[tuple[str, int, int], dict[str, float]]) -> tuple[list[str], list[str]]:
+def target_misses(
+    results: Sequence[ConfigResult], published: dict[tuple[str, int, int], dict[str, float]]
+) -> tuple[list[str], list[str]]:
     """(targeted rows outside the targets, the recall / IoU difference of every targeted row)."""
     misses: list[str] = []
     diffs: list[str] = []
@@ -316,14 +352,22 @@ def target_misses(results: Sequence[ConfigResult],
         for m, tolerance in TARGETS.items():
             if abs(r.scores[m] - pub[m]) > tolerance:
                 misses.append(f"{r.chunker} {r.size}/{r.overlap} {m} {r.scores[m] - pub[m]:+.2f}")
-        diffs.append(f"{r.chunker} {r.size}/{r.overlap}: recall {r.scores['recall'] - pub['recall']:+.2f}, "
-                     f"IoU {r.scores['iou'] - pub['iou']:+.2f}")
+        diffs.append(
+            f"{r.chunker} {r.size}/{r.overlap}: recall {r.scores['recall'] - pub['recall']:+.2f}, "
+            f"IoU {r.scores['iou'] - pub['iou']:+.2f}"
+        )
     return misses, diffs
 
 
-def run(data: Path = DEFAULT_DATA, out: Path | None = None, limit: int | None = None,
-        corpora: Sequence[str] | None = None, configs: Sequence[tuple[str, int, int]] = CONFIGS,
-        work: Path | None = None, print_fn: Callable[[str], Any] = print) -> Reproduction:
+def run(
+    data: Path = DEFAULT_DATA,
+    out: Path | None = None,
+    limit: int | None = None,
+    corpora: Sequence[str] | None = None,
+    configs: Sequence[tuple[str, int, int]] = CONFIGS,
+    work: Path | None = None,
+    print_fn: Callable[[str], Any] = print,
+) -> Reproduction:
     """Run ``configs`` on the data set, print ours / published / difference per row, and the targets.
 
     ``limit`` keeps the first N questions (file order) of the selected ``corpora``; both make a quick
@@ -338,17 +382,21 @@ def run(data: Path = DEFAULT_DATA, out: Path | None = None, limit: int | None = 
     questions = load_questions(data, documents, limit)
     published = published_table(data)
     full = not corpora and limit is None
-    print_fn(f"{len(documents)} corpora, {len(questions)} questions, top {TOP_K}, "
-             f"model {MODEL_ID}, one collection, no document filter"
-             + ("" if full else " (a slice: published numbers are for the full set)"))
+    print_fn(
+        f"{len(documents)} corpora, {len(questions)} questions, top {TOP_K}, "
+        f"model {MODEL_ID}, one collection, no document filter"
+        + ("" if full else " (a slice: published numbers are for the full set)")
+    )
     embedder = Embedder(get_model(MODEL_ID))
     results: list[ConfigResult] = []
     with tempfile.TemporaryDirectory(prefix="chroma-repro-", dir=work) as tmp, VectorStore(local_root=tmp) as store:
         print_fn(header())
         for strategy, size, overlap in configs:
             if not known_chunker(strategy):
-                print_fn(f"{strategy:<17}{size:>5}{overlap:>5}  missing: no {strategy!r} strategy "
-                         f"(have {', '.join([*STRATEGIES, *REPRODUCTION_CHUNKERS])})")
+                print_fn(
+                    f"{strategy:<17}{size:>5}{overlap:>5}  missing: no {strategy!r} strategy "
+                    f"(have {', '.join([*STRATEGIES, *REPRODUCTION_CHUNKERS])})"
+                )
                 continue
             result = run_config(strategy, size, overlap, documents, questions, embedder, store)
             results.append(result)
@@ -357,15 +405,19 @@ def run(data: Path = DEFAULT_DATA, out: Path | None = None, limit: int | None = 
             if result.error:
                 print_fn(f"  ! {result.error}")
     if any(r.chunker in REPRODUCTION_CHUNKERS for r in results):
-        print_fn("recursive_chroma: reproduction-only splitter with the report's separator rules (not a pipeline "
-                 "strategy), compared with the published recursive rows")
+        print_fn(
+            "recursive_chroma: reproduction-only splitter with the report's separator rules (not a pipeline "
+            "strategy), compared with the published recursive rows"
+        )
     reproduction = Reproduction(results, full)
     if full:
         reproduction.misses, diffs = target_misses(results, published)
         if diffs:
             print_fn("differences (points): " + "; ".join(diffs))
-            print_fn("targets (recall within 3 points, IoU within 1 point, fixed_size and recursive): "
-                     + ("all met" if not reproduction.misses else "missed: " + "; ".join(reproduction.misses)))
+            print_fn(
+                "targets (recall within 3 points, IoU within 1 point, fixed_size and recursive): "
+                + ("all met" if not reproduction.misses else "missed: " + "; ".join(reproduction.misses))
+            )
     print_fn(f"total {time.perf_counter() - started:.1f}s")
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -387,7 +439,9 @@ def parse_configs(text: str) -> list[tuple[str, int, int]]:
             if len(parts) != 3 or not strategy or size < 1 or not 0 <= overlap < size:
                 raise ValueError
         except (IndexError, ValueError):
-            raise ConfigError(f"configuration {item.strip()!r}: expected strategy:size:overlap with whole numbers, "
-                              "size at least 1 and 0 <= overlap < size, e.g. fixed_size:250:0") from None
+            raise ConfigError(
+                f"configuration {item.strip()!r}: expected strategy:size:overlap with whole numbers, "
+                "size at least 1 and 0 <= overlap < size, e.g. fixed_size:250:0"
+            ) from None
         configs.append((strategy, size, overlap))
     return configs

@@ -56,8 +56,9 @@ def usd(tokens: float, price_per_mtok: float | None) -> float:
     return float(tokens) * float(price_per_mtok) / 1_000_000
 
 
-def embedding_usd(chunk_tokens: float, corpus_price: float | None, boundary_tokens: float = 0.0,
-                  boundary_price: float | None = None) -> float:
+def embedding_usd(
+    chunk_tokens: float, corpus_price: float | None, boundary_tokens: float = 0.0, boundary_price: float | None = None
+) -> float:
     """embedding_usd = chunk_tokens · p_corpus / 10⁶ + boundary_tokens · p_boundary / 10⁶."""
     return usd(chunk_tokens, corpus_price) + usd(boundary_tokens, boundary_price)
 
@@ -79,13 +80,22 @@ def llm_usd(input_tokens: float, output_tokens: float, llm: LLMPrices) -> float:
     return usd(input_tokens, llm.input_per_mtok) + usd(output_tokens, llm.output_per_mtok)
 
 
-def question_usd(question_tokens: float, corpus_price: float | None, llm: LLMPrices, answer_input: float = 0,
-                 answer_output: float = 0, judge_input: float = 0, judge_output: float = 0) -> dict[str, float]:
+def question_usd(
+    question_tokens: float,
+    corpus_price: float | None,
+    llm: LLMPrices,
+    answer_input: float = 0,
+    answer_output: float = 0,
+    judge_input: float = 0,
+    judge_output: float = 0,
+) -> dict[str, float]:
     """One question's dollars: ``embedding_usd`` (the question embedded), ``answer_usd``, ``judge_usd`` and
     ``cost_usd``, their sum: q · p_corpus / 10⁶ + (a_in + j_in) · p_llm_in / 10⁶ + (a_out + j_out) · p_llm_out / 10⁶."""
-    parts = {"embedding_usd": usd(question_tokens, corpus_price),
-             "answer_usd": llm_usd(answer_input, answer_output, llm),
-             "judge_usd": llm_usd(judge_input, judge_output, llm)}
+    parts = {
+        "embedding_usd": usd(question_tokens, corpus_price),
+        "answer_usd": llm_usd(answer_input, answer_output, llm),
+        "judge_usd": llm_usd(judge_input, judge_output, llm),
+    }
     return {**parts, "cost_usd": sum(parts.values())}
 
 
@@ -94,17 +104,24 @@ def caption_usd(n_captions: int, prompt_tokens: float, caption_tokens: float, ll
     return llm_usd(n_captions * (CAPTION_INPUT_TOKENS + prompt_tokens), caption_tokens, llm)
 
 
-def query_usd_per_1000(question_tokens: float, context_tokens: float, corpus_price: float | None,
-                       llm: LLMPrices, answer_tokens: float) -> float:
+def query_usd_per_1000(
+    question_tokens: float, context_tokens: float, corpus_price: float | None, llm: LLMPrices, answer_tokens: float
+) -> float:
     """query_usd_per_1000 = 1000 · (q · p_corpus + (c + q + o) · p_llm_in + a · p_llm_out) / 10⁶."""
-    one = (usd(question_tokens, corpus_price)
-           + usd(context_tokens + question_tokens + PROMPT_OVERHEAD_TOKENS, llm.input_per_mtok)
-           + usd(answer_tokens, llm.output_per_mtok))
+    one = (
+        usd(question_tokens, corpus_price)
+        + usd(context_tokens + question_tokens + PROMPT_OVERHEAD_TOKENS, llm.input_per_mtok)
+        + usd(answer_tokens, llm.output_per_mtok)
+    )
     return 1000 * one
 
 
-def pareto_frontier(points: Mapping[str, tuple[float, float]], costs: Mapping[str, Mapping[str, Any]] | None = None,
-                    tolerance: float | None = None, quality_tie: float = 1e-9) -> set[str]:
+def pareto_frontier(
+    points: Mapping[str, tuple[float, float]],
+    costs: Mapping[str, Mapping[str, Any]] | None = None,
+    tolerance: float | None = None,
+    quality_tie: float = 1e-9,
+) -> set[str]:
     """Names on the frontier of (quality: higher is better, cost: lower is better).
 
     A point is dominated when another has quality >= and cost <= with at least one strict;
@@ -180,8 +197,9 @@ def costs_equal(a: float, b: float, tolerance: float = DEFAULT_COST_TOLERANCE) -
     return abs(a - b) <= tolerance * max(abs(a), abs(b))
 
 
-def deciding_cost(a: Mapping[str, Any], b: Mapping[str, Any],
-                  tolerance: float = DEFAULT_COST_TOLERANCE) -> tuple[str, float, float] | None:
+def deciding_cost(
+    a: Mapping[str, Any], b: Mapping[str, Any], tolerance: float = DEFAULT_COST_TOLERANCE
+) -> tuple[str, float, float] | None:
     """The first cost (in :data:`COST_ORDER`) on which ``a`` and ``b`` differ by more than ``tolerance``:
     (column, a's value, b's value); None when they cost the same on every one."""
     for name in COST_ORDER:
@@ -202,8 +220,9 @@ def compare_costs(a: Mapping[str, Any], b: Mapping[str, Any], tolerance: float =
     return -1 if x < y else 1
 
 
-def cheapest_group(names: Sequence[str], costs: Mapping[str, Mapping[str, Any]],
-                   tolerance: float = DEFAULT_COST_TOLERANCE) -> list[str]:
+def cheapest_group(
+    names: Sequence[str], costs: Mapping[str, Mapping[str, Any]], tolerance: float = DEFAULT_COST_TOLERANCE
+) -> list[str]:
     """The cheapest of ``names`` (at least one), all of them when several cost the same: keep those whose
     dollars are within ``tolerance`` of the fewest, then, of them, those within ``tolerance`` of the fewest
     context tokens, then of the fastest query, then of the fastest index build. Each step compares with the
@@ -220,8 +239,12 @@ def cheapest_group(names: Sequence[str], costs: Mapping[str, Mapping[str, Any]],
     return left
 
 
-def cheapest(names: Sequence[str], costs: Mapping[str, Mapping[str, Any]],
-             tolerance: float = DEFAULT_COST_TOLERANCE, means: Mapping[str, float] | None = None) -> str:
+def cheapest(
+    names: Sequence[str],
+    costs: Mapping[str, Mapping[str, Any]],
+    tolerance: float = DEFAULT_COST_TOLERANCE,
+    means: Mapping[str, float] | None = None,
+) -> str:
     """The cheapest of ``names`` (:func:`cheapest_group`); of several that cost the same, the highest mean
     (``means``), then the first name."""
     left = cheapest_group(names, costs, tolerance)
@@ -233,8 +256,12 @@ def _finite(value: float | None) -> float:
     return -math.inf if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
 
 
-def cost_order(names: Sequence[str], costs: Mapping[str, Mapping[str, Any]],
-               tolerance: float = DEFAULT_COST_TOLERANCE, means: Mapping[str, float] | None = None) -> list[str]:
+def cost_order(
+    names: Sequence[str],
+    costs: Mapping[str, Mapping[str, Any]],
+    tolerance: float = DEFAULT_COST_TOLERANCE,
+    means: Mapping[str, float] | None = None,
+) -> list[str]:
     """``names`` from the cheapest to the dearest: :func:`cheapest` of what is left, again and again."""
     left, order = list(names), []
     while left:
@@ -267,12 +294,16 @@ class IndexEstimate:
     context_usd: float
 
     def summary(self) -> str:
-        text = (f"{self.corpus_model}: {self.n_strategies} collection(s), about {self.embedding_tokens:,.0f} tokens "
-                f"to embed (${self.embedding_usd:,.4f})")
+        text = (
+            f"{self.corpus_model}: {self.n_strategies} collection(s), about {self.embedding_tokens:,.0f} tokens "
+            f"to embed (${self.embedding_usd:,.4f})"
+        )
         if self.context_calls:
-            text += (f"; contextual_retrieval: {self.context_calls:,} LLM calls, about "
-                     f"{self.context_input_tokens:,.0f} input / {self.context_output_tokens:,.0f} output tokens "
-                     f"(${self.context_usd:,.4f})")
+            text += (
+                f"; contextual_retrieval: {self.context_calls:,} LLM calls, about "
+                f"{self.context_input_tokens:,.0f} input / {self.context_output_tokens:,.0f} output tokens "
+                f"(${self.context_usd:,.4f})"
+            )
         return text
 
 
@@ -287,8 +318,9 @@ class IndexShape:
     contextual: bool = False
 
 
-def estimate_index(document_tokens: Sequence[int], corpus_model: str, corpus_price: float, shape: IndexShape,
-                   llm: LLMPrices) -> IndexEstimate:
+def estimate_index(
+    document_tokens: Sequence[int], corpus_model: str, corpus_price: float, shape: IndexShape, llm: LLMPrices
+) -> IndexEstimate:
     """Tokens and dollars to build ``n_strategies`` collections of a corpus with one corpus model.
 
     Embedding: every document's tokens once per strategy, plus the overlap repeated
@@ -298,8 +330,12 @@ def estimate_index(document_tokens: Sequence[int], corpus_model: str, corpus_pri
     The embedding and context caches make a re-run cost only what changed; this is the
     cost of a first build.
     """
-    n_strategies, chunk_size, overlap, contextual = shape.n_strategies, shape.chunk_size, shape.overlap, \
-        shape.contextual
+    n_strategies, chunk_size, overlap, contextual = (
+        shape.n_strategies,
+        shape.chunk_size,
+        shape.overlap,
+        shape.contextual,
+    )
     total = float(sum(document_tokens))
     embedding_tokens = total * n_strategies * (1 + overlap / chunk_size if chunk_size else 1)
     calls, context_in = 0, 0.0
@@ -309,11 +345,20 @@ def estimate_index(document_tokens: Sequence[int], corpus_model: str, corpus_pri
             calls += n
             context_in += n * (min(tokens, CONTEXT_DOCUMENT_CAP) + chunk_size)
     context_out = float(calls * CONTEXT_OUTPUT_TOKENS)
-    return IndexEstimate(corpus_model, n_strategies, embedding_tokens, usd(embedding_tokens, corpus_price), calls,
-                         context_in, context_out, usd(context_in, llm.input_per_mtok) + usd(context_out, llm.output_per_mtok))
+    return IndexEstimate(
+        corpus_model,
+        n_strategies,
+        embedding_tokens,
+        usd(embedding_tokens, corpus_price),
+        calls,
+        context_in,
+        context_out,
+        usd(context_in, llm.input_per_mtok) + usd(context_out, llm.output_per_mtok),
+    )
 
 
 def estimate_captions(n_images: int, llm: LLMPrices) -> tuple[int, float]:
     """(vision calls, dollars) to caption ``n_images`` images once (captions are stored with the parse)."""
     return n_images, usd(n_images * CAPTION_INPUT_TOKENS, llm.input_per_mtok) + usd(
-        n_images * CAPTION_OUTPUT_TOKENS, llm.output_per_mtok)
+        n_images * CAPTION_OUTPUT_TOKENS, llm.output_per_mtok
+    )

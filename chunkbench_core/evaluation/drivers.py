@@ -120,12 +120,26 @@ class Decomposition:
         return self.shares.get(factor)
 
     def to_rows(self) -> list[dict[str, Any]]:
-        return [{"factor": s.factor, "description": s.words, "share": s.share, "ci_low": s.ci_low,
-                 "ci_high": s.ci_high, "levels": s.levels, "metric": self.metric, "n_questions": self.n_questions,
-                 "n_scored": self.n_scored, "n_configurations": self.n_configurations,
-                 "within": "question" if s.factor in WITHIN_QUESTION else
-                           "configuration" if s.factor in WITHIN_CONFIGURATION else None}
-                for s in self.shares.values()]
+        return [
+            {
+                "factor": s.factor,
+                "description": s.words,
+                "share": s.share,
+                "ci_low": s.ci_low,
+                "ci_high": s.ci_high,
+                "levels": s.levels,
+                "metric": self.metric,
+                "n_questions": self.n_questions,
+                "n_scored": self.n_scored,
+                "n_configurations": self.n_configurations,
+                "within": "question"
+                if s.factor in WITHIN_QUESTION
+                else "configuration"
+                if s.factor in WITHIN_CONFIGURATION
+                else None,
+            }
+            for s in self.shares.values()
+        ]
 
 
 def _groups(labels: Sequence[Any]) -> tuple[np.ndarray, int]:
@@ -158,19 +172,25 @@ def _group_sums(weighted: np.ndarray, codes: np.ndarray, n: int) -> np.ndarray:
     return np.asarray(member @ weighted.T).T
 
 
-def _sums_of_squares(values: np.ndarray, weights: np.ndarray, strategies: Sequence[str], models: Sequence[str],
-                     retrievers: Sequence[str], categories: Sequence[str] | None,
-                     documents: Sequence[str] | None) -> dict[str, np.ndarray]:
+def _sums_of_squares(
+    values: np.ndarray,
+    weights: np.ndarray,
+    strategies: Sequence[str],
+    models: Sequence[str],
+    retrievers: Sequence[str],
+    categories: Sequence[str] | None,
+    documents: Sequence[str] | None,
+) -> dict[str, np.ndarray]:
     """Every factor's sum of squares per resample (a row of ``weights``: how often each question is drawn)."""
     n_configurations = values.shape[1]
     total_weight = weights.sum(axis=1)
     n_scores = total_weight * n_configurations
     column_sums = weights @ values  # resamples x configurations
     grand = column_sums.sum(axis=1) / n_scores
-    squares = weights @ (values ** 2).sum(axis=1)
-    out: dict[str, np.ndarray] = {"total": squares - n_scores * grand ** 2}
+    squares = weights @ (values**2).sum(axis=1)
+    out: dict[str, np.ndarray] = {"total": squares - n_scores * grand**2}
     row_means = values.mean(axis=1)
-    out["question"] = n_configurations * (weights @ row_means ** 2 - total_weight * grand ** 2)
+    out["question"] = n_configurations * (weights @ row_means**2 - total_weight * grand**2)
     column_counts = np.repeat(total_weight[:, None], n_configurations, axis=1)
     out["configuration"] = _between(weights, column_sums, column_counts, grand)
     for factor, labels in (("strategy", strategies), ("corpus_model", models), ("retriever", retrievers)):
@@ -183,8 +203,9 @@ def _sums_of_squares(values: np.ndarray, weights: np.ndarray, strategies: Sequen
         if question_labels is None:
             continue
         codes, n = _groups(question_labels)
-        out[factor] = _between(weights, _group_sums(weights * row_sums, codes, n),
-                               _group_sums(weights, codes, n) * n_configurations, grand)
+        out[factor] = _between(
+            weights, _group_sums(weights * row_sums, codes, n), _group_sums(weights, codes, n) * n_configurations, grand
+        )
     if categories is not None:
         strategy_codes, n_strategies = _groups(strategies)
         category_codes, n_categories = _groups(categories)
@@ -203,10 +224,15 @@ def _sums_of_squares(values: np.ndarray, weights: np.ndarray, strategies: Sequen
     return out
 
 
-def decompose(values: np.ndarray, configurations: Sequence[str], metric: str = "",
-              categories: Sequence[Any] | None = None, documents: Sequence[Any] | None = None,
-              retrievers: Sequence[str] | None = None,
-              resamples: int = DEFAULT_STABILITY_RESAMPLES) -> Decomposition:
+def decompose(
+    values: np.ndarray,
+    configurations: Sequence[str],
+    metric: str = "",
+    categories: Sequence[Any] | None = None,
+    documents: Sequence[Any] | None = None,
+    retrievers: Sequence[str] | None = None,
+    resamples: int = DEFAULT_STABILITY_RESAMPLES,
+) -> Decomposition:
     """The shares of the scores' variance (module docstring).
 
     ``values``: questions x configurations (NaN: not scored); ``configurations``: each column's
@@ -238,12 +264,14 @@ def decompose(values: np.ndarray, configurations: Sequence[str], metric: str = "
     models = [corpus_model or c for c, (_, corpus_model, _) in zip(configurations, parts)]
     column_retrievers = list(retrievers) if retrievers is not None else [retriever for _, _, retriever in parts]
     cats, docs = known(categories), known(documents)
-    out = Decomposition(metric, int(values.shape[0]), n_scored, len(configurations), float("nan"),
-                        resamples=resamples, seed=seed)
+    out = Decomposition(
+        metric, int(values.shape[0]), n_scored, len(configurations), float("nan"), resamples=resamples, seed=seed
+    )
     if values.shape[0] < 2 or values.shape[1] < 1:
         return out
-    observed = _sums_of_squares(values, np.ones((1, values.shape[0])), strategies, models, column_retrievers,
-                                cats, docs)
+    observed = _sums_of_squares(
+        values, np.ones((1, values.shape[0])), strategies, models, column_retrievers, cats, docs
+    )
     total = float(observed["total"][0])
     out.variance = total / values.size
     boot = None
@@ -251,16 +279,23 @@ def decompose(values: np.ndarray, configurations: Sequence[str], metric: str = "
         weights = resample_weights(values.shape[0], resamples, seed)
         # a batch of resamples at a time: each step makes a few temporaries the size of the batch's weights
         batch = max(1, BOOTSTRAP_VALUES_AT_ONCE // max(1, values.shape[0]))
-        batches = [_sums_of_squares(values, weights[start:start + batch], strategies, models, column_retrievers,
-                                    cats, docs)
-                   for start in range(0, resamples, batch)]
+        batches = [
+            _sums_of_squares(values, weights[start : start + batch], strategies, models, column_retrievers, cats, docs)
+            for start in range(0, resamples, batch)
+        ]
         boot = {factor: np.concatenate([sums[factor] for sums in batches]) for factor in batches[0]}
     tail = (1 - confidence) / 2
-    levels = {"question": values.shape[0], "configuration": len(set(configurations)),
-              "strategy": len(set(strategies)), "corpus_model": len(set(models)),
-              "retriever": len(set(column_retrievers)),
-              "category": len(set(cats or [])), "document": len(set(docs or [])),
-              "strategy_x_category": len(set(strategies)) * len(set(cats or [])), "rest": 0}
+    levels = {
+        "question": values.shape[0],
+        "configuration": len(set(configurations)),
+        "strategy": len(set(strategies)),
+        "corpus_model": len(set(models)),
+        "retriever": len(set(column_retrievers)),
+        "category": len(set(cats or [])),
+        "document": len(set(docs or [])),
+        "strategy_x_category": len(set(strategies)) * len(set(cats or [])),
+        "rest": 0,
+    }
     for factor in FACTORS:
         if factor not in observed:
             continue
@@ -271,8 +306,9 @@ def decompose(values: np.ndarray, configurations: Sequence[str], metric: str = "
         low = high = share
         if boot is not None:
             with np.errstate(invalid="ignore", divide="ignore"):
-                drawn = np.where(boot["total"] > 1e-15, boot[factor] / np.where(boot["total"] > 1e-15,
-                                                                                  boot["total"], 1), 0.0)
+                drawn = np.where(
+                    boot["total"] > 1e-15, boot[factor] / np.where(boot["total"] > 1e-15, boot["total"], 1), 0.0
+                )
             low, high = (float(x) for x in np.quantile(drawn, [tail, 1 - tail]))
         out.shares[factor] = Share(factor, _clip(share), _clip(low), _clip(high), levels[factor])
     return out
@@ -306,13 +342,18 @@ def drivers_sentence(decomposition: Decomposition) -> str:
     strategy."``: one plain sentence, the chosen factors with more than one level."""
     shares = decomposition.shares
     if "question" not in shares:
-        return (f"Too few questions were scored by every configuration ({decomposition.n_questions}) to say what "
-                "drives the scores.")
+        return (
+            f"Too few questions were scored by every configuration ({decomposition.n_questions}) to say what "
+            "drives the scores."
+        )
     if decomposition.variance == 0:
-        return (f"Every configuration scores the same on each of the {plural(decomposition.n_questions, 'question')}:"
-                " nothing differs.")
-    parts = [f"{percent(shares['question'].share)} of the differences in {decomposition.metric} come from the "
-             "questions"]
+        return (
+            f"Every configuration scores the same on each of the {plural(decomposition.n_questions, 'question')}:"
+            " nothing differs."
+        )
+    parts = [
+        f"{percent(shares['question'].share)} of the differences in {decomposition.metric} come from the questions"
+    ]
     chosen = [f for f in WITHIN_CONFIGURATION if f in shares and shares[f].levels > 1]
     if not chosen and decomposition.n_configurations > 1:
         chosen = ["configuration"]
@@ -321,8 +362,11 @@ def drivers_sentence(decomposition: Decomposition) -> str:
     over = f" (over the {plural(decomposition.n_questions, 'question')} every configuration scored"
     over += f", of {decomposition.n_scored})" if decomposition.n_scored != decomposition.n_questions else ")"
     rest = shares.get("rest")
-    tail = (f"; the other {percent(rest.share)} from how each question fares under each configuration"
-            if rest is not None and rest.share >= 0.005 else "")
+    tail = (
+        f"; the other {percent(rest.share)} from how each question fares under each configuration"
+        if rest is not None and rest.share >= 0.005
+        else ""
+    )
     return text + over + tail + "."
 
 
@@ -342,13 +386,22 @@ class Verdict:
         return self.kind == INTERCHANGEABLE
 
     def to_row(self) -> dict[str, Any]:
-        return {"verdict": self.kind, "verdict_sentence": self.sentence, "configuration_share": self.share,
-                "configuration_share_ci_low": self.ci_low, "configuration_share_ci_high": self.ci_high,
-                "interchangeable_share": self.threshold}
+        return {
+            "verdict": self.kind,
+            "verdict_sentence": self.sentence,
+            "configuration_share": self.share,
+            "configuration_share_ci_low": self.ci_low,
+            "configuration_share_ci_high": self.ci_high,
+            "interchangeable_share": self.threshold,
+        }
 
 
-def verdict(decomposition: Decomposition, threshold: float = DEFAULT_INTERCHANGEABLE_SHARE,
-            best: str | None = None, separate: str = "") -> Verdict:
+def verdict(
+    decomposition: Decomposition,
+    threshold: float = DEFAULT_INTERCHANGEABLE_SHARE,
+    best: str | None = None,
+    separate: str = "",
+) -> Verdict:
     """The verdict on the configuration's share (module docstring); ``best``: the ranking's first, named when the
     choice matters; ``separate``: what would tell interchangeable configurations apart (a sentence)."""
     share = decomposition.share("configuration")
@@ -359,15 +412,19 @@ def verdict(decomposition: Decomposition, threshold: float = DEFAULT_INTERCHANGE
     limit = f"{threshold * 100:g} %"  # the setting as given: "2 %", "0.5 %"
     interval = f"{percent(share.share)} of the differences ({interval_text(share.ci_low, share.ci_high)})"
     if share.ci_high < threshold:
-        text = (f"The configurations are interchangeable on this corpus: the choice explains {interval}, below "
-                f"{limit}. Pick on cost alone.")
+        text = (
+            f"The configurations are interchangeable on this corpus: the choice explains {interval}, below "
+            f"{limit}. Pick on cost alone."
+        )
         kind = INTERCHANGEABLE
     elif share.ci_low >= threshold:
         text = f"The choice matters on this corpus: it explains {interval}" + (f"; {best} leads." if best else ".")
         kind = MATTERS
     else:
-        text = (f"Cannot tell yet whether the choice matters: it explains {interval}, an interval too wide to say "
-                f"whether it is below {limit}. More questions would narrow it.")
+        text = (
+            f"Cannot tell yet whether the choice matters: it explains {interval}, an interval too wide to say "
+            f"whether it is below {limit}. More questions would narrow it."
+        )
         kind = CANNOT_TELL
     if separate and kind == INTERCHANGEABLE:
         text += " " + separate
@@ -385,8 +442,11 @@ def _label(configuration: str, labels: Mapping[str, str] | None = None) -> str:
     return configuration_label((labels or {}).get(configuration, strategy), model) if model else configuration
 
 
-def separating_questions(comparison: Any, question_labels: Mapping[tuple, tuple[str | None, str | None]],
-                         labels: Mapping[str, str] | None = None) -> str:
+def separating_questions(
+    comparison: Any,
+    question_labels: Mapping[tuple, tuple[str | None, str | None]],
+    labels: Mapping[str, str] | None = None,
+) -> str:
     """What would tell the configurations apart, in one sentence: the category whose questions separate the
     configurations most (the largest gap between the highest and the lowest mean in it, over more than
     :data:`SMALL_GROUP` questions), the two leading there and about how many questions of that kind would show
@@ -419,16 +479,22 @@ def separating_questions(comparison: Any, question_labels: Mapping[tuple, tuple[
         d = values[rows, first] - values[rows, second]
         needed = power_statement(list(d)).questions_to_separate
         lead = float(d.mean())
-        text = (f"What would separate them: questions in category {category}, where "
-                f"{_label(scores.names[first], labels)} scores {lead:.3f} above {_label(scores.names[second], labels)}"
-                f" over {plural(len(rows), 'question')}")
+        text = (
+            f"What would separate them: questions in category {category}, where "
+            f"{_label(scores.names[first], labels)} scores {lead:.3f} above {_label(scores.names[second], labels)}"
+            f" over {plural(len(rows), 'question')}"
+        )
         if needed is not None and lead > 0:
             return text + f"; about {needed:,} questions of that kind would show it if it held."
         return text + "."
     paired = values[complete][:, :2]
     needed = power_statement(list(paired[:, 0] - paired[:, 1])).questions_to_separate if len(paired) > 1 else None
     if needed is None:
-        return ("What would separate them: questions on which they differ; on these, the top two score the same "
-                "on every question.")
-    return (f"What would separate them: questions on which they differ; about {needed:,} questions like these would "
-            f"separate the top two if their difference held.")
+        return (
+            "What would separate them: questions on which they differ; on these, the top two score the same "
+            "on every question."
+        )
+    return (
+        f"What would separate them: questions on which they differ; about {needed:,} questions like these would "
+        f"separate the top two if their difference held."
+    )

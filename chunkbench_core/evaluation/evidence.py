@@ -53,8 +53,10 @@ KINDS = ("table", "text")
 _ALNUM = re.compile(r"[^\W_]+")
 _TOKEN = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|[^\W\d_]+")
 _FIGURE_IN_LINE = re.compile(r"\(?\$?\d[\d,]*(?:\.\d+)?%?\)?")
-_STOP = frozenset("""a an and are as at be by for from has have in is it its of on or that the this to was were
-which with will not""".split())
+_STOP = frozenset(
+    """a an and are as at be by for from has have in is it its of on or that the this to was were
+which with will not""".split()
+)
 
 
 # -- document names --------------------------------------------------------------------------------
@@ -186,8 +188,7 @@ def evidence_kind(passage: str, labels: Mapping[str, str] | None = None) -> str:
     lines = [line for line in passage.splitlines() if line.strip()]
     if not lines:
         return "text"
-    tabular = sum(1 for line in lines
-                  if "|" in line or "\t" in line or len(_FIGURE_IN_LINE.findall(line)) >= 2)
+    tabular = sum(1 for line in lines if "|" in line or "\t" in line or len(_FIGURE_IN_LINE.findall(line)) >= 2)
     if len(lines) == 1:  # one line (a table flattened by an extractor): mostly figures
         tokens = _TOKEN.findall(lines[0])
         numeric = sum(t[0].isdigit() for t in tokens)
@@ -216,12 +217,16 @@ class PageConvention:
 
     def summary(self, file: str) -> str:
         if self.assumed:
-            return (f"page numbers of {file} taken as {self.base}-based (no evidence passage was found on a page "
-                    "that tells); stored 1-based, as PDF viewers number pages")
+            return (
+                f"page numbers of {file} taken as {self.base}-based (no evidence passage was found on a page "
+                "that tells); stored 1-based, as PDF viewers number pages"
+            )
         votes = self.zero_based_votes if self.base == 0 else self.one_based_votes
         total = self.zero_based_votes + self.one_based_votes
-        return (f"page numbers of {file} are {self.base}-based ({votes} of {total} passages found on the page "
-                f"that says so); stored 1-based, as PDF viewers number pages")
+        return (
+            f"page numbers of {file} are {self.base}-based ({votes} of {total} passages found on the page "
+            f"that says so); stored 1-based, as PDF viewers number pages"
+        )
 
 
 def page_convention(observations: Iterable[tuple[int, tuple[int, int]]], default: int = 1) -> PageConvention:
@@ -255,8 +260,16 @@ def ceiling_from_rows(rows: Iterable[Mapping[str, Any]]) -> ParseCeiling:
     for row in rows:
         found, total = int(row.get("found") or 0), int(row.get("total") or 0)
         for i in range(total):
-            checks.append(EvidenceCheck("", str(row.get("document") or ""), str(row.get("kind") or "text"),
-                                        i < found, None, str(row.get("question_set") or "")))
+            checks.append(
+                EvidenceCheck(
+                    "",
+                    str(row.get("document") or ""),
+                    str(row.get("kind") or "text"),
+                    i < found,
+                    None,
+                    str(row.get("question_set") or ""),
+                )
+            )
     return ParseCeiling(checks)
 
 
@@ -264,9 +277,11 @@ def scores_cover(ceiling: ParseCeiling) -> str:
     """The sentence the reports show beside the scores when the parser lost evidence; "" when it kept it all."""
     if not ceiling.total or ceiling.found == ceiling.total:
         return ""
-    return (f"Scores cover the {_percent(ceiling.share or 0.0)} of evidence the parser kept; not found: "
-            f"{ceiling.not_found_phrase()}. Evidence not found still counts for the document and page metrics, "
-            "not for the metrics on evidence text.")
+    return (
+        f"Scores cover the {_percent(ceiling.share or 0.0)} of evidence the parser kept; not found: "
+        f"{ceiling.not_found_phrase()}. Evidence not found still counts for the document and page metrics, "
+        "not for the metrics on evidence text."
+    )
 
 
 @dataclass
@@ -303,8 +318,10 @@ class ParseCeiling:
     def not_found_phrase(self, limit: int = 4) -> str:
         """``2 table passages in BOEING_2022_10K.pdf, 1 text passage in ...``."""
         missing = Counter((c.kind, c.document) for c in self.checks if not c.found)
-        parts = [f"{n} {kind} passage{'s' if n != 1 else ''} in {document}"
-                 for (kind, document), n in sorted(missing.items(), key=lambda kv: (-kv[1], kv[0]))]
+        parts = [
+            f"{n} {kind} passage{'s' if n != 1 else ''} in {document}"
+            for (kind, document), n in sorted(missing.items(), key=lambda kv: (-kv[1], kv[0]))
+        ]
         if len(parts) > limit:
             parts = [*parts[:limit], f"{len(parts) - limit} more document(s)"]
         return ", ".join(parts)
@@ -314,11 +331,15 @@ class ParseCeiling:
             return "parse ceiling: no evidence passage to look for"
         share = self.share or 0.0
         kinds = "; ".join(f"{kind}: {found} of {total}" for kind, (found, total) in self.by("kind").items())
-        line = (f"parse ceiling: {_percent(share)} of the evidence ({self.found} of {self.total} passages) is in the "
-                f"parsed text ({kinds})")
+        line = (
+            f"parse ceiling: {_percent(share)} of the evidence ({self.found} of {self.total} passages) is in the "
+            f"parsed text ({kinds})"
+        )
         if self.found < self.total:
-            line += (f"; scores on evidence text cover the {_percent(share)} the parser kept; not found: "
-                     f"{self.not_found_phrase()} (still scored on documents and pages)")
+            line += (
+                f"; scores on evidence text cover the {_percent(share)} the parser kept; not found: "
+                f"{self.not_found_phrase()} (still scored on documents and pages)"
+            )
         return line
 
     def rows(self, checked_at: Any) -> list[dict[str, Any]]:
@@ -328,16 +349,28 @@ class ParseCeiling:
             cell = cells.setdefault((c.question_set, c.document, c.kind), [0, 0])
             cell[0] += c.found
             cell[1] += 1
-        return [{"question_set": s, "document": d, "kind": k, "found": f, "total": t, "checked_at": checked_at}
-                for (s, d, k), (f, t) in sorted(cells.items())]
+        return [
+            {"question_set": s, "document": d, "kind": k, "found": f, "total": t, "checked_at": checked_at}
+            for (s, d, k), (f, t) in sorted(cells.items())
+        ]
 
     def to_json(self) -> dict[str, Any]:
-        return {"found": self.found, "total": self.total,
-                "by_document": {k: {"found": f, "total": t} for k, (f, t) in self.by("document").items()},
-                "by_kind": {k: {"found": f, "total": t} for k, (f, t) in self.by("kind").items()},
-                "not_found": [{"question_id": c.question_id, "document": c.document, "kind": c.kind,
-                               **({"page": c.page} if c.page is not None else {})}
-                              for c in self.checks if not c.found]}
+        return {
+            "found": self.found,
+            "total": self.total,
+            "by_document": {k: {"found": f, "total": t} for k, (f, t) in self.by("document").items()},
+            "by_kind": {k: {"found": f, "total": t} for k, (f, t) in self.by("kind").items()},
+            "not_found": [
+                {
+                    "question_id": c.question_id,
+                    "document": c.document,
+                    "kind": c.kind,
+                    **({"page": c.page} if c.page is not None else {}),
+                }
+                for c in self.checks
+                if not c.found
+            ],
+        }
 
 
 def _percent(share: float) -> str:

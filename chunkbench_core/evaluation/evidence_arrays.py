@@ -102,10 +102,12 @@ class EvidenceArrays:
         def code(document: str) -> int:
             return codes.setdefault(document, len(codes))
 
-        hits = Intervals.of((i, code(h.document), h.start, h.end, r) for i, q in enumerate(batch)
-                            for r, h in enumerate(q.hits, start=1))
-        references = Intervals.of((i, code(s.document), s.start, s.end, 0) for i, q in enumerate(batch)
-                                  for s in q.references)
+        hits = Intervals.of(
+            (i, code(h.document), h.start, h.end, r) for i, q in enumerate(batch) for r, h in enumerate(q.hits, start=1)
+        )
+        references = Intervals.of(
+            (i, code(s.document), s.start, s.end, 0) for i, q in enumerate(batch) for s in q.references
+        )
         sources = Intervals.of((i, code(d), 0, 0, 0) for i, q in enumerate(batch) for d in dict.fromkeys(q.documents))
         return cls(len(batch), hits, references, sources)
 
@@ -201,11 +203,15 @@ def fill_graded_relevance(batch: Sequence[Any]) -> None:
         return codes.setdefault(document, len(codes))
 
     candidates = [c for q in todo for c in (*(q.pool or ()), *q.cache.get("hits_before", q.hits), *q.context)]
-    owners = [i for i, q in enumerate(todo)
-              for _ in range(len(q.pool or ()) + len(q.cache.get("hits_before", q.hits)) + len(q.context))]
+    owners = [
+        i
+        for i, q in enumerate(todo)
+        for _ in range(len(q.pool or ()) + len(q.cache.get("hits_before", q.hits)) + len(q.context))
+    ]
     chunks = Intervals.of((i, code(c.document), c.start, c.end, 0) for i, c in zip(owners, candidates))
-    references = Intervals.of((i, code(s.document), s.start, s.end, 0) for i, q in enumerate(todo)
-                              for s in q.references)
+    references = Intervals.of(
+        (i, code(s.document), s.start, s.end, 0) for i, q in enumerate(todo) for s in q.references
+    )
     left, _, start, end = meeting_pairs(chunks, references)
     gains = union_lengths(left, start, end, len(chunks))
     judged: list[dict[str, int]] = [{} for _ in todo]

@@ -25,8 +25,12 @@ from chunkbench_core.wording import plural
 
 #: the buckets of evidence length in tokens: (upper bound, name); the last has no upper bound
 BUCKETS: tuple[tuple[float, str], ...] = (
-    (64, "up to 64 tokens"), (128, "65 to 128 tokens"), (256, "129 to 256 tokens"), (512, "257 to 512 tokens"),
-    (math.inf, "over 512 tokens"))
+    (64, "up to 64 tokens"),
+    (128, "65 to 128 tokens"),
+    (256, "129 to 256 tokens"),
+    (512, "257 to 512 tokens"),
+    (math.inf, "over 512 tokens"),
+)
 #: a question set favours one chunk size when at least this share of its questions fits in the smallest chunks
 #: compared, or at most one minus it fits in any but the largest
 FAVOURS_SHARE = 0.8
@@ -73,8 +77,9 @@ def density_of(chunks: Iterable[Mapping[str, Any]]) -> dict[str, float]:
         configuration = (str(chunk.get("strategy")), str(chunk.get("corpus_model")))
         if document not in first or configuration < first[document]:
             first[document] = configuration
-    return token_density(c for c in chunks if first.get(str(c.get("document"))) ==
-                         (str(c.get("strategy")), str(c.get("corpus_model"))))
+    return token_density(
+        c for c in chunks if first.get(str(c.get("document"))) == (str(c.get("strategy")), str(c.get("corpus_model")))
+    )
 
 
 def evidence_tokens(references: Any, density: Mapping[str, float]) -> int | None:
@@ -110,8 +115,12 @@ def question_evidence_rows(rows: Iterable[Mapping[str, Any]], density: Mapping[s
         if key in out:
             continue
         tokens = evidence_tokens(row.get("references"), density)
-        out[key] = {"question_set": key[0], "question_id": key[1], "evidence_tokens": tokens,
-                    "evidence_length": bucket(tokens)}
+        out[key] = {
+            "question_set": key[0],
+            "question_id": key[1],
+            "evidence_tokens": tokens,
+            "evidence_length": bucket(tokens),
+        }
     return list(out.values())
 
 
@@ -122,16 +131,22 @@ class LengthReport:
     n_questions: int  # questions with an evidence length
     median_tokens: float | None
     buckets: tuple[tuple[str, int], ...]  # (bucket, questions), shortest first, every bucket listed
-    fits: tuple[tuple[int, float], ...]  # (chunk size in tokens, share of questions whose evidence fits), smallest first
+    fits: tuple[
+        tuple[int, float], ...
+    ]  # (chunk size in tokens, share of questions whose evidence fits), smallest first
 
     def sentence(self) -> str:
         if not self.n_questions:
             return "No question has evidence spans to measure."
         counts = ", ".join(f"{name} {n}" for name, n in self.buckets if n)
-        text = (f"Evidence length of the {plural(self.n_questions, 'question')} with spans: median "
-                f"{self.median_tokens:,.0f} tokens ({counts}).")
+        text = (
+            f"Evidence length of the {plural(self.n_questions, 'question')} with spans: median "
+            f"{self.median_tokens:,.0f} tokens ({counts})."
+        )
         if self.fits:
-            text += " Fits in one chunk: " + ", ".join(f"{share:.0%} at {size:,} tokens" for size, share in self.fits) + "."
+            text += (
+                " Fits in one chunk: " + ", ".join(f"{share:.0%} at {size:,} tokens" for size, share in self.fits) + "."
+            )
         return text
 
 
@@ -143,8 +158,11 @@ def length_report(tokens: Sequence[int | None], chunk_sizes: Iterable[float]) ->
         counts[bucket(t) or BUCKETS[0][1]] += 1
     sizes = sorted({int(round(s)) for s in chunk_sizes if s and not math.isnan(s)})
     fits = tuple((size, sum(1 for t in known if t <= size) / len(known)) for size in sizes) if known else ()
-    median = float(known[len(known) // 2]) if len(known) % 2 else \
-        (float(known[len(known) // 2 - 1] + known[len(known) // 2]) / 2 if known else None)
+    median = (
+        float(known[len(known) // 2])
+        if len(known) % 2
+        else (float(known[len(known) // 2 - 1] + known[len(known) // 2]) / 2 if known else None)
+    )
     return LengthReport(len(known), median, tuple(counts.items()), fits)
 
 
@@ -155,14 +173,18 @@ def favours_one_size(report: LengthReport, share: float = FAVOURS_SHARE) -> str 
     (smallest, in_smallest), (largest, _) = report.fits[0], report.fits[-1]
     below_largest = report.fits[-2][1]
     if in_smallest >= share - 1e-9:  # float noise: 4 of 5 is 80 %
-        return (f"{in_smallest:.0%} of the {plural(report.n_questions, 'question')} have evidence short enough for "
-                f"the smallest chunks compared ({smallest:,} tokens; median evidence {report.median_tokens:,.0f} "
-                "tokens): the question set favours small chunks, which find short evidence with less text around it. "
-                "Add questions whose answers span several paragraphs to see what larger chunks are worth.")
+        return (
+            f"{in_smallest:.0%} of the {plural(report.n_questions, 'question')} have evidence short enough for "
+            f"the smallest chunks compared ({smallest:,} tokens; median evidence {report.median_tokens:,.0f} "
+            "tokens): the question set favours small chunks, which find short evidence with less text around it. "
+            "Add questions whose answers span several paragraphs to see what larger chunks are worth."
+        )
     if below_largest <= 1 - share + 1e-9:
-        return (f"Only {below_largest:.0%} of the {plural(report.n_questions, 'question')} have evidence that fits in "
-                f"a chunk smaller than the largest compared ({largest:,} tokens; median evidence "
-                f"{report.median_tokens:,.0f} tokens): the question set favours large chunks, the only ones that "
-                "hold its evidence whole. Add questions answered by a sentence or two to see what smaller chunks "
-                "are worth.")
+        return (
+            f"Only {below_largest:.0%} of the {plural(report.n_questions, 'question')} have evidence that fits in "
+            f"a chunk smaller than the largest compared ({largest:,} tokens; median evidence "
+            f"{report.median_tokens:,.0f} tokens): the question set favours large chunks, the only ones that "
+            "hold its evidence whole. Add questions answered by a sentence or two to see what smaller chunks "
+            "are worth."
+        )
     return None

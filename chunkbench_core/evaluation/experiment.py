@@ -178,7 +178,7 @@ class ChunkIndex:
         for r in references:
             if r.document != document:
                 continue
-            for c in ordered[bisect_left(starts, r.start - longest):bisect_right(starts, r.end)]:
+            for c in ordered[bisect_left(starts, r.start - longest) : bisect_right(starts, r.end)]:
                 if c.start <= r.end and c.end >= r.start:
                     found[id(c)] = c
         return sorted(found.values(), key=lambda c: self._position.get(id(c), 0))
@@ -261,10 +261,14 @@ def resolve_questions(
                     if ref.document not in documents:
                         known = ", ".join(sorted(documents)) or "none"
                         raise QuestionSetError(
-                            qs.path, f"document {ref.document!r} is not a parsed document of the corpus (parsed: {known})",
-                            q.id, where,
+                            qs.path,
+                            f"document {ref.document!r} is not a parsed document of the corpus (parsed: {known})",
+                            q.id,
+                            where,
                         )
-                    spans.append(locate_reference(ref, documents[ref.document], qs.path, q.id, f"references[{i}].content"))
+                    spans.append(
+                        locate_reference(ref, documents[ref.document], qs.path, q.id, f"references[{i}].content")
+                    )
             except QuestionSetError as exc:
                 errors.append(exc)
                 continue
@@ -288,7 +292,7 @@ def score_outcomes(outcomes: Sequence["QuestionOutcome"], chosen: Iterable[Any])
             o.scored = replace(o.scored, llm=o.llm, cache=o.scored.cache)
     tracker = Tracker("scoring", len(live), unit="questions") if len(live) > SCORE_SLICE else None
     for begin in range(0, len(live), SCORE_SLICE):  # each question's values are its own: slices say how far
-        part = live[begin:begin + SCORE_SLICE]
+        part = live[begin : begin + SCORE_SLICE]
         _apply_scores(part, score([o.scored for o in part], chosen), chosen)  # type: ignore[misc]  # live outcomes only: scored is set
         if tracker is not None:
             tracker.step(begin + len(part))
@@ -308,8 +312,11 @@ def _apply_scores(live: Sequence["QuestionOutcome"], scored: Sequence[Mapping[st
             elif metric.group == "evidence":
                 o.scores_expanded[metric.base] = float("nan") if value is None else value
         if any(m.source == "retrieval" for m in chosen):
-            o.budget_scores = dict(q.budget_scores) if q.has_evidence else {
-                "context_tokens": float(sum(p.tokens for p in budget.context_pieces(list(q.context))))}
+            o.budget_scores = (
+                dict(q.budget_scores)
+                if q.has_evidence
+                else {"context_tokens": float(sum(p.tokens for p in budget.context_pieces(list(q.context))))}
+            )
 
 
 @dataclass
@@ -327,8 +334,13 @@ def _skipped(reason: str) -> LLMResult:
     return LLMResult(answer_error=f"answer: skipped, {reason}", judge_error="judge: skipped, no answer")
 
 
-def run_llm_evaluation(outcomes: Sequence["QuestionOutcome"], client: Any, settings: LLMSettings,
-                       label: str = "LLM answers", registry: MetricRegistry = METRICS) -> LLMRunReport:
+def run_llm_evaluation(
+    outcomes: Sequence["QuestionOutcome"],
+    client: Any,
+    settings: LLMSettings,
+    label: str = "LLM answers",
+    registry: MetricRegistry = METRICS,
+) -> LLMRunReport:
     """Fill ``outcome.llm`` (and its latencies) for every outcome that retrieved without error, then score the
     judge's metrics of ``registry``.
 
@@ -347,8 +359,9 @@ def run_llm_evaluation(outcomes: Sequence["QuestionOutcome"], client: Any, setti
         tracker.step(done)
         left = settings.deadline_seconds - (time.monotonic() - started)
         if report.stopped_because is None and left <= 0:
-            report.stopped_because = (f"the partition's LLM deadline of {settings.deadline_seconds:g} s passed "
-                                      "(LLMSettings.deadline_seconds)")
+            report.stopped_because = (
+                f"the partition's LLM deadline of {settings.deadline_seconds:g} s passed (LLMSettings.deadline_seconds)"
+            )
         if report.stopped_because is not None:
             outcome.llm = _skipped(report.stopped_because)
             if failures_in_a_row >= settings.breaker_failures:
@@ -357,8 +370,11 @@ def run_llm_evaluation(outcomes: Sequence["QuestionOutcome"], client: Any, setti
                 report.skipped_deadline += 1
             continue
         # every request's retries end with what is left of the deadline
-        call_settings = replace(settings, timeout_seconds=max(0.5, min(settings.timeout_seconds, left)),
-                                retry_budget_seconds=max(0.5, min(settings.retry_budget_seconds, left)))
+        call_settings = replace(
+            settings,
+            timeout_seconds=max(0.5, min(settings.timeout_seconds, left)),
+            retry_budget_seconds=max(0.5, min(settings.retry_budget_seconds, left)),
+        )
         context = outcome.expanded or outcome.retrieved
         outcome.llm = evaluate_question(client, call_settings, outcome.resolved.question, context)
         outcome.latency_ms["generate"] = outcome.llm.generate_ms
@@ -372,16 +388,24 @@ def run_llm_evaluation(outcomes: Sequence["QuestionOutcome"], client: Any, setti
             failures_in_a_row = settings.breaker_failures  # the questions left are counted as the breaker's
         elif failures_in_a_row >= settings.breaker_failures:
             last = outcome.llm.answer_error or outcome.llm.judge_error or ""
-            report.stopped_because = (f"the LLM endpoint failed {failures_in_a_row} questions in a row (circuit "
-                                      f"breaker, LLMSettings.breaker_failures); last error: {last}")
+            report.stopped_because = (
+                f"the LLM endpoint failed {failures_in_a_row} questions in a row (circuit "
+                f"breaker, LLMSettings.breaker_failures); last error: {last}"
+            )
     tracker.step(len(todo))
     report.seconds = time.monotonic() - started
     for outcome in todo:
         if outcome.scored is None:  # an outcome made without run_retrieval: what the judge's metrics need
             rq = outcome.resolved
-            outcome.scored = Scored(rq.key, rq.question, tuple(rq.references), tuple(outcome.retrieved),
-                                    tuple(outcome.expanded or outcome.retrieved), max(len(outcome.retrieved), 1),
-                                    documents=rq.documents)
+            outcome.scored = Scored(
+                rq.key,
+                rq.question,
+                tuple(rq.references),
+                tuple(outcome.retrieved),
+                tuple(outcome.expanded or outcome.retrieved),
+                max(len(outcome.retrieved), 1),
+                documents=rq.documents,
+            )
     score_outcomes(outcomes, registry.values(source="judge"))
     return report
 
@@ -442,8 +466,13 @@ class RetrievalOptions:
     search: SearchSettings = SearchSettings()
 
 
-def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, store: VectorStore, collection: str,
-                  options: RetrievalOptions = RetrievalOptions()) -> list[QuestionOutcome]:
+def run_retrieval(
+    questions: Sequence[ResolvedQuestion],
+    embedder: Embedder,
+    store: VectorStore,
+    collection: str,
+    options: RetrievalOptions = RetrievalOptions(),
+) -> list[QuestionOutcome]:
     """Retrieve ``top_k`` chunks per question, expand them, and score both sets.
 
     Questions are embedded in one batch and searched together (:func:`.search.search_many`, in blocks of
@@ -515,10 +544,10 @@ def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, sto
         try:
             outcome.retrieved = hits
             outcome.expanded, outcome.expansion_tree = apply_neighbor_expansion(
-                outcome.retrieved, store, collection, strategy, expansion)
+                outcome.retrieved, store, collection, strategy, expansion
+            )
             if gives_parent_context(strategy):
-                outcome.expanded = attach_parents(outcome.expanded, outcome.expansion_tree, store, collection,
-                                                  parents)
+                outcome.expanded = attach_parents(outcome.expanded, outcome.expansion_tree, store, collection, parents)
         except ChunkbenchError as exc:
             outcome.error = f"retrieval: {exc}"
             continue
@@ -530,10 +559,20 @@ def run_retrieval(questions: Sequence[ResolvedQuestion], embedder: Embedder, sto
         order = ranking_order(outcome.expansion_tree) if outcome.expansion_tree else outcome.expanded
         reference_documents = sorted({r.document for r in rq.references})
         # the chunks meeting the evidence: the only ones the pool's metrics count (others score nothing)
-        pool = None if index is None else tuple(c for d in reference_documents
-                                                for c in index.touching(d, rq.references))
-        outcome.scored = Scored(rq.key, rq.question, tuple(rq.references), tuple(outcome.retrieved), tuple(order),
-                                top_k, pool, budgets, documents=rq.documents)
+        pool = (
+            None if index is None else tuple(c for d in reference_documents for c in index.touching(d, rq.references))
+        )
+        outcome.scored = Scored(
+            rq.key,
+            rq.question,
+            tuple(rq.references),
+            tuple(outcome.retrieved),
+            tuple(order),
+            top_k,
+            pool,
+            budgets,
+            documents=rq.documents,
+        )
     score_outcomes(outcomes, registry.values(source="retrieval"))
     tracker.step(len(questions))
     if latency is not None:
@@ -547,8 +586,14 @@ def question_documents(rq: ResolvedQuestion) -> tuple[str, ...] | None:
     return tuple(rq.documents) or None
 
 
-def time_single_searches(retriever: Any, texts: Sequence[str], vectors: np.ndarray, top_k: int,
-                         documents: Sequence[str | Sequence[str] | None], sample: int) -> list[float]:
+def time_single_searches(
+    retriever: Any,
+    texts: Sequence[str],
+    vectors: np.ndarray,
+    top_k: int,
+    documents: Sequence[str | Sequence[str] | None],
+    sample: int,
+) -> list[float]:
     """Milliseconds of one search of each of the first ``sample`` questions, alone (as one user question is
     searched), by ``retriever`` (:class:`chunkbench_core.retrievers.Retriever`); an error leaves the rest
     untimed (the batched search reports it on its question)."""
@@ -608,8 +653,9 @@ def outcome_row(outcome: QuestionOutcome, registry: MetricRegistry = METRICS) ->
         "error": outcome.error,
         "context_tokens": _finite(outcome.budget_scores.get("context_tokens")),
         # every configured budget (the metric columns hold the default ones)
-        "budget_recalls": json.dumps({c.removeprefix("recall_at_"): v for c, v in outcome.budget_scores.items()
-                                      if c.startswith("recall_at_")}),
+        "budget_recalls": json.dumps(
+            {c.removeprefix("recall_at_"): v for c, v in outcome.budget_scores.items() if c.startswith("recall_at_")}
+        ),
     }
     row.update(outcome.llm.row() if outcome.llm is not None else {c: None for c in LLM_COLUMNS})
     row.update({m.name: metric_value(outcome, m) for m in registry.values()})
@@ -624,8 +670,12 @@ def reference_entries(resolved: ResolvedQuestion) -> list[dict[str, Any]]:
     entries = []
     for i, span in enumerate(resolved.references):
         ref = sources[i] if i < len(sources) else None
-        entry: dict[str, Any] = {"document": span.document, "start": span.start, "end": span.end,
-                                 "located_by": ref.located_by if ref is not None else ""}
+        entry: dict[str, Any] = {
+            "document": span.document,
+            "start": span.start,
+            "end": span.end,
+            "located_by": ref.located_by if ref is not None else "",
+        }
         if ref is not None and ref.located_by and ref.score is not None:
             entry["score"] = round(ref.score, 3)
         entries.append(entry)
@@ -652,10 +702,13 @@ def aggregate(
     """
     scored = [o for o in outcomes if o.error is None]
     evidence = [o for o in scored if not o.resolved.judge_only]
-    result: dict[str, float | int] = {"n_questions": len(evidence), "n_judge_only": len(scored) - len(evidence),
-                                      "n_documents_only": sum(o.resolved.scoring == "documents" for o in evidence),
-                                      "n_located": sum(o.resolved.question.n_located > 0 for o in evidence),
-                                      "n_failed": len(outcomes) - len(scored)}
+    result: dict[str, float | int] = {
+        "n_questions": len(evidence),
+        "n_judge_only": len(scored) - len(evidence),
+        "n_documents_only": sum(o.resolved.scoring == "documents" for o in evidence),
+        "n_located": sum(o.resolved.question.n_located > 0 for o in evidence),
+        "n_failed": len(outcomes) - len(scored),
+    }
     llm = [o.llm for o in scored if o.llm is not None]
     metrics_list = list(registry.values())
     tracker = Tracker("confidence intervals", len(metrics_list), unit="metrics") if len(scored) > SCORE_SLICE else None
@@ -667,20 +720,25 @@ def aggregate(
                 continue  # no LLM ran: the judge's means stay empty
             applicable = [o for o in scored if o.llm is not None]
         else:
-            applicable = [o for o in scored if (metric.applies_to(o.scored) if o.scored is not None
-                                                else not o.resolved.judge_only)]
+            applicable = [
+                o
+                for o in scored
+                if (metric.applies_to(o.scored) if o.scored is not None else not o.resolved.judge_only)
+            ]
         values = [metric_value(o, metric) for o in applicable]
         values = [float(v) if isinstance(v, bool) else v for v in values]
         name = metric.run_name
         result[name] = mean(values)
         result[f"{name}_ci_low"], result[f"{name}_ci_high"] = bootstrap_ci(
-            values, confidence=confidence, n_resamples=n_resamples, seed=seed)
+            values, confidence=confidence, n_resamples=n_resamples, seed=seed
+        )
     if tracker is not None:
         tracker.step(len(metrics_list))
     result["retrieval_ms"] = mean(o.retrieval_ms for o in scored)
     result["context_tokens"] = mean(o.budget_scores.get("context_tokens") for o in scored)
-    result["query_ms"] = mean((o.latency_ms.get("embed", 0.0) + o.latency_ms.get("search", 0.0)) for o in scored
-                              if o.latency_ms)
+    result["query_ms"] = mean(
+        (o.latency_ms.get("embed", 0.0) + o.latency_ms.get("search", 0.0)) for o in scored if o.latency_ms
+    )
     if llm:
         result["n_judged"] = sum(r.judgement is not None for r in llm)
         result["n_answer_failed"] = sum(r.answer_error is not None for r in llm)

@@ -69,8 +69,11 @@ def _language_hint(text: str) -> str:
 def generation_messages(document: str, passage: str) -> list[dict[str, str]]:
     return [
         {"role": "system", "content": GENERATE_SYSTEM},
-        {"role": "user", "content": f"Document: {document}\n\nPassage:\n{passage}\n\n"
-                                    f"Reply with the JSON object only.{_language_hint(passage)}"},
+        {
+            "role": "user",
+            "content": f"Document: {document}\n\nPassage:\n{passage}\n\n"
+            f"Reply with the JSON object only.{_language_hint(passage)}",
+        },
     ]
 
 
@@ -109,8 +112,11 @@ def document_passages(document: ParsedDocument, min_chars: int = 200, max_chars:
             group.clear()
 
     for unit in document.units:
-        if group and (unit_kind(document, unit.content_type) != unit_kind(document, group[0].content_type)
-                      or unit.heading_path != group[0].heading_path or unit.end - group[0].start > max_chars):
+        if group and (
+            unit_kind(document, unit.content_type) != unit_kind(document, group[0].content_type)
+            or unit.heading_path != group[0].heading_path
+            or unit.end - group[0].start > max_chars
+        ):
             flush()
         group.append(unit)
         if group[-1].end - group[0].start >= min_chars:
@@ -200,9 +206,11 @@ class GenerationReport:
         reasons = "; ".join(f"{n} {reason}" for reason, n in sorted(self.dropped.items())) or "none"
         why = "the LLM failed" if self.stopped else "the passages ran out"
         short = f" (fewer than the {self.requested} asked: {why})" if self.kept < self.requested else ""
-        return (f"{self.tried} passage(s) tried, {self.kept} question(s) kept{short}, "
-                f"{self.tried - self.kept} dropped: {reasons}. {self.calls} LLM call(s), "
-                f"{self.usage.prompt_tokens} prompt + {self.usage.completion_tokens} completion tokens.")
+        return (
+            f"{self.tried} passage(s) tried, {self.kept} question(s) kept{short}, "
+            f"{self.tried - self.kept} dropped: {reasons}. {self.calls} LLM call(s), "
+            f"{self.usage.prompt_tokens} prompt + {self.usage.completion_tokens} completion tokens."
+        )
 
 
 def _question_id(prefix: str, document: str, start: int, text: str) -> str:
@@ -219,8 +227,9 @@ def _covered(spans: Sequence[tuple[int, int]]) -> int:
     return total
 
 
-def _ask_model(client: Any, settings: LLMSettings, passage: Passage, attempts: int, max_tokens: int,
-               report: GenerationReport) -> tuple[str, str, list[str]]:
+def _ask_model(
+    client: Any, settings: LLMSettings, passage: Passage, attempts: int, max_tokens: int, report: GenerationReport
+) -> tuple[str, str, list[str]]:
     messages = generation_messages(passage.document, passage.text)
     last: ReplyError | None = None
     for _ in range(attempts):
@@ -231,9 +240,15 @@ def _ask_model(client: Any, settings: LLMSettings, passage: Passage, attempts: i
             return parse_reply(text)
         except ReplyError as exc:
             last = exc
-            messages = [*generation_messages(passage.document, passage.text), {"role": "assistant", "content": text},
-                        {"role": "user", "content": f"That reply is not usable ({exc}). Reply with only the JSON "
-                                                    "object with question, answer and excerpts."}]
+            messages = [
+                *generation_messages(passage.document, passage.text),
+                {"role": "assistant", "content": text},
+                {
+                    "role": "user",
+                    "content": f"That reply is not usable ({exc}). Reply with only the JSON "
+                    "object with question, answer and excerpts.",
+                },
+            ]
     raise ReplyError(f"no valid reply after {attempts} attempt(s); last: {last}")
 
 
@@ -267,9 +282,13 @@ class GenerationRequest:
         return self.max_tries or self.n * TRIES_PER_QUESTION
 
 
-def generate_question_set(documents: Sequence[ParsedDocument], client: Any, settings: LLMSettings,
-                          embed: Callable[[list[str]], np.ndarray],
-                          request: GenerationRequest) -> tuple[dict[str, Any], GenerationReport]:
+def generate_question_set(
+    documents: Sequence[ParsedDocument],
+    client: Any,
+    settings: LLMSettings,
+    embed: Callable[[list[str]], np.ndarray],
+    request: GenerationRequest,
+) -> tuple[dict[str, Any], GenerationReport]:
     """Generate up to ``request.n`` grounded questions; returns the question set JSON and the report.
 
     ``embed`` maps question texts to vectors (near-duplicates). Passages are tried in sampled
@@ -315,10 +334,17 @@ def generate_question_set(documents: Sequence[ParsedDocument], client: Any, sett
         references: list[dict[str, Any]] = []
         try:
             for i, excerpt in enumerate(excerpts):
-                span = locate_reference(Reference(passage.document, excerpt), texts[passage.document], "generated",
-                                        qid, f"excerpts[{i}]")
-                references.append({"document": passage.document, "content": texts[passage.document][span.start:span.end],
-                                   "start": span.start, "end": span.end})
+                span = locate_reference(
+                    Reference(passage.document, excerpt), texts[passage.document], "generated", qid, f"excerpts[{i}]"
+                )
+                references.append(
+                    {
+                        "document": passage.document,
+                        "content": texts[passage.document][span.start : span.end],
+                        "start": span.start,
+                        "end": span.end,
+                    }
+                )
         except QuestionSetError:
             drop("excerpt not verbatim", f"{excerpt[:80]!r} is not in the parsed text")
             continue
@@ -338,17 +364,29 @@ def generate_question_set(documents: Sequence[ParsedDocument], client: Any, sett
         kept_ids.append(qid)
         report.kept += 1
         report.evidence_tokens.append(sum(count_tokens(r["content"]) for r in references))
-        questions.append({"id": qid, "question": question, "expected_answer": answer, "category": passage.kind,
-                          "references": references,
-                          "metadata": {"passage": {"document": passage.document, "start": passage.start,
-                                                   "end": passage.end}}})
+        questions.append(
+            {
+                "id": qid,
+                "question": question,
+                "expected_answer": answer,
+                "category": passage.kind,
+                "references": references,
+                "metadata": {"passage": {"document": passage.document, "start": passage.start, "end": passage.end}},
+            }
+        )
     data = {
         "name": name,
         "description": f"generated by {settings.model} from passages of the parsed documents; every reference is "
-                       "verbatim parsed text",
-        "generator": {"model": settings.model, "prompt_version": PROMPT_VERSION, "seed": seed,
-                      "documents": documents_pattern or "*", "duplicate_threshold": duplicate_threshold,
-                      "max_coverage": max_coverage, "requested": n},
+        "verbatim parsed text",
+        "generator": {
+            "model": settings.model,
+            "prompt_version": PROMPT_VERSION,
+            "seed": seed,
+            "documents": documents_pattern or "*",
+            "duplicate_threshold": duplicate_threshold,
+            "max_coverage": max_coverage,
+            "requested": n,
+        },
         "questions": questions,
     }
     return data, report
@@ -369,16 +407,22 @@ class GenerationPlan:
     model: str | None
 
     def summary(self) -> str:
-        cost = (f"about ${self.usd:.4f}, at most ${self.max_usd:.4f}" if self.usd is not None
-                else "unknown (no price known for this model: set the prices, 0 for a local server)")
-        return (f"dry run: {self.n} question(s) wanted from {self.passages} sampled passage(s) available; "
-                f"{self.min_calls} to {self.max_calls} LLM call(s) ({self.model or 'no model configured'}); about "
-                f"{self.input_tokens:,} input tokens (at most {self.max_input_tokens:,}) and at most "
-                f"{self.max_output_tokens:,} output tokens; estimated cost {cost}. Nothing was sent.")
+        cost = (
+            f"about ${self.usd:.4f}, at most ${self.max_usd:.4f}"
+            if self.usd is not None
+            else "unknown (no price known for this model: set the prices, 0 for a local server)"
+        )
+        return (
+            f"dry run: {self.n} question(s) wanted from {self.passages} sampled passage(s) available; "
+            f"{self.min_calls} to {self.max_calls} LLM call(s) ({self.model or 'no model configured'}); about "
+            f"{self.input_tokens:,} input tokens (at most {self.max_input_tokens:,}) and at most "
+            f"{self.max_output_tokens:,} output tokens; estimated cost {cost}. Nothing was sent."
+        )
 
 
-def plan_generation(documents: Sequence[ParsedDocument], request: GenerationRequest,
-                    settings: LLMSettings | None) -> GenerationPlan:
+def plan_generation(
+    documents: Sequence[ParsedDocument], request: GenerationRequest, settings: LLMSettings | None
+) -> GenerationPlan:
     """What generating ``request`` would send and cost, with nothing sent."""
     n, attempts, max_tokens = request.n, request.attempts, request.max_tokens
     passages = sample_passages(select_documents(documents, request.documents_pattern), request.tries, request.seed)
@@ -395,12 +439,28 @@ def plan_generation(documents: Sequence[ParsedDocument], request: GenerationRequ
     if prices is not None:
         usd = (first * prices[0] + min(n, len(passages)) * max_tokens * prices[1]) / 1e6
         max_usd = (every * prices[0] + max_output * prices[1]) / 1e6
-    return GenerationPlan(n, len(passages), min(n, len(passages)), max_calls, first, every, max_output, usd, max_usd,
-                          settings.model if settings else None)
+    return GenerationPlan(
+        n,
+        len(passages),
+        min(n, len(passages)),
+        max_calls,
+        first,
+        every,
+        max_output,
+        usd,
+        max_usd,
+        settings.model if settings else None,
+    )
 
 
-def draft_question_set(documents: Sequence[ParsedDocument], n: int, *, seed: int = 0, name: str = "draft",
-                       documents_pattern: str | None = None) -> dict[str, Any]:
+def draft_question_set(
+    documents: Sequence[ParsedDocument],
+    n: int,
+    *,
+    seed: int = 0,
+    name: str = "draft",
+    documents_pattern: str | None = None,
+) -> dict[str, Any]:
     """A skeleton of ``n`` questions whose references are exact passages; ``question`` is left empty to write."""
     if n < 1:
         raise ConfigError(f"--n must be at least 1, got {n}")
@@ -408,13 +468,19 @@ def draft_question_set(documents: Sequence[ParsedDocument], n: int, *, seed: int
     return {
         "name": name,
         "description": "Draft: write a question and its expected answer for each reference (exact text of the parsed "
-                       "document); shorten a reference to the evidence if you like, it must stay exact text. "
-                       "`chunkbench questions check` lists the questions still empty.",
+        "document); shorten a reference to the evidence if you like, it must stay exact text. "
+        "`chunkbench questions check` lists the questions still empty.",
         "generator": {"model": None, "prompt_version": "draft", "seed": seed, "documents": documents_pattern or "*"},
-        "questions": [{"id": _question_id("draft", p.document, p.start, p.text), "question": "", "expected_answer": "",
-                       "category": p.kind,
-                       "references": [{"document": p.document, "content": p.text, "start": p.start, "end": p.end}]}
-                      for p in passages],
+        "questions": [
+            {
+                "id": _question_id("draft", p.document, p.start, p.text),
+                "question": "",
+                "expected_answer": "",
+                "category": p.kind,
+                "references": [{"document": p.document, "content": p.text, "start": p.start, "end": p.end}],
+            }
+            for p in passages
+        ],
     }
 
 
@@ -429,4 +495,5 @@ def local_question_embed() -> Callable[[list[str]], np.ndarray]:
 NO_LLM_MESSAGE = (
     "no LLM configured: set CHUNKBENCH_LLM_MODEL (and CHUNKBENCH_LLM_BASE_URL for a local server such as Ollama, "
     "vLLM or llama.cpp, CHUNKBENCH_LLM_API_KEY when it needs one); or write the questions yourself from exact "
-    "passages: chunkbench questions draft --n N --out FILE")
+    "passages: chunkbench questions draft --n N --out FILE"
+)

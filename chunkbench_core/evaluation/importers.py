@@ -90,25 +90,68 @@ ROLES = ("question", "answer", "sources", "contexts", "pages", "category", "diff
 #: a role read from each object of a list column: ``contexts=evidence[].evidence_text``
 LIST_MARK = "[]."
 #: FinanceBench's fields (its other fields, such as question_type, company or justification, are labels)
-FINANCEBENCH_MAPPING = {"id": "financebench_id", "question": "question", "answer": "answer",
-                        "contexts": "evidence[].evidence_text", "sources": "evidence[].doc_name",
-                        "pages": "evidence[].evidence_page_num"}
+FINANCEBENCH_MAPPING = {
+    "id": "financebench_id",
+    "question": "question",
+    "answer": "answer",
+    "contexts": "evidence[].evidence_text",
+    "sources": "evidence[].doc_name",
+    "pages": "evidence[].evidence_page_num",
+}
 #: column names (lower case, letters and digits only) guessed for each role, best first
 GUESSES: dict[str, tuple[str, ...]] = {
     "question": ("question", "userinput", "query", "questiontext", "prompt", "q"),
-    "answer": ("answer", "expectedanswer", "reference", "referenceanswer", "groundtruth", "goldanswer",
-               "idealanswer", "response", "a"),
-    "sources": ("sourcedocs", "sourcedocuments", "sourcedoc", "sourcedocument", "sources", "source",
-                "documents", "document", "docs", "doc", "files", "file", "filename", "filenames", "sourcefile",
-                "sourcefiles", "metadatasource", "corpusid"),
-    "contexts": ("referencecontexts", "contexts", "context", "evidence", "excerpts", "excerpt", "references",
-                 "passages", "passage", "supportingtext"),
+    "answer": (
+        "answer",
+        "expectedanswer",
+        "reference",
+        "referenceanswer",
+        "groundtruth",
+        "goldanswer",
+        "idealanswer",
+        "response",
+        "a",
+    ),
+    "sources": (
+        "sourcedocs",
+        "sourcedocuments",
+        "sourcedoc",
+        "sourcedocument",
+        "sources",
+        "source",
+        "documents",
+        "document",
+        "docs",
+        "doc",
+        "files",
+        "file",
+        "filename",
+        "filenames",
+        "sourcefile",
+        "sourcefiles",
+        "metadatasource",
+        "corpusid",
+    ),
+    "contexts": (
+        "referencecontexts",
+        "contexts",
+        "context",
+        "evidence",
+        "excerpts",
+        "excerpt",
+        "references",
+        "passages",
+        "passage",
+        "supportingtext",
+    ),
     "category": ("category", "questiontype", "questioncategory", "type", "topic"),
     "difficulty": ("difficulty", "level", "complexity"),
     "id": ("id", "questionid", "qid", "uid", "key"),
 }
-RAGAS_PRESETS = ({"question": "user_input", "contexts": "reference_contexts", "answer": "reference"},
-                 {"question": "question", "contexts": "contexts", "answer": "ground_truth"})
+RAGAS_PRESETS = (
+    {"question": "user_input", "contexts": "reference_contexts", "answer": "reference"},
+    {"question": "question", "contexts": "contexts", "answer": "ground_truth"},
+)
 TABLE_SUFFIXES = (".csv", ".tsv", ".xlsx", ".jsonl", ".ndjson")
 
 
@@ -153,9 +196,11 @@ class ImportResult:
     def to_json(self) -> dict[str, Any]:
         data = question_set_to_json(self.question_set)
         how = f", columns {format_mapping(self.mapping)}" if self.mapping else ""
-        data["description"] = (f"imported from {Path(self.question_set.path).name} ({self.source_format}{how}); "
-                               "contexts located in the parsed documents; references with located_by were found "
-                               "by `chunkbench questions locate` and await review")
+        data["description"] = (
+            f"imported from {Path(self.question_set.path).name} ({self.source_format}{how}); "
+            "contexts located in the parsed documents; references with located_by were found "
+            "by `chunkbench questions locate` and await review"
+        )
         out = {"name": data["name"], "description": data["description"], "questions": data["questions"]}
         if self.ceiling is not None and self.ceiling.total:
             out["parse_ceiling"] = self.ceiling.to_json()
@@ -167,11 +212,12 @@ class ImportResult:
         labels = sorted({k for q in self.question_set.questions for k in q.labels})
         judge_only = sum(q.judge_only for q in self.question_set.questions)
         extra = f"; {with_docs} with source documents" if with_docs else ""
-        extra += (f"; {judge_only} judge-only (no evidence found: scored only by an LLM judge)"
-                  if judge_only else "")
+        extra += f"; {judge_only} judge-only (no evidence found: scored only by an LLM judge)" if judge_only else ""
         extra += f"; labels kept: {', '.join(labels)}" if labels else ""
-        return (f"{self.n_read} question(s) read from {self.question_set.path} ({self.source_format}): {kept} kept, "
-                f"{self.n_read - kept} left out{extra}")
+        return (
+            f"{self.n_read} question(s) read from {self.question_set.path} ({self.source_format}): {kept} kept, "
+            f"{self.n_read - kept} left out{extra}"
+        )
 
 
 # -- reading ---------------------------------------------------------------------------------------
@@ -192,8 +238,11 @@ def _read_csv(path: Path) -> Table:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise QuestionSetError(file, f"is not UTF-8 text: byte {raw[exc.start]:#04x} at byte offset {exc.start} "
-                                     "cannot be decoded (save it as CSV UTF-8)") from None
+        raise QuestionSetError(
+            file,
+            f"is not UTF-8 text: byte {raw[exc.start]:#04x} at byte offset {exc.start} "
+            "cannot be decoded (save it as CSV UTF-8)",
+        ) from None
     delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
     if delimiter == ",":
         try:
@@ -263,8 +312,9 @@ def _read_jsonl(path: Path) -> Table:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise QuestionSetError(file, f"is not UTF-8 text: byte {raw[exc.start]:#04x} at byte offset {exc.start} "
-                                     "cannot be decoded") from None
+        raise QuestionSetError(
+            file, f"is not UTF-8 text: byte {raw[exc.start]:#04x} at byte offset {exc.start} cannot be decoded"
+        ) from None
     table = Table(file, [], [])
     columns: dict[str, None] = {}
     for number, line in enumerate(text.splitlines(), start=1):
@@ -276,8 +326,11 @@ def _read_jsonl(path: Path) -> Table:
             table.problems.append(QuestionSetError(file, f"line {number}: {exc.reason}", f"line-{number}"))
             continue
         if not isinstance(row, dict):
-            table.problems.append(QuestionSetError(file, f"line {number} must be a JSON object, got "
-                                                         f"{type(row).__name__}", f"line-{number}"))
+            table.problems.append(
+                QuestionSetError(
+                    file, f"line {number} must be a JSON object, got {type(row).__name__}", f"line-{number}"
+                )
+            )
             continue
         for key in row:
             columns.setdefault(str(key), None)
@@ -296,8 +349,9 @@ def read_table(path: str | Path, sheet: str | None = None) -> Table:
         return _read_jsonl(path)
     if suffix in (".csv", ".tsv", ".txt"):
         return _read_csv(path)
-    raise QuestionSetError(str(path), f"cannot read a {suffix or 'nameless'} file as a table: use .csv, .tsv, "
-                                      ".xlsx or .jsonl")
+    raise QuestionSetError(
+        str(path), f"cannot read a {suffix or 'nameless'} file as a table: use .csv, .tsv, .xlsx or .jsonl"
+    )
 
 
 # -- mapping -----------------------------------------------------------------------------------------
@@ -318,8 +372,10 @@ def parse_mapping(text: str) -> dict[str, str]:
         if not sep or not column:
             raise QuestionSetError("--map", f"{part!r} must be ROLE=COLUMN, e.g. question=Question")
         if role not in ROLES:
-            raise QuestionSetError("--map", f"unknown role {role!r}: the roles are {', '.join(ROLES)} (every other "
-                                            "column is kept as a label)")
+            raise QuestionSetError(
+                "--map",
+                f"unknown role {role!r}: the roles are {', '.join(ROLES)} (every other column is kept as a label)",
+            )
         mapping[role] = column
     return mapping
 
@@ -399,26 +455,38 @@ def evidence_list(mapping: Mapping[str, str]) -> str | None:
 
 def check_mapping(mapping: Mapping[str, str], table: Table) -> None:
     if "question" not in mapping:
-        raise QuestionSetError(table.file, f"no column is mapped to question (columns: {', '.join(table.columns)}); "
-                                           "give one with --map question=COLUMN")
+        raise QuestionSetError(
+            table.file,
+            f"no column is mapped to question (columns: {', '.join(table.columns)}); "
+            "give one with --map question=COLUMN",
+        )
     heads = {c.split(LIST_MARK, 1)[0] for c in mapping.values() if LIST_MARK in c}
     if len(heads) > 1:
-        raise QuestionSetError(table.file, f"--map reads evidence objects from {len(heads)} lists ("
-                                           f"{', '.join(sorted(heads))}): name fields of one list only")
+        raise QuestionSetError(
+            table.file,
+            f"--map reads evidence objects from {len(heads)} lists ("
+            f"{', '.join(sorted(heads))}): name fields of one list only",
+        )
     for role, column in mapping.items():
         if LIST_MARK in column:
             if role not in ("contexts", "sources", "pages"):
-                raise QuestionSetError(table.file, f"--map {role}={column}: only contexts, sources and pages can be "
-                                                   "read from a list of evidence objects")
+                raise QuestionSetError(
+                    table.file,
+                    f"--map {role}={column}: only contexts, sources and pages can be "
+                    "read from a list of evidence objects",
+                )
             column = column.split(LIST_MARK, 1)[0]
         elif role == "pages":
-            raise QuestionSetError(table.file, f"--map pages={column}: pages are read from a list of evidence objects, "
-                                               "with their documents (e.g. pages=evidence[].page,"
-                                               "sources=evidence[].document)")
-        if column not in table.columns and not (
-                "." in column and column.split(".", 1)[0] in table.columns):
-            raise QuestionSetError(table.file, f"--map {role}={column}: no such column (columns: "
-                                               f"{', '.join(table.columns)})")
+            raise QuestionSetError(
+                table.file,
+                f"--map pages={column}: pages are read from a list of evidence objects, "
+                "with their documents (e.g. pages=evidence[].page,"
+                "sources=evidence[].document)",
+            )
+        if column not in table.columns and not ("." in column and column.split(".", 1)[0] in table.columns):
+            raise QuestionSetError(
+                table.file, f"--map {role}={column}: no such column (columns: {', '.join(table.columns)})"
+            )
 
 
 def describe_mapping(mapping: Mapping[str, str], table: Table) -> list[str]:
@@ -431,11 +499,16 @@ def describe_mapping(mapping: Mapping[str, str], table: Table) -> list[str]:
         through = [c for c in role_of if c.startswith((column + ".", column + LIST_MARK))]
         if role is None and through:
             role = "(read through " + ", ".join(through) + ")"
-        what = {"question": "the question", "answer": "the expected answer",
-                "sources": "the source documents (names, globs or lists)", "contexts": "evidence excerpts",
-                "category": "the category", "difficulty": "the difficulty", "id": "the question id",
-                "pages": "the page of each evidence passage"}.get(
-            role or "", role if role else "a label")
+        what = {
+            "question": "the question",
+            "answer": "the expected answer",
+            "sources": "the source documents (names, globs or lists)",
+            "contexts": "evidence excerpts",
+            "category": "the category",
+            "difficulty": "the difficulty",
+            "id": "the question id",
+            "pages": "the page of each evidence passage",
+        }.get(role or "", role if role else "a label")
         example = str(_lookup(first, column) if first else "")
         example = " ".join(example.split())
         example = example if len(example) <= 50 else example[:47] + "..."
@@ -504,8 +577,9 @@ def _text_list(value: Any, file: str, qid: str, role: str, split: bool) -> list[
         if isinstance(item, dict):  # {"document": ...} / {"source": ...} / {"content": ...}
             item = next((item[k] for k in ("document", "source", "content", "text", "file_name") if k in item), None)
         if not isinstance(item, str) or not item.strip():
-            raise QuestionSetError(file, f"must be a list of non-empty texts; item {i} is {str(item)[:60]!r}", qid,
-                                   f"{role}[{i}]")
+            raise QuestionSetError(
+                file, f"must be a list of non-empty texts; item {i} is {str(item)[:60]!r}", qid, f"{role}[{i}]"
+            )
         out.append(item.strip())
     return out
 
@@ -528,11 +602,19 @@ def _sources(patterns: list[str], names: Sequence[str], file: str, qid: str) -> 
             out.append(candidates[0])
             continue
         if len(candidates) > 1:
-            raise QuestionSetError(file, f"source {pattern!r} is ambiguous: it could be {', '.join(candidates[:6])}; "
-                                         "name the file exactly", qid, f"sources[{i}]")
+            raise QuestionSetError(
+                file,
+                f"source {pattern!r} is ambiguous: it could be {', '.join(candidates[:6])}; name the file exactly",
+                qid,
+                f"sources[{i}]",
+            )
         known = ", ".join(sorted(names)[:8]) or "none"
-        raise QuestionSetError(file, f"source {pattern!r} matches no parsed document (parsed: {known}"
-                                     f"{', ...' if len(names) > 8 else ''})", qid, f"sources[{i}]")
+        raise QuestionSetError(
+            file,
+            f"source {pattern!r} matches no parsed document (parsed: {known}{', ...' if len(names) > 8 else ''})",
+            qid,
+            f"sources[{i}]",
+        )
     return list(dict.fromkeys(out))
 
 
@@ -542,8 +624,7 @@ def _label_items(key: str, value: Any) -> list[tuple[str, str]]:
     if isinstance(value, dict):
         return [item for k, v in value.items() for item in _label_items(f"{key}.{k}", v)]
     if isinstance(value, list):
-        texts = [label_text(v) if not isinstance(v, (dict, list)) else json.dumps(v, ensure_ascii=False)
-                 for v in value]
+        texts = [label_text(v) if not isinstance(v, (dict, list)) else json.dumps(v, ensure_ascii=False) for v in value]
         return [(key, "; ".join(texts))] if texts else []
     return [(key, label_text(value)[:1000])]
 
@@ -584,8 +665,15 @@ def _page_number(value: Any) -> int | None:
     return page
 
 
-def _evidence_objects(row: Mapping[str, Any], mapping: Mapping[str, str], head: str, names: Sequence[str],
-                      file: str, qid: str, problems: list[QuestionSetError]) -> list[_Evidence]:
+def _evidence_objects(
+    row: Mapping[str, Any],
+    mapping: Mapping[str, str],
+    head: str,
+    names: Sequence[str],
+    file: str,
+    qid: str,
+    problems: list[QuestionSetError],
+) -> list[_Evidence]:
     """The evidence objects of a row's list column; a malformed one is reported alone (file, question, field,
     reason) and the others are kept."""
     raw = row.get(head)
@@ -594,52 +682,83 @@ def _evidence_objects(row: Mapping[str, Any], mapping: Mapping[str, str], head: 
     if raw is None or raw == "":
         return []
     if not isinstance(raw, list):
-        problems.append(QuestionSetError(file, f"must be a list of evidence objects, got {type(raw).__name__}", qid,
-                                         head))
+        problems.append(
+            QuestionSetError(file, f"must be a list of evidence objects, got {type(raw).__name__}", qid, head)
+        )
         return []
-    fields = {role: mapping[role].split(LIST_MARK, 1)[1] for role in ("contexts", "sources", "pages")
-              if LIST_MARK in mapping.get(role, "")}
+    fields = {
+        role: mapping[role].split(LIST_MARK, 1)[1]
+        for role in ("contexts", "sources", "pages")
+        if LIST_MARK in mapping.get(role, "")
+    }
     out = []
     for i, item in enumerate(raw):
         where = f"{head}[{i}]"
         try:
             if not isinstance(item, dict):
-                raise QuestionSetError(file, f"must be an evidence object, got {type(item).__name__} "
-                                             f"{str(item)[:40]!r}", qid, where)
+                raise QuestionSetError(
+                    file, f"must be an evidence object, got {type(item).__name__} {str(item)[:40]!r}", qid, where
+                )
             text = ""
             if "contexts" in fields:
                 value = item.get(fields["contexts"])
                 if not isinstance(value, str) or not value.strip():
-                    raise QuestionSetError(file, f"must be the evidence passage (non-empty text), got "
-                                                 f"{str(value)[:40]!r}", qid, f"{where}.{fields['contexts']}")
+                    raise QuestionSetError(
+                        file,
+                        f"must be the evidence passage (non-empty text), got {str(value)[:40]!r}",
+                        qid,
+                        f"{where}.{fields['contexts']}",
+                    )
                 if len(value) > MAX_FIELD_CHARS:
-                    raise QuestionSetError(file, f"holds {len(value):,} characters, more than {MAX_FIELD_CHARS:,}",
-                                           qid, f"{where}.{fields['contexts']}")
+                    raise QuestionSetError(
+                        file,
+                        f"holds {len(value):,} characters, more than {MAX_FIELD_CHARS:,}",
+                        qid,
+                        f"{where}.{fields['contexts']}",
+                    )
                 text = value.strip()
             if "sources" not in fields:
-                raise QuestionSetError(file, "names no document: map sources to a field of the evidence objects "
-                                             f"(e.g. sources={head}{LIST_MARK}doc_name)", qid, where)
+                raise QuestionSetError(
+                    file,
+                    "names no document: map sources to a field of the evidence objects "
+                    f"(e.g. sources={head}{LIST_MARK}doc_name)",
+                    qid,
+                    where,
+                )
             name = item.get(fields["sources"])
             if not isinstance(name, str) or not name.strip():
-                raise QuestionSetError(file, f"must name a document, got {str(name)[:40]!r}", qid,
-                                       f"{where}.{fields['sources']}")
+                raise QuestionSetError(
+                    file, f"must name a document, got {str(name)[:40]!r}", qid, f"{where}.{fields['sources']}"
+                )
             candidates = resolve_document_name(name.strip(), names)
             if not candidates:
                 known = ", ".join(sorted(names)[:8]) or "none"
-                raise QuestionSetError(file, f"document {name.strip()!r} is not in the corpus (parsed: {known}"
-                                             f"{', ...' if len(names) > 8 else ''})", qid,
-                                       f"{where}.{fields['sources']}")
+                raise QuestionSetError(
+                    file,
+                    f"document {name.strip()!r} is not in the corpus (parsed: {known}"
+                    f"{', ...' if len(names) > 8 else ''})",
+                    qid,
+                    f"{where}.{fields['sources']}",
+                )
             if len(candidates) > 1:
-                raise QuestionSetError(file, f"document {name.strip()!r} is ambiguous: it could be "
-                                             f"{', '.join(candidates[:6])}; name the file exactly", qid,
-                                       f"{where}.{fields['sources']}")
+                raise QuestionSetError(
+                    file,
+                    f"document {name.strip()!r} is ambiguous: it could be "
+                    f"{', '.join(candidates[:6])}; name the file exactly",
+                    qid,
+                    f"{where}.{fields['sources']}",
+                )
             page = None
             if "pages" in fields and item.get(fields["pages"]) not in (None, ""):
                 try:
                     page = _page_number(item.get(fields["pages"]))
                 except ValueError:
-                    raise QuestionSetError(file, f"must be a page number, got {str(item.get(fields['pages']))[:40]!r}",
-                                           qid, f"{where}.{fields['pages']}") from None
+                    raise QuestionSetError(
+                        file,
+                        f"must be a page number, got {str(item.get(fields['pages']))[:40]!r}",
+                        qid,
+                        f"{where}.{fields['pages']}",
+                    ) from None
         except QuestionSetError as exc:
             problems.append(exc)
             continue
@@ -647,8 +766,9 @@ def _evidence_objects(row: Mapping[str, Any], mapping: Mapping[str, str], head: 
     return out
 
 
-def _find_context(context: str, documents: Mapping[str, str], candidates: Sequence[str], file: str,
-                  qid: str, where: str) -> tuple[Reference | None, list[str]]:
+def _find_context(
+    context: str, documents: Mapping[str, str], candidates: Sequence[str], file: str, qid: str, where: str
+) -> tuple[Reference | None, list[str]]:
     """The first candidate document (by name) holding ``context`` verbatim; and the other documents holding it."""
     found: list[Reference] = []
     for name in sorted(candidates):
@@ -656,7 +776,7 @@ def _find_context(context: str, documents: Mapping[str, str], candidates: Sequen
             span = locate_reference(Reference(name, context), documents[name], file, qid, where)
         except QuestionSetError:
             continue
-        found.append(Reference(name, documents[name][span.start:span.end], span.start, span.end))
+        found.append(Reference(name, documents[name][span.start : span.end], span.start, span.end))
         if len(found) > 3:
             break
     return (found[0] if found else None), [r.document for r in found[1:]]
@@ -684,47 +804,67 @@ def _question_from_row(row: Mapping[str, Any], number: int, reading: _Reading) -
         qid = _text(_lookup(row, mapping["id"]), file, qid, "id") or qid
     raw_question = _lookup(row, mapping["question"])
     if raw_question is not None and not isinstance(raw_question, str):
-        raise QuestionSetError(file, f"must be text, got {type(raw_question).__name__} {str(raw_question)[:60]!r}",
-                               qid, "question")
+        raise QuestionSetError(
+            file, f"must be text, got {type(raw_question).__name__} {str(raw_question)[:60]!r}", qid, "question"
+        )
     question = _text(raw_question, file, qid, "question", required=True)
     answer = _text(_lookup(row, mapping["answer"]), file, qid, "answer") if "answer" in mapping else ""
     category = _text(_lookup(row, mapping["category"]), file, qid, "category") if "category" in mapping else ""
-    difficulty = (_text(_lookup(row, mapping["difficulty"]), file, qid, "difficulty")
-                  if "difficulty" in mapping else "")
+    difficulty = _text(_lookup(row, mapping["difficulty"]), file, qid, "difficulty") if "difficulty" in mapping else ""
     head = evidence_list(mapping)
     evidence: list[_Evidence] = []
     if head is not None:  # evidence objects: each its own reference, searched once the whole file is read
         evidence = _evidence_objects(row, mapping, head, names, file, qid, problems if problems is not None else [])
     listed = {role for role, column in mapping.items() if LIST_MARK in column}
-    sources = (_sources(_text_list(_lookup(row, mapping["sources"]), file, qid, "sources", split=True), names,
-                        file, qid) if "sources" in mapping and "sources" not in listed else [])
-    contexts = (_text_list(_lookup(row, mapping["contexts"]), file, qid, "contexts", split=False)
-                if "contexts" in mapping and "contexts" not in listed else [])
+    sources = (
+        _sources(_text_list(_lookup(row, mapping["sources"]), file, qid, "sources", split=True), names, file, qid)
+        if "sources" in mapping and "sources" not in listed
+        else []
+    )
+    contexts = (
+        _text_list(_lookup(row, mapping["contexts"]), file, qid, "contexts", split=False)
+        if "contexts" in mapping and "contexts" not in listed
+        else []
+    )
     checks: list[EvidenceCheck] = []
     searched = sorted({d for s in sources for d in match_documents(s, names)}) if sources else names
     references: list[Reference] = []
     unfound: list[str] = []
     for i, context in enumerate(contexts):
         if len(context) > MAX_FIELD_CHARS:
-            raise QuestionSetError(file, f"holds {len(context):,} characters, more than {MAX_FIELD_CHARS:,}", qid,
-                                   f"contexts[{i}]")
+            raise QuestionSetError(
+                file, f"holds {len(context):,} characters, more than {MAX_FIELD_CHARS:,}", qid, f"contexts[{i}]"
+            )
         reference, others = _find_context(context, documents, searched, file, qid, f"contexts[{i}]")
-        checks.append(EvidenceCheck(qid, reference.document if reference is not None else
-                                    (", ".join(searched) if len(searched) <= 2 else "the searched documents"),
-                                    evidence_kind(context, _plain_labels(row, mapping)), reference is not None))
+        checks.append(
+            EvidenceCheck(
+                qid,
+                reference.document
+                if reference is not None
+                else (", ".join(searched) if len(searched) <= 2 else "the searched documents"),
+                evidence_kind(context, _plain_labels(row, mapping)),
+                reference is not None,
+            )
+        )
         if reference is None:
             unfound.append(context)
             where = "its source documents" if sources else "any parsed document"
-            notes.append(f"{file}, question {qid!r}: context {i + 1} is not verbatim in {where}; evidence is "
-                         "located from it instead")
+            notes.append(
+                f"{file}, question {qid!r}: context {i + 1} is not verbatim in {where}; evidence is "
+                "located from it instead"
+            )
             continue
         if others and not sources:
-            notes.append(f"{file}, question {qid!r}: context {i + 1} is in {reference.document} and also in "
-                         f"{', '.join(others)}; {reference.document} is used (name the source documents to choose)")
+            notes.append(
+                f"{file}, question {qid!r}: context {i + 1} is in {reference.document} and also in "
+                f"{', '.join(others)}; {reference.document} is used (name the source documents to choose)"
+            )
         if reference not in references:
             references.append(reference)
-    mapped = {c.split(LIST_MARK, 1)[0] if LIST_MARK in c else c.split(".", 1)[0] if c not in row else c
-              for c in mapping.values()}
+    mapped = {
+        c.split(LIST_MARK, 1)[0] if LIST_MARK in c else c.split(".", 1)[0] if c not in row else c
+        for c in mapping.values()
+    }
     labels: dict[str, str] = {}
     for column, value in row.items():
         if column in mapped:
@@ -735,9 +875,21 @@ def _question_from_row(row: Mapping[str, Any], number: int, reading: _Reading) -
                         labels.update(_label_items(f"{column}.{k}", v))
             continue
         labels.update(_label_items(column, value))
-    return _Row(Question(id=qid, question=question, expected_answer=answer, category=category,
-                         difficulty=difficulty, references=tuple(references), documents=tuple(sources),
-                         labels=labels), unfound, evidence, checks)
+    return _Row(
+        Question(
+            id=qid,
+            question=question,
+            expected_answer=answer,
+            category=category,
+            difficulty=difficulty,
+            references=tuple(references),
+            documents=tuple(sources),
+            labels=labels,
+        ),
+        unfound,
+        evidence,
+        checks,
+    )
 
 
 def _plain_labels(row: Mapping[str, Any], mapping: Mapping[str, str]) -> dict[str, str]:
@@ -750,8 +902,14 @@ def _labelled_kind(labels: Mapping[str, str]) -> bool:
     return any(str(v).strip().casefold() in ("table", "text") for v in labels.values())
 
 
-def _search_evidence(rows: list[_Row], documents: Mapping[str, str], pages: Mapping[str, Sequence[int]],
-                     file: str, default_base: int, notes: list[str]) -> tuple[PageConvention | None, list[_Row]]:
+def _search_evidence(
+    rows: list[_Row],
+    documents: Mapping[str, str],
+    pages: Mapping[str, Sequence[int]],
+    file: str,
+    default_base: int,
+    notes: list[str],
+) -> tuple[PageConvention | None, list[_Row]]:
     """Find every evidence object of the rows in its document, tell the file's page convention from where they
     are found, and make each its reference: a span when found (with its page), else its document and page
     (kept for the document and page metrics, and in the question's metadata as not found)."""
@@ -760,11 +918,18 @@ def _search_evidence(rows: list[_Row], documents: Mapping[str, str], pages: Mapp
             if e.text:
                 e.span = find_evidence(e.text, documents[e.document])
                 e.kind = evidence_kind(e.text, r.question.labels)
-    observations = [(e.page, found_pages(pages[e.document], e.span)) for r in rows for e in r.evidence
-                    if e.span is not None and e.page is not None and pages.get(e.document)]
+    observations = [
+        (e.page, found_pages(pages[e.document], e.span))
+        for r in rows
+        for e in r.evidence
+        if e.span is not None and e.page is not None and pages.get(e.document)
+    ]
     has_pages = any(e.page is not None for r in rows for e in r.evidence)
-    convention = page_convention([(p, span) for p, span in observations if span is not None],
-                                 default=default_base) if has_pages else None
+    convention = (
+        page_convention([(p, span) for p, span in observations if span is not None], default=default_base)
+        if has_pages
+        else None
+    )
     out = []
     for r in rows:
         if not r.evidence:
@@ -779,14 +944,18 @@ def _search_evidence(rows: list[_Row], documents: Mapping[str, str], pages: Mapp
             page = convention.to_viewer_page(e.page) if convention is not None and e.page is not None else None
             starts = pages.get(e.document) or []
             if page is not None and starts and page > len(starts):
-                notes.append(f"{file}, question {q.id!r}: evidence {e.position + 1} cites page {page} of "
-                             f"{e.document}, which has {len(starts)} pages")
+                notes.append(
+                    f"{file}, question {q.id!r}: evidence {e.position + 1} cites page {page} of "
+                    f"{e.document}, which has {len(starts)} pages"
+                )
             if e.span is not None:
                 where = found_pages(starts, e.span) if starts else None
                 if page is not None and where is not None and not where[0] <= page <= where[1]:
                     found_on = f"page {where[0]}" if where[0] == where[1] else f"pages {where[0]}-{where[1]}"
-                    notes.append(f"{file}, question {q.id!r}: evidence {e.position + 1} is cited on page {page} of "
-                                 f"{e.document} but its passage is found on {found_on}")
+                    notes.append(
+                        f"{file}, question {q.id!r}: evidence {e.position + 1} is cited on page {page} of "
+                        f"{e.document} but its passage is found on {found_on}"
+                    )
                 start, end = e.span
                 reference = Reference(e.document, documents[e.document][start:end], start, end, page=page)
                 if reference not in references:
@@ -795,8 +964,14 @@ def _search_evidence(rows: list[_Row], documents: Mapping[str, str], pages: Mapp
                 if page is not None and (e.document, page) not in document_pages:
                     document_pages.append((e.document, page))
                 if e.text:
-                    not_found.append({"document": e.document, **({"page": page} if page is not None else {}),
-                                      "kind": e.kind, "text": e.text})
+                    not_found.append(
+                        {
+                            "document": e.document,
+                            **({"page": page} if page is not None else {}),
+                            "kind": e.kind,
+                            "text": e.text,
+                        }
+                    )
             if e.text:
                 checks.append(EvidenceCheck(q.id, e.document, e.kind, e.span is not None, page))
         metadata = dict(q.metadata)
@@ -804,8 +979,20 @@ def _search_evidence(rows: list[_Row], documents: Mapping[str, str], pages: Mapp
             metadata["evidence_not_found"] = not_found
         # a found passage's document is a source document through its span; one not found is named alone
         documents_named = list(dict.fromkeys([*q.documents, *(e.document for e in r.evidence if e.span is None)]))
-        out.append(_Row(replace(q, references=tuple(references), documents=tuple(documents_named),
-                                document_pages=tuple(document_pages), metadata=metadata), r.unfound, [], checks))
+        out.append(
+            _Row(
+                replace(
+                    q,
+                    references=tuple(references),
+                    documents=tuple(documents_named),
+                    document_pages=tuple(document_pages),
+                    metadata=metadata,
+                ),
+                r.unfound,
+                [],
+                checks,
+            )
+        )
     return convention, out
 
 
@@ -828,8 +1015,15 @@ def _label_kinds(rows: list[_Row], ceiling: ParseCeiling) -> list[_Row]:
     return out
 
 
-def import_rows(table: Table, mapping: Mapping[str, str], documents: Mapping[str, str], options: ImportOptions,
-                source_format: str, id_prefix: str, sha256: str = "") -> ImportResult:
+def import_rows(
+    table: Table,
+    mapping: Mapping[str, str],
+    documents: Mapping[str, str],
+    options: ImportOptions,
+    source_format: str,
+    id_prefix: str,
+    sha256: str = "",
+) -> ImportResult:
     """Questions from the rows of ``table`` read through ``mapping`` (the options' mapping resolved for the format);
     evidence located unless ``options.locate`` is off; the set named ``options.name`` (else the file's stem)."""
     locate, min_score, pages = options.locate, options.min_score, options.pages
@@ -844,8 +1038,9 @@ def import_rows(table: Table, mapping: Mapping[str, str], documents: Mapping[str
         try:
             built = _question_from_row(row, number, reading)
             if built.question.id in seen:
-                raise QuestionSetError(table.file, f"row {number}: duplicate question id (the first one is kept)",
-                                       built.question.id, "id")
+                raise QuestionSetError(
+                    table.file, f"row {number}: duplicate question id (the first one is kept)", built.question.id, "id"
+                )
         except QuestionSetError as exc:
             problems.append(exc)
             continue
@@ -853,34 +1048,51 @@ def import_rows(table: Table, mapping: Mapping[str, str], documents: Mapping[str
         rows.append(built)
     convention = None
     if evidence_list(mapping) is not None:
-        convention, rows = _search_evidence(rows, documents, pages or {}, table.file,
-                                            0 if source_format == "financebench" else 1, notes)
+        convention, rows = _search_evidence(
+            rows, documents, pages or {}, table.file, 0 if source_format == "financebench" else 1, notes
+        )
     ceiling = ParseCeiling([c for r in rows for c in r.checks])
     rows = _label_kinds(rows, ceiling)
     questions = [r.question for r in rows]
     report = None
     names = list(documents)
-    extra = [Search(r.question.id, text, tuple(sorted({d for s in r.question.documents
-                                                        for d in match_documents(s, names)})) or tuple(sorted(names)),
-                    "context_words")
-             for r in rows for text in r.unfound]
+    extra = [
+        Search(
+            r.question.id,
+            text,
+            tuple(sorted({d for s in r.question.documents for d in match_documents(s, names)})) or tuple(sorted(names)),
+            "context_words",
+        )
+        for r in rows
+        for text in r.unfound
+    ]
     if locate or extra:
         # the answer is searched for the questions with no span yet; an unfound context always is
         answers_of = [q.id for q in questions if not q.references] if locate else []
-        questions, report = locate_questions(questions, Locator(documents), min_score, extra=extra,
-                                             answers_of=answers_of)
+        questions, report = locate_questions(
+            questions, Locator(documents), min_score, extra=extra, answers_of=answers_of
+        )
     path = Path(table.file)
-    qs = QuestionSet(name=name, path=table.file, sha256=sha256 or hashlib.sha256(path.read_bytes()).hexdigest(),
-                     questions=questions)
-    return ImportResult(qs, source_format, len(table.rows) + sum(p.question_id is not None and
-                                                                  p.question_id.startswith("line-")
-                                                                  for p in table.problems),
-                        problems, notes, dict(mapping), report, ceiling if ceiling.total else None, convention)
+    qs = QuestionSet(
+        name=name, path=table.file, sha256=sha256 or hashlib.sha256(path.read_bytes()).hexdigest(), questions=questions
+    )
+    return ImportResult(
+        qs,
+        source_format,
+        len(table.rows) + sum(p.question_id is not None and p.question_id.startswith("line-") for p in table.problems),
+        problems,
+        notes,
+        dict(mapping),
+        report,
+        ceiling if ceiling.total else None,
+        convention,
+    )
 
 
 # -- formats -------------------------------------------------------------------------------------------
-def import_table(path: str | Path, documents: Mapping[str, str],
-                 options: ImportOptions = ImportOptions()) -> ImportResult:
+def import_table(
+    path: str | Path, documents: Mapping[str, str], options: ImportOptions = ImportOptions()
+) -> ImportResult:
     path = Path(path)
     table = read_table(path, options.sheet)
     chosen = dict(options.mapping) if options.mapping else guess_mapping(table)
@@ -898,14 +1110,17 @@ def read_financebench(path: str | Path) -> Table:
     if isinstance(data, dict):
         data = next((data[k] for k in ("questions", "data", "examples") if isinstance(data.get(k), list)), None)
     if not isinstance(data, list):
-        raise QuestionSetError(file, "is not a FinanceBench-shaped file: expected a list of questions (JSON), or "
-                                     "one question per line (JSONL)")
+        raise QuestionSetError(
+            file,
+            "is not a FinanceBench-shaped file: expected a list of questions (JSON), or one question per line (JSONL)",
+        )
     table = Table(file, [], [])
     columns: dict[str, None] = {}
     for i, item in enumerate(data, start=1):
         if not isinstance(item, dict):
-            table.problems.append(QuestionSetError(file, f"item {i} must be an object, got {type(item).__name__}",
-                                                   f"line-{i}"))
+            table.problems.append(
+                QuestionSetError(file, f"item {i} must be an object, got {type(item).__name__}", f"line-{i}")
+            )
             continue
         columns.update(dict.fromkeys(map(str, item)))
         table.rows.append({str(k): _cell(v) for k, v in item.items()})
@@ -915,23 +1130,29 @@ def read_financebench(path: str | Path) -> Table:
 
 def financebench_mapping(table: Table, mapping: Mapping[str, str] | None = None) -> dict[str, str]:
     """FinanceBench's fields, those the file has; ``mapping`` overrides. Every other field is a label."""
-    chosen = {role: column for role, column in FINANCEBENCH_MAPPING.items()
-              if column.split(LIST_MARK, 1)[0] in table.columns}
+    chosen = {
+        role: column for role, column in FINANCEBENCH_MAPPING.items() if column.split(LIST_MARK, 1)[0] in table.columns
+    }
     if "evidence" not in table.columns and not mapping:
-        raise QuestionSetError(table.file, "is not FinanceBench-shaped: no question has an 'evidence' list (objects "
-                                           "with evidence_text, doc_name, evidence_page_num)")
+        raise QuestionSetError(
+            table.file,
+            "is not FinanceBench-shaped: no question has an 'evidence' list (objects "
+            "with evidence_text, doc_name, evidence_page_num)",
+        )
     chosen.update(mapping or {})
     return chosen
 
 
-def import_financebench(path: str | Path, documents: Mapping[str, str],
-                        options: ImportOptions = ImportOptions()) -> ImportResult:
+def import_financebench(
+    path: str | Path, documents: Mapping[str, str], options: ImportOptions = ImportOptions()
+) -> ImportResult:
     """A FinanceBench-shaped set: each evidence object of a question is its own reference (a span when its
     passage is found in the parsed text, else its document and page); pages are stored 1-based."""
     path = Path(path)
     table = read_financebench(path)
-    return import_rows(table, financebench_mapping(table, options.mapping), documents, options, "financebench",
-                       _id_prefix(path))
+    return import_rows(
+        table, financebench_mapping(table, options.mapping), documents, options, "financebench", _id_prefix(path)
+    )
 
 
 def _id_prefix(path: Path) -> str:
@@ -940,26 +1161,32 @@ def _id_prefix(path: Path) -> str:
 
 def ragas_mapping(table: Table, mapping: Mapping[str, str] | None = None) -> dict[str, str]:
     """RAGAS columns (either generation of RAGAS), the rest guessed; ``mapping`` overrides."""
-    preset = next((p for p in RAGAS_PRESETS if p["question"] in table.columns and p["contexts"] in table.columns),
-                  None)
+    preset = next((p for p in RAGAS_PRESETS if p["question"] in table.columns and p["contexts"] in table.columns), None)
     if preset is None and not mapping:
-        raise QuestionSetError(table.file, "is not a RAGAS test set: missing column(s) user_input, "
-                                           "reference_contexts (or question, contexts)")
-    chosen = {role: column for role, column in guess_mapping(table).items()
-              if role not in ("question", "answer", "contexts")}
+        raise QuestionSetError(
+            table.file,
+            "is not a RAGAS test set: missing column(s) user_input, reference_contexts (or question, contexts)",
+        )
+    chosen = {
+        role: column for role, column in guess_mapping(table).items() if role not in ("question", "answer", "contexts")
+    }
     chosen.update({r: c for r, c in (preset or {}).items() if c in table.columns})
     chosen.update(mapping or {})
     return chosen
 
 
-def import_ragas(path: str | Path, documents: Mapping[str, str], options: ImportOptions = ImportOptions()) -> ImportResult:
+def import_ragas(
+    path: str | Path, documents: Mapping[str, str], options: ImportOptions = ImportOptions()
+) -> ImportResult:
     table = read_table(Path(path))
-    return import_rows(table, ragas_mapping(table, options.mapping), documents, replace(options, pages=None), "ragas",
-                       "ragas")
+    return import_rows(
+        table, ragas_mapping(table, options.mapping), documents, replace(options, pages=None), "ragas", "ragas"
+    )
 
 
-def import_llamaindex(path: str | Path, documents: Mapping[str, str],
-                      options: ImportOptions = ImportOptions()) -> ImportResult:
+def import_llamaindex(
+    path: str | Path, documents: Mapping[str, str], options: ImportOptions = ImportOptions()
+) -> ImportResult:
     path = Path(path)
     mapping = options.mapping
     options = replace(options, pages=None)
@@ -976,30 +1203,41 @@ def import_llamaindex(path: str | Path, documents: Mapping[str, str],
             table.rows.append({str(k): _cell(v) for k, v in example.items()})
             columns.update(dict.fromkeys(map(str, example)))
         table.columns = list(columns)
-        chosen = {"question": "query", "contexts": "reference_contexts", "answer": "reference_answer",
-                  **{r: c for r, c in guess_mapping(table).items() if r in ("sources", "category", "difficulty")},
-                  **(mapping or {})}
+        chosen = {
+            "question": "query",
+            "contexts": "reference_contexts",
+            "answer": "reference_answer",
+            **{r: c for r, c in guess_mapping(table).items() if r in ("sources", "category", "difficulty")},
+            **(mapping or {}),
+        }
         return import_rows(table, chosen, documents, options, "llamaindex", "example", sha256=sha)
-    if not isinstance(data, dict) or not all(isinstance(data.get(k), dict) for k in ("queries", "corpus",
-                                                                                     "relevant_docs")):
-        raise QuestionSetError(file, "is not a LlamaIndex retrieval dataset: expected an object with queries, corpus "
-                                     "and relevant_docs objects (or a labelled RAG dataset with examples)")
+    if not isinstance(data, dict) or not all(
+        isinstance(data.get(k), dict) for k in ("queries", "corpus", "relevant_docs")
+    ):
+        raise QuestionSetError(
+            file,
+            "is not a LlamaIndex retrieval dataset: expected an object with queries, corpus "
+            "and relevant_docs objects (or a labelled RAG dataset with examples)",
+        )
     corpus: Mapping[str, Any] = data["corpus"]
     table = Table(file, ["id", "question", "contexts"], [])
     for qid, text in data["queries"].items():
         try:
             node_ids = data["relevant_docs"].get(qid)
             if not isinstance(node_ids, list) or not node_ids:
-                raise QuestionSetError(file, "has no relevant_docs entry (a list of node ids)", str(qid),
-                                       "relevant_docs")
+                raise QuestionSetError(
+                    file, "has no relevant_docs entry (a list of node ids)", str(qid), "relevant_docs"
+                )
             bad = [n for n in node_ids if not isinstance(n, (str, int)) or isinstance(n, bool)]
             if bad:
-                raise QuestionSetError(file, f"must list node ids (texts), got {str(bad[0])[:60]!r}", str(qid),
-                                       "relevant_docs")
+                raise QuestionSetError(
+                    file, f"must list node ids (texts), got {str(bad[0])[:60]!r}", str(qid), "relevant_docs"
+                )
             unknown = [n for n in node_ids if str(n) not in corpus]
             if unknown:
-                raise QuestionSetError(file, f"node id(s) {', '.join(map(str, unknown[:3]))} are not in corpus",
-                                       str(qid), "relevant_docs")
+                raise QuestionSetError(
+                    file, f"node id(s) {', '.join(map(str, unknown[:3]))} are not in corpus", str(qid), "relevant_docs"
+                )
             texts = [corpus[str(n)] for n in node_ids]
             if not all(isinstance(t, str) and t.strip() for t in texts):
                 raise QuestionSetError(file, "a node's text must be a non-empty string", str(qid), "corpus")
@@ -1007,14 +1245,22 @@ def import_llamaindex(path: str | Path, documents: Mapping[str, str],
             table.problems.append(exc)
             continue
         table.rows.append({"id": str(qid), "question": text, "contexts": texts})
-    result = import_rows(table, {"id": "id", "question": "question", "contexts": "contexts", **(mapping or {})},
-                         documents, options, "llamaindex", "q", sha256=sha)
+    result = import_rows(
+        table,
+        {"id": "id", "question": "question", "contexts": "contexts", **(mapping or {})},
+        documents,
+        options,
+        "llamaindex",
+        "q",
+        sha256=sha,
+    )
     result.n_read = len(data["queries"])
     return result
 
 
-def import_chroma(path: str | Path, documents: Mapping[str, str],
-                  options: ImportOptions = ImportOptions()) -> ImportResult:
+def import_chroma(
+    path: str | Path, documents: Mapping[str, str], options: ImportOptions = ImportOptions()
+) -> ImportResult:
     name = options.name
     from .experiment import resolve_questions
 
@@ -1039,8 +1285,9 @@ def detect_format(path: str | Path) -> str:
     if suffix == ".json":
         return "llamaindex"
     if suffix not in TABLE_SUFFIXES:
-        raise QuestionSetError(str(path), f"cannot tell the format of a {suffix or 'nameless'} file: give --format "
-                                          f"({', '.join(FORMATS)})")
+        raise QuestionSetError(
+            str(path), f"cannot tell the format of a {suffix or 'nameless'} file: give --format ({', '.join(FORMATS)})"
+        )
     if suffix == ".xlsx":
         return "table"
     with path.open("r", encoding="utf-8-sig", errors="replace", newline="") as handle:
@@ -1061,8 +1308,9 @@ def detect_format(path: str | Path) -> str:
     return "table"
 
 
-def import_questions(source_format: str | None, path: str | Path, documents: Mapping[str, str],
-                     options: ImportOptions = ImportOptions()) -> ImportResult:
+def import_questions(
+    source_format: str | None, path: str | Path, documents: Mapping[str, str], options: ImportOptions = ImportOptions()
+) -> ImportResult:
     """Import ``path`` in ``source_format`` (one of FORMATS, or None to detect it) against ``documents``
     (name -> parsed text), as ``options`` say (:class:`ImportOptions`)."""
     if not Path(path).is_file():
@@ -1070,6 +1318,11 @@ def import_questions(source_format: str | None, path: str | Path, documents: Map
     source_format = source_format or detect_format(path)
     if source_format not in FORMATS:
         raise QuestionSetError(str(path), f"unknown format {source_format!r}; use one of {', '.join(FORMATS)}")
-    importers = {"table": import_table, "financebench": import_financebench, "chroma": import_chroma,
-                 "ragas": import_ragas, "llamaindex": import_llamaindex}
+    importers = {
+        "table": import_table,
+        "financebench": import_financebench,
+        "chroma": import_chroma,
+        "ragas": import_ragas,
+        "llamaindex": import_llamaindex,
+    }
     return importers[source_format](path, documents, options)

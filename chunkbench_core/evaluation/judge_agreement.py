@@ -61,10 +61,12 @@ class Agreement:
         return dict(self.__dict__)
 
     def sentence(self, label: str | None = None) -> str:
-        return (f"{label or self.configuration}: Spearman {_fmt(self.spearman)} ({_fmt(self.spearman_ci_low)} to "
-                f"{_fmt(self.spearman_ci_high)}) between {self.judge_metric} and {self.evidence_metric}; on hit or "
-                f"miss they agree on {self.agreement:.0%}, kappa {_fmt(self.kappa)} ({_fmt(self.kappa_ci_low)} to "
-                f"{_fmt(self.kappa_ci_high)}), over {plural(self.n_questions, 'question')}.")
+        return (
+            f"{label or self.configuration}: Spearman {_fmt(self.spearman)} ({_fmt(self.spearman_ci_low)} to "
+            f"{_fmt(self.spearman_ci_high)}) between {self.judge_metric} and {self.evidence_metric}; on hit or "
+            f"miss they agree on {self.agreement:.0%}, kappa {_fmt(self.kappa)} ({_fmt(self.kappa_ci_low)} to "
+            f"{_fmt(self.kappa_ci_high)}), over {plural(self.n_questions, 'question')}."
+        )
 
 
 def _fmt(x: float) -> str:
@@ -91,15 +93,23 @@ def _kappa_rows(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return kappa, observed
 
 
-def agreement(configuration: str, judge: Sequence[float | None], evidence: Sequence[float | None],
-              hits: Sequence[float | bool | None], judge_metric: str = DEFAULT_JUDGE_METRIC,
-              evidence_metric: str = "") -> Agreement | None:
+def agreement(
+    configuration: str,
+    judge: Sequence[float | None],
+    evidence: Sequence[float | None],
+    hits: Sequence[float | bool | None],
+    judge_metric: str = DEFAULT_JUDGE_METRIC,
+    evidence_metric: str = "",
+) -> Agreement | None:
     """The agreement of one configuration over the questions with all three values; None below :data:`MIN_PAIRED`.
     Its intervals are the module docstring's bootstrap (resamples, seed and confidence as it says); a judge's score
     of :data:`JUDGE_HIT` or more counts as finding the evidence."""
     resamples, seed, confidence, judge_hit = DEFAULT_STABILITY_RESAMPLES, DEFAULT_SEED, DEFAULT_CONFIDENCE, JUDGE_HIT
-    rows = [(float(j), float(e), bool(h)) for j, e, h in zip(judge, evidence, hits)
-            if j is not None and e is not None and not _missing(j) and not _missing(e) and not _missing(h)]
+    rows = [
+        (float(j), float(e), bool(h))
+        for j, e, h in zip(judge, evidence, hits)
+        if j is not None and e is not None and not _missing(j) and not _missing(e) and not _missing(h)
+    ]
     if len(rows) < MIN_PAIRED:
         return None
     j = np.asarray([r[0] for r in rows])
@@ -113,7 +123,7 @@ def agreement(configuration: str, judge: Sequence[float | None], evidence: Seque
     batch = max(1, BOOTSTRAP_VALUES_AT_ONCE // len(rows))
     rhos, kappas = [], []
     for start in range(0, len(counts), batch):
-        index = np.stack([np.repeat(np.arange(len(rows)), c) for c in counts[start:start + batch]])
+        index = np.stack([np.repeat(np.arange(len(rows)), c) for c in counts[start : start + batch]])
         rhos.append(_spearman_rows(j[index], e[index]))
         kappas.append(_kappa_rows(judged_hit[index], evidence_hit[index])[0])
     tail = (1 - confidence) / 2
@@ -127,8 +137,19 @@ def agreement(configuration: str, judge: Sequence[float | None], evidence: Seque
 
     rho_low, rho_high = interval(np.concatenate(rhos))
     kappa_low, kappa_high = interval(np.concatenate(kappas))
-    return Agreement(configuration, judge_metric, evidence_metric, len(rows), rho, rho_low, rho_high, kappa,
-                     kappa_low, kappa_high, observed)
+    return Agreement(
+        configuration,
+        judge_metric,
+        evidence_metric,
+        len(rows),
+        rho,
+        rho_low,
+        rho_high,
+        kappa,
+        kappa_low,
+        kappa_high,
+        observed,
+    )
 
 
 def _missing(value: Any) -> bool:
@@ -140,8 +161,9 @@ def _missing(value: Any) -> bool:
         return True
 
 
-def judge_agreements(rows: Sequence[Mapping[str, Any]], evidence_metric: str,
-                     judge_metric: str = DEFAULT_JUDGE_METRIC) -> list[Agreement]:
+def judge_agreements(
+    rows: Sequence[Mapping[str, Any]], evidence_metric: str, judge_metric: str = DEFAULT_JUDGE_METRIC
+) -> list[Agreement]:
     """Every configuration's agreement (``rows``: question_results rows of the compared runs, failed ones left
     out); [] when no judge scored anything."""
     by_configuration: dict[str, list[Mapping[str, Any]]] = {}
@@ -155,8 +177,14 @@ def judge_agreements(rows: Sequence[Mapping[str, Any]], evidence_metric: str,
         mine = by_configuration[name]
         if all(_missing(r.get(judge_metric)) for r in mine):
             continue
-        found = agreement(name, [r.get(judge_metric) for r in mine], [r.get(evidence_metric) for r in mine],
-                          [r.get("hit") for r in mine], judge_metric, evidence_metric)
+        found = agreement(
+            name,
+            [r.get(judge_metric) for r in mine],
+            [r.get(evidence_metric) for r in mine],
+            [r.get("hit") for r in mine],
+            judge_metric,
+            evidence_metric,
+        )
         if found is not None:
             out.append(found)
     return out

@@ -63,6 +63,7 @@ class ContextChunk(Protocol):
     document: str
     text: str
 
+
 #: the judge's 1-10 scores, named as their metrics in the list of metrics (the prompt below asks for each)
 JUDGE_SCORES = tuple(CATALOG.judge_scores())
 JUDGE_KEYS = (*JUDGE_SCORES, "hallucination", "reasoning")
@@ -123,26 +124,38 @@ class LLMSettings:
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
             raise ConfigError(f"LLM model must be a non-empty string, got {self.model!r}")
-        for name in ("answer_max_tokens", "judge_max_tokens", "judge_max_tokens_cap", "judge_attempts",
-                     "max_context_tokens"):
+        for name in (
+            "answer_max_tokens",
+            "judge_max_tokens",
+            "judge_max_tokens_cap",
+            "judge_attempts",
+            "max_context_tokens",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"LLM setting {name} must be a positive integer, got {value!r}")
         if not self.timeout_seconds > 0:
             raise ConfigError(f"LLM setting timeout_seconds must be > 0, got {self.timeout_seconds!r}")
         self.retry_policy()  # a bad budget or retry count is refused here, naming it
-        if isinstance(self.deadline_seconds, bool) or not isinstance(self.deadline_seconds, (int, float)) \
-                or not self.deadline_seconds > 0:
+        if (
+            isinstance(self.deadline_seconds, bool)
+            or not isinstance(self.deadline_seconds, (int, float))
+            or not self.deadline_seconds > 0
+        ):
             raise ConfigError(f"LLM setting deadline_seconds must be > 0, got {self.deadline_seconds!r}")
-        if isinstance(self.breaker_failures, bool) or not isinstance(self.breaker_failures, int) \
-                or self.breaker_failures < 1:
+        if (
+            isinstance(self.breaker_failures, bool)
+            or not isinstance(self.breaker_failures, int)
+            or self.breaker_failures < 1
+        ):
             raise ConfigError(f"LLM setting breaker_failures must be a positive integer, got {self.breaker_failures!r}")
 
     def retry_policy(self, timeout_seconds: float | None = None) -> RetryPolicy:
         """How one request is retried (``timeout_seconds``: a shorter timeout for what is left of a deadline)."""
         timeout = self.timeout_seconds if timeout_seconds is None else timeout_seconds
-        return RetryPolicy(max_retries=self.max_retries, timeout_seconds=timeout,
-                           budget_seconds=self.retry_budget_seconds)
+        return RetryPolicy(
+            max_retries=self.max_retries, timeout_seconds=timeout, budget_seconds=self.retry_budget_seconds
+        )
 
     def prices(self) -> tuple[float, float] | None:
         if self.input_price_per_mtok is not None and self.output_price_per_mtok is not None:
@@ -153,16 +166,18 @@ class LLMSettings:
         return asdict(self)
 
 
-def make_client(base_url: str | None, api_key: str | None = None, timeout_seconds: float = 60.0,
-                max_retries: int = 2) -> Any:
+def make_client(
+    base_url: str | None, api_key: str | None = None, timeout_seconds: float = 60.0, max_retries: int = 2
+) -> Any:
     """An ``openai.OpenAI`` client; it retries timeouts, 429 and 5xx ``max_retries`` times with backoff for the
     callers that use it directly. This module's own calls turn those retries off and retry through
     ``provider_faults.call`` (the budget, Retry-After, the one-line error)."""
     import openai
 
     register_secret(api_key)  # its key never reaches an error text
-    return openai.OpenAI(api_key=api_key or "not-needed", base_url=base_url, timeout=timeout_seconds,
-                         max_retries=max_retries)
+    return openai.OpenAI(
+        api_key=api_key or "not-needed", base_url=base_url, timeout=timeout_seconds, max_retries=max_retries
+    )
 
 
 # -- results --------------------------------------------------------------------------------
@@ -288,16 +303,20 @@ def judge_messages(question: str, expected_answer: str, context: str, answer: st
     expected = expected_answer.strip() or "(none given: score answer_similarity 1)"
     return [
         {"role": "system", "content": JUDGE_SYSTEM},
-        {"role": "user", "content": (
-            f"Question: {question}\n\nExpected answer: {expected}\n\nRetrieved context:\n{context}\n\n"
-            f"Generated answer: {answer}\n\nReply with the JSON object only."
-        )},
+        {
+            "role": "user",
+            "content": (
+                f"Question: {question}\n\nExpected answer: {expected}\n\nRetrieved context:\n{context}\n\n"
+                f"Generated answer: {answer}\n\nReply with the JSON object only."
+            ),
+        },
     ]
 
 
 # -- calls ---------------------------------------------------------------------------------
-def _complete(client: Any, settings: LLMSettings, messages: list[dict[str, str]], max_tokens: int,
-              json_mode: bool) -> tuple[str, str | None, Any, float]:
+def _complete(
+    client: Any, settings: LLMSettings, messages: list[dict[str, str]], max_tokens: int, json_mode: bool
+) -> tuple[str, str | None, Any, float]:
     extra: dict[str, Any] = {"response_format": {"type": "json_object"}} if json_mode else {}
     if settings.system_prompt_as_user and messages and messages[0]["role"] == "system":
         system, first, *rest = messages
@@ -308,8 +327,12 @@ def _complete(client: Any, settings: LLMSettings, messages: list[dict[str, str]]
 
     def request(timeout: float) -> tuple[str, str | None, Any]:
         response = once.chat.completions.create(
-            model=settings.model, messages=messages, temperature=settings.temperature, max_tokens=max_tokens,
-            timeout=timeout, **extra,
+            model=settings.model,
+            messages=messages,
+            temperature=settings.temperature,
+            max_tokens=max_tokens,
+            timeout=timeout,
+            **extra,
         )
         try:
             choice = response.choices[0]
@@ -336,8 +359,9 @@ def llm_server(client: Any, model: str) -> Server:
 
 def generate_answer(client: Any, settings: LLMSettings, question: str, context: str, result: LLMResult) -> str:
     """Generate the answer at temperature 0; fills usage and latency in ``result``. Raises on API errors."""
-    text, _, usage, elapsed = _complete(client, settings, answer_messages(question, context),
-                                        settings.answer_max_tokens, json_mode=False)
+    text, _, usage, elapsed = _complete(
+        client, settings, answer_messages(question, context), settings.answer_max_tokens, json_mode=False
+    )
     result.generate_ms += elapsed
     result.answer_usage.add(usage)
     return text.strip()
@@ -425,8 +449,15 @@ def parse_judgement(text: str, truncated: bool = False) -> Judgement:
     )
 
 
-def judge(client: Any, settings: LLMSettings, question: str, expected_answer: str, context: str, answer: str,
-          result: LLMResult) -> Judgement:
+def judge(
+    client: Any,
+    settings: LLMSettings,
+    question: str,
+    expected_answer: str,
+    context: str,
+    answer: str,
+    result: LLMResult,
+) -> Judgement:
     """Ask the judge (JSON mode, temperature 0); retry cut or invalid replies; raise JudgeParseError at the end.
 
     API errors (after the client's own retries) propagate to the caller.
@@ -446,10 +477,15 @@ def judge(client: Any, settings: LLMSettings, question: str, expected_answer: st
             if exc.truncated:
                 max_tokens = min(max_tokens * 2, settings.judge_max_tokens_cap)
             else:
-                messages = [*judge_messages(question, expected_answer, context, answer),
-                            {"role": "assistant", "content": text},
-                            {"role": "user", "content": f"That reply is not usable ({exc.reason}). Reply with only the "
-                                                        "JSON object with the five keys."}]
+                messages = [
+                    *judge_messages(question, expected_answer, context, answer),
+                    {"role": "assistant", "content": text},
+                    {
+                        "role": "user",
+                        "content": f"That reply is not usable ({exc.reason}). Reply with only the "
+                        "JSON object with the five keys.",
+                    },
+                ]
     assert last is not None
     raise JudgeParseError(f"no valid judgement after {settings.judge_attempts} attempts; last: {last}", last.truncated)
 
@@ -465,11 +501,14 @@ def _describe(exc: BaseException, result: LLMResult | None = None) -> str:
     return describe_error(exc)
 
 
-def evaluate_question(client: Any, settings: LLMSettings, question: Question,
-                      context_chunks: Sequence[ContextChunk]) -> LLMResult:
+def evaluate_question(
+    client: Any, settings: LLMSettings, question: Question, context_chunks: Sequence[ContextChunk]
+) -> LLMResult:
     """Answer and judge one question. Never raises: failures are recorded in the result."""
     result = LLMResult()
-    context, result.context_tokens, result.context_truncated = build_context(context_chunks, settings.max_context_tokens)
+    context, result.context_tokens, result.context_truncated = build_context(
+        context_chunks, settings.max_context_tokens
+    )
     try:
         result.answer = generate_answer(client, settings, question.question, context, result)
     except Exception as exc:  # noqa: BLE001 - one question's failure must not stop the experiment
@@ -477,8 +516,7 @@ def evaluate_question(client: Any, settings: LLMSettings, question: Question,
         result.judge_error = "judge: skipped, no answer"
         return result
     try:
-        judgement = judge(client, settings, question.question, question.expected_answer, context, result.answer,
-                          result)
+        judgement = judge(client, settings, question.question, question.expected_answer, context, result.answer, result)
         if not question.expected_answer.strip():  # nothing to compare with
             judgement = replace(judgement, answer_similarity=None)
         result.judgement = judgement
@@ -505,8 +543,11 @@ class CostEstimate:
     price_note: str
 
     def summary(self) -> str:
-        cost = (f"about ${self.usd:.2f} (at most ${self.max_usd:.2f} if every judge reply is retried)"
-                if self.usd is not None else "unknown")
+        cost = (
+            f"about ${self.usd:.2f} (at most ${self.max_usd:.2f} if every judge reply is retried)"
+            if self.usd is not None
+            else "unknown"
+        )
         return (
             f"dry run: {self.n_questions} questions × {self.n_configurations} configurations (strategy × corpus model) -> "
             f"{self.answer_calls} answer calls + {self.judge_calls} judge calls (up to {self.max_judge_calls} with "
@@ -540,10 +581,17 @@ def estimate_cost(questions: Sequence[Question], settings: LLMSettings, shape: D
     ``judge_max_tokens``). Query embeddings: the question tokens once per configuration
     (0 for a local corpus model: ``embedding_price_per_mtok=0``).
     """
-    n_strategies, n_corpus_models, top_k, chunk_size = shape.n_strategies, shape.n_corpus_models, shape.top_k, \
-        shape.chunk_size
-    neighbor_prev, neighbor_next, embedding_price_per_mtok = shape.neighbor_prev, shape.neighbor_next, \
-        shape.embedding_price_per_mtok
+    n_strategies, n_corpus_models, top_k, chunk_size = (
+        shape.n_strategies,
+        shape.n_corpus_models,
+        shape.top_k,
+        shape.chunk_size,
+    )
+    neighbor_prev, neighbor_next, embedding_price_per_mtok = (
+        shape.neighbor_prev,
+        shape.neighbor_next,
+        shape.embedding_price_per_mtok,
+    )
     if n_strategies < 0 or n_corpus_models < 0:
         raise ConfigError("n_strategies and n_corpus_models must be >= 0")
     configurations = n_strategies * n_corpus_models
@@ -563,8 +611,10 @@ def estimate_cost(questions: Sequence[Question], settings: LLMSettings, shape: D
     prices = settings.prices()
     if prices is None:
         usd = max_usd = None
-        note = (f"No price known for model {settings.model!r}: set input_price_per_mtok/output_price_per_mtok "
-                "(0 for a local server).")
+        note = (
+            f"No price known for model {settings.model!r}: set input_price_per_mtok/output_price_per_mtok "
+            "(0 for a local server)."
+        )
     else:
         price_in, price_out = prices
         usd = (input_tokens * price_in + output_tokens * price_out + embedding_tokens * embedding_price_per_mtok) / 1e6
@@ -572,8 +622,19 @@ def estimate_cost(questions: Sequence[Question], settings: LLMSettings, shape: D
         retry_out = configurations * n * settings.judge_max_tokens_cap * (settings.judge_attempts - 1)
         max_usd = usd + (retry_in * price_in + retry_out * price_out) / 1e6
         note = f"Prices: ${price_in}/1M input, ${price_out}/1M output tokens."
-    return CostEstimate(n, configurations, calls, calls, max_judge_calls, input_tokens, output_tokens,
-                        embedding_tokens, usd, max_usd, note)
+    return CostEstimate(
+        n,
+        configurations,
+        calls,
+        calls,
+        max_judge_calls,
+        input_tokens,
+        output_tokens,
+        embedding_tokens,
+        usd,
+        max_usd,
+        note,
+    )
 
 
 def judged_values(results: Sequence[LLMResult | None]) -> Mapping[str, list[float | None]]:

@@ -89,14 +89,16 @@ GRAM = 3
 #: a line longer than this is a paragraph: a figure's evidence is then its sentence
 MAX_LINE_CHARS = 400
 
-STOP_WORDS = frozenset("""
+STOP_WORDS = frozenset(
+    """
 a about above after again against all also am an and any are as at be because been before being below between
 both but by can could did do does doing down during each few for from further had has have having he her here
 hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of
 off on once only or other our ours ourselves out over own same she should so some such than that the their
 theirs them themselves then there these they this those through to too under until up very was we were what
 when where which while who whom why will with would you your yours yourself yourselves
-""".split())
+""".split()
+)
 
 #: a word: a run of letters and digits, or a time of day ("10:00"), so an answer such as "From 10:00 to 18:00 on
 #: Saturdays" has informative words (split, its hours would be small whole numbers, which weigh nothing)
@@ -105,7 +107,8 @@ _FIGURE = re.compile(
     r"(?<![\w.,])(?P<open>\()?\s?(?P<minus>[-−–])?\s?(?P<currency>[$€£])?\s?"
     r"(?P<number>\d{1,3}(?:,\d{3})+|\d+)(?P<decimals>\.\d+)?(?![\w,]\d)(?:\s?(?P<close>\)))?(?P<percent>\s?%)?"
     r"(?:\s?(?P<scale>thousand|million|billion|trillion|bn|mn)\b)?",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _SCALES = {"thousand": 3, "million": 6, "mn": 6, "billion": 9, "bn": 9, "trillion": 12}
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
@@ -148,8 +151,11 @@ def figures(text: str) -> list[Figure]:
         negative = bool(m.group("minus")) or bool(m.group("open") and m.group("close"))
         significant = len((digits + decimals).strip("0")) or 1
         scale = _SCALES.get((m.group("scale") or "").lower(), 0)
-        out.append(Figure(value, negative, significant, len(decimals), scale, bool(m.group("percent")),
-                          m.start("number"), m.end()))
+        out.append(
+            Figure(
+                value, negative, significant, len(decimals), scale, bool(m.group("percent")), m.start("number"), m.end()
+            )
+        )
     return out
 
 
@@ -299,10 +305,18 @@ class Candidate:
     methods: set[str]
 
     def reference(self, text: str) -> Reference:
-        return Reference(self.document, text[self.start:self.end], self.start, self.end,
-                         "+".join(m for m in ("answer_words", "context_words", "answer_figures",
-                                              "answer_figures_scaled") if m in self.methods),
-                         round(min(1.0, self.score), 3))
+        return Reference(
+            self.document,
+            text[self.start : self.end],
+            self.start,
+            self.end,
+            "+".join(
+                m
+                for m in ("answer_words", "context_words", "answer_figures", "answer_figures_scaled")
+                if m in self.methods
+            ),
+            round(min(1.0, self.score), 3),
+        )
 
 
 @dataclass
@@ -325,11 +339,15 @@ class LocateReport:
         methods = ", ".join(f"{n} by {m.replace('_', ' ')}" for m, n in sorted(self.by_method.items())) or "none"
         located = f"({methods}; a question can count under several)"
         if not self.reviewed:
-            return (f"evidence located for {self.n_found} of {self.n_searched} question(s) with an answer {located}; "
-                    f"{len(self.without)} without")
-        return (f"evidence for {self.n_found + len(self.reviewed)} of {self.n_searched} question(s) with an answer: "
-                f"{len(self.reviewed)} with reviewed evidence (accepted or hand-written), {self.n_found} newly located "
-                f"{located}; {len(self.without)} without")
+            return (
+                f"evidence located for {self.n_found} of {self.n_searched} question(s) with an answer {located}; "
+                f"{len(self.without)} without"
+            )
+        return (
+            f"evidence for {self.n_found + len(self.reviewed)} of {self.n_searched} question(s) with an answer: "
+            f"{len(self.reviewed)} with reviewed evidence (accepted or hand-written), {self.n_found} newly located "
+            f"{located}; {len(self.without)} without"
+        )
 
 
 @dataclass(frozen=True)
@@ -344,9 +362,25 @@ class Search:
     cited: tuple[str, ...] = ()
 
 
-_MONTH_QUARTER = {m: (i // 3) + 1 for i, m in enumerate(
-    ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
-     "december"))}
+_MONTH_QUARTER = {
+    m: (i // 3) + 1
+    for i, m in enumerate(
+        (
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        )
+    )
+}
 _ORDINAL_QUARTER = {"first": 1, "second": 2, "third": 3, "fourth": 4}
 _PERIOD_IN_TEXT = re.compile(
     r"(?P<month>January|February|March|April|May|June|July|August|September|October|November|December)"
@@ -354,9 +388,13 @@ _PERIOD_IN_TEXT = re.compile(
     r"|\bQ(?P<q2>[1-4])\s*[-_ ]?\s*(?:FY\s*)?(?P<year2>(?:19|20)\d\d)"
     r"|\b(?P<year3>(?:19|20)\d\d)\s*[-_ ]?\s*Q(?P<q3>[1-4])\b"
     r"|\b(?P<ordinal>first|second|third|fourth)\s+quarter\s+(?:of\s+(?:fiscal\s+)?)?(?P<year4>(?:19|20)\d\d)",
-    re.IGNORECASE)
-_PERIOD_IN_NAME = re.compile(r"(?<![0-9])(?P<y1>(?:19|20)\d\d)[\s_-]*Q(?P<q1>[1-4])(?![0-9])"
-                             r"|(?<![A-Za-z0-9])Q(?P<q2>[1-4])[\s_-]*(?:FY)?[\s_-]*(?P<y2>(?:19|20)\d\d)", re.IGNORECASE)
+    re.IGNORECASE,
+)
+_PERIOD_IN_NAME = re.compile(
+    r"(?<![0-9])(?P<y1>(?:19|20)\d\d)[\s_-]*Q(?P<q1>[1-4])(?![0-9])"
+    r"|(?<![A-Za-z0-9])Q(?P<q2>[1-4])[\s_-]*(?:FY)?[\s_-]*(?P<y2>(?:19|20)\d\d)",
+    re.IGNORECASE,
+)
 _CITATION = re.compile(r"SOURCES?(?:\(S\))?\s*:\s*(?P<names>[^\n]+)", re.IGNORECASE)
 _FILE_NAME = re.compile(r"[^\s,;:()\[\]\"']+\.(?:pdf|docx?|md|txt|html?|xlsx)\b", re.IGNORECASE)
 
@@ -397,7 +435,7 @@ def cited_documents(text: str, names: Sequence[str]) -> tuple[str, ...]:
         pieces += [p.strip(" .") for p in re.split(r"\s*(?:[,;|]|\band\b)\s*", m.group("names")) if p.strip(" .")]
     for m in _FILE_NAME.finditer(text):
         # "the 2023 Q3 AMZN.pdf document": the words before ".pdf" that name one document, longest first
-        words = text[max(0, m.start() - 80):m.end()].split()
+        words = text[max(0, m.start() - 80) : m.end()].split()
         for k in range(min(6, len(words)), 0, -1):
             pieces.append(" ".join(words[-k:]))
     for piece in pieces:
@@ -411,7 +449,7 @@ def _segment_text(text: str, position: int) -> str:
     """The line or sentence of ``text`` holding ``position``."""
     cuts = _segment_of(text)
     i = bisect_right(cuts, position) - 1
-    return text[cuts[i]:cuts[min(i + 1, len(cuts) - 1)]]
+    return text[cuts[i] : cuts[min(i + 1, len(cuts) - 1)]]
 
 
 @functools.lru_cache(maxsize=64)
@@ -451,7 +489,7 @@ class Locator:
         for s_index, search in enumerate(searches):
             words = [_fold(w) for w in _WORD.findall(search.text)]
             for j in range(len(words) - GRAM + 1):
-                grams[tuple(words[j:j + GRAM])].append((s_index, j))
+                grams[tuple(words[j : j + GRAM])].append((s_index, j))
         wanted: dict[str, set[int]] = defaultdict(set)
         for s_index, search in enumerate(searches):
             for name in search.documents:
@@ -501,8 +539,12 @@ class Locator:
             if occurrences > MAX_OCCURRENCES:
                 continue
             info = self._informative(self.documents[name], first, last)
-            if merged and merged[-1][0] == name and first - merged[-1][2] <= MAX_GAP_WORDS \
-                    and abs(a_first - merged[-1][4]) <= MAX_GAP_WORDS:
+            if (
+                merged
+                and merged[-1][0] == name
+                and first - merged[-1][2] <= MAX_GAP_WORDS
+                and abs(a_first - merged[-1][4]) <= MAX_GAP_WORDS
+            ):
                 # runs a few words apart in both texts (an answer that inserts or drops a word) are one span
                 overlap = max(0, merged[-1][2] - first)
                 merged[-1][5] += info - self._informative(self.documents[name], first, first + overlap)
@@ -600,8 +642,9 @@ class Locator:
                     scale = Decimal(10) ** table_unit
                     low, high = (total - unit) / scale, (total + unit) / scale
                     for d in docs:
-                        for value in d.sorted_values[bisect_left(d.sorted_values, low):
-                                                     bisect_right(d.sorted_values, high)]:
+                        for value in d.sorted_values[
+                            bisect_left(d.sorted_values, low) : bisect_right(d.sorted_values, high)
+                        ]:
                             if len(str(value).replace(".", "").strip("0")) >= 3:
                                 found = {(d.name, *d.line_span(p)) for p in d.figures[value]}
                                 places |= found
@@ -626,9 +669,13 @@ class Locator:
         return out
 
     # -- all together -----------------------------------------------------------------------------
-    def locate(self, searches: Sequence[Search], min_score: float = DEFAULT_MIN_SCORE,
-               max_located: int = MAX_LOCATED,
-               rejected: Mapping[str, Iterable[tuple[str, int, int]]] | None = None) -> dict[str, list[Reference]]:
+    def locate(
+        self,
+        searches: Sequence[Search],
+        min_score: float = DEFAULT_MIN_SCORE,
+        max_located: int = MAX_LOCATED,
+        rejected: Mapping[str, Iterable[tuple[str, int, int]]] | None = None,
+    ) -> dict[str, list[Reference]]:
         """Located references per question id (several searches of one question are merged), best first.
 
         ``rejected``: per question id, spans (document, start, end) a person rejected: never proposed again.
@@ -647,9 +694,12 @@ class Locator:
             kept = [c for c in kept if c.score >= min_score and (c.document, c.start, c.end) not in refused]
             kept.sort(key=lambda c: (-c.score, c.document, c.start))
             # an answer citing several documents gets the best span of each it cites, then the best of the rest
-            first = [next(c for c in kept if c.document == d) for d in sorted(cited[qid])
-                     if any(c.document == d for c in kept)]
-            chosen = [*first, *(c for c in kept if c not in first)][:max(max_located, len(first))]
+            first = [
+                next(c for c in kept if c.document == d)
+                for d in sorted(cited[qid])
+                if any(c.document == d for c in kept)
+            ]
+            chosen = [*first, *(c for c in kept if c not in first)][: max(max_located, len(first))]
             chosen.sort(key=lambda c: (-c.score, c.document, c.start))
             out[qid] = [c.reference(self.documents[c.document].text) for c in chosen]
         return out
@@ -681,9 +731,13 @@ def searches_for(question: Question, names: Sequence[str]) -> list[Search]:
     return [Search(question.id, answer, cited or documents, cited=cited)]
 
 
-def locate_questions(questions: Sequence[Question], locator: Locator, min_score: float = DEFAULT_MIN_SCORE,
-                     extra: Sequence[Search] = (), answers_of: Iterable[str] | None = None,
-                     ) -> tuple[list[Question], LocateReport]:
+def locate_questions(
+    questions: Sequence[Question],
+    locator: Locator,
+    min_score: float = DEFAULT_MIN_SCORE,
+    extra: Sequence[Search] = (),
+    answers_of: Iterable[str] | None = None,
+) -> tuple[list[Question], LocateReport]:
     """``questions`` with their located references replaced by newly located ones.
 
     The expected answer of each question is searched (of those in ``answers_of`` when given), and the
@@ -695,9 +749,14 @@ def locate_questions(questions: Sequence[Question], locator: Locator, min_score:
     chosen = None if answers_of is None else set(answers_of)
     searches = [s for q in questions if chosen is None or q.id in chosen for s in searches_for(q, names)]
     searches += list(extra)
-    rejected = {q.id: {(r["document"], r["start"], r["end"]) for r in q.metadata.get("rejected_evidence", [])
-                       if isinstance(r, dict) and {"document", "start", "end"} <= set(r)}
-                for q in questions}
+    rejected = {
+        q.id: {
+            (r["document"], r["start"], r["end"])
+            for r in q.metadata.get("rejected_evidence", [])
+            if isinstance(r, dict) and {"document", "start", "end"} <= set(r)
+        }
+        for q in questions
+    }
     found = locator.locate(searches, min_score, rejected=rejected)
     searched = {s.question_id for s in searches}
     report = LocateReport(n_searched=len(searched))
@@ -721,5 +780,15 @@ def locate_questions(questions: Sequence[Question], locator: Locator, min_score:
     return out, report
 
 
-__all__ = ["DEFAULT_MIN_SCORE", "Figure", "LocateReport", "Locator", "Search", "figures", "line_span",
-           "locate_questions", "match_documents", "searches_for"]
+__all__ = [
+    "DEFAULT_MIN_SCORE",
+    "Figure",
+    "LocateReport",
+    "Locator",
+    "Search",
+    "figures",
+    "line_span",
+    "locate_questions",
+    "match_documents",
+    "searches_for",
+]

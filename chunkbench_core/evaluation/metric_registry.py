@@ -102,8 +102,10 @@ class Scored:
     def qrels(self) -> dict[str, int]:
         """Chunk id -> graded relevance (evidence characters) of every candidate that holds evidence."""
         if "qrels" not in self.cache:
-            candidates = [*((c.chunk_id, c.span) for c in (self.pool or ())),
-                          *((c.chunk_id, c.span) for c in (*self.cache.get("hits_before", self.hits), *self.context))]
+            candidates = [
+                *((c.chunk_id, c.span) for c in (self.pool or ())),
+                *((c.chunk_id, c.span) for c in (*self.cache.get("hits_before", self.hits), *self.context)),
+            ]
             judged: dict[str, int] = {}
             for chunk_id, span in candidates:
                 gain = metrics.evidence_characters(span, self.references)
@@ -122,8 +124,12 @@ class Scored:
     def as_context(self) -> "Scored":
         """This question with the whole context as the ranking scored (the ``_expanded`` metrics)."""
         if "as_context" not in self.cache:
-            derived = dataclasses.replace(self, hits=self.context, cutoff=len(self.context), cache={
-                "hits_before": self.hits, "qrels": self.qrels, "budget": self.budget_scores})
+            derived = dataclasses.replace(
+                self,
+                hits=self.context,
+                cutoff=len(self.context),
+                cache={"hits_before": self.hits, "qrels": self.qrels, "budget": self.budget_scores},
+            )
             self.cache["as_context"] = derived
         return self.cache["as_context"]
 
@@ -133,6 +139,7 @@ MetricFunction = Callable[[Sequence[Scored]], Sequence[Any]]
 
 def per_question(formula: Callable[[Scored], Any]) -> MetricFunction:
     """A metric function that applies ``formula`` to each question on its own."""
+
     def compute(batch: Sequence[Scored]) -> list[Any]:
         return [formula(q) for q in batch]
 
@@ -143,6 +150,7 @@ def per_question(formula: Callable[[Scored], Any]) -> MetricFunction:
 def over_arrays(formula: Callable[[evidence_arrays.EvidenceArrays], Any]) -> MetricFunction:
     """A metric function that computes ``formula`` for every question of the batch at once, from the batch's
     offsets and ranks (:mod:`.evidence_arrays`, made once for every metric scoring the same questions)."""
+
     def compute(batch: Sequence[Scored]) -> list[Any]:
         return list(formula(evidence_arrays.arrays_of(batch)).tolist()) if batch else []
 
@@ -198,17 +206,22 @@ class Metric:
         return MetricInfo(**{f.name: getattr(self, f.name) for f in dataclasses.fields(MetricInfo)})
 
     @classmethod
-    def of(cls, info: MetricInfo, function: MetricFunction,
-           applies_to: Callable[[Scored], bool] = has_evidence) -> "Metric":
+    def of(
+        cls, info: MetricInfo, function: MetricFunction, applies_to: Callable[[Scored], bool] = has_evidence
+    ) -> "Metric":
         """The metric of a line of the list, with its formula."""
-        return cls(function=function, applies_to=applies_to,
-                   **{f.name: getattr(info, f.name) for f in dataclasses.fields(MetricInfo)})
+        return cls(
+            function=function,
+            applies_to=applies_to,
+            **{f.name: getattr(info, f.name) for f in dataclasses.fields(MetricInfo)},
+        )
 
     def expanded_metric(self) -> "Metric":
         """The same formula on the context after expansion (``<name>_expanded``, ``<run_name>_expanded``)."""
         function = self.function
-        return Metric.of(self.info().expanded_info(), lambda batch: function([q.as_context() for q in batch]),
-                         self.applies_to)
+        return Metric.of(
+            self.info().expanded_info(), lambda batch: function([q.as_context() for q in batch]), self.applies_to
+        )
 
 
 class MetricRegistry:
@@ -241,8 +254,10 @@ class MetricRegistry:
         """Every metric of the list has its formula and every formula its line."""
         listed = set(self._catalog.names())
         if listed != set(self._metrics):
-            raise RuntimeError(f"metrics listed without a formula: {sorted(listed - set(self._metrics))}; "
-                               f"formulas without a line in the list: {sorted(set(self._metrics) - listed)}")
+            raise RuntimeError(
+                f"metrics listed without a formula: {sorted(listed - set(self._metrics))}; "
+                f"formulas without a line in the list: {sorted(set(self._metrics) - listed)}"
+            )
 
     def _of(self, infos: Iterable[MetricInfo]) -> list[Metric]:
         return [self._metrics[m.name] for m in infos]
@@ -314,14 +329,18 @@ def out_of_range(rows: Sequence[Mapping[str, Any]], registry: "MetricRegistry") 
 def _ranking(measure: str) -> MetricFunction:
     """One ranking measure over the run (Success@k, RR@k, nDCG@k: evaluation.ranking, over arrays), computed
     once per ranking for the three."""
+
     def compute(batch: Sequence[Scored]) -> list[float]:
         missing = [q for q in batch if "ranking" not in q.cache]
         if missing:
             evidence_arrays.fill_graded_relevance(missing)  # every question's qrels at once
             with_ndcg = all(q.pool is not None for q in missing)
-            values = ranking.ranking_arrays([[h.chunk_id for h in q.hits] for q in missing],
-                                            [q.qrels for q in missing], [q.cutoff for q in missing],
-                                            with_ndcg=with_ndcg)
+            values = ranking.ranking_arrays(
+                [[h.chunk_id for h in q.hits] for q in missing],
+                [q.qrels for q in missing],
+                [q.cutoff for q in missing],
+                with_ndcg=with_ndcg,
+            )
             columns = {column: values[column].tolist() for column in ranking.MEASURES}
             for i, q in enumerate(missing):
                 q.cache["ranking"] = {column: columns[column][i] for column in ranking.MEASURES}
@@ -342,8 +361,9 @@ def _budget(column: str) -> MetricFunction:
             if "budget" not in q.cache:
                 todo.setdefault(tuple(q.budgets), []).append(q)
         for budgets, questions in todo.items():  # every question's budget scores at once
-            scores = budget.batch_budget_scores([list(q.context) for q in questions],
-                                                [q.references for q in questions], budgets)
+            scores = budget.batch_budget_scores(
+                [list(q.context) for q in questions], [q.references for q in questions], budgets
+            )
             for q, values in zip(questions, scores):
                 q.cache["budget"] = values
         return [q.budget_scores.get(column) for q in batch]
@@ -377,10 +397,14 @@ METRICS.bind("doc_recall", over_arrays(evidence_arrays.document_recall), has_doc
 METRICS.bind("doc_reciprocal_rank", over_arrays(evidence_arrays.document_reciprocal_rank), has_documents)
 METRICS.bind("page_hit", per_question(lambda q: page_metrics.page_hit(q.hit_pages, q.cited_pages)), has_pages)
 METRICS.bind("page_recall", per_question(lambda q: page_metrics.page_recall(q.hit_pages, q.cited_pages)), has_pages)
-METRICS.bind("page_reciprocal_rank",
-             per_question(lambda q: page_metrics.page_reciprocal_rank(q.hit_pages, q.cited_pages)), has_pages)
-METRICS.bind("doc_recall_ceiling", per_question(lambda q: metrics.document_recall_ceiling(q.cutoff, q.documents)),
-             has_documents)
+METRICS.bind(
+    "page_reciprocal_rank",
+    per_question(lambda q: page_metrics.page_reciprocal_rank(q.hit_pages, q.cited_pages)),
+    has_pages,
+)
+METRICS.bind(
+    "doc_recall_ceiling", per_question(lambda q: metrics.document_recall_ceiling(q.cutoff, q.documents)), has_documents
+)
 METRICS.bind("recall_ceiling", per_question(_recall_ceiling))
 METRICS.bind("precision_omega", per_question(_precision_omega))
 for _listed in CATALOG.values():

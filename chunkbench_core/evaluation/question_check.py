@@ -95,23 +95,36 @@ class QuestionCheck:
     def rows(self, checked_at: dt.datetime | None = None) -> list[dict[str, Any]]:
         """Rows of the ``question_errors`` results table."""
         stamp = checked_at or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-        return [{"file": p.file, "question_set": self.set_name(p.file), "question_id": p.question_id,
-                 "field": p.field, "reason": p.reason, "checked_at": stamp} for p in self.problems]
+        return [
+            {
+                "file": p.file,
+                "question_set": self.set_name(p.file),
+                "question_id": p.question_id,
+                "field": p.field,
+                "reason": p.reason,
+                "checked_at": stamp,
+            }
+            for p in self.problems
+        ]
 
     def summary(self) -> str:
         evidence = len(self.resolved) - self.n_judge_only
-        documents = (f", {self.n_documents_only} of them with source documents only"
-                     if self.n_documents_only else "")
-        located = (f", {self.n_located} with located evidence not reviewed yet" if self.n_located else "")
-        parts = [f"{len(self.sets)} question set(s) in {self.folder}: {len(self.resolved)} of "
-                 f"{self.n_questions} questions usable ({evidence} with evidence{documents}{located}, "
-                 f"{self.n_judge_only} judge-only, not scored without an LLM)"]
+        documents = f", {self.n_documents_only} of them with source documents only" if self.n_documents_only else ""
+        located = f", {self.n_located} with located evidence not reviewed yet" if self.n_located else ""
+        parts = [
+            f"{len(self.sets)} question set(s) in {self.folder}: {len(self.resolved)} of "
+            f"{self.n_questions} questions usable ({evidence} with evidence{documents}{located}, "
+            f"{self.n_judge_only} judge-only, not scored without an LLM)"
+        ]
         if self.set_aside:
-            parts.append(f"{self.set_aside} question(s) set aside: their evidence lies in documents the sampled "
-                         "corpus left out")
+            parts.append(
+                f"{self.set_aside} question(s) set aside: their evidence lies in documents the sampled corpus left out"
+            )
         if self.n_locatable:
-            parts.append(f"{self.n_locatable} judge-only question(s) have an expected answer: "
-                         "`chunkbench questions locate FILE` looks for their evidence in the documents")
+            parts.append(
+                f"{self.n_locatable} judge-only question(s) have an expected answer: "
+                "`chunkbench questions locate FILE` looks for their evidence in the documents"
+            )
         if self.unreadable_files:
             parts.append(f"{len(self.unreadable_files)} file(s) not read")
         if self.problems:
@@ -122,8 +135,7 @@ class QuestionCheck:
         return line
 
 
-def check_questions(folder: str | Path, documents: Mapping[str, str],
-                    left_out: Collection[str] = ()) -> QuestionCheck:
+def check_questions(folder: str | Path, documents: Mapping[str, str], left_out: Collection[str] = ()) -> QuestionCheck:
     """Load the question sets of ``folder`` and locate their references in ``documents`` (name -> parsed text).
 
     ``left_out``: evidence documents a sampled corpus did not keep (its record's ``evidence_left_out``): the
@@ -150,8 +162,14 @@ def check_questions(folder: str | Path, documents: Mapping[str, str],
     resolved = kept
     if not sets and not load_problems:
         load_problems = [QuestionSetError(str(folder), "holds no question set (*.json, or a Chroma *.csv)")]
-    return QuestionCheck(str(folder), sets, resolved, _unique([*load_problems, *resolve_problems]),
-                         parse_ceiling(resolved, documents), n_set_aside)
+    return QuestionCheck(
+        str(folder),
+        sets,
+        resolved,
+        _unique([*load_problems, *resolve_problems]),
+        parse_ceiling(resolved, documents),
+        n_set_aside,
+    )
 
 
 def parse_ceiling(resolved: list[ResolvedQuestion], documents: Mapping[str, str]) -> ParseCeiling:
@@ -163,14 +181,16 @@ def parse_ceiling(resolved: list[ResolvedQuestion], documents: Mapping[str, str]
         for ref in q.references:
             if ref.located:  # found from the answer by the locator: not a passage the set gives
                 continue
-            checks.append(EvidenceCheck(q.id, ref.document, evidence_kind(ref.content, q.labels), True, ref.page,
-                                        r.question_set))
+            checks.append(
+                EvidenceCheck(q.id, ref.document, evidence_kind(ref.content, q.labels), True, ref.page, r.question_set)
+            )
         for item in q.metadata.get("evidence_not_found") or ():
             if not isinstance(item, dict) or not isinstance(item.get("text"), str):
                 continue
             document = str(item.get("document", ""))
             found = document in documents and find_evidence(item["text"], documents[document]) is not None
             page = item.get("page") if isinstance(item.get("page"), int) else None
-            checks.append(EvidenceCheck(q.id, document, evidence_kind(item["text"], q.labels), found, page,
-                                        r.question_set))
+            checks.append(
+                EvidenceCheck(q.id, document, evidence_kind(item["text"], q.labels), found, page, r.question_set)
+            )
     return ParseCeiling(checks)

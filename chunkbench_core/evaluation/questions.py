@@ -169,8 +169,9 @@ def _text(file: str, qid: str | None, data: Mapping[str, Any], key: str, require
     if not isinstance(value, str) or (required and not value.strip()):
         raise QuestionSetError(file, f"must be a non-empty string, got {_preview(value)}", qid, key)
     if len(value) > MAX_FIELD_CHARS:
-        raise QuestionSetError(file, f"holds {len(value):,} characters, more than the {MAX_FIELD_CHARS:,} a field "
-                                     "may hold", qid, key)
+        raise QuestionSetError(
+            file, f"holds {len(value):,} characters, more than the {MAX_FIELD_CHARS:,} a field may hold", qid, key
+        )
     return value
 
 
@@ -179,8 +180,9 @@ def _preview(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def check_size_and_depth(value: Any, file: str, qid: str | None, where: str,
-                         max_depth: int = MAX_DEPTH, max_chars: int = MAX_FIELD_CHARS) -> None:
+def check_size_and_depth(
+    value: Any, file: str, qid: str | None, where: str, max_depth: int = MAX_DEPTH, max_chars: int = MAX_FIELD_CHARS
+) -> None:
     """Raise a QuestionSetError naming the first field nested deeper than ``max_depth`` or holding more than
     ``max_chars`` characters (a walk with its own stack: no recursion, whatever the nesting)."""
     stack: list[tuple[Any, str, int]] = [(value, where, 0)]
@@ -188,14 +190,23 @@ def check_size_and_depth(value: Any, file: str, qid: str | None, where: str,
         item, path, depth = stack.pop()
         if isinstance(item, str):
             if len(item) > max_chars:
-                raise QuestionSetError(file, f"holds {len(item):,} characters, more than the {max_chars:,} a field "
-                                             "may hold", qid, path or None)
+                raise QuestionSetError(
+                    file,
+                    f"holds {len(item):,} characters, more than the {max_chars:,} a field may hold",
+                    qid,
+                    path or None,
+                )
             continue
         if not isinstance(item, (dict, list)):
             continue
         if depth >= max_depth:
-            raise QuestionSetError(file, f"is nested more than {max_depth} levels deep (lists and objects inside "
-                                         "each other): a question needs 4", qid, path or None)
+            raise QuestionSetError(
+                file,
+                f"is nested more than {max_depth} levels deep (lists and objects inside "
+                "each other): a question needs 4",
+                qid,
+                path or None,
+            )
         children = item.items() if isinstance(item, dict) else enumerate(item)
         for key, child in children:
             if isinstance(child, (str, dict, list)):
@@ -209,8 +220,12 @@ def _check_keys(file: str, qid: str | None, data: Mapping[str, Any], allowed: tu
             continue
         close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.5)
         hint = f"did you mean {close[0]!r}? " if close else ""
-        raise QuestionSetError(file, f"unknown key {key!r}: {hint}allowed keys are {', '.join(allowed)}", qid,
-                               f"{where}.{key}" if where else str(key))
+        raise QuestionSetError(
+            file,
+            f"unknown key {key!r}: {hint}allowed keys are {', '.join(allowed)}",
+            qid,
+            f"{where}.{key}" if where else str(key),
+        )
 
 
 def _parse_question(file: str, position: int, item: Any) -> Question:
@@ -218,8 +233,9 @@ def _parse_question(file: str, position: int, item: Any) -> Question:
         raise QuestionSetError(file, f"must be an object, got {type(item).__name__}", None, f"questions[{position}]")
     qid = item.get("id")
     if not isinstance(qid, str) or not qid.strip() or len(qid) > 1000:
-        raise QuestionSetError(file, f"questions[{position}] needs a non-empty string id, got {_preview(qid)}", None,
-                               "id")
+        raise QuestionSetError(
+            file, f"questions[{position}] needs a non-empty string id, got {_preview(qid)}", None, "id"
+        )
     check_size_and_depth(item, file, qid, "")
     _check_keys(file, qid, item, QUESTION_KEYS, "")
     text = _text(file, qid, item, "question", required=True)
@@ -235,14 +251,19 @@ def _parse_question(file: str, position: int, item: Any) -> Question:
     for r, ref in enumerate(raw_refs):
         where = f"references[{r}]"
         if not isinstance(ref, dict):
-            raise QuestionSetError(file, "must be an object with a document (and the content of the evidence)",
-                                   qid, where)
+            raise QuestionSetError(
+                file, "must be an object with a document (and the content of the evidence)", qid, where
+            )
         _check_keys(file, qid, ref, REFERENCE_KEYS, where)
         document = _text(file, qid, ref, "document", required=True)
         page = ref.get("page")
         if page is not None and (isinstance(page, bool) or not isinstance(page, int) or page < 1):
-            raise QuestionSetError(file, f"must be a page number from 1 (as PDF viewers number pages), got "
-                                         f"{_preview(page)}", qid, f"{where}.page")
+            raise QuestionSetError(
+                file,
+                f"must be a page number from 1 (as PDF viewers number pages), got {_preview(page)}",
+                qid,
+                f"{where}.page",
+            )
         if ref.get("content") is None:  # document-level evidence: a name or a glob, perhaps with a page
             extra = [k for k in ("start", "end", "located_by", "score") if ref.get(k) is not None]
             if extra:
@@ -255,11 +276,19 @@ def _parse_question(file: str, position: int, item: Any) -> Question:
         content = _text(file, qid, ref, "content", required=True)
         located_by = ref.get("located_by") or ""
         if not isinstance(located_by, str) or (located_by and not set(located_by.split("+")) <= set(LOCATE_METHODS)):
-            raise QuestionSetError(file, f"must be one of {', '.join(LOCATE_METHODS)} (joined by +), got "
-                                         f"{_preview(located_by)}", qid, f"{where}.located_by")
+            raise QuestionSetError(
+                file,
+                f"must be one of {', '.join(LOCATE_METHODS)} (joined by +), got {_preview(located_by)}",
+                qid,
+                f"{where}.located_by",
+            )
         score = ref.get("score")
-        if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))
-                                  or not math.isfinite(score) or not 0 <= score <= 1):
+        if score is not None and (
+            isinstance(score, bool)
+            or not isinstance(score, (int, float))
+            or not math.isfinite(score)
+            or not 0 <= score <= 1
+        ):
             raise QuestionSetError(file, f"must be a number from 0 to 1, got {_preview(score)}", qid, f"{where}.score")
         start, end = ref.get("start"), ref.get("end")
         for key, value in (("start", start), ("end", end)):
@@ -269,17 +298,33 @@ def _parse_question(file: str, position: int, item: Any) -> Question:
             raise QuestionSetError(file, "start and end must be given together", qid, where)
         if start is not None and end < start:
             raise QuestionSetError(file, f"end ({end}) must not be smaller than start ({start})", qid, where)
-        refs.append(Reference(document=document, content=content, start=start, end=end, located_by=located_by,
-                              score=None if score is None else float(score), page=page))
+        refs.append(
+            Reference(
+                document=document,
+                content=content,
+                start=start,
+                end=end,
+                located_by=located_by,
+                score=None if score is None else float(score),
+                page=page,
+            )
+        )
     labels = item.get("labels") or {}
     if not isinstance(labels, dict) or not all(isinstance(v, (str, int, float, bool)) for v in labels.values()):
         raise QuestionSetError(file, "must be an object of label -> text", qid, "labels")
     metadata = item.get("metadata") or {}
     if not isinstance(metadata, dict):
         raise QuestionSetError(file, "must be an object", qid, "metadata")
-    return Question(id=qid, question=text, references=tuple(refs), documents=tuple(documents),
-                    labels={str(k): label_text(v) for k, v in labels.items()}, metadata=metadata,
-                    document_pages=tuple(document_pages), **extras)
+    return Question(
+        id=qid,
+        question=text,
+        references=tuple(refs),
+        documents=tuple(documents),
+        labels={str(k): label_text(v) for k, v in labels.items()},
+        metadata=metadata,
+        document_pages=tuple(document_pages),
+        **extras,
+    )
 
 
 def label_text(value: Any) -> str:
@@ -291,8 +336,9 @@ def label_text(value: Any) -> str:
     return str(value).strip()
 
 
-def parse_question_set(data: Any, file: str, sha256: str = "",
-                       errors: list[QuestionSetError] | None = None) -> QuestionSet:
+def parse_question_set(
+    data: Any, file: str, sha256: str = "", errors: list[QuestionSetError] | None = None
+) -> QuestionSet:
     """Validate the decoded JSON of one question set file.
 
     A bad question is dropped alone: its problem goes to the set's ``errors`` (after any
@@ -334,8 +380,11 @@ def decode_json_file(path: str | Path) -> tuple[Any, bytes]:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise QuestionSetError(str(path), f"is not UTF-8 text: byte {raw[exc.start]:#04x} at byte offset {exc.start} "
-                                          "cannot be decoded (save the file as UTF-8)") from exc
+        raise QuestionSetError(
+            str(path),
+            f"is not UTF-8 text: byte {raw[exc.start]:#04x} at byte offset {exc.start} "
+            "cannot be decoded (save the file as UTF-8)",
+        ) from exc
     return decode_json_text(str(path), text), raw
 
 
@@ -346,8 +395,11 @@ def decode_json_text(file: str, text: str) -> Any:
     except json.JSONDecodeError as exc:
         raise _syntax_error(file, text, exc) from None
     except RecursionError:
-        raise QuestionSetError(file, f"is nested too deeply to read (lists and objects inside each other, far more "
-                                     f"than the {MAX_DEPTH} levels a question set may use)") from None
+        raise QuestionSetError(
+            file,
+            f"is nested too deeply to read (lists and objects inside each other, far more "
+            f"than the {MAX_DEPTH} levels a question set may use)",
+        ) from None
 
 
 @contextmanager
@@ -403,8 +455,11 @@ def load_chroma_csv(path: str | Path, name: str | None = None, document_suffix: 
         try:
             missing = [c for c in CHROMA_COLUMNS if c not in (reader.fieldnames or [])]
             if missing:
-                raise QuestionSetError(file, f"is not a Chroma question CSV: missing column(s) {', '.join(missing)} "
-                                             f"(expected header {','.join(CHROMA_COLUMNS)})")
+                raise QuestionSetError(
+                    file,
+                    f"is not a Chroma question CSV: missing column(s) {', '.join(missing)} "
+                    f"(expected header {','.join(CHROMA_COLUMNS)})",
+                )
             for row_number, row in enumerate(reader, start=1):
                 try:
                     items.append(_chroma_row(file, row_number, row, document_suffix))
@@ -429,29 +484,35 @@ def _chroma_row(file: str, row_number: int, row: Mapping[str, Any], document_suf
     try:
         refs = json.loads(row.get("references") or "")
     except json.JSONDecodeError as exc:
-        raise QuestionSetError(file, f"row {row_number}: references is not valid JSON: {exc}", qid, "references") from exc
+        raise QuestionSetError(
+            file, f"row {row_number}: references is not valid JSON: {exc}", qid, "references"
+        ) from exc
     except RecursionError:
-        raise QuestionSetError(file, f"row {row_number}: references is nested too deeply to read", qid,
-                               "references") from None
+        raise QuestionSetError(
+            file, f"row {row_number}: references is nested too deeply to read", qid, "references"
+        ) from None
     if not isinstance(refs, list):
         raise QuestionSetError(file, f"row {row_number}: references must be a JSON list", qid, "references")
     references = []
     for r, ref in enumerate(refs):
         if not isinstance(ref, dict) or not {"content", "start_index", "end_index"} <= set(ref):
-            raise QuestionSetError(file, f"row {row_number}: each reference needs content, start_index, end_index",
-                                   qid, f"references[{r}]")
+            raise QuestionSetError(
+                file, f"row {row_number}: each reference needs content, start_index, end_index", qid, f"references[{r}]"
+            )
         start, end = ref["start_index"], ref["end_index"]
         if isinstance(start, str) and start.strip().isdigit():
             start = int(start)
         if isinstance(end, str) and end.strip().isdigit():
             end = int(end)
         if isinstance(start, int) and isinstance(end, int) and end < start:
-            raise QuestionSetError(file, f"row {row_number}: end_index {end} < start_index {start}", qid,
-                                   f"references[{r}]")
+            raise QuestionSetError(
+                file, f"row {row_number}: end_index {end} < start_index {start}", qid, f"references[{r}]"
+            )
         if not isinstance(ref["content"], str):
             raise QuestionSetError(file, f"row {row_number}: content must be text", qid, f"references[{r}].content")
-        references.append({"document": corpus_id + document_suffix, "content": ref["content"],
-                           "start": start, "end": end})
+        references.append(
+            {"document": corpus_id + document_suffix, "content": ref["content"], "start": start, "end": end}
+        )
     return {"id": qid, "question": row.get("question"), "category": corpus_id, "references": references}
 
 
@@ -536,8 +597,10 @@ def load_question_sets(folder: str | Path) -> tuple[list[QuestionSet], list[Ques
         try:
             if path.suffix == ".csv":
                 if not _is_chroma_csv(path):
-                    raise QuestionSetError(str(path), "a CSV in the questions folder must have the Chroma header "
-                                                      f"{','.join(CHROMA_COLUMNS)}")
+                    raise QuestionSetError(
+                        str(path),
+                        f"a CSV in the questions folder must have the Chroma header {','.join(CHROMA_COLUMNS)}",
+                    )
                 qs = load_chroma_csv(path)
             else:
                 qs = load_question_set(path)
@@ -563,10 +626,15 @@ def load_question_sets(folder: str | Path) -> tuple[list[QuestionSet], list[Ques
                     qs.name = stem if stem not in taken else f"{name} ({Path(qs.path).name})"
                     taken.add(qs.name)
                 renamed.append(f"{Path(qs.path).name} as {qs.name!r}")
-            errors.append(QuestionSetError(
-                str(group[0].path), f"question set name {name!r} is used by {len(group)} files "
-                f"({', '.join(files)}): give each its own \"name\"; meanwhile both are read, "
-                f"{' and '.join(renamed)}", field="name"))
+            errors.append(
+                QuestionSetError(
+                    str(group[0].path),
+                    f"question set name {name!r} is used by {len(group)} files "
+                    f'({", ".join(files)}): give each its own "name"; meanwhile both are read, '
+                    f"{' and '.join(renamed)}",
+                    field="name",
+                )
+            )
     for qs in loaded:
         names[qs.name] = qs.path
         errors.extend(qs.errors)
@@ -592,7 +660,7 @@ def _nth_non_space(text: str, n: int) -> int:
     """The index in ``text`` of its ``n``-th (0-based) non-whitespace character: one pass over blocks."""
     position, block_size = 0, 1 << 16
     while position < len(text):
-        block = text[position:position + block_size]
+        block = text[position : position + block_size]
         count = len(_SPACE.sub("", block))
         if n < count:
             for match in _NOT_SPACE.finditer(block):
@@ -659,8 +727,11 @@ def match_documents(pattern: str, names: Iterable[str]) -> list[str]:
         return [pattern]
     folded = pattern.casefold()
     if any(c in pattern for c in "*?["):
-        return sorted(n for n in names if fnmatch.fnmatchcase(n.casefold(), folded)
-                      or fnmatch.fnmatchcase(Path(n).name.casefold(), folded))
+        return sorted(
+            n
+            for n in names
+            if fnmatch.fnmatchcase(n.casefold(), folded) or fnmatch.fnmatchcase(Path(n).name.casefold(), folded)
+        )
     return sorted(n for n in names if folded in (n.casefold(), Path(n).name.casefold(), Path(n).stem.casefold()))
 
 
@@ -683,9 +754,15 @@ def document_problems(question: Question, names: Iterable[str], file: str) -> li
     for i, pattern in enumerate(question.documents):
         if not match_documents(pattern, names):
             known = ", ".join(sorted(names)[:10]) or "none"
-            problems.append(QuestionSetError(file, f"document {pattern!r} matches no parsed document of the corpus "
-                                                   f"(parsed: {known}{', ...' if len(names) > 10 else ''})",
-                                             question.id, f"references[{len(question.references) + i}].document"))
+            problems.append(
+                QuestionSetError(
+                    file,
+                    f"document {pattern!r} matches no parsed document of the corpus "
+                    f"(parsed: {known}{', ...' if len(names) > 10 else ''})",
+                    question.id,
+                    f"references[{len(question.references) + i}].document",
+                )
+            )
     return problems
 
 

@@ -131,8 +131,9 @@ def ranking_scores(
     """
     keys = list(rankings)
     cutoffs = [cutoff if isinstance(cutoff, int) else cutoff[key] for key in keys]
-    values = ranking_arrays([rankings[key] for key in keys], [qrels.get(key, {}) for key in keys], cutoffs,
-                            with_ndcg=with_ndcg)
+    values = ranking_arrays(
+        [rankings[key] for key in keys], [qrels.get(key, {}) for key in keys], cutoffs, with_ndcg=with_ndcg
+    )
     columns = {column: values[column].tolist() for column in MEASURES}
     return {key: {column: columns[column][i] for column in MEASURES} for i, key in enumerate(keys)}
 

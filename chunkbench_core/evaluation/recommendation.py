@@ -82,9 +82,11 @@ def resolve_rule(rule: str) -> tuple[str, str]:
     """(the rule's id, a note when an earlier name was given); a ConfigError names the rules for anything else."""
     if rule in RULE_ALIASES:
         new = RULE_ALIASES[rule]
-        return new, (f"the recommendation rule {rule} is now called {new} (set CHUNKBENCH_RECOMMENDATION_RULE={new}); "
-                     "it now picks the cheapest configuration shown within the margin of the best, not the cheapest "
-                     "one the tests could not tell from it")
+        return new, (
+            f"the recommendation rule {rule} is now called {new} (set CHUNKBENCH_RECOMMENDATION_RULE={new}); "
+            "it now picks the cheapest configuration shown within the margin of the best, not the cheapest "
+            "one the tests could not tell from it"
+        )
     if rule not in RECOMMENDATION_RULES:
         raise ConfigError(f"recommendation_rule must be one of {', '.join(RECOMMENDATION_RULES)}, got {rule!r}")
     return rule, ""
@@ -125,14 +127,17 @@ class RankingSettings:
 
     def __post_init__(self) -> None:
         if not isinstance(self.rank_metric, str) or not self.rank_metric.strip():
-            raise ConfigError(f"rank_metric must be a metric name such as {DEFAULT_RANK_METRIC!r}, "
-                              f"got {self.rank_metric!r}")
+            raise ConfigError(
+                f"rank_metric must be a metric name such as {DEFAULT_RANK_METRIC!r}, got {self.rank_metric!r}"
+            )
         object.__setattr__(self, "rank_metric", canonical_metric(self.rank_metric))
         listed = CATALOG.get(self.rank_metric)
         if listed is not None and not listed.higher_is_better:
-            raise ConfigError(f"rank_metric {listed.run_name!r}: lower is better for it, and the ranking puts the "
-                              f"highest mean first; choose a metric where higher is better, such as "
-                              f"{DEFAULT_RANK_METRIC!r}")
+            raise ConfigError(
+                f"rank_metric {listed.run_name!r}: lower is better for it, and the ranking puts the "
+                f"highest mean first; choose a metric where higher is better, such as "
+                f"{DEFAULT_RANK_METRIC!r}"
+            )
         rule, note = resolve_rule(self.recommendation_rule)
         if note:
             warnings.warn(note[0].upper() + note[1:] + ".", FutureWarning, stacklevel=3)
@@ -142,19 +147,24 @@ class RankingSettings:
         if self.rank_metric.startswith("recall_at_"):
             value = self.rank_metric.removeprefix("recall_at_")
             if not value.isdigit() or int(value) not in self.budgets:
-                raise ConfigError(f"rank_metric {self.rank_metric!r} needs the budget {value} among the context "
-                                  f"budgets {list(self.budgets)}")
+                raise ConfigError(
+                    f"rank_metric {self.rank_metric!r} needs the budget {value} among the context "
+                    f"budgets {list(self.budgets)}"
+                )
         if self.margin is not None:
             margin = float(self.margin)
             scale = metric_range(self.rank_metric)
             if not (0 < margin < scale) or math.isnan(margin):
-                raise ConfigError(f"margin must be above 0 and below {scale:g} in the units of {self.rank_metric} "
-                                  f"(e.g. {default_margin(self.rank_metric):g}), got {self.margin!r}")
+                raise ConfigError(
+                    f"margin must be above 0 and below {scale:g} in the units of {self.rank_metric} "
+                    f"(e.g. {default_margin(self.rank_metric):g}), got {self.margin!r}"
+                )
             object.__setattr__(self, "margin", margin)
         tolerance = float(self.cost_tolerance)
         if not (0 <= tolerance < 1):
-            raise ConfigError(f"cost_tolerance must be a share from 0 up to 1 (e.g. 0.05 for 5%), got "
-                              f"{self.cost_tolerance!r}")
+            raise ConfigError(
+                f"cost_tolerance must be a share from 0 up to 1 (e.g. 0.05 for 5%), got {self.cost_tolerance!r}"
+            )
         object.__setattr__(self, "cost_tolerance", tolerance)
         object.__setattr__(self, "interchangeable_share", validate_share(self.interchangeable_share))
 
@@ -164,10 +174,15 @@ class RankingSettings:
         return self.margin if self.margin is not None else default_margin(self.rank_metric)
 
     @classmethod
-    def from_text(cls, rank_metric: str | None = None, recommendation_rule: str | None = None,
-                  budgets: str | Sequence[int] | None = None, margin: str | float | None = None,
-                  cost_tolerance: str | float | None = None,
-                  interchangeable_share: str | float | None = None) -> RankingSettings:
+    def from_text(
+        cls,
+        rank_metric: str | None = None,
+        recommendation_rule: str | None = None,
+        budgets: str | Sequence[int] | None = None,
+        margin: str | float | None = None,
+        cost_tolerance: str | float | None = None,
+        interchangeable_share: str | float | None = None,
+    ) -> RankingSettings:
         """From settings as text (``"256,512,1024"`` budgets, ``"5%"`` or ``"0.05"`` tolerance); empty values
         keep the defaults."""
         kwargs: dict[str, Any] = {}
@@ -180,8 +195,9 @@ class RankingSettings:
                 try:
                     kwargs["budgets"] = tuple(int(b) for b in budgets.replace(" ", "").split(",") if b)
                 except ValueError:
-                    raise ConfigError(f"context budgets must be whole numbers of tokens separated by commas, "
-                                      f"got {budgets!r}") from None
+                    raise ConfigError(
+                        f"context budgets must be whole numbers of tokens separated by commas, got {budgets!r}"
+                    ) from None
             else:
                 kwargs["budgets"] = tuple(budgets)
         if margin not in (None, ""):
@@ -232,8 +248,11 @@ class Recommendation:
         when it is decided, or when no number of questions like these would decide it."""
         if self.decided:
             return None
-        wanted = [n for n in (self.questions_to_settle if self.only_best_shown else None,
-                              self.questions_for_stable_pick) if n is not None]
+        wanted = [
+            n
+            for n in (self.questions_to_settle if self.only_best_shown else None, self.questions_for_stable_pick)
+            if n is not None
+        ]
         return max(wanted) if wanted else None
 
     @property
@@ -254,22 +273,37 @@ class Recommendation:
     def to_row(self, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
         s = self.stability
         return {
-            "strategy": self.strategy, "corpus_model": self.corpus_model, "retriever": self.retriever,
+            "strategy": self.strategy,
+            "corpus_model": self.corpus_model,
+            "retriever": self.retriever,
             "configuration": self.configuration,
-            "rule": self.rule, "rule_text": self.rule_text, "reason": self.reason, "rank_metric": self.metric,
-            "metric_definition": self.metric_definition, "rank_mean": self.mean, "margin": self.margin,
-            "cost_tolerance": self.cost_tolerance, "n_within_margin": len(self.within_margin),
-            "within_margin": ", ".join(self.within_margin), "undecided": ", ".join(self.undecided),
-            "n_worse": self.n_worse, "n_questions": self.n_questions,
-            "difference_vs_best": self.difference_vs_best, "lower_bound_vs_best": self.lower_bound_vs_best,
-            "recommendation_stability": s.share if s else None, "stability_resamples": s.resamples if s else None,
+            "rule": self.rule,
+            "rule_text": self.rule_text,
+            "reason": self.reason,
+            "rank_metric": self.metric,
+            "metric_definition": self.metric_definition,
+            "rank_mean": self.mean,
+            "margin": self.margin,
+            "cost_tolerance": self.cost_tolerance,
+            "n_within_margin": len(self.within_margin),
+            "within_margin": ", ".join(self.within_margin),
+            "undecided": ", ".join(self.undecided),
+            "n_worse": self.n_worse,
+            "n_questions": self.n_questions,
+            "difference_vs_best": self.difference_vs_best,
+            "lower_bound_vs_best": self.lower_bound_vs_best,
+            "recommendation_stability": s.share if s else None,
+            "stability_resamples": s.resamples if s else None,
             "stability_runner_ups": self.runner_ups_text(labels) if s else None,
-            "decided": self.decided, "candidate": self.candidate,
+            "decided": self.decided,
+            "candidate": self.candidate,
             "questions_to_settle": self.questions_to_settle,
             "questions_for_stable_pick": self.questions_for_stable_pick,
             "min_detectable_difference": self.min_detectable_difference,
-            "questions_to_separate": self.questions_to_separate, "highest_mean": self.highest_mean,
-            "questions_needed": self.questions_needed, "verdict": self.verdict,
+            "questions_to_separate": self.questions_to_separate,
+            "highest_mean": self.highest_mean,
+            "questions_needed": self.questions_needed,
+            "verdict": self.verdict,
             "verdict_sentence": self.verdict_sentence,
         }
 
@@ -278,8 +312,11 @@ def _label(configuration: str, labels: Mapping[str, str] | None = None) -> str:
     """``strategy × corpus_model`` (:func:`chunkbench_core.labels.configuration_label`), with the strategy's label
     when given (e.g. "contextual_retrieval (heading context)")."""
     strategy, model, retriever = split_configuration_key(configuration)
-    return configuration_label((labels or {}).get(configuration, strategy), model, retriever=retriever) \
-        if model else configuration
+    return (
+        configuration_label((labels or {}).get(configuration, strategy), model, retriever=retriever)
+        if model
+        else configuration
+    )
 
 
 def _number(value: float | None, places: int = 3) -> str:
@@ -316,9 +353,14 @@ def _names(names: Sequence[str], labels: Mapping[str, str] | None) -> str:
     return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
 
-def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]], settings: RankingSettings | None = None,
-              labels: Mapping[str, str] | None = None, resamples: int = DEFAULT_STABILITY_RESAMPLES,
-              choice: Verdict | None = None) -> Recommendation | None:
+def recommend(
+    comparison: Comparison,
+    costs: Mapping[str, Mapping[str, Any]],
+    settings: RankingSettings | None = None,
+    labels: Mapping[str, str] | None = None,
+    resamples: int = DEFAULT_STABILITY_RESAMPLES,
+    choice: Verdict | None = None,
+) -> Recommendation | None:
     """The recommended configuration by the rule of ``settings`` (default: the default settings) with its reason and
     stability; None when nothing was ranked. Its cost tolerance is the settings', and what the settings changed on
     the way (their notes) is said first in the reason; the stability's resamples are drawn from
@@ -356,8 +398,11 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]], se
     only_best = rule != "highest_mean" and chosen == best and bool(cheaper_undecided)
     candidate, settle = None, None
     if cheaper_undecided:
-        reachable = [(results[c].questions_to_show_within, c) for c in cheaper_undecided
-                     if results[c].questions_to_show_within is not None]
+        reachable = [
+            (results[c].questions_to_show_within, c)
+            for c in cheaper_undecided
+            if results[c].questions_to_show_within is not None
+        ]
         if reachable:
             settle, candidate = min(reachable)
         else:  # every cheaper one scores a margin or more below: showing them worse settles it
@@ -366,8 +411,9 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]], se
             known = [c for c in counts if c is not None]
             settle = max(known) if counts and len(known) == len(counts) else None
     unstable = steady.resamples > 0 and steady.share < STABLE_SHARE
-    stable_questions = (questions_for_stable_pick(comparison, costs, rule, tolerance, resamples, seed)
-                        if unstable else None)
+    stable_questions = (
+        questions_for_stable_pick(comparison, costs, rule, tolerance, resamples, seed) if unstable else None
+    )
 
     parts = [note[0].upper() + note[1:] + "." for note in (*notes, renamed, comparison.metric_note) if note]
     if choice is not None and choice.kind in (MATTERS, CANNOT_TELL):
@@ -379,34 +425,45 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]], se
         parts.append(f"{name(best)} has the highest mean ({_number(best_result.mean)} on {plural(n, 'question')}).")
         others = [c for c in within if c != best]
         if others:
-            parts.append(f"{plural(len(others), 'other configuration')} {'is' if len(others) == 1 else 'are'} shown "
-                         f"within {_margin_text(margin)} of it; the cheapest of them is "
-                         f"{name(choose('cheapest_within_margin', best, within, costs, tolerance, means))}.")
+            parts.append(
+                f"{plural(len(others), 'other configuration')} {'is' if len(others) == 1 else 'are'} shown "
+                f"within {_margin_text(margin)} of it; the cheapest of them is "
+                f"{name(choose('cheapest_within_margin', best, within, costs, tolerance, means))}."
+            )
     elif chosen == best:
         head = f"{name(best)} has the highest mean ({_number(best_result.mean)} on {plural(n, 'question')})"
         if len(within) > 1:
             next_one = choose(rule, best, [c for c in within if c != best], costs, tolerance, means)
             versus = cost_difference(costs.get(best, {}), costs.get(next_one, {}), tolerance)
-            parts.append(f"{head} and is the cheapest of the {len(within)} configurations shown within "
-                         f"{_margin_text(margin)} of it" + (f" ({versus} for {name(next_one)})." if versus else "."))
+            parts.append(
+                f"{head} and is the cheapest of the {len(within)} configurations shown within "
+                f"{_margin_text(margin)} of it" + (f" ({versus} for {name(next_one)})." if versus else ".")
+            )
         elif candidate is not None:
             c = results[candidate]
             difference = c.versus_best.mean_difference if c.versus_best else float("nan")
             # as many places as it takes for the figure not to read as the margin itself ("0.0203", not "0.020")
             at_margin = math.isclose(-difference, margin, rel_tol=0, abs_tol=1e-9)  # float noise is no difference
             places = next((p for p in (3, 4, 5) if at_margin or round(-difference, p) != margin), 5)
-            text = (f"{head}, and no cheaper configuration could be shown within {_margin_text(margin)} of it. "
-                    f"The nearest cheaper one, {name(candidate)} "
-                    f"({cost_difference(costs.get(candidate, {}), costs.get(best, {}), tolerance)}), scores "
-                    f"{_number(-difference, places)} below the best")
-            beyond = (f", {'more than' if -difference > margin and not at_margin else 'as much as'} the "
-                      f"{_margin_text(margin)} margin")
+            text = (
+                f"{head}, and no cheaper configuration could be shown within {_margin_text(margin)} of it. "
+                f"The nearest cheaper one, {name(candidate)} "
+                f"({cost_difference(costs.get(candidate, {}), costs.get(best, {}), tolerance)}), scores "
+                f"{_number(-difference, places)} below the best"
+            )
+            beyond = (
+                f", {'more than' if -difference > margin and not at_margin else 'as much as'} the "
+                f"{_margin_text(margin)} margin"
+            )
             if c.questions_to_show_within is not None:
-                text += (f"; if that difference held, about {c.questions_to_show_within:,} questions would show it "
-                         f"within {_margin_text(margin)}.")
+                text += (
+                    f"; if that difference held, about {c.questions_to_show_within:,} questions would show it "
+                    f"within {_margin_text(margin)}."
+                )
             elif settle is not None:
-                text += (f"{beyond}; if that held, about {settle:,} questions would show "
-                         "every cheaper configuration worse.")
+                text += (
+                    f"{beyond}; if that held, about {settle:,} questions would show every cheaper configuration worse."
+                )
             else:
                 text += f"{beyond}."
             parts.append(text)
@@ -421,40 +478,70 @@ def recommend(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]], se
             how_close = f"the same score on each of the {plural(paired, 'question')}"
         else:
             below = -(c.lower_bound or 0.0)
-            how_close = (f"{_number(c.mean)} vs {_number(best_result.mean)} on {plural(paired, 'question')}; "
-                         + (f"at most {_number(below)} below it with 95% confidence" if below >= 0.0005 else
-                            "not below it, with 95% confidence"))
+            how_close = f"{_number(c.mean)} vs {_number(best_result.mean)} on {plural(paired, 'question')}; " + (
+                f"at most {_number(below)} below it with 95% confidence"
+                if below >= 0.0005
+                else "not below it, with 95% confidence"
+            )
         parts.append(
             f"{name(chosen)} is the cheapest of the {len(within)} configurations shown within {_margin_text(margin)} "
             f"of the best, {name(best)} ({how_close})"
-            + (f": {cost_difference(costs.get(chosen, {}), costs.get(best, {}), tolerance)}."
-               if cost_difference(costs.get(chosen, {}), costs.get(best, {}), tolerance) else "."))
+            + (
+                f": {cost_difference(costs.get(chosen, {}), costs.get(best, {}), tolerance)}."
+                if cost_difference(costs.get(chosen, {}), costs.get(best, {}), tolerance)
+                else "."
+            )
+        )
     if undecided:
         parts.append(f"Might be as good, cannot tell yet: {_names(undecided, labels)}.")
     if worse:
         parts.append(f"Shown worse than the best: {plural(len(worse), 'configuration')}.")
     counted = results[chosen]
     if counted.n_evidence is not None:  # always: how many questions the figures rest on
-        parts.append(f"Questions: {scored_counts(counted.n_evidence, counted.n_judge_only, counted.n_documents_only, counted.judged)}.")
+        parts.append(
+            f"Questions: {scored_counts(counted.n_evidence, counted.n_judge_only, counted.n_documents_only, counted.judged)}."
+        )
     power = comparison.power
     chosen_result = results[chosen]
     return Recommendation(
-        configuration=chosen, strategy=split_configuration_key(chosen)[0],
-        corpus_model=split_configuration_key(chosen)[1] or chosen, rule=rule,
-        rule_text=rule_text(rule, tolerance), reason=" ".join(parts), metric=metric,
-        metric_definition=metric_definition(metric), mean=chosen_result.mean, margin=margin,
-        cost_tolerance=tolerance, within_margin=within, undecided=undecided, n_worse=len(worse), n_questions=n,
+        configuration=chosen,
+        strategy=split_configuration_key(chosen)[0],
+        corpus_model=split_configuration_key(chosen)[1] or chosen,
+        rule=rule,
+        rule_text=rule_text(rule, tolerance),
+        reason=" ".join(parts),
+        metric=metric,
+        metric_definition=metric_definition(metric),
+        mean=chosen_result.mean,
+        margin=margin,
+        cost_tolerance=tolerance,
+        within_margin=within,
+        undecided=undecided,
+        n_worse=len(worse),
+        n_questions=n,
         difference_vs_best=chosen_result.versus_best.mean_difference if chosen_result.versus_best else 0.0,
         lower_bound_vs_best=chosen_result.lower_bound if chosen != best else 0.0,
         min_detectable_difference=power.min_detectable_difference if power else None,
-        questions_to_separate=power.questions_to_separate if power else None, highest_mean=best,
-        stability=steady, decided=not (only_best or unstable), only_best_shown=only_best, candidate=candidate,
-        questions_to_settle=settle if only_best else None, questions_for_stable_pick=stable_questions,
-        verdict=choice.kind if choice else None, verdict_sentence=choice.sentence if choice else None)
+        questions_to_separate=power.questions_to_separate if power else None,
+        highest_mean=best,
+        stability=steady,
+        decided=not (only_best or unstable),
+        only_best_shown=only_best,
+        candidate=candidate,
+        questions_to_settle=settle if only_best else None,
+        questions_for_stable_pick=stable_questions,
+        verdict=choice.kind if choice else None,
+        verdict_sentence=choice.sentence if choice else None,
+    )
 
 
-def _on_cost_alone(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]], settings: RankingSettings,
-                   labels: Mapping[str, str] | None, choice: Verdict) -> Recommendation:
+def _on_cost_alone(
+    comparison: Comparison,
+    costs: Mapping[str, Mapping[str, Any]],
+    settings: RankingSettings,
+    labels: Mapping[str, str] | None,
+    choice: Verdict,
+) -> Recommendation:
     """The configurations are interchangeable on these questions: the cheapest of them all, on cost alone."""
     rule, renamed = resolve_rule(settings.recommendation_rule)
     tolerance, notes, seed = settings.cost_tolerance, settings.notes, DEFAULT_SEED
@@ -467,27 +554,44 @@ def _on_cost_alone(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]
     others = [c for c in results if c != chosen]
     next_one = cost.cheapest(others, costs, tolerance, means) if others else None
     versus = cost_difference(costs.get(chosen, {}), costs.get(next_one, {}), tolerance) if next_one else ""
-    parts.append(f"{_label(chosen, labels)} is the cheapest of the {len(results)} configurations"
-                 + (f" ({versus} for {_label(next_one, labels)})" if versus and next_one else "")
-                 + f"; it scores {_number(results[chosen].mean)}, the highest mean {_number(results[best].mean)}.")
+    parts.append(
+        f"{_label(chosen, labels)} is the cheapest of the {len(results)} configurations"
+        + (f" ({versus} for {_label(next_one, labels)})" if versus and next_one else "")
+        + f"; it scores {_number(results[chosen].mean)}, the highest mean {_number(results[best].mean)}."
+    )
     counted = results[chosen]
     if counted.n_evidence is not None:
-        parts.append(f"Questions: {scored_counts(counted.n_evidence, counted.n_judge_only, counted.n_documents_only, counted.judged)}.")
+        parts.append(
+            f"Questions: {scored_counts(counted.n_evidence, counted.n_judge_only, counted.n_documents_only, counted.judged)}."
+        )
     power = comparison.power
     versus_best = counted.versus_best
     return Recommendation(
-        configuration=chosen, strategy=chosen.split("|", 1)[0], corpus_model=chosen.split("|", 1)[-1], rule=rule,
-        rule_text=rule_text(rule, tolerance), reason=" ".join(parts), metric=comparison.metric,
-        metric_definition=metric_definition(comparison.metric), mean=counted.mean, margin=comparison.margin,
-        cost_tolerance=tolerance, within_margin=comparison.within_margin() or [best],
-        undecided=comparison.members(CLASS_UNDECIDED), n_worse=len(comparison.members(CLASS_WORSE)),
+        configuration=chosen,
+        strategy=chosen.split("|", 1)[0],
+        corpus_model=chosen.split("|", 1)[-1],
+        rule=rule,
+        rule_text=rule_text(rule, tolerance),
+        reason=" ".join(parts),
+        metric=comparison.metric,
+        metric_definition=metric_definition(comparison.metric),
+        mean=counted.mean,
+        margin=comparison.margin,
+        cost_tolerance=tolerance,
+        within_margin=comparison.within_margin() or [best],
+        undecided=comparison.members(CLASS_UNDECIDED),
+        n_worse=len(comparison.members(CLASS_WORSE)),
         n_questions=counted.n_questions,
         difference_vs_best=versus_best.mean_difference if versus_best else 0.0,
         lower_bound_vs_best=counted.lower_bound if chosen != best else 0.0,
         min_detectable_difference=power.min_detectable_difference if power else None,
-        questions_to_separate=power.questions_to_separate if power else None, highest_mean=best,
-        stability=Stability(chosen, 1.0, 0, seed, ((chosen, 1.0),)), decided=True,
-        verdict=choice.kind, verdict_sentence=choice.sentence)
+        questions_to_separate=power.questions_to_separate if power else None,
+        highest_mean=best,
+        stability=Stability(chosen, 1.0, 0, seed, ((chosen, 1.0),)),
+        decided=True,
+        verdict=choice.kind,
+        verdict_sentence=choice.sentence,
+    )
 
 
 def questions_needed_text(recommendation: Mapping[str, Any] | None) -> str:
@@ -507,12 +611,15 @@ def questions_needed_text(recommendation: Mapping[str, Any] | None) -> str:
         of = f" ({int(scored):,} were scored)" if scored is not None else ""
     except (TypeError, ValueError):
         of = ""
-    return (f"Questions needed: about {needed:,}{of} to decide the recommendation (settle the rule and make the "
-            "pick stable), if the scores so far held.")
+    return (
+        f"Questions needed: about {needed:,}{of} to decide the recommendation (settle the rule and make the "
+        "pick stable), if the scores so far held."
+    )
 
 
-def recommendation_warnings(comparison: Comparison, recommendation: Recommendation | None,
-                            labels: Mapping[str, str] | None = None) -> list[Any]:
+def recommendation_warnings(
+    comparison: Comparison, recommendation: Recommendation | None, labels: Mapping[str, str] | None = None
+) -> list[Any]:
     """The diagnostics about the recommendation: too few questions (or a top two alike on every question), a
     rule that cannot decide yet, an unstable pick (:mod:`.diagnostics`)."""
     from . import diagnostics
@@ -529,12 +636,23 @@ def recommendation_warnings(comparison: Comparison, recommendation: Recommendati
     s = recommendation.stability
     return diagnostics.collect(
         diagnostics.too_few_questions(recommendation.n_questions, identical),
-        diagnostics.recommendation_undecided(_label(recommendation.configuration, labels),
-                                             _label(recommendation.candidate, labels) if recommendation.candidate
-                                             else None, recommendation.margin, recommendation.questions_to_settle,
-                                             recommendation.n_questions) if recommendation.only_best_shown else None,
-        diagnostics.recommendation_unstable(_label(recommendation.configuration, labels), s.share, s.resamples,
-                                            recommendation.runner_ups_text(labels),
-                                            recommendation.questions_for_stable_pick,
-                                            recommendation.n_questions) if s else None,
+        diagnostics.recommendation_undecided(
+            _label(recommendation.configuration, labels),
+            _label(recommendation.candidate, labels) if recommendation.candidate else None,
+            recommendation.margin,
+            recommendation.questions_to_settle,
+            recommendation.n_questions,
+        )
+        if recommendation.only_best_shown
+        else None,
+        diagnostics.recommendation_unstable(
+            _label(recommendation.configuration, labels),
+            s.share,
+            s.resamples,
+            recommendation.runner_ups_text(labels),
+            recommendation.questions_for_stable_pick,
+            recommendation.n_questions,
+        )
+        if s
+        else None,
     )

@@ -68,8 +68,11 @@ class ExpansionSettings:
         return strategy in self.strategies and (self.neighbor_prev > 0 or self.neighbor_next > 0)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"neighbor_prev": self.neighbor_prev, "neighbor_next": self.neighbor_next,
-                "strategies": sorted(self.strategies)}
+        return {
+            "neighbor_prev": self.neighbor_prev,
+            "neighbor_next": self.neighbor_next,
+            "strategies": sorted(self.strategies),
+        }
 
 
 @dataclass
@@ -97,22 +100,40 @@ class RetrievedChunk:
 
     def to_record(self) -> dict[str, Any]:
         """JSON-ready, without the text (question_results stores offsets, not copies)."""
-        return {"rank": self.rank, "chunk_id": self.chunk_id, "document": self.document, "start": self.start,
-                "end": self.end, "score": self.score, "chunk_index": self.chunk_index, "role": self.role,
-                "parent_id": self.parent_id}
+        return {
+            "rank": self.rank,
+            "chunk_id": self.chunk_id,
+            "document": self.document,
+            "start": self.start,
+            "end": self.end,
+            "score": self.score,
+            "chunk_index": self.chunk_index,
+            "role": self.role,
+            "parent_id": self.parent_id,
+        }
 
     @classmethod
-    def from_payload(cls, payload: Mapping[str, Any], rank: int | None = None, score: float | None = None,
-                     role: str = "hit") -> RetrievedChunk:
+    def from_payload(
+        cls, payload: Mapping[str, Any], rank: int | None = None, score: float | None = None, role: str = "hit"
+    ) -> RetrievedChunk:
         """From a Qdrant payload (``start``/``end``) or a ``chunks`` table row (``start_offset``/``end_offset``)."""
         index = payload.get("chunk_index")
         start = payload["start"] if "start" in payload else payload["start_offset"]
         end = payload["end"] if "end" in payload else payload["end_offset"]
-        return cls(rank=rank, chunk_id=str(payload["chunk_id"]), document=str(payload["document"]),
-                   start=int(start), end=int(end), score=score,
-                   chunk_index=int(index) if index is not None else None, role=role,
-                   parent_id=_id_or_none(payload.get("parent_id")), text=str(payload.get("text") or ""),
-                   page_start=_page_or_none(payload.get("page_start")), page_end=_page_or_none(payload.get("page_end")))
+        return cls(
+            rank=rank,
+            chunk_id=str(payload["chunk_id"]),
+            document=str(payload["document"]),
+            start=int(start),
+            end=int(end),
+            score=score,
+            chunk_index=int(index) if index is not None else None,
+            role=role,
+            parent_id=_id_or_none(payload.get("parent_id")),
+            text=str(payload.get("text") or ""),
+            page_start=_page_or_none(payload.get("page_start")),
+            page_end=_page_or_none(payload.get("page_end")),
+        )
 
 
 def _page_or_none(raw: Any) -> int | None:
@@ -142,7 +163,9 @@ class ExpansionNode:
 
     def to_record(self) -> dict[str, Any]:
         return {
-            "hit": self.hit.chunk_id, "rank": self.hit.rank, "score": self.hit.score,
+            "hit": self.hit.chunk_id,
+            "rank": self.hit.rank,
+            "score": self.hit.score,
             "neighbors_prev": [c.chunk_id for c in self.neighbors_prev],
             "neighbors_next": [c.chunk_id for c in self.neighbors_next],
             "parent": self.parent.chunk_id if self.parent else None,
@@ -184,10 +207,16 @@ def apply_neighbor_expansion(
         index = node.hit.chunk_index
         if index is None:
             continue
-        node.neighbors_prev = [known[(node.hit.document, i)] for i in range(index - settings.neighbor_prev, index)
-                               if (node.hit.document, i) in known]
-        node.neighbors_next = [known[(node.hit.document, i)] for i in range(index + 1, index + settings.neighbor_next + 1)
-                               if (node.hit.document, i) in known]
+        node.neighbors_prev = [
+            known[(node.hit.document, i)]
+            for i in range(index - settings.neighbor_prev, index)
+            if (node.hit.document, i) in known
+        ]
+        node.neighbors_next = [
+            known[(node.hit.document, i)]
+            for i in range(index + 1, index + settings.neighbor_next + 1)
+            if (node.hit.document, i) in known
+        ]
     flat: dict[str, RetrievedChunk] = {h.chunk_id: h for h in hits}  # hits first: a hit wins over its neighbor copy
     for node in tree:
         for chunk in (*node.neighbors_prev, *node.neighbors_next):
@@ -195,8 +224,13 @@ def apply_neighbor_expansion(
     document_order: dict[str, int] = {}
     for hit in hits:
         document_order.setdefault(hit.document, len(document_order))
-    ordered = sorted(flat.values(), key=lambda c: (document_order.get(c.document, len(document_order)),
-                                                   c.chunk_index if c.chunk_index is not None else -1))
+    ordered = sorted(
+        flat.values(),
+        key=lambda c: (
+            document_order.get(c.document, len(document_order)),
+            c.chunk_index if c.chunk_index is not None else -1,
+        ),
+    )
     return ordered, tree
 
 

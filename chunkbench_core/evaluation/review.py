@@ -45,13 +45,17 @@ CONTEXT_CHARS = 240
 def _load(path: str | Path) -> tuple[dict[str, Any], bytes]:
     data, raw = decode_json_file(path)
     if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
-        raise QuestionSetError(str(path), "is not a question set: expected an object with a 'questions' list "
-                                          "(import other formats with `chunkbench questions import`)")
+        raise QuestionSetError(
+            str(path),
+            "is not a question set: expected an object with a 'questions' list "
+            "(import other formats with `chunkbench questions import`)",
+        )
     return data, raw
 
 
-def locate_file(path: str | Path, documents: Mapping[str, str], min_score: float = DEFAULT_MIN_SCORE,
-                out: str | Path | None = None) -> tuple[LocateReport, list[QuestionSetError], Path]:
+def locate_file(
+    path: str | Path, documents: Mapping[str, str], min_score: float = DEFAULT_MIN_SCORE, out: str | Path | None = None
+) -> tuple[LocateReport, list[QuestionSetError], Path]:
     """Locate evidence from the expected answers of the questions of ``path`` and write the file (``out``, default
     ``path`` itself). Returns the report, the problems of questions left as they were, and the path written."""
     data, raw = _load(path)
@@ -94,17 +98,39 @@ def review_data(path: str | Path, documents: Mapping[str, str] | None = None) ->
             text = (documents or {}).get(r.document)
             before = after = ""
             if text is not None and r.start is not None and r.end is not None:
-                before = text[max(0, r.start - CONTEXT_CHARS):r.start]
-                after = text[r.end:r.end + CONTEXT_CHARS]
-            located.append({"document": r.document, "start": r.start, "end": r.end, "content": r.content,
-                            "located_by": r.located_by, "score": r.score, "before": before, "after": after})
+                before = text[max(0, r.start - CONTEXT_CHARS) : r.start]
+                after = text[r.end : r.end + CONTEXT_CHARS]
+            located.append(
+                {
+                    "document": r.document,
+                    "start": r.start,
+                    "end": r.end,
+                    "content": r.content,
+                    "located_by": r.located_by,
+                    "score": r.score,
+                    "before": before,
+                    "after": after,
+                }
+            )
         if located:
             sources = list(resolve_source_documents(q, documents or {})) if q.documents else []
-            questions.append({"id": q.id, "question": q.question, "expected_answer": q.expected_answer,
-                              "labels": dict(q.labels), "sources": sources or list(q.documents),
-                              "located": located})
-    return {"question_set": qs.name, "file": Path(path).name, "file_sha256": qs.sha256,
-            "decisions_name": decisions_name(path), "questions": questions}
+            questions.append(
+                {
+                    "id": q.id,
+                    "question": q.question,
+                    "expected_answer": q.expected_answer,
+                    "labels": dict(q.labels),
+                    "sources": sources or list(q.documents),
+                    "located": located,
+                }
+            )
+    return {
+        "question_set": qs.name,
+        "file": Path(path).name,
+        "file_sha256": qs.sha256,
+        "decisions_name": decisions_name(path),
+        "questions": questions,
+    }
 
 
 def review_page(path: str | Path, out: str | Path, documents: Mapping[str, str] | None = None) -> tuple[Path, int]:
@@ -159,8 +185,10 @@ class ReviewOutcome:
     unknown: list[str] = field(default_factory=list)  # decisions naming no located reference of the file
 
     def summary(self) -> str:
-        text = (f"{self.accepted} located reference(s) accepted (now ordinary references), {self.rejected} rejected "
-                f"(removed, never proposed again), {self.undecided} left to review")
+        text = (
+            f"{self.accepted} located reference(s) accepted (now ordinary references), {self.rejected} rejected "
+            f"(removed, never proposed again), {self.undecided} left to review"
+        )
         if self.unknown:
             text += f"; {len(self.unknown)} decision(s) match no located reference of the file"
         return text
@@ -178,22 +206,32 @@ def read_decisions(path: str | Path) -> dict[tuple[str, str, int, int], str]:
     """The decisions file the review page saves: (question id, document, start, end) -> accept | reject."""
     data, _ = decode_json_file(path)
     if not isinstance(data, dict) or not isinstance(data.get("decisions"), list):
-        raise QuestionSetError(str(path), "is not a review decisions file: expected an object with a 'decisions' "
-                                          "list (the review page's Save decisions writes one)")
+        raise QuestionSetError(
+            str(path),
+            "is not a review decisions file: expected an object with a 'decisions' "
+            "list (the review page's Save decisions writes one)",
+        )
     out: dict[tuple[str, str, int, int], str] = {}
     for i, item in enumerate(data["decisions"]):
-        key = _decision_key(*(item.get(k) for k in ("question_id", "document", "start", "end"))) \
-            if isinstance(item, dict) else None
+        key = (
+            _decision_key(*(item.get(k) for k in ("question_id", "document", "start", "end")))
+            if isinstance(item, dict)
+            else None
+        )
         decision = item.get("decision") if isinstance(item, dict) else None
         if key is None or decision not in ("accept", "reject"):
-            raise QuestionSetError(str(path), "each decision needs question_id, document, start, end and a decision "
-                                              "of accept or reject", field=f"decisions[{i}]")
+            raise QuestionSetError(
+                str(path),
+                "each decision needs question_id, document, start, end and a decision of accept or reject",
+                field=f"decisions[{i}]",
+            )
         out[key] = decision
     return out
 
 
-def apply_decisions(path: str | Path, decisions: Mapping[tuple[str, str, int, int], str],
-                    out: str | Path | None = None) -> tuple[ReviewOutcome, Path]:
+def apply_decisions(
+    path: str | Path, decisions: Mapping[tuple[str, str, int, int], str], out: str | Path | None = None
+) -> tuple[ReviewOutcome, Path]:
     """Accepted located references become ordinary ones; rejected ones are removed and remembered."""
     data, _ = _load(path)
     outcome = ReviewOutcome()
@@ -218,8 +256,13 @@ def apply_decisions(path: str | Path, decisions: Mapping[tuple[str, str, int, in
                 metadata = item.setdefault("metadata", {})
                 if isinstance(metadata, dict):
                     metadata.setdefault("rejected_evidence", []).append(
-                        {"document": ref["document"], "start": ref["start"], "end": ref["end"],
-                         "content": str(ref.get("content", ""))[:200]})
+                        {
+                            "document": ref["document"],
+                            "start": ref["start"],
+                            "end": ref["end"],
+                            "content": str(ref.get("content", ""))[:200],
+                        }
+                    )
             else:
                 outcome.undecided += 1
                 refs.append(ref)

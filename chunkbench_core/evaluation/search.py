@@ -58,8 +58,10 @@ class SearchSettings:
     def __post_init__(self) -> None:
         value = self.block_mb
         if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= BLOCK_MB_MAX:
-            raise ConfigError(f"search block_mb must be a whole number of MB from 1 to {BLOCK_MB_MAX} (the memory "
-                              f"one block of question x chunk scores may take), got {value!r}")
+            raise ConfigError(
+                f"search block_mb must be a whole number of MB from 1 to {BLOCK_MB_MAX} (the memory "
+                f"one block of question x chunk scores may take), got {value!r}"
+            )
 
     @property
     def block_cells(self) -> int:
@@ -70,7 +72,7 @@ def score_margin(dimension: int) -> float:
     """A bound on |BLAS score - store score| for unit vectors of ``dimension``: each side's float32 dot product
     is within ``dimension * 2**-24`` of the exact one, and the two normalizations of the query differ by less
     than that again; doubled for safety (it only adds candidates, rarely more than one)."""
-    return 6.0 * max(dimension, 1) * 2.0 ** -24
+    return 6.0 * max(dimension, 1) * 2.0**-24
 
 
 class StoredVectors:
@@ -81,8 +83,10 @@ class StoredVectors:
         self.point_ids = list(point_ids)
         self.vectors = np.ascontiguousarray(unit_rows(np.asarray(vectors, dtype=np.float32)))  # as cosine compares
         if self.vectors.ndim != 2 or len(self.vectors) != len(self.point_ids) or len(documents) != len(self.point_ids):
-            raise ValueError(f"{len(self.point_ids)} point ids, {len(documents)} documents and vectors of shape "
-                             f"{self.vectors.shape} do not match")
+            raise ValueError(
+                f"{len(self.point_ids)} point ids, {len(documents)} documents and vectors of shape "
+                f"{self.vectors.shape} do not match"
+            )
         order: dict[str, list[int]] = {}
         for row, document in enumerate(documents):
             order.setdefault(document, []).append(row)
@@ -134,8 +138,9 @@ def candidates_of_block(scores: np.ndarray, k: int, margin: float) -> tuple[np.n
     return np.broadcast_to(pair_rows[:, None], keep.shape)[keep], columns[keep], values[keep]
 
 
-def keep_near_top(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, n_rows: int, k: int,
-                  margin: float) -> list[np.ndarray]:
+def keep_near_top(
+    rows: np.ndarray, cols: np.ndarray, values: np.ndarray, n_rows: int, k: int, margin: float
+) -> list[np.ndarray]:
     """Per row, the columns within ``margin`` of or above the row's k-th best value among its entries, best first."""
     order = np.lexsort((cols, -values, rows))
     rows, cols, values = rows[order], cols[order], values[order]
@@ -151,8 +156,15 @@ def keep_near_top(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, n_rows
     return out
 
 
-def candidate_rows(queries: np.ndarray, matrix: np.ndarray, k: int, margin: float, cells: int,
-                   tracker: Tracker | None = None, done: int = 0) -> list[np.ndarray]:
+def candidate_rows(
+    queries: np.ndarray,
+    matrix: np.ndarray,
+    k: int,
+    margin: float,
+    cells: int,
+    tracker: Tracker | None = None,
+    done: int = 0,
+) -> list[np.ndarray]:
     """For each query (unit rows), the rows of ``matrix`` that may be in its top k (see :func:`keep_near_top`),
     scoring at most ``cells`` query x row pairs at a time."""
     n_queries, n_rows = len(queries), len(matrix)
@@ -162,17 +174,25 @@ def candidate_rows(queries: np.ndarray, matrix: np.ndarray, k: int, margin: floa
     block_rows = n_rows if block_queries > 1 or n_rows <= cells else cells
     out: list[np.ndarray] = []
     for begin in range(0, n_queries, block_queries):
-        part = queries[begin:begin + block_queries]
+        part = queries[begin : begin + block_queries]
         found_rows, found_cols, found_values = [], [], []
         for first in range(0, n_rows, block_rows):
-            scores = part @ matrix[first:first + block_rows].T
+            scores = part @ matrix[first : first + block_rows].T
             rows, cols, values = candidates_of_block(scores, k, 2 * margin)
             del scores
             found_rows.append(rows)
             found_cols.append(cols + first)
             found_values.append(values)
-        out.extend(keep_near_top(np.concatenate(found_rows), np.concatenate(found_cols),
-                                 np.concatenate(found_values), len(part), k, 2 * margin))
+        out.extend(
+            keep_near_top(
+                np.concatenate(found_rows),
+                np.concatenate(found_cols),
+                np.concatenate(found_values),
+                len(part),
+                k,
+                2 * margin,
+            )
+        )
         if tracker is not None:
             tracker.step(done + begin + len(part))
     return out
@@ -185,9 +205,15 @@ def document_key(documents: str | Sequence[str] | None) -> tuple[str, ...] | Non
     return (documents,) if isinstance(documents, str) else tuple(sorted(set(documents)))
 
 
-def search_many(store: VectorStore, collection: str, vectors: np.ndarray, top_k: int,
-                documents: Sequence[str | Sequence[str] | None] | None = None, settings: SearchSettings = SearchSettings(),
-                stored: StoredVectors | None = None) -> list[list[SearchHit]]:
+def search_many(
+    store: VectorStore,
+    collection: str,
+    vectors: np.ndarray,
+    top_k: int,
+    documents: Sequence[str | Sequence[str] | None] | None = None,
+    settings: SearchSettings = SearchSettings(),
+    stored: StoredVectors | None = None,
+) -> list[list[SearchHit]]:
     """The ``top_k`` hits of each query vector (``documents[i]``: only that document's chunks, or those of the
     documents it names; None: all), best
     first with ties in chunk_id order: for each query, what :func:`search_stable` finds, with the
@@ -195,8 +221,11 @@ def search_many(store: VectorStore, collection: str, vectors: np.ndarray, top_k:
     A long search says how far it is (a progress line)."""
     if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k!r}")
-    raw = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1) if len(vectors) else \
-        np.empty((0, 0), dtype=np.float32)
+    raw = (
+        np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1)
+        if len(vectors)
+        else np.empty((0, 0), dtype=np.float32)
+    )
     queries = unit_rows(raw)
     wanted = [document_key(d) for d in documents] if documents is not None else [None] * len(queries)
     if len(wanted) != len(queries):
@@ -210,8 +239,16 @@ def search_many(store: VectorStore, collection: str, vectors: np.ndarray, top_k:
     candidates: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * len(queries)
     done = 0
     for document, members in groups.items():
-        rows = np.arange(len(stored.point_ids)) if document is None else np.sort(np.concatenate(
-            [stored.rows_of.get(d, np.empty(0, dtype=np.int64)) for d in document] or [np.empty(0, dtype=np.int64)]))
+        rows = (
+            np.arange(len(stored.point_ids))
+            if document is None
+            else np.sort(
+                np.concatenate(
+                    [stored.rows_of.get(d, np.empty(0, dtype=np.int64)) for d in document]
+                    or [np.empty(0, dtype=np.int64)]
+                )
+            )
+        )
         matrix = stored.vectors if document is None else stored.vectors[rows]
         found = candidate_rows(queries[members], matrix, top_k, margin, settings.block_cells, tracker, done)
         for i, columns in zip(members, found):
@@ -220,10 +257,16 @@ def search_many(store: VectorStore, collection: str, vectors: np.ndarray, top_k:
     asked = [i for i in range(len(queries)) if len(candidates[i])]
     scored: dict[int, list[tuple[str, float]]] = {}
     for begin in range(0, len(asked), RESCORE_BATCH):
-        part = asked[begin:begin + RESCORE_BATCH]
+        part = asked[begin : begin + RESCORE_BATCH]
         # the vectors as given: the store normalizes them as it does in a search of its own
-        scored.update(zip(part, store.score_candidates(
-            collection, raw[part], [[stored.point_ids[r] for r in candidates[i]] for i in part])))
+        scored.update(
+            zip(
+                part,
+                store.score_candidates(
+                    collection, raw[part], [[stored.point_ids[r] for r in candidates[i]] for i in part]
+                ),
+            )
+        )
     # each hit point's payload read once (one dict shared by every question that finds it); its chunk_id breaks
     # ties of scores, as a search of its own orders them
     payloads = store.payloads_of_points(collection, (p for pairs in scored.values() for p, _ in pairs))
@@ -240,8 +283,9 @@ def search_many(store: VectorStore, collection: str, vectors: np.ndarray, top_k:
 TIE_MARGIN = 8
 
 
-def search_stable(store: VectorStore, collection: str, vector: np.ndarray, top_k: int,
-                  document: str | Sequence[str] | None = None) -> list[RetrievedChunk]:
+def search_stable(
+    store: VectorStore, collection: str, vector: np.ndarray, top_k: int, document: str | Sequence[str] | None = None
+) -> list[RetrievedChunk]:
     """The ``top_k`` hits with ties broken by chunk_id, whatever order the engine returns ties in.
 
     Chunks with identical text (repeated boilerplate: 306 texts in 721 chunks of the Chroma
@@ -266,9 +310,15 @@ def search_stable(store: VectorStore, collection: str, vector: np.ndarray, top_k
     return [RetrievedChunk.from_payload(h.payload, rank=i, score=h.score) for i, h in enumerate(ordered, start=1)]
 
 
-def search_all(store: VectorStore, collection: str, vectors: np.ndarray, top_k: int,
-               documents: Sequence[str | Sequence[str] | None], settings: SearchSettings, sampled: Sequence[float]
-               ) -> tuple[list[list[RetrievedChunk] | ChunkbenchError], list[float]]:
+def search_all(
+    store: VectorStore,
+    collection: str,
+    vectors: np.ndarray,
+    top_k: int,
+    documents: Sequence[str | Sequence[str] | None],
+    settings: SearchSettings,
+    sampled: Sequence[float],
+) -> tuple[list[list[RetrievedChunk] | ChunkbenchError], list[float]]:
     """Every question's hits (:func:`search_many`: those of one search per question, in one batched
     pass) and each question's search time (the mean of the ``sampled`` single searches). When the batched pass
     fails, each question is searched alone, so a failure stays on the questions it concerns."""
@@ -288,8 +338,20 @@ def search_all(store: VectorStore, collection: str, vectors: np.ndarray, top_k: 
             c = read.get(id(h.payload))
             if c is None:
                 c = read[id(h.payload)] = RetrievedChunk.from_payload(h.payload)
-            return RetrievedChunk(h.rank, c.chunk_id, c.document, c.start, c.end, h.score, c.chunk_index, c.role,
-                                  c.parent_id, c.text, c.page_start, c.page_end)
+            return RetrievedChunk(
+                h.rank,
+                c.chunk_id,
+                c.document,
+                c.start,
+                c.end,
+                h.score,
+                c.chunk_index,
+                c.role,
+                c.parent_id,
+                c.text,
+                c.page_start,
+                c.page_end,
+            )
 
         return [[hit(h) for h in hits] for hits in batched], [each] * len(vectors)
     found: list[list[RetrievedChunk] | ChunkbenchError] = []

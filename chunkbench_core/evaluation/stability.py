@@ -46,8 +46,14 @@ from .statistics import (
 STABLE_PICK_LIMIT = 20_000
 
 
-def choose(rule: str, best: str, within: Sequence[str], costs: Mapping[str, Mapping[str, Any]],
-           tolerance: float = cost.DEFAULT_COST_TOLERANCE, means: Mapping[str, float] | None = None) -> str:
+def choose(
+    rule: str,
+    best: str,
+    within: Sequence[str],
+    costs: Mapping[str, Mapping[str, Any]],
+    tolerance: float = cost.DEFAULT_COST_TOLERANCE,
+    means: Mapping[str, float] | None = None,
+) -> str:
     """The rule itself: ``highest_mean`` picks ``best``; ``cheapest_within_margin`` the cheapest of ``within``
     (the best and those shown within the margin of it; :func:`.cost.cheapest`, equal costs to the higher
     mean, then the name)."""
@@ -69,9 +75,15 @@ class Stability:
         return [(name, share) for name, share in self.picks if name != self.pick]
 
 
-def resampled_picks(scores: ScoreTable, weights: np.ndarray, costs: Mapping[str, Mapping[str, Any]], rule: str,
-                    margin: float, alpha: float = DEFAULT_ALPHA,
-                    tolerance: float = cost.DEFAULT_COST_TOLERANCE) -> list[str]:
+def resampled_picks(
+    scores: ScoreTable,
+    weights: np.ndarray,
+    costs: Mapping[str, Mapping[str, Any]],
+    rule: str,
+    margin: float,
+    alpha: float = DEFAULT_ALPHA,
+    tolerance: float = cost.DEFAULT_COST_TOLERANCE,
+) -> list[str]:
     """The rule's pick on each resample (a row of ``weights``)."""
     names = list(scores.names)
     values = scores.values
@@ -112,9 +124,15 @@ def resampled_picks(scores: ScoreTable, weights: np.ndarray, costs: Mapping[str,
     return picks
 
 
-def stability(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]], rule: str, pick: str,
-              tolerance: float = cost.DEFAULT_COST_TOLERANCE, resamples: int = DEFAULT_STABILITY_RESAMPLES,
-              seed: int = DEFAULT_SEED) -> Stability:
+def stability(
+    comparison: Comparison,
+    costs: Mapping[str, Mapping[str, Any]],
+    rule: str,
+    pick: str,
+    tolerance: float = cost.DEFAULT_COST_TOLERANCE,
+    resamples: int = DEFAULT_STABILITY_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> Stability:
     """How often the rule picks ``pick`` (its pick on the questions themselves) on resamples of the questions."""
     scores = comparison.scores
     if scores is None or len(scores.names) < 2 or not len(scores.questions) or resamples < 1:
@@ -125,9 +143,14 @@ def stability(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]], ru
     return Stability(pick, counted.get(pick, 0) / resamples, resamples, seed, shares)
 
 
-def questions_for_stable_pick(comparison: Comparison, costs: Mapping[str, Mapping[str, Any]], rule: str,
-                              tolerance: float = cost.DEFAULT_COST_TOLERANCE,
-                              resamples: int = DEFAULT_STABILITY_RESAMPLES, seed: int = DEFAULT_SEED) -> int | None:
+def questions_for_stable_pick(
+    comparison: Comparison,
+    costs: Mapping[str, Mapping[str, Any]],
+    rule: str,
+    tolerance: float = cost.DEFAULT_COST_TOLERANCE,
+    resamples: int = DEFAULT_STABILITY_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> int | None:
     """About how many questions would make one pick stable (:data:`STABLE_SHARE` of the resamples), if the questions
     scored so far are representative: resamples of n' questions drawn from them, n' growing by half each
     step from 1.5 n; None when even :data:`STABLE_PICK_LIMIT` questions would not."""
@@ -140,8 +163,7 @@ def questions_for_stable_pick(comparison: Comparison, costs: Mapping[str, Mappin
     while size < limit:
         size = min(limit, max(size + 1, math.ceil(size * 1.5)))
         weights = resample_weights(n, resamples, seed, size=size)
-        counted = Counter(resampled_picks(scores, weights, costs, rule, comparison.margin, comparison.alpha,
-                                          tolerance))
+        counted = Counter(resampled_picks(scores, weights, costs, rule, comparison.margin, comparison.alpha, tolerance))
         if counted.most_common(1)[0][1] >= target * resamples:
             return _round_up(size)
     return None

@@ -32,6 +32,7 @@ from chunkbench_core.metric_catalog import CATALOG
 from chunkbench_core.metric_catalog import DEFAULT_RANK_METRIC as DEFAULT_RANK_METRIC  # the ranking's defaults,
 from chunkbench_core.metric_catalog import DOCUMENT_RANK_METRIC as DOCUMENT_RANK_METRIC  # read from here too
 
+
 def _scipy_stats():
     """scipy.stats, imported on first use: only :func:`paired_test`'s randomization test needs it. It takes about
     0.9 s of CPU to import, which every process that scores a run would otherwise pay (the commands, and each
@@ -125,7 +126,8 @@ RECOMMENDATION_RULES: dict[str, str] = {
         "the cheapest configuration shown within the margin of the best (the best always qualifies): fewest "
         "dollars to build the index and answer 1,000 questions, then fewest context tokens per question, then "
         "the fastest warm query, then the fastest index build; two costs within the cost tolerance of each other "
-        "are equal and the next one decides"),
+        "are equal and the next one decides"
+    ),
     "highest_mean": "the configuration with the highest mean of the ranking metric",
 }
 #: earlier names of the rules, still accepted (the settings say the new name)
@@ -174,11 +176,18 @@ def bootstrap_ci(
         return float(array[0]), float(array[0])
     # resampled means a batch at a time once resamples x values is big (20,000 questions: 320 MB at once);
     # below that, one call, as always (the same draws, the same interval)
-    batch = n_resamples if array.size * n_resamples <= BOOTSTRAP_VALUES_AT_ONCE else max(1, BOOTSTRAP_VALUES_AT_ONCE // array.size)
+    batch = (
+        n_resamples
+        if array.size * n_resamples <= BOOTSTRAP_VALUES_AT_ONCE
+        else max(1, BOOTSTRAP_VALUES_AT_ONCE // array.size)
+    )
     rng = np.random.default_rng(seed)
-    means = np.concatenate([
-        array[rng.integers(0, array.size, (min(batch, n_resamples - start), array.size))].mean(axis=-1)
-        for start in range(0, n_resamples, batch)])
+    means = np.concatenate(
+        [
+            array[rng.integers(0, array.size, (min(batch, n_resamples - start), array.size))].mean(axis=-1)
+            for start in range(0, n_resamples, batch)
+        ]
+    )
     tail = (1 - confidence) / 2
     low, high = _linear_quantiles(means, np.array([tail, 1 - tail]))
     return float(low), float(high)
@@ -226,15 +235,21 @@ def paired_test(
         p_value = 1.0
     else:
         result = _scipy_stats().permutation_test(
-            (x, y), _mean_difference, permutation_type="samples", vectorized=True, n_resamples=n_resamples,
-            alternative=alternative, rng=np.random.default_rng(seed),
+            (x, y),
+            _mean_difference,
+            permutation_type="samples",
+            vectorized=True,
+            n_resamples=n_resamples,
+            alternative=alternative,
+            rng=np.random.default_rng(seed),
         )
         p_value = float(result.pvalue)
     return PairedTest(n, float(x.mean()), float(y.mean()), float(difference.mean()), low, high, p_value)
 
 
-def resample_weights(n_questions: int, resamples: int = DEFAULT_STABILITY_RESAMPLES, seed: int = DEFAULT_SEED,
-                     size: int | None = None) -> np.ndarray:
+def resample_weights(
+    n_questions: int, resamples: int = DEFAULT_STABILITY_RESAMPLES, seed: int = DEFAULT_SEED, size: int | None = None
+) -> np.ndarray:
     """resamples x questions: how many times each question is drawn in each resample of ``size`` questions
     (default: as many as there are), drawn with replacement."""
     rng = np.random.default_rng(seed)
@@ -247,9 +262,13 @@ def resample_weights(n_questions: int, resamples: int = DEFAULT_STABILITY_RESAMP
     return rng.multinomial(size, np.full(n_questions, 1.0 / n_questions), size=resamples).astype(float)
 
 
-def tests_against_best(values: np.ndarray, n_resamples: int = DEFAULT_PERMUTATION_RESAMPLES,
-                       seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE,
-                       bootstrap_resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES) -> list[PairedTest]:
+def tests_against_best(
+    values: np.ndarray,
+    n_resamples: int = DEFAULT_PERMUTATION_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = DEFAULT_CONFIDENCE,
+    bootstrap_resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES,
+) -> list[PairedTest]:
     """:func:`paired_test` (one-sided: lower than the best) of every column of ``values`` (questions x
     configurations, NaN: not scored) against column 0, all at once.
 
@@ -273,7 +292,7 @@ def tests_against_best(values: np.ndarray, n_resamples: int = DEFAULT_PERMUTATIO
     for start in range(0, n_resamples, 2000):  # 2,000 sign vectors at a time: bounded memory
         size = min(2000, n_resamples - start)
         signs = rng.integers(0, 2, size=(size, n_questions)).astype(float) * 2 - 1
-        flipped[start:start + size] = signs @ d
+        flipped[start : start + size] = signs @ d
     weights = resample_weights(n_questions, bootstrap_resamples, seed)
     boot_sums, boot_counts = weights @ d, weights @ both.astype(float)
     tail = (1 - confidence) / 2
@@ -290,8 +309,8 @@ def tests_against_best(values: np.ndarray, n_resamples: int = DEFAULT_PERMUTATIO
         nonzero = column[column != 0]
         if nonzero.size == 0:
             p_value = 1.0
-        elif 2 ** nonzero.size <= n_resamples:  # every sign pattern
-            patterns = ((np.arange(2 ** nonzero.size)[:, None] >> np.arange(nonzero.size)) & 1) * 2 - 1
+        elif 2**nonzero.size <= n_resamples:  # every sign pattern
+            patterns = ((np.arange(2**nonzero.size)[:, None] >> np.arange(nonzero.size)) & 1) * 2 - 1
             p_value = float(np.mean(patterns @ nonzero <= observed + tolerance))
         else:
             p_value = float((1 + np.sum(flipped[:, j] <= observed + tolerance)) / (n_resamples + 1))
@@ -302,8 +321,17 @@ def tests_against_best(values: np.ndarray, n_resamples: int = DEFAULT_PERMUTATIO
             low = high = float(column[0])
         else:
             low, high = (float(x) for x in np.quantile(means, [tail, 1 - tail]))
-        tests.append(PairedTest(n, float(values[both[:, j], j + 1].mean()), float(values[both[:, j], 0].mean()),
-                                observed / n, low, high, p_value))
+        tests.append(
+            PairedTest(
+                n,
+                float(values[both[:, j], j + 1].mean()),
+                float(values[both[:, j], 0].mean()),
+                observed / n,
+                low,
+                high,
+                p_value,
+            )
+        )
     return tests
 
 
@@ -378,8 +406,12 @@ class PowerStatement:
     power: float = DEFAULT_POWER
 
 
-def power_statement(differences: Sequence[float], alpha: float = DEFAULT_ALPHA,
-                    power: float = DEFAULT_POWER, reference_sd: float | None = None) -> PowerStatement:
+def power_statement(
+    differences: Sequence[float],
+    alpha: float = DEFAULT_ALPHA,
+    power: float = DEFAULT_POWER,
+    reference_sd: float | None = None,
+) -> PowerStatement:
     """The power statement of paired differences (see :class:`PowerStatement`).
 
     ``reference_sd``: the spread of paired differences to size ``min_detectable_difference``
@@ -389,8 +421,7 @@ def power_statement(differences: Sequence[float], alpha: float = DEFAULT_ALPHA,
     d = _clean(differences)
     n = int(d.size)
     if n < 2:
-        return PowerStatement(n, float("nan"), float("nan"), float(d.mean()) if n else float("nan"), None,
-                              alpha, power)
+        return PowerStatement(n, float("nan"), float("nan"), float(d.mean()) if n else float("nan"), None, alpha, power)
     z = normal_quantile(1 - alpha / 2) + normal_quantile(power)
     sd = float(d.std(ddof=1))
     observed = float(abs(d.mean()))
@@ -473,25 +504,39 @@ class Comparison:
         power = self.power
         for position, c in enumerate(self.configurations, start=1):  # configurations are in rank order
             t = c.versus_best
-            rows.append({
-                "configuration": c.configuration, "rank": position if not math.isnan(c.mean) else None,
-                "class": c.margin_class, "tier": c.tier, "metric": self.metric, "margin": self.margin,
-                "n_questions": c.n_questions, "mean": c.mean, "ci_low": c.ci_low, "ci_high": c.ci_high,
-                "is_best": c.configuration == self.best,
-                "n_paired": t.n if t else None, "difference_vs_best": t.mean_difference if t else None,
-                "difference_ci_low": t.ci_low if t else None, "difference_ci_high": t.ci_high if t else None,
-                "lower_bound_vs_best": c.lower_bound, "sd_difference": c.sd_difference,
-                "effect_size": c.effect_size,
-                "p_value_vs_best": t.p_value if t else None, "p_value_adjusted": c.p_value_adjusted,
-                "significantly_worse": c.significantly_worse,
-                "questions_to_show_within": c.questions_to_show_within,
-                "questions_to_settle": c.questions_to_settle,
-                "n_compared": self.n_compared,
-                "friedman_statistic": self.friedman_statistic, "friedman_p": self.friedman_p,
-                "n_complete": self.n_complete,
-                "min_detectable_difference": power.min_detectable_difference if power else None,
-                "questions_to_separate": power.questions_to_separate if power else None,
-            })
+            rows.append(
+                {
+                    "configuration": c.configuration,
+                    "rank": position if not math.isnan(c.mean) else None,
+                    "class": c.margin_class,
+                    "tier": c.tier,
+                    "metric": self.metric,
+                    "margin": self.margin,
+                    "n_questions": c.n_questions,
+                    "mean": c.mean,
+                    "ci_low": c.ci_low,
+                    "ci_high": c.ci_high,
+                    "is_best": c.configuration == self.best,
+                    "n_paired": t.n if t else None,
+                    "difference_vs_best": t.mean_difference if t else None,
+                    "difference_ci_low": t.ci_low if t else None,
+                    "difference_ci_high": t.ci_high if t else None,
+                    "lower_bound_vs_best": c.lower_bound,
+                    "sd_difference": c.sd_difference,
+                    "effect_size": c.effect_size,
+                    "p_value_vs_best": t.p_value if t else None,
+                    "p_value_adjusted": c.p_value_adjusted,
+                    "significantly_worse": c.significantly_worse,
+                    "questions_to_show_within": c.questions_to_show_within,
+                    "questions_to_settle": c.questions_to_settle,
+                    "n_compared": self.n_compared,
+                    "friedman_statistic": self.friedman_statistic,
+                    "friedman_p": self.friedman_p,
+                    "n_complete": self.n_complete,
+                    "min_detectable_difference": power.min_detectable_difference if power else None,
+                    "questions_to_separate": power.questions_to_separate if power else None,
+                }
+            )
         return rows
 
 
@@ -499,8 +544,9 @@ def _is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def choose_metric(per_configuration: Mapping[str, Sequence[Mapping[str, Any]]],
-                  requested: str | None = None) -> tuple[str, str]:
+def choose_metric(
+    per_configuration: Mapping[str, Sequence[Mapping[str, Any]]], requested: str | None = None
+) -> tuple[str, str]:
     """(metric, note): the requested metric, or the default budgeted one.
 
     A judge metric (``answer_similarity``, ...) is used only when every configuration was
@@ -510,6 +556,7 @@ def choose_metric(per_configuration: Mapping[str, Sequence[Mapping[str, Any]]],
     documents, the ranking falls back to the document level (:data:`DOCUMENT_RANK_METRIC`) and the
     note says so.
     """
+
     def covered(name: str) -> bool:
         needed = JUDGE_COVERAGE if name in JUDGE_METRICS else 1e-9
         return bool(per_configuration) and all(
@@ -520,21 +567,26 @@ def choose_metric(per_configuration: Mapping[str, Sequence[Mapping[str, Any]]],
     metric = canonical_metric(requested) if requested else DEFAULT_RANK_METRIC
     note = ""
     if metric != DEFAULT_RANK_METRIC and not covered(metric):
-        why = ("not every configuration was judged on 90% of its questions" if metric in JUDGE_METRICS
-               else "not every configuration has values of it")
+        why = (
+            "not every configuration was judged on 90% of its questions"
+            if metric in JUDGE_METRICS
+            else "not every configuration has values of it"
+        )
         note = f"{requested} was asked for, but {why}; ranked by {DEFAULT_RANK_METRIC} instead"
         metric = DEFAULT_RANK_METRIC
     if metric == DEFAULT_RANK_METRIC and not covered(metric) and covered(DOCUMENT_RANK_METRIC):
-        fallback = (f"the questions have no evidence spans, only source documents, so the ranking is at the "
-                    f"document level: {DOCUMENT_RANK_METRIC}, the share of a question's source documents among "
-                    "the documents of the top-k chunks")
-        note = (note.removesuffix(f"; ranked by {DEFAULT_RANK_METRIC} instead") + "; " + fallback) if note \
-            else fallback
+        fallback = (
+            f"the questions have no evidence spans, only source documents, so the ranking is at the "
+            f"document level: {DOCUMENT_RANK_METRIC}, the share of a question's source documents among "
+            "the documents of the top-k chunks"
+        )
+        note = (note.removesuffix(f"; ranked by {DEFAULT_RANK_METRIC} instead") + "; " + fallback) if note else fallback
         metric = DOCUMENT_RANK_METRIC
     return metric, note
 
 
 # -- the margin: lower confidence bounds of paired differences against the best ---------------------------
+
 
 @dataclass(frozen=True)
 class PairedBounds:
@@ -559,8 +611,9 @@ def t_quantile(level: float, df: np.ndarray | float) -> np.ndarray:
     return out
 
 
-def paired_bounds(values: np.ndarray, weights: np.ndarray, best: np.ndarray, alpha: float = DEFAULT_ALPHA,
-                  comparisons: int = 1) -> PairedBounds:
+def paired_bounds(
+    values: np.ndarray, weights: np.ndarray, best: np.ndarray, alpha: float = DEFAULT_ALPHA, comparisons: int = 1
+) -> PairedBounds:
     """The one-sided lower confidence bounds of mean(configuration - best), for many resamples at once.
 
     ``values``: questions x configurations (NaN: not scored); ``weights``: resamples x questions, how many
@@ -586,15 +639,21 @@ def paired_bounds(values: np.ndarray, weights: np.ndarray, best: np.ndarray, alp
         second[rows] = w @ (d * d)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_d = np.where(total > 0, first / np.where(total > 0, total, 1), np.nan)
-        variance = (second - total * mean_d ** 2) / (total - 1)
+        variance = (second - total * mean_d**2) / (total - 1)
         sd = np.where(total > 1, np.sqrt(np.clip(variance, 0.0, None)), np.nan)
         t = t_quantile(1 - alpha / max(1, comparisons), total - 1)
         lower = np.where(total > 1, mean_d - t * sd / np.sqrt(np.where(total > 0, total, 1)), np.nan)
     return PairedBounds(mean_d, sd, total, lower)
 
 
-def questions_to_show_within(mean_difference: float, sd: float, margin: float, alpha: float = DEFAULT_ALPHA,
-                             comparisons: int = 1, limit: int = 10_000_000) -> int | None:
+def questions_to_show_within(
+    mean_difference: float,
+    sd: float,
+    margin: float,
+    alpha: float = DEFAULT_ALPHA,
+    comparisons: int = 1,
+    limit: int = 10_000_000,
+) -> int | None:
     """How many questions would show a configuration within ``margin`` of the best if its observed mean
     difference and spread held: the smallest n with ``mean - t(1 - alpha / comparisons, n - 1) · sd / sqrt(n)
     > -margin``. None when no number would (the observed difference is ``margin`` or more below) or more than
@@ -607,8 +666,9 @@ def questions_to_show_within(mean_difference: float, sd: float, margin: float, a
     return _questions_for(gap, sd, 1 - alpha / max(1, comparisons), limit)
 
 
-def questions_to_show_worse(mean_difference: float, sd: float, alpha: float = DEFAULT_ALPHA,
-                            comparisons: int = 1, limit: int = 10_000_000) -> int | None:
+def questions_to_show_worse(
+    mean_difference: float, sd: float, alpha: float = DEFAULT_ALPHA, comparisons: int = 1, limit: int = 10_000_000
+) -> int | None:
     """How many questions would show a configuration worse than the best if its observed mean difference and
     spread held (a one-sided paired t-test at ``alpha / comparisons``, the strictest step of Holm's
     correction, approximating the randomization test). None when it is not observed lower."""
@@ -635,8 +695,12 @@ def _questions_for(gap: float, sd: float, level: float, limit: int) -> int | Non
 
 # -- ranking --------------------------------------------------------------------------------------------
 
-def rank_order(means: Mapping[str, float], costs: Mapping[str, Mapping[str, Any]] | None = None,
-               cost_tolerance: float | None = None) -> list[str]:
+
+def rank_order(
+    means: Mapping[str, float],
+    costs: Mapping[str, Mapping[str, Any]] | None = None,
+    cost_tolerance: float | None = None,
+) -> list[str]:
     """Configurations with a mean, highest first. Means within :data:`MEAN_TIE` of the first of a run of
     equal means are equal; those go cheapest first (:func:`.cost.cost_order`; without costs all cost the
     same), then by name."""
@@ -693,22 +757,27 @@ def compare_configurations(
     results: dict[str, ConfigurationResult] = {}
     for name in sorted(grouped):
         values = [r.get(metric) for r in grouped[name].values()]
-        low, high = _recorded_interval((recorded or {}).get(name), metric, mean(values)) or bootstrap_ci(values, seed=seed)
+        low, high = _recorded_interval((recorded or {}).get(name), metric, mean(values)) or bootstrap_ci(
+            values, seed=seed
+        )
         # the questions scored by the ranking metric (judge-only ones, and any it does not apply to, left out)
         scored = sum(not _is_missing(v) for v in values)
         results[name] = ConfigurationResult(name, scored, mean(values), low, high, **_counts(grouped[name].values()))
     names = rank_order({n: r.mean for n, r in results.items()}, costs, cost_tolerance)
-    comparison = Comparison(metric, names[0] if names else None, BEST_RULE, margin=margin, alpha=alpha,
-                            metric_note=note)
+    comparison = Comparison(
+        metric, names[0] if names else None, BEST_RULE, margin=margin, alpha=alpha, metric_note=note
+    )
     if names:
         questions = tuple(sorted({q for n in names for q in grouped[n]}, key=str))
-        matrix = np.asarray([[_number(grouped[n].get(q, {}).get(metric)) for n in names] for q in questions],
-                            dtype=float).reshape(len(questions), len(names))
+        matrix = np.asarray(
+            [[_number(grouped[n].get(q, {}).get(metric)) for n in names] for q in questions], dtype=float
+        ).reshape(len(questions), len(names))
         comparison.scores = ScoreTable(tuple(names), questions, matrix)
         _classify(comparison, [results[n] for n in names], seed)
     order = {n: i for i, n in enumerate(names)}
-    comparison.configurations = sorted(results.values(), key=lambda r: (order.get(r.configuration, len(order)),
-                                                                        r.configuration))
+    comparison.configurations = sorted(
+        results.values(), key=lambda r: (order.get(r.configuration, len(order)), r.configuration)
+    )
     return comparison
 
 
@@ -737,11 +806,18 @@ def _counts(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     if not rows or "judge_only" not in rows[0]:
         return {}
     judge_only = [r for r in rows if _flag(r.get("judge_only"))]
-    documents = [r for r in rows if not _flag(r.get("judge_only")) and not _is_missing(r.get("n_references"))
-                 and int(r["n_references"]) == 0]
+    documents = [
+        r
+        for r in rows
+        if not _flag(r.get("judge_only")) and not _is_missing(r.get("n_references")) and int(r["n_references"]) == 0
+    ]
     judged = any(not _is_missing(r.get(m)) for r in rows for m in JUDGE_METRICS)
-    return {"n_judge_only": len(judge_only), "n_documents_only": len(documents),
-            "n_evidence": len(rows) - len(judge_only), "judged": judged}
+    return {
+        "n_judge_only": len(judge_only),
+        "n_documents_only": len(documents),
+        "n_evidence": len(rows) - len(judge_only),
+        "judged": judged,
+    }
 
 
 def _number(value: Any) -> float:
@@ -754,8 +830,10 @@ def _margin_for(metric: str, margin: float | None, fell_back: bool) -> tuple[flo
         return default_margin(metric), ""
     margin = float(margin)
     if fell_back and margin >= metric_range(metric):  # a margin for judge scores, and the metric fell back
-        return default_margin(metric), (f"the margin {margin:g} does not fit {metric} (a 0..1 scale); "
-                                        f"its default {default_margin(metric):g} is used")
+        return default_margin(metric), (
+            f"the margin {margin:g} does not fit {metric} (a 0..1 scale); "
+            f"its default {default_margin(metric):g} is used"
+        )
     return margin, ""
 
 
@@ -795,12 +873,16 @@ def _classify(comparison: Comparison, ranked: Sequence[ConfigurationResult], see
         if result.margin_class != CLASS_WITHIN and not math.isnan(sd):
             result.questions_to_show_within = questions_to_show_within(d_mean, sd, margin, alpha, compared)
         if result.margin_class == CLASS_UNDECIDED and not math.isnan(sd):
-            candidates = [n for n in (result.questions_to_show_within,
-                                      questions_to_show_worse(d_mean, sd, alpha, compared)) if n is not None]
+            candidates = [
+                n
+                for n in (result.questions_to_show_within, questions_to_show_worse(d_mean, sd, alpha, compared))
+                if n is not None
+            ]
             result.questions_to_settle = min(candidates) if candidates else None
     top_two = values[:, :2]
     paired = top_two[~np.isnan(top_two).any(axis=1)]
     spreads = [float(s) for s in bounds.sd[0, 1:] if not math.isnan(s) and s > 0]
     # the typical spread of differences against the best sizes what these questions can detect
-    comparison.power = power_statement(list(paired[:, 0] - paired[:, 1]), alpha,
-                                       reference_sd=float(np.median(spreads)) if spreads else None)
+    comparison.power = power_statement(
+        list(paired[:, 0] - paired[:, 1]), alpha, reference_sd=float(np.median(spreads)) if spreads else None
+    )

@@ -30,22 +30,28 @@ from typing import Any, Mapping
 COVER_CHARS = 6000
 SEPARATOR = " | "
 
-_MONTHS = ("January|February|March|April|May|June|July|August|September|October|November|December|"
-           "Jan\\.?|Feb\\.?|Mar\\.?|Apr\\.?|Jun\\.?|Jul\\.?|Aug\\.?|Sept?\\.?|Oct\\.?|Nov\\.?|Dec\\.?")
+_MONTHS = (
+    "January|February|March|April|May|June|July|August|September|October|November|December|"
+    "Jan\\.?|Feb\\.?|Mar\\.?|Apr\\.?|Jun\\.?|Jul\\.?|Aug\\.?|Sept?\\.?|Oct\\.?|Nov\\.?|Dec\\.?"
+)
 _DATE = rf"(?:{_MONTHS})\s+\d{{1,2}},?\s+\d{{4}}"
 _PERIOD = re.compile(
     rf"\b((?:quarterly period|quarter|fiscal year|fiscal quarter|year|period|(?:three|six|nine|twelve) months)"
-    rf"\s+ended\s+{_DATE})", re.IGNORECASE)
+    rf"\s+ended\s+{_DATE})",
+    re.IGNORECASE,
+)
 _ISO_PERIOD = re.compile(r"period ending (\d{4}-\d{2}-\d{2})", re.IGNORECASE)
-_NAME_QUARTER = re.compile(r"(?<![\d])((?:19|20)\d{2})[\s_-]*Q([1-4])\b|\bQ([1-4])[\s_-]*((?:19|20)\d{2})(?![\d])",
-                           re.IGNORECASE)
+_NAME_QUARTER = re.compile(
+    r"(?<![\d])((?:19|20)\d{2})[\s_-]*Q([1-4])\b|\bQ([1-4])[\s_-]*((?:19|20)\d{2})(?![\d])", re.IGNORECASE
+)
 _FORM = re.compile(r"\bForm\s+(10-Q|10-K|8-K|20-F|40-F|6-K|S-1|10-QT|10-KT)\b", re.IGNORECASE)
 _NAME_FORM = re.compile(r"(?<![A-Za-z0-9])(10-?Q|10-?K|8-?K|20-?F)(?![A-Za-z0-9])", re.IGNORECASE)
 _REPORT_KIND = re.compile(r"\b(quarterly|annual) report\b", re.IGNORECASE)
 _REGISTRANT = re.compile(r"\(\s*exact name of registrant", re.IGNORECASE)
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*$", re.MULTILINE)
-_ID_LIKE = re.compile(r"^[\W\d_]*$|^[\d.\-_/ ]+\w{0,6}$|^microsoft (word|excel|powerpoint)\b|^untitled\b",
-                      re.IGNORECASE)
+_ID_LIKE = re.compile(
+    r"^[\W\d_]*$|^[\d.\-_/ ]+\w{0,6}$|^microsoft (word|excel|powerpoint)\b|^untitled\b", re.IGNORECASE
+)
 _MARK = re.compile(r"^[#>*\-\s]+")
 
 
@@ -71,8 +77,12 @@ class DocumentContext:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "DocumentContext":
-        return cls(str(data.get("name") or ""), data.get("form") or None, data.get("period") or None,
-                   tuple(sorted(dict(data.get("sources") or {}).items())))
+        return cls(
+            str(data.get("name") or ""),
+            data.get("form") or None,
+            data.get("period") or None,
+            tuple(sorted(dict(data.get("sources") or {}).items())),
+        )
 
 
 def _clean(text: str) -> str:
@@ -133,8 +143,10 @@ def describe_document(document: str, markdown: str, metadata: Mapping[str, str] 
         name, sources["name"] = stem, "file name"
 
     form = None
-    for where, text in (("cover page", cover), ("metadata", " ".join(meta.get(k, "") for k in
-                                                                     ("title", "subject", "keywords")))):
+    for where, text in (
+        ("cover page", cover),
+        ("metadata", " ".join(meta.get(k, "") for k in ("title", "subject", "keywords"))),
+    ):
         match = _FORM.search(text)
         if match:
             form, sources["form"] = f"Form {match.group(1).upper()}", where

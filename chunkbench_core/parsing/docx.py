@@ -370,8 +370,9 @@ def _emit_table(table: FlatTable, caption: str | None, source: str, builder: Mar
     return title
 
 
-def emit_events(events: list[Event], builder: MarkdownBuilder, images: ImageReporter,
-                heuristics: ParserHeuristics | None = None) -> None:
+def emit_events(
+    events: list[Event], builder: MarkdownBuilder, images: ImageReporter, heuristics: ParserHeuristics | None = None
+) -> None:
     """Write walk events into the builder; consecutive paragraphs go through Q&A pairing; a table's
     rows get its title from the caption or heading right above it (see module docstring)."""
     heuristics = heuristics or ParserHeuristics()
@@ -460,5 +461,6 @@ def _core_properties(document: Any) -> dict[str, str]:
         items = {"title": props.title, "author": props.author, "subject": props.subject, "keywords": props.keywords}
     except Exception:  # damaged core properties: the header is told from the text instead
         return {}
-    return {key: " ".join(str(value).split()) for key, value in items.items() if isinstance(value, str)
-            and value.strip()}
+    return {
+        key: " ".join(str(value).split()) for key, value in items.items() if isinstance(value, str) and value.strip()
+    }

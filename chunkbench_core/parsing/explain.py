@@ -32,8 +32,12 @@ def explain_text(parsed: ParsedDocument, heuristics: ParserHeuristics | None = N
     if heuristics is not None:
         changed = heuristics.changed()
         if changed:
-            lines.append("settings changed from the defaults: " + "; ".join(
-                f"[{group}] {key} = {value!r}" for group, values in changed.items() for key, value in values.items()))
+            lines.append(
+                "settings changed from the defaults: "
+                + "; ".join(
+                    f"[{group}] {key} = {value!r}" for group, values in changed.items() for key, value in values.items()
+                )
+            )
         else:
             lines.append("parser settings: the defaults")
     if not parsed.explain:

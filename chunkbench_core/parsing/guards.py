@@ -167,8 +167,10 @@ def check_inflated_sizes(path: Path, suffix: str, options: ParseOptions) -> None
                     continue
                 if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
                     raise DocumentProcessingError(
-                        str(path), f"zip entry {info.filename!r} uses an unsupported compression method "
-                        f"({info.compress_type}); Office files use deflate")
+                        str(path),
+                        f"zip entry {info.filename!r} uses an unsupported compression method "
+                        f"({info.compress_type}); Office files use deflate",
+                    )
                 if info.flag_bits & 0x1:
                     raise DocumentProcessingError(str(path), f"zip entry {info.filename!r} is encrypted")
                 fh = zf.fp
@@ -204,19 +206,22 @@ def check_inflated_sizes(path: Path, suffix: str, options: ParseOptions) -> None
                             str(path),
                             f"refused: its part {info.filename!r} unpacks to more than the {_human(limit)} it says "
                             f"it holds (stopped at {_human(produced)}): the file is damaged or was made to mislead; "
-                            "open it and save it again, or remove it from the corpus")
+                            "open it and save it again, or remove it from the corpus",
+                        )
                     if produced > 1024 * 1024 and produced > ratio_cap:
                         raise DocumentProcessingError(
                             str(path),
                             f"refused: its part {info.filename!r} unpacks to over "
                             f"{options.max_compression_ratio} times its packed size, far more than a Word or Excel "
-                            "file packs; open it and save it again (or remove it from the corpus)")
+                            "file packs; open it and save it again (or remove it from the corpus)",
+                        )
                     if total > options.max_uncompressed_bytes:
                         raise DocumentProcessingError(
                             str(path),
                             f"refused: its parts unpack to more than the limit of "
                             f"{_human(options.max_uncompressed_bytes)} for one document; split it into smaller "
-                            "files, or open it and save it again if it is not that large")
+                            "files, or open it and save it again if it is not that large",
+                        )
                     if inflater is not None and inflater.eof:
                         break
                     if not out and not pending and inflater is not None and remaining <= 0:

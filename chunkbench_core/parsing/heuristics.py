@@ -89,8 +89,9 @@ class TableHeuristics:
     header_max_words: int = 6
     header_year_pattern: str = field(default=r"^(?:19|20)\d\d$|^1[34]\d\d$", metadata=_formats(*WORD, *PDF))
     caption_max_chars: int = field(default=120, metadata=_formats(*WORD, *PDF))
-    caption_pattern: str = field(default=r"(?:table|exhibit|schedule|جدول)\s*[\d\u06f0-\u06f9]+",
-                                 metadata=_formats(*WORD, *PDF))
+    caption_pattern: str = field(
+        default=r"(?:table|exhibit|schedule|جدول)\s*[\d\u06f0-\u06f9]+", metadata=_formats(*WORD, *PDF)
+    )
     caption_lines: int = field(default=3, metadata=_formats(*WORD, *PDF))
     section_endings: tuple[str, ...] = field(default=(":", "\uff1a"), metadata=_formats(*WORD, *PDF))
     total_prefixes: tuple[str, ...] = field(default=("total", "جمع"), metadata=_formats(*WORD, *PDF))
@@ -182,8 +183,11 @@ class ParserHeuristics:
         """The settings that differ from the defaults, by group (for provenance and ``--explain``)."""
         default = ParserHeuristics().applicable()
         mine = self.applicable()
-        return {g: {k: v for k, v in values.items() if default[g][k] != v}
-                for g, values in mine.items() if any(default[g][k] != v for k, v in values.items())}
+        return {
+            g: {k: v for k, v in values.items() if default[g][k] != v}
+            for g, values in mine.items()
+            if any(default[g][k] != v for k, v in values.items())
+        }
 
     # -- files ----------------------------------------------------------------------------------------
     @classmethod
@@ -193,8 +197,10 @@ class ParserHeuristics:
             raise ConfigError(f"{source}: expected sections [qa], [tables], [pdf], got {type(data).__name__}")
         unknown = sorted(set(data) - set(GROUPS))
         if unknown:
-            raise ConfigError(f"{source}: unknown section(s) {', '.join(f'[{u}]' for u in unknown)}; "
-                              f"known: {', '.join(f'[{g}]' for g in GROUPS)}")
+            raise ConfigError(
+                f"{source}: unknown section(s) {', '.join(f'[{u}]' for u in unknown)}; "
+                f"known: {', '.join(f'[{g}]' for g in GROUPS)}"
+            )
         groups: dict[str, Any] = {}
         for name, (group_cls, _) in GROUPS.items():
             values = data.get(name, {})
@@ -203,8 +209,10 @@ class ParserHeuristics:
             known = {f.name: f for f in fields(group_cls)}
             bad = sorted(set(values) - set(known))
             if bad:
-                raise ConfigError(f"{source}: unknown setting(s) {', '.join(f'[{name}] {b}' for b in bad)}; "
-                                  f"[{name}] has {', '.join(known)}")
+                raise ConfigError(
+                    f"{source}: unknown setting(s) {', '.join(f'[{name}] {b}' for b in bad)}; "
+                    f"[{name}] has {', '.join(known)}"
+                )
             kwargs = {}
             for key, value in values.items():
                 default = known[key].default
@@ -226,8 +234,11 @@ class ParserHeuristics:
 
     def to_toml(self) -> str:
         """The settings as a TOML file (every key, with a comment naming what it does)."""
-        lines = ["# Parser heuristics of this benchmark. Keys left out keep their default.",
-                 "# A changed setting re-parses only the file formats it applies to.", ""]
+        lines = [
+            "# Parser heuristics of this benchmark. Keys left out keep their default.",
+            "# A changed setting re-parses only the file formats it applies to.",
+            "",
+        ]
         for name, (_, formats) in GROUPS.items():
             group = getattr(self, name)
             lines.append(f"[{name}]")

@@ -50,12 +50,18 @@ class ParseLimits:
     timeout_s: float = DEFAULT_TIMEOUT_S
 
     def __post_init__(self) -> None:
-        if not isinstance(self.memory_bytes, int) or isinstance(self.memory_bytes, bool) or self.memory_bytes < 256 * MB:
-            raise ConfigError(f"parse memory limit must be at least 256 MB, got {self.memory_bytes!r} bytes "
-                              f"({MEMORY_ENV} is in MB)")
+        if (
+            not isinstance(self.memory_bytes, int)
+            or isinstance(self.memory_bytes, bool)
+            or self.memory_bytes < 256 * MB
+        ):
+            raise ConfigError(
+                f"parse memory limit must be at least 256 MB, got {self.memory_bytes!r} bytes ({MEMORY_ENV} is in MB)"
+            )
         if not isinstance(self.timeout_s, (int, float)) or isinstance(self.timeout_s, bool) or self.timeout_s <= 0:
-            raise ConfigError(f"parse time limit must be a positive number of seconds, got {self.timeout_s!r} "
-                              f"({TIMEOUT_ENV})")
+            raise ConfigError(
+                f"parse time limit must be a positive number of seconds, got {self.timeout_s!r} ({TIMEOUT_ENV})"
+            )
 
     def describe_memory(self) -> str:
         return f"{self.memory_bytes / MB:,.0f} MB ({MEMORY_ENV})"
@@ -164,7 +170,10 @@ class IsolatedParser:
         boot = f"import sys; sys.path.insert(0, {package_root!r}); from chunkbench_core.parsing.isolation import _main; _main()"
         process = subprocess.Popen(
             [sys.executable, "-c", boot, str(child_sock.fileno()), str(self.limits.memory_bytes)],
-            pass_fds=(child_sock.fileno(),), stdin=subprocess.DEVNULL, close_fds=True)
+            pass_fds=(child_sock.fileno(),),
+            stdin=subprocess.DEVNULL,
+            close_fds=True,
+        )
         child_sock.close()
         self._process, self._conn = process, Connection(parent_sock.detach())
         return self._conn
@@ -202,8 +211,9 @@ class IsolatedParser:
         caption_id = getattr(source, "caption_id", None) if source is not None else None
         # the PDF reader's limits scale with the memory the worker may use
         memory = options.memory_limit_bytes or self.limits.memory_bytes
-        conn.send((name, replace(options, caption_source=None, memory_limit_bytes=memory), source is not None,
-                   caption_id))
+        conn.send(
+            (name, replace(options, caption_source=None, memory_limit_bytes=memory), source is not None, caption_id)
+        )
         deadline = time.monotonic() + self.limits.timeout_s
         while True:
             left = deadline - time.monotonic()
@@ -211,8 +221,10 @@ class IsolatedParser:
             if not ready:
                 self._stop()
                 raise DocumentProcessingError(
-                    name, f"parsing took longer than the limit of {self.limits.describe_timeout()}; "
-                    "the document is skipped (raise the limit to parse it)")
+                    name,
+                    f"parsing took longer than the limit of {self.limits.describe_timeout()}; "
+                    "the document is skipped (raise the limit to parse it)",
+                )
             try:
                 kind, value = conn.recv()
             except (EOFError, OSError):
@@ -245,13 +257,17 @@ class IsolatedParser:
             raise DocumentProcessingError(document, reason)
 
     def _over_memory(self) -> str:
-        return (f"parsing needs more memory than the limit of {self.limits.describe_memory()}; "
-                "the document is skipped (raise the limit to parse it)")
+        return (
+            f"parsing needs more memory than the limit of {self.limits.describe_memory()}; "
+            "the document is skipped (raise the limit to parse it)"
+        )
 
     def _died(self, exitcode: int | None) -> str:
         how = f"signal {-exitcode}" if exitcode is not None and exitcode < 0 else f"exit code {exitcode}"
-        return (f"the parser process died ({how}), likely over the memory limit of "
-                f"{self.limits.describe_memory()}; the document is skipped")
+        return (
+            f"the parser process died ({how}), likely over the memory limit of "
+            f"{self.limits.describe_memory()}; the document is skipped"
+        )
 
 
 if __name__ == "__main__":

@@ -138,8 +138,9 @@ class ParseOptions:
                 f"ParseOptions.pdf_rtl_order must be 'auto', 'visual' or 'logical', got {self.pdf_rtl_order!r}"
             )
         if isinstance(self.csv_encodings, str):  # "utf-8-sig,cp1256", as the run flag and the launchpad give it
-            object.__setattr__(self, "csv_encodings",
-                               tuple(e.strip() for e in self.csv_encodings.split(",") if e.strip()))
+            object.__setattr__(
+                self, "csv_encodings", tuple(e.strip() for e in self.csv_encodings.split(",") if e.strip())
+            )
         elif isinstance(self.csv_encodings, list):
             object.__setattr__(self, "csv_encodings", tuple(self.csv_encodings))
         if not self.csv_encodings:
@@ -147,13 +148,19 @@ class ParseOptions:
                 "ParseOptions.csv_encodings must be a non-empty tuple of codec names, e.g. ('utf-8-sig', 'cp1256')"
             )
         if not isinstance(self.heuristics, ParserHeuristics):
-            raise ConfigError("ParseOptions.heuristics must be a ParserHeuristics (load_parser_heuristics reads "
-                              f"one from a settings file), got {type(self.heuristics).__name__}")
+            raise ConfigError(
+                "ParseOptions.heuristics must be a ParserHeuristics (load_parser_heuristics reads "
+                f"one from a settings file), got {type(self.heuristics).__name__}"
+            )
         if self.memory_limit_bytes is not None and (
-                not isinstance(self.memory_limit_bytes, int) or isinstance(self.memory_limit_bytes, bool)
-                or self.memory_limit_bytes < 64 * MB):
-            raise ConfigError(f"ParseOptions.memory_limit_bytes must be None or at least 64 MB in bytes, "
-                              f"got {self.memory_limit_bytes!r}")
+            not isinstance(self.memory_limit_bytes, int)
+            or isinstance(self.memory_limit_bytes, bool)
+            or self.memory_limit_bytes < 64 * MB
+        ):
+            raise ConfigError(
+                f"ParseOptions.memory_limit_bytes must be None or at least 64 MB in bytes, "
+                f"got {self.memory_limit_bytes!r}"
+            )
         import codecs
 
         for enc in self.csv_encodings:
@@ -174,8 +181,11 @@ class ParseOptions:
         With ``suffix`` (".pdf", ".docx", ...) only the settings that file format reads count: the
         key of a Word file does not change when a PDF heading pattern or the PDF text-layer gate does.
         """
-        values = {name: value for name, value in self._values().items()
-                  if suffix is None or suffix.lower() in _OPTION_FORMATS.get(name, SUPPORTED_SUFFIXES)}
+        values = {
+            name: value
+            for name, value in self._values().items()
+            if suffix is None or suffix.lower() in _OPTION_FORMATS.get(name, SUPPORTED_SUFFIXES)
+        }
         values["heuristics"] = self.heuristics.fingerprint(suffix)
         return hashlib.sha256(json.dumps(values, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
@@ -189,12 +199,16 @@ class ParseOptions:
     def describe(self) -> dict[str, object]:
         """The settings as plain values (provenance): the caption source by its id, the timeout left out,
         the heuristics as their digest and the settings changed from the defaults."""
-        values: dict[str, object] = {f.name: getattr(self, f.name) for f in fields(self)
-                                     if f.name not in _NOT_IN_OUTPUT}
+        values: dict[str, object] = {
+            f.name: getattr(self, f.name) for f in fields(self) if f.name not in _NOT_IN_OUTPUT
+        }
         values["csv_encodings"] = list(self.csv_encodings)
         source = self.caption_source
-        values["caption_source"] = None if source is None else (
-            getattr(source, "caption_id", None) or getattr(source, "__qualname__", type(source).__name__))
+        values["caption_source"] = (
+            None
+            if source is None
+            else (getattr(source, "caption_id", None) or getattr(source, "__qualname__", type(source).__name__))
+        )
         values["heuristics"] = self.heuristics.fingerprint()
         values["heuristics_changed"] = self.heuristics.changed()
         return values

@@ -55,7 +55,7 @@ def _anchor(markdown: str, probes: list[str], cursor: int) -> tuple[int, int] | 
     """
     long = [(i, p) for i, p in enumerate(probes[:_LINES_TRIED]) if len(p) >= _MIN_PROBE]
     for k, (index, probe) in enumerate(long):
-        following = [p for _, p in long[k + 1:k + 4]]
+        following = [p for _, p in long[k + 1 : k + 4]]
         position = markdown.find(probe, cursor)
         tries = 0
         while position >= 0 and tries < _OCCURRENCES:
@@ -93,7 +93,7 @@ def locate_page_starts(markdown: str, pages: Sequence[Sequence[str]]) -> list[in
             if before >= 0 and (not found or found[-1] is None or before > found[-1]):
                 position = before
         found.append(_line_start(markdown, position))
-        for probe in probes[index + 1:]:
+        for probe in probes[index + 1 :]:
             if len(probe) < 3:
                 continue
             after = _near(markdown, probe, cursor)

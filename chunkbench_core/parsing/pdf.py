@@ -219,8 +219,7 @@ def pypdf_limits(memory_bytes: int) -> dict[str, int]:
     defaults = Configuration()
     budget = memory_bytes // MEMORY_SHARE
     elements = budget // ELEMENT_BYTES
-    limits = {name: max(getattr(defaults, name), int(elements * share))
-              for name, (_, share) in _ELEMENT_LIMITS.items()}
+    limits = {name: max(getattr(defaults, name), int(elements * share)) for name, (_, share) in _ELEMENT_LIMITS.items()}
     limits.update({name: max(getattr(defaults, name), budget) for name in _BYTE_LIMITS})
     return limits
 
@@ -234,15 +233,19 @@ def limit_error(path: Path, exc: BaseException, memory_bytes: int) -> DocumentPr
     if "cycle" in lowered or "loop" in lowered or "cyclic" in lowered:
         return DocumentProcessingError(str(path), f"corrupt PDF: {message}")
     setting = next((name for words, name in _LIMIT_MESSAGES if words in lowered), None)
-    how = (f"raise the parse memory limit (CHUNKBENCH_PARSE_MEMORY_MB, now {memory_bytes / (1024 * 1024):,.0f} MB; "
-           "the PDF reader's limits grow with it) to parse it")
+    how = (
+        f"raise the parse memory limit (CHUNKBENCH_PARSE_MEMORY_MB, now {memory_bytes / (1024 * 1024):,.0f} MB; "
+        "the PDF reader's limits grow with it) to parse it"
+    )
     if setting is None:
-        return DocumentProcessingError(str(path), f"the PDF is larger than a safety limit of the PDF reader "
-                                                  f"({message}); {how}")
+        return DocumentProcessingError(
+            str(path), f"the PDF is larger than a safety limit of the PDF reader ({message}); {how}"
+        )
     value = pypdf_limits(memory_bytes)[setting]
     what = _ELEMENT_LIMITS[setting][0] if setting in _ELEMENT_LIMITS else _BYTE_LIMITS[setting]
     return DocumentProcessingError(
-        str(path), f"the PDF is larger than the PDF reader's limit of {value:,} {what} ({setting}); {how}")
+        str(path), f"the PDF is larger than the PDF reader's limit of {value:,} {what} ({setting}); {how}"
+    )
 
 
 def open_pdf(path: Path, memory_bytes: int | None = None) -> Any:
@@ -255,7 +258,8 @@ def open_pdf(path: Path, memory_bytes: int | None = None) -> Any:
 
     def unreadable(exc: Exception, what: str = "corrupt or unreadable PDF") -> DocumentProcessingError:
         return limit_error(path, exc, memory) or DocumentProcessingError(
-            str(path), f"{what} ({type(exc).__name__}: {exc})")
+            str(path), f"{what} ({type(exc).__name__}: {exc})"
+        )
 
     try:
         reader = PdfReader(str(path), strict=False)
@@ -340,8 +344,16 @@ def page_fragments(page: Any) -> list[Fragment]:
         for piece in text.split("\n"):
             if piece.strip():
                 measured = width(font_dict, piece, size)
-                frags.append(Fragment(m[4], m[5], size, bold, piece.translate(_LATIN_LIGATURES),
-                                      m[4] + measured if measured > 0 else 0.0))
+                frags.append(
+                    Fragment(
+                        m[4],
+                        m[5],
+                        size,
+                        bold,
+                        piece.translate(_LATIN_LIGATURES),
+                        m[4] + measured if measured > 0 else 0.0,
+                    )
+                )
 
     page.extract_text(visitor_text=visitor)
     return frags
@@ -407,8 +419,11 @@ def group_lines(frags: list[Fragment], page_no: int, options: ParseOptions) -> l
                 if len(cell) == 1 and _is_sign(last.text) and _starts_value(frag.text):
                     cell.append(frag)  # "$" + its value
                     continue
-                if (not _is_sign(frag.text) and frag.x - last.right <= gap_ems * max(last.size, frag.size)
-                        and not (_WHOLE_VALUE.match(last.text.strip()) and _WHOLE_VALUE.match(frag.text.strip()))):
+                if (
+                    not _is_sign(frag.text)
+                    and frag.x - last.right <= gap_ems * max(last.size, frag.size)
+                    and not (_WHOLE_VALUE.match(last.text.strip()) and _WHOLE_VALUE.match(frag.text.strip()))
+                ):
                     cell.append(frag)
                     continue
             groups.append([frag])
@@ -513,7 +528,9 @@ _PAGE_REF = rf"(?:(?:page|p\.|صفحه)\s*)?{_NUM}(?:\s*(?:of|/|از)\s*{_NUM})?
 _PAGE_CELL = re.compile(rf"^\s*[-\u2013]?\s*{_PAGE_REF}\s*[-\u2013]?\s*$", re.IGNORECASE)
 _TRAILING_PAGE = re.compile(
     rf"(?:\s*[|\-\u2013]\s*{_PAGE_REF}|\s+(?:page|p\.|صفحه)\s*{_NUM}(?:\s*(?:of|/|از)\s*{_NUM})?"
-    rf"|\s+{_NUM}\s*(?:of|/|از)\s*{_NUM})\s*$", re.IGNORECASE)
+    rf"|\s+{_NUM}\s*(?:of|/|از)\s*{_NUM})\s*$",
+    re.IGNORECASE,
+)
 
 
 def _running_key(line: Line) -> tuple[str, int, int]:
@@ -554,8 +571,7 @@ def _drop_running_lines(pages: list[list[Line]], share: float = 0.5) -> int:
         for j, line in enumerate(lines):
             at_edge = j < EDGE_LINES or j >= len(lines) - EDGE_LINES
             if at_edge and (
-                _running_key(line) in repeated
-                or (_PAGE_NUMBER.match(line.text) and (j == 0 or j == len(lines) - 1))
+                _running_key(line) in repeated or (_PAGE_NUMBER.match(line.text) and (j == 0 or j == len(lines) - 1))
             ):
                 dropped += 1
                 continue
@@ -587,15 +603,21 @@ def text_layer_gate(path: Path, per_page_chars: list[int], options: ParseOptions
 
 def _heuristic_kind(text: str, pdf: PDFHeuristics) -> tuple[int, bool, str] | None:
     """(relative level, is_article, rule) for text-pattern headings, else None."""
-    for level, article, group in ((1, False, "chapter_patterns"), (2, True, "article_patterns"),
-                                  (2, False, "section_patterns")):
+    for level, article, group in (
+        (1, False, "chapter_patterns"),
+        (2, True, "article_patterns"),
+        (2, False, "section_patterns"),
+    ):
         for pattern in getattr(pdf, group):
             if compiled(pattern).match(text):
                 return level, article, f"text pattern {pattern!r} ([pdf] {group})"
     m = compiled(pdf.numbered_heading_pattern).match(text)
     if m:
-        return min(m.group(1).count(".") + 1, 4), False, \
-            f"numbered heading {m.group(1)!r} ([pdf] numbered_heading_pattern)"
+        return (
+            min(m.group(1).count(".") + 1, 4),
+            False,
+            f"numbered heading {m.group(1)!r} ([pdf] numbered_heading_pattern)",
+        )
     return None
 
 
@@ -603,8 +625,9 @@ def _round_size(size: float) -> float:
     return round(size * 2) / 2
 
 
-def assign_headings(lines: list[Line], titles: dict[str, int], spacing: dict[float, float],
-                    pdf: PDFHeuristics | None = None) -> None:
+def assign_headings(
+    lines: list[Line], titles: dict[str, int], spacing: dict[float, float], pdf: PDFHeuristics | None = None
+) -> None:
     """Step 2: outline first, then font size/weight and text heuristics (``pdf`` settings)."""
     pdf = pdf or PDFHeuristics()
     if titles:
@@ -637,8 +660,10 @@ def assign_headings(lines: list[Line], titles: dict[str, int], spacing: dict[flo
         size = _round_size(line.size)
         if size in font_levels and len(line.text) <= pdf.max_heading_chars and len(line.cells) == 1:
             line.heading_level = font_levels[size]
-            line.heading_rule = (f"font size {size:g} pt, {size / body:.2f} times the body text's {body:g} pt "
-                                 f"([pdf] heading_size_ratio {pdf.heading_size_ratio:g})")
+            line.heading_rule = (
+                f"font size {size:g} pt, {size / body:.2f} times the body text's {body:g} pt "
+                f"([pdf] heading_size_ratio {pdf.heading_size_ratio:g})"
+            )
             continue
         if len(line.text) > pdf.max_short_line_chars or len(line.cells) != 1 or line.text.endswith(_END_PUNCT):
             continue
@@ -707,8 +732,9 @@ def _table_grid(block: list[Line]) -> list[list[GridCell]]:
     borders: list[float] = []
     for k in range(width - 1):
         left_end, right_start = extents[k][1], extents[k + 1][0]
-        border = (left_end + right_start) / 2 if right_start > left_end else \
-            (sum(extents[k]) + sum(extents[k + 1])) / 4  # overlapping estimates: between the centres
+        border = (
+            (left_end + right_start) / 2 if right_start > left_end else (sum(extents[k]) + sum(extents[k + 1])) / 4
+        )  # overlapping estimates: between the centres
         borders.append(max(border, borders[-1]) if borders else border)
 
     def column(x: float) -> int:
@@ -762,8 +788,6 @@ def _ends_paragraph(prev: Line, frame: tuple[float, float] | None) -> bool:
     if width <= 0:
         return False
     return prev.x1 < right - SHORT_LINE_FRACTION * width or prev.x0 > left + SHORT_LINE_FRACTION * width
-
-
 
 
 def _join_lines(parts: list[str]) -> str:
@@ -827,8 +851,11 @@ def _header_line(line: Line, page: int, area: tuple[float, float, float] | None)
     label_right, value_left, value_right = area
     cell = line.cells[0]
     centre = (cell.x + cell.right) / 2
-    return (cell.x > label_right and value_left - line.size <= centre <= value_right
-            and cell.right <= value_right + 2 * line.size)
+    return (
+        cell.x > label_right
+        and value_left - line.size <= centre <= value_right
+        and cell.right <= value_right + 2 * line.size
+    )
 
 
 def table_runs(lines: list[Line]) -> dict[int, int]:
@@ -851,8 +878,9 @@ def table_runs(lines: list[Line]) -> dict[int, int]:
         starts: list[float] = []
         while j < len(lines) and lines[j].heading_level is None and lines[j].page == line.page:
             candidate = lines[j]
-            if len(candidate.cells) < 2 and not (j > i and (_continues_table(candidate, starts)
-                                                            or _section_line(lines, j, starts))):
+            if len(candidate.cells) < 2 and not (
+                j > i and (_continues_table(candidate, starts) or _section_line(lines, j, starts))
+            ):
                 break
             for cell in candidate.cells:
                 if not any(abs(cell.x - s) <= candidate.size for s in starts):
@@ -867,19 +895,32 @@ def table_runs(lines: list[Line]) -> dict[int, int]:
         # a section label right above the first row ("North America" over "Net sales"), with the period
         # header above it: the label is the table's first section, not a heading between header and rows
         label, above = (lines[i - 1], lines[i - 2]) if i - 2 >= last_end else (None, None)
-        if (label is not None and above is not None and area is not None and len(label.cells) == 1
-                and label.page == above.page == line.page and label.cells[0].right <= area[0] + line.size
-                and (_header_line(above, line.page, area) or len(above.cells) >= 2 and _header_only([above]))):
+        if (
+            label is not None
+            and above is not None
+            and area is not None
+            and len(label.cells) == 1
+            and label.page == above.page == line.page
+            and label.cells[0].right <= area[0] + line.size
+            and (_header_line(above, line.page, area) or len(above.cells) >= 2 and _header_only([above]))
+        ):
             start = i_header = i - 1
         else:
             i_header = i
         # two stacked period headers over two groups of columns ("Three Months Ended" / "March 31," beside
         # "Twelve Months Ended" / "March 31,") are four one-cell lines when their baselines differ a little
-        while (start > last_end and i_header - start < HEADER_LINES_ABOVE
-               and (_header_line(lines[start - 1], line.page, area)
-                    or start == i_header != i and len(lines[start - 1].cells) >= 2
-                    and lines[start - 1].page == line.page and _header_only(lines[start - 1:start]))
-               and lines[start].gap_before <= 2.5 * lines[start].size):
+        while (
+            start > last_end
+            and i_header - start < HEADER_LINES_ABOVE
+            and (
+                _header_line(lines[start - 1], line.page, area)
+                or start == i_header != i
+                and len(lines[start - 1].cells) >= 2
+                and lines[start - 1].page == line.page
+                and _header_only(lines[start - 1 : start])
+            )
+            and lines[start].gap_before <= 2.5 * lines[start].size
+        ):
             start -= 1
         for k in range(start, i):
             lines[k].heading_level = None
@@ -898,9 +939,11 @@ LINES_UNDER_HEADER = 3
 
 def _header_only(run: list[Line]) -> bool:
     """Lines of dates and labels without a value ("December 31, 2022 | March 31, 2023", "(unaudited)")."""
-    return all((not _VALUE_CELL.match(cell.text.strip()) or _YEAR_CELL.match(cell.text.strip()))
-               and not _is_sign(cell.text) for line in run for cell in line.cells) \
-        and all(len(line.cells) >= 2 or line.cells[0].x > run[0].cells[0].x - line.size for line in run)
+    return all(
+        (not _VALUE_CELL.match(cell.text.strip()) or _YEAR_CELL.match(cell.text.strip())) and not _is_sign(cell.text)
+        for line in run
+        for cell in line.cells
+    ) and all(len(line.cells) >= 2 or line.cells[0].x > run[0].cells[0].x - line.size for line in run)
 
 
 def _row_width(run: list[Line]) -> int:
@@ -923,11 +966,16 @@ def _join_continued_runs(lines: list[Line], runs: dict[int, int]) -> dict[int, i
             between = lines[previous_end:start]
             first, second = lines[current:previous_end], lines[start:end]
             area, next_area = _value_area(first), _value_area(second)
-            if (len(between) <= LINES_UNDER_HEADER and all(len(line.cells) == 1 for line in between)
-                    and all(len(line.text) <= 80 for line in between)
-                    and lines[current].page == lines[end - 1].page
-                    and _row_width(first) == _row_width(second) and area is not None and next_area is not None
-                    and abs(area[2] - next_area[2]) <= 2 * lines[start].size):
+            if (
+                len(between) <= LINES_UNDER_HEADER
+                and all(len(line.cells) == 1 for line in between)
+                and all(len(line.text) <= 80 for line in between)
+                and lines[current].page == lines[end - 1].page
+                and _row_width(first) == _row_width(second)
+                and area is not None
+                and next_area is not None
+                and abs(area[2] - next_area[2]) <= 2 * lines[start].size
+            ):
                 for line in between:
                     line.heading_level = None
                 out[current] = end
@@ -951,11 +999,13 @@ def _join_header_runs(lines: list[Line], runs: dict[int, int]) -> dict[int, int]
             between = lines[end:following]
             area = _value_area(lines[following:following_end])
             header_cells = [c for line in lines[start:end] for c in line.cells]
-            if (len(between) <= LINES_UNDER_HEADER and all(len(line.cells) == 1 for line in between)
-                    and all(line.page == lines[start].page for line in lines[start:following_end])
-                    and area is not None
-                    and all(area[1] - 2 * c.size <= (c.x + c.right) / 2 <= area[2] + 2 * c.size
-                            for c in header_cells)):
+            if (
+                len(between) <= LINES_UNDER_HEADER
+                and all(len(line.cells) == 1 for line in between)
+                and all(line.page == lines[start].page for line in lines[start:following_end])
+                and area is not None
+                and all(area[1] - 2 * c.size <= (c.x + c.right) / 2 <= area[2] + 2 * c.size for c in header_cells)
+            ):
                 for line in between:
                     line.heading_level = None
                 out[start] = following_end
@@ -966,8 +1016,7 @@ def _join_header_runs(lines: list[Line], runs: dict[int, int]) -> dict[int, int]
     return out
 
 
-def _continues_previous(lines: list[Line], previous: tuple[int, int, list[str] | None], start: int,
-                        width: int) -> bool:
+def _continues_previous(lines: list[Line], previous: tuple[int, int, list[str] | None], start: int, width: int) -> bool:
     """A table at the top of a page continues the one that ended the page before: the previous table
     was the last thing on its page, only up to three one-cell lines (a "(continued)" title) stand
     between, and both have the same columns."""
@@ -982,7 +1031,9 @@ def _continues_previous(lines: list[Line], previous: tuple[int, int, list[str] |
 
 
 def build_events(
-    lines: list[Line], spacing: dict[float, float], images: list[PageImage] | None = None,
+    lines: list[Line],
+    spacing: dict[float, float],
+    images: list[PageImage] | None = None,
     heuristics: ParserHeuristics | None = None,
 ) -> list[Heading | Para | TableRows | Image]:
     """Lines -> headings, paragraphs (joined lines), flattened tables and images, in order."""
@@ -1011,11 +1062,12 @@ def build_events(
         line = lines[i]
         if i in runs:
             flush(line.page)
-            grid = _table_grid(lines[i:runs[i]])
+            grid = _table_grid(lines[i : runs[i]])
             width = len(grid[0]) if grid else 0
             continued = previous is not None and _continues_previous(lines, previous, i, width)
-            flat = flatten_table(grid, heuristics.tables, context=True,
-                                 inherited_header=previous[2] if continued and previous else None)
+            flat = flatten_table(
+                grid, heuristics.tables, context=True, inherited_header=previous[2] if continued and previous else None
+            )
             events.append(TableRows(flat, continued=continued))
             previous = (runs[i], width, flat.header)
             i = runs[i]
@@ -1179,14 +1231,16 @@ def pdf_metadata(reader: Any) -> dict[str, str]:
         items = {key: info.get(f"/{key.capitalize()}") for key in ("title", "author", "subject", "keywords")}
     except Exception:  # a damaged information dictionary: the header is told from the text instead
         return {}
-    return {key: " ".join(str(value).split()) for key, value in items.items()
-            if isinstance(value, str) and value.strip()}
+    return {
+        key: " ".join(str(value).split()) for key, value in items.items() if isinstance(value, str) and value.strip()
+    }
 
 
 def _page_probes(lines: list[Line], options: ParseOptions) -> list[str]:
     """Each line of a page as the markdown holds it: a table row by its first cell, other lines whole."""
     return [
-        normalize_persian(clean_inline(line.cells[0].text), options.persian_digits) if len(line.cells) > 1
+        normalize_persian(clean_inline(line.cells[0].text), options.persian_digits)
+        if len(line.cells) > 1
         else line.text
         for line in lines
     ]

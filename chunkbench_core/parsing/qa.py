@@ -49,7 +49,9 @@ def patterns(qa: QAHeuristics = _DEFAULT) -> _Patterns:
     """The compiled marker patterns of ``qa`` (cached per settings)."""
     question = re.compile(
         rf"^\s*(?:{_DIGITS}{{1,3}}\s*{_DELIM}\s*)?(?:{_alternatives(qa.question_markers)})\s*{_DIGITS}{{0,3}}"
-        rf"\s*(?:{_DELIM}|$)", re.IGNORECASE)
+        rf"\s*(?:{_DELIM}|$)",
+        re.IGNORECASE,
+    )
     answer = re.compile(rf"^\s*(?:{_alternatives(qa.answer_markers)})\s*{_DIGITS}{{0,3}}\s*{_DELIM}", re.IGNORECASE)
     words = tuple(m for m in qa.inline_answer_markers if len(m) > 1)
     letters = tuple(sorted({m.upper() for m in qa.answer_markers if len(m) == 1}))
@@ -119,8 +121,9 @@ def split_inline_pair(text: str, qa: QAHeuristics = _DEFAULT) -> tuple[str, str,
         question = text[: match.start(marker)].strip()
         answer = text[match.start(marker) :].strip()
         if question and answer and len(answer) > len(match.group(marker)):
-            rule = (f"{_describe_question(text, p)} + answer marker {match.group(marker).strip()!r} "
-                    "in the same paragraph")
+            rule = (
+                f"{_describe_question(text, p)} + answer marker {match.group(marker).strip()!r} in the same paragraph"
+            )
             return question, answer, rule
     return None
 
@@ -133,8 +136,12 @@ def pair_paragraphs(paragraphs: list[str], qa: QAHeuristics = _DEFAULT) -> list[
     n = len(paragraphs)
     while i < n:
         text = paragraphs[i]
-        if (_question_head(text, p) is not None and i + 1 < n and p.answer.match(paragraphs[i + 1])
-                and not p.answer.match(text)):
+        if (
+            _question_head(text, p) is not None
+            and i + 1 < n
+            and p.answer.match(paragraphs[i + 1])
+            and not p.answer.match(text)
+        ):
             answer = paragraphs[i + 1]
             answer_head = p.answer.match(answer)
             assert answer_head is not None

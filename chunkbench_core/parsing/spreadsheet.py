@@ -63,7 +63,9 @@ def _cell_values(ws: Any) -> dict[tuple[int, int], Any]:
         return {(r, c): cell.value for (r, c), cell in cells.items() if cell.value is not None and cell.value != ""}
     return {  # pragma: no cover - openpyxl internals changed
         (cell.row, cell.column): cell.value
-        for row in ws.iter_rows() for cell in row if cell.value is not None and cell.value != ""
+        for row in ws.iter_rows()
+        for cell in row
+        if cell.value is not None and cell.value != ""
     }
 
 
@@ -85,8 +87,8 @@ def sheet_grid(ws: Any, digits: str) -> list[list[GridCell]]:
         min_col, min_row, max_col, max_row = rng.bounds
         top_left = values.get((min_row, min_col))
         key = str(rng.coord)
-        rows_in = used_rows[bisect.bisect_left(used_rows, min_row):bisect.bisect_right(used_rows, max_row)]
-        cols_in = used_cols[bisect.bisect_left(used_cols, min_col):bisect.bisect_right(used_cols, max_col)]
+        rows_in = used_rows[bisect.bisect_left(used_rows, min_row) : bisect.bisect_right(used_rows, max_row)]
+        cols_in = used_cols[bisect.bisect_left(used_cols, min_col) : bisect.bisect_right(used_cols, max_col)]
         for r in rows_in:
             for c in cols_in:
                 merged[(r, c)] = (top_left, key)

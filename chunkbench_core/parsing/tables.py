@@ -142,8 +142,7 @@ def _single_cell_row(row: list[GridCell], width: int) -> bool:
     return width >= 2 and len(_populated(row)) == 1
 
 
-def header_verdict(row: list[GridCell], has_data_after: bool,
-                   tables: TableHeuristics = _DEFAULT) -> tuple[bool, str]:
+def header_verdict(row: list[GridCell], has_data_after: bool, tables: TableHeuristics = _DEFAULT) -> tuple[bool, str]:
     """(whether ``row`` is provably a header, the reason in words)."""
     if not has_data_after:
         return False, "no data row follows it"
@@ -156,8 +155,10 @@ def header_verdict(row: list[GridCell], has_data_after: bool,
         if not text:
             return False, "it has an empty cell"
         if len(text) > tables.header_max_chars or len(text.split()) > tables.header_max_words:
-            return False, (f"{text[:40]!r} is longer than a header ({tables.header_max_chars} characters, "
-                           f"{tables.header_max_words} words: [tables] header_max_chars, header_max_words)")
+            return False, (
+                f"{text[:40]!r} is longer than a header ({tables.header_max_chars} characters, "
+                f"{tables.header_max_words} words: [tables] header_max_chars, header_max_words)"
+            )
         if _NUMBERISH.match(text):
             return False, f"{text!r} is a number"
         folded = text.casefold()
@@ -279,8 +280,13 @@ def _section_row(row: list[GridCell], width: int, tables: TableHeuristics) -> st
     return None
 
 
-def flatten_table(raw_rows: list[list[GridCell]], tables: TableHeuristics | None = None, *,
-                  context: bool = False, inherited_header: list[str] | None = None) -> FlatTable:
+def flatten_table(
+    raw_rows: list[list[GridCell]],
+    tables: TableHeuristics | None = None,
+    *,
+    context: bool = False,
+    inherited_header: list[str] | None = None,
+) -> FlatTable:
     """Apply the rules of the module docstring to a grid of cells (texts already normalised).
 
     ``context``: the rules of "rows that keep their meaning" (multi-row headers, signs, sections).
@@ -303,8 +309,11 @@ def flatten_table(raw_rows: list[list[GridCell]], tables: TableHeuristics | None
         if is_blank_row(row):
             section = None
             continue
-        if (not header_decided and (is_merged_title_row(row) or _single_cell_row(row, width))
-                and not (context and _period_header_start(rows, index - 1, tables))):
+        if (
+            not header_decided
+            and (is_merged_title_row(row) or _single_cell_row(row, width))
+            and not (context and _period_header_start(rows, index - 1, tables))
+        ):
             result.items.append(TableItem("title", _populated(row)[0].text))
             continue
         if not context and is_merged_title_row(row):
@@ -372,18 +381,19 @@ def _period_header_start(rows: list[list[GridCell]], index: int, tables: TableHe
     row = rows[index]
     if not _stub_header(row, tables, distinct=True):
         return False
-    following = next((r for r in rows[index + 1:] if not is_blank_row(r)), None)
+    following = next((r for r in rows[index + 1 :] if not is_blank_row(r)), None)
     if following is not None and _stub_header(following, tables, distinct=False):
         return True
-    return any(len(_populated(r)) >= 2 for r in rows[index + 1:])  # it heads rows of values
+    return any(len(_populated(r)) >= 2 for r in rows[index + 1 :])  # it heads rows of values
 
 
 def _has_data_after(rows: list[list[GridCell]], index: int) -> bool:
-    return any(not is_blank_row(r) and not is_merged_title_row(r) for r in rows[index + 1:])
+    return any(not is_blank_row(r) and not is_merged_title_row(r) for r in rows[index + 1 :])
 
 
-def _header_band(rows: list[list[GridCell]], start: int, tables: TableHeuristics, context: bool,
-                 result: FlatTable) -> list[list[GridCell]]:
+def _header_band(
+    rows: list[list[GridCell]], start: int, tables: TableHeuristics, context: bool, result: FlatTable
+) -> list[list[GridCell]]:
     """The header rows starting at ``start`` (empty when the first row is data); sets the rule."""
     row = rows[start]
     data_after = _has_data_after(rows, start)
@@ -399,8 +409,12 @@ def _header_band(rows: list[list[GridCell]], start: int, tables: TableHeuristics
     if context:
         stubs_empty = not row[0].text
         j = start + 1
-        while (j < len(rows) and (stubs_empty or _spans(band[0])) and _stub_header(rows[j], tables, distinct=False)
-               and _has_data_after(rows, j)):
+        while (
+            j < len(rows)
+            and (stubs_empty or _spans(band[0]))
+            and _stub_header(rows[j], tables, distinct=False)
+            and _has_data_after(rows, j)
+        ):
             band.append(rows[j])
             j += 1
         if len(band) > 1 and provable:

@@ -63,8 +63,7 @@ class _Outline:
         )
 
 
-def structure_text(text: str, *, setext: bool,
-                   explain: list[Explanation] | None = None) -> tuple[TreeNode, list[Unit]]:
+def structure_text(text: str, *, setext: bool, explain: list[Explanation] | None = None) -> tuple[TreeNode, list[Unit]]:
     """Headings and paragraph units of ``text`` (see module docstring); ``explain`` collects the rule
     of each heading."""
     outline = _Outline()
@@ -121,8 +120,13 @@ def structure_text(text: str, *, setext: bool,
                 title = (atx.group(2) or "").strip()
                 if title:
                     h_start = line_start + (len(line) - len(line.lstrip()))
-                    outline.heading(title, len(atx.group(1)), h_start, line_start + len(line.rstrip()),
-                                    f"a line starting with {atx.group(1)!r} (markdown heading)")
+                    outline.heading(
+                        title,
+                        len(atx.group(1)),
+                        h_start,
+                        line_start + len(line.rstrip()),
+                        f"a line starting with {atx.group(1)!r} (markdown heading)",
+                    )
             elif underline and para_lines == 0:
                 pass  # a thematic break ("---") on its own: no content
             elif underline and para_lines == 1:
@@ -131,7 +135,10 @@ def structure_text(text: str, *, setext: bool,
                 para_start = -1
                 para_lines = 0
                 outline.heading(
-                    title, 1 if underline.group(1)[0] == "=" else 2, h_start, line_start + len(line.rstrip()),
+                    title,
+                    1 if underline.group(1)[0] == "=" else 2,
+                    h_start,
+                    line_start + len(line.rstrip()),
                     f"a line underlined with {underline.group(1)[0] * 3!r} (markdown heading)",
                 )
             else:

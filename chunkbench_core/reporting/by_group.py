@@ -26,20 +26,25 @@ from .columns import Kind, fmt, metric_by_name, metrics_catalog, number, plural
 from .data import ReportData, group_results
 from .html import esc, label_html
 
-DIMENSION_LABELS: dict[str, str] = {"format": "document format", "category": "question category",
-                                    "evidence_length": "evidence length",
-                                    "difficulty": "difficulty", "document": "document"}
+DIMENSION_LABELS: dict[str, str] = {
+    "format": "document format",
+    "category": "question category",
+    "evidence_length": "evidence length",
+    "difficulty": "difficulty",
+    "document": "document",
+}
 #: the metrics the section offers besides the ranking metric (shown when any cell has a value)
 SECTION_METRICS: tuple[str, ...] = (*(m.run_name for m in CATALOG.shown_in_order("group_section")), "context_tokens")
-EXTRA_LABELS: dict[str, tuple[str, Kind]] = {"context_tokens": ("Context tokens", "count"),
-                                            "query_ms": ("Query time", "ms")}
-
+EXTRA_LABELS: dict[str, tuple[str, Kind]] = {
+    "context_tokens": ("Context tokens", "count"),
+    "query_ms": ("Query time", "ms"),
+}
 
 
 def dimension_label(dimension: str) -> str:
     """How the section names a dimension: "document format", or a label of the team's sheet by its name."""
     if dimension.startswith(LABEL_PREFIX):
-        return dimension[len(LABEL_PREFIX):]
+        return dimension[len(LABEL_PREFIX) :]
     return DIMENSION_LABELS.get(dimension, dimension)
 
 
@@ -57,8 +62,15 @@ def _cell(raw: Any, kind: Kind, n: Any) -> str:
     return f"{text}<span class='ci'>n={int(number(n) or 0)}</span>"
 
 
-def _table(rows: Sequence[Mapping[str, Any]], dimension: str, metric: str, order: Sequence[str],
-           leaders: Mapping[str, Any], rank_metric: str, names: Mapping[str, str]) -> str:
+def _table(
+    rows: Sequence[Mapping[str, Any]],
+    dimension: str,
+    metric: str,
+    order: Sequence[str],
+    leaders: Mapping[str, Any],
+    rank_metric: str,
+    names: Mapping[str, str],
+) -> str:
     """One table; ``rows``: the cells of ``dimension`` as records; ``names``: the HTML that names each
     configuration of ``order``."""
     label, kind = _metric_info(metric)
@@ -67,13 +79,17 @@ def _table(rows: Sequence[Mapping[str, Any]], dimension: str, metric: str, order
         label, kind = _metric_info(rank_metric)
     by_group: dict[str, dict[str, Mapping[str, Any]]] = {}
     for row in rows:
-        by_group.setdefault(str(row["group"]), {})[configuration_name(row["strategy"], row["corpus_model"],
-                                                                       row.get("retriever"))] = row
+        by_group.setdefault(str(row["group"]), {})[
+            configuration_name(row["strategy"], row["corpus_model"], row.get("retriever"))
+        ] = row
     groups = sorted(by_group, key=lambda g: (-max(int(r["n_questions"]) for r in by_group[g].values()), g))
     if dimension == "evidence_length":  # shortest evidence first: the chunk sizes that serve it read in order
         groups.sort(key=bucket_order)
-    head = ["<th scope='col'>" + esc(dimension_label(dimension)) + "</th>", "<th scope='col'>questions</th>",
-            f"<th scope='col'>first by {esc(_metric_info(rank_metric)[0])}</th>"]
+    head = [
+        "<th scope='col'>" + esc(dimension_label(dimension)) + "</th>",
+        "<th scope='col'>questions</th>",
+        f"<th scope='col'>first by {esc(_metric_info(rank_metric)[0])}</th>",
+    ]
     head += [f"<th scope='col'>{names[name]}</th>" for name in order]
     body = []
     for group in groups:
@@ -87,13 +103,18 @@ def _table(rows: Sequence[Mapping[str, Any]], dimension: str, metric: str, order
         for name in order:
             cell_row = row_cells.get(name)
             lead = " lead" if leader is not None and name == leader.best and metric == "rank" else ""
-            tds.append(f"<td class='num{lead}'>" + (_cell(cell_row.get(column), kind, cell_row.get("n_questions"))
-                                                     if cell_row is not None else "–") + "</td>")
+            tds.append(
+                f"<td class='num{lead}'>"
+                + (_cell(cell_row.get(column), kind, cell_row.get("n_questions")) if cell_row is not None else "–")
+                + "</td>"
+            )
         body.append(f"<tr class='{'small' if small else ''}'>" + "".join(tds) + "</tr>")
-    return (f"<div class='scroll' data-dimension='{esc(dimension)}' data-metric='{esc(metric)}'>"
-            f"<table id='groups-{esc(dimension)}-{esc(metric)}'><caption>{esc(label)} per "
-            f"{esc(dimension_label(dimension))}</caption><thead><tr>{''.join(head)}</tr></thead>"
-            f"<tbody>{''.join(body)}</tbody></table></div>")
+    return (
+        f"<div class='scroll' data-dimension='{esc(dimension)}' data-metric='{esc(metric)}'>"
+        f"<table id='groups-{esc(dimension)}-{esc(metric)}'><caption>{esc(label)} per "
+        f"{esc(dimension_label(dimension))}</caption><thead><tr>{''.join(head)}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
 
 
 def render_by_group(data: ReportData) -> str:
@@ -107,14 +128,18 @@ def render_by_group(data: ReportData) -> str:
     names = {name: label_html(str(r["key"]), labels[name]) for name, r in zip(order, board)}
     rank_metric = str(cells["rank_metric"].iloc[0])
     metric_label = _metric_info(rank_metric)[0]
-    metrics = ["rank", *(m for m in SECTION_METRICS if m != rank_metric and m in cells.columns
-                         and cells[m].notna().any())]
+    metrics = [
+        "rank",
+        *(m for m in SECTION_METRICS if m != rank_metric and m in cells.columns and cells[m].notna().any()),
+    ]
     dimensions = [d for d in DIMENSIONS if (cells["dimension"] == d).any()]
     dimensions += sorted(d for d in set(cells["dimension"]) if str(d).startswith(LABEL_PREFIX))
     options = "".join(f"<option value='{esc(d)}'>{esc(dimension_label(d))}</option>" for d in dimensions)
     metric_options = "".join(
         f"<option value='{esc(m)}'>{esc(metric_label if m == 'rank' else _metric_info(m)[0])}"
-        f"{' (ranking metric)' if m == 'rank' else ''}</option>" for m in metrics)
+        f"{' (ranking metric)' if m == 'rank' else ''}</option>"
+        for m in metrics
+    )
     parts = [
         "<div id='by-group'>",
         "<p class='note'>The leaderboard's means over the questions of each group, per configuration (its latest "
@@ -129,8 +154,10 @@ def render_by_group(data: ReportData) -> str:
     for i, dimension in enumerate(dimensions):
         leaders = {g.group: g for g in group_leaders(cells, order, dimension)}
         sentence = ranking_difference(cells, order, dimension, rank_metric, labels)
-        parts.append(f"<div data-dimension='{esc(dimension)}'{'' if i == 0 else ' hidden'}>"
-                     f"<p class='group-sentence' id='groups-{esc(dimension)}-sentence'>{esc(sentence)}</p>")
+        parts.append(
+            f"<div data-dimension='{esc(dimension)}'{'' if i == 0 else ' hidden'}>"
+            f"<p class='group-sentence' id='groups-{esc(dimension)}-sentence'>{esc(sentence)}</p>"
+        )
         rows = cells[cells["dimension"] == dimension].to_dict("records")  # once per dimension, for every metric
         for j, metric in enumerate(metrics):
             table = _table(rows, dimension, metric, order, leaders, rank_metric, names)
@@ -138,7 +165,9 @@ def render_by_group(data: ReportData) -> str:
                 table = table.replace("<div class='scroll' ", "<div class='scroll' hidden ", 1)
             parts.append(table)
         parts.append("</div>")
-    parts.append(f"<p class='note'>Ranking metric: {esc(metric_label)} ({esc(rank_metric)}); "
-                 "the first column names the configuration with the highest mean in the group (ties go to the "
-                 "better overall rank).</p></div>")
+    parts.append(
+        f"<p class='note'>Ranking metric: {esc(metric_label)} ({esc(rank_metric)}); "
+        "the first column names the configuration with the highest mean in the group (ties go to the "
+        "better overall rank).</p></div>"
+    )
     return "".join(parts)

@@ -49,8 +49,9 @@ def metric_by_name() -> dict[str, Metric]:
 
 #: the KPIs of the managerial report, in display order (shown when present): the budgeted metrics first (the
 #: default ranking metric's family), then the rest in the list's order
-KPI_METRICS: tuple[str, ...] = tuple(m.run_name for m in sorted(CATALOG.shown_in_order("kpis"),
-                                                                 key=lambda m: m.group != "budget"))
+KPI_METRICS: tuple[str, ...] = tuple(
+    m.run_name for m in sorted(CATALOG.shown_in_order("kpis"), key=lambda m: m.group != "budget")
+)
 
 #: optional column name alternatives (first present wins)
 GENERATED_ANSWER = ("generated_answer", "answer")
@@ -234,7 +235,7 @@ def run_settings(provenance: Mapping[str, Any] | None, row: Mapping[str, Any] | 
 
 
 def context_source_label(sources: Any) -> str | None:
-    """"llm" / "headings" / "headings_fallback, llm" from a {source: count} mapping (None when absent)."""
+    """ "llm" / "headings" / "headings_fallback, llm" from a {source: count} mapping (None when absent)."""
     if not isinstance(sources, Mapping) or not sources:
         return None
     return ", ".join(sorted(str(k) for k, n in sources.items() if n))
@@ -263,14 +264,14 @@ def text(raw: Any) -> str:
     return "–" if missing(raw) else str(raw)
 
 
-
-
-
-
 def question_counts(row: Mapping[str, Any]) -> str:
-    """"N scored (M judge-only, not scored without an LLM)": how every view counts a run's questions (a board
+    """ "N scored (M judge-only, not scored without an LLM)": how every view counts a run's questions (a board
     row: ``n_questions``, ``n_judge_only``, ``n_documents_only``, ``n_judged``)."""
     from chunkbench_core.wording import scored_counts
 
-    return scored_counts(number(row.get("n_questions")) or 0, number(row.get("n_judge_only")) or 0,
-                         number(row.get("n_documents_only")) or 0, judged=bool(number(row.get("n_judged"))))
+    return scored_counts(
+        number(row.get("n_questions")) or 0,
+        number(row.get("n_judge_only")) or 0,
+        number(row.get("n_documents_only")) or 0,
+        judged=bool(number(row.get("n_judged"))),
+    )

@@ -82,11 +82,13 @@ def leaderboard_question_rows(results: ResultsDB) -> int:
     """About how many question rows the leaderboard's runs hold (read from its counts, before the rows are): whether
     the comparison and the reports will take long enough to report progress."""
     try:
-        frame = results.query("SELECT coalesce(sum(coalesce(n_questions, 0) + coalesce(n_judge_only, 0)), 0) AS n "
-                              "FROM leaderboard")
+        frame = results.query(
+            "SELECT coalesce(sum(coalesce(n_questions, 0) + coalesce(n_judge_only, 0)), 0) AS n FROM leaderboard"
+        )
         return int(frame["n"].iloc[0])
     except Exception:  # noqa: BLE001 - only decides whether progress lines are printed
         return 0
+
 
 @dataclass
 class ReportData:
@@ -117,7 +119,9 @@ class ReportData:
 
     @property
     def configurations(self) -> list[str]:
-        return [configuration(r.strategy, r.corpus_model, getattr(r, "retriever", None)) for r in self.board.itertuples()]
+        return [
+            configuration(r.strategy, r.corpus_model, getattr(r, "retriever", None)) for r in self.board.itertuples()
+        ]
 
     def label(self, strategy: str, corpus_model: str) -> str:
         """The strategy's label in the configuration's latest run (e.g. "contextual_retrieval (heading context)")."""
@@ -129,9 +133,11 @@ class ReportData:
         key = ("configuration_label", strategy, corpus_model)
         if key not in self.cache:
             rows = self._board_rows(strategy, corpus_model)
-            self.cache[key] = (str(rows.iloc[0]["label"]) if not rows.empty and "label" in rows.columns else
-                               configuration_label(strategy, corpus_model,
-                                                   self.provenance(str(strategy), str(corpus_model))))
+            self.cache[key] = (
+                str(rows.iloc[0]["label"])
+                if not rows.empty and "label" in rows.columns
+                else configuration_label(strategy, corpus_model, self.provenance(str(strategy), str(corpus_model)))
+            )
         return self.cache[key]
 
     def label_html(self, strategy: Any, corpus_model: Any) -> str:
@@ -139,8 +145,11 @@ class ReportData:
         key = ("label_html", strategy, corpus_model)
         if key not in self.cache:
             rows = self._board_rows(strategy, corpus_model)
-            mark = str(rows.iloc[0]["key"]) if not rows.empty and "key" in rows.columns else \
-                configuration(strategy, corpus_model)
+            mark = (
+                str(rows.iloc[0]["key"])
+                if not rows.empty and "key" in rows.columns
+                else configuration(strategy, corpus_model)
+            )
             self.cache[key] = label_html(mark, self.configuration_label(strategy, corpus_model))
         return self.cache[key]
 
@@ -151,7 +160,9 @@ class ReportData:
         key = ("provenance", strategy, corpus_model)
         if key not in self.cache:
             rows = self._board_rows(strategy, corpus_model)
-            parsed = {} if rows.empty or "provenance" not in rows.columns else parse_json(rows.iloc[0]["provenance"], {})
+            parsed = (
+                {} if rows.empty or "provenance" not in rows.columns else parse_json(rows.iloc[0]["provenance"], {})
+            )
             self.cache[key] = parsed if isinstance(parsed, dict) else {}
         return self.cache[key]
 
@@ -162,7 +173,7 @@ def _ranked_board(results: ResultsDB) -> pd.DataFrame:
     # paired test against it
     # and the leaderboard's ranking, class, verdict, costs and frontier (one story in every view)
     full = results.query(
-        "SELECT m.*, l.rank, l.\"class\", l.tier, l.rank_metric, l.rank_mean, l.rank_ci_low, l.rank_ci_high, "
+        'SELECT m.*, l.rank, l."class", l.tier, l.rank_metric, l.rank_mean, l.rank_ci_low, l.rank_ci_high, '
         "l.verdict, l.margin, l.lower_bound_vs_best, l.questions_to_settle, "
         "l.recommended, l.p_value_adjusted, l.difference_vs_best, l.effect_size, l.n_chunks, l.embedded_tokens, "
         "l.index_seconds, l.index_usd, l.projected_usd, l.cost_usd, l.points, l.storage_bytes, l.on_frontier, l.cost_axis, "
@@ -172,8 +183,9 @@ def _ranked_board(results: ResultsDB) -> pd.DataFrame:
         "AND coalesce(c.strategy || '|' || c.corpus_model, c.configuration) = m.strategy || '|' || m.corpus_model"
     )
     if order.empty or full.empty:
-        return full.iloc[0:0].assign(configuration=pd.Series(dtype=str), label=pd.Series(dtype=str),
-                                     key=pd.Series(dtype=str))
+        return full.iloc[0:0].assign(
+            configuration=pd.Series(dtype=str), label=pd.Series(dtype=str), key=pd.Series(dtype=str)
+        )
     # a run may hold several rows of one configuration (chunk-size sweep variants): the
     # leaderboard's created_at picks the row it ranked
     key = ["experiment_run_id", *CONFIG_KEY]
@@ -186,10 +198,13 @@ def _ranked_board(results: ResultsDB) -> pd.DataFrame:
         board = order.merge(full, on=key, how="left")
     board = board.drop_duplicates(subset=key)
     board = board.sort_values("_rank", kind="stable").drop(columns="_rank").reset_index(drop=True)
-    board["configuration"] = [configuration(r["strategy"], r["corpus_model"], _retriever(r))
-                              for r in board.to_dict("records")]
-    board["strategy_label"] = [strategy_label(s, parse_json(p, {})) for s, p in
-                               zip(board["strategy"], board["provenance"] if "provenance" in board else [None] * len(board))]
+    board["configuration"] = [
+        configuration(r["strategy"], r["corpus_model"], _retriever(r)) for r in board.to_dict("records")
+    ]
+    board["strategy_label"] = [
+        strategy_label(s, parse_json(p, {}))
+        for s, p in zip(board["strategy"], board["provenance"] if "provenance" in board else [None] * len(board))
+    ]
     records = board.to_dict("records")
     board["label"] = [row_label(r) for r in records]
     board["key"] = [row_key(r) for r in records]
@@ -264,38 +279,62 @@ def load_report_data(results: ResultsDB, runs: RunSelection | None = None, ranki
 def _report_data(results: ResultsDB, chosen: RunSelection | None, excluded: dict[str, str]) -> ReportData:
     board = _ranked_board(results)
     runs = results.query(
-        "SELECT * FROM experiment_metrics ORDER BY created_at, experiment_run_id, strategy, corpus_model")
+        "SELECT * FROM experiment_metrics ORDER BY created_at, experiment_run_id, strategy, corpus_model"
+    )
     questions = results.query(
         """SELECT q.* FROM question_results q JOIN leaderboard l USING (experiment_run_id, strategy, corpus_model)
            ORDER BY q.question_set, q.question_id, q.strategy, q.corpus_model"""
     )
     questions = _rows_of_board_rows(questions, board)
-    lengths = results.query("SELECT question_set, question_id, any_value(evidence_length) AS evidence_length "
-                            "FROM question_evidence GROUP BY ALL")
+    lengths = results.query(
+        "SELECT question_set, question_id, any_value(evidence_length) AS evidence_length "
+        "FROM question_evidence GROUP BY ALL"
+    )
     if not questions.empty:  # the evidence length bucket of each question (the breakdowns' evidence_length)
         questions = questions.merge(lengths, on=["question_set", "question_id"], how="left")
     if not questions.empty:  # natural order: q2 before q10
-        order = sorted(range(len(questions)), key=lambda i: (
-            natural_key(questions["question_set"].iat[i]), natural_key(questions["question_id"].iat[i]),
-            str(questions["strategy"].iat[i]), str(questions["corpus_model"].iat[i])))
+        order = sorted(
+            range(len(questions)),
+            key=lambda i: (
+                natural_key(questions["question_set"].iat[i]),
+                natural_key(questions["question_id"].iat[i]),
+                str(questions["strategy"].iat[i]),
+                str(questions["corpus_model"].iat[i]),
+            ),
+        )
         questions = questions.iloc[order].reset_index(drop=True)
     documents = results.query("SELECT * FROM documents ORDER BY document")
     chunk_sizes = restrict_to_run_variant(load_chunk_sizes(results, board), board)
     question_errors = results.query("SELECT * FROM question_errors ORDER BY file, question_id NULLS FIRST, field")
     parse_ceiling = results.query("SELECT * FROM parse_ceiling ORDER BY question_set, document, kind")
-    return ReportData(board=board, runs=runs, questions=questions, documents=documents, chunk_sizes=chunk_sizes,
-                      recommendation=results.recommendation(), diagnostics=results.diagnostics(),
-                      decomposition=results.query("SELECT * FROM variance_decomposition").to_dict("records"),
-                      judge_agreement=results.query("SELECT * FROM judge_agreement ORDER BY configuration")
-                      .to_dict("records"),
-                      question_errors=question_errors, parse_ceiling=parse_ceiling, scope=chosen,
-                      excluded_runs=excluded)
+    return ReportData(
+        board=board,
+        runs=runs,
+        questions=questions,
+        documents=documents,
+        chunk_sizes=chunk_sizes,
+        recommendation=results.recommendation(),
+        diagnostics=results.diagnostics(),
+        decomposition=results.query("SELECT * FROM variance_decomposition").to_dict("records"),
+        judge_agreement=results.query("SELECT * FROM judge_agreement ORDER BY configuration").to_dict("records"),
+        question_errors=question_errors,
+        parse_ceiling=parse_ceiling,
+        scope=chosen,
+        excluded_runs=excluded,
+    )
 
 
 def load_chunk_sizes(results: ResultsDB, board: pd.DataFrame) -> pd.DataFrame:
     """Token count and characters of every chunk of the build each board run retrieved from."""
-    builds = pd.DataFrame(sorted({(str(r["strategy"]), str(r["corpus_model"]), run_build(r.get("provenance")) or "")
-                                  for r in board.to_dict("records")}), columns=["strategy", "corpus_model", "build"])
+    builds = pd.DataFrame(
+        sorted(
+            {
+                (str(r["strategy"]), str(r["corpus_model"]), run_build(r.get("provenance")) or "")
+                for r in board.to_dict("records")
+            }
+        ),
+        columns=["strategy", "corpus_model", "build"],
+    )
     con = results.connect()
     try:
         con.register("board_builds", builds)
@@ -314,12 +353,24 @@ def load_chunks(results: ResultsDB, wanted: Iterable[tuple[str, ...]]) -> pd.Dat
     build ('' for the rows written before builds were kept), (strategy, corpus_model, chunk_id) in the latest
     build of the collection."""
     wanted = set(wanted)
-    exact = pd.DataFrame(sorted(w for w in wanted if len(w) == 4),
-                         columns=["strategy", "corpus_model", "chunk_id", "build"])
+    exact = pd.DataFrame(
+        sorted(w for w in wanted if len(w) == 4), columns=["strategy", "corpus_model", "chunk_id", "build"]
+    )
     current = pd.DataFrame(sorted(w for w in wanted if len(w) == 3), columns=["strategy", "corpus_model", "chunk_id"])
     if exact.empty and current.empty:
-        return pd.DataFrame(columns=["strategy", "corpus_model", "chunk_id", "document", "start_offset",
-                                     "end_offset", "text", "parent_id", "build"])
+        return pd.DataFrame(
+            columns=[
+                "strategy",
+                "corpus_model",
+                "chunk_id",
+                "document",
+                "start_offset",
+                "end_offset",
+                "text",
+                "parent_id",
+                "build",
+            ]
+        )
     con = results.connect()
     try:
         con.register("wanted_builds", exact)

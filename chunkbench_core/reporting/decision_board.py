@@ -101,9 +101,14 @@ def assign_batches(rows: list[dict[str, Any]]) -> None:
             row["batch"], row["batchLabel"] = row["run"], row["run"]
             continue
         config = (row["strategy"], row["model"], row["variant"] or "")
-        joins = (current is not None and row["_stamp"] is not None and current["last"] is not None
-                 and row["_stamp"] - current["last"] <= BATCH_GAP and _signature(row) == current["signature"]
-                 and config not in current["configs"])
+        joins = (
+            current is not None
+            and row["_stamp"] is not None
+            and current["last"] is not None
+            and row["_stamp"] - current["last"] <= BATCH_GAP
+            and _signature(row) == current["signature"]
+            and config not in current["configs"]
+        )
         if not joins:
             current = {"id": row["run"], "rows": [], "configs": set(), "signature": _signature(row), "last": None}
         assert current is not None
@@ -148,34 +153,49 @@ def board_payload(data: ReportData) -> dict[str, Any]:
             created = created.to_pydatetime()
         provenance = parse_json(row.get("provenance"), {})
         provenance = provenance if isinstance(provenance, dict) else {}
-        rows.append({
-            "_stamp": created if isinstance(created, datetime) and not pd.isna(created) else None,
-            "_batch": next((provenance[k] for k in BATCH_KEYS if provenance.get(k)), None),
-            "filter": provenance.get("filter_by_document"),
-            "run": str(row.get("experiment_run_id")),
-            "created": created.isoformat(sep=" ", timespec="seconds")
-            if isinstance(created, datetime) and not pd.isna(created) else None,
-            "strategy": str(row["strategy"]), "model": str(row["corpus_model"]),
-            "label": row_label(row), "key": row_key(row),
-            "metrics": {m.name: number(row.get(m.name)) for m in metrics},
-            "n": number(row.get("n_questions")), "failed": number(row.get("n_failed")),
-            "boundary": settings.boundary_model, "prev": settings.neighbor_prev, "next": settings.neighbor_next,
-            "badge": settings.neighbor_badge, "topK": settings.top_k,
-            "chunkSize": settings.chunk_size if isinstance(settings.chunk_size, (int, float, str)) else None,
-            "questionSet": settings.question_set_hash, "questionSetName": question_set_label(provenance),
-            "variant": settings.variant,
-            "corpus": settings.corpus_fingerprint, "settings": settings.settings_fingerprint,
-            "context": settings.context_source,
-        })
+        rows.append(
+            {
+                "_stamp": created if isinstance(created, datetime) and not pd.isna(created) else None,
+                "_batch": next((provenance[k] for k in BATCH_KEYS if provenance.get(k)), None),
+                "filter": provenance.get("filter_by_document"),
+                "run": str(row.get("experiment_run_id")),
+                "created": created.isoformat(sep=" ", timespec="seconds")
+                if isinstance(created, datetime) and not pd.isna(created)
+                else None,
+                "strategy": str(row["strategy"]),
+                "model": str(row["corpus_model"]),
+                "label": row_label(row),
+                "key": row_key(row),
+                "metrics": {m.name: number(row.get(m.name)) for m in metrics},
+                "n": number(row.get("n_questions")),
+                "failed": number(row.get("n_failed")),
+                "boundary": settings.boundary_model,
+                "prev": settings.neighbor_prev,
+                "next": settings.neighbor_next,
+                "badge": settings.neighbor_badge,
+                "topK": settings.top_k,
+                "chunkSize": settings.chunk_size if isinstance(settings.chunk_size, (int, float, str)) else None,
+                "questionSet": settings.question_set_hash,
+                "questionSetName": question_set_label(provenance),
+                "variant": settings.variant,
+                "corpus": settings.corpus_fingerprint,
+                "settings": settings.settings_fingerprint,
+                "context": settings.context_source,
+            }
+        )
     assign_batches(rows)
     for row in rows:
         for private in ("_stamp", "_batch", "filter"):
             row.pop(private)
     rank_metric = str((data.recommendation or {}).get("rank_metric") or "")
     ordered = sorted(metrics, key=lambda m: m.name != rank_metric)  # the ranking metric first: the default pick
-    return {"rows": rows, "colors": configuration_colors(data, rows),
-            "metrics": [{"name": m.name, "label": m.label, "kind": m.kind, "higherIsBetter": m.higher_is_better}
-                        for m in ordered]}
+    return {
+        "rows": rows,
+        "colors": configuration_colors(data, rows),
+        "metrics": [
+            {"name": m.name, "label": m.label, "kind": m.kind, "higherIsBetter": m.higher_is_better} for m in ordered
+        ],
+    }
 
 
 #: how the page script keys a configuration (strategy, corpus model, variant)
@@ -185,6 +205,7 @@ KEY_SEPARATOR = "\u001f"
 def configuration_colors(data: ReportData, rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """The trend chart's colour of each configuration: the leaderboard's order first (the colours of the
     managerial report's plots), then every other configuration of the board in name order."""
+
     def key(strategy: Any, model: Any, variant: Any) -> str:
         return KEY_SEPARATOR.join((str(strategy), str(model), str(variant or "")))
 
@@ -213,16 +234,20 @@ def _set_aside(data: ReportData) -> str:
         created_text = "–" if created is None or pd.isna(created) else pd.Timestamp(created).strftime("%Y-%m-%d %H:%M")
         value = number(row.get(column))
         run = str(row.get("experiment_run_id"))
-        rows.append(f"<tr class='set-aside' data-run='{esc(run)}'><td class='struck'>{esc(run)}</td>"
-                    f"<td class='struck'>{esc(row_label(row))}</td><td class='struck'>{esc(created_text)}</td>"
-                    f"<td class='struck num'>{'–' if value is None else f'{value:.3f}'}</td>"
-                    f"<td class='reason'>{esc(data.excluded_runs[run])}</td></tr>")
-    return ("<section id='set-aside' aria-labelledby='set-aside-title'><h3 id='set-aside-title'>Set aside for good</h3>"
-            "<p class='note'>Excluded with <code>chunkbench runs exclude</code>: left out of the leaderboard, the "
-            "comparison, the reports and every view of this board; nothing was deleted. "
-            "<code>chunkbench runs include RUN_ID</code> brings one back.</p><div class='scroll'><table>"
-            f"<thead><tr><th>experiment run id</th><th>configuration</th><th>created</th><th>{esc(column)}</th>"
-            "<th>reason</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div></section>")
+        rows.append(
+            f"<tr class='set-aside' data-run='{esc(run)}'><td class='struck'>{esc(run)}</td>"
+            f"<td class='struck'>{esc(row_label(row))}</td><td class='struck'>{esc(created_text)}</td>"
+            f"<td class='struck num'>{'–' if value is None else f'{value:.3f}'}</td>"
+            f"<td class='reason'>{esc(data.excluded_runs[run])}</td></tr>"
+        )
+    return (
+        "<section id='set-aside' aria-labelledby='set-aside-title'><h3 id='set-aside-title'>Set aside for good</h3>"
+        "<p class='note'>Excluded with <code>chunkbench runs exclude</code>: left out of the leaderboard, the "
+        "comparison, the reports and every view of this board; nothing was deleted. "
+        "<code>chunkbench runs include RUN_ID</code> brings one back.</p><div class='scroll'><table>"
+        f"<thead><tr><th>experiment run id</th><th>configuration</th><th>created</th><th>{esc(column)}</th>"
+        "<th>reason</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div></section>"
+    )
 
 
 def _set_aside_count(data: ReportData) -> str:
@@ -240,33 +265,47 @@ def _recommendation_banner(data: ReportData) -> str:
 
     which = "latest runs" if data.scope is None else "these runs"
     steady = stability_text(rec)
-    undecided = ("" if missing(rec.get("decided")) or bool(rec.get("decided")) else
-                 " <strong>Not decided yet:</strong> these questions cannot settle the choice (see the warnings of "
-                 "the managerial report).")
-    return (f"<div class='recommendation' id='board-recommendation'><p><strong>Recommended ({which}):</strong> "
-            f"{data.label_html(rec['strategy'], rec['corpus_model'])}, by {esc(rec['rank_metric'])} "
-            f"({esc(rec['metric_definition'])}) and the rule: {esc(rec['rule_text'])}"
-            + (f"; {esc(steady)}" if steady else "") + f". {esc(rec['reason'])}{undecided}</p>"
-            "<p class='note'>The metric picker starts on the ranking metric; the board's \"best\" marks are per "
-            "metric and per pick, not the recommendation.</p></div>")
+    undecided = (
+        ""
+        if missing(rec.get("decided")) or bool(rec.get("decided"))
+        else " <strong>Not decided yet:</strong> these questions cannot settle the choice (see the warnings of "
+        "the managerial report)."
+    )
+    return (
+        f"<div class='recommendation' id='board-recommendation'><p><strong>Recommended ({which}):</strong> "
+        f"{data.label_html(rec['strategy'], rec['corpus_model'])}, by {esc(rec['rank_metric'])} "
+        f"({esc(rec['metric_definition'])}) and the rule: {esc(rec['rule_text'])}"
+        + (f"; {esc(steady)}" if steady else "")
+        + f". {esc(rec['reason'])}{undecided}</p>"
+        "<p class='note'>The metric picker starts on the ranking metric; the board's \"best\" marks are per "
+        "metric and per pick, not the recommendation.</p></div>"
+    )
 
 
 def render_decision_board(data: ReportData, links: Sequence[tuple[str, str]], current: str) -> str:
     payload = board_payload(data)
     n_batches = len({r["batch"] for r in payload["rows"]})
     n_runs = len({r["run"] for r in payload["rows"]})
-    body = [nav(links, current), "<h1>chunkbench decision board</h1>",
-            f"<p class='meta'>Generated {esc(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))} · {plural(n_batches, 'run')} "
-            f"made of {plural(n_runs, 'experiment run id')} · {plural(len(payload['rows']), 'configuration result')} · "
-            "every run kept "
-            f"in the results{_set_aside_count(data)}.</p>", scope_banner(data)]
+    body = [
+        nav(links, current),
+        "<h1>chunkbench decision board</h1>",
+        f"<p class='meta'>Generated {esc(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))} · {plural(n_batches, 'run')} "
+        f"made of {plural(n_runs, 'experiment run id')} · {plural(len(payload['rows']), 'configuration result')} · "
+        "every run kept "
+        f"in the results{_set_aside_count(data)}.</p>",
+        scope_banner(data),
+    ]
     if not payload["rows"]:
-        body.append("<p>No experiment has run yet.</p>" if data.runs.empty else
-                    "<p>Every run is set aside.</p>")
+        body.append("<p>No experiment has run yet.</p>" if data.runs.empty else "<p>Every run is set aside.</p>")
         body.append(_set_aside(data))
         return page("chunkbench decision board", "".join(body), css=stylesheet("board.css"))
     body.append(_recommendation_banner(data))
     run_list = '<div class="scroll"><table id="run-list"></table></div>'
     body.append(BOARD_HTML.replace(run_list, run_list + _set_aside(data), 1))
-    return page("chunkbench decision board", "".join(body), css=stylesheet("board.css"), scripts=scripts("board.js"),
-                data=json_script("board-data", payload))
+    return page(
+        "chunkbench decision board",
+        "".join(body),
+        css=stylesheet("board.css"),
+        scripts=scripts("board.js"),
+        data=json_script("board-data", payload),
+    )

@@ -119,8 +119,7 @@ def script_hash(source: str) -> str:
 def png_img(png: bytes, element_id: str, alt: str, css_class: str = "plot") -> str:
     """An ``<img>`` with the PNG inlined as a data URI."""
     data = base64.b64encode(png).decode("ascii")
-    return (f'<img id="{esc(element_id)}" class="{esc(css_class)}" alt="{esc(alt)}" '
-            f'src="data:image/png;base64,{data}">')
+    return f'<img id="{esc(element_id)}" class="{esc(css_class)}" alt="{esc(alt)}" src="data:image/png;base64,{data}">'
 
 
 def _attr(name: str, value: str) -> str:
@@ -155,13 +154,20 @@ def table(
     parts = [f"<table{_attr('id', element_id)}>"]
     if caption:
         parts.append(f"<caption>{esc(caption)}</caption>")
-    parts.append("<thead><tr>" + "".join(f'<th scope="col">{h if raw_headers else esc(h)}</th>' for h in headers)
-                 + "</tr></thead><tbody>")
+    parts.append(
+        "<thead><tr>"
+        + "".join(f'<th scope="col">{h if raw_headers else esc(h)}</th>' for h in headers)
+        + "</tr></thead><tbody>"
+    )
     for i, row in enumerate(rows):
         css = row_classes[i] if row_classes is not None and i < len(row_classes) else ""
-        parts.append(f"<tr{_attr('class', css)}>" + "".join(
-            f'<td class="num">{cell}</td>' if numeric[j] else f"<td>{cell}</td>" for j, cell in enumerate(row)
-        ) + "</tr>")
+        parts.append(
+            f"<tr{_attr('class', css)}>"
+            + "".join(
+                f'<td class="num">{cell}</td>' if numeric[j] else f"<td>{cell}</td>" for j, cell in enumerate(row)
+            )
+            + "</tr>"
+        )
     parts.append("</tbody></table>")
     return scroll_box("".join(parts), caption or element_id.replace("-", " "))
 
@@ -187,8 +193,9 @@ def page(title: str, body: str, *, css: str, scripts: Sequence[str] = (), data: 
     return "".join(page_parts(title, body, css=css, scripts=scripts, data=data))
 
 
-def page_parts(title: str, body: str, *, css: str, scripts: Sequence[str] = (),
-               data: str | Iterable[str] = "") -> Iterator[str]:
+def page_parts(
+    title: str, body: str, *, css: str, scripts: Sequence[str] = (), data: str | Iterable[str] = ""
+) -> Iterator[str]:
     """A complete self-contained HTML document, in pieces (written as they come: a report's data can be
     tens of MB).
 
@@ -200,13 +207,17 @@ def page_parts(title: str, body: str, *, css: str, scripts: Sequence[str] = (),
     if any("</script" in s.lower() for s in scripts):
         raise ValueError("an inline script must not contain '</script'")
     hashes = " ".join(script_hash(s) for s in scripts) or "'none'"
-    policy = (f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src {hashes}; "
-              "base-uri 'none'; form-action 'none'")
+    policy = (
+        f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src {hashes}; "
+        "base-uri 'none'; form-action 'none'"
+    )
     script_tags = "".join(f"<script>{s}</script>" for s in scripts)
-    yield ("<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
-           f'<meta http-equiv="Content-Security-Policy" content="{esc(policy)}">'
-           "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-           f"<title>{esc(title)}</title><style>{css}</style></head><body>")
+    yield (
+        "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
+        f'<meta http-equiv="Content-Security-Policy" content="{esc(policy)}">'
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>{esc(title)}</title><style>{css}</style></head><body>"
+    )
     yield body
     if isinstance(data, str):
         yield data

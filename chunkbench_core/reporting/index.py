@@ -110,25 +110,37 @@ def _links(benchmark: str, report_set: ReportSet) -> str:
 
 def render_index(benchmarks: Sequence[BenchmarkReports]) -> str:
     """The front page: one section per benchmark, its latest reports first, then each chosen run's."""
-    body = ["<h1>chunkbench reports</h1>",
-            "<p class='meta'>Every benchmark of this chunkbench home with its reports. A benchmark's reports show "
-            "the latest run of each configuration; a chosen run's reports show that run alone.</p>"]
+    body = [
+        "<h1>chunkbench reports</h1>",
+        "<p class='meta'>Every benchmark of this chunkbench home with its reports. A benchmark's reports show "
+        "the latest run of each configuration; a chosen run's reports show that run alone.</p>",
+    ]
     if not benchmarks:
-        body.append("<p id='no-reports'>No report has been written yet. Run <code>chunkbench run</code>, or "
-                    "materialize <code>benchmark_report</code> in the Dagster UI, then reload this page.</p>")
+        body.append(
+            "<p id='no-reports'>No report has been written yet. Run <code>chunkbench run</code>, or "
+            "materialize <code>benchmark_report</code> in the Dagster UI, then reload this page.</p>"
+        )
     for bench in benchmarks:
-        body.append(f"<section class='benchmark' id='benchmark-{esc(bench.name)}' data-benchmark='{esc(bench.name)}'>"
-                    f"<h2>{esc(bench.name)}</h2>")
+        body.append(
+            f"<section class='benchmark' id='benchmark-{esc(bench.name)}' data-benchmark='{esc(bench.name)}'>"
+            f"<h2>{esc(bench.name)}</h2>"
+        )
         if bench.latest is not None:
-            body.append(f"<p class='latest'>{_links(bench.name, bench.latest)} "
-                        f"<span class='note'>{esc(_when(bench.latest.written))}</span></p>")
+            body.append(
+                f"<p class='latest'>{_links(bench.name, bench.latest)} "
+                f"<span class='note'>{esc(_when(bench.latest.written))}</span></p>"
+            )
         else:
             body.append("<p class='note'>No reports of the latest runs yet.</p>")
         if bench.runs:
-            items = "".join(f"<li><strong>{esc(r.folder.removeprefix(RUNS + '/'))}</strong>: "
-                            f"{_links(bench.name, r)} <span class='note'>{esc(_when(r.written))}</span></li>"
-                            for r in bench.runs)
-            body.append(f"<details><summary>Reports of chosen runs ({esc(plural(len(bench.runs), 'run'))})"
-                        f"</summary><ul class='runs'>{items}</ul></details>")
+            items = "".join(
+                f"<li><strong>{esc(r.folder.removeprefix(RUNS + '/'))}</strong>: "
+                f"{_links(bench.name, r)} <span class='note'>{esc(_when(r.written))}</span></li>"
+                for r in bench.runs
+            )
+            body.append(
+                f"<details><summary>Reports of chosen runs ({esc(plural(len(bench.runs), 'run'))})"
+                f"</summary><ul class='runs'>{items}</ul></details>"
+            )
         body.append("</section>")
     return page("chunkbench reports", "".join(body), css=CSS)

@@ -68,7 +68,8 @@ class ChunkTable:
             self.by_key.setdefault(key, []).append(row)
             if isinstance(row.get("text"), str) and number(row.get("start_offset")) is not None:
                 self.by_span.setdefault(
-                    (str(row["document"]), int(row["start_offset"]), int(row["end_offset"])), row["text"])
+                    (str(row["document"]), int(row["start_offset"]), int(row["end_offset"])), row["text"]
+                )
 
     def row(self, key: Key, span: tuple[str, int, int] | None) -> dict[str, Any] | None:
         rows = self.by_key.get(key, [])
@@ -89,9 +90,13 @@ class ChunkTable:
         text = row.get("text") if row is not None else None
         if not isinstance(text, str) and span is not None:
             text = self.by_span.get(span)
-        entry: dict[str, Any] = {"id": key[2], "doc": span[0] if span else None,
-                                 "start": span[1] if span else None, "end": span[2] if span else None,
-                                 "text": text if isinstance(text, str) else None}
+        entry: dict[str, Any] = {
+            "id": key[2],
+            "doc": span[0] if span else None,
+            "start": span[1] if span else None,
+            "end": span[2] if span else None,
+            "text": text if isinstance(text, str) else None,
+        }
         if row is not None:
             if not missing(row.get("parent_id")):
                 entry["parent"] = str(row["parent_id"])
@@ -103,8 +108,9 @@ class ChunkTable:
         return self._index[marker]
 
 
-def evidence_ranges(span: tuple[str, int, int] | None, text: str | None,
-                    references: Iterable[tuple[str, int, int]]) -> tuple[list[list[int]], int]:
+def evidence_ranges(
+    span: tuple[str, int, int] | None, text: str | None, references: Iterable[tuple[str, int, int]]
+) -> tuple[list[list[int]], int]:
     """Evidence inside a chunk: ranges relative to its text (merged) and the evidence character count.
 
     Ranges are only given when the text length matches the span (the offsets describe the text).
@@ -112,8 +118,9 @@ def evidence_ranges(span: tuple[str, int, int] | None, text: str | None,
     if span is None:
         return [], 0
     document, start, end = span
-    parts = sorted((max(start, s), min(end, e)) for d, s, e in references
-                   if d == document and min(end, e) > max(start, s))
+    parts = sorted(
+        (max(start, s), min(end, e)) for d, s, e in references if d == document and min(end, e) > max(start, s)
+    )
     merged: list[list[int]] = []
     for s, e in parts:
         if merged and s <= merged[-1][1]:
@@ -135,8 +142,15 @@ def _located(row: Mapping[str, Any]) -> list[dict[str, Any]]:
     out = []
     for r in _records(row.get("references")):
         if r.get("located_by") and _span(r) is not None:
-            out.append({"doc": str(r["document"]), "start": int(r["start"]), "end": int(r["end"]),
-                        "by": str(r["located_by"]), "score": number(r.get("score"))})
+            out.append(
+                {
+                    "doc": str(r["document"]),
+                    "start": int(r["start"]),
+                    "end": int(r["end"]),
+                    "by": str(r["located_by"]),
+                    "score": number(r.get("score")),
+                }
+            )
     return out
 
 
@@ -155,8 +169,11 @@ def _wanted_keys(questions: pd.DataFrame) -> set[tuple[str, str, str, str]]:
     """(strategy, corpus_model, chunk_id, build) of every chunk the question rows name, in the build each
     row retrieved from (so an old run shows its own chunks after the collection was rebuilt)."""
     wanted: set[tuple[str, str, str, str]] = set()
-    columns = [c for c in ("strategy", "corpus_model", "build", "retrieved", "expanded", "expansion_tree")
-               if c in questions.columns]
+    columns = [
+        c
+        for c in ("strategy", "corpus_model", "build", "retrieved", "expanded", "expansion_tree")
+        if c in questions.columns
+    ]
     for row in _row_slices(questions[columns]):
         strategy, model, build = str(row["strategy"]), str(row["corpus_model"]), _build(row)
         for column in ("retrieved", "expanded"):
@@ -168,8 +185,12 @@ def _wanted_keys(questions: pd.DataFrame) -> set[tuple[str, str, str, str]]:
         for node in tree if isinstance(tree, list) else []:
             if not isinstance(node, dict):
                 continue
-            for item in [node.get("hit"), node.get("parent"), *(node.get("neighbors_prev") or []),
-                         *(node.get("neighbors_next") or [])]:
+            for item in [
+                node.get("hit"),
+                node.get("parent"),
+                *(node.get("neighbors_prev") or []),
+                *(node.get("neighbors_next") or []),
+            ]:
                 cid = _node_id(item)
                 if cid is not None:
                     wanted.add((strategy, model, cid, build))
@@ -183,16 +204,25 @@ def load_chunk_table(results: ResultsDB | None, questions: pd.DataFrame) -> Chun
     wanted = _wanted_keys(questions)
     rows = load_chunks(results, wanted)
     table.add_rows(rows)
-    parents = {(str(r["strategy"]), str(r["corpus_model"]), str(r["parent_id"]), _build(r))
-               for r in rows.to_dict("records") if not missing(r.get("parent_id"))} - wanted
+    parents = {
+        (str(r["strategy"]), str(r["corpus_model"]), str(r["parent_id"]), _build(r))
+        for r in rows.to_dict("records")
+        if not missing(r.get("parent_id"))
+    } - wanted
     if parents:
         table.add_rows(load_chunks(results, parents))
     return table
 
 
-def _chunk_refs(records: list[dict[str, Any]], strategy: str, model: str, table: ChunkTable,
-                references: list[tuple[str, int, int]], default_role: str,
-                located: list[tuple[str, int, int]] | None = None) -> list[dict[str, Any]]:
+def _chunk_refs(
+    records: list[dict[str, Any]],
+    strategy: str,
+    model: str,
+    table: ChunkTable,
+    references: list[tuple[str, int, int]],
+    default_role: str,
+    located: list[tuple[str, int, int]] | None = None,
+) -> list[dict[str, Any]]:
     """The chunks of a question's ranking or context, with their evidence; ``located``: the spans among the
     references found by ``questions locate`` (a chunk holding some is marked ``evLocated``)."""
     out = []
@@ -207,16 +237,23 @@ def _chunk_refs(records: list[dict[str, Any]], strategy: str, model: str, table:
         role = r.get("role") or default_role
         if role == "hit" and not count:  # HIT only for a chunk that shares evidence
             role = "retrieved"
-        ref = {"chunk": index, "rank": r.get("rank"), "score": number(r.get("score")),
-               "role": role, "ev": ranges, "evChars": count}
+        ref = {
+            "chunk": index,
+            "rank": r.get("rank"),
+            "score": number(r.get("score")),
+            "role": role,
+            "ev": ranges,
+            "evChars": count,
+        }
         if count and located:  # its evidence is (partly) located, not written by hand: marked apart
             ref["evLocated"] = evidence_ranges(chunk_span, entry["text"], located)[1] > 0
         out.append(ref)
     return out
 
 
-def _tree(raw: Any, strategy: str, model: str, table: ChunkTable,
-          spans: Mapping[str, tuple[str, int, int]]) -> list[dict[str, Any]]:
+def _tree(
+    raw: Any, strategy: str, model: str, table: ChunkTable, spans: Mapping[str, tuple[str, int, int]]
+) -> list[dict[str, Any]]:
     tree = parse_json(raw, [])
     out = []
     for node in tree if isinstance(tree, list) else []:
@@ -227,10 +264,16 @@ def _tree(raw: Any, strategy: str, model: str, table: ChunkTable,
             cid = _node_id(item)
             return None if cid is None else table.entry((strategy, model, cid), spans.get(cid))
 
-        out.append({"hit": ref(node.get("hit")), "rank": node.get("rank"), "score": number(node.get("score")),
-                    "prev": [ref(x) for x in node.get("neighbors_prev") or []],
-                    "next": [ref(x) for x in node.get("neighbors_next") or []],
-                    "parent": ref(node.get("parent")) if node.get("parent") is not None else None})
+        out.append(
+            {
+                "hit": ref(node.get("hit")),
+                "rank": node.get("rank"),
+                "score": number(node.get("score")),
+                "prev": [ref(x) for x in node.get("neighbors_prev") or []],
+                "next": [ref(x) for x in node.get("neighbors_next") or []],
+                "parent": ref(node.get("parent")) if node.get("parent") is not None else None,
+            }
+        )
     return out
 
 
@@ -266,8 +309,10 @@ def group_options(questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for dimension, groups in q["groups"].items():
             for group in groups:
                 counts[(dimension, group)] = counts.get((dimension, group), 0) + 1
-    return [{"dimension": d, "group": g, "n": n}
-            for (d, g), n in sorted(counts.items(), key=lambda item: (DIMENSIONS.index(item[0][0]), item[0][1]))]
+    return [
+        {"dimension": d, "group": g, "n": n}
+        for (d, g), n in sorted(counts.items(), key=lambda item: (DIMENSIONS.index(item[0][0]), item[0][1]))
+    ]
 
 
 ROW_SLICE = 1000  # question rows turned into dicts at a time (all 20,000 at once held hundreds of MB)
@@ -276,7 +321,7 @@ ROW_SLICE = 1000  # question rows turned into dicts at a time (all 20,000 at onc
 def _row_slices(frame: pd.DataFrame, size: int = ROW_SLICE) -> Iterator[dict[str, Any]]:
     """The rows of ``frame`` as dicts, ``size`` rows converted at a time."""
     for begin in range(0, len(frame), size):
-        yield from frame.iloc[begin:begin + size].to_dict("records")
+        yield from frame.iloc[begin : begin + size].to_dict("records")
 
 
 class InspectorStream:
@@ -291,10 +336,17 @@ class InspectorStream:
         for row in data.board.to_dict("records"):
             settings = run_settings(parse_json(row.get("provenance"), {}), row)
             # a board read by load_report_data carries both; a board built by hand gets them here
-            self.configs.append({"key": row.get("key") or row_key(row), "strategy": row["strategy"],
-                                 "model": row["corpus_model"], "label": row.get("label") or row_label(row),
-                                 "run": row.get("experiment_run_id"), "badge": settings.neighbor_badge,
-                                 "boundary": settings.boundary_model})
+            self.configs.append(
+                {
+                    "key": row.get("key") or row_key(row),
+                    "strategy": row["strategy"],
+                    "model": row["corpus_model"],
+                    "label": row.get("label") or row_label(row),
+                    "run": row.get("experiment_run_id"),
+                    "badge": settings.neighbor_badge,
+                    "boundary": settings.boundary_model,
+                }
+            )
         self.config_index = {(c["strategy"], c["model"]): i for i, c in enumerate(self.configs)}
         questions = data.questions
         self.table = load_chunk_table(results, questions)
@@ -313,19 +365,24 @@ class InspectorStream:
 
     def parts(self) -> dict[str, Any]:
         """The members in writing order; a callable is called when its member is reached."""
-        return {"configs": self.configs,
-                "metricLabels": {m.name: m.label for m in self.metric_columns},
-                "metricKinds": {m.name: m.kind for m in self.metric_columns},
-                "results": ObjectStream(self.results()),
-                "questions": lambda: self.questions,
-                "chunks": lambda: self.table.entries,
-                "groupOptions": lambda: group_options(self.questions)}
+        return {
+            "configs": self.configs,
+            "metricLabels": {m.name: m.label for m in self.metric_columns},
+            "metricKinds": {m.name: m.kind for m in self.metric_columns},
+            "results": ObjectStream(self.results()),
+            "questions": lambda: self.questions,
+            "chunks": lambda: self.table.entries,
+            "groupOptions": lambda: group_options(self.questions),
+        }
 
     def results(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """``"<question index>:<configuration index>"`` and what the inspector shows of that question row."""
         questions = self.data.questions
-        tracker = Tracker("report inspector", len(questions), unit="question rows") \
-            if len(questions) >= PROGRESS_ROWS else None
+        tracker = (
+            Tracker("report inspector", len(questions), unit="question rows")
+            if len(questions) >= PROGRESS_ROWS
+            else None
+        )
         for position, row in enumerate(_row_slices(questions)):
             if tracker is not None:
                 tracker.step(position)
@@ -340,9 +397,17 @@ class InspectorStream:
         qkey = (str(row["question_set"]), str(row["question_id"]))
         if qkey not in self._question_index:
             self._question_index[qkey] = len(self.questions)
-            self.questions.append({"set": qkey[0], "id": qkey[1], "text": row.get("question"),
-                                   "category": value(row, "category"), "difficulty": value(row, "difficulty"),
-                                   "expected": None, "groups": question_groups(row)})
+            self.questions.append(
+                {
+                    "set": qkey[0],
+                    "id": qkey[1],
+                    "text": row.get("question"),
+                    "category": value(row, "category"),
+                    "difficulty": value(row, "difficulty"),
+                    "expected": None,
+                    "groups": question_groups(row),
+                }
+            )
         q = self.questions[self._question_index[qkey]]
         if q["expected"] is None and not missing(row.get("expected_answer")):
             q["expected"] = str(row["expected_answer"])
@@ -361,7 +426,9 @@ class InspectorStream:
             judge["hallucination"] = bool(judge["hallucination"])
         answer_column = self.answer_column
         result: dict[str, Any] = {
-            "metrics": {m.name: v for m in self.metric_columns if (v := number(row.get(m.question_column))) is not None},
+            "metrics": {
+                m.name: v for m in self.metric_columns if (v := number(row.get(m.question_column))) is not None
+            },
             "error": value(row, "error"),
             "answer": value(row, answer_column) if answer_column else None,
             "answerError": value(row, "answer_error"),

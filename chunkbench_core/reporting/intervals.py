@@ -11,8 +11,9 @@ from typing import Iterable
 
 import numpy as np
 
-REPORT_CI_NOTE = ("95% intervals computed by the report: percentile bootstrap of the mean over questions "
-                  "(2,000 resamples, seed 0).")
+REPORT_CI_NOTE = (
+    "95% intervals computed by the report: percentile bootstrap of the mean over questions (2,000 resamples, seed 0)."
+)
 
 
 def bootstrap_interval(

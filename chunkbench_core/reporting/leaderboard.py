@@ -28,17 +28,54 @@ FRACTION_COLUMNS = {"rank_mean", "rank_ci_low", "rank_ci_high", "difference_vs_b
 def fractions() -> set[str]:
     """The columns shown as fractions: every registered metric that is one (its run-level name), and the ranks'."""
     return {m.name for m in metrics_catalog(every=True) if m.kind == "fraction"} | FRACTION_COLUMNS
+
+
 WIDTH = 120
 #: the default columns; "metric" stands for the ranking metric's own column
-COMPACT = ("rank", "strategy", "corpus_model", "retriever", "n_questions", "metric", "lower_bound_vs_best", "context_tokens",
-           "query_ms", "projected_usd", "cost_usd", "on_frontier", "verdict")
-HEADERS = {"n_questions": "n", "context_tokens": "tokens", "on_frontier": "frontier", "query_ms": "ms",
-           "projected_usd": "$ index+1k q", "cost_usd": "$ benchmark", "lower_bound_vs_best": "bound"}
+COMPACT = (
+    "rank",
+    "strategy",
+    "corpus_model",
+    "retriever",
+    "n_questions",
+    "metric",
+    "lower_bound_vs_best",
+    "context_tokens",
+    "query_ms",
+    "projected_usd",
+    "cost_usd",
+    "on_frontier",
+    "verdict",
+)
+HEADERS = {
+    "n_questions": "n",
+    "context_tokens": "tokens",
+    "on_frontier": "frontier",
+    "query_ms": "ms",
+    "projected_usd": "$ index+1k q",
+    "cost_usd": "$ benchmark",
+    "lower_bound_vs_best": "bound",
+}
 #: dollar columns (evaluation.cost)
 USD = {"projected_usd", "cost_usd", "index_usd", "query_usd_per_1000", "caption_usd", "answer_usd", "judge_usd"}
-RIGHT = {"rank", "tier", "n_questions", "questions_to_settle", "context_tokens", "query_ms", "index_seconds",
-         "search_seconds", "n_chunks", "embedded_tokens", "points", "storage_bytes", "cold_query_ms",
-         "effect_size", "p_value_vs_best", "p_value_adjusted"} | USD
+RIGHT = {
+    "rank",
+    "tier",
+    "n_questions",
+    "questions_to_settle",
+    "context_tokens",
+    "query_ms",
+    "index_seconds",
+    "search_seconds",
+    "n_chunks",
+    "embedded_tokens",
+    "points",
+    "storage_bytes",
+    "cold_query_ms",
+    "effect_size",
+    "p_value_vs_best",
+    "p_value_adjusted",
+} | USD
 #: dropped first when the table is still too wide (the warm query time is in the reports and ``--wide``); the
 #: frontier never: every view shows it, and a table that still does not fit keeps it and runs past the width
 OPTIONAL = ("cost_usd", "query_ms", "lower_bound_vs_best", "context_tokens")
@@ -60,10 +97,21 @@ def cell(column: str, value: Any) -> str:
     """A value as every text view shows it (``value``: a table cell, of whatever type its column holds)."""
     if _missing(value):
         return "-"
-    if column in ("rank", "tier", "n_questions", "n_chunks", "points", "embedded_tokens", "storage_bytes",
-                  "questions_to_settle"):
-        return f"{int(value):,}" if column in ("embedded_tokens", "storage_bytes", "questions_to_settle") else str(
-            int(value))
+    if column in (
+        "rank",
+        "tier",
+        "n_questions",
+        "n_chunks",
+        "points",
+        "embedded_tokens",
+        "storage_bytes",
+        "questions_to_settle",
+    ):
+        return (
+            f"{int(value):,}"
+            if column in ("embedded_tokens", "storage_bytes", "questions_to_settle")
+            else str(int(value))
+        )
     if column == "margin":
         return f"{float(value):g}"
     if column == "on_frontier" or column == "recommended":
@@ -98,8 +146,9 @@ def rank_metric(board: pd.DataFrame) -> str | None:
 def costs_money(board: pd.DataFrame, columns: Sequence[str] = ("projected_usd", "cost_usd")) -> bool:
     """Whether any configuration of ``board`` has a dollar amount other than zero in ``columns`` (a dollar column of
     zeros is shown nowhere)."""
-    return any(pd.to_numeric(board[c], errors="coerce").fillna(0).abs().sum() > 0
-               for c in columns if c in board.columns)
+    return any(
+        pd.to_numeric(board[c], errors="coerce").fillna(0).abs().sum() > 0 for c in columns if c in board.columns
+    )
 
 
 def _columns(board: pd.DataFrame, wide: bool) -> list[tuple[str, str]]:
@@ -115,8 +164,9 @@ def _columns(board: pd.DataFrame, wide: bool) -> list[tuple[str, str]]:
             out.append((metric or "rank_mean", source))
         elif column in USD and not costs_money(board, (column,)):
             continue  # nothing costs money here (the cost that decides is then the context tokens): no zeros
-        elif column == "retriever" and ("retriever" not in board.columns
-                                        or set(board["retriever"].fillna("dense")) <= {"dense"}):
+        elif column == "retriever" and (
+            "retriever" not in board.columns or set(board["retriever"].fillna("dense")) <= {"dense"}
+        ):
             continue  # one retriever compared (dense, as every run before retrievers): nothing to tell apart
         elif column == "strategy" and "strategy_label" in board.columns:
             out.append(("strategy", "strategy_label"))  # contextual_retrieval without an LLM: heading context
@@ -126,28 +176,39 @@ def _columns(board: pd.DataFrame, wide: bool) -> list[tuple[str, str]]:
 
 
 def _render(board: pd.DataFrame, columns: list[tuple[str, str]], gap: int) -> list[str]:
-    rows = [[short_verdict(cell(source, r[source])) if source == "verdict" else cell(source, r[source])
-             for _, source in columns] for _, r in board.iterrows()]
+    rows = [
+        [
+            short_verdict(cell(source, r[source])) if source == "verdict" else cell(source, r[source])
+            for _, source in columns
+        ]
+        for _, r in board.iterrows()
+    ]
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, (h, _) in enumerate(columns)]
 
     def line(cells: list[str]) -> str:
         right = RIGHT | fractions()
-        return (" " * gap).join(c.rjust(w) if source in right else c.ljust(w)
-                                for c, w, (_, source) in zip(cells, widths, columns)).rstrip()
+        return (
+            (" " * gap)
+            .join(c.rjust(w) if source in right else c.ljust(w) for c, w, (_, source) in zip(cells, widths, columns))
+            .rstrip()
+        )
 
     return [line([h for h, _ in columns]), line(["-" * w for w in widths]), *(line(r) for r in rows)]
 
 
-def format_table(board: pd.DataFrame, recommendation: Mapping[str, Any] | None = None, wide: bool = False,
-                 width: int = WIDTH) -> str:
+def format_table(
+    board: pd.DataFrame, recommendation: Mapping[str, Any] | None = None, wide: bool = False, width: int = WIDTH
+) -> str:
     """The leaderboard as plain text; fits ``width`` columns unless ``wide``."""
     if board.empty:
         return "(the leaderboard is empty: no experiment has run yet)"
     columns = _columns(board, wide)
     lines = _render(board, columns, 2)
     if not wide:
-        for gap_columns in (columns, *(
-                [c for c in columns if c[1] not in OPTIONAL[: k + 1]] for k in range(len(OPTIONAL)))):
+        for gap_columns in (
+            columns,
+            *([c for c in columns if c[1] not in OPTIONAL[: k + 1]] for k in range(len(OPTIONAL))),
+        ):
             for gap in (2, 1):
                 lines = _render(board, gap_columns, gap)
                 if max(len(x) for x in lines) <= width:
@@ -166,7 +227,7 @@ def short_verdict(verdict: str) -> str:
 
 
 def stability_text(recommendation: Mapping[str, Any]) -> str:
-    """"picked in 62% of 1,000 resamples of the questions (otherwise: X 21%, Y 8%)", "" before it was measured."""
+    """ "picked in 62% of 1,000 resamples of the questions (otherwise: X 21%, Y 8%)", "" before it was measured."""
     share, resamples = recommendation.get("recommendation_stability"), recommendation.get("stability_resamples")
     if not _known(share) or not _known(resamples) or not resamples:
         return ""
@@ -186,24 +247,31 @@ def ranking_note(board: pd.DataFrame, recommendation: Mapping[str, Any] | None =
     metric = rank_metric(board)
     if not metric:
         return ["rank: not compared yet (materialize the leaderboard asset)"]
-    definition = f" ({recommendation['metric_definition']})" if recommendation and recommendation.get(
-        "metric_definition") else ""
+    definition = (
+        f" ({recommendation['metric_definition']})"
+        if recommendation and recommendation.get("metric_definition")
+        else ""
+    )
     margins = [float(m) for m in board.get("margin", pd.Series(dtype=float)).dropna().unique()]
     margin = f"{margins[0]:g}" if margins else "the margin"
     compared = max(0, int(board["rank"].notna().sum()) - 1) if "rank" in board.columns else 0
-    notes = [f"rank: by mean {metric}{definition} over the questions; equal means go to the cheaper, then the name. "
-             f"bound: the 95% lower confidence bound of the mean difference to the best on the questions both scored "
-             f"(Student t, Bonferroni over {plural(compared, 'comparison')}). verdict: within {margin} = shown within "
-             f"{margin} of the best (bound above -{margin}); worse = shown lower than the best (one-sided paired "
-             "randomization tests, Holm's correction, p < 0.05); undecided = might be as good, cannot tell yet. "
-             "frontier: no other configuration is both better and cheaper. (SELECT * FROM comparison)"]
+    notes = [
+        f"rank: by mean {metric}{definition} over the questions; equal means go to the cheaper, then the name. "
+        f"bound: the 95% lower confidence bound of the mean difference to the best on the questions both scored "
+        f"(Student t, Bonferroni over {plural(compared, 'comparison')}). verdict: within {margin} = shown within "
+        f"{margin} of the best (bound above -{margin}); worse = shown lower than the best (one-sided paired "
+        "randomization tests, Holm's correction, p < 0.05); undecided = might be as good, cannot tell yet. "
+        "frontier: no other configuration is both better and cheaper. (SELECT * FROM comparison)"
+    ]
     # the counts once: the recommendation's reason carries them when there is one ("Questions: N scored ...")
     in_reason = bool(recommendation and "Questions: " in str(recommendation.get("reason") or ""))
     notes += question_notes(board, recommendation, counts=not in_reason)
     if recommendation:
         steady = stability_text(recommendation)
-        notes.append(f"Recommended: {recommended_label(board, recommendation)} "
-                     f"({recommendation['rule']}{'; ' + steady if steady else ''}). {recommendation['reason']}")
+        notes.append(
+            f"Recommended: {recommended_label(board, recommendation)} "
+            f"({recommendation['rule']}{'; ' + steady if steady else ''}). {recommendation['reason']}"
+        )
         needed = questions_needed_text(recommendation)
         if needed:
             notes.append(needed)
@@ -218,8 +286,10 @@ def _counted_row(board: pd.DataFrame, recommendation: Mapping[str, Any] | None) 
     if board.empty:
         return None
     if recommendation and "strategy" in board.columns:
-        mine = board[(board["strategy"] == recommendation.get("strategy"))
-                     & (board["corpus_model"] == recommendation.get("corpus_model"))]
+        mine = board[
+            (board["strategy"] == recommendation.get("strategy"))
+            & (board["corpus_model"] == recommendation.get("corpus_model"))
+        ]
         if "retriever" in board.columns and len(mine) > 1:  # the dense and the hybrid run of one collection
             wanted = named_retriever(recommendation.get("retriever"))
             mine = mine[[named_retriever(r) == wanted for r in mine["retriever"]]]
@@ -228,8 +298,9 @@ def _counted_row(board: pd.DataFrame, recommendation: Mapping[str, Any] | None) 
     return board.iloc[0].to_dict()
 
 
-def question_notes(board: pd.DataFrame, recommendation: Mapping[str, Any] | None = None,
-                   counts: bool = True) -> list[str]:
+def question_notes(
+    board: pd.DataFrame, recommendation: Mapping[str, Any] | None = None, counts: bool = True
+) -> list[str]:
     """How the questions were counted ("N scored (M judge-only, not scored without an LLM)", the same words as
     the reports and the Dagster metadata; left out with ``counts=False``, when the recommendation's reason says
     it), and how many rest on located evidence not reviewed yet."""
@@ -242,16 +313,21 @@ def question_notes(board: pd.DataFrame, recommendation: Mapping[str, Any] | None
     notes = []
     # with its zeros: the reader sees how many questions the figures rest on, and that none were left out
     if counts:
-        notes.append("questions: " + scored_counts(row.get("n_questions"), row.get("n_judge_only"),
-                                                   row.get("n_documents_only"), judged) + ".")
+        notes.append(
+            "questions: "
+            + scored_counts(row.get("n_questions"), row.get("n_judge_only"), row.get("n_documents_only"), judged)
+            + "."
+        )
     located = row.get("n_located")
     if _known(located) and int(located):
         scored = int(row["n_questions"])
-        notes.append(f"located evidence: {int(located)} of the {count(scored, 'scored question')} "
-                     f"{'rests' if int(located) == 1 else 'rest'} on evidence found by `chunkbench questions locate` "
-                     "and not reviewed yet (marked "
-                     "evidence_origin = located or mixed in question_results); accept or reject them in "
-                     "`chunkbench questions review FILE` to make them ordinary references.")
+        notes.append(
+            f"located evidence: {int(located)} of the {count(scored, 'scored question')} "
+            f"{'rests' if int(located) == 1 else 'rest'} on evidence found by `chunkbench questions locate` "
+            "and not reviewed yet (marked "
+            "evidence_origin = located or mixed in question_results); accept or reject them in "
+            "`chunkbench questions review FILE` to make them ordinary references."
+        )
     return notes
 
 
@@ -259,8 +335,11 @@ def board_row_label(row: Mapping[str, Any]) -> str:
     """A leaderboard row's configuration by its one label: its strategy as the board names it ("heading context"
     when no LLM wrote the context) × its corpus model (× its retriever when not dense)."""
     strategy, retriever = row.get("strategy_label"), row.get("retriever")
-    return configuration_label(strategy if isinstance(strategy, str) else row["strategy"], row["corpus_model"],
-                               retriever=retriever if isinstance(retriever, str) else None)
+    return configuration_label(
+        strategy if isinstance(strategy, str) else row["strategy"],
+        row["corpus_model"],
+        retriever=retriever if isinstance(retriever, str) else None,
+    )
 
 
 def recommended_label(board: pd.DataFrame, recommendation: Mapping[str, Any]) -> str:
@@ -272,8 +351,9 @@ def recommended_label(board: pd.DataFrame, recommendation: Mapping[str, Any]) ->
     rows = board[(board["strategy"] == strategy) & (board["corpus_model"] == model)] if not board.empty else board
     if not rows.empty and "retriever" in rows.columns:
         rows = rows[rows["retriever"].fillna("dense") == retriever]
-    return board_row_label(rows.iloc[0]) if not rows.empty else configuration_label(strategy, model,
-                                                                                  retriever=retriever)
+    return (
+        board_row_label(rows.iloc[0]) if not rows.empty else configuration_label(strategy, model, retriever=retriever)
+    )
 
 
 def class_labels(board: pd.DataFrame, margin_class: str) -> list[str]:
@@ -313,10 +393,21 @@ def leaderboard_text(results: Any, wide: bool = False) -> str:
         text = format_table(results.leaderboard(), results.recommendation(), wide=wide)
         warnings = results.diagnostics()
     if warnings:  # wrapped like the notes above them, each under its own dash
-        text += "\n\nwarnings:\n" + "\n".join(textwrap.fill(w["message"], 120, initial_indent="- ",
-                                                              subsequent_indent="  ") for w in warnings)
+        text += "\n\nwarnings:\n" + "\n".join(
+            textwrap.fill(w["message"], 120, initial_indent="- ", subsequent_indent="  ") for w in warnings
+        )
     return text
 
 
-__all__ = ["LEADERBOARD_COLUMNS", "board_row_label", "cell", "class_labels", "format_markdown", "format_table",
-           "leaderboard_text", "ranking_note", "recommended_label", "round_value"]
+__all__ = [
+    "LEADERBOARD_COLUMNS",
+    "board_row_label",
+    "cell",
+    "class_labels",
+    "format_markdown",
+    "format_table",
+    "leaderboard_text",
+    "ranking_note",
+    "recommended_label",
+    "round_value",
+]

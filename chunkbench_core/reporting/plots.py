@@ -31,14 +31,33 @@ def _pyplot() -> Any:
 
     return pyplot
 
+
 #: one colour per configuration, in leaderboard order: the five first colours of matplotlib's default cycle,
 #: then colours picked one by one to be as far as possible (CIELAB distance) from every colour already
 #: chosen, among readable ones on white (lightness 30-75, chroma 25-80). Any two differ by at least 33 CIELAB
 #: units (two colours 10 units apart are already easy to tell apart side by side); the decision board's
 #: trend chart uses the same list.
 PALETTE: tuple[str, ...] = (
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#5a4b1e", "#3cc3b4", "#f0a5a5", "#c3b400", "#e10087",
-    "#872d4b", "#b4b478", "#00693c", "#0078ff", "#ff78f0", "#964b00", "#870096", "#697800", "#00c3f0", "#ff6987",
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#5a4b1e",
+    "#3cc3b4",
+    "#f0a5a5",
+    "#c3b400",
+    "#e10087",
+    "#872d4b",
+    "#b4b478",
+    "#00693c",
+    "#0078ff",
+    "#ff78f0",
+    "#964b00",
+    "#870096",
+    "#697800",
+    "#00c3f0",
+    "#ff6987",
 )
 #: past 20 configurations the colours repeat with another marker shape, so no two points look alike
 MARKERS = ("o", "s", "D", "^", "v", "P")
@@ -93,10 +112,16 @@ def metric_bars_png(configurations: Sequence[str], series: Sequence[MetricSeries
         ys = [i + j * bar for i in range(n_conf)]
         values = [v if v is not None else 0.0 for v in s.values]
         err_low = [max(0.0, v - lo) if (v is not None and lo is not None) else 0.0 for v, lo in zip(s.values, s.lows)]
-        err_high = [max(0.0, hi - v) if (v is not None and hi is not None) else 0.0
-                    for v, hi in zip(s.values, s.highs)]
-        ax.barh(ys, values, height=bar * 0.9, color=color(j), label=s.label,
-                xerr=[err_low, err_high], error_kw={"elinewidth": 1, "capsize": 2, "ecolor": "#333"})
+        err_high = [max(0.0, hi - v) if (v is not None and hi is not None) else 0.0 for v, hi in zip(s.values, s.highs)]
+        ax.barh(
+            ys,
+            values,
+            height=bar * 0.9,
+            color=color(j),
+            label=s.label,
+            xerr=[err_low, err_high],
+            error_kw={"elinewidth": 1, "capsize": 2, "ecolor": "#333"},
+        )
     ax.set_yticks([i + bar * (n_series - 1) / 2 for i in range(n_conf)])
     ax.set_yticklabels([_label(c) for c in configurations], fontsize=8)
     ax.invert_yaxis()
@@ -113,8 +138,15 @@ def chunk_size_png(distributions: Sequence[tuple[str, Sequence[float]]], unit: s
     labels = [_label(name) for name, _ in distributions]
     data = [list(values) for _, values in distributions]
     fig, ax = _pyplot().subplots(figsize=(8, max(2.2, 0.45 * len(data) + 1.2)))
-    ax.boxplot(data, orientation="horizontal", tick_labels=labels, showfliers=True, widths=0.6,
-               flierprops={"markersize": 3, "alpha": 0.5}, medianprops={"color": "#d62728"})
+    ax.boxplot(
+        data,
+        orientation="horizontal",
+        tick_labels=labels,
+        showfliers=True,
+        widths=0.6,
+        flierprops={"markersize": 3, "alpha": 0.5},
+        medianprops={"color": "#d62728"},
+    )
     ax.invert_yaxis()
     ax.tick_params(axis="y", labelsize=8)
     ax.set_xlabel(f"chunk size ({unit})")
@@ -183,22 +215,53 @@ def frontier_figure(points: Sequence[FrontierPoint], metric: str, cost_axis: str
         else:
             shape, size, edge, width = marker(i), 8, tint, 1.5
         radii.append(size / 2 + width / 2)
-        ax.errorbar([p.cost], [p.quality], yerr=_whisker(p.quality, p.quality_ci), fmt=shape, markersize=size,
-                    color=tint, ecolor=tint, elinewidth=1, capsize=3, markerfacecolor=face, markeredgecolor=edge,
-                    markeredgewidth=width, zorder=3 if p.recommended else 2, alpha=alpha,
-                    label=f"{i + 1}. {_label(p.label)}" + (f" ({'★ ' if p.recommended else ''}{verdict})"
-                                                           if verdict else ""))
-        numbers.append(ax.annotate(str(i + 1), (p.cost, p.quality), fontsize=8, fontweight="bold", xytext=(5, 5),
-                                   textcoords="offset points", color="#222"))
+        ax.errorbar(
+            [p.cost],
+            [p.quality],
+            yerr=_whisker(p.quality, p.quality_ci),
+            fmt=shape,
+            markersize=size,
+            color=tint,
+            ecolor=tint,
+            elinewidth=1,
+            capsize=3,
+            markerfacecolor=face,
+            markeredgecolor=edge,
+            markeredgewidth=width,
+            zorder=3 if p.recommended else 2,
+            alpha=alpha,
+            label=f"{i + 1}. {_label(p.label)}" + (f" ({'★ ' if p.recommended else ''}{verdict})" if verdict else ""),
+        )
+        numbers.append(
+            ax.annotate(
+                str(i + 1),
+                (p.cost, p.quality),
+                fontsize=8,
+                fontweight="bold",
+                xytext=(5, 5),
+                textcoords="offset points",
+                color="#222",
+            )
+        )
     front = sorted((p for p in points if p.on_frontier), key=lambda p: p.cost)
     if len(front) > 1:
-        ax.step([p.cost for p in front], [p.quality for p in front], where="post", color="#555", linestyle="--",
-                linewidth=1, label="frontier")
+        ax.step(
+            [p.cost for p in front],
+            [p.quality for p in front],
+            where="post",
+            color="#555",
+            linestyle="--",
+            linewidth=1,
+            label="frontier",
+        )
     ax.set_xlabel(COST_AXIS_LABELS.get(cost_axis, cost_axis))
     ax.set_ylabel(f"{metric} (higher is better)")
     ax.grid(alpha=0.3)
-    ax.set_title("Quality vs cost\n★ = recommended, filled = within the margin of the best, hollow = undecided, "
-                 "faded = worse, dashed = frontier", fontsize=10)
+    ax.set_title(
+        "Quality vs cost\n★ = recommended, filled = within the margin of the best, hollow = undecided, "
+        "faded = worse, dashed = frontier",
+        fontsize=10,
+    )
     if many:
         ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
     else:
@@ -210,9 +273,16 @@ def frontier_figure(points: Sequence[FrontierPoint], metric: str, cost_axis: str
 
 #: where a point's number may go, in order of preference: (x, y) in units of the marker's radius plus a gap, and
 #: the text's alignment there (up right first, as before; then the other corners, the sides, above and below)
-_SPOTS = ((1, 1, "left", "bottom"), (1, -1, "left", "top"), (-1, 1, "right", "bottom"), (-1, -1, "right", "top"),
-          (1.3, 0, "left", "center"), (-1.3, 0, "right", "center"), (0, 1.3, "center", "bottom"),
-          (0, -1.3, "center", "top"))
+_SPOTS = (
+    (1, 1, "left", "bottom"),
+    (1, -1, "left", "top"),
+    (-1, 1, "right", "bottom"),
+    (-1, -1, "right", "top"),
+    (1.3, 0, "left", "center"),
+    (-1.3, 0, "right", "center"),
+    (0, 1.3, "center", "bottom"),
+    (0, -1.3, "center", "top"),
+)
 
 
 def place_numbers(fig: Any, ax: Any, numbers: Sequence[Any], markers: Sequence[tuple[float, float, float]]) -> None:
@@ -231,9 +301,9 @@ def place_numbers(fig: Any, ax: Any, numbers: Sequence[Any], markers: Sequence[t
     frame = ax.get_window_extent(renderer)  # inside the axes: outside, a number met the title or a tick label
 
     def overlap(box: Any, own: int) -> float:
-        outside = (box.width * box.height
-                   - max(0.0, min(box.x1, frame.x1) - max(box.x0, frame.x0))
-                   * max(0.0, min(box.y1, frame.y1) - max(box.y0, frame.y0)))
+        outside = box.width * box.height - max(0.0, min(box.x1, frame.x1) - max(box.x0, frame.x0)) * max(
+            0.0, min(box.y1, frame.y1) - max(box.y0, frame.y0)
+        )
         area = outside
         for other in placed:
             w = min(box.x1, other.x1) - max(box.x0, other.x0)
@@ -289,7 +359,11 @@ def _flag(value: Any) -> bool:
 
 def frontier_points(board: Any) -> tuple[list[FrontierPoint], str, str]:
     """(points, metric, cost axis) from the ``leaderboard`` view's rows (a DataFrame), compared rows only."""
-    rows = [r for _, r in board.iterrows() if r.get("rank_metric") is not None and r.get("rank_metric") == r.get("rank_metric")]
+    rows = [
+        r
+        for _, r in board.iterrows()
+        if r.get("rank_metric") is not None and r.get("rank_metric") == r.get("rank_metric")
+    ]
     if not rows:
         return [], "", ""
     metric = str(rows[0]["rank_metric"])
@@ -302,15 +376,25 @@ def frontier_points(board: Any) -> tuple[list[FrontierPoint], str, str]:
             return default
         return default if out != out else out
 
-    points = [FrontierPoint(str(r["label"]) if isinstance(r.get("label"), str) else configuration_label(
-                                r.get("strategy_label") if isinstance(r.get("strategy_label"), str) else r["strategy"],
-                                r["corpus_model"], _provenance(r.get("provenance"))),
-                            number(r.get("rank_mean")), number(r.get(axis)),
-                            tier=int(r["tier"]) if number(r.get("tier"), -1) >= 0 else None,
-                            margin_class=str(r["class"]) if isinstance(r.get("class"), str) else None,
-                            on_frontier=_flag(r.get("on_frontier")), recommended=_flag(r.get("recommended")),
-                            quality_ci=(number(r.get("rank_ci_low")), number(r.get("rank_ci_high")))
-                            if r.get("rank_ci_low") == r.get("rank_ci_low") and r.get("rank_ci_low") is not None
-                            else None)
-              for r in rows]
+    points = [
+        FrontierPoint(
+            str(r["label"])
+            if isinstance(r.get("label"), str)
+            else configuration_label(
+                r.get("strategy_label") if isinstance(r.get("strategy_label"), str) else r["strategy"],
+                r["corpus_model"],
+                _provenance(r.get("provenance")),
+            ),
+            number(r.get("rank_mean")),
+            number(r.get(axis)),
+            tier=int(r["tier"]) if number(r.get("tier"), -1) >= 0 else None,
+            margin_class=str(r["class"]) if isinstance(r.get("class"), str) else None,
+            on_frontier=_flag(r.get("on_frontier")),
+            recommended=_flag(r.get("recommended")),
+            quality_ci=(number(r.get("rank_ci_low")), number(r.get("rank_ci_high")))
+            if r.get("rank_ci_low") == r.get("rank_ci_low") and r.get("rank_ci_low") is not None
+            else None,
+        )
+        for r in rows
+    ]
     return points, metric, axis

@@ -37,22 +37,35 @@ def render_question_problems(data: ReportData) -> str:
     parts = ["<h2 id='question-problems'>Question problems</h2>"]
     errors = data.question_errors
     if errors.empty:
-        parts.append("<p class='good' id='no-question-problems'>Every question set loaded and every reference "
-                     "was found in the documents.</p>")
+        parts.append(
+            "<p class='good' id='no-question-problems'>Every question set loaded and every reference "
+            "was found in the documents.</p>"
+        )
     else:
         n_questions = int(errors["question_id"].notna().sum())
         n_files = int(errors["question_id"].isna().sum())
-        parts.append(f"<p class='fail'>{n_questions} question(s) were left out of these results"
-                     + (f" and {n_files} file(s) could not be read" if n_files else "")
-                     + ". Each is listed once; fix it and run again (check with "
-                     "<code>chunkbench questions check</code>).</p>")
-        rows = [[esc(value(r, "file")), esc(value(r, "question_id") or "(whole file)"), esc(value(r, "field") or ""),
-                 esc(value(r, "reason"))] for r in errors.to_dict("records")]
+        parts.append(
+            f"<p class='fail'>{n_questions} question(s) were left out of these results"
+            + (f" and {n_files} file(s) could not be read" if n_files else "")
+            + ". Each is listed once; fix it and run again (check with "
+            "<code>chunkbench questions check</code>).</p>"
+        )
+        rows = [
+            [
+                esc(value(r, "file")),
+                esc(value(r, "question_id") or "(whole file)"),
+                esc(value(r, "field") or ""),
+                esc(value(r, "reason")),
+            ]
+            for r in errors.to_dict("records")
+        ]
         parts.append(table(["file", "question", "field", "problem"], rows, element_id="question-errors"))
     judge_only = _judge_only_count(data)
     if judge_only:
-        parts.append(f"<p class='note' id='judge-only-note'>{judge_only} question(s) are judge-only, not scored "
-                     "without an LLM: they have no evidence (neither evidence spans nor source documents), so they "
-                     "are left out of recall, precision and the other evidence measures (not scored 0) and are "
-                     "scored by the LLM judge when one is configured.</p>")
+        parts.append(
+            f"<p class='note' id='judge-only-note'>{judge_only} question(s) are judge-only, not scored "
+            "without an LLM: they have no evidence (neither evidence spans nor source documents), so they "
+            "are left out of recall, precision and the other evidence measures (not scored 0) and are "
+            "scored by the LLM judge when one is configured.</p>"
+        )
     return "".join(parts)

@@ -32,8 +32,11 @@ class ReportNames:
     decision_board: str = "decision_board.html"
 
     def links(self) -> list[tuple[str, str]]:
-        return [("Managerial report", self.managerial), ("Technical report & retrieval inspector", self.technical),
-                ("Decision board", self.decision_board)]
+        return [
+            ("Managerial report", self.managerial),
+            ("Technical report & retrieval inspector", self.technical),
+            ("Decision board", self.decision_board),
+        ]
 
 
 @dataclass(frozen=True)
@@ -46,14 +49,17 @@ class ReportPaths:
         return {"managerial": self.managerial, "technical": self.technical, "decision_board": self.decision_board}
 
 
-def page_renderers(data: ReportData, names: ReportNames,
-                   results: ResultsDB | None = None) -> list[tuple[str, Callable[[], Iterable[str]]]]:
+def page_renderers(
+    data: ReportData, names: ReportNames, results: ResultsDB | None = None
+) -> list[tuple[str, Callable[[], Iterable[str]]]]:
     """(file name, a function giving the page's HTML in pieces) of each report, in writing order (``results``
     lets the technical report read chunk texts)."""
     links = names.links() + ([("Latest reports", data.latest_href)] if data.latest_href else [])
-    return [(names.managerial, lambda: [render_managerial(data, links, names.managerial)]),
-            (names.technical, lambda: technical_parts(data, links, names.technical, results)),
-            (names.decision_board, lambda: [render_decision_board(data, links, names.decision_board)])]
+    return [
+        (names.managerial, lambda: [render_managerial(data, links, names.managerial)]),
+        (names.technical, lambda: technical_parts(data, links, names.technical, results)),
+        (names.decision_board, lambda: [render_decision_board(data, links, names.decision_board)]),
+    ]
 
 
 def render_all(data: ReportData, names: ReportNames, results: ResultsDB | None = None) -> dict[str, str]:
@@ -82,9 +88,14 @@ def run_reports_folder(reports_dir: str | Path, runs: RunSelection) -> Path:
     return Path(reports_dir) / "runs" / name
 
 
-def write_reports(results: ResultsDB, folder: str | Path, names: ReportNames | None = None,
-                  runs: RunSelection | None = None, ranking: Any = None,
-                  latest: str | Path | None = None) -> ReportPaths:
+def write_reports(
+    results: ResultsDB,
+    folder: str | Path,
+    names: ReportNames | None = None,
+    runs: RunSelection | None = None,
+    ranking: Any = None,
+    latest: str | Path | None = None,
+) -> ReportPaths:
     """Render every report from ``results`` and write them into ``folder`` (atomically, file by file).
 
     ``runs``: the reports of exactly these runs (compared in memory with ``ranking``, a RankingSettings),
@@ -94,8 +105,14 @@ def write_reports(results: ResultsDB, folder: str | Path, names: ReportNames | N
         return _write_reports(results, folder, names or ReportNames(), runs, ranking, latest)
 
 
-def _write_reports(results: ResultsDB, folder: str | Path, names: ReportNames, runs: RunSelection | None,
-                   ranking: Any, latest: str | Path | None) -> ReportPaths:
+def _write_reports(
+    results: ResultsDB,
+    folder: str | Path,
+    names: ReportNames,
+    runs: RunSelection | None,
+    ranking: Any,
+    latest: str | Path | None,
+) -> ReportPaths:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     # minutes on tens of thousands of question rows: a line per step, reading the rows then each page (the

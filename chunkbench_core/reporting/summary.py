@@ -103,7 +103,7 @@ def latency_means(data: ReportData, row: Mapping[str, Any]) -> dict[str, float]:
         sums: dict[str, list[float]] = {}
         for raw in questions["latency_ms"]:
             parsed = parse_json(raw, {})
-            for stage, ms in (parsed.items() if isinstance(parsed, dict) else []):
+            for stage, ms in parsed.items() if isinstance(parsed, dict) else []:
                 if number(ms) is not None:
                     sums.setdefault(f"{stage}_ms", []).append(float(ms))
         for column, stage_values in sums.items():
@@ -119,7 +119,11 @@ def token_totals(data: ReportData, row: Mapping[str, Any]) -> dict[str, float]:
             totals[str(column)] = float(raw)
     questions = config_questions(data, row, scored_only=False)
     for column in questions.columns:
-        if column.endswith("_tokens") and column not in totals and column not in ("context_tokens", "llm_context_tokens"):
+        if (
+            column.endswith("_tokens")
+            and column not in totals
+            and column not in ("context_tokens", "llm_context_tokens")
+        ):
             values = [v for v in (number(x) for x in questions[column]) if v is not None]
             if values:
                 totals[column] = float(sum(values))
@@ -134,8 +138,12 @@ def token_totals(data: ReportData, row: Mapping[str, Any]) -> dict[str, float]:
 
 #: what the run-level token counts of :func:`token_totals` are: a mean per question or the index's total (every
 #: other count is a sum over the run's questions)
-TOKEN_HEADERS = {"context_tokens": "context tokens / question", "llm_context_tokens": "LLM context tokens / question",
-                 "question_tokens": "question tokens / question", "embedded_tokens": "embedded tokens (index)"}
+TOKEN_HEADERS = {
+    "context_tokens": "context tokens / question",
+    "llm_context_tokens": "LLM context tokens / question",
+    "question_tokens": "question tokens / question",
+    "embedded_tokens": "embedded tokens (index)",
+}
 
 
 def token_header(column: str) -> str:

@@ -12,5 +12,12 @@ from .registry import (
     register_retriever,
 )
 
-__all__ = ["DEFAULT_RETRIEVER", "RETRIEVERS", "Documents", "IndexFigures", "Retriever", "SearchRequest",
-           "register_retriever"]
+__all__ = [
+    "DEFAULT_RETRIEVER",
+    "RETRIEVERS",
+    "Documents",
+    "IndexFigures",
+    "Retriever",
+    "SearchRequest",
+    "register_retriever",
+]

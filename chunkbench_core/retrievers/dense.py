@@ -15,12 +15,20 @@ class DenseRetriever(Retriever):
     def search_all(self, request: SearchRequest) -> list[list[RetrievedChunk] | ChunkbenchError]:
         from chunkbench_core.evaluation.search import search_all
 
-        found, _ = search_all(self.store, self.collection, np.asarray(request.vectors), request.top_k,
-                              list(request.documents), request.settings, sampled=[])
+        found, _ = search_all(
+            self.store,
+            self.collection,
+            np.asarray(request.vectors),
+            request.top_k,
+            list(request.documents),
+            request.settings,
+            sampled=[],
+        )
         return found
 
-    def search_one(self, text: str, vector: np.ndarray, top_k: int, documents: Documents = None
-                   ) -> list[RetrievedChunk]:
+    def search_one(
+        self, text: str, vector: np.ndarray, top_k: int, documents: Documents = None
+    ) -> list[RetrievedChunk]:
         from chunkbench_core.evaluation.search import search_stable
 
         return search_stable(self.store, self.collection, vector, top_k, documents)

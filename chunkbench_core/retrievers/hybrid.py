@@ -58,8 +58,11 @@ def words(text: str) -> list[str]:
     return out
 
 
-@register_retriever("hybrid", description="the dense ranking fused with a keyword (BM25) ranking by reciprocal "
-                                          "rank fusion: exact words such as a period or a figure count")
+@register_retriever(
+    "hybrid",
+    description="the dense ranking fused with a keyword (BM25) ranking by reciprocal "
+    "rank fusion: exact words such as a period or a figure count",
+)
 class HybridRetriever(Retriever):
     def __init__(self, store: VectorStore, collection: str) -> None:
         import bm25s
@@ -92,14 +95,22 @@ class HybridRetriever(Retriever):
             return []
         scores = np.asarray(self.bm25.get_scores(known), dtype=np.float64)
         key = document_key(documents)
-        rows = np.arange(len(scores)) if key is None else np.sort(np.concatenate(
-            [self.rows_of.get(d, np.empty(0, dtype=np.int64)) for d in key] or [np.empty(0, dtype=np.int64)]))
+        rows = (
+            np.arange(len(scores))
+            if key is None
+            else np.sort(
+                np.concatenate(
+                    [self.rows_of.get(d, np.empty(0, dtype=np.int64)) for d in key] or [np.empty(0, dtype=np.int64)]
+                )
+            )
+        )
         rows = rows[scores[rows] > 0]
         order = np.lexsort((rows, -scores[rows]))[:depth]  # rows are in chunk_id order
         return [(int(rows[i]), float(scores[rows[i]])) for i in order]
 
-    def fuse(self, dense: Sequence[RetrievedChunk], text: str, top_k: int, documents: Documents
-             ) -> list[RetrievedChunk]:
+    def fuse(
+        self, dense: Sequence[RetrievedChunk], text: str, top_k: int, documents: Documents
+    ) -> list[RetrievedChunk]:
         fused: dict[str, float] = {}
         chunks: dict[str, RetrievedChunk] = {}
         rows: dict[str, int] = {}  # a keyword hit's row: made a chunk only if it is kept
@@ -114,21 +125,35 @@ class HybridRetriever(Retriever):
         out = []
         for rank, chunk_id in enumerate(best, start=1):
             hit = chunks.get(chunk_id) or RetrievedChunk.from_payload(self.payloads[rows[chunk_id]])
-            out.append(RetrievedChunk(rank=rank, chunk_id=hit.chunk_id, document=hit.document, start=hit.start,
-                                      end=hit.end, score=fused[chunk_id], chunk_index=hit.chunk_index,
-                                      role="hit", parent_id=hit.parent_id, text=hit.text))
+            out.append(
+                RetrievedChunk(
+                    rank=rank,
+                    chunk_id=hit.chunk_id,
+                    document=hit.document,
+                    start=hit.start,
+                    end=hit.end,
+                    score=fused[chunk_id],
+                    chunk_index=hit.chunk_index,
+                    role="hit",
+                    parent_id=hit.parent_id,
+                    text=hit.text,
+                )
+            )
         return out
 
     def search_all(self, request: SearchRequest) -> list[list[RetrievedChunk] | ChunkbenchError]:
-        deep = SearchRequest(request.texts, request.vectors, max(DEPTH, request.top_k), request.documents,
-                             request.settings)
+        deep = SearchRequest(
+            request.texts, request.vectors, max(DEPTH, request.top_k), request.documents, request.settings
+        )
         out: list[list[RetrievedChunk] | ChunkbenchError] = []
         for text, dense, documents in zip(request.texts, self.dense.search_all(deep), request.documents):
-            out.append(dense if isinstance(dense, ChunkbenchError) else
-                       self.fuse(dense, text, request.top_k, documents))
+            out.append(
+                dense if isinstance(dense, ChunkbenchError) else self.fuse(dense, text, request.top_k, documents)
+            )
         return out
 
-    def search_one(self, text: str, vector: np.ndarray, top_k: int, documents: Documents = None
-                   ) -> list[RetrievedChunk]:
+    def search_one(
+        self, text: str, vector: np.ndarray, top_k: int, documents: Documents = None
+    ) -> list[RetrievedChunk]:
         dense = self.dense.search_one(text, vector, max(DEPTH, top_k), documents)
         return self.fuse(dense, text, top_k, documents)

@@ -74,8 +74,9 @@ class Retriever(ABC):
         """Every question's ``top_k`` hits (ranks from 1, best first), or the error that stopped its search."""
 
     @abstractmethod
-    def search_one(self, text: str, vector: np.ndarray, top_k: int, documents: Documents = None
-                   ) -> list[RetrievedChunk]:
+    def search_one(
+        self, text: str, vector: np.ndarray, top_k: int, documents: Documents = None
+    ) -> list[RetrievedChunk]:
         """One question's ``top_k`` hits, as a user's question is searched alone (what ``search_all`` finds for it)."""
 
 
@@ -92,8 +93,9 @@ class RetrieverRegistry:
 
         def decorate(cls: R) -> R:
             if name in self._classes and self._classes[name] is not cls:
-                raise ValueError(f"retriever {name!r} is registered twice "
-                                 f"({self._classes[name].__module__} and {cls.__module__})")
+                raise ValueError(
+                    f"retriever {name!r} is registered twice ({self._classes[name].__module__} and {cls.__module__})"
+                )
             cls.name, cls.description = name, description
             self._classes[name] = cls
             return cls

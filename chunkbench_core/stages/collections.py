@@ -37,8 +37,12 @@ from chunkbench_core.tokens import count_tokens
 from .spec import CollectionSpec, model_window
 
 
-def build_chunker(spec: CollectionSpec, window: ModelWindow | None, boundary: Embedder | None = None,
-                  context: Callable[[str, str], str] | None = None) -> Chunker:
+def build_chunker(
+    spec: CollectionSpec,
+    window: ModelWindow | None,
+    boundary: Embedder | None = None,
+    context: Callable[[str, str], str] | None = None,
+) -> Chunker:
     """The collection's chunker: its sizes and options, the corpus model's window, and what the strategy needs.
 
     Boundary embeddings (semantic strategies) come from the BOUNDARY model, never the corpus model; the
@@ -55,8 +59,9 @@ def build_chunker(spec: CollectionSpec, window: ModelWindow | None, boundary: Em
                 return model.embed(list(texts), "document")
 
         embed = embed_units
-    return strategy.build(spec.chunk_size, spec.chunk_overlap, spec.chunker_options(), window=window, embed=embed,
-                          context=context)
+    return strategy.build(
+        spec.chunk_size, spec.chunk_overlap, spec.chunker_options(), window=window, embed=embed, context=context
+    )
 
 
 @dataclass(frozen=True)
@@ -110,8 +115,9 @@ def chunk_corpus(spec: CollectionSpec, chunker: Chunker, documents: Sequence[Par
             "folder (CHUNKBENCH_CORPUS) holds documents that parse"
         )
     chunks: list[Chunk] = []
-    tracker = Tracker("chunking", len(documents), unit="documents",
-                      weights=[len(document.markdown) for document in documents])
+    tracker = Tracker(
+        "chunking", len(documents), unit="documents", weights=[len(document.markdown) for document in documents]
+    )
     with tracker.heartbeat():  # a line every few seconds even while one huge document is chunked
         for done, document in enumerate(documents):
             tracker.step(done)
@@ -128,8 +134,9 @@ def chunk_corpus(spec: CollectionSpec, chunker: Chunker, documents: Sequence[Par
     return chunks
 
 
-def build_collection(request: BuildRequest, embedder: Embedder, boundary: Embedder | None, store: VectorStore,
-                     results: ResultsDB) -> CollectionSummary:
+def build_collection(
+    request: BuildRequest, embedder: Embedder, boundary: Embedder | None, store: VectorStore, results: ResultsDB
+) -> CollectionSummary:
     """Chunk every document, embed the retrievable chunks with the corpus model, replace the collection.
 
     Parent chunks (semantic_parent_child) are stored in ``chunks`` for context but are not
@@ -142,8 +149,9 @@ def build_collection(request: BuildRequest, embedder: Embedder, boundary: Embedd
         return _build_collection(request, embedder, boundary, store, results)
 
 
-def _build_collection(request: BuildRequest, embedder: Embedder, boundary: Embedder | None, store: VectorStore,
-                      results: ResultsDB) -> CollectionSummary:
+def _build_collection(
+    request: BuildRequest, embedder: Embedder, boundary: Embedder | None, store: VectorStore, results: ResultsDB
+) -> CollectionSummary:
     started = time.perf_counter()
     spec, model = request.spec, request.spec.model
     window = model_window(model)
@@ -152,12 +160,22 @@ def _build_collection(request: BuildRequest, embedder: Embedder, boundary: Embed
     chunker = build_chunker(spec, fit, boundary, request.context)
     with timed("chunking"):  # the boundary model's pass included: it decides where chunks end
         chunks = chunk_corpus(spec, chunker, request.documents)
-        report = check_chunks(chunks, {d.document: d.markdown for d in request.documents}, model.max_input_tokens,
-                              window.count_tokens, spec.overflow, task_prefix=model.document_prefix)
+        report = check_chunks(
+            chunks,
+            {d.document: d.markdown for d in request.documents},
+            model.max_input_tokens,
+            window.count_tokens,
+            spec.overflow,
+            task_prefix=model.document_prefix,
+        )
     retrieved = [c for c in chunks if c.is_retrieved]
     # room for the collection and the build's rows first: no embedding time is spent on a build that cannot be stored
-    store.check_space(spec.collection, retrieved, model.dimension,
-                      also={results.tables_dir: chunk_rows_bytes((c.text, c.text_to_embed) for c in chunks)})
+    store.check_space(
+        spec.collection,
+        retrieved,
+        model.dimension,
+        also={results.tables_dir: chunk_rows_bytes((c.text, c.text_to_embed) for c in chunks)},
+    )
     with timed("embedding"):
         vectors = embedder.embed([c.text_to_embed for c in retrieved], "document")
     indexing = time.perf_counter()
@@ -168,35 +186,90 @@ def _build_collection(request: BuildRequest, embedder: Embedder, boundary: Embed
     counts = store.replace_points(spec.collection, retrieved, vectors)
     stamp = now()
     chunker_params = chunker.params()
-    params_json = json.dumps({**chunker_params, "overflow": spec.overflow, "boundary_model": spec.boundary_model},
-                             sort_keys=True, default=str)
+    params_json = json.dumps(
+        {**chunker_params, "overflow": spec.overflow, "boundary_model": spec.boundary_model},
+        sort_keys=True,
+        default=str,
+    )
     sources = context_source_counts([c.context_source for c in retrieved])
-    built = collection_row(BuildFacts(
-        collection=spec.collection, strategy=spec.strategy, corpus_model=model.id, variant=spec.variant,
-        settings=spec.settings, options=spec.variant_options, chunker_params=chunker_params,
-        context_sources=sources, parse_options=request.parse_options, parser_version=request.parser_version,
-        corpus_fingerprint=request.corpus_fingerprint, n_documents=len(request.documents), n_chunks=len(chunks),
-        dagster_run_id=request.dagster_run_id, built_at=stamp))
+    built = collection_row(
+        BuildFacts(
+            collection=spec.collection,
+            strategy=spec.strategy,
+            corpus_model=model.id,
+            variant=spec.variant,
+            settings=spec.settings,
+            options=spec.variant_options,
+            chunker_params=chunker_params,
+            context_sources=sources,
+            parse_options=request.parse_options,
+            parser_version=request.parser_version,
+            corpus_fingerprint=request.corpus_fingerprint,
+            n_documents=len(request.documents),
+            n_chunks=len(chunks),
+            dagster_run_id=request.dagster_run_id,
+            built_at=stamp,
+        )
+    )
     # each build's rows under a key of their own: other settings add a build, the same settings replace it
-    results.record_build(CollectionBuild(
-        rows_key=spec.rows_key, chunks_key=build_rows_key(spec.rows_key, built["build"]), collection=built,
-        usage=usage, chunks=[ChunkRecord.of(c, corpus_model=model.id, variant=spec.variant, build=built["build"],
-                                            chunking_params=params_json, at=stamp,
-                                            point_id=point_id(c.chunk_id) if c.is_retrieved else None)
-                             for c in chunks]))
+    results.record_build(
+        CollectionBuild(
+            rows_key=spec.rows_key,
+            chunks_key=build_rows_key(spec.rows_key, built["build"]),
+            collection=built,
+            usage=usage,
+            chunks=[
+                ChunkRecord.of(
+                    c,
+                    corpus_model=model.id,
+                    variant=spec.variant,
+                    build=built["build"],
+                    chunking_params=params_json,
+                    at=stamp,
+                    point_id=point_id(c.chunk_id) if c.is_retrieved else None,
+                )
+                for c in chunks
+            ],
+        )
+    )
     index_seconds = time.perf_counter() - started
     add_time("indexing", time.perf_counter() - indexing)
     point_count = store.count(spec.collection)
-    cost = index_cost_record(IndexInputs(spec, chunks, retrieved, embedder, boundary, index_seconds, point_count,
-                                         request.context, request.llm_prices, request.rates))
+    cost = index_cost_record(
+        IndexInputs(
+            spec,
+            chunks,
+            retrieved,
+            embedder,
+            boundary,
+            index_seconds,
+            point_count,
+            request.context,
+            request.llm_prices,
+            request.rates,
+        )
+    )
     results.record_index_cost(spec.rows_key, cost)
     return CollectionSummary(
-        collection=spec.collection, n_documents=len(request.documents), n_chunks=len(chunks),
-        upserted=counts["upserted"], removed=counts["removed"], token_counts=[c.token_count for c in chunks],
-        params=chunker_params, point_count=point_count, n_retrieved=len(retrieved),
-        cache_hit_rate=embedder.last_usage.hit_rate, check=report, boundary_model=spec.boundary_model,
-        settings=spec.settings, context_sources=sources, index_seconds=index_seconds, build=built["build"],
-        index_seconds_uncached=cost.index_seconds_uncached, index_time_source=cost.index_time_source)
+        collection=spec.collection,
+        n_documents=len(request.documents),
+        n_chunks=len(chunks),
+        upserted=counts["upserted"],
+        removed=counts["removed"],
+        token_counts=[c.token_count for c in chunks],
+        params=chunker_params,
+        point_count=point_count,
+        n_retrieved=len(retrieved),
+        cache_hit_rate=embedder.last_usage.hit_rate,
+        check=report,
+        boundary_model=spec.boundary_model,
+        settings=spec.settings,
+        context_sources=sources,
+        index_seconds=index_seconds,
+        build=built["build"],
+        index_seconds_uncached=cost.index_seconds_uncached,
+        index_time_source=cost.index_time_source,
+    )
 
 
 @dataclass(frozen=True)
@@ -220,14 +293,22 @@ def uncached_time(inputs: IndexInputs, embedded_tokens: int) -> UncachedIndexTim
     boundary model's) at the engine's calibrated rate, else at the time per text this build showed."""
     rates = inputs.rates or {}
     usage = inputs.embedder.last_usage
-    passes = [EmbeddingPass(usage.unique_texts, min(usage.cache_hits, usage.unique_texts), float(embedded_tokens),
-                            max(0.0, usage.seconds), rates.get(inputs.spec.model.id))]
+    passes = [
+        EmbeddingPass(
+            usage.unique_texts,
+            min(usage.cache_hits, usage.unique_texts),
+            float(embedded_tokens),
+            max(0.0, usage.seconds),
+            rates.get(inputs.spec.model.id),
+        )
+    ]
     if inputs.boundary is not None:
         b = inputs.boundary.usage
         rate = rates.get(inputs.boundary.spec.id)
         tokens = b.prompt_tokens / rate.tokens_per_cl100k if rate is not None else float(b.prompt_tokens)
-        passes.append(EmbeddingPass(b.unique_texts, min(b.cache_hits, b.unique_texts), float(tokens),
-                                    max(0.0, b.seconds), rate))
+        passes.append(
+            EmbeddingPass(b.unique_texts, min(b.cache_hits, b.unique_texts), float(tokens), max(0.0, b.seconds), rate)
+        )
     return uncached_index_seconds(inputs.index_seconds, passes)
 
 
@@ -254,13 +335,27 @@ def index_cost_record(inputs: IndexInputs) -> IndexCostRecord:
     payload_bytes = sum(len(c.text.encode("utf-8")) for c in inputs.retrieved)
     uncached = uncached_time(inputs, embedded_tokens)
     return IndexCostRecord(
-        strategy=spec.strategy, corpus_model=model.id, variant=spec.variant, collection=spec.collection,
-        n_chunks=len(inputs.chunks), n_embedded=len(inputs.retrieved), embedded_tokens=embedded_tokens,
-        boundary_tokens=boundary_tokens, index_seconds=inputs.index_seconds, context_calls=contexts,
-        context_input_tokens=context_in, context_output_tokens=context_out, embedding_usd=embedding,
-        context_usd=contextual, index_usd=embedding + contextual, points=inputs.point_count,
+        strategy=spec.strategy,
+        corpus_model=model.id,
+        variant=spec.variant,
+        collection=spec.collection,
+        n_chunks=len(inputs.chunks),
+        n_embedded=len(inputs.retrieved),
+        embedded_tokens=embedded_tokens,
+        boundary_tokens=boundary_tokens,
+        index_seconds=inputs.index_seconds,
+        context_calls=contexts,
+        context_input_tokens=context_in,
+        context_output_tokens=context_out,
+        embedding_usd=embedding,
+        context_usd=contextual,
+        index_usd=embedding + contextual,
+        points=inputs.point_count,
         storage_bytes=inputs.point_count * model.dimension * 4 + payload_bytes,
-        index_seconds_uncached=uncached.seconds, index_time_source=uncached.source, cached_texts=uncached.cached_texts)
+        index_seconds_uncached=uncached.seconds,
+        index_time_source=uncached.source,
+        cached_texts=uncached.cached_texts,
+    )
 
 
 def read_collection(results: ResultsDB, spec: CollectionSpec) -> dict[str, Any] | None:
@@ -269,8 +364,9 @@ def read_collection(results: ResultsDB, spec: CollectionSpec) -> dict[str, Any] 
     return rows[0] if rows else None
 
 
-def read_build_chunks(results: ResultsDB, rows_key: str,
-                      build: str | None = None) -> tuple[str | None, list[dict[str, Any]]]:
+def read_build_chunks(
+    results: ResultsDB, rows_key: str, build: str | None = None
+) -> tuple[str | None, list[dict[str, Any]]]:
     """The chunk rows of one build of a collection (``rows_key``: CollectionSpec.rows_key), and that build.
 
     ``build`` None: the build the collection holds now (its ``collections`` row; the legacy rows of a

@@ -59,8 +59,9 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
     settings = settings or RankingSettings()
     # minutes on tens of thousands of question rows: a line per step (reading the rows; the classes; the
     # recommendation with its stability's resamples; the warnings; the tables written)
-    tracker = Tracker("comparing the runs", 5, unit="steps") \
-        if leaderboard_question_rows(results) >= PROGRESS_ROWS else None
+    tracker = (
+        Tracker("comparing the runs", 5, unit="steps") if leaderboard_question_rows(results) >= PROGRESS_ROWS else None
+    )
     # the board row's own questions: a run that also scored sweep variants holds other rows under its id,
     # written with their own timestamps (run_experiment stamps a run's metrics and questions alike)
     rows = results.query(
@@ -72,28 +73,41 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
         row["configuration_key"] = _key(row)
     if tracker is not None:
         tracker.step(1)
-    board = results.query("SELECT l.strategy, l.corpus_model, l.experiment_run_id, l.projected_usd, l.context_tokens, "
-                          "l.query_ms, l.index_seconds, l.retriever, m.provenance FROM leaderboard l JOIN experiment_metrics m "
-                          "USING (experiment_run_id, strategy, corpus_model)").to_dict("records")
-    labels = {_key(r): strategy_label(r["strategy"], _json_object(r.pop("provenance")))
-              for r in board}
+    board = results.query(
+        "SELECT l.strategy, l.corpus_model, l.experiment_run_id, l.projected_usd, l.context_tokens, "
+        "l.query_ms, l.index_seconds, l.retriever, m.provenance FROM leaderboard l JOIN experiment_metrics m "
+        "USING (experiment_run_id, strategy, corpus_model)"
+    ).to_dict("records")
+    labels = {_key(r): strategy_label(r["strategy"], _json_object(r.pop("provenance"))) for r in board}
     costs = {_key(r): r for r in board}
     # each run's recorded means and intervals: the comparison shows the interval the run recorded, not a second draw
-    recorded = {_key(r): r for r in results.query(
-        """SELECT m.* FROM leaderboard l JOIN experiment_metrics m USING (experiment_run_id, strategy, corpus_model)
+    recorded = {
+        _key(r): r
+        for r in results.query(
+            """SELECT m.* FROM leaderboard l JOIN experiment_metrics m USING (experiment_run_id, strategy, corpus_model)
            WHERE m.created_at = l.created_at AND coalesce(m.variant, '') = ''
              AND coalesce(m.neighbor_prev, 0) = 0 AND coalesce(m.neighbor_next, 0) = 0"""
-    ).to_dict("records")}
-    comparison = compare_configurations(rows, key=("configuration_key",), metric=settings.rank_metric,
-                                        margin=settings.margin, costs=costs,
-                                        cost_tolerance=settings.cost_tolerance, recorded=recorded)
+        ).to_dict("records")
+    }
+    comparison = compare_configurations(
+        rows,
+        key=("configuration_key",),
+        metric=settings.rank_metric,
+        margin=settings.margin,
+        costs=costs,
+        cost_tolerance=settings.cost_tolerance,
+        recorded=recorded,
+    )
     if tracker is not None:
         tracker.step(2)
     axis = cost_axis(list(costs.values()))
     means = {c.configuration: c.mean for c in comparison.configurations}
     # ties on score and cost resolved by the ranking's cost order: the configuration ranked first of a tie is on it
-    frontier = pareto_frontier({name: (means.get(name, float("nan")), float(c.get(axis) or 0.0))
-                                for name, c in costs.items()}, costs, settings.cost_tolerance)
+    frontier = pareto_frontier(
+        {name: (means.get(name, float("nan")), float(c.get(axis) or 0.0)) for name, c in costs.items()},
+        costs,
+        settings.cost_tolerance,
+    )
     lengths = _evidence_lengths(results, rows)
     decomposition = decompose_comparison(comparison, rows)
     choice = judge_choice(comparison, decomposition, settings.interchangeable_share, labels, rows)
@@ -113,27 +127,51 @@ def compare_latest_runs(results: ResultsDB, settings: RankingSettings | None = N
         tracker.step(4)
     run_of = {_key(r): r["experiment_run_id"] for r in rows}
     stamp = now()
-    results.write("comparison", "latest", [
-        {**r, "experiment_run_id": run_of.get(r["configuration"]), "rule": comparison.rule,
-         "strategy_label": labels.get(r["configuration"]),
-         "recommended": recommendation is not None and r["configuration"] == recommendation.configuration,
-         "on_frontier": r["configuration"] in frontier, "cost_axis": axis, "compared_at": stamp,
-         **_named(r["configuration"], labels)}
-        for r in comparison.to_rows()])
+    results.write(
+        "comparison",
+        "latest",
+        [
+            {
+                **r,
+                "experiment_run_id": run_of.get(r["configuration"]),
+                "rule": comparison.rule,
+                "strategy_label": labels.get(r["configuration"]),
+                "recommended": recommendation is not None and r["configuration"] == recommendation.configuration,
+                "on_frontier": r["configuration"] in frontier,
+                "cost_axis": axis,
+                "compared_at": stamp,
+                **_named(r["configuration"], labels),
+            }
+            for r in comparison.to_rows()
+        ],
+    )
     from chunkbench_core.evaluation.drivers import drivers_sentence
 
-    results.write("recommendation", "latest", [{**recommendation.to_row(labels), "cost_axis": axis,
-                                                "drivers_sentence": drivers_sentence(decomposition),
-                                                "compared_at": stamp}] if recommendation else [])
+    results.write(
+        "recommendation",
+        "latest",
+        [
+            {
+                **recommendation.to_row(labels),
+                "cost_axis": axis,
+                "drivers_sentence": drivers_sentence(decomposition),
+                "compared_at": stamp,
+            }
+        ]
+        if recommendation
+        else [],
+    )
     results.write("diagnostics", "latest", [{**d.to_row(), "compared_at": stamp} for d in found])
     from chunkbench_core.evaluation.judge_agreement import judge_agreements
 
     agreements = judge_agreements(rows, comparison.metric)
-    results.write("judge_agreement", "latest", [{**a.to_row(), "compared_at": stamp, **_named(a.configuration, labels)}
-                                                for a in agreements])
+    results.write(
+        "judge_agreement",
+        "latest",
+        [{**a.to_row(), "compared_at": stamp, **_named(a.configuration, labels)} for a in agreements],
+    )
     results.write("question_evidence", "latest", [{**r, "compared_at": stamp} for r in lengths.rows])
-    results.write("variance_decomposition", "latest",
-                  [{**r, "compared_at": stamp} for r in decomposition.to_rows()])
+    results.write("variance_decomposition", "latest", [{**r, "compared_at": stamp} for r in decomposition.to_rows()])
     if tracker is not None:
         tracker.step(5)
     return Ranking(comparison, recommendation, found, frontier, axis, settings, decomposition, choice, agreements)
@@ -150,12 +188,17 @@ def _evidence_lengths(results: ResultsDB, rows: Sequence[dict[str, Any]]) -> _Le
     """Each question's evidence length in tokens (evaluation.evidence_length), and a warning when the lengths favour
     one of the chunk sizes compared (each configuration's median chunk)."""
     from chunkbench_core.evaluation import diagnostics as checks
-    from chunkbench_core.evaluation.evidence_length import (density_of, favours_one_size, length_report,
-                                                            question_evidence_rows)
+    from chunkbench_core.evaluation.evidence_length import (
+        density_of,
+        favours_one_size,
+        length_report,
+        question_evidence_rows,
+    )
 
     chunks = results.query(
         """SELECT strategy, corpus_model, document, token_count, start_offset, end_offset FROM current_chunks
-           WHERE coalesce(variant, '') = '' AND coalesce(role, '') <> 'parent'""")
+           WHERE coalesce(variant, '') = '' AND coalesce(role, '') <> 'parent'"""
+    )
     density = density_of(chunks.to_dict("records"))
     evidence = question_evidence_rows(rows, density)
     sizes = chunks.groupby(["strategy", "corpus_model"])["token_count"].median().tolist() if not chunks.empty else []
@@ -188,12 +231,18 @@ def decompose_comparison(comparison: Any, rows: Sequence[dict[str, Any]]) -> Any
     labels = _question_labels(rows)
     known = [labels.get(q, (None, None)) for q in scores.questions]
     # each configuration's key names its retriever (evaluation.drivers reads it from there)
-    return decompose(scores.values, scores.names, comparison.metric, categories=[k[0] for k in known],
-                     documents=[k[1] for k in known])
+    return decompose(
+        scores.values,
+        scores.names,
+        comparison.metric,
+        categories=[k[0] for k in known],
+        documents=[k[1] for k in known],
+    )
 
 
-def judge_choice(comparison: Any, decomposition: Any, threshold: float, labels: dict[str, str],
-                 rows: Sequence[dict[str, Any]]) -> Any:
+def judge_choice(
+    comparison: Any, decomposition: Any, threshold: float, labels: dict[str, str], rows: Sequence[dict[str, Any]]
+) -> Any:
     """Whether the choice matters (evaluation.drivers.verdict), with what would separate interchangeable
     configurations."""
     from chunkbench_core.evaluation.drivers import separating_questions, verdict
@@ -214,8 +263,12 @@ def _key(row: Any) -> str:
 def _named(key: str, labels: dict[str, str]) -> dict[str, str]:
     """A comparison row's strategy, corpus model and retriever (from its key) and its one label."""
     strategy, corpus_model, retriever = split_configuration_key(key)
-    return {"strategy": strategy, "corpus_model": corpus_model, "retriever": retriever,
-            "configuration": configuration_label(labels.get(key) or strategy, corpus_model, retriever=retriever)}
+    return {
+        "strategy": strategy,
+        "corpus_model": corpus_model,
+        "retriever": retriever,
+        "configuration": configuration_label(labels.get(key) or strategy, corpus_model, retriever=retriever),
+    }
 
 
 def _boundary_choices(results: ResultsDB) -> list[dict[str, Any]]:
@@ -228,14 +281,17 @@ def _chunks_per_document(results: ResultsDB) -> dict[str, list[int]]:
     frame = results.query(
         """SELECT strategy, corpus_model, document, count(*) AS n FROM current_chunks
            WHERE coalesce(variant, '') = '' AND coalesce(role, '') <> 'parent'
-           GROUP BY ALL""")
+           GROUP BY ALL"""
+    )
     out: dict[str, list[int]] = {}
     for row in frame.itertuples():
         out.setdefault(str(row.strategy), []).append(int(row.n))
     return out
 
 
-def _evidence_and_chunk_sizes(results: ResultsDB, rows: Sequence[dict[str, Any]]) -> tuple[list[int], dict[str, list[int]]]:
+def _evidence_and_chunk_sizes(
+    results: ResultsDB, rows: Sequence[dict[str, Any]]
+) -> tuple[list[int], dict[str, list[int]]]:
     """Evidence span lengths and each configuration's chunk lengths, in characters."""
     evidence: list[int] = []
     seen: set[tuple[str, str]] = set()
@@ -250,7 +306,8 @@ def _evidence_and_chunk_sizes(results: ResultsDB, rows: Sequence[dict[str, Any]]
             continue
     frame = results.query(
         """SELECT strategy || '|' || corpus_model AS configuration, end_offset - start_offset AS size FROM current_chunks
-           WHERE coalesce(variant, '') = '' AND coalesce(role, '') <> 'parent'""")
+           WHERE coalesce(variant, '') = '' AND coalesce(role, '') <> 'parent'"""
+    )
     sizes: dict[str, list[int]] = {}
     for configuration, size in zip(frame["configuration"], frame["size"]):
         sizes.setdefault(str(configuration), []).append(int(size))
@@ -307,13 +364,11 @@ def _evidence_warnings(rows: Sequence[dict[str, Any]], best: str | None, labels:
     live = [r for r in rows if r.get("error") in (None, "") or r.get("error") != r.get("error")]
     judge_only = {(r.get("question_set"), r.get("question_id")) for r in live if _true(r.get("judge_only"))}
     if live and len(judge_only) == len({(r.get("question_set"), r.get("question_id")) for r in live}):
-        judged = any(_number(r.get(m)) is not None for r in live
-                     for m in CATALOG.judge_scores())
+        judged = any(_number(r.get(m)) is not None for r in live for m in CATALOG.judge_scores())
         return checks.collect(checks.nothing_scored(len(judge_only), judged))
     if best is None:
         return []
-    mine = [r for r in rows if _key(r) == best
-            and (r.get("error") in (None, "") or r.get("error") != r.get("error"))]
+    mine = [r for r in rows if _key(r) == best and (r.get("error") in (None, "") or r.get("error") != r.get("error"))]
     name = _label(best, labels)
     recall = _mean([_number(r.get("recall")) for r in mine])
     metric = "recall"
@@ -325,9 +380,12 @@ def _evidence_warnings(rows: Sequence[dict[str, Any]], best: str | None, labels:
         capped = [r for r in multi if (_number(r.get("doc_recall_ceiling")) or 1.0) < 1.0]
         top_k = int(_number(multi[0].get("top_k")) or 0)
         ceiling = checks.Ceiling(
-            top_k=top_k, n_multi_document=len(multi), n_capped=len(capped),
+            top_k=top_k,
+            n_multi_document=len(multi),
+            n_capped=len(capped),
             doc_ceiling=_mean([_number(r.get("doc_recall_ceiling")) for r in capped]) or 0.0,
             doc_recall=_mean([_number(r.get("doc_recall")) for r in capped]) or 0.0,
             recall_ceiling=_mean([_number(r.get("recall_ceiling")) for r in multi]),
-            recall=_mean([_number(r.get("recall")) for r in multi]))
+            recall=_mean([_number(r.get("recall")) for r in multi]),
+        )
     return checks.collect(checks.low_evidence_recall(name, recall, metric), checks.recall_ceiling(name, ceiling))

@@ -59,8 +59,9 @@ def caption_counts(parsed: dict[str, Any]) -> dict[str, int]:
     return {"n_captions": len(captions), "caption_tokens": sum(count_tokens(t) for t in captions)}
 
 
-def _parse_and_store(store: ParsedStore, parse: Callable[[str], ParsedDocument],
-                     source: SourceDocument) -> tuple[ParsedDocument | None, str | None]:
+def _parse_and_store(
+    store: ParsedStore, parse: Callable[[str], ParsedDocument], source: SourceDocument
+) -> tuple[ParsedDocument | None, str | None]:
     """Parse ``source`` and store the outcome (a failure with its reason): (its parsed document, None) or
     (None, the error naming the file)."""
     try:
@@ -109,12 +110,19 @@ def document_record(source: SourceDocument, record: dict[str, Any]) -> DocumentR
     parsed = record.get("parsed") or {}
     captions = caption_counts(parsed)
     return DocumentRecord(
-        document=source.document, path=source.path, sha256=source.sha256, size_bytes=source.size_bytes,
-        status=record["status"], error=record.get("error"), parser=parsed.get("parser"),
+        document=source.document,
+        path=source.path,
+        sha256=source.sha256,
+        size_bytes=source.size_bytes,
+        status=record["status"],
+        error=record.get("error"),
+        parser=parsed.get("parser"),
         n_chars=len(parsed.get("markdown", "")) if parsed else None,
         n_units=len(parsed.get("units", [])) if parsed else None,
-        warnings=json.dumps(parsed.get("warnings", []), ensure_ascii=False), n_captions=captions["n_captions"],
-        caption_tokens=captions["caption_tokens"])
+        warnings=json.dumps(parsed.get("warnings", []), ensure_ascii=False),
+        n_captions=captions["n_captions"],
+        caption_tokens=captions["caption_tokens"],
+    )
 
 
 def parse_corpus(request: ParseRequest, results: "ResultsDB") -> ParseSummary:
@@ -127,12 +135,13 @@ def parse_corpus(request: ParseRequest, results: "ResultsDB") -> ParseSummary:
     summary = ParseSummary(hidden=scan.hidden if scan is not None else 0)
     records: list[DocumentRecord] = []
     uncaptioned: set[str] = set()  # documents whose caption requests failed this time
-    for document, error in (scan.refused.items() if scan is not None else ()):
+    for document, error in scan.refused.items() if scan is not None else ():
         summary.failed[document] = error
         records.append(DocumentRecord(document=document, status="failed", error=error))
     script = ScriptShare()
-    tracker = Tracker("parsing", len(request.sources), unit="documents",
-                      weights=[source.size_bytes for source in request.sources])
+    tracker = Tracker(
+        "parsing", len(request.sources), unit="documents", weights=[source.size_bytes for source in request.sources]
+    )
     with timed("parsing"), tracker.heartbeat():  # a line every few seconds even while one huge file parses
         for done, source in enumerate(request.sources, start=1):
             check_stop()
@@ -145,20 +154,27 @@ def parse_corpus(request: ParseRequest, results: "ResultsDB") -> ParseSummary:
             tracker.step(done)
     results.record_documents(records)
     summary.script = script
-    request.store.write_manifest(list(request.sources), request.parse_options, script.to_dict(),
-                                 sample=request.sample)
+    request.store.write_manifest(list(request.sources), request.parse_options, script.to_dict(), sample=request.sample)
     # a document whose images are captioned once the caption service works again is a changed parsed corpus (its
     # collections are rebuilt), though its bytes are the same; without caption failures: the files' state alone
-    state = {name: digest + (":captions-failed" if name in uncaptioned else "")
-             for name, digest in corpus_state(list(request.sources)).items()}
+    state = {
+        name: digest + (":captions-failed" if name in uncaptioned else "")
+        for name, digest in corpus_state(list(request.sources)).items()
+    }
     summary.corpus_fingerprint = fingerprint(state)
     summary.sample = request.sample
     return summary
 
 
-def sample_sources(sources: Sequence[SourceDocument], questions_folder: Path | str, store: ParsedStore, *,
-                   n: int | None = None, token_budget: int | None = None,
-                   seed: int = 0) -> tuple[list[SourceDocument], dict[str, Any] | None]:
+def sample_sources(
+    sources: Sequence[SourceDocument],
+    questions_folder: Path | str,
+    store: ParsedStore,
+    *,
+    n: int | None = None,
+    token_budget: int | None = None,
+    seed: int = 0,
+) -> tuple[list[SourceDocument], dict[str, Any] | None]:
     """The sources of a sampled corpus (every document holding the questions' evidence, plus a seeded sample of
     the others: :func:`chunkbench_core.estimate.sampling.sample_documents`) and its record (None: the whole
     corpus was asked for). A token budget counts parsed documents by their text, the others by file size."""
@@ -189,8 +205,13 @@ class CorpusParse:
     summary: ParseSummary
 
 
-def read_or_parse(sources: Sequence[SourceDocument], store: ParsedStore, parse: Callable[[str], ParsedDocument],
-                  read_first: Sequence[ParsedStore] = (), load: bool = True) -> CorpusParse:
+def read_or_parse(
+    sources: Sequence[SourceDocument],
+    store: ParsedStore,
+    parse: Callable[[str], ParsedDocument],
+    read_first: Sequence[ParsedStore] = (),
+    load: bool = True,
+) -> CorpusParse:
     """Every source's parsed document, each content parsed once whichever command asks.
 
     A document whose parse under ``store``'s parser version and options is stored (by this command, another
@@ -261,8 +282,9 @@ def parse_options_in_force(settings: Any, given: Mapping[str, Any] | None = None
     if getattr(settings, "vision_model", None):
         from chunkbench_core.parsing.captions import openai_vision_captioner
 
-        caption_source = openai_vision_captioner(model=settings.vision_model, base_url=settings.llm_base_url,
-                                                 api_key=settings.llm_api_key)
+        caption_source = openai_vision_captioner(
+            model=settings.vision_model, base_url=settings.llm_base_url, api_key=settings.llm_api_key
+        )
     return ParseOptions(caption_source=caption_source, heuristics=parser_heuristics_of(settings), **dict(given or {}))
 
 

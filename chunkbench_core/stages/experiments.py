@@ -107,8 +107,9 @@ class ExperimentSummary:
     llm_report: Any = None  # evaluation.experiment.LLMRunReport when an LLM ran: evaluated, skipped and why
 
 
-def run_experiment(request: ExperimentRequest, embedder: Embedder, store: VectorStore,
-                   results: ResultsDB) -> ExperimentSummary:
+def run_experiment(
+    request: ExperimentRequest, embedder: Embedder, store: VectorStore, results: ResultsDB
+) -> ExperimentSummary:
     """Score every question of every question set against the collection.
 
     Also measures the query cost: warm query latency (the cold first call kept apart),
@@ -120,22 +121,23 @@ def run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vector
         return _run_experiment(request, embedder, store, results)
 
 
-def _run_experiment(request: ExperimentRequest, embedder: Embedder, store: VectorStore,
-                    results: ResultsDB) -> ExperimentSummary:
+def _run_experiment(
+    request: ExperimentRequest, embedder: Embedder, store: VectorStore, results: ResultsDB
+) -> ExperimentSummary:
     spec = request.spec
     budgets = tuple(request.budgets) if request.budgets else RankingSettings().budgets
     sample = request.provenance.get("corpus_sample")
     # a sample smaller than the evidence sets aside the questions whose evidence it left out (counted, no problem)
     left_out = (sample.get("evidence_left_out") or ()) if isinstance(sample, dict) else ()
-    check = check_questions(request.questions_folder, {d.document: d.markdown for d in request.documents},
-                            left_out)
+    check = check_questions(request.questions_folder, {d.document: d.markdown for d in request.documents}, left_out)
     sets, resolved, errors = check.sets, check.resolved, [str(e) for e in check.problems]
     results.record_question_problems(check.rows(now()))
     results.record_parse_ceiling(check.ceiling.rows(now()))
     if not resolved:
         raise QuestionSetError(  # permanent: the same questions fail the same way on a retry
             str(request.questions_folder),
-            "no question could be evaluated: " + ("; ".join(errors) if errors else "no question sets in the folder"))
+            "no question could be evaluated: " + ("; ".join(errors) if errors else "no question sets in the folder"),
+        )
     # every chunk of this collection (precision_omega, nDCG) and its parents (stored, not in the vector store)
     build, chunk_rows = read_build_chunks(results, spec.rows_key, request.provenance.get("build"))
     chunks, parents = split_chunk_rows(chunk_rows)
@@ -143,20 +145,42 @@ def _run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vecto
     store.verify_collection(spec.collection, sum(r.get("role") != "parent" for r in chunk_rows) or None)
     latency = QueryLatency()
     before = dataclasses.replace(embedder.usage)  # the query embeddings are what run_retrieval adds to it
-    outcomes = run_retrieval(resolved, embedder, store, spec.collection, RetrievalOptions(
-        top_k=request.top_k, filter_by_document=request.filter_by_document, strategy=spec.strategy,
-        retriever=request.retriever, expansion=request.expansion, chunks=chunks, parents=parents, budgets=budgets, latency=latency,
-        search=request.search))
+    outcomes = run_retrieval(
+        resolved,
+        embedder,
+        store,
+        spec.collection,
+        RetrievalOptions(
+            top_k=request.top_k,
+            filter_by_document=request.filter_by_document,
+            strategy=spec.strategy,
+            retriever=request.retriever,
+            expansion=request.expansion,
+            chunks=chunks,
+            parents=parents,
+            budgets=budgets,
+            latency=latency,
+            search=request.search,
+        ),
+    )
     del chunk_rows, chunks, parents  # every chunk of the collection: not needed from here on (memory)
     query_usage = UsageRecord(spec.strategy, spec.model.id, "queries", embedder.usage.since(before).as_row())
     llm = request.llm
-    llm_report = (run_llm_evaluation(outcomes, llm.client, llm.settings)  # never raises
-                  if llm.configured and llm.settings is not None else None)
+    llm_report = (
+        run_llm_evaluation(outcomes, llm.client, llm.settings)  # never raises
+        if llm.configured and llm.settings is not None
+        else None
+    )
     prices = resolve_llm_prices(llm.settings if llm.configured else None, llm.prices)
-    questions = [{**outcome_row(o), "expected_answer": o.resolved.question.expected_answer,
-                  "references": json.dumps(reference_entries(o.resolved), ensure_ascii=False),
-                  "build": build}  # the chunk rows it retrieved from stay readable after a rebuild
-                 for o in outcomes]
+    questions = [
+        {
+            **outcome_row(o),
+            "expected_answer": o.resolved.question.expected_answer,
+            "references": json.dumps(reference_entries(o.resolved), ensure_ascii=False),
+            "build": build,
+        }  # the chunk rows it retrieved from stay readable after a rebuild
+        for o in outcomes
+    ]
     question_costs(questions, spec.model, prices)
     summary: dict[str, Any] = aggregate(outcomes)
     summary["cold_query_ms"] = latency.cold_ms
@@ -167,17 +191,26 @@ def _run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vecto
     summary.update(partition_cost(results, spec.rows_key, questions, prices))
     n_outcomes = len(outcomes)
     del outcomes  # the retrieved chunks and what the metrics saw: the rows above hold what is kept (memory)
-    summary["corpus_sample"] = (sample.get("label") if isinstance(sample, dict) else None) or \
-        f"whole corpus ({len(request.documents):,} documents)"
+    summary["corpus_sample"] = (
+        sample.get("label") if isinstance(sample, dict) else None
+    ) or f"whole corpus ({len(request.documents):,} documents)"
     provenance = {
-        **build_provenance(ProvenanceInputs(
-            strategy=spec.strategy, corpus_model=spec.corpus_model,
-            boundary_model=request.provenance.get("boundary_model"),
-            chunking_params=request.provenance.get("chunking_params", {}), top_k=request.top_k,
-            filter_by_document=request.filter_by_document, expansion=request.expansion,
-            question_set_hash=question_set_hash(sets), question_sets={qs.name: qs.sha256 for qs in sets},
-            documents={d.document: d.markdown for d in request.documents}, code_version=code_version(),
-            llm=llm.settings.to_dict() if llm.configured and llm.settings else None)),
+        **build_provenance(
+            ProvenanceInputs(
+                strategy=spec.strategy,
+                corpus_model=spec.corpus_model,
+                boundary_model=request.provenance.get("boundary_model"),
+                chunking_params=request.provenance.get("chunking_params", {}),
+                top_k=request.top_k,
+                filter_by_document=request.filter_by_document,
+                expansion=request.expansion,
+                question_set_hash=question_set_hash(sets),
+                question_sets={qs.name: qs.sha256 for qs in sets},
+                documents={d.document: d.markdown for d in request.documents},
+                code_version=code_version(),
+                llm=llm.settings.to_dict() if llm.configured and llm.settings else None,
+            )
+        ),
         "documents": sorted(d.document for d in request.documents),
         "question_files": {Path(qs.path).name: qs.sha256 for qs in sets},  # the board names sets by file
         "variant": spec.variant,
@@ -188,16 +221,27 @@ def _run_experiment(request: ExperimentRequest, embedder: Embedder, store: Vecto
         "retriever": request.retriever,
         "scope": request.scope,
     }
-    run = ExperimentRun(experiment_run_id=request.experiment_run_id, strategy=spec.strategy,
-                        corpus_model=spec.corpus_model, variant=spec.variant, top_k=request.top_k,
-                        neighbor_prev=request.expansion.neighbor_prev, neighbor_next=request.expansion.neighbor_next,
-                        budgets=list(budgets), provenance=provenance, summary=summary, questions=questions,
-                        retriever=request.retriever, scope=request.scope)
+    run = ExperimentRun(
+        experiment_run_id=request.experiment_run_id,
+        strategy=spec.strategy,
+        corpus_model=spec.corpus_model,
+        variant=spec.variant,
+        top_k=request.top_k,
+        neighbor_prev=request.expansion.neighbor_prev,
+        neighbor_next=request.expansion.neighbor_next,
+        budgets=list(budgets),
+        provenance=provenance,
+        summary=summary,
+        questions=questions,
+        retriever=request.retriever,
+        scope=request.scope,
+    )
     ensure_space(results.tables_dir, parquet_rows_bytes(questions), "the experiment's results")  # before any row
     results.record_experiment(f"{spec.rows_key}__{request.experiment_run_id}", run)
     results.record_query_usage(f"{spec.rows_key}__{request.experiment_run_id}", query_usage)
-    return ExperimentSummary(request.experiment_run_id, summary, errors, n_outcomes,
-                             out_of_range(questions, METRICS), llm_report=llm_report)
+    return ExperimentSummary(
+        request.experiment_run_id, summary, errors, n_outcomes, out_of_range(questions, METRICS), llm_report=llm_report
+    )
 
 
 def resolve_llm_prices(llm_settings: LLMSettings | None, llm_prices: LLMPrices | None) -> LLMPrices:
@@ -208,8 +252,9 @@ def resolve_llm_prices(llm_settings: LLMSettings | None, llm_prices: LLMPrices |
     return prices
 
 
-def query_cost(outcomes: Sequence[Any], model: EmbeddingModelSpec, llm_settings: LLMSettings | None,
-               llm_prices: LLMPrices | None) -> dict[str, float]:
+def query_cost(
+    outcomes: Sequence[Any], model: EmbeddingModelSpec, llm_settings: LLMSettings | None, llm_prices: LLMPrices | None
+) -> dict[str, float]:
     """question_tokens, query_usd_per_1000 and llm_priced of a run (see evaluation.cost)."""
     scored = [o for o in outcomes if o.error is None]
     if not scored:
@@ -218,30 +263,46 @@ def query_cost(outcomes: Sequence[Any], model: EmbeddingModelSpec, llm_settings:
     context_tokens = sum(o.budget_scores.get("context_tokens", 0.0) for o in scored) / len(scored)
     prices = resolve_llm_prices(llm_settings, llm_prices)
     answered = [o.llm.answer_usage.completion_tokens for o in scored if o.llm is not None and o.llm.answer]
-    answer_tokens = (sum(answered) / len(answered) if answered
-                     else float(llm_settings.answer_max_tokens if llm_settings else LLMSettings.answer_max_tokens))
-    return {"question_tokens": question_tokens,
-            "query_usd_per_1000": query_usd_per_1000(question_tokens, context_tokens, model.price_per_mtok, prices,
-                                                     answer_tokens),
-            "llm_priced": prices.known}
+    answer_tokens = (
+        sum(answered) / len(answered)
+        if answered
+        else float(llm_settings.answer_max_tokens if llm_settings else LLMSettings.answer_max_tokens)
+    )
+    return {
+        "question_tokens": question_tokens,
+        "query_usd_per_1000": query_usd_per_1000(
+            question_tokens, context_tokens, model.price_per_mtok, prices, answer_tokens
+        ),
+        "llm_priced": prices.known,
+    }
 
 
 def question_costs(rows: Sequence[dict[str, Any]], model: EmbeddingModelSpec, prices: LLMPrices) -> None:
     """Add ``embedding_usd``, ``answer_usd``, ``judge_usd`` and ``cost_usd`` to each question row
     (evaluation.cost.question_usd; a question whose retrieval failed was not embedded)."""
+
     def tokens(row: dict[str, Any], name: str) -> float:
         value = row.get(name)
         return 0.0 if value is None or value != value else float(value)
 
     for row in rows:
         question = 0.0 if row.get("error") else float(count_tokens(row.get("question") or ""))
-        row.update(question_usd(question, model.price_per_mtok, prices,
-                                tokens(row, "answer_prompt_tokens"), tokens(row, "answer_completion_tokens"),
-                                tokens(row, "judge_prompt_tokens"), tokens(row, "judge_completion_tokens")))
+        row.update(
+            question_usd(
+                question,
+                model.price_per_mtok,
+                prices,
+                tokens(row, "answer_prompt_tokens"),
+                tokens(row, "answer_completion_tokens"),
+                tokens(row, "judge_prompt_tokens"),
+                tokens(row, "judge_completion_tokens"),
+            )
+        )
 
 
-def partition_cost(results: ResultsDB, rows_key: str, rows: Sequence[dict[str, Any]],
-                   prices: LLMPrices) -> dict[str, float]:
+def partition_cost(
+    results: ResultsDB, rows_key: str, rows: Sequence[dict[str, Any]], prices: LLMPrices
+) -> dict[str, float]:
     """What the partition cost in this benchmark (evaluation.cost): its collection's ``index_usd``
     (embeddings, contextual LLM calls), the corpus's ``caption_usd``, and the questions' dollars
     (``questions_usd``, of which ``answer_usd`` and ``judge_usd``); ``cost_usd`` is their sum."""
@@ -252,10 +313,19 @@ def partition_cost(results: ResultsDB, rows_key: str, rows: Sequence[dict[str, A
     index = float(built[0].get("index_usd") or 0.0) if built else 0.0
     documents = results.read("documents", "corpus")
     n_captions = sum(int(d.get("n_captions") or 0) for d in documents)
-    captions = caption_usd(n_captions, count_tokens(DEFAULT_PROMPT),
-                           sum(float(d.get("caption_tokens") or 0) for d in documents), prices)
-    parts = {"index_usd": index, "caption_usd": captions,
-             **{name: sum(float(r.get(column) or 0.0) for r in rows)
-                for name, column in (("questions_usd", "cost_usd"), ("answer_usd", "answer_usd"),
-                                     ("judge_usd", "judge_usd"))}}
+    captions = caption_usd(
+        n_captions, count_tokens(DEFAULT_PROMPT), sum(float(d.get("caption_tokens") or 0) for d in documents), prices
+    )
+    parts = {
+        "index_usd": index,
+        "caption_usd": captions,
+        **{
+            name: sum(float(r.get(column) or 0.0) for r in rows)
+            for name, column in (
+                ("questions_usd", "cost_usd"),
+                ("answer_usd", "answer_usd"),
+                ("judge_usd", "judge_usd"),
+            )
+        },
+    }
     return {**parts, "cost_usd": parts["index_usd"] + parts["caption_usd"] + parts["questions_usd"]}

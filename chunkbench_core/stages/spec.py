@@ -56,9 +56,13 @@ def shared_chunk_size(registry: Mapping[str, EmbeddingModelSpec] | None = None) 
     return min((default_chunk_size(s) for s in specs), default=MAX_DEFAULT_CHUNK_SIZE)
 
 
-def chunking_params(spec: EmbeddingModelSpec, chunk_size: int | None, chunk_overlap: int | None,
-                    per_model_window: bool = False,
-                    registry: Mapping[str, EmbeddingModelSpec] | None = None) -> dict[str, Any]:
+def chunking_params(
+    spec: EmbeddingModelSpec,
+    chunk_size: int | None,
+    chunk_overlap: int | None,
+    per_model_window: bool = False,
+    registry: Mapping[str, EmbeddingModelSpec] | None = None,
+) -> dict[str, Any]:
     """Chunk size and overlap in cl100k tokens.
 
     Empty size: the size shared by every model of ``registry`` (:func:`shared_chunk_size`), or the model's
@@ -67,8 +71,9 @@ def chunking_params(spec: EmbeddingModelSpec, chunk_size: int | None, chunk_over
     if chunk_size:
         size = chunk_size
     else:
-        size = default_chunk_size(spec) if per_model_window else min(shared_chunk_size(registry),
-                                                                      default_chunk_size(spec))
+        size = (
+            default_chunk_size(spec) if per_model_window else min(shared_chunk_size(registry), default_chunk_size(spec))
+        )
     overlap = chunk_overlap if chunk_overlap is not None else min(DEFAULT_CHUNK_OVERLAP, size // 4)
     return {"chunk_size": size, "chunk_overlap": overlap}
 
@@ -129,8 +134,9 @@ def model_token_counter(spec: EmbeddingModelSpec) -> CountModelTokens:
 
 
 def model_window(spec: EmbeddingModelSpec) -> ModelWindow:
-    return ModelWindow(spec.max_input_tokens, model_token_counter(spec), task_prefix=spec.document_prefix,
-                       model_id=spec.id)
+    return ModelWindow(
+        spec.max_input_tokens, model_token_counter(spec), task_prefix=spec.document_prefix, model_id=spec.id
+    )
 
 
 @dataclass(frozen=True)
@@ -169,8 +175,12 @@ class SpecContext:
         shared = shared_defaults_of(settings)
         if corpus_script is None:
             corpus_script = ScriptShare.from_dict(parsed_store(settings.results_dir).manifest_script())
-        return cls(registry, SharedDefaults(shared.results, shared.legacy_file, registry), settings.boundary_model,
-                   corpus_script)
+        return cls(
+            registry,
+            SharedDefaults(shared.results, shared.legacy_file, registry),
+            settings.boundary_model,
+            corpus_script,
+        )
 
 
 @dataclass(frozen=True)
@@ -224,8 +234,9 @@ class CollectionSpec:
         rest = {k: v for k, v in self.options.items() if k != "threshold"}
         if self.threshold_mode is not None:
             rest.setdefault("threshold_mode", self.threshold_mode)  # the default rule decides the cuts too
-        out = requested_settings(self.strategy, self.params, rest, self.overflow, self.boundary_model,
-                                 self.threshold, self.threshold_source)
+        out = requested_settings(
+            self.strategy, self.params, rest, self.overflow, self.boundary_model, self.threshold, self.threshold_source
+        )
         if self.boundary_model is not None and self.boundary_choice is not None:
             out["boundary_choice"] = self.boundary_choice.to_dict()  # recorded, not fingerprinted
         return out
@@ -256,22 +267,30 @@ def resolve_collection(request: CollectionRequest, context: SpecContext) -> Coll
         raise ConfigError(f"overflow must be one of {', '.join(OVERFLOW_MODES)}, got {request.overflow!r}")
     options = strategy.options_taken(request.options)
     read_options(strategy.name, strategy.options, options)  # bounds and choices, before anything is built
-    params = chunking_params(model, request.chunk_size, request.chunk_overlap, request.per_model_window,
-                             context.registry)
+    params = chunking_params(
+        model, request.chunk_size, request.chunk_overlap, request.per_model_window, context.registry
+    )
     named_by = dict(options)
     if request.boundary_model and strategy.capabilities.boundary_model:
         named_by["boundary_model"] = request.boundary_model
     variant = variant_label(params, chunking_params(model, None, None, registry=context.registry), named_by)
     boundary = threshold = source = choice = mode = None
     if strategy.capabilities.boundary_model:
-        choice = boundary_choice(request.boundary_model, context.registry, context.shared,
-                                 context.machine_boundary_model, context.corpus_script)
+        choice = boundary_choice(
+            request.boundary_model,
+            context.registry,
+            context.shared,
+            context.machine_boundary_model,
+            context.corpus_script,
+        )
         boundary_spec = get_model(choice.model, context.registry)
         boundary = boundary_spec.id
         if strategy.takes("threshold_mode"):
             mode = options.get("threshold_mode") or (
-                "absolute" if options.get("threshold") is not None
-                else strategy.options.model_fields["threshold_mode"].default)
+                "absolute"
+                if options.get("threshold") is not None
+                else strategy.options.model_fields["threshold_mode"].default
+            )
         # a threshold decides the cuts only in absolute mode (percentile mode cuts at the document's own
         # largest distances, whatever the model's similarities run to)
         if strategy.takes("threshold") and mode in (None, "absolute"):
@@ -281,10 +300,21 @@ def resolve_collection(request: CollectionRequest, context: SpecContext) -> Coll
                 threshold, source = context.shared.threshold(boundary_spec), context.shared.threshold_source(boundary)
             else:
                 threshold, source = boundary_spec.default_semantic_threshold, "registry"
-    return CollectionSpec(strategy=strategy.name, model=model, chunk_size=params["chunk_size"],
-                          chunk_overlap=params["chunk_overlap"], options=options, variant_options=named_by,
-                          variant=variant, overflow=request.overflow, boundary_model=boundary, threshold=threshold,
-                          threshold_source=source, boundary_choice=choice, threshold_mode=mode)
+    return CollectionSpec(
+        strategy=strategy.name,
+        model=model,
+        chunk_size=params["chunk_size"],
+        chunk_overlap=params["chunk_overlap"],
+        options=options,
+        variant_options=named_by,
+        variant=variant,
+        overflow=request.overflow,
+        boundary_model=boundary,
+        threshold=threshold,
+        threshold_source=source,
+        boundary_choice=choice,
+        threshold_mode=mode,
+    )
 
 
 def request_of_build(row: Mapping[str, Any]) -> CollectionRequest:
@@ -294,7 +324,12 @@ def request_of_build(row: Mapping[str, Any]) -> CollectionRequest:
 
     settings = json.loads(row["settings"]) if row.get("settings") else {}
     options = json.loads(row["options"]) if row.get("options") else {}
-    return CollectionRequest(strategy=str(row["strategy"]), corpus_model=str(row["corpus_model"]),
-                             chunk_size=settings.get("chunk_size"), chunk_overlap=settings.get("chunk_overlap"),
-                             overflow=settings.get("overflow", "error"), boundary_model=options.get("boundary_model"),
-                             options={k: v for k, v in options.items() if k != "boundary_model"})
+    return CollectionRequest(
+        strategy=str(row["strategy"]),
+        corpus_model=str(row["corpus_model"]),
+        chunk_size=settings.get("chunk_size"),
+        chunk_overlap=settings.get("chunk_overlap"),
+        overflow=settings.get("overflow", "error"),
+        boundary_model=options.get("boundary_model"),
+        options={k: v for k, v in options.items() if k != "boundary_model"},
+    )

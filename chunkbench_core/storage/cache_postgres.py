@@ -71,8 +71,14 @@ _RETRIES = 4
 _FULL_STATES = frozenset({"53100"})
 RECONNECT_SECONDS = 30.0  # how long a lost connection is tried again (a server restart)
 # libpq options set unless the URL sets them: fail fast on a wrong host, notice a dead server
-_CONNECT_DEFAULTS = {"connect_timeout": "10", "application_name": "chunkbench cache", "keepalives": "1",
-                     "keepalives_idle": "30", "keepalives_interval": "10", "keepalives_count": "3"}
+_CONNECT_DEFAULTS = {
+    "connect_timeout": "10",
+    "application_name": "chunkbench cache",
+    "keepalives": "1",
+    "keepalives_idle": "30",
+    "keepalives_interval": "10",
+    "keepalives_count": "3",
+}
 _SCHEMA_LOCK = 0x6368_6B62  # advisory lock id held while one process creates the tables
 
 T = TypeVar("T")
@@ -123,6 +129,7 @@ CREATE TABLE IF NOT EXISTS {CONTEXT_TABLE} (
 
 # --- one connection per process, leases renewed while claims are held ---------------------------------
 
+
 class _SharedCache:
     """What both PostgreSQL caches share: the connection, the tables, retries and the claims' leases."""
 
@@ -131,8 +138,13 @@ class _SharedCache:
     last_table = ""  # created last, in the same transaction as the rest: when it exists, all do
     error_type: type[EmbeddingCacheError] = EmbeddingCacheError
 
-    def __init__(self, url: str | CacheURL, *, lease_seconds: float = DEFAULT_LEASE_SECONDS,
-                 wait_seconds: float = DEFAULT_WAIT_SECONDS) -> None:
+    def __init__(
+        self,
+        url: str | CacheURL,
+        *,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        wait_seconds: float = DEFAULT_WAIT_SECONDS,
+    ) -> None:
         self.target = url if isinstance(url, CacheURL) else parse_cache_url(url)
         for name, value in (("lease_seconds", lease_seconds), ("wait_seconds", wait_seconds)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
@@ -180,9 +192,13 @@ class _SharedCache:
         detail = exc if isinstance(exc, str) else (str(exc).strip() or type(exc).__name__)
         detail = redact(" ".join(detail.split()), [self.target.password])
         if getattr(exc, "pgcode", None) in _FULL_STATES:  # the server's disk (or quota) is full: permanent
-            return StorageFullError(f"the PostgreSQL server of the {self.kind} ({self.target.redacted}) has no space "
-                                    f"left: {what} failed ({detail}); free space on the server and run again",
-                                    self.target.redacted, None, None)
+            return StorageFullError(
+                f"the PostgreSQL server of the {self.kind} ({self.target.redacted}) has no space "
+                f"left: {what} failed ({detail}); free space on the server and run again",
+                self.target.redacted,
+                None,
+                None,
+            )
         return self.error_type(f"{self.kind} {self.target.redacted}: {what} failed: {detail}")
 
     def close(self) -> None:
@@ -206,13 +222,16 @@ class _SharedCache:
         except ImportError:
             raise self.error_type(
                 f"{self.kind} {self.target.redacted} needs the PostgreSQL driver psycopg2: "
-                "pip install 'chunkbench[postgres]'") from None
+                "pip install 'chunkbench[postgres]'"
+            ) from None
         options = {**_CONNECT_DEFAULTS, **self.target.options}
         try:
             con = psycopg2.connect(**options)
         except psycopg2.Error as exc:
-            raise self.error_type(f"cannot open the {self.kind} {self.target.redacted}: " + redact(
-                " ".join(str(exc).split()), [self.target.password])) from None
+            raise self.error_type(
+                f"cannot open the {self.kind} {self.target.redacted}: "
+                + redact(" ".join(str(exc).split()), [self.target.password])
+            ) from None
         try:
             con.autocommit = True
             self._create_tables(con)
@@ -281,7 +300,7 @@ class _SharedCache:
                         if lost_at is not None and time.monotonic() - lost_at > RECONNECT_SECONDS:
                             raise self._error(what, exc) from None
             attempt += 1
-            time.sleep(min(0.05 * 2 ** attempt, 2.0))
+            time.sleep(min(0.05 * 2**attempt, 2.0))
 
     # claims held by this process, and the heartbeat that renews their leases
 
@@ -292,8 +311,9 @@ class _SharedCache:
         with self._lock:
             self._held.setdefault(namespace, set()).update(keys)
             if self._heartbeat is None:
-                self._heartbeat = threading.Thread(target=self._beat, name=f"chunkbench {self.kind} leases",
-                                                   daemon=True)
+                self._heartbeat = threading.Thread(
+                    target=self._beat, name=f"chunkbench {self.kind} leases", daemon=True
+                )
                 self._heartbeat.start()
 
     def _drop(self, namespace: str, keys: Iterable[str]) -> None:
@@ -340,9 +360,11 @@ class _SharedCache:
     def _wait(self, started: float, delay: float, what: Callable[[], str]) -> float:
         """Sleep before the next poll (backoff); an error once ``wait_seconds`` have passed."""
         if time.monotonic() + delay - started > self.wait_seconds:
-            raise self.error_type(f"{self.kind} {self.target.redacted}: waited {self.wait_seconds:.0f} s for "
-                                  f"{what()}; that worker is alive (it renews its claims) but stores nothing: "
-                                  "look at it, or stop it and its claims expire")
+            raise self.error_type(
+                f"{self.kind} {self.target.redacted}: waited {self.wait_seconds:.0f} s for "
+                f"{what()}; that worker is alive (it renews its claims) but stores nothing: "
+                "look at it, or stop it and its claims expire"
+            )
         time.sleep(delay)
         return min(delay * 2, POLL_MAX_SECONDS)
 
@@ -420,8 +442,13 @@ class PostgresEmbeddingCache(_SharedCache):
     last_table = EMBEDDING_TABLE
     error_type = EmbeddingCacheError
 
-    def __init__(self, url: str | CacheURL, *, lease_seconds: float = DEFAULT_LEASE_SECONDS,
-                 wait_seconds: float = DEFAULT_WAIT_SECONDS) -> None:
+    def __init__(
+        self,
+        url: str | CacheURL,
+        *,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        wait_seconds: float = DEFAULT_WAIT_SECONDS,
+    ) -> None:
         super().__init__(url, lease_seconds=lease_seconds, wait_seconds=wait_seconds)
         self._registered: set[str] = set()
 
@@ -429,9 +456,14 @@ class PostgresEmbeddingCache(_SharedCache):
         """Record what a namespace is (for ``stats`` and people reading the table)."""
         if namespace in self._registered:
             return
-        self._run("registering a model", lambda cursor: cursor.execute(
-            f"INSERT INTO {NAMESPACE_TABLE} (namespace, model_id, fingerprint) VALUES (%s, %s, %s) "
-            "ON CONFLICT (namespace) DO NOTHING", (namespace, model_id, fingerprint)))
+        self._run(
+            "registering a model",
+            lambda cursor: cursor.execute(
+                f"INSERT INTO {NAMESPACE_TABLE} (namespace, model_id, fingerprint) VALUES (%s, %s, %s) "
+                "ON CONFLICT (namespace) DO NOTHING",
+                (namespace, model_id, fingerprint),
+            ),
+        )
         self._registered.add(namespace)
 
     def get_many(self, namespace: str, keys: Sequence[str], dimension: int) -> dict[str, np.ndarray]:
@@ -443,10 +475,12 @@ class PostgresEmbeddingCache(_SharedCache):
         def read(cursor: Any) -> list[tuple]:
             # a row whose vector's length disagrees with its dimension is damaged: left out (so it is
             # embedded again, and the new vector replaces it) and counted, for a warning
-            cursor.execute(f"SELECT text_sha256, CASE WHEN length(vector) = %s THEN vector END FROM {EMBEDDING_TABLE} "
-                           "WHERE namespace = %s AND text_sha256 = ANY(%s::text[]) AND dimension = %s "
-                           "AND vector IS NOT NULL",
-                           (4 * dimension, namespace, unique, dimension))
+            cursor.execute(
+                f"SELECT text_sha256, CASE WHEN length(vector) = %s THEN vector END FROM {EMBEDDING_TABLE} "
+                "WHERE namespace = %s AND text_sha256 = ANY(%s::text[]) AND dimension = %s "
+                "AND vector IS NOT NULL",
+                (4 * dimension, namespace, unique, dimension),
+            )
             return cursor.fetchall()
 
         found: dict[str, np.ndarray] = {}
@@ -458,9 +492,14 @@ class PostgresEmbeddingCache(_SharedCache):
             else:
                 found[key] = vector
         if damaged:
-            log.warning("embedding cache %s: %d stored vector(s) of %s have the wrong length or non-finite values "
-                        "(first: text digest %s); they are embedded again and replaced", self, len(damaged),
-                        namespace, damaged[0])
+            log.warning(
+                "embedding cache %s: %d stored vector(s) of %s have the wrong length or non-finite values "
+                "(first: text digest %s); they are embedded again and replaced",
+                self,
+                len(damaged),
+                namespace,
+                damaged[0],
+            )
         return found
 
     def damaged_rows(self, repair: bool = False) -> int:
@@ -492,14 +531,20 @@ class PostgresEmbeddingCache(_SharedCache):
         if not rows:
             return 0
         keys = list(rows)
-        params = {"namespace": namespace, "dimension": dimension, "size": 4 * dimension, "keys": keys,
-                  "blob": b"".join(rows.values())}
+        params = {
+            "namespace": namespace,
+            "dimension": dimension,
+            "size": 4 * dimension,
+            "keys": keys,
+            "blob": b"".join(rows.values()),
+        }
         self._run("writing", lambda cursor: cursor.execute(_PUT_VECTORS, params))
         self._drop(namespace, keys)
         return given
 
-    def claim_many(self, namespace: str, keys: Sequence[str], dimension: int
-                   ) -> tuple[dict[str, np.ndarray], list[str]]:
+    def claim_many(
+        self, namespace: str, keys: Sequence[str], dimension: int
+    ) -> tuple[dict[str, np.ndarray], list[str]]:
         """One statement: (the stored vectors of ``keys``, the keys this worker now has to embed).
 
         Claimed are keys nobody holds: no row, an expired claim, a vector of the wrong size. Keys in neither
@@ -507,8 +552,14 @@ class PostgresEmbeddingCache(_SharedCache):
         unique = list(dict.fromkeys(keys))
         if not unique:
             return {}, []
-        params = {"namespace": namespace, "keys": unique, "dimension": dimension, "size": 4 * dimension,
-                  "owner": self.owner, "lease": self.lease_seconds}
+        params = {
+            "namespace": namespace,
+            "keys": unique,
+            "dimension": dimension,
+            "size": 4 * dimension,
+            "owner": self.owner,
+            "lease": self.lease_seconds,
+        }
 
         def claim(cursor: Any) -> list[tuple]:
             cursor.execute(_CLAIM_VECTORS, params)
@@ -524,8 +575,9 @@ class PostgresEmbeddingCache(_SharedCache):
         self._hold(namespace, mine)
         return found, _in_order(mine, unique)
 
-    def await_many(self, namespace: str, keys: Sequence[str], dimension: int
-                   ) -> tuple[dict[str, np.ndarray], list[str]]:
+    def await_many(
+        self, namespace: str, keys: Sequence[str], dimension: int
+    ) -> tuple[dict[str, np.ndarray], list[str]]:
         """Wait until ``keys`` (claimed by other workers) are stored, or some claim expires and becomes ours.
 
         Returns (vectors found, keys claimed) as soon as one key is claimed (embed it, then call again for
@@ -573,20 +625,28 @@ class PostgresEmbeddingCache(_SharedCache):
         return released
 
     def _release(self, cursor: Any, namespace: str, keys: list[str]) -> int:
-        cursor.execute(f"DELETE FROM {EMBEDDING_TABLE} WHERE namespace = %s AND text_sha256 = ANY(%s::text[]) "
-                       "AND vector IS NULL AND claimed_by = %s", (namespace, keys, self._owner))
+        cursor.execute(
+            f"DELETE FROM {EMBEDDING_TABLE} WHERE namespace = %s AND text_sha256 = ANY(%s::text[]) "
+            "AND vector IS NULL AND claimed_by = %s",
+            (namespace, keys, self._owner),
+        )
         return int(cursor.rowcount)
 
     def _renew(self, cursor: Any, namespace: str, keys: list[str]) -> None:
-        cursor.execute(f"UPDATE {EMBEDDING_TABLE} SET lease_until = now() + make_interval(secs => %s) "
-                       "WHERE namespace = %s AND text_sha256 = ANY(%s::text[]) AND vector IS NULL "
-                       "AND claimed_by = %s", (self.lease_seconds, namespace, keys, self._owner))
+        cursor.execute(
+            f"UPDATE {EMBEDDING_TABLE} SET lease_until = now() + make_interval(secs => %s) "
+            "WHERE namespace = %s AND text_sha256 = ANY(%s::text[]) AND vector IS NULL "
+            "AND claimed_by = %s",
+            (self.lease_seconds, namespace, keys, self._owner),
+        )
 
     def _describe_claims(self, namespace: str, keys: list[str]) -> str:
         def who(cursor: Any) -> list[tuple]:
-            cursor.execute(f"SELECT claimed_by, count(*) FROM {EMBEDDING_TABLE} WHERE namespace = %s "
-                           "AND text_sha256 = ANY(%s::text[]) AND vector IS NULL GROUP BY 1 ORDER BY 2 DESC",
-                           (namespace, keys))
+            cursor.execute(
+                f"SELECT claimed_by, count(*) FROM {EMBEDDING_TABLE} WHERE namespace = %s "
+                "AND text_sha256 = ANY(%s::text[]) AND vector IS NULL GROUP BY 1 ORDER BY 2 DESC",
+                (namespace, keys),
+            )
             return cursor.fetchall()
 
         try:
@@ -597,16 +657,20 @@ class PostgresEmbeddingCache(_SharedCache):
 
     def stats(self) -> list[NamespaceStats]:
         """Vectors and bytes per namespace (claims not counted)."""
+
         def read(cursor: Any) -> list[tuple]:
-            cursor.execute(f"SELECT v.namespace, coalesce(n.model_id, ''), count(*), sum(length(v.vector)) "
-                           f"FROM {EMBEDDING_TABLE} v LEFT JOIN {NAMESPACE_TABLE} n USING (namespace) "
-                           "WHERE v.vector IS NOT NULL GROUP BY 1, 2 ORDER BY 1")
+            cursor.execute(
+                f"SELECT v.namespace, coalesce(n.model_id, ''), count(*), sum(length(v.vector)) "
+                f"FROM {EMBEDDING_TABLE} v LEFT JOIN {NAMESPACE_TABLE} n USING (namespace) "
+                "WHERE v.vector IS NOT NULL GROUP BY 1, 2 ORDER BY 1"
+            )
             return cursor.fetchall()
 
         return [NamespaceStats(ns, model, int(n), int(size or 0)) for ns, model, n, size in self._run("reading", read)]
 
     def clear(self, model_id: str | None = None) -> int:
         """Delete the vectors (and claims) of one model id (every namespace of it), or all; returns vectors deleted."""
+
         def delete(cursor: Any) -> int:
             cursor.execute("BEGIN")
             if model_id is None:
@@ -617,8 +681,10 @@ class PostgresEmbeddingCache(_SharedCache):
             else:
                 prefix = f"{model_id}@"
                 cursor.execute(f"DELETE FROM {NAMESPACE_TABLE} WHERE model_id = %s", (model_id,))
-                cursor.execute(f"DELETE FROM {EMBEDDING_TABLE} WHERE left(namespace, %s) = %s "
-                               "RETURNING vector IS NOT NULL", (len(prefix), prefix))
+                cursor.execute(
+                    f"DELETE FROM {EMBEDDING_TABLE} WHERE left(namespace, %s) = %s RETURNING vector IS NOT NULL",
+                    (len(prefix), prefix),
+                )
                 deleted = sum(1 for (stored,) in cursor.fetchall() if stored)
             cursor.execute("COMMIT")
             return int(deleted)
@@ -683,10 +749,15 @@ class PostgresContextCache(_SharedCache, MutableMapping):
     def __setitem__(self, key: str, context: str) -> None:
         if not isinstance(context, str):
             raise ContextCacheError(f"contextual cache: a context is text, got {type(context).__name__}")
-        self._run("writing", lambda cursor: cursor.execute(
-            f"INSERT INTO {CONTEXT_TABLE} AS c (key, context) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE "
-            "SET context = EXCLUDED.context, claimed_by = NULL, lease_until = NULL, created_at = now() "
-            "WHERE c.context IS NULL", (key, context)))
+        self._run(
+            "writing",
+            lambda cursor: cursor.execute(
+                f"INSERT INTO {CONTEXT_TABLE} AS c (key, context) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE "
+                "SET context = EXCLUDED.context, claimed_by = NULL, lease_until = NULL, created_at = now() "
+                "WHERE c.context IS NULL",
+                (key, context),
+            ),
+        )
         self._drop("", [key])
 
     def __delitem__(self, key: str) -> None:
@@ -753,11 +824,15 @@ class PostgresContextCache(_SharedCache, MutableMapping):
         return bool(released)
 
     def _release(self, cursor: Any, namespace: str, keys: list[str]) -> int:
-        cursor.execute(f"DELETE FROM {CONTEXT_TABLE} WHERE key = ANY(%s::text[]) AND context IS NULL "
-                       "AND claimed_by = %s", (keys, self._owner))
+        cursor.execute(
+            f"DELETE FROM {CONTEXT_TABLE} WHERE key = ANY(%s::text[]) AND context IS NULL AND claimed_by = %s",
+            (keys, self._owner),
+        )
         return int(cursor.rowcount)
 
     def _renew(self, cursor: Any, namespace: str, keys: list[str]) -> None:
-        cursor.execute(f"UPDATE {CONTEXT_TABLE} SET lease_until = now() + make_interval(secs => %s) "
-                       "WHERE key = ANY(%s::text[]) AND context IS NULL AND claimed_by = %s",
-                       (self.lease_seconds, keys, self._owner))
+        cursor.execute(
+            f"UPDATE {CONTEXT_TABLE} SET lease_until = now() + make_interval(secs => %s) "
+            "WHERE key = ANY(%s::text[]) AND context IS NULL AND claimed_by = %s",
+            (self.lease_seconds, keys, self._owner),
+        )

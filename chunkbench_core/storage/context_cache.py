@@ -73,16 +73,19 @@ class ContextCache(SQLiteCacheFile, MutableMapping):
 
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        con = sqlite3.connect(str(self.path), timeout=self.busy_timeout_seconds, isolation_level=None,
-                              check_same_thread=False)
+        con = sqlite3.connect(
+            str(self.path), timeout=self.busy_timeout_seconds, isolation_level=None, check_same_thread=False
+        )
         try:
             con.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_seconds * 1000)}")
             mode = con.execute("PRAGMA journal_mode").fetchone()[0]
             if str(mode).lower() != "wal":
                 mode = con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if str(mode).lower() != "wal":
-                raise ContextCacheError(f"{self.path}: SQLite could not switch to WAL mode (got {mode}); "
-                                        "put CHUNKBENCH_HOME on a local filesystem")
+                raise ContextCacheError(
+                    f"{self.path}: SQLite could not switch to WAL mode (got {mode}); "
+                    "put CHUNKBENCH_HOME on a local filesystem"
+                )
             con.execute("PRAGMA synchronous = NORMAL")
             con.executescript(_SCHEMA)
         except BaseException:
@@ -134,8 +137,9 @@ def default_context_cache_path(home: str | os.PathLike[str] | None = None) -> Pa
     return settings.home_dir(home) / CACHE_FILE
 
 
-def open_context_cache(location: "str | os.PathLike[str] | CacheURL | None" = None, *,
-                       home: str | os.PathLike[str] | None = None) -> "ContextCache | PostgresContextCache":
+def open_context_cache(
+    location: "str | os.PathLike[str] | CacheURL | None" = None, *, home: str | os.PathLike[str] | None = None
+) -> "ContextCache | PostgresContextCache":
     """The contextual cache a setting names: unset, ``CHUNKBENCH_HOME/contextual_cache.sqlite``; a path, that
     SQLite file (or ``contextual_cache.sqlite`` in that folder); a ``postgresql://USER:PASSWORD@HOST:5432/DATABASE``
     URL, the cache that many workers share in that database (one URL serves both caches: their tables differ).

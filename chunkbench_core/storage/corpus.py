@@ -89,8 +89,10 @@ def scan_corpus_report(folder: str | Path) -> CorpusScan:
             elif path.is_symlink():
                 target = path.resolve()
                 if not target.is_relative_to(real_root):
-                    scan.refused[relative] = (f"{path}: symbolic link to a folder outside the corpus ({target}); "
-                                              "refused: only files inside the corpus folder are read")
+                    scan.refused[relative] = (
+                        f"{path}: symbolic link to a folder outside the corpus ({target}); "
+                        "refused: only files inside the corpus folder are read"
+                    )
             else:
                 kept.append(name)
         dirnames[:] = kept
@@ -106,8 +108,10 @@ def scan_corpus_report(folder: str | Path) -> CorpusScan:
                     scan.refused[relative] = f"{path}: broken symbolic link (to {target})"
                     continue
                 if not target.is_relative_to(real_root):
-                    scan.refused[relative] = (f"{path}: symbolic link to a file outside the corpus ({target}); "
-                                              "refused: only files inside the corpus folder are read")
+                    scan.refused[relative] = (
+                        f"{path}: symbolic link to a file outside the corpus ({target}); "
+                        "refused: only files inside the corpus folder are read"
+                    )
                     continue
             if path.is_file():
                 candidates.append((relative, path))
@@ -225,8 +229,9 @@ class ParsedStore:
             record["error"] = f"{source.path}: {reason}" if reason else record.get("error")
         return record, parsed
 
-    def put(self, source: SourceDocument, parsed: ParsedDocument | None, error: str | None,
-            reason: str | None = None) -> None:
+    def put(
+        self, source: SourceDocument, parsed: ParsedDocument | None, error: str | None, reason: str | None = None
+    ) -> None:
         """Store a parse, or a failure: ``reason`` is the message without the path (so another file with the
         same bytes gets its own name in the error); ``error`` the full message when there is no reason."""
         self.root.mkdir(parents=True, exist_ok=True)
@@ -256,16 +261,24 @@ class ParsedStore:
     def manifest_path(self) -> Path:
         return self.root / "manifest.json"
 
-    def write_manifest(self, sources: list[SourceDocument], parse_options: dict[str, Any] | None = None,
-                       script: dict[str, Any] | None = None, sample: dict[str, Any] | None = None) -> None:
+    def write_manifest(
+        self,
+        sources: list[SourceDocument],
+        parse_options: dict[str, Any] | None = None,
+        script: dict[str, Any] | None = None,
+        sample: dict[str, Any] | None = None,
+    ) -> None:
         """Record the parsed corpus; ``script``: its letters by script (embedding.language.ScriptShare), which
         the boundary model's language rule reads; ``sample``: the sampled corpus's record when ``sources`` are a
         sample (None: the whole corpus)."""
         self.root.mkdir(parents=True, exist_ok=True)
         entries = [{**asdict(s), "record": self._path(s).name} for s in sources]
         tmp = self.manifest_path.with_name(f".manifest.{os.getpid()}.tmp")
-        manifest: dict[str, Any] = {"parser_version": self.parser_version, "parse_options": parse_options or {},
-                                    "documents": entries}
+        manifest: dict[str, Any] = {
+            "parser_version": self.parser_version,
+            "parse_options": parse_options or {},
+            "documents": entries,
+        }
         if script is not None:
             manifest["script"] = script
         manifest["corpus_sample"] = sample
@@ -284,8 +297,12 @@ class ParsedStore:
         found = Identity.of(self.manifest_path)
         entries = manifest["documents"]
         if not isinstance(entries, list) or not all(
-                isinstance(e, dict) and isinstance(e.get("document"), str) and isinstance(e.get("sha256"), str)
-                and isinstance(e.get("record"), str) for e in entries):
+            isinstance(e, dict)
+            and isinstance(e.get("document"), str)
+            and isinstance(e.get("sha256"), str)
+            and isinstance(e.get("record"), str)
+            for e in entries
+        ):
             quarantine(self.manifest_path, "its document list is incomplete", self._MANIFEST_REBUILT, found=found)
             return None
         return manifest
@@ -355,7 +372,8 @@ class ParsedStore:
                 raise CorruptStateError(
                     f"the parsed record of {entry['document']} ({path}) could not be read and was moved aside; "
                     "parse the corpus again (materialize parsed_documents; chunkbench run does), then this step",
-                    str(path))
+                    str(path),
+                )
             parsed = read[1]
             if parsed is not None:
                 parsed.document = entry["document"]

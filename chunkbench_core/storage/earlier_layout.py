@@ -38,8 +38,9 @@ def _holds_files(path: Path) -> bool:
     """Whether ``path`` holds results (a file other than the empty tables' schemas)."""
     if path.is_symlink() or path.is_file():
         return True
-    return path.is_dir() and any((p.is_file() or p.is_symlink()) and p.name != EMPTY_TABLE_FILE
-                                 for p in path.rglob("*"))
+    return path.is_dir() and any(
+        (p.is_file() or p.is_symlink()) and p.name != EMPTY_TABLE_FILE for p in path.rglob("*")
+    )
 
 
 @dataclass(frozen=True)
@@ -64,24 +65,32 @@ class EarlierLayout:
         names = ", ".join(f"{source.name}{'/' if source.is_dir() else ''}" for source, _ in self.moves)
         where = self.moves[0][0].parent
         if self.taken():
-            how = (f"benchmark {self.benchmark!r} has results of its own, so name another one for them: "
-                   "chunkbench --benchmark earlier doctor --repair")
+            how = (
+                f"benchmark {self.benchmark!r} has results of its own, so name another one for them: "
+                "chunkbench --benchmark earlier doctor --repair"
+            )
         else:
-            how = (f"to bring them into benchmark {self.benchmark!r} ({self.target}): chunkbench --benchmark "
-                   f"{self.benchmark} doctor --repair (or --benchmark ANOTHER_NAME)")
-        return (f"results of an earlier chunkbench are at the top level of {where} ({names}), where this version "
-                f"no longer reads them; {how}")
+            how = (
+                f"to bring them into benchmark {self.benchmark!r} ({self.target}): chunkbench --benchmark "
+                f"{self.benchmark} doctor --repair (or --benchmark ANOTHER_NAME)"
+            )
+        return (
+            f"results of an earlier chunkbench are at the top level of {where} ({names}), where this version "
+            f"no longer reads them; {how}"
+        )
 
 
-def find_earlier_layout(results_base: Path, vectors_base: Path, results_dir: Path, qdrant_dir: Path,
-                        benchmark: str) -> EarlierLayout | None:
+def find_earlier_layout(
+    results_base: Path, vectors_base: Path, results_dir: Path, qdrant_dir: Path, benchmark: str
+) -> EarlierLayout | None:
     """The oldest layout's entries under ``results_base`` / ``vectors_base`` (None when there are none), each
     paired with its place in the benchmark's folders ``results_dir`` / ``qdrant_dir``."""
     results_base, vectors_base = Path(results_base), Path(vectors_base)
     if not any((results_base / mark).exists() for mark in RESULTS_MARKS):
         return None
-    moves = [(results_base / name, Path(results_dir) / name) for name in RESULTS_ENTRIES
-             if (results_base / name).exists()]
+    moves = [
+        (results_base / name, Path(results_dir) / name) for name in RESULTS_ENTRIES if (results_base / name).exists()
+    ]
     moves += [(vectors_base / name, Path(qdrant_dir)) for name in VECTORS_ENTRIES if (vectors_base / name).is_dir()]
     return EarlierLayout(benchmark, tuple(moves))
 
@@ -91,9 +100,11 @@ def bring_along(layout: EarlierLayout) -> list[tuple[Path, Path]]:
     the benchmark already holds one of them."""
     taken = layout.taken()
     if taken:
-        raise ConfigError(f"benchmark {layout.benchmark!r} already has {', '.join(str(t) for t in taken)}: the "
-                          "earlier results are left where they are; bring them into a benchmark of another name "
-                          "(chunkbench --benchmark earlier doctor --repair)")
+        raise ConfigError(
+            f"benchmark {layout.benchmark!r} already has {', '.join(str(t) for t in taken)}: the "
+            "earlier results are left where they are; bring them into a benchmark of another name "
+            "(chunkbench --benchmark earlier doctor --repair)"
+        )
     done: list[tuple[Path, Path]] = []
     for source, target in layout.moves:
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -116,8 +116,9 @@ class SQLiteCacheFile:
         self._opened()
 
     def _move_aside(self, exc: BaseException, found: Identity | None) -> None:
-        quarantine(self.path, f"SQLite: {one_line(exc)}", self.rebuilt, found=found,
-                   companions=sqlite_companions(self.path))
+        quarantine(
+            self.path, f"SQLite: {one_line(exc)}", self.rebuilt, found=found, companions=sqlite_companions(self.path)
+        )
 
     def _recovered(self, exc: BaseException) -> bool:
         """When ``exc`` says the file is damaged: close this process's connection, move the file aside (unless
@@ -184,16 +185,19 @@ class EmbeddingCache(SQLiteCacheFile):
 
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        con = sqlite3.connect(str(self.path), timeout=self.busy_timeout_seconds, isolation_level=None,
-                              check_same_thread=False)
+        con = sqlite3.connect(
+            str(self.path), timeout=self.busy_timeout_seconds, isolation_level=None, check_same_thread=False
+        )
         try:
             con.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_seconds * 1000)}")
             mode = con.execute("PRAGMA journal_mode").fetchone()[0]
             if str(mode).lower() != "wal":  # WAL is persistent: only the first opener switches
                 mode = con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if str(mode).lower() != "wal":
-                raise EmbeddingCacheError(f"{self.path}: SQLite could not switch to WAL mode (got {mode}); "
-                                          "put CHUNKBENCH_HOME on a local filesystem")
+                raise EmbeddingCacheError(
+                    f"{self.path}: SQLite could not switch to WAL mode (got {mode}); "
+                    "put CHUNKBENCH_HOME on a local filesystem"
+                )
             con.execute("PRAGMA synchronous = NORMAL")
             con.executescript(_SCHEMA)
         except BaseException:
@@ -226,9 +230,15 @@ class EmbeddingCache(SQLiteCacheFile):
         with self._lock:
             if namespace in self._registered:
                 return
-            self._write("registering a model", lambda con: con.execute(
-                "INSERT OR IGNORE INTO namespaces VALUES (?, ?, ?, ?)",
-                (namespace, model_id, fingerprint, time.time())).rowcount)
+            self._write(
+                "registering a model",
+                lambda con: (
+                    con.execute(
+                        "INSERT OR IGNORE INTO namespaces VALUES (?, ?, ?, ?)",
+                        (namespace, model_id, fingerprint, time.time()),
+                    ).rowcount
+                ),
+            )
             self._registered.add(namespace)
 
     def get_many(self, namespace: str, keys: Sequence[str], dimension: int) -> dict[str, np.ndarray]:
@@ -260,8 +270,13 @@ class EmbeddingCache(SQLiteCacheFile):
                     return {}  # a new, empty cache: every text is embedded again
                 raise self._failure("reading", exc) from exc
         if damaged:
-            log.warning("embedding cache %s: %d stored vector(s) of %s had the wrong length or non-finite values; "
-                        "they are embedded again and replaced", self.path, damaged, namespace)
+            log.warning(
+                "embedding cache %s: %d stored vector(s) of %s had the wrong length or non-finite values; "
+                "they are embedded again and replaced",
+                self.path,
+                damaged,
+                namespace,
+            )
         return found
 
     def put_many(self, namespace: str, items: Iterable[tuple[str, np.ndarray]], dimension: int) -> int:
@@ -276,18 +291,24 @@ class EmbeddingCache(SQLiteCacheFile):
         if not rows:
             return 0
         with self._lock:
-            self._write("writing", lambda con: con.executemany(
-                "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?)", rows).rowcount)
+            self._write(
+                "writing",
+                lambda con: con.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?)", rows).rowcount,
+            )
         return len(rows)
 
     def stats(self) -> list[NamespaceStats]:
         """Vectors and bytes per namespace."""
         with self._lock:
             try:
-                rows = self._connection().execute(
-                    "SELECT v.namespace, coalesce(n.model_id, ''), count(*), sum(length(v.vector)) "
-                    "FROM vectors v LEFT JOIN namespaces n USING (namespace) GROUP BY 1, 2 ORDER BY 1"
-                ).fetchall()
+                rows = (
+                    self._connection()
+                    .execute(
+                        "SELECT v.namespace, coalesce(n.model_id, ''), count(*), sum(length(v.vector)) "
+                        "FROM vectors v LEFT JOIN namespaces n USING (namespace) GROUP BY 1, 2 ORDER BY 1"
+                    )
+                    .fetchall()
+                )
             except sqlite3.Error as exc:
                 if self._recovered(exc):
                     return []
@@ -296,14 +317,14 @@ class EmbeddingCache(SQLiteCacheFile):
 
     def clear(self, model_id: str | None = None) -> int:
         """Delete the vectors of one model id (every namespace of it), or all; returns rows deleted."""
+
         def delete(con: sqlite3.Connection) -> int:
             if model_id is None:
                 con.execute("DELETE FROM namespaces")
                 return con.execute("DELETE FROM vectors").rowcount
             prefix = f"{model_id}@"
             con.execute("DELETE FROM namespaces WHERE model_id = ?", (model_id,))
-            return con.execute("DELETE FROM vectors WHERE substr(namespace, 1, ?) = ?",
-                               (len(prefix), prefix)).rowcount
+            return con.execute("DELETE FROM vectors WHERE substr(namespace, 1, ?) = ?", (len(prefix), prefix)).rowcount
 
         with self._lock:
             deleted = self._write("clearing", delete)
@@ -311,8 +332,11 @@ class EmbeddingCache(SQLiteCacheFile):
         return int(deleted)
 
 
-def open_retrying(open_connection: Callable[[], sqlite3.Connection], busy_timeout_seconds: float,
-                  error: Callable[[Exception], Exception]) -> sqlite3.Connection:
+def open_retrying(
+    open_connection: Callable[[], sqlite3.Connection],
+    busy_timeout_seconds: float,
+    error: Callable[[Exception], Exception],
+) -> sqlite3.Connection:
     """``open_connection()``, retried with backoff while the file is busy, up to the busy timeout.
 
     Opening races with other processes creating the same file: switching to WAL and creating the
@@ -347,8 +371,9 @@ def default_cache_path(home: str | os.PathLike[str] | None = None) -> Path:
     return settings.home_dir(home) / CACHE_FILE
 
 
-def open_embedding_cache(location: "str | os.PathLike[str] | CacheURL | None" = None, *,
-                         home: str | os.PathLike[str] | None = None) -> "EmbeddingCache | PostgresEmbeddingCache":
+def open_embedding_cache(
+    location: "str | os.PathLike[str] | CacheURL | None" = None, *, home: str | os.PathLike[str] | None = None
+) -> "EmbeddingCache | PostgresEmbeddingCache":
     """The embedding cache a setting names: unset, ``CHUNKBENCH_HOME/embedding_cache.sqlite``; a path, that
     SQLite file (or ``embedding_cache.sqlite`` in that folder); a ``postgresql://USER:PASSWORD@HOST:5432/DATABASE``
     URL, the cache that many workers share in that database.

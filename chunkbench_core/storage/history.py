@@ -70,8 +70,10 @@ class Build:
     def label(self) -> str:
         from chunkbench_core.labels import configuration_label
 
-        return (f"{configuration_label(self.strategy, self.corpus_model, variant=self.variant)}, "
-                f"build {self.build or 'before builds were kept'}")
+        return (
+            f"{configuration_label(self.strategy, self.corpus_model, variant=self.variant)}, "
+            f"build {self.build or 'before builds were kept'}"
+        )
 
 
 def list_builds(results: ResultsDB) -> list[Build]:
@@ -100,8 +102,10 @@ def list_builds(results: ResultsDB) -> list[Build]:
             con.close()
 
     rows = integrity.with_table_repair(results.tables_dir, read)  # damage only a full read sees: once more
-    return [Build(str(s), str(m), str(v), b if b else None, at, int(n), sorted(Path(f) for f in fs))
-            for s, m, v, b, at, n, fs in rows]
+    return [
+        Build(str(s), str(m), str(v), b if b else None, at, int(n), sorted(Path(f) for f in fs))
+        for s, m, v, b, at, n, fs in rows
+    ]
 
 
 def referenced_builds(results: ResultsDB, excluded: Collection[str] = ()) -> set[tuple[str, str, str, str]]:
@@ -114,9 +118,12 @@ def referenced_builds(results: ResultsDB, excluded: Collection[str] = ()) -> set
            QUALIFY row_number() OVER (PARTITION BY strategy, corpus_model, coalesce(variant, ''),
                                                    coalesce(neighbor_prev, 0), coalesce(neighbor_next, 0)
                                       ORDER BY created_at DESC, experiment_run_id DESC) = 1""",
-        [sorted(str(r) for r in excluded)])
-    return {(str(r.strategy), str(r.corpus_model), str(r.variant), run_build(r.provenance) or "")
-            for r in frame.itertuples()}
+        [sorted(str(r) for r in excluded)],
+    )
+    return {
+        (str(r.strategy), str(r.corpus_model), str(r.variant), run_build(r.provenance) or "")
+        for r in frame.itertuples()
+    }
 
 
 @dataclass
@@ -132,8 +139,10 @@ def plan_prune(results: ResultsDB, keep: int, excluded: Collection[str] = ()) ->
     """Which builds ``prune`` would remove: all but the ``keep`` most recent builds of each collection and the
     builds the latest non-excluded run of each configuration retrieved from."""
     if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
-        raise ConfigError(f"--keep must be a whole number of at least 1 (the latest build of every collection is "
-                          f"what the next experiment reads), got {keep!r}")
+        raise ConfigError(
+            f"--keep must be a whole number of at least 1 (the latest build of every collection is "
+            f"what the next experiment reads), got {keep!r}"
+        )
     referenced = referenced_builds(results, excluded)
     kept: list[Build] = []
     removed: list[Build] = []
@@ -171,9 +180,11 @@ def describe_plan(plan: PrunePlan, dry_run: bool) -> Iterable[str]:
     for build in plan.kept_for_runs:
         yield f"kept (a run in the reports retrieved from it): {build.label}"
     rows = sum(b.n_chunks for b in plan.removed)
-    yield (f"{verb} {plural(len(plan.removed), 'build')} ({plural(rows, 'chunk row')}); kept {len(plan.kept)} "
-           f"(the {'most recent build' if plan.keep == 1 else f'{plan.keep} most recent builds'} of each collection, and every "
-           f"build a run in the reports retrieved from)")
+    yield (
+        f"{verb} {plural(len(plan.removed), 'build')} ({plural(rows, 'chunk row')}); kept {len(plan.kept)} "
+        f"(the {'most recent build' if plan.keep == 1 else f'{plan.keep} most recent builds'} of each collection, and every "
+        f"build a run in the reports retrieved from)"
+    )
 
 
 def _when(stamp: Any) -> str:

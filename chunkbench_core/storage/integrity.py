@@ -37,8 +37,14 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 DUCKDB_MAGIC = b"DUCK"  # bytes 8..12 of a DuckDB database file
 
 # what SQLite and DuckDB say when a file is damaged (not busy, not locked, not full)
-_SQLITE_CORRUPT = ("file is not a database", "database disk image is malformed", "malformed database schema",
-                   "file is encrypted or is not a database", "database corruption", "unsupported file format")
+_SQLITE_CORRUPT = (
+    "file is not a database",
+    "database disk image is malformed",
+    "malformed database schema",
+    "file is encrypted or is not a database",
+    "database corruption",
+    "unsupported file format",
+)
 
 
 @dataclass(frozen=True)
@@ -84,9 +90,15 @@ def corrupt_path(path: Path, stamp: str) -> Path:
     return target
 
 
-def quarantine(path: str | os.PathLike[str], problem: str, rebuilt_by: str, *,
-               found: Identity | None = None, companions: Sequence[str | os.PathLike[str]] = (),
-               logger: logging.Logger | None = None) -> Path | None:
+def quarantine(
+    path: str | os.PathLike[str],
+    problem: str,
+    rebuilt_by: str,
+    *,
+    found: Identity | None = None,
+    companions: Sequence[str | os.PathLike[str]] = (),
+    logger: logging.Logger | None = None,
+) -> Path | None:
     """Move the unreadable ``path`` (a file or a folder) aside as ``<name>.corrupt-<UTC time>`` and warn.
 
     ``problem``: what is wrong; ``rebuilt_by``: what makes it again (said in the warning). ``found``: the
@@ -258,8 +270,9 @@ def json_problem(path: str | os.PathLike[str], required: Iterable[str] = ()) -> 
     return None
 
 
-def load_json_object(path: str | os.PathLike[str], rebuilt_by: str,
-                     required: Iterable[str] = ()) -> dict[str, Any] | None:
+def load_json_object(
+    path: str | os.PathLike[str], rebuilt_by: str, required: Iterable[str] = ()
+) -> dict[str, Any] | None:
     """The JSON object in ``path``; None when it does not exist, or is unreadable and was moved aside."""
     path = Path(path)
     found = Identity.of(path)
@@ -319,8 +332,12 @@ def sqlite_problem(path: str | os.PathLike[str], full: bool = False) -> str | No
         return None  # busy or locked: not the file's fault
     finally:
         con.close()
-    messages = [line for r in rows for line in str(r[0]).splitlines()
-                if line.strip() and line.lower() != "ok" and not line.startswith("***")]
+    messages = [
+        line
+        for r in rows
+        for line in str(r[0]).splitlines()
+        if line.strip() and line.lower() != "ok" and not line.startswith("***")
+    ]
     if messages:
         more = f" (and {len(messages) - 1} more)" if len(messages) > 1 else ""
         return f"SQLite's check failed: {one_line(messages[0], 150)}{more}"
@@ -388,7 +405,7 @@ TABLE_REBUILT_BY = {
     # not derived: what a person decided. Unreadable, it cannot be used either; say how to decide again
     "run_exclusions": "it held which runs were set aside: set them aside again (chunkbench runs exclude)",
     "defaults": "it held shared defaults (boundary model, semantic thresholds): set them again "
-                "(chunkbench defaults set, chunkbench thresholds set)",
+    "(chunkbench defaults set, chunkbench thresholds set)",
 }
 VIEWS_REBUILT_BY = "the views file only holds views over the Parquet tables: it is created again now"
 
@@ -443,8 +460,13 @@ def _footer_problem(path: Path) -> str | None:
 def replace_views_file(path: str | os.PathLike[str], problem: str) -> Path | None:
     """Move an unreadable views file (``chunkbench.duckdb``) aside; the caller creates it again."""
     path = Path(path)
-    return quarantine(path, problem, VIEWS_REBUILT_BY, found=Identity.of(path, inode_only=True),
-                      companions=[path.with_name(path.name + ".wal")])
+    return quarantine(
+        path,
+        problem,
+        VIEWS_REBUILT_BY,
+        found=Identity.of(path, inode_only=True),
+        companions=[path.with_name(path.name + ".wal")],
+    )
 
 
 def with_table_repair(tables_dir: str | os.PathLike[str], action: Callable[[], T]) -> T:

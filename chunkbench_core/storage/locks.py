@@ -62,8 +62,9 @@ def waiting_message(folder: str | Path, what: str | None = None) -> str:
     return f"waiting for another chunkbench process to finish setting up {folder}{thing} ..."
 
 
-def _acquire(try_once: Callable[[], bool], deadline: float | None, notify: Callable[[], None],
-             notify_after: float) -> bool:
+def _acquire(
+    try_once: Callable[[], bool], deadline: float | None, notify: Callable[[], None], notify_after: float
+) -> bool:
     """Poll ``try_once`` with backoff; call ``notify`` once after ``notify_after`` seconds. False on timeout."""
     started = time.monotonic()
     delay = _POLL_FIRST
@@ -82,9 +83,15 @@ def _acquire(try_once: Callable[[], bool], deadline: float | None, notify: Calla
 
 
 @contextmanager
-def setup_lock(folder: str | Path, what: str | None = None, *, notify: Callable[[str], None] | None = None,
-               notify_after: float = NOTIFY_AFTER_SECONDS, timeout: float | None = None,
-               lock_name: str = LOCK_FILE) -> Iterator[Path]:
+def setup_lock(
+    folder: str | Path,
+    what: str | None = None,
+    *,
+    notify: Callable[[str], None] | None = None,
+    notify_after: float = NOTIFY_AFTER_SECONDS,
+    timeout: float | None = None,
+    lock_name: str = LOCK_FILE,
+) -> Iterator[Path]:
     """Hold the setup lock of ``folder`` (created when missing) for the body of the ``with``.
 
     ``what`` names what is being set up in the waiting message; ``notify`` receives that message once the
@@ -115,14 +122,16 @@ def setup_lock(folder: str | Path, what: str | None = None, *, notify: Callable[
             entry.depth -= 1
         return
     if not _acquire(lambda: entry.guard.acquire(blocking=False), deadline, say, notify_after):
-        raise LockTimeoutError(f"{folder}: another thread of this process kept setting it up for more than "
-                               f"{timeout:g} s")
+        raise LockTimeoutError(
+            f"{folder}: another thread of this process kept setting it up for more than {timeout:g} s"
+        )
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError:
         entry.guard.release()
         raise
     try:
+
         def try_flock() -> bool:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -133,8 +142,10 @@ def setup_lock(folder: str | Path, what: str | None = None, *, notify: Callable[
                 raise
 
         if not _acquire(try_flock, deadline, say, notify_after):
-            raise LockTimeoutError(f"{folder}: another chunkbench process kept setting it up for more than "
-                                   f"{timeout:g} s (its lock file: {path}); is a chunkbench process stuck?")
+            raise LockTimeoutError(
+                f"{folder}: another chunkbench process kept setting it up for more than "
+                f"{timeout:g} s (its lock file: {path}); is a chunkbench process stuck?"
+            )
         entry.owner, entry.depth, entry.fd = me, 1, fd
         try:
             yield path

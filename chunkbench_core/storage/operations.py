@@ -57,8 +57,13 @@ def duckdb_check(database: str | os.PathLike[str]) -> HealthCheck:
     return HealthCheck("duckdb", ok, detail, round((time.perf_counter() - started) * 1000, 1))
 
 
-def health(store: VectorStore, duckdb_path: str | os.PathLike[str], settings: ProviderSettings,
-           registry: ModelRegistry | None = None, probe_providers: bool = True) -> list[HealthCheck]:
+def health(
+    store: VectorStore,
+    duckdb_path: str | os.PathLike[str],
+    settings: ProviderSettings,
+    registry: ModelRegistry | None = None,
+    probe_providers: bool = True,
+) -> list[HealthCheck]:
     """Qdrant, DuckDB and each configured embedding provider; every failure says why."""
     return [qdrant_check(store), duckdb_check(duckdb_path), *provider_checks(settings, registry, probe=probe_providers)]
 
@@ -71,13 +76,21 @@ def list_collections(store: VectorStore) -> list[CollectionInfo]:
             infos.append(store.collection_info(name))
         except VectorStoreError as exc:
             parts = split_collection_name(name)
-            infos.append(CollectionInfo(name, -1, None, parts[0] if parts else None, parts[1] if parts else None,
-                                        f"unreadable: {exc}"))
+            infos.append(
+                CollectionInfo(
+                    name, -1, None, parts[0] if parts else None, parts[1] if parts else None, f"unreadable: {exc}"
+                )
+            )
     return infos
 
 
-def wipe_collections(store: VectorStore, names: Sequence[str] | None = None, *, keep_collection: bool = False,
-                     only_chunkbench: bool = True) -> dict[str, int]:
+def wipe_collections(
+    store: VectorStore,
+    names: Sequence[str] | None = None,
+    *,
+    keep_collection: bool = False,
+    only_chunkbench: bool = True,
+) -> dict[str, int]:
     """Delete the named collections (all of chunkbench's when ``names`` is None).
 
     ``keep_collection`` deletes only their points (the collection stays, empty).
@@ -104,14 +117,17 @@ def wipe_collections(store: VectorStore, names: Sequence[str] | None = None, *, 
     return result
 
 
-def preview_chunks(store: VectorStore, strategy: str, model_id: str, document: str,
-                   limit: int | None = None) -> list[dict[str, Any]]:
+def preview_chunks(
+    store: VectorStore, strategy: str, model_id: str, document: str, limit: int | None = None
+) -> list[dict[str, Any]]:
     """The stored chunks of ``document`` in the strategy x model collection, in order (payloads)."""
     if limit is not None and limit < 1:
         raise VectorStoreError(f"limit must be a positive integer, got {limit}")
     name = collection_name(strategy, model_id)
     chunks = store.document_chunks(name, document, limit=limit)
     if not chunks:
-        raise VectorStoreError(f"{name} holds no chunks of document {document!r}; check the document name "
-                               "(as listed in the documents table) and that the partition was materialized")
+        raise VectorStoreError(
+            f"{name} holds no chunks of document {document!r}; check the document name "
+            "(as listed in the documents table) and that the partition was materialized"
+        )
     return chunks

@@ -32,8 +32,17 @@ class QueryNotFound(ChunkbenchError):
 
 def query_id(question: str, strategy: str, corpus_model: str, settings: dict[str, Any], created_at: datetime) -> str:
     """A digest of the question, the configuration, its settings and the time it was asked (16 hex digits)."""
-    text = json.dumps({"question": question, "strategy": strategy, "corpus_model": corpus_model,
-                       "settings": settings, "at": created_at.isoformat()}, sort_keys=True, ensure_ascii=False)
+    text = json.dumps(
+        {
+            "question": question,
+            "strategy": strategy,
+            "corpus_model": corpus_model,
+            "settings": settings,
+            "at": created_at.isoformat(),
+        },
+        sort_keys=True,
+        ensure_ascii=False,
+    )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:ID_LENGTH]
 
 
@@ -69,8 +78,9 @@ def save_query(results: "ResultsDB", row: dict[str, Any]) -> str:
     return str(row["query_id"])
 
 
-def list_queries(results: "ResultsDB", limit: int | None = 20, strategy: str | None = None,
-                 corpus_model: str | None = None) -> list[dict[str, Any]]:
+def list_queries(
+    results: "ResultsDB", limit: int | None = 20, strategy: str | None = None, corpus_model: str | None = None
+) -> list[dict[str, Any]]:
     """The newest saved queries first (id, time, configuration, question, hits, answered, total ms)."""
     where, params = [], []
     if strategy:
@@ -79,9 +89,12 @@ def list_queries(results: "ResultsDB", limit: int | None = 20, strategy: str | N
     if corpus_model:
         where.append("corpus_model = ?")
         params.append(corpus_model)
-    sql = ("SELECT query_id, created_at, configuration, configuration_source, question, "
-           "json_array_length(retrieved) AS hits, answer IS NOT NULL AS answered, total_ms FROM queries"
-           + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY created_at DESC, query_id")
+    sql = (
+        "SELECT query_id, created_at, configuration, configuration_source, question, "
+        "json_array_length(retrieved) AS hits, answer IS NOT NULL AS answered, total_ms FROM queries"
+        + (" WHERE " + " AND ".join(where) if where else "")
+        + " ORDER BY created_at DESC, query_id"
+    )
     if limit is not None:
         sql += f" LIMIT {int(limit)}"
     return [SavedQuery(r).to_dict() for r in results.query(sql, params).to_dict("records")]
@@ -91,10 +104,13 @@ def find_query(results: "ResultsDB", prefix: str) -> SavedQuery:
     """The saved query whose id starts with ``prefix`` (at least 8 characters); QueryNotFound otherwise."""
     prefix = prefix.strip().lower()
     if len(prefix) < MIN_PREFIX or any(c not in "0123456789abcdef" for c in prefix):
-        raise QueryNotFound(f"query id {prefix!r}: give at least {MIN_PREFIX} hexadecimal characters of it "
-                            "(chunkbench queries list shows the ids)")
-    rows = results.query("SELECT * FROM queries WHERE starts_with(query_id, ?) ORDER BY created_at DESC",
-                         [prefix]).to_dict("records")
+        raise QueryNotFound(
+            f"query id {prefix!r}: give at least {MIN_PREFIX} hexadecimal characters of it "
+            "(chunkbench queries list shows the ids)"
+        )
+    rows = results.query(
+        "SELECT * FROM queries WHERE starts_with(query_id, ?) ORDER BY created_at DESC", [prefix]
+    ).to_dict("records")
     if not rows:
         raise QueryNotFound(f"no saved query has an id starting with {prefix!r} (chunkbench queries list shows them)")
     ids = sorted({str(r["query_id"]) for r in rows})
@@ -111,13 +127,21 @@ def query_text(query: SavedQuery, width: int = 240) -> str:
         flat = " ".join((text or "").split())
         return flat if len(flat) <= width else flat[: width - 3] + "..."
 
-    neighbors = (f", neighbors -{d['neighbor_prev']}/+{d['neighbor_next']}" if d.get("expansion_applied") else "")
-    lines = [f"query {d['query_id']} ({d['created_at']})", f"question: {d['question']}",
-             f"configuration: {d['configuration']} ({d['configuration_source']}), top {d['top_k']}"
-             + (f", document {d['document']}" if d.get("document") else "") + neighbors, "", "retrieved chunks:"]
+    neighbors = f", neighbors -{d['neighbor_prev']}/+{d['neighbor_next']}" if d.get("expansion_applied") else ""
+    lines = [
+        f"query {d['query_id']} ({d['created_at']})",
+        f"question: {d['question']}",
+        f"configuration: {d['configuration']} ({d['configuration_source']}), top {d['top_k']}"
+        + (f", document {d['document']}" if d.get("document") else "")
+        + neighbors,
+        "",
+        "retrieved chunks:",
+    ]
     for hit in d.get("retrieved") or []:
-        lines.append(f"  {hit['rank']}. score {hit['score']:.4f}  {hit['document']} [{hit['start']}:{hit['end']}]  "
-                     f"{hit['chunk_id']}")
+        lines.append(
+            f"  {hit['rank']}. score {hit['score']:.4f}  {hit['document']} [{hit['start']}:{hit['end']}]  "
+            f"{hit['chunk_id']}"
+        )
         lines.append(f"     {clip(hit.get('text'))}")
     if not d.get("retrieved"):
         lines.append("  (none)")
@@ -137,13 +161,26 @@ def query_text(query: SavedQuery, width: int = 240) -> str:
         lines.append(f"answer failed: {d['answer_error']}")
     else:
         lines.append("answer: none (no LLM was configured)")
-    parts = [f"{name} {d[key]:.0f} ms" for name, key in (("embed", "embed_ms"), ("search", "search_ms"),
-                                                          ("expand", "expand_ms"), ("generate", "generate_ms"))
-             if isinstance(d.get(key), (int, float))]
+    parts = [
+        f"{name} {d[key]:.0f} ms"
+        for name, key in (
+            ("embed", "embed_ms"),
+            ("search", "search_ms"),
+            ("expand", "expand_ms"),
+            ("generate", "generate_ms"),
+        )
+        if isinstance(d.get(key), (int, float))
+    ]
     lines.append("latency: " + ", ".join(parts))
-    tokens = [f"{name} {d[key]}" for name, key in (("context", "context_tokens"), ("prompt", "prompt_tokens"),
-                                                     ("completion", "completion_tokens"))
-              if isinstance(d.get(key), int)]
+    tokens = [
+        f"{name} {d[key]}"
+        for name, key in (
+            ("context", "context_tokens"),
+            ("prompt", "prompt_tokens"),
+            ("completion", "completion_tokens"),
+        )
+        if isinstance(d.get(key), int)
+    ]
     if tokens:
         lines.append("tokens: " + ", ".join(tokens))
     return "\n".join(lines)

@@ -82,16 +82,43 @@ class ChunkRecord(Record):
     page_end: int | None = None
 
     @classmethod
-    def of(cls, chunk: "Chunk", *, corpus_model: str, variant: str, build: str, chunking_params: str,
-           point_id: str | None, at: dt.datetime) -> "ChunkRecord":
-        return cls(chunk_id=chunk.chunk_id, point_id=point_id, strategy=chunk.strategy, corpus_model=corpus_model,
-                   document=chunk.document, chunk_index=chunk.chunk_index, start_offset=chunk.start,
-                   end_offset=chunk.end, token_count=chunk.token_count, content_type=chunk.content_type,
-                   heading_path=json.dumps(chunk.heading_path, ensure_ascii=False), parent_id=chunk.parent_id,
-                   role=chunk.role, previous_chunk_id=chunk.previous_chunk_id, next_chunk_id=chunk.next_chunk_id,
-                   context_source=chunk.context_source, text=chunk.text, embedded_text=chunk.embedded_text,
-                   chunking_params=chunking_params, variant=variant, build=build, materialized_at=at,
-                   page_start=chunk.page_start, page_end=chunk.page_end)
+    def of(
+        cls,
+        chunk: "Chunk",
+        *,
+        corpus_model: str,
+        variant: str,
+        build: str,
+        chunking_params: str,
+        point_id: str | None,
+        at: dt.datetime,
+    ) -> "ChunkRecord":
+        return cls(
+            chunk_id=chunk.chunk_id,
+            point_id=point_id,
+            strategy=chunk.strategy,
+            corpus_model=corpus_model,
+            document=chunk.document,
+            chunk_index=chunk.chunk_index,
+            start_offset=chunk.start,
+            end_offset=chunk.end,
+            token_count=chunk.token_count,
+            content_type=chunk.content_type,
+            heading_path=json.dumps(chunk.heading_path, ensure_ascii=False),
+            parent_id=chunk.parent_id,
+            role=chunk.role,
+            previous_chunk_id=chunk.previous_chunk_id,
+            next_chunk_id=chunk.next_chunk_id,
+            context_source=chunk.context_source,
+            text=chunk.text,
+            embedded_text=chunk.embedded_text,
+            chunking_params=chunking_params,
+            variant=variant,
+            build=build,
+            materialized_at=at,
+            page_start=chunk.page_start,
+            page_end=chunk.page_end,
+        )
 
 
 @dataclass
@@ -135,8 +162,13 @@ class UsageRecord(Record):
     recorded_at: dt.datetime = field(default_factory=now)
 
     def row(self) -> dict[str, Any]:
-        return {**self.usage, "stage": self.stage, "strategy": self.strategy, "corpus_model": self.corpus_model,
-                "recorded_at": self.recorded_at}
+        return {
+            **self.usage,
+            "stage": self.stage,
+            "strategy": self.strategy,
+            "corpus_model": self.corpus_model,
+            "recorded_at": self.recorded_at,
+        }
 
 
 @dataclass
@@ -180,9 +212,15 @@ class ExperimentRun:
     scope: str = "shared"
 
     def _ids(self) -> dict[str, Any]:
-        return {"experiment_run_id": self.experiment_run_id, "strategy": self.strategy,
-                "corpus_model": self.corpus_model, "retriever": self.retriever, "scope": self.scope,
-                "top_k": self.top_k, "created_at": self.created_at}
+        return {
+            "experiment_run_id": self.experiment_run_id,
+            "strategy": self.strategy,
+            "corpus_model": self.corpus_model,
+            "retriever": self.retriever,
+            "scope": self.scope,
+            "top_k": self.top_k,
+            "created_at": self.created_at,
+        }
 
     def question_rows(self) -> Iterator[dict[str, Any]]:
         """The question rows, stamped like the run's row (a run's sweep variants carry other stamps), one at a
@@ -192,6 +230,12 @@ class ExperimentRun:
             yield {**ids, **question}
 
     def run_row(self) -> dict[str, Any]:
-        return {**self._ids(), **self.summary, "variant": self.variant, "neighbor_prev": self.neighbor_prev,
-                "neighbor_next": self.neighbor_next, "budgets": json.dumps(list(self.budgets)),
-                "provenance": json.dumps(self.provenance, sort_keys=True, ensure_ascii=False)}
+        return {
+            **self._ids(),
+            **self.summary,
+            "variant": self.variant,
+            "neighbor_prev": self.neighbor_prev,
+            "neighbor_next": self.neighbor_next,
+            "budgets": json.dumps(list(self.budgets)),
+            "provenance": json.dumps(self.provenance, sort_keys=True, ensure_ascii=False),
+        }

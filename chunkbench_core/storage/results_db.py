@@ -44,63 +44,111 @@ from chunkbench_core.storage.records import rows as record_rows
 TABLES: dict[str, list[tuple[str, str]]] = {
     # a chunkbench run's time estimate and, once it ended, what it took (estimate.plan.estimate_row)
     "run_estimates": [
-        ("batch", "VARCHAR"), ("benchmark", "VARCHAR"), ("created_at", "VARCHAR"), ("estimated_seconds", "DOUBLE"),
-        ("actual_seconds", "DOUBLE"), ("ratio", "DOUBLE"), ("n_documents", "INTEGER"), ("n_partitions", "INTEGER"),
-        ("texts_to_embed", "BIGINT"), ("texts_cached", "BIGINT"),
+        ("batch", "VARCHAR"),
+        ("benchmark", "VARCHAR"),
+        ("created_at", "VARCHAR"),
+        ("estimated_seconds", "DOUBLE"),
+        ("actual_seconds", "DOUBLE"),
+        ("ratio", "DOUBLE"),
+        ("n_documents", "INTEGER"),
+        ("n_partitions", "INTEGER"),
+        ("texts_to_embed", "BIGINT"),
+        ("texts_cached", "BIGINT"),
         ("corpus_sample", "VARCHAR"),  # JSON: the sampled corpus's record, NULL for the whole corpus
-        ("estimate", "VARCHAR"), ("actual", "VARCHAR"),  # JSON
+        ("estimate", "VARCHAR"),
+        ("actual", "VARCHAR"),  # JSON
     ],
     "documents": [
-        ("document", "VARCHAR"), ("path", "VARCHAR"), ("sha256", "VARCHAR"), ("size_bytes", "BIGINT"),
+        ("document", "VARCHAR"),
+        ("path", "VARCHAR"),
+        ("sha256", "VARCHAR"),
+        ("size_bytes", "BIGINT"),
         ("status", "VARCHAR"),  # parsed | failed
-        ("error", "VARCHAR"), ("parser", "VARCHAR"), ("n_chars", "BIGINT"), ("n_units", "BIGINT"),
+        ("error", "VARCHAR"),
+        ("parser", "VARCHAR"),
+        ("n_chars", "BIGINT"),
+        ("n_units", "BIGINT"),
         ("warnings", "VARCHAR"),  # JSON list
         ("parsed_at", "TIMESTAMP"),
         # the images a vision model captioned while parsing (evaluation.cost.caption_usd)
-        ("n_captions", "INTEGER"), ("caption_tokens", "BIGINT"),
+        ("n_captions", "INTEGER"),
+        ("caption_tokens", "BIGINT"),
     ],
     "chunks": [
-        ("chunk_id", "VARCHAR"), ("point_id", "VARCHAR"), ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
-        ("document", "VARCHAR"), ("chunk_index", "INTEGER"), ("start_offset", "BIGINT"), ("end_offset", "BIGINT"),
-        ("token_count", "INTEGER"), ("content_type", "VARCHAR"),
+        ("chunk_id", "VARCHAR"),
+        ("point_id", "VARCHAR"),
+        ("strategy", "VARCHAR"),
+        ("corpus_model", "VARCHAR"),
+        ("document", "VARCHAR"),
+        ("chunk_index", "INTEGER"),
+        ("start_offset", "BIGINT"),
+        ("end_offset", "BIGINT"),
+        ("token_count", "INTEGER"),
+        ("content_type", "VARCHAR"),
         ("heading_path", "VARCHAR"),  # JSON list
         ("parent_id", "VARCHAR"),
         ("role", "VARCHAR"),  # chunk | child (retrieved) | parent (context only, not embedded)
-        ("previous_chunk_id", "VARCHAR"), ("next_chunk_id", "VARCHAR"),
+        ("previous_chunk_id", "VARCHAR"),
+        ("next_chunk_id", "VARCHAR"),
         ("context_source", "VARCHAR"),  # contextual_retrieval: llm | headings
-        ("text", "VARCHAR"), ("embedded_text", "VARCHAR"),
+        ("text", "VARCHAR"),
+        ("embedded_text", "VARCHAR"),
         ("chunking_params", "VARCHAR"),  # JSON object
         ("variant", "VARCHAR"),  # '' for the default sizes, e.g. size256_overlap32 for a sweep
         ("materialized_at", "TIMESTAMP"),
         # the collection build the row belongs to (storage.history; NULL in rows written before builds were kept)
         ("build", "VARCHAR"),
         # the first and last page the chunk spans (1-based, as a PDF viewer shows them); NULL without pages
-        ("page_start", "INTEGER"), ("page_end", "INTEGER"),
+        ("page_start", "INTEGER"),
+        ("page_end", "INTEGER"),
     ],
     # per question of a run: what was asked and retrieved, latencies, the LLM's cells, costs; its metric values
     # are in question_scores, one row per metric (the view ``question_results`` joins them, one column each)
     "question_rows": [
-        ("experiment_run_id", "VARCHAR"), ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
-        ("question_set", "VARCHAR"), ("question_id", "VARCHAR"), ("question", "VARCHAR"), ("category", "VARCHAR"),
-        ("difficulty", "VARCHAR"), ("top_k", "INTEGER"), ("n_references", "INTEGER"),
+        ("experiment_run_id", "VARCHAR"),
+        ("strategy", "VARCHAR"),
+        ("corpus_model", "VARCHAR"),
+        ("question_set", "VARCHAR"),
+        ("question_id", "VARCHAR"),
+        ("question", "VARCHAR"),
+        ("category", "VARCHAR"),
+        ("difficulty", "VARCHAR"),
+        ("top_k", "INTEGER"),
+        ("n_references", "INTEGER"),
         ("retrieved", "VARCHAR"),  # JSON list of {rank, chunk_id, document, start, end, score}
-        ("retrieval_ms", "DOUBLE"), ("error", "VARCHAR"), ("created_at", "TIMESTAMP"),
+        ("retrieval_ms", "DOUBLE"),
+        ("error", "VARCHAR"),
+        ("created_at", "TIMESTAMP"),
         ("expected_answer", "VARCHAR"),
         # JSON list of {document, start, end, located_by[, score]}: the evidence spans (located_by "" = by hand)
         ("references", "VARCHAR"),
-        ("embed_ms", "DOUBLE"), ("search_ms", "DOUBLE"), ("expand_ms", "DOUBLE"), ("generate_ms", "DOUBLE"),
-        ("judge_ms", "DOUBLE"), ("n_expanded", "INTEGER"), ("judge_attempts", "INTEGER"),
-        ("answer_prompt_tokens", "INTEGER"), ("answer_completion_tokens", "INTEGER"),
-        ("judge_prompt_tokens", "INTEGER"), ("judge_completion_tokens", "INTEGER"), ("llm_context_tokens", "INTEGER"),
+        ("embed_ms", "DOUBLE"),
+        ("search_ms", "DOUBLE"),
+        ("expand_ms", "DOUBLE"),
+        ("generate_ms", "DOUBLE"),
+        ("judge_ms", "DOUBLE"),
+        ("n_expanded", "INTEGER"),
+        ("judge_attempts", "INTEGER"),
+        ("answer_prompt_tokens", "INTEGER"),
+        ("answer_completion_tokens", "INTEGER"),
+        ("judge_prompt_tokens", "INTEGER"),
+        ("judge_completion_tokens", "INTEGER"),
+        ("llm_context_tokens", "INTEGER"),
         ("expanded", "VARCHAR"),  # JSON: hits + neighbors after expansion
         ("expansion_tree", "VARCHAR"),  # JSON: one node per hit with its neighbors
-        ("answer", "VARCHAR"), ("answer_error", "VARCHAR"), ("judge_error", "VARCHAR"), ("judge_reasoning", "VARCHAR"),
+        ("answer", "VARCHAR"),
+        ("answer_error", "VARCHAR"),
+        ("judge_error", "VARCHAR"),
+        ("judge_reasoning", "VARCHAR"),
         ("context_truncated", "BOOLEAN"),
         # the context in retrieval order, in cl100k tokens (evaluation.budget)
         ("context_tokens", "DOUBLE"),
         ("budget_recalls", "VARCHAR"),  # JSON {budget: recall} for every configured budget
         # dollars (evaluation.cost): the question embedded, the answer, the judge, counted as if nothing were cached
-        ("embedding_usd", "DOUBLE"), ("answer_usd", "DOUBLE"), ("judge_usd", "DOUBLE"), ("cost_usd", "DOUBLE"),
+        ("embedding_usd", "DOUBLE"),
+        ("answer_usd", "DOUBLE"),
+        ("judge_usd", "DOUBLE"),
+        ("cost_usd", "DOUBLE"),
         # no evidence references: left out of the evidence metrics (NULL, never 0), answered and judged
         ("judge_only", "BOOLEAN"),
         ("build", "VARCHAR"),  # the collection build retrieved from (storage.history)
@@ -109,66 +157,104 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("n_located_references", "INTEGER"),  # evidence spans found by `questions locate`, not reviewed yet
         ("evidence_origin", "VARCHAR"),  # written | located | mixed | documents | NULL (judge-only)
         # the write this row belongs to (its results key) and its place in that write: join its scores
-        ("record", "VARCHAR"), ("record_row", "INTEGER"),
-        ("retriever", "VARCHAR"), ("scope", "VARCHAR"),  # as the run's (experiment_runs)
+        ("record", "VARCHAR"),
+        ("record_row", "INTEGER"),
+        ("retriever", "VARCHAR"),
+        ("scope", "VARCHAR"),  # as the run's (experiment_runs)
     ],
     # one row per question x metric of the list of metrics (chunkbench_core/metric_catalog.py)
     "question_scores": [
-        ("record", "VARCHAR"), ("record_row", "INTEGER"), ("experiment_run_id", "VARCHAR"), ("strategy", "VARCHAR"),
+        ("record", "VARCHAR"),
+        ("record_row", "INTEGER"),
+        ("experiment_run_id", "VARCHAR"),
+        ("strategy", "VARCHAR"),
         ("corpus_model", "VARCHAR"),
         ("configuration", "VARCHAR"),  # strategy|corpus_model, as the comparison names it
-        ("question_set", "VARCHAR"), ("question_id", "VARCHAR"), ("metric", "VARCHAR"), ("value", "DOUBLE"),
+        ("question_set", "VARCHAR"),
+        ("question_id", "VARCHAR"),
+        ("metric", "VARCHAR"),
+        ("value", "DOUBLE"),
         ("created_at", "TIMESTAMP"),
     ],
     # per strategy x corpus model x experiment run (x sweep setting): counts, latency, costs, provenance; the
     # means of its metrics with their intervals are in run_scores (the view ``experiment_metrics`` joins them)
     "experiment_runs": [
-        ("experiment_run_id", "VARCHAR"), ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
-        ("n_questions", "INTEGER"), ("n_failed", "INTEGER"), ("top_k", "INTEGER"),
+        ("experiment_run_id", "VARCHAR"),
+        ("strategy", "VARCHAR"),
+        ("corpus_model", "VARCHAR"),
+        ("n_questions", "INTEGER"),
+        ("n_failed", "INTEGER"),
+        ("top_k", "INTEGER"),
         ("provenance", "VARCHAR"),  # JSON object
         ("created_at", "TIMESTAMP"),
         ("variant", "VARCHAR"),  # '' = the partition's default chunk sizes; e.g. size256_overlap32 in a sweep
-        ("neighbor_prev", "INTEGER"), ("neighbor_next", "INTEGER"),
-        ("retrieval_ms", "DOUBLE"), ("generate_ms", "DOUBLE"), ("judge_ms", "DOUBLE"),
-        ("n_judged", "INTEGER"), ("n_answer_failed", "INTEGER"), ("n_judge_failed", "INTEGER"),
+        ("neighbor_prev", "INTEGER"),
+        ("neighbor_next", "INTEGER"),
+        ("retrieval_ms", "DOUBLE"),
+        ("generate_ms", "DOUBLE"),
+        ("judge_ms", "DOUBLE"),
+        ("n_judged", "INTEGER"),
+        ("n_answer_failed", "INTEGER"),
+        ("n_judge_failed", "INTEGER"),
         # equal context budgets and query cost (the cold first call apart from the warm mean)
-        ("context_tokens", "DOUBLE"), ("query_ms", "DOUBLE"), ("cold_query_ms", "DOUBLE"),
-        ("question_tokens", "DOUBLE"), ("query_usd_per_1000", "DOUBLE"),
+        ("context_tokens", "DOUBLE"),
+        ("query_ms", "DOUBLE"),
+        ("cold_query_ms", "DOUBLE"),
+        ("question_tokens", "DOUBLE"),
+        ("query_usd_per_1000", "DOUBLE"),
         ("llm_priced", "BOOLEAN"),  # the LLM's prices were known (else its share of query_usd_per_1000 is 0)
         ("budgets", "VARCHAR"),  # JSON list of the budgets in tokens
-        ("answer_prompt_tokens", "BIGINT"), ("answer_completion_tokens", "BIGINT"), ("judge_prompt_tokens", "BIGINT"),
+        ("answer_prompt_tokens", "BIGINT"),
+        ("answer_completion_tokens", "BIGINT"),
+        ("judge_prompt_tokens", "BIGINT"),
         ("judge_completion_tokens", "BIGINT"),
         # what the partition cost in this benchmark (evaluation.cost): index, captions, questions
-        ("index_usd", "DOUBLE"), ("caption_usd", "DOUBLE"), ("questions_usd", "DOUBLE"), ("answer_usd", "DOUBLE"),
-        ("judge_usd", "DOUBLE"), ("cost_usd", "DOUBLE"),
+        ("index_usd", "DOUBLE"),
+        ("caption_usd", "DOUBLE"),
+        ("questions_usd", "DOUBLE"),
+        ("answer_usd", "DOUBLE"),
+        ("judge_usd", "DOUBLE"),
+        ("cost_usd", "DOUBLE"),
         ("n_judge_only", "INTEGER"),  # questions without evidence references, judged only
         ("n_documents_only", "INTEGER"),  # of n_questions: source documents but no spans (document metrics only)
         ("n_located", "INTEGER"),  # of n_questions: with evidence found by `questions locate`, not reviewed yet
         # the write this row belongs to (its results key) and its place in that write: join its scores
-        ("record", "VARCHAR"), ("record_row", "INTEGER"),
+        ("record", "VARCHAR"),
+        ("record_row", "INTEGER"),
         # the documents the run saw: "whole corpus (N documents)" or "sample of n of N documents (...)"
         ("corpus_sample", "VARCHAR"),
         # wall time of searching, expanding and scoring every question of the run (their embedding apart)
         ("search_seconds", "DOUBLE"),
         # how the chunks were found (chunkbench_core.retrievers; NULL in rows written before: dense) and the
         # build time and size of its own index (a keyword index; 0 for dense, whose index is the collection)
-        ("retriever", "VARCHAR"), ("retriever_index_seconds", "DOUBLE"), ("retriever_index_bytes", "BIGINT"),
+        ("retriever", "VARCHAR"),
+        ("retriever_index_seconds", "DOUBLE"),
+        ("retriever_index_bytes", "BIGINT"),
         # shared: every question searched every document; own_documents: only those its evidence names
         ("scope", "VARCHAR"),
     ],
     # one row per run x listed metric: the mean over the questions it applies to, and its bootstrap CI
     "run_scores": [
-        ("record", "VARCHAR"), ("record_row", "INTEGER"), ("experiment_run_id", "VARCHAR"), ("strategy", "VARCHAR"),
+        ("record", "VARCHAR"),
+        ("record_row", "INTEGER"),
+        ("experiment_run_id", "VARCHAR"),
+        ("strategy", "VARCHAR"),
         ("corpus_model", "VARCHAR"),
-        ("configuration", "VARCHAR"), ("variant", "VARCHAR"), ("metric", "VARCHAR"), ("mean", "DOUBLE"),
-        ("ci_low", "DOUBLE"), ("ci_high", "DOUBLE"), ("created_at", "TIMESTAMP"),
+        ("configuration", "VARCHAR"),
+        ("variant", "VARCHAR"),
+        ("metric", "VARCHAR"),
+        ("mean", "DOUBLE"),
+        ("ci_low", "DOUBLE"),
+        ("ci_high", "DOUBLE"),
+        ("created_at", "TIMESTAMP"),
     ],
     # rank, class and tests of every configuration of the latest runs against the best
     # (evaluation.statistics.BEST_RULE), its costs on the frontier, and whether it is the recommendation
     # (evaluation.recommendation)
     "comparison": [
         ("configuration", "VARCHAR"),  # the one label, "strategy × corpus model" (labels.configuration_label)
-        ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
+        ("strategy", "VARCHAR"),
+        ("corpus_model", "VARCHAR"),
         ("strategy_label", "VARCHAR"),  # how every view names the strategy (provenance.strategy_label)
         ("retriever", "VARCHAR"),  # how the chunks were found (chunkbench_core.retrievers; NULL: dense)
         ("experiment_run_id", "VARCHAR"),  # the run compared (the leaderboard's latest of the configuration)
@@ -267,72 +353,121 @@ TABLES: dict[str, list[tuple[str, str]]] = {
     # each compared question's evidence length in tokens (estimated from its spans' characters and its documents'
     # tokens per character; evaluation.evidence_length) and its bucket: the breakdowns' evidence_length dimension
     "question_evidence": [
-        ("question_set", "VARCHAR"), ("question_id", "VARCHAR"), ("evidence_tokens", "BIGINT"),
-        ("evidence_length", "VARCHAR"), ("compared_at", "TIMESTAMP"),
+        ("question_set", "VARCHAR"),
+        ("question_id", "VARCHAR"),
+        ("evidence_tokens", "BIGINT"),
+        ("evidence_length", "VARCHAR"),
+        ("compared_at", "TIMESTAMP"),
     ],
     # when an LLM judge ran: per configuration, whether the judge and the evidence spans tell the same story
     # (evaluation.judge_agreement): Spearman between the judge's score and the ranking metric, Cohen's kappa on
     # hit or miss, each with its 95% bootstrap interval over the questions
     "judge_agreement": [
-        ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"), ("configuration", "VARCHAR"),
-        ("judge_metric", "VARCHAR"), ("evidence_metric", "VARCHAR"), ("n_questions", "INTEGER"),
-        ("spearman", "DOUBLE"), ("spearman_ci_low", "DOUBLE"), ("spearman_ci_high", "DOUBLE"),
-        ("kappa", "DOUBLE"), ("kappa_ci_low", "DOUBLE"), ("kappa_ci_high", "DOUBLE"),
+        ("strategy", "VARCHAR"),
+        ("corpus_model", "VARCHAR"),
+        ("configuration", "VARCHAR"),
+        ("judge_metric", "VARCHAR"),
+        ("evidence_metric", "VARCHAR"),
+        ("n_questions", "INTEGER"),
+        ("spearman", "DOUBLE"),
+        ("spearman_ci_low", "DOUBLE"),
+        ("spearman_ci_high", "DOUBLE"),
+        ("kappa", "DOUBLE"),
+        ("kappa_ci_low", "DOUBLE"),
+        ("kappa_ci_high", "DOUBLE"),
         ("agreement", "DOUBLE"),  # share of questions where both say hit, or both miss
         ("compared_at", "TIMESTAMP"),
     ],
     "diagnostics": [("code", "VARCHAR"), ("message", "VARCHAR"), ("compared_at", "TIMESTAMP")],
     # what building each collection took (evaluation.cost): one row per collection build
     "index_costs": [
-        ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"), ("variant", "VARCHAR"), ("collection", "VARCHAR"),
-        ("n_chunks", "BIGINT"), ("n_embedded", "BIGINT"), ("embedded_tokens", "BIGINT"), ("boundary_tokens", "BIGINT"),
+        ("strategy", "VARCHAR"),
+        ("corpus_model", "VARCHAR"),
+        ("variant", "VARCHAR"),
+        ("collection", "VARCHAR"),
+        ("n_chunks", "BIGINT"),
+        ("n_embedded", "BIGINT"),
+        ("embedded_tokens", "BIGINT"),
+        ("boundary_tokens", "BIGINT"),
         ("index_seconds", "DOUBLE"),
         ("index_usd", "DOUBLE"),  # embedding_usd + context_usd
-        ("points", "BIGINT"), ("storage_bytes", "BIGINT"), ("built_at", "TIMESTAMP"),
+        ("points", "BIGINT"),
+        ("storage_bytes", "BIGINT"),
+        ("built_at", "TIMESTAMP"),
         # contextual_retrieval's LLM calls (every context, cached or not)
-        ("context_calls", "BIGINT"), ("context_input_tokens", "BIGINT"), ("context_output_tokens", "BIGINT"),
-        ("embedding_usd", "DOUBLE"), ("context_usd", "DOUBLE"),
+        ("context_calls", "BIGINT"),
+        ("context_input_tokens", "BIGINT"),
+        ("context_output_tokens", "BIGINT"),
+        ("embedding_usd", "DOUBLE"),
+        ("context_usd", "DOUBLE"),
         # the index time had nothing been cached: measured (nothing was), derived (the cached texts at the
         # engine's calibrated rate added) or unknown (no rate: the measured time, a lower bound)
-        ("index_seconds_uncached", "DOUBLE"), ("index_time_source", "VARCHAR"), ("cached_texts", "BIGINT"),
+        ("index_seconds_uncached", "DOUBLE"),
+        ("index_time_source", "VARCHAR"),
+        ("cached_texts", "BIGINT"),
     ],
     "embedding_usage": [
-        ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
+        ("strategy", "VARCHAR"),
+        ("corpus_model", "VARCHAR"),
         ("stage", "VARCHAR"),  # chunks (corpus embeddings) | boundary (semantic cuts) | queries
-        ("model_id", "VARCHAR"), ("provider", "VARCHAR"), ("texts", "BIGINT"), ("unique_texts", "BIGINT"),
-        ("cache_hits", "BIGINT"), ("embedded", "BIGINT"), ("requests", "BIGINT"), ("retries", "BIGINT"),
-        ("prompt_tokens", "BIGINT"), ("truncated", "BIGINT"), ("seconds", "DOUBLE"), ("hit_rate", "DOUBLE"),
-        ("dagster_run_id", "VARCHAR"), ("recorded_at", "TIMESTAMP"),
+        ("model_id", "VARCHAR"),
+        ("provider", "VARCHAR"),
+        ("texts", "BIGINT"),
+        ("unique_texts", "BIGINT"),
+        ("cache_hits", "BIGINT"),
+        ("embedded", "BIGINT"),
+        ("requests", "BIGINT"),
+        ("retries", "BIGINT"),
+        ("prompt_tokens", "BIGINT"),
+        ("truncated", "BIGINT"),
+        ("seconds", "DOUBLE"),
+        ("hit_rate", "DOUBLE"),
+        ("dagster_run_id", "VARCHAR"),
+        ("recorded_at", "TIMESTAMP"),
     ],
     # every problem of the question sets (a bad file, or one question dropped alone), as of the latest check
     "question_errors": [
-        ("file", "VARCHAR"), ("question_set", "VARCHAR"),
+        ("file", "VARCHAR"),
+        ("question_set", "VARCHAR"),
         ("question_id", "VARCHAR"),  # NULL when the whole file is at fault
-        ("field", "VARCHAR"), ("reason", "VARCHAR"), ("checked_at", "TIMESTAMP"),
+        ("field", "VARCHAR"),
+        ("reason", "VARCHAR"),
+        ("checked_at", "TIMESTAMP"),
     ],
     # the parse ceiling as of the latest check: per question set, document and evidence kind, how many of its
     # evidence passages the parsed text holds (evaluation.evidence)
     "parse_ceiling": [
-        ("question_set", "VARCHAR"), ("document", "VARCHAR"), ("kind", "VARCHAR"), ("found", "BIGINT"),
-        ("total", "BIGINT"), ("checked_at", "TIMESTAMP"),
+        ("question_set", "VARCHAR"),
+        ("document", "VARCHAR"),
+        ("kind", "VARCHAR"),
+        ("found", "BIGINT"),
+        ("total", "BIGINT"),
+        ("checked_at", "TIMESTAMP"),
     ],
     # one row per collection build (replaced by the next build of the same collection): what it was
     # built from; experiments copy it into their provenance (chunkbench_core.provenance)
     "collections": [
-        ("collection", "VARCHAR"), ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"), ("variant", "VARCHAR"),
+        ("collection", "VARCHAR"),
+        ("strategy", "VARCHAR"),
+        ("corpus_model", "VARCHAR"),
+        ("variant", "VARCHAR"),
         ("settings", "VARCHAR"),  # JSON: every requested setting that decides the chunks
         ("settings_fingerprint", "VARCHAR"),
         ("options", "VARCHAR"),  # JSON: the chunker options set by the user (run config, CLI)
         ("chunker_params", "VARCHAR"),  # JSON: what the chunker reported (its params)
-        ("boundary_model", "VARCHAR"), ("threshold", "DOUBLE"),
+        ("boundary_model", "VARCHAR"),
+        ("threshold", "DOUBLE"),
         ("threshold_source", "VARCHAR"),  # run config | override | registry
         ("threshold_mode", "VARCHAR"),
         ("context_sources", "VARCHAR"),  # JSON: embedded texts per context source (llm, headings, headings_fallback)
         ("parse_options", "VARCHAR"),  # JSON
-        ("parser_version", "VARCHAR"), ("corpus_fingerprint", "VARCHAR"), ("n_documents", "INTEGER"),
+        ("parser_version", "VARCHAR"),
+        ("corpus_fingerprint", "VARCHAR"),
+        ("n_documents", "INTEGER"),
         ("n_chunks", "INTEGER"),
         ("dagster_run_id", "VARCHAR"),  # the chunk_collections materialization's run
-        ("code_version", "VARCHAR"), ("built_at", "TIMESTAMP"),
+        ("code_version", "VARCHAR"),
+        ("built_at", "TIMESTAMP"),
         ("build", "VARCHAR"),  # provenance.build_fingerprint: its chunks' key in the chunks table
     ],
     # runs set aside for good (chunkbench runs exclude / include; storage.runs): one row per experiment run
@@ -341,25 +476,40 @@ TABLES: dict[str, list[tuple[str, str]]] = {
     "run_exclusions": [
         ("experiment_run_id", "VARCHAR"),
         ("excluded", "BOOLEAN"),  # false once included again (the row keeps the last reason)
-        ("reason", "VARCHAR"), ("excluded_at", "TIMESTAMP"), ("included_at", "TIMESTAMP"),
+        ("reason", "VARCHAR"),
+        ("excluded_at", "TIMESTAMP"),
+        ("included_at", "TIMESTAMP"),
     ],
     # one row per question asked with ``chunkbench ask`` (storage.queries): what was asked of which configuration,
     # what came back and what it took; keyed by the query's id
     "queries": [
-        ("query_id", "VARCHAR"), ("question", "VARCHAR"),
-        ("strategy", "VARCHAR"), ("corpus_model", "VARCHAR"),
+        ("query_id", "VARCHAR"),
+        ("question", "VARCHAR"),
+        ("strategy", "VARCHAR"),
+        ("corpus_model", "VARCHAR"),
         ("configuration", "VARCHAR"),  # the one label (labels.configuration_label)
         ("configuration_source", "VARCHAR"),  # given | recommended | defaults: how the configuration was chosen
-        ("collection", "VARCHAR"), ("build", "VARCHAR"),
-        ("top_k", "INTEGER"), ("document", "VARCHAR"),  # document: searched in this document only
-        ("neighbor_prev", "INTEGER"), ("neighbor_next", "INTEGER"), ("expansion_applied", "BOOLEAN"),
+        ("collection", "VARCHAR"),
+        ("build", "VARCHAR"),
+        ("top_k", "INTEGER"),
+        ("document", "VARCHAR"),  # document: searched in this document only
+        ("neighbor_prev", "INTEGER"),
+        ("neighbor_next", "INTEGER"),
+        ("expansion_applied", "BOOLEAN"),
         ("retrieved", "VARCHAR"),  # JSON list of hits {rank, chunk_id, document, start, end, score, text}
         ("context", "VARCHAR"),  # JSON list: hits, neighbors and parents in prompt order
         ("expansion_tree", "VARCHAR"),  # JSON: one node per hit with its neighbors and parent
-        ("answer", "VARCHAR"), ("answer_error", "VARCHAR"), ("llm_model", "VARCHAR"),
-        ("embed_ms", "DOUBLE"), ("search_ms", "DOUBLE"), ("expand_ms", "DOUBLE"), ("generate_ms", "DOUBLE"),
+        ("answer", "VARCHAR"),
+        ("answer_error", "VARCHAR"),
+        ("llm_model", "VARCHAR"),
+        ("embed_ms", "DOUBLE"),
+        ("search_ms", "DOUBLE"),
+        ("expand_ms", "DOUBLE"),
+        ("generate_ms", "DOUBLE"),
         ("total_ms", "DOUBLE"),
-        ("context_tokens", "INTEGER"), ("prompt_tokens", "INTEGER"), ("completion_tokens", "INTEGER"),
+        ("context_tokens", "INTEGER"),
+        ("prompt_tokens", "INTEGER"),
+        ("completion_tokens", "INTEGER"),
         ("context_truncated", "BOOLEAN"),
         ("created_at", "TIMESTAMP"),
     ],
@@ -391,8 +541,11 @@ class ScoredTable:
         """The metric columns of the wide view, from the list of metrics as it is now."""
         if self.per_question:
             return [(m.name, m.dtype) for m in CATALOG.values()]
-        return [(c, "DOUBLE") for m in CATALOG.values()
-                for c in (m.run_name, f"{m.run_name}_ci_low", f"{m.run_name}_ci_high")]
+        return [
+            (c, "DOUBLE")
+            for m in CATALOG.values()
+            for c in (m.run_name, f"{m.run_name}_ci_low", f"{m.run_name}_ci_high")
+        ]
 
     def wide_columns(self) -> list[tuple[str, str]]:
         return [c for c in TABLES[self.base] if c[0] not in self.KEYS] + self.metric_columns()
@@ -406,18 +559,30 @@ class ScoredTable:
         small results folder (60 against 15 ms for the run table's view), and 1.4 times faster at 20,000 questions."""
         keys = ", ".join(f'"{k}"' for k in self.KEYS)
         if self.per_question:
-            cells = [f"CAST(max(CASE WHEN metric = {sql_string(m.name)} THEN value END) AS {m.dtype}) AS \"{m.name}\""
-                     for m in CATALOG.values()]
+            cells = [
+                f'CAST(max(CASE WHEN metric = {sql_string(m.name)} THEN value END) AS {m.dtype}) AS "{m.name}"'
+                for m in CATALOG.values()
+            ]
         else:
-            cells = [f"max(CASE WHEN metric = {sql_string(m.run_name)} THEN {part} END) AS \"{column}\""
-                     for m in CATALOG.values()
-                     for part, column in (("mean", m.run_name), ("ci_low", f"{m.run_name}_ci_low"),
-                                          ("ci_high", f"{m.run_name}_ci_high"))]
-        pivot = f"SELECT {keys}, {', '.join(cells)} FROM {self.scores} GROUP BY {keys}" if cells else \
-            f"SELECT DISTINCT {keys} FROM {self.scores}"
-        return (f"SELECT b.* EXCLUDE ({keys}), s.* EXCLUDE ({keys}) FROM {self.base} b "
-                f"LEFT JOIN ({pivot}) s USING ({keys}) "
-                f"UNION ALL BY NAME SELECT * FROM legacy_{self.name}")
+            cells = [
+                f'max(CASE WHEN metric = {sql_string(m.run_name)} THEN {part} END) AS "{column}"'
+                for m in CATALOG.values()
+                for part, column in (
+                    ("mean", m.run_name),
+                    ("ci_low", f"{m.run_name}_ci_low"),
+                    ("ci_high", f"{m.run_name}_ci_high"),
+                )
+            ]
+        pivot = (
+            f"SELECT {keys}, {', '.join(cells)} FROM {self.scores} GROUP BY {keys}"
+            if cells
+            else f"SELECT DISTINCT {keys} FROM {self.scores}"
+        )
+        return (
+            f"SELECT b.* EXCLUDE ({keys}), s.* EXCLUDE ({keys}) FROM {self.base} b "
+            f"LEFT JOIN ({pivot}) s USING ({keys}) "
+            f"UNION ALL BY NAME SELECT * FROM legacy_{self.name}"
+        )
 
     def split(self, key: str, rows: Iterable[Mapping[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
         """Wide rows as (base rows, score rows) under the results key ``key``, both as frames.
@@ -429,13 +594,24 @@ class ScoredTable:
         metric_columns = {c for c, _ in self.metric_columns()}
         base: dict[str, list[Any]] = {}
         n_rows = 0
-        names = (["record", "record_row", "experiment_run_id", "strategy", "corpus_model", "configuration",
-                  "created_at"] + (["question_set", "question_id", "metric", "value"] if self.per_question
-                                   else ["variant", "metric", "mean", "ci_low", "ci_high"]))
+        names = [
+            "record",
+            "record_row",
+            "experiment_run_id",
+            "strategy",
+            "corpus_model",
+            "configuration",
+            "created_at",
+        ] + (
+            ["question_set", "question_id", "metric", "value"]
+            if self.per_question
+            else ["variant", "metric", "mean", "ci_low", "ci_high"]
+        )
         columns: dict[str, list[Any]] = {name: [] for name in names}
         for place, row in enumerate(rows):
-            for name, cell in itertools.chain(((k, v) for k, v in row.items() if k not in metric_columns),
-                                              (("record", key), ("record_row", place))):
+            for name, cell in itertools.chain(
+                ((k, v) for k, v in row.items() if k not in metric_columns), (("record", key), ("record_row", place))
+            ):
                 column = base.get(name)
                 if column is None:  # a column first seen here: None in the rows before
                     column = base[name] = [None] * place
@@ -444,9 +620,15 @@ class ScoredTable:
             for column in base.values():  # a column this row did not have
                 if len(column) < n_rows:
                     column.append(None)
-            ids = (key, place, row.get("experiment_run_id"), row.get("strategy"), row.get("corpus_model"),
-                   configuration_key(row.get("strategy"), row.get("corpus_model"), row.get("retriever")),
-                   row.get("created_at"))
+            ids = (
+                key,
+                place,
+                row.get("experiment_run_id"),
+                row.get("strategy"),
+                row.get("corpus_model"),
+                configuration_key(row.get("strategy"), row.get("corpus_model"), row.get("retriever")),
+                row.get("created_at"),
+            )
             for metric in CATALOG.values():
                 if self.per_question:
                     value = _number(row.get(metric.name))
@@ -455,8 +637,11 @@ class ScoredTable:
                         for name, cell in zip(names, values):
                             columns[name].append(cell)
                     continue
-                cells = (_number(row.get(metric.run_name)), _number(row.get(f"{metric.run_name}_ci_low")),
-                         _number(row.get(f"{metric.run_name}_ci_high")))
+                cells = (
+                    _number(row.get(metric.run_name)),
+                    _number(row.get(f"{metric.run_name}_ci_low")),
+                    _number(row.get(f"{metric.run_name}_ci_high")),
+                )
                 if any(v is not None for v in cells):
                     for name, cell in zip(names, (*ids, row.get("variant"), metric.run_name, *cells)):
                         columns[name].append(cell)
@@ -493,10 +678,24 @@ def _view_metrics(view: str, group: str | None = None) -> list[str]:
 
 
 #: the columns of ``chunkbench leaderboard``'s table: its metrics are those the list of metrics shows on the board
-LEADERBOARD_COLUMNS = ("rank", "class", "strategy", "corpus_model", "retriever", "n_questions", "rank_metric", "rank_mean",
-                       *(m.run_name for m in CATALOG.shown_in_order("board") if m.group != "budget"), "context_tokens",
-                       *(m.run_name for m in CATALOG.shown_in_order("board", "budget")), "query_ms", "projected_usd",
-                       "cost_usd", "on_frontier", "verdict")
+LEADERBOARD_COLUMNS = (
+    "rank",
+    "class",
+    "strategy",
+    "corpus_model",
+    "retriever",
+    "n_questions",
+    "rank_metric",
+    "rank_mean",
+    *(m.run_name for m in CATALOG.shown_in_order("board") if m.group != "budget"),
+    "context_tokens",
+    *(m.run_name for m in CATALOG.shown_in_order("board", "budget")),
+    "query_ms",
+    "projected_usd",
+    "cost_usd",
+    "on_frontier",
+    "verdict",
+)
 
 
 def leaderboard_sql() -> str:
@@ -509,8 +708,9 @@ def leaderboard_sql() -> str:
     Its metric columns are the listed metrics shown on the leaderboard (chunkbench_core/metric_catalog.py)."""
     evidence = "".join(f"l.{name}, " for name in _view_metrics("leaderboard", "evidence"))
     budgeted = "".join(f", l.{name}" for name in _view_metrics("leaderboard", "budget"))
-    others = "".join(f", l.{m.run_name}" for m in CATALOG.shown_in("leaderboard")
-                     if m.group not in ("evidence", "budget"))
+    others = "".join(
+        f", l.{m.run_name}" for m in CATALOG.shown_in("leaderboard") if m.group not in ("evidence", "budget")
+    )
     return f"""
 WITH latest AS (
     SELECT *
@@ -591,8 +791,10 @@ def _leaderboard_by_group_sql() -> str:
     """Every per-question mean of the leaderboard per configuration x group (evaluation.breakdowns documents
     the groups and the formulas; ``breakdowns.group_breakdown`` is the same computation in Python)."""
 
-    evidence = ",\n       ".join(f"avg(CASE WHEN NOT q.judge_only THEN q.{column} END) AS {name}"  # as pivot_sql
-                                  for name, column in b.evidence_metrics().items())
+    evidence = ",\n       ".join(
+        f"avg(CASE WHEN NOT q.judge_only THEN q.{column} END) AS {name}"  # as pivot_sql
+        for name, column in b.evidence_metrics().items()
+    )
     numeric = [c for c, t in table_columns("question_results") if t == "DOUBLE"]
     rank_value = "CASE m.rank_metric " + " ".join(f"WHEN '{c}' THEN q.{c}" for c in numeric) + " END"
     none, blank = sql_string(b.NO_GROUP), sql_string(b.BLANK_ENDS_PATTERN)
@@ -740,8 +942,11 @@ class ResultsDB:
         with space.guard_writes(path, f"the {table} results", cleanup=[tmp]):
             # the process's in-memory DuckDB (never locks the shared database file): a cursor costs well under a
             # millisecond, a new connection about 25 ms of CPU per write; the frame is registered on this cursor only
-            integrity.execute_on_frame(integrity.memory_cursor(), frame, f"COPY (SELECT {casts} FROM frame) TO "
-                                       f"{sql_string(tmp.as_posix())} (FORMAT parquet)")
+            integrity.execute_on_frame(
+                integrity.memory_cursor(),
+                frame,
+                f"COPY (SELECT {casts} FROM frame) TO {sql_string(tmp.as_posix())} (FORMAT parquet)",
+            )
             os.replace(tmp, path)
 
     def write(self, table: str, key: str, rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> Path:
@@ -820,8 +1025,11 @@ class ResultsDB:
         def read() -> list[dict[str, Any]]:
             con = duckdb.connect()
             try:
-                for table, folder in ((scored.base, scored.base), (scored.scores, scored.scores),
-                                      (f"legacy_{scored.name}", scored.name)):
+                for table, folder in (
+                    (scored.base, scored.base),
+                    (scored.scores, scored.scores),
+                    (f"legacy_{scored.name}", scored.name),
+                ):
                     files = [self.tables_dir / folder / SCHEMA_FILE, self.tables_dir / folder / _key_file(key)]
                     listed = ", ".join(sql_string(f.as_posix()) for f in files if f.exists())
                     con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet([{listed}], union_by_name=true)")
@@ -835,8 +1043,13 @@ class ResultsDB:
     def delete(self, table: str, key: str) -> bool:
         if table in SCORED_TABLES:
             scored = SCORED_TABLES[table]
-            return any([self.delete(scored.base, key), self.delete(scored.scores, key),
-                        self._unlink(self.tables_dir / table / _key_file(key))])
+            return any(
+                [
+                    self.delete(scored.base, key),
+                    self.delete(scored.scores, key),
+                    self._unlink(self.tables_dir / table / _key_file(key)),
+                ]
+            )
         if table in READING_COPY_READS:
             self._drop_reading_copy()
         return self._unlink(self.tables_dir / table / _key_file(key))
@@ -852,7 +1065,9 @@ class ResultsDB:
     def _columns(path: Path) -> list[str]:
         con = integrity.memory_cursor()
         try:
-            return [row[0] for row in con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [path.as_posix()]).fetchall()]
+            return [
+                row[0] for row in con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [path.as_posix()]).fetchall()
+            ]
         finally:
             con.close()
 
@@ -922,7 +1137,9 @@ class ResultsDB:
             statements.append(f"CREATE OR REPLACE VIEW {table} AS {self._table_view(table, pattern)}")
         for table, scored in SCORED_TABLES.items():  # the wide views, generated from the list of metrics
             pattern = sql_string((base / table / "*.parquet").as_posix())
-            statements.append(f"CREATE OR REPLACE VIEW legacy_{table} AS {self._table_view(f'legacy_{table}', pattern)}")
+            statements.append(
+                f"CREATE OR REPLACE VIEW legacy_{table} AS {self._table_view(f'legacy_{table}', pattern)}"
+            )
             statements.append(f"CREATE OR REPLACE VIEW {table} AS {scored.pivot_sql()}")
         statements.append(f"CREATE OR REPLACE VIEW excluded_runs AS {EXCLUDED_RUNS_SQL}")
         statements.append(f"CREATE OR REPLACE VIEW leaderboard AS {leaderboard_sql()}")
@@ -1006,7 +1223,9 @@ class ResultsDB:
                     shared = _SHARED_VIEWS.get(key)
                     if shared is None or shared[0] != statements:
                         _SHARED_VIEWS[key] = shared = (statements, self._made_views(statements))
-                        while len(_SHARED_VIEWS) > SHARED_FOLDERS_KEPT:  # the oldest folder's, closed by its last cursor
+                        while (
+                            len(_SHARED_VIEWS) > SHARED_FOLDERS_KEPT
+                        ):  # the oldest folder's, closed by its last cursor
                             del _SHARED_VIEWS[next(iter(_SHARED_VIEWS))]
                     return shared[1].cursor()
             with self._views_lock:
@@ -1067,8 +1286,9 @@ class ResultsDB:
         if self._reading.cursor is None:
             self._reading.cursor = self.connect()
         if not self._reading.copied:
-            self._reading.cursor.execute("CREATE OR REPLACE TEMP TABLE experiment_metrics AS "
-                                         "SELECT * FROM main.experiment_metrics")
+            self._reading.cursor.execute(
+                "CREATE OR REPLACE TEMP TABLE experiment_metrics AS SELECT * FROM main.experiment_metrics"
+            )
             self._reading.copied = True
         return self._reading.cursor
 

@@ -40,8 +40,14 @@ LATEST_ORDER = "ORDER BY created_at DESC"
 #: provenance keys naming the batch a run belongs to: ``chunkbench run`` (batch_id), a Dagster backfill (backfill_id)
 BATCH_KEYS = ("batch_id", "backfill_id")
 #: tables a RunScope keeps in memory (what compare_latest_runs writes)
-MEMORY_TABLES = ("comparison", "recommendation", "diagnostics", "variance_decomposition", "question_evidence",
-                 "judge_agreement")
+MEMORY_TABLES = (
+    "comparison",
+    "recommendation",
+    "diagnostics",
+    "variance_decomposition",
+    "question_evidence",
+    "judge_agreement",
+)
 #: what the wide views question_results and experiment_metrics are made of (narrowed to the chosen runs)
 SCORED_PARTS = frozenset(part for t in SCORED_TABLES.values() for part in (t.base, t.scores, f"legacy_{t.name}"))
 
@@ -88,11 +94,17 @@ def exclusions(results: ResultsDB) -> dict[str, Exclusion]:
     frame = results.query("SELECT * FROM run_exclusions")
     out = {}
     for row in frame.to_dict("records"):
+
         def stamp(value: Any) -> datetime | None:
             return None if value is None or pd.isna(value) else pd.Timestamp(value).to_pydatetime()
-        out[str(row["experiment_run_id"])] = Exclusion(str(row["experiment_run_id"]), bool(row["excluded"]),
-                                                       str(row.get("reason") or ""), stamp(row.get("excluded_at")),
-                                                       stamp(row.get("included_at")))
+
+        out[str(row["experiment_run_id"])] = Exclusion(
+            str(row["experiment_run_id"]),
+            bool(row["excluded"]),
+            str(row.get("reason") or ""),
+            stamp(row.get("excluded_at")),
+            stamp(row.get("included_at")),
+        )
     return out
 
 
@@ -113,17 +125,25 @@ def resolve_run_id(results: ResultsDB, run_id: str) -> str:
     if int(exact["n"].iat[0]):
         return given
     if len(given) < MIN_RUN_ID_PREFIX:
-        raise ConfigError(f"no experiment run {given!r} in {results.root}: give the full run id or its first "
-                          f"{MIN_RUN_ID_PREFIX} characters or more (see `chunkbench runs list`)")
-    found = results.query("SELECT DISTINCT experiment_run_id FROM experiment_metrics "
-                          "WHERE starts_with(lower(experiment_run_id), lower(?)) ORDER BY experiment_run_id", [given])
+        raise ConfigError(
+            f"no experiment run {given!r} in {results.root}: give the full run id or its first "
+            f"{MIN_RUN_ID_PREFIX} characters or more (see `chunkbench runs list`)"
+        )
+    found = results.query(
+        "SELECT DISTINCT experiment_run_id FROM experiment_metrics "
+        "WHERE starts_with(lower(experiment_run_id), lower(?)) ORDER BY experiment_run_id",
+        [given],
+    )
     candidates = [str(r) for r in found["experiment_run_id"]]
     if not candidates:
         raise ConfigError(f"no experiment run {given!r} in {results.root} (see `chunkbench runs list`)")
     if len(candidates) > 1:
-        raise ConfigError(f"run id {given!r} is ambiguous: it starts {len(candidates)} runs ("
-                          + ", ".join(candidates[:10]) + (", ..." if len(candidates) > 10 else "")
-                          + "); give more characters")
+        raise ConfigError(
+            f"run id {given!r} is ambiguous: it starts {len(candidates)} runs ("
+            + ", ".join(candidates[:10])
+            + (", ..." if len(candidates) > 10 else "")
+            + "); give more characters"
+        )
     return candidates[0]
 
 
@@ -138,8 +158,9 @@ def exclude_run(results: ResultsDB, run_id: str, reason: str) -> Exclusion:
     """
     reason = (reason or "").strip()
     if not reason:
-        raise ConfigError("a reason is needed to exclude a run (--reason TEXT), e.g. 'the embedding server was "
-                          "overloaded'")
+        raise ConfigError(
+            "a reason is needed to exclude a run (--reason TEXT), e.g. 'the embedding server was overloaded'"
+        )
     run_id = _known_run(results, run_id)
     before = exclusions(results).get(run_id)
     since = before.excluded_at if before is not None and before.excluded and before.excluded_at else _now()
@@ -204,8 +225,9 @@ def _int(value: Any, default: int | None = 0) -> int | None:
 def list_runs(results: ResultsDB, metric: str = "recall") -> list[RunInfo]:
     """Every experiment run row, oldest first, with its ranking metric's value and whether it is excluded."""
     column = CATALOG.run_name_of(metric)  # a per-question name or alias: its mean's column (reciprocal_rank -> mrr)
-    frame = results.query("SELECT * FROM experiment_metrics ORDER BY created_at, experiment_run_id, strategy, "
-                          "corpus_model, variant")
+    frame = results.query(
+        "SELECT * FROM experiment_metrics ORDER BY created_at, experiment_run_id, strategy, corpus_model, variant"
+    )
     excluded = exclusions(results)
     out = []
     for row in frame.to_dict("records"):
@@ -213,17 +235,26 @@ def list_runs(results: ResultsDB, metric: str = "recall") -> list[RunInfo]:
         value = row.get(column)
         state = excluded.get(str(row["experiment_run_id"]))
         created = row.get("created_at")
-        out.append(RunInfo(
-            experiment_run_id=str(row["experiment_run_id"]), strategy=str(row["strategy"]),
-            corpus_model=str(row["corpus_model"]), variant=str(row.get("variant") or provenance.get("variant") or ""),
-            neighbor_prev=_int(row.get("neighbor_prev")) or 0, neighbor_next=_int(row.get("neighbor_next")) or 0,
-            n_questions=_int(row.get("n_questions"), None), metric=metric,
-            metric_value=None if value is None or pd.isna(value) else float(value),
-            created_at=None if created is None or pd.isna(created) else pd.Timestamp(created).to_pydatetime(),
-            batch=batch_of(provenance), corpus_fingerprint=provenance.get("corpus_fingerprint"),
-            settings_fingerprint=provenance.get("settings_fingerprint"),
-            excluded=bool(state and state.excluded), reason=state.reason if state and state.excluded else "",
-            label=configuration_label(row["strategy"], row["corpus_model"], provenance)))
+        out.append(
+            RunInfo(
+                experiment_run_id=str(row["experiment_run_id"]),
+                strategy=str(row["strategy"]),
+                corpus_model=str(row["corpus_model"]),
+                variant=str(row.get("variant") or provenance.get("variant") or ""),
+                neighbor_prev=_int(row.get("neighbor_prev")) or 0,
+                neighbor_next=_int(row.get("neighbor_next")) or 0,
+                n_questions=_int(row.get("n_questions"), None),
+                metric=metric,
+                metric_value=None if value is None or pd.isna(value) else float(value),
+                created_at=None if created is None or pd.isna(created) else pd.Timestamp(created).to_pydatetime(),
+                batch=batch_of(provenance),
+                corpus_fingerprint=provenance.get("corpus_fingerprint"),
+                settings_fingerprint=provenance.get("settings_fingerprint"),
+                excluded=bool(state and state.excluded),
+                reason=state.reason if state and state.excluded else "",
+                label=configuration_label(row["strategy"], row["corpus_model"], provenance),
+            )
+        )
     return out
 
 
@@ -269,8 +300,9 @@ class RunScope(ResultsDB):
     def __init__(self, results: ResultsDB, run_ids: Sequence[str]) -> None:
         super().__init__(results.root, results.database_path.name)
         self.run_ids = tuple(run_ids)
-        self._memory: dict[str, pd.DataFrame] = {t: pd.DataFrame(columns=[c for c, _ in TABLES[t]])
-                                                 for t in MEMORY_TABLES}
+        self._memory: dict[str, pd.DataFrame] = {
+            t: pd.DataFrame(columns=[c for c, _ in TABLES[t]]) for t in MEMORY_TABLES
+        }
 
     def _table_view(self, table: str, pattern: str) -> str:
         files = f"read_parquet({pattern}, union_by_name=true)"
@@ -294,7 +326,8 @@ class RunScope(ResultsDB):
                 if DEFAULT_SETTINGS not in statement or LATEST_ORDER not in statement:
                     raise ChunkbenchError("the leaderboard view changed: RunScope cannot narrow it")
                 statement = statement.replace(f"WHERE {DEFAULT_SETTINGS}", "WHERE true", 1).replace(
-                    LATEST_ORDER, f"ORDER BY ({DEFAULT_SETTINGS}) DESC, created_at DESC", 1)
+                    LATEST_ORDER, f"ORDER BY ({DEFAULT_SETTINGS}) DESC, created_at DESC", 1
+                )
             out.append(statement)
         return out
 

@@ -56,8 +56,13 @@ MARGIN_BYTES = 16 * MiB
 PARQUET_ROW_BYTES = 512
 
 _FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
-_FULL_TEXT = ("no space left on device", "os error 28", "disk quota exceeded", "database or disk is full",
-              "sqlite_full")
+_FULL_TEXT = (
+    "no space left on device",
+    "os error 28",
+    "disk quota exceeded",
+    "database or disk is full",
+    "sqlite_full",
+)
 _IO_TEXT = ("input/output error", "os error 5", "disk i/o error")
 
 
@@ -98,9 +103,11 @@ def with_margin(needed: int) -> int:
 def full_message(folder: str | os.PathLike[str], what: str, needed: int | None, free: int | None) -> str:
     """The one line a full disk gives."""
     need = f"about {human_bytes(needed)} needed, " if needed is not None else ""
-    return (f"not enough free space in {folder} for {what}: {need}{human_bytes(free)} free; "
-            "free some space there (or move the chunkbench state to a larger disk) and run again: "
-            "what was stored before is unchanged")
+    return (
+        f"not enough free space in {folder} for {what}: {need}{human_bytes(free)} free; "
+        "free some space there (or move the chunkbench state to a larger disk) and run again: "
+        "what was stored before is unchanged"
+    )
 
 
 def ensure_space(folder: str | os.PathLike[str], needed: int, what: str, margin: bool = True) -> int:
@@ -196,8 +203,9 @@ def edge_points_bytes(points: int, dimension: int, payload_bytes: int) -> int:
     return int(EDGE_WRITE_FACTOR * (points * (dimension * 4 + EDGE_POINT_OVERHEAD) + payload_bytes))
 
 
-def edge_collection_bytes(points: int, dimension: int, payload_bytes: int,
-                          folder: str | os.PathLike[str] | None = None) -> int:
+def edge_collection_bytes(
+    points: int, dimension: int, payload_bytes: int, folder: str | os.PathLike[str] | None = None
+) -> int:
     """What building a collection of ``points`` takes, without the margin: creating it (``folder`` None or
     missing) or opening the one in ``folder``, then writing the points."""
     if folder is not None and Path(folder).is_dir():
@@ -254,18 +262,29 @@ def storage_error(exc: BaseException, path: str | os.PathLike[str], what: str) -
     except OSError:
         free = None
     full = code in _FULL_ERRNOS or any(t in text for t in _FULL_TEXT)
-    if not full and isinstance(exc, sqlite3.Error) and "disk i/o error" in text and free is not None \
-            and free < MARGIN_BYTES:
+    if (
+        not full
+        and isinstance(exc, sqlite3.Error)
+        and "disk i/o error" in text
+        and free is not None
+        and free < MARGIN_BYTES
+    ):
         full = True  # SQLite reports a write into a full WAL index as an I/O error
     if full:
         return StorageFullError(full_message(folder, what, None, free), str(folder), None, free)
     if code == errno.EIO or any(t in text for t in _IO_TEXT):
-        return StorageError(f"the disk reported an input/output error while writing {path} ({what}); check the "
-                            "disk (the system log names the device) and run again: what was stored before is "
-                            "unchanged", str(path))
+        return StorageError(
+            f"the disk reported an input/output error while writing {path} ({what}); check the "
+            "disk (the system log names the device) and run again: what was stored before is "
+            "unchanged",
+            str(path),
+        )
     if code == errno.EROFS or "read-only file system" in text:
-        return StorageError(f"{folder} is on a read-only filesystem: cannot write {what} there; point the "
-                            "chunkbench state at a writable folder", str(path))
+        return StorageError(
+            f"{folder} is on a read-only filesystem: cannot write {what} there; point the "
+            "chunkbench state at a writable folder",
+            str(path),
+        )
     return None
 
 

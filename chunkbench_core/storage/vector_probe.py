@@ -62,8 +62,9 @@ def read_everything(folder: str) -> dict[str, object]:
         seen = 0
         offset = None
         while True:
-            points, offset = shard.scroll(qe.ScrollRequest(offset=offset, limit=PAGE, with_payload=True,
-                                                           with_vector=True))
+            points, offset = shard.scroll(
+                qe.ScrollRequest(offset=offset, limit=PAGE, with_payload=True, with_vector=True)
+            )
             for point in points:
                 seen += 1
                 payload = point.payload or {}
@@ -88,19 +89,23 @@ def read_everything(folder: str) -> dict[str, object]:
             pass
 
 
-def probe_collection(folder: str | os.PathLike[str], timeout: float = PROBE_TIMEOUT_SECONDS
-                     ) -> tuple[int | None, str | None]:
+def probe_collection(
+    folder: str | os.PathLike[str], timeout: float = PROBE_TIMEOUT_SECONDS
+) -> tuple[int | None, str | None]:
     """(points, problem) of the collection in ``folder``, read in a child process; problem None = sound.
     :class:`ProbeError` when the child could not tell (it did not start, or was killed from outside)."""
     folder = Path(folder)
     limit = PROBE_MEMORY_BYTES + 2 * apparent_size(folder)
 
     package_root = str(Path(__file__).resolve().parents[2])  # the child imports this very chunkbench
-    start = (f"import sys; sys.path.insert(0, {package_root!r}); "
-             "from chunkbench_core.storage.vector_probe import main; sys.exit(main())")
+    start = (
+        f"import sys; sys.path.insert(0, {package_root!r}); "
+        "from chunkbench_core.storage.vector_probe import main; sys.exit(main())"
+    )
     try:
-        done = subprocess.run([sys.executable, "-c", start, str(folder), str(limit)], capture_output=True,
-                              text=True, timeout=timeout)
+        done = subprocess.run(
+            [sys.executable, "-c", start, str(folder), str(limit)], capture_output=True, text=True, timeout=timeout
+        )
     except subprocess.TimeoutExpired:
         return None, f"reading it took more than {timeout:.0f} s"
     if -done.returncode in _CRASHES:  # what reading damaged memory-mapped files ends in
@@ -114,15 +119,19 @@ def probe_collection(folder: str | os.PathLike[str], timeout: float = PROBE_TIME
             return answer.get("points"), answer.get("problem")
     # killed from outside, or the child could not start: that says nothing about the collection
     last = " ".join(done.stderr.split())[-300:]
-    raise ProbeError(f"could not check the collection {folder} in a separate process (exit {done.returncode}: "
-                     f"{last or 'no message'})")
+    raise ProbeError(
+        f"could not check the collection {folder} in a separate process (exit {done.returncode}: "
+        f"{last or 'no message'})"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) not in (1, 2):
-        print("usage: python -m chunkbench_core.storage.vector_probe COLLECTION_FOLDER [MEMORY_LIMIT_BYTES]",
-              file=sys.stderr)
+        print(
+            "usage: python -m chunkbench_core.storage.vector_probe COLLECTION_FOLDER [MEMORY_LIMIT_BYTES]",
+            file=sys.stderr,
+        )
         return 2
     if len(args) == 2:  # before the engine is loaded: garbage sizes fail an allocation instead of eating memory
         try:

@@ -76,8 +76,18 @@ _IN_USE = ".in-use"
 _VECTORS = ".vectors.npz"  # the copy of a collection's vectors beside its folder (VectorStore._vectors_file)
 REBUILT_BY = "it is built again by its chunk_collections partition (chunkbench run does)"
 # what the embedded engine says when a collection's files are damaged (not locked, not full)
-_DAMAGE_TEXT = ("not readable", "gridstore", "deserialize", "out of bounds", "failed to load segment", "corrupt",
-                "checksum", "unexpected end of file", "panicked", "failed to read segment")
+_DAMAGE_TEXT = (
+    "not readable",
+    "gridstore",
+    "deserialize",
+    "out of bounds",
+    "failed to load segment",
+    "corrupt",
+    "checksum",
+    "unexpected end of file",
+    "panicked",
+    "failed to read segment",
+)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
@@ -156,8 +166,10 @@ def _is_damage(exc: BaseException) -> bool:
 
 def corrupt_message(path: Path, problem: str, moved: Path | None) -> str:
     where = f"moved aside to {moved.name}" if moved is not None else "another process moved it aside"
-    return (f"the collection {path.name} ({path}) cannot be read ({problem}): {where}; {REBUILT_BY}, then this "
-            "step can run again")
+    return (
+        f"the collection {path.name} ({path}) cannot be read ({problem}): {where}; {REBUILT_BY}, then this "
+        "step can run again"
+    )
 
 
 def _is_lock_error(exc: BaseException) -> bool:
@@ -218,7 +230,8 @@ class _EdgeCollection:
         return VectorStoreError(
             f"cannot {what} the local Qdrant collection {self.path}: {detail}. another process holds this "
             "collection open (a local store is locked by one process at a time); wait for it, or use a Qdrant "
-            "server (QDRANT_URL)")
+            "server (QDRANT_URL)"
+        )
 
     def _hold(self, what: str) -> None:
         """Take the in-use lock, waiting up to ``lock_timeout`` for another process to let go."""
@@ -366,8 +379,9 @@ class _EdgeCollection:
             if problem is not None:
                 moved = self.condemn(problem)
                 if dimension is None:
-                    raise CorruptStateError(corrupt_message(self.path, problem, moved), str(self.path),
-                                            str(moved) if moved else None)
+                    raise CorruptStateError(
+                        corrupt_message(self.path, problem, moved), str(self.path), str(moved) if moved else None
+                    )
                 self._hold("create")
                 self._create(dimension)
         except BaseException:
@@ -411,8 +425,11 @@ class _EdgeCollection:
         out: list[tuple[str, dict[str, Any]]] = []
         offset = None
         while True:
-            points, offset = self.shard.scroll(qe.ScrollRequest(offset=offset, limit=SCROLL_PAGE, filter=flt,
-                                                                with_payload=with_payload, with_vector=False))
+            points, offset = self.shard.scroll(
+                qe.ScrollRequest(
+                    offset=offset, limit=SCROLL_PAGE, filter=flt, with_payload=with_payload, with_vector=False
+                )
+            )
             out.extend((str(p.id), dict(p.payload or {})) for p in points)
             if offset is None or not points:
                 return out
@@ -429,8 +446,15 @@ class _EdgeCollection:
     def search(self, vector: np.ndarray, top_k: int, flt: Any) -> list[tuple[float, dict[str, Any]]]:
         import qdrant_edge as qe
 
-        hits = self.shard.query(qe.QueryRequest(limit=top_k, query=qe.Query.Nearest(vector.tolist()), filter=flt,
-                                                with_payload=True, params=qe.SearchParams(exact=True)))
+        hits = self.shard.query(
+            qe.QueryRequest(
+                limit=top_k,
+                query=qe.Query.Nearest(vector.tolist()),
+                filter=flt,
+                with_payload=True,
+                params=qe.SearchParams(exact=True),
+            )
+        )
         return [(float(h.score), dict(h.payload or {})) for h in hits]
 
     def vectors(self) -> list[tuple[str, list[float], str]]:
@@ -440,20 +464,28 @@ class _EdgeCollection:
         offset = None
         selector = qe.PayloadSelector.Include(["document"])
         while True:
-            points, offset = self.shard.scroll(qe.ScrollRequest(offset=offset, limit=SCROLL_PAGE, with_vector=True,
-                                                                with_payload=selector))
+            points, offset = self.shard.scroll(
+                qe.ScrollRequest(offset=offset, limit=SCROLL_PAGE, with_vector=True, with_payload=selector)
+            )
             out.extend((str(p.id), p.vector, str((p.payload or {}).get("document", ""))) for p in points)
             if offset is None or not points:
                 return out
 
-    def score_candidates(self, queries: Sequence[list[float]], candidates: Sequence[Sequence[str]]
-                         ) -> list[list[tuple[str, float]]]:
+    def score_candidates(
+        self, queries: Sequence[list[float]], candidates: Sequence[Sequence[str]]
+    ) -> list[list[tuple[str, float]]]:
         import qdrant_edge as qe
 
-        requests = [qe.QueryRequest(limit=len(ids), query=qe.Query.Nearest(vector), with_payload=False,
-                                    filter=qe.Filter(must=[qe.HasIdCondition(set(ids))]),
-                                    params=qe.SearchParams(exact=True))
-                    for vector, ids in zip(queries, candidates, strict=True)]
+        requests = [
+            qe.QueryRequest(
+                limit=len(ids),
+                query=qe.Query.Nearest(vector),
+                with_payload=False,
+                filter=qe.Filter(must=[qe.HasIdCondition(set(ids))]),
+                params=qe.SearchParams(exact=True),
+            )
+            for vector, ids in zip(queries, candidates, strict=True)
+        ]
         answers = self.shard.query_batch(qe.QueryBatchRequest(requests))
         return [[(str(h.id), float(h.score)) for h in hits] for hits in answers]
 
@@ -496,8 +528,9 @@ class _ClientCollection:
     def upsert(self, ids: Sequence[str], vectors: np.ndarray, payloads: Sequence[dict[str, Any]]) -> None:
         from qdrant_client import models
 
-        points = [models.PointStruct(id=ids[i], vector=vectors[i].tolist(), payload=payloads[i])
-                  for i in range(len(ids))]
+        points = [
+            models.PointStruct(id=ids[i], vector=vectors[i].tolist(), payload=payloads[i]) for i in range(len(ids))
+        ]
         self.client.upsert(self.name, points=points, wait=True)
 
     def delete(self, ids: Sequence[str]) -> None:
@@ -512,8 +545,14 @@ class _ClientCollection:
         out: list[tuple[str, dict[str, Any]]] = []
         offset = None
         while True:
-            points, offset = self.client.scroll(self.name, scroll_filter=flt, limit=SCROLL_PAGE, offset=offset,
-                                                with_payload=with_payload, with_vectors=False)
+            points, offset = self.client.scroll(
+                self.name,
+                scroll_filter=flt,
+                limit=SCROLL_PAGE,
+                offset=offset,
+                with_payload=with_payload,
+                with_vectors=False,
+            )
             out.extend((str(p.id), dict(p.payload or {})) for p in points)
             if offset is None:
                 return out
@@ -530,28 +569,38 @@ class _ClientCollection:
 
         # a server searches exactly on request; local mode always does (and warns about search_params)
         params = models.SearchParams(exact=True) if self.server else None
-        response = self.client.query_points(self.name, query=vector.tolist(), limit=top_k, query_filter=flt,
-                                            with_payload=True, search_params=params)
+        response = self.client.query_points(
+            self.name, query=vector.tolist(), limit=top_k, query_filter=flt, with_payload=True, search_params=params
+        )
         return [(float(p.score), dict(p.payload or {})) for p in response.points]
 
     def vectors(self) -> list[tuple[str, list[float], str]]:
         out: list[tuple[str, list[float], str]] = []
         offset = None
         while True:
-            points, offset = self.client.scroll(self.name, limit=SCROLL_PAGE, offset=offset, with_payload=["document"],
-                                                with_vectors=True)
+            points, offset = self.client.scroll(
+                self.name, limit=SCROLL_PAGE, offset=offset, with_payload=["document"], with_vectors=True
+            )
             out.extend((str(p.id), p.vector, str((p.payload or {}).get("document", ""))) for p in points)
             if offset is None:
                 return out
 
-    def score_candidates(self, queries: Sequence[list[float]], candidates: Sequence[Sequence[str]]
-                         ) -> list[list[tuple[str, float]]]:
+    def score_candidates(
+        self, queries: Sequence[list[float]], candidates: Sequence[Sequence[str]]
+    ) -> list[list[tuple[str, float]]]:
         from qdrant_client import models
 
         params = models.SearchParams(exact=True) if self.server else None
-        requests = [models.QueryRequest(query=vector, limit=len(ids), with_payload=False, params=params,
-                                        filter=models.Filter(must=[models.HasIdCondition(has_id=list(ids))]))
-                    for vector, ids in zip(queries, candidates, strict=True)]
+        requests = [
+            models.QueryRequest(
+                query=vector,
+                limit=len(ids),
+                with_payload=False,
+                params=params,
+                filter=models.Filter(must=[models.HasIdCondition(has_id=list(ids))]),
+            )
+            for vector, ids in zip(queries, candidates, strict=True)
+        ]
         responses = self.client.query_batch_points(self.name, requests)
         return [[(str(p.id), float(p.score)) for p in r.points] for r in responses]
 
@@ -572,15 +621,23 @@ class _ClientCollection:
 class VectorStore:
     """Qdrant access for chunkbench. Use as a context manager so local locks are released."""
 
-    def __init__(self, url: str | None = None, api_key: str | None = None, local_root: str | Path | None = None,
-                 timeout: int = 60, local_engine: LocalEngine = "edge", lock_timeout_seconds: float = 120.0,
-                 namespace: str = "") -> None:
+    def __init__(
+        self,
+        url: str | None = None,
+        api_key: str | None = None,
+        local_root: str | Path | None = None,
+        timeout: int = 60,
+        local_engine: LocalEngine = "edge",
+        lock_timeout_seconds: float = 120.0,
+        namespace: str = "",
+    ) -> None:
         """``namespace`` (the benchmark): on a server, every collection is stored as ``<namespace>__<name>``, so
         benchmarks sharing a server never see each other's collections; a local store is one folder per
         benchmark already, and keeps plain names."""
         if not url and not local_root:
-            raise VectorStoreError("VectorStore needs a Qdrant server url (QDRANT_URL) or a local_root folder for "
-                                   "the embedded store")
+            raise VectorStoreError(
+                "VectorStore needs a Qdrant server url (QDRANT_URL) or a local_root folder for the embedded store"
+            )
         if local_engine not in LOCAL_ENGINES:
             raise VectorStoreError(f"local_engine must be one of {LOCAL_ENGINES}, got {local_engine!r}")
         if url and not str(url).startswith(("http://", "https://")):
@@ -611,7 +668,7 @@ class VectorStore:
 
     @property
     def engine(self) -> str:
-        """"server", "edge" (embedded Qdrant engine) or "client" (qdrant-client local mode)."""
+        """ "server", "edge" (embedded Qdrant engine) or "client" (qdrant-client local mode)."""
         return "server" if self.url else self.local_engine
 
     def __enter__(self) -> "VectorStore":
@@ -652,8 +709,9 @@ class VectorStore:
 
             try:
                 # no background version probe at construction: ping() reports the server's version
-                self._server_client = QdrantClient(url=self.url, api_key=self.api_key, timeout=self.timeout,
-                                                   check_compatibility=False)
+                self._server_client = QdrantClient(
+                    url=self.url, api_key=self.api_key, timeout=self.timeout, check_compatibility=False
+                )
             except Exception as exc:
                 raise VectorStoreError(f"cannot open Qdrant at {self.url}: {exc}") from exc
         return self._server_client
@@ -680,8 +738,9 @@ class VectorStore:
                     time.sleep(0.2)
         return self._local_clients[collection]
 
-    def _backend(self, collection: str, dimension: int | None = None, must_exist: bool = True
-                 ) -> _EdgeCollection | _ClientCollection:
+    def _backend(
+        self, collection: str, dimension: int | None = None, must_exist: bool = True
+    ) -> _EdgeCollection | _ClientCollection:
         _validate_name(collection)
         if self.url or self.local_engine == "client":
             return self._client_backend(collection, must_exist)
@@ -702,8 +761,10 @@ class VectorStore:
         return backend
 
     def _missing(self, collection: str) -> str:
-        return (f"collection {collection} does not exist in {self.url or self.local_root}; materialize its "
-                "chunk_collections partition first")
+        return (
+            f"collection {collection} does not exist in {self.url or self.local_root}; materialize its "
+            "chunk_collections partition first"
+        )
 
     def _call(self, collection: str, what: str, action: Callable[..., Any], *args: Any) -> Any:
         """``action(*args)`` with any engine error turned into a VectorStoreError naming the collection; a full
@@ -725,8 +786,9 @@ class VectorStore:
                 problem = f"{what} failed: {one_line(exc)}"
                 del self._edge[collection]
                 moved = edge.condemn(problem)
-                raise CorruptStateError(corrupt_message(edge.path, problem, moved), str(edge.path),
-                                        str(moved) if moved else None) from exc
+                raise CorruptStateError(
+                    corrupt_message(edge.path, problem, moved), str(edge.path), str(moved) if moved else None
+                ) from exc
             if not isinstance(exc, Exception):
                 raise
             raise VectorStoreError(f"{what} in {collection} failed ({self.url or self.local_root}): {exc}") from exc
@@ -735,8 +797,9 @@ class VectorStore:
         _validate_name(collection)
         if self.url or self.local_engine == "client":
             client = self.client(collection)
-            return bool(self._call(collection, "existence check", client.collection_exists,
-                                   self._stored_name(collection)))
+            return bool(
+                self._call(collection, "existence check", client.collection_exists, self._stored_name(collection))
+            )
         return collection in self._edge or _EdgeCollection.folder_exists(self._path(collection))
 
     # -- public API ----------------------------------------------------------------------------------
@@ -777,8 +840,9 @@ class VectorStore:
             return {path: edge_collection_bytes(len(chunks), dimension, payload, path)}
         return {path: len(chunks) * (dimension * 4 + 64) * 2 + 2 * payload}  # qdrant-client: SQLite + pickles
 
-    def check_space(self, collection: str, chunks: Sequence[Chunk], dimension: int,
-                    also: dict[str | Path, int] | None = None) -> None:
+    def check_space(
+        self, collection: str, chunks: Sequence[Chunk], dimension: int, also: dict[str | Path, int] | None = None
+    ) -> None:
         """Raise :class:`StorageFullError` (one line: the folder, the space needed, the space free) unless there is
         room for building ``collection`` from ``chunks`` plus ``also`` ({folder: bytes}, e.g. the partition's
         Parquet rows). Call it before embedding, so nothing is spent on a build that cannot be stored."""
@@ -812,8 +876,11 @@ class VectorStore:
             raise DuplicateIdError(f"{collection}: two chunks share a point id")  # pragma: no cover
         if isinstance(backend, _EdgeCollection) and len(chunks):
             payload = sum(json_bytes(chunk_payload(c)) for c in chunks)
-            ensure_space(backend.path, edge_points_bytes(len(chunks), int(vectors.shape[1]), payload),
-                         f"writing {len(chunks)} vectors into the collection {collection}")
+            ensure_space(
+                backend.path,
+                edge_points_bytes(len(chunks), int(vectors.shape[1]), payload),
+                f"writing {len(chunks)} vectors into the collection {collection}",
+            )
         self._forget_vectors(collection)  # until the new points are all in, the copy would be stale
         tracker = Tracker("indexing", len(chunks), unit="chunks", only_when_long=True)
         for begin in range(0, len(chunks), UPSERT_BATCH):
@@ -852,13 +919,20 @@ class VectorStore:
         scratch = path.with_name(path.name + ".tmp")
         try:
             with open(scratch, "wb") as handle:
-                np.savez(handle, ids=np.asarray(list(ids), dtype=str), vectors=np.asarray(vectors, dtype=np.float32),
-                         documents=np.asarray(list(documents), dtype=str))
+                np.savez(
+                    handle,
+                    ids=np.asarray(list(ids), dtype=str),
+                    vectors=np.asarray(vectors, dtype=np.float32),
+                    documents=np.asarray(list(documents), dtype=str),
+                )
             os.replace(scratch, path)
         except OSError as exc:
             scratch.unlink(missing_ok=True)
-            log.info("the copy of %s's vectors was not written (%s): a batched search reads them from the engine",
-                     collection, exc)
+            log.info(
+                "the copy of %s's vectors was not written (%s): a batched search reads them from the engine",
+                collection,
+                exc,
+            )
 
     def point_ids(self, collection: str) -> list[str]:
         backend = self._backend(collection)
@@ -896,8 +970,9 @@ class VectorStore:
         vectors = np.asarray([v for _, v, _ in rows], dtype=np.float32).reshape(len(rows), -1 if rows else dimension)
         return [pid for pid, _, _ in rows], vectors, [d for _, _, d in rows]
 
-    def score_candidates(self, collection: str, vectors: np.ndarray, candidates: Sequence[Sequence[str]]
-                         ) -> list[list[tuple[str, float]]]:
+    def score_candidates(
+        self, collection: str, vectors: np.ndarray, candidates: Sequence[Sequence[str]]
+    ) -> list[list[tuple[str, float]]]:
         """For each query vector, the engine's own cosine scores of its candidate points (point ids): (point id,
         score), best first, the scores and order an exact search over the whole collection gives those points.
         One batched request per call, without payloads (:meth:`payloads_of_points` reads each hit point's once:
@@ -914,8 +989,9 @@ class VectorStore:
         backend = self._backend(collection)
         found: dict[str, dict[str, Any]] = {}
         for begin in range(0, len(wanted), SCROLL_PAGE):
-            found.update(self._call(collection, "reading the payloads", backend.retrieve,
-                                    wanted[begin:begin + SCROLL_PAGE]))
+            found.update(
+                self._call(collection, "reading the payloads", backend.retrieve, wanted[begin : begin + SCROLL_PAGE])
+            )
         return found
 
     def fetch_by_indices(self, collection: str, document: str, indices: Iterable[int]) -> list[dict[str, Any]]:
@@ -960,12 +1036,15 @@ class VectorStore:
             client = self._server()
             response = self._call("the server", "listing collections", client.get_collections)
             prefix = f"{self.namespace}__" if self.namespace else ""
-            return sorted(c.name[len(prefix):] for c in response.collections if c.name.startswith(prefix))
+            return sorted(c.name[len(prefix) :] for c in response.collections if c.name.startswith(prefix))
         assert self.local_root is not None
         if not self.local_root.is_dir():
             return []
-        return sorted(p.name for p in self.local_root.iterdir()
-                      if p.is_dir() and _NAME.fullmatch(p.name) and not is_quarantined(p.name))
+        return sorted(
+            p.name
+            for p in self.local_root.iterdir()
+            if p.is_dir() and _NAME.fullmatch(p.name) and not is_quarantined(p.name)
+        )
 
     def collection_info(self, collection: str) -> CollectionInfo:
         backend = self._backend(collection)
@@ -998,8 +1077,9 @@ class VectorStore:
         self._forget_vectors(collection)
         if self.url:
             client = self._server()
-            return bool(self._call(collection, "delete collection", client.delete_collection,
-                                   self._stored_name(collection)))
+            return bool(
+                self._call(collection, "delete collection", client.delete_collection, self._stored_name(collection))
+            )
         path = self._path(collection)
         edge = self._edge.pop(collection, None)
         if edge is not None:
@@ -1040,8 +1120,9 @@ class VectorStore:
                 points, problem = probe_collection(path)
                 if problem is not None:
                     moved = holder.condemn(problem)
-                    raise CorruptStateError(corrupt_message(path, problem, moved), str(path),
-                                            str(moved) if moved else None)
+                    raise CorruptStateError(
+                        corrupt_message(path, problem, moved), str(path), str(moved) if moved else None
+                    )
                 holder._set_state({"state": "closed", "signature": _EdgeCollection.signature(path)})
             finally:
                 holder.close(clean=False)
@@ -1052,8 +1133,9 @@ class VectorStore:
             if edge is None:  # a server or qdrant-client's local mode: not chunkbench's files to move
                 raise VectorStoreError(f"the collection {collection} {problem}; build it again ({REBUILT_BY})")
             moved = edge.condemn(problem)
-            raise CorruptStateError(corrupt_message(edge.path, problem, moved), str(edge.path),
-                                    str(moved) if moved else None)
+            raise CorruptStateError(
+                corrupt_message(edge.path, problem, moved), str(edge.path), str(moved) if moved else None
+            )
         return count
 
     def ping(self) -> str:

@@ -24,9 +24,15 @@ def build_assets(partitions_def: MultiPartitionsDefinition, scope: Scope) -> lis
     ``generated_questions`` is on demand only: no job, sensor or schedule selects it.
     """
     source, parsed = build_document_assets(scope)
-    return [source, parsed, build_chunk_collections(partitions_def, scope),
-            build_experiment_results(partitions_def, scope), build_leaderboard(partitions_def, scope),
-            build_benchmark_report(scope), build_generated_questions(scope)]
+    return [
+        source,
+        parsed,
+        build_chunk_collections(partitions_def, scope),
+        build_experiment_results(partitions_def, scope),
+        build_leaderboard(partitions_def, scope),
+        build_benchmark_report(scope),
+        build_generated_questions(scope),
+    ]
 
 
 def external_assets(scope: Scope) -> list[AssetSpec]:
@@ -34,5 +40,13 @@ def external_assets(scope: Scope) -> list[AssetSpec]:
     return [question_sets_spec(scope)]
 
 
-__all__ = ["build_assets", "build_benchmark_report", "build_chunk_collections", "build_document_assets",
-           "build_experiment_results", "build_generated_questions", "build_leaderboard", "external_assets"]
+__all__ = [
+    "build_assets",
+    "build_benchmark_report",
+    "build_chunk_collections",
+    "build_document_assets",
+    "build_experiment_results",
+    "build_generated_questions",
+    "build_leaderboard",
+    "external_assets",
+]

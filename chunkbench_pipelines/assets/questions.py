@@ -35,13 +35,20 @@ class GeneratedQuestionsConfig(Config):
 def build_generated_questions(scope: Scope) -> AssetsDefinition:
     """The on-demand ``generated_questions`` asset of one benchmark."""
 
-    @asset(key=scope.key("generated_questions"), group_name=scope.group, kinds={"python"},
-           deps=[scope.key("parsed_documents")], tags=scope.tags(),
-           description=scope.describe(
-               "On demand: generate a question set from the parsed documents with the configured LLM; every "
-               "reference is verbatim parsed text. Writes a JSON file into the questions folder."))
-    def generated_questions(context: AssetExecutionContext, config: GeneratedQuestionsConfig,
-                            workspace: WorkspaceResource, llm: LLMResource) -> MaterializeResult:
+    @asset(
+        key=scope.key("generated_questions"),
+        group_name=scope.group,
+        kinds={"python"},
+        deps=[scope.key("parsed_documents")],
+        tags=scope.tags(),
+        description=scope.describe(
+            "On demand: generate a question set from the parsed documents with the configured LLM; every "
+            "reference is verbatim parsed text. Writes a JSON file into the questions folder."
+        ),
+    )
+    def generated_questions(
+        context: AssetExecutionContext, config: GeneratedQuestionsConfig, workspace: WorkspaceResource, llm: LLMResource
+    ) -> MaterializeResult:
         workspace = scope.workspace(workspace)
         if not llm.configured:
             raise Failure(description=NO_LLM_MESSAGE, allow_retries=False)
@@ -49,23 +56,34 @@ def build_generated_questions(scope: Scope) -> AssetsDefinition:
         if not documents:
             raise Failure(description="no parsed documents: materialize parsed_documents first", allow_retries=False)
         with pool_slots(context, [llm.pool], llm.pool_limit):
-            request = GenerationRequest(config.n, seed=config.seed, documents_pattern=config.documents,
-                                        name=config.out.rsplit("/", 1)[-1].removesuffix(".json"))
-            data, report = generate_question_set(documents, llm.client(), llm.settings(), local_question_embed(),
-                                                 request)
+            request = GenerationRequest(
+                config.n,
+                seed=config.seed,
+                documents_pattern=config.documents,
+                name=config.out.rsplit("/", 1)[-1].removesuffix(".json"),
+            )
+            data, report = generate_question_set(
+                documents, llm.client(), llm.settings(), local_question_embed(), request
+            )
         if report.stopped and not data["questions"]:
             raise Failure(description=f"{report.summary()} Nothing written. {report.stopped}", allow_retries=False)
         path = write_question_file(data, workspace.questions_dir() / config.out)
         if report.stopped:  # the questions kept are written; the endpoint's failure ends the step
-            raise Failure(description=f"{report.summary()} Written to {path}. {report.stopped}", allow_retries=False,
-                          metadata={"path": MetadataValue.path(str(path)), "kept": report.kept})
-        return MaterializeResult(metadata={
-            "path": MetadataValue.path(str(path)),
-            "tried": report.tried, "kept": report.kept, "dropped": report.tried - report.kept,
-            "dropped_reasons": MetadataValue.json(dict(report.dropped)),
-            "summary": MetadataValue.md(report.summary()),
-            "generator": MetadataValue.json(data["generator"]),
-        })
+            raise Failure(
+                description=f"{report.summary()} Written to {path}. {report.stopped}",
+                allow_retries=False,
+                metadata={"path": MetadataValue.path(str(path)), "kept": report.kept},
+            )
+        return MaterializeResult(
+            metadata={
+                "path": MetadataValue.path(str(path)),
+                "tried": report.tried,
+                "kept": report.kept,
+                "dropped": report.tried - report.kept,
+                "dropped_reasons": MetadataValue.json(dict(report.dropped)),
+                "summary": MetadataValue.md(report.summary()),
+                "generator": MetadataValue.json(data["generator"]),
+            }
+        )
 
     return generated_questions
-

@@ -51,9 +51,12 @@ def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
     except ConfigError:  # a bad registry file: the command itself reports it in one line
         models = None
     parser = argparse.ArgumentParser(prog="chunkbench", description=__doc__, formatter_class=_OneLineCommands)
-    parser.add_argument("--benchmark", metavar="NAME",
-                        help="keep this benchmark's results, collections and reports apart "
-                             "(same as CHUNKBENCH_BENCHMARK; default: sample, or the corpus folder's name)")
+    parser.add_argument(
+        "--benchmark",
+        metavar="NAME",
+        help="keep this benchmark's results, collections and reports apart "
+        "(same as CHUNKBENCH_BENCHMARK; default: sample, or the corpus folder's name)",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", title="commands")
     run.register(sub, strategies, models)
     documents.register(sub, strategies, models)
@@ -92,8 +95,10 @@ def stopped_line(command: str, signo: int) -> str:
     import signal
 
     name = signal.Signals(signo).name + (" (Ctrl-C)" if signo == signal.SIGINT else "")
-    return (f"chunkbench {command}: stopped by {name}; nothing was left half written (what was finished is kept); "
-            "run the command again to finish")
+    return (
+        f"chunkbench {command}: stopped by {name}; nothing was left half written (what was finished is kept); "
+        "run the command again to finish"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -128,8 +133,11 @@ def _command_name(argv: list[str]) -> str:
         option = words.pop(0)
         if option == "--benchmark" and words:
             words.pop(0)
-    return " ".join(words[:2]) if words and words[0] in ("questions", "runs", "defaults", "thresholds") else \
-        (words[0] if words else "command")
+    return (
+        " ".join(words[:2])
+        if words and words[0] in ("questions", "runs", "defaults", "thresholds")
+        else (words[0] if words else "command")
+    )
 
 
 def _main(argv: list[str] | None) -> int:

@@ -21,13 +21,25 @@ def _configuration(args: argparse.Namespace, results):
     if args.strategy and args.corpus_model:
         return choose_configuration(args.strategy, args.corpus_model, None, ("", ""), (), retriever=args.retriever)
     default = corpus_model_default(args.settings)
-    ranked = [(str(r.strategy), str(r.corpus_model)) for r in results.query(
-        "SELECT strategy, corpus_model FROM leaderboard").itertuples()]
-    built = [(str(r.strategy), str(r.corpus_model)) for r in results.query(
-        "SELECT strategy, corpus_model FROM collections WHERE coalesce(variant, '') = '' "
-        "ORDER BY built_at DESC").itertuples()]
-    return choose_configuration(args.strategy, args.corpus_model, results.recommendation(),
-                                (default.model, default.detail), built, ranked, retriever=args.retriever)
+    ranked = [
+        (str(r.strategy), str(r.corpus_model))
+        for r in results.query("SELECT strategy, corpus_model FROM leaderboard").itertuples()
+    ]
+    built = [
+        (str(r.strategy), str(r.corpus_model))
+        for r in results.query(
+            "SELECT strategy, corpus_model FROM collections WHERE coalesce(variant, '') = '' ORDER BY built_at DESC"
+        ).itertuples()
+    ]
+    return choose_configuration(
+        args.strategy,
+        args.corpus_model,
+        results.recommendation(),
+        (default.model, default.detail),
+        built,
+        ranked,
+        retriever=args.retriever,
+    )
 
 
 def command_ask(args: argparse.Namespace) -> int:
@@ -63,24 +75,43 @@ def command_ask(args: argparse.Namespace) -> int:
         embedder = resources["embeddings"].embedder(choice.corpus_model)
         build, rows = read_build_chunks(results, partition_rows_key(choice.strategy, embedder.spec.id))
         with resources["qdrant"].open() as store:
-            request = AskRequest(args.question, choice.strategy, partition_collection(choice.strategy, embedder.spec.id),
-                                 chunk_rows=rows, top_k=args.top_k, expansion=expansion, document=args.document,
-                                 retriever=choice.retriever)
-            result = ask(request, embedder, store, llm.client() if llm.configured else None,
-                         llm.settings() if llm.configured else None)
+            request = AskRequest(
+                args.question,
+                choice.strategy,
+                partition_collection(choice.strategy, embedder.spec.id),
+                chunk_rows=rows,
+                top_k=args.top_k,
+                expansion=expansion,
+                document=args.document,
+                retriever=choice.retriever,
+            )
+            result = ask(
+                request,
+                embedder,
+                store,
+                llm.client() if llm.configured else None,
+                llm.settings() if llm.configured else None,
+            )
         saved = None
         if not args.no_save:
-            saved = save_query(results, query_row(result, configuration_source=choice.source, created_at=now(),
-                                                  build=build))
+            saved = save_query(
+                results, query_row(result, configuration_source=choice.source, created_at=now(), build=build)
+            )
             # the question's embedding, with the corpus embeddings in embedding_usage (stage "queries")
-            results.record_query_usage(f"ask__{saved}", UsageRecord(choice.strategy, embedder.spec.id, "queries",
-                                                                    embedder.usage.as_row()))
+            results.record_query_usage(
+                f"ask__{saved}", UsageRecord(choice.strategy, embedder.spec.id, "queries", embedder.usage.as_row())
+            )
     except ChunkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if args.json:
-        print(json.dumps({**result.to_dict(), "query_id": saved, "configuration_source": choice.source},
-                         ensure_ascii=False, indent=2))
+        print(
+            json.dumps(
+                {**result.to_dict(), "query_id": saved, "configuration_source": choice.source},
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
     else:
         print(result.to_text())
         if saved:
@@ -102,8 +133,11 @@ def _listed_corpus_model(args: argparse.Namespace) -> str | None:
     default = corpus_model_default(args.settings)
     if default.source == "registry":  # nothing chosen: the history of every model
         return None
-    print(f"queries of {default.model}, the corpus model in force ({default.source}: {default.detail}); "
-          f"--corpus-model {EVERY_MODEL} lists every model's", file=sys.stderr)
+    print(
+        f"queries of {default.model}, the corpus model in force ({default.source}: {default.detail}); "
+        f"--corpus-model {EVERY_MODEL} lists every model's",
+        file=sys.stderr,
+    )
     return default.model
 
 
@@ -132,49 +166,68 @@ def command_queries(args: argparse.Namespace) -> int:
         print(json.dumps(rows, ensure_ascii=False, indent=2))
         return 0
     if not rows:
-        print("no saved queries yet (chunkbench ask \"QUESTION\" saves each one)")
+        print('no saved queries yet (chunkbench ask "QUESTION" saves each one)')
         return 0
     for r in rows:
         answered = "answered" if r["answered"] else "no answer"
         total = f"{r['total_ms']:.0f} ms" if isinstance(r.get("total_ms"), (int, float)) else "-"
         question = " ".join(str(r["question"]).split())
         question = question if len(question) <= 70 else question[:67] + "..."
-        print(f"{r['query_id']}  {r['created_at']}  {r['configuration']}  {r['hits']} hits, {answered}, {total}  "
-              f"{question}")
+        print(
+            f"{r['query_id']}  {r['created_at']}  {r['configuration']}  {r['hits']} hits, {answered}, {total}  "
+            f"{question}"
+        )
     return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    a = sub.add_parser("ask", help="ask one question of one built configuration and show what comes back",
-                       description="Ask one question of a built configuration. Without --strategy and "
-                                   "--corpus-model: the recommended configuration of the latest comparison, else "
-                                   "the corpus model in force (chunkbench defaults set corpus_model) with its "
-                                   "best-ranked strategy. Each query is saved to the benchmark's query history "
-                                   "(chunkbench queries list) unless --no-save.")
+    a = sub.add_parser(
+        "ask",
+        help="ask one question of one built configuration and show what comes back",
+        description="Ask one question of a built configuration. Without --strategy and "
+        "--corpus-model: the recommended configuration of the latest comparison, else "
+        "the corpus model in force (chunkbench defaults set corpus_model) with its "
+        "best-ranked strategy. Each query is saved to the benchmark's query history "
+        "(chunkbench queries list) unless --no-save.",
+    )
     a.add_argument("question")
     a.add_argument("--strategy", help="default: the recommended configuration's (see above)")
     a.add_argument("--corpus-model", help="default: the recommended configuration's, else the corpus model in force")
-    a.add_argument("--neighbors", nargs=2, type=int, metavar=("PREVIOUS", "NEXT"),
-                   help="add this many chunks before and after each hit (0..5), whatever the strategy")
+    a.add_argument(
+        "--neighbors",
+        nargs=2,
+        type=int,
+        metavar=("PREVIOUS", "NEXT"),
+        help="add this many chunks before and after each hit (0..5), whatever the strategy",
+    )
     a.add_argument("--document", help="search this document only")
-    a.add_argument("--retriever", help="how the chunks are found: dense (the embedding's nearest chunks) or hybrid "
-                                       "(fused with a keyword ranking); default: the recommended configuration's, "
-                                       "else dense")
+    a.add_argument(
+        "--retriever",
+        help="how the chunks are found: dense (the embedding's nearest chunks) or hybrid "
+        "(fused with a keyword ranking); default: the recommended configuration's, "
+        "else dense",
+    )
     a.add_argument("--top-k", type=int, default=5)
     a.add_argument("--json", action="store_true", help="print one JSON object")
     a.add_argument("--no-save", action="store_true", help="do not save the query to the history")
     a.set_defaults(func=command_ask)
-    q = sub.add_parser("queries", help="the questions asked with chunkbench ask: list them, show one",
-                       description="The benchmark's query history (the queries table of its results database): "
-                                   "`list` shows the newest first, `show ID` one query in full (8 or more "
-                                   "characters of its id).")
+    q = sub.add_parser(
+        "queries",
+        help="the questions asked with chunkbench ask: list them, show one",
+        description="The benchmark's query history (the queries table of its results database): "
+        "`list` shows the newest first, `show ID` one query in full (8 or more "
+        "characters of its id).",
+    )
     q.add_argument("action", choices=["list", "show"])
     q.add_argument("id", nargs="?", help="show: the query's id, or 8 or more of its first characters")
     q.add_argument("--limit", type=int, default=20, help="list: this many, newest first (default 20)")
     q.add_argument("--all", action="store_true", help="list: every saved query")
     q.add_argument("--strategy", help="list: only this strategy's queries")
-    q.add_argument("--corpus-model", help="list: only this corpus model's queries (default: the corpus model set "
-                                          "by chunkbench defaults set corpus_model or CHUNKBENCH_CORPUS_MODEL, "
-                                          f"else every model's; '{EVERY_MODEL}': every model's)")
+    q.add_argument(
+        "--corpus-model",
+        help="list: only this corpus model's queries (default: the corpus model set "
+        "by chunkbench defaults set corpus_model or CHUNKBENCH_CORPUS_MODEL, "
+        f"else every model's; '{EVERY_MODEL}': every model's)",
+    )
     q.add_argument("--json", action="store_true", help="print JSON")
     q.set_defaults(func=command_queries, parser=q)

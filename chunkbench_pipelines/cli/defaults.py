@@ -76,10 +76,21 @@ def command_defaults(args: argparse.Namespace) -> int:
                 args.parser.error(f"unknown setting {args.name!r}: corpus_model, boundary_model or threshold:MODEL")
         settings = args.settings
         # the waits of a remote provider: environment settings (not shared), named here with the other defaults
-        providers = {"provider_timeout_seconds": settings.provider_timeout,
-                     "provider_retry_budget_seconds": settings.provider_retry_budget}
-        print(json.dumps({"corpus_model": shared.corpus_model(), "boundary_model": shared.boundary_model(),
-                          "thresholds": shared.thresholds(), **providers}, sort_keys=True))
+        providers = {
+            "provider_timeout_seconds": settings.provider_timeout,
+            "provider_retry_budget_seconds": settings.provider_retry_budget,
+        }
+        print(
+            json.dumps(
+                {
+                    "corpus_model": shared.corpus_model(),
+                    "boundary_model": shared.boundary_model(),
+                    "thresholds": shared.thresholds(),
+                    **providers,
+                },
+                sort_keys=True,
+            )
+        )
     except ChunkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -87,20 +98,26 @@ def command_defaults(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    t = sub.add_parser("thresholds", help="per-model semantic thresholds kept in the results database (used by "
-                                          "the absolute cut rule, threshold_mode absolute)")
+    t = sub.add_parser(
+        "thresholds",
+        help="per-model semantic thresholds kept in the results database (used by "
+        "the absolute cut rule, threshold_mode absolute)",
+    )
     t.add_argument("action", choices=["list", "set", "clear"])
     t.add_argument("model", nargs="?")
     t.add_argument("value", nargs="?", type=float)
     t.set_defaults(func=command_thresholds, parser=t)
-    d = sub.add_parser("defaults", help="shared defaults: corpus model, boundary model, semantic thresholds",
-                       description="Persistent defaults kept in the results database, shared by every machine using "
-                                   "it. corpus_model: what ask, queries and sweep use when no --corpus-model is "
-                                   "given. A change of boundary_model or a threshold marks the partitions it "
-                                   "affects stale. `chunkbench models` shows the models in force and where each "
-                                   "comes from. The list also names the request timeout and the retry budget of "
-                                   "embedding servers and the LLM (CHUNKBENCH_PROVIDER_TIMEOUT_S, "
-                                   "CHUNKBENCH_PROVIDER_RETRY_BUDGET_S: environment settings).")
+    d = sub.add_parser(
+        "defaults",
+        help="shared defaults: corpus model, boundary model, semantic thresholds",
+        description="Persistent defaults kept in the results database, shared by every machine using "
+        "it. corpus_model: what ask, queries and sweep use when no --corpus-model is "
+        "given. A change of boundary_model or a threshold marks the partitions it "
+        "affects stale. `chunkbench models` shows the models in force and where each "
+        "comes from. The list also names the request timeout and the retry budget of "
+        "embedding servers and the LLM (CHUNKBENCH_PROVIDER_TIMEOUT_S, "
+        "CHUNKBENCH_PROVIDER_RETRY_BUDGET_S: environment settings).",
+    )
     d.add_argument("action", choices=["list", "set", "clear"])
     d.add_argument("name", nargs="?", help="corpus_model, boundary_model, or threshold:MODEL")
     d.add_argument("value", nargs="?", help="set: the model id, or the threshold in (0, 1]")

@@ -44,8 +44,16 @@ def command_parse(args: argparse.Namespace) -> int:
         sys.stdout.buffer.flush()
         return 0
     data = parsed.to_dict()
-    print(json.dumps({k: data[k] for k in ("document", "context", "page_starts", "markdown", "tree", "units",
-                                           "warnings", "stats")}, ensure_ascii=False, indent=2))
+    print(
+        json.dumps(
+            {
+                k: data[k]
+                for k in ("document", "context", "page_starts", "markdown", "tree", "units", "warnings", "stats")
+            },
+            ensure_ascii=False,
+            indent=2,
+        )
+    )
     return 0
 
 
@@ -86,9 +94,16 @@ def command_chunk(args: argparse.Namespace) -> int:
         # the boundary model must read the document's language (chunkbench_core.embedding.language)
         context = SpecContext.of(settings, ScriptShare.of([parsed.markdown]))
         corpus_model = args.corpus_model or corpus_model_default(settings).model
-        spec = resolve_collection(CollectionRequest(args.strategy, corpus_model, chunk_size=args.chunk_size,
-                                                    chunk_overlap=args.chunk_overlap,
-                                                    boundary_model=args.boundary_model), context)
+        spec = resolve_collection(
+            CollectionRequest(
+                args.strategy,
+                corpus_model,
+                chunk_size=args.chunk_size,
+                chunk_overlap=args.chunk_overlap,
+                boundary_model=args.boundary_model,
+            ),
+            context,
+        )
         if spec.boundary_choice is not None:
             choice = spec.boundary_choice
             print(f"boundary model: {choice.model} ({choice.source}: {choice.reason})", file=sys.stderr)
@@ -100,8 +115,18 @@ def command_chunk(args: argparse.Namespace) -> int:
     except ChunkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    fields = ("chunk_id", "chunk_index", "start", "end", "token_count", "content_type", "parent_id", "role",
-              "context_source", "text")
+    fields = (
+        "chunk_id",
+        "chunk_index",
+        "start",
+        "end",
+        "token_count",
+        "content_type",
+        "parent_id",
+        "role",
+        "context_source",
+        "text",
+    )
     out = []
     for c in chunks:
         row = {f: getattr(c, f) for f in fields}
@@ -113,16 +138,24 @@ def command_chunk(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction, strategies: list[str], models: list[str] | None) -> None:
-    p = sub.add_parser("parse", help="print a parsed document as JSON, or explain the parser's decisions",
-                       description="Parse one document with the benchmark's parser settings (parser.toml in the "
-                                   "benchmark's folder, when it exists; see `chunkbench parse --write-settings`).")
+    p = sub.add_parser(
+        "parse",
+        help="print a parsed document as JSON, or explain the parser's decisions",
+        description="Parse one document with the benchmark's parser settings (parser.toml in the "
+        "benchmark's folder, when it exists; see `chunkbench parse --write-settings`).",
+    )
     p.add_argument("file", nargs="?")
-    p.add_argument("--text", action="store_true", help="print only the parsed text, exactly: what question "
-                                                       "excerpts must match")
-    p.add_argument("--explain", action="store_true",
-                   help="say which rule made each heading, table header and title, and Q&A pair")
-    p.add_argument("--write-settings", action="store_true",
-                   help="write the default parser settings to the benchmark's parser.toml, to edit")
+    p.add_argument(
+        "--text", action="store_true", help="print only the parsed text, exactly: what question excerpts must match"
+    )
+    p.add_argument(
+        "--explain", action="store_true", help="say which rule made each heading, table header and title, and Q&A pair"
+    )
+    p.add_argument(
+        "--write-settings",
+        action="store_true",
+        help="write the default parser settings to the benchmark's parser.toml, to edit",
+    )
     p.add_argument("--force", action="store_true", help="--write-settings: replace an existing parser.toml")
     p.set_defaults(func=command_parse, parser=p)
     c = sub.add_parser("chunk", help="print the chunks of a document as JSON")
@@ -130,8 +163,13 @@ def register(sub: argparse._SubParsersAction, strategies: list[str], models: lis
     c.add_argument("--strategy", required=True, choices=strategies)
     c.add_argument("--chunk-size", type=int, help="cl100k tokens (default: fits the corpus model's window)")
     c.add_argument("--chunk-overlap", type=int)
-    c.add_argument("--corpus-model", choices=models,
-                   help="whose window bounds the chunks (default: the corpus model in force, see chunkbench models)")
-    c.add_argument("--boundary-model", help="semantic cuts (default: the one in force, fitted to the document's "
-                                            "language; see chunkbench models)")
+    c.add_argument(
+        "--corpus-model",
+        choices=models,
+        help="whose window bounds the chunks (default: the corpus model in force, see chunkbench models)",
+    )
+    c.add_argument(
+        "--boundary-model",
+        help="semantic cuts (default: the one in force, fitted to the document's language; see chunkbench models)",
+    )
     c.set_defaults(func=command_chunk)

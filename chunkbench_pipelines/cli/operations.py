@@ -17,7 +17,9 @@ def command_models(args: argparse.Namespace) -> int:
     settings = args.settings
     in_force = role_defaults_of(settings)
     if args.json:
-        print(models_jsonl(provider_settings_of(settings), registry_of(settings), shared_defaults_of(settings), in_force))
+        print(
+            models_jsonl(provider_settings_of(settings), registry_of(settings), shared_defaults_of(settings), in_force)
+        )
         return 0
     rows = models_report(provider_settings_of(settings), registry_of(settings), shared_defaults_of(settings), in_force)
     print(models_table(rows, in_force))
@@ -31,8 +33,12 @@ def command_health(args: argparse.Namespace) -> int:
 
     resources = make_resources(args.settings)
     with resources["qdrant"].open() as store:
-        checks = health(store, resources["duckdb"].results().database_path,
-                        resources["embeddings"].provider_settings(), probe_providers=not args.no_probe)
+        checks = health(
+            store,
+            resources["duckdb"].results().database_path,
+            resources["embeddings"].provider_settings(),
+            probe_providers=not args.no_probe,
+        )
     for check in checks:
         print(json.dumps(check.as_dict(), ensure_ascii=False))
     return 0 if all(c.ok for c in checks if c.configured) else 1  # an unconfigured provider is no failure
@@ -55,14 +61,21 @@ def command_collections(args: argparse.Namespace) -> int:
                 if args.all and args.names:
                     args.parser.error("wipe takes collection names or --all, not both")
                 if not args.names and not (args.all and args.yes):
-                    args.parser.error("wipe needs the collection names to delete, or --all --yes to delete every "
-                                      "chunkbench collection (see `chunkbench collections list`)")
+                    args.parser.error(
+                        "wipe needs the collection names to delete, or --all --yes to delete every "
+                        "chunkbench collection (see `chunkbench collections list`)"
+                    )
                 print(json.dumps(wipe_collections(store, args.names or None, keep_collection=args.points_only)))
             else:
                 if not (args.strategy and args.model and args.document):
                     args.parser.error("preview needs --strategy, --model and --document")
-                print(json.dumps(preview_chunks(store, args.strategy, args.model, args.document, args.limit),
-                                 ensure_ascii=False, indent=2))
+                print(
+                    json.dumps(
+                        preview_chunks(store, args.strategy, args.model, args.document, args.limit),
+                        ensure_ascii=False,
+                        indent=2,
+                    )
+                )
     except ChunkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -84,16 +97,22 @@ def command_doctor(args: argparse.Namespace) -> int:
     if layout is not None and args.repair:  # results of the oldest layout: brought into this benchmark first
         for source, target in bring_along(layout):
             print(f"brought along: {source} -> {target}")
-    report = doctor(settings.results_dir, qdrant_dir=None if settings.qdrant_url else settings.qdrant_dir,
-                    corpus_dir=settings.corpus, questions_dir=settings.questions,
-                    caches=[default_cache_path(settings.home), default_context_cache_path(settings.home)],
-                    repair=args.repair)
+    report = doctor(
+        settings.results_dir,
+        qdrant_dir=None if settings.qdrant_url else settings.qdrant_dir,
+        corpus_dir=settings.corpus,
+        questions_dir=settings.questions,
+        caches=[default_cache_path(settings.home), default_context_cache_path(settings.home)],
+        repair=args.repair,
+    )
     print(f"benchmark {settings.benchmark}: {settings.results_dir}")
     for line in report.lines():
         print(line)
     if any(f.needs_action and f.kind != "source" for f in report.findings):
-        print("to repair them: chunkbench doctor --repair (derived files are moved aside and made again by the "
-              "next chunkbench run; source files are never changed)")
+        print(
+            "to repair them: chunkbench doctor --repair (derived files are moved aside and made again by the "
+            "next chunkbench run; source files are never changed)"
+        )
     return 0 if report.healthy and (layout is None or args.repair) else 1
 
 
@@ -115,9 +134,14 @@ def shared_rows(settings) -> list[tuple[str, str, str]]:
     except ChunkbenchError as exc:
         return [("shared defaults", "unreadable", str(exc))]
     thresholds = ", ".join(f"{m} {t:g}" for m, t in sorted(overrides.items()))
-    return [*((f"{role.replace('_', ' ')} in force", d.model, f"{d.source}: {d.detail}") for role, d in in_force.items()),
-            ("semantic thresholds", thresholds or "the model registry's",
-             "results database (chunkbench thresholds)" if thresholds else "default")]
+    return [
+        *((f"{role.replace('_', ' ')} in force", d.model, f"{d.source}: {d.detail}") for role, d in in_force.items()),
+        (
+            "semantic thresholds",
+            thresholds or "the model registry's",
+            "results database (chunkbench thresholds)" if thresholds else "default",
+        ),
+    ]
 
 
 def command_settings(args: argparse.Namespace) -> int:
@@ -133,10 +157,13 @@ def command_settings(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    m = sub.add_parser("models", help="the embedding models in force and every registered model, with availability",
-                       description="The corpus and boundary models in force when none is given, and where each "
-                                   "comes from (chunkbench defaults set, the environment, the model registry, or "
-                                   "the corpus's language for the boundary model); then every registered model.")
+    m = sub.add_parser(
+        "models",
+        help="the embedding models in force and every registered model, with availability",
+        description="The corpus and boundary models in force when none is given, and where each "
+        "comes from (chunkbench defaults set, the environment, the model registry, or "
+        "the corpus's language for the boundary model); then every registered model.",
+    )
     m.add_argument("--json", action="store_true", help="one JSON line per model (its roles in force in in_force_as)")
     m.set_defaults(func=command_models)
     h = sub.add_parser("health", help="check Qdrant, DuckDB and each configured provider")
@@ -153,21 +180,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     col.add_argument("--document")
     col.add_argument("--limit", type=int)
     col.set_defaults(func=command_collections, parser=col)
-    doc = sub.add_parser("doctor", help="check the benchmark's state files and the caches (--repair fixes them)",
-                         description="Check every state file of the benchmark (results tables, the views file, "
-                                     "parsed records, collections) and the shared caches, and name damaged source "
-                                     "files. Exit status 0 when nothing needs doing, else 1.")
-    doc.add_argument("--repair", action="store_true",
-                     help="move unreadable derived files aside (the next run makes them again), recreate the "
-                          "views file, drop damaged cache entries; source files are never changed")
+    doc = sub.add_parser(
+        "doctor",
+        help="check the benchmark's state files and the caches (--repair fixes them)",
+        description="Check every state file of the benchmark (results tables, the views file, "
+        "parsed records, collections) and the shared caches, and name damaged source "
+        "files. Exit status 0 when nothing needs doing, else 1.",
+    )
+    doc.add_argument(
+        "--repair",
+        action="store_true",
+        help="move unreadable derived files aside (the next run makes them again), recreate the "
+        "views file, drop damaged cache entries; source files are never changed",
+    )
     doc.set_defaults(func=command_doctor)
 
 
 def register_init(sub: argparse._SubParsersAction) -> None:
     i = sub.add_parser("init", help="create CHUNKBENCH_HOME and print the DAGSTER_HOME used")
     i.set_defaults(func=command_init)
-    s = sub.add_parser("settings", help="print the settings in force and where each came from",
-                       description="Every setting chunkbench reads (environment variables, --benchmark), its value "
-                                   "(secrets shown as set or not set) and where it came from.")
+    s = sub.add_parser(
+        "settings",
+        help="print the settings in force and where each came from",
+        description="Every setting chunkbench reads (environment variables, --benchmark), its value "
+        "(secrets shown as set or not set) and where it came from.",
+    )
     s.add_argument("--json", action="store_true", help="print one JSON list")
     s.set_defaults(func=command_settings)

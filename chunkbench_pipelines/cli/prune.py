@@ -13,19 +13,24 @@ from __future__ import annotations
 import argparse
 from typing import Any, Collection
 
-HELP = ("remove the chunks of old collection builds (keeps the N most recent builds of each collection and every "
-        "build a run in the reports retrieved from)")
-DESCRIPTION = ("Every rebuild of a collection with other settings or from a changed corpus keeps the previous "
-               "build's chunks, so the inspector of an older run still shows the chunks it retrieved. prune removes "
-               "all builds of each collection but the N most recent, except the builds that the latest run of a "
-               "configuration (not excluded) retrieved from. A run whose build was removed keeps its scores; its "
-               "inspector shows the offsets of its chunks without their texts.")
+HELP = (
+    "remove the chunks of old collection builds (keeps the N most recent builds of each collection and every "
+    "build a run in the reports retrieved from)"
+)
+DESCRIPTION = (
+    "Every rebuild of a collection with other settings or from a changed corpus keeps the previous "
+    "build's chunks, so the inspector of an older run still shows the chunks it retrieved. prune removes "
+    "all builds of each collection but the N most recent, except the builds that the latest run of a "
+    "configuration (not excluded) retrieved from. A run whose build was removed keeps its scores; its "
+    "inspector shows the offsets of its chunks without their texts."
+)
 
 
 def add_prune_arguments(parser: argparse.ArgumentParser) -> None:
     """``--keep`` and ``--dry-run`` (``--keep`` is checked by :func:`run_prune`, so a shared parser keeps working)."""
-    parser.add_argument("--keep", type=int, metavar="N",
-                        help="prune: the most recent builds to keep per collection (at least 1)")
+    parser.add_argument(
+        "--keep", type=int, metavar="N", help="prune: the most recent builds to keep per collection (at least 1)"
+    )
     parser.add_argument("--dry-run", action="store_true", help="prune: print what would be removed, remove nothing")
 
 

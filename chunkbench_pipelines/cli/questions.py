@@ -26,8 +26,10 @@ def parsed_corpus_texts() -> dict[str, str]:
 def parsed_corpus_pages() -> tuple[dict[str, str], dict[str, list[int]]]:
     """{document: parsed text} and {document: the offset of each page's start} (PDFs), from one parse."""
     documents = _parsed_documents()
-    return ({d.document: d.markdown for d in documents},
-            {d.document: list(d.page_starts) for d in documents if d.page_starts})
+    return (
+        {d.document: d.markdown for d in documents},
+        {d.document: list(d.page_starts) for d in documents if d.page_starts},
+    )
 
 
 def command_check(args: argparse.Namespace) -> int:
@@ -59,7 +61,7 @@ def _confirm_mapping(args: argparse.Namespace, source_format: str) -> dict[str, 
         parse_mapping,
         ragas_mapping,
         read_table,
-)
+    )
 
     given = parse_mapping(args.map) if args.map else None
     if source_format not in ("table", "ragas"):
@@ -73,8 +75,10 @@ def _confirm_mapping(args: argparse.Namespace, source_format: str) -> dict[str, 
     if given or args.yes or source_format == "ragas":
         return mapping
     if not sys.stdin.isatty():
-        print("not imported: confirm the guessed mapping with --yes, or give your own with --map ROLE=COLUMN,...",
-              file=sys.stderr)
+        print(
+            "not imported: confirm the guessed mapping with --yes, or give your own with --map ROLE=COLUMN,...",
+            file=sys.stderr,
+        )
         return None
     answer = input("Import with this mapping? [y/N] ").strip().lower()
     return mapping if answer in ("y", "yes") else None
@@ -91,8 +95,14 @@ def command_import(args: argparse.Namespace) -> int:
         if mapping is None:
             return 2
         texts, pages = parsed_corpus_pages()
-        options = ImportOptions(name=args.name or Path(args.out).stem, mapping=mapping or None, sheet=args.sheet,
-                                locate=not args.no_locate, min_score=args.min_score, pages=pages)
+        options = ImportOptions(
+            name=args.name or Path(args.out).stem,
+            mapping=mapping or None,
+            sheet=args.sheet,
+            locate=not args.no_locate,
+            min_score=args.min_score,
+            pages=pages,
+        )
         result = import_questions(source_format, args.file, texts, options)
     except QuestionSetError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -156,8 +166,10 @@ def command_review(args: argparse.Namespace) -> int:
     if not n:
         print(f"{args.file} has no located reference to review (chunkbench questions locate finds them)")
         return 0
-    print(f"{n} located reference(s) to review: open {target} in a browser, decide, save the decisions, then run "
-          f"chunkbench questions review {args.file} --decisions FILE")
+    print(
+        f"{n} located reference(s) to review: open {target} in a browser, decide, save the decisions, then run "
+        f"chunkbench questions review {args.file} --decisions FILE"
+    )
     return 0
 
 
@@ -193,8 +205,12 @@ def _parsed_documents():
         print(line.line(), file=sys.stderr, flush=True)
 
     with IsolatedParser(parse_limits_of(current)) as parser, progress.sink(say):
-        corpus = read_or_parse(scan_corpus(current.corpus), parsed_store(current.results_dir, plain),
-                               lambda path: parser.parse(path, plain), read_first=read_first)
+        corpus = read_or_parse(
+            scan_corpus(current.corpus),
+            parsed_store(current.results_dir, plain),
+            lambda path: parser.parse(path, plain),
+            read_first=read_first,
+        )
     for error in corpus.summary.failed.values():
         print(f"document not parsed: {error}", file=sys.stderr)
     return corpus.documents
@@ -215,8 +231,11 @@ def command_generate(args: argparse.Namespace) -> int:
     try:
         documents = _parsed_documents()
         if args.dry_run:
-            plan = plan_generation(documents, GenerationRequest(args.n, seed=args.seed, documents_pattern=args.documents),
-                                   llm.settings() if llm.configured else None)
+            plan = plan_generation(
+                documents,
+                GenerationRequest(args.n, seed=args.seed, documents_pattern=args.documents),
+                llm.settings() if llm.configured else None,
+            )
             print(plan.summary())
             if not llm.configured:
                 print(NO_LLM, file=sys.stderr)
@@ -225,9 +244,14 @@ def command_generate(args: argparse.Namespace) -> int:
             print(f"error: {NO_LLM}", file=sys.stderr)
             return 2
         data, report = generate_question_set(
-            documents, llm.client(), llm.settings(), local_question_embed(),
-            GenerationRequest(args.n, seed=args.seed, name=args.name or Path(args.out).stem,
-                              documents_pattern=args.documents))
+            documents,
+            llm.client(),
+            llm.settings(),
+            local_question_embed(),
+            GenerationRequest(
+                args.n, seed=args.seed, name=args.name or Path(args.out).stem, documents_pattern=args.documents
+            ),
+        )
     except ChunkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -259,7 +283,8 @@ def _chunk_sizes_compared() -> list[float]:
     try:
         frame = ResultsDB(current.results_dir).query(
             """SELECT median(token_count) AS size FROM current_chunks
-               WHERE coalesce(variant, '') = '' AND coalesce(role, '') <> 'parent' GROUP BY strategy, corpus_model""")
+               WHERE coalesce(variant, '') = '' AND coalesce(role, '') <> 'parent' GROUP BY strategy, corpus_model"""
+        )
     except Exception:  # noqa: BLE001 - no results yet (or unreadable): the default sizes say as much
         return []
     return [float(x) for x in frame["size"].dropna()]
@@ -271,14 +296,21 @@ def command_draft(args: argparse.Namespace) -> int:
     from chunkbench_core.evaluation.questions import write_question_file
 
     try:
-        data = draft_question_set(_parsed_documents(), args.n, seed=args.seed, name=args.name or Path(args.out).stem,
-                                  documents_pattern=args.documents)
+        data = draft_question_set(
+            _parsed_documents(),
+            args.n,
+            seed=args.seed,
+            name=args.name or Path(args.out).stem,
+            documents_pattern=args.documents,
+        )
     except ChunkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     path = write_question_file(data, args.out)
-    print(f"{len(data['questions'])} draft question(s) written to {path}: write each question and expected answer; "
-          "the references are exact passages of the parsed documents")
+    print(
+        f"{len(data['questions'])} draft question(s) written to {path}: write each question and expected answer; "
+        "the references are exact passages of the parsed documents"
+    )
     return 0
 
 
@@ -290,55 +322,85 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``questions`` and its sub-commands to the ``chunkbench`` parser."""
     q = sub.add_parser("questions", help="check, import, locate evidence, review or generate question sets")
     actions = q.add_subparsers(dest="questions_command", required=True)
-    check = actions.add_parser("check", help="validate question sets against the parsed corpus (runs nothing); "
-                                             "exit 1 on any problem")
-    check.add_argument("folder", nargs="?", help="folder of question sets (default: CHUNKBENCH_QUESTIONS or questions/)")
+    check = actions.add_parser(
+        "check", help="validate question sets against the parsed corpus (runs nothing); exit 1 on any problem"
+    )
+    check.add_argument(
+        "folder", nargs="?", help="folder of question sets (default: CHUNKBENCH_QUESTIONS or questions/)"
+    )
     check.set_defaults(questions_func=command_check)
     imp = actions.add_parser(
-        "import", help="import a sheet of questions (CSV, XLSX, JSONL), a RAGAS test set, a LlamaIndex dataset or a "
-                       "Chroma CSV, and locate its evidence in the parsed documents")
+        "import",
+        help="import a sheet of questions (CSV, XLSX, JSONL), a RAGAS test set, a LlamaIndex dataset or a "
+        "Chroma CSV, and locate its evidence in the parsed documents",
+    )
     imp.add_argument("file")
-    imp.add_argument("--format", choices=["table", "ragas", "llamaindex", "chroma", "financebench"],
-                     help="the file's format (default: told from the file: a Chroma or RAGAS header, evidence "
-                          "objects as FinanceBench gives them, a LlamaIndex JSON, else a table)")
-    imp.add_argument("--map", metavar="ROLE=COLUMN,...",
-                     help='the columns of a table, e.g. question=Question,answer=Answer,sources="Source Docs",'
-                          'category="Source Chunk Type" (roles: question, answer, sources, contexts, category, '
-                          "difficulty, id; every other column is kept as a label). A field of a list of evidence "
-                          "objects is named LIST[].FIELD, e.g. contexts=evidence[].evidence_text,"
-                          "sources=evidence[].doc_name,pages=evidence[].evidence_page_num. Without it the mapping "
-                          "is guessed and printed for confirmation")
+    imp.add_argument(
+        "--format",
+        choices=["table", "ragas", "llamaindex", "chroma", "financebench"],
+        help="the file's format (default: told from the file: a Chroma or RAGAS header, evidence "
+        "objects as FinanceBench gives them, a LlamaIndex JSON, else a table)",
+    )
+    imp.add_argument(
+        "--map",
+        metavar="ROLE=COLUMN,...",
+        help='the columns of a table, e.g. question=Question,answer=Answer,sources="Source Docs",'
+        'category="Source Chunk Type" (roles: question, answer, sources, contexts, category, '
+        "difficulty, id; every other column is kept as a label). A field of a list of evidence "
+        "objects is named LIST[].FIELD, e.g. contexts=evidence[].evidence_text,"
+        "sources=evidence[].doc_name,pages=evidence[].evidence_page_num. Without it the mapping "
+        "is guessed and printed for confirmation",
+    )
     imp.add_argument("--yes", action="store_true", help="accept the guessed mapping without asking")
     imp.add_argument("--sheet", help="the XLSX sheet (default: the first)")
-    imp.add_argument("--no-locate", action="store_true",
-                     help="do not look for evidence from the answers (a context not verbatim is still looked for)")
-    imp.add_argument("--min-score", type=float, default=0.4,
-                     help="keep located evidence scoring at least this (0 to 1; default 0.4)")
+    imp.add_argument(
+        "--no-locate",
+        action="store_true",
+        help="do not look for evidence from the answers (a context not verbatim is still looked for)",
+    )
+    imp.add_argument(
+        "--min-score", type=float, default=0.4, help="keep located evidence scoring at least this (0 to 1; default 0.4)"
+    )
     imp.add_argument("--out", required=True, help="the question set to write, e.g. questions/imported.json")
     imp.add_argument("--name", help="question set name (default: the --out file name)")
     imp.set_defaults(questions_func=command_import)
-    loc = actions.add_parser("locate", help="look for each question's evidence in its source documents (or all) "
-                                            "from its expected answer; rewrites the file")
+    loc = actions.add_parser(
+        "locate",
+        help="look for each question's evidence in its source documents (or all) "
+        "from its expected answer; rewrites the file",
+    )
     loc.add_argument("file", help="a question set, e.g. questions/golden.json")
-    loc.add_argument("--min-score", type=float, default=0.4,
-                     help="keep located evidence scoring at least this (0 to 1; default 0.4)")
+    loc.add_argument(
+        "--min-score", type=float, default=0.4, help="keep located evidence scoring at least this (0 to 1; default 0.4)"
+    )
     loc.add_argument("--out", help="write here instead of rewriting FILE")
     loc.set_defaults(questions_func=command_locate)
-    rev = actions.add_parser("review", help="review located evidence: write an HTML page to accept or reject it, or "
-                                            "apply its decisions (--decisions), or a score threshold")
+    rev = actions.add_parser(
+        "review",
+        help="review located evidence: write an HTML page to accept or reject it, or "
+        "apply its decisions (--decisions), or a score threshold",
+    )
     rev.add_argument("file", help="a question set with located evidence")
     rev.add_argument("--page", help="where to write the review page (default: FILE with .review.html)")
-    rev.add_argument("--decisions", help="the decisions file the review page saved: accepted references become "
-                                         "ordinary ones, rejected ones are removed")
+    rev.add_argument(
+        "--decisions",
+        help="the decisions file the review page saved: accepted references become "
+        "ordinary ones, rejected ones are removed",
+    )
     rev.add_argument("--accept-all", action="store_true", help="accept every located reference")
-    rev.add_argument("--min-score", type=float, help="accept located references scoring at least this, reject the "
-                                                     "others")
+    rev.add_argument(
+        "--min-score", type=float, help="accept located references scoring at least this, reject the others"
+    )
     rev.add_argument("--out", help="write here instead of rewriting FILE")
     rev.set_defaults(questions_func=command_review)
     for verb, helptext, func in (
-            ("generate", "generate grounded questions with the configured LLM (every excerpt verbatim)", command_generate),
-            ("draft", "write a skeleton whose references are exact passages, for a person to write the questions",
-             command_draft)):
+        ("generate", "generate grounded questions with the configured LLM (every excerpt verbatim)", command_generate),
+        (
+            "draft",
+            "write a skeleton whose references are exact passages, for a person to write the questions",
+            command_draft,
+        ),
+    ):
         g = actions.add_parser(verb, help=helptext)
         g.add_argument("--n", type=int, required=True, help="number of questions")
         g.add_argument("--out", required=True, help="the question set to write, e.g. questions/generated.json")

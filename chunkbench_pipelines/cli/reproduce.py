@@ -40,22 +40,44 @@ PIPELINE_MODEL = "all-minilm-l6-v2"
 
 def add_parser(sub: Any) -> None:
     """Register ``reproduce`` on the ``chunkbench`` sub-parsers."""
-    r = sub.add_parser("reproduce", help="reproduce a published benchmark table with chunkbench's own code",
-                       description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
-    r.add_argument("benchmark", choices=["chroma"], help="chroma: the Chroma report 'Evaluating Chunking "
-                                                          "Strategies for Retrieval', all-MiniLM-L6-v2 table")
-    r.add_argument("--configs", help="comma-separated strategy:size:overlap (default: every row of the published "
-                                     "table; recursive_chroma:SIZE:OVERLAP is the report's own recursive splitter)")
+    r = sub.add_parser(
+        "reproduce",
+        help="reproduce a published benchmark table with chunkbench's own code",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    r.add_argument(
+        "benchmark",
+        choices=["chroma"],
+        help="chroma: the Chroma report 'Evaluating Chunking Strategies for Retrieval', all-MiniLM-L6-v2 table",
+    )
+    r.add_argument(
+        "--configs",
+        help="comma-separated strategy:size:overlap (default: every row of the published "
+        "table; recursive_chroma:SIZE:OVERLAP is the report's own recursive splitter)",
+    )
     r.add_argument("--limit", type=int, help="only the first N questions, for a quick look (no target check)")
-    r.add_argument("--corpora", help="comma-separated corpora (chatlogs, finance, pubmed, state_of_the_union, "
-                                     "wikitexts; default all five; a subset gets no target check)")
+    r.add_argument(
+        "--corpora",
+        help="comma-separated corpora (chatlogs, finance, pubmed, state_of_the_union, "
+        "wikitexts; default all five; a subset gets no target check)",
+    )
     r.add_argument("--out", help="also write our rows as CSV, with the published table's columns")
-    r.add_argument("--pipeline", action="store_true",
-                   help="run the data set through the Dagster pipeline as the benchmark 'chroma' (DuckDB, reports)")
-    r.add_argument("--strategy", action="append", help=f"--pipeline: only this strategy (repeatable; default "
-                                                       f"{', '.join(PIPELINE_STRATEGIES)})")
-    r.add_argument("--corpus-model", action="append",
-                   help=f"--pipeline: only this corpus model (repeatable; default {PIPELINE_MODEL})")
+    r.add_argument(
+        "--pipeline",
+        action="store_true",
+        help="run the data set through the Dagster pipeline as the benchmark 'chroma' (DuckDB, reports)",
+    )
+    r.add_argument(
+        "--strategy",
+        action="append",
+        help=f"--pipeline: only this strategy (repeatable; default {', '.join(PIPELINE_STRATEGIES)})",
+    )
+    r.add_argument(
+        "--corpus-model",
+        action="append",
+        help=f"--pipeline: only this corpus model (repeatable; default {PIPELINE_MODEL})",
+    )
     r.set_defaults(func=command_reproduce)
 
 
@@ -69,9 +91,13 @@ def command_reproduce(args: argparse.Namespace) -> int:
 
     try:
         configs = parse_configs(args.configs) if args.configs else PUBLISHED_CONFIGS
-        reproduction = run(out=Path(args.out) if args.out else None, limit=args.limit,
-                           corpora=args.corpora.split(",") if args.corpora else None, configs=configs,
-                           print_fn=lambda line: print(line, flush=True))
+        reproduction = run(
+            out=Path(args.out) if args.out else None,
+            limit=args.limit,
+            corpora=args.corpora.split(",") if args.corpora else None,
+            configs=configs,
+            print_fn=lambda line: print(line, flush=True),
+        )
     except ChunkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -82,8 +108,16 @@ def command_reproduce(args: argparse.Namespace) -> int:
 
 def _through_pipeline(args: argparse.Namespace) -> int:
     """The shipped corpora and questions as the pipeline's corpus and question folder."""
-    ignored = [flag for flag, value in (("--configs", args.configs), ("--limit", args.limit),
-                                        ("--corpora", args.corpora), ("--out", args.out)) if value]
+    ignored = [
+        flag
+        for flag, value in (
+            ("--configs", args.configs),
+            ("--limit", args.limit),
+            ("--corpora", args.corpora),
+            ("--out", args.out),
+        )
+        if value
+    ]
     if ignored:
         verb = "applies" if len(ignored) == 1 else "apply"
         print(f"error: {', '.join(ignored)} {verb} only without --pipeline", file=sys.stderr)
@@ -99,6 +133,10 @@ def _through_pipeline(args: argparse.Namespace) -> int:
 
     print(f"corpus {CHROMA_CORPORA}\nquestions {CHROMA_QUESTIONS}", flush=True)
     instance = prepare_state(settings)  # once, under the setup lock (as chunkbench run)
-    return run_everything(settings, strategies=args.strategy or list(PIPELINE_STRATEGIES),
-                          corpus_models=args.corpus_model or [PIPELINE_MODEL], console=RunConsole(sys.stdout),
-                          instance=instance)
+    return run_everything(
+        settings,
+        strategies=args.strategy or list(PIPELINE_STRATEGIES),
+        corpus_models=args.corpus_model or [PIPELINE_MODEL],
+        console=RunConsole(sys.stdout),
+        instance=instance,
+    )

@@ -33,11 +33,18 @@ def command_run(args: argparse.Namespace) -> int:
     instance = prepare_state(settings)  # once, under the setup lock: concurrent first runs wait for each other here
     out = terminal(sys.stdout)  # progress and signal messages reach the terminal at once, even while a step runs
     try:
-        code = run_interruptibly(lambda: run_everything(settings, strategies=args.strategy or None,
-                                                        corpus_models=args.corpus_model or None,
-                                                        console=RunConsole(out, wide=args.wide), instance=instance,
-                                                        run_settings=given),
-                                 instance, out)
+        code = run_interruptibly(
+            lambda: run_everything(
+                settings,
+                strategies=args.strategy or None,
+                corpus_models=args.corpus_model or None,
+                console=RunConsole(out, wide=args.wide),
+                instance=instance,
+                run_settings=given,
+            ),
+            instance,
+            out,
+        )
     except Exception as exc:  # printed in one line by main; the run it was in is not left STARTED
         try:
             fail_own_runs(instance, f"chunkbench run ended: {' '.join(str(exc).split())}")
@@ -103,8 +110,13 @@ def command_estimate(args: argparse.Namespace) -> int:
     for model in models:
         spec = get_model(model, registry)
         params = chunking_params(spec, None, None, registry=registry)
-        index = estimate_index(tokens, model, spec.price_per_mtok, IndexShape(
-            len(strategies), params["chunk_size"], params["chunk_overlap"], uses_llm), prices)
+        index = estimate_index(
+            tokens,
+            model,
+            spec.price_per_mtok,
+            IndexShape(len(strategies), params["chunk_size"], params["chunk_overlap"], uses_llm),
+            prices,
+        )
         total += index.embedding_usd + index.context_usd
         print("index " + index.summary())
     n_images = _images(resources, sources) if llm.vision_model else 0
@@ -113,8 +125,10 @@ def command_estimate(args: argparse.Namespace) -> int:
         total += captions_usd
         print(f"captions: {calls} vision calls (${captions_usd:,.4f})")
     if not llm.configured:
-        print("no LLM configured (set CHUNKBENCH_LLM_MODEL, and CHUNKBENCH_LLM_BASE_URL for a local server): "
-              "experiments use evidence metrics only and make no LLM call")
+        print(
+            "no LLM configured (set CHUNKBENCH_LLM_MODEL, and CHUNKBENCH_LLM_BASE_URL for a local server): "
+            "experiments use evidence metrics only and make no LLM call"
+        )
     else:
         sets, errors = load_question_sets(settings.questions)
         for error in errors:
@@ -124,14 +138,24 @@ def command_estimate(args: argparse.Namespace) -> int:
             from chunkbench_core.estimate.sampling import set_aside
 
             questions, _ = set_aside(questions, record["evidence_left_out"], [s.document for s in sources])
-        estimate = estimate_cost(questions, llm.settings(), DryRunShape(
-            len(strategies), n_corpus_models=len(models), top_k=args.top_k, neighbor_prev=args.neighbor_prev,
-            neighbor_next=args.neighbor_next))
+        estimate = estimate_cost(
+            questions,
+            llm.settings(),
+            DryRunShape(
+                len(strategies),
+                n_corpus_models=len(models),
+                top_k=args.top_k,
+                neighbor_prev=args.neighbor_prev,
+                neighbor_next=args.neighbor_next,
+            ),
+        )
         print("experiments " + estimate.summary())
         total += estimate.usd or 0.0
     if not prices.known and llm.configured:
-        print("the LLM's price is unknown: set CHUNKBENCH_LLM_PRICE_INPUT and CHUNKBENCH_LLM_PRICE_OUTPUT "
-              "(USD per million tokens; 0 for a local server)")
+        print(
+            "the LLM's price is unknown: set CHUNKBENCH_LLM_PRICE_INPUT and CHUNKBENCH_LLM_PRICE_OUTPUT "
+            "(USD per million tokens; 0 for a local server)"
+        )
     print(f"estimated total: ${total:,.2f} (a first build; cached embeddings and contexts are not paid again)")
     print()
     print_time_estimate(resources, settings, [(s, m) for m in models for s in strategies], args)
@@ -164,8 +188,11 @@ def _images(resources, sources) -> int:
 
 def _sample_settings(args: argparse.Namespace) -> dict:
     """The run settings' ``parsing`` part the sample flags give (empty: the whole corpus)."""
-    sample = {"sample_documents": args.sample_documents, "sample_tokens": args.sample_tokens,
-              "sample_seed": args.sample_seed}
+    sample = {
+        "sample_documents": args.sample_documents,
+        "sample_tokens": args.sample_tokens,
+        "sample_seed": args.sample_seed,
+    }
     return {k: v for k, v in sample.items() if v is not None}
 
 
@@ -192,10 +219,18 @@ def print_time_estimate(resources, settings, partitions: list[tuple[str, str]], 
 def register(sub: argparse._SubParsersAction, strategies: list[str], models: list[str] | None) -> None:
     run = sub.add_parser("run", help="materialize the whole asset graph and print the leaderboard")
     # values are checked by run_control.check_run_arguments (one line naming the valid ones, exit 2, before any work)
-    run.add_argument("--strategy", action="append", metavar="STRATEGY",
-                     help=f"only this strategy (repeatable): {', '.join(strategies)}")
-    run.add_argument("--corpus-model", action="append", metavar="MODEL",
-                     help=f"only this corpus model (repeatable): {', '.join(models) if models else 'see chunkbench models'}")
+    run.add_argument(
+        "--strategy",
+        action="append",
+        metavar="STRATEGY",
+        help=f"only this strategy (repeatable): {', '.join(strategies)}",
+    )
+    run.add_argument(
+        "--corpus-model",
+        action="append",
+        metavar="MODEL",
+        help=f"only this corpus model (repeatable): {', '.join(models) if models else 'see chunkbench models'}",
+    )
     run.add_argument("--wide", action="store_true", help="print every leaderboard column (default: fits 120 columns)")
     add_run_settings(run)
     run.set_defaults(func=command_run, parser=run)
@@ -205,17 +240,27 @@ def register(sub: argparse._SubParsersAction, strategies: list[str], models: lis
 
 
 def register_estimate(sub: argparse._SubParsersAction, strategies: list[str], models: list[str] | None) -> None:
-    e = sub.add_parser("estimate", help="dry run: what building and evaluating would cost (embeddings, LLM calls) "
-                                        "and how long it would take on this machine")
+    e = sub.add_parser(
+        "estimate",
+        help="dry run: what building and evaluating would cost (embeddings, LLM calls) "
+        "and how long it would take on this machine",
+    )
     e.add_argument("--strategy", action="append", choices=strategies)
     e.add_argument("--corpus-model", action="append", choices=models)
     e.add_argument("--top-k", type=int, default=5)
     e.add_argument("--neighbor-prev", type=int, default=0)
     e.add_argument("--neighbor-next", type=int, default=0)
-    e.add_argument("--sample-documents", type=int, metavar="N",
-                   help="the tokens, dollars and time of a sampled corpus: the evidence documents plus seeded "
-                        "others, N in all")
-    e.add_argument("--sample-tokens", type=int, metavar="TOKENS",
-                   help="the tokens, dollars and time of a sampled corpus of this size")
+    e.add_argument(
+        "--sample-documents",
+        type=int,
+        metavar="N",
+        help="the tokens, dollars and time of a sampled corpus: the evidence documents plus seeded others, N in all",
+    )
+    e.add_argument(
+        "--sample-tokens",
+        type=int,
+        metavar="TOKENS",
+        help="the tokens, dollars and time of a sampled corpus of this size",
+    )
     e.add_argument("--sample-seed", type=int, metavar="SEED", help="the sample's seed (default 0)")
     e.set_defaults(func=command_estimate)

@@ -50,8 +50,10 @@ def run_flags() -> dict[str, tuple[str, str, Any]]:
     now), then the experiment's."""
     from chunkbench_core.chunking import STRATEGIES
 
-    options = {f"--{o.name.replace('_', '-')}": ("chunking", o.name, _boolean if o.kind is bool else o.kind)
-               for o in STRATEGIES.options().values()}
+    options = {
+        f"--{o.name.replace('_', '-')}": ("chunking", o.name, _boolean if o.kind is bool else o.kind)
+        for o in STRATEGIES.options().values()
+    }
     return {**FIXED_FLAGS, **options, **EXPERIMENT_FLAGS}
 
 
@@ -66,19 +68,38 @@ def add_run_settings(parser: argparse.ArgumentParser) -> None:
 
     models = _models()
     group = parser.add_argument_group("settings (default: the run config defaults; see also --config)")
-    group.add_argument("--config", metavar="FILE",
-                       help="a JSON, YAML or TOML file with sections parsing, chunking, experiment (flags override it)")
+    group.add_argument(
+        "--config",
+        metavar="FILE",
+        help="a JSON, YAML or TOML file with sections parsing, chunking, experiment (flags override it)",
+    )
     for flag, (section, name, kind) in run_flags().items():
         field = models[section].model_fields[name]
         allowed = choices(field.annotation)
-        group.add_argument(flag, dest=f"setting_{name}", type=kind, choices=allowed,
-                           metavar=None if allowed else name.upper(),
-                           help=(field.description or "").replace("%", "%%"))
-    group.add_argument("--filter-by-document", dest="setting_filter_by_document", action="store_true", default=None,
-                       help=(models["experiment"].model_fields["filter_by_document"].description or ""))
-    group.add_argument("--retriever", dest="setting_retrievers", action="append", default=None, metavar="RETRIEVER",
-                       help=(models["experiment"].model_fields["retrievers"].description or "")
-                       + " Repeat it to compare several (default: dense).")
+        group.add_argument(
+            flag,
+            dest=f"setting_{name}",
+            type=kind,
+            choices=allowed,
+            metavar=None if allowed else name.upper(),
+            help=(field.description or "").replace("%", "%%"),
+        )
+    group.add_argument(
+        "--filter-by-document",
+        dest="setting_filter_by_document",
+        action="store_true",
+        default=None,
+        help=(models["experiment"].model_fields["filter_by_document"].description or ""),
+    )
+    group.add_argument(
+        "--retriever",
+        dest="setting_retrievers",
+        action="append",
+        default=None,
+        metavar="RETRIEVER",
+        help=(models["experiment"].model_fields["retrievers"].description or "")
+        + " Repeat it to compare several (default: dense).",
+    )
 
 
 def read_config_file(path: str) -> dict[str, dict[str, Any]]:
@@ -102,8 +123,10 @@ def read_config_file(path: str) -> dict[str, dict[str, Any]]:
     except Exception as exc:  # noqa: BLE001 - any parser's error is the file's fault
         raise ValueError(f"{path}: not valid {file.suffix.lstrip('.') or 'JSON'}: {exc}") from exc
     if not isinstance(data, dict) or set(data) - set(SECTIONS):
-        raise ValueError(f"{path}: must hold an object with the sections {', '.join(SECTIONS)} "
-                         f"(found {', '.join(sorted(map(str, data))) if isinstance(data, dict) else type(data).__name__})")
+        raise ValueError(
+            f"{path}: must hold an object with the sections {', '.join(SECTIONS)} "
+            f"(found {', '.join(sorted(map(str, data))) if isinstance(data, dict) else type(data).__name__})"
+        )
     for section, values in data.items():
         if not isinstance(values, dict):
             raise ValueError(f"{path}: section {section} must be an object of settings")

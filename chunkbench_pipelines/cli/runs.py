@@ -52,13 +52,31 @@ def format_runs(runs, metric: str) -> str:
     """The runs as a plain-text table, oldest first."""
     if not runs:
         return "(no experiment has run yet)"
-    header = ("experiment_run_id", "configuration", "setting", "n", metric, "created_at (UTC)", "batch",
-              "corpus", "excluded")
-    rows = [(r.experiment_run_id, r.label or f"{r.strategy} × {r.corpus_model}", r.setting,
-             "–" if r.n_questions is None else str(r.n_questions),
-             "–" if r.metric_value is None else f"{r.metric_value:.3f}",
-             r.created_at.strftime("%Y-%m-%d %H:%M:%S") if r.created_at else "–", _short(r.batch, 24),
-             _short(r.corpus_fingerprint, 12), f"yes: {r.reason}" if r.excluded else "no") for r in runs]
+    header = (
+        "experiment_run_id",
+        "configuration",
+        "setting",
+        "n",
+        metric,
+        "created_at (UTC)",
+        "batch",
+        "corpus",
+        "excluded",
+    )
+    rows = [
+        (
+            r.experiment_run_id,
+            r.label or f"{r.strategy} × {r.corpus_model}",
+            r.setting,
+            "–" if r.n_questions is None else str(r.n_questions),
+            "–" if r.metric_value is None else f"{r.metric_value:.3f}",
+            r.created_at.strftime("%Y-%m-%d %H:%M:%S") if r.created_at else "–",
+            _short(r.batch, 24),
+            _short(r.corpus_fingerprint, 12),
+            f"yes: {r.reason}" if r.excluded else "no",
+        )
+        for r in runs
+    ]
     widths = [max(len(str(row[i])) for row in (header, *rows)) for i in range(len(header) - 1)]
     numeric = {3, 4}
     lines = []
@@ -86,9 +104,11 @@ def command_runs(args: argparse.Namespace) -> int:
             args.parser.error("list takes no run id")
         ranking = _ranking(args)
         print(format_runs(list_runs(results, ranking.rank_metric), ranking.rank_metric))
-        print(f"{ranking.rank_metric}: the run's mean of the ranking metric (CHUNKBENCH_RANK_METRIC). excluded: left "
-              "out of the leaderboard, the comparison and the reports (nothing is deleted; chunkbench runs include "
-              "RUN_ID brings one back). The reports of one run: chunkbench report --run RUN_ID.")
+        print(
+            f"{ranking.rank_metric}: the run's mean of the ranking metric (CHUNKBENCH_RANK_METRIC). excluded: left "
+            "out of the leaderboard, the comparison and the reports (nothing is deleted; chunkbench runs include "
+            "RUN_ID brings one back). The reports of one run: chunkbench report --run RUN_ID."
+        )
         return 0
     if not args.run_id:
         args.parser.error(f"{args.action} needs a run id (see `chunkbench runs list`)")
@@ -106,9 +126,12 @@ def command_runs(args: argparse.Namespace) -> int:
     try:
         refresh_latest(results, _ranking(args))
     except ChunkbenchError as exc:  # e.g. the DuckDB file held by another process: the exclusion itself is saved
-        print(f"error: {exc}; the change is saved, the comparison and the reports are not redone yet: run the "
-              "same command again (it changes nothing twice), or materialize the leaderboard and benchmark_report "
-              "assets", file=sys.stderr)
+        print(
+            f"error: {exc}; the change is saved, the comparison and the reports are not redone yet: run the "
+            "same command again (it changes nothing twice), or materialize the leaderboard and benchmark_report "
+            "assets",
+            file=sys.stderr,
+        )
         return 1
     print(f"compared the latest runs again; reports: {_reports_dir(results) / 'benchmark_report.html'}")
     return 0
@@ -134,12 +157,16 @@ def command_report(args: argparse.Namespace) -> int:
     results = _results(args)
     reports = _reports_dir(results)
     if args.run or args.batch:
-        selection = select_run(results, args.run) if args.run else select_batch(results, args.batch,
-                                                                                  _tagged(args, args.batch))
+        selection = (
+            select_run(results, args.run) if args.run else select_batch(results, args.batch, _tagged(args, args.batch))
+        )
         folder = Path(args.out) if args.out else run_reports_folder(reports, selection)
         paths = write_reports(results, folder, runs=selection, ranking=_ranking(args), latest=reports)
-        what = f"experiment run {selection.ident}" if selection.kind == "run" else \
-            f"batch {selection.ident} ({len(selection.run_ids)} experiment runs)"
+        what = (
+            f"experiment run {selection.ident}"
+            if selection.kind == "run"
+            else f"batch {selection.ident} ({len(selection.run_ids)} experiment runs)"
+        )
         print(f"reports of {what}:")
     else:
         paths = write_reports(results, Path(args.out) if args.out else reports)
@@ -152,19 +179,31 @@ def command_report(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     from .prune import add_prune_arguments
 
-    r = sub.add_parser("runs", help="list experiment runs; exclude a bad run for good, or include it again; "
-                                    "prune old collection builds")
+    r = sub.add_parser(
+        "runs",
+        help="list experiment runs; exclude a bad run for good, or include it again; prune old collection builds",
+    )
     r.add_argument("action", choices=["list", "exclude", "include", "prune"])
-    r.add_argument("run_id", nargs="?", metavar="RUN_ID",
-                   help="exclude/include: the experiment run id, or its first 8 characters or more")
+    r.add_argument(
+        "run_id",
+        nargs="?",
+        metavar="RUN_ID",
+        help="exclude/include: the experiment run id, or its first 8 characters or more",
+    )
     r.add_argument("--reason", help="exclude: why the run is set aside (shown with it)")
     add_prune_arguments(r)
     r.set_defaults(func=command_runs, parser=r)
     p = sub.add_parser("report", help="write the HTML reports: the latest, or those of one past run or batch")
     which = p.add_mutually_exclusive_group()
-    which.add_argument("--run", metavar="RUN_ID", help="exactly this experiment run: its id or its first 8 "
-                                                       "characters or more (see `chunkbench runs list`)")
-    which.add_argument("--batch", metavar="BATCH", help="the runs of one `chunkbench run` or Dagster backfill "
-                                                         "(the batch column of `chunkbench runs list`)")
+    which.add_argument(
+        "--run",
+        metavar="RUN_ID",
+        help="exactly this experiment run: its id or its first 8 characters or more (see `chunkbench runs list`)",
+    )
+    which.add_argument(
+        "--batch",
+        metavar="BATCH",
+        help="the runs of one `chunkbench run` or Dagster backfill (the batch column of `chunkbench runs list`)",
+    )
     p.add_argument("--out", metavar="FOLDER", help="write here (default: reports/, or reports/runs/<run or batch>/)")
     p.set_defaults(func=command_report, parser=p)

@@ -42,5 +42,6 @@ def earlier_layout(settings: Settings):
     None."""
     from chunkbench_core.storage.earlier_layout import find_earlier_layout
 
-    return find_earlier_layout(settings.results_base, settings.vectors_base, settings.results_dir,
-                               settings.qdrant_dir, settings.benchmark)
+    return find_earlier_layout(
+        settings.results_base, settings.vectors_base, settings.results_dir, settings.qdrant_dir, settings.benchmark
+    )

@@ -36,8 +36,12 @@ def catalog_text(strategies: list[dict]) -> str:
     lines = []
     for s in strategies:
         # a common option is listed once at the end, and with a strategy only where its default differs
-        s = {**s, "options": [o for o in s["options"] if o["name"] not in COMMON_OPTIONS
-                              or o["default"] != common[o["name"]]]}
+        s = {
+            **s,
+            "options": [
+                o for o in s["options"] if o["name"] not in COMMON_OPTIONS or o["default"] != common[o["name"]]
+            ],
+        }
         lines.append(s["name"])
         lines.append(f"  {s['description']}")
         if s.get("description_without_llm"):
@@ -73,10 +77,13 @@ def command_strategies(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    s = sub.add_parser("strategies", help="the chunking strategies: what each does, its options and capabilities",
-                       description="Every registered chunking strategy with its description, capabilities and "
-                                   "options (type, default, allowed values). Every strategy also takes chunk_size, "
-                                   "chunk_overlap and the options listed last.")
+    s = sub.add_parser(
+        "strategies",
+        help="the chunking strategies: what each does, its options and capabilities",
+        description="Every registered chunking strategy with its description, capabilities and "
+        "options (type, default, allowed values). Every strategy also takes chunk_size, "
+        "chunk_overlap and the options listed last.",
+    )
     s.add_argument("names", nargs="*", help="only these strategies")
     s.add_argument("--json", action="store_true", help="print JSON")
     s.set_defaults(func=command_strategies, parser=s)

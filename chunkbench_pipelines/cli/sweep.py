@@ -38,26 +38,48 @@ def command_sweep(args: argparse.Namespace) -> int:
     from chunkbench_pipelines.runner import run_sweep
 
     instance = open_instance(settings)
-    return run_interruptibly(lambda: run_sweep(settings, sweep, config, out=sys.stdout, instance=instance),
-                             instance, sys.stdout)
+    return run_interruptibly(
+        lambda: run_sweep(settings, sweep, config, out=sys.stdout, instance=instance), instance, sys.stdout
+    )
 
 
 def register(sub: argparse._SubParsersAction, strategies: list[str], models: list[str] | None) -> None:
-    s = sub.add_parser("sweep", help="run a neighbor or chunk-size sweep now, as the benchmark's Dagster sweep job",
-                       description="Run one sweep now: each level or size is its own experiment run, compared side "
-                                   "by side in leaderboard_by_setting and the reports. Runs the benchmark's Dagster "
-                                   "job <benchmark>__neighbor_sweep or <benchmark>__chunk_size_sweep (also on the "
-                                   "UI's launchpad).")
-    s.add_argument("kind", choices=["neighbors", "chunk-size"],
-                   help="neighbors: neighbor expansion levels; chunk-size: chunk sizes, each its own collection")
-    s.add_argument("--levels", metavar="P:N,...",
-                   help="neighbors: chunks added before:after each hit, 0..5 each (default 0:0,1:1,2:2,3:3)")
-    s.add_argument("--sizes", metavar="N,...", help="chunk-size: sizes in tokens (default 128,256,512,1024; "
-                                                    "overlap one eighth; sizes above a model's window left out)")
-    s.add_argument("--strategy", action="append", metavar="STRATEGY",
-                   help="only this strategy (repeatable; default: neighbors: those whose chunks are windows of "
-                        f"running text; chunk-size: the sweepable ones): {', '.join(strategies)}")
-    s.add_argument("--corpus-model", action="append", metavar="MODEL",
-                   help="this corpus model (repeatable; default: the default corpus model)"
-                        + (f": {', '.join(models)}" if models else ""))
+    s = sub.add_parser(
+        "sweep",
+        help="run a neighbor or chunk-size sweep now, as the benchmark's Dagster sweep job",
+        description="Run one sweep now: each level or size is its own experiment run, compared side "
+        "by side in leaderboard_by_setting and the reports. Runs the benchmark's Dagster "
+        "job <benchmark>__neighbor_sweep or <benchmark>__chunk_size_sweep (also on the "
+        "UI's launchpad).",
+    )
+    s.add_argument(
+        "kind",
+        choices=["neighbors", "chunk-size"],
+        help="neighbors: neighbor expansion levels; chunk-size: chunk sizes, each its own collection",
+    )
+    s.add_argument(
+        "--levels",
+        metavar="P:N,...",
+        help="neighbors: chunks added before:after each hit, 0..5 each (default 0:0,1:1,2:2,3:3)",
+    )
+    s.add_argument(
+        "--sizes",
+        metavar="N,...",
+        help="chunk-size: sizes in tokens (default 128,256,512,1024; "
+        "overlap one eighth; sizes above a model's window left out)",
+    )
+    s.add_argument(
+        "--strategy",
+        action="append",
+        metavar="STRATEGY",
+        help="only this strategy (repeatable; default: neighbors: those whose chunks are windows of "
+        f"running text; chunk-size: the sweepable ones): {', '.join(strategies)}",
+    )
+    s.add_argument(
+        "--corpus-model",
+        action="append",
+        metavar="MODEL",
+        help="this corpus model (repeatable; default: the default corpus model)"
+        + (f": {', '.join(models)}" if models else ""),
+    )
     s.set_defaults(func=command_sweep, parser=s)

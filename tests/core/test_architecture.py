@@ -28,10 +28,14 @@ def test_importing_every_core_module_loads_no_dagster():
         ".".join(("chunkbench_core", *p.relative_to(CORE).with_suffix("").parts)).removesuffix(".__init__")
         for p in CORE.rglob("*.py")
     )
-    code = "import importlib, sys\n" + "".join(f"importlib.import_module({m!r})\n" for m in modules) + \
-        "print(sorted(m for m in sys.modules if m.startswith('dagster')))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=CORE.parent).stdout.strip()
+    code = (
+        "import importlib, sys\n"
+        + "".join(f"importlib.import_module({m!r})\n" for m in modules)
+        + "print(sorted(m for m in sys.modules if m.startswith('dagster')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=CORE.parent
+    ).stdout.strip()
     assert out == "[]"
 
 
@@ -41,8 +45,10 @@ PACKAGES = ("chunkbench_core", "chunkbench_pipelines")
 
 def _modules(package: str) -> dict[str, Path]:
     base = ROOT / package
-    return {".".join((package, *p.relative_to(base).with_suffix("").parts)).removesuffix(".__init__"): p
-            for p in base.rglob("*.py")}
+    return {
+        ".".join((package, *p.relative_to(base).with_suffix("").parts)).removesuffix(".__init__"): p
+        for p in base.rglob("*.py")
+    }
 
 
 def _module_imports(package: str = "chunkbench_core") -> dict[str, set[str]]:
@@ -63,7 +69,7 @@ def _module_imports(package: str = "chunkbench_core") -> dict[str, set[str]]:
                 base = node.module or ""
                 if node.level:
                     anchor = anchor_package.split(".")
-                    anchor = anchor[:len(anchor) - node.level + 1]
+                    anchor = anchor[: len(anchor) - node.level + 1]
                     base = ".".join([*anchor, *([node.module] if node.module else [])])
                 if base == package or base.startswith(package + "."):
                     submodules = {f"{base}.{a.name}" for a in node.names} & set(modules)
@@ -127,8 +133,12 @@ def test_the_loop_finder_finds_a_loop_closed_inside_a_function(tmp_path, monkeyp
 
 #: the floor below the settings: modules that import nothing of chunkbench but one another (errors, the
 #: redaction of secrets, the shipped data's paths, the cache location's parsing)
-BELOW_SETTINGS = {"chunkbench_core.errors", "chunkbench_core.redaction", "chunkbench_core.datasets",
-                  "chunkbench_core.cache_url"}
+BELOW_SETTINGS = {
+    "chunkbench_core.errors",
+    "chunkbench_core.redaction",
+    "chunkbench_core.datasets",
+    "chunkbench_core.cache_url",
+}
 
 
 def test_the_settings_sit_at_the_bottom():
@@ -145,21 +155,29 @@ def test_the_floors_point_one_way():
     chunkbench."""
     graph = _module_imports()
     assert graph["chunkbench_core.metric_catalog"] == set()
-    rules = [("chunkbench_core.storage", "chunkbench_core.evaluation"),
-             ("chunkbench_core.embedding", "chunkbench_core.storage"),
-             ("chunkbench_core.settings", "chunkbench_core.embedding"),
-             ("chunkbench_core.settings", "chunkbench_core.storage"),
-             ("chunkbench_core.settings", "chunkbench_core.evaluation")]
-    crossings = {(module, target) for module, deps in graph.items() for target in deps for below, above in rules
-                 if (module == below or module.startswith(below + ".")) and
-                 (target == above or target.startswith(above + "."))}
+    rules = [
+        ("chunkbench_core.storage", "chunkbench_core.evaluation"),
+        ("chunkbench_core.embedding", "chunkbench_core.storage"),
+        ("chunkbench_core.settings", "chunkbench_core.embedding"),
+        ("chunkbench_core.settings", "chunkbench_core.storage"),
+        ("chunkbench_core.settings", "chunkbench_core.evaluation"),
+    ]
+    crossings = {
+        (module, target)
+        for module, deps in graph.items()
+        for target in deps
+        for below, above in rules
+        if (module == below or module.startswith(below + ".")) and (target == above or target.startswith(above + "."))
+    }
     assert crossings == set()
 
 
 def test_token_counting_sits_below_chunking_embedding_and_evaluation():
     graph = _module_imports()
-    assert not any(d.startswith(("chunkbench_core.chunking", "chunkbench_core.embedding", "chunkbench_core.evaluation"))
-                   for d in graph["chunkbench_core.tokens"])
+    assert not any(
+        d.startswith(("chunkbench_core.chunking", "chunkbench_core.embedding", "chunkbench_core.evaluation"))
+        for d in graph["chunkbench_core.tokens"]
+    )
     users = [m for m, deps in graph.items() if "chunkbench_core.tokens" in deps]
     assert any(m.startswith("chunkbench_core.chunking.") for m in users)
     assert any(m.startswith("chunkbench_core.evaluation.") for m in users)
@@ -176,21 +194,34 @@ def test_the_environment_is_read_in_settings_py_alone():
                 continue
             text = path.read_text(encoding="utf-8")
             for node in ast.walk(ast.parse(text)):
-                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os" \
-                        and node.attr in ("environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"):
+                if (
+                    isinstance(node, ast.Attribute)
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id == "os"
+                    and node.attr in ("environ", "environb", "getenv", "getenvb", "putenv", "unsetenv")
+                ):
                     offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: os.{node.attr}")
                 elif isinstance(node, ast.ImportFrom) and node.module == "os":
-                    offenders += [f"{path.relative_to(ROOT)}:{node.lineno}: from os import {a.name}"
-                                  for a in node.names if "env" in a.name]
+                    offenders += [
+                        f"{path.relative_to(ROOT)}:{node.lineno}: from os import {a.name}"
+                        for a in node.names
+                        if "env" in a.name
+                    ]
     assert offenders == []
 
 
 def test_the_core_reads_settings_only_from_the_mapping_it_is_given(tmp_path):
     from chunkbench_core.settings import Settings
 
-    loaded = Settings.load({"CHUNKBENCH_HOME": str(tmp_path), "CHUNKBENCH_BENCHMARK": "b", "OPENAI_API_KEY": "sk-x1234"},
-                           {"benchmark": "flagged"})
-    assert loaded.home == tmp_path and loaded.benchmark == "flagged" and loaded.results_dir == tmp_path / "benchmarks" / "flagged"
+    loaded = Settings.load(
+        {"CHUNKBENCH_HOME": str(tmp_path), "CHUNKBENCH_BENCHMARK": "b", "OPENAI_API_KEY": "sk-x1234"},
+        {"benchmark": "flagged"},
+    )
+    assert (
+        loaded.home == tmp_path
+        and loaded.benchmark == "flagged"
+        and loaded.results_dir == tmp_path / "benchmarks" / "flagged"
+    )
     assert loaded.source("home") == "environment CHUNKBENCH_HOME" and loaded.source("benchmark") == "flag --benchmark"
     assert loaded.source("llm_api_key") == "environment OPENAI_API_KEY" and "sk-x1234" not in repr(loaded)
     assert Settings.load({}).benchmark == "sample" and Settings.load({}).source("corpus") == "default"
@@ -231,5 +262,7 @@ def test_the_parameter_count_counts_keywords_and_the_star_arguments(tmp_path):
     (tmp_path / "pkg" / "m.py").write_text(
         "def seven(a, b, c, d, e, f, g): ...\n"
         "def eight(a, b, c, *rest, d, e, f, **more): ...\n"
-        "class C:\n    def method(self, a, b, c, d, e, f, g, h): ...\n", encoding="utf-8")
+        "class C:\n    def method(self, a, b, c, d, e, f, g, h): ...\n",
+        encoding="utf-8",
+    )
     assert parameter_counts(tmp_path, ("pkg",)) == {"pkg/m.py:eight": 8, "pkg/m.py:method": 8}

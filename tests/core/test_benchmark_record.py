@@ -12,8 +12,14 @@ def _recorded(tmp_path, name="civic"):
     docs, questions = tmp_path / "docs", tmp_path / "questions"
     docs.mkdir()
     questions.mkdir()
-    first = Settings.load({"CHUNKBENCH_HOME": str(tmp_path / "home"), "CHUNKBENCH_BENCHMARK": name,
-                           "CHUNKBENCH_CORPUS": str(docs), "CHUNKBENCH_QUESTIONS": str(questions)})
+    first = Settings.load(
+        {
+            "CHUNKBENCH_HOME": str(tmp_path / "home"),
+            "CHUNKBENCH_BENCHMARK": name,
+            "CHUNKBENCH_CORPUS": str(docs),
+            "CHUNKBENCH_QUESTIONS": str(questions),
+        }
+    )
     return register_benchmark(first), docs.resolve(), questions.resolve()
 
 
@@ -36,8 +42,9 @@ def test_a_folder_given_wins_over_the_record_and_the_other_one_is_still_recorded
     _, docs, questions = _recorded(tmp_path)
     other = tmp_path / "other docs"
     other.mkdir()
-    given = Settings.load({"CHUNKBENCH_HOME": str(tmp_path / "home"), "CHUNKBENCH_BENCHMARK": "civic",
-                           "CHUNKBENCH_CORPUS": str(other)})
+    given = Settings.load(
+        {"CHUNKBENCH_HOME": str(tmp_path / "home"), "CHUNKBENCH_BENCHMARK": "civic", "CHUNKBENCH_CORPUS": str(other)}
+    )
     assert (given.corpus, given.questions) == (other.resolve(), questions)
     assert given.source("corpus") == "environment CHUNKBENCH_CORPUS"
 
@@ -52,8 +59,7 @@ def test_without_a_readable_record_the_defaults_stand(tmp_path):
     [_], problems = find_benchmarks(damaged)
     assert problems == []  # the benchmark in force is listed from its settings, never from its own record
     # a record naming another benchmark (copied from its folder) is not this one's either
-    record.write_text('{"name": "other", "corpus": "/elsewhere/corpus", "questions": "/elsewhere/q"}',
-                      encoding="utf-8")
+    record.write_text('{"name": "other", "corpus": "/elsewhere/corpus", "questions": "/elsewhere/q"}', encoding="utf-8")
     copied = Settings.load({"CHUNKBENCH_HOME": str(tmp_path / "home"), "CHUNKBENCH_BENCHMARK": "civic"})
     assert (copied.corpus, copied.source("corpus")) == (SAMPLE_CORPUS, "default")
 
@@ -62,7 +68,8 @@ def test_the_sample_benchmark_is_never_read_from_a_record(tmp_path):
     home = tmp_path / "home"
     record = home / "benchmarks" / "sample" / BENCHMARK_FILE
     record.parent.mkdir(parents=True)
-    record.write_text('{"name": "sample", "corpus": "/elsewhere/corpus", "questions": "/elsewhere/q"}',
-                      encoding="utf-8")  # another checkout's bundled sample, in a shared home
+    record.write_text(
+        '{"name": "sample", "corpus": "/elsewhere/corpus", "questions": "/elsewhere/q"}', encoding="utf-8"
+    )  # another checkout's bundled sample, in a shared home
     sample = Settings.load({"CHUNKBENCH_HOME": str(home), "CHUNKBENCH_BENCHMARK": "sample"})
     assert (sample.corpus, sample.questions) == (SAMPLE_CORPUS, SAMPLE_QUESTIONS)

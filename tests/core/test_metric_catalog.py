@@ -54,9 +54,12 @@ def test_no_module_holds_its_own_list_of_metric_names():
 def test_the_scan_finds_a_list_and_an_alias_map(tmp_path):
     (tmp_path / "chunkbench_core").mkdir()
     (tmp_path / "chunkbench_core" / "board.py").write_text(
-        'COLUMNS = ("recall", "precision", "context_tokens")\nALIAS = {"reciprocal_rank": "mrr"}\n', encoding="utf-8")
+        'COLUMNS = ("recall", "precision", "context_tokens")\nALIAS = {"reciprocal_rank": "mrr"}\n', encoding="utf-8"
+    )
     assert metric_name_lists(tmp_path, ("chunkbench_core",)) == [
-        "chunkbench_core/board.py:1: ['recall', 'precision']", "chunkbench_core/board.py:2: ['reciprocal_rank', 'mrr']"]
+        "chunkbench_core/board.py:1: ['recall', 'precision']",
+        "chunkbench_core/board.py:2: ['reciprocal_rank', 'mrr']",
+    ]
 
 
 def _view(name: str) -> list[str]:
@@ -74,13 +77,18 @@ def test_each_view_shows_the_metrics_the_list_names_for_it():
     assert set(columns.KPI_METRICS) == set(_view("kpis")) and columns.KPI_METRICS[0] == "recall_at_512"
     assert list(managerial.BAR_METRICS) == _view("bars") and list(managerial.TABLE_METRICS) == _view("ranked_table")
     assert [m for m in by_group.SECTION_METRICS if m in listed] == _view("group_section")
-    assert list(evidence_metrics()) == [m.run_name for m in CATALOG.shown_in("by_group")
-                                        if m.group in ("evidence", "budget")]
+    assert list(evidence_metrics()) == [
+        m.run_name for m in CATALOG.shown_in("by_group") if m.group in ("evidence", "budget")
+    ]
     for sql, view in ((leaderboard_sql(), "leaderboard"), (leaderboard_by_setting_sql(), "by_setting")):
         shown = {m.run_name for m in CATALOG.shown_in(view)}
         assert shown and all(f"{name}" in sql for name in shown)
-        assert not [m.run_name for m in CATALOG.values() if m.run_name not in shown and
-                    any(f"{p}{m.run_name}," in sql or f"{p}{m.run_name}\n" in sql for p in (", l.", " l.", ", "))]
+        assert not [
+            m.run_name
+            for m in CATALOG.values()
+            if m.run_name not in shown
+            and any(f"{p}{m.run_name}," in sql or f"{p}{m.run_name}\n" in sql for p in (", l.", " l.", ", "))
+        ]
     assert list(llm.JUDGE_SCORES) == ["context_relevance", "answer_similarity", "faithfulness"]
     assert list(inspector.JUDGE_FIELDS) == [*llm.JUDGE_SCORES, "hallucination"]
     assert statistics.JUDGE_METRICS == set(llm.JUDGE_SCORES)
@@ -107,8 +115,9 @@ def test_a_metric_added_with_its_formula_joins_the_list_the_storage_floor_reads(
     from chunkbench_core.evaluation.metric_registry import METRICS, Metric, per_question
     from chunkbench_core.storage.results_db import SCORED_TABLES
 
-    METRICS.add(Metric("always_one", per_question(lambda q: 1.0), "always_one_rate", "Always one", "a toy",
-                       aliases=("one@k",)))
+    METRICS.add(
+        Metric("always_one", per_question(lambda q: 1.0), "always_one_rate", "Always one", "a toy", aliases=("one@k",))
+    )
     try:
         assert CATALOG["always_one"].run_name == "always_one_rate" and CATALOG.canonical("one@k") == "always_one"
         assert ("always_one", "DOUBLE") in SCORED_TABLES["question_results"].metric_columns()

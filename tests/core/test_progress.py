@@ -22,7 +22,8 @@ def test_line_has_done_total_unit_rate_elapsed_and_eta():
     line = progress.Progress("embedding", 1200, 5400, 32.0, "texts").line()
     assert line == "embedding: 1,200/5,400 texts, 38/s, 32 s elapsed, ETA 2 min"
     assert progress.Progress("parsing", 30, 2000, 600.0, "documents").line() == (
-        "parsing: 30/2,000 documents, 3.0/min, 10 min elapsed, ETA 10.9 h")
+        "parsing: 30/2,000 documents, 3.0/min, 10 min elapsed, ETA 10.9 h"
+    )
     done = progress.Progress("parsing", 5, 5, 2.0, "documents").line()
     assert done == "parsing: 5/5 documents, 2 s elapsed"  # no rate or ETA once finished
 
@@ -75,16 +76,16 @@ def test_one_long_item_still_gets_a_line_every_interval_naming_it(lines):
         tracker.begin("other.txt, 800 characters")
         tracker.step(3)
     beats = [p for p in lines if p.current]
-    assert len(beats) >= 2 and all(p.done == 1 and p.current.startswith("big.txt, 40.0 million characters (")
-                                   for p in beats)
+    assert len(beats) >= 2 and all(
+        p.done == 1 and p.current.startswith("big.txt, 40.0 million characters (") for p in beats
+    )
     assert "still on big.txt, 40.0 million characters (" in beats[0].line()
     gaps = [b.elapsed_s - a.elapsed_s for a, b in zip(lines, lines[1:])]
     assert max(gaps) < 0.6  # silent for at most about one interval (a loaded machine wakes threads late)
     count = len(lines)
     time.sleep(0.5)
     assert len(lines) == count and lines[-1].done == 3  # the heartbeat stopped with the block
-    assert progress.characters(900) == "900 characters" and progress.characters(40_000_000) == \
-        "40.0 million characters"
+    assert progress.characters(900) == "900 characters" and progress.characters(40_000_000) == "40.0 million characters"
     assert progress.file_size(2_900) == "3 KB" and progress.file_size(40_000_000) == "40.0 MB"
 
 
@@ -108,9 +109,12 @@ def test_scope_names_the_configuration_and_inner_loops_stay_quiet_unless_long(li
             long.step(5)
             long.step(10)
     labels = [(p.label, p.done) for p in lines]
-    assert labels == [("embedding fixed_size × all-minilm-l6-v2", 0), ("embedding fixed_size × all-minilm-l6-v2", 10),
-                      ("boundary model embedding fixed_size × all-minilm-l6-v2", 5),
-                      ("boundary model embedding fixed_size × all-minilm-l6-v2", 10)]
+    assert labels == [
+        ("embedding fixed_size × all-minilm-l6-v2", 0),
+        ("embedding fixed_size × all-minilm-l6-v2", 10),
+        ("boundary model embedding fixed_size × all-minilm-l6-v2", 5),
+        ("boundary model embedding fixed_size × all-minilm-l6-v2", 10),
+    ]
 
 
 def test_a_stop_request_ends_the_loop_at_its_next_step(lines):

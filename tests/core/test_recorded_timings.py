@@ -24,8 +24,10 @@ def script():
 
 def test_every_timing_block_of_the_pages_is_what_the_record_gives(script):
     stale = script.stale_pages()
-    assert not stale, (f"timing blocks differ from docs/timings.json in {[str(p.relative_to(ROOT)) for p in stale]}: "
-                       "python scripts/record_timings.py --write")
+    assert not stale, (
+        f"timing blocks differ from docs/timings.json in {[str(p.relative_to(ROOT)) for p in stale]}: "
+        "python scripts/record_timings.py --write"
+    )
     names = {m.group("name") for page in script.pages() for m in script.BLOCK.finditer(page.read_text("utf-8"))}
     assert {"demo", "make-test", "make-test-fast", "big-inputs"} <= names
     assert set(script.read_record()) >= {"demo", "make_test", "make_test_fast", "big_inputs"}
@@ -46,8 +48,10 @@ def test_every_recorded_figure_says_when_and_on_what_it_was_measured(script):
 
 
 #: sentences that quote a suite's or the demo's time: they belong inside a generated block
-HAND_TYPED = re.compile(r"`make (test|test-fast|demo)`[^.\n]{0,80}?\b(took|ran|in) [\d,.]+ ?(s|min|minutes)\b"
-                        r"|How long the demo takes:\*\* about")
+HAND_TYPED = re.compile(
+    r"`make (test|test-fast|demo)`[^.\n]{0,80}?\b(took|ran|in) [\d,.]+ ?(s|min|minutes)\b"
+    r"|How long the demo takes:\*\* about"
+)
 
 
 def test_no_page_types_a_suite_or_demo_time_outside_a_generated_block(script):
@@ -60,8 +64,9 @@ def test_no_page_types_a_suite_or_demo_time_outside_a_generated_block(script):
 
 def test_a_passing_command_is_recorded_with_its_test_count_and_the_pages_follow(script, tmp_path, monkeypatch):
     record, page = tmp_path / "timings.json", tmp_path / "page.md"
-    page.write_text("before\n<!-- generated: timings make-test-fast -->\nold\n<!-- end of generated timings -->\n",
-                    encoding="utf-8")
+    page.write_text(
+        "before\n<!-- generated: timings make-test-fast -->\nold\n<!-- end of generated timings -->\n", encoding="utf-8"
+    )
     monkeypatch.setattr(script, "RECORD", record)
     monkeypatch.setattr(script, "pages", lambda: [page])
     # the summary line is the last, and may come in colour
@@ -75,11 +80,17 @@ def test_a_passing_command_is_recorded_with_its_test_count_and_the_pages_follow(
     assert "make_test" not in json.loads(record.read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize(("seconds", "short", "rounded"), [
-    (47, "47 s", "about 45 seconds"), (78.2, "78 s", "about 1.5 minutes"), (93, "1 min 33 s", "about 1.5 minutes"),
-    (470, "7 min 50 s", "about 8 minutes"), (3360, "56 min", "about 56 minutes"),
-    (3900, "1 h 5 min", "about 65 minutes"),
-])
+@pytest.mark.parametrize(
+    ("seconds", "short", "rounded"),
+    [
+        (47, "47 s", "about 45 seconds"),
+        (78.2, "78 s", "about 1.5 minutes"),
+        (93, "1 min 33 s", "about 1.5 minutes"),
+        (470, "7 min 50 s", "about 8 minutes"),
+        (3360, "56 min", "about 56 minutes"),
+        (3900, "1 h 5 min", "about 65 minutes"),
+    ],
+)
 def test_durations_read_as_the_pages_write_them(script, seconds, short, rounded):
     assert script.duration(seconds) == short
     assert script.about(seconds) == rounded

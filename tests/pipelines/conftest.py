@@ -30,10 +30,12 @@ PATCHED_DAGSTER_VERSION = "1.13.27"
 def check_patched_dagster_version(version: str = dagster.__version__) -> None:
     """Fail loudly (every pipeline test) when Dagster is not the release the patch below was written for."""
     if version != PATCHED_DAGSTER_VERSION:
-        pytest.fail(f"tests/pipelines/conftest.py patches Dagster internals written for dagster "
-                    f"{PATCHED_DAGSTER_VERSION}, but dagster {version} is installed: check "
-                    "no_leftover_dagster_state_storage against the new release, then update PATCHED_DAGSTER_VERSION",
-                    pytrace=False)
+        pytest.fail(
+            f"tests/pipelines/conftest.py patches Dagster internals written for dagster "
+            f"{PATCHED_DAGSTER_VERSION}, but dagster {version} is installed: check "
+            "no_leftover_dagster_state_storage against the new release, then update PATCHED_DAGSTER_VERSION",
+            pytrace=False,
+        )
 
 
 @pytest.fixture(autouse=True)
@@ -67,13 +69,25 @@ def start_server(root):
     questions.mkdir()
     for name, text in DOCS.items():
         (corpus / name).write_text(text, encoding="utf-8")
-    (questions / "set.json").write_text(json.dumps({"questions": [
-        {"id": i, "question": q, "references": [{"document": d, "content": c}]} for i, q, d, c in QUESTIONS]}),
-        encoding="utf-8")
+    (questions / "set.json").write_text(
+        json.dumps(
+            {
+                "questions": [
+                    {"id": i, "question": q, "references": [{"document": d, "content": c}]} for i, q, d, c in QUESTIONS
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
     # the reports served on 127.0.0.1 as `make ui` serves them, and the code location told where
     reports = ReportServer(home / "benchmarks", free_port()).__enter__()
-    env = {"CHUNKBENCH_HOME": str(home), "CHUNKBENCH_CORPUS": str(corpus), "CHUNKBENCH_QUESTIONS": str(questions),
-           "CHUNKBENCH_BENCHMARK": "backfill", "CHUNKBENCH_REPORTS_URL": reports.url}
+    env = {
+        "CHUNKBENCH_HOME": str(home),
+        "CHUNKBENCH_CORPUS": str(corpus),
+        "CHUNKBENCH_QUESTIONS": str(questions),
+        "CHUNKBENCH_BENCHMARK": "backfill",
+        "CHUNKBENCH_REPORTS_URL": reports.url,
+    }
     try:
         server = DagsterServer(root / "dagster_home", env, root / "dagster-dev.log")
     except BaseException:

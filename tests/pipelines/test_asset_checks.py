@@ -38,10 +38,18 @@ def setup(tmp_path, monkeypatch):
 
 def build(setup):
     key = partition_key("fixed_size", MODEL)
-    assert environment_graph().materialize(["source_documents", "parsed_documents"], instance=setup["instance"],
-                       resources=setup["resources"]).success
-    return environment_graph().materialize(["chunk_collections", "experiment_results"], partition_key=key,
-                       instance=setup["instance"], resources=setup["resources"], raise_on_error=False)
+    assert (
+        environment_graph()
+        .materialize(["source_documents", "parsed_documents"], instance=setup["instance"], resources=setup["resources"])
+        .success
+    )
+    return environment_graph().materialize(
+        ["chunk_collections", "experiment_results"],
+        partition_key=key,
+        instance=setup["instance"],
+        resources=setup["resources"],
+        raise_on_error=False,
+    )
 
 
 def checks(result) -> dict[str, bool]:
@@ -52,12 +60,16 @@ def checks(result) -> dict[str, bool]:
 def test_checks_pass_on_a_good_collection(setup):
     result = build(setup)
     assert result.success
-    assert checks(result) == {"vector_count_matches_chunks": True, "chunk_invariants": True,
-                              "metrics_within_unit_interval": True, "question_references_resolve": True}
+    assert checks(result) == {
+        "vector_count_matches_chunks": True,
+        "chunk_invariants": True,
+        "metrics_within_unit_interval": True,
+        "question_references_resolve": True,
+    }
     # the time of the search is in the partition's metadata, as the index time is in its collection's
     graph = environment_graph()
-    built, = result.asset_materializations_for_node(graph.op("chunk_collections"))
-    searched, = result.asset_materializations_for_node(graph.op("experiment_results"))
+    (built,) = result.asset_materializations_for_node(graph.op("chunk_collections"))
+    (searched,) = result.asset_materializations_for_node(graph.op("experiment_results"))
     assert built.metadata["index_seconds"].value > 0 and searched.metadata["search_seconds"].value > 0
 
 
@@ -82,8 +94,15 @@ def test_checks_fail_on_a_broken_collection_with_their_reason(setup, broken_fixe
     assert "experiment_results" not in {e.step_key for e in result.all_events if e.is_step_success}
 
     out = io.StringIO()
-    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], console=RunConsole(out),
-                          instance=setup["instance"]) == 1
+    assert (
+        run_everything(
+            environment_settings(),
+            strategies=["fixed_size"],
+            corpus_models=[MODEL],
+            console=RunConsole(out),
+            instance=setup["instance"],
+        )
+        == 1
+    )
     printed = out.getvalue()
-    assert f"FAILED fixed_size|{MODEL}: chunk_invariants: 1 chunk whose markdown[start:end] is not its text" \
-        in printed
+    assert f"FAILED fixed_size|{MODEL}: chunk_invariants: 1 chunk whose markdown[start:end] is not its text" in printed

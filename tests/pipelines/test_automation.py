@@ -33,8 +33,14 @@ def setup(tmp_path):
     definitions, part = tides_definitions(tides, BENCHMARK)
     (tmp_path / "dagster_home").mkdir()
     instance = DagsterInstance.local_temp(str(tmp_path / "dagster_home"))
-    yield {"corpus": corpus, "questions": questions, "resources": resources, "instance": instance,
-           "defs": definitions, "part": part}
+    yield {
+        "corpus": corpus,
+        "questions": questions,
+        "resources": resources,
+        "instance": instance,
+        "defs": definitions,
+        "part": part,
+    }
     instance.dispose()
 
 
@@ -48,8 +54,9 @@ def named(setup, kind: str, name: str):
 
 
 def tick(sensor, setup, cursor=None):
-    context = build_sensor_context(instance=setup["instance"], cursor=cursor, resources=setup["resources"],
-                                   definitions=setup["defs"])
+    context = build_sensor_context(
+        instance=setup["instance"], cursor=cursor, resources=setup["resources"], definitions=setup["defs"]
+    )
     return named(setup, "sensors", sensor).evaluate_tick(context)
 
 
@@ -86,13 +93,22 @@ def assets(setup) -> list:
 
 
 def parse(setup):
-    assert materialize(assets(setup), selection=[key("source_documents"), key("parsed_documents")],
-                       instance=setup["instance"], resources=setup["resources"]).success
+    assert materialize(
+        assets(setup),
+        selection=[key("source_documents"), key("parsed_documents")],
+        instance=setup["instance"],
+        resources=setup["resources"],
+    ).success
 
 
 def build(setup, asset, partition):
-    assert materialize(assets(setup), selection=[key(asset)], partition_key=partition, instance=setup["instance"],
-                       resources=setup["resources"]).success
+    assert materialize(
+        assets(setup),
+        selection=[key(asset)],
+        partition_key=partition,
+        instance=setup["instance"],
+        resources=setup["resources"],
+    ).success
 
 
 @pytest.mark.e2e  # materializes the graph's assets: the conditions and schedules read their materializations
@@ -148,9 +164,20 @@ def test_question_sets_sensor_reports_changes_and_built_partitions_are_reevaluat
     automation = evaluate(setup, automation.cursor)
     assert requested(automation, "experiment_results") == set()
 
-    (setup["questions"] / "more.json").write_text(json.dumps({"questions": [{
-        "id": "t2", "question": "What height must the tide pass?",
-        "references": [{"document": "tides.md", "content": "above four metres"}]}]}), encoding="utf-8")
+    (setup["questions"] / "more.json").write_text(
+        json.dumps(
+            {
+                "questions": [
+                    {
+                        "id": "t2",
+                        "question": "What height must the tide pass?",
+                        "references": [{"document": "tides.md", "content": "above four metres"}],
+                    }
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
     changed = tick(question_sets_sensor, setup, same.cursor or first.cursor)
     [event] = changed.asset_events
     assert event.metadata["added"].value == "more.json"
@@ -177,10 +204,14 @@ def test_automation_is_off_unless_the_one_switch_is_on():
     assert all(s.default_status == DefaultSensorStatus.STOPPED for s in repository.sensor_defs)
     assert all(s.default_status == DefaultScheduleStatus.STOPPED for s in repository.schedule_defs)
     graph = loaded.resolve_asset_graph()
-    conditioned = {k.to_user_string() for k in graph.get_all_asset_keys()
-                   if k.path[0] == prefix and graph.get(k).automation_condition is not None}
-    assert conditioned == {f"{prefix}/{name}" for name in ("chunk_collections", "experiment_results", "leaderboard",
-                                                           "benchmark_report")}
+    conditioned = {
+        k.to_user_string()
+        for k in graph.get_all_asset_keys()
+        if k.path[0] == prefix and graph.get(k).automation_condition is not None
+    }
+    assert conditioned == {
+        f"{prefix}/{name}" for name in ("chunk_collections", "experiment_results", "leaderboard", "benchmark_report")
+    }
 
 
 def test_the_switch_starts_the_automation_and_folder_sensors(tmp_path):
@@ -188,20 +219,38 @@ def test_the_switch_starts_the_automation_and_folder_sensors(tmp_path):
     import subprocess
     import sys
 
-    script = ("from chunkbench_pipelines.definitions import defs\n"
-              "for s in defs().get_repository_def().sensor_defs: print(s.name, s.default_status.value)")
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                            env={**os.environ, "CHUNKBENCH_AUTOMATION": "on", "DAGSTER_HOME": str(tmp_path),
-                                 "CHUNKBENCH_HOME": str(tmp_path / "home"), "CHUNKBENCH_BENCHMARK": "mine"})
+    script = (
+        "from chunkbench_pipelines.definitions import defs\n"
+        "for s in defs().get_repository_def().sensor_defs: print(s.name, s.default_status.value)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={
+            **os.environ,
+            "CHUNKBENCH_AUTOMATION": "on",
+            "DAGSTER_HOME": str(tmp_path),
+            "CHUNKBENCH_HOME": str(tmp_path / "home"),
+            "CHUNKBENCH_BENCHMARK": "mine",
+        },
+    )
     assert result.returncode == 0, result.stderr
     assert dict(line.split() for line in result.stdout.splitlines()) == {
-        "mine__automation": "RUNNING", "mine__corpus_sensor": "RUNNING", "mine__question_sets_sensor": "RUNNING"}
+        "mine__automation": "RUNNING",
+        "mine__corpus_sensor": "RUNNING",
+        "mine__question_sets_sensor": "RUNNING",
+    }
 
 
 def schedule_tick(setup, name: str):
-    context = build_schedule_context(instance=setup["instance"], resources=setup["resources"],
-                                     repository_def=setup["defs"].get_repository_def(),
-                                     scheduled_execution_time=SATURDAY)
+    context = build_schedule_context(
+        instance=setup["instance"],
+        resources=setup["resources"],
+        repository_def=setup["defs"].get_repository_def(),
+        scheduled_execution_time=SATURDAY,
+    )
     return named(setup, "schedules", name).evaluate_tick(context)
 
 

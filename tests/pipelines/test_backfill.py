@@ -83,7 +83,9 @@ def test_backfill_of_local_partitions_loses_no_row(dagster_dev):
     try:
         counts = con.execute("""SELECT strategy, corpus_model, question_id, count(*) FROM question_results
                                 GROUP BY ALL ORDER BY ALL""").fetchall()
-        chunks = con.execute("SELECT strategy, corpus_model, count(DISTINCT document) FROM chunks GROUP BY ALL").fetchall()
+        chunks = con.execute(
+            "SELECT strategy, corpus_model, count(DISTINCT document) FROM chunks GROUP BY ALL"
+        ).fetchall()
         board = con.execute("SELECT count(*) FROM experiment_metrics").fetchone()
     finally:
         con.close()

@@ -45,21 +45,37 @@ def test_two_benchmarks_in_one_home_never_mix(tmp_path, monkeypatch):
         corpus.mkdir(parents=True)
         questions.mkdir()
         (corpus / document).write_text(text, encoding="utf-8")
-        (questions / f"{name}.json").write_text(json.dumps({"questions": [
-            {"id": "q1", "question": question, "references": [{"document": document, "content": reference}]}]}),
-            encoding="utf-8")
+        (questions / f"{name}.json").write_text(
+            json.dumps(
+                {
+                    "questions": [
+                        {"id": "q1", "question": question, "references": [{"document": document, "content": reference}]}
+                    ]
+                }
+            ),
+            encoding="utf-8",
+        )
         monkeypatch.setenv("CHUNKBENCH_CORPUS", str(corpus))
         monkeypatch.setenv("CHUNKBENCH_QUESTIONS", str(questions))
         monkeypatch.setenv("CHUNKBENCH_BENCHMARK", name)
         out = io.StringIO()
-        assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL],
-                              console=RunConsole(out), instance=instance) == 0, \
-            out.getvalue()
+        assert (
+            run_everything(
+                environment_settings(),
+                strategies=["fixed_size"],
+                corpus_models=[MODEL],
+                console=RunConsole(out),
+                instance=instance,
+            )
+            == 0
+        ), out.getvalue()
         assert f"benchmark {name}:" in out.getvalue()
         # its first run says how a running UI shows it (the code location lists benchmarks when it loads)
-        assert f"new benchmark {name}: a running chunkbench ui shows it within seconds (it reloads its code " \
-               "location); a dagster dev started otherwise shows it after Reload on its Deployment page" \
+        assert (
+            f"new benchmark {name}: a running chunkbench ui shows it within seconds (it reloads its code "
+            "location); a dagster dev started otherwise shows it after Reload on its Deployment page"
             in " ".join(out.getvalue().split())
+        )
         events_after_own_run[name] = materialization_counts(instance, name)
         assert events_after_own_run[name]["leaderboard"] == 1 and events_after_own_run[name]["chunk_collections"] == 1
 
@@ -73,20 +89,32 @@ def test_two_benchmarks_in_one_home_never_mix(tmp_path, monkeypatch):
         assert graph.has(AssetKey([name, "leaderboard"])) and graph.has(AssetKey([name, "chunk_collections"]))
         assert graph.get(AssetKey([name, "leaderboard"])).group_name == name
         assert f"Benchmark {name}" in graph.get(AssetKey([name, "leaderboard"])).description
-        assert {j.name for j in definitions.resolve_all_job_defs()} >= {f"{name}__benchmark_everything",
-                                                                        f"{name}__neighbor_sweep"}
+        assert {j.name for j in definitions.resolve_all_job_defs()} >= {
+            f"{name}__benchmark_everything",
+            f"{name}__neighbor_sweep",
+        }
         metadata = instance.get_latest_materialization_event(
-            AssetKey([name, "leaderboard"])).asset_materialization.metadata
+            AssetKey([name, "leaderboard"])
+        ).asset_materialization.metadata
         assert metadata["benchmark"].value == name
         assert metadata["recommendation"].value == f"fixed_size × {MODEL}"
         assert name in metadata["database"].value
         table = metadata["leaderboard"].value
-        assert [c.name for c in table.schema.columns] == ["rank", "configuration", "n", "recall_at_512",
-                                                          "verdict", "tokens", "frontier"]
+        assert [c.name for c in table.schema.columns] == [
+            "rank",
+            "configuration",
+            "n",
+            "recall_at_512",
+            "verdict",
+            "tokens",
+            "frontier",
+        ]
         assert [(r.data["rank"], r.data["configuration"], r.data["verdict"]) for r in table.records] == [
-            (1, f"fixed_size × {MODEL}", "recommended")]
+            (1, f"fixed_size × {MODEL}", "recommended")
+        ]
         experiment = instance.get_latest_materialization_event(
-            AssetKey([name, "experiment_results"])).asset_materialization.metadata
+            AssetKey([name, "experiment_results"])
+        ).asset_materialization.metadata
         assert experiment["benchmark"].value == name
     runs = instance.get_runs()
     assert {r.job_name for r in runs} == {f"{n}__benchmark_everything" for n in BENCHMARKS}
@@ -134,10 +162,21 @@ def materialization_counts(instance, benchmark: str) -> dict[str, int]:
     """How many materializations each asset of ``benchmark`` has in ``instance``."""
     from dagster import AssetRecordsFilter
 
-    return {asset: len(instance.fetch_materializations(AssetRecordsFilter(asset_key=AssetKey([benchmark, asset])),
-                                                       limit=100).records)
-            for asset in ("source_documents", "parsed_documents", "chunk_collections", "experiment_results",
-                          "leaderboard", "benchmark_report")}
+    return {
+        asset: len(
+            instance.fetch_materializations(
+                AssetRecordsFilter(asset_key=AssetKey([benchmark, asset])), limit=100
+            ).records
+        )
+        for asset in (
+            "source_documents",
+            "parsed_documents",
+            "chunk_collections",
+            "experiment_results",
+            "leaderboard",
+            "benchmark_report",
+        )
+    }
 
 
 def test_benchmark_names_are_validated_and_default_to_sample_or_the_corpus_folder(tmp_path):
@@ -160,8 +199,13 @@ def test_a_shared_qdrant_server_keeps_benchmarks_apart(tmp_path):
     from chunkbench_core.parsing.models import ParsedDocument, TreeNode
 
     server = QdrantClient(location=":memory:")
-    document = ParsedDocument(document="d.md", markdown="one two three four five six", tree=TreeNode(node_type="document"),
-                              units=[], parser="test")
+    document = ParsedDocument(
+        document="d.md",
+        markdown="one two three four five six",
+        tree=TreeNode(node_type="document"),
+        units=[],
+        parser="test",
+    )
     chunks = make_chunker("fixed_size", chunk_size=3, chunk_overlap=0).chunk(document)
     stores = {}
     for name in ("alpha", "beta"):

@@ -41,22 +41,37 @@ def test_parse_prints_units_and_fails_clearly_on_bad_input(tmp_path):
 @pytest.mark.slow
 def test_chunk_uses_the_boundary_model_for_semantic_strategies(tmp_path):
     doc = tmp_path / "doc.md"
-    doc.write_text("# Cats\n\nCats purr. Cats sleep a lot. Cats chase mice.\n\n# Taxes\n\n"
-                   "Taxes are due in April. Late filing costs a fee. Receipts must be kept.\n", encoding="utf-8")
+    doc.write_text(
+        "# Cats\n\nCats purr. Cats sleep a lot. Cats chase mice.\n\n# Taxes\n\n"
+        "Taxes are due in April. Late filing costs a fee. Receipts must be kept.\n",
+        encoding="utf-8",
+    )
     result = run("chunk", str(doc), "--strategy", "semantic", env_home=tmp_path)
     assert result.returncode == 0, result.stderr
     chunks = json.loads(result.stdout)
     text = doc.read_text(encoding="utf-8")
-    assert chunks and all(text[c["start"]:c["end"]] == c["text"] for c in chunks)
+    assert chunks and all(text[c["start"] : c["end"]] == c["text"] for c in chunks)
     # the cuts come from the BOUNDARY model: an unavailable one fails semantic, and fixed_size does not use it
-    unavailable = run("chunk", str(doc), "--strategy", "semantic", "--boundary-model", "text-embedding-3-small",
-                      env_home=tmp_path)
+    unavailable = run(
+        "chunk", str(doc), "--strategy", "semantic", "--boundary-model", "text-embedding-3-small", env_home=tmp_path
+    )
     assert unavailable.returncode == 1 and "text-embedding-3-small" in unavailable.stderr
     assert "OPENAI_API_KEY" in unavailable.stderr
-    assert run("chunk", str(doc), "--strategy", "fixed_size", "--boundary-model", "text-embedding-3-small",
-               env_home=tmp_path).returncode == 0
-    result = run("chunk", str(doc), "--strategy", "fixed_size", "--chunk-size", "10", "--chunk-overlap", "20",
-                 env_home=tmp_path)
+    assert (
+        run(
+            "chunk",
+            str(doc),
+            "--strategy",
+            "fixed_size",
+            "--boundary-model",
+            "text-embedding-3-small",
+            env_home=tmp_path,
+        ).returncode
+        == 0
+    )
+    result = run(
+        "chunk", str(doc), "--strategy", "fixed_size", "--chunk-size", "10", "--chunk-overlap", "20", env_home=tmp_path
+    )
     assert result.returncode == 1 and "chunk_overlap (20) must be smaller than chunk_size (10)" in result.stderr
 
 
@@ -120,20 +135,38 @@ def test_estimate_prices_the_sampled_corpus_as_it_times_it(tmp_path):
     corpus.mkdir()
     questions.mkdir()
     for d in range(6):
-        (corpus / f"notes{d}.md").write_text(f"# Notes {d}\n\n" + " ".join(
-            f"Note {i} of file {d}: the quay of Quelm is checked at {i % 12} o'clock." for i in range(200)) + "\n",
-            encoding="utf-8")
-    (questions / "set.json").write_text(json.dumps({"questions": [{
-        "id": "q1", "question": "When is the quay checked in note 3?",
-        "references": [{"document": "notes0.md", "content": "Note 3 of file 0: the quay of Quelm"}]}]}),
-        encoding="utf-8")
-    env = {**BASE_ENV, "CHUNKBENCH_HOME": str(tmp_path / "home"), "CHUNKBENCH_CORPUS": str(corpus),
-           "CHUNKBENCH_QUESTIONS": str(questions)}
+        (corpus / f"notes{d}.md").write_text(
+            f"# Notes {d}\n\n"
+            + " ".join(f"Note {i} of file {d}: the quay of Quelm is checked at {i % 12} o'clock." for i in range(200))
+            + "\n",
+            encoding="utf-8",
+        )
+    (questions / "set.json").write_text(
+        json.dumps(
+            {
+                "questions": [
+                    {
+                        "id": "q1",
+                        "question": "When is the quay checked in note 3?",
+                        "references": [{"document": "notes0.md", "content": "Note 3 of file 0: the quay of Quelm"}],
+                    }
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
+    env = {
+        **BASE_ENV,
+        "CHUNKBENCH_HOME": str(tmp_path / "home"),
+        "CHUNKBENCH_CORPUS": str(corpus),
+        "CHUNKBENCH_QUESTIONS": str(questions),
+    }
     calibration.give_measured(tmp_path / "home")  # MiniLM's rate as this process measured it: not this test's point
 
     def tokens(*flags):
-        done = chunkbench(["estimate", "--strategy", "fixed_size", "--corpus-model", "all-minilm-l6-v2", *flags], env,
-                          cwd=ROOT)
+        done = chunkbench(
+            ["estimate", "--strategy", "fixed_size", "--corpus-model", "all-minilm-l6-v2", *flags], env, cwd=ROOT
+        )
         assert done.returncode == 0, done.stdout + done.stderr
         [count] = re.findall(r"index all-minilm-l6-v2: 1 collection\(s\), about ([\d,]+) tokens", done.stdout)
         return int(count.replace(",", "")), done.stdout

@@ -21,8 +21,9 @@ QUESTION = "What are the core working hours?"
 
 def cli(*args, home, **env):
     # in this process (tests/pipelines/support/cli.py): the commands' behaviour is the point, not the entry point
-    return chunkbench(args, cwd=ROOT,
-                      env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "CHUNKBENCH_HOME": str(home), **env})
+    return chunkbench(
+        args, cwd=ROOT, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "CHUNKBENCH_HOME": str(home), **env}
+    )
 
 
 def build_fixed_size(home: Path) -> None:
@@ -41,8 +42,9 @@ def build_fixed_size(home: Path) -> None:
         documents.append(document)
     spec = resolve_collection(CollectionRequest("fixed_size", MODEL), SpecContext.of(settings))
     with made["qdrant"].open() as store:
-        build_collection(BuildRequest(spec, documents), made["embeddings"].embedder(MODEL), None, store,
-                         made["duckdb"].results())
+        build_collection(
+            BuildRequest(spec, documents), made["embeddings"].embedder(MODEL), None, store, made["duckdb"].results()
+        )
 
 
 @pytest.mark.slow
@@ -66,17 +68,20 @@ def test_ask_without_a_configuration_saves_the_query_and_queries_show_it_by_pref
     assert {"start", "end", "score", "text", "chunk_id"} <= set(data["retrieved"][0])
     assert any("10:00 to 15:30" in hit["text"] for hit in data["retrieved"])
 
-    not_saved = cli("ask", QUESTION, "--strategy", "fixed_size", "--corpus-model", MODEL, "--no-save", "--json",
-                    home=home)
+    not_saved = cli(
+        "ask", QUESTION, "--strategy", "fixed_size", "--corpus-model", MODEL, "--no-save", "--json", home=home
+    )
     assert not_saved.returncode == 0 and json.loads(not_saved.stdout)["query_id"] is None
     assert len(json.loads(cli("queries", "list", "--json", home=home).stdout)) == 1
     # the saved question's embedding is in embedding_usage next to the corpus's; the unsaved one left no trace
     from chunkbench_core.storage.results_db import ResultsDB
 
     usage = ResultsDB(Settings.load({"CHUNKBENCH_HOME": str(home)}).results_dir).query(
-        "SELECT stage, strategy, corpus_model, texts FROM embedding_usage WHERE stage = 'queries'")
-    assert usage.to_dict("records") == [{"stage": "queries", "strategy": "fixed_size", "corpus_model": MODEL,
-                                         "texts": 1}]
+        "SELECT stage, strategy, corpus_model, texts FROM embedding_usage WHERE stage = 'queries'"
+    )
+    assert usage.to_dict("records") == [
+        {"stage": "queries", "strategy": "fixed_size", "corpus_model": MODEL, "texts": 1}
+    ]
     short = cli("queries", "show", query_id[:7], home=home)
     assert short.returncode == 1 and "at least 8" in short.stderr
     missing = cli("ask", QUESTION, "--strategy", "recursive", "--corpus-model", MODEL, home=home)
@@ -130,8 +135,12 @@ def test_parse_explains_its_rules_and_reads_the_benchmarks_parser_settings(tmp_p
     from docx import Document
 
     word = Document()
-    for text in ("Question: How many days of leave?", "Answer: Twenty-six days a year.",
-                 "Vraag: Where is the office?", "Antwoord: In Utrecht."):
+    for text in (
+        "Question: How many days of leave?",
+        "Answer: Twenty-six days a year.",
+        "Vraag: Where is the office?",
+        "Antwoord: In Utrecht.",
+    ):
         word.add_paragraph(text)
     word.save(document)
     explained = cli("parse", str(document), "--explain", home=home)
@@ -143,8 +152,8 @@ def test_parse_explains_its_rules_and_reads_the_benchmarks_parser_settings(tmp_p
     again = cli("parse", "--write-settings", home=home)
     assert again.returncode == 1 and "--force" in again.stderr
     text = settings_file.read_text(encoding="utf-8")
-    text = text.replace('question_markers = [', "question_markers = ['vraag', ", 1)
-    text = text.replace('answer_markers = [', "answer_markers = ['antwoord', ", 1)
+    text = text.replace("question_markers = [", "question_markers = ['vraag', ", 1)
+    text = text.replace("answer_markers = [", "answer_markers = ['antwoord', ", 1)
     settings_file.write_text(text, encoding="utf-8")
     explained = cli("parse", str(document), "--explain", home=home)
     assert f"parser settings file: {settings_file}" in explained.stdout and "2 Q&A pairs" in explained.stdout
@@ -175,10 +184,21 @@ def test_queries_list_shows_the_corpus_model_in_force_like_ask(tmp_path):
     home = tmp_path / "home"
     results = ResultsDB(Settings.load({"CHUNKBENCH_HOME": str(home)}).results_dir)
     for i, model in enumerate((MODEL, E5)):
-        save_query(results, {"query_id": f"{i:016x}", "question": f"{QUESTION} ({model})", "strategy": "fixed_size",
-                             "corpus_model": model, "configuration": configuration_label("fixed_size", model),
-                             "configuration_source": "given", "retrieved": "[]", "answer": None, "total_ms": 5.0,
-                             "created_at": datetime(2026, 12, 1, 10, i, tzinfo=timezone.utc)})
+        save_query(
+            results,
+            {
+                "query_id": f"{i:016x}",
+                "question": f"{QUESTION} ({model})",
+                "strategy": "fixed_size",
+                "corpus_model": model,
+                "configuration": configuration_label("fixed_size", model),
+                "configuration_source": "given",
+                "retrieved": "[]",
+                "answer": None,
+                "total_ms": 5.0,
+                "created_at": datetime(2026, 12, 1, 10, i, tzinfo=timezone.utc),
+            },
+        )
     both = cli("queries", "list", home=home)  # no default chosen: every model's
     assert both.returncode == 0, both.stderr
     assert MODEL in both.stdout and E5 in both.stdout and both.stderr == ""

@@ -12,8 +12,20 @@ from chunkbench_pipelines.cli import main
 @pytest.mark.slow
 def test_reproduce_chroma_prints_ours_published_and_difference_for_the_chosen_config(tmp_path, capsys):
     out = tmp_path / "ours.csv"
-    code = main(["reproduce", "chroma", "--configs", "fixed_size:250:0", "--corpora", "state_of_the_union",
-                 "--limit", "12", "--out", str(out)])
+    code = main(
+        [
+            "reproduce",
+            "chroma",
+            "--configs",
+            "fixed_size:250:0",
+            "--corpora",
+            "state_of_the_union",
+            "--limit",
+            "12",
+            "--out",
+            str(out),
+        ]
+    )
     printed = capsys.readouterr().out
     assert code == 0
     assert "1 corpora, 12 questions, top 5, model all-minilm-l6-v2" in printed and "a slice" in printed

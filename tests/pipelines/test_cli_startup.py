@@ -23,9 +23,14 @@ raise SystemExit(code or 0)
 
 
 def loaded_by(*args: str, home: Path) -> tuple[subprocess.CompletedProcess, set[str]]:
-    result = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=300,
-                            cwd=ROOT, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT),
-                                           "CHUNKBENCH_HOME": str(home)})
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "CHUNKBENCH_HOME": str(home)},
+    )
     [line] = [x for x in result.stderr.splitlines() if x.startswith("HEAVY")]
     return result, set(filter(None, line.removeprefix("HEAVY").strip().split(",")))
 
@@ -55,10 +60,18 @@ def test_loading_the_code_location_imports_no_plotting_statistics_or_graph_libra
     """Every Dagster process (the code server, each run of a backfill) loads the definitions: matplotlib (drawn only
     by the reports), scipy (the intervals), onnx (the MiniLM graph) and ir-measures (the ranking metrics) are
     imported by what uses them, not by loading the code location."""
-    probe = ("import sys\nimport chunkbench_pipelines.definitions\n"
-             "print(','.join(sorted({n.split('.')[0] for n in sys.modules} & {'matplotlib', 'scipy', 'onnx', "
-             "'ml_dtypes', 'ir_measures', 'dagster'})))")
-    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, cwd=ROOT,
-                            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "CHUNKBENCH_HOME": str(tmp_path)})
+    probe = (
+        "import sys\nimport chunkbench_pipelines.definitions\n"
+        "print(','.join(sorted({n.split('.')[0] for n in sys.modules} & {'matplotlib', 'scipy', 'onnx', "
+        "'ml_dtypes', 'ir_measures', 'dagster'})))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "CHUNKBENCH_HOME": str(tmp_path)},
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "dagster", result.stdout  # dagster: the probe sees what is imported

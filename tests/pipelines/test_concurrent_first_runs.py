@@ -17,8 +17,7 @@ def test_three_runs_at_once_on_an_empty_home_all_finish_and_leave_a_sound_instan
     world = make_world(tmp_path / "world")
     # the lock is held here for a moment first, so every run must wait for it (and say so) before it sets up
     with setup_lock(world.home, "the test"):
-        runs = [world.start("run", "--strategy", "fixed_size", "--corpus-model", "all-minilm-l6-v2")
-                for _ in range(3)]
+        runs = [world.start("run", "--strategy", "fixed_size", "--corpus-model", "all-minilm-l6-v2") for _ in range(3)]
         waiting = [run.stderr.readline() for run in runs]  # each says so after 2 s, before anything else
     outputs = [run.communicate(timeout=600) for run in runs]
     for run, line, (stdout, stderr) in zip(runs, waiting, outputs):

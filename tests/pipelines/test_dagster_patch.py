@@ -43,8 +43,9 @@ def test_the_tests_backfill_daemon_turns_every_3_s_and_dagster_still_reads_the_p
     assert "DEFAULT_DAEMON_INTERVAL_SECONDS - loop_duration" in loop  # ... as the pause between turns
     probe = "import dagster._daemon.controller as c; print(c.DEFAULT_DAEMON_INTERVAL_SECONDS)"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    patched = subprocess.run([sys.executable, "-c", probe], env=with_quick_backfills(env), capture_output=True,
-                             text=True, check=True)
+    patched = subprocess.run(
+        [sys.executable, "-c", probe], env=with_quick_backfills(env), capture_output=True, text=True, check=True
+    )
     plain = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
     assert (patched.stdout.strip(), plain.stdout.strip()) == (str(BACKFILL_INTERVAL_SECONDS), "30")
     assert patched.stderr == "", patched.stderr  # the start-up hook raised nothing

@@ -14,8 +14,16 @@ from chunkbench_pipelines.scope import dagster_name
 from tests.pipelines.support.environment import environment_settings
 
 ROOT = Path(__file__).resolve().parents[2]
-ASSETS = {"source_documents", "parsed_documents", "chunk_collections", "experiment_results", "leaderboard",
-          "benchmark_report", "generated_questions", "question_sets"}
+ASSETS = {
+    "source_documents",
+    "parsed_documents",
+    "chunk_collections",
+    "experiment_results",
+    "leaderboard",
+    "benchmark_report",
+    "generated_questions",
+    "question_sets",
+}
 SETTINGS = environment_settings(measured_rates=False)  # the settings in force when Dagster loads the code location
 PREFIX = dagster_name(SETTINGS.benchmark)  # the configured benchmark's (others may be registered in the home too)
 
@@ -44,8 +52,14 @@ def test_definitions_load_with_the_asset_graph_of_the_design():
     assert partitions.get_partition_keys() == strategy_by_model(runnable_corpus_models(SETTINGS)).get_partition_keys()
     for partitioned in ("chunk_collections", "experiment_results"):
         assert graph.get(key(partitioned)).partitions_def == partitions
-    for unpartitioned in ("source_documents", "parsed_documents", "leaderboard", "benchmark_report",
-                          "generated_questions", "question_sets"):
+    for unpartitioned in (
+        "source_documents",
+        "parsed_documents",
+        "leaderboard",
+        "benchmark_report",
+        "generated_questions",
+        "question_sets",
+    ):
         assert graph.get(key(unpartitioned)).partitions_def is None
     assert graph.get(key("experiment_results")).parent_keys == {key("chunk_collections"), key("question_sets")}
     assert not graph.get(key("question_sets")).is_executable  # reported by a sensor
@@ -74,21 +88,39 @@ def test_every_benchmark_has_its_own_assets_jobs_sensors_and_schedules(tmp_path)
     hr = graph.get(AssetKey(["hr_docs", "chunk_collections"]))
     assert hr.group_name == "hr_docs" and "Benchmark hr-docs" in hr.description and str(corpus) in hr.description
     assert graph.get(AssetKey(["hr_docs", "experiment_results"])).parent_keys == {
-        AssetKey(["hr_docs", "chunk_collections"]), AssetKey(["hr_docs", "question_sets"])}
+        AssetKey(["hr_docs", "chunk_collections"]),
+        AssetKey(["hr_docs", "question_sets"]),
+    }
     jobs = {j.name: j for j in definitions.resolve_all_job_defs()}
     for prefix in ("sample", "hr_docs"):
-        for job in ("parse_documents", "chunk_and_evaluate", "evaluate", "refresh_reports", "benchmark_everything",
-                    "neighbor_sweep", "chunk_size_sweep"):
+        for job in (
+            "parse_documents",
+            "chunk_and_evaluate",
+            "evaluate",
+            "refresh_reports",
+            "benchmark_everything",
+            "neighbor_sweep",
+            "chunk_size_sweep",
+        ):
             assert f"{prefix}__{job}" in jobs
         everything = jobs[f"{prefix}__benchmark_everything"]
         assert {k.path[0] for k in everything.asset_layer.executable_asset_keys} == {prefix}  # its own assets only
     sensors = {s.name: s for s in definitions.sensors}
-    assert set(sensors) == {f"{p}__{s}" for p in ("sample", "hr_docs")
-                            for s in ("corpus_sensor", "question_sets_sensor", "automation")}
+    assert set(sensors) == {
+        f"{p}__{s}" for p in ("sample", "hr_docs") for s in ("corpus_sensor", "question_sets_sensor", "automation")
+    }
     assert {k.path[0] for k in sensors["hr_docs__automation"].asset_selection.resolve(graph)} == {"hr_docs"}
-    assert {s.name for s in definitions.schedules} == {f"{p}__{s}" for p in ("sample", "hr_docs") for s in (
-        "nightly_parse", "nightly_stale_partitions", "nightly_reports", "neighbor_sweep_weekly",
-        "chunk_size_sweep_weekly")}
+    assert {s.name for s in definitions.schedules} == {
+        f"{p}__{s}"
+        for p in ("sample", "hr_docs")
+        for s in (
+            "nightly_parse",
+            "nightly_stale_partitions",
+            "nightly_reports",
+            "neighbor_sweep_weekly",
+            "chunk_size_sweep_weekly",
+        )
+    }
 
 
 def test_every_asset_has_a_description_group_and_kinds():
@@ -110,9 +142,14 @@ def test_only_models_runnable_in_the_environment_are_partitions():
 
     assert runnable_corpus_models(Settings.load({})) == ["all-minilm-l6-v2", "multilingual-e5-small"]
     assert runnable_corpus_models(Settings.load({"OPENAI_API_KEY": "sk-x"})) == [
-        "all-minilm-l6-v2", "multilingual-e5-small", "text-embedding-3-small", "text-embedding-3-large"]
+        "all-minilm-l6-v2",
+        "multilingual-e5-small",
+        "text-embedding-3-small",
+        "text-embedding-3-large",
+    ]
     assert "nomic-embed-text-v2-moe" in runnable_corpus_models(
-        Settings.load({"CHUNKBENCH_OPENAI_COMPATIBLE_URL": "http://127.0.0.1:11434/v1"}))
+        Settings.load({"CHUNKBENCH_OPENAI_COMPATIBLE_URL": "http://127.0.0.1:11434/v1"})
+    )
 
 
 # what the code location offers, loaded as `dagster dev` loads it: a fresh process with its environment
@@ -128,10 +165,19 @@ for name in ("chunk_collections", "experiment_results"):
 
 
 def _loaded_partition_keys(tmp_path, **env: str) -> dict[str, set[str]]:
-    clean = {k: v for k, v in os.environ.items() if k not in (
-        "OPENAI_API_KEY", "CHUNKBENCH_OPENAI_COMPATIBLE_URL", "CHUNKBENCH_MODELS")}
-    result = subprocess.run([sys.executable, "-c", PARTITION_KEYS], cwd=ROOT, capture_output=True, text=True,
-                            timeout=300, env={**clean, "DAGSTER_HOME": str(tmp_path), **env})
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("OPENAI_API_KEY", "CHUNKBENCH_OPENAI_COMPATIBLE_URL", "CHUNKBENCH_MODELS")
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", PARTITION_KEYS],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**clean, "DAGSTER_HOME": str(tmp_path), **env},
+    )
     assert result.returncode == 0, result.stderr
     return {line.split()[0]: set(line.split()[1].split(",")) for line in result.stdout.splitlines()}
 
@@ -146,8 +192,7 @@ def test_loaded_partitions_without_and_with_an_openai_key(tmp_path):
 
     with_key = _loaded_partition_keys(tmp_path, OPENAI_API_KEY="sk-test-not-a-real-key")
     models = {key.split("|")[0] for key in with_key["experiment_results"]}
-    assert models == {"all-minilm-l6-v2", "multilingual-e5-small", "text-embedding-3-small",
-                      "text-embedding-3-large"}
+    assert models == {"all-minilm-l6-v2", "multilingual-e5-small", "text-embedding-3-small", "text-embedding-3-large"}
     assert with_key["chunk_collections"] >= without["chunk_collections"]
     assert "text-embedding-3-small|semantic" in with_key["chunk_collections"]
 
@@ -156,8 +201,14 @@ def test_loaded_partitions_without_and_with_an_openai_key(tmp_path):
 def test_dagster_cli_validates_the_workspace(tmp_path):
     env = {**os.environ, "DAGSTER_HOME": str(tmp_path)}
     dagster = Path(sys.executable).with_name("dagster")
-    result = subprocess.run([str(dagster), "definitions", "validate", "-w", "workspace.yaml"], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [str(dagster), "definitions", "validate", "-w", "workspace.yaml"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Validation successful" in result.stdout + result.stderr
 
@@ -173,8 +224,14 @@ def test_secrets_are_env_vars_not_values(monkeypatch):
 
 def _dg(*args: str, home: Path) -> subprocess.CompletedProcess:
     dg = Path(sys.executable).with_name("dg")
-    return subprocess.run([str(dg), *args], cwd=ROOT, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "DAGSTER_HOME": str(home), "NO_COLOR": "1"})
+    return subprocess.run(
+        [str(dg), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "DAGSTER_HOME": str(home), "NO_COLOR": "1"},
+    )
 
 
 @pytest.mark.slow
@@ -187,7 +244,8 @@ def test_dg_check_defs_and_list_defs_load_the_project(tmp_path):
     assert listed.returncode == 0, listed.stderr
     defs_json = json.loads(listed.stdout)
     assert {a["asset_key"] for a in defs_json["assets"] if a["asset_key"].startswith(f"{PREFIX}/")} == {
-        f"{PREFIX}/{name}" for name in ASSETS}
+        f"{PREFIX}/{name}" for name in ASSETS
+    }
     assert f"{PREFIX}__benchmark_everything" in {j["name"] for j in defs_json["jobs"]}
 
 
@@ -211,7 +269,12 @@ def test_the_definitions_use_dagster_public_api_only():
     offenders = []
     for path in (ROOT / "chunkbench_pipelines").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             offenders += [f"{path.relative_to(ROOT)}:{node.lineno}: {n}" for n in names if n.startswith("dagster._")]
     assert offenders == []

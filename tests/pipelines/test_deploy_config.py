@@ -6,8 +6,14 @@ import pytest
 import yaml
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
-ENV = {"DAGSTER_PG_HOST": "postgres", "DAGSTER_PG_USER": "dagster", "DAGSTER_PG_PASSWORD": "secret",
-       "DAGSTER_PG_DB": "dagster", "DAGSTER_K8S_NAMESPACE": "chunkbench", "DAGSTER_PG_URL": "postgresql://x@h/d"}
+ENV = {
+    "DAGSTER_PG_HOST": "postgres",
+    "DAGSTER_PG_USER": "dagster",
+    "DAGSTER_PG_PASSWORD": "secret",
+    "DAGSTER_PG_DB": "dagster",
+    "DAGSTER_K8S_NAMESPACE": "chunkbench",
+    "DAGSTER_PG_URL": "postgresql://x@h/d",
+}
 
 
 def _process(config_type, value):

@@ -54,7 +54,8 @@ class ClusterClient(DagsterServer):
     def __init__(self, url: str) -> None:  # noqa: D107 - nothing to start
         self.url = url
         self.location = self.query("{ workspaceOrError { ... on Workspace { locationEntries { name } } } }")[
-            "workspaceOrError"]["locationEntries"][0]["name"]
+            "workspaceOrError"
+        ]["locationEntries"][0]["name"]
 
 
 def _tools() -> None:
@@ -70,8 +71,13 @@ def _tools() -> None:
 
 def _environment(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CHUNKBENCH_", "DAGSTER_"))}
-    env.update({"CHUNKBENCH_HOME": str(home), "CHUNKBENCH_BENCHMARK": BENCHMARK,
-                "CHUNKBENCH_CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY_TIMEOUT)})
+    env.update(
+        {
+            "CHUNKBENCH_HOME": str(home),
+            "CHUNKBENCH_BENCHMARK": BENCHMARK,
+            "CHUNKBENCH_CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY_TIMEOUT),
+        }
+    )
     return with_quick_backfills(env)
 
 
@@ -83,10 +89,14 @@ class Reference:
         self.home = home
         self.out = open(home.parent / "single.log", "w")
         strategies = [arg for s in STRATEGY_KINDS for arg in ("--strategy", s)]
-        self.process = subprocess.Popen([sys.executable, "-m", "chunkbench_pipelines.cli", "run", "--corpus-model", MODEL,
-                                         *strategies],
-                                        cwd=ROOT, env=_environment(home), stdout=self.out, stderr=subprocess.STDOUT,
-                                        start_new_session=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "chunkbench_pipelines.cli", "run", "--corpus-model", MODEL, *strategies],
+            cwd=ROOT,
+            env=_environment(home),
+            stdout=self.out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
     def results(self) -> ResultsDB:
         code = self.process.wait(timeout=900)
@@ -119,9 +129,24 @@ def cluster(tmp_path_factory):
     log = open(root / "launcher.log", "w")
     env = _environment(root / "home")
     calibration.give_graph(root / "home")  # each worker's first MiniLM load reads it instead of rewriting the graph
-    launcher = subprocess.Popen([sys.executable, "-m", "chunkbench_pipelines.cluster", "--workers", "2", "--port",
-                                 str(free_port()), "--state", str(state)], cwd=ROOT, env=env,
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    launcher = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "chunkbench_pipelines.cluster",
+            "--workers",
+            "2",
+            "--port",
+            str(free_port()),
+            "--state",
+            str(state),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     description = state / "cluster.json"
     deadline = time.time() + 300
     while not description.exists():
@@ -210,8 +235,10 @@ def _board(results: ResultsDB) -> dict[str, dict[str, float | None]]:
 
     frame = results.query("SELECT * FROM experiment_metrics ORDER BY created_at")  # a partition's latest run last
     numeric = [c for c in frame.columns if frame[c].dtype.kind in "fiu" or str(frame[c].dtype) in ("Int32", "Int64")]
-    return {f"{r['strategy']}|{r['corpus_model']}": {c: None if pd.isna(r[c]) else float(r[c]) for c in numeric}
-            for r in frame.to_dict("records")}
+    return {
+        f"{r['strategy']}|{r['corpus_model']}": {c: None if pd.isna(r[c]) else float(r[c]) for c in numeric}
+        for r in frame.to_dict("records")
+    }
 
 
 def _assert_same_board(results: ResultsDB, reference: ResultsDB) -> None:
@@ -222,8 +249,11 @@ def _assert_same_board(results: ResultsDB, reference: ResultsDB) -> None:
             if name.endswith(("_ms", "_seconds")):
                 continue  # times differ by machine and load, not by where a step ran
             got = ours[key].get(name)
-            same = got is None and value is None or (got is not None and value is not None
-                                                     and math.isclose(got, value, rel_tol=0, abs_tol=1e-9))
+            same = (
+                got is None
+                and value is None
+                or (got is not None and value is not None and math.isclose(got, value, rel_tol=0, abs_tol=1e-9))
+            )
             assert same, f"{key} {name}: {got} on two workers, {value} in one process"
     mine, single = results.recommendation(), reference.recommendation()
     assert mine is not None and single is not None
@@ -254,7 +284,8 @@ def first_backfill(cluster):
 
 
 def test_a_backfill_on_two_workers_gives_the_single_process_leaderboard_embedding_each_text_once(
-        cluster, reference, first_backfill):
+    cluster, reference, first_backfill
+):
     client = ClusterClient(cluster["ui"])
     strategies = list(STRATEGY_KINDS)
     assert set(strategies) <= set(STRATEGIES.names())
@@ -308,7 +339,8 @@ def test_a_backfill_on_two_workers_gives_the_single_process_leaderboard_embeddin
 
 
 def test_a_worker_killed_mid_partition_leaves_a_partition_that_is_retried_with_no_row_lost_or_duplicated(
-        cluster, reference, first_backfill):
+    cluster, reference, first_backfill
+):
     client = ClusterClient(cluster["ui"])
     status, runs = first_backfill
     assert status.startswith("COMPLETED") and all(r["status"] == "SUCCESS" for r in runs), (status, runs)
@@ -324,8 +356,14 @@ def test_a_worker_killed_mid_partition_leaves_a_partition_that_is_retried_with_n
         victim = None
         while victim is None and time.time() < deadline:
             run_ids = {r["runId"] for r in _runs_of(client, backfill)}
-            victim = next(((run_id, step, worker.split("@")[0]) for run_id, step, worker
-                           in _worker_steps(instance, run_ids) if step == f"{BENCHMARK}__chunk_collections"), None)
+            victim = next(
+                (
+                    (run_id, step, worker.split("@")[0])
+                    for run_id, step, worker in _worker_steps(instance, run_ids)
+                    if step == f"{BENCHMARK}__chunk_collections"
+                ),
+                None,
+            )
             time.sleep(0.1)
         assert victim is not None, "the chunk_collections step reached no worker"
         run_id, step, worker = victim
@@ -346,21 +384,28 @@ def test_a_worker_killed_mid_partition_leaves_a_partition_that_is_retried_with_n
     # every experiment run holds one row per question (runs are kept: the partition's first run from the
     # backfill above, then the retried one, and no third from the killed attempt); the latest run of each
     # partition has the questions of the single process; the chunks are the same
-    per_run = ("SELECT experiment_run_id, strategy, corpus_model, question_id, count(*) AS n FROM question_results "
-               "GROUP BY ALL")
+    per_run = (
+        "SELECT experiment_run_id, strategy, corpus_model, question_id, count(*) AS n FROM question_results "
+        "GROUP BY ALL"
+    )
     assert (results.query(per_run)["n"] == 1).all()
     semantic_runs = results.query("SELECT count(*) AS n FROM experiment_metrics WHERE strategy = 'semantic'")
     assert semantic_runs["n"][0] == 2
     assert _latest_questions(results) == _latest_questions(single)
-    chunks = ("SELECT strategy, corpus_model, count(*) AS n, count(DISTINCT chunk_id) AS ids FROM chunks "
-              "GROUP BY ALL ORDER BY ALL")
+    chunks = (
+        "SELECT strategy, corpus_model, count(*) AS n, count(DISTINCT chunk_id) AS ids FROM chunks "
+        "GROUP BY ALL ORDER BY ALL"
+    )
     assert results.query(chunks).to_dict("records") == single.query(chunks).to_dict("records")
 
 
 def _latest_questions(results: ResultsDB) -> list[tuple]:
     """(strategy, corpus model, question id) of each partition's latest experiment run."""
-    return [tuple(row) for row in results.query("""
+    return [
+        tuple(row)
+        for row in results.query("""
         SELECT strategy, corpus_model, question_id FROM question_results
         WHERE experiment_run_id IN (SELECT arg_max(experiment_run_id, created_at) FROM experiment_metrics
                                     GROUP BY strategy, corpus_model)
-        ORDER BY ALL""").itertuples(index=False)]
+        ORDER BY ALL""").itertuples(index=False)
+    ]

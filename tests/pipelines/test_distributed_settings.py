@@ -41,13 +41,16 @@ def test_one_shared_cache_per_url_and_process_closed_at_the_end(tmp_path):
     assert context_cache(str(tmp_path / "elsewhere"), None).path == tmp_path / "elsewhere" / "contextual_cache.sqlite"
 
 
-@pytest.mark.parametrize("variable, value, message", [
-    ("CHUNKBENCH_CACHE_URL", "mysql://u:hidden-pw@h/db", "unsupported scheme"),
-    ("CHUNKBENCH_CACHE_URL", "postgresql://u:hidden-pw@h:5432/", "names no database"),
-    ("CHUNKBENCH_CELERY_BROKER", "amqp://u:hidden-pw@h//", "must be a Redis URL"),
-    ("CHUNKBENCH_CELERY_VISIBILITY_TIMEOUT", "soon", "number of seconds"),
-    ("CHUNKBENCH_CELERY_VISIBILITY_TIMEOUT", "1", "at least 5 seconds"),
-])
+@pytest.mark.parametrize(
+    "variable, value, message",
+    [
+        ("CHUNKBENCH_CACHE_URL", "mysql://u:hidden-pw@h/db", "unsupported scheme"),
+        ("CHUNKBENCH_CACHE_URL", "postgresql://u:hidden-pw@h:5432/", "names no database"),
+        ("CHUNKBENCH_CELERY_BROKER", "amqp://u:hidden-pw@h//", "must be a Redis URL"),
+        ("CHUNKBENCH_CELERY_VISIBILITY_TIMEOUT", "soon", "number of seconds"),
+        ("CHUNKBENCH_CELERY_VISIBILITY_TIMEOUT", "1", "at least 5 seconds"),
+    ],
+)
 def test_a_bad_value_names_its_variable_and_hides_the_password(variable, value, message):
     with pytest.raises(ConfigError) as raised:
         Settings.load({variable: value})
@@ -57,8 +60,9 @@ def test_a_bad_value_names_its_variable_and_hides_the_password(variable, value, 
 
 def test_the_vector_store_root_moves_the_collections_and_nothing_else(tmp_path):
     shared = tmp_path / "shared"
-    settings = Settings.load({"CHUNKBENCH_HOME": str(tmp_path / "home"), "CHUNKBENCH_VECTORS_DIR": str(shared),
-                              "CHUNKBENCH_BENCHMARK": "b"})
+    settings = Settings.load(
+        {"CHUNKBENCH_HOME": str(tmp_path / "home"), "CHUNKBENCH_VECTORS_DIR": str(shared), "CHUNKBENCH_BENCHMARK": "b"}
+    )
     assert settings.qdrant_dir == shared / "benchmarks" / "b" / "qdrant"
     assert settings.results_dir == tmp_path / "home" / "benchmarks" / "b"
     with build_resources(settings)["qdrant"].open() as store:
@@ -71,8 +75,9 @@ def test_a_broker_sends_steps_to_celery_workers_with_late_acknowledgement():
     from dagster import in_process_executor
 
     assert executor_for(Settings()) is in_process_executor
-    settings = Settings.load({"CHUNKBENCH_CELERY_BROKER": "redis://127.0.0.1:6379/0",
-                              "CHUNKBENCH_CELERY_VISIBILITY_TIMEOUT": "30"})
+    settings = Settings.load(
+        {"CHUNKBENCH_CELERY_BROKER": "redis://127.0.0.1:6379/0", "CHUNKBENCH_CELERY_VISIBILITY_TIMEOUT": "30"}
+    )
     executor = executor_for(settings)
     assert executor.name == "celery"
     from chunkbench_pipelines.celery_app import executor_config
@@ -80,7 +85,9 @@ def test_a_broker_sends_steps_to_celery_workers_with_late_acknowledgement():
     config = executor_config(settings)
     assert config["broker"] == config["backend"] == "redis://127.0.0.1:6379/0"
     source = config["config_source"]
-    assert source["task_acks_late"] and source["task_reject_on_worker_lost"] and source["worker_prefetch_multiplier"] == 1
+    assert (
+        source["task_acks_late"] and source["task_reject_on_worker_lost"] and source["worker_prefetch_multiplier"] == 1
+    )
     assert source["broker_transport_options"]["visibility_timeout"] == 30.0
     assert source["broker_transport_options"]["unacked_restore_interval"] == 7.5
 
@@ -97,8 +104,11 @@ def test_the_worker_app_runs_dagster_celerys_step_task_with_the_same_settings():
 def test_the_cluster_gives_each_worker_its_own_home_and_shares_only_what_the_profile_declares(tmp_path):
     from chunkbench_pipelines.cluster import CLUSTER_VARIABLES, Cluster
 
-    cluster = Cluster(tmp_path / "state", workers=2, environ={"CHUNKBENCH_CORPUS": "/docs", "CHUNKBENCH_HOME": "/mine",
-                                                              "CHUNKBENCH_CACHE_URL": "/elsewhere"})
+    cluster = Cluster(
+        tmp_path / "state",
+        workers=2,
+        environ={"CHUNKBENCH_CORPUS": "/docs", "CHUNKBENCH_HOME": "/mine", "CHUNKBENCH_CACHE_URL": "/elsewhere"},
+    )
     cluster.redis_port, cluster.pg_port = 6390, 5440
     env = cluster.common_env()
     assert env["CHUNKBENCH_CORPUS"] == "/docs"  # the user's settings go to every part
@@ -157,12 +167,14 @@ def test_stopping_a_launcher_ends_its_whole_group(ignores_ctrl_c, tmp_path):
     from chunkbench_pipelines.cluster import stop_launcher
 
     child_pid = tmp_path / "child.pid"
-    code = ("import os, signal, subprocess, sys, time\n"
-            + ("signal.signal(signal.SIGINT, signal.SIG_IGN)\n" if ignores_ctrl_c else "")
-            + "child = subprocess.Popen(['sleep', '60'])\n"
-            # the pid is written inside the try: a Ctrl-C sent once it exists always finds the handler in place
-            + f"try:\n    open({str(child_pid)!r}, 'w').write(str(child.pid))\n    time.sleep(60)\n"
-            + "except KeyboardInterrupt:\n    child.kill(); child.wait()\n")
+    code = (
+        "import os, signal, subprocess, sys, time\n"
+        + ("signal.signal(signal.SIGINT, signal.SIG_IGN)\n" if ignores_ctrl_c else "")
+        + "child = subprocess.Popen(['sleep', '60'])\n"
+        # the pid is written inside the try: a Ctrl-C sent once it exists always finds the handler in place
+        + f"try:\n    open({str(child_pid)!r}, 'w').write(str(child.pid))\n    time.sleep(60)\n"
+        + "except KeyboardInterrupt:\n    child.kill(); child.wait()\n"
+    )
     launcher = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
     while not child_pid.exists() or not child_pid.read_text():
         assert launcher.poll() is None

@@ -26,9 +26,11 @@ def test_results_of_the_oldest_layout_are_named_then_brought_along_whole(tmp_pat
 
     seen = world.here("leaderboard")
     [line] = [x for x in seen.stderr.splitlines() if x.strip()]
-    assert line.startswith(f"chunkbench: results of an earlier chunkbench are at the top level of {world.home} "
-                           "(chunkbench.duckdb, tables/, parsed/, reports/, qdrant/), where this version no longer "
-                           "reads them; to bring them into benchmark 'tiny'")
+    assert line.startswith(
+        f"chunkbench: results of an earlier chunkbench are at the top level of {world.home} "
+        "(chunkbench.duckdb, tables/, parsed/, reports/, qdrant/), where this version no longer "
+        "reads them; to bring them into benchmark 'tiny'"
+    )
     assert line.endswith("chunkbench --benchmark tiny doctor --repair (or --benchmark ANOTHER_NAME)")
 
     repaired = world.here("doctor", "--repair")

@@ -82,7 +82,8 @@ def the_full_disk_line(result: subprocess.CompletedProcess, folder: Path) -> str
 
 
 def test_a_full_disk_stops_the_run_with_one_line_and_after_freeing_space_the_rerun_equals_a_clean_run(
-        clean, small_disk):
+    clean, small_disk
+):
     _, clean_board = clean
     world = make_world(small_disk)  # the home, the corpus and the questions on the small disk
     calibration.give_measured(world.home)  # MiniLM's rate as this worker measured it, not timed again here
@@ -114,8 +115,10 @@ def test_a_full_disk_stops_the_run_with_one_line_and_after_freeing_space_the_rer
     assert fourth.returncode == 1 and no_traceback(fourth), output(fourth)
     lines = fourth.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"chunkbench run: error: not enough free space in {world.home}")
-    assert lines[0].endswith("free some space there (or move the chunkbench state to a larger disk) and run again: "
-                             "what was stored before is unchanged"), output(fourth)
+    assert lines[0].endswith(
+        "free some space there (or move the chunkbench state to a larger disk) and run again: "
+        "what was stored before is unchanged"
+    ), output(fourth)
     filler.unlink()
     assert world.leaderboard() == clean_board
 
@@ -153,10 +156,14 @@ DERIVED = {
     "documents table garbled footer": damage(lambda p: garble(p, 0.9, 1.0, 8), lambda w: table_file(w, "documents")),
     "views file garbled": damage(lambda p: garble(p, 0.0, 1.0, 256), lambda w: w.results / "chunkbench.duckdb"),
     "embedding cache garbled": damage(lambda p: garble_sqlite_pages(p, at_least=8192), embedding_cache),
-    "collection vectors truncated": damage(lambda p: truncate(p, 0.0001), lambda w: next(
-        collection(w).glob("segments/*/vector_storage/vectors/chunk_0.mmap"))),
-    "collection id mappings garbled": damage(lambda p: garble(p, 0.0, 1.0, 2000), lambda w: next(
-        collection(w).glob("segments/*/mutable_id_tracker.mappings"))),
+    "collection vectors truncated": damage(
+        lambda p: truncate(p, 0.0001),
+        lambda w: next(collection(w).glob("segments/*/vector_storage/vectors/chunk_0.mmap")),
+    ),
+    "collection id mappings garbled": damage(
+        lambda p: garble(p, 0.0, 1.0, 2000),
+        lambda w: next(collection(w).glob("segments/*/mutable_id_tracker.mappings")),
+    ),
     "parsed record truncated": damage(truncate, record_file),
 }
 #: files the run writes again (atomically) before anything reads them: the damaged file is simply replaced
@@ -167,15 +174,28 @@ SOURCE = {
     "question file truncated": damage(lambda p: truncate(p, 0.6), lambda w: w.questions / "set.json"),
 }
 #: the fix each source case's line gives
-SOURCE_FIX = {"corpus document truncated": "fix or replace the file, or remove it from the corpus",
-              "question file truncated": "fix the file (chunkbench questions check says what is wrong)"}
+SOURCE_FIX = {
+    "corpus document truncated": "fix or replace the file, or remove it from the corpus",
+    "question file truncated": "fix the file (chunkbench questions check says what is wrong)",
+}
 CASES = {**DERIVED, **SOURCE}
 #: the copies the derived cases share: never two files of one store (the collection, a table, a cache) in a copy
 DERIVED_COPIES = (
-    ("experiment metrics truncated", "run scores truncated", "question rows garbled inside", "views file garbled",
-     "embedding cache garbled", "collection vectors truncated"),
-    ("chunks truncated", "collections table truncated", "documents table garbled footer",
-     "collection id mappings garbled", "parsed record truncated"),
+    (
+        "experiment metrics truncated",
+        "run scores truncated",
+        "question rows garbled inside",
+        "views file garbled",
+        "embedding cache garbled",
+        "collection vectors truncated",
+    ),
+    (
+        "chunks truncated",
+        "collections table truncated",
+        "documents table garbled footer",
+        "collection id mappings garbled",
+        "parsed record truncated",
+    ),
 )
 
 
@@ -220,15 +240,17 @@ def test_a_damaged_source_file_is_named_in_one_line_with_the_fix_and_never_chang
     world, damaged, before, result = damaged_runs[case]
     assert result.returncode == 1, output(result)
     assert no_traceback(result), output(result)
-    named = [line for line in (result.stdout + result.stderr).splitlines()
-             if str(damaged) in line and line.endswith(SOURCE_FIX[case])]
+    named = [
+        line
+        for line in (result.stdout + result.stderr).splitlines()
+        if str(damaged) in line and line.endswith(SOURCE_FIX[case])
+    ]
     assert named, output(result)
     assert damaged.read_bytes() == before  # a source file is never moved or changed
     assert not [p for p in damaged.parent.iterdir() if ".corrupt-" in p.name]
 
 
-def test_doctor_names_damaged_files_and_repairs_them_and_the_leaderboard_reads_a_damaged_views_file(
-        clean, tmp_path):
+def test_doctor_names_damaged_files_and_repairs_them_and_the_leaderboard_reads_a_damaged_views_file(clean, tmp_path):
     pristine, clean_board = clean
     world = pristine.copy(tmp_path / "world")
     views = DERIVED["views file garbled"](world)

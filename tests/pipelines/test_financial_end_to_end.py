@@ -54,21 +54,36 @@ def benchmark(tmp_path_factory):
     questions.mkdir()
     for pdf in FIXTURE.glob("*.pdf"):
         shutil.copy(pdf, corpus / pdf.name)
-    env = {"PATH": "/usr/bin:/bin", "CHUNKBENCH_HOME": str(home), "CHUNKBENCH_CORPUS": str(corpus),
-           "CHUNKBENCH_QUESTIONS": str(questions), "CHUNKBENCH_BENCHMARK": "financial",
-           **{k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "CHUNKBENCH_HOME": str(home),
+        "CHUNKBENCH_CORPUS": str(corpus),
+        "CHUNKBENCH_QUESTIONS": str(questions),
+        "CHUNKBENCH_BENCHMARK": "financial",
+        **{k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ},
+    }
     target = questions / "financial.json"
-    imported = cli("questions", "import", str(FIXTURE / "questions.csv"), "--map", MAPPING, "--out", str(target),
-                   env=env)
+    imported = cli(
+        "questions", "import", str(FIXTURE / "questions.csv"), "--map", MAPPING, "--out", str(target), env=env
+    )
     reviewed = cli("questions", "review", str(target), "--accept-all", env=env)
     # a question with neither evidence nor source documents: judge-only
-    (questions / "plain.json").write_text(json.dumps({"name": "plain", "questions": [
-        {"id": "p1", "question": "Which company had the best year?"}]}), encoding="utf-8")
-    run = chunkbench(["run", *(a for s in STRATEGIES for a in ("--strategy", s)), "--corpus-model", MODEL], env,
-                     cwd=ROOT)
+    (questions / "plain.json").write_text(
+        json.dumps({"name": "plain", "questions": [{"id": "p1", "question": "Which company had the best year?"}]}),
+        encoding="utf-8",
+    )
+    run = chunkbench(
+        ["run", *(a for s in STRATEGIES for a in ("--strategy", s)), "--corpus-model", MODEL], env, cwd=ROOT
+    )
     assert run.returncode == 0, run.stdout + run.stderr
-    return {"home": home / "benchmarks" / "financial", "imported": imported.stdout, "reviewed": reviewed.stdout,
-            "run": run.stdout, "questions": target, "env": env}
+    return {
+        "home": home / "benchmarks" / "financial",
+        "imported": imported.stdout,
+        "reviewed": reviewed.stdout,
+        "run": run.stdout,
+        "questions": target,
+        "env": env,
+    }
 
 
 def experiment_metadata(env: dict[str, str]) -> list[dict]:
@@ -98,9 +113,12 @@ def test_document_metrics_counts_and_table_headers(benchmark):
     assert all(any("content" in r for r in q["references"]) for q in data["questions"])
 
     # document-level metrics next to the span metrics, for every question with source documents
-    rows = sql(home, "SELECT strategy, question_id, judge_only, recall, doc_recall, doc_hit, doc_reciprocal_rank, "
-                     "doc_recall_ceiling, source_documents, labels, evidence_origin FROM question_results "
-                     "ORDER BY strategy, question_id")
+    rows = sql(
+        home,
+        "SELECT strategy, question_id, judge_only, recall, doc_recall, doc_hit, doc_reciprocal_rank, "
+        "doc_recall_ceiling, source_documents, labels, evidence_origin FROM question_results "
+        "ORDER BY strategy, question_id",
+    )
     assert len(rows) == 2 * 11
     for _strategy, qid, judge_only, recall, doc_recall, doc_hit, doc_rr, ceiling, sources, labels, origin in rows:
         if qid == "p1":
@@ -118,7 +136,7 @@ def test_document_metrics_counts_and_table_headers(benchmark):
     printed = benchmark["run"]
     # once, in the recommendation's reason (the terminal's text is wrapped: compared with its spaces joined)
     assert " ".join(printed.split()).lower().count(f"questions: {COUNTS}.".lower()) == 1, printed
-    reason, = sql(home, "SELECT reason FROM recommendation")[0]
+    (reason,) = sql(home, "SELECT reason FROM recommendation")[0]
     assert f"Questions: {COUNTS}." in reason
     report = (home / "reports" / "benchmark_report.html").read_text(encoding="utf-8")
     assert COUNTS in report
@@ -128,15 +146,24 @@ def test_document_metrics_counts_and_table_headers(benchmark):
     metadata = experiment_metadata(benchmark["env"])
     assert len(metadata) == len(STRATEGIES) and all(m["questions"] == COUNTS for m in metadata)
     # the labels of the sheet are groups of leaderboard_by_group
-    dimensions = {d for d, in sql(home, "SELECT DISTINCT dimension FROM leaderboard_by_group")}
+    dimensions = {d for (d,) in sql(home, "SELECT DISTINCT dimension FROM leaderboard_by_group")}
     assert {"label:Question Type", "category", "document"} <= dimensions
-    tables = sql(home, "SELECT \"group\", n_questions FROM leaderboard_by_group WHERE dimension = 'category' "
-                       "AND strategy = 'structural' ORDER BY \"group\"")
+    tables = sql(
+        home,
+        "SELECT \"group\", n_questions FROM leaderboard_by_group WHERE dimension = 'category' "
+        "AND strategy = 'structural' ORDER BY \"group\"",
+    )
     assert tables == [("(none)", 0), ("Table", 6), ("Text", 4)]
 
     # a table row's chunk holds its period header
     for strategy in STRATEGIES:
-        texts = [t for t, in sql(home, f"SELECT text FROM chunks WHERE strategy = '{strategy}' AND "
-                                       "document = '2023 Q3 ACME.pdf' AND text LIKE '%Total net sales |%'")]
+        texts = [
+            t
+            for (t,) in sql(
+                home,
+                f"SELECT text FROM chunks WHERE strategy = '{strategy}' AND "
+                "document = '2023 Q3 ACME.pdf' AND text LIKE '%Total net sales |%'",
+            )
+        ]
         assert texts, strategy
         assert all("Three Months Ended September 30, 2023" in t for t in texts), strategy

@@ -21,16 +21,29 @@ from tests.conftest import require_executable
 
 MODEL = "all-minilm-l6-v2"
 # one chunk per document; the rebuild changes a word outside the evidence (same length: the same offsets)
-HARBOUR = ("# Harbour\n\nThe Kestrel ferry leaves the north pier at seven every morning and returns at dusk. "
-           "Tickets are sold on board by the purser.\n")
-ORCHARD = ("# Orchard\n\nThe Linden orchard grows nine kinds of pear. The harvest starts in late September "
-           "and the cider press runs until November.\n")
-QUESTIONS = {"name": "set", "questions": [
-    {"id": "f1", "question": "When does the Kestrel ferry leave?",
-     "references": [{"document": "harbour.md", "content": "leaves the north pier at seven every morning"}]},
-    {"id": "o1", "question": "How many kinds of pear grow in the orchard?",
-     "references": [{"document": "orchard.md", "content": "grows nine kinds of pear"}]},
-]}
+HARBOUR = (
+    "# Harbour\n\nThe Kestrel ferry leaves the north pier at seven every morning and returns at dusk. "
+    "Tickets are sold on board by the purser.\n"
+)
+ORCHARD = (
+    "# Orchard\n\nThe Linden orchard grows nine kinds of pear. The harvest starts in late September "
+    "and the cider press runs until November.\n"
+)
+QUESTIONS = {
+    "name": "set",
+    "questions": [
+        {
+            "id": "f1",
+            "question": "When does the Kestrel ferry leave?",
+            "references": [{"document": "harbour.md", "content": "leaves the north pier at seven every morning"}],
+        },
+        {
+            "id": "o1",
+            "question": "How many kinds of pear grow in the orchard?",
+            "references": [{"document": "orchard.md", "content": "grows nine kinds of pear"}],
+        },
+    ],
+}
 
 
 @pytest.fixture()
@@ -41,8 +54,12 @@ def workspace(tmp_path, monkeypatch):
     (corpus / "harbour.md").write_text(HARBOUR, encoding="utf-8")
     (corpus / "orchard.md").write_text(ORCHARD, encoding="utf-8")
     (questions / "set.json").write_text(json.dumps(QUESTIONS), encoding="utf-8")
-    for name, value in {"CHUNKBENCH_HOME": home, "CHUNKBENCH_CORPUS": corpus, "CHUNKBENCH_QUESTIONS": questions,
-                        "CHUNKBENCH_BENCHMARK": "history"}.items():
+    for name, value in {
+        "CHUNKBENCH_HOME": home,
+        "CHUNKBENCH_CORPUS": corpus,
+        "CHUNKBENCH_QUESTIONS": questions,
+        "CHUNKBENCH_BENCHMARK": "history",
+    }.items():
         monkeypatch.setenv(name, str(value))
     monkeypatch.delenv("QDRANT_URL", raising=False)
     return {"results": ResultsDB(home / "benchmarks" / "history"), "corpus": corpus, "tmp": tmp_path}
@@ -54,10 +71,15 @@ def run_report(results: ResultsDB, run_id: str):
     run = results.query("SELECT * FROM experiment_metrics WHERE experiment_run_id = ?", [run_id])
     shown = data.board[[c for c in data.board.columns if c not in run.columns or c in ("strategy", "corpus_model")]]
     board = shown.merge(run, on=["strategy", "corpus_model"])
-    questions = results.query("SELECT * FROM question_results WHERE experiment_run_id = ? ORDER BY question_id",
-                              [run_id])
-    return dataclasses.replace(data, board=board, questions=questions,
-                               chunk_sizes=restrict_to_run_variant(load_chunk_sizes(results, board), board))
+    questions = results.query(
+        "SELECT * FROM question_results WHERE experiment_run_id = ? ORDER BY question_id", [run_id]
+    )
+    return dataclasses.replace(
+        data,
+        board=board,
+        questions=questions,
+        chunk_sizes=restrict_to_run_variant(load_chunk_sizes(results, board), board),
+    )
 
 
 def inspector(html: str) -> dict:
@@ -76,20 +98,43 @@ def chunk_texts(payload: dict) -> dict[str, str | None]:
 def test_an_old_runs_inspector_shows_its_own_chunks_after_a_rebuild(workspace, capsys):
     results, instance = workspace["results"], DagsterInstance.ephemeral()
     out = io.StringIO()
-    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL],
-                          console=RunConsole(out), instance=instance) == 0, \
-        out.getvalue()
+    assert (
+        run_everything(
+            environment_settings(),
+            strategies=["fixed_size"],
+            corpus_models=[MODEL],
+            console=RunConsole(out),
+            instance=instance,
+        )
+        == 0
+    ), out.getvalue()
     (workspace["corpus"] / "harbour.md").write_text(HARBOUR.replace("Kestrel", "Osprey!"), encoding="utf-8")
-    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL],
-                          console=RunConsole(out), instance=instance) == 0, \
-        out.getvalue()
+    assert (
+        run_everything(
+            environment_settings(),
+            strategies=["fixed_size"],
+            corpus_models=[MODEL],
+            console=RunConsole(out),
+            instance=instance,
+        )
+        == 0
+    ), out.getvalue()
     # a chunk-size sweep of the same strategy: a collection of its own, which the default runs do not read
-    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL],
-                          console=RunConsole(out), instance=instance,
-                          run_settings={"chunking": {"chunk_size": 16, "chunk_overlap": 0}}) == 0, out.getvalue()
+    assert (
+        run_everything(
+            environment_settings(),
+            strategies=["fixed_size"],
+            corpus_models=[MODEL],
+            console=RunConsole(out),
+            instance=instance,
+            run_settings={"chunking": {"chunk_size": 16, "chunk_overlap": 0}},
+        )
+        == 0
+    ), out.getvalue()
 
-    runs = results.query("SELECT experiment_run_id, variant, provenance FROM experiment_metrics "
-                         "ORDER BY created_at").to_dict("records")
+    runs = results.query(
+        "SELECT experiment_run_id, variant, provenance FROM experiment_metrics ORDER BY created_at"
+    ).to_dict("records")
     assert [r["variant"] for r in runs] == ["", "", "size16_overlap0"]
     old, new = runs[0]["experiment_run_id"], runs[1]["experiment_run_id"]
     old_build, new_build = run_build(runs[0]["provenance"]), run_build(runs[1]["provenance"])
@@ -115,9 +160,22 @@ def test_an_old_runs_inspector_shows_its_own_chunks_after_a_rebuild(workspace, c
     page = workspace["tmp"] / "old_technical_report.html"
     page.write_text(old_html, encoding="utf-8")
     chromium = require_executable("chromium")
-    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000",
-                          f"--user-data-dir={workspace['tmp'] / 'chromium'}", "--dump-dom", page.as_uri()],
-                         capture_output=True, text=True, timeout=120, check=False)
+    dom = subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--virtual-time-budget=5000",
+            f"--user-data-dir={workspace['tmp'] / 'chromium'}",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert dom.returncode == 0, dom.stderr[-2000:]
     assert 'data-inspector="ready"' in dom.stdout and "Kestrel ferry" in dom.stdout and "Osprey!" not in dom.stdout
 
@@ -134,4 +192,6 @@ def test_an_old_runs_inspector_shows_its_own_chunks_after_a_rebuild(workspace, c
     pruned = inspector(render_technical(run_report(results, old), links, "technical_report.html", results))
     assert set(chunk_texts(pruned).values()) == {None}
     assert {(c["doc"], c["start"], c["end"]) for c in pruned["chunks"]} == {
-        ("harbour.md", 0, len(HARBOUR)), ("orchard.md", 0, len(ORCHARD))}
+        ("harbour.md", 0, len(HARBOUR)),
+        ("orchard.md", 0, len(ORCHARD)),
+    }

@@ -17,14 +17,22 @@ def setup(tmp_path):
     corpus, home, results, resources = tides.corpus, tides.home, tides.results, tides.resources
     (tmp_path / "dagster_home").mkdir()
     instance = DagsterInstance.local_temp(str(tmp_path / "dagster_home"))
-    yield {"tmp": tmp_path, "corpus": corpus, "home": home, "results": results, "resources": resources,
-           "instance": instance, "graph": tides_graph(tides, BENCHMARK)}
+    yield {
+        "tmp": tmp_path,
+        "corpus": corpus,
+        "home": home,
+        "results": results,
+        "resources": resources,
+        "instance": instance,
+        "graph": tides_graph(tides, BENCHMARK),
+    }
     instance.dispose()
 
 
 def parse_corpus(setup):
-    result = setup["graph"].materialize(["source_documents", "parsed_documents"], instance=setup["instance"],
-                         resources=setup["resources"])
+    result = setup["graph"].materialize(
+        ["source_documents", "parsed_documents"], instance=setup["instance"], resources=setup["resources"]
+    )
     assert result.success
     rows = ResultsDB(setup["results"]).query("SELECT document, status, error FROM documents ORDER BY document")
     return {d: (s, e) for d, s, e in rows.itertuples(index=False)}, result
@@ -35,9 +43,16 @@ def test_a_document_over_the_memory_limit_fails_alone(setup):
     from chunkbench_pipelines.resources import WorkspaceResource
 
     workspace = setup["resources"]["workspace"]  # with CHUNKBENCH_PARSE_MEMORY_MB=512, as the settings pass it
-    setup["resources"] = {**setup["resources"], "workspace": WorkspaceResource(
-        home=workspace.home, corpus=workspace.corpus, questions=workspace.questions, benchmark=workspace.benchmark,
-        parse_memory_mb="512")}
+    setup["resources"] = {
+        **setup["resources"],
+        "workspace": WorkspaceResource(
+            home=workspace.home,
+            corpus=workspace.corpus,
+            questions=workspace.questions,
+            benchmark=workspace.benchmark,
+            parse_memory_mb="512",
+        ),
+    }
     (setup["corpus"] / "wide.csv").write_bytes(b"name,value\n" + b"x," * 12_000_000 + b"\n")
     documents, _ = parse_corpus(setup)
     assert documents["tides.md"][0] == "parsed"
@@ -54,11 +69,16 @@ def test_names_that_sanitise_alike_are_two_documents(setup):
         (setup["corpus"] / name).write_text(f"Figures of {name}: sales rose in the north.\n", encoding="utf-8")
     documents, _ = parse_corpus(setup)
     assert documents["report 2024.txt"][0] == documents["report-2024.txt"][0] == "parsed"
-    result = setup["graph"].materialize(["chunk_collections"], instance=setup["instance"],
-                         resources=setup["resources"], partition_key=partition_key("fixed_size", "all-minilm-l6-v2"))
+    result = setup["graph"].materialize(
+        ["chunk_collections"],
+        instance=setup["instance"],
+        resources=setup["resources"],
+        partition_key=partition_key("fixed_size", "all-minilm-l6-v2"),
+    )
     assert result.success
-    rows = ResultsDB(setup["results"]).query("SELECT document, count(DISTINCT chunk_id) FROM current_chunks "
-                                                  "GROUP BY document")
+    rows = ResultsDB(setup["results"]).query(
+        "SELECT document, count(DISTINCT chunk_id) FROM current_chunks GROUP BY document"
+    )
     assert dict(rows.itertuples(index=False)) == {"tides.md": 1, "report 2024.txt": 1, "report-2024.txt": 1}
 
 

@@ -20,10 +20,20 @@ from .test_end_to_end import MODEL, workspace  # noqa: F401 - the fixture is use
 
 # by a word of each question: the verdict the scripted judge returns
 VERDICTS = {
-    "Kelvar": {"context_relevance": 9, "answer_similarity": 8, "faithfulness": 10, "hallucination": False,
-               "reasoning": "supported"},
-    "sourdough": {"context_relevance": 5, "answer_similarity": 3, "faithfulness": 6, "hallucination": True,
-                  "reasoning": "adds a baking time that is not in the context"},
+    "Kelvar": {
+        "context_relevance": 9,
+        "answer_similarity": 8,
+        "faithfulness": 10,
+        "hallucination": False,
+        "reasoning": "supported",
+    },
+    "sourdough": {
+        "context_relevance": 5,
+        "answer_similarity": 3,
+        "faithfulness": 6,
+        "hallucination": True,
+        "reasoning": "adds a baking time that is not in the context",
+    },
 }
 
 
@@ -43,17 +53,26 @@ class ScriptedChatServer:
                 server.requests.append(body)
                 text = "\n".join(m["content"] for m in body["messages"])
                 if body.get("response_format", {}).get("type") == "json_object":
-                    [verdict] = [v for word, v in VERDICTS.items() if f"Question: {word}" in text
-                                 or word in text.split("Expected answer:")[0]]
+                    [verdict] = [
+                        v
+                        for word, v in VERDICTS.items()
+                        if f"Question: {word}" in text or word in text.split("Expected answer:")[0]
+                    ]
                     content = json.dumps(verdict)
                 else:
                     content = "A scripted answer."
-                reply = json.dumps({
-                    "id": "scripted", "object": "chat.completion", "created": 0, "model": body["model"],
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                                 "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
-                }).encode()
+                reply = json.dumps(
+                    {
+                        "id": "scripted",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body["model"],
+                        "choices": [
+                            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                        ],
+                        "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+                    }
+                ).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(reply)))
@@ -79,28 +98,46 @@ def chat_server():
 
 @pytest.mark.e2e
 def test_judge_means_and_hallucination_rate_through_the_assets(workspace, chat_server, tmp_path):  # noqa: F811  (the fixture imported above, by name)
-    llm = LLMResource(model="scripted", base_url=chat_server.url, api_key="not-a-secret", judge_attempts=1,
-                      home=str(environment_settings().home))
+    llm = LLMResource(
+        model="scripted",
+        base_url=chat_server.url,
+        api_key="not-a-secret",
+        judge_attempts=1,
+        home=str(environment_settings().home),
+    )
     resources = {**build_resources(environment_settings()), "llm": llm}
     instance = DagsterInstance.ephemeral()
-    assert environment_graph().materialize(["source_documents", "parsed_documents"], instance=instance,
-                       resources=resources).success
-    result = environment_graph().materialize(["chunk_collections", "experiment_results"],
-                         partition_key=partition_key("fixed_size", MODEL), instance=instance, resources=resources)
+    assert (
+        environment_graph()
+        .materialize(["source_documents", "parsed_documents"], instance=instance, resources=resources)
+        .success
+    )
+    result = environment_graph().materialize(
+        ["chunk_collections", "experiment_results"],
+        partition_key=partition_key("fixed_size", MODEL),
+        instance=instance,
+        resources=resources,
+    )
     assert result.success
 
     con = ResultsDB(workspace["home"]).connect()  # the benchmark's views, with their paths resolved
     try:
-        [metrics] = con.execute("SELECT n_judged, context_relevance, answer_similarity, faithfulness, "
-                                "hallucination_rate, judge_prompt_tokens, answer_prompt_tokens "
-                                "FROM experiment_metrics").fetchall()
-        rows = con.execute("SELECT question_id, answer, context_relevance, answer_similarity, faithfulness, "
-                           "hallucination, judge_error FROM question_results ORDER BY question_id").fetchall()
+        [metrics] = con.execute(
+            "SELECT n_judged, context_relevance, answer_similarity, faithfulness, "
+            "hallucination_rate, judge_prompt_tokens, answer_prompt_tokens "
+            "FROM experiment_metrics"
+        ).fetchall()
+        rows = con.execute(
+            "SELECT question_id, answer, context_relevance, answer_similarity, faithfulness, "
+            "hallucination, judge_error FROM question_results ORDER BY question_id"
+        ).fetchall()
     finally:
         con.close()
     # v1 (Kelvar, has an expected answer) and b1 (sourdough, none: its answer_similarity is not scored)
-    assert rows == [("b1", "A scripted answer.", 5.0, None, 6.0, True, None),
-                    ("v1", "A scripted answer.", 9.0, 8.0, 10.0, False, None)]
+    assert rows == [
+        ("b1", "A scripted answer.", 5.0, None, 6.0, True, None),
+        ("v1", "A scripted answer.", 9.0, 8.0, 10.0, False, None),
+    ]
     assert metrics == (2, 7.0, 8.0, 8.0, 0.5, 200, 200)
     judge_calls = [r for r in chat_server.requests if r.get("response_format")]
     assert len(judge_calls) == 2 and len(chat_server.requests) == 4
@@ -114,15 +151,32 @@ def test_dollars_per_question_and_partition_from_the_reported_tokens(workspace, 
     from chunkbench_core.chunking.contextual_retrieval import SITUATE_CHUNK
     from chunkbench_core.tokens import count_tokens
 
-    llm = LLMResource(model="scripted", base_url=chat_server.url, api_key="not-a-secret", judge_attempts=1,
-                      home=str(environment_settings().home),
-                      input_price_per_mtok="2", output_price_per_mtok="8")
+    llm = LLMResource(
+        model="scripted",
+        base_url=chat_server.url,
+        api_key="not-a-secret",
+        judge_attempts=1,
+        home=str(environment_settings().home),
+        input_price_per_mtok="2",
+        output_price_per_mtok="8",
+    )
     resources = {**build_resources(environment_settings()), "llm": llm}
     instance = DagsterInstance.ephemeral()
-    assert environment_graph().materialize(["source_documents", "parsed_documents"], instance=instance,
-                       resources=resources).success
-    assert environment_graph().materialize(["chunk_collections", "experiment_results"],
-                       partition_key=partition_key("fixed_size", MODEL), instance=instance, resources=resources).success
+    assert (
+        environment_graph()
+        .materialize(["source_documents", "parsed_documents"], instance=instance, resources=resources)
+        .success
+    )
+    assert (
+        environment_graph()
+        .materialize(
+            ["chunk_collections", "experiment_results"],
+            partition_key=partition_key("fixed_size", MODEL),
+            instance=instance,
+            resources=resources,
+        )
+        .success
+    )
     db = ResultsDB(workspace["home"])
     questions = db.query("SELECT embedding_usd, answer_usd, judge_usd, cost_usd FROM question_results")
     assert len(questions) == 2
@@ -130,34 +184,54 @@ def test_dollars_per_question_and_partition_from_the_reported_tokens(workspace, 
     assert questions["judge_usd"].tolist() == pytest.approx([(100 * 2 + 10 * 8) / 1e6] * 2)
     assert questions["embedding_usd"].tolist() == [0.0, 0.0]  # a local model costs nothing
     assert questions["cost_usd"].tolist() == pytest.approx([2 * (100 * 2 + 10 * 8) / 1e6] * 2)
-    [partition] = db.query("SELECT index_usd, caption_usd, questions_usd, answer_usd, judge_usd, cost_usd "
-                           "FROM experiment_metrics").to_dict("records")
-    assert partition == pytest.approx({"index_usd": 0.0, "caption_usd": 0.0, "questions_usd": 4 * 280 / 1e6,
-                                       "answer_usd": 2 * 280 / 1e6, "judge_usd": 2 * 280 / 1e6,
-                                       "cost_usd": 4 * 280 / 1e6})
+    [partition] = db.query(
+        "SELECT index_usd, caption_usd, questions_usd, answer_usd, judge_usd, cost_usd FROM experiment_metrics"
+    ).to_dict("records")
+    assert partition == pytest.approx(
+        {
+            "index_usd": 0.0,
+            "caption_usd": 0.0,
+            "questions_usd": 4 * 280 / 1e6,
+            "answer_usd": 2 * 280 / 1e6,
+            "judge_usd": 2 * 280 / 1e6,
+            "cost_usd": 4 * 280 / 1e6,
+        }
+    )
     [board] = db.query("SELECT cost_usd FROM leaderboard").to_dict("records")
     assert board["cost_usd"] == pytest.approx(4 * 280 / 1e6)
 
     before = len(chat_server.requests)
     key = partition_key("contextual_retrieval", MODEL)
-    assert environment_graph().materialize(["chunk_collections"], partition_key=key, instance=instance,
-                       resources=resources).success
+    assert (
+        environment_graph()
+        .materialize(["chunk_collections"], partition_key=key, instance=instance, resources=resources)
+        .success
+    )
     calls = chat_server.requests[before:]
-    assert calls and all(SITUATE_CHUNK.split("{")[0].strip()[:20] in "\n".join(m["content"] for m in c["messages"])
-                         for c in calls)
+    assert calls and all(
+        SITUATE_CHUNK.split("{")[0].strip()[:20] in "\n".join(m["content"] for m in c["messages"]) for c in calls
+    )
     expected_in = sum(count_tokens(m["content"]) for c in calls for m in c["messages"])
     expected_out = len(calls) * count_tokens("A scripted answer.")
-    query = ("SELECT context_calls, context_input_tokens, context_output_tokens, context_usd, index_usd "
-             "FROM index_costs WHERE strategy = 'contextual_retrieval'")
+    query = (
+        "SELECT context_calls, context_input_tokens, context_output_tokens, context_usd, index_usd "
+        "FROM index_costs WHERE strategy = 'contextual_retrieval'"
+    )
     [built] = db.query(query).to_dict("records")
     assert (built["context_calls"], built["context_input_tokens"], built["context_output_tokens"]) == (
-        len(calls), expected_in, expected_out)
+        len(calls),
+        expected_in,
+        expected_out,
+    )
     assert built["context_usd"] == pytest.approx((expected_in * 2 + expected_out * 8) / 1e6)
     assert built["index_usd"] == pytest.approx(built["context_usd"])  # local embeddings are free
 
     again = len(chat_server.requests)
-    assert environment_graph().materialize(["chunk_collections"], partition_key=key, instance=instance,
-                       resources=resources).success
+    assert (
+        environment_graph()
+        .materialize(["chunk_collections"], partition_key=key, instance=instance, resources=resources)
+        .success
+    )
     assert len(chat_server.requests) == again  # every context came from the cache...
     [rebuilt] = db.query(query).to_dict("records")
     assert rebuilt == pytest.approx(built)  # ...and the build is priced the same

@@ -19,8 +19,15 @@ def test_reports_label_heading_context_and_print_no_placeholders(tmp_path, monke
     tides = tides_benchmark(tmp_path, DOC, "labels")  # its reports: home/benchmarks/labels/reports
     use_environment(monkeypatch, tides, "labels")
     home = tides.home
-    assert run_everything(environment_settings(), strategies=["contextual_retrieval", "fixed_size"], corpus_models=[MODEL],
-                          instance=DagsterInstance.ephemeral()) == 0
+    assert (
+        run_everything(
+            environment_settings(),
+            strategies=["contextual_retrieval", "fixed_size"],
+            corpus_models=[MODEL],
+            instance=DagsterInstance.ephemeral(),
+        )
+        == 0
+    )
     folder = home / "benchmarks" / "labels" / "reports"
     reports = {p.name: p.read_text(encoding="utf-8") for p in folder.glob("*.html")}
     assert set(reports) >= {"benchmark_report.html", "technical_report.html", "decision_board.html"}
@@ -52,7 +59,8 @@ def test_reports_label_heading_context_and_print_no_placeholders(tmp_path, monke
 
     table = leaderboard_table(board)
     assert {r.data["configuration"] for r in table.value.records} == {
-        configuration_label(label, model) for label, model in zip(board["strategy_label"], board["corpus_model"])}
+        configuration_label(label, model) for label, model in zip(board["strategy_label"], board["corpus_model"])
+    }
     assert "contextual_retrieval (heading context) × " in "".join(r.data["configuration"] for r in table.value.records)
     # the leaderboard asset's "recommendation" entry names the row its table marks recommended, by the same label,
     # and a recommended contextual_retrieval by its label (the recommendation view itself has no label column)
@@ -62,11 +70,13 @@ def test_reports_label_heading_context_and_print_no_placeholders(tmp_path, monke
     shown = recommendation_metadata(recommendation, board)["recommendation"]
     assert [r.data["configuration"] for r in table.value.records if r.data["verdict"] == "recommended"] == [shown]
     contextual = {**recommendation, "strategy": "contextual_retrieval", "corpus_model": MODEL}
-    assert recommendation_metadata(contextual, board)["recommendation"] == \
-        configuration_label("contextual_retrieval (heading context)", MODEL)
+    assert recommendation_metadata(contextual, board)["recommendation"] == configuration_label(
+        "contextual_retrieval (heading context)", MODEL
+    )
     # "might be as good" names the board's undecided rows by the same labels, in the board's order (the reports'
     # list); one question decides nothing here, so every row is made undecided for the check
     undecided = board.assign(**{"class": "undecided"})
     assert recommendation_metadata(recommendation, undecided)["might_be_as_good"] == ", ".join(
-        r.data["configuration"] for r in table.value.records)
+        r.data["configuration"] for r in table.value.records
+    )
     assert "might_be_as_good" not in recommendation_metadata(recommendation, board.assign(**{"class": "worse"}))

@@ -26,19 +26,30 @@ SECRET = "sk-chunkbench-test-secret-7d1f"
 
 def test_answers_and_judge_through_the_assets(workspace, llama_server_url, tmp_path):  # noqa: F811  (the fixture imported above, by name)
     home = workspace["home"]
-    llm = LLMResource(model="gemma", base_url=f"{llama_server_url}/v1", api_key=SECRET, system_prompt_as_user=True,
-                      home=str(environment_settings().home),
-                      answer_max_tokens=16, judge_max_tokens=16, judge_max_tokens_cap=32, judge_attempts=1,
-                      max_context_tokens=200, timeout_seconds=120)
+    llm = LLMResource(
+        model="gemma",
+        base_url=f"{llama_server_url}/v1",
+        api_key=SECRET,
+        system_prompt_as_user=True,
+        home=str(environment_settings().home),
+        answer_max_tokens=16,
+        judge_max_tokens=16,
+        judge_max_tokens_cap=32,
+        judge_attempts=1,
+        max_context_tokens=200,
+        timeout_seconds=120,
+    )
     resources = {**build_resources(environment_settings()), "llm": llm}
     (tmp_path / "dagster_home").mkdir()
     with DagsterInstance.local_temp(str(tmp_path / "dagster_home")) as instance:
-        parse = environment_graph().materialize(["source_documents", "parsed_documents"], instance=instance,
-                            resources=resources)
+        parse = environment_graph().materialize(
+            ["source_documents", "parsed_documents"], instance=instance, resources=resources
+        )
         assert parse.success
         key = partition_key("fixed_size", MODEL)
-        result = environment_graph().materialize(["chunk_collections", "experiment_results"], partition_key=key,
-                             instance=instance, resources=resources)
+        result = environment_graph().materialize(
+            ["chunk_collections", "experiment_results"], partition_key=key, instance=instance, resources=resources
+        )
         assert result.success
         [experiment] = result.asset_materializations_for_node(environment_graph().op("experiment_results"))
         assert "openai_compatible" in experiment.metadata["pool_wait_seconds"].value
@@ -53,8 +64,10 @@ def test_answers_and_judge_through_the_assets(workspace, llama_server_url, tmp_p
     con = duckdb.connect(str(home / "chunkbench.duckdb"), read_only=True)
     con.execute("SET file_search_path = ?", [str(home)])  # the file's views read Parquet paths relative to it
     try:
-        rows = con.execute("SELECT question_id, answer, answer_error, answer_prompt_tokens, context_relevance, "
-                           "judge_error FROM question_results ORDER BY question_id").fetchall()
+        rows = con.execute(
+            "SELECT question_id, answer, answer_error, answer_prompt_tokens, context_relevance, "
+            "judge_error FROM question_results ORDER BY question_id"
+        ).fetchall()
         totals = con.execute("SELECT answer_prompt_tokens, answer_completion_tokens FROM experiment_metrics").fetchall()
     finally:
         con.close()

@@ -19,8 +19,10 @@ MODEL = "all-minilm-l6-v2"
 FILINGS = {
     "ACME_2023_10K.pdf": [
         "Acme annual report for 2023. Acme makes anvils, rockets and other tools for work in the desert.",
-        ("Net income for the year was 1,234 million dollars, driven by strong demand for anvils in every region "
-         "and by lower freight costs on the rocket line."),
+        (
+            "Net income for the year was 1,234 million dollars, driven by strong demand for anvils in every region "
+            "and by lower freight costs on the rocket line."
+        ),
         "Revenues 12,345 11,002 10,456\nCost of products 8,765 8,001 7,654\nResearch and development 1,111 999 876",
         "Liquidity remained strong with cash and equivalents of 9,876 million dollars at the end of the year.",
     ],
@@ -37,25 +39,60 @@ def _evidence(text: str, doc: str, page: int) -> dict:
 
 
 ROWS = [
-    {"financebench_id": "fb-1", "question": "What was Acme's net income?", "answer": "1,234 million dollars",
-     "question_type": "metrics-generated", "company": "Acme",
-     "evidence": [_evidence("Net income for the year was 1,234 million dollars", "ACME_2023_10K", 1)]},
-    {"financebench_id": "fb-2", "question": "What were Acme's revenues and cost of products?", "answer": "12,345",
-     "question_type": "metrics-generated", "company": "Acme",
-     "evidence": [_evidence("Revenues 12,345 11,002 10,456\nCost of products 8,765 8,001 7,654", "acme 2023 10k", 2),
-                  _evidence("cash and equivalents of 9,876 million dollars", "ACME_2023_10K", 3)]},
-    {"financebench_id": "fb-3", "question": "What discount rate did Acme use for pensions?", "answer": "5.2 percent",
-     "question_type": "domain-relevant", "company": "Acme",
-     "evidence": [_evidence("The discount rate for pension obligations was 5.2 percent, set after a review of "
-                            "corporate bond yields by the actuaries.", "ACME_2023_10K", 3)]},
-    {"financebench_id": "fb-4", "question": "How many passengers did Zeta carry?", "answer": "4.2 million",
-     "question_type": "metrics-generated", "company": "Zeta",
-     "evidence": [_evidence("Passenger numbers rose to 4.2 million as two new ferries entered service",
-                            "ZETA_2023_10K", 1)]},
-    {"financebench_id": "fb-5", "question": "Why did Zeta's fuel costs fall?", "answer": "hybrid engines",
-     "question_type": "novel-generated", "company": "Zeta",
-     "evidence": [_evidence("Fuel costs fell by 18 percent after the fleet moved to hybrid engines",
-                            "ZETA_2023_10K", 2)]},
+    {
+        "financebench_id": "fb-1",
+        "question": "What was Acme's net income?",
+        "answer": "1,234 million dollars",
+        "question_type": "metrics-generated",
+        "company": "Acme",
+        "evidence": [_evidence("Net income for the year was 1,234 million dollars", "ACME_2023_10K", 1)],
+    },
+    {
+        "financebench_id": "fb-2",
+        "question": "What were Acme's revenues and cost of products?",
+        "answer": "12,345",
+        "question_type": "metrics-generated",
+        "company": "Acme",
+        "evidence": [
+            _evidence("Revenues 12,345 11,002 10,456\nCost of products 8,765 8,001 7,654", "acme 2023 10k", 2),
+            _evidence("cash and equivalents of 9,876 million dollars", "ACME_2023_10K", 3),
+        ],
+    },
+    {
+        "financebench_id": "fb-3",
+        "question": "What discount rate did Acme use for pensions?",
+        "answer": "5.2 percent",
+        "question_type": "domain-relevant",
+        "company": "Acme",
+        "evidence": [
+            _evidence(
+                "The discount rate for pension obligations was 5.2 percent, set after a review of "
+                "corporate bond yields by the actuaries.",
+                "ACME_2023_10K",
+                3,
+            )
+        ],
+    },
+    {
+        "financebench_id": "fb-4",
+        "question": "How many passengers did Zeta carry?",
+        "answer": "4.2 million",
+        "question_type": "metrics-generated",
+        "company": "Zeta",
+        "evidence": [
+            _evidence("Passenger numbers rose to 4.2 million as two new ferries entered service", "ZETA_2023_10K", 1)
+        ],
+    },
+    {
+        "financebench_id": "fb-5",
+        "question": "Why did Zeta's fuel costs fall?",
+        "answer": "hybrid engines",
+        "question_type": "novel-generated",
+        "company": "Zeta",
+        "evidence": [
+            _evidence("Fuel costs fell by 18 percent after the fleet moved to hybrid engines", "ZETA_2023_10K", 2)
+        ],
+    },
 ]
 
 
@@ -80,11 +117,17 @@ def test_a_financebench_set_runs_with_page_metrics_and_the_parse_ceiling(tmp_pat
         build_text_pdf(corpus / name, pages)
     source = tmp_path / "financebench.jsonl"
     source.write_text("\n".join(json.dumps(r) for r in ROWS) + "\n", encoding="utf-8")
-    env = {"PATH": "/usr/bin:/bin", "CHUNKBENCH_HOME": str(home), "CHUNKBENCH_CORPUS": str(corpus),
-           "CHUNKBENCH_QUESTIONS": str(questions), "CHUNKBENCH_BENCHMARK": "filings",
-           **{k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}}
-    imported = chunkbench(["questions", "import", str(source), "--out", str(questions / "fb.json"), "--no-locate"],
-                          env, cwd=ROOT)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "CHUNKBENCH_HOME": str(home),
+        "CHUNKBENCH_CORPUS": str(corpus),
+        "CHUNKBENCH_QUESTIONS": str(questions),
+        "CHUNKBENCH_BENCHMARK": "filings",
+        **{k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ},
+    }
+    imported = chunkbench(
+        ["questions", "import", str(source), "--out", str(questions / "fb.json"), "--no-locate"], env, cwd=ROOT
+    )
     assert imported.returncode == 0, imported.stdout + imported.stderr
     assert "are 0-based" in imported.stdout and "parse ceiling: 83 %" in imported.stdout
     assert "5 question(s) read" in imported.stdout and "5 kept" in imported.stdout
@@ -92,8 +135,11 @@ def test_a_financebench_set_runs_with_page_metrics_and_the_parse_ceiling(tmp_pat
     run = chunkbench(["run", "--strategy", "recursive", "--corpus-model", MODEL], env, cwd=ROOT)
     assert run.returncode == 0, run.stdout + run.stderr
     results = home / "benchmarks" / "filings"
-    rows = sql(results, "SELECT question_id, page_hit, page_recall, page_reciprocal_rank, recall, doc_hit "
-                        "FROM question_results ORDER BY question_id")
+    rows = sql(
+        results,
+        "SELECT question_id, page_hit, page_recall, page_reciprocal_rank, recall, doc_hit "
+        "FROM question_results ORDER BY question_id",
+    )
     assert [r[0] for r in rows] == ["fb-1", "fb-2", "fb-3", "fb-4", "fb-5"]
     for qid, page_hit, page_recall, page_rr, recall, doc_hit in rows:
         assert page_hit in (0.0, 1.0) and 0 <= page_recall <= 1 and 0 <= page_rr <= 1, qid
@@ -108,8 +154,7 @@ def test_a_financebench_set_runs_with_page_metrics_and_the_parse_ceiling(tmp_pat
     assert "Scores cover the 83 % of evidence the parser kept; not found: 1 text passage in ACME_2023_10K.pdf" in report
     assert "Page hit@k" in report
     metadata = experiment_metadata(env)
-    assert metadata and all(m.get("page_hit_rate") is not None and m.get("doc_hit_rate") is not None
-                            for m in metadata)
+    assert metadata and all(m.get("page_hit_rate") is not None and m.get("doc_hit_rate") is not None for m in metadata)
 
 
 def experiment_metadata(env: dict[str, str]) -> list[dict]:

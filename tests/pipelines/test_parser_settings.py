@@ -13,11 +13,13 @@ from .support.tides import tides_benchmark
 
 
 def parse_corpus(tides, instance):
-    result = tides_graph(tides, "parsing").materialize(["source_documents", "parsed_documents"], instance=instance,
-                                                       resources=tides.resources)
+    result = tides_graph(tides, "parsing").materialize(
+        ["source_documents", "parsed_documents"], instance=instance, resources=tides.resources
+    )
     assert result.success
-    [materialization] = [m for m in result.get_asset_materialization_events()
-                         if m.asset_key.path[-1] == "parsed_documents"]
+    [materialization] = [
+        m for m in result.get_asset_materialization_events() if m.asset_key.path[-1] == "parsed_documents"
+    ]
     metadata = materialization.step_materialization_data.materialization.metadata
     return metadata["parsed"].value, metadata["reused_unchanged"].value, metadata["parse_options"].value
 

@@ -35,21 +35,51 @@ def built(tmp_path, monkeypatch):
     questions.mkdir()
     (corpus / "rivers.md").write_text("# Rivers\n\nThe Almo river floods its valley every April.\n", encoding="utf-8")
     (corpus / "mills.md").write_text("# Mills\n\nThe Halden mill ground barley until 1952.\n", encoding="utf-8")
-    (questions / "set.json").write_text(json.dumps({"questions": [
-        {"id": "m1", "question": "What did the Halden mill grind?",
-         "references": [{"document": "mills.md", "content": "ground barley until 1952"}]}]}), encoding="utf-8")
-    for name, value in {"CHUNKBENCH_HOME": tmp_path / "home", "CHUNKBENCH_CORPUS": corpus,
-                        "CHUNKBENCH_QUESTIONS": questions, "CHUNKBENCH_BENCHMARK": "permanent"}.items():
+    (questions / "set.json").write_text(
+        json.dumps(
+            {
+                "questions": [
+                    {
+                        "id": "m1",
+                        "question": "What did the Halden mill grind?",
+                        "references": [{"document": "mills.md", "content": "ground barley until 1952"}],
+                    }
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
+    for name, value in {
+        "CHUNKBENCH_HOME": tmp_path / "home",
+        "CHUNKBENCH_CORPUS": corpus,
+        "CHUNKBENCH_QUESTIONS": questions,
+        "CHUNKBENCH_BENCHMARK": "permanent",
+    }.items():
         monkeypatch.setenv(name, str(value))
-    for name in ("QDRANT_URL", "CHUNKBENCH_OPENAI_COMPATIBLE_URL", "CHUNKBENCH_LLM_MODEL", "CHUNKBENCH_MODELS",
-                 "OPENAI_API_KEY", "CHUNKBENCH_BOUNDARY_MODEL", "CHUNKBENCH_RESULTS_DIR"):
+    for name in (
+        "QDRANT_URL",
+        "CHUNKBENCH_OPENAI_COMPATIBLE_URL",
+        "CHUNKBENCH_LLM_MODEL",
+        "CHUNKBENCH_MODELS",
+        "OPENAI_API_KEY",
+        "CHUNKBENCH_BOUNDARY_MODEL",
+        "CHUNKBENCH_RESULTS_DIR",
+    ):
         monkeypatch.delenv(name, raising=False)
     instance = DagsterInstance.ephemeral()
     resources = build_resources(environment_settings())
-    assert environment_graph().materialize(["source_documents", "parsed_documents"], instance=instance,
-                       resources=resources).success
-    assert environment_graph().materialize(["chunk_collections", "experiment_results"], partition_key=KEY,
-                       instance=instance, resources=resources).success
+    assert (
+        environment_graph()
+        .materialize(["source_documents", "parsed_documents"], instance=instance, resources=resources)
+        .success
+    )
+    assert (
+        environment_graph()
+        .materialize(
+            ["chunk_collections", "experiment_results"], partition_key=KEY, instance=instance, resources=resources
+        )
+        .success
+    )
     return instance, resources, environment_settings().qdrant_dir / collection_name("fixed_size", MODEL)
 
 
@@ -59,8 +89,9 @@ def test_a_damaged_collection_fails_its_experiment_once_and_its_rebuild_repairs_
     vectors = next(folder.glob("segments/*/vector_storage/vectors/chunk_0.mmap"))
     os.truncate(vectors, 16)
 
-    result = environment_graph().materialize(["experiment_results"], partition_key=KEY, instance=instance,
-                         resources=resources, raise_on_error=False)
+    result = environment_graph().materialize(
+        ["experiment_results"], partition_key=KEY, instance=instance, resources=resources, raise_on_error=False
+    )
     kinds = [e.event_type for e in result.all_events]
     failures = [e for e in result.all_events if e.is_step_failure]
     assert not result.success and len(failures) == 1
@@ -70,15 +101,19 @@ def test_a_damaged_collection_fails_its_experiment_once_and_its_rebuild_repairs_
     assert str(folder) in data.description and "moved aside" in data.description and "\n" not in data.description
     assert not folder.exists() and list(folder.parent.glob(f"{folder.name}.corrupt-*"))
 
-    again = environment_graph().materialize(["chunk_collections", "experiment_results"], partition_key=KEY,
-                        instance=instance, resources=resources)
+    again = environment_graph().materialize(
+        ["chunk_collections", "experiment_results"], partition_key=KEY, instance=instance, resources=resources
+    )
     assert again.success and folder.is_dir()
 
 
-@pytest.mark.parametrize("error", [
-    CorruptStateError("/x/tables/chunks/a.parquet cannot be read: moved aside", "/x/tables/chunks/a.parquet"),
-    StorageFullError("not enough free space in /x for the collection c: 1.0 MB free", "/x", None, 10**6),
-])
+@pytest.mark.parametrize(
+    "error",
+    [
+        CorruptStateError("/x/tables/chunks/a.parquet cannot be read: moved aside", "/x/tables/chunks/a.parquet"),
+        StorageFullError("not enough free space in /x for the collection c: 1.0 MB free", "/x", None, 10**6),
+    ],
+)
 def test_damaged_state_and_a_full_disk_fail_at_once_with_their_kind(error):
     with pytest.raises(Failure) as info, permanent_errors_fail_fast():
         raise error

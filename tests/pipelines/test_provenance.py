@@ -17,9 +17,11 @@ from tests.pipelines.support.partitions import tides_graph
 from .support.tides import MODEL, tides_benchmark
 
 BENCHMARK = "provenance"
-DOC = ("# Tides\n\nThe harbour of Quelm floods twice a day when the spring tide rises above four metres. "
-       "Boats are moved to the inner basin. The harbour master rings a bell an hour before high water.\n\n"
-       "## Storms\n\nWinter storms close the outer pier. The ferry then leaves from the north quay instead.\n")
+DOC = (
+    "# Tides\n\nThe harbour of Quelm floods twice a day when the spring tide rises above four metres. "
+    "Boats are moved to the inner basin. The harbour master rings a bell an hour before high water.\n\n"
+    "## Storms\n\nWinter storms close the outer pier. The ferry then leaves from the north quay instead.\n"
+)
 
 
 @pytest.fixture()
@@ -32,17 +34,29 @@ def setup(tmp_path, monkeypatch):
     monkeypatch.delenv("CHUNKBENCH_RESULTS_DIR", raising=False)
     (tmp_path / "dagster_home").mkdir()
     instance = DagsterInstance.local_temp(str(tmp_path / "dagster_home"))
-    yield {"corpus": corpus, "home": home, "results": results, "resources": resources, "instance": instance,
-           "workspace": workspace, "graph": tides_graph(tides, BENCHMARK)}
+    yield {
+        "corpus": corpus,
+        "home": home,
+        "results": results,
+        "resources": resources,
+        "instance": instance,
+        "workspace": workspace,
+        "graph": tides_graph(tides, BENCHMARK),
+    }
     instance.dispose()
 
 
 def run(setup, selection, key=None, config=None):
     """Materialize ``selection``; ``config`` may name more assets than selected (only theirs is passed)."""
     ops = {name: value for name, value in (config or {}).get("ops", {}).items() if name in selection}
-    return setup["graph"].materialize(selection, partition_key=key, instance=setup["instance"],
-                                      resources=setup["resources"], run_config={"ops": ops} if ops else {},
-                                      raise_on_error=False)
+    return setup["graph"].materialize(
+        selection,
+        partition_key=key,
+        instance=setup["instance"],
+        resources=setup["resources"],
+        run_config={"ops": ops} if ops else {},
+        raise_on_error=False,
+    )
 
 
 def failure_message(result) -> str:
@@ -58,8 +72,12 @@ def test_code_version_names_the_commit_in_a_checkout():
 def test_experiment_provenance_comes_from_the_collection_and_its_run(setup):
     assert run(setup, ["source_documents", "parsed_documents"]).success
     key = partition_key("semantic", MODEL)
-    config = {"ops": {name: {"config": {"min_chunk_size": 2, "threshold_mode": "percentile", "percentile": 90.0}}
-                      for name in ("chunk_collections", "experiment_results")}}
+    config = {
+        "ops": {
+            name: {"config": {"min_chunk_size": 2, "threshold_mode": "percentile", "percentile": 90.0}}
+            for name in ("chunk_collections", "experiment_results")
+        }
+    }
     built = run(setup, ["chunk_collections"], key, config)
     assert built.success
     results = ResultsDB(setup["results"])
@@ -112,8 +130,11 @@ def test_a_changed_threshold_marks_semantic_partitions_stale(setup):
     the document's own percentile (the default) does not depend on it."""
     assert run(setup, ["source_documents", "parsed_documents"]).success
     key = partition_key("semantic", MODEL)
-    absolute = {"ops": {name: {"config": {"threshold_mode": "absolute"}}
-                        for name in ("chunk_collections", "experiment_results")}}
+    absolute = {
+        "ops": {
+            name: {"config": {"threshold_mode": "absolute"}} for name in ("chunk_collections", "experiment_results")
+        }
+    }
     assert run(setup, ["chunk_collections"], key).success
     assert run(setup, ["chunk_collections"], key, absolute).success
     assert run(setup, ["experiment_results"], key, absolute).success
@@ -132,31 +153,37 @@ def test_a_changed_threshold_marks_semantic_partitions_stale(setup):
 def test_the_staleness_schedule_considers_every_variant(setup):
     assert run(setup, ["source_documents", "parsed_documents"]).success
     key = partition_key("fixed_size", MODEL)
-    sweep = {"ops": {n: {"config": {"chunk_size": 64, "chunk_overlap": 8}}
-                     for n in ("chunk_collections", "experiment_results")}}
+    sweep = {
+        "ops": {
+            n: {"config": {"chunk_size": 64, "chunk_overlap": 8}} for n in ("chunk_collections", "experiment_results")
+        }
+    }
     assert run(setup, ["chunk_collections"], key).success
     assert run(setup, ["chunk_collections"], key, sweep).success  # the variant is the latest materialization
     # resolves the partitioned run requests against the benchmark's chunk_and_evaluate job
     graph = setup["graph"]
     repository = Definitions.merge(graph.definitions, Definitions(resources=setup["resources"])).get_repository_def()
     nightly_stale_partitions = repository.get_schedule_def(graph.scope.name("nightly_stale_partitions"))
-    context = build_schedule_context(instance=setup["instance"], resources=setup["resources"],
-                                     repository_def=repository)
-    requests = [r for r in nightly_stale_partitions.evaluate_tick(context).run_requests or []
-                if r.partition_key == str(key)]
+    context = build_schedule_context(
+        instance=setup["instance"], resources=setup["resources"], repository_def=repository
+    )
+    requests = [
+        r for r in nightly_stale_partitions.evaluate_tick(context).run_requests or [] if r.partition_key == str(key)
+    ]
     assert requests == []
 
     (setup["corpus"] / "tides.md").write_text(DOC + "\nThe lighthouse was built in 1890.\n", encoding="utf-8")
     assert run(setup, ["source_documents", "parsed_documents"]).success
-    context = build_schedule_context(instance=setup["instance"], resources=setup["resources"],
-                                     repository_def=repository)
-    requests = [r for r in nightly_stale_partitions.evaluate_tick(context).run_requests or []
-                if r.partition_key == str(key)]
+    context = build_schedule_context(
+        instance=setup["instance"], resources=setup["resources"], repository_def=repository
+    )
+    requests = [
+        r for r in nightly_stale_partitions.evaluate_tick(context).run_requests or [] if r.partition_key == str(key)
+    ]
     assert sorted(r.tags["chunkbench/variant"] for r in requests) == ["default", "size64_overlap8"]
     variant = [r for r in requests if r.tags["chunkbench/variant"] != "default"][0]
     # addressed to the benchmark's own ops (the run config is checked against its job when the run is launched)
     assert variant.run_config["ops"][graph.op("chunk_collections")]["config"] == {"chunk_size": 64, "chunk_overlap": 8}
-    assert variant.run_config["ops"][graph.op("experiment_results")]["config"] == {"chunk_size": 64,
-                                                                                     "chunk_overlap": 8}
+    assert variant.run_config["ops"][graph.op("experiment_results")]["config"] == {"chunk_size": 64, "chunk_overlap": 8}
     validate_run_config(repository.get_job(graph.scope.name("chunk_and_evaluate")), variant.run_config)
     assert setup["instance"].get_latest_materialization_event(graph.key("chunk_collections")) is not None

@@ -23,8 +23,13 @@ def server():
 def test_llm_refusals_make_the_run_exit_1_with_one_line_per_configuration_and_the_metrics_kept(tmp_path, server):
     world = make_world(tmp_path / "world")
     server.script(*[f"401:{KEY}"] * 50)
-    env = world.env(CHUNKBENCH_LLM_MODEL="judge-m", CHUNKBENCH_LLM_BASE_URL=server.base_url,
-                    CHUNKBENCH_LLM_API_KEY=KEY, CHUNKBENCH_LLM_PRICE_INPUT="0", CHUNKBENCH_LLM_PRICE_OUTPUT="0")
+    env = world.env(
+        CHUNKBENCH_LLM_MODEL="judge-m",
+        CHUNKBENCH_LLM_BASE_URL=server.base_url,
+        CHUNKBENCH_LLM_API_KEY=KEY,
+        CHUNKBENCH_LLM_PRICE_INPUT="0",
+        CHUNKBENCH_LLM_PRICE_OUTPUT="0",
+    )
     from tests.pipelines.support.cli import chunkbench
 
     done = chunkbench(["run", "--strategy", "fixed_size", "--corpus-model", "all-minilm-l6-v2"], env)
@@ -53,4 +58,5 @@ def test_defaults_list_names_the_request_timeout_and_the_retry_budget(tmp_path):
     assert (data["provider_timeout_seconds"], data["provider_retry_budget_seconds"]) == (12.0, 60.0)
     bad = chunkbench(["defaults", "list"], world.env(CHUNKBENCH_PROVIDER_RETRY_BUDGET_S="soon"))
     assert bad.returncode == 2 and bad.stderr.strip() == (
-        "chunkbench defaults: error: CHUNKBENCH_PROVIDER_RETRY_BUDGET_S must be a number of seconds, got 'soon'")
+        "chunkbench defaults: error: CHUNKBENCH_PROVIDER_RETRY_BUDGET_S must be a number of seconds, got 'soon'"
+    )

@@ -6,7 +6,6 @@ two processes on one instance, against a real HTTP embeddings server on 127.0.0.
 counts how many requests it answers at once.
 """
 
-
 import json
 import subprocess
 import sys
@@ -49,8 +48,9 @@ def test_an_instance_without_pool_storage_runs_unlimited():
         assert ensure_pool_limit(instance, "openai", 2) is None
 
 
-def _slot_asset(spans: list, pools: list, hold_seconds: float, fail: bool = False,
-                barrier: threading.Barrier | None = None):
+def _slot_asset(
+    spans: list, pools: list, hold_seconds: float, fail: bool = False, barrier: threading.Barrier | None = None
+):
     @asset
     def talks_to_provider(context: AssetExecutionContext) -> None:
         if barrier is not None:
@@ -72,8 +72,12 @@ def test_slots_serialize_runs_and_are_freed(tmp_path):
         instance.event_log_storage.set_concurrency_slots("openai", 1)
         node = _slot_asset(spans, ["openai", None, "openai"], hold_seconds=0.5, barrier=threading.Barrier(3))
         results = []
-        threads = [threading.Thread(target=lambda: results.append(
-            materialize([node], instance=instance, raise_on_error=False).success)) for _ in range(3)]
+        threads = [
+            threading.Thread(
+                target=lambda: results.append(materialize([node], instance=instance, raise_on_error=False).success)
+            )
+            for _ in range(3)
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -95,8 +99,9 @@ def test_a_failing_body_frees_its_slot(tmp_path):
     spans: list = []
     with DagsterInstance.local_temp(str(tmp_path)) as instance:
         instance.event_log_storage.set_concurrency_slots("openai", 1)
-        assert not materialize([_slot_asset(spans, ["openai"], 0.0, fail=True)], instance=instance,
-                               raise_on_error=False).success
+        assert not materialize(
+            [_slot_asset(spans, ["openai"], 0.0, fail=True)], instance=instance, raise_on_error=False
+        ).success
         info = instance.event_log_storage.get_concurrency_info("openai")
         assert (info.active_slot_count, info.pending_step_count) == (0, 0)
         assert materialize([_slot_asset(spans, ["openai"], 0.0)], instance=instance).success
@@ -114,6 +119,7 @@ def test_local_models_claim_nothing(tmp_path):
 @pytest.mark.e2e  # materializes part of the asset graph (make test-fast leaves it out)
 def test_a_pool_limit_below_one_is_refused(tmp_path):
     with DagsterInstance.local_temp(str(tmp_path)) as instance:
+
         @asset
         def bad(context: AssetExecutionContext) -> None:
             with pool_slots(context, ["openai"], initial_limit=0):
@@ -160,11 +166,17 @@ def _corpus(root: Path) -> dict[str, str]:
         folder.mkdir()
     for topic in ("rivers", "bridges", "mills"):
         (corpus / f"{topic}.md").write_text(
-            f"# {topic.title()}\n\n" + "".join(f"Paragraph {i} about {topic}: stone, water and timber.\n\n"
-                                               for i in range(12)), encoding="utf-8")
+            f"# {topic.title()}\n\n"
+            + "".join(f"Paragraph {i} about {topic}: stone, water and timber.\n\n" for i in range(12)),
+            encoding="utf-8",
+        )
     (dagster_home / "dagster.yaml").write_text(DAGSTER_YAML, encoding="utf-8")
-    return {"CHUNKBENCH_HOME": str(root / "home"), "CHUNKBENCH_CORPUS": str(corpus),
-            "CHUNKBENCH_QUESTIONS": str(questions), "DAGSTER_HOME": str(dagster_home)}
+    return {
+        "CHUNKBENCH_HOME": str(root / "home"),
+        "CHUNKBENCH_CORPUS": str(corpus),
+        "CHUNKBENCH_QUESTIONS": str(questions),
+        "DAGSTER_HOME": str(dagster_home),
+    }
 
 
 def _parse_here(env: dict[str, str]) -> None:
@@ -178,13 +190,20 @@ def _parse_here(env: dict[str, str]) -> None:
     settings = Settings.load(env)
     graph = benchmark_graph(settings, runnable_corpus_models(settings))
     with DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
-        assert graph.materialize(["source_documents", "parsed_documents"], instance=instance,
-                                 resources=build_resources(settings)).success
+        assert graph.materialize(
+            ["source_documents", "parsed_documents"], instance=instance, resources=build_resources(settings)
+        ).success
 
 
 def _run(env: dict[str, str], selection: str, strategy: str, model: str, go: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", MATERIALIZE, selection, strategy, model, str(go)], cwd=PROJECT,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", MATERIALIZE, selection, strategy, model, str(go)],
+        cwd=PROJECT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 @pytest.mark.slow
@@ -195,7 +214,8 @@ def test_partitions_of_a_remote_model_respect_the_provider_pool(tmp_path, limit,
     proxy = FaultProxy(dimension=64)
     try:
         models = tmp_path / "models.toml"
-        models.write_text(textwrap.dedent(f"""
+        models.write_text(
+            textwrap.dedent(f"""
             [[models]]
             id = "remote-test"
             provider = "openai_compatible"
@@ -204,9 +224,15 @@ def test_partitions_of_a_remote_model_respect_the_provider_pool(tmp_path, limit,
             max_input_tokens = 512
             base_url = "{proxy.base_url}"
             default_semantic_threshold = 0.5
-        """), encoding="utf-8")
-        env = {**os.environ, **_corpus(tmp_path), "CHUNKBENCH_MODELS": str(models),
-               "CHUNKBENCH_PROVIDER_POOL_LIMIT": str(limit)}
+        """),
+            encoding="utf-8",
+        )
+        env = {
+            **os.environ,
+            **_corpus(tmp_path),
+            "CHUNKBENCH_MODELS": str(models),
+            "CHUNKBENCH_PROVIDER_POOL_LIMIT": str(limit),
+        }
         for name in ("OPENAI_API_KEY", "QDRANT_URL", "CHUNKBENCH_OPENAI_COMPATIBLE_URL", "CHUNKBENCH_LLM_MODEL"):
             env.pop(name, None)
         go = tmp_path / "go"

@@ -40,9 +40,14 @@ def test_the_recommended_configuration_finds_each_quarters_figure(tmp_path: Path
     questions.mkdir()
     question_file.rename(questions / question_file.name)
     home = tmp_path / "home"
-    env = {"PATH": "/usr/bin:/bin", "CHUNKBENCH_HOME": str(home), "CHUNKBENCH_CORPUS": str(docs),
-           "CHUNKBENCH_QUESTIONS": str(questions), "CHUNKBENCH_BENCHMARK": "quarters",
-           **{k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "CHUNKBENCH_HOME": str(home),
+        "CHUNKBENCH_CORPUS": str(docs),
+        "CHUNKBENCH_QUESTIONS": str(questions),
+        "CHUNKBENCH_BENCHMARK": "quarters",
+        **{k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ},
+    }
     run = chunkbench(["run", "--corpus-model", MODEL, "--retriever", "dense", "--retriever", "hybrid"], env, cwd=ROOT)
     assert run.returncode == 0, run.stdout + run.stderr
     results = home / "benchmarks" / "quarters"
@@ -57,10 +62,12 @@ def test_the_recommended_configuration_finds_each_quarters_figure(tmp_path: Path
     for quarter, question in zip(QUARTERS, raw):
         asked = chunkbench(["ask", question["question"], "--top-k", "3", "--json", "--no-save"], env, cwd=ROOT)
         assert asked.returncode == 0, asked.stdout + asked.stderr
-        answer = json.loads(asked.stdout[asked.stdout.index("{"):])
+        answer = json.loads(asked.stdout[asked.stdout.index("{") :])
         assert (answer["strategy"], answer["corpus_model"], answer["retriever"]) == tuple(recommended)
         assert answer["configuration_source"] == "recommended" and len(answer["hits"]) == 3
-        if any(question["metadata"]["figure"] in hit["text"] and hit["document"] == quarter.file_name
-               for hit in answer["hits"]):
+        if any(
+            question["metadata"]["figure"] in hit["text"] and hit["document"] == quarter.file_name
+            for hit in answer["hits"]
+        ):
             found.append(quarter.key)
     assert found == [q.key for q in QUARTERS], f"recommended {recommended}: found only {found}"

@@ -8,10 +8,26 @@ from chunkbench_pipelines.ranks import rank_observation, report_ranks_on_partiti
 
 MODEL = "all-minilm-l6-v2"
 ROWS = [
-    {"strategy": "recursive", "corpus_model": MODEL, "rank": 1, "class": "best", "experiment_run_id": "run-a",
-     "verdict": "recommended", "rank_metric": "recall_at_512", "rank_mean": 0.91234, "margin": 0.02},
-    {"strategy": "fixed_size", "corpus_model": MODEL, "rank": 2, "class": "undecided", "verdict": "undecided",
-     "lower_bound_vs_best": -0.08123, "margin": 0.02},
+    {
+        "strategy": "recursive",
+        "corpus_model": MODEL,
+        "rank": 1,
+        "class": "best",
+        "experiment_run_id": "run-a",
+        "verdict": "recommended",
+        "rank_metric": "recall_at_512",
+        "rank_mean": 0.91234,
+        "margin": 0.02,
+    },
+    {
+        "strategy": "fixed_size",
+        "corpus_model": MODEL,
+        "rank": 2,
+        "class": "undecided",
+        "verdict": "undecided",
+        "lower_bound_vs_best": -0.08123,
+        "margin": 0.02,
+    },
     {"strategy": "fixed_size", "corpus_model": "a-model-gone-from-this-deployment", "rank": 3, "class": "worse"},
 ]
 
@@ -24,18 +40,24 @@ def test_each_ranked_row_becomes_an_observation_of_its_experiment_partition(tmp_
 
     with DagsterInstance.local_temp(str(tmp_path)) as instance:
         assert materialize([ranking], instance=instance).success
-        records = instance.fetch_observations(AssetRecordsFilter(asset_key=AssetKey("experiment_results")),
-                                              limit=10).records
+        records = instance.fetch_observations(
+            AssetRecordsFilter(asset_key=AssetKey("experiment_results")), limit=10
+        ).records
         seen = {r.partition_key: {k: v.value for k, v in r.asset_observation.metadata.items()} for r in records}
         described = {r.partition_key: r.asset_observation.description for r in records}
     assert seen == {
-        f"{MODEL}|recursive": {"rank": 1, "class": "best", "verdict": "recommended", "recall_at_512": 0.912,
-                                "compared_experiment_run_id": "run-a"},
-        f"{MODEL}|fixed_size": {"rank": 2, "class": "undecided", "verdict": "undecided",
-                                 "lower_bound_vs_best": -0.081},
+        f"{MODEL}|recursive": {
+            "rank": 1,
+            "class": "best",
+            "verdict": "recommended",
+            "recall_at_512": 0.912,
+            "compared_experiment_run_id": "run-a",
+        },
+        f"{MODEL}|fixed_size": {"rank": 2, "class": "undecided", "verdict": "undecided", "lower_bound_vs_best": -0.081},
     }
-    assert described[f"{MODEL}|fixed_size"] == ("rank 2 on the leaderboard, undecided: might be as good, "
-                                                 "cannot tell yet")
+    assert described[f"{MODEL}|fixed_size"] == (
+        "rank 2 on the leaderboard, undecided: might be as good, cannot tell yet"
+    )
 
 
 def test_a_row_without_rank_or_class_is_refused_with_the_field_named():

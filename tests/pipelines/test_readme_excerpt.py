@@ -39,7 +39,8 @@ def test_the_readme_excerpt_is_what_the_current_code_prints_on_the_sample_run():
     assert script.README == ROOT / "docs" / "results.md"
     page = script.README.read_text(encoding="utf-8")
     assert script.readme_block(page) == script.excerpt(), (
-        "the excerpt in docs/results.md differs from what this code prints: python scripts/readme_excerpt.py --write")
+        "the excerpt in docs/results.md differs from what this code prints: python scripts/readme_excerpt.py --write"
+    )
 
 
 def test_the_readmes_demo_result_is_what_the_current_code_says_of_the_sample_run():
@@ -48,7 +49,8 @@ def test_the_readmes_demo_result_is_what_the_current_code_says_of_the_sample_run
     block = script.front_block(script.FRONT.read_text(encoding="utf-8"))
     assert block == script.summary(), (
         "the demo's result in README.md differs from what this code says of the stored run: "
-        "python scripts/readme_excerpt.py --write")
+        "python scripts/readme_excerpt.py --write"
+    )
     # the README names the pick the excerpt in docs/results.md recommends
     excerpt = script.readme_block(script.README.read_text(encoding="utf-8"))
     pick = re.search(r"^Recommended: (.+?) \(", excerpt, re.M).group(1)
@@ -57,8 +59,10 @@ def test_the_readmes_demo_result_is_what_the_current_code_says_of_the_sample_run
 
 def test_the_check_fails_on_a_page_whose_figures_were_edited_by_hand(tmp_path, monkeypatch, capsys):
     script = _script()
-    for attribute, edit in (("README", lambda t: t.replace("0.9", "0.8", 1)), ("FRONT", lambda t: t.replace(
-            " of 1,000 resamples", " of 2,000 resamples", 1))):
+    for attribute, edit in (
+        ("README", lambda t: t.replace("0.9", "0.8", 1)),
+        ("FRONT", lambda t: t.replace(" of 1,000 resamples", " of 2,000 resamples", 1)),
+    ):
         page = getattr(script, attribute)
         doctored = tmp_path / page.name
         text = page.read_text(encoding="utf-8")
@@ -81,7 +85,8 @@ def test_the_stored_run_is_what_the_demo_runs_today():
     extra = script.snapshot_configurations() - script.demo_configurations()
     assert not missing and not extra, (
         f"the demo's stored run lacks {sorted(missing)} and holds {sorted(extra)}: run make demo (or chunkbench run, "
-        "then python scripts/readme_excerpt.py --refresh) and commit tests/data/sample_run and the pages")
+        "then python scripts/readme_excerpt.py --refresh) and commit tests/data/sample_run and the pages"
+    )
 
 
 def test_a_run_that_is_not_the_demo_is_refused(tmp_path):
@@ -135,13 +140,28 @@ def test_the_demo_on_the_sample_recommends_the_best_or_one_shown_within_the_marg
 
     from .support.environment import environment_settings
 
-    for name in ("CHUNKBENCH_CORPUS", "CHUNKBENCH_QUESTIONS", "CHUNKBENCH_BENCHMARK", "CHUNKBENCH_RESULTS_DIR",
-                 "QDRANT_URL", "CHUNKBENCH_MARGIN", "CHUNKBENCH_RECOMMENDATION_RULE", "CHUNKBENCH_RANK_METRIC"):
+    for name in (
+        "CHUNKBENCH_CORPUS",
+        "CHUNKBENCH_QUESTIONS",
+        "CHUNKBENCH_BENCHMARK",
+        "CHUNKBENCH_RESULTS_DIR",
+        "QDRANT_URL",
+        "CHUNKBENCH_MARGIN",
+        "CHUNKBENCH_RECOMMENDATION_RULE",
+        "CHUNKBENCH_RANK_METRIC",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("CHUNKBENCH_HOME", str(tmp_path / "home"))
     settings = environment_settings()
-    assert run_everything(settings, strategies=["fixed_size", "recursive", "structural"],
-                          corpus_models=["all-minilm-l6-v2"], instance=DagsterInstance.ephemeral()) == 0
+    assert (
+        run_everything(
+            settings,
+            strategies=["fixed_size", "recursive", "structural"],
+            corpus_models=["all-minilm-l6-v2"],
+            instance=DagsterInstance.ephemeral(),
+        )
+        == 0
+    )
     results = ResultsDB(settings.results_dir)
     assert settings.results_dir.name == "sample" and len(results.leaderboard()) == 3
     recommendation = _assert_defensible(results, RankingSettings())

@@ -94,47 +94,72 @@ def test_serves_each_benchmarks_reports_and_an_index(server: ReportServer) -> No
     status, index, _ = ok(server, "/")
     text = index.decode()
     assert status == 200 and "chunkbench reports" in text and "Directory listing" not in text
-    for href in ("sample/benchmark_report.html", "sample/technical_report.html", "sample/decision_board.html",
-                 "mine/benchmark_report.html", "sample/runs/run-abc/benchmark_report.html"):
+    for href in (
+        "sample/benchmark_report.html",
+        "sample/technical_report.html",
+        "sample/decision_board.html",
+        "mine/benchmark_report.html",
+        "sample/runs/run-abc/benchmark_report.html",
+    ):
         assert f"href='{href}'" in text, href
     assert "linked" not in text and "passwd" not in text and "secret" not in text
-    assert report_link(server.url, "sample", "runs/run-abc/benchmark_report.html", "frontier") == \
-        f"{server.url}sample/runs/run-abc/benchmark_report.html#frontier"
+    assert (
+        report_link(server.url, "sample", "runs/run-abc/benchmark_report.html", "frontier")
+        == f"{server.url}sample/runs/run-abc/benchmark_report.html#frontier"
+    )
 
 
-@pytest.mark.parametrize("path", [
-    "/sample/passwd.html",  # a link to a file outside
-    "/sample/etc/passwd",  # through a link to a folder outside
-    "/linked/benchmark_report.html",  # a benchmark whose reports folder is a link outside
-    "/sample/hidden.html",  # a link to a hidden file
-    "/sample/.benchmark_report.html.123.tmp",  # a dotfile (a report being written)
-    "/sample/.secret/x.html",
-    "/sample/%2esecret/x.html",
-    "/sample/../chunkbench.duckdb",  # the results next to the reports
-    "/sample/%2e%2e/chunkbench.duckdb",
-    "/sample/%2E%2E%2Fchunkbench.duckdb",
-    "/sample/..%2fchunkbench.duckdb",
-    "/sample/..%5cchunkbench.duckdb",
-    "/sample/runs/../../chunkbench.duckdb",
-    "/..%2f..%2fetc/passwd",
-    "//etc/passwd",
-    "/sample//benchmark_report.html",
-    "/sample/benchmark_report.html%00.png",
-    "/sample/%ff.html",
-    "/sample/", "/sample", "/sample/runs/", "/sample/runs",  # folders: no listings
-    "/missing/benchmark_report.html",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/sample/passwd.html",  # a link to a file outside
+        "/sample/etc/passwd",  # through a link to a folder outside
+        "/linked/benchmark_report.html",  # a benchmark whose reports folder is a link outside
+        "/sample/hidden.html",  # a link to a hidden file
+        "/sample/.benchmark_report.html.123.tmp",  # a dotfile (a report being written)
+        "/sample/.secret/x.html",
+        "/sample/%2esecret/x.html",
+        "/sample/../chunkbench.duckdb",  # the results next to the reports
+        "/sample/%2e%2e/chunkbench.duckdb",
+        "/sample/%2E%2E%2Fchunkbench.duckdb",
+        "/sample/..%2fchunkbench.duckdb",
+        "/sample/..%5cchunkbench.duckdb",
+        "/sample/runs/../../chunkbench.duckdb",
+        "/..%2f..%2fetc/passwd",
+        "//etc/passwd",
+        "/sample//benchmark_report.html",
+        "/sample/benchmark_report.html%00.png",
+        "/sample/%ff.html",
+        "/sample/",
+        "/sample",
+        "/sample/runs/",
+        "/sample/runs",  # folders: no listings
+        "/missing/benchmark_report.html",
+    ],
+)
 def test_refuses_anything_but_a_report_file(server: ReportServer, path: str) -> None:
     status, body, _ = ok(server, path)
     assert status == 404, (path, status)
     assert SECRET.encode() not in body and b"Directory listing" not in body and b"run-abc" not in body
 
 
-@pytest.mark.parametrize("host", ["evil.example:{port}", "127.0.0.1.nip.io:{port}", "127.0.0.1", "localhost",
-                                  "127.0.0.1:1", "[::1]:{port}", "", None])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "evil.example:{port}",
+        "127.0.0.1.nip.io:{port}",
+        "127.0.0.1",
+        "localhost",
+        "127.0.0.1:1",
+        "[::1]:{port}",
+        "",
+        None,
+    ],
+)
 def test_answers_only_for_its_own_address(server: ReportServer, host: str | None) -> None:
-    status, body, _ = get(server, "/sample/benchmark_report.html",
-                          host=None if host is None else host.format(port=server.port))
+    status, body, _ = get(
+        server, "/sample/benchmark_report.html", host=None if host is None else host.format(port=server.port)
+    )
     assert status == 421 and b"sample" not in body
     assert get(server, "/", host=None if host is None else host.format(port=server.port))[0] == 421
 
@@ -160,8 +185,9 @@ def test_clients_that_hang_up_early_leave_no_traceback(server: ReportServer, cap
     time.sleep(1.0)
     assert ok(server, "/sample/benchmark_report.html")[0] == 200  # still serving
     captured = capfd.readouterr()
-    assert "Traceback" not in captured.err and "BrokenPipe" not in captured.err and "Reset" not in captured.err, \
+    assert "Traceback" not in captured.err and "BrokenPipe" not in captured.err and "Reset" not in captured.err, (
         captured.err
+    )
     assert captured.err == ""
 
 
@@ -193,7 +219,8 @@ def test_the_index_page_in_a_browser_links_each_benchmarks_reports(tmp_path: Pat
     (benchmarks / "sample" / "reports" / "runs" / "run-r1-baseline").mkdir(parents=True)
     for file in ("benchmark_report.html", "technical_report.html", "decision_board.html"):
         (benchmarks / "sample" / "reports" / "runs" / "run-r1-baseline" / file).write_text(
-            (benchmarks / "sample" / "reports" / file).read_text(encoding="utf-8"), encoding="utf-8")
+            (benchmarks / "sample" / "reports" / file).read_text(encoding="utf-8"), encoding="utf-8"
+        )
     artifacts = Path(__file__).resolve().parents[2] / "test-artifacts"
     artifacts.mkdir(exist_ok=True)
     with ReportServer(benchmarks, 0) as server:
@@ -203,7 +230,9 @@ def test_the_index_page_in_a_browser_links_each_benchmarks_reports(tmp_path: Pat
             page.goto(server.url)
             assert page.title() == "chunkbench reports"
             assert page.locator("section.benchmark h2").all_inner_texts() == ["my-documents", "sample"]
-            assert page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth") <= 0
+            assert (
+                page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth") <= 0
+            )
             page.locator("#benchmark-sample details summary").click()
             page.screenshot(path=str(artifacts / "reports-index.png"), full_page=True)
             page.locator("#benchmark-my-documents a", has_text="Managerial report").click()

@@ -32,28 +32,52 @@ def setup(tmp_path, monkeypatch):
     (corpus / "rivers.md").write_text("# Rivers\n\nThe Almo river floods its valley every April.\n", encoding="utf-8")
     (corpus / "mills.md").write_text("# Mills\n\nThe Halden mill ground barley until 1952.\n", encoding="utf-8")
     (questions / "set.json").write_text(json.dumps({"questions": []}), encoding="utf-8")
-    for name, value in {"CHUNKBENCH_HOME": tmp_path / "home", "CHUNKBENCH_CORPUS": corpus,
-                        "CHUNKBENCH_QUESTIONS": questions}.items():
+    for name, value in {
+        "CHUNKBENCH_HOME": tmp_path / "home",
+        "CHUNKBENCH_CORPUS": corpus,
+        "CHUNKBENCH_QUESTIONS": questions,
+    }.items():
         monkeypatch.setenv(name, str(value))
-    for name in ("QDRANT_URL", "CHUNKBENCH_OPENAI_COMPATIBLE_URL", "CHUNKBENCH_LLM_MODEL", "CHUNKBENCH_MODELS",
-                 "OPENAI_API_KEY", "CHUNKBENCH_BOUNDARY_MODEL"):
+    for name in (
+        "QDRANT_URL",
+        "CHUNKBENCH_OPENAI_COMPATIBLE_URL",
+        "CHUNKBENCH_LLM_MODEL",
+        "CHUNKBENCH_MODELS",
+        "OPENAI_API_KEY",
+        "CHUNKBENCH_BOUNDARY_MODEL",
+    ):
         monkeypatch.delenv(name, raising=False)
     proxy = FaultProxy(dimension=768)
     instance = DagsterInstance.ephemeral()
-    assert environment_graph().materialize(["source_documents", "parsed_documents"], instance=instance,
-                       resources=build_resources(environment_settings())).success
+    assert (
+        environment_graph()
+        .materialize(
+            ["source_documents", "parsed_documents"],
+            instance=instance,
+            resources=build_resources(environment_settings()),
+        )
+        .success
+    )
     yield proxy, instance
     proxy.stop()
 
 
 def build(proxy: FaultProxy, instance: DagsterInstance, url: str | None = "proxy"):
-    embeddings = EmbeddingResource(compatible_base_url=proxy.base_url if url == "proxy" else url, max_retries=1,
-                                   home=str(environment_settings().home),  # the test's own embedding cache
-                                   backoff_initial_seconds=0.01, backoff_max_seconds=0.02, timeout_seconds=10)
+    embeddings = EmbeddingResource(
+        compatible_base_url=proxy.base_url if url == "proxy" else url,
+        max_retries=1,
+        home=str(environment_settings().home),  # the test's own embedding cache
+        backoff_initial_seconds=0.01,
+        backoff_max_seconds=0.02,
+        timeout_seconds=10,
+    )
     result = environment_graph(["all-minilm-l6-v2", MODEL]).materialize(
-                         ["chunk_collections"], partition_key=partition_key("fixed_size", MODEL),
-                         instance=instance, resources={**build_resources(environment_settings()), "embeddings": embeddings},
-                         raise_on_error=False)
+        ["chunk_collections"],
+        partition_key=partition_key("fixed_size", MODEL),
+        instance=instance,
+        resources={**build_resources(environment_settings()), "embeddings": embeddings},
+        raise_on_error=False,
+    )
     kinds = [e.event_type for e in result.all_events]
     failures = [e.event_specific_data.error for e in result.all_events if e.is_step_failure]
     return result, kinds, " ".join(f"{f.message} {f.cause.message if f.cause else ''}" for f in failures)
@@ -112,9 +136,14 @@ def test_a_bug_is_not_retried(error):
 def test_an_unavailable_boundary_model_fails_at_once_with_the_reason(setup):
     _, instance = setup
     config = {"ops": {"chunk_collections": {"config": {"boundary_model": "text-embedding-3-small"}}}}
-    result = environment_graph().materialize(["chunk_collections"], instance=instance, run_config=config,
-                         partition_key=partition_key("semantic", "all-minilm-l6-v2"), resources=build_resources(environment_settings()),
-                         raise_on_error=False)
+    result = environment_graph().materialize(
+        ["chunk_collections"],
+        instance=instance,
+        run_config=config,
+        partition_key=partition_key("semantic", "all-minilm-l6-v2"),
+        resources=build_resources(environment_settings()),
+        raise_on_error=False,
+    )
     kinds = [e.event_type for e in result.all_events]
     [failure] = [e.event_specific_data.error for e in result.all_events if e.is_step_failure]
     assert not result.success and DagsterEventType.STEP_UP_FOR_RETRY not in kinds
@@ -125,10 +154,23 @@ def test_an_unavailable_boundary_model_fails_at_once_with_the_reason(setup):
 def test_an_empty_question_set_fails_at_once(setup):
     _, instance = setup  # the question set of the fixture holds no question
     key = partition_key("fixed_size", "all-minilm-l6-v2")
-    assert environment_graph().materialize(["chunk_collections"], partition_key=key, instance=instance,
-                       resources=build_resources(environment_settings())).success
-    result = environment_graph().materialize(["experiment_results"], partition_key=key, instance=instance,
-                         resources=build_resources(environment_settings()), raise_on_error=False)
+    assert (
+        environment_graph()
+        .materialize(
+            ["chunk_collections"],
+            partition_key=key,
+            instance=instance,
+            resources=build_resources(environment_settings()),
+        )
+        .success
+    )
+    result = environment_graph().materialize(
+        ["experiment_results"],
+        partition_key=key,
+        instance=instance,
+        resources=build_resources(environment_settings()),
+        raise_on_error=False,
+    )
     kinds = [e.event_type for e in result.all_events]
     [failure] = [e.event_specific_data.error for e in result.all_events if e.is_step_failure]
     assert not result.success and DagsterEventType.STEP_UP_FOR_RETRY not in kinds

@@ -11,9 +11,11 @@ from tests.pipelines.support.partitions import tides_graph
 from .support.tides import MODEL, tides_benchmark
 
 BENCHMARK = "retrievers"
-DOC = ("# Tides\n\nThe harbour of Quelm floods twice a day when the spring tide rises above four metres. "
-       "Boats are moved to the inner basin. The harbour master rings a bell an hour before high water.\n\n"
-       "## Storms\n\nWinter storms close the outer pier. The ferry then leaves from the north quay instead.\n")
+DOC = (
+    "# Tides\n\nThe harbour of Quelm floods twice a day when the spring tide rises above four metres. "
+    "Boats are moved to the inner basin. The harbour master rings a bell an hour before high water.\n\n"
+    "## Storms\n\nWinter storms close the outer pier. The ferry then leaves from the north quay instead.\n"
+)
 
 
 @pytest.fixture()
@@ -23,15 +25,25 @@ def setup(tmp_path, monkeypatch):
     monkeypatch.delenv("CHUNKBENCH_RESULTS_DIR", raising=False)
     (tmp_path / "dagster_home").mkdir()
     instance = DagsterInstance.local_temp(str(tmp_path / "dagster_home"))
-    yield {"results": tides.results, "resources": tides.resources, "instance": instance,
-           "graph": tides_graph(tides, BENCHMARK)}
+    yield {
+        "results": tides.results,
+        "resources": tides.resources,
+        "instance": instance,
+        "graph": tides_graph(tides, BENCHMARK),
+    }
     instance.dispose()
 
 
 def run(setup, selection, key=None, config=None):
     ops = {name: {"config": config} for name in selection} if config else {}
-    return setup["graph"].materialize(selection, run_config={"ops": ops} if ops else {}, partition_key=key,
-                                      instance=setup["instance"], resources=setup["resources"], raise_on_error=False)
+    return setup["graph"].materialize(
+        selection,
+        run_config={"ops": ops} if ops else {},
+        partition_key=key,
+        instance=setup["instance"],
+        resources=setup["resources"],
+        raise_on_error=False,
+    )
 
 
 @pytest.mark.e2e  # materializes the graph's assets in Dagster runs
@@ -57,7 +69,6 @@ def test_each_listed_retriever_is_a_run_of_its_own_over_the_same_collection(setu
     assert list(board.retriever) == ["dense", "hybrid"]
     refused = run(setup, ["experiment_results"], key, {"retrievers": ["bm42"]})
     assert not refused.success
-
 
 
 def test_run_takes_repeated_retrievers_and_refuses_an_unknown_one():

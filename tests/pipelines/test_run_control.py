@@ -23,13 +23,33 @@ def _env(tmp_path, **extra):
     for folder in (corpus, questions, dagster_home):
         folder.mkdir(exist_ok=True)
     (corpus / "tides.md").write_text("# Tides\n\nThe harbour of Quelm floods twice a day.\n", encoding="utf-8")
-    (questions / "q.json").write_text(json.dumps({"questions": [{
-        "id": f"t{i}", "question": "How often does Quelm flood?", "expected_answer": "Twice a day.",
-        "references": [{"document": "tides.md", "content": "floods twice a day"}]} for i in range(50)]}),
-        encoding="utf-8")
+    (questions / "q.json").write_text(
+        json.dumps(
+            {
+                "questions": [
+                    {
+                        "id": f"t{i}",
+                        "question": "How often does Quelm flood?",
+                        "expected_answer": "Twice a day.",
+                        "references": [{"document": "tides.md", "content": "floods twice a day"}],
+                    }
+                    for i in range(50)
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CHUNKBENCH_", "OPENAI_", "QDRANT_", "DAGSTER_"))}
-    env.update({"PYTHONPATH": str(ROOT), "CHUNKBENCH_HOME": str(home), "DAGSTER_HOME": str(dagster_home),
-                "CHUNKBENCH_CORPUS": str(corpus), "CHUNKBENCH_QUESTIONS": str(questions), **extra})
+    env.update(
+        {
+            "PYTHONPATH": str(ROOT),
+            "CHUNKBENCH_HOME": str(home),
+            "DAGSTER_HOME": str(dagster_home),
+            "CHUNKBENCH_CORPUS": str(corpus),
+            "CHUNKBENCH_QUESTIONS": str(questions),
+            **extra,
+        }
+    )
     return env
 
 
@@ -37,9 +57,23 @@ def _start(env):
     # a fresh home: the engine rates this worker measured, instead of timing MiniLM again (tests/support/calibration.py)
     calibration.give_measured(Path(env["CHUNKBENCH_HOME"]))
     calibration.give_graph(Path(env["CHUNKBENCH_HOME"]))
-    return subprocess.Popen([sys.executable, "-m", "chunkbench_pipelines.cli", "run", "--strategy", "fixed_size",
-                             "--corpus-model", "all-minilm-l6-v2"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "chunkbench_pipelines.cli",
+            "run",
+            "--strategy",
+            "fixed_size",
+            "--corpus-model",
+            "all-minilm-l6-v2",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def _wait_for(process, needle: str, seconds: float = 300) -> str:
@@ -133,11 +167,15 @@ def test_bad_values_exit_2_with_one_line_before_any_work(tmp_path):
     env = _env(tmp_path)
     run = _cli(env, "run", "--strategy", "nope")
     assert run.returncode == 2 and run.stdout == ""
-    assert run.stderr.strip().splitlines() == [
-        run.stderr.strip()] and "unknown strategy 'nope'; choose from: fixed_size" in run.stderr
+    assert (
+        run.stderr.strip().splitlines() == [run.stderr.strip()]
+        and "unknown strategy 'nope'; choose from: fixed_size" in run.stderr
+    )
     assert not (tmp_path / "home").exists()  # nothing parsed, nothing created
     run = _cli(env, "run", "--corpus-model", "no-such-model")
-    assert run.returncode == 2 and "unknown corpus model 'no-such-model'" in run.stderr and "Traceback" not in run.stderr
+    assert (
+        run.returncode == 2 and "unknown corpus model 'no-such-model'" in run.stderr and "Traceback" not in run.stderr
+    )
 
 
 def test_a_bad_registry_is_one_clean_line(tmp_path):

@@ -44,12 +44,28 @@ def test_a_past_run_keeps_its_report_and_a_run_can_be_set_aside(workspace):  # n
     clean(workspace)
     home = workspace["home"]
     instance = DagsterInstance.ephemeral()
-    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], console=RunConsole(io.StringIO()),
-                          instance=instance) == 0
+    assert (
+        run_everything(
+            environment_settings(),
+            strategies=["fixed_size"],
+            corpus_models=[MODEL],
+            console=RunConsole(io.StringIO()),
+            instance=instance,
+        )
+        == 0
+    )
     # a third document: the newer run of the same configuration retrieves it too, so its precision falls
     (workspace["corpus"] / "harbour.md").write_text(HARBOUR, encoding="utf-8")
-    assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL], console=RunConsole(io.StringIO()),
-                          instance=instance) == 0
+    assert (
+        run_everything(
+            environment_settings(),
+            strategies=["fixed_size"],
+            corpus_models=[MODEL],
+            console=RunConsole(io.StringIO()),
+            instance=instance,
+        )
+        == 0
+    )
 
     results = ResultsDB(home)
     runs = results.query("SELECT experiment_run_id, provenance FROM experiment_metrics ORDER BY created_at")
@@ -88,8 +104,12 @@ def test_a_past_run_keeps_its_report_and_a_run_can_be_set_aside(workspace):  # n
     # the asset: the same report from run config
     (folder / "benchmark_report.html").unlink()
     graph = environment_graph()
-    result = graph.materialize(["benchmark_report"], resources=build_resources(environment_settings()), instance=instance,
-                         run_config={"ops": {"benchmark_report": {"config": {"experiment_run_id": old}}}})
+    result = graph.materialize(
+        ["benchmark_report"],
+        resources=build_resources(environment_settings()),
+        instance=instance,
+        run_config={"ops": {"benchmark_report": {"config": {"experiment_run_id": old}}}},
+    )
     assert result.success
     metadata = result.asset_materializations_for_node(graph.op("benchmark_report"))[0].metadata
     assert metadata["shows"].value == f"experiment run {old}"
@@ -102,22 +122,32 @@ def test_a_past_run_keeps_its_report_and_a_run_can_be_set_aside(workspace):  # n
     [row] = results.read("experiment_metrics", key)
     row["provenance"] = json.dumps({k: v for k, v in json.loads(row["provenance"]).items() if k != "batch_id"})
     results.write("experiment_metrics", key, [row])
-    result = graph.materialize(["benchmark_report"], resources=build_resources(environment_settings()),
-                               instance=instance, run_config={"ops": {"benchmark_report": {"config": {
-                                   "batch": batches[0]}}}})
+    result = graph.materialize(
+        ["benchmark_report"],
+        resources=build_resources(environment_settings()),
+        instance=instance,
+        run_config={"ops": {"benchmark_report": {"config": {"batch": batches[0]}}}},
+    )
     assert result.success
-    assert result.asset_materializations_for_node(graph.op("benchmark_report"))[0].metadata["shows"].value == \
-        f"batch {batches[0]} (1 experiment run)"
+    assert (
+        result.asset_materializations_for_node(graph.op("benchmark_report"))[0].metadata["shows"].value
+        == f"batch {batches[0]} (1 experiment run)"
+    )
     assert precision_cells((batch_folder / "benchmark_report.html").read_text(encoding="utf-8")) == [old_precision]
-    result = graph.materialize(["benchmark_report"], resources=build_resources(environment_settings()),
-                               instance=instance, raise_on_error=False,
-                         run_config={"ops": {"benchmark_report": {"config": {"experiment_run_id": "no-such-run"}}}})
+    result = graph.materialize(
+        ["benchmark_report"],
+        resources=build_resources(environment_settings()),
+        instance=instance,
+        raise_on_error=False,
+        run_config={"ops": {"benchmark_report": {"config": {"experiment_run_id": "no-such-run"}}}},
+    )
     assert not result.success
 
     # the leaderboard asset leaves an excluded run out too (the CLI below also redoes the comparison itself)
     exclude_run(results, new, "checked by the asset")
-    assert graph.materialize(["leaderboard", "benchmark_report"], resources=build_resources(environment_settings()),
-                             instance=instance).success
+    assert graph.materialize(
+        ["leaderboard", "benchmark_report"], resources=build_resources(environment_settings()), instance=instance
+    ).success
     assert results.query("SELECT experiment_run_id FROM comparison")["experiment_run_id"].tolist() == [old]
     assert precision_cells(latest.read_text(encoding="utf-8")) == [old_precision]
     include_run(results, new)

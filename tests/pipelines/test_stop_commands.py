@@ -38,20 +38,42 @@ SLOW_WRITE = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("signo, status, name", [(signal.SIGTERM, 143, "SIGTERM"),
-                                                 (signal.SIGINT, 130, "SIGINT (Ctrl-C)")])
-def test_a_signal_during_questions_import_ends_it_in_one_line_with_nothing_half_written(tmp_path, signo, status,
-                                                                                        name):
+@pytest.mark.parametrize(
+    "signo, status, name", [(signal.SIGTERM, 143, "SIGTERM"), (signal.SIGINT, 130, "SIGINT (Ctrl-C)")]
+)
+def test_a_signal_during_questions_import_ends_it_in_one_line_with_nothing_half_written(tmp_path, signo, status, name):
     table = tmp_path / "golden.csv"
-    table.write_text("question,answer\nWhen does the Almo flood?,In April.\nWho rebuilt the bridge?,The town.\n",
-                     encoding="utf-8")
+    table.write_text(
+        "question,answer\nWhen does the Almo flood?,In April.\nWho rebuilt the bridge?,The town.\n", encoding="utf-8"
+    )
     out = tmp_path / "set" / "imported.json"
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path),
-           "CHUNKBENCH_HOME": str(tmp_path / "home"), "CHUNKBENCH_CORPUS": str(tmp_path / "corpus")}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(ROOT),
+        "HOME": str(tmp_path),
+        "CHUNKBENCH_HOME": str(tmp_path / "home"),
+        "CHUNKBENCH_CORPUS": str(tmp_path / "corpus"),
+    }
     (tmp_path / "corpus").mkdir()
-    process = subprocess.Popen([sys.executable, "-c", SLOW_WRITE, "questions", "import", str(table), "--yes",
-                                "--no-locate", "--out", str(out)], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            SLOW_WRITE,
+            "questions",
+            "import",
+            str(table),
+            "--yes",
+            "--no-locate",
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert process.stderr is not None
         deadline = time.monotonic() + 120
@@ -67,6 +89,8 @@ def test_a_signal_during_questions_import_ends_it_in_one_line_with_nothing_half_
     assert process.returncode == status, stderr
     assert "Traceback" not in stderr and "Traceback" not in stdout
     [said] = [x for x in stderr.splitlines() if x.strip()]
-    assert said == (f"chunkbench questions import: stopped by {name}; nothing was left half written (what was "
-                    "finished is kept); run the command again to finish")
+    assert said == (
+        f"chunkbench questions import: stopped by {name}; nothing was left half written (what was "
+        "finished is kept); run the command again to finish"
+    )
     assert not out.exists() and list(out.parent.glob("*")) == []  # neither the file nor its temporary file

@@ -11,8 +11,10 @@ from dagster import DagsterRunStatus
 
 from tests.pipelines.test_run_control import ROOT, _env, _runs, _wait_for
 
-WORDS = ("harbour tide ferry basalt ledger invoice approval policy leave quarter revenue cloud receipt travel "
-         "expense audit backup incident supplier contract payroll pension office region market margin").split()
+WORDS = (
+    "harbour tide ferry basalt ledger invoice approval policy leave quarter revenue cloud receipt travel "
+    "expense audit backup incident supplier contract payroll pension office region market margin"
+).split()
 
 
 def big_corpus(folder, documents: int = 3, paragraphs: int = 120) -> None:
@@ -21,8 +23,9 @@ def big_corpus(folder, documents: int = 3, paragraphs: int = 120) -> None:
     for d in range(documents):
         sections = []
         for p in range(paragraphs):
-            sentences = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 18))).capitalize() + "."
-                         for _ in range(8)]
+            sentences = [
+                " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 18))).capitalize() + "." for _ in range(8)
+            ]
             sections.append(f"## Section {d}.{p}\n\n" + " ".join(sentences))
         (folder / f"report_{d}.md").write_text(f"# Report {d}\n\n" + "\n\n".join(sections) + "\n", encoding="utf-8")
 
@@ -31,9 +34,23 @@ def big_corpus(folder, documents: int = 3, paragraphs: int = 120) -> None:
 def test_sigterm_while_e5_embeds_stops_within_seconds(tmp_path):
     env = _env(tmp_path)
     big_corpus(tmp_path / "corpus")
-    process = subprocess.Popen([sys.executable, "-m", "chunkbench_pipelines.cli", "run", "--strategy", "fixed_size",
-                                "--corpus-model", "multilingual-e5-small"], cwd=ROOT, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "chunkbench_pipelines.cli",
+            "run",
+            "--strategy",
+            "fixed_size",
+            "--corpus-model",
+            "multilingual-e5-small",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         printed = _wait_for(process, "chunking, embedding and evaluating: fixed_size × multilingual-e5-small")
         # the model is loaded and the chunks are cut when the embedding's first progress line comes (0 of them);

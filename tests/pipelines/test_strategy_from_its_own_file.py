@@ -31,7 +31,7 @@ MODEL = "all-minilm-l6-v2"
 PACKAGE = "own_strategies"
 NAME = "every_second_sentence"
 DESCRIPTION = "cuts the text after every second sentence"
-MODULE = '''
+MODULE = """
 from pydantic import Field
 
 from chunkbench_core.chunking import Capabilities, Chunker, StrategyOptions, register_strategy, sentence_spans
@@ -52,12 +52,12 @@ class EverySecondSentenceChunker(Chunker):
         stride = self.options.stride
         return [(group[0][0], group[-1][1])
                 for group in (sentences[i:i + stride] for i in range(0, len(sentences), stride))]
-'''
+"""
 TEXTS = {
     "garden.md": "Tomatoes need full sun. Water the tomato plants deeply twice a week. Mulch keeps the soil moist. "
-                 "Pick the fruit when it is red.",
+    "Pick the fruit when it is red.",
     "servers.md": "The backup job runs every night. Database servers are patched on the first Tuesday of every "
-                  "month. Logs are kept for a year.",
+    "month. Logs are kept for a year.",
 }
 QUESTIONS = [
     ("q1", "How often should tomato plants be watered?", "garden.md", "deeply twice a week"),
@@ -80,8 +80,7 @@ def own_package(tmp_path, monkeypatch):
         del sys.modules[module]
 
 
-def test_a_strategy_file_is_discovered_listed_estimated_run_and_reported(own_package, tmp_path, monkeypatch,
-                                                                         capsys):
+def test_a_strategy_file_is_discovered_listed_estimated_run_and_reported(own_package, tmp_path, monkeypatch, capsys):
     assert discover_strategies(PACKAGE) == ["every_second"]
     assert STRATEGIES.names()[-1] == NAME and STRATEGIES[NAME].description == DESCRIPTION
     assert strategy_shape(NAME) == StrategyShape(fill=0.4, overlap_share=0.0)  # the estimate reads its registration
@@ -94,25 +93,37 @@ def test_a_strategy_file_is_discovered_listed_estimated_run_and_reported(own_pac
     capsys.readouterr()
     assert main(["strategies"]) == 0
     listed = capsys.readouterr().out
-    block = listed[listed.index(f"\n{NAME}\n"):]
+    block = listed[listed.index(f"\n{NAME}\n") :]
     assert block.splitlines()[2] == f"  {DESCRIPTION}" and "--stride" in block and "in the chunk-size sweep" in block
 
     results = ResultsDB(home / "benchmarks" / "own")
     questions = tmp_path / "questions"
     questions.mkdir()
-    (questions / "set.json").write_text(json.dumps({"name": "set", "questions": [
-        {"id": i, "question": q, "references": [{"document": d, "content": c}]} for i, q, d, c in QUESTIONS]}),
-        encoding="utf-8")
-    documents = [ParsedDocument(document=name, markdown=text, tree=TreeNode(node_type="document"), units=[],
-                                parser="test") for name, text in TEXTS.items()]
+    (questions / "set.json").write_text(
+        json.dumps(
+            {
+                "name": "set",
+                "questions": [
+                    {"id": i, "question": q, "references": [{"document": d, "content": c}]} for i, q, d, c in QUESTIONS
+                ],
+            }
+        ),
+        encoding="utf-8",
+    )
+    documents = [
+        ParsedDocument(document=name, markdown=text, tree=TreeNode(node_type="document"), units=[], parser="test")
+        for name, text in TEXTS.items()
+    ]
     embedder = Embedder(get_model(MODEL))
-    spec = resolve_collection(CollectionRequest(NAME, MODEL, chunk_size=64, chunk_overlap=0),
-                              SpecContext(builtin_registry()))
+    spec = resolve_collection(
+        CollectionRequest(NAME, MODEL, chunk_size=64, chunk_overlap=0), SpecContext(builtin_registry())
+    )
     spec = replace(spec, variant="")  # the partition's own collection (64-token chunks), ranked on the board
     with VectorStore(local_root=tmp_path / "qdrant") as store:
         built = build_collection(BuildRequest(spec, documents), embedder, None, store, results)
-        summary = run_experiment(ExperimentRequest(spec, "run-1", questions, documents, top_k=1), embedder, store,
-                                 results)
+        summary = run_experiment(
+            ExperimentRequest(spec, "run-1", questions, documents, top_k=1), embedder, store, results
+        )
     # two sentences a chunk: garden.md's four make two chunks, servers.md's three make two (the last alone)
     assert built.n_chunks == 4
     rows = results.query("SELECT question_id, strategy, recall FROM question_results ORDER BY question_id")
@@ -124,4 +135,6 @@ def test_a_strategy_file_is_discovered_listed_estimated_run_and_reported(own_pac
     assert board["strategy"].tolist() == [NAME]
     paths = write_reports(results, results.root / "reports")
     assert NAME in paths.technical.read_text(encoding="utf-8")
-    assert DESCRIPTION in paths.managerial.read_text(encoding="utf-8")  # the plain-words paragraph of each configuration
+    assert DESCRIPTION in paths.managerial.read_text(
+        encoding="utf-8"
+    )  # the plain-words paragraph of each configuration

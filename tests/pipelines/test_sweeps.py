@@ -22,8 +22,10 @@ def key(asset: str) -> AssetKey:
 
 
 def by_setting(results: ResultsDB):
-    return results.query("SELECT strategy, corpus_model, variant, neighbor_prev, neighbor_next, n_questions, "
-                         "experiment_run_id FROM leaderboard_by_setting ORDER BY strategy, variant, neighbor_prev")
+    return results.query(
+        "SELECT strategy, corpus_model, variant, neighbor_prev, neighbor_next, n_questions, "
+        "experiment_run_id FROM leaderboard_by_setting ORDER BY strategy, variant, neighbor_prev"
+    )
 
 
 def materializations(instance, asset: str, partition: str | None = None) -> list:
@@ -36,16 +38,25 @@ def graph(tmp_path):
     """The tides benchmark's part of the graph and an instance, nothing built yet."""
     tides = tides_benchmark(tmp_path, benchmark=BENCHMARK)
     definitions, part = tides_definitions(tides, BENCHMARK)
-    return {"tides": tides, "defs": definitions, "part": part, "instance": DagsterInstance.ephemeral(),
-            "results": ResultsDB(tides.home / "benchmarks" / BENCHMARK)}
+    return {
+        "tides": tides,
+        "defs": definitions,
+        "part": part,
+        "instance": DagsterInstance.ephemeral(),
+        "results": ResultsDB(tides.home / "benchmarks" / BENCHMARK),
+    }
 
 
 @pytest.fixture()
 def parsed(graph):
     """The tides benchmark's part of the graph, its documents parsed (nothing else built yet)."""
     assets = [a for a in graph["part"].assets if hasattr(a, "op")]
-    assert materialize(assets, selection=[key("source_documents"), key("parsed_documents")],
-                       instance=graph["instance"], resources=graph["tides"].resources).success
+    assert materialize(
+        assets,
+        selection=[key("source_documents"), key("parsed_documents")],
+        instance=graph["instance"],
+        resources=graph["tides"].resources,
+    ).success
     return graph
 
 
@@ -54,19 +65,23 @@ def test_the_neighbor_sweep_job_runs_each_level_then_the_reports(parsed):
     instance, results = parsed["instance"], parsed["results"]
     job = parsed["defs"].resolve_job_def(f"{BENCHMARK}__neighbor_sweep")
     config = {"levels": ["0:0", "1:1"], "corpus_models": [MODEL]}
-    result = job.execute_in_process(instance=instance,
-                                    run_config={"ops": {f"{BENCHMARK}__sweep_neighbors": {"config": config}}})
+    result = job.execute_in_process(
+        instance=instance, run_config={"ops": {f"{BENCHMARK}__sweep_neighbors": {"config": config}}}
+    )
     assert result.success
     assert result.dagster_run.tags["chunkbench/sweep"] == "neighbors"
     rows = by_setting(results)
-    assert [(r.strategy, r.corpus_model, r.neighbor_prev, r.neighbor_next, r.n_questions)
-            for r in rows.itertuples()] == [("fixed_size", MODEL, 0, 0, 1), ("fixed_size", MODEL, 1, 1, 1)]
+    assert [
+        (r.strategy, r.corpus_model, r.neighbor_prev, r.neighbor_next, r.n_questions) for r in rows.itertuples()
+    ] == [("fixed_size", MODEL, 0, 0, 1), ("fixed_size", MODEL, 1, 1, 1)]
     # the default collection was built first (it did not exist), once; each level is a materialization of the
     # partition, then the leaderboard and the report follow in the same run
     partition = str(partition_key("fixed_size", MODEL))
     assert len(materializations(instance, "chunk_collections", partition)) == 1
-    levels = [r.event_log_entry.asset_materialization.metadata["neighbors"].value
-              for r in materializations(instance, "experiment_results", partition)]
+    levels = [
+        r.event_log_entry.asset_materialization.metadata["neighbors"].value
+        for r in materializations(instance, "experiment_results", partition)
+    ]
     assert sorted(levels) == ["-0/+0", "-1/+1"]
     board = materializations(instance, "leaderboard")
     assert len(board) == 1 and board[0].event_log_entry.asset_materialization.metadata["benchmark"].value == BENCHMARK
@@ -75,8 +90,9 @@ def test_the_neighbor_sweep_job_runs_each_level_then_the_reports(parsed):
     assert all(run in decision_board for run in rows["experiment_run_id"])  # the reports list the sweep's runs
 
     # again: the collection is current, so only the experiments run again (one more run per level)
-    assert job.execute_in_process(instance=instance,
-                                  run_config={"ops": {f"{BENCHMARK}__sweep_neighbors": {"config": config}}}).success
+    assert job.execute_in_process(
+        instance=instance, run_config={"ops": {f"{BENCHMARK}__sweep_neighbors": {"config": config}}}
+    ).success
     assert len(materializations(instance, "chunk_collections", partition)) == 1
     assert len(materializations(instance, "experiment_results", partition)) == 4
 
@@ -86,11 +102,14 @@ def test_the_chunk_size_sweep_job_builds_a_collection_per_size(parsed):
     instance, results = parsed["instance"], parsed["results"]
     job = parsed["defs"].resolve_job_def(f"{BENCHMARK}__chunk_size_sweep")
     config = {"sizes": [64, 32], "strategies": ["fixed_size"], "corpus_models": [MODEL]}
-    assert job.execute_in_process(instance=instance, run_config={
-        "ops": {f"{BENCHMARK}__sweep_chunk_sizes": {"config": config}}}).success
+    assert job.execute_in_process(
+        instance=instance, run_config={"ops": {f"{BENCHMARK}__sweep_chunk_sizes": {"config": config}}}
+    ).success
     rows = by_setting(results)
     assert [(r.strategy, r.variant, r.neighbor_prev) for r in rows.itertuples()] == [
-        ("fixed_size", "size32_overlap4", 0), ("fixed_size", "size64_overlap8", 0)]
+        ("fixed_size", "size32_overlap4", 0),
+        ("fixed_size", "size64_overlap8", 0),
+    ]
     built = results.query("SELECT variant FROM collections ORDER BY variant")["variant"].tolist()
     assert built == ["size32_overlap4", "size64_overlap8"]
 
@@ -98,8 +117,13 @@ def test_the_chunk_size_sweep_job_builds_a_collection_per_size(parsed):
 def test_a_bad_sweep_config_fails_at_once_naming_the_value(graph):
     """Before anything is built or even parsed."""
     job = graph["defs"].resolve_job_def(f"{BENCHMARK}__neighbor_sweep")
-    result = job.execute_in_process(instance=graph["instance"], raise_on_error=False, run_config={
-        "ops": {f"{BENCHMARK}__sweep_neighbors": {"config": {"levels": ["1-1"], "corpus_models": [MODEL]}}}})
+    result = job.execute_in_process(
+        instance=graph["instance"],
+        raise_on_error=False,
+        run_config={
+            "ops": {f"{BENCHMARK}__sweep_neighbors": {"config": {"levels": ["1-1"], "corpus_models": [MODEL]}}}
+        },
+    )
     assert not result.success
     [failure] = [e for e in result.all_events if e.is_step_failure]
     assert "neighbor level '1-1': write it as prev:next" in failure.step_failure_data.user_failure_data.description
@@ -130,8 +154,16 @@ def test_chunkbench_sweep_runs_the_job_and_prints_the_levels(tmp_path, monkeypat
     (tmp_path / "dagster_home").mkdir()
     instance = DagsterInstance.get()
     try:
-        assert run_everything(environment_settings(), strategies=["fixed_size"], corpus_models=[MODEL],
-                              console=RunConsole(io.StringIO()), instance=instance) == 0
+        assert (
+            run_everything(
+                environment_settings(),
+                strategies=["fixed_size"],
+                corpus_models=[MODEL],
+                console=RunConsole(io.StringIO()),
+                instance=instance,
+            )
+            == 0
+        )
     finally:
         instance.dispose()
     capsys.readouterr()
@@ -159,13 +191,17 @@ def test_the_sweep_ops_name_a_configuration_as_every_label_does():
     from chunkbench_pipelines.scope import Scope
     from chunkbench_pipelines.sweeps import build_sweep_jobs
 
-    partitions = MultiPartitionsDefinition({"strategy": StaticPartitionsDefinition(["fixed_size"]),
-                                            "corpus_model": StaticPartitionsDefinition([MODEL])})
+    partitions = MultiPartitionsDefinition(
+        {"strategy": StaticPartitionsDefinition(["fixed_size"]), "corpus_model": StaticPartitionsDefinition([MODEL])}
+    )
     scope = Scope.of(Benchmark(BENCHMARK, Path("corpus"), Path("questions")))
-    descriptions = {node.name: node.description for job in build_sweep_jobs(partitions, scope)
-                    for node in job.graph.node_defs}
-    assert descriptions[scope.name("sweep_neighbors")] == ("Runs every strategy × corpus model at every neighbor level "
-                                               "(one experiment run each).")
-    assert descriptions[scope.name("sweep_chunk_sizes")] == ("Runs every strategy × corpus model at every chunk size "
-                                                 "(one collection and experiment run each).")
+    descriptions = {
+        node.name: node.description for job in build_sweep_jobs(partitions, scope) for node in job.graph.node_defs
+    }
+    assert descriptions[scope.name("sweep_neighbors")] == (
+        "Runs every strategy × corpus model at every neighbor level (one experiment run each)."
+    )
+    assert descriptions[scope.name("sweep_chunk_sizes")] == (
+        "Runs every strategy × corpus model at every chunk size (one collection and experiment run each)."
+    )
     assert not any(" x " in (text or "") for text in descriptions.values())

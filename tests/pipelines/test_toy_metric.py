@@ -42,8 +42,15 @@ def on_evidence_documents(q: Scored) -> float:
 @pytest.fixture()
 def toy_metric():
     """The registry line (and its removal after the test)."""
-    METRICS.add(Metric("on_evidence_documents", per_question(on_evidence_documents), "on_evidence_documents_rate",
-                       "On-evidence hits", "share of the retrieved chunks that come from a document holding evidence"))
+    METRICS.add(
+        Metric(
+            "on_evidence_documents",
+            per_question(on_evidence_documents),
+            "on_evidence_documents_rate",
+            "On-evidence hits",
+            "share of the retrieved chunks that come from a document holding evidence",
+        )
+    )
     yield
     METRICS.remove("on_evidence_documents")
 
@@ -54,28 +61,41 @@ def benchmark(tmp_path):
     results = ResultsDB(home / "benchmarks" / "toy")
     questions = tmp_path / "questions"
     questions.mkdir()
-    (questions / "set.json").write_text(json.dumps({"name": "set", "questions": [
-        {"id": i, "question": q, "references": [{"document": d, "content": c}]} for i, q, d, c in QUESTIONS]}),
-        encoding="utf-8")
-    documents = [ParsedDocument(document=name, markdown=text, tree=TreeNode(node_type="document"), units=[],
-                                parser="test") for name, text in TEXTS.items()]
+    (questions / "set.json").write_text(
+        json.dumps(
+            {
+                "name": "set",
+                "questions": [
+                    {"id": i, "question": q, "references": [{"document": d, "content": c}]} for i, q, d, c in QUESTIONS
+                ],
+            }
+        ),
+        encoding="utf-8",
+    )
+    documents = [
+        ParsedDocument(document=name, markdown=text, tree=TreeNode(node_type="document"), units=[], parser="test")
+        for name, text in TEXTS.items()
+    ]
     return home, results, questions, documents
 
 
-def test_a_toy_metric_is_scored_stored_ranked_printed_and_reported(toy_metric, benchmark, tmp_path, monkeypatch,
-                                                                  capsys):
+def test_a_toy_metric_is_scored_stored_ranked_printed_and_reported(
+    toy_metric, benchmark, tmp_path, monkeypatch, capsys
+):
     home, results, questions, documents = benchmark
     embedder = Embedder(get_model(MODEL))
-    spec = resolve_collection(CollectionRequest("fixed_size", MODEL, chunk_size=8, chunk_overlap=0),
-                              SpecContext(builtin_registry()))
+    spec = resolve_collection(
+        CollectionRequest("fixed_size", MODEL, chunk_size=8, chunk_overlap=0), SpecContext(builtin_registry())
+    )
     spec = replace(spec, variant="")  # the partition's own collection (8-token chunks), ranked on the board
     with VectorStore(local_root=tmp_path / "qdrant") as store:
         build_collection(BuildRequest(spec, documents), embedder, None, store, results)
-        summary = run_experiment(ExperimentRequest(spec, "run-1", questions, documents, top_k=2), embedder, store,
-                                 results)
+        summary = run_experiment(
+            ExperimentRequest(spec, "run-1", questions, documents, top_k=2), embedder, store, results
+        )
     # its exact value, worked out again from what the run stored: each question's share of retrieved chunks from a
     # document of its references, then their mean (MiniLM ranks both of each question's chunks from its document)
-    stored = results.query("SELECT question_id, retrieved, \"references\" FROM question_results ORDER BY question_id")
+    stored = results.query('SELECT question_id, retrieved, "references" FROM question_results ORDER BY question_id')
     expected = {}
     for row in stored.to_dict("records"):
         evidence = {r["document"] for r in json.loads(row["references"])}

@@ -27,8 +27,10 @@ from .support.tides import MODEL, tides_benchmark
 
 TOY = "toy_sentences"
 DESCRIPTION = "cuts the text after every few sentences, whatever they say"
-DOCUMENT = ("# Tides\n\nThe harbour of Quelm floods twice a day. The spring tide rises above four metres. "
-            "Boats stay in the outer basin. The gates close at dusk. Fishermen land their catch at dawn.\n")
+DOCUMENT = (
+    "# Tides\n\nThe harbour of Quelm floods twice a day. The spring tide rises above four metres. "
+    "Boats stay in the outer basin. The gates close at dusk. Fishermen land their catch at dawn.\n"
+)
 
 
 class ToyOptions(StrategyOptions):
@@ -43,15 +45,18 @@ class ToySentenceChunker(Chunker):
     def spans(self, text, tokens):
         sentences = sentence_spans(text)
         stride = self.options.stride
-        return [(group[0][0], group[-1][1]) for group in (sentences[i:i + stride]
-                                                          for i in range(0, len(sentences), stride))]
+        return [
+            (group[0][0], group[-1][1])
+            for group in (sentences[i : i + stride] for i in range(0, len(sentences), stride))
+        ]
 
 
 @pytest.fixture()
 def toy():
     """The toy registered the way a strategy module registers itself (the decorator), then removed again."""
-    register_strategy(TOY, options=ToyOptions, description=DESCRIPTION,
-                      capabilities=Capabilities(sweepable=True))(ToySentenceChunker)
+    register_strategy(TOY, options=ToyOptions, description=DESCRIPTION, capabilities=Capabilities(sweepable=True))(
+        ToySentenceChunker
+    )
     yield STRATEGIES[TOY]
     STRATEGIES.remove(TOY)
 
@@ -94,15 +99,19 @@ def test_the_toy_builds_scores_and_reports_like_any_strategy(toy, tmp_path):
     tides = tides_benchmark(tmp_path, document=DOCUMENT, benchmark="toy")
     graph = tides_graph(tides, "toy")
     instance = DagsterInstance.ephemeral()
-    assert graph.materialize(["source_documents", "parsed_documents"], instance=instance,
-                       resources=tides.resources).success
+    assert graph.materialize(
+        ["source_documents", "parsed_documents"], instance=instance, resources=tides.resources
+    ).success
     config = {"config": {"stride": 3}}
-    result = graph.materialize(["chunk_collections", "experiment_results"], instance=instance,
-                         partition_key=partition_key(TOY, MODEL), resources=tides.resources,
-                         run_config={"ops": {"chunk_collections": config, "experiment_results": config}})
+    result = graph.materialize(
+        ["chunk_collections", "experiment_results"],
+        instance=instance,
+        partition_key=partition_key(TOY, MODEL),
+        resources=tides.resources,
+        run_config={"ops": {"chunk_collections": config, "experiment_results": config}},
+    )
     assert result.success
-    assert graph.materialize(["leaderboard", "benchmark_report"], instance=instance,
-                       resources=tides.resources).success
+    assert graph.materialize(["leaderboard", "benchmark_report"], instance=instance, resources=tides.resources).success
 
     results = ResultsDB(tides.results)
     chunks = results.query("SELECT text FROM chunks WHERE strategy = ? ORDER BY chunk_index", [TOY])["text"].tolist()
@@ -113,11 +122,14 @@ def test_the_toy_builds_scores_and_reports_like_any_strategy(toy, tmp_path):
     assert json.loads(built["options"]) == {"stride": 3} and built["variant"].startswith("opts")  # its provenance
     assert TOY not in results.leaderboard()["strategy"].tolist()  # a variant (an option set) is not ranked
 
-    default = graph.materialize(["chunk_collections", "experiment_results"], instance=instance,
-                          partition_key=partition_key(TOY, MODEL), resources=tides.resources)
+    default = graph.materialize(
+        ["chunk_collections", "experiment_results"],
+        instance=instance,
+        partition_key=partition_key(TOY, MODEL),
+        resources=tides.resources,
+    )
     assert default.success
-    assert graph.materialize(["leaderboard", "benchmark_report"], instance=instance,
-                       resources=tides.resources).success
+    assert graph.materialize(["leaderboard", "benchmark_report"], instance=instance, resources=tides.resources).success
     assert ResultsDB(tides.results).leaderboard()["strategy"].tolist() == [TOY]
     managerial = (tides.results / "reports" / "benchmark_report.html").read_text(encoding="utf-8")
     technical = (tides.results / "reports" / "technical_report.html").read_text(encoding="utf-8")

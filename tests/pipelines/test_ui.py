@@ -10,15 +10,28 @@ import pytest
 from tests.conftest import require_executable, require_tool
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run", "--disable-quic", "--virtual-time-budget=15000"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--virtual-time-budget=15000",
+]
 
 
 def chromium(url: str, *extra: str) -> str:
     binary = require_executable("chromium")
     with tempfile.TemporaryDirectory() as profile:
-        result = subprocess.run([binary, *FLAGS, f"--user-data-dir={profile}", "--window-size=1400,900", *extra, url],
-                                capture_output=True, text=True, timeout=120)
+        result = subprocess.run(
+            [binary, *FLAGS, f"--user-data-dir={profile}", "--window-size=1400,900", *extra, url],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     return result.stdout
 
 
@@ -41,11 +54,19 @@ def test_asset_graph_and_partitions_pages_render(dagster_dev):
         assert asset in lineage, f"{asset} not on the lineage page"  # one benchmark: Dagster draws no group box
     catalog = capture(f"{dagster_dev.url}/assets", "ui-asset-catalog.png")
     assert BENCHMARK in catalog, "the benchmark (key prefix) is not in the asset catalog"
-    for asset in ("source_documents", "parsed_documents", "chunk_collections", "experiment_results",
-                  "leaderboard", "benchmark_report"):
+    for asset in (
+        "source_documents",
+        "parsed_documents",
+        "chunk_collections",
+        "experiment_results",
+        "leaderboard",
+        "benchmark_report",
+    ):
         assert asset in catalog, f"{asset} not in the asset catalog"
-    partitions = capture(f"{dagster_dev.url}/assets/{BENCHMARK}/experiment_results?view=partitions",
-                         "ui-experiment-results-partitions.png")
+    partitions = capture(
+        f"{dagster_dev.url}/assets/{BENCHMARK}/experiment_results?view=partitions",
+        "ui-experiment-results-partitions.png",
+    )
     assert "experiment_results" in partitions
     assert "all-minilm-l6-v2" in partitions and "fixed_size" in partitions
     assert "Materialized" in partitions or "Missing" in partitions
@@ -65,6 +86,7 @@ def browser():
         yield instance
         instance.close()
 
+
 MODEL = "all-minilm-l6-v2"
 
 
@@ -75,9 +97,13 @@ PARTITIONS = [f"{MODEL}|fixed_size", f"{MODEL}|recursive"]
 def _backfilled(server) -> set[str]:
     """The partitions a backfill on this server has already built (a successful run of each), with the default
     settings: the shared server's backfill test builds every strategy with MiniLM before these tests run."""
-    return {tag["value"] for run in server.runs() if run["status"] == "SUCCESS"
-            and any(t["key"] == "dagster/backfill" for t in run["tags"])
-            for tag in run["tags"] if tag["key"] == "dagster/partition"}
+    return {
+        tag["value"]
+        for run in server.runs()
+        if run["status"] == "SUCCESS" and any(t["key"] == "dagster/backfill" for t in run["tags"])
+        for tag in run["tags"]
+        if tag["key"] == "dagster/partition"
+    }
 
 
 def _benchmark_once(server) -> None:
@@ -87,8 +113,9 @@ def _benchmark_once(server) -> None:
         return
     if not set(PARTITIONS) <= _backfilled(server):
         assert server.wait_run(server.launch_run(f"{BENCHMARK}__parse_documents")) == "SUCCESS"
-        backfill = server.launch_backfill([f"{BENCHMARK}/chunk_collections", f"{BENCHMARK}/experiment_results"],
-                                          PARTITIONS)
+        backfill = server.launch_backfill(
+            [f"{BENCHMARK}/chunk_collections", f"{BENCHMARK}/experiment_results"], PARTITIONS
+        )
         assert server.wait_backfill(backfill).startswith("COMPLETED")
     assert server.wait_run(server.launch_run(f"{BENCHMARK}__refresh_reports")) == "SUCCESS"
     server.benchmarked = True
@@ -134,10 +161,13 @@ def test_report_links_on_the_asset_page_open_the_reports_over_http(dagster_dev, 
 
 
 def _leaderboard_entries(server) -> dict:
-    data = server.query("""{ assetNodes(assetKeys: [{path: ["%s", "leaderboard"]}]) { description
+    data = server.query(
+        """{ assetNodes(assetKeys: [{path: ["%s", "leaderboard"]}]) { description
         assetMaterializations(limit: 1) { metadataEntries { label __typename
           ... on TextMetadataEntry { text } ... on MarkdownMetadataEntry { mdStr }
-          ... on TableMetadataEntry { table { records schema { columns { name } } } } } } } }""" % BENCHMARK)
+          ... on TableMetadataEntry { table { records schema { columns { name } } } } } } } }"""
+        % BENCHMARK
+    )
     [node] = data["assetNodes"]
     [materialization] = node["assetMaterializations"]
     return {"description": node["description"], **{e["label"]: e for e in materialization["metadataEntries"]}}
@@ -155,8 +185,15 @@ def test_the_leaderboard_page_shows_the_recommended_configuration(dagster_dev, b
     recommendation = entries["recommendation"]["text"]
     # the table: rank, configuration, the ranking metric, verdict and cost; the reason a text entry of its own
     table = entries["leaderboard"]["table"]
-    assert [c["name"] for c in table["schema"]["columns"]] == ["rank", "configuration", "n", "recall_at_512",
-                                                              "verdict", "tokens", "frontier"]
+    assert [c["name"] for c in table["schema"]["columns"]] == [
+        "rank",
+        "configuration",
+        "n",
+        "recall_at_512",
+        "verdict",
+        "tokens",
+        "frontier",
+    ]
     records = [json.loads(r) for r in table["records"]]
     # this run's two partitions are on the board (the shared server's backfill test may have built others too),
     # and the recommendation names the one row marked recommended
@@ -184,17 +221,20 @@ def test_the_sweep_job_runs_from_the_launchpad(dagster_dev):
     import duckdb
 
     _benchmark_once(dagster_dev)
-    config = {"ops": {f"{BENCHMARK}__sweep_neighbors": {"config": {"levels": ["0:0", "1:1"],
-                                                                    "corpus_models": [MODEL]}}}}
+    config = {
+        "ops": {f"{BENCHMARK}__sweep_neighbors": {"config": {"levels": ["0:0", "1:1"], "corpus_models": [MODEL]}}}
+    }
     run_id = dagster_dev.launch_run(f"{BENCHMARK}__neighbor_sweep", run_config=config)
     assert dagster_dev.wait_run(run_id) == "SUCCESS"
     state = dagster_dev.home / "benchmarks" / BENCHMARK
     con = duckdb.connect(str(state / "chunkbench.duckdb"), read_only=True)
     con.execute("SET file_search_path = ?", [str(state)])
     try:
-        rows = con.execute("SELECT neighbor_prev, neighbor_next FROM leaderboard_by_setting "
-                           "WHERE strategy = 'fixed_size' AND starts_with(experiment_run_id, ?) ORDER BY 1",
-                           [run_id]).fetchall()
+        rows = con.execute(
+            "SELECT neighbor_prev, neighbor_next FROM leaderboard_by_setting "
+            "WHERE strategy = 'fixed_size' AND starts_with(experiment_run_id, ?) ORDER BY 1",
+            [run_id],
+        ).fetchall()
     finally:
         con.close()
     assert rows == [(0, 0), (1, 1)]

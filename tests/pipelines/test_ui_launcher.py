@@ -23,10 +23,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_report_links_are_http_urls_of_the_served_folder():
     assert DEFAULT_REPORTS_URL == "http://127.0.0.1:3001/"
-    assert report_link(None, "sample", "benchmark_report.html", "frontier") == \
-        "http://127.0.0.1:3001/sample/benchmark_report.html#frontier"
-    assert report_link("http://127.0.0.1:4001", "mine", "decision board.html") == \
-        "http://127.0.0.1:4001/mine/decision%20board.html"
+    assert (
+        report_link(None, "sample", "benchmark_report.html", "frontier")
+        == "http://127.0.0.1:3001/sample/benchmark_report.html#frontier"
+    )
+    assert (
+        report_link("http://127.0.0.1:4001", "mine", "decision board.html")
+        == "http://127.0.0.1:4001/mine/decision%20board.html"
+    )
 
 
 def test_report_server_serves_the_reports_folder_on_loopback_only(tmp_path):
@@ -40,8 +44,9 @@ def test_report_server_serves_the_reports_folder_on_loopback_only(tmp_path):
         with pytest.raises(urllib.error.HTTPError) as missing:
             urllib.request.urlopen(server.url + "../pyproject.toml", timeout=10)
         assert missing.value.code == 404
-        address = [a for a in socket.getaddrinfo(socket.gethostname(), server.port, socket.AF_INET)
-                   if a[4][0] != "127.0.0.1"]
+        address = [
+            a for a in socket.getaddrinfo(socket.gethostname(), server.port, socket.AF_INET) if a[4][0] != "127.0.0.1"
+        ]
         for *_, (host, port) in address:  # not reachable on another interface
             with pytest.raises(OSError):
                 socket.create_connection((host, port), timeout=2).close()
@@ -62,8 +67,9 @@ def _answers(url: str) -> bool:
 def _loaded(ui_port: int) -> bool:
     """Whether the UI has loaded the code location (so dg dev's code server is running)."""
     query = json.dumps({"query": "{ workspaceOrError { ... on Workspace { locationEntries { loadStatus } } } }"})
-    request = urllib.request.Request(f"http://127.0.0.1:{ui_port}/graphql", data=query.encode(),
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{ui_port}/graphql", data=query.encode(), headers={"Content-Type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(request, timeout=5) as response:
             entries = json.loads(response.read())["data"]["workspaceOrError"]["locationEntries"]
@@ -75,8 +81,9 @@ def _loaded(ui_port: int) -> bool:
 def _asset_keys(ui_port: int) -> set[str]:
     """The asset keys the UI lists (``benchmark/asset``); empty while it does not answer."""
     query = json.dumps({"query": "{ assetNodes { assetKey { path } } }"})
-    request = urllib.request.Request(f"http://127.0.0.1:{ui_port}/graphql", data=query.encode(),
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{ui_port}/graphql", data=query.encode(), headers={"Content-Type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             nodes = json.loads(response.read())["data"]["assetNodes"]
@@ -94,19 +101,29 @@ def test_chunkbench_ui_runs_dg_dev_and_the_report_server_and_stops_every_child_w
     (reports / "benchmark_report.html").write_text("<h1>the report</h1>", encoding="utf-8")
     ui_port, reports_port = free_port(), free_port()
     # VIRTUAL_ENV unset, as under make ui (which runs .venv/bin/chunkbench without activating the environment)
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DAGSTER_HOME", "OPENAI_API_KEY", "CHUNKBENCH_RESULTS_DIR", "VIRTUAL_ENV")}
-    env.update(CHUNKBENCH_HOME=str(home), CHUNKBENCH_BENCHMARK="ui", UI_PORT=str(ui_port),
-               REPORTS_PORT=str(reports_port))
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DAGSTER_HOME", "OPENAI_API_KEY", "CHUNKBENCH_RESULTS_DIR", "VIRTUAL_ENV")
+    }
+    env.update(
+        CHUNKBENCH_HOME=str(home), CHUNKBENCH_BENCHMARK="ui", UI_PORT=str(ui_port), REPORTS_PORT=str(reports_port)
+    )
     log = tmp_path / "ui.log"
     # Ctrl-C: started as a shell starts a background job (`make ui &`), with SIGINT ignored, which it must undo; the
     # test no longer depends on how its own process was started (a suite started in the background passes SIGINT
     # ignored down to every process it starts)
     ignore_sigint = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if stop == "ctrl-c" else None
     with open(log, "w") as out:
-        process = subprocess.Popen([str(Path(sys.executable).with_name("chunkbench")), "ui"], cwd=ROOT, env=env,
-                                   stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                                   preexec_fn=ignore_sigint)
+        process = subprocess.Popen(
+            [str(Path(sys.executable).with_name("chunkbench")), "ui"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=ignore_sigint,
+        )
     children: set[int] = set()
     try:
         deadline = time.time() + 300
@@ -125,9 +142,16 @@ def test_chunkbench_ui_runs_dg_dev_and_the_report_server_and_stops_every_child_w
             for folder in ("corpus", "questions"):
                 (tmp_path / "later" / folder).mkdir(parents=True)
             later.mkdir(parents=True)
-            (later / "benchmark.json").write_text(json.dumps(  # as chunkbench run registers a new benchmark
-                {"name": "later", "corpus": str(tmp_path / "later" / "corpus"),
-                 "questions": str(tmp_path / "later" / "questions")}), encoding="utf-8")
+            (later / "benchmark.json").write_text(
+                json.dumps(  # as chunkbench run registers a new benchmark
+                    {
+                        "name": "later",
+                        "corpus": str(tmp_path / "later" / "corpus"),
+                        "questions": str(tmp_path / "later" / "questions"),
+                    }
+                ),
+                encoding="utf-8",
+            )
             deadline = time.time() + 60
             while "later/leaderboard" not in _asset_keys(ui_port):
                 assert time.time() < deadline, "the new benchmark did not appear within 60 s:\n" + log.read_text()

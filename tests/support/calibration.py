@@ -27,8 +27,13 @@ def give(home: Path) -> bool:
     if not _MEASURED or path.exists():
         return False
     home.mkdir(parents=True, exist_ok=True)
-    data = {"format": FORMAT_VERSION, "engines": dict(_MEASURED), "corrections": {}, "parse_rates": {},
-            "comparisons": []}
+    data = {
+        "format": FORMAT_VERSION,
+        "engines": dict(_MEASURED),
+        "corrections": {},
+        "parse_rates": {},
+        "comparisons": [],
+    }
     path.write_text(json.dumps(data, indent=1), encoding="utf-8")
     return True
 
@@ -61,8 +66,9 @@ def measure(models: tuple[str, ...] = ("all-minilm-l6-v2",)) -> None:
         return
     registry = model_registry()
     with tempfile.TemporaryDirectory(prefix="chunkbench-test-rates-") as scratch:
-        engine_rates(missing, registry, CalibrationStore(scratch), lambda model: Embedder(registry[model]),
-                     lambda model: [])
+        engine_rates(
+            missing, registry, CalibrationStore(scratch), lambda model: Embedder(registry[model]), lambda model: []
+        )
         keep(Path(scratch))
 
 

@@ -82,16 +82,16 @@ def _serve_one(server: socket.socket, folder: Path) -> None:
         # as a process started there would: its own environment and folder, no engine rates given (a run on a
         # fresh home times the engines, as the page's reader's first run does)
         done = chunkbench(request["args"], env, request["cwd"], measured_rates=False)
-        connection.sendall(json.dumps({"code": done.returncode, "stdout": done.stdout,
-                                       "stderr": done.stderr}).encode())
+        connection.sendall(json.dumps({"code": done.returncode, "stdout": done.stdout, "stderr": done.stderr}).encode())
 
 
 def run_script(argv: Sequence[str], env: Mapping[str, str], timeout: float) -> subprocess.CompletedProcess:
     """Run ``argv`` (a shell and its script) with ``env``, its ``chunkbench`` commands served by this process;
     standard output and error as text, as ``subprocess.run(..., capture_output=True, text=True)`` gives."""
     with stand_in_folder() as (folder, server), tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        process = subprocess.Popen(list(argv), env={**env, "PATH": f"{folder}{os.pathsep}{env.get('PATH', '')}"},
-                                   stdout=out, stderr=err)
+        process = subprocess.Popen(
+            list(argv), env={**env, "PATH": f"{folder}{os.pathsep}{env.get('PATH', '')}"}, stdout=out, stderr=err
+        )
         deadline = time.monotonic() + timeout
         try:
             while process.poll() is None:
@@ -106,5 +106,6 @@ def run_script(argv: Sequence[str], env: Mapping[str, str], timeout: float) -> s
                 process.wait()
         out.seek(0)
         err.seek(0)
-        return subprocess.CompletedProcess(list(argv), process.returncode,
-                                           out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"))
+        return subprocess.CompletedProcess(
+            list(argv), process.returncode, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
+        )

@@ -44,8 +44,10 @@ def checkpoint(path: Path) -> None:
 
 def damage(action: Callable[[Path], None], locate: Callable[[World], Path]) -> Callable[[World], Path]:
     """A case: find the file in a world (``locate``), damage it (``action``), return its path."""
+
     def apply(world: World) -> Path:
         path = locate(world)
         action(path)
         return path
+
     return apply

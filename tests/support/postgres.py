@@ -63,8 +63,17 @@ class PostgresServer:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
 
     def _start(self) -> None:
-        self._run("pg_ctl", "-D", str(self.data), "-w", "-l", str(self.root / "postgres.log"), "-o",
-                  f"-p {self.port} -k {self.sockets} -c listen_addresses=127.0.0.1 {THROWAWAY}", "start")
+        self._run(
+            "pg_ctl",
+            "-D",
+            str(self.data),
+            "-w",
+            "-l",
+            str(self.root / "postgres.log"),
+            "-o",
+            f"-p {self.port} -k {self.sockets} -c listen_addresses=127.0.0.1 {THROWAWAY}",
+            "start",
+        )
 
     def restart(self, pause_seconds: float = 0.0) -> None:
         """Stop the server (every session ends), wait, start it again on the same port with the same data."""
@@ -76,6 +85,9 @@ class PostgresServer:
         subprocess.run([*self.as_user, str(self.bin / tool), *args], check=True, capture_output=True, timeout=120)
 
     def stop(self) -> None:
-        subprocess.run([*self.as_user, str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "stop"],
-                       capture_output=True, timeout=60)
+        subprocess.run(
+            [*self.as_user, str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "stop"],
+            capture_output=True,
+            timeout=60,
+        )
         shutil.rmtree(self.root, ignore_errors=True)

@@ -71,13 +71,23 @@ def _figures() -> dict[str, dict[str, int]]:
         sensors = 24_806 + 911 * i + (389 * i) % 743
         services = 11_955 + 402 * i + (131 * i * i) % 517
         _FIGURES[key] = {
-            "Test and Measurement": measurement, "Industrial Sensors": sensors, "Field Services": services,
-            "products": measurement + sensors, "services": services,
+            "Test and Measurement": measurement,
+            "Industrial Sensors": sensors,
+            "Field Services": services,
+            "products": measurement + sensors,
+            "services": services,
             "cost_products": round((measurement + sensors) * (0.541 + 0.003 * (i % 3))),
-            "cost_services": round(services * 0.462), "rnd": 7_804 + 263 * i, "sga": 10_337 + 301 * i,
-            "other": (-1) ** i * (402 + 57 * i), "cash": 30_118 + 1_907 * i, "receivables": 21_603 + 688 * i,
-            "inventories": 17_925 + 455 * i, "ppe": 61_740 + 1_212 * i, "payables": 13_207 + 507 * i,
-            "accrued": 6_981 + 219 * i, "debt": 35_000 - 1_000 * (i // 2),
+            "cost_services": round(services * 0.462),
+            "rnd": 7_804 + 263 * i,
+            "sga": 10_337 + 301 * i,
+            "other": (-1) ** i * (402 + 57 * i),
+            "cash": 30_118 + 1_907 * i,
+            "receivables": 21_603 + 688 * i,
+            "inventories": 17_925 + 455 * i,
+            "ppe": 61_740 + 1_212 * i,
+            "payables": 13_207 + 507 * i,
+            "accrued": 6_981 + 219 * i,
+            "debt": 35_000 - 1_000 * (i // 2),
         }
     return _FIGURES
 
@@ -105,23 +115,38 @@ def _fixture_module() -> Any:
 
 def _statements(fixture: Any, quarter: Quarter) -> list[Any]:
     now, before = _figures()[quarter.key], _figures()[quarter.prior]
-    header = [[(f"Three Months Ended {quarter.month_day}", 1, 2)], [(str(quarter.year), 1, 1),
-                                                                   (str(quarter.year - 1), 2, 2)]]
+    header = [
+        [(f"Three Months Ended {quarter.month_day}", 1, 2)],
+        [(str(quarter.year), 1, 1), (str(quarter.year - 1), 2, 2)],
+    ]
     periods = [f"three months ended {quarter.ended}", f"three months ended {quarter.month_day} {quarter.year - 1}"]
     pair = lambda name: [now[name], before[name]]  # noqa: E731 - a one-line helper reads best beside its use
-    operations = fixture.operations(periods, header, products=pair("products"), services=pair("services"),
-                                    cost_products=pair("cost_products"), cost_services=pair("cost_services"),
-                                    rnd=pair("rnd"), sga=pair("sga"), other=pair("other"), tax_rate=0.21,
-                                    shares=[24_310, 24_580])
+    operations = fixture.operations(
+        periods,
+        header,
+        products=pair("products"),
+        services=pair("services"),
+        cost_products=pair("cost_products"),
+        cost_services=pair("cost_services"),
+        rnd=pair("rnd"),
+        sga=pair("sga"),
+        other=pair("other"),
+        tax_rate=0.21,
+        shares=[24_310, 24_580],
+    )
     balance_before = _figures()[f"{int(quarter.year_end[-4:])} Q4"]
-    balance = fixture.balance_sheet([quarter.ended, quarter.year_end],
-                                    **{name: [now[name], balance_before[name]] for name in (
-                                        "cash", "receivables", "inventories", "ppe", "payables", "accrued",
-                                        "debt")})
+    balance = fixture.balance_sheet(
+        [quarter.ended, quarter.year_end],
+        **{
+            name: [now[name], balance_before[name]]
+            for name in ("cash", "receivables", "inventories", "ppe", "payables", "accrued", "debt")
+        },
+    )
     Row, Statement = fixture.Row, fixture.Statement
     rows = [Row(name, pair(name), dollar=(i == 0), indent=True) for i, name in enumerate(_SEGMENTS)]
-    rows.append(Row("Total net sales", [total_net_sales(quarter.key), total_net_sales(quarter.prior)],
-                    dollar=True, total=True))
+    rows.append(
+        Row("Total net sales", [total_net_sales(quarter.key), total_net_sales(quarter.prior)], dollar=True, total=True)
+    )
     segments = Statement("NET SALES BY SEGMENT (Unaudited)", header, periods, rows, unit="(In thousands)")
     return [operations, balance, segments]
 
@@ -129,18 +154,28 @@ def _statements(fixture: Any, quarter: Quarter) -> list[Any]:
 def _discussion(quarter: Quarter) -> list[tuple[str, str]]:
     now, before = _figures()[quarter.key], _figures()[quarter.prior]
     growth = lambda name: round(100 * (now[name] - before[name]) / before[name])  # noqa: E731 - a one-line helper reads best beside its use
-    total = round(100 * (total_net_sales(quarter.key) - total_net_sales(quarter.prior))
-                  / total_net_sales(quarter.prior))
+    total = round(
+        100 * (total_net_sales(quarter.key) - total_net_sales(quarter.prior)) / total_net_sales(quarter.prior)
+    )
     return [
-        ("Net Sales", f"Total net sales grew {total}% compared with the same quarter a year earlier. Test and "
-                      f"Measurement sales grew {growth('Test and Measurement')}%, Industrial Sensors "
-                      f"{growth('Industrial Sensors')}% and Field Services {growth('Field Services')}%, as "
-                      "laboratories renewed their oscilloscope fleets and utilities kept buying line sensors."),
-        ("Operating Expenses", f"Research and development spending rose {growth('rnd')}% as the Company hired "
-                               "engineers for its next calibration platform. Selling, general and administrative "
-                               f"expenses rose {growth('sga')}%, mostly from trade shows in Europe."),
-        ("Liquidity", "The Company believes its cash and its undrawn revolving credit facility will be sufficient "
-                      "to meet its needs for at least the next twelve months."),
+        (
+            "Net Sales",
+            f"Total net sales grew {total}% compared with the same quarter a year earlier. Test and "
+            f"Measurement sales grew {growth('Test and Measurement')}%, Industrial Sensors "
+            f"{growth('Industrial Sensors')}% and Field Services {growth('Field Services')}%, as "
+            "laboratories renewed their oscilloscope fleets and utilities kept buying line sensors.",
+        ),
+        (
+            "Operating Expenses",
+            f"Research and development spending rose {growth('rnd')}% as the Company hired "
+            "engineers for its next calibration platform. Selling, general and administrative "
+            f"expenses rose {growth('sga')}%, mostly from trade shows in Europe.",
+        ),
+        (
+            "Liquidity",
+            "The Company believes its cash and its undrawn revolving credit facility will be sufficient "
+            "to meet its needs for at least the next twelve months.",
+        ),
     ]
 
 
@@ -151,20 +186,21 @@ def write_report(fixture: Any, quarter: Quarter, path: Path) -> None:
     doc.page()
     doc.heading(COMPANY, size=14, gap=0)
     doc.paragraph("(Exact name of registrant as specified in its charter)")
-    doc.paragraph(f"FORM 10-Q. Quarterly report for the quarterly period ended {quarter.ended}. All amounts "
-                  "are unaudited.")
+    doc.paragraph(
+        f"FORM 10-Q. Quarterly report for the quarterly period ended {quarter.ended}. All amounts are unaudited."
+    )
     doc.heading("PART I - FINANCIAL INFORMATION", size=11)
     doc.heading("Item 1. Financial Statements", size=11)
     doc.statement(operations)
     doc.page()
     doc.statement(balance)
-    doc.paragraph("The accompanying notes are an integral part of these condensed consolidated financial "
-                  "statements.")
+    doc.paragraph("The accompanying notes are an integral part of these condensed consolidated financial statements.")
     doc.page()
     doc.statement(segments)
     doc.page()
-    doc.heading("Item 2. Management's Discussion and Analysis of Financial Condition and Results of Operations",
-                size=11, gap=0)
+    doc.heading(
+        "Item 2. Management's Discussion and Analysis of Financial Condition and Results of Operations", size=11, gap=0
+    )
     for heading, paragraph in _discussion(quarter):
         doc.heading(heading, size=11)
         doc.paragraph(paragraph)
@@ -192,20 +228,35 @@ def write_family(out: Path) -> tuple[Path, Path]:
         row_end = parsed.markdown.index(figure, row_start) + len(figure)
         assert "\n" not in parsed.markdown[row_start:row_end], "the row's figure is on the row's own line"
         page = parsed.page_span(row_start, row_end)
-        questions.append({
-            "id": f"total_net_sales_{quarter.key.replace(' ', '_').lower()}",
-            "question": question_text(quarter),
-            "expected_answer": f"${figure} thousand",
-            "category": "table figure",
-            "references": [{"document": quarter.file_name, "content": parsed.markdown[row_start:row_end],
-                            "page": page[0] if page else None}],
-            "metadata": {"figure": figure, "quarter": quarter.key},
-        })
+        questions.append(
+            {
+                "id": f"total_net_sales_{quarter.key.replace(' ', '_').lower()}",
+                "question": question_text(quarter),
+                "expected_answer": f"${figure} thousand",
+                "category": "table figure",
+                "references": [
+                    {
+                        "document": quarter.file_name,
+                        "content": parsed.markdown[row_start:row_end],
+                        "page": page[0] if page else None,
+                    }
+                ],
+                "metadata": {"figure": figure, "quarter": quarter.key},
+            }
+        )
     question_file = out / "questions.json"
-    question_file.write_text(json.dumps({
-        "name": "quarterly_family",
-        "description": f"Four near-identical quarterly reports of {COMPANY} (made up): the same statements, "
-                       "different quarters and figures. One question per report: its quarter's total net sales.",
-        "questions": questions,
-    }, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    question_file.write_text(
+        json.dumps(
+            {
+                "name": "quarterly_family",
+                "description": f"Four near-identical quarterly reports of {COMPANY} (made up): the same statements, "
+                "different quarters and figures. One question per report: its quarter's total net sales.",
+                "questions": questions,
+            },
+            indent=2,
+            ensure_ascii=False,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     return docs, question_file

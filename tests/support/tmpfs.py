@@ -15,8 +15,9 @@ def tmpfs(folder: Path, megabytes: int) -> Iterator[Path]:
     from tests.conftest import require_tool
 
     folder.mkdir(parents=True, exist_ok=True)
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={megabytes}m", "tmpfs", str(folder)],
-                             capture_output=True, text=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={megabytes}m", "tmpfs", str(folder)], capture_output=True, text=True
+    )
     require_tool(mounted.returncode == 0, f"mounting a tmpfs (needs root): {mounted.stderr.strip()}")
     try:
         yield folder

@@ -16,10 +16,12 @@ CHROMA_NAMES = ("chatlogs", "finance", "pubmed", "state_of_the_union", "wikitext
 SMALL_CHROMA = ("chatlogs", "state_of_the_union")
 
 
-def doc(text: str, name: str = "doc.md", units: list[Unit] | None = None,
-        tree: TreeNode | None = None) -> ParsedDocument:
-    return ParsedDocument(document=name, markdown=text, tree=tree or TreeNode("document"), units=units or [],
-                          parser="test")
+def doc(
+    text: str, name: str = "doc.md", units: list[Unit] | None = None, tree: TreeNode | None = None
+) -> ParsedDocument:
+    return ParsedDocument(
+        document=name, markdown=text, tree=tree or TreeNode("document"), units=units or [], parser="test"
+    )
 
 
 def bag_of_words_embed(texts: list[str], dim: int = 256) -> np.ndarray:

@@ -51,11 +51,18 @@ def test_dynamic_programming_finds_the_optimal_partition(seed):
 
 
 def test_golden_topics_become_chunks():
-    text = ("Cats purr softly at night. Cats nap in the warm sun. Cats hunt mice in the barn. "
-            "Dogs bark at the postman. Dogs dig holes in the garden. Dogs fetch sticks in the park. "
-            "Birds sing at dawn. Birds build nests in spring. Birds fly south for winter.")
-    chunker = make_chunker("cluster_semantic", chunk_size=40, chunk_overlap=0, piece_size=8,
-                           embed=topic_embed({"cat": 0, "dog": 1, "bird": 2}))
+    text = (
+        "Cats purr softly at night. Cats nap in the warm sun. Cats hunt mice in the barn. "
+        "Dogs bark at the postman. Dogs dig holes in the garden. Dogs fetch sticks in the park. "
+        "Birds sing at dawn. Birds build nests in spring. Birds fly south for winter."
+    )
+    chunker = make_chunker(
+        "cluster_semantic",
+        chunk_size=40,
+        chunk_overlap=0,
+        piece_size=8,
+        embed=topic_embed({"cat": 0, "dog": 1, "bird": 2}),
+    )
     chunks = chunker.chunk(doc(text))
     assert [c.text for c in chunks] == [
         "Cats purr softly at night. Cats nap in the warm sun. Cats hunt mice in the barn.",
@@ -67,8 +74,9 @@ def test_golden_topics_become_chunks():
 
 def test_max_size_wins_over_similarity():
     text = " ".join(f"Cats purr number {i}." for i in range(30))
-    chunks = make_chunker("cluster_semantic", chunk_size=25, chunk_overlap=0, piece_size=6,
-                          embed=topic_embed({"cat": 0})).chunk(doc(text))
+    chunks = make_chunker(
+        "cluster_semantic", chunk_size=25, chunk_overlap=0, piece_size=6, embed=topic_embed({"cat": 0})
+    ).chunk(doc(text))
     assert len(chunks) > 1 and all(c.token_count <= 25 for c in chunks)
     assert " ".join(c.text for c in chunks) == text
 

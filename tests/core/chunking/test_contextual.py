@@ -16,8 +16,10 @@ TEXT = "# Handbook\n\nIntro text here.\n\n## Leave\n\nAnnual leave is 27 days.\n
 
 def handbook():
     tree = TreeNode("document", children=[TreeNode("section", heading="Handbook", heading_level=1)])
-    units = [Unit("paragraph", "Intro text here.", 12, 28, ["Handbook"]),
-             Unit("paragraph", "Annual leave is 27 days.", 39, 63, ["Handbook", "Leave"])]
+    units = [
+        Unit("paragraph", "Intro text here.", 12, 28, ["Handbook"]),
+        Unit("paragraph", "Annual leave is 27 days.", 39, 63, ["Handbook", "Leave"]),
+    ]
     return doc(TEXT, name="handbook.docx", units=units, tree=tree)
 
 
@@ -35,7 +37,7 @@ def test_headings_context_is_only_in_the_embedded_text():
         ("Annual leave is 27 days.", "Handbook > Leave\n\nAnnual leave is 27 days.", "headings"),
     ]
     for c in chunks:
-        assert TEXT[c.start:c.end] == c.text
+        assert TEXT[c.start : c.end] == c.text
     assert chunks[0].chunk_id == "contextual_retrieval_handbook_docx_dd128f7f2b_000000"
     assert chunker().params()["context_source"] == "headings"
 
@@ -92,8 +94,9 @@ def failing(messages):
 
 
 def test_llm_failure_fails_the_run_unless_configured_to_fall_back():
-    with pytest.raises(ChunkingError, match="LLM context failed on handbook.docx: TimeoutError.*"
-                                            "on_context_failure='headings'"):
+    with pytest.raises(
+        ChunkingError, match="LLM context failed on handbook.docx: TimeoutError.*on_context_failure='headings'"
+    ):
         chunker(context=LLMContext(failing)).chunk(handbook())
 
 
@@ -120,11 +123,14 @@ def test_an_empty_llm_answer_is_a_failure():
         chunker(context=LLMContext(lambda m: "   ")).chunk(handbook())
 
 
-@pytest.mark.parametrize("kwargs,message", [
-    ({"base_chunker": "semantic"}, "base_chunker must be one of recursive, fixed_size"),
-    ({"on_context_failure": "ignore"}, "on_context_failure must be one of error, headings"),
-    ({"context": "gpt-4o"}, "context must be a callable"),
-])
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"base_chunker": "semantic"}, "base_chunker must be one of recursive, fixed_size"),
+        ({"on_context_failure": "ignore"}, "on_context_failure must be one of error, headings"),
+        ({"context": "gpt-4o"}, "context must be a callable"),
+    ],
+)
 def test_bad_contextual_settings_are_rejected(kwargs, message):
     with pytest.raises(ChunkingError, match=message):
         chunker(**kwargs)
@@ -155,7 +161,9 @@ def test_llm_contexts_persist_across_runs_keyed_by_model_endpoint_and_prompt(tmp
     # another endpoint, or another prompt version (generation settings), is another address
     chunker(context=LLMContext(complete, cache=ContextCache(path), endpoint="http://b")).chunk(handbook())
     assert len(calls) == 2 * len(first)
-    chunker(context=LLMContext(complete, cache=ContextCache(path), endpoint="http://a", max_tokens=60)).chunk(handbook())
+    chunker(context=LLMContext(complete, cache=ContextCache(path), endpoint="http://a", max_tokens=60)).chunk(
+        handbook()
+    )
     assert len(calls) == 3 * len(first) and len(ContextCache(path)) == 3 * len(first)
 
 

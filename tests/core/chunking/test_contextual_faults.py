@@ -14,8 +14,10 @@ from tests.core.evaluation.chat_server import ScriptedChatServer
 from .helpers import doc
 
 KEY = "sk-test-contextual-abcdefghijklmnop"
-TEXT = ("# Leave policy\n\nEvery employee has 27 days of annual leave. Leave is booked in the Harbour portal.\n\n"
-        "## Sick leave\n\nSick leave is paid in full for up to 20 days in any rolling twelve months.\n")
+TEXT = (
+    "# Leave policy\n\nEvery employee has 27 days of annual leave. Leave is booked in the Harbour portal.\n\n"
+    "## Sick leave\n\nSick leave is paid in full for up to 20 days in any rolling twelve months.\n"
+)
 SETTINGS = LLMSettings(model="ctx-m", timeout_seconds=2.0, retry_budget_seconds=10.0, max_retries=2)
 
 
@@ -31,8 +33,10 @@ def test_a_wrong_key_stops_at_once_with_the_provider_s_line_and_no_key():
             contextual.chunk(doc(TEXT, name="leave.md"))
         message = str(info.value)
         host = server.base_url.split("/")[2]
-        assert message.startswith(f"contextual_retrieval: the LLM context failed on leave.md: LLM server {host} "
-                                  "(model ctx-m) answered HTTP 401: Incorrect API key provided: [redacted]")
+        assert message.startswith(
+            f"contextual_retrieval: the LLM context failed on leave.md: LLM server {host} "
+            "(model ctx-m) answered HTTP 401: Incorrect API key provided: [redacted]"
+        )
         assert "not retried" in message and "check the key in CHUNKBENCH_LLM_API_KEY" in message
         assert "on_context_failure='headings'" in message and "\n" not in message and KEY not in message
         assert len(server.requests) == 1  # the openai client's own retries are off
@@ -40,8 +44,11 @@ def test_a_wrong_key_stops_at_once_with_the_provider_s_line_and_no_key():
 
 
 def test_a_used_up_quota_falls_back_to_headings_and_asks_no_more():
-    quota = {"status": 429, "code": "insufficient_quota",
-             "message": "You exceeded your current quota, please check your plan and billing details."}
+    quota = {
+        "status": 429,
+        "code": "insufficient_quota",
+        "message": "You exceeded your current quota, please check your plan and billing details.",
+    }
     with ScriptedChatServer([quota]) as server:
         _, contextual = chunker(server, on_context_failure="headings")
         first = contextual.chunk(doc(TEXT, name="leave.md"))
@@ -54,7 +61,9 @@ def test_a_used_up_quota_falls_back_to_headings_and_asks_no_more():
 
 
 def test_a_rate_limit_is_retried_after_its_wait_and_the_context_arrives():
-    with ScriptedChatServer([{"status": 429, "retry_after": 0}, {"status": 503}, "Part of the leave policy."]) as server:
+    with ScriptedChatServer(
+        [{"status": 429, "retry_after": 0}, {"status": 503}, "Part of the leave policy."]
+    ) as server:
         context, contextual = chunker(server)
         chunks = contextual.chunk(doc(TEXT, name="leave.md"))
         assert {c.context_source for c in chunks} == {"llm"}

@@ -24,7 +24,7 @@ def test_fixed_size_golden_windows():
     ids = cl100k().encode_ordinary(text)
     chunks = make_chunker("fixed_size", chunk_size=10, chunk_overlap=4).chunk(doc(text))
     step = 6
-    expected_windows = [ids[s:s + 10] for s in range(0, len(ids), step) if s == 0 or s + 4 < len(ids)]
+    expected_windows = [ids[s : s + 10] for s in range(0, len(ids), step) if s == 0 or s + 4 < len(ids)]
     assert [cl100k().encode_ordinary(c.text) for c in chunks] == expected_windows
     assert [c.chunk_index for c in chunks] == list(range(len(chunks)))
     assert chunks[0].chunk_id == "fixed_size_doc_md_07d3004957_000000"
@@ -35,13 +35,15 @@ def test_fixed_size_golden_windows():
 @pytest.mark.parametrize("strategy", ["fixed_size", "recursive"])
 @pytest.mark.parametrize("size,overlap", [(20, 0), (50, 10), (8, 3)])
 def test_offsets_rebuild_text_and_cover_every_non_space_char(strategy, size, overlap):
-    text = ("# Title\n\nFirst paragraph has a few sentences. It goes on! Does it end?\n\n"
-            "## Persian\n\nاین یک جمله است. و این جمله دوم است؟ بله؛ درست است.\n"
-            "A line\nanother line with words words words words words words words words.\n") * 3
+    text = (
+        "# Title\n\nFirst paragraph has a few sentences. It goes on! Does it end?\n\n"
+        "## Persian\n\nاین یک جمله است. و این جمله دوم است؟ بله؛ درست است.\n"
+        "A line\nanother line with words words words words words words words words.\n"
+    ) * 3
     chunks = make_chunker(strategy, chunk_size=size, chunk_overlap=overlap).chunk(doc(text))
     covered = [False] * len(text)
     for c in chunks:
-        assert text[c.start:c.end] == c.text
+        assert text[c.start : c.end] == c.text
         assert c.text.strip()
         assert c.token_count <= size
         for i in range(c.start, c.end):
@@ -68,7 +70,11 @@ def test_recursive_golden_boundaries_prefer_headings_then_paragraphs():
 def test_recursive_splits_sentences_when_paragraph_too_long():
     text = "One short sentence here. Another short sentence there. A third one follows."
     chunks = make_chunker("recursive", chunk_size=7, chunk_overlap=0).chunk(doc(text))
-    assert [c.text for c in chunks] == ["One short sentence here.", "Another short sentence there.", "A third one follows."]
+    assert [c.text for c in chunks] == [
+        "One short sentence here.",
+        "Another short sentence there.",
+        "A third one follows.",
+    ]
 
 
 def test_recursive_overlap_repeats_trailing_pieces():
@@ -91,11 +97,14 @@ def test_determinism():
     assert [x.to_dict() for x in a] == [y.to_dict() for y in b]
 
 
-@pytest.mark.parametrize("kwargs,message", [
-    ({"chunk_size": 0}, "chunk_size must be a positive integer"),
-    ({"chunk_size": 10, "chunk_overlap": 10}, "must be smaller than chunk_size"),
-    ({"chunk_size": 10, "chunk_overlap": -1}, "chunk_overlap must be an integer >= 0"),
-])
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"chunk_size": 0}, "chunk_size must be a positive integer"),
+        ({"chunk_size": 10, "chunk_overlap": 10}, "must be smaller than chunk_size"),
+        ({"chunk_size": 10, "chunk_overlap": -1}, "chunk_overlap must be an integer >= 0"),
+    ],
+)
 def test_bad_sizes_are_rejected_at_construction(kwargs, message):
     with pytest.raises(ChunkingError, match=message):
         make_chunker("fixed_size", **kwargs)

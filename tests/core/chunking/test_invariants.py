@@ -42,8 +42,9 @@ def assert_invariants(strategy: str, documents: list[ParsedDocument], chunks, mi
             assert c.embedded_text.endswith("\n\n" + c.text) and c.context_source == "headings"
         else:
             assert c.embedded_text is None
-    report = check_chunks(chunks, {d.document: d.markdown for d in documents}, MINILM_WINDOW,
-                          minilm.count_word_pieces, overflow=overflow)
+    report = check_chunks(
+        chunks, {d.document: d.markdown for d in documents}, MINILM_WINDOW, minilm.count_word_pieces, overflow=overflow
+    )
     assert report.passed, report.problems()
     assert report.coverage_checked == (strategy in STRATEGIES.with_capability("covers_text"))
     return report
@@ -69,7 +70,8 @@ def test_persian_text_through_every_strategy(strategy, persian_doc, minilm):
     assert "مرخصی" in persian and "\u200c" in persian  # Persian words and ZWNJ kept intact
     if strategy == "structural":
         assert [c.text for c in chunks if c.content_type == "qa_pair"] == [
-            u.text for u in persian_doc.units if u.content_type == "qa_pair"]
+            u.text for u in persian_doc.units if u.content_type == "qa_pair"
+        ]
         assert all(c.text.startswith("سوال:") for c in chunks if c.content_type == "qa_pair")
 
 

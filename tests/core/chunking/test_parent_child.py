@@ -5,8 +5,10 @@ from chunkbench_core.errors import ChunkingError
 
 from .helpers import doc, topic_embed, words_counter
 
-TEXT = ("# Cats\n\nCats purr at night.\n\nCats nap all day.\n\n"
-        "# Dogs\n\nDogs bark at strangers.\n\nDogs dig holes in gardens.")
+TEXT = (
+    "# Cats\n\nCats purr at night.\n\nCats nap all day.\n\n"
+    "# Dogs\n\nDogs bark at strangers.\n\nDogs dig holes in gardens."
+)
 
 
 def chunker(**kwargs):
@@ -48,8 +50,9 @@ def test_children_fit_the_model_window_parents_do_not_have_to():
 
 
 def test_parent_size_is_capped():
-    chunks = chunker(chunk_size=4, parent_chunk_size=8, min_chunk_size=1,
-                     embed=topic_embed({"cat": 0})).chunk(doc(TEXT))
+    chunks = chunker(chunk_size=4, parent_chunk_size=8, min_chunk_size=1, embed=topic_embed({"cat": 0})).chunk(
+        doc(TEXT)
+    )
     assert all(c.token_count <= 8 for c in chunks if c.role == "parent")
 
 

@@ -36,7 +36,9 @@ def test_min_chunk_size_blocks_a_cut_that_would_leave_a_short_group():
     text = "Cats purr. Cats nap. Dogs bark. Dogs run. Dogs dig. Dogs sleep."
     assert [c.text for c in semantic(min_chunk_size=3).chunk(doc(text))] == [text]
     assert [c.text for c in semantic(min_chunk_size=2).chunk(doc(text))] == [
-        "Cats purr. Cats nap.", "Dogs bark. Dogs run. Dogs dig. Dogs sleep."]
+        "Cats purr. Cats nap.",
+        "Dogs bark. Dogs run. Dogs dig. Dogs sleep.",
+    ]
 
 
 def test_absolute_threshold_is_the_boundary_models_value():
@@ -81,28 +83,42 @@ def test_groups_longer_than_the_model_window_are_split():
     assert all(words_counter([c.text])[0] <= 8 for c in chunks)
     assert len(chunks) > 1
     for c in chunks:
-        assert text[c.start:c.end] == c.text
+        assert text[c.start : c.end] == c.text
 
 
 def test_persian_semantic_golden():
     text = "گربه می‌خوابد. گربه بازی می‌کند. گربه غذا می‌خورد؟ سگ پارس می‌کند. سگ می‌دود. سگ بازی می‌کند."
     embed = topic_embed({"گربه": 0, "سگ": 1})
     chunks = make_chunker("semantic", chunk_size=200, chunk_overlap=0, embed=embed).chunk(doc(text))
-    assert [c.text for c in chunks] == ["گربه می‌خوابد. گربه بازی می‌کند. گربه غذا می‌خورد؟",
-                                        "سگ پارس می‌کند. سگ می‌دود. سگ بازی می‌کند."]
+    assert [c.text for c in chunks] == [
+        "گربه می‌خوابد. گربه بازی می‌کند. گربه غذا می‌خورد؟",
+        "سگ پارس می‌کند. سگ می‌دود. سگ بازی می‌کند.",
+    ]
 
 
 def test_real_minilm_finds_the_topic_change(minilm):
-    text = ("Boil the pasta in plenty of salted water. Drain the pasta when it is al dente. "
-            "Toss the pasta with tomato sauce and basil. "
-            "The central bank raised interest rates by half a point. Bond yields rose after the rate decision. "
-            "Stock markets fell as investors priced in higher rates.")
+    text = (
+        "Boil the pasta in plenty of salted water. Drain the pasta when it is al dente. "
+        "Toss the pasta with tomato sauce and basil. "
+        "The central bank raised interest rates by half a point. Bond yields rose after the rate decision. "
+        "Stock markets fell as investors priced in higher rates."
+    )
     for mode in ("absolute", "percentile"):
-        chunker = make_chunker("semantic", chunk_size=200, chunk_overlap=0, embed=minilm.embed, threshold_mode=mode,
-                               threshold=0.3, percentile=50, min_chunk_size=2)
+        chunker = make_chunker(
+            "semantic",
+            chunk_size=200,
+            chunk_overlap=0,
+            embed=minilm.embed,
+            threshold_mode=mode,
+            threshold=0.3,
+            percentile=50,
+            min_chunk_size=2,
+        )
         chunks = chunker.chunk(doc(text))
-        assert [c.text.split(".")[0] for c in chunks] == ["Boil the pasta in plenty of salted water",
-                                                         "The central bank raised interest rates by half a point"]
+        assert [c.text.split(".")[0] for c in chunks] == [
+            "Boil the pasta in plenty of salted water",
+            "The central bank raised interest rates by half a point",
+        ]
 
 
 # -- failures: no fallback ----------------------------------------------------------------------
@@ -113,13 +129,16 @@ def test_strategies_without_boundary_embeddings_fail_at_construction(strategy):
 
 
 @pytest.mark.parametrize("strategy", ["semantic", "semantic_parent_child", "cluster_semantic", "structural"])
-@pytest.mark.parametrize("bad,message", [
-    (lambda texts: np.zeros((len(texts) + 1, 4)), r"shape \(\d+, 4\), expected \(\d+, dim\)"),
-    (lambda texts: np.zeros(len(texts)), "one vector per unit"),
-    (lambda texts: np.full((len(texts), 3), np.nan), "NaN or infinite"),
-    (lambda texts: None, "returned nothing"),
-    (lambda texts: 1 / 0, "boundary embedding of .* failed: ZeroDivisionError"),
-])
+@pytest.mark.parametrize(
+    "bad,message",
+    [
+        (lambda texts: np.zeros((len(texts) + 1, 4)), r"shape \(\d+, 4\), expected \(\d+, dim\)"),
+        (lambda texts: np.zeros(len(texts)), "one vector per unit"),
+        (lambda texts: np.full((len(texts), 3), np.nan), "NaN or infinite"),
+        (lambda texts: None, "returned nothing"),
+        (lambda texts: 1 / 0, "boundary embedding of .* failed: ZeroDivisionError"),
+    ],
+)
 def test_mismatched_or_failing_boundary_embeddings_fail_hard(strategy, bad, message):
     chunker = make_chunker(strategy, chunk_size=50, chunk_overlap=0, embed=bad)
     text = "# T\n\nCats purr. Cats nap.\n\nDogs bark. Dogs run.\n\nBirds sing. Birds fly."
@@ -127,15 +146,18 @@ def test_mismatched_or_failing_boundary_embeddings_fail_hard(strategy, bad, mess
         chunker.chunk(doc(text))
 
 
-@pytest.mark.parametrize("kwargs,message", [
-    ({"threshold_mode": "relative"}, "threshold_mode must be one of absolute, percentile"),
-    ({"threshold": 1.5}, r"threshold must be a cosine similarity in \[-1, 1\]"),
-    ({"percentile": 100}, r"percentile must be in \(0, 100\)"),
-    ({"min_chunk_size": 0}, "min_chunk_size .* must be an integer >= 1"),
-    ({"chunk_size": 0}, "chunk_size must be a positive integer"),
-    ({"embed": "not callable"}, "embed must be a callable"),
-    ({"nonsense": 1}, "semantic does not take nonsense; it takes: chunk_size, chunk_overlap, embed"),
-])
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"threshold_mode": "relative"}, "threshold_mode must be one of absolute, percentile"),
+        ({"threshold": 1.5}, r"threshold must be a cosine similarity in \[-1, 1\]"),
+        ({"percentile": 100}, r"percentile must be in \(0, 100\)"),
+        ({"min_chunk_size": 0}, "min_chunk_size .* must be an integer >= 1"),
+        ({"chunk_size": 0}, "chunk_size must be a positive integer"),
+        ({"embed": "not callable"}, "embed must be a callable"),
+        ({"nonsense": 1}, "semantic does not take nonsense; it takes: chunk_size, chunk_overlap, embed"),
+    ],
+)
 def test_bad_semantic_settings_are_rejected_at_construction(kwargs, message):
     params = {"chunk_size": 50, "chunk_overlap": 0, "embed": topic_embed(TOPICS), **kwargs}
     with pytest.raises(ChunkingError, match=message):

@@ -36,13 +36,16 @@ def test_headings_and_blank_lines_always_end_a_unit():
     assert split_sentences(text) == ["# Title", "no punctuation here", "second paragraph", "## Sub", "text"]
 
 
-@pytest.mark.parametrize("text,level,expected", [
-    ("One. Two. Three.", "punctuation", ["One.", "Two.", "Three."]),
-    ("one. two. three.", "single", ["one. two. three."]),
-    ("row one\nrow two\nrow three", "lines", ["row one", "row two", "row three"]),
-    ("a single unit without any break", "single", ["a single unit without any break"]),
-    ("  \n ", "single", []),
-])
+@pytest.mark.parametrize(
+    "text,level,expected",
+    [
+        ("One. Two. Three.", "punctuation", ["One.", "Two.", "Three."]),
+        ("one. two. three.", "single", ["one. two. three."]),
+        ("row one\nrow two\nrow three", "lines", ["row one", "row two", "row three"]),
+        ("a single unit without any break", "single", ["a single unit without any break"]),
+        ("  \n ", "single", []),
+    ],
+)
 def test_fallback_chain_levels(text, level, expected):
     spans, used = sentence_spans_with_level(text)
     assert used == level
@@ -57,15 +60,23 @@ def test_spans_of_a_slice_stay_inside_it():
 
 def test_paragraphs_and_section_paragraphs():
     text = "# H\n\nfirst para\nstill first\n\n## H2\n\nsecond\n\n\n## Trailing"
-    assert [text[s:e] for s, e in paragraph_spans(text)] == ["# H", "first para\nstill first", "## H2", "second",
-                                                             "## Trailing"]
+    assert [text[s:e] for s, e in paragraph_spans(text)] == [
+        "# H",
+        "first para\nstill first",
+        "## H2",
+        "second",
+        "## Trailing",
+    ]
     assert [text[s:e] for s, e in section_paragraph_spans(text)] == [
-        "# H\n\nfirst para\nstill first", "## H2\n\nsecond\n\n\n## Trailing"]
+        "# H\n\nfirst para\nstill first",
+        "## H2\n\nsecond\n\n\n## Trailing",
+    ]
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.sampled_from(list("aB .?!؟؛\n#\u200c") + ["سلام", "Dr", "e.g", "\n\n", "# "]), max_size=60)
-       .map("".join))
+@given(
+    st.lists(st.sampled_from(list("aB .?!؟؛\n#\u200c") + ["سلام", "Dr", "e.g", "\n\n", "# "]), max_size=60).map("".join)
+)
 def test_sentence_spans_are_trimmed_ordered_and_cover_every_non_space_char(text):
     spans = sentence_spans(text)
     covered = set()

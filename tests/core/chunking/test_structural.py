@@ -17,8 +17,13 @@ TEXT = f"# Pets\n\n{PROSE_1}\n\n{PROSE_2}\n\n{ROW_1}\n{ROW_2}\n\n# FAQ\n\n{QA}\n
 
 def units() -> list[Unit]:
     out = []
-    for kind, body, path in (("paragraph", PROSE_1, ["Pets"]), ("paragraph", PROSE_2, ["Pets"]),
-                             ("table_row", ROW_1, ["Pets"]), ("table_row", ROW_2, ["Pets"]), ("qa_pair", QA, ["FAQ"])):
+    for kind, body, path in (
+        ("paragraph", PROSE_1, ["Pets"]),
+        ("paragraph", PROSE_2, ["Pets"]),
+        ("table_row", ROW_1, ["Pets"]),
+        ("table_row", ROW_2, ["Pets"]),
+        ("qa_pair", QA, ["FAQ"]),
+    ):
         start = TEXT.index(body)
         out.append(Unit(kind, body, start, start + len(body), path))
     return out
@@ -32,8 +37,12 @@ def structural(**kwargs):
 
 def test_blocks_merge_paragraphs_under_one_heading_and_keep_units_atomic():
     blocks = structural_blocks(doc(TEXT, units=units()))
-    assert [(b.content_type, TEXT[b.start:b.end]) for b in blocks] == [
-        ("paragraph", f"{PROSE_1}\n\n{PROSE_2}"), ("table_row", ROW_1), ("table_row", ROW_2), ("qa_pair", QA)]
+    assert [(b.content_type, TEXT[b.start : b.end]) for b in blocks] == [
+        ("paragraph", f"{PROSE_1}\n\n{PROSE_2}"),
+        ("table_row", ROW_1),
+        ("table_row", ROW_2),
+        ("qa_pair", QA),
+    ]
 
 
 def test_golden_semantic_prose_and_atomic_units():
@@ -54,7 +63,8 @@ def test_golden_semantic_prose_and_atomic_units():
 def test_fixed_size_prose_chunker_and_atomic_units_bounded_by_the_window_only():
     window = ModelWindow(max_tokens=512, count_tokens=words_counter)
     chunks = structural(prose_chunker="fixed_size", chunk_size=8, chunk_overlap=2, embed=None, window=window).chunk(
-        doc(TEXT, units=units()))
+        doc(TEXT, units=units())
+    )
     prose = [c for c in chunks if c.content_type == "paragraph"]
     assert len(prose) > 2 and all(c.token_count <= 8 for c in prose)
     assert prose[0].start == TEXT.index(PROSE_1) and prose[-1].end == TEXT.index(PROSE_2) + len(PROSE_2)
@@ -71,7 +81,8 @@ def test_a_unit_longer_than_the_model_window_is_split_and_keeps_its_type():
 
 def test_without_a_window_atomic_units_are_bounded_by_chunk_size():
     chunks = structural(prose_chunker="recursive", chunk_size=8, chunk_overlap=0, embed=None).chunk(
-        doc(TEXT, units=units()))
+        doc(TEXT, units=units())
+    )
     rows = [c for c in chunks if c.content_type == "table_row"]
     assert len(rows) > 2 and all(c.token_count <= 8 for c in chunks)
 
@@ -118,12 +129,21 @@ def test_table_chunks_group_packs_rows_of_one_table_up_to_chunk_size():
     # the rows of one table form one chunk; the next table (a blank line apart) is never joined to it
     assert [c.text for c in grouped] == ["\n".join(TABLE_A), TABLE_B[0]]
     assert {c.content_type for c in grouped} == {"table_row"}
-    assert all(c.text == TABLES_TEXT[c.start:c.end] for c in grouped)
+    assert all(c.text == TABLES_TEXT[c.start : c.end] for c in grouped)
     # a group never passes chunk_size: with room for two rows, the third starts a new chunk
-    two = max(structural(prose_chunker="fixed_size", embed=None).chunk(doc(TABLES_TEXT, units=table_units()))[i]
-              .token_count for i in range(2)) * 2 + 1
-    small = structural(prose_chunker="fixed_size", embed=None, table_chunks="group", chunk_size=two,
-                       chunk_overlap=0).chunk(document)
+    two = (
+        max(
+            structural(prose_chunker="fixed_size", embed=None)
+            .chunk(doc(TABLES_TEXT, units=table_units()))[i]
+            .token_count
+            for i in range(2)
+        )
+        * 2
+        + 1
+    )
+    small = structural(
+        prose_chunker="fixed_size", embed=None, table_chunks="group", chunk_size=two, chunk_overlap=0
+    ).chunk(document)
     assert [c.text for c in small] == ["\n".join(TABLE_A[:2]), TABLE_A[2], TABLE_B[0]]
     assert all(c.token_count <= two for c in small)
 
@@ -132,11 +152,13 @@ def test_table_row_groups_respect_the_model_window():
     # a row counts 9 (7 words and 2 specials), two rows 16: a 12-token window keeps each row alone
     window = ModelWindow(max_tokens=12, count_tokens=words_counter)
     chunks = structural(prose_chunker="fixed_size", embed=None, table_chunks="group", window=window).chunk(
-        doc(TABLES_TEXT, units=table_units()))
+        doc(TABLES_TEXT, units=table_units())
+    )
     assert [c.text for c in chunks] == TABLE_A + TABLE_B
     wide = ModelWindow(max_tokens=16, count_tokens=words_counter)
     chunks = structural(prose_chunker="fixed_size", embed=None, table_chunks="group", window=wide).chunk(
-        doc(TABLES_TEXT, units=table_units()))
+        doc(TABLES_TEXT, units=table_units())
+    )
     assert [c.text for c in chunks] == ["\n".join(TABLE_A[:2]), TABLE_A[2], TABLE_B[0]]
 
 
@@ -164,4 +186,4 @@ def test_a_financial_table_row_chunk_carries_its_period_header_and_title():
         line = next(line for line in chunk.text.split("\n") if "82,959" in line)
         assert "Net sales > Total net sales | Three Months Ended September 30, 2023: 82,959 | " in line
         assert line.startswith("ACME Robotics, Inc. CONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS")
-        assert chunk.text == parsed.markdown[chunk.start:chunk.end]
+        assert chunk.text == parsed.markdown[chunk.start : chunk.end]

@@ -33,12 +33,15 @@ def test_a_window_no_text_fits_is_an_error():
         fit_spans(TEXT, TokenIndex(TEXT), [(0, 7)], window)
 
 
-@pytest.mark.parametrize("counter,message", [
-    (lambda texts: [1], "returned 1 counts for 2 texts"),
-    (lambda texts: [1.5, 2.0], "non-integer count"),
-    (lambda texts: [-1, 1], "negative count"),
-    (lambda texts: 1 / 0, "count_model_tokens failed: ZeroDivisionError"),
-])
+@pytest.mark.parametrize(
+    "counter,message",
+    [
+        (lambda texts: [1], "returned 1 counts for 2 texts"),
+        (lambda texts: [1.5, 2.0], "non-integer count"),
+        (lambda texts: [-1, 1], "negative count"),
+        (lambda texts: 1 / 0, "count_model_tokens failed: ZeroDivisionError"),
+    ],
+)
 def test_bad_token_counters_fail(counter, message):
     with pytest.raises(ChunkingError, match=message):
         model_token_counts(counter, ["a", "b"])
@@ -124,8 +127,13 @@ def test_a_document_without_any_fixed_size_chunk_is_uncovered():
 
 
 def test_parents_are_not_counted_against_the_window():
-    chunker = make_chunker("semantic_parent_child", chunk_size=6, chunk_overlap=0, embed=topic_embed({}),
-                           window=ModelWindow(8, words_counter))
+    chunker = make_chunker(
+        "semantic_parent_child",
+        chunk_size=6,
+        chunk_overlap=0,
+        embed=topic_embed({}),
+        window=ModelWindow(8, words_counter),
+    )
     chunks = chunker.chunk(doc(TEXT))
     assert any(words_counter([c.text])[0] > 8 for c in chunks if c.role == "parent")
     report = check_chunks(chunks, {"doc.md": TEXT}, 8, words_counter)
@@ -147,6 +155,7 @@ def test_real_minilm_window_on_chroma_chatlogs(chroma_docs, minilm):
     assert not report.passed and report.n_overflows > 0 and report.max_model_tokens_seen > 256
     assert check_chunks(chunks, markdown, 256, minilm.count_word_pieces, overflow="truncate").passed
     window = ModelWindow(256, minilm.count_word_pieces, model_id="all-minilm-l6-v2")
-    semantic = make_chunker("semantic", chunk_size=250, chunk_overlap=0, window=window,
-                            embed=topic_embed({})).chunk(chatlogs)
+    semantic = make_chunker("semantic", chunk_size=250, chunk_overlap=0, window=window, embed=topic_embed({})).chunk(
+        chatlogs
+    )
     assert check_chunks(semantic, markdown, 256, minilm.count_word_pieces).passed

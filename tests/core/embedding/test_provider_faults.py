@@ -29,14 +29,27 @@ def server():
 
 
 def spec(proxy: FaultProxy) -> EmbeddingModelSpec:
-    return EmbeddingModelSpec(id="tiny-remote", provider="openai_compatible", model_name="tiny-embed", dimension=8,
-                              max_input_tokens=512, base_url=proxy.base_url)
+    return EmbeddingModelSpec(
+        id="tiny-remote",
+        provider="openai_compatible",
+        model_name="tiny-embed",
+        dimension=8,
+        max_input_tokens=512,
+        base_url=proxy.base_url,
+    )
 
 
 def embedder(proxy: FaultProxy, cache=None, waits: list[float] | None = None, **policy) -> Embedder:
-    settings = ProviderSettings(compatible_api_key=KEY, **{"max_retries": 3, "timeout_seconds": 5.0,
-                                                           "backoff_initial_seconds": 0.01,
-                                                           "backoff_max_seconds": 0.02, **policy})
+    settings = ProviderSettings(
+        compatible_api_key=KEY,
+        **{
+            "max_retries": 3,
+            "timeout_seconds": 5.0,
+            "backoff_initial_seconds": 0.01,
+            "backoff_max_seconds": 0.02,
+            **policy,
+        },
+    )
     return Embedder(spec(proxy), settings, cache=cache, sleep=(waits.append if waits is not None else time.sleep))
 
 
@@ -52,15 +65,29 @@ def failure(proxy: FaultProxy, *faults: str, **policy) -> tuple[EmbeddingProvide
     return info.value, time.monotonic() - started
 
 
-@pytest.mark.parametrize("fault, kind, said, fix", [
-    (f"401:{KEY}", "auth", "answered HTTP 401: Incorrect API key provided: [redacted]",
-     "check the key in CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY"),
-    ("403", "forbidden", "answered HTTP 403: scripted HTTP 403 (test)", "may not use this model"),
-    ("404", "not_found", "answered HTTP 404: scripted HTTP 404 (test)", "check the model name and the server URL"),
-    ("quota", "quota", ("answered HTTP 429: You exceeded your current quota, please check your plan and billing "
-                        "details. (insufficient_quota)"), "the quota is used up: raise it"),
-    ("400", "refused", "answered HTTP 400: scripted HTTP 400 (test)", "switch model"),
-])
+@pytest.mark.parametrize(
+    "fault, kind, said, fix",
+    [
+        (
+            f"401:{KEY}",
+            "auth",
+            "answered HTTP 401: Incorrect API key provided: [redacted]",
+            "check the key in CHUNKBENCH_OPENAI_COMPATIBLE_API_KEY",
+        ),
+        ("403", "forbidden", "answered HTTP 403: scripted HTTP 403 (test)", "may not use this model"),
+        ("404", "not_found", "answered HTTP 404: scripted HTTP 404 (test)", "check the model name and the server URL"),
+        (
+            "quota",
+            "quota",
+            (
+                "answered HTTP 429: You exceeded your current quota, please check your plan and billing "
+                "details. (insufficient_quota)"
+            ),
+            "the quota is used up: raise it",
+        ),
+        ("400", "refused", "answered HTTP 400: scripted HTTP 400 (test)", "switch model"),
+    ],
+)
 def test_a_refusal_stops_at_once_with_the_server_s_own_words_and_the_fix(server, fault, kind, said, fix):
     error, _ = failure(server, fault, fault)
     message = str(error)
@@ -86,24 +113,31 @@ def test_a_rate_limit_waits_at_least_what_retry_after_asks(server):
 def test_a_retry_after_beyond_the_budget_stops_at_once(server):
     error, seconds = failure(server, "429:120", "429:120", retry_budget_seconds=3.0)
     assert error.kind == "rate_limit" and len(server.requests) == 1 and seconds < 2
-    assert "the retry budget CHUNKBENCH_PROVIDER_RETRY_BUDGET_S of 3 s was spent; the server asked to wait 120 s" \
+    assert (
+        "the retry budget CHUNKBENCH_PROVIDER_RETRY_BUDGET_S of 3 s was spent; the server asked to wait 120 s"
         in str(error)
+    )
     assert "lower CHUNKBENCH_PROVIDER_POOL_LIMIT" in str(error)
 
 
 def test_a_silent_server_ends_within_the_budget(server):
-    error, seconds = failure(server, *["sleep:30"] * 10, timeout_seconds=1.0, retry_budget_seconds=3.0,
-                             max_retries=10)
+    error, seconds = failure(server, *["sleep:30"] * 10, timeout_seconds=1.0, retry_budget_seconds=3.0, max_retries=10)
     assert error.kind == "timeout" and seconds < 3.0 + 1.5
-    assert "did not answer within 1.0 s" in str(error) and "retry budget CHUNKBENCH_PROVIDER_RETRY_BUDGET_S of 3 s" \
-        in str(error)
+    assert "did not answer within 1.0 s" in str(
+        error
+    ) and "retry budget CHUNKBENCH_PROVIDER_RETRY_BUDGET_S of 3 s" in str(error)
     assert "raise CHUNKBENCH_PROVIDER_TIMEOUT_S (now 1.0 s)" in str(error)
 
 
-@pytest.mark.parametrize("fault, what", [("nan:1", "NaN or infinite values at position 2 of 2"),
-                                         ("inf:0", "NaN or infinite values at position 1 of 2"),
-                                         ("zero:1", "only zeros at position 2 of 2"),
-                                         ("dim", "vectors of dimension 7 where the model registry says 8")])
+@pytest.mark.parametrize(
+    "fault, what",
+    [
+        ("nan:1", "NaN or infinite values at position 2 of 2"),
+        ("inf:0", "NaN or infinite values at position 1 of 2"),
+        ("zero:1", "only zeros at position 2 of 2"),
+        ("dim", "vectors of dimension 7 where the model registry says 8"),
+    ],
+)
 def test_unusable_vectors_are_refused_naming_the_position_and_never_cached(server, tmp_path, fault, what):
     with EmbeddingCache(tmp_path / "cache.sqlite") as cache:
         server.script(fault)
@@ -121,12 +155,21 @@ def test_the_llm_s_refusal_is_one_line_on_the_question_and_marks_the_endpoint_fa
     try:
         chat.script(f"401:{KEY}")
         question = Question(id="q1", question="When does the Almo flood?", expected_answer="In April.")
-        chunk = RetrievedChunk(rank=1, chunk_id="c1", document="rivers.md", start=0, end=30, score=0.9,
-                               chunk_index=0, text="The Almo river floods every April.")
+        chunk = RetrievedChunk(
+            rank=1,
+            chunk_id="c1",
+            document="rivers.md",
+            start=0,
+            end=30,
+            score=0.9,
+            chunk_index=0,
+            text="The Almo river floods every April.",
+        )
         result = evaluate_question(make_client(chat.base_url, KEY), LLMSettings(model="judge-m"), question, [chunk])
         host = chat.base_url.split("/")[2]
-        assert result.answer_error.startswith(f"answer: LLM server {host} (model judge-m) answered HTTP 401: "
-                                              "Incorrect API key provided: [redacted]")
+        assert result.answer_error.startswith(
+            f"answer: LLM server {host} (model judge-m) answered HTTP 401: Incorrect API key provided: [redacted]"
+        )
         assert "not retried" in result.answer_error and "check the key in CHUNKBENCH_LLM_API_KEY" in result.answer_error
         assert KEY not in result.answer_error and result.fatal and len(chat.requests) == 1
     finally:
@@ -143,8 +186,10 @@ def test_the_timeout_and_the_budget_are_settings():
     from chunkbench_core import provider_faults
 
     # code built without settings (ProviderSettings(), LLMSettings()) waits alike
-    assert (provider_faults.DEFAULT_TIMEOUT_SECONDS, provider_faults.DEFAULT_BUDGET_SECONDS) == \
-        (defaults.timeout_seconds, defaults.retry_budget_seconds)
+    assert (provider_faults.DEFAULT_TIMEOUT_SECONDS, provider_faults.DEFAULT_BUDGET_SECONDS) == (
+        defaults.timeout_seconds,
+        defaults.retry_budget_seconds,
+    )
     rows = {name: (value, source) for name, value, source in settings.rows()}
     assert rows["CHUNKBENCH_PROVIDER_TIMEOUT_S"] == ("7", "environment CHUNKBENCH_PROVIDER_TIMEOUT_S")
     for bad in ("0", "-3", "soon", "inf"):

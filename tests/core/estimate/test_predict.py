@@ -38,8 +38,9 @@ from chunkbench_core.parsing.models import ParsedDocument, TreeNode
 from chunkbench_core.tokens import count_tokens
 
 
-def rate(model: str, per_text: float = 0.01, per_token: float = 0.0005, warmup: float = 1.0,
-         machine: str = "cpu") -> EngineRate:
+def rate(
+    model: str, per_text: float = 0.01, per_token: float = 0.0005, warmup: float = 1.0, machine: str = "cpu"
+) -> EngineRate:
     return EngineRate(EngineKey(model, "engine", "1", machine), per_text, per_token, 1.0, warmup)
 
 
@@ -77,8 +78,20 @@ def minilm():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("strategy", ["fixed_size", "recursive", "contextual_retrieval", "semantic",
-                                      "semantic_parent_child", "structural", "cluster_semantic", "page", "element"])
+@pytest.mark.parametrize(
+    "strategy",
+    [
+        "fixed_size",
+        "recursive",
+        "contextual_retrieval",
+        "semantic",
+        "semantic_parent_child",
+        "structural",
+        "cluster_semantic",
+        "page",
+        "element",
+    ],
+)
 def test_predicted_texts_are_close_to_what_the_real_chunkers_make(strategy, real_documents, minilm):
     from chunkbench_core.chunking import STRATEGIES
     from chunkbench_core.stages.spec import model_window
@@ -89,8 +102,13 @@ def test_predicted_texts_are_close_to_what_the_real_chunkers_make(strategy, real
     before = minilm.usage.texts
     spec = STRATEGIES[strategy]
     # the strategies' defaults, as a run builds them (the semantic ones cut at the document's own percentile)
-    chunker = spec.build(params["chunk_size"], params["chunk_overlap"], {}, window=model_window(minilm.spec),
-                         embed=lambda texts: minilm.embed(list(texts), "document"))
+    chunker = spec.build(
+        params["chunk_size"],
+        params["chunk_overlap"],
+        {},
+        window=model_window(minilm.spec),
+        embed=lambda texts: minilm.embed(list(texts), "document"),
+    )
     retrieved = [c for d in real_documents for c in chunker.chunk(d) if c.is_retrieved]
     boundary = minilm.usage.texts - before
     assert predicted.texts == pytest.approx(len(retrieved), rel=0.01 if strategy == "fixed_size" else 0.2)
@@ -121,8 +139,9 @@ def test_size_driven_arithmetic():
 
 
 def test_a_recorded_build_replaces_the_shape():
-    observed = ObservedBuild("semantic", 200, 50, corpus_tokens=10_000, n_embedded=30, embedded_tokens=10_000,
-                             boundary_texts=500)
+    observed = ObservedBuild(
+        "semantic", 200, 50, corpus_tokens=10_000, n_embedded=30, embedded_tokens=10_000, boundary_texts=500
+    )
     work = strategy_work("semantic", [5000, 15000], 200, 50, observed=observed)
     assert work.texts == 60 and work.tokens == 20_000 and work.boundary_texts == 1000
     assert work.source == "recorded build"
@@ -131,17 +150,28 @@ def test_a_recorded_build_replaces_the_shape():
 
 
 def shape(**kwargs) -> RunShape:
-    defaults = dict(corpus_models=["fast", "slow"], strategies=["fixed_size", "semantic", "structural"],
-                    chunk_size=200, chunk_overlap=50, n_questions=30, boundary_model="fast",
-                    dimensions={"fast": 384, "slow": 384})
+    defaults = dict(
+        corpus_models=["fast", "slow"],
+        strategies=["fixed_size", "semantic", "structural"],
+        chunk_size=200,
+        chunk_overlap=50,
+        n_questions=30,
+        boundary_model="fast",
+        dimensions={"fast": 384, "slow": 384},
+    )
     return RunShape(**{**defaults, **kwargs})
 
 
 def test_stages_add_up_and_the_slow_model_costs_more():
     estimate = estimate_run(docs(20_000, 5_000, 40_000), shape(), RATES)
     assert [(p.corpus_model, p.strategy) for p in estimate.partitions] == [
-        ("fast", "fixed_size"), ("fast", "semantic"), ("fast", "structural"),
-        ("slow", "fixed_size"), ("slow", "semantic"), ("slow", "structural")]
+        ("fast", "fixed_size"),
+        ("fast", "semantic"),
+        ("fast", "structural"),
+        ("slow", "fixed_size"),
+        ("slow", "semantic"),
+        ("slow", "structural"),
+    ]
     for p in estimate.partitions:
         assert p.total == pytest.approx(sum(p.seconds.values()))
         assert p.seconds == p.raw_seconds  # no correction given
@@ -149,13 +179,24 @@ def test_stages_add_up_and_the_slow_model_costs_more():
     assert fast.texts == slow.texts
     assert slow.seconds["embedding"] == pytest.approx(5 * fast.seconds["embedding"])
     assert estimate.parsing_seconds == 0 and estimate.documents_to_parse == {}
-    assert estimate.total == pytest.approx(sum(p.total for p in estimate.partitions) + 1.0 + 2.0
-                                           + estimate.finishing_seconds)
+    assert estimate.total == pytest.approx(
+        sum(p.total for p in estimate.partitions) + 1.0 + 2.0 + estimate.finishing_seconds
+    )
     timing = PipelineTiming()
     assert estimate.finishing_seconds == timing.finishing_seconds + timing.finishing_seconds_per_partition * 6
-    bare = estimate_run(docs(20_000, 5_000, 40_000), replace(shape(), pipeline=PipelineTiming(
-        partition_overhead_seconds=0, finishing_seconds=0, finishing_seconds_per_partition=0)), RATES)
-    assert bare.total == pytest.approx(estimate.total - 6 * timing.partition_overhead_seconds - estimate.finishing_seconds)
+    bare = estimate_run(
+        docs(20_000, 5_000, 40_000),
+        replace(
+            shape(),
+            pipeline=PipelineTiming(
+                partition_overhead_seconds=0, finishing_seconds=0, finishing_seconds_per_partition=0
+            ),
+        ),
+        RATES,
+    )
+    assert bare.total == pytest.approx(
+        estimate.total - 6 * timing.partition_overhead_seconds - estimate.finishing_seconds
+    )
     by_model = estimate.by_model()
     assert by_model["slow"] > 3 * by_model["fast"]
 
@@ -176,37 +217,53 @@ def test_boundary_sentences_are_paid_once_per_run():
 def test_cached_texts_shorten_the_embedding_only():
     cold = estimate_run(docs(20_000), shape(strategies=["fixed_size"]), RATES)
     texts = cold.partitions[0].texts
-    warm = estimate_run(docs(20_000), shape(strategies=["fixed_size"]), RATES,
-                        Learnt(cached={("fast", "fixed_size"): texts // 2, ("slow", "fixed_size"): 10 * texts}))
+    warm = estimate_run(
+        docs(20_000),
+        shape(strategies=["fixed_size"]),
+        RATES,
+        Learnt(cached={("fast", "fixed_size"): texts // 2, ("slow", "fixed_size"): 10 * texts}),
+    )
     half, full = warm.partitions
     assert half.cached == texts // 2 and full.cached == texts  # never more than the texts
     assert half.seconds["embedding"] == pytest.approx(cold.partitions[0].seconds["embedding"] / 2, rel=0.01)
     assert full.seconds["embedding"] == 0
     assert half.seconds["indexing"] == cold.partitions[0].seconds["indexing"]  # every point is written anyway
-    by_callable = estimate_run(docs(20_000), shape(strategies=["fixed_size"]), RATES,
-                               Learnt(cached=lambda model, strategy, n: n if model == "fast" else 0))
+    by_callable = estimate_run(
+        docs(20_000),
+        shape(strategies=["fixed_size"]),
+        RATES,
+        Learnt(cached=lambda model, strategy, n: n if model == "fast" else 0),
+    )
     assert [p.cached for p in by_callable.partitions] == [texts, 0]
 
 
 def test_retrieval_grows_with_points_and_questions_are_embedded_once_per_model():
     store = StoreTiming(seconds_per_query=0.0, seconds_per_searched_point=1e-4)
     pipeline = PipelineTiming(experiment_seconds=0.7, seconds_per_question=0.01)
-    estimate = estimate_run(docs(50_000), replace(shape(strategies=["fixed_size", "semantic"]), store=store,
-                                                  pipeline=pipeline), RATES)
+    estimate = estimate_run(
+        docs(50_000), replace(shape(strategies=["fixed_size", "semantic"]), store=store, pipeline=pipeline), RATES
+    )
     fixed, semantic = estimate.partitions[0], estimate.partitions[1]
     question_embedding = RATES["fast"].seconds(30, 30 * 20)
     scoring = 0.7 + 30 * 0.01
     assert fixed.raw_seconds["retrieval"] == pytest.approx(30 * 1e-4 * fixed.texts + question_embedding + scoring)
     assert semantic.raw_seconds["retrieval"] == pytest.approx(30 * 1e-4 * semantic.texts + scoring)
-    with_llm = estimate_run(docs(50_000), replace(shape(strategies=["fixed_size"]), store=store, pipeline=pipeline,
-                                                  llm=LLMTiming(seconds_per_call=2.0)), RATES)
+    with_llm = estimate_run(
+        docs(50_000),
+        replace(shape(strategies=["fixed_size"]), store=store, pipeline=pipeline, llm=LLMTiming(seconds_per_call=2.0)),
+        RATES,
+    )
     assert with_llm.partitions[0].raw_seconds["retrieval"] == pytest.approx(
-        fixed.raw_seconds["retrieval"] + 2 * 30 * 2.0)
+        fixed.raw_seconds["retrieval"] + 2 * 30 * 2.0
+    )
 
 
 def test_llm_contexts_are_paid_by_the_first_model_only():
-    estimate = estimate_run(docs(20_000), replace(shape(strategies=["contextual_retrieval"]),
-                                                  llm=LLMTiming(seconds_per_call=1.5, answers=False)), RATES)
+    estimate = estimate_run(
+        docs(20_000),
+        replace(shape(strategies=["contextual_retrieval"]), llm=LLMTiming(seconds_per_call=1.5, answers=False)),
+        RATES,
+    )
     first, second = estimate.partitions
     assert first.context_calls > 0
     assert first.seconds["context"] == pytest.approx(first.context_calls * 1.5)
@@ -216,8 +273,12 @@ def test_llm_contexts_are_paid_by_the_first_model_only():
 
 
 def test_parsing_counts_only_documents_not_parsed_yet():
-    documents = [DocumentSize("a.pdf", 2_000_000), DocumentSize("b.pdf", 500_000),
-                 DocumentSize("c.docx", 100_000), DocumentSize("d.md", 8_000, 2_000, parsed=True)]
+    documents = [
+        DocumentSize("a.pdf", 2_000_000),
+        DocumentSize("b.pdf", 500_000),
+        DocumentSize("c.docx", 100_000),
+        DocumentSize("d.md", 8_000, 2_000, parsed=True),
+    ]
     estimate = estimate_run(documents, shape(strategies=["fixed_size"]), RATES)
     assert estimate.documents_to_parse == {"pdf": 2, "docx": 1}
     assert estimate.parsing_seconds == pytest.approx((0.3 + 2.0 * 2) + (0.3 + 2.0 * 0.5) + (0.2 + 1.0 * 0.1))
@@ -228,8 +289,11 @@ def test_parsing_counts_only_documents_not_parsed_yet():
 
 
 def test_file_sizes_stand_in_for_tokens_using_what_the_parsed_files_gave():
-    documents = [DocumentSize("a.pdf", 1_000_000, 20_000, parsed=True), DocumentSize("b.pdf", 3_000_000),
-                 DocumentSize("c.xyz", 1_000)]
+    documents = [
+        DocumentSize("a.pdf", 1_000_000, 20_000, parsed=True),
+        DocumentSize("b.pdf", 3_000_000),
+        DocumentSize("c.xyz", 1_000),
+    ]
     tokens, guessed = document_tokens(documents)
     assert tokens == [20_000, pytest.approx(60_000), pytest.approx(100)]  # 0.02 tokens a byte, as a.pdf gave
     assert guessed == 2
@@ -237,8 +301,12 @@ def test_file_sizes_stand_in_for_tokens_using_what_the_parsed_files_gave():
 
 def test_corrections_multiply_each_stage_and_the_raw_seconds_stay():
     key = RATES["slow"].key.id
-    estimate = estimate_run(docs(20_000), shape(strategies=["fixed_size"]), RATES,
-                            Learnt(corrections=lambda k, stage: 2.0 if (k, stage) == (key, "embedding") else 1.0))
+    estimate = estimate_run(
+        docs(20_000),
+        shape(strategies=["fixed_size"]),
+        RATES,
+        Learnt(corrections=lambda k, stage: 2.0 if (k, stage) == (key, "embedding") else 1.0),
+    )
     fast, slow = estimate.partitions
     assert slow.seconds["embedding"] == pytest.approx(2 * slow.raw_seconds["embedding"])
     assert fast.seconds["embedding"] == fast.raw_seconds["embedding"]
@@ -326,10 +394,14 @@ def test_cache_coverage_probes_the_real_embedding_cache(tmp_path):
 
 
 def test_parse_rates_are_fitted_on_recorded_parses_and_kept(tmp_path):
-    rows = [{"document": f"r{i}.pdf", "size_bytes": mb * 1_000_000, "parse_seconds": 0.5 + 1.5 * mb}
-            for i, mb in enumerate((0.2, 1.0, 2.5, 3.8))]
-    rows += [{"document": "x.docx", "size_bytes": 1000, "parse_seconds": 0.1},  # too few docx to fit
-             {"document": "bad.pdf", "size_bytes": None, "parse_seconds": 1.0}]
+    rows = [
+        {"document": f"r{i}.pdf", "size_bytes": mb * 1_000_000, "parse_seconds": 0.5 + 1.5 * mb}
+        for i, mb in enumerate((0.2, 1.0, 2.5, 3.8))
+    ]
+    rows += [
+        {"document": "x.docx", "size_bytes": 1000, "parse_seconds": 0.1},  # too few docx to fit
+        {"document": "bad.pdf", "size_bytes": None, "parse_seconds": 1.0},
+    ]
     rates = parse_rates_from_records(rows)
     assert set(rates) == {"pdf"}
     assert rates["pdf"].seconds_per_document == pytest.approx(0.5)
@@ -351,8 +423,10 @@ def test_the_suggested_sample_says_what_it_keeps_and_a_refused_one_is_not_sugges
 
     advice = cheaper_options(estimate, tell_sample=keeps)
     assert asked == [n]
-    assert (f"--sample-documents {n} ({n} of 40 documents; it keeps 7 of 30 questions, those whose evidence lies "
-            "in its documents)") in advice
+    assert (
+        f"--sample-documents {n} ({n} of 40 documents; it keeps 7 of 30 questions, those whose evidence lies "
+        "in its documents)"
+    ) in advice
 
     def refuses(size: int) -> str:
         raise EstimateError("a sample of that size cannot hold the evidence of any question")

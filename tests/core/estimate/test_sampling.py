@@ -15,8 +15,9 @@ from chunkbench_core.estimate.sampling import distractor_order, sample_documents
 from chunkbench_core.evaluation.questions import Question, QuestionSet, Reference
 
 ROOT = Path(__file__).resolve().parents[3]
-CORPUS = [f"filings/2023 Q{q} {ticker}.pdf" for ticker in ("AAPL", "MSFT", "NVDA", "AMZN", "INTC")
-          for q in (1, 2, 3)] + [f"notes/memo{i}.docx" for i in range(10)]
+CORPUS = [
+    f"filings/2023 Q{q} {ticker}.pdf" for ticker in ("AAPL", "MSFT", "NVDA", "AMZN", "INTC") for q in (1, 2, 3)
+] + [f"notes/memo{i}.docx" for i in range(10)]
 QUESTIONS = [
     Question("q1", "What was Apple's Q3 revenue?", documents=("*2023 Q3 AAPL*",)),
     Question("q2", "Cash at Microsoft?", references=(Reference("filings/2023 Q1 MSFT.pdf", "cash and equivalents"),)),
@@ -50,16 +51,19 @@ def test_the_sample_depends_on_the_seed_and_nothing_else():
 
 
 def test_the_sample_is_the_same_in_another_process_with_other_hash_seeds():
-    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); "
-            "from tests.core.estimate.test_sampling import CORPUS, QUESTIONS; "
-            "from chunkbench_core.estimate.sampling import sample_documents; "
-            "s = sample_documents(set(CORPUS), QUESTIONS, n=8, seed=7); "
-            "print(json.dumps([s.documents, s.record.fingerprint]))")
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); "
+        "from tests.core.estimate.test_sampling import CORPUS, QUESTIONS; "
+        "from chunkbench_core.estimate.sampling import sample_documents; "
+        "s = sample_documents(set(CORPUS), QUESTIONS, n=8, seed=7); "
+        "print(json.dumps([s.documents, s.record.fingerprint]))"
+    )
     outputs = set()
     for hash_seed in ("1", "2", "12345"):
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-        result = subprocess.run([sys.executable, "-c", code, str(ROOT)], capture_output=True, text=True, env=env,
-                                cwd=ROOT, check=True)
+        result = subprocess.run(
+            [sys.executable, "-c", code, str(ROOT)], capture_output=True, text=True, env=env, cwd=ROOT, check=True
+        )
         outputs.add(result.stdout.strip())
     here = sample_documents(CORPUS, QUESTIONS, n=8, seed=7)
     assert outputs == {json.dumps([list(here.documents), here.record.fingerprint])}
@@ -106,12 +110,16 @@ def test_a_sample_smaller_than_the_evidence_keeps_whole_questions_and_says_how_m
     assert record.n_documents == 2 and len(sample.evidence) == 2 and not sample.distractors
     assert len(record.evidence_left_out) == 1 and set(record.evidence_left_out) | set(sample.evidence) == EVIDENCE
     assert (record.questions, record.questions_kept) == (5, 4)  # q3 (judge-only) and q4 (missing) stay
-    assert record.label() == ("sample of 2 of 25 documents (2 with evidence, seed 0; 4 of 5 questions, those "
-                              "whose evidence it holds)")
+    assert record.label() == (
+        "sample of 2 of 25 documents (2 with evidence, seed 0; 4 of 5 questions, those whose evidence it holds)"
+    )
     assert sample_documents(CORPUS, QUESTIONS, n=2) == sample  # deterministic
     # a question whose evidence is in two documents needs both: the single-document ones go first
-    pair = Question("q6", "Both?", references=(Reference("filings/2023 Q1 NVDA.pdf", "x"),
-                                               Reference("filings/2023 Q2 NVDA.pdf", "y")))
+    pair = Question(
+        "q6",
+        "Both?",
+        references=(Reference("filings/2023 Q1 NVDA.pdf", "x"), Reference("filings/2023 Q2 NVDA.pdf", "y")),
+    )
     shared = [Question(f"s{i}", "Apple again", documents=("*2023 Q3 AAPL*",)) for i in range(3)]
     sample = sample_documents(CORPUS, [pair, *QUESTIONS, *shared], n=1)
     assert sample.documents == ("filings/2023 Q3 AAPL.pdf",)  # the document four questions share
@@ -122,14 +130,21 @@ def test_a_sample_smaller_than_the_evidence_keeps_whole_questions_and_says_how_m
 
 
 def test_refusals_say_what_to_do():
-    pair = Question("q6", "Both?", references=(Reference("filings/2023 Q1 NVDA.pdf", "x"),
-                                               Reference("filings/2023 Q2 NVDA.pdf", "y")))
-    with pytest.raises(EstimateError, match=r"a sample of 1 document\(s\) cannot hold the evidence of any question: "
-                                            r"the smallest needs 2 document\(s\)"):
+    pair = Question(
+        "q6",
+        "Both?",
+        references=(Reference("filings/2023 Q1 NVDA.pdf", "x"), Reference("filings/2023 Q2 NVDA.pdf", "y")),
+    )
+    with pytest.raises(
+        EstimateError,
+        match=r"a sample of 1 document\(s\) cannot hold the evidence of any question: "
+        r"the smallest needs 2 document\(s\)",
+    ):
         sample_documents(CORPUS, [pair], n=1)
     tokens = {d: 50_000 for d in CORPUS}
-    with pytest.raises(EstimateError, match="token budget of 40,000 cannot hold the evidence of any question.*"
-                                            "50,000 tokens"):
+    with pytest.raises(
+        EstimateError, match="token budget of 40,000 cannot hold the evidence of any question.*50,000 tokens"
+    ):
         sample_documents(tokens, QUESTIONS, token_budget=40_000)
     with pytest.raises(EstimateError, match="token budget needs each document's tokens"):
         sample_documents(CORPUS, QUESTIONS, token_budget=100_000)
@@ -147,5 +162,15 @@ def test_refusals_say_what_to_do():
 def test_the_record_is_ready_for_the_provenance():
     record = sample_documents(CORPUS, QUESTIONS, n=6, seed=2).record.to_dict()
     assert json.loads(json.dumps(record)) == record
-    assert set(record) >= {"n_documents", "n_evidence", "n_distractors", "n_corpus", "seed", "requested_documents",
-                           "token_budget", "fingerprint", "label", "missing_evidence"}
+    assert set(record) >= {
+        "n_documents",
+        "n_evidence",
+        "n_distractors",
+        "n_corpus",
+        "seed",
+        "requested_documents",
+        "token_budget",
+        "fingerprint",
+        "label",
+        "missing_evidence",
+    }

@@ -55,16 +55,29 @@ class ScriptedChatServer:
                         headers["Retry-After"] = str(reply["retry_after"])
                     self.send_response(int(reply["status"]))
                 else:
-                    prompt = sum(len(m["content"].split()) for m in body.get("messages", [])
-                                 if isinstance(m.get("content"), str))
-                    data = json.dumps({
-                        "id": f"chat-{len(server.requests)}", "object": "chat.completion", "created": 0,
-                        "model": body.get("model", "scripted"),
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": str(reply)}}],
-                        "usage": {"prompt_tokens": prompt, "completion_tokens": len(str(reply).split()),
-                                  "total_tokens": prompt + len(str(reply).split())},
-                    }).encode()
+                    prompt = sum(
+                        len(m["content"].split()) for m in body.get("messages", []) if isinstance(m.get("content"), str)
+                    )
+                    data = json.dumps(
+                        {
+                            "id": f"chat-{len(server.requests)}",
+                            "object": "chat.completion",
+                            "created": 0,
+                            "model": body.get("model", "scripted"),
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": str(reply)},
+                                }
+                            ],
+                            "usage": {
+                                "prompt_tokens": prompt,
+                                "completion_tokens": len(str(reply).split()),
+                                "total_tokens": prompt + len(str(reply).split()),
+                            },
+                        }
+                    ).encode()
                     self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

@@ -46,10 +46,19 @@ def built(tmp_path_factory):
     store = VectorStore(local_root=root / "qdrant")
     for strategy in ("fixed_size", "semantic_parent_child"):
         collection = resolve_collection(CollectionRequest(strategy, MODEL), SpecContext(builtin_registry()))
-        build_collection(BuildRequest(collection, documents), embedder, embedder if collection.boundary_model else None,
-                         store, results)
-    yield {"store": store, "results": results, "embedder": embedder,
-           "texts": {d.document: d.markdown for d in documents}}
+        build_collection(
+            BuildRequest(collection, documents),
+            embedder,
+            embedder if collection.boundary_model else None,
+            store,
+            results,
+        )
+    yield {
+        "store": store,
+        "results": results,
+        "embedder": embedder,
+        "texts": {d.document: d.markdown for d in documents},
+    }
     store.close()
 
 
@@ -64,7 +73,7 @@ def test_ask_shows_hits_with_scores_offsets_and_the_expansion_tree(built):
     assert [c.rank for c in result.hits] == [1, 2, 3]
     assert all(a.score >= b.score for a, b in zip(result.hits, result.hits[1:]))
     for chunk in result.context:  # offsets rebuild the text
-        assert built["texts"][chunk.document][chunk.start:chunk.end] == chunk.text
+        assert built["texts"][chunk.document][chunk.start : chunk.end] == chunk.text
     assert result.hits[0].document == "employee_handbook.docx" and "10:00 to 15:30" in result.hits[0].text
     assert any(n.neighbors_prev or n.neighbors_next for n in result.tree) and len(result.context) > 3
     text = result.to_text()
@@ -81,8 +90,9 @@ def test_ask_shows_hits_with_scores_offsets_and_the_expansion_tree(built):
 def test_ask_gives_parent_context_and_the_answer(built):
     with ScriptedChatServer(["Core hours are 10:00 to 15:30."]) as server:
         settings = LLMSettings(model="scripted", input_price_per_mtok=0, output_price_per_mtok=0)
-        result = run(built, "semantic_parent_child", top_k=2, llm_client=make_client(server.base_url),
-                     llm_settings=settings)
+        result = run(
+            built, "semantic_parent_child", top_k=2, llm_client=make_client(server.base_url), llm_settings=settings
+        )
         prompt = server.requests[0]["messages"][-1]["content"]
     assert result.parents and all(p.text for p in result.parents)
     assert result.parents[0].text in prompt  # the parent section is in the context the LLM got
@@ -100,8 +110,9 @@ def test_a_refused_answer_is_the_provider_s_one_line_and_a_transient_one_is_retr
         assert len(server.requests) == 1  # not retried, by us or by the openai client
     host = server.base_url.split("/")[2]
     assert result.answer is None and result.hits  # what was retrieved is still shown
-    assert result.answer_error.startswith(f"LLM server {host} (model ask-m) answered HTTP 401: Incorrect API key "
-                                          "provided: [redacted]")
+    assert result.answer_error.startswith(
+        f"LLM server {host} (model ask-m) answered HTTP 401: Incorrect API key provided: [redacted]"
+    )
     assert "not retried" in result.answer_error and "check the key in CHUNKBENCH_LLM_API_KEY" in result.answer_error
     text = result.to_text()
     assert f"answer failed: LLM server {host}" in text and key not in text and key not in json.dumps(result.to_dict())
@@ -118,16 +129,28 @@ def test_ask_names_the_partition_to_materialize(built):
 
 def test_a_saved_query_keeps_what_was_asked_what_came_back_and_what_it_took(built, tmp_path):
     from chunkbench_core.evaluation.ask import query_row
-    from chunkbench_core.storage.queries import MIN_PREFIX, QueryNotFound, find_query, list_queries, query_text, \
-        save_query
+    from chunkbench_core.storage.queries import (
+        MIN_PREFIX,
+        QueryNotFound,
+        find_query,
+        list_queries,
+        query_text,
+        save_query,
+    )
     from chunkbench_core.storage.records import now
 
     results = ResultsDB(tmp_path / "results")
     assert list_queries(results) == []
     with ScriptedChatServer(["Core hours are 10:00 to 15:30."]) as server:
         settings = LLMSettings(model="scripted", input_price_per_mtok=0, output_price_per_mtok=0)
-        answered = run(built, "fixed_size", top_k=3, expansion=ExpansionSettings(1, 1),
-                       llm_client=make_client(server.base_url), llm_settings=settings)
+        answered = run(
+            built,
+            "fixed_size",
+            top_k=3,
+            expansion=ExpansionSettings(1, 1),
+            llm_client=make_client(server.base_url),
+            llm_settings=settings,
+        )
     first = save_query(results, query_row(answered, configuration_source="given", created_at=now(), build="b1"))
     plain = run(built, "fixed_size", top_k=2, document="product_faq.md")
     second = save_query(results, query_row(plain, configuration_source="recommended", created_at=now()))
@@ -146,7 +169,7 @@ def test_a_saved_query_keeps_what_was_asked_what_came_back_and_what_it_took(buil
     hits = saved["retrieved"]
     assert [h["rank"] for h in hits] == [1, 2, 3] and all(h["score"] > 0 for h in hits)
     for chunk in saved["context"]:  # offsets and texts: the chunks can be read back without the collection
-        assert built["texts"][chunk["document"]][chunk["start"]:chunk["end"]] == chunk["text"]
+        assert built["texts"][chunk["document"]][chunk["start"] : chunk["end"]] == chunk["text"]
     assert any(n["neighbors_prev"] or n["neighbors_next"] for n in saved["expansion_tree"])
     assert saved["answer"] == "Core hours are 10:00 to 15:30." and saved["llm_model"] == "scripted"
     assert saved["prompt_tokens"] > 0 and saved["completion_tokens"] == 6 and saved["generate_ms"] is not None

@@ -14,7 +14,11 @@ DEFAULT = ("all-minilm-l6-v2", "the model registry's default")
 def test_named_configuration_is_used_as_given():
     choice = choose_configuration("fixed_size", "all-minilm-l6-v2", REC, DEFAULT, [])
     assert (choice.strategy, choice.corpus_model, choice.source, choice.note) == (
-        "fixed_size", "all-minilm-l6-v2", "given", "")
+        "fixed_size",
+        "all-minilm-l6-v2",
+        "given",
+        "",
+    )
 
 
 def test_nothing_named_asks_the_recommended_configuration_and_says_so():

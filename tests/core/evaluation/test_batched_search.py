@@ -30,8 +30,19 @@ def _corpus() -> tuple[list[Chunk], np.ndarray]:
     vectors[10:40] = vectors[9]  # thirty chunks with one vector: tied scores for every question
     vectors[50:55] = vectors[49] * 3  # the same direction at another length: tied after normalization
     vectors[60] = vectors[61] + 1e-6  # all but tied
-    chunks = [Chunk(make_chunk_id("fixed_size", f"doc{i % 40:02d}.txt", i // 40), f"doc{i % 40:02d}.txt",
-                    "fixed_size", i // 40, i, i + 10, f"text {i}", 3) for i in range(N_CHUNKS)]
+    chunks = [
+        Chunk(
+            make_chunk_id("fixed_size", f"doc{i % 40:02d}.txt", i // 40),
+            f"doc{i % 40:02d}.txt",
+            "fixed_size",
+            i // 40,
+            i,
+            i + 10,
+            f"text {i}",
+            3,
+        )
+        for i in range(N_CHUNKS)
+    ]
     return chunks, vectors
 
 
@@ -56,8 +67,10 @@ def _questions(vectors: np.ndarray) -> tuple[np.ndarray, list[str | None]]:
 
 
 def _one_at_a_time(store: VectorStore, queries, documents, top_k):
-    return [[(h.chunk_id, h.rank, h.score, h.start) for h in search_stable(store, COLLECTION, q, top_k, d)]
-            for q, d in zip(queries, documents)]
+    return [
+        [(h.chunk_id, h.rank, h.score, h.start) for h in search_stable(store, COLLECTION, q, top_k, d)]
+        for q, d in zip(queries, documents)
+    ]
 
 
 def _batched(hits):
@@ -182,8 +195,13 @@ def test_a_run_finds_and_scores_alike_batched_or_one_question_at_a_time(store):
 
     def run():
         latency = QueryLatency()
-        outcomes = run_retrieval(questions, Vectors(), store, COLLECTION, RetrievalOptions(
-            top_k=5, chunks=collection_chunks(chunks), latency=latency))
+        outcomes = run_retrieval(
+            questions,
+            Vectors(),
+            store,
+            COLLECTION,
+            RetrievalOptions(top_k=5, chunks=collection_chunks(chunks), latency=latency),
+        )
         assert latency.search_seconds > 0
         return [(o.error, [(h.chunk_id, h.rank, h.score) for h in o.retrieved], o.values) for o in outcomes]
 

@@ -43,10 +43,20 @@ def test_formats_labels_and_groups_of_a_question() -> None:
     assert document_format(".hidden") == "(none)" and document_format("a.tar.gz") == "gz"
     assert label(None) == label(float("nan")) == label("  ") == "(none)"
     assert label(" policy\t") == "policy"
-    groups = question_groups({"references": '[{"document": "a.pdf"}, {"document": "b.docx"}, {"document": "a.pdf"}]',
-                              "category": None, "difficulty": "hard"})
-    assert groups == {"format": ["pdf", "docx"], "category": ["(none)"], "difficulty": ["hard"],
-                      "document": ["a.pdf", "b.docx"], "evidence_length": ["(none)"]}
+    groups = question_groups(
+        {
+            "references": '[{"document": "a.pdf"}, {"document": "b.docx"}, {"document": "a.pdf"}]',
+            "category": None,
+            "difficulty": "hard",
+        }
+    )
+    assert groups == {
+        "format": ["pdf", "docx"],
+        "category": ["(none)"],
+        "difficulty": ["hard"],
+        "document": ["a.pdf", "b.docx"],
+        "evidence_length": ["(none)"],
+    }
     assert question_groups({"references": "[]", "category": "x"})["format"] == []  # judge-only: no format
 
 
@@ -95,8 +105,10 @@ def test_the_ranking_differs_between_formats(table: pd.DataFrame) -> None:
     assert leaders["pdf"].best == SEMANTIC and leaders["pdf"].differs
     assert leaders["docx"].best == RECURSIVE and not leaders["docx"].differs
     sentence = ranking_difference(table, ORDER, "format", "recall_at_512")
-    assert sentence == ("On pdf documents (5 questions) semantic × minilm ranks first by recall_at_512; "
-                        "on docx documents (5 questions) recursive × minilm does, as on all questions.")
+    assert sentence == (
+        "On pdf documents (5 questions) semantic × minilm ranks first by recall_at_512; "
+        "on docx documents (5 questions) recursive × minilm does, as on all questions."
+    )
 
 
 def test_groups_of_three_questions_or_fewer_never_drive_the_sentence(table: pd.DataFrame) -> None:
@@ -105,31 +117,60 @@ def test_groups_of_three_questions_or_fewer_never_drive_the_sentence(table: pd.D
     assert leaders["(none)"].too_small and leaders["(none)"].differs
     assert leaders["policy"].too_small and leaders["policy"].n_questions == 3
     sentence = ranking_difference(table, ORDER, "category", "recall_at_512")
-    assert sentence == ("In category howto (5 questions) semantic × minilm ranks first by recall_at_512; "
-                        "on all questions recursive × minilm does. (2 categories with 3 questions or fewer are "
-                        "left out: too small to read.)")
+    assert sentence == (
+        "In category howto (5 questions) semantic × minilm ranks first by recall_at_512; "
+        "on all questions recursive × minilm does. (2 categories with 3 questions or fewer are "
+        "left out: too small to read.)"
+    )
     assert "without a category" not in sentence
 
 
 def test_same_leader_everywhere_and_nothing_readable() -> None:
-    rows = [{"experiment_run_id": "r", "strategy": s, "corpus_model": "m", "question_set": "s", "question_id": f"q{i}",
-             "category": "a", "difficulty": None, "references": '[{"document": "x.md"}]', "judge_only": False,
-             "error": None, "recall_at_512": score}
-            for i in range(4) for s, score in (("one", 0.9), ("two", 0.1))]
+    rows = [
+        {
+            "experiment_run_id": "r",
+            "strategy": s,
+            "corpus_model": "m",
+            "question_set": "s",
+            "question_id": f"q{i}",
+            "category": "a",
+            "difficulty": None,
+            "references": '[{"document": "x.md"}]',
+            "judge_only": False,
+            "error": None,
+            "recall_at_512": score,
+        }
+        for i in range(4)
+        for s, score in (("one", 0.9), ("two", 0.1))
+    ]
     table = group_breakdown(rows)
     assert ranking_difference(table, ["one × m", "two × m"], "format") == (
-        "one × m ranks first by recall_at_512 in every document format with more than 3 questions, "
-        "as on all questions.")
+        "one × m ranks first by recall_at_512 in every document format with more than 3 questions, as on all questions."
+    )
     small = group_breakdown(rows[:6])  # 3 questions
     assert ranking_difference(small, ["one × m", "two × m"], "format") == (
-        "Every document format has 3 questions or fewer: too small to compare the ranking (1 document format).")
-    assert ranking_difference(group_breakdown([]), ["one | m"], "format") == \
-        "No question has a document format to split by."
+        "Every document format has 3 questions or fewer: too small to compare the ranking (1 document format)."
+    )
+    assert (
+        ranking_difference(group_breakdown([]), ["one | m"], "format")
+        == "No question has a document format to split by."
+    )
 
 
 def test_rank_metric_alias_and_empty_cells() -> None:
-    rows = [{"experiment_run_id": "r", "strategy": "s", "corpus_model": "m", "question_set": "s", "question_id": "q",
-             "references": '[{"document": "x.md"}]', "judge_only": False, "error": "", "reciprocal_rank": 0.5}]
+    rows = [
+        {
+            "experiment_run_id": "r",
+            "strategy": "s",
+            "corpus_model": "m",
+            "question_set": "s",
+            "question_id": "q",
+            "references": '[{"document": "x.md"}]',
+            "judge_only": False,
+            "error": "",
+            "reciprocal_rank": 0.5,
+        }
+    ]
     table = group_breakdown(rows, rank_metric="mrr")
     row = table.iloc[0]
     assert row["rank_metric"] == "reciprocal_rank" and row["rank_mean"] == 0.5 and row["mrr"] == 0.5
@@ -145,14 +186,29 @@ def test_module_is_pure() -> None:
 
 def test_question_labels_are_group_dimensions() -> None:
     """A ``labels`` column (the team's own columns kept at import) gives one ``label:NAME`` dimension per label."""
-    def row(qid: str, recall: float, labels: dict | None) -> dict:
-        return {"strategy": "recursive", "corpus_model": "m", "experiment_run_id": "r1", "question_id": qid,
-                "references": '[{"document": "a.pdf", "start": 0, "end": 5}]', "category": "", "difficulty": "",
-                "judge_only": False, "recall": recall, "recall_at_512": recall, "error": None,
-                "labels": None if labels is None else json.dumps(labels)}
 
-    rows = [row("q1", 1.0, {"Source Chunk Type": "Table"}), row("q2", 0.5, {"Source Chunk Type": "Table"}),
-            row("q3", 0.0, {"Source Chunk Type": "Text", "Question Type": "why"}), row("q4", 0.25, None)]
+    def row(qid: str, recall: float, labels: dict | None) -> dict:
+        return {
+            "strategy": "recursive",
+            "corpus_model": "m",
+            "experiment_run_id": "r1",
+            "question_id": qid,
+            "references": '[{"document": "a.pdf", "start": 0, "end": 5}]',
+            "category": "",
+            "difficulty": "",
+            "judge_only": False,
+            "recall": recall,
+            "recall_at_512": recall,
+            "error": None,
+            "labels": None if labels is None else json.dumps(labels),
+        }
+
+    rows = [
+        row("q1", 1.0, {"Source Chunk Type": "Table"}),
+        row("q2", 0.5, {"Source Chunk Type": "Table"}),
+        row("q3", 0.0, {"Source Chunk Type": "Text", "Question Type": "why"}),
+        row("q4", 0.25, None),
+    ]
     table = group_breakdown(rows)
     chunk_type = table[table["dimension"] == "label:Source Chunk Type"].set_index("group")
     assert chunk_type.loc["Table", "recall"] == pytest.approx(0.75) and chunk_type.loc["Table", "n_questions"] == 2

@@ -21,8 +21,16 @@ TEXT = "one two three four five six seven eight"  # cl100k: one| two| three| fou
 
 
 def chunk(start: int, end: int, role: str = "hit", chunk_id: str | None = None, rank: int | None = 1) -> RetrievedChunk:
-    return RetrievedChunk(rank=rank if role == "hit" else None, chunk_id=chunk_id or f"c{start}", document="d",
-                          start=start, end=end, score=None, role=role, text=TEXT[start:end])
+    return RetrievedChunk(
+        rank=rank if role == "hit" else None,
+        chunk_id=chunk_id or f"c{start}",
+        document="d",
+        start=start,
+        end=end,
+        score=None,
+        role=role,
+        text=TEXT[start:end],
+    )
 
 
 FIRST = chunk(0, 18)  # "one two three four": 4 tokens
@@ -71,7 +79,8 @@ def test_neighbors_come_after_their_hit_nearest_first_and_a_parent_after_its_chi
 
 def test_budget_auc_is_the_log_scale_trapezoid():
     assert budget_auc([0.2, 0.4, 0.6, 1.0], [256, 512, 1024, 2048]) == pytest.approx(
-        ((0.2 + 0.4) / 2 + (0.4 + 0.6) / 2 + (0.6 + 1.0) / 2) / 3)
+        ((0.2 + 0.4) / 2 + (0.4 + 0.6) / 2 + (0.6 + 1.0) / 2) / 3
+    )
     assert budget_auc([0.5], [512]) == 0.5
     # uneven spacing is weighed by log2 distance
     assert budget_auc([0.0, 1.0, 1.0], [256, 512, 2048]) == pytest.approx((0.5 * 1 + 1.0 * 2) / 3)

@@ -54,8 +54,11 @@ QUESTIONS = {
 
 
 def long_document(name: str, topic: str, evidence: str) -> ParsedDocument:
-    filler = [f"Section {i} of the handbook on {topic} describes general practice number {i} and who to ask "
-              f"about {topic} in case of doubt." for i in range(1, 60)]
+    filler = [
+        f"Section {i} of the handbook on {topic} describes general practice number {i} and who to ask "
+        f"about {topic} in case of doubt."
+        for i in range(1, 60)
+    ]
     text = "\n\n".join([*filler, evidence, f"This closes the handbook on {topic}."])
     return ParsedDocument(document=name, markdown=text, tree=TreeNode(node_type="document"), units=[], parser="test")
 
@@ -63,21 +66,35 @@ def long_document(name: str, topic: str, evidence: str) -> ParsedDocument:
 @pytest.fixture(scope="module")
 def rows(tmp_path_factory):
     documents = [long_document(name, topic, evidence) for name, (topic, evidence) in TOPICS.items()]
-    qs = parse_question_set({"name": "t", "questions": [
-        {"id": f"q{i}", "question": QUESTIONS[name], "references": [{"document": name, "content": evidence}]}
-        for i, (name, (_, evidence)) in enumerate(TOPICS.items())]}, "t.json")
+    qs = parse_question_set(
+        {
+            "name": "t",
+            "questions": [
+                {"id": f"q{i}", "question": QUESTIONS[name], "references": [{"document": name, "content": evidence}]}
+                for i, (name, (_, evidence)) in enumerate(TOPICS.items())
+            ],
+        },
+        "t.json",
+    )
     resolved, errors = resolve_questions([qs], {d.document: d.markdown for d in documents})
     assert errors == []
     embedder = Embedder(get_model("all-minilm-l6-v2"))
     out = []
     with VectorStore(local_root=tmp_path_factory.mktemp("qdrant")) as store:
-        for strategy, chunker in (("whole_document", WholeDocument(chunk_size=100_000, chunk_overlap=0)),
-                                  ("fixed_size", make_chunker("fixed_size", chunk_size=100, chunk_overlap=0))):
+        for strategy, chunker in (
+            ("whole_document", WholeDocument(chunk_size=100_000, chunk_overlap=0)),
+            ("fixed_size", make_chunker("fixed_size", chunk_size=100, chunk_overlap=0)),
+        ):
             chunks = [c for d in documents for c in chunker.chunk(d)]
             store.ensure_collection(strategy, embedder.spec.dimension)
             store.replace_points(strategy, chunks, embedder.embed([c.text for c in chunks], "document"))
-            outcomes = run_retrieval(resolved, embedder, store, strategy, RetrievalOptions(
-                top_k=5, strategy=strategy, chunks=collection_chunks(chunks)))
+            outcomes = run_retrieval(
+                resolved,
+                embedder,
+                store,
+                strategy,
+                RetrievalOptions(top_k=5, strategy=strategy, chunks=collection_chunks(chunks)),
+            )
             out += [{**outcome_row(o), "strategy": strategy, "corpus_model": "all-minilm-l6-v2"} for o in outcomes]
     return out
 
@@ -96,6 +113,8 @@ def test_whole_documents_win_recall_at_k_but_not_the_budgeted_metric(rows):
     assert by_budget.metric == "recall_at_512"
     assert by_budget.best == "fixed_size|all-minilm-l6-v2"
     assert mean(rows, "fixed_size", "recall_at_512") > mean(rows, "whole_document", "recall_at_512")
-    costs = {f"{s}|all-minilm-l6-v2": {"projected_usd": 0.0, "context_tokens": mean(rows, s, "context_tokens")}
-             for s in ("whole_document", "fixed_size")}
+    costs = {
+        f"{s}|all-minilm-l6-v2": {"projected_usd": 0.0, "context_tokens": mean(rows, s, "context_tokens")}
+        for s in ("whole_document", "fixed_size")
+    }
     assert recommend(by_budget, costs).strategy == "fixed_size"

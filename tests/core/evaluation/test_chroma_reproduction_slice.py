@@ -32,9 +32,15 @@ def load_benchmark():
 def test_reproduction_slice_runs_the_pipeline_code_and_writes_the_published_columns(tmp_path):
     out = tmp_path / "ours.csv"
     lines: list[str] = []
-    reproduction = chroma.run(CHROMA_DIR, out=out, limit=30, corpora=["chatlogs"],
-                              configs=[("fixed_size", 250, 0), ("recursive", 200, 0), ("no_such_chunker", 100, 0)],
-                              work=tmp_path, print_fn=lines.append)
+    reproduction = chroma.run(
+        CHROMA_DIR,
+        out=out,
+        limit=30,
+        corpora=["chatlogs"],
+        configs=[("fixed_size", 250, 0), ("recursive", 200, 0), ("no_such_chunker", 100, 0)],
+        work=tmp_path,
+        print_fn=lines.append,
+    )
     results = reproduction.results
     assert [r.chunker for r in results] == ["fixed_size", "recursive"]
     assert not reproduction.full and not reproduction.targets_met  # a slice is never checked against the table
@@ -44,7 +50,10 @@ def test_reproduction_slice_runs_the_pipeline_code_and_writes_the_published_colu
         rows = list(csv.DictReader(handle))
     with CHROMA_PUBLISHED_MINILM.open(encoding="utf-8", newline="") as handle:
         assert list(rows[0]) == csv.DictReader(handle).fieldnames
-    assert [(r["chunker"], r["size"], r["overlap"]) for r in rows] == [("fixed_size", "250", "0"), ("recursive", "200", "0")]
+    assert [(r["chunker"], r["size"], r["overlap"]) for r in rows] == [
+        ("fixed_size", "250", "0"),
+        ("recursive", "200", "0"),
+    ]
     for r in results:
         s = r.scores
         assert r.n_questions == 30 and r.error is None
@@ -62,14 +71,18 @@ def test_the_benchmark_script_is_a_thin_caller_of_the_core_module():
 def test_target_check_compares_fixed_size_and_recursive_rows_only():
     published = chroma.published_table(CHROMA_DIR)
     assert published[("fixed_size", 250, 0)]["recall"] == 77.1
-    close = chroma.ConfigResult("fixed_size", 250, 0, scores={"recall": 79.0, "precision": 3.3,
-                                                              "precision_omega": 16.0, "iou": 3.9})
-    far = chroma.ConfigResult("recursive", 200, 0, scores={"recall": 70.0, "precision": 6.5,
-                                                           "precision_omega": 31.2, "iou": 6.5})
-    untargeted = chroma.ConfigResult("cluster_semantic", 250, 0, scores={"recall": 10.0, "precision": 1.0,
-                                                                         "precision_omega": 1.0, "iou": 1.0})
-    as_recursive = chroma.ConfigResult("recursive_chroma", 250, 0, scores={"recall": 78.0, "precision": 5.4,
-                                                                           "precision_omega": 26.7, "iou": 7.0})
+    close = chroma.ConfigResult(
+        "fixed_size", 250, 0, scores={"recall": 79.0, "precision": 3.3, "precision_omega": 16.0, "iou": 3.9}
+    )
+    far = chroma.ConfigResult(
+        "recursive", 200, 0, scores={"recall": 70.0, "precision": 6.5, "precision_omega": 31.2, "iou": 6.5}
+    )
+    untargeted = chroma.ConfigResult(
+        "cluster_semantic", 250, 0, scores={"recall": 10.0, "precision": 1.0, "precision_omega": 1.0, "iou": 1.0}
+    )
+    as_recursive = chroma.ConfigResult(
+        "recursive_chroma", 250, 0, scores={"recall": 78.0, "precision": 5.4, "precision_omega": 26.7, "iou": 7.0}
+    )
     misses, diffs = chroma.target_misses([close, far, untargeted, as_recursive], published)
     assert misses == ["recursive 200/0 recall -5.70", "recursive_chroma 250/0 iou +1.60"]
     assert len(diffs) == 3 and diffs[0] == "fixed_size 250/0: recall +1.90, IoU +0.60"

@@ -39,4 +39,3 @@ def test_touching_chunks_give_the_same_pool_metrics_as_every_chunk():
         order = [c.chunk_id for c in chunks["a.md"] if c.chunk_id in kept]
         assert [c.chunk_id for c in index.touching("a.md", references)] == order  # the collection's order
     assert index.touching("missing.md", references) == []
-

@@ -10,16 +10,49 @@ from chunkbench_core.storage.results_db import ResultsDB
 T0 = datetime(2026, 11, 30, 12, 0, 0)
 
 
-def write_run(db: ResultsDB, strategy: str, run: str, created: datetime, recall: float, variant: str = "",
-              default_key: str = "default") -> None:
+def write_run(
+    db: ResultsDB,
+    strategy: str,
+    run: str,
+    created: datetime,
+    recall: float,
+    variant: str = "",
+    default_key: str = "default",
+) -> None:
     key = f"{strategy}__m__{variant or default_key}__{run}"
-    db.write("experiment_metrics", key, [{"experiment_run_id": run, "strategy": strategy, "corpus_model": "m",
-                                          "n_questions": 4, "recall": recall, "variant": variant,
-                                          "created_at": created}])
-    db.write("question_results", key, [{"experiment_run_id": run, "strategy": strategy, "corpus_model": "m",
-                                        "question_set": "s", "question_id": f"q{i}", "recall": recall,
-                                        "recall_at_512": recall, "error": None, "created_at": created}
-                                       for i in range(4)])
+    db.write(
+        "experiment_metrics",
+        key,
+        [
+            {
+                "experiment_run_id": run,
+                "strategy": strategy,
+                "corpus_model": "m",
+                "n_questions": 4,
+                "recall": recall,
+                "variant": variant,
+                "created_at": created,
+            }
+        ],
+    )
+    db.write(
+        "question_results",
+        key,
+        [
+            {
+                "experiment_run_id": run,
+                "strategy": strategy,
+                "corpus_model": "m",
+                "question_set": "s",
+                "question_id": f"q{i}",
+                "recall": recall,
+                "recall_at_512": recall,
+                "error": None,
+                "created_at": created,
+            }
+            for i in range(4)
+        ],
+    )
 
 
 @pytest.mark.parametrize("default_key", ["a-default", "zz-default"])  # its file read before or after the variant's

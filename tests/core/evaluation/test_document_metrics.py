@@ -24,10 +24,12 @@ from chunkbench_core.evaluation.retrieval import RetrievedChunk
 from chunkbench_core.evaluation.statistics import DOCUMENT_RANK_METRIC, canonical_metric, compare_configurations
 from chunkbench_core.wording import scored_counts
 
-DOCS = {"2022 Q3 BRLF.pdf": "Brilliant Foods third quarter. Net sales 1,234. Gross margin 567.",
-        "2023 Q3 ACME.pdf": "Acme third quarter 2023. Total net sales 82,959. Gross margin 36,413.",
-        "2024 Q1 CBLT.pdf": "Cobalt first quarter 2024. Net sales 9,999. Operating income (3,000).",
-        "notes.md": "Unrelated notes about the office kitchen."}
+DOCS = {
+    "2022 Q3 BRLF.pdf": "Brilliant Foods third quarter. Net sales 1,234. Gross margin 567.",
+    "2023 Q3 ACME.pdf": "Acme third quarter 2023. Total net sales 82,959. Gross margin 36,413.",
+    "2024 Q1 CBLT.pdf": "Cobalt first quarter 2024. Net sales 9,999. Operating income (3,000).",
+    "notes.md": "Unrelated notes about the office kitchen.",
+}
 
 
 def hit(rank: int, document: str, start: int = 0, end: int = 10) -> RetrievedChunk:
@@ -68,8 +70,11 @@ def test_span_recall_ceiling_by_hand() -> None:
 
 
 def test_the_registry_holds_them_with_definitions() -> None:
-    for name, run_name in (("doc_hit", "doc_hit_rate"), ("doc_recall", "doc_recall"),
-                           ("doc_reciprocal_rank", "doc_mrr")):
+    for name, run_name in (
+        ("doc_hit", "doc_hit_rate"),
+        ("doc_recall", "doc_recall"),
+        ("doc_reciprocal_rank", "doc_mrr"),
+    ):
         metric = METRICS[name]
         assert metric.run_name == run_name and "leaderboard" in metric.views and "by_group" in metric.views
         assert metric.description
@@ -81,14 +86,33 @@ def test_the_registry_holds_them_with_definitions() -> None:
 # -- a question with source documents is scored -------------------------------------------------------------
 @pytest.fixture()
 def resolved():
-    qs = parse_question_set({"name": "financial", "questions": [
-        {"id": "span", "question": "Acme gross margin?", "labels": {"Source Chunk Type": "Table"},
-         "references": [{"document": "2023 Q3 ACME.pdf", "content": "Gross margin 36,413.",
-                         "located_by": "answer_figures", "score": 0.9}]},
-        {"id": "two", "question": "Net sales of Brilliant and Cobalt?",
-         "references": [{"document": "*Q3 BRLF*"}, {"document": "2024 Q1 CBLT.pdf"}]},
-        {"id": "plain", "question": "What is the weather?"},
-    ]}, "financial.json")
+    qs = parse_question_set(
+        {
+            "name": "financial",
+            "questions": [
+                {
+                    "id": "span",
+                    "question": "Acme gross margin?",
+                    "labels": {"Source Chunk Type": "Table"},
+                    "references": [
+                        {
+                            "document": "2023 Q3 ACME.pdf",
+                            "content": "Gross margin 36,413.",
+                            "located_by": "answer_figures",
+                            "score": 0.9,
+                        }
+                    ],
+                },
+                {
+                    "id": "two",
+                    "question": "Net sales of Brilliant and Cobalt?",
+                    "references": [{"document": "*Q3 BRLF*"}, {"document": "2024 Q1 CBLT.pdf"}],
+                },
+                {"id": "plain", "question": "What is the weather?"},
+            ],
+        },
+        "financial.json",
+    )
     found, errors = resolve_questions([qs], DOCS)
     assert errors == []
     return {q.question.id: q for q in found}
@@ -102,15 +126,18 @@ def test_source_documents_make_a_question_scored(resolved) -> None:
 
 
 def _outcomes(resolved, top_k: int = 2):
-    hits = {"span": [hit(1, "notes.md"), hit(2, "2023 Q3 ACME.pdf", 45, 69)],
-            "two": [hit(1, "2024 Q1 CBLT.pdf"), hit(2, "notes.md")],
-            "plain": [hit(1, "notes.md"), hit(2, "notes.md", 10, 20)]}
+    hits = {
+        "span": [hit(1, "notes.md"), hit(2, "2023 Q3 ACME.pdf", 45, 69)],
+        "two": [hit(1, "2024 Q1 CBLT.pdf"), hit(2, "notes.md")],
+        "plain": [hit(1, "notes.md"), hit(2, "notes.md", 10, 20)],
+    }
     out = []
     for qid in ("span", "two", "plain"):
         rq = resolved[qid]
         o = QuestionOutcome(rq, retrieved=hits[qid], expanded=hits[qid])
-        o.scored = Scored(rq.key, rq.question, tuple(rq.references), tuple(hits[qid]), tuple(hits[qid]), top_k,
-                          documents=rq.documents)
+        o.scored = Scored(
+            rq.key, rq.question, tuple(rq.references), tuple(hits[qid]), tuple(hits[qid]), top_k, documents=rq.documents
+        )
         out.append(o)
     score_outcomes(out, METRICS.values(source="retrieval"))
     return out
@@ -139,9 +166,9 @@ def test_question_rows_carry_labels_sources_and_how_evidence_was_found(resolved)
     assert json.loads(row["labels"]) == {"Source Chunk Type": "Table"}
     assert json.loads(row["source_documents"]) == ["2023 Q3 ACME.pdf"]
     assert row["n_located_references"] == 1 and row["evidence_origin"] == "located" and not row["judge_only"]
-    entry, = reference_entries(span.resolved)
+    (entry,) = reference_entries(span.resolved)
     assert entry["located_by"] == "answer_figures" and entry["score"] == 0.9
-    assert DOCS["2023 Q3 ACME.pdf"][entry["start"]:entry["end"]] == "Gross margin 36,413."
+    assert DOCS["2023 Q3 ACME.pdf"][entry["start"] : entry["end"]] == "Gross margin 36,413."
     assert outcome_row(two)["evidence_origin"] == "documents" and outcome_row(two)["labels"] is None
     assert outcome_row(plain)["judge_only"] and outcome_row(plain)["evidence_origin"] is None
 
@@ -157,17 +184,36 @@ def _rows(scores: dict[str, list[float | None]], judge_only: int = 0) -> list[di
     for configuration, values in scores.items():
         strategy, model = configuration.split("|")
         for i, v in enumerate(values):
-            rows.append({"strategy": strategy, "corpus_model": model, "question_set": "s", "question_id": f"q{i}",
-                         "judge_only": False, "n_references": 0, "doc_recall": v, "recall_at_512": None})
+            rows.append(
+                {
+                    "strategy": strategy,
+                    "corpus_model": model,
+                    "question_set": "s",
+                    "question_id": f"q{i}",
+                    "judge_only": False,
+                    "n_references": 0,
+                    "doc_recall": v,
+                    "recall_at_512": None,
+                }
+            )
         for j in range(judge_only):
-            rows.append({"strategy": strategy, "corpus_model": model, "question_set": "s", "question_id": f"j{j}",
-                         "judge_only": True, "n_references": 0, "doc_recall": None, "recall_at_512": None})
+            rows.append(
+                {
+                    "strategy": strategy,
+                    "corpus_model": model,
+                    "question_set": "s",
+                    "question_id": f"j{j}",
+                    "judge_only": True,
+                    "n_references": 0,
+                    "doc_recall": None,
+                    "recall_at_512": None,
+                }
+            )
     return rows
 
 
 def test_ranking_falls_back_to_the_document_level_and_says_so() -> None:
-    rows = _rows({"recursive|minilm": [1.0, 0.5, 1.0, 0.5], "fixed_size|minilm": [0.5, 0.5, 0.5, 0.0]},
-                 judge_only=2)
+    rows = _rows({"recursive|minilm": [1.0, 0.5, 1.0, 0.5], "fixed_size|minilm": [0.5, 0.5, 0.5, 0.0]}, judge_only=2)
     comparison = compare_configurations(rows)
     assert comparison.metric == DOCUMENT_RANK_METRIC and comparison.best == "recursive|minilm"
     assert "no evidence spans, only source documents" in comparison.metric_note
@@ -176,8 +222,9 @@ def test_ranking_falls_back_to_the_document_level_and_says_so() -> None:
     rec = recommend(comparison, {}, resamples=20)
     assert rec is not None and rec.metric == "doc_recall" and rec.n_questions == 4
     assert "ranking is at the document level" in rec.reason
-    assert "Questions: 4 scored (2 judge-only, not scored without an LLM); all 4 at the document level only" \
-        in rec.reason
+    assert (
+        "Questions: 4 scored (2 judge-only, not scored without an LLM); all 4 at the document level only" in rec.reason
+    )
     # asked for explicitly, a document metric is used as it is
     rows_with_rr = [{**r, "doc_reciprocal_rank": r["doc_recall"]} for r in rows]
     assert compare_configurations(rows_with_rr, metric="doc_mrr").metric == "doc_reciprocal_rank"
@@ -188,8 +235,9 @@ def test_counts_wording() -> None:
     assert scored_counts(32, 7) == "32 scored (7 judge-only, not scored without an LLM)"
     assert scored_counts(10, 0) == "10 scored (0 judge-only)"
     assert scored_counts(10, 2, judged=True) == "10 scored (2 judge-only, scored by the LLM judge only)"
-    assert scored_counts(10, 0, 4).endswith("; 4 of the 10 at the document level only (source documents, no "
-                                            "evidence spans)")
+    assert scored_counts(10, 0, 4).endswith(
+        "; 4 of the 10 at the document level only (source documents, no evidence spans)"
+    )
 
 
 def test_low_recall_and_ceiling_warnings() -> None:
@@ -197,12 +245,17 @@ def test_low_recall_and_ceiling_warnings() -> None:
     assert low is not None and "0.18" in low.message and "questions or their evidence may be wrong" in low.message
     assert diagnostics.low_evidence_recall("recursive × minilm", 0.31) is None
     assert diagnostics.low_evidence_recall("x", None) is None
-    ceiling = diagnostics.recall_ceiling("recursive × minilm", diagnostics.Ceiling(
-        top_k=2, n_multi_document=3, n_capped=2, doc_ceiling=0.5, doc_recall=0.25, recall_ceiling=0.4, recall=0.2))
+    ceiling = diagnostics.recall_ceiling(
+        "recursive × minilm",
+        diagnostics.Ceiling(
+            top_k=2, n_multi_document=3, n_capped=2, doc_ceiling=0.5, doc_recall=0.25, recall_ceiling=0.4, recall=0.2
+        ),
+    )
     assert ceiling is not None
     assert "2 questions have evidence in more documents than top_k 2" in ceiling.message
     assert "cannot exceed 0.50" in ceiling.message and "reaches 0.25" in ceiling.message
     assert "could reach is 0.40; it reaches 0.20" in ceiling.message
-    none_capped = diagnostics.Ceiling(top_k=5, n_multi_document=2, n_capped=0, doc_ceiling=0.0, doc_recall=0.0,
-                                      recall_ceiling=1.0)
+    none_capped = diagnostics.Ceiling(
+        top_k=5, n_multi_document=2, n_capped=0, doc_ceiling=0.0, doc_recall=0.0, recall_ceiling=1.0
+    )
     assert diagnostics.recall_ceiling("x", none_capped) is None

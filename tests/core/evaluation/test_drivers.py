@@ -26,9 +26,17 @@ def rows(n_questions: int, effect: float, noise: float) -> list[dict]:
         q = 0.3 if i % 2 == 0 else -0.3
         e = noise if (i // 2) % 2 == 0 else -noise
         for strategy, s, sign in (("a", effect, 1), ("b", -effect, -1)):
-            out.append({"strategy": strategy, "corpus_model": "m", "question_set": "set", "question_id": f"q{i:05d}",
-                        "recall_at_512": 0.5 + q + s + sign * e, "category": "high" if q > 0 else "low",
-                        "source_documents": '["doc.md"]'})
+            out.append(
+                {
+                    "strategy": strategy,
+                    "corpus_model": "m",
+                    "question_set": "set",
+                    "question_id": f"q{i:05d}",
+                    "recall_at_512": 0.5 + q + s + sign * e,
+                    "category": "high" if q > 0 else "low",
+                    "source_documents": '["doc.md"]',
+                }
+            )
     return out
 
 
@@ -40,10 +48,17 @@ def analyse(table: list[dict], threshold: float = drivers.DEFAULT_INTERCHANGEABL
 
 
 def expected_shares(n: int, effect: float, noise: float) -> dict[str, float]:
-    question, strategy, rest = 2 * n * 0.09, 2 * n * effect ** 2, 2 * n * noise ** 2
+    question, strategy, rest = 2 * n * 0.09, 2 * n * effect**2, 2 * n * noise**2
     total = question + strategy + rest
-    return {"question": question / total, "category": question / total, "strategy": strategy / total,
-            "configuration": strategy / total, "corpus_model": 0.0, "strategy_x_category": 0.0, "rest": rest / total}
+    return {
+        "question": question / total,
+        "category": question / total,
+        "strategy": strategy / total,
+        "configuration": strategy / total,
+        "corpus_model": 0.0,
+        "strategy_x_category": 0.0,
+        "rest": rest / total,
+    }
 
 
 def assert_shares(decomposition: drivers.Decomposition, expected: dict[str, float]) -> None:
@@ -113,7 +128,8 @@ def test_the_sentence_says_where_the_differences_come_from():
     assert drivers.drivers_sentence(decomposition) == (
         "On this corpus 88 % of the differences in recall_at_512 come from the questions and 9.8 % from the strategy "
         "(over the 200 questions every configuration scored); the other 2.4 % from how each question fares under each "
-        "configuration.")
+        "configuration."
+    )
 
 
 def test_questions_not_scored_by_every_configuration_are_left_out_and_counted():
@@ -139,8 +155,9 @@ def test_a_second_corpus_model_and_the_interplay_with_the_category():
     for category in categories:
         lead = 0.2 if category == "x" else -0.2
         values.append([0.5 + lead, 0.5 - lead, 0.6 + lead, 0.6 - lead])
-    decomposition = drivers.decompose(np.array(values), ["a|m", "b|m", "a|n", "b|n"], "recall",
-                                      categories=categories, resamples=200)
+    decomposition = drivers.decompose(
+        np.array(values), ["a|m", "b|m", "a|n", "b|n"], "recall", categories=categories, resamples=200
+    )
     shares = decomposition.shares
     # total: 80 scores at ±0.2 around their model's mean (3.2) plus the models' ±0.05 (0.2): 3.4
     assert shares["strategy_x_category"].share == pytest.approx(3.2 / 3.4)

@@ -37,8 +37,9 @@ def _generated(seed: int, n: int = 1500) -> list[Scored]:
         hits = []
         for rank in range(1, rng.randint(0, 8) + 1):
             start = rng.randint(0, 400)
-            hits.append(RetrievedChunk(rank, f"chunk{rank}", rng.choice(documents), start,
-                                       start + rng.randint(-3, 90), 0.5))
+            hits.append(
+                RetrievedChunk(rank, f"chunk{rank}", rng.choice(documents), start, start + rng.randint(-3, 90), 0.5)
+            )
         if hits and rng.random() < 0.2:
             hits.append(hits[0])  # the same chunk twice (a context that repeats it)
         references = []
@@ -48,8 +49,17 @@ def _generated(seed: int, n: int = 1500) -> list[Scored]:
         if hits and rng.random() < 0.2:
             references.append(Span(hits[0].document, hits[0].end, hits[0].end + 5))  # touching a hit
         sources = tuple(rng.choice(documents) for _ in range(rng.randint(0, 3)))  # repeats allowed
-        batch.append(Scored(str(i), Question(id=str(i), question="?"), tuple(references), tuple(hits), tuple(hits),
-                            5, documents=sources))
+        batch.append(
+            Scored(
+                str(i),
+                Question(id=str(i), question="?"),
+                tuple(references),
+                tuple(hits),
+                tuple(hits),
+                5,
+                documents=sources,
+            )
+        )
     return batch
 
 
@@ -102,8 +112,9 @@ def test_array_metrics_equal_the_per_question_formulas_on_the_sample():
         anchor = rq.references[0] if rq.references else Span(rq.documents[0], 0, 0)
         near = sorted(chunks, key=lambda c: (c.document != anchor.document, abs(c.start - anchor.start), c.chunk_id))
         ranking = near[:3] + rng.sample(chunks, 4)
-        hits = tuple(RetrievedChunk(r, c.chunk_id, c.document, c.start, c.end, 0.5)
-                     for r, c in enumerate(ranking, start=1))
+        hits = tuple(
+            RetrievedChunk(r, c.chunk_id, c.document, c.start, c.end, 0.5) for r, c in enumerate(ranking, start=1)
+        )
         batch.append(Scored(rq.key, rq.question, tuple(rq.references), hits, hits, 5, documents=rq.documents))
     assert _assert_equal(batch) >= 5
 
@@ -137,8 +148,10 @@ def test_budget_scores_of_a_batch_equal_each_question_own():
     words = "harbour tide ferry quay lantern rope anchor gull beacon pier north south".split()
     contexts, references = [], []
     for q in _generated(7, 300):
-        chunks = [dataclasses.replace(c, text=" ".join(rng.choice(words) for _ in range(rng.randint(0, 400))))
-                  for c in q.context]
+        chunks = [
+            dataclasses.replace(c, text=" ".join(rng.choice(words) for _ in range(rng.randint(0, 400))))
+            for c in q.context
+        ]
         contexts.append(chunks)
         references.append(q.references)
     budgets = (16, 256, 700)

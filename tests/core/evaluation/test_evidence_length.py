@@ -20,11 +20,39 @@ def test_buckets_are_in_tokens_shortest_first():
 
 def test_evidence_tokens_use_each_documents_density():
     chunks = [  # a.md: 100 tokens over 400 characters; b.md: 50 tokens over 100 characters
-        {"strategy": "s", "corpus_model": "m", "document": "a.md", "token_count": 60, "start_offset": 0, "end_offset": 240},
-        {"strategy": "s", "corpus_model": "m", "document": "a.md", "token_count": 40, "start_offset": 240, "end_offset": 400},
-        {"strategy": "s", "corpus_model": "m", "document": "b.md", "token_count": 50, "start_offset": 0, "end_offset": 100},
+        {
+            "strategy": "s",
+            "corpus_model": "m",
+            "document": "a.md",
+            "token_count": 60,
+            "start_offset": 0,
+            "end_offset": 240,
+        },
+        {
+            "strategy": "s",
+            "corpus_model": "m",
+            "document": "a.md",
+            "token_count": 40,
+            "start_offset": 240,
+            "end_offset": 400,
+        },
+        {
+            "strategy": "s",
+            "corpus_model": "m",
+            "document": "b.md",
+            "token_count": 50,
+            "start_offset": 0,
+            "end_offset": 100,
+        },
         # another configuration's chunks of a.md are not counted twice
-        {"strategy": "t", "corpus_model": "m", "document": "a.md", "token_count": 999, "start_offset": 0, "end_offset": 10},
+        {
+            "strategy": "t",
+            "corpus_model": "m",
+            "document": "a.md",
+            "token_count": 999,
+            "start_offset": 0,
+            "end_offset": 10,
+        },
     ]
     density = el.density_of(chunks)
     assert density == {"a.md": 0.25, "b.md": 0.5}
@@ -32,10 +60,16 @@ def test_evidence_tokens_use_each_documents_density():
     assert el.evidence_tokens(refs, density) == 70  # 200 x 0.25 + 40 x 0.5
     assert el.evidence_tokens(json.dumps([{"document": "c.md", "start": 0, "end": 9}]), density) is None
     assert el.evidence_tokens(json.dumps([{"document": "a.md"}]), density) is None  # a document-level reference
-    rows = el.question_evidence_rows([{"question_set": "q", "question_id": "1", "references": refs},
-                                      {"question_set": "q", "question_id": "1", "references": refs}], density)
-    assert rows == [{"question_set": "q", "question_id": "1", "evidence_tokens": 70,
-                     "evidence_length": "65 to 128 tokens"}]
+    rows = el.question_evidence_rows(
+        [
+            {"question_set": "q", "question_id": "1", "references": refs},
+            {"question_set": "q", "question_id": "1", "references": refs},
+        ],
+        density,
+    )
+    assert rows == [
+        {"question_set": "q", "question_id": "1", "evidence_tokens": 70, "evidence_length": "65 to 128 tokens"}
+    ]
 
 
 def test_a_set_of_short_evidence_favours_small_chunks():
@@ -60,13 +94,33 @@ def test_a_set_of_long_evidence_favours_large_chunks_and_a_mixed_one_favours_non
 
 def test_the_breakdown_splits_by_evidence_length():
     rows = []
-    for _i, (bucket, strategy, score) in enumerate([("up to 64 tokens", "small", 0.9), ("up to 64 tokens", "big", 0.5),
-                                                   ("over 512 tokens", "small", 0.2), ("over 512 tokens", "big", 0.8)]):
-        rows.append({"strategy": strategy, "corpus_model": "m", "experiment_run_id": f"run-{strategy}",
-                     "question_set": "q", "question_id": bucket, "recall_at_512": score, "judge_only": False,
-                     "evidence_length": bucket, "references": "[]"})
+    for _i, (bucket, strategy, score) in enumerate(
+        [
+            ("up to 64 tokens", "small", 0.9),
+            ("up to 64 tokens", "big", 0.5),
+            ("over 512 tokens", "small", 0.2),
+            ("over 512 tokens", "big", 0.8),
+        ]
+    ):
+        rows.append(
+            {
+                "strategy": strategy,
+                "corpus_model": "m",
+                "experiment_run_id": f"run-{strategy}",
+                "question_set": "q",
+                "question_id": bucket,
+                "recall_at_512": score,
+                "judge_only": False,
+                "evidence_length": bucket,
+                "references": "[]",
+            }
+        )
     cells = group_breakdown(rows)
     mine = cells[cells["dimension"] == "evidence_length"]
     got = {(r["group"], r["strategy"]): r["rank_mean"] for r in mine.to_dict("records")}
-    assert got == {("up to 64 tokens", "small"): 0.9, ("up to 64 tokens", "big"): 0.5,
-                   ("over 512 tokens", "small"): 0.2, ("over 512 tokens", "big"): 0.8}
+    assert got == {
+        ("up to 64 tokens", "small"): 0.9,
+        ("up to 64 tokens", "big"): 0.5,
+        ("over 512 tokens", "small"): 0.2,
+        ("over 512 tokens", "big"): 0.8,
+    }

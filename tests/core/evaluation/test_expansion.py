@@ -15,8 +15,15 @@ from chunkbench_core.evaluation.retrieval import (
 
 
 def payload(document: str, index: int, parent_id: str | None = None) -> dict:
-    return {"chunk_id": f"fixed_size_{document}_{index:06d}", "document": document, "chunk_index": index,
-            "start": index * 10, "end": index * 10 + 10, "text": f"{document} chunk {index}", "parent_id": parent_id}
+    return {
+        "chunk_id": f"fixed_size_{document}_{index:06d}",
+        "document": document,
+        "chunk_index": index,
+        "start": index * 10,
+        "end": index * 10 + 10,
+        "text": f"{document} chunk {index}",
+        "parent_id": parent_id,
+    }
 
 
 class FakeStore:
@@ -83,22 +90,25 @@ def test_overlapping_neighbors_of_two_hits_are_deduplicated_and_the_hit_wins():
 
 def test_hits_in_several_documents_keep_the_best_documents_first():
     store = FakeStore({"a": 3, "b": 3})
-    flat, _ = apply_neighbor_expansion([hit("b", 1, 1, 0.9), hit("a", 1, 2, 0.5)], store, "c", "fixed_size",
-                                       ExpansionSettings(1, 0))
+    flat, _ = apply_neighbor_expansion(
+        [hit("b", 1, 1, 0.9), hit("a", 1, 2, 0.5)], store, "c", "fixed_size", ExpansionSettings(1, 0)
+    )
     assert [(c.document, c.chunk_index) for c in flat] == [("b", 0), ("b", 1), ("a", 0), ("a", 1)]
 
 
-@pytest.mark.parametrize("strategy, settings", [
-    ("recursive", ExpansionSettings(2, 2)),  # not in the default set {"fixed_size"}
-    ("fixed_size", ExpansionSettings(0, 0)),  # nothing to expand
-])
+@pytest.mark.parametrize(
+    "strategy, settings",
+    [
+        ("recursive", ExpansionSettings(2, 2)),  # not in the default set {"fixed_size"}
+        ("fixed_size", ExpansionSettings(0, 0)),  # nothing to expand
+    ],
+)
 def test_no_expansion_returns_hits_and_an_empty_tree(strategy, settings):
     store = FakeStore({"d": 10})
     hits = [hit("d", 4, 1, 0.9), hit("d", 2, 2, 0.5)]
     flat, tree = apply_neighbor_expansion(hits, store, "c", strategy, settings)
     assert flat == hits and store.calls == []
-    assert [(n.hit.chunk_id, n.neighbors_prev, n.neighbors_next) for n in tree] == [
-        (h.chunk_id, [], []) for h in hits]
+    assert [(n.hit.chunk_id, n.neighbors_prev, n.neighbors_next) for n in tree] == [(h.chunk_id, [], []) for h in hits]
 
 
 def test_the_strategies_set_is_a_setting():
@@ -108,8 +118,9 @@ def test_the_strategies_set_is_a_setting():
     assert ids(flat) == ["3", "4", "5"]
 
 
-@pytest.mark.parametrize("kwargs", [{"neighbor_prev": -1}, {"neighbor_next": 6}, {"neighbor_prev": True},
-                                    {"strategies": "fixed_size"}])
+@pytest.mark.parametrize(
+    "kwargs", [{"neighbor_prev": -1}, {"neighbor_next": 6}, {"neighbor_prev": True}, {"strategies": "fixed_size"}]
+)
 def test_bad_settings_name_the_knob(kwargs):
     with pytest.raises(ConfigError):
         ExpansionSettings(**kwargs)
@@ -141,12 +152,33 @@ def test_parents_from_chunks_table_rows_and_a_missing_parent_is_an_error():
     from chunkbench_core.evaluation.experiment import split_chunk_rows
 
     rows = [
-        {"chunk_id": "P1", "document": "d", "chunk_index": 0, "start_offset": 0, "end_offset": 80, "role": "parent",
-         "text": "parent"},
-        {"chunk_id": "C1", "document": "d", "chunk_index": 0, "start_offset": 0, "end_offset": 40, "role": "child",
-         "parent_id": "P1"},
-        {"chunk_id": "C2", "document": "d", "chunk_index": 1, "start_offset": 40, "end_offset": 80, "role": "child",
-         "parent_id": "P1"},
+        {
+            "chunk_id": "P1",
+            "document": "d",
+            "chunk_index": 0,
+            "start_offset": 0,
+            "end_offset": 80,
+            "role": "parent",
+            "text": "parent",
+        },
+        {
+            "chunk_id": "C1",
+            "document": "d",
+            "chunk_index": 0,
+            "start_offset": 0,
+            "end_offset": 40,
+            "role": "child",
+            "parent_id": "P1",
+        },
+        {
+            "chunk_id": "C2",
+            "document": "d",
+            "chunk_index": 1,
+            "start_offset": 40,
+            "end_offset": 80,
+            "role": "child",
+            "parent_id": "P1",
+        },
     ]
     chunks, parents = split_chunk_rows(rows)
     assert [c.chunk_id for c in chunks["d"]] == ["C1", "C2"] and list(parents) == ["P1"]

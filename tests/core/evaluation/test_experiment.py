@@ -45,19 +45,32 @@ TOPICS = {
     ],
 }
 QUESTIONS = [
-    ("q1", "How often should tomato plants be watered?", "garden.md",
-     "Water the tomato plants deeply twice a week rather than a little every day."),
-    ("q2", "How long are backup snapshots kept?", "servers.md",
-     "The backup job runs every night at two in the morning and keeps thirty days of snapshots."),
-    ("q3", "When are database servers patched?", "servers.md",
-     "Database servers are patched on the first Tuesday of every month."),
+    (
+        "q1",
+        "How often should tomato plants be watered?",
+        "garden.md",
+        "Water the tomato plants deeply twice a week rather than a little every day.",
+    ),
+    (
+        "q2",
+        "How long are backup snapshots kept?",
+        "servers.md",
+        "The backup job runs every night at two in the morning and keeps thirty days of snapshots.",
+    ),
+    (
+        "q3",
+        "When are database servers patched?",
+        "servers.md",
+        "Database servers are patched on the first Tuesday of every month.",
+    ),
     ("q4", "What does mulch do?", "garden.md", "Mulch keeps the soil moist"),
 ]
 
 
 def document(name: str, sentences: list[str]) -> ParsedDocument:
-    return ParsedDocument(document=name, markdown="\n\n".join(sentences), tree=TreeNode(node_type="document"),
-                          units=[], parser="test")
+    return ParsedDocument(
+        document=name, markdown="\n\n".join(sentences), tree=TreeNode(node_type="document"), units=[], parser="test"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -69,9 +82,16 @@ def setup(tmp_path_factory):
     store = VectorStore(local_root=tmp_path_factory.mktemp("qdrant"))
     store.ensure_collection("col", embedder.spec.dimension)
     store.replace_points("col", chunks, embedder.embed([c.text for c in chunks], "document"))
-    qs = parse_question_set({"name": "t", "questions": [
-        {"id": qid, "question": q, "references": [{"document": doc, "content": ref}]}
-        for qid, q, doc, ref in QUESTIONS]}, "t.json")
+    qs = parse_question_set(
+        {
+            "name": "t",
+            "questions": [
+                {"id": qid, "question": q, "references": [{"document": doc, "content": ref}]}
+                for qid, q, doc, ref in QUESTIONS
+            ],
+        },
+        "t.json",
+    )
     resolved, errors = resolve_questions([qs], {d.document: d.markdown for d in documents})
     assert errors == []
     yield {"documents": documents, "chunks": chunks, "embedder": embedder, "store": store, "questions": resolved}
@@ -79,8 +99,13 @@ def setup(tmp_path_factory):
 
 
 def run(setup, **kwargs):
-    return run_retrieval(setup["questions"], setup["embedder"], setup["store"], "col", RetrievalOptions(
-        top_k=2, strategy="fixed_size", chunks=collection_chunks(setup["chunks"]), **kwargs))
+    return run_retrieval(
+        setup["questions"],
+        setup["embedder"],
+        setup["store"],
+        "col",
+        RetrievalOptions(top_k=2, strategy="fixed_size", chunks=collection_chunks(setup["chunks"]), **kwargs),
+    )
 
 
 def test_two_runs_give_identical_evidence_metrics(setup):
@@ -88,6 +113,7 @@ def test_two_runs_give_identical_evidence_metrics(setup):
     assert [o.scores for o in first] == [o.scores for o in second]
     assert [o.scores_expanded for o in first] == [o.scores_expanded for o in second]
     a, b = aggregate(first), aggregate(second)
+
     # NaN (a metric no question of the set applies to, such as the page metrics without cited pages) as None
     def same(x):
         return {k: None if v != v else v for k, v in x.items() if not k.endswith("_ms")}
@@ -104,8 +130,18 @@ def test_expansion_adds_neighbors_and_scores_both_sets(setup):
         assert {c.chunk_id for c in o.retrieved} <= {c.chunk_id for c in o.expanded}
         assert all(c.role == "neighbor" and c.score is None for c in o.expanded if c.rank is None)
         assert o.scores_expanded["recall"] >= o.scores["recall"]
-        assert set(o.scores) == {"recall", "precision", "iou", "precision_omega", "hit", "reciprocal_rank", "ndcg",
-                                 "doc_hit", "doc_recall", "doc_reciprocal_rank"}  # spans have source documents too
+        assert set(o.scores) == {
+            "recall",
+            "precision",
+            "iou",
+            "precision_omega",
+            "hit",
+            "reciprocal_rank",
+            "ndcg",
+            "doc_hit",
+            "doc_recall",
+            "doc_reciprocal_rank",
+        }  # spans have source documents too
         assert 0 <= o.scores["ndcg"] <= 1 and 0 < o.scores["precision_omega"] <= 1
     # the easy questions are answered by the top hit
     assert np.mean([o.scores["hit"] for o in outcomes]) >= 0.75
@@ -116,13 +152,15 @@ def test_without_expansion_the_after_scores_equal_the_before_scores(setup):
         assert o.expanded == o.retrieved
         # precision_omega is the chunking's; the document-level metrics are not expanded (neighbors and parents
         # come from the same document)
-        assert o.scores_expanded == {k: v for k, v in o.scores.items()
-                                     if k != "precision_omega" and not k.startswith("doc_")}
+        assert o.scores_expanded == {
+            k: v for k, v in o.scores.items() if k != "precision_omega" and not k.startswith("doc_")
+        }
 
 
 def test_document_filter_and_missing_chunk_list(setup):
-    outcomes = run_retrieval(setup["questions"], setup["embedder"], setup["store"], "col",
-                             RetrievalOptions(top_k=3, filter_by_document=True))
+    outcomes = run_retrieval(
+        setup["questions"], setup["embedder"], setup["store"], "col", RetrievalOptions(top_k=3, filter_by_document=True)
+    )
     for o in outcomes:
         assert {c.document for c in o.retrieved} == {o.resolved.references[0].document}
         assert math.isnan(o.scores["precision_omega"]) and math.isnan(o.scores["ndcg"])
@@ -132,9 +170,24 @@ def test_document_filter_and_missing_chunk_list(setup):
 def test_rows_aggregates_and_provenance(setup):
     outcomes = run(setup, expansion=ExpansionSettings(1, 0))
     row = outcome_row(outcomes[0])
-    for column in ("recall", "precision", "iou", "precision_omega", "hit", "reciprocal_rank", "ndcg",
-                   "recall_expanded", "ndcg_expanded", "n_expanded", "embed_ms", "search_ms", "expand_ms",
-                   "answer", "hallucination", "judge_error"):
+    for column in (
+        "recall",
+        "precision",
+        "iou",
+        "precision_omega",
+        "hit",
+        "reciprocal_rank",
+        "ndcg",
+        "recall_expanded",
+        "ndcg_expanded",
+        "n_expanded",
+        "embed_ms",
+        "search_ms",
+        "expand_ms",
+        "answer",
+        "hallucination",
+        "judge_error",
+    ):
         assert column in row
     assert row["answer"] is None  # no LLM ran
     tree = json.loads(row["expansion_tree"])
@@ -149,13 +202,27 @@ def test_rows_aggregates_and_provenance(setup):
         assert summary[f"{name}_ci_low"] <= summary[name] <= summary[f"{name}_ci_high"]
     assert all(isinstance(v, (int, float)) for v in summary.values())
     assert "hallucination_rate" not in summary  # only when the LLM ran
-    provenance = build_provenance(ProvenanceInputs(
-        strategy="fixed_size", corpus_model="all-minilm-l6-v2", boundary_model=None,
-        chunking_params={"chunk_size": 20, "chunk_overlap": 0}, top_k=2, filter_by_document=False,
-        expansion=ExpansionSettings(1, 0), question_set_hash="abc", question_sets={"t": "x"},
-        documents={d.document: d.markdown for d in setup["documents"]}, code_version="0.1.0"))
-    assert provenance["neighbors"] == {"neighbor_prev": 1, "neighbor_next": 0, "strategies": ["fixed_size"],
-                                       "applied": True}
+    provenance = build_provenance(
+        ProvenanceInputs(
+            strategy="fixed_size",
+            corpus_model="all-minilm-l6-v2",
+            boundary_model=None,
+            chunking_params={"chunk_size": 20, "chunk_overlap": 0},
+            top_k=2,
+            filter_by_document=False,
+            expansion=ExpansionSettings(1, 0),
+            question_set_hash="abc",
+            question_sets={"t": "x"},
+            documents={d.document: d.markdown for d in setup["documents"]},
+            code_version="0.1.0",
+        )
+    )
+    assert provenance["neighbors"] == {
+        "neighbor_prev": 1,
+        "neighbor_next": 0,
+        "strategies": ["fixed_size"],
+        "applied": True,
+    }
     assert set(provenance["document_hashes"]) == set(TOPICS)
     json.dumps(provenance)
 
@@ -176,8 +243,12 @@ class TiedStore:
         items = sorted(self.scores.items(), key=lambda kv: (-kv[1], kv[0]), reverse=False)
         if self.flip:  # same scores, ties in reverse id order
             items = sorted(self.scores.items(), key=lambda kv: (-kv[1], tuple(-ord(ch) for ch in kv[0])))
-        return [SearchHit(rank=i + 1, score=s, payload={"chunk_id": c, "document": "d", "start": 0, "end": 1,
-                                                         "chunk_index": 0}) for i, (c, s) in enumerate(items[:top_k])]
+        return [
+            SearchHit(
+                rank=i + 1, score=s, payload={"chunk_id": c, "document": "d", "start": 0, "end": 1, "chunk_index": 0}
+            )
+            for i, (c, s) in enumerate(items[:top_k])
+        ]
 
 
 def test_ties_are_broken_by_chunk_id_whatever_the_engine_order():

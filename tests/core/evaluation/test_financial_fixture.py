@@ -26,7 +26,9 @@ def documents() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def imported(documents):
-    return import_table(FIXTURE / "questions.csv", documents, ImportOptions(name="financial", mapping=parse_mapping(MAPPING)))
+    return import_table(
+        FIXTURE / "questions.csv", documents, ImportOptions(name="financial", mapping=parse_mapping(MAPPING))
+    )
 
 
 def test_import_keeps_all_ten_questions_with_their_labels_and_source_documents(imported):
@@ -40,7 +42,9 @@ def test_import_keeps_all_ten_questions_with_their_labels_and_source_documents(i
 
 
 def test_located_evidence_is_the_planted_span_and_never_from_another_document(imported, documents):
-    facts = {item["question"]: item["evidence"] for item in json.loads((FIXTURE / "facts.json").read_text())["csv_evidence"]}
+    facts = {
+        item["question"]: item["evidence"] for item in json.loads((FIXTURE / "facts.json").read_text())["csv_evidence"]
+    }
     questions = imported.question_set.questions
     assert len(facts) == len(questions)
     found = 0
@@ -51,7 +55,7 @@ def test_located_evidence_is_the_planted_span_and_never_from_another_document(im
             assert reference.document in allowed, (question.id, reference.document)
             assert reference.located and reference.score is not None
             text = documents[reference.document]
-            assert text[reference.start:reference.end] == reference.content
+            assert text[reference.start : reference.end] == reference.content
         # every planted piece of evidence is covered by a located span of its document: the figure's table row
         # (which names the row's label) or the sentence
         for evidence in planted:

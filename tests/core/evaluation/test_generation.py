@@ -39,12 +39,21 @@ Train tickets are booked through the travel desk at least ten days ahead. Flight
 
 Every new starter receives a laptop, a headset and a monitor. Equipment is returned to the service desk on the last working day, and missing items are charged at their replacement value.
 """
-VERBATIM = {"question": "What are the core working hours?", "answer": "10:00 to 15:30 local time.",
-            "excerpts": ["Core hours are 10:00 to 15:30 local time"]}
-PARAPHRASED = {"question": "How many leave days are there?", "answer": "25.",
-               "excerpts": ["Employees get twenty-five days of annual leave"]}
-DUPLICATE = {"question": "What are the core working hours?", "answer": "10:00-15:30.",
-             "excerpts": ["everyone is asked to be available for meetings during that window"]}
+VERBATIM = {
+    "question": "What are the core working hours?",
+    "answer": "10:00 to 15:30 local time.",
+    "excerpts": ["Core hours are 10:00 to 15:30 local time"],
+}
+PARAPHRASED = {
+    "question": "How many leave days are there?",
+    "answer": "25.",
+    "excerpts": ["Employees get twenty-five days of annual leave"],
+}
+DUPLICATE = {
+    "question": "What are the core working hours?",
+    "answer": "10:00-15:30.",
+    "excerpts": ["everyone is asked to be available for meetings during that window"],
+}
 MINILM = Embedder(get_model("all-minilm-l6-v2"))
 
 
@@ -67,8 +76,13 @@ SETTINGS = LLMSettings(model="scripted-model", input_price_per_mtok=0, output_pr
 def test_verbatim_kept_paraphrase_and_duplicate_dropped_invalid_retried_then_counted(documents, tmp_path):
     replies = [json.dumps(VERBATIM), json.dumps(PARAPHRASED), json.dumps(DUPLICATE), "{not json", "still not json"]
     with ScriptedChatServer(replies) as server:
-        data, report = generate_question_set(documents, make_client(server.base_url), SETTINGS, embed,
-                                             GenerationRequest(4, seed=7, name="gen", max_tries=4))
+        data, report = generate_question_set(
+            documents,
+            make_client(server.base_url),
+            SETTINGS,
+            embed,
+            GenerationRequest(4, seed=7, name="gen", max_tries=4),
+        )
         requests = server.requests
     assert len(requests) == 5  # four passages, the invalid one asked twice
     assert all(r["response_format"] == {"type": "json_object"} for r in requests)
@@ -81,15 +95,22 @@ def test_verbatim_kept_paraphrase_and_duplicate_dropped_invalid_retried_then_cou
     assert question["question"] == VERBATIM["question"] and question["expected_answer"] == VERBATIM["answer"]
     [reference] = question["references"]
     text = documents[0].markdown
-    assert text[reference["start"]:reference["end"]] == reference["content"] == VERBATIM["excerpts"][0]
+    assert text[reference["start"] : reference["end"]] == reference["content"] == VERBATIM["excerpts"][0]
     # the kept question's evidence length in tokens, set against the chunk sizes compared
     assert report.evidence_tokens == [count_tokens(reference["content"])]
     lengths, favoured = report.lengths([64, 256])
     assert lengths.startswith("Evidence length of the 1 question with spans: median ")
     assert "Fits in one chunk: 100% at 64 tokens, 100% at 256 tokens." in lengths
     assert favoured is not None and "favours small chunks" in favoured
-    assert data["generator"] == {"model": "scripted-model", "prompt_version": PROMPT_VERSION, "seed": 7,
-                                 "documents": "*", "duplicate_threshold": 0.92, "max_coverage": 0.5, "requested": 4}
+    assert data["generator"] == {
+        "model": "scripted-model",
+        "prompt_version": PROMPT_VERSION,
+        "seed": 7,
+        "documents": "*",
+        "duplicate_threshold": 0.92,
+        "max_coverage": 0.5,
+        "requested": 4,
+    }
     folder = tmp_path / "q"
     folder.mkdir()
     (folder / "gen.json").write_text(json.dumps(data), encoding="utf-8")
@@ -105,8 +126,9 @@ def test_excerpts_covering_most_of_a_document_are_dropped(tmp_path):
     document.document = "tiny.md"
     reply = {"question": "When does the office close?", "answer": "At six.", "excerpts": [body]}
     with ScriptedChatServer([json.dumps(reply)]) as server:
-        data, report = generate_question_set([document], make_client(server.base_url), SETTINGS, embed,
-                                             GenerationRequest(1))
+        data, report = generate_question_set(
+            [document], make_client(server.base_url), SETTINGS, embed, GenerationRequest(1)
+        )
     assert data["questions"] == [] and report.dropped == {"excerpts cover most of the document": 1}
 
 
@@ -114,15 +136,19 @@ def test_passages_are_stratified_by_document_and_kind_and_seeded(documents):
     from chunkbench_core.parsing.models import ParsedDocument, TreeNode, Unit
 
     rows = "\n".join(f"Item: thing {i}, Price: {i} euros and some more words to pass" for i in range(6))
-    table = ParsedDocument("prices.xlsx", rows, TreeNode("document"),
-                           [Unit("table_row", line, rows.index(line), rows.index(line) + len(line))
-                            for line in rows.split("\n")], "xlsx")
+    table = ParsedDocument(
+        "prices.xlsx",
+        rows,
+        TreeNode("document"),
+        [Unit("table_row", line, rows.index(line), rows.index(line) + len(line)) for line in rows.split("\n")],
+        "xlsx",
+    )
     picked = sample_passages([*documents, table], 4, seed=1)
     assert {p.kind for p in picked} == {"prose", "spreadsheet_row"}
     assert {p.document for p in picked} == {"handbook.md", "prices.xlsx"}
     assert sample_passages([*documents, table], 4, seed=1) == picked
     for p in picked:
-        assert ({"handbook.md": documents[0].markdown, "prices.xlsx": rows}[p.document][p.start:p.end] == p.text)
+        assert {"handbook.md": documents[0].markdown, "prices.xlsx": rows}[p.document][p.start : p.end] == p.text
 
 
 def test_persian_passages_ask_for_persian_questions():
@@ -139,19 +165,25 @@ def test_dry_run_and_draft_send_nothing(documents):
     assert len(draft["questions"]) == 3
     for q in draft["questions"]:
         [ref] = q["references"]
-        assert q["question"] == "" and documents[0].markdown[ref["start"]:ref["end"]] == ref["content"]
+        assert q["question"] == "" and documents[0].markdown[ref["start"] : ref["end"]] == ref["content"]
 
 
 @pytest.mark.slow
 def test_generation_against_the_llama_cpp_server(documents, llama_server_url):
     """Plumbing: a real OpenAI-compatible server; the base model's replies decide what is kept, never a crash."""
-    settings = LLMSettings(model="gemma", system_prompt_as_user=True, timeout_seconds=120,
-                           input_price_per_mtok=0, output_price_per_mtok=0)
-    data, report = generate_question_set(documents, make_client(f"{llama_server_url}/v1"), settings, embed,
-                                         GenerationRequest(1, max_tries=2, attempts=1, max_tokens=32))
+    settings = LLMSettings(
+        model="gemma", system_prompt_as_user=True, timeout_seconds=120, input_price_per_mtok=0, output_price_per_mtok=0
+    )
+    data, report = generate_question_set(
+        documents,
+        make_client(f"{llama_server_url}/v1"),
+        settings,
+        embed,
+        GenerationRequest(1, max_tries=2, attempts=1, max_tokens=32),
+    )
     assert report.tried in (1, 2) and report.calls == report.tried  # one attempt per passage; stops once kept
     assert report.usage.prompt_tokens > 0
     assert report.kept + sum(report.dropped.values()) == report.tried
     for question in data["questions"]:
         for ref in question["references"]:
-            assert documents[0].markdown[ref["start"]:ref["end"]] == ref["content"]
+            assert documents[0].markdown[ref["start"] : ref["end"]] == ref["content"]

@@ -16,15 +16,26 @@ from chunkbench_core.parsing import parse
 from .chat_server import ScriptedChatServer
 
 KEY = "sk-test-generation-abcdefghijklmnop"
-SETTINGS = LLMSettings(model="gen-m", timeout_seconds=2.0, retry_budget_seconds=10.0, max_retries=2,
-                       input_price_per_mtok=0, output_price_per_mtok=0)
-TEXT = ("# Working hours\n\nCore hours are 10:00 to 15:30 local time, and everyone is asked to be available for "
-        "meetings during that window.\n\n# Leave\n\nEvery employee receives 25 days of annual leave, plus public "
-        "holidays. Unused days may be carried into the next year up to a limit of five days.\n\n# Travel\n\nTrain "
-        "tickets are booked through the travel desk at least ten days ahead. Flights need the approval of a "
-        "director.\n")
-VERBATIM = {"question": "What are the core working hours?", "answer": "10:00 to 15:30 local time.",
-            "excerpts": ["Core hours are 10:00 to 15:30 local time"]}
+SETTINGS = LLMSettings(
+    model="gen-m",
+    timeout_seconds=2.0,
+    retry_budget_seconds=10.0,
+    max_retries=2,
+    input_price_per_mtok=0,
+    output_price_per_mtok=0,
+)
+TEXT = (
+    "# Working hours\n\nCore hours are 10:00 to 15:30 local time, and everyone is asked to be available for "
+    "meetings during that window.\n\n# Leave\n\nEvery employee receives 25 days of annual leave, plus public "
+    "holidays. Unused days may be carried into the next year up to a limit of five days.\n\n# Travel\n\nTrain "
+    "tickets are booked through the travel desk at least ten days ahead. Flights need the approval of a "
+    "director.\n"
+)
+VERBATIM = {
+    "question": "What are the core working hours?",
+    "answer": "10:00 to 15:30 local time.",
+    "excerpts": ["Core hours are 10:00 to 15:30 local time"],
+}
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +52,9 @@ def embed(texts):  # the near-duplicate check is not under test: distinct unit v
 
 
 def generate(server, documents, n=3):
-    return generate_question_set(documents, make_client(server.base_url, KEY), SETTINGS, embed,
-                                 GenerationRequest(n, seed=1, max_tries=3))
+    return generate_question_set(
+        documents, make_client(server.base_url, KEY), SETTINGS, embed, GenerationRequest(n, seed=1, max_tries=3)
+    )
 
 
 def test_a_wrong_key_stops_generation_at_once_in_one_line(documents):
@@ -50,8 +62,9 @@ def test_a_wrong_key_stops_generation_at_once_in_one_line(documents):
         data, report = generate(server, documents)
         assert len(server.requests) == 1  # not once per passage, not the client's retries
     host = server.base_url.split("/")[2]
-    assert report.stopped.startswith(f"LLM server {host} (model gen-m) answered HTTP 401: Incorrect API key "
-                                     "provided: [redacted]")
+    assert report.stopped.startswith(
+        f"LLM server {host} (model gen-m) answered HTTP 401: Incorrect API key provided: [redacted]"
+    )
     assert "not retried" in report.stopped and "check the key in CHUNKBENCH_LLM_API_KEY" in report.stopped
     assert KEY not in report.stopped and "\n" not in report.stopped
     assert data["questions"] == [] and report.tried == 0 and "the LLM failed" in report.summary()
@@ -79,8 +92,9 @@ def test_a_silent_server_ends_within_the_budget(documents):
     settings = LLMSettings(model="gen-m", timeout_seconds=1.0, retry_budget_seconds=3.0, max_retries=5)
     with ScriptedChatServer([{"sleep": 5}]) as server:
         started = time.monotonic()
-        data, report = generate_question_set(documents, make_client(server.base_url, KEY), settings, embed,
-                                             GenerationRequest(2, max_tries=2))
+        data, report = generate_question_set(
+            documents, make_client(server.base_url, KEY), settings, embed, GenerationRequest(2, max_tries=2)
+        )
         elapsed = time.monotonic() - started
     assert elapsed < 8 and data["questions"] == []
     assert "did not answer within 1.0 s" in report.stopped and "CHUNKBENCH_PROVIDER_TIMEOUT_S" in report.stopped

@@ -31,11 +31,20 @@ def written_and_reloaded(result, tmp_path):
 def test_ragas_jsonl(tmp_path):
     path = tmp_path / "testset.jsonl"
     rows = [
-        {"user_input": "How many days of leave?", "reference": "25 days.",
-         "reference_contexts": ["Everyone gets 25 days of annual leave."]},
-        {"user_input": "How are train tickets booked?", "reference": "Through the travel desk.",
-         # whitespace differs from the parsed text, and two contexts in two documents
-         "reference_contexts": ["Train  tickets are\nbooked through the travel desk.", "Unused days expire in March."]},
+        {
+            "user_input": "How many days of leave?",
+            "reference": "25 days.",
+            "reference_contexts": ["Everyone gets 25 days of annual leave."],
+        },
+        {
+            "user_input": "How are train tickets booked?",
+            "reference": "Through the travel desk.",
+            # whitespace differs from the parsed text, and two contexts in two documents
+            "reference_contexts": [
+                "Train  tickets are\nbooked through the travel desk.",
+                "Unused days expire in March.",
+            ],
+        },
         {"user_input": "Who approves expenses?", "reference": "?", "reference_contexts": ["Expenses are approved by"]},
         {"user_input": "", "reference_contexts": ["Everyone gets"]},
     ]
@@ -46,7 +55,7 @@ def test_ragas_jsonl(tmp_path):
     second = result.question_set.questions[1]
     assert [r.document for r in second.references] == ["travel.md", "leave.md"]
     assert second.references[0].content == "Train tickets are booked through the travel desk."
-    assert DOCUMENTS["travel.md"][second.references[0].start:second.references[0].end] == second.references[0].content
+    assert DOCUMENTS["travel.md"][second.references[0].start : second.references[0].end] == second.references[0].content
     assert result.question_set.questions[0].expected_answer == "25 days."
     assert result.question_set.questions[2].judge_only
     assert {(p.question_id, p.field) for p in result.problems} == {("ragas-0004", "question")}
@@ -60,14 +69,27 @@ def test_ragas_jsonl(tmp_path):
 def test_ragas_csv_with_python_list_cells_and_persian(tmp_path):
     path = tmp_path / "testset.csv"
     with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=["user_input", "reference", "reference_contexts", "synthesizer_name"])
+        writer = csv.DictWriter(
+            handle, fieldnames=["user_input", "reference", "reference_contexts", "synthesizer_name"]
+        )
         writer.writeheader()
-        writer.writerow({"user_input": "How many days of leave?", "reference": "25",
-                         "reference_contexts": "['Everyone gets 25 days of annual leave.']", "synthesizer_name": "x"})
+        writer.writerow(
+            {
+                "user_input": "How many days of leave?",
+                "reference": "25",
+                "reference_contexts": "['Everyone gets 25 days of annual leave.']",
+                "synthesizer_name": "x",
+            }
+        )
         # Arabic yeh/kaf as typed on many keyboards: found after the parser's Persian normalisation
-        writer.writerow({"user_input": "مرخصی سالانه چند روز است؟", "reference": "۲۶ روز",
-                         "reference_contexts": json.dumps(["مرخصي سالانه ۲۶ روز كاري است."], ensure_ascii=False),
-                         "synthesizer_name": "x"})
+        writer.writerow(
+            {
+                "user_input": "مرخصی سالانه چند روز است؟",
+                "reference": "۲۶ روز",
+                "reference_contexts": json.dumps(["مرخصي سالانه ۲۶ روز كاري است."], ensure_ascii=False),
+                "synthesizer_name": "x",
+            }
+        )
     result = import_questions("ragas", path, DOCUMENTS)
     assert result.problems == [] and len(result.question_set.questions) == 2
     assert result.question_set.questions[1].references[0].document == "fa.md"
@@ -83,14 +105,26 @@ def test_ragas_csv_needs_its_columns(tmp_path):
 
 def test_llamaindex_dataset(tmp_path):
     path = tmp_path / "dataset.json"
-    path.write_text(json.dumps({
-        "queries": {"q-a": "How many days of leave?", "q-b": "How are tickets booked?", "q-c": "Unknown node?",
-                    "q-d": "Not in the documents?"},
-        "corpus": {"n1": "Everyone gets 25 days of annual leave.", "n2": "Train tickets are booked through the travel desk.",
-                   "n3": "A text of another corpus."},
-        "relevant_docs": {"q-a": ["n1"], "q-b": ["n2", "n1"], "q-c": ["n9"], "q-d": ["n3"]},
-        "mode": "text",
-    }), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "queries": {
+                    "q-a": "How many days of leave?",
+                    "q-b": "How are tickets booked?",
+                    "q-c": "Unknown node?",
+                    "q-d": "Not in the documents?",
+                },
+                "corpus": {
+                    "n1": "Everyone gets 25 days of annual leave.",
+                    "n2": "Train tickets are booked through the travel desk.",
+                    "n3": "A text of another corpus.",
+                },
+                "relevant_docs": {"q-a": ["n1"], "q-b": ["n2", "n1"], "q-c": ["n9"], "q-d": ["n3"]},
+                "mode": "text",
+            }
+        ),
+        encoding="utf-8",
+    )
     result = import_questions("llamaindex", path, DOCUMENTS, ImportOptions(name="llama"))
     assert [q.id for q in result.question_set.questions] == ["q-a", "q-b", "q-d"]
     assert [r.document for r in result.question_set.questions[1].references] == ["travel.md", "leave.md"]
@@ -114,10 +148,20 @@ def test_chroma_csv(tmp_path):
     with path.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=["question", "references", "corpus_id"])
         writer.writeheader()
-        writer.writerow({"question": "Which letters come first?", "corpus_id": "sotu",
-                         "references": json.dumps([{"content": "Alpha beta", "start_index": 0, "end_index": 10}])})
-        writer.writerow({"question": "Wrong offsets?", "corpus_id": "sotu",
-                         "references": json.dumps([{"content": "Delta", "start_index": 0, "end_index": 5}])})
+        writer.writerow(
+            {
+                "question": "Which letters come first?",
+                "corpus_id": "sotu",
+                "references": json.dumps([{"content": "Alpha beta", "start_index": 0, "end_index": 10}]),
+            }
+        )
+        writer.writerow(
+            {
+                "question": "Wrong offsets?",
+                "corpus_id": "sotu",
+                "references": json.dumps([{"content": "Delta", "start_index": 0, "end_index": 5}]),
+            }
+        )
     result = import_questions("chroma", path, documents)
     assert [q.id for q in result.question_set.questions] == ["sotu-0001"]
     assert [p.question_id for p in result.problems] == ["sotu-0002"]
@@ -130,16 +174,20 @@ def test_chroma_csv(tmp_path):
 # -- sheets of questions: CSV, XLSX, JSONL ------------------------------------------------------------
 FILINGS = {
     "filings/AAPL 2023 Q3.md": "# Apple 10-Q\n\nFor the quarter ended July 1, 2023.\n\n| Total net sales | 81,797 | 82,959 |\n\n"
-                               "Gross margin was driven by a different mix of products and services.\n",
+    "Gross margin was driven by a different mix of products and services.\n",
     "filings/MSFT 2023 Q3.md": "# Microsoft 10-Q\n\nFor the quarter ended September 30, 2023.\n\n| Revenue | 56,517 |\n\n"
-                               "Gross margin was driven by a different mix of products and services.\n",
+    "Gross margin was driven by a different mix of products and services.\n",
 }
 HEADER = ["Question", "Source Docs", "Question Type", "Source Chunk Type", "Answer"]
 ROWS = [
-    ["What were net sales a year earlier?", "*AAPL 2023 Q3*", "figure", "Table",
-     "Net sales were $82,959 million."],
-    ["What drove Microsoft's gross margin?", "MSFT 2023 Q3.md", "why", "Text",
-     "Gross margin was driven by a “different mix” of products and services."],
+    ["What were net sales a year earlier?", "*AAPL 2023 Q3*", "figure", "Table", "Net sales were $82,959 million."],
+    [
+        "What drove Microsoft's gross margin?",
+        "MSFT 2023 Q3.md",
+        "why",
+        "Text",
+        "Gross margin was driven by a “different mix” of products and services.",
+    ],
     ["Both?", '["filings/AAPL 2023 Q3.md", "*MSFT*"]', "list", "Text", "Revenue of 56,517."],
 ]
 MAPPING = {"question": "Question", "answer": "Answer", "sources": "Source Docs", "category": "Source Chunk Type"}
@@ -187,7 +235,9 @@ def test_a_source_that_names_no_document_leaves_its_question_out_and_says_so(tmp
     result = import_questions("table", path, FILINGS, ImportOptions(mapping=MAPPING, locate=False))
     assert len(result.question_set.questions) == 3
     [problem] = result.problems
-    assert (problem.question_id, problem.field) == ("golden-0004", "sources[0]") and "'*NVDA*' matches no" in str(problem)
+    assert (problem.question_id, problem.field) == ("golden-0004", "sources[0]") and "'*NVDA*' matches no" in str(
+        problem
+    )
     assert all(not q.references for q in result.question_set.questions)  # --no-locate: nothing located
 
 
@@ -231,23 +281,42 @@ def test_an_xlsx_sheet(tmp_path):
     sheet.append([None, None, None, None])  # an empty row is skipped
     sheet.append(["Revenue?", "*MSFT*", 56517.0, 1.5])
     book.save(tmp_path / "golden.xlsx")
-    result = import_questions(None, tmp_path / "golden.xlsx", FILINGS, ImportOptions(sheet="Golden", mapping={
-        "question": "Question", "sources": "Source Docs", "answer": "Answer"}))
+    result = import_questions(
+        None,
+        tmp_path / "golden.xlsx",
+        FILINGS,
+        ImportOptions(sheet="Golden", mapping={"question": "Question", "sources": "Source Docs", "answer": "Answer"}),
+    )
     assert [q.expected_answer for q in result.question_set.questions] == ["82,959", "56517"]
     assert [q.labels for q in result.question_set.questions] == [{"Round": "2"}, {"Round": "1.5"}]
     assert [q.references[0].document for q in result.question_set.questions] == [
-        "filings/AAPL 2023 Q3.md", "filings/MSFT 2023 Q3.md"]
+        "filings/AAPL 2023 Q3.md",
+        "filings/MSFT 2023 Q3.md",
+    ]
     with pytest.raises(QuestionSetError, match="has no sheet 'Other'"):
-        import_questions(None, tmp_path / "golden.xlsx", FILINGS, ImportOptions(sheet="Other", mapping={"question": "Question"}))
+        import_questions(
+            None, tmp_path / "golden.xlsx", FILINGS, ImportOptions(sheet="Other", mapping={"question": "Question"})
+        )
 
 
 def test_jsonl_with_a_metadata_source_and_labels_from_objects(tmp_path):
     path = tmp_path / "set.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in [
-        {"query": "Revenue?", "answer": "Revenue of 56,517.", "metadata": {"source": "MSFT 2023 Q3.md", "page": 3}},
-        {"query": "Net sales?", "answer": "82,959", "metadata": {"source": "AAPL 2023 Q3.md", "page": 1}},
-        "not an object",
-    ]) + "\n", encoding="utf-8")
+    path.write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {
+                    "query": "Revenue?",
+                    "answer": "Revenue of 56,517.",
+                    "metadata": {"source": "MSFT 2023 Q3.md", "page": 3},
+                },
+                {"query": "Net sales?", "answer": "82,959", "metadata": {"source": "AAPL 2023 Q3.md", "page": 1}},
+                "not an object",
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     result = import_questions(None, path, FILINGS)
     assert result.mapping["sources"] == "metadata.source" and result.mapping["question"] == "query"
     first = result.question_set.questions[0]
@@ -260,12 +329,19 @@ def test_ragas_honours_the_source_document_and_keeps_its_labels(tmp_path):
     path = tmp_path / "ragas.csv"
     shared = "Gross margin was driven by a different mix of products and services."
     with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=["user_input", "reference", "reference_contexts", "synthesizer_name",
-                                                    "source"])
+        writer = csv.DictWriter(
+            handle, fieldnames=["user_input", "reference", "reference_contexts", "synthesizer_name", "source"]
+        )
         writer.writeheader()
-        writer.writerow({"user_input": "What drove Microsoft's margin?", "reference": "A different mix.",
-                         "reference_contexts": json.dumps([shared]), "synthesizer_name": "single_hop_specific",
-                         "source": "MSFT 2023 Q3.md"})
+        writer.writerow(
+            {
+                "user_input": "What drove Microsoft's margin?",
+                "reference": "A different mix.",
+                "reference_contexts": json.dumps([shared]),
+                "synthesizer_name": "single_hop_specific",
+                "source": "MSFT 2023 Q3.md",
+            }
+        )
     result = import_questions(None, path, FILINGS)
     assert result.source_format == "ragas"
     [question] = result.question_set.questions
@@ -277,31 +353,52 @@ def test_ragas_honours_the_source_document_and_keeps_its_labels(tmp_path):
 def test_ragas_with_the_answer_given_as_the_context_keeps_every_question(tmp_path):
     """The answer passed as the context (not verbatim in any document): questions kept, evidence located."""
     path = tmp_path / "ragas.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in [
-        {"user_input": "What drove Apple's gross margin?", "reference": "A different mix.",
-         "reference_contexts": ["Apple said gross margin was driven by a “different mix” of products and services."],
-         "source": "AAPL 2023 Q3.md"},
-        {"user_input": "Net sales a year earlier?", "reference": "$82,959 million",
-         "reference_contexts": ["Net sales were $82,959 million."]},
-    ]) + "\n", encoding="utf-8")
+    path.write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {
+                    "user_input": "What drove Apple's gross margin?",
+                    "reference": "A different mix.",
+                    "reference_contexts": [
+                        "Apple said gross margin was driven by a “different mix” of products and services."
+                    ],
+                    "source": "AAPL 2023 Q3.md",
+                },
+                {
+                    "user_input": "Net sales a year earlier?",
+                    "reference": "$82,959 million",
+                    "reference_contexts": ["Net sales were $82,959 million."],
+                },
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     result = import_questions("ragas", path, FILINGS)
     assert len(result.question_set.questions) == 2 and result.problems == []
     first, second = result.question_set.questions
     # the context's words find the sentence; the answer's three words ("a different mix"), found whole inside it,
     # agree on the same span
-    assert [(r.document, r.located_by) for r in first.references] == [("filings/AAPL 2023 Q3.md",
-                                                                       "answer_words+context_words")]
+    assert [(r.document, r.located_by) for r in first.references] == [
+        ("filings/AAPL 2023 Q3.md", "answer_words+context_words")
+    ]
     assert second.references[0].content == "| Total net sales | 81,797 | 82,959 |"
     assert len(result.notes) == 2 and all("not verbatim" in n for n in result.notes)
 
 
 def test_llamaindex_relevant_docs_holding_lists_lose_only_their_question(tmp_path):
     path = tmp_path / "dataset.json"
-    path.write_text(json.dumps({
-        "queries": {"q-a": "How many days of leave?", "q-b": "Nested?", "q-c": 42},
-        "corpus": {"n1": "Everyone gets 25 days of annual leave."},
-        "relevant_docs": {"q-a": ["n1"], "q-b": [["n1"]], "q-c": ["n1"]},
-    }), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "queries": {"q-a": "How many days of leave?", "q-b": "Nested?", "q-c": 42},
+                "corpus": {"n1": "Everyone gets 25 days of annual leave."},
+                "relevant_docs": {"q-a": ["n1"], "q-b": [["n1"]], "q-c": ["n1"]},
+            }
+        ),
+        encoding="utf-8",
+    )
     result = import_questions("llamaindex", path, DOCUMENTS)
     assert [q.id for q in result.question_set.questions] == ["q-a"]
     assert {(p.question_id, p.field) for p in result.problems} == {("q-b", "relevant_docs"), ("q-c", "question")}
@@ -309,10 +406,21 @@ def test_llamaindex_relevant_docs_holding_lists_lose_only_their_question(tmp_pat
 
 def test_llamaindex_labelled_rag_dataset(tmp_path):
     path = tmp_path / "rag_dataset.json"
-    path.write_text(json.dumps({"examples": [
-        {"query": "How many days of leave?", "reference_contexts": ["Everyone gets 25 days of annual leave."],
-         "reference_answer": "25 days", "query_by": {"model_name": "gpt-4", "type": "ai"}},
-    ]}), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "examples": [
+                    {
+                        "query": "How many days of leave?",
+                        "reference_contexts": ["Everyone gets 25 days of annual leave."],
+                        "reference_answer": "25 days",
+                        "query_by": {"model_name": "gpt-4", "type": "ai"},
+                    },
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
     result = import_questions("llamaindex", path, DOCUMENTS)
     [question] = result.question_set.questions
     assert question.references[0].document == "leave.md" and question.expected_answer == "25 days"
@@ -327,12 +435,14 @@ def test_csv_fields_over_the_old_128_kb_limit_are_read_and_oversized_ones_named(
     with path.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=["user_input", "reference_contexts"])
         writer.writeheader()
-        writer.writerow({"user_input": "Leave?", "reference_contexts": json.dumps(["Everyone gets 25 days of annual leave."])})
+        writer.writerow(
+            {"user_input": "Leave?", "reference_contexts": json.dumps(["Everyone gets 25 days of annual leave."])}
+        )
         writer.writerow({"user_input": "Long?", "reference_contexts": json.dumps([long_context])})
     result = import_questions("ragas", path, DOCUMENTS, ImportOptions(locate=False))
     assert [q.id for q in result.question_set.questions] == ["ragas-0001", "ragas-0002"]  # a 200 KB field is read
     small = tmp_path / "small.csv"
-    small.write_text("user_input,reference_contexts\nLeave?,\"" + "y" * 300 + "\"\n", encoding="utf-8")
+    small.write_text('user_input,reference_contexts\nLeave?,"' + "y" * 300 + '"\n', encoding="utf-8")
     original = questions_module.MAX_FIELD_CHARS
     process_limit = csv.field_size_limit()
     try:

@@ -24,19 +24,40 @@ RELEVANCE = [9, 8, 9, 2, 5, 3, 10, 6, 7, 1]
 
 
 def verdict(relevance: int) -> str:
-    return json.dumps({"context_relevance": relevance, "answer_similarity": 5, "faithfulness": 7,
-                       "hallucination": False, "reasoning": "scripted"})
+    return json.dumps(
+        {
+            "context_relevance": relevance,
+            "answer_similarity": 5,
+            "faithfulness": 7,
+            "hallucination": False,
+            "reasoning": "scripted",
+        }
+    )
 
 
 def judged_rows() -> list[dict]:
     with ScriptedChatServer([verdict(r) for r in RELEVANCE]) as server:
         client = make_client(server.base_url)
-        scores = [judge(client, SETTINGS, f"question {i}?", "an answer", "some context", "an answer",
-                        LLMResult()).context_relevance for i in range(len(RELEVANCE))]
+        scores = [
+            judge(
+                client, SETTINGS, f"question {i}?", "an answer", "some context", "an answer", LLMResult()
+            ).context_relevance
+            for i in range(len(RELEVANCE))
+        ]
     assert scores == RELEVANCE  # the judge's replies came back through the client
-    return [{"strategy": "s", "corpus_model": "m", "question_set": "q", "question_id": f"q{i}", "error": None,
-             "context_relevance": float(score), "recall_at_512": recall, "hit": hit}
-            for i, (score, recall, hit) in enumerate(zip(scores, RECALL, HIT))]
+    return [
+        {
+            "strategy": "s",
+            "corpus_model": "m",
+            "question_set": "q",
+            "question_id": f"q{i}",
+            "error": None,
+            "context_relevance": float(score),
+            "recall_at_512": recall,
+            "hit": hit,
+        }
+        for i, (score, recall, hit) in enumerate(zip(scores, RECALL, HIT))
+    ]
 
 
 def test_agreement_of_a_scripted_judge_with_the_evidence():
@@ -64,9 +85,12 @@ def test_no_judge_no_agreement_and_too_few_questions():
 
 
 def test_a_judge_that_says_the_opposite_disagrees():
-    found = agreement("s|m", [1, 2, 9, 10, 8, 3], [1.0, 0.9, 0.0, 0.1, 0.2, 0.8], [True, True, False, False, False, True])
-    assert found.spearman == pytest.approx(-1.0 * abs(stats.spearmanr([1, 2, 9, 10, 8, 3],
-                                                                       [1.0, 0.9, 0.0, 0.1, 0.2, 0.8]).statistic))
+    found = agreement(
+        "s|m", [1, 2, 9, 10, 8, 3], [1.0, 0.9, 0.0, 0.1, 0.2, 0.8], [True, True, False, False, False, True]
+    )
+    assert found.spearman == pytest.approx(
+        -1.0 * abs(stats.spearmanr([1, 2, 9, 10, 8, 3], [1.0, 0.9, 0.0, 0.1, 0.2, 0.8]).statistic)
+    )
     assert found.kappa == pytest.approx(-1.0) and found.agreement == 0.0
 
 

@@ -19,8 +19,10 @@ from chunkbench_core.evaluation.llm import (
 )
 from chunkbench_core.evaluation.questions import Question
 
-VALID = ('{"context_relevance": 8, "answer_similarity": 7, "faithfulness": 9, "hallucination": false, '
-         '"reasoning": "Supported by chunk 1."}')
+VALID = (
+    '{"context_relevance": 8, "answer_similarity": 7, "faithfulness": 9, "hallucination": false, '
+    '"reasoning": "Supported by chunk 1."}'
+)
 
 
 def test_valid_reply():
@@ -29,24 +31,30 @@ def test_valid_reply():
     assert j.reasoning == "Supported by chunk 1."
 
 
-@pytest.mark.parametrize("text", [
-    "```json\n" + VALID + "\n```",
-    "Here is my evaluation: " + VALID + " Thanks.",
-    VALID.replace("false", '"false"').replace(": 8", ': "8"'),
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "```json\n" + VALID + "\n```",
+        "Here is my evaluation: " + VALID + " Thanks.",
+        VALID.replace("false", '"false"').replace(": 8", ': "8"'),
+    ],
+)
 def test_tolerated_wrappers_and_string_values(text):
     assert parse_judgement(text).context_relevance == 8
 
 
-@pytest.mark.parametrize("text, message", [
-    ("", "empty reply"),
-    ("The answer is good.", "invalid JSON"),
-    ("[1, 2, 3]", "expected a JSON object"),
-    ('{"context_relevance": 8}', "missing keys: answer_similarity, faithfulness, hallucination"),
-    (VALID.replace(": 8", ": 11"), "context_relevance must be a number from 1 to 10"),
-    (VALID.replace(": 7", ": true"), "answer_similarity must be a number"),
-    (VALID.replace("false", '"maybe"'), "hallucination must be true or false"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", "empty reply"),
+        ("The answer is good.", "invalid JSON"),
+        ("[1, 2, 3]", "expected a JSON object"),
+        ('{"context_relevance": 8}', "missing keys: answer_similarity, faithfulness, hallucination"),
+        (VALID.replace(": 8", ": 11"), "context_relevance must be a number from 1 to 10"),
+        (VALID.replace(": 7", ": true"), "answer_similarity must be a number"),
+        (VALID.replace("false", '"maybe"'), "hallucination must be true or false"),
+    ],
+)
 def test_invalid_replies_say_what_is_wrong(text, message):
     with pytest.raises(JudgeParseError, match=message) as info:
         parse_judgement(text)
@@ -77,8 +85,10 @@ class ScriptedClient:
         self.messages.append(kwargs["messages"])
         assert kwargs["temperature"] == 0 and kwargs["response_format"] == {"type": "json_object"}
         text, finish = self.replies.pop(0)
-        return SimpleNamespace(choices=[SimpleNamespace(message=SimpleNamespace(content=text), finish_reason=finish)],
-                               usage=SimpleNamespace(prompt_tokens=100, completion_tokens=20))
+        return SimpleNamespace(
+            choices=[SimpleNamespace(message=SimpleNamespace(content=text), finish_reason=finish)],
+            usage=SimpleNamespace(prompt_tokens=100, completion_tokens=20),
+        )
 
 
 def test_truncated_then_valid_doubles_the_budget():
@@ -104,8 +114,9 @@ def test_three_bad_replies_fail_with_the_last_reason():
 
 
 def test_cost_estimate_counts_calls_and_prices():
-    questions = [Question(id=f"q{i}", question="How long is parental leave?", expected_answer="26 weeks.")
-                 for i in range(10)]
+    questions = [
+        Question(id=f"q{i}", question="How long is parental leave?", expected_answer="26 weeks.") for i in range(10)
+    ]
     est = estimate_cost(questions, LLMSettings(model="gpt-4o-mini"), DryRunShape(3, top_k=5, chunk_size=200))
     assert est.answer_calls == est.judge_calls == 30
     assert est.max_judge_calls == 90
@@ -115,8 +126,9 @@ def test_cost_estimate_counts_calls_and_prices():
     assert "60 judge" not in est.summary() and "30 answer calls" in est.summary()
     unknown = estimate_cost(questions, LLMSettings(model="llama-local"), DryRunShape(1))
     assert unknown.usd is None and "No price known" in unknown.summary()
-    free = estimate_cost(questions, LLMSettings(model="llama-local", input_price_per_mtok=0,
-                                                output_price_per_mtok=0), DryRunShape(1))
+    free = estimate_cost(
+        questions, LLMSettings(model="llama-local", input_price_per_mtok=0, output_price_per_mtok=0), DryRunShape(1)
+    )
     assert free.usd == 0.0
 
 

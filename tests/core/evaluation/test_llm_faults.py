@@ -40,11 +40,25 @@ class Server:
                 if mode == "500":
                     body, status = b'{"error": {"message": "upstream down"}}', 500
                 else:
-                    body, status = json.dumps({
-                        "id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": "Twenty five days."}}],
-                        "usage": {"prompt_tokens": 10, "completion_tokens": 4, "total_tokens": 14}}).encode(), 200
+                    body, status = (
+                        json.dumps(
+                            {
+                                "id": "x",
+                                "object": "chat.completion",
+                                "created": 0,
+                                "model": "m",
+                                "choices": [
+                                    {
+                                        "index": 0,
+                                        "finish_reason": "stop",
+                                        "message": {"role": "assistant", "content": "Twenty five days."},
+                                    }
+                                ],
+                                "usage": {"prompt_tokens": 10, "completion_tokens": 4, "total_tokens": 14},
+                            }
+                        ).encode(),
+                        200,
+                    )
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
@@ -79,10 +93,26 @@ def outcomes(n: int) -> list[QuestionOutcome]:
     out = []
     for i in range(n):
         question = Question(id=f"q{i}", question="How many days of annual leave?", expected_answer="25 days.")
-        context = [RetrievedChunk(rank=1, chunk_id=f"c{i}", document="handbook.md", start=0, end=40, score=0.8,
-                                  chunk_index=0, text="Employees get 25 days of annual leave a year.")]
-        out.append(QuestionOutcome(ResolvedQuestion("s", question, [Span("handbook.md", 0, 40)]), retrieved=context,
-                                   expanded=context, scores={"recall": 1.0}))
+        context = [
+            RetrievedChunk(
+                rank=1,
+                chunk_id=f"c{i}",
+                document="handbook.md",
+                start=0,
+                end=40,
+                score=0.8,
+                chunk_index=0,
+                text="Employees get 25 days of annual leave a year.",
+            )
+        ]
+        out.append(
+            QuestionOutcome(
+                ResolvedQuestion("s", question, [Span("handbook.md", 0, 40)]),
+                retrieved=context,
+                expanded=context,
+                scores={"recall": 1.0},
+            )
+        )
     return out
 
 
@@ -95,8 +125,10 @@ def test_a_silent_endpoint_costs_the_deadline_not_minutes_per_question(serve):
     seconds = time.monotonic() - started
     assert seconds < 10, seconds  # was 60 s x 3 tries per question
     assert report.evaluated >= 1 and report.skipped_deadline == 20 - report.evaluated
-    assert "did not answer within 3.0 s" in items[0].llm.answer_error and "CHUNKBENCH_PROVIDER_TIMEOUT_S" in \
-        items[0].llm.answer_error
+    assert (
+        "did not answer within 3.0 s" in items[0].llm.answer_error
+        and "CHUNKBENCH_PROVIDER_TIMEOUT_S" in items[0].llm.answer_error
+    )
     assert "skipped, the partition's LLM deadline of 3 s passed" in items[-1].llm.answer_error
 
 
@@ -110,8 +142,10 @@ def test_a_server_failing_every_request_costs_one_question_then_the_rest_are_ski
     assert server.requests == 2  # the first question, tried twice (the client's own retries are off)
     assert report.evaluated == 1 and report.skipped_breaker == 11
     line = items[0].llm.answer_error
-    assert line.startswith(f"answer: LLM server 127.0.0.1:{server.url.split(':')[2].split('/')[0]} (model m) answered "
-                           "HTTP 500: upstream down; tried 2 times")
+    assert line.startswith(
+        f"answer: LLM server 127.0.0.1:{server.url.split(':')[2].split('/')[0]} (model m) answered "
+        "HTTP 500: upstream down; tried 2 times"
+    )
     assert "the server is failing: run again later" in line and "\n" not in line
     assert items[11].llm.answer_error == "answer: skipped, " + line.removeprefix("answer: ")
 

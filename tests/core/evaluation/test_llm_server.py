@@ -38,6 +38,7 @@ from chunkbench_core.evaluation.retrieval import RetrievedChunk
 
 pytestmark = pytest.mark.slow
 
+
 @pytest.fixture(scope="module")
 def llama_server(llama_server_url):
     return llama_server_url
@@ -74,8 +75,12 @@ class FaultProxy:
                     if proxy.delay:
                         time.sleep(proxy.delay)
                     connection = http.client.HTTPConnection(proxy.upstream, timeout=300)
-                    connection.request(self.command, self.path, body=body,
-                                       headers={"Content-Type": self.headers.get("Content-Type", "application/json")})
+                    connection.request(
+                        self.command,
+                        self.path,
+                        body=body,
+                        headers={"Content-Type": self.headers.get("Content-Type", "application/json")},
+                    )
                     response = connection.getresponse()
                     data = response.read()
                     self.send_response(response.status)
@@ -108,19 +113,42 @@ def proxy(llama_server):
 
 
 # budgets small enough for a 2-core machine: the answers are nonsense anyway
-SETTINGS = LLMSettings(model="gemma", answer_max_tokens=12, judge_max_tokens=12, judge_max_tokens_cap=24,
-                       judge_attempts=1, max_context_tokens=200, timeout_seconds=120, system_prompt_as_user=True)
+SETTINGS = LLMSettings(
+    model="gemma",
+    answer_max_tokens=12,
+    judge_max_tokens=12,
+    judge_max_tokens_cap=24,
+    judge_attempts=1,
+    max_context_tokens=200,
+    timeout_seconds=120,
+    system_prompt_as_user=True,
+)
 
 
 def outcomes(n: int = 2) -> list[QuestionOutcome]:
     out = []
     for i in range(n):
-        question = Question(id=f"q{i}", question="How many days of annual leave do employees get?",
-                            expected_answer="25 days a year.")
-        context = [RetrievedChunk(rank=1, chunk_id=f"c{i}", document="handbook.md", start=0, end=60, score=0.8,
-                                  chunk_index=0, text="Employees get 25 days of annual leave a year, plus public holidays.")]
-        o = QuestionOutcome(ResolvedQuestion("s", question, [Span("handbook.md", 0, 40)]), retrieved=context,
-                            expanded=context, scores={"recall": 1.0})
+        question = Question(
+            id=f"q{i}", question="How many days of annual leave do employees get?", expected_answer="25 days a year."
+        )
+        context = [
+            RetrievedChunk(
+                rank=1,
+                chunk_id=f"c{i}",
+                document="handbook.md",
+                start=0,
+                end=60,
+                score=0.8,
+                chunk_index=0,
+                text="Employees get 25 days of annual leave a year, plus public holidays.",
+            )
+        ]
+        o = QuestionOutcome(
+            ResolvedQuestion("s", question, [Span("handbook.md", 0, 40)]),
+            retrieved=context,
+            expanded=context,
+            scores={"recall": 1.0},
+        )
         out.append(o)
     return out
 
@@ -150,8 +178,15 @@ def test_answer_and_judge_end_to_end_with_latency_and_tokens(proxy):
 
 def test_cut_json_is_retried_with_a_bigger_budget_then_a_failed_cell(proxy):
     item = outcomes(1)
-    tiny = LLMSettings(model="gemma", answer_max_tokens=4, judge_max_tokens=3, judge_max_tokens_cap=6,
-                       judge_attempts=2, max_context_tokens=200, system_prompt_as_user=True)
+    tiny = LLMSettings(
+        model="gemma",
+        answer_max_tokens=4,
+        judge_max_tokens=3,
+        judge_max_tokens_cap=6,
+        judge_attempts=2,
+        max_context_tokens=200,
+        system_prompt_as_user=True,
+    )
     run_llm_evaluation(item, make_client(proxy.url, max_retries=0), tiny)
     llm = item[0].llm
     assert llm.judgement is None and llm.judge_attempts == 2
@@ -164,8 +199,10 @@ def test_http_500_becomes_a_failed_cell_and_the_run_goes_on(proxy):
     proxy.fail_next = 10**6  # every request fails
     run_llm_evaluation(items, make_client(proxy.url), replace(SETTINGS, max_retries=1))
     first, second = (o.llm for o in items)
-    assert first.answer is None and "answered HTTP 500: injected failure (server_error); tried 2 times" in \
-        first.answer_error
+    assert (
+        first.answer is None
+        and "answered HTTP 500: injected failure (server_error); tried 2 times" in first.answer_error
+    )
     # its retries spent, the endpoint failed for good: the next question is not sent, and says why
     assert second.answer_error == "answer: skipped, " + first.answer_error.removeprefix("answer: ")
     for o in items:
@@ -179,8 +216,9 @@ def test_one_500_is_absorbed_by_the_clients_retry(proxy):
     proxy.fail_next = 1
     result = LLMResult()
     settings = LLMSettings(model="gemma", answer_max_tokens=4, system_prompt_as_user=True)
-    answer = generate_answer(make_client(proxy.url, max_retries=2), settings, "What is leave?", "[1] Leave is rest.",
-                             result)
+    answer = generate_answer(
+        make_client(proxy.url, max_retries=2), settings, "What is leave?", "[1] Leave is rest.", result
+    )
     assert isinstance(answer, str) and result.answer_usage.completion_tokens > 0
     assert proxy.requests == 2  # the 500, then the retry that succeeded (the call's own retry; the client's are off)
 
@@ -190,8 +228,14 @@ def test_timeout_becomes_a_failed_cell(proxy):
     proxy.delay = 3.0
     # a small answer budget: the proxy still hands the request to the server after its delay, and the server writes
     # the answer out for nobody (with the default budget, 255 tokens: about 25 s of the one server thread's CPU)
-    settings = LLMSettings(model="gemma", timeout_seconds=0.5, answer_max_tokens=4, max_context_tokens=200,
-                           system_prompt_as_user=True, max_retries=0)
+    settings = LLMSettings(
+        model="gemma",
+        timeout_seconds=0.5,
+        answer_max_tokens=4,
+        max_context_tokens=200,
+        system_prompt_as_user=True,
+        max_retries=0,
+    )
     started = time.perf_counter()
     run_llm_evaluation(items, make_client(proxy.url, max_retries=0, timeout_seconds=0.5), settings)
     assert time.perf_counter() - started < 3.0

@@ -19,15 +19,17 @@ DOCUMENTS = {
         f"# Apple Inc. quarterly report\n\n{BOILERPLATE}\n\n"
         "| Item | Three Months Ended July 1, 2023 | Three Months Ended June 25, 2022 |\n|---|---|---|\n"
         "| Total net sales | 81,797 | 82,959 |\n| Operating loss | (3,117) | (2,100) |\n\n"
-        "The Company's gross margin percentage was driven by a \"different mix\" of products and services, "
+        'The Company\'s gross margin percentage was driven by a "different mix" of products and services, '
         "partially offset by weakness in foreign currencies.\n\n"
-        f"{BOILERPLATE}\n"),
+        f"{BOILERPLATE}\n"
+    ),
     "msft-2023-q3.md": (
         f"# Microsoft quarterly report\n\n{BOILERPLATE}\n\n| Total revenue | 56,517 | 50,122 |\n\n"
-        "The Company's gross margin percentage was driven by a \"different mix\" of products and services, "
+        'The Company\'s gross margin percentage was driven by a "different mix" of products and services, '
         "partially offset by weakness in foreign currencies.\n\n"
         "Cloud growth was driven by Azure consumption across many regions and industries.\n\n"
-        f"{BOILERPLATE}\n"),
+        f"{BOILERPLATE}\n"
+    ),
     "goog-2023-q3.md": f"# Alphabet quarterly report\n\n{BOILERPLATE}\n\n| Revenues | 76,693 | 69,092 |\n\n{BOILERPLATE}\n",
 }
 
@@ -38,11 +40,15 @@ def located(question: Question, documents=DOCUMENTS):
 
 
 def test_figures_are_read_in_every_usual_format():
-    found = figures("Sales were $82,959 million, 82959 or 82,959; a (3,117) loss, -3,117; 36.4% margin; "
-                    "$82.9 billion in 2023")
+    found = figures(
+        "Sales were $82,959 million, 82959 or 82,959; a (3,117) loss, -3,117; 36.4% margin; $82.9 billion in 2023"
+    )
     values = [(f.value, f.negative, f.scale, f.percent) for f in found]
-    assert values[:3] == [(Decimal(82959), False, 6, False), (Decimal(82959), False, 0, False),
-                          (Decimal(82959), False, 0, False)]
+    assert values[:3] == [
+        (Decimal(82959), False, 6, False),
+        (Decimal(82959), False, 0, False),
+        (Decimal(82959), False, 0, False),
+    ]
     assert values[3:5] == [(Decimal(3117), True, 0, False), (Decimal(3117), True, 0, False)]
     assert values[5] == (Decimal("36.4"), False, 0, True) and values[6] == (Decimal("82.9"), False, 9, False)
     assert found[7].is_year and not found[7].informative
@@ -50,20 +56,31 @@ def test_figures_are_read_in_every_usual_format():
 
 
 def test_a_sentence_quoted_with_curly_quotes_and_other_dashes_is_found_in_its_source_only():
-    question = Question("q1", "What drove Apple's gross margin?", documents=("aapl-*",),
-                        expected_answer="Apple said “the Company’s gross margin percentage was driven by a ‘different "
-                                        "mix’ of products and services” — partially offset by weakness.")
+    question = Question(
+        "q1",
+        "What drove Apple's gross margin?",
+        documents=("aapl-*",),
+        expected_answer="Apple said “the Company’s gross margin percentage was driven by a ‘different "
+        "mix’ of products and services” — partially offset by weakness.",
+    )
     refs, report = located(question)
     [ref] = refs  # the Microsoft filing holds the same sentence: never proposed
     assert ref.document == "aapl-2023-q3.md" and ref.located_by == "answer_words" and ref.score == 1.0
-    assert ref.content.startswith("The Company's gross margin percentage") and "partially offset by weakness" in ref.content
-    assert DOCUMENTS[ref.document][ref.start:ref.end] == ref.content
+    assert (
+        ref.content.startswith("The Company's gross margin percentage")
+        and "partially offset by weakness" in ref.content
+    )
+    assert DOCUMENTS[ref.document][ref.start : ref.end] == ref.content
     assert report.by_method == {"answer_words": 1} and report.n_found == 1
 
 
 def test_figures_take_the_table_row_holding_them_whatever_their_format():
-    question = Question("q2", "Net sales a year earlier, and the operating loss?", documents=("aapl-2023-q3.md",),
-                        expected_answer="Net sales were $82959 million; the operating loss was 3,117.")
+    question = Question(
+        "q2",
+        "Net sales a year earlier, and the operating loss?",
+        documents=("aapl-2023-q3.md",),
+        expected_answer="Net sales were $82959 million; the operating loss was 3,117.",
+    )
     refs, _ = located(question)
     contents = {r.content: r for r in refs}
     assert set(contents) == {"| Total net sales | 81,797 | 82,959 |", "| Operating loss | (3,117) | (2,100) |"}
@@ -85,11 +102,13 @@ def test_common_phrases_alone_never_count():
     assert located(short)[0] == []
 
 
-SHOP = {"rental_terms.md": "# Rental terms\n\nA flat tyre is normal wear. A bent wheel costs 45 euros.\n"
-                            "A private tour costs 35 euros per rider,\nbikes and helmets included.\n"
-                            "The shop is open on Mondays from April.\n",
-        "tours.md": "# Tours\n\nThe lighthouse tour leaves every Saturday.\n",
-        "storage.md": "# Storage\n\nStorage costs 12 euros per month.\n"}
+SHOP = {
+    "rental_terms.md": "# Rental terms\n\nA flat tyre is normal wear. A bent wheel costs 45 euros.\n"
+    "A private tour costs 35 euros per rider,\nbikes and helmets included.\n"
+    "The shop is open on Mondays from April.\n",
+    "tours.md": "# Tours\n\nThe lighthouse tour leaves every Saturday.\n",
+    "storage.md": "# Storage\n\nStorage costs 12 euros per month.\n",
+}
 
 
 def test_a_short_answer_found_whole_counts_and_a_small_part_of_one_does_not():
@@ -97,12 +116,17 @@ def test_a_short_answer_found_whole_counts_and_a_small_part_of_one_does_not():
     [ref], _ = located(Question("s1", "Bent wheel?", expected_answer="A bent wheel costs 45 euros."), SHOP)
     assert ref.content == "A bent wheel costs 45 euros" and ref.score == 0.8
     # a word inserted ("with") and a line break: two runs of one span
-    [ref], _ = located(Question("s2", "Tour price?", expected_answer="35 euros per rider with bikes and helmets "
-                                                                      "included."), SHOP)
+    [ref], _ = located(
+        Question("s2", "Tour price?", expected_answer="35 euros per rider with bikes and helmets included."), SHOP
+    )
     assert ref.content == "35 euros per rider,\nbikes and helmets included"
     # three words of a longer answer are not evidence of it
-    refs, report = located(Question("s3", "Open?", expected_answer="The shop is open on Mondays and Tuesdays "
-                                                                   "through the whole summer season."), SHOP)
+    refs, report = located(
+        Question(
+            "s3", "Open?", expected_answer="The shop is open on Mondays and Tuesdays through the whole summer season."
+        ),
+        SHOP,
+    )
     assert refs == [] and report.without == ["s3"]
 
 
@@ -113,8 +137,12 @@ def test_an_answer_of_three_or_four_words_found_whole_counts_and_the_same_words_
     [ref], _ = located(Question("w2", "Storage?", expected_answer="Storage costs 12 euros"), SHOP)
     assert ref.content == "Storage costs 12 euros" and ref.document == "storage.md"
     # the same four words as part of a longer answer are not evidence of it
-    refs, report = located(Question("w3", "Storage?", expected_answer="Storage costs 12 euros only for members who "
-                                                                      "rent a locker for the winter"), SHOP)
+    refs, report = located(
+        Question(
+            "w3", "Storage?", expected_answer="Storage costs 12 euros only for members who rent a locker for the winter"
+        ),
+        SHOP,
+    )
     assert refs == [] and report.without == ["w3"]
     # a whole answer with too few informative characters is not evidence ("on Mondays" is 7)
     refs, _ = located(Question("w4", "When?", expected_answer="open on Mondays"), SHOP)
@@ -123,10 +151,12 @@ def test_an_answer_of_three_or_four_words_found_whole_counts_and_the_same_words_
 
 def test_an_answer_giving_times_of_day_is_found_whole():
     # a spreadsheet's answer with opening hours: its times are informative words, its hours alone are not
-    library = {"library.md": "# Library\n\nThe reading room is open from 8:00 to 22:00 on weekdays and from 10:00 to "
-                             "18:00 on Saturdays.\n", **SHOP}
-    [ref], _ = located(Question("t1", "Saturday hours?", expected_answer="From 10:00 to 18:00 on Saturdays."),
-                       library)
+    library = {
+        "library.md": "# Library\n\nThe reading room is open from 8:00 to 22:00 on weekdays and from 10:00 to "
+        "18:00 on Saturdays.\n",
+        **SHOP,
+    }
+    [ref], _ = located(Question("t1", "Saturday hours?", expected_answer="From 10:00 to 18:00 on Saturdays."), library)
     assert ref.document == "library.md" and ref.content == "from 10:00 to 18:00 on Saturdays" and ref.score == 0.8
     # the same hours without the colon are small whole numbers: too little to be evidence
     refs, report = located(Question("t2", "Saturday hours?", expected_answer="From 10 to 18 on Saturdays."), library)
@@ -156,15 +186,35 @@ def write(folder, name, data):
 
 def test_seed_format_files_get_evidence_from_their_expected_answers_and_relocating_is_idempotent(tmp_path):
     """The plain format (id, question, expected_answer, category, difficulty): located, reviewed, checked."""
-    path = write(tmp_path, "seed.json", {"name": "seed", "description": "kept", "questions": [
-        {"id": "s1", "question": "Alphabet revenue?", "expected_answer": "Revenues of $76,693 million.",
-         "category": "figures", "difficulty": "easy"},
-        {"id": "s2", "question": "Cloud?", "expected_answer": "Cloud growth was driven by Azure consumption across "
-                                                              "many regions and industries."},
-        {"id": "s3", "question": "Which period?", "expected_answer": BOILERPLATE},
-        {"id": "s4", "question": "Hand-written?", "references": [
-            {"document": "goog-2023-q3.md", "content": "Alphabet quarterly report"}]},
-    ]})
+    path = write(
+        tmp_path,
+        "seed.json",
+        {
+            "name": "seed",
+            "description": "kept",
+            "questions": [
+                {
+                    "id": "s1",
+                    "question": "Alphabet revenue?",
+                    "expected_answer": "Revenues of $76,693 million.",
+                    "category": "figures",
+                    "difficulty": "easy",
+                },
+                {
+                    "id": "s2",
+                    "question": "Cloud?",
+                    "expected_answer": "Cloud growth was driven by Azure consumption across "
+                    "many regions and industries.",
+                },
+                {"id": "s3", "question": "Which period?", "expected_answer": BOILERPLATE},
+                {
+                    "id": "s4",
+                    "question": "Hand-written?",
+                    "references": [{"document": "goog-2023-q3.md", "content": "Alphabet quarterly report"}],
+                },
+            ],
+        },
+    )
     before = check_questions(tmp_path, DOCUMENTS)
     assert before.n_judge_only == 3 and "`chunkbench questions locate FILE`" in before.summary()
     report, problems, written = locate_file(path, DOCUMENTS)
@@ -174,7 +224,9 @@ def test_seed_format_files_get_evidence_from_their_expected_answers_and_relocati
     first = path.read_text(encoding="utf-8")
     data = json.loads(first)
     assert data["description"] == "kept" and data["questions"][0]["references"][0]["located_by"] == "answer_figures"
-    assert data["questions"][3]["references"] == [{"document": "goog-2023-q3.md", "content": "Alphabet quarterly report"}]
+    assert data["questions"][3]["references"] == [
+        {"document": "goog-2023-q3.md", "content": "Alphabet quarterly report"}
+    ]
     locate_file(path, DOCUMENTS)
     assert path.read_text(encoding="utf-8") == first  # re-running gives the same file
     check = check_questions(tmp_path, DOCUMENTS)
@@ -183,10 +235,18 @@ def test_seed_format_files_get_evidence_from_their_expected_answers_and_relocati
     # review: s1 accepted, s2 rejected (and never proposed again)
     qs = load_question_set(path)
     s1, s2 = qs.questions[0].references[0], qs.questions[1].references[0]
-    decisions_path = write(tmp_path, "seed.decisions.json", {"chunkbench": "review-decisions", "decisions": [
-        {"question_id": "s1", "document": s1.document, "start": s1.start, "end": s1.end, "decision": "accept"},
-        {"question_id": "s2", "document": s2.document, "start": s2.start, "end": s2.end, "decision": "reject"},
-        {"question_id": "s9", "document": "x.md", "start": 0, "end": 1, "decision": "accept"}]})
+    decisions_path = write(
+        tmp_path,
+        "seed.decisions.json",
+        {
+            "chunkbench": "review-decisions",
+            "decisions": [
+                {"question_id": "s1", "document": s1.document, "start": s1.start, "end": s1.end, "decision": "accept"},
+                {"question_id": "s2", "document": s2.document, "start": s2.start, "end": s2.end, "decision": "reject"},
+                {"question_id": "s9", "document": "x.md", "start": 0, "end": 1, "decision": "accept"},
+            ],
+        },
+    )
     outcome, _ = apply_decisions(path, read_decisions(decisions_path))
     assert (outcome.accepted, outcome.rejected, outcome.undecided) == (1, 1, 0) and len(outcome.unknown) == 1
     reviewed = load_question_set(path).questions
@@ -204,11 +264,26 @@ def test_seed_format_files_get_evidence_from_their_expected_answers_and_relocati
 
 
 def test_a_score_threshold_accepts_the_sure_ones_and_rejects_the_others(tmp_path):
-    path = write(tmp_path, "set.json", {"questions": [
-        {"id": "a", "question": "?", "expected_answer": "Cloud growth was driven by Azure consumption across many "
-                                                        "regions and industries."},
-        {"id": "b", "question": "?", "expected_answer": "About $82.9 billion.",
-         "references": [{"document": "aapl-2023-q3.md"}]}]})
+    path = write(
+        tmp_path,
+        "set.json",
+        {
+            "questions": [
+                {
+                    "id": "a",
+                    "question": "?",
+                    "expected_answer": "Cloud growth was driven by Azure consumption across many "
+                    "regions and industries.",
+                },
+                {
+                    "id": "b",
+                    "question": "?",
+                    "expected_answer": "About $82.9 billion.",
+                    "references": [{"document": "aapl-2023-q3.md"}],
+                },
+            ]
+        },
+    )
     locate_file(path, DOCUMENTS)
     decisions = decide_by_score(path, 0.8)
     assert sorted(decisions.values()) == ["accept", "reject"]

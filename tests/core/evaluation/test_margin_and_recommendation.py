@@ -35,14 +35,25 @@ MARGIN = 0.02
 
 
 def rows(name: str, values, metric: str = "recall_at_512") -> list[dict]:
-    return [{"strategy": name, "corpus_model": "m", "question_set": "s", "question_id": f"q{i:04d}",
-             metric: float(v), "error": None} for i, v in enumerate(values)]
+    return [
+        {
+            "strategy": name,
+            "corpus_model": "m",
+            "question_set": "s",
+            "question_id": f"q{i:04d}",
+            metric: float(v),
+            "error": None,
+        }
+        for i, v in enumerate(values)
+    ]
 
 
 def costs(**tokens_and_ms) -> dict[str, dict]:
     """name=(context tokens, query ms) -> the cost rows of configurations ``name|m`` (nothing costs dollars)."""
-    return {f"{name}|m": {"projected_usd": 0.0, "context_tokens": float(t), "query_ms": float(ms),
-                          "index_seconds": 10.0} for name, (t, ms) in tokens_and_ms.items()}
+    return {
+        f"{name}|m": {"projected_usd": 0.0, "context_tokens": float(t), "query_ms": float(ms), "index_seconds": 10.0}
+        for name, (t, ms) in tokens_and_ms.items()
+    }
 
 
 def classes(comparison) -> dict[str, str]:
@@ -151,14 +162,21 @@ def test_09_tokens_cheaper_but_20x_slower_is_not_the_cheaper_one():
     rec = recommend(compare_configurations(data, costs=price), price)
     assert rec.configuration == "fast|m" and "43.0 vs 912 ms per query (warm)" in rec.reason
     # dollars still come first; 5% apart or less is equal; the tolerance is a setting
-    assert cost.compare_costs({"projected_usd": 1.00, "context_tokens": 900}, {"projected_usd": 1.04,
-                                                                               "context_tokens": 100}) == 1
+    assert (
+        cost.compare_costs(
+            {"projected_usd": 1.00, "context_tokens": 900}, {"projected_usd": 1.04, "context_tokens": 100}
+        )
+        == 1
+    )
     assert cost.compare_costs({"projected_usd": 1.00}, {"projected_usd": 1.04}, tolerance=0.01) == -1
 
 
 def test_the_cheapest_does_not_depend_on_the_order_the_names_come_in():
-    table = {"a": {"context_tokens": 100.0, "query_ms": 50.0}, "b": {"context_tokens": 104.0, "query_ms": 10.0},
-             "c": {"context_tokens": 108.0, "query_ms": 5.0}}
+    table = {
+        "a": {"context_tokens": 100.0, "query_ms": 50.0},
+        "b": {"context_tokens": 104.0, "query_ms": 10.0},
+        "c": {"context_tokens": 108.0, "query_ms": 5.0},
+    }
     for order in (["a", "b", "c"], ["c", "b", "a"], ["b", "c", "a"]):
         assert cost.cheapest(order, table) == "b"  # within 5% of the fewest tokens: a and b; b is faster
     assert cost.cost_order(["a", "b", "c"], table) == ["b", "a", "c"]
@@ -166,8 +184,12 @@ def test_the_cheapest_does_not_depend_on_the_order_the_names_come_in():
 
 def test_equal_means_give_the_same_order_on_every_run_whatever_the_row_order_and_float_noise():
     scores = base_scores(40, 3)
-    data = (rows("zeta", scores) + rows("alpha", scores + 1e-12)  # equal up to float noise: a tie
-            + rows("mid", scores) + rows("low", scores - 0.2))
+    data = (
+        rows("zeta", scores)
+        + rows("alpha", scores + 1e-12)  # equal up to float noise: a tie
+        + rows("mid", scores)
+        + rows("low", scores - 0.2)
+    )
     price = costs(zeta=(100, 10), alpha=(800, 10), mid=(400, 10), low=(50, 10))
     expected = ["zeta|m", "mid|m", "alpha|m", "low|m"]  # the tie goes to the cheaper, not to 1e-12 more
     for seed in range(5):
@@ -183,8 +205,11 @@ def test_equal_means_give_the_same_order_on_every_run_whatever_the_row_order_and
 def test_stability_is_reproducible_with_the_same_seed_and_resamples_the_whole_rule():
     rng = np.random.default_rng(6)
     best = base_scores(50, 6)
-    data = (rows("a", best) + rows("b", best - 0.004 + rng.normal(0, 0.04, 50))
-            + rows("c", best - 0.01 + rng.normal(0, 0.2, 50)))
+    data = (
+        rows("a", best)
+        + rows("b", best - 0.004 + rng.normal(0, 0.04, 50))
+        + rows("c", best - 0.01 + rng.normal(0, 0.2, 50))
+    )
     price = costs(a=(900, 10), b=(500, 10), c=(100, 10))
     comparison = compare_configurations(data, costs=price)
     pick = recommend(comparison, price).configuration
@@ -199,9 +224,18 @@ def test_stability_is_reproducible_with_the_same_seed_and_resamples_the_whole_ru
     for row, picked in zip(weights, picks):
         drawn = [i for i, w in enumerate(row) for _ in range(int(w))]
         questions = [comparison.scores.questions[i] for i in drawn]
-        resampled = [{"strategy": n.split("|")[0], "corpus_model": "m", "question_set": "s",
-                      "question_id": f"{q[1]}#{k}", "recall_at_512": comparison.scores.values[i, j], "error": None}
-                     for k, (i, q) in enumerate(zip(drawn, questions)) for j, n in enumerate(comparison.scores.names)]
+        resampled = [
+            {
+                "strategy": n.split("|")[0],
+                "corpus_model": "m",
+                "question_set": "s",
+                "question_id": f"{q[1]}#{k}",
+                "recall_at_512": comparison.scores.values[i, j],
+                "error": None,
+            }
+            for k, (i, q) in enumerate(zip(drawn, questions))
+            for j, n in enumerate(comparison.scores.names)
+        ]
         by_hand = compare_configurations(resampled, costs=price)
         assert recommend(by_hand, price, resamples=0).configuration == picked
 
@@ -215,8 +249,10 @@ def test_an_unstable_pick_is_said_with_the_other_picks_and_the_questions_that_wo
     rec = recommend(comparison, price)
     assert rec.stability.share < 0.7 and not rec.decided and rec.stability.runner_ups
     found = {d.code: d.message for d in recommendation_warnings(comparison, rec)}
-    assert "recommendation_unstable" in found and "resamples of the questions (otherwise:" in found[
-        "recommendation_unstable"]
+    assert (
+        "recommendation_unstable" in found
+        and "resamples of the questions (otherwise:" in found["recommendation_unstable"]
+    )
 
 
 def test_too_few_questions_speaks_when_the_top_two_tie_on_every_question():
@@ -256,9 +292,13 @@ def test_margin_and_cost_tolerance_are_settings_checked_where_built():
         assert RankingSettings.from_text("answer_similarity").margin_in_force == 0.2
         assert RankingSettings.from_text(margin="0.05").margin == 0.05
         assert RankingSettings.from_text(cost_tolerance="10%").cost_tolerance == pytest.approx(0.10)
-    for kwargs, message in (({"margin": "abc"}, "margin must be a number"), ({"margin": "0"}, "above 0"),
-                            ({"margin": "1.5"}, "below 1"), ({"cost_tolerance": "1.2"}, "cost_tolerance"),
-                            ({"rank_metric": "answer_similarity", "margin": "9"}, "below 9")):
+    for kwargs, message in (
+        ({"margin": "abc"}, "margin must be a number"),
+        ({"margin": "0"}, "above 0"),
+        ({"margin": "1.5"}, "below 1"),
+        ({"cost_tolerance": "1.2"}, "cost_tolerance"),
+        ({"rank_metric": "answer_similarity", "margin": "9"}, "below 9"),
+    ):
         with pytest.raises(ConfigError, match=message):
             RankingSettings.from_text(**kwargs)
 
@@ -266,8 +306,9 @@ def test_margin_and_cost_tolerance_are_settings_checked_where_built():
 def test_the_margin_is_in_the_metrics_units():
     rng = np.random.default_rng(8)
     judged = rng.integers(5, 10, 80).astype(float)
-    data = rows("a", judged, "answer_similarity") + rows("b", judged - 0.05 + rng.normal(0, 0.3, 80),
-                                                           "answer_similarity")
+    data = rows("a", judged, "answer_similarity") + rows(
+        "b", judged - 0.05 + rng.normal(0, 0.3, 80), "answer_similarity"
+    )
     for row in data:
         row["recall_at_512"] = 0.5
     comparison = compare_configurations(data, metric="answer_similarity")
@@ -285,8 +326,9 @@ def test_a_cheaper_one_more_than_the_margin_below_is_said_in_plain_words():
     best = base_scores(30, 4)
     noise = rng.normal(0, 0.25, 30)
     below = best + noise - noise.mean() - 0.023  # 0.023 below the best on these questions, too noisy to show worse
-    comparison = compare_configurations(rows("steady", best) + rows("noisy", below), costs=costs(steady=(900, 10),
-                                                                                                   noisy=(300, 10)))
+    comparison = compare_configurations(
+        rows("steady", best) + rows("noisy", below), costs=costs(steady=(900, 10), noisy=(300, 10))
+    )
     assert classes(comparison) == {"steady|m": CLASS_BEST, "noisy|m": CLASS_UNDECIDED}
     rec = recommend(comparison, costs(steady=(900, 10), noisy=(300, 10)))
     assert rec.configuration == "steady|m"
@@ -299,19 +341,24 @@ def test_a_difference_that_rounds_to_the_margin_is_written_with_the_places_that_
     best = base_scores(30, 4)
     noise = rng.normal(0, 0.25, 30)
     below = best + noise - noise.mean() - 0.0203  # 0.020 at three places: it would read as the margin itself
-    comparison = compare_configurations(rows("steady", best) + rows("noisy", below), costs=costs(steady=(900, 10),
-                                                                                                   noisy=(300, 10)))
+    comparison = compare_configurations(
+        rows("steady", best) + rows("noisy", below), costs=costs(steady=(900, 10), noisy=(300, 10))
+    )
     rec = recommend(comparison, costs(steady=(900, 10), noisy=(300, 10)))
     assert "scores 0.0203 below the best, more than the 0.02 margin" in rec.reason
     # the margin itself, up to float noise (0.6 / 30 questions), is the margin: "as much as", at three places
     exact = best - 0.6 / 30 + noise - noise.mean()
-    comparison = compare_configurations(rows("steady", best) + rows("noisy", exact), costs=costs(steady=(900, 10),
-                                                                                                   noisy=(300, 10)))
+    comparison = compare_configurations(
+        rows("steady", best) + rows("noisy", exact), costs=costs(steady=(900, 10), noisy=(300, 10))
+    )
     rec = recommend(comparison, costs(steady=(900, 10), noisy=(300, 10)))
     assert "scores 0.020 below the best, as much as the 0.02 margin" in rec.reason
 
 
 def test_the_reason_counts_the_questions_even_when_none_is_judge_only():
-    data = [{**r, "judge_only": False, "n_references": 1} for r in rows("a", base_scores(30, 2)) + rows("b", base_scores(30, 3))]
+    data = [
+        {**r, "judge_only": False, "n_references": 1}
+        for r in rows("a", base_scores(30, 2)) + rows("b", base_scores(30, 3))
+    ]
     rec = recommend(compare_configurations(data), costs(a=(100, 1), b=(100, 1)))
     assert rec.reason.endswith("Questions: 30 scored (0 judge-only).")

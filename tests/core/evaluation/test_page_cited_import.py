@@ -29,10 +29,14 @@ needs_fonts = pytest.mark.skipif(not fonts_available(), reason="DejaVu fonts (fo
 
 BOEING_PAGES = [
     "Boeing annual report. The company designs and builds commercial airplanes and defense systems.",
-    ("Commercial Airplanes delivered 480 airplanes during the year, up from 340 the year before, as the "
-     "production rate of the 737 program recovered."),
-    ("Revenues 66,608 62,286 58,158\nCost of products 59,277 53,996 54,319\nResearch and development 2,852 "
-     "2,249 2,476"),
+    (
+        "Commercial Airplanes delivered 480 airplanes during the year, up from 340 the year before, as the "
+        "production rate of the 737 program recovered."
+    ),
+    (
+        "Revenues 66,608 62,286 58,158\nCost of products 59,277 53,996 54,319\nResearch and development 2,852 "
+        "2,249 2,476"
+    ),
     "The backlog at year end was 404 billion dollars, including more than 4,500 commercial airplanes on order.",
 ]
 ACME_PAGES = [
@@ -49,11 +53,22 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], di
     folder = tmp_path_factory.mktemp("filings")
     texts: dict[str, str] = {}
     pages: dict[str, list[int]] = {}
-    specs = {"BOEING_2022_10K.pdf": BOEING_PAGES, "ACME_2023Q3_10Q.pdf": ACME_PAGES,
-             "PEPSI_2022.pdf": [("PepsiCo annual report with snacks and beverages across many markets, sold in "
-                                 "more than two hundred countries and territories around the world.")],
-             "pepsi-2022.pdf": [("A second copy of the PepsiCo report, named differently by another team, kept in "
-                                 "the shared folder next to the first one by mistake.")]}
+    specs = {
+        "BOEING_2022_10K.pdf": BOEING_PAGES,
+        "ACME_2023Q3_10Q.pdf": ACME_PAGES,
+        "PEPSI_2022.pdf": [
+            (
+                "PepsiCo annual report with snacks and beverages across many markets, sold in "
+                "more than two hundred countries and territories around the world."
+            )
+        ],
+        "pepsi-2022.pdf": [
+            (
+                "A second copy of the PepsiCo report, named differently by another team, kept in "
+                "the shared folder next to the first one by mistake."
+            )
+        ],
+    }
     for name, page_texts in specs.items():
         document = parse(build_text_pdf(folder / name, page_texts))
         texts[name] = document.markdown
@@ -62,38 +77,88 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], di
 
 
 def _evidence(text: str, doc: str, page: int) -> dict:
-    return {"evidence_text": text, "doc_name": doc, "evidence_page_num": page,
-            "evidence_text_full_page": "the whole page as another extractor read it"}
+    return {
+        "evidence_text": text,
+        "doc_name": doc,
+        "evidence_page_num": page,
+        "evidence_text_full_page": "the whole page as another extractor read it",
+    }
 
 
 def _question(qid: str, question: str, answer: str, evidence: list) -> dict:
-    return {"financebench_id": qid, "company": "Boeing", "question_type": "metrics-generated",
-            "question_reasoning": "Information extraction", "question": question, "answer": answer,
-            "justification": "", "doc_period": 2022, "evidence": evidence}
+    return {
+        "financebench_id": qid,
+        "company": "Boeing",
+        "question_type": "metrics-generated",
+        "question_reasoning": "Information extraction",
+        "question": question,
+        "answer": answer,
+        "justification": "",
+        "doc_period": 2022,
+        "evidence": evidence,
+    }
 
 
 def _zero_based_rows() -> list[dict]:
     return [
-        _question("fb-1", "How many airplanes did Boeing deliver?", "480 airplanes",
-                  [_evidence("Commercial Airplanes delivered 480 airplanes during the year, up from 340 the year "
-                             "before", "BOEING_2022_10K", 1)]),
+        _question(
+            "fb-1",
+            "How many airplanes did Boeing deliver?",
+            "480 airplanes",
+            [
+                _evidence(
+                    "Commercial Airplanes delivered 480 airplanes during the year, up from 340 the year before",
+                    "BOEING_2022_10K",
+                    1,
+                )
+            ],
+        ),
         # several evidence objects, from different pages, one given with other separators and case
-        _question("fb-2", "What were revenues and the backlog?", "66,608 and 404 billion",
-                  [_evidence("Revenues 66,608 62,286 58,158\nCost of products 59,277 53,996 54,319", "boeing 2022 10k",
-                             2),
-                   _evidence("The backlog at year end was 404 billion dollars, including more than 4,500 "
-                             "commercial airplanes on order.", "BOEING_2022_10K", 3)]),
+        _question(
+            "fb-2",
+            "What were revenues and the backlog?",
+            "66,608 and 404 billion",
+            [
+                _evidence("Revenues 66,608 62,286 58,158\nCost of products 59,277 53,996 54,319", "boeing 2022 10k", 2),
+                _evidence(
+                    "The backlog at year end was 404 billion dollars, including more than 4,500 "
+                    "commercial airplanes on order.",
+                    "BOEING_2022_10K",
+                    3,
+                ),
+            ],
+        ),
         # evidence the parser cannot keep (the passage is on no page), and a malformed evidence object
-        _question("fb-3", "What is the pension discount rate?", "5.2 percent",
-                  [_evidence("The discount rate for pension obligations was 5.2 percent, set by the actuaries of "
-                             "the plan after a review of corporate bond yields.", "BOEING_2022_10K", 2),
-                   {"evidence_text": None, "doc_name": "BOEING_2022_10K", "evidence_page_num": 1}]),
+        _question(
+            "fb-3",
+            "What is the pension discount rate?",
+            "5.2 percent",
+            [
+                _evidence(
+                    "The discount rate for pension obligations was 5.2 percent, set by the actuaries of "
+                    "the plan after a review of corporate bond yields.",
+                    "BOEING_2022_10K",
+                    2,
+                ),
+                {"evidence_text": None, "doc_name": "BOEING_2022_10K", "evidence_page_num": 1},
+            ],
+        ),
         # an ambiguous name: two corpus files reduce to the same letters
-        _question("fb-4", "What does PepsiCo sell?", "snacks and beverages",
-                  [_evidence("PepsiCo annual report with snacks and beverages", "Pepsi 2022", 0)]),
-        _question("fb-5", "What was Acme's net income?", "1,234 million",
-                  [_evidence("Net income for the quarter was 1,234 million dollars", "ACME_2023Q3_10Q", 1),
-                   _evidence("cash and equivalents of 9,876 million dollars", "ACME_2023Q3_10Q", 2)]),
+        _question(
+            "fb-4",
+            "What does PepsiCo sell?",
+            "snacks and beverages",
+            [_evidence("PepsiCo annual report with snacks and beverages", "Pepsi 2022", 0)],
+        ),
+        _question(
+            "fb-5",
+            "What was Acme's net income?",
+            "1,234 million",
+            [
+                _evidence("Net income for the quarter was 1,234 million dollars", "ACME_2023Q3_10Q", 1),
+                _evidence("cash and equivalents of 9,876 million dollars", "ACME_2023Q3_10Q", 2),
+            ],
+        ),
     ]
 
 
@@ -113,8 +178,10 @@ def test_financebench_jsonl_imports_with_no_map_and_pages_stored_one_based(tmp_p
     assert [(r.document, r.page) for r in fb1.references] == [("BOEING_2022_10K.pdf", 2)]
     assert "480 airplanes" in fb1.references[0].content
     # every evidence object its own reference, the extensionless and re-cased names resolved
-    assert [(r.document, r.page) for r in by_id["fb-2"].references] == [("BOEING_2022_10K.pdf", 3),
-                                                                       ("BOEING_2022_10K.pdf", 4)]
+    assert [(r.document, r.page) for r in by_id["fb-2"].references] == [
+        ("BOEING_2022_10K.pdf", 3),
+        ("BOEING_2022_10K.pdf", 4),
+    ]
     # every other field a label
     assert fb1.labels["question_type"] == "metrics-generated" and fb1.labels["company"] == "Boeing"
     assert "evidence" not in fb1.labels
@@ -147,8 +214,7 @@ def test_financebench_jsonl_imports_with_no_map_and_pages_stored_one_based(tmp_p
     folder.mkdir()
     (folder / "fb.json").write_text(json.dumps(data), encoding="utf-8")
     again = parse_question_set(data, "fb.json")
-    assert {q.id: q.pages for q in again.questions}["fb-2"] == (("BOEING_2022_10K.pdf", 3),
-                                                                ("BOEING_2022_10K.pdf", 4))
+    assert {q.id: q.pages for q in again.questions}["fb-2"] == (("BOEING_2022_10K.pdf", 3), ("BOEING_2022_10K.pdf", 4))
     check = check_questions(folder, texts)
     assert check.ok, [str(p) for p in check.problems]
     assert check.ceiling.found == 5 and check.ceiling.total == 6
@@ -158,13 +224,27 @@ def test_financebench_jsonl_imports_with_no_map_and_pages_stored_one_based(tmp_p
 @needs_fonts
 def test_a_one_based_json_file_keeps_its_pages_and_a_wrong_page_is_reported(tmp_path: Path, corpus) -> None:
     texts, pages = corpus
-    rows = [_question("acme-1", "What was Acme's net income?", "1,234 million",
-                      [_evidence("Net income for the quarter was 1,234 million dollars", "ACME_2023Q3_10Q.pdf", 2)]),
-            _question("acme-2", "How much cash did Acme hold?", "9,876 million",
-                      [_evidence("cash and equivalents of 9,876 million dollars", "acme 2023q3 10q", 3)]),
-            # cited on page 1, but the passage is on page 2
-            _question("acme-3", "What drove net income?", "anvils",
-                      [_evidence("driven by strong demand for anvils in every region", "ACME_2023Q3_10Q", 1)])]
+    rows = [
+        _question(
+            "acme-1",
+            "What was Acme's net income?",
+            "1,234 million",
+            [_evidence("Net income for the quarter was 1,234 million dollars", "ACME_2023Q3_10Q.pdf", 2)],
+        ),
+        _question(
+            "acme-2",
+            "How much cash did Acme hold?",
+            "9,876 million",
+            [_evidence("cash and equivalents of 9,876 million dollars", "acme 2023q3 10q", 3)],
+        ),
+        # cited on page 1, but the passage is on page 2
+        _question(
+            "acme-3",
+            "What drove net income?",
+            "anvils",
+            [_evidence("driven by strong demand for anvils in every region", "ACME_2023Q3_10Q", 1)],
+        ),
+    ]
     path = tmp_path / "acme.json"
     path.write_text(json.dumps(rows), encoding="utf-8")
     result = import_questions("financebench", path, texts, ImportOptions(name="acme", pages=pages, locate=False))
@@ -179,12 +259,19 @@ def test_a_one_based_json_file_keeps_its_pages_and_a_wrong_page_is_reported(tmp_
 @needs_fonts
 def test_map_names_fields_inside_a_list_of_objects(tmp_path: Path, corpus) -> None:
     texts, pages = corpus
-    rows = [{"q": "How many airplanes?", "a": "480", "refs": [{"passage": "delivered 480 airplanes during the year",
-                                                              "file": "BOEING_2022_10K", "p": 2}]}]
+    rows = [
+        {
+            "q": "How many airplanes?",
+            "a": "480",
+            "refs": [{"passage": "delivered 480 airplanes during the year", "file": "BOEING_2022_10K", "p": 2}],
+        }
+    ]
     path = tmp_path / "custom.jsonl"
     path.write_text(json.dumps(rows[0]) + "\n", encoding="utf-8")
     mapping = parse_mapping("question=q,answer=a,contexts=refs[].passage,sources=refs[].file,pages=refs[].p")
-    result = import_questions("table", path, texts, ImportOptions(name="custom", mapping=mapping, pages=pages, locate=False))
+    result = import_questions(
+        "table", path, texts, ImportOptions(name="custom", mapping=mapping, pages=pages, locate=False)
+    )
     question = result.question_set.questions[0]
     assert [(r.document, r.page) for r in question.references] == [("BOEING_2022_10K.pdf", 2)]
     assert result.pages is not None and result.pages.base == 1
@@ -200,11 +287,13 @@ def test_document_names_resolve_by_their_letters_and_digits() -> None:
 
 
 def test_evidence_found_across_formatting_and_a_reordered_table() -> None:
-    markdown = ("Some intro.\n\n| Item | 2022 | 2021 |\n| --- | --- | --- |\n| Revenues | $66,608 | $62,286 |\n"
-                "| Cost of products | (59,277) | (53,996) |\n\nThe compre-\nhensive income statement follows.")
+    markdown = (
+        "Some intro.\n\n| Item | 2022 | 2021 |\n| --- | --- | --- |\n| Revenues | $66,608 | $62,286 |\n"
+        "| Cost of products | (59,277) | (53,996) |\n\nThe compre-\nhensive income statement follows."
+    )
     # whitespace, cell separators, $ and thousands separators, parentheses
     span = find_evidence("Revenues 66608 62286\nCost of products 59,277 53,996", markdown)
-    assert span is not None and "Revenues" in markdown[span[0]:span[1]] and "53,996" in markdown[span[0]:span[1]]
+    assert span is not None and "Revenues" in markdown[span[0] : span[1]] and "53,996" in markdown[span[0] : span[1]]
     # a word broken across lines
     assert find_evidence("The comprehensive income statement", markdown) is not None
     # a passage that is not there
@@ -227,12 +316,27 @@ def test_a_table_of_evidence_lists_is_guessed_and_pages_need_a_list(tmp_path: Pa
 
     texts, pages = corpus
     path = tmp_path / "sheet.jsonl"
-    path.write_text(json.dumps({"question": "How many airplanes?", "answer": "480",
-                                "evidence": [{"text": "delivered 480 airplanes during the year",
-                                              "document": "BOEING_2022_10K", "page": 2}]}) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "question": "How many airplanes?",
+                "answer": "480",
+                "evidence": [
+                    {"text": "delivered 480 airplanes during the year", "document": "BOEING_2022_10K", "page": 2}
+                ],
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     table = read_table(path)
-    assert guess_mapping(table) == {"contexts": "evidence[].text", "sources": "evidence[].document",
-                                    "pages": "evidence[].page", "question": "question", "answer": "answer"}
+    assert guess_mapping(table) == {
+        "contexts": "evidence[].text",
+        "sources": "evidence[].document",
+        "pages": "evidence[].page",
+        "question": "question",
+        "answer": "answer",
+    }
     result = import_questions("table", path, texts, ImportOptions(name="sheet", pages=pages, locate=False))
     assert [(r.document, r.page) for r in result.question_set.questions[0].references] == [("BOEING_2022_10K.pdf", 2)]
     with pytest.raises(QuestionSetError, match="pages are read from a list of evidence objects"):
@@ -243,9 +347,17 @@ def test_a_table_of_evidence_lists_is_guessed_and_pages_need_a_list(tmp_path: Pa
 def test_a_sheet_names_its_sources_as_loosely_as_evidence_objects(tmp_path: Path, corpus) -> None:
     texts, pages = corpus
     path = tmp_path / "sheet.csv"
-    path.write_text("Question,Answer,Source\nHow many airplanes?,480,boeing 2022 10k\nWhat does PepsiCo sell?,"
-                    "snacks,Pepsi 2022\n", encoding="utf-8")
-    result = import_questions("table", path, texts, ImportOptions(name="sheet", mapping={"question": "Question", "answer": "Answer",
-                                                               "sources": "Source"}, locate=False))
+    path.write_text(
+        "Question,Answer,Source\nHow many airplanes?,480,boeing 2022 10k\nWhat does PepsiCo sell?,snacks,Pepsi 2022\n",
+        encoding="utf-8",
+    )
+    result = import_questions(
+        "table",
+        path,
+        texts,
+        ImportOptions(
+            name="sheet", mapping={"question": "Question", "answer": "Answer", "sources": "Source"}, locate=False
+        ),
+    )
     assert [q.documents for q in result.question_set.questions] == [("BOEING_2022_10K.pdf",)]
     assert len(result.problems) == 1 and "ambiguous" in str(result.problems[0])

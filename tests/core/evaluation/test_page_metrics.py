@@ -32,19 +32,41 @@ def test_page_formulas() -> None:
 
 
 def _hit(rank: int, document: str, pages: tuple[int, int] | None) -> RetrievedChunk:
-    return RetrievedChunk(rank, f"c{rank}", document, 0, 10, 1.0, page_start=pages[0] if pages else None,
-                          page_end=pages[1] if pages else None)
+    return RetrievedChunk(
+        rank,
+        f"c{rank}",
+        document,
+        0,
+        10,
+        1.0,
+        page_start=pages[0] if pages else None,
+        page_end=pages[1] if pages else None,
+    )
 
 
 def test_page_metrics_are_registered_beside_the_document_metrics() -> None:
-    for name, run_name in (("page_hit", "page_hit_rate"), ("page_recall", "page_recall"),
-                           ("page_reciprocal_rank", "page_mrr")):
+    for name, run_name in (
+        ("page_hit", "page_hit_rate"),
+        ("page_recall", "page_recall"),
+        ("page_reciprocal_rank", "page_mrr"),
+    ):
         assert METRICS[name].run_name == run_name and "leaderboard" in METRICS[name].views
-    cited = Question("q1", "How many?", references=(Reference("filings/a.pdf", "x", page=3),),
-                     documents=("b",), document_pages=(("b", 2),))
-    scored = Scored("k1", cited, (Span("filings/a.pdf", 0, 1),),
-                    (_hit(1, "filings/b.pdf", (2, 2)), _hit(2, "filings/a.pdf", (4, 4))), (), 2,
-                    documents=("filings/a.pdf", "filings/b.pdf"))
+    cited = Question(
+        "q1",
+        "How many?",
+        references=(Reference("filings/a.pdf", "x", page=3),),
+        documents=("b",),
+        document_pages=(("b", 2),),
+    )
+    scored = Scored(
+        "k1",
+        cited,
+        (Span("filings/a.pdf", 0, 1),),
+        (_hit(1, "filings/b.pdf", (2, 2)), _hit(2, "filings/a.pdf", (4, 4))),
+        (),
+        2,
+        documents=("filings/a.pdf", "filings/b.pdf"),
+    )
     docx = Question("q2", "What?", documents=("notes.docx",))  # no page cited: page metrics do not apply
     scored_docx = Scored("k2", docx, (), (_hit(1, "notes.docx", None),), (), 1, documents=("notes.docx",))
     paged = [METRICS[n] for n in ("page_hit", "page_recall", "page_reciprocal_rank", "doc_hit")]
@@ -54,9 +76,11 @@ def test_page_metrics_are_registered_beside_the_document_metrics() -> None:
 
 
 def test_chunk_pages_are_read_from_the_payload() -> None:
-    chunk = RetrievedChunk.from_payload({"chunk_id": "c", "document": "a.pdf", "start": 0, "end": 5,
-                                         "page_start": 2, "page_end": 3})
+    chunk = RetrievedChunk.from_payload(
+        {"chunk_id": "c", "document": "a.pdf", "start": 0, "end": 5, "page_start": 2, "page_end": 3}
+    )
     assert (chunk.page_start, chunk.page_end) == (2, 3)
-    old = RetrievedChunk.from_payload({"chunk_id": "c", "document": "a.pdf", "start_offset": 0, "end_offset": 5,
-                                       "page_start": float("nan")})
+    old = RetrievedChunk.from_payload(
+        {"chunk_id": "c", "document": "a.pdf", "start_offset": 0, "end_offset": 5, "page_start": float("nan")}
+    )
     assert old.page_start is None and old.page_end is None

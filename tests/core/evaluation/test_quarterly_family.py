@@ -42,8 +42,7 @@ def family(tmp_path_factory):
     embedder = Embedder(get_model(MODEL))
     results = ResultsDB(root / "results")
     store = VectorStore(local_root=root / "qdrant")
-    yield {"documents": documents, "questions": question_file, "embedder": embedder, "results": results,
-           "store": store}
+    yield {"documents": documents, "questions": question_file, "embedder": embedder, "results": results, "store": store}
     store.close()
 
 
@@ -52,14 +51,24 @@ def found_quarters(family, strategy: str, document_context: bool) -> list[str]:
     request = CollectionRequest(strategy, MODEL, options={"document_context": document_context})
     spec = resolve_collection(request, SpecContext(builtin_registry()))
     embedder = family["embedder"]
-    build_collection(BuildRequest(spec, family["documents"]), embedder, embedder if spec.boundary_model else None,
-                     family["store"], family["results"])
+    build_collection(
+        BuildRequest(spec, family["documents"]),
+        embedder,
+        embedder if spec.boundary_model else None,
+        family["store"],
+        family["results"],
+    )
     _, rows = read_build_chunks(family["results"], spec.rows_key)
     questions = json.loads(Path(family["questions"]).read_text(encoding="utf-8"))["questions"]
     found = []
     for question in questions:
-        result = ask(AskRequest(question["question"], strategy, spec.collection, chunk_rows=rows, top_k=3),
-                     embedder, family["store"], None, None)
+        result = ask(
+            AskRequest(question["question"], strategy, spec.collection, chunk_rows=rows, top_k=3),
+            embedder,
+            family["store"],
+            None,
+            None,
+        )
         assert len(result.hits) == 3
         if any(question["metadata"]["figure"] in hit.text for hit in result.hits):
             found.append(question["metadata"]["quarter"])

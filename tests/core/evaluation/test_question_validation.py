@@ -12,8 +12,11 @@ from chunkbench_core.evaluation.questions import load_question_set, load_questio
 
 HANDBOOK = "# Leave\n\nEveryone gets 25 days of annual leave. Unused days expire in March.\n"
 DOCUMENTS = {"handbook.md": HANDBOOK}
-GOOD = {"id": "good", "question": "How many days of leave?",
-        "references": [{"document": "handbook.md", "content": "25 days of annual leave"}]}
+GOOD = {
+    "id": "good",
+    "question": "How many days of leave?",
+    "references": [{"document": "handbook.md", "content": "25 days of annual leave"}],
+}
 
 
 def write(folder, name, data):
@@ -65,15 +68,24 @@ def test_not_utf8_is_named_as_an_encoding_problem(tmp_path):
 
 
 def test_unknown_document_and_unlocatable_excerpt_drop_their_question_alone(tmp_path):
-    write(tmp_path, "set.json", {"questions": [
-        GOOD,
-        {"id": "nodoc", "question": "?", "references": [{"document": "missing.md", "content": "25 days"}]},
-        {"id": "noexcerpt", "question": "?", "references": [{"document": "handbook.md", "content": "30 days"}]},
-    ]})
+    write(
+        tmp_path,
+        "set.json",
+        {
+            "questions": [
+                GOOD,
+                {"id": "nodoc", "question": "?", "references": [{"document": "missing.md", "content": "25 days"}]},
+                {"id": "noexcerpt", "question": "?", "references": [{"document": "handbook.md", "content": "30 days"}]},
+            ]
+        },
+    )
     check = check_questions(tmp_path, DOCUMENTS)
     assert [r.question.id for r in check.resolved] == ["good"]
     found = problems_by_id(check)
-    assert found["nodoc"].field == "references[0].document" and "'missing.md' is not a parsed document" in found["nodoc"].reason
+    assert (
+        found["nodoc"].field == "references[0].document"
+        and "'missing.md' is not a parsed document" in found["nodoc"].reason
+    )
     assert found["noexcerpt"].field == "references[0].content" and "was not found" in found["noexcerpt"].reason
     assert not check.ok and len(check.problems) == 2
     rows = check.rows()
@@ -105,8 +117,16 @@ def test_questions_without_references_are_judge_only_never_scored_zero(tmp_path)
     document = parse(str(doc_path))
     document.document = "handbook.md"
     (tmp_path / "q").mkdir()
-    write(tmp_path / "q", "lld.json", {"questions": [
-        GOOD, {"id": "plain", "question": "When do unused days expire?", "expected_answer": "In March."}]})
+    write(
+        tmp_path / "q",
+        "lld.json",
+        {
+            "questions": [
+                GOOD,
+                {"id": "plain", "question": "When do unused days expire?", "expected_answer": "In March."},
+            ]
+        },
+    )
     check = check_questions(tmp_path / "q", {"handbook.md": document.markdown})
     assert check.ok and check.n_judge_only == 1 and "1 judge-only" in check.summary()
     plain = next(r for r in check.resolved if r.question.id == "plain")
@@ -142,7 +162,9 @@ def test_deep_nesting_is_one_line_never_a_recursion_error(tmp_path):
     assert [r.question.id for r in check.resolved] == ["good"]
     by_file = {p.file.rsplit("/", 1)[-1]: p for p in check.problems}
     assert set(by_file) == {"deep.json", "nested.json"}
-    assert by_file["nested.json"].question_id == "nested" and "nested more than 32 levels" in by_file["nested.json"].reason
+    assert (
+        by_file["nested.json"].question_id == "nested" and "nested more than 32 levels" in by_file["nested.json"].reason
+    )
     assert all("\n" not in str(p) for p in check.problems)
 
 
@@ -160,8 +182,16 @@ def test_an_excerpt_of_2_mb_not_in_the_corpus_is_answered_as_not_found(tmp_path)
     took a minute with a regular expression per word is answered at once (benchmarks/question_files.py times it)."""
     words = " ".join(f"word{i % 5000}" for i in range(300_000))  # about 2.5 MB
     document = " ".join(f"word{i % 5000}" for i in range(250_000)) + " end"
-    write(tmp_path, "big.json", {"questions": [GOOD, {"id": "huge", "question": "?", "references": [
-        {"document": "handbook.md", "content": words}]}]})
+    write(
+        tmp_path,
+        "big.json",
+        {
+            "questions": [
+                GOOD,
+                {"id": "huge", "question": "?", "references": [{"document": "handbook.md", "content": words}]},
+            ]
+        },
+    )
     check = check_questions(tmp_path, {"handbook.md": HANDBOOK + document})
     assert [r.question.id for r in check.resolved] == ["good"]
     assert check.problems[0].question_id == "huge" and "was not found" in check.problems[0].reason
@@ -194,9 +224,20 @@ def test_document_level_references_labels_and_located_fields():
         resolve_source_documents,
     )
 
-    item = {"id": "d", "question": "Which report?", "labels": {"Source Chunk Type": "Table", "Round": 2},
-            "references": [{"document": "*Q3*"}, {"document": "handbook.md", "content": "25 days of annual leave",
-                                                  "located_by": "answer_words+answer_figures", "score": 0.8}]}
+    item = {
+        "id": "d",
+        "question": "Which report?",
+        "labels": {"Source Chunk Type": "Table", "Round": 2},
+        "references": [
+            {"document": "*Q3*"},
+            {
+                "document": "handbook.md",
+                "content": "25 days of annual leave",
+                "located_by": "answer_words+answer_figures",
+                "score": 0.8,
+            },
+        ],
+    }
     qs = parse_question_set({"questions": [item]}, "f.json")
     [q] = qs.questions
     assert q.documents == ("*Q3*",) and q.labels == {"Source Chunk Type": "Table", "Round": "2"}
@@ -206,39 +247,75 @@ def test_document_level_references_labels_and_located_fields():
     assert document_problems(q, names, "f.json") == []
     assert "matches no parsed document" in str(document_problems(q, ["x.md"], "f.json")[0])
     assert parse_question_set(question_set_to_json(qs), "g.json").questions == [q]  # written and read back alike
-    docs_only = parse_question_set({"questions": [{"id": "e", "question": "?", "references": [{"document": "a.md"}]}]},
-                                   "f.json").questions[0]
+    docs_only = parse_question_set(
+        {"questions": [{"id": "e", "question": "?", "references": [{"document": "a.md"}]}]}, "f.json"
+    ).questions[0]
     assert docs_only.evidence_origin == "documents" and not docs_only.judge_only and docs_only.references == ()
-    bad = parse_question_set({"questions": [
-        {"id": "b1", "question": "?", "references": [{"document": "a.md", "content": "x", "located_by": "magic"}]},
-        {"id": "b2", "question": "?", "references": [{"document": "a.md", "content": "x", "score": 3}]},
-        {"id": "b3", "question": "?", "references": [{"document": "a.md", "start": 1, "end": 2}]},
-        {"id": "b4", "question": "?", "labels": {"x": [1]}}]}, "f.json")
+    bad = parse_question_set(
+        {
+            "questions": [
+                {
+                    "id": "b1",
+                    "question": "?",
+                    "references": [{"document": "a.md", "content": "x", "located_by": "magic"}],
+                },
+                {"id": "b2", "question": "?", "references": [{"document": "a.md", "content": "x", "score": 3}]},
+                {"id": "b3", "question": "?", "references": [{"document": "a.md", "start": 1, "end": 2}]},
+                {"id": "b4", "question": "?", "labels": {"x": [1]}},
+            ]
+        },
+        "f.json",
+    )
     assert bad.questions == [] and [e.field for e in bad.errors] == [
-        "references[0].located_by", "references[0].score", "references[0]", "labels"]
+        "references[0].located_by",
+        "references[0].score",
+        "references[0]",
+        "labels",
+    ]
 
 
 def test_a_document_level_reference_must_name_a_parsed_document(tmp_path):
-    write(tmp_path, "set.json", {"questions": [
-        GOOD, {"id": "docs", "question": "?", "references": [{"document": "handbook*"}]},
-        {"id": "nowhere", "question": "?", "references": [{"document": "*2023*"}]}]})
+    write(
+        tmp_path,
+        "set.json",
+        {
+            "questions": [
+                GOOD,
+                {"id": "docs", "question": "?", "references": [{"document": "handbook*"}]},
+                {"id": "nowhere", "question": "?", "references": [{"document": "*2023*"}]},
+            ]
+        },
+    )
     check = check_questions(tmp_path, DOCUMENTS)
     assert [r.question.id for r in check.resolved] == ["good", "docs"]
     [problem] = check.problems
     assert (problem.question_id, problem.field) == ("nowhere", "references[0].document")
-    assert check.n_judge_only == 0 and check.n_documents_only == 1 and "1 of them with source documents only" in check.summary()
+    assert (
+        check.n_judge_only == 0
+        and check.n_documents_only == 1
+        and "1 of them with source documents only" in check.summary()
+    )
 
 
 def test_a_sampled_corpus_sets_aside_the_questions_whose_evidence_it_left_out(tmp_path):
     """The evidence documents a sample left out set their questions aside, counted apart from the problems; a
     document that is simply missing is still a problem."""
-    write(tmp_path, "set.json", {"questions": [
-        GOOD,
-        {"id": "memo", "question": "What does the memo say?",
-         "references": [{"document": "memo.md", "content": "the memo"}]},
-        {"id": "memos", "question": "Any memo?", "references": [{"document": "memo*"}]},
-        {"id": "gone", "question": "?", "references": [{"document": "gone.md", "content": "x"}]},
-    ]})
+    write(
+        tmp_path,
+        "set.json",
+        {
+            "questions": [
+                GOOD,
+                {
+                    "id": "memo",
+                    "question": "What does the memo say?",
+                    "references": [{"document": "memo.md", "content": "the memo"}],
+                },
+                {"id": "memos", "question": "Any memo?", "references": [{"document": "memo*"}]},
+                {"id": "gone", "question": "?", "references": [{"document": "gone.md", "content": "x"}]},
+            ]
+        },
+    )
     check = check_questions(tmp_path, DOCUMENTS, left_out=["memo.md"])
     assert [r.question.id for r in check.resolved] == ["good"]
     assert check.set_aside == 2 and set(problems_by_id(check)) == {"gone"}

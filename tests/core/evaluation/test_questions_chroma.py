@@ -35,12 +35,21 @@ def ref(content: str, start: int | None = None) -> dict:
 
 
 def test_import_keeps_offsets_and_names_documents(tmp_path):
-    path = write_csv(tmp_path / "q.csv", [
-        {"question": "How much was the fee cut?", "references": json.dumps([ref("The late fee was cut from $32 to $8.")]),
-         "corpus_id": "sotu"},
-        {"question": "Which letters?", "references": json.dumps([ref("Alpha beta"), ref("Delta epsilon")]),
-         "corpus_id": "sotu"},
-    ])
+    path = write_csv(
+        tmp_path / "q.csv",
+        [
+            {
+                "question": "How much was the fee cut?",
+                "references": json.dumps([ref("The late fee was cut from $32 to $8.")]),
+                "corpus_id": "sotu",
+            },
+            {
+                "question": "Which letters?",
+                "references": json.dumps([ref("Alpha beta"), ref("Delta epsilon")]),
+                "corpus_id": "sotu",
+            },
+        ],
+    )
     qs = load_chroma_csv(path)
     assert qs.name == "q" and len(qs.sha256) == 64
     assert [q.id for q in qs.questions] == ["sotu-0001", "sotu-0002"]
@@ -55,20 +64,25 @@ def test_import_keeps_offsets_and_names_documents(tmp_path):
 
 
 def test_wrong_offsets_are_reported_with_file_question_and_field(tmp_path):
-    path = write_csv(tmp_path / "q.csv", [
-        {"question": "?", "references": json.dumps([ref("Delta epsilon", start=0)]), "corpus_id": "sotu"}])
+    path = write_csv(
+        tmp_path / "q.csv",
+        [{"question": "?", "references": json.dumps([ref("Delta epsilon", start=0)]), "corpus_id": "sotu"}],
+    )
     _, errors = resolve_questions([load_chroma_csv(path)], {"sotu.md": TEXT})
     assert len(errors) == 1
     message = str(errors[0])
     assert "q.csv" in message and "sotu-0001" in message and "references[0].content" in message
 
 
-@pytest.mark.parametrize("row, field", [
-    ({"question": "?", "references": "not json", "corpus_id": "c"}, "references"),
-    ({"question": "?", "references": json.dumps([{"content": "x"}]), "corpus_id": "c"}, "references[0]"),
-    ({"question": "?", "references": "[]", "corpus_id": ""}, "corpus_id"),
-    ({"question": "", "references": "[]", "corpus_id": "c"}, "question"),
-])
+@pytest.mark.parametrize(
+    "row, field",
+    [
+        ({"question": "?", "references": "not json", "corpus_id": "c"}, "references"),
+        ({"question": "?", "references": json.dumps([{"content": "x"}]), "corpus_id": "c"}, "references[0]"),
+        ({"question": "?", "references": "[]", "corpus_id": ""}, "corpus_id"),
+        ({"question": "", "references": "[]", "corpus_id": "c"}, "question"),
+    ],
+)
 def test_bad_rows_name_the_field(tmp_path, row, field):
     good = {"question": "?", "references": json.dumps([ref("Alpha beta")]), "corpus_id": "sotu"}
     qs = load_chroma_csv(write_csv(tmp_path / "bad.csv", [good, row]))
@@ -87,8 +101,9 @@ def test_json_offsets_validation():
 
 
 def test_questions_folder_reads_chroma_csv_and_rejects_other_csv(tmp_path):
-    write_csv(tmp_path / "chroma.csv", [
-        {"question": "?", "references": json.dumps([ref("Alpha beta")]), "corpus_id": "sotu"}])
+    write_csv(
+        tmp_path / "chroma.csv", [{"question": "?", "references": json.dumps([ref("Alpha beta")]), "corpus_id": "sotu"}]
+    )
     (tmp_path / "other.csv").write_text("a,b\n1,2\n", encoding="utf-8")
     sets, errors = load_question_sets(tmp_path)
     assert [s.name for s in sets] == ["chroma"]

@@ -40,8 +40,9 @@ def test_no_relevant_chunk_or_empty_ranking_scores_zero():
 
 
 def test_per_question_cutoffs_and_missing_ndcg():
-    out = ranking_scores({"q1": ["x", "a"], "q2": ["x", "y", "a"]}, {"q1": {"a": 1}, "q2": {"a": 1}},
-                         {"q1": 2, "q2": 3}, with_ndcg=False)
+    out = ranking_scores(
+        {"q1": ["x", "a"], "q2": ["x", "y", "a"]}, {"q1": {"a": 1}, "q2": {"a": 1}}, {"q1": 2, "q2": 3}, with_ndcg=False
+    )
     assert out["q1"]["reciprocal_rank"] == 0.5
     assert out["q2"]["reciprocal_rank"] == pytest.approx(1 / 3)
     assert math.isnan(out["q1"]["ndcg"])
@@ -82,7 +83,9 @@ def test_equal_to_ir_measures_on_random_runs_with_ties(seed):
     for q in range(60):
         pool = [f"c{rng.randrange(40):02d}" for _ in range(rng.randrange(1, 25))]
         run[f"q{q}"] = {d: float(rng.randrange(6)) for d in pool}  # few score levels: many ties
-        qrels[f"q{q}"] = {f"c{rng.randrange(40):02d}": rng.choice([1, 2, 7, 300, 1000]) for _ in range(rng.randrange(0, 8))}
+        qrels[f"q{q}"] = {
+            f"c{rng.randrange(40):02d}": rng.choice([1, 2, 7, 300, 1000]) for _ in range(rng.randrange(0, 8))
+        }
     for k in (1, 3, 5, 10, 30):
         expected = reference_scores(run, qrels, k)
         keys = [q for q in run if any(r > 0 for r in qrels[q].values())]

@@ -31,11 +31,27 @@ def browser():
 
 
 def test_the_review_page_records_decisions_offline_and_they_apply(tmp_path, browser):
-    path = write(tmp_path, "golden.json", {"name": "golden", "questions": [
-        {"id": "a", "question": "Cloud <b>growth</b>?", "expected_answer": "Cloud growth was driven by Azure "
-                                                                           "consumption across many regions."},
-        {"id": "b", "question": "Net sales?", "expected_answer": "About $82.9 billion.",
-         "labels": {"Source Chunk Type": "Table"}, "references": [{"document": "aapl-2023-q3.md"}]}]})
+    path = write(
+        tmp_path,
+        "golden.json",
+        {
+            "name": "golden",
+            "questions": [
+                {
+                    "id": "a",
+                    "question": "Cloud <b>growth</b>?",
+                    "expected_answer": "Cloud growth was driven by Azure consumption across many regions.",
+                },
+                {
+                    "id": "b",
+                    "question": "Net sales?",
+                    "expected_answer": "About $82.9 billion.",
+                    "labels": {"Source Chunk Type": "Table"},
+                    "references": [{"document": "aapl-2023-q3.md"}],
+                },
+            ],
+        },
+    )
     locate_file(path, DOCUMENTS)
     page_path, n = review_page(path, tmp_path / "golden.review.html", DOCUMENTS)
     assert n == 2

@@ -50,8 +50,19 @@ def test_paired_test_skips_questions_missing_on_either_side():
 
 
 def rows(strategy: str, values: list[float], **extra) -> list[dict]:
-    return [{"strategy": strategy, "corpus_model": "m", "question_set": "s", "question_id": f"q{i}",
-             "recall_at_512": v, "budget_auc": 0.1, "error": None, **extra} for i, v in enumerate(values)]
+    return [
+        {
+            "strategy": strategy,
+            "corpus_model": "m",
+            "question_set": "s",
+            "question_id": f"q{i}",
+            "recall_at_512": v,
+            "budget_auc": 0.1,
+            "error": None,
+            **extra,
+        }
+        for i, v in enumerate(values)
+    ]
 
 
 def test_best_by_the_budgeted_metric_and_every_other_one_classed_against_it():

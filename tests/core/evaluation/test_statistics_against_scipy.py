@@ -31,8 +31,16 @@ def samples(count: int, seed: int = 11):
 
 
 def scipy_interval(values: np.ndarray, confidence: float, resamples: int, seed: int, batch=None):
-    result = stats.bootstrap((values,), np.mean, n_resamples=resamples, confidence_level=confidence,
-                             method="percentile", vectorized=True, rng=np.random.default_rng(seed), batch=batch)
+    result = stats.bootstrap(
+        (values,),
+        np.mean,
+        n_resamples=resamples,
+        confidence_level=confidence,
+        method="percentile",
+        vectorized=True,
+        rng=np.random.default_rng(seed),
+        batch=batch,
+    )
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 

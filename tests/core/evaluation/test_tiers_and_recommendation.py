@@ -15,8 +15,18 @@ from chunkbench_core.evaluation.statistics import compare_configurations, friedm
 
 
 def rows(strategy: str, values, metric: str = "recall_at_512") -> list[dict]:
-    return [{"strategy": strategy, "corpus_model": "m", "question_set": "s", "question_id": f"q{i}",
-             metric: float(v), "budget_auc": 0.0, "error": None} for i, v in enumerate(values)]
+    return [
+        {
+            "strategy": strategy,
+            "corpus_model": "m",
+            "question_set": "s",
+            "question_id": f"q{i}",
+            metric: float(v),
+            "budget_auc": 0.0,
+            "error": None,
+        }
+        for i, v in enumerate(values)
+    ]
 
 
 def test_holm_adjusts_step_down_and_keeps_order():
@@ -40,17 +50,31 @@ def test_classes_on_data_with_a_known_answer():
     """{a, b} on top (b = a plus symmetric noise), {c, d} 0.3 lower, e at the bottom."""
     rng = np.random.default_rng(11)
     base = rng.random(80) * 0.2
-    data = (rows("a", base + 0.80) + rows("b", base + 0.80 + rng.normal(0, 0.002, 80))
-            + rows("c", base + 0.50) + rows("d", base + 0.50 + rng.normal(0, 0.002, 80)) + rows("e", base + 0.10))
+    data = (
+        rows("a", base + 0.80)
+        + rows("b", base + 0.80 + rng.normal(0, 0.002, 80))
+        + rows("c", base + 0.50)
+        + rows("d", base + 0.50 + rng.normal(0, 0.002, 80))
+        + rows("e", base + 0.10)
+    )
     comparison = compare_configurations(data)
     best = comparison.best
     assert best in ("a|m", "b|m")
     classes = {c.configuration: c.margin_class for c in comparison.configurations}
-    assert classes == {"a|m": "best" if best == "a|m" else "within_margin",
-                       "b|m": "best" if best == "b|m" else "within_margin",
-                       "c|m": "worse", "d|m": "worse", "e|m": "worse"}
+    assert classes == {
+        "a|m": "best" if best == "a|m" else "within_margin",
+        "b|m": "best" if best == "b|m" else "within_margin",
+        "c|m": "worse",
+        "d|m": "worse",
+        "e|m": "worse",
+    }
     assert {c.configuration: c.tier for c in comparison.configurations} == {
-        "a|m": 1, "b|m": 1, "c|m": 3, "d|m": 3, "e|m": 3}
+        "a|m": 1,
+        "b|m": 1,
+        "c|m": 3,
+        "d|m": 3,
+        "e|m": 3,
+    }
     assert comparison.friedman_p < 0.001 and comparison.n_complete == 80
     by_name = {c.configuration: c for c in comparison.configurations}
     assert by_name["e|m"].effect_size < -2  # far below the best, in standard deviations of the differences
@@ -66,8 +90,11 @@ def test_no_difference_found_is_not_taken_for_equal():
     comparison = compare_configurations(data)
     assert comparison.friedman_p > 0.05
     assert sorted(c.margin_class for c in comparison.configurations) == ["best", "undecided", "undecided"]
-    assert all(c.questions_to_settle and c.questions_to_settle > 30 for c in comparison.configurations
-               if c.margin_class == "undecided")
+    assert all(
+        c.questions_to_settle and c.questions_to_settle > 30
+        for c in comparison.configurations
+        if c.margin_class == "undecided"
+    )
 
 
 def test_power_statement_matches_the_normal_approximation():
@@ -85,8 +112,14 @@ def test_power_statement_matches_the_normal_approximation():
 
 
 def test_frontier_on_a_small_table():
-    points = {"cheap_bad": (0.5, 1.0), "mid": (0.7, 2.0), "dominated": (0.6, 3.0), "best": (0.9, 5.0),
-              "tie_mid": (0.7, 2.0), "nan": (float("nan"), 1.0)}
+    points = {
+        "cheap_bad": (0.5, 1.0),
+        "mid": (0.7, 2.0),
+        "dominated": (0.6, 3.0),
+        "best": (0.9, 5.0),
+        "tie_mid": (0.7, 2.0),
+        "nan": (float("nan"), 1.0),
+    }
     assert pareto_frontier(points) == {"cheap_bad", "mid", "tie_mid", "best"}
 
 
@@ -95,8 +128,11 @@ def test_a_tie_on_score_and_tokens_goes_to_the_configuration_ranked_first():
     the configuration ranked (and recommended) first is on the frontier and the slower one is not, even with 2
     fewer tokens on the plot's axis."""
     points = {"fast": (0.8, 482.0), "slow": (0.8, 480.0), "cheap_bad": (0.5, 100.0)}
-    costs = {"fast": {"context_tokens": 482.0, "query_ms": 10.0}, "slow": {"context_tokens": 480.0, "query_ms": 40.0},
-             "cheap_bad": {"context_tokens": 100.0, "query_ms": 50.0}}
+    costs = {
+        "fast": {"context_tokens": 482.0, "query_ms": 10.0},
+        "slow": {"context_tokens": 480.0, "query_ms": 40.0},
+        "cheap_bad": {"context_tokens": 100.0, "query_ms": 50.0},
+    }
     assert pareto_frontier(points) == {"slow", "cheap_bad"}  # the axis alone
     assert pareto_frontier(points, costs) == {"fast", "cheap_bad"}
     assert rank_order({"fast": 0.8, "slow": 0.8, "cheap_bad": 0.5}, costs)[0] == "fast"
@@ -116,9 +152,11 @@ def test_recommendation_is_the_cheapest_within_the_margin_and_switchable_to_high
     data = rows("big", base + 0.01) + rows("small", base) + rows("bad", base - 0.4)
     comparison = compare_configurations(data)
     assert comparison.best == "big|m"
-    costs = {"big|m": {"projected_usd": 0.0, "context_tokens": 4000.0},
-             "small|m": {"projected_usd": 0.0, "context_tokens": 900.0},
-             "bad|m": {"projected_usd": 0.0, "context_tokens": 100.0}}
+    costs = {
+        "big|m": {"projected_usd": 0.0, "context_tokens": 4000.0},
+        "small|m": {"projected_usd": 0.0, "context_tokens": 900.0},
+        "bad|m": {"projected_usd": 0.0, "context_tokens": 100.0},
+    }
     assert comparison.within_margin() == ["big|m", "small|m"]  # 0.01 below on every question: within 0.02
     rec = recommend(comparison, costs)
     assert rec.configuration == "small|m" and rec.rule == "cheapest_within_margin"
@@ -139,9 +177,14 @@ def test_ranking_settings_are_validated_where_built():
 
 
 def test_diagnostics_fire_on_the_cases_they_describe():
-    assert diagnostics.one_chunk_per_document({"a": [1, 1, 2], "b": [1, 1], "c": [5, 6]}).code == "one_chunk_per_document"
+    assert (
+        diagnostics.one_chunk_per_document({"a": [1, 1, 2], "b": [1, 1], "c": [5, 6]}).code == "one_chunk_per_document"
+    )
     assert diagnostics.one_chunk_per_document({"a": [4, 5], "b": [1, 1], "c": [5, 6]}) is None
-    assert diagnostics.evidence_longer_than_chunks([900, 1000], {"x|m": [300, 400], "y|m": [2000]}).message.count("x|m") == 1
+    assert (
+        diagnostics.evidence_longer_than_chunks([900, 1000], {"x|m": [300, 400], "y|m": [2000]}).message.count("x|m")
+        == 1
+    )
     assert diagnostics.evidence_longer_than_chunks([100], {"x|m": [300]}) is None
     same = [[0.5, 0.5, 0.5]] * 50 + [[0.1, 0.9, 0.5]]
     assert diagnostics.no_disagreement(same).code == "no_disagreement"

@@ -401,10 +401,34 @@ def build_lying_docx(path: Path, inflated_bytes: int = 300 * 1024 * 1024, declar
     count = struct.unpack("<H", body[end + 10 : end + 12])[0]
     head = body[:cd_offset]
     local_offset = len(head)
-    local = struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 8, 0, 0, crc, len(payload), declared_bytes,
-                        len(name), 0) + name + payload
-    central = struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, 8, 0, 0, crc, len(payload),
-                          declared_bytes, len(name), 0, 0, 0, 0, 0, local_offset) + name
+    local = (
+        struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 8, 0, 0, crc, len(payload), declared_bytes, len(name), 0)
+        + name
+        + payload
+    )
+    central = (
+        struct.pack(
+            "<IHHHHHHIIIHHHHHII",
+            0x02014B50,
+            20,
+            20,
+            0,
+            8,
+            0,
+            0,
+            crc,
+            len(payload),
+            declared_bytes,
+            len(name),
+            0,
+            0,
+            0,
+            0,
+            0,
+            local_offset,
+        )
+        + name
+    )
     new_cd_offset = local_offset + len(local)
     new_entries = entries + central
     eocd = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, count + 1, count + 1, len(new_entries), new_cd_offset, 0)

@@ -136,8 +136,9 @@ def test_bad_input_raises_typed_error(case_id: str, maker: Maker, reason: str, b
 
 def test_bomb_refused_by_declared_size_under_default_limits(tmp_path: Path) -> None:
     path = builders.build_docx_bomb(tmp_path / "bomb.docx", declared_mb=64)
-    with pytest.raises(DocumentProcessingError, match="says it unpacks to 64.0 MB from .*, over 200 times its packed "
-                                                      "size") as info:
+    with pytest.raises(
+        DocumentProcessingError, match="says it unpacks to 64.0 MB from .*, over 200 times its packed size"
+    ) as info:
         parse(path)
     assert "decompression bomb" not in str(info.value)  # what is off, in plain words
 

@@ -20,8 +20,9 @@ KEY = "sk-test-captions-abcdefghijklmnop"
 
 def captioner(server: ScriptedChatServer, **limits):
     limits = {"timeout_seconds": 2.0, "budget_seconds": 10.0, **limits}
-    return openai_vision_captioner(model="vision-m", base_url=server.base_url, api_key=KEY,
-                                   policy=RetryPolicy(**limits))
+    return openai_vision_captioner(
+        model="vision-m", base_url=server.base_url, api_key=KEY, policy=RetryPolicy(**limits)
+    )
 
 
 def test_a_wrong_key_leaves_the_image_uncaptioned_with_the_provider_s_line(rich_docx: Path):
@@ -31,8 +32,10 @@ def test_a_wrong_key_leaves_the_image_uncaptioned_with_the_provider_s_line(rich_
     host = server.base_url.split("/")[2]
     assert parsed.stats["images_uncaptioned"] == parsed.stats["images"] >= 1  # the document is kept
     [warning] = [w for w in parsed.warnings if "not captioned" in w]
-    assert f"caption source failed (LLM server {host} (model vision-m) answered HTTP 401: Incorrect API key " \
-           "provided: [redacted]" in warning
+    assert (
+        f"caption source failed (LLM server {host} (model vision-m) answered HTTP 401: Incorrect API key "
+        "provided: [redacted]" in warning
+    )
     assert "not retried" in warning and "check the key in CHUNKBENCH_LLM_API_KEY" in warning
     assert KEY not in warning and "\n" not in warning
 
@@ -83,8 +86,9 @@ def test_through_the_isolated_parser_the_line_is_kept_and_the_next_parse_asks_ag
     shutil.copy(rich_docx, corpus / "rich.docx")
     sources = scan_corpus(corpus)
     results = ResultsDB(tmp_path / "results")
-    with ScriptedChatServer([{"status": 401, "message": f"Incorrect API key provided: {KEY}"},
-                             "A small red square."]) as server:
+    with ScriptedChatServer(
+        [{"status": 401, "message": f"Incorrect API key provided: {KEY}"}, "A small red square."]
+    ) as server:
         options = ParseOptions(caption_source=captioner(server))
         store = ParsedStore(tmp_path / "parsed", f"v1-{options.fingerprint()}", options)
         with IsolatedParser(ParseLimits(timeout_s=120)) as parser:

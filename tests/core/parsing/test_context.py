@@ -28,8 +28,9 @@ Delaware 91-1646860
 
 
 def test_the_cover_page_names_the_registrant_the_form_and_the_period():
-    context = describe_document("2023 Q1 AMZN.pdf", COVER, {"title": "0001018724-23-000008",
-                                                            "author": "EDGAR Online, a division of Donnelley"})
+    context = describe_document(
+        "2023 Q1 AMZN.pdf", COVER, {"title": "0001018724-23-000008", "author": "EDGAR Online, a division of Donnelley"}
+    )
     assert context.header == "AMAZON.COM, INC. | Form 10-Q | quarterly period ended March 31, 2023"
     assert dict(context.sources) == {"name": "cover page", "form": "cover page", "period": "cover page"}
 
@@ -45,8 +46,12 @@ def test_a_metadata_author_counts_only_when_the_text_names_it():
 
 def test_the_file_name_is_the_last_resort_and_gives_a_quarter_and_a_form():
     context = describe_document("filings/2023 Q2 ACME 10-Q.txt", "no headings, no dates here")
-    assert context == DocumentContext("2023 Q2 ACME 10-Q", "Form 10-Q", "Q2 2023",
-                                      (("form", "file name"), ("name", "file name"), ("period", "file name")))
+    assert context == DocumentContext(
+        "2023 Q2 ACME 10-Q",
+        "Form 10-Q",
+        "Q2 2023",
+        (("form", "file name"), ("name", "file name"), ("period", "file name")),
+    )
     assert describe_document("notes.md", "plain text").header == "notes"
 
 

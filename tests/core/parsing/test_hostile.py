@@ -44,8 +44,11 @@ def test_lying_zip_header_is_refused_without_inflating(tmp_path: Path) -> None:
     assert path.stat().st_size < 1 * MB
     tracemalloc.start()
     try:
-        with pytest.raises(DocumentProcessingError, match=r"lying\.docx: refused: its part .*thumbnail.* unpacks to more "
-                                                             r"than the 2.0 KB it says it holds"):
+        with pytest.raises(
+            DocumentProcessingError,
+            match=r"lying\.docx: refused: its part .*thumbnail.* unpacks to more "
+            r"than the 2.0 KB it says it holds",
+        ):
             parse(path)
         _, peak = tracemalloc.get_traced_memory()
     finally:

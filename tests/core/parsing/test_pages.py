@@ -34,11 +34,14 @@ def test_a_line_repeated_on_an_earlier_page_is_not_taken_for_the_later_page() ->
 
 @needs_fonts
 def test_pdf_pages_in_the_parse(tmp_path: Path) -> None:
-    path = build_text_pdf(tmp_path / "three.pdf", [
-        "The first page talks about revenue recognition in some detail.",
-        "",
-        "The third page describes the inventory write-down of the quarter.",
-    ])
+    path = build_text_pdf(
+        tmp_path / "three.pdf",
+        [
+            "The first page talks about revenue recognition in some detail.",
+            "",
+            "The third page describes the inventory write-down of the quarter.",
+        ],
+    )
     document = parse(path)
     assert len(document.page_starts) == 3
     offset = document.markdown.index("inventory write-down")
@@ -54,8 +57,13 @@ def test_headings_start_their_page(tmp_path: Path) -> None:
     document = parse(build_english_pdf(tmp_path / "english.pdf"))
     assert len(document.page_starts) == 2
     second = document.page_starts[1]
-    assert document.markdown[second:].startswith("## Results") or document.markdown[second:].lstrip("# ").startswith("Results")
-    assert document.page_span(document.markdown.index("Fixed-size"), document.markdown.index("Fixed-size") + 5) == (1, 1)
+    assert document.markdown[second:].startswith("## Results") or document.markdown[second:].lstrip("# ").startswith(
+        "Results"
+    )
+    assert document.page_span(document.markdown.index("Fixed-size"), document.markdown.index("Fixed-size") + 5) == (
+        1,
+        1,
+    )
 
 
 def test_documents_without_pages_have_none(tmp_path: Path) -> None:

@@ -28,9 +28,11 @@ def big_array_pdf(path: Path, *, structure_elements: int = 0, tj_elements: int =
         tree = b" /StructTreeRoot << /Type /StructTreeRoot /K [" + b" 0" * structure_elements + b" ] >>"
     objects[1] = b"<< /Type /Catalog /Pages 2 0 R /MarkInfo << /Marked true >>" + tree + b" >>"
     objects[2] = b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>"
-    objects[3] = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-                  b"/Resources << /Font << /F1 5 0 R >> >> >>")
-    words = [f"({w} )".encode() for w in (TEXT + " ") .split()] * 3
+    objects[3] = (
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>"
+    )
+    words = [f"({w} )".encode() for w in (TEXT + " ").split()] * 3
     padding = max(0, tj_elements - len(words))
     content = b"BT /F1 11 Tf 72 720 Td [" + b" ".join(words) + b" 0" * padding + b" ] TJ ET"
     objects[4] = b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream"
@@ -83,8 +85,9 @@ def test_a_limit_reached_names_the_limit_and_how_to_raise_it(name: str, request:
         parse(path, ParseOptions(memory_limit_bytes=64 * MB))  # allows arrays of 131,072 elements
     message = str(info.value)
     assert message.startswith(str(path))
-    assert ("larger than the PDF reader's limit of 131,072 elements in one array "
-            "(array_maximum_element_count)") in message
+    assert (
+        "larger than the PDF reader's limit of 131,072 elements in one array (array_maximum_element_count)"
+    ) in message
     assert "raise the parse memory limit (CHUNKBENCH_PARSE_MEMORY_MB, now 64 MB" in message
     assert "corrupt" not in message
 

@@ -43,7 +43,8 @@ def test_two_row_period_header_labels_every_value(reports: dict[str, ParsedDocum
         "ACME Robotics, Inc. CONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS (Unaudited) "
         "(In thousands, except per-share amounts) \u2014 Net sales > Total net sales | "
         "Three Months Ended September 30, 2023: 82,959 | Three Months Ended September 30, 2022: 74,917 | "
-        "Nine Months Ended September 30, 2023: 242,048 | Nine Months Ended September 30, 2022: 215,319")
+        "Nine Months Ended September 30, 2023: 242,048 | Nine Months Ended September 30, 2022: 215,319"
+    )
 
 
 def test_three_row_period_header_and_negatives_in_parentheses(reports: dict[str, ParsedDocument]) -> None:
@@ -51,16 +52,19 @@ def test_three_row_period_header_and_negatives_in_parentheses(reports: dict[str,
     assert row.endswith(
         "\u2014 Operating income (loss) | Three Months Ended June 25, 2022: (3,412) | "
         "Three Months Ended June 26, 2021: (384) | Nine Months Ended June 25, 2022: (9,866) | "
-        "Nine Months Ended June 26, 2021: (524)")
+        "Nine Months Ended June 26, 2021: (524)"
+    )
     # a "$" printed apart joins its number, also in front of a negative
-    assert "\u2014 Net income (loss) | Three Months Ended June 25, 2022: $(4,478) | " in \
-        _row(reports[BRLF], "\u2014 Net income (loss) |")
+    assert "\u2014 Net income (loss) | Three Months Ended June 25, 2022: $(4,478) | " in _row(
+        reports[BRLF], "\u2014 Net income (loss) |"
+    )
 
 
 def test_one_line_period_header_over_two_columns(reports: dict[str, ParsedDocument]) -> None:
     row = _row(reports[CBLT], "Gross margin")
-    assert row.endswith("\u2014 Gross margin | Three Months Ended March 31, 2024: 32,616 | "
-                        "Three Months Ended March 31, 2023: 28,183")
+    assert row.endswith(
+        "\u2014 Gross margin | Three Months Ended March 31, 2024: 32,616 | Three Months Ended March 31, 2023: 28,183"
+    )
 
 
 def test_dollar_cells_merge_with_their_numbers_and_never_shift_columns(reports: dict[str, ParsedDocument]) -> None:
@@ -74,8 +78,9 @@ def test_dollar_cells_merge_with_their_numbers_and_never_shift_columns(reports: 
             # every value sits under a period label: label + one "Header: value" per column
             assert all(": " in c for c in cells[1:]), row
     row = _row(reports[ACME], "Cash and cash equivalents")
-    assert row.endswith("\u2014 ASSETS > Cash and cash equivalents | September 30, 2023: $41,230 | "
-                        "December 31, 2022: $35,918")
+    assert row.endswith(
+        "\u2014 ASSETS > Cash and cash equivalents | September 30, 2023: $41,230 | December 31, 2022: $35,918"
+    )
 
 
 def test_section_rows_tell_rows_with_the_same_label_apart(reports: dict[str, ParsedDocument]) -> None:
@@ -89,13 +94,18 @@ def test_section_rows_tell_rows_with_the_same_label_apart(reports: dict[str, Par
 
 
 def test_running_headers_footers_and_page_numbers_are_neither_rows_nor_prose(
-        reports: dict[str, ParsedDocument]) -> None:
+    reports: dict[str, ParsedDocument],
+) -> None:
     for name, parsed in reports.items():
         ticker = name.split()[-1].removesuffix(".pdf")
         assert f"{ticker} Quarterly Report" not in parsed.markdown
         assert not re.search(r"Page \d of \d", parsed.markdown)
-        assert not any(u.text.startswith(("ACME Robotics, Inc. Form 10-Q", "Borealis Foods Corp. Form 10-Q",
-                                          "Cobalt Networks, Inc. Form 10-Q")) for u in parsed.units)
+        assert not any(
+            u.text.startswith(
+                ("ACME Robotics, Inc. Form 10-Q", "Borealis Foods Corp. Form 10-Q", "Cobalt Networks, Inc. Form 10-Q")
+            )
+            for u in parsed.units
+        )
         assert parsed.stats["pdf_dropped_lines"] == 2 * parsed.stats["pages"]
         # the statement titles at the top of later pages are not mistaken for running headers
         assert parsed.markdown.count("CONDENSED CONSOLIDATED") >= 3
@@ -163,9 +173,9 @@ def test_docx_statement_rows_carry_period_headers_and_title(tmp_path: Path) -> N
     title = "Kestrel Labs Ltd. STATEMENTS OF OPERATIONS (In thousands) \u2014 "
     assert rows == [
         title + "Revenue > Licences | Three Months Ended June 30, 2024: $12,400 | Three Months Ended June 30, 2023: "
-                "$11,050",
+        "$11,050",
         title + "Revenue > Total revenue | Three Months Ended June 30, 2024: $19,870 | "
-                "Three Months Ended June 30, 2023: $17,320",
+        "Three Months Ended June 30, 2023: $17,320",
         title + "Net loss | Three Months Ended June 30, 2024: (2,115) | Three Months Ended June 30, 2023: (640)",
         title + "Gross margin | Three Months Ended June 30, 2024: 61.5% | Three Months Ended June 30, 2023: 58.2%",
     ]
@@ -180,9 +190,11 @@ def _grid(rows: list[list[str]]) -> list[list[GridCell]]:
 
 
 def test_spanning_header_over_years_needs_an_empty_first_column() -> None:
-    spanning = [[GridCell("", "a"), GridCell("Sales", "s"), GridCell("Sales", "s")],
-                [GridCell("", "b"), GridCell("2024", "y1"), GridCell("2023", "y2")],
-                [GridCell("North", "n"), GridCell("5", "v1"), GridCell("4", "v2")]]
+    spanning = [
+        [GridCell("", "a"), GridCell("Sales", "s"), GridCell("Sales", "s")],
+        [GridCell("", "b"), GridCell("2024", "y1"), GridCell("2023", "y2")],
+        [GridCell("North", "n"), GridCell("5", "v1"), GridCell("4", "v2")],
+    ]
     flat = flatten_table(spanning, context=True)
     assert flat.header == ["", "Sales 2024", "Sales 2023"] and flat.header_rows == 2
     assert [i.text for i in flat.items] == ["North | Sales 2024: 5 | Sales 2023: 4"]
@@ -193,34 +205,51 @@ def test_spanning_header_over_years_needs_an_empty_first_column() -> None:
 
 
 def test_total_rows_close_sections_and_unused_sections_are_kept() -> None:
-    flat = flatten_table(_grid([["", "2024"], ["Costs:", ""], ["Rent", "5"], ["Total costs", "5"], ["Profit", "3"],
-                                ["Notes:", ""]]), context=True)
+    flat = flatten_table(
+        _grid([["", "2024"], ["Costs:", ""], ["Rent", "5"], ["Total costs", "5"], ["Profit", "3"], ["Notes:", ""]]),
+        context=True,
+    )
     title, units = table_units(flat, "Plan")
     assert title == "Plan"
-    assert units == [("table_row", "Plan \u2014 Costs > Rent | 2024: 5"),
-                     ("table_row", "Plan \u2014 Costs > Total costs | 2024: 5"),
-                     ("table_row", "Plan \u2014 Profit | 2024: 3"), ("paragraph", "Notes")]
+    assert units == [
+        ("table_row", "Plan \u2014 Costs > Rent | 2024: 5"),
+        ("table_row", "Plan \u2014 Costs > Total costs | 2024: 5"),
+        ("table_row", "Plan \u2014 Profit | 2024: 3"),
+        ("paragraph", "Notes"),
+    ]
 
 
 def test_spreadsheet_rules_are_unchanged_without_context() -> None:
     rows = _grid([["Report 2024", "", ""], ["", "", ""], ["A", "B", "C"], ["$", "2", "3"], ["x", "", "%"]])
     flat = flatten_table(rows)
-    assert [(i.kind, i.text) for i in flat.items] == [("title", "Report 2024"), ("row", "A: $ | B: 2 | C: 3"),
-                                                        ("row", "A: x | C: %")]
+    assert [(i.kind, i.text) for i in flat.items] == [
+        ("title", "Report 2024"),
+        ("row", "A: $ | B: 2 | C: 3"),
+        ("row", "A: x | C: %"),
+    ]
 
 
 def test_a_label_wrapped_over_two_lines_is_one_label_and_a_short_label_alone_is_a_section() -> None:
-    flat = flatten_table(_grid([
-        ["", "2023", "2022"],
-        ["North America", "", ""],  # no colon, no figure: the rows under it are its
-        ["Net sales", "$69,244", "$76,881"],
-        ["Common stock (100,000 shares authorized; 10,242 and", "", ""],  # the printer wrapped the label
-        ["10,258 shares outstanding", "108", "108"],
-    ]), context=True)
+    flat = flatten_table(
+        _grid(
+            [
+                ["", "2023", "2022"],
+                ["North America", "", ""],  # no colon, no figure: the rows under it are its
+                ["Net sales", "$69,244", "$76,881"],
+                ["Common stock (100,000 shares authorized; 10,242 and", "", ""],  # the printer wrapped the label
+                ["10,258 shares outstanding", "108", "108"],
+            ]
+        ),
+        context=True,
+    )
     rows = [(i.section, i.text) for i in flat.items if i.kind == "row"]
-    assert rows == [("North America", "Net sales | 2023: $69,244 | 2022: $76,881"),
-                    ("North America", "Common stock (100,000 shares authorized; 10,242 and 10,258 shares outstanding"
-                                      " | 2023: 108 | 2022: 108")]
+    assert rows == [
+        ("North America", "Net sales | 2023: $69,244 | 2022: $76,881"),
+        (
+            "North America",
+            "Common stock (100,000 shares authorized; 10,242 and 10,258 shares outstanding | 2023: 108 | 2022: 108",
+        ),
+    ]
 
 
 def _line(page: int, y: float, cells: list[tuple[float, float, str]], size: float = 8.0):  # -> pdf.Line
@@ -236,13 +265,18 @@ def test_a_balance_sheets_date_row_heads_the_rows_below_its_section_labels() -> 
     from chunkbench_core.parsing.pdf import table_runs
 
     values = lambda y, label, a, b: _line(1, y, [(35, 140, label), (475, 510, a), (566, 600, b)])  # noqa: E731 - a one-line helper reads best beside its use
-    lines = [_line(1, 100, [(433, 505, "December 31, 2022"), (528, 587, "March 31, 2023")]),
-             _line(1, 110, [(534, 575, "(unaudited)")]),
-             _line(1, 122, [(202, 232, "ASSETS")]), _line(1, 134, [(19, 85, "Current assets:")]),
-             values(146, "Cash and cash equivalents", "$53,888", "$49,343"),
-             values(158, "Inventories", "34,405", "34,170"),
-             _line(1, 170, [(150, 300, "LIABILITIES AND EQUITY")]), _line(1, 182, [(19, 95, "Current liabilities:")]),
-             values(194, "Accounts payable", "$79,600", "$66,907"), values(206, "Unearned revenue", "13,227", "14,281")]
+    lines = [
+        _line(1, 100, [(433, 505, "December 31, 2022"), (528, 587, "March 31, 2023")]),
+        _line(1, 110, [(534, 575, "(unaudited)")]),
+        _line(1, 122, [(202, 232, "ASSETS")]),
+        _line(1, 134, [(19, 85, "Current assets:")]),
+        values(146, "Cash and cash equivalents", "$53,888", "$49,343"),
+        values(158, "Inventories", "34,405", "34,170"),
+        _line(1, 170, [(150, 300, "LIABILITIES AND EQUITY")]),
+        _line(1, 182, [(19, 95, "Current liabilities:")]),
+        values(194, "Accounts payable", "$79,600", "$66,907"),
+        values(206, "Unearned revenue", "13,227", "14,281"),
+    ]
     for line, gap in zip(lines[1:], (10, 12, 12, 12, 12, 12, 12, 12, 12)):
         line.gap_before = gap
     assert table_runs(lines) == {0: len(lines)}
@@ -252,9 +286,13 @@ def test_figures_side_by_side_are_two_cells_however_close() -> None:
     from chunkbench_core.parsing.options import ParseOptions
     from chunkbench_core.parsing.pdf import Fragment, group_lines
 
-    frags = [Fragment(36, 50, 8, False, "Accounts payable", 91), Fragment(441, 50, 8, False, "(9,380)", 470),
-             Fragment(473, 50, 8, False, "(11,264)", 510), Fragment(512, 50, 8, False, "2,488", 532),
-             Fragment(574, 50, 8, False, "1,061", 597)]
+    frags = [
+        Fragment(36, 50, 8, False, "Accounts payable", 91),
+        Fragment(441, 50, 8, False, "(9,380)", 470),
+        Fragment(473, 50, 8, False, "(11,264)", 510),
+        Fragment(512, 50, 8, False, "2,488", 532),
+        Fragment(574, 50, 8, False, "1,061", 597),
+    ]
     (line,) = group_lines(frags, 1, ParseOptions())
     assert [c.text for c in line.cells] == ["Accounts payable", "(9,380)", "(11,264)", "2,488", "1,061"]
 
@@ -318,8 +356,12 @@ def _split_table_pdf(path: Path, repeat_header: bool) -> Path:
     pdf.add_page()
     pdf.set_font("Helvetica", "", 10)
     pdf.set_y(20)
-    pdf.multi_cell(0, 5, "Management reviews the segment figures below every quarter with the board of directors, "
-                         "and the auditors review them once a year before the annual report is published.")
+    pdf.multi_cell(
+        0,
+        5,
+        "Management reviews the segment figures below every quarter with the board of directors, "
+        "and the auditors review them once a year before the annual report is published.",
+    )
     pdf.ln(3)
     pdf.set_font("Helvetica", "B", 10)
     pdf.cell(0, 5, "SEGMENT REVENUE (In thousands)", align="C", new_x="LMARGIN", new_y="NEXT")
@@ -348,10 +390,14 @@ def test_a_table_continued_on_the_next_page_keeps_its_header_and_title(tmp_path:
     parsed = parse(_split_table_pdf(tmp_path / "segments.pdf", repeat_header))
     rows = [u.text for u in parsed.units if u.content_type == "table_row"]
     assert len(rows) == 60
-    assert rows[0] == ("SEGMENT REVENUE (In thousands) \u2014 Region 01 | Year Ended December 31, 2024: 1,007 | "
-                       "Year Ended December 31, 2023: 905")
-    assert rows[59] == ("SEGMENT REVENUE (In thousands) \u2014 Region 60 | Year Ended December 31, 2024: 1,420 | "
-                        "Year Ended December 31, 2023: 1,200")
+    assert rows[0] == (
+        "SEGMENT REVENUE (In thousands) \u2014 Region 01 | Year Ended December 31, 2024: 1,007 | "
+        "Year Ended December 31, 2023: 905"
+    )
+    assert rows[59] == (
+        "SEGMENT REVENUE (In thousands) \u2014 Region 60 | Year Ended December 31, 2024: 1,420 | "
+        "Year Ended December 31, 2023: 1,200"
+    )
     tables = [e for e in parsed.explain if e.kind == "table"]
     assert len(tables) == 2
     assert "continues" in tables[1].rule and "title from the table it continues on the page before" in tables[1].rule

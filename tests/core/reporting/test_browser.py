@@ -21,11 +21,20 @@ from tests.conftest import require_executable, require_tool
 from .fixtures import XSS_SCRIPT
 
 ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "reports"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run", "--disable-quic"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 
-NO_INLINE_HANDLERS = ("() => [...document.querySelectorAll('*')]"
-                      ".filter(e => [...e.attributes].some(a => a.name.startsWith('on'))).length")
+NO_INLINE_HANDLERS = (
+    "() => [...document.querySelectorAll('*')].filter(e => [...e.attributes].some(a => a.name.startsWith('on'))).length"
+)
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +98,8 @@ def test_managerial_plots_render(browser: Any, any_reports: ReportPaths) -> None
     images = view.page.evaluate(
         "() => [...document.images].map(i => ({id: i.id,"
         " ok: i.complete && i.naturalWidth > 100 && i.naturalHeight > 100,"
-        " shown: i.getBoundingClientRect().width > 100}))")
+        " shown: i.getBoundingClientRect().width > 100}))"
+    )
     expected = {"metric-bars", "chunk-sizes"} | ({"frontier"} if _variant(any_reports) == "extended" else set())
     assert {i["id"] for i in images} >= expected
     assert all(i["ok"] and i["shown"] for i in images), images
@@ -179,9 +189,11 @@ def test_decision_board_filters_and_warns(browser: Any, extended_reports: Report
     ranked = page.evaluate("() => Object.keys(chunkbench.readJson('board-data').colors)")
     assert shown == [c for c in ranked if c in shown]
     assert "n=" in page.locator("#heatmap button").first.inner_text()
-    trend = page.evaluate("() => { const s = document.getElementById('trend'); const b = s.getBoundingClientRect();"
-                          " return {w: b.width, h: b.height, circles: s.querySelectorAll('circle').length,"
-                          " lines: s.querySelectorAll('polyline').length}; }")
+    trend = page.evaluate(
+        "() => { const s = document.getElementById('trend'); const b = s.getBoundingClientRect();"
+        " return {w: b.width, h: b.height, circles: s.querySelectorAll('circle').length,"
+        " lines: s.querySelectorAll('polyline').length}; }"
+    )
     assert trend["w"] > 300 and trend["h"] > 200 and trend["circles"] >= 10 and trend["lines"] >= 1
     badges = page.locator("#run-list .neighbor-badge").all_inner_texts()
     assert "±3/3" in badges and "±0/0" in badges
@@ -208,9 +220,16 @@ def test_decision_board_filters_and_warns(browser: Any, extended_reports: Report
 
 def test_reports_render_with_virtual_time_budget(chromium: str, extended_reports: ReportPaths, tmp_path: Path) -> None:
     """Plain Chromium (no driver): the scripts run from file:// and build the DOM, as a user's browser would."""
+
     def dump(path: Path) -> str:
-        command = [chromium, *FLAGS, f"--user-data-dir={tmp_path / path.stem}", "--virtual-time-budget=5000",
-                   "--dump-dom", path.as_uri()]
+        command = [
+            chromium,
+            *FLAGS,
+            f"--user-data-dir={tmp_path / path.stem}",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            path.as_uri(),
+        ]
         done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
         assert done.returncode == 0, done.stderr[-2000:]
         return done.stdout

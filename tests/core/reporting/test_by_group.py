@@ -48,15 +48,22 @@ def table(html: str, element_id: str) -> list[list[str]]:
 
 def test_managerial_section_tables_counts_and_sentence(reports: ReportPaths) -> None:
     html = section(read(reports.managerial))
-    assert ("On pdf documents (5 questions) semantic × minilm ranks first by recall_at_512; on docx documents "
-            "(5 questions) recursive × minilm does, as on all questions.") in html
+    assert (
+        "On pdf documents (5 questions) semantic × minilm ranks first by recall_at_512; on docx documents "
+        "(5 questions) recursive × minilm does, as on all questions."
+    ) in html
     # rows: group, questions, first by the ranking metric, then one cell per configuration (leaderboard order)
     assert table(html, "groups-format-rank") == [
         ["docx", "5 questions", "recursive × minilm", "0.900 n=5", "0.625 n=4"],
         ["pdf", "5 questions", "semantic × minilm", "0.300 n=5", "0.600 n=5"],
     ]
-    assert table(html, "groups-format-precision")[0] == ["docx", "5 questions", "recursive × minilm", "0.380 n=5",
-                                                          "0.400 n=4"]
+    assert table(html, "groups-format-precision")[0] == [
+        "docx",
+        "5 questions",
+        "recursive × minilm",
+        "0.380 n=5",
+        "0.400 n=4",
+    ]
     assert table(html, "groups-format-context_tokens")[0][3:] == ["380 n=5", "400 n=4"]
     category = table(html, "groups-category-rank")
     assert category[0][:2] == ["howto", "5 questions"]

@@ -6,35 +6,50 @@ import pandas as pd
 
 from chunkbench_core.reporting.leaderboard import format_markdown, format_table
 
-RECOMMENDATION = {"strategy": "fixed_size", "corpus_model": "multilingual-e5-small", "rule": "cheapest_within_margin",
-                  "reason": "fixed_size × multilingual-e5-small is the cheapest of the 2 configurations shown within "
-                            "0.02 of the best.", "rank_metric": "recall_at_512",
-                  "metric_definition": "the share of the evidence text inside the first 512 tokens",
-                  "recommendation_stability": 0.62, "stability_resamples": 1000,
-                  "stability_runner_ups": "semantic_parent_child × multilingual-e5-small 38%"}
+RECOMMENDATION = {
+    "strategy": "fixed_size",
+    "corpus_model": "multilingual-e5-small",
+    "rule": "cheapest_within_margin",
+    "reason": "fixed_size × multilingual-e5-small is the cheapest of the 2 configurations shown within "
+    "0.02 of the best.",
+    "rank_metric": "recall_at_512",
+    "metric_definition": "the share of the evidence text inside the first 512 tokens",
+    "recommendation_stability": 0.62,
+    "stability_resamples": 1000,
+    "stability_runner_ups": "semantic_parent_child × multilingual-e5-small 38%",
+}
 
 
 def board(ranked: bool) -> pd.DataFrame:
-    return pd.DataFrame({
-        "rank": [1, 2] if ranked else [math.nan, math.nan],
-        "class": ["best", "within_margin"] if ranked else [None, None],
-        "tier": [1, 1] if ranked else [math.nan, math.nan],
-        "margin": [0.02, 0.02] if ranked else [math.nan, math.nan],
-        "lower_bound_vs_best": [math.nan, -0.013] if ranked else [math.nan, math.nan],
-        "strategy": ["semantic_parent_child", "fixed_size"],
-        "corpus_model": ["multilingual-e5-small"] * 2,
-        "n_questions": [30, 30],
-        "recall": [0.9, 0.955], "precision": [0.048, 0.037], "iou": [0.048, 0.037], "mrr": [0.839, 0.825],
-        "hit_rate": [0.9, 1.0], "recall_expanded": [1.0, math.nan],
-        "rank_metric": ["recall_at_512"] * 2 if ranked else [None, None],
-        "rank_mean": [0.91, 0.9] if ranked else [math.nan, math.nan],
-        "recall_at_512": [0.91, 0.9],
-        "context_tokens": [1686.4, 946.0], "query_ms": [3.21, 2.9], "projected_usd": [0.0, 0.0],
-        "cost_usd": [0.0004, 0.0],
-        "on_frontier": [True, True] if ranked else [None, None],
-        "verdict": ["highest mean", "recommended"] if ranked else ["not compared yet"] * 2,
-        "index_seconds": [12.5, 3.3], "budget_auc": [0.8, 0.85],
-    })
+    return pd.DataFrame(
+        {
+            "rank": [1, 2] if ranked else [math.nan, math.nan],
+            "class": ["best", "within_margin"] if ranked else [None, None],
+            "tier": [1, 1] if ranked else [math.nan, math.nan],
+            "margin": [0.02, 0.02] if ranked else [math.nan, math.nan],
+            "lower_bound_vs_best": [math.nan, -0.013] if ranked else [math.nan, math.nan],
+            "strategy": ["semantic_parent_child", "fixed_size"],
+            "corpus_model": ["multilingual-e5-small"] * 2,
+            "n_questions": [30, 30],
+            "recall": [0.9, 0.955],
+            "precision": [0.048, 0.037],
+            "iou": [0.048, 0.037],
+            "mrr": [0.839, 0.825],
+            "hit_rate": [0.9, 1.0],
+            "recall_expanded": [1.0, math.nan],
+            "rank_metric": ["recall_at_512"] * 2 if ranked else [None, None],
+            "rank_mean": [0.91, 0.9] if ranked else [math.nan, math.nan],
+            "recall_at_512": [0.91, 0.9],
+            "context_tokens": [1686.4, 946.0],
+            "query_ms": [3.21, 2.9],
+            "projected_usd": [0.0, 0.0],
+            "cost_usd": [0.0004, 0.0],
+            "on_frontier": [True, True] if ranked else [None, None],
+            "verdict": ["highest mean", "recommended"] if ranked else ["not compared yet"] * 2,
+            "index_seconds": [12.5, 3.3],
+            "budget_auc": [0.8, 0.85],
+        }
+    )
 
 
 def test_ranked_table_fits_120_columns_and_says_what_the_rank_means():
@@ -48,9 +63,10 @@ def test_ranked_table_fits_120_columns_and_says_what_the_rank_means():
     assert "rank: by mean recall_at_512 (the share of the evidence text inside the first 512 tokens)" in text
     words = " ".join(text.split())  # the notes are wrapped at 120 columns
     assert "within 0.02 = shown within 0.02 of the best" in words and "undecided = might be as good" in words
-    assert ("Recommended: fixed_size × multilingual-e5-small (cheapest_within_margin; picked in 62% of 1,000 "
-            "resamples of the questions (otherwise: semantic_parent_child × multilingual-e5-small 38%)).") in " ".join(
-        text.split())
+    assert (
+        "Recommended: fixed_size × multilingual-e5-small (cheapest_within_margin; picked in 62% of 1,000 "
+        "resamples of the questions (otherwise: semantic_parent_child × multilingual-e5-small 38%))."
+    ) in " ".join(text.split())
     assert "| 1 | semantic_parent_child |" in format_markdown(board(True), RECOMMENDATION)
 
 
@@ -83,7 +99,9 @@ def test_dollar_columns_give_way_when_nothing_costs_money():
     free = board(True).assign(cost_usd=[0.0, 0.0])
     header = format_table(free, RECOMMENDATION).splitlines()[0]
     assert "$" not in header and "tokens" in header
-    assert "$ index+1k q" in format_table(board(True).assign(projected_usd=[0.01, 0.02]), RECOMMENDATION).splitlines()[0]
+    assert (
+        "$ index+1k q" in format_table(board(True).assign(projected_usd=[0.01, 0.02]), RECOMMENDATION).splitlines()[0]
+    )
 
 
 def test_the_counts_line_is_printed_even_when_no_question_is_judge_only():
@@ -92,7 +110,9 @@ def test_the_counts_line_is_printed_even_when_no_question_is_judge_only():
     counted = board(True).assign(n_judge_only=[0, 0], n_documents_only=[0, 0])
     assert question_notes(counted, RECOMMENDATION) == ["questions: 30 scored (0 judge-only)."]
     counted = counted.assign(n_judge_only=[7, 7])
-    assert question_notes(counted, RECOMMENDATION) == ["questions: 30 scored (7 judge-only, not scored without an LLM)."]
+    assert question_notes(counted, RECOMMENDATION) == [
+        "questions: 30 scored (7 judge-only, not scored without an LLM)."
+    ]
 
 
 def test_the_counts_are_printed_once_when_the_recommendation_says_them():
@@ -114,7 +134,8 @@ def test_long_names_keep_the_frontier_and_no_dollar_column_of_zeros():
     a dollar column whose every value is 0 is never printed, even when another dollar column has amounts."""
     long = board(True).assign(
         corpus_model=["sentence-transformers-paraphrase-multilingual-mpnet-base-v2-long"] * 2,
-        strategy_label=["semantic_parent_child", "contextual_retrieval (heading context)"])
+        strategy_label=["semantic_parent_child", "contextual_retrieval (heading context)"],
+    )
     header = format_table(long, RECOMMENDATION).splitlines()[0].split()
     assert "frontier" in header
     assert "$ index+1k q" not in " ".join(header)  # projected_usd is 0 for both; cost_usd is not

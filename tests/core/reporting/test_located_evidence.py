@@ -23,8 +23,7 @@ def test_the_inspector_marks_located_evidence(extended_results: ResultsDB) -> No
             break
     assert chosen is not None
     refs = json.loads(questions.at[chosen, "references"])
-    questions.at[chosen, "references"] = json.dumps([{**r, "located_by": "answer_words", "score": 0.8}
-                                                     for r in refs])
+    questions.at[chosen, "references"] = json.dumps([{**r, "located_by": "answer_words", "score": 0.8} for r in refs])
     questions["evidence_origin"] = "written"
     questions.at[chosen, "evidence_origin"] = "located"
     payload = inspector_payload(data, extended_results)
@@ -41,10 +40,13 @@ def test_the_inspector_marks_located_evidence(extended_results: ResultsDB) -> No
 
 
 def test_counts_read_n_scored_m_judge_only() -> None:
-    assert question_counts({"n_questions": 32, "n_judge_only": 7}) == \
-        "32 scored (7 judge-only, not scored without an LLM)"
-    assert question_counts({"n_questions": 32, "n_judge_only": 7, "n_judged": 39}) == \
-        "32 scored (7 judge-only, scored by the LLM judge only)"
+    assert (
+        question_counts({"n_questions": 32, "n_judge_only": 7}) == "32 scored (7 judge-only, not scored without an LLM)"
+    )
+    assert (
+        question_counts({"n_questions": 32, "n_judge_only": 7, "n_judged": 39})
+        == "32 scored (7 judge-only, scored by the LLM judge only)"
+    )
     assert question_counts({"n_questions": 5, "n_judge_only": None}) == "5 scored (0 judge-only)"
 
 

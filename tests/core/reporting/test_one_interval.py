@@ -15,7 +15,8 @@ def _recorded(results: ResultsDB) -> dict[str, tuple[float, float]]:
     frame = results.query(
         """SELECT l.strategy || ' × ' || l.corpus_model AS configuration, m.recall_ci_low, m.recall_ci_high
            FROM leaderboard l JOIN experiment_metrics m USING (experiment_run_id, strategy, corpus_model)
-           WHERE m.created_at = l.created_at""")
+           WHERE m.created_at = l.created_at"""
+    )
     return {r.configuration: (float(r.recall_ci_low), float(r.recall_ci_high)) for r in frame.itertuples()}
 
 
@@ -39,10 +40,14 @@ def test_the_views_show_the_interval_the_run_recorded(extended_results, extended
     # the managerial report: the recommendation's sentence and the key-figure card give one interval
     managerial = read(extended_reports.managerial)
     sentence = re.search(r"id='rank-metric'>.*?95% CI ([0-9.]+)–([0-9.]+)", managerial, flags=re.S)
-    card = re.search(r"<div class='label'>Recall</div><div class='value'>[^<]*</div><div class='ci'>95% CI "
-                     r"([0-9.]+)–([0-9.]+)</div>", managerial)
+    card = re.search(
+        r"<div class='label'>Recall</div><div class='value'>[^<]*</div><div class='ci'>95% CI "
+        r"([0-9.]+)–([0-9.]+)</div>",
+        managerial,
+    )
     assert sentence and card
     assert sentence.groups() == card.groups()
     recommended = extended_results.recommendation()
-    assert sentence.groups() == tuple(f"{v:.3f}" for v in recorded[f"{recommended['strategy']} × "
-                                                                     f"{recommended['corpus_model']}"])
+    assert sentence.groups() == tuple(
+        f"{v:.3f}" for v in recorded[f"{recommended['strategy']} × {recommended['corpus_model']}"]
+    )

@@ -96,8 +96,9 @@ def _pages(reports: ReportPaths) -> list[tuple[str, Path, str]]:
     return [(name, path, READY[name]) for name, path in reports.as_dict().items()]
 
 
-def test_no_page_runs_off_the_right_edge_at_1280_px(open_page: Any, wide_reports: ReportPaths,
-                                                    extended_reports: ReportPaths) -> None:
+def test_no_page_runs_off_the_right_edge_at_1280_px(
+    open_page: Any, wide_reports: ReportPaths, extended_reports: ReportPaths
+) -> None:
     for fixture, reports in (("wide", wide_reports), ("extended", extended_reports)):
         for name, path, ready in _pages(reports):
             page = open_page(path, ready)
@@ -137,15 +138,19 @@ def _lab(color: str) -> tuple[float, float, float]:
     def linear(c: float) -> float:
         return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
 
-    r, g, b = (linear(int(color[i:i + 2], 16) / 255) for i in (1, 3, 5))
-    x, y, z = ((0.4124564 * r + 0.3575761 * g + 0.1804375 * b) / 0.95047, 0.2126729 * r + 0.7151522 * g
-               + 0.0721750 * b, (0.0193339 * r + 0.1191920 * g + 0.9503041 * b) / 1.08883)
+    r, g, b = (linear(int(color[i : i + 2], 16) / 255) for i in (1, 3, 5))
+    x, y, z = (
+        (0.4124564 * r + 0.3575761 * g + 0.1804375 * b) / 0.95047,
+        0.2126729 * r + 0.7151522 * g + 0.0721750 * b,
+        (0.0193339 * r + 0.1191920 * g + 0.9503041 * b) / 1.08883,
+    )
     f = [v ** (1 / 3) if v > 216 / 24389 else (24389 / 27 * v + 16) / 116 for v in (x, y, z)]
     return 116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])
 
 
-def test_twenty_configurations_get_twenty_colours_that_stay_apart(open_page: Any, wide_results: ResultsDB,
-                                                                   wide_reports: ReportPaths) -> None:
+def test_twenty_configurations_get_twenty_colours_that_stay_apart(
+    open_page: Any, wide_results: ResultsDB, wide_reports: ReportPaths
+) -> None:
     assert len(plots.PALETTE) == 20
     closest = min(math.dist(_lab(a), _lab(b)) for a, b in itertools.combinations(plots.PALETTE, 2))
     assert closest >= 30, closest  # CIELAB distance: 10 is already easy to tell apart side by side
@@ -161,15 +166,18 @@ def test_twenty_configurations_get_twenty_colours_that_stay_apart(open_page: Any
     assert stars[0] is markers[recommended]
     # the decision board's trend chart: the same colours, one per configuration
     page = open_page(wide_reports.decision_board, READY["decision_board"])
-    fills = page.evaluate("() => [...document.querySelectorAll('#trend rect[width=\"10\"]')].map(r => r.getAttribute('fill'))")
+    fills = page.evaluate(
+        "() => [...document.querySelectorAll('#trend rect[width=\"10\"]')].map(r => r.getAttribute('fill'))"
+    )
     assert len(fills) == 20 and set(fills) == set(plots.PALETTE)
     page.locator("#trend").screenshot(path=str(ARTIFACTS / "wide-trend.png"))
 
 
 def test_one_label_per_configuration_across_the_three_reports(open_page: Any, wide_reports: ReportPaths) -> None:
     expected = wide_fixture.labels()
-    assert expected["contextual_retrieval|all-minilm-l6-v2"] == \
-        "contextual_retrieval (heading context) × all-minilm-l6-v2"
+    assert (
+        expected["contextual_retrieval|all-minilm-l6-v2"] == "contextual_retrieval (heading context) × all-minilm-l6-v2"
+    )
     shown: dict[str, set[str]] = {}
     for name, path, ready in _pages(wide_reports):
         page = open_page(path, ready)
@@ -185,21 +193,25 @@ def test_one_label_per_configuration_across_the_three_reports(open_page: Any, wi
                 assert f"{strategy}{other}{model}" not in text, (name, strategy, other, model)
     assert shown == {key: {label} for key, label in expected.items()}
     # the plots are labelled by the same function
-    points, _, _ = plots.frontier_points(load_report_data(ResultsDB(wide_reports.managerial.parent.parent / "results")
-                                                          ).board)
+    points, _, _ = plots.frontier_points(
+        load_report_data(ResultsDB(wide_reports.managerial.parent.parent / "results")).board
+    )
     assert {p.label for p in points} == set(expected.values())
 
 
 def test_the_label_function() -> None:
     assert SEPARATOR == " × "
     assert configuration_label("fixed_size", "all-minilm-l6-v2") == "fixed_size × all-minilm-l6-v2"
-    assert configuration_label("contextual_retrieval", "m", {"context_sources": {"headings": 3}}) == \
-        "contextual_retrieval (heading context) × m"
+    assert (
+        configuration_label("contextual_retrieval", "m", {"context_sources": {"headings": 3}})
+        == "contextual_retrieval (heading context) × m"
+    )
     assert configuration_label("fixed_size", "m", {}, "size256_overlap32") == "fixed_size × m [size256_overlap32]"
 
 
 def test_managerial_leaves_out_dollar_columns_of_zeros_and_p_values_have_three_decimals(
-        wide_reports: ReportPaths) -> None:
+    wide_reports: ReportPaths,
+) -> None:
     managerial = wide_reports.managerial.read_text(encoding="utf-8")
     assert "$0.0000" not in managerial and "index $" not in managerial
     assert "Nothing here costs money" in managerial
@@ -215,8 +227,9 @@ def test_managerial_leaves_out_dollar_columns_of_zeros_and_p_values_have_three_d
     assert any(p != "–" for p in p_values)
 
 
-def test_the_decision_board_follows_the_ranking_and_its_n_can_be_read(open_page: Any, wide_reports: ReportPaths,
-                                                                     tmp_path: Path) -> None:
+def test_the_decision_board_follows_the_ranking_and_its_n_can_be_read(
+    open_page: Any, wide_reports: ReportPaths, tmp_path: Path
+) -> None:
     """Stage two's default candidates (the three best cells) list equal values in the leaderboard's order, as the
     heat map does, not in the order the runs were recorded (on the demo, recursive ran before element, which
     ranks above it on the same mean), and the n under each heat-map value is drawn in the cell's own colour: the
@@ -228,7 +241,7 @@ def test_the_decision_board_follows_the_ranking_and_its_n_can_be_read(open_page:
     html = wide_reports.decision_board.read_text(encoding="utf-8")
     start = html.index('<script type="application/json" id="board-data">')
     end = html.index("</script>", start) + len("</script>")
-    data = json.loads(html[html.index(">", start) + 1:end - len("</script>")])
+    data = json.loads(html[html.index(">", start) + 1 : end - len("</script>")])
     data["rows"].reverse()  # the runs recorded in the other order
     board = tmp_path / "decision_board.html"
     board.write_text(html[:start] + json_script("board-data", data) + html[end:], encoding="utf-8")
@@ -246,8 +259,10 @@ def test_the_decision_board_follows_the_ranking_and_its_n_can_be_read(open_page:
     headers = page.locator("#candidates thead th").all_inner_texts()
     assert "n" in headers
     counts = page.locator("#candidates tbody tr").evaluate_all(
-        "(rows, i) => rows.map(r => r.cells[i].innerText)", headers.index("n"))
+        "(rows, i) => rows.map(r => r.cells[i].innerText)", headers.index("n")
+    )
     assert counts and all(c.isdigit() and int(c) > 0 for c in counts), counts
     colours = page.locator("#heatmap tbody button").evaluate_all(
-        "cells => cells.map(c => [getComputedStyle(c).color, getComputedStyle(c.querySelector('.ci')).color])")
+        "cells => cells.map(c => [getComputedStyle(c).color, getComputedStyle(c.querySelector('.ci')).color])"
+    )
     assert colours and all(cell == n for cell, n in colours), colours

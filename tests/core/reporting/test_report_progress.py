@@ -27,9 +27,10 @@ def _lines(tmp_path, monkeypatch, results_templates, rows_for_progress: int) -> 
     return [p.line() for p in seen]
 
 
-def test_big_question_sets_get_progress_lines_through_comparison_and_reports(tmp_path, monkeypatch,
-                                                                           results_templates):
-    lines = _lines(tmp_path, monkeypatch, results_templates, rows_for_progress=1)  # the fixture's 20-odd rows count as big here
+def test_big_question_sets_get_progress_lines_through_comparison_and_reports(tmp_path, monkeypatch, results_templates):
+    lines = _lines(
+        tmp_path, monkeypatch, results_templates, rows_for_progress=1
+    )  # the fixture's 20-odd rows count as big here
     assert any(line.startswith("comparing the runs: 0/5 steps") for line in lines)
     assert any(line.startswith("comparing the runs: 5/5 steps") for line in lines)
     assert any(line.startswith("reports: 0/4 steps") for line in lines)  # said before the rows are read

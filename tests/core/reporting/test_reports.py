@@ -110,13 +110,19 @@ def test_technical_inspector_data_on_widened_schema(extended_reports: ReportPath
 def test_contextual_retrieval_is_labelled_by_where_its_context_came_from() -> None:
     from chunkbench_core.reporting.columns import plural, strategy_label
 
-    assert strategy_label("contextual_retrieval", {"context_sources": {"headings": 4}}) == \
-        "contextual_retrieval (heading context)"
+    assert (
+        strategy_label("contextual_retrieval", {"context_sources": {"headings": 4}})
+        == "contextual_retrieval (heading context)"
+    )
     assert strategy_label("contextual_retrieval", {"context_sources": {"llm": 4}}) == "contextual_retrieval"
-    assert strategy_label("contextual_retrieval", {"context_sources": {"llm": 3, "headings_fallback": 1}}) == \
-        "contextual_retrieval (LLM context, heading fallback on 1 chunk)"
-    assert strategy_label("contextual_retrieval", {"chunking_params": {"context_source": "headings"}}) == \
-        "contextual_retrieval (heading context)"  # older runs: the chunker's own record
+    assert (
+        strategy_label("contextual_retrieval", {"context_sources": {"llm": 3, "headings_fallback": 1}})
+        == "contextual_retrieval (LLM context, heading fallback on 1 chunk)"
+    )
+    assert (
+        strategy_label("contextual_retrieval", {"chunking_params": {"context_source": "headings"}})
+        == "contextual_retrieval (heading context)"
+    )  # older runs: the chunker's own record
     assert strategy_label("fixed_size", {"context_sources": {}}) == "fixed_size"
     assert (plural(1, "question"), plural(2, "question"), plural(0, "run")) == ("1 question", "2 questions", "0 runs")
 
@@ -140,8 +146,8 @@ def test_technical_on_base_schema(base_reports: ReportPaths) -> None:
     failed = next(r for r in data["results"].values() if r["error"])
     assert "search timed out" in failed["error"] and failed["hits"] == []
     # failures: the document that did not parse, the question that failed, escaped
-    assert "id=\"failed-documents\"" in html and "broken.pdf" in html
-    assert "id=\"failed-questions\"" in html and "search timed out &lt;script&gt;" in html
+    assert 'id="failed-documents"' in html and "broken.pdf" in html
+    assert 'id="failed-questions"' in html and "search timed out &lt;script&gt;" in html
     # provenance and per-question table
     assert "question_set_hash" in html and "document_hashes.volcano.md" in html
     assert html.count("<tr") > len(QUESTIONS) * 4
@@ -163,8 +169,13 @@ def test_decision_board_keeps_every_run(base_reports: ReportPaths, extended_repo
 def test_board_rows_carry_the_facts_of_the_scored_collection(extended_reports: ReportPaths) -> None:
     rows = embedded(read(extended_reports.decision_board), "board-data")["rows"]
     assert {r["corpus"] for r in rows} == {"corpus-current", "corpus-older"}
-    settings = run_settings({"corpus_fingerprint": "c1", "settings_fingerprint": "s1",
-                             "context_sources": {"llm": 3, "headings_fallback": 1}})
+    settings = run_settings(
+        {
+            "corpus_fingerprint": "c1",
+            "settings_fingerprint": "s1",
+            "context_sources": {"llm": 3, "headings_fallback": 1},
+        }
+    )
     assert (settings.corpus_fingerprint, settings.settings_fingerprint) == ("c1", "s1")
     assert settings.context_source == "headings_fallback, llm"
     assert run_settings({"context_sources": {}}).context_source is None
@@ -184,21 +195,36 @@ def test_sweep_variant_in_the_same_run_is_kept_apart(base_results: ResultsDB, ba
 
 
 def _board_row(run: str, minute: int, strategy: str, **extra: object) -> dict:
-    row = {"run": run, "strategy": strategy, "model": "minilm", "variant": None, "topK": 5, "prev": 0, "next": 0,
-           "questionSet": "h", "filter": False, "_batch": None, "_stamp": datetime(2026, 11, 1, 10, minute),
-           "created": f"2026-11-01 10:{minute:02d}:00"}
+    row = {
+        "run": run,
+        "strategy": strategy,
+        "model": "minilm",
+        "variant": None,
+        "topK": 5,
+        "prev": 0,
+        "next": 0,
+        "questionSet": "h",
+        "filter": False,
+        "_batch": None,
+        "_stamp": datetime(2026, 11, 1, 10, minute),
+        "created": f"2026-11-01 10:{minute:02d}:00",
+    }
     row.update(extra)
     return row
 
 
 def test_runs_launched_together_form_one_board_column() -> None:
     rows = [
-        _board_row("a", 0, "fixed_size"), _board_row("b", 2, "recursive"), _board_row("c", 3, "semantic"),
+        _board_row("a", 0, "fixed_size"),
+        _board_row("b", 2, "recursive"),
+        _board_row("c", 3, "semantic"),
         _board_row("d", 5, "fixed_size"),  # fixed_size again: a new batch
         _board_row("e", 6, "recursive", prev=3, next=3),  # other neighbor settings: a new batch
         _board_row("f", 50, "semantic", prev=3, next=3),  # 44 minutes later: a new batch
-        _board_row("g", 1, "fixed_size", _batch="sweep-7"), _board_row("h", 1, "recursive", _batch="sweep-7"),
-        _board_row("m", 7, "fixed_size"), _board_row("m", 7, "recursive"),  # one run id, two configurations
+        _board_row("g", 1, "fixed_size", _batch="sweep-7"),
+        _board_row("h", 1, "recursive", _batch="sweep-7"),
+        _board_row("m", 7, "fixed_size"),
+        _board_row("m", 7, "recursive"),  # one run id, two configurations
     ]
     assign_batches(rows)
     batch = {r["run"]: r["batch"] for r in rows}
@@ -238,16 +264,25 @@ def test_json_written_in_pieces_is_the_same_json_and_as_safe() -> None:
             walked.append(key)
             yield key, {"nested": [hostile, 1.5, None], "k": key}
 
-    data = {"first": [hostile, {"deep": {"deeper": [float("inf"), 2]}}], "stream": ObjectStream(members()),
-            "after": lambda: list(walked), "empty": {}, "none": []}
+    data = {
+        "first": [hostile, {"deep": {"deeper": [float("inf"), 2]}}],
+        "stream": ObjectStream(members()),
+        "after": lambda: list(walked),
+        "empty": {},
+        "none": [],
+    }
     pieces = list(script_json_parts(data))
     text = "".join(pieces)
     assert len(pieces) > 10  # members and list items are encoded one at a time
     assert "<" not in text and ">" not in text and "&" not in text and "\u2028" not in text
     cleaned = {**hostile, "n": None}
-    assert json.loads(text) == {"first": [cleaned, {"deep": {"deeper": [None, 2]}}],
-                                "stream": {k: {"nested": [cleaned, 1.5, None], "k": k} for k in ("x", "y")},
-                                "after": ["x", "y"], "empty": {}, "none": []}  # "after" is called once walked
+    assert json.loads(text) == {
+        "first": [cleaned, {"deep": {"deeper": [None, 2]}}],
+        "stream": {k: {"nested": [cleaned, 1.5, None], "k": k} for k in ("x", "y")},
+        "after": ["x", "y"],
+        "empty": {},
+        "none": [],
+    }  # "after" is called once walked
 
 
 def test_the_technical_report_written_in_pieces_holds_the_whole_inspector_payload(base_results: ResultsDB) -> None:
@@ -258,8 +293,14 @@ def test_the_technical_report_written_in_pieces_holds_the_whole_inspector_payloa
 
 
 def test_run_settings_read_both_provenance_shapes() -> None:
-    nested = run_settings({"neighbors": {"neighbor_prev": 2, "neighbor_next": 1, "applied": True},
-                           "boundary_model": "e5", "chunking_params": {"chunk_size": 250}, "top_k": 5})
+    nested = run_settings(
+        {
+            "neighbors": {"neighbor_prev": 2, "neighbor_next": 1, "applied": True},
+            "boundary_model": "e5",
+            "chunking_params": {"chunk_size": 250},
+            "top_k": 5,
+        }
+    )
     flat = run_settings({"neighbor_prev": 2, "neighbor_next": 1, "boundary_model": "e5", "chunk_size": 250})
     assert (nested.neighbor_badge, flat.neighbor_badge) == ("±2/1", "±2/1")
     assert nested.chunk_size == flat.chunk_size == 250 and nested.top_k == 5
@@ -268,11 +309,14 @@ def test_run_settings_read_both_provenance_shapes() -> None:
     assert flat_items == [("a.b", "1, 2"), ("a.c", "–"), ("d[0].e", "1")]
 
 
-@pytest.mark.parametrize(("span", "text", "expected"), [
-    (("d", 10, 20), "x" * 10, ([[2, 5], [7, 10]], 6)),
-    (("d", 10, 20), "x" * 9, ([], 6)),  # text does not match the offsets: count only, no ranges
-    (("e", 10, 20), "x" * 10, ([], 0)),
-])
+@pytest.mark.parametrize(
+    ("span", "text", "expected"),
+    [
+        (("d", 10, 20), "x" * 10, ([[2, 5], [7, 10]], 6)),
+        (("d", 10, 20), "x" * 9, ([], 6)),  # text does not match the offsets: count only, no ranges
+        (("e", 10, 20), "x" * 10, ([], 0)),
+    ],
+)
 def test_evidence_ranges(span: tuple[str, int, int], text: str, expected: tuple[list, int]) -> None:
     references = [("d", 12, 14), ("d", 13, 15), ("d", 17, 30), ("e", 0, 5)]
     assert evidence_ranges(span, text, references) == expected
@@ -282,8 +326,8 @@ def test_technical_tests_table_shows_n_and_no_column_of_zero_dollars(extended_re
     """Nothing priced: the tests table's cost is the context tokens, not a dollar column of zeros or dashes; each
     mean sits beside the n it is over."""
     html = read(extended_reports.technical)
-    head = html[html.index("<table id='tests'") if "<table id='tests'" in html else html.index('id="tests"'):]
-    head = head[:head.index("</thead>")]
+    head = html[html.index("<table id='tests'") if "<table id='tests'" in html else html.index('id="tests"') :]
+    head = head[: head.index("</thead>")]
     assert ">context tokens / question<" in head and "$ index + 1,000 questions" not in head
     assert ">n<" in head
 
@@ -296,20 +340,19 @@ def test_kpi_tiles_and_the_bars_caption_explain_their_terms(extended_reports: Re
     html = read(extended_reports.managerial)
     recall = metric_by_name()["recall"]
     assert f"<div class='ci kpi-term'>{esc(recall.description)}</div>" in html
-    caption = html[html.index('id="metric-bars"'):]
-    caption = caption[caption.index("<figcaption>"):caption.index("</figcaption>")]
+    caption = html[html.index('id="metric-bars"') :]
+    caption = caption[caption.index("<figcaption>") : caption.index("</figcaption>")]
     assert esc(f"{recall.label}: {recall.description}") in caption
 
 
-def test_the_plot_captions_say_what_the_plots_show_and_what_the_means_are_over(
-        extended_reports: ReportPaths) -> None:
+def test_the_plot_captions_say_what_the_plots_show_and_what_the_means_are_over(extended_reports: ReportPaths) -> None:
     """The quality-vs-cost caption names the plot's marks as the plot draws them (no "tier 1", which the plot no
     longer says), what the numbers and whiskers are, and the questions each plotted mean is over."""
     html = read(extended_reports.managerial)
     captions = {}
     for plot in ("frontier", "metric-bars"):
-        caption = html[html.index(f'id="{plot}"'):]
-        captions[plot] = caption[caption.index("<figcaption>"):caption.index("</figcaption>")]
+        caption = html[html.index(f'id="{plot}"') :]
+        captions[plot] = caption[caption.index("<figcaption>") : caption.index("</figcaption>")]
     frontier = captions["frontier"]
     assert not re.search(r"\btier\b", frontier)
     for term in ("numbered by its rank", "95% confidence interval", "undecided", "shown worse", "frontier"):
@@ -329,12 +372,15 @@ def test_token_counts_say_whether_they_are_per_question_or_summed(extended_repor
     assert token_header("judge_prompt_tokens") == "judge prompt tokens (sum)"
     technical = read(extended_reports.technical)
     assert "sum over questions)</h3>" not in technical
-    head = technical[technical.index("id='token-table'") if "id='token-table'" in technical
-                     else technical.index('id="token-table"'):]
-    headers = re.findall(r"<th[^>]*>([^<]*)</th>", head[:head.index("</thead>")])[1:]
+    head = technical[
+        technical.index("id='token-table'")
+        if "id='token-table'" in technical
+        else technical.index('id="token-table"') :
+    ]
+    headers = re.findall(r"<th[^>]*>([^<]*)</th>", head[: head.index("</thead>")])[1:]
     assert headers and all(h in TOKEN_HEADERS.values() or h.endswith(" (sum)") for h in headers), headers
     managerial = read(extended_reports.managerial)
     if "token-usage" in managerial:
-        usage = managerial[managerial.index("token-usage"):]
-        usage = usage[:usage.index("</thead>")]
+        usage = managerial[managerial.index("token-usage") :]
+        usage = usage[: usage.index("</thead>")]
         assert "context tokens" not in usage and "embedded tokens" not in usage

@@ -75,7 +75,7 @@ def recall_cell(row: list[str]) -> str:
 def board_rows(html: str) -> list[dict]:
     start = html.index('id="board-data"')
     start = html.index(">", start) + 1
-    return json.loads(html[start:html.index("</script>", start)])["rows"]
+    return json.loads(html[start : html.index("</script>", start)])["rows"]
 
 
 @pytest.fixture()
@@ -92,7 +92,8 @@ def refresh(db: ResultsDB, folder: Path):
 
 
 def test_an_excluded_run_leaves_every_view_survives_a_new_run_and_comes_back_when_included(
-        results: ResultsDB, tmp_path: Path) -> None:
+    results: ResultsDB, tmp_path: Path
+) -> None:
     before = results.leaderboard()
     assert set(before["experiment_run_id"]) == {"r3-latest"}
     n_rows = {t: len(results.query(f"SELECT * FROM {t}")) for t in ("experiment_metrics", "question_results")}
@@ -101,24 +102,35 @@ def test_an_excluded_run_leaves_every_view_survives_a_new_run_and_comes_back_whe
     assert exclusion.reason == "the embedding server was overloaded"
     assert exclude_run(results, "r3-latest", "the embedding server was overloaded").excluded_at == exclusion.excluded_at
     # a newer run of another configuration arrives after the exclusion
-    _write_run(results, "r5-newer", NOW + timedelta(hours=2), "fixed_size", "e5-small", 0,
-               chunk_documents("fixed_size"), False)
+    _write_run(
+        results, "r5-newer", NOW + timedelta(hours=2), "fixed_size", "e5-small", 0, chunk_documents("fixed_size"), False
+    )
     paths = refresh(results, tmp_path / "reports")
 
     board = results.leaderboard()
     runs = dict(zip(board["strategy"] + "|" + board["corpus_model"], board["experiment_run_id"]))
     # the previous run of each configuration is its latest again; the new run leads its own configuration
-    assert runs == {"fixed_size|e5-small": "r5-newer", "recursive|e5-small": "r1-baseline",
-                    "recursive|minilm": "r1-baseline", "fixed_size|minilm": "r2-neighbors-3"}
-    assert "r3-latest" not in set(results.query("SELECT experiment_run_id FROM leaderboard_by_setting")
-                                  ["experiment_run_id"])
+    assert runs == {
+        "fixed_size|e5-small": "r5-newer",
+        "recursive|e5-small": "r1-baseline",
+        "recursive|minilm": "r1-baseline",
+        "fixed_size|minilm": "r2-neighbors-3",
+    }
+    assert "r3-latest" not in set(
+        results.query("SELECT experiment_run_id FROM leaderboard_by_setting")["experiment_run_id"]
+    )
     assert "r3-latest" not in set(results.query("SELECT experiment_run_id FROM comparison")["experiment_run_id"])
     recommendation = results.recommendation()
-    assert recommendation is not None and recommendation["configuration"] in {"recursive|e5-small", "fixed_size|e5-small",
-                                                                              "recursive|minilm"}
+    assert recommendation is not None and recommendation["configuration"] in {
+        "recursive|e5-small",
+        "fixed_size|e5-small",
+        "recursive|minilm",
+    }
     # nothing of the run is deleted
     assert {t: len(results.query(f"SELECT * FROM {t}")) for t in ("experiment_metrics", "question_results")} == {
-        "experiment_metrics": n_rows["experiment_metrics"] + 1, "question_results": n_rows["question_results"] + 4}
+        "experiment_metrics": n_rows["experiment_metrics"] + 1,
+        "question_results": n_rows["question_results"] + 4,
+    }
 
     managerial = paths.managerial.read_text(encoding="utf-8")
     assert recall_cell(ranked(managerial)[("recursive", "e5-small")]) == "1.000"  # r1-baseline's, not r3's 0.667
@@ -126,7 +138,7 @@ def test_an_excluded_run_leaves_every_view_survives_a_new_run_and_comes_back_whe
     assert {r[1] for r in table_rows(technical, "runs")[1:]} == {"r1-baseline", "r2-neighbors-3", "r5-newer"}
     board_html = paths.decision_board.read_text(encoding="utf-8")
     assert "r3-latest" not in {r["run"] for r in board_rows(board_html)}  # out of the heat map, trend, candidates
-    section = board_html[board_html.index("id='set-aside'"):]
+    section = board_html[board_html.index("id='set-aside'") :]
     assert section.count("<tr class='set-aside' data-run='r3-latest'>") == 5  # every configuration result of it
     assert "<td class='reason'>the embedding server was overloaded</td>" in section
     assert [r.excluded for r in list_runs(results) if r.experiment_run_id == "r3-latest"] == [True] * 5
@@ -136,8 +148,12 @@ def test_an_excluded_run_leaves_every_view_survives_a_new_run_and_comes_back_whe
     paths = refresh(results, tmp_path / "reports")
     board = results.leaderboard()
     runs = dict(zip(board["strategy"] + "|" + board["corpus_model"], board["experiment_run_id"]))
-    assert runs == {"fixed_size|e5-small": "r5-newer", "recursive|e5-small": "r3-latest",
-                    "recursive|minilm": "r3-latest", "fixed_size|minilm": "r3-latest"}
+    assert runs == {
+        "fixed_size|e5-small": "r5-newer",
+        "recursive|e5-small": "r3-latest",
+        "recursive|minilm": "r3-latest",
+        "fixed_size|minilm": "r3-latest",
+    }
     managerial = paths.managerial.read_text(encoding="utf-8")
     assert recall_cell(ranked(managerial)[("recursive", "e5-small")]) == "0.667"
     assert "id='set-aside'" not in paths.decision_board.read_text(encoding="utf-8")
@@ -165,12 +181,19 @@ def test_the_report_of_an_older_run_shows_its_own_numbers(results: ResultsDB, tm
     old = ranked(paths.managerial.read_text(encoding="utf-8"))
     new = ranked(latest.managerial.read_text(encoding="utf-8"))
     # r1-baseline's means, hand-checked against its experiment_metrics rows; the latest shows r3-latest's
-    expected_old = {("recursive", "e5-small"): "1.000", ("fixed_size", "minilm"): "0.750",
-                    ("recursive", "minilm"): "0.750", ("fixed_size", "e5-small"): "0.500"}
+    expected_old = {
+        ("recursive", "e5-small"): "1.000",
+        ("fixed_size", "minilm"): "0.750",
+        ("recursive", "minilm"): "0.750",
+        ("fixed_size", "e5-small"): "0.500",
+    }
     assert {k: recall_cell(v) for k, v in old.items()} == expected_old
     # (fixed_size x minilm of r3-latest also holds the fixture's sweep-variant questions: left out here)
     assert {k: recall_cell(v) for k, v in new.items() if k != ("fixed_size", "minilm")} == {
-        ("fixed_size", "e5-small"): "0.750", ("recursive", "e5-small"): "0.667", ("recursive", "minilm"): "0.500"}
+        ("fixed_size", "e5-small"): "0.750",
+        ("recursive", "e5-small"): "0.667",
+        ("recursive", "minilm"): "0.500",
+    }
     assert old[("recursive", "e5-small")][0] == "1"  # ranked by its own comparison: the best of that run first
     for path in paths.as_dict().values():
         html = path.read_text(encoding="utf-8")
@@ -197,8 +220,9 @@ def test_the_report_of_an_excluded_run_says_so(results: ResultsDB) -> None:
 def test_a_batch_report_compares_the_batch_runs_only(results: ResultsDB, tmp_path: Path) -> None:
     chunks = {s: chunk_documents(s) for s in ("fixed_size", "recursive")}
     for i, (strategy, run) in enumerate((("fixed_size", "b-run-1"), ("recursive", "b-run-2"))):
-        _write_run(results, run, NOW + timedelta(hours=1, minutes=i), strategy, "minilm", 3 * i, chunks[strategy],
-                   False)
+        _write_run(
+            results, run, NOW + timedelta(hours=1, minutes=i), strategy, "minilm", 3 * i, chunks[strategy], False
+        )
         key = f"{strategy}__minilm__{run}"
         [row] = results.read("experiment_metrics", key)
         provenance = json.loads(row["provenance"])
@@ -211,8 +235,10 @@ def test_a_batch_report_compares_the_batch_runs_only(results: ResultsDB, tmp_pat
     before = results.query("SELECT * FROM comparison ORDER BY configuration")
     data = load_report_data(results, runs=selection, ranking=RANKING)
     assert sorted(data.board["label"]) == ["fixed_size × minilm", "recursive × minilm"]
-    assert data.recommendation is not None and data.recommendation["configuration"] in {"fixed_size|minilm",
-                                                                                        "recursive|minilm"}
+    assert data.recommendation is not None and data.recommendation["configuration"] in {
+        "fixed_size|minilm",
+        "recursive|minilm",
+    }
     assert set(data.board["class"]) <= {"best", "within_margin", "undecided", "worse"}
     assert data.board["rank"].notna().all()
     assert results.query("SELECT * FROM comparison ORDER BY configuration").equals(before)
@@ -234,22 +260,34 @@ def test_a_run_scope_never_writes_to_disk(results: ResultsDB) -> None:
     assert set(scope.query("SELECT experiment_run_id FROM comparison")["experiment_run_id"]) == {"r1-baseline"}
 
 
-def test_a_run_id_prefix_of_8_or_more_characters_names_one_run(tmp_path: Path,
-                                                               results_templates: ResultsTemplates) -> None:
+def test_a_run_id_prefix_of_8_or_more_characters_names_one_run(
+    tmp_path: Path, results_templates: ResultsTemplates
+) -> None:
     """The short id the Dagster UI shows works wherever a run id is accepted; too short or ambiguous is refused."""
     from chunkbench_core.storage.runs import resolve_run_id
 
     results = results_templates.copy("base", tmp_path / "results")  # build_results, not compared
     full = "8389844e-5b1d-4c7e-9f0a-2d6c1e7b3a90"
     for run, offset in ((full, 3), ("8389844e-77aa-4c7e-9f0a-000000000000", 4), ("1234abcd-0000-4000-8000-1", 5)):
-        _write_run(results, run, NOW + timedelta(hours=offset), "fixed_size", "e5-small", 0,
-                   chunk_documents("fixed_size"), False)
+        _write_run(
+            results,
+            run,
+            NOW + timedelta(hours=offset),
+            "fixed_size",
+            "e5-small",
+            0,
+            chunk_documents("fixed_size"),
+            False,
+        )
     assert resolve_run_id(results, full) == full  # the full id
     assert resolve_run_id(results, "r3-latest") == "r3-latest"  # a full id shorter than 8 characters
     assert resolve_run_id(results, "8389844e-5b") == full
     assert resolve_run_id(results, "1234ABCD") == "1234abcd-0000-4000-8000-1"  # as the UI shows it, any case
-    with pytest.raises(ConfigError, match=r"'8389844e' is ambiguous: it starts 2 runs \(8389844e-5b1d-.*, "
-                                          r"8389844e-77aa-.*\); give more characters"):
+    with pytest.raises(
+        ConfigError,
+        match=r"'8389844e' is ambiguous: it starts 2 runs \(8389844e-5b1d-.*, "
+        r"8389844e-77aa-.*\); give more characters",
+    ):
         resolve_run_id(results, "8389844e")
     with pytest.raises(ConfigError, match="first 8 characters or more"):
         resolve_run_id(results, "1234abc")

@@ -29,10 +29,19 @@ CONFIG = TOOLS / "eslint.config.mjs"
 
 
 def eslint(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    require_tool(ESLINT.exists() and shutil.which("node") is not None,
-                 "eslint in .tools/node_modules (scripts/install-test-tools.sh installs it with npm ci)")
-    return subprocess.run([str(ESLINT), "--config", str(CONFIG), "--max-warnings", "0", *args], cwd=ROOT,
-                          input=stdin, capture_output=True, text=True, timeout=120, check=False)
+    require_tool(
+        ESLINT.exists() and shutil.which("node") is not None,
+        "eslint in .tools/node_modules (scripts/install-test-tools.sh installs it with npm ci)",
+    )
+    return subprocess.run(
+        [str(ESLINT), "--config", str(CONFIG), "--max-warnings", "0", *args],
+        cwd=ROOT,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 @pytest.mark.tools
@@ -47,21 +56,27 @@ def test_the_page_scripts_pass_eslint() -> None:
 
 
 @pytest.mark.tools
-@pytest.mark.parametrize(("source", "rule"), [
-    ('(function () { "use strict"; document.body.innerHTML = "<b>x</b>"; })();', "no-restricted-properties"),
-    ('(function () { "use strict"; undefinedHelper(); })();', "no-undef"),
-    ('(function () { "use strict"; var unused = 1; })();', "no-unused-vars"),
-    ('(function () { "use strict"; if (chunkbench.uniq([]).length == 0) { return; } })();', "eqeqeq"),
-    ('var leaked = 1;', "no-implicit-globals"),
-])
+@pytest.mark.parametrize(
+    ("source", "rule"),
+    [
+        ('(function () { "use strict"; document.body.innerHTML = "<b>x</b>"; })();', "no-restricted-properties"),
+        ('(function () { "use strict"; undefinedHelper(); })();', "no-undef"),
+        ('(function () { "use strict"; var unused = 1; })();', "no-unused-vars"),
+        ('(function () { "use strict"; if (chunkbench.uniq([]).length == 0) { return; } })();', "eqeqeq"),
+        ("var leaked = 1;", "no-implicit-globals"),
+    ],
+)
 def test_eslint_catches_what_the_pages_must_not_do(source: str, rule: str) -> None:
     done = eslint("--stdin", "--stdin-filename", str(STATIC / "probe.js"), stdin=source)
     assert done.returncode == 1 and rule in done.stdout, done.stdout + done.stderr
 
 
 def test_every_report_inlines_the_shared_helpers_and_its_own_files(any_reports: ReportPaths) -> None:
-    pages = {"managerial": ("by_group.js", "by_group.css"), "technical": ("inspector.js", "inspector.css"),
-             "decision_board": ("board.js", "board.css")}
+    pages = {
+        "managerial": ("by_group.js", "by_group.css"),
+        "technical": ("inspector.js", "inspector.css"),
+        "decision_board": ("board.js", "board.css"),
+    }
     for name, path in any_reports.as_dict().items():
         html = path.read_text(encoding="utf-8")
         script, stylesheet = pages[name]
@@ -69,7 +84,7 @@ def test_every_report_inlines_the_shared_helpers_and_its_own_files(any_reports: 
             continue  # no run yet: nothing to draw
         assert f"<script>{read('dom.js')}</script><script>{read(script)}</script>" in html, name
         assert read("report.css") in html and read(stylesheet) in html, name
-        assert "src=\"http" not in html and "<link" not in html  # nothing loaded from elsewhere
+        assert 'src="http' not in html and "<link" not in html  # nothing loaded from elsewhere
 
 
 def test_the_static_files_are_package_data() -> None:

@@ -69,8 +69,9 @@ def test_only_our_scripts_and_no_event_handlers(any_reports: ReportPaths) -> Non
             if tag == "a":
                 assert not re.match(r"\s*(javascript|data|https?):", attrs.get("href") or "", re.IGNORECASE)
         # the page's policy allows exactly its own scripts
-        policy = next(a["content"] for t, a in parsed.tags
-                      if t == "meta" and a.get("http-equiv") == "Content-Security-Policy")
+        policy = next(
+            a["content"] for t, a in parsed.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"
+        )
         assert "default-src 'none'" in policy and "unsafe-inline" not in policy.split("script-src")[1].split(";")[0]
         for body in executable:
             assert script_hash(body) in policy

@@ -27,15 +27,20 @@ RUN = "run-wide"
 CHUNK = 120
 TOP_K = 3
 
-SENTENCES = ("Employees accrue holiday at two days per month of service. ",
-             "Claims must be filed within thirty days of the incident. ",
-             "Wear protective goggles whenever the grinder is running. ",
-             "Version two adds offline reports and a faster index build. ",
-             "The premium is paid annually unless the contract says otherwise. ",
-             "Report every near miss to the safety officer the same day. ")
-DOCUMENTS = {name: "".join(SENTENCES[(i + k) % len(SENTENCES)] for k in range(12))
-             for i, name in enumerate(("employee-handbook.md", "insurance-policy.docx", "safety-manual.pdf",
-                                       "release-notes.txt"))}
+SENTENCES = (
+    "Employees accrue holiday at two days per month of service. ",
+    "Claims must be filed within thirty days of the incident. ",
+    "Wear protective goggles whenever the grinder is running. ",
+    "Version two adds offline reports and a faster index build. ",
+    "The premium is paid annually unless the contract says otherwise. ",
+    "Report every near miss to the safety officer the same day. ",
+)
+DOCUMENTS = {
+    name: "".join(SENTENCES[(i + k) % len(SENTENCES)] for k in range(12))
+    for i, name in enumerate(
+        ("employee-handbook.md", "insurance-policy.docx", "safety-manual.pdf", "release-notes.txt")
+    )
+}
 CATEGORIES = ("policy", "howto", "factual", "troubleshooting")
 
 
@@ -45,10 +50,15 @@ def labels() -> dict[str, str]:
 
 
 def _provenance(strategy: str, model: str) -> dict[str, Any]:
-    provenance: dict[str, Any] = {"strategy": strategy, "corpus_model": model, "top_k": TOP_K,
-                                  "neighbors": {"neighbor_prev": 0, "neighbor_next": 0, "applied": False},
-                                  "chunking_params": {"chunk_size": CHUNK}, "question_set_hash": "wide-questions",
-                                  "boundary_model": model if strategy.startswith("semantic") else None}
+    provenance: dict[str, Any] = {
+        "strategy": strategy,
+        "corpus_model": model,
+        "top_k": TOP_K,
+        "neighbors": {"neighbor_prev": 0, "neighbor_next": 0, "applied": False},
+        "chunking_params": {"chunk_size": CHUNK},
+        "question_set_hash": "wide-questions",
+        "boundary_model": model if strategy.startswith("semantic") else None,
+    }
     if strategy == "contextual_retrieval":  # no LLM configured: the chunks got their heading path
         provenance["context_sources"] = {"headings": 40}
     return provenance
@@ -71,21 +81,51 @@ def _questions() -> list[tuple[str, str, int, int, str]]:
 
 def build(root: Path) -> ResultsDB:
     db = ResultsDB(root)
-    db.write("documents", "all", [{"document": d, "path": f"/corpus/{d}", "sha256": f"{i:064x}",
-                                   "size_bytes": len(t), "status": "parsed", "error": None,
-                                   "parser": d.rsplit(".", 1)[1], "n_chars": len(t), "n_units": 12,
-                                   "warnings": "[]", "parsed_at": NOW} for i, (d, t) in enumerate(DOCUMENTS.items())])
+    db.write(
+        "documents",
+        "all",
+        [
+            {
+                "document": d,
+                "path": f"/corpus/{d}",
+                "sha256": f"{i:064x}",
+                "size_bytes": len(t),
+                "status": "parsed",
+                "error": None,
+                "parser": d.rsplit(".", 1)[1],
+                "n_chars": len(t),
+                "n_units": 12,
+                "warnings": "[]",
+                "parsed_at": NOW,
+            }
+            for i, (d, t) in enumerate(DOCUMENTS.items())
+        ],
+    )
     questions = _questions()
     for ci, (strategy, model) in enumerate(CONFIGURATIONS):
         chunk_rows = []
         for document in DOCUMENTS:
             for k, (s, e) in enumerate(_chunks(document)):
-                chunk_rows.append({"chunk_id": f"{strategy}_{document}_{k:04d}", "point_id": f"{ci}-{document}-{k}",
-                                   "strategy": strategy, "corpus_model": model, "document": document,
-                                   "chunk_index": k, "start_offset": s, "end_offset": e, "token_count": 24 + ci % 5,
-                                   "content_type": "text", "heading_path": "[]", "parent_id": None,
-                                   "text": DOCUMENTS[document][s:e], "embedded_text": None,
-                                   "chunking_params": json.dumps({"chunk_size": CHUNK}), "materialized_at": NOW})
+                chunk_rows.append(
+                    {
+                        "chunk_id": f"{strategy}_{document}_{k:04d}",
+                        "point_id": f"{ci}-{document}-{k}",
+                        "strategy": strategy,
+                        "corpus_model": model,
+                        "document": document,
+                        "chunk_index": k,
+                        "start_offset": s,
+                        "end_offset": e,
+                        "token_count": 24 + ci % 5,
+                        "content_type": "text",
+                        "heading_path": "[]",
+                        "parent_id": None,
+                        "text": DOCUMENTS[document][s:e],
+                        "embedded_text": None,
+                        "chunking_params": json.dumps({"chunk_size": CHUNK}),
+                        "materialized_at": NOW,
+                    }
+                )
         db.write("chunks", f"{strategy}__{model}", chunk_rows)
         rows = []
         for qi, (qid, document, start, end, category) in enumerate(questions):
@@ -100,29 +140,77 @@ def build(root: Path) -> ResultsDB:
             retrieved_chars = sum(spans[k][1] - spans[k][0] for k in picked)
             first = next((r for r, k in enumerate(picked, 1) if k in evidence), 0)
             recall = covered / (end - start)
-            rows.append({
-                "experiment_run_id": RUN, "strategy": strategy, "corpus_model": model, "question_set": "wide",
-                "question_id": qid, "question": f"What does the {document} say, question {qi + 1}?",
-                "category": category, "difficulty": "hard" if qi % 3 == 0 else "easy", "top_k": TOP_K,
-                "n_references": 1, "created_at": NOW, "error": None, "retrieval_ms": 4.0 + ci,
-                "retrieved": json.dumps([{"rank": r, "chunk_id": f"{strategy}_{document}_{k:04d}", "document": document,
-                                          "start": spans[k][0], "end": spans[k][1], "score": round(0.9 - 0.1 * r, 2)}
-                                         for r, k in enumerate(picked, 1)]),
-                "references": json.dumps([{"document": document, "start": start, "end": end}]),
-                "recall": recall, "precision": covered / retrieved_chars, "iou": covered / (retrieved_chars + (end - start) - covered),
-                "hit": float(first > 0), "reciprocal_rank": 1 / first if first else 0.0,
-                "context_tokens": 72.0, "cost_usd": 0.0, "embedding_usd": 0.0})
+            rows.append(
+                {
+                    "experiment_run_id": RUN,
+                    "strategy": strategy,
+                    "corpus_model": model,
+                    "question_set": "wide",
+                    "question_id": qid,
+                    "question": f"What does the {document} say, question {qi + 1}?",
+                    "category": category,
+                    "difficulty": "hard" if qi % 3 == 0 else "easy",
+                    "top_k": TOP_K,
+                    "n_references": 1,
+                    "created_at": NOW,
+                    "error": None,
+                    "retrieval_ms": 4.0 + ci,
+                    "retrieved": json.dumps(
+                        [
+                            {
+                                "rank": r,
+                                "chunk_id": f"{strategy}_{document}_{k:04d}",
+                                "document": document,
+                                "start": spans[k][0],
+                                "end": spans[k][1],
+                                "score": round(0.9 - 0.1 * r, 2),
+                            }
+                            for r, k in enumerate(picked, 1)
+                        ]
+                    ),
+                    "references": json.dumps([{"document": document, "start": start, "end": end}]),
+                    "recall": recall,
+                    "precision": covered / retrieved_chars,
+                    "iou": covered / (retrieved_chars + (end - start) - covered),
+                    "hit": float(first > 0),
+                    "reciprocal_rank": 1 / first if first else 0.0,
+                    "context_tokens": 72.0,
+                    "cost_usd": 0.0,
+                    "embedding_usd": 0.0,
+                }
+            )
         db.write("question_results", f"{strategy}__{model}__{RUN}", rows)
 
         def mean(column: str, rows: list = rows) -> float:
             return sum(r[column] for r in rows) / len(rows)
 
-        db.write("experiment_metrics", f"{strategy}__{model}__{RUN}", [{
-            "experiment_run_id": RUN, "strategy": strategy, "corpus_model": model, "n_questions": len(rows),
-            "n_failed": 0, "recall": mean("recall"), "precision": mean("precision"), "iou": mean("iou"),
-            "mrr": mean("reciprocal_rank"), "hit_rate": mean("hit"), "top_k": TOP_K, "created_at": NOW,
-            "provenance": json.dumps(_provenance(strategy, model)), "context_tokens": 72.0, "query_ms": 3.5 + ci,
-            "cold_query_ms": 250.0 + ci, "index_usd": 0.0, "query_usd_per_1000": 0.0, "cost_usd": 0.0,
-            "llm_priced": False}])
+        db.write(
+            "experiment_metrics",
+            f"{strategy}__{model}__{RUN}",
+            [
+                {
+                    "experiment_run_id": RUN,
+                    "strategy": strategy,
+                    "corpus_model": model,
+                    "n_questions": len(rows),
+                    "n_failed": 0,
+                    "recall": mean("recall"),
+                    "precision": mean("precision"),
+                    "iou": mean("iou"),
+                    "mrr": mean("reciprocal_rank"),
+                    "hit_rate": mean("hit"),
+                    "top_k": TOP_K,
+                    "created_at": NOW,
+                    "provenance": json.dumps(_provenance(strategy, model)),
+                    "context_tokens": 72.0,
+                    "query_ms": 3.5 + ci,
+                    "cold_query_ms": 250.0 + ci,
+                    "index_usd": 0.0,
+                    "query_usd_per_1000": 0.0,
+                    "cost_usd": 0.0,
+                    "llm_priced": False,
+                }
+            ],
+        )
     compare_latest_runs(db, RankingSettings(rank_metric="recall@k"))
     return db

@@ -44,28 +44,37 @@ PERIODS = {  # file -> (period, total net sales in millions, services net sales)
     "apple-10q-2023-q2.md": ("July 1, 2023", "81,797", "21,213"),
     "apple-10q-2023-q3.md": ("September 30, 2023", "89,498", "22,314"),
 }
-BOILERPLATE = ("The Company designs, manufactures and markets smartphones, personal computers, tablets, wearables "
-               "and accessories, and sells a variety of related services. The Company's fiscal year is the 52- or "
-               "53-week period that ends on the last Saturday of September.")
+BOILERPLATE = (
+    "The Company designs, manufactures and markets smartphones, personal computers, tablets, wearables "
+    "and accessories, and sells a variety of related services. The Company's fiscal year is the 52- or "
+    "53-week period that ends on the last Saturday of September."
+)
 
 
 def filing(period: str, total: str, services: str) -> str:
     """A quarter's statement: the same lines as every other quarter's, the period named once among them."""
-    return (f"# Condensed Consolidated Statements of Operations\n\n{BOILERPLATE}\n\n"
-            "Net sales by category, products and services, in millions of U.S. dollars, unaudited. Products net "
-            "sales include iPhone, Mac, iPad, and wearables, home and accessories. Cost of sales, gross margin, "
-            "research and development, selling, general and administrative expenses and operating income follow. "
-            f"Three months ended {period}: total net sales were ${total} million and services net sales were "
-            f"${services} million. Other income and expense, provision for income taxes and net income are "
-            "reported below, with earnings per share, basic and diluted, and the shares used in computing them.\n\n"
-            f"Risk factors are unchanged from the annual report. {BOILERPLATE}\n")
+    return (
+        f"# Condensed Consolidated Statements of Operations\n\n{BOILERPLATE}\n\n"
+        "Net sales by category, products and services, in millions of U.S. dollars, unaudited. Products net "
+        "sales include iPhone, Mac, iPad, and wearables, home and accessories. Cost of sales, gross margin, "
+        "research and development, selling, general and administrative expenses and operating income follow. "
+        f"Three months ended {period}: total net sales were ${total} million and services net sales were "
+        f"${services} million. Other income and expense, provision for income taxes and net income are "
+        "reported below, with earnings per share, basic and diluted, and the shares used in computing them.\n\n"
+        f"Risk factors are unchanged from the annual report. {BOILERPLATE}\n"
+    )
 
 
 def _questions_folder(folder):
     folder.mkdir()
-    questions = [{"id": f"net-sales-{i}", "question": f"What were total net sales for the three months ended {period}?",
-                  "references": [{"document": name, "content": f"total net sales were ${total} million"}]}
-                 for i, (name, (period, total, _)) in enumerate(PERIODS.items())]
+    questions = [
+        {
+            "id": f"net-sales-{i}",
+            "question": f"What were total net sales for the three months ended {period}?",
+            "references": [{"document": name, "content": f"total net sales were ${total} million"}],
+        }
+        for i, (name, (period, total, _)) in enumerate(PERIODS.items())
+    ]
     (folder / "quarters.json").write_text(json.dumps({"name": "quarters", "questions": questions}))
     return folder
 
@@ -76,51 +85,79 @@ class KeywordsOnly(HybridRetriever):
     def search_one(self, text, vector, top_k, documents=None):
         from chunkbench_core.evaluation.retrieval import RetrievedChunk
 
-        return [RetrievedChunk.from_payload(self.payloads[row], rank=rank, score=score) for rank, (row, score)
-                in enumerate(self.keyword_ranking(text, documents, top_k), start=1)]
+        return [
+            RetrievedChunk.from_payload(self.payloads[row], rank=rank, score=score)
+            for rank, (row, score) in enumerate(self.keyword_ranking(text, documents, top_k), start=1)
+        ]
 
     def search_all(self, request):
-        return [self.search_one(t, v, request.top_k, d)
-                for t, v, d in zip(request.texts, request.vectors, request.documents)]
+        return [
+            self.search_one(t, v, request.top_k, d)
+            for t, v, d in zip(request.texts, request.vectors, request.documents)
+        ]
 
 
 @pytest.fixture(scope="module")
 def benchmark(tmp_path_factory):
     root = tmp_path_factory.mktemp("hybrid")
     register_retriever("keywords_only_test", description="the keyword ranking alone (a test's)")(KeywordsOnly)
-    documents = [ParsedDocument(document=name, markdown=filing(*facts), tree=TreeNode(node_type="document"),
-                                units=[], parser="test") for name, facts in PERIODS.items()]
-    spec = resolve_collection(CollectionRequest("fixed_size", MODEL),
-                              SpecContext(builtin_registry()))
+    documents = [
+        ParsedDocument(
+            document=name, markdown=filing(*facts), tree=TreeNode(node_type="document"), units=[], parser="test"
+        )
+        for name, facts in PERIODS.items()
+    ]
+    spec = resolve_collection(CollectionRequest("fixed_size", MODEL), SpecContext(builtin_registry()))
     embedder = Embedder(get_model(MODEL))
     results = ResultsDB(root / "results")
     questions = _questions_folder(root / "questions")
     with VectorStore(local_root=root / "qdrant") as store:
         build_collection(BuildRequest(spec, documents), embedder, None, store, results)
         summaries = {}
-        for run_id, retriever, own in (("dense", "dense", False), ("hybrid", "hybrid", False),
-                                       ("hybrid-again", "hybrid", False), ("keywords", "keywords_only_test", False),
-                                       ("hybrid-own", "hybrid", True)):
-            summaries[run_id] = run_experiment(ExperimentRequest(spec, run_id, questions, documents, top_k=3,
-                                                                 retriever=retriever, filter_by_document=own),
-                                               embedder, store, results)
-        yield {"results": results, "summaries": summaries, "store": store, "spec": spec, "embedder": embedder,
-               "documents": documents, "questions": questions}
+        for run_id, retriever, own in (
+            ("dense", "dense", False),
+            ("hybrid", "hybrid", False),
+            ("hybrid-again", "hybrid", False),
+            ("keywords", "keywords_only_test", False),
+            ("hybrid-own", "hybrid", True),
+        ):
+            summaries[run_id] = run_experiment(
+                ExperimentRequest(
+                    spec, run_id, questions, documents, top_k=3, retriever=retriever, filter_by_document=own
+                ),
+                embedder,
+                store,
+                results,
+            )
+        yield {
+            "results": results,
+            "summaries": summaries,
+            "store": store,
+            "spec": spec,
+            "embedder": embedder,
+            "documents": documents,
+            "questions": questions,
+        }
     RETRIEVERS.unregister("keywords_only_test")
 
 
 def _hits(results, run_id):
-    frame = results.query(f"SELECT question_id, retrieved FROM question_results WHERE experiment_run_id = '{run_id}' "
-                          "ORDER BY question_id")
-    return {q: [(h["rank"], h["chunk_id"], h["document"]) for h in json.loads(r)]
-            for q, r in zip(frame.question_id, frame.retrieved)}
+    frame = results.query(
+        f"SELECT question_id, retrieved FROM question_results WHERE experiment_run_id = '{run_id}' ORDER BY question_id"
+    )
+    return {
+        q: [(h["rank"], h["chunk_id"], h["document"]) for h in json.loads(r)]
+        for q, r in zip(frame.question_id, frame.retrieved)
+    }
 
 
 def test_hybrid_finds_the_quarter_the_dense_retriever_confuses(benchmark):
     results = benchmark["results"]
     results.ensure_database()
-    metrics = results.query("SELECT experiment_run_id, retriever, doc_mrr, hit_rate, retriever_index_bytes, "
-                            "retriever_index_seconds, query_ms FROM experiment_metrics").set_index("experiment_run_id")
+    metrics = results.query(
+        "SELECT experiment_run_id, retriever, doc_mrr, hit_rate, retriever_index_bytes, "
+        "retriever_index_seconds, query_ms FROM experiment_metrics"
+    ).set_index("experiment_run_id")
     dense, hybrid = metrics.loc["dense"], metrics.loc["hybrid"]
     assert (dense.retriever, hybrid.retriever) == ("dense", "hybrid")
     assert hybrid.doc_mrr == 1.0  # every quarter's question: that quarter's filing first
@@ -148,7 +185,10 @@ def test_the_leaderboard_has_a_row_per_retriever_with_the_one_registered_here(be
     board = results.query("SELECT strategy, retriever, experiment_run_id, rank FROM leaderboard")
     # the latest run of each retriever (hybrid-again replaced hybrid); the own-documents run is not ranked here
     assert sorted(zip(board.retriever, board.experiment_run_id)) == [
-        ("dense", "dense"), ("hybrid", "hybrid-again"), ("keywords_only_test", "keywords")]
+        ("dense", "dense"),
+        ("hybrid", "hybrid-again"),
+        ("keywords_only_test", "keywords"),
+    ]
     assert board["rank"].notna().all()  # each compared as a configuration of its own
     comparison = results.query("SELECT configuration, retriever FROM comparison ORDER BY configuration")
     assert "fixed_size × all-minilm-l6-v2 × hybrid" in set(comparison.configuration)
@@ -172,10 +212,12 @@ def test_within_its_own_documents_a_question_only_finds_them(benchmark):
         assert {d for _, _, d in hits} == {list(PERIODS)[period]}
     results.ensure_database()
     by_setting = results.query("SELECT retriever, scope, experiment_run_id FROM leaderboard_by_setting")
-    assert ("hybrid", "own_documents", "hybrid-own") in set(zip(by_setting.retriever, by_setting.scope,
-                                                               by_setting.experiment_run_id))
-    assert ("hybrid", "shared", "hybrid-again") in set(zip(by_setting.retriever, by_setting.scope,
-                                                          by_setting.experiment_run_id))
+    assert ("hybrid", "own_documents", "hybrid-own") in set(
+        zip(by_setting.retriever, by_setting.scope, by_setting.experiment_run_id)
+    )
+    assert ("hybrid", "shared", "hybrid-again") in set(
+        zip(by_setting.retriever, by_setting.scope, by_setting.experiment_run_id)
+    )
     assert "hybrid-own" not in set(results.query("SELECT experiment_run_id FROM leaderboard").experiment_run_id)
 
 
@@ -184,21 +226,42 @@ def test_a_question_naming_two_documents_searches_both(benchmark):
     folder = benchmark["questions"].parent / "two-documents"
     folder.mkdir()
     names = list(PERIODS)
-    (folder / "two.json").write_text(json.dumps({"name": "two", "questions": [{
-        "id": "two", "question": "What were services net sales?",
-        "references": [{"document": names[0], "content": f"${PERIODS[names[0]][2]} million"},
-                       {"document": names[3], "content": f"${PERIODS[names[3]][2]} million"}]}]}))
+    (folder / "two.json").write_text(
+        json.dumps(
+            {
+                "name": "two",
+                "questions": [
+                    {
+                        "id": "two",
+                        "question": "What were services net sales?",
+                        "references": [
+                            {"document": names[0], "content": f"${PERIODS[names[0]][2]} million"},
+                            {"document": names[3], "content": f"${PERIODS[names[3]][2]} million"},
+                        ],
+                    }
+                ],
+            }
+        )
+    )
     sets, problems = load_question_sets(folder)
     assert not problems
     resolved, errors = resolve_questions(sets, {d.document: d.markdown for d in benchmark["documents"]})
     assert not errors
     for retriever in ("dense", "hybrid"):
-        outcome, = run_retrieval(resolved, benchmark["embedder"], benchmark["store"], benchmark["spec"].collection,
-                                 RetrievalOptions(top_k=6, filter_by_document=True, retriever=retriever))
+        (outcome,) = run_retrieval(
+            resolved,
+            benchmark["embedder"],
+            benchmark["store"],
+            benchmark["spec"].collection,
+            RetrievalOptions(top_k=6, filter_by_document=True, retriever=retriever),
+        )
         assert outcome.error is None and {h.document for h in outcome.retrieved} == {names[0], names[3]}
         alone = RETRIEVERS.open(retriever, benchmark["store"], benchmark["spec"].collection).search_one(
-            resolved[0].question.question, benchmark["embedder"].embed([resolved[0].question.question], "query")[0],
-            6, (names[3], names[0]))
+            resolved[0].question.question,
+            benchmark["embedder"].embed([resolved[0].question.question], "query")[0],
+            6,
+            (names[3], names[0]),
+        )
         assert [h.chunk_id for h in alone] == [h.chunk_id for h in outcome.retrieved]
 
 
@@ -208,11 +271,15 @@ def test_persian_words_are_counted_as_english_ones_are():
 
 
 def test_the_keyword_ranking_finds_a_persian_chunk_by_its_words(tmp_path):
-    texts = {"report-1401.md": "درآمد عملیاتی شرکت در سال ۱۴۰۱ برابر با ۵۲۰ میلیارد ریال بود.",
-             "report-1402.md": "درآمد عملیاتی شرکت در سال ۱۴۰۲ برابر با ۶۱۰ میلیارد ریال بود.",
-             "notes.md": "The company's revenue is described in the annual report."}
-    chunks = [Chunk(make_chunk_id("fixed_size", name, 0), name, "fixed_size", 0, 0, len(text), text, 20)
-              for name, text in texts.items()]
+    texts = {
+        "report-1401.md": "درآمد عملیاتی شرکت در سال ۱۴۰۱ برابر با ۵۲۰ میلیارد ریال بود.",
+        "report-1402.md": "درآمد عملیاتی شرکت در سال ۱۴۰۲ برابر با ۶۱۰ میلیارد ریال بود.",
+        "notes.md": "The company's revenue is described in the annual report.",
+    }
+    chunks = [
+        Chunk(make_chunk_id("fixed_size", name, 0), name, "fixed_size", 0, 0, len(text), text, 20)
+        for name, text in texts.items()
+    ]
     vectors = np.ones((len(chunks), 8), dtype=np.float32)  # every chunk alike to the dense ranking
     with VectorStore(local_root=tmp_path / "qdrant") as store:
         store.ensure_collection("fixed_size__persian", 8)
@@ -232,8 +299,13 @@ def test_ask_with_the_hybrid_retriever_finds_each_quarters_figure(benchmark):
 
     spec = benchmark["spec"]
     for name, (period, total, _) in PERIODS.items():
-        request = AskRequest(f"What were total net sales for the three months ended {period}?", "fixed_size",
-                             spec.collection, top_k=3, retriever="hybrid")
+        request = AskRequest(
+            f"What were total net sales for the three months ended {period}?",
+            "fixed_size",
+            spec.collection,
+            top_k=3,
+            retriever="hybrid",
+        )
         result = ask(request, benchmark["embedder"], benchmark["store"])
         assert result.hits[0].document == name and f"${total} million" in result.hits[0].text
         assert "× hybrid" in result.to_text() and result.to_dict()["retriever"] == "hybrid"
@@ -253,8 +325,12 @@ def test_the_recommendation_names_its_retriever_and_ask_follows_it():
     choice = choose_configuration(None, None, recommended, ("e5", "registry"), [("recursive", "e5")])
     assert (choice.source, choice.retriever, choice.label) == ("recommended", "hybrid", "recursive × e5 × hybrid")
     # a recommendation recorded before retrievers existed is dense; a retriever asked for wins over it
-    assert choose_configuration(None, None, {"strategy": "recursive", "corpus_model": "e5"}, ("e5", "registry"),
-                                []).retriever == "dense"
+    assert (
+        choose_configuration(
+            None, None, {"strategy": "recursive", "corpus_model": "e5"}, ("e5", "registry"), []
+        ).retriever
+        == "dense"
+    )
     other = choose_configuration(None, None, recommended, ("e5", "registry"), [("recursive", "e5")], retriever="dense")
     assert (other.source, other.retriever) == ("defaults", "dense")
 

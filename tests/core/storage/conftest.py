@@ -16,8 +16,9 @@ _databases = itertools.count()
 def postgres_server():
     from tests.support.postgres import PostgresServer
 
-    require_tool(importlib.util.find_spec("psycopg2") is not None,
-                 "psycopg2, the PostgreSQL driver (pip install -e '.[test]')")
+    require_tool(
+        importlib.util.find_spec("psycopg2") is not None, "psycopg2, the PostgreSQL driver (pip install -e '.[test]')"
+    )
     server = PostgresServer(database="chunkbench")
     try:
         yield server

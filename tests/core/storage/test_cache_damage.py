@@ -28,7 +28,8 @@ def test_a_sqlite_vector_of_the_wrong_length_is_a_miss_with_a_warning_and_doctor
     results = tmp_path / "benchmark"
     found = doctor(results, caches=[path]).findings
     assert [(f.path, f.problem) for f in found] == [
-        (str(path), "1 stored vector(s) whose length disagrees with their dimension")]
+        (str(path), "1 stored vector(s) whose length disagrees with their dimension")
+    ]
     assert doctor(results, caches=[path], repair=True).findings[0].repaired
     assert doctor(results, caches=[path]).healthy
     with EmbeddingCache(path) as cache:  # the good one stays

@@ -49,8 +49,13 @@ SECRET = "Hunter2-s3cret"  # the password in every URL here (conftest.cache_url)
 
 
 def run_worker(script: str, *args: object) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", script, *map(str, args)], cwd=PROJECT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", script, *map(str, args)],
+        cwd=PROJECT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def start_together(workers: list[subprocess.Popen], ready: list[Path], go: Path, timeout: float = 120) -> None:
@@ -73,14 +78,18 @@ def finish(workers: list[subprocess.Popen], timeout: float = 300) -> None:
 
 # --- one setting ---------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("url", "reason"), [
-    (f"mysql://me:{SECRET}@db:3306/cache", "unsupported scheme 'mysql'"),
-    (f"postgresql://me:{SECRET}@db:54x2/cache", "the port is not a number"),
-    (f"postgresql://me:{SECRET}@db:5432", "names no database"),
-    ("postgresql://me:Hunter2/s3cret@db:5432/cache", "not percent-encoded"),
-    (f"postgres:me:{SECRET}@db/cache", "expected postgresql://USER:PASSWORD@HOST:5432/DATABASE"),
-    (f"postgresql://me:{SECRET}@db/cache?sslmode", "name=value"),
-])
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        (f"mysql://me:{SECRET}@db:3306/cache", "unsupported scheme 'mysql'"),
+        (f"postgresql://me:{SECRET}@db:54x2/cache", "the port is not a number"),
+        (f"postgresql://me:{SECRET}@db:5432", "names no database"),
+        ("postgresql://me:Hunter2/s3cret@db:5432/cache", "not percent-encoded"),
+        (f"postgres:me:{SECRET}@db/cache", "expected postgresql://USER:PASSWORD@HOST:5432/DATABASE"),
+        (f"postgresql://me:{SECRET}@db/cache?sslmode", "name=value"),
+    ],
+)
 def test_a_bad_cache_url_is_refused_saying_why_and_never_showing_the_password(url, reason):
     for open_cache in (open_embedding_cache, open_context_cache):
         with pytest.raises(CacheURLError, match=re.escape(reason)) as info:
@@ -104,8 +113,14 @@ def test_one_setting_picks_the_backend(tmp_path):
         for cache in (embeddings, contexts):  # nothing connected yet, and the password shows nowhere
             assert SECRET not in repr(cache) and SECRET not in str(cache.target) and SECRET not in repr(cache.target)
             assert "db.internal:5433/cache" in repr(cache)
-        assert embeddings.target.options == {"sslmode": "require", "host": "db.internal", "port": "5433",
-                                             "user": "me", "password": SECRET, "dbname": "cache"}
+        assert embeddings.target.options == {
+            "sslmode": "require",
+            "host": "db.internal",
+            "port": "5433",
+            "user": "me",
+            "password": SECRET,
+            "dbname": "cache",
+        }
     assert open_embedding_cache("postgresql://me:p%40ss%2Fw@db/cache").target.password == "p@ss/w"
     target = open_embedding_cache(f"postgresql://me:{SECRET}@db/cache").target  # a parsed URL is taken as it is
     assert open_context_cache(target).target.password == SECRET
@@ -124,6 +139,7 @@ def test_an_unreachable_server_is_named_without_the_password(postgres_server):
 
 
 # --- the same interface --------------------------------------------------------------------------------
+
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def embedding_cache(request, tmp_path):
@@ -154,7 +170,9 @@ def test_both_backends_keep_vectors_by_namespace_and_text_digest(embedding_cache
     assert cache.get_many("other@1", keys[:3], 8) == {}
     cache.put_many("n@2", [(keys[0], np.ones(8))], 8)
     assert [(s.namespace, s.model_id, s.vectors, s.bytes) for s in cache.stats()] == [
-        ("m@1", "m", 1200, 1200 * 32), ("n@2", "", 1, 32)]
+        ("m@1", "m", 1200, 1200 * 32),
+        ("n@2", "", 1, 32),
+    ]
     with pytest.raises(EmbeddingCacheError, match=r"shape \(3,\), expected \(8,\)"):
         cache.put_many("m@1", [("k", np.ones(3))], 8)
     assert cache.clear("m") == 1200 and [s.namespace for s in cache.stats()] == ["n@2"]
@@ -176,6 +194,7 @@ def test_both_backends_are_a_mapping_of_contexts(context_cache):
 
 
 # --- PostgreSQL: round trips, concurrent writers -------------------------------------------------------
+
 
 def count_statements(cache):
     """Counts the statements the cache sends from now on (its own connection's cursors)."""
@@ -314,10 +333,12 @@ def test_threads_sharing_one_cache_embed_each_text_once(cache_url):
     with PostgresEmbeddingCache(cache_url) as cache:
         embedders = [Embedder(spec, cache=cache) for _ in slices]
         for embedder in embedders:
+
             def counting(batch, purpose, remember=True, engine=embedder._local.embed):
                 with lock:
                     sent.extend(batch)
                 return engine(batch, purpose, remember=remember)
+
             embedder._local.embed = counting
         barrier = threading.Barrier(len(slices))
 
@@ -510,6 +531,7 @@ def test_a_failed_llm_call_gives_its_claim_back_at_once(cache_url):
 
 # --- connections -----------------------------------------------------------------------------------------
 
+
 def backend_pid(cache) -> int:
     def read(cursor):
         cursor.execute("SELECT pg_backend_pid()")
@@ -527,8 +549,9 @@ def test_a_lost_connection_is_reopened(cache_url, postgres_server):
         admin = psycopg2.connect(**cache.target.options)
         admin.autocommit = True
         with admin.cursor() as cursor:  # what a server restart or a failover does to a session
-            cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                           "WHERE application_name = 'chunkbench cache'")
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'chunkbench cache'"
+            )
             assert cursor.rowcount == 2
         admin.close()
         assert cache.get_many("m@1", ["k"], 4)["k"].tolist() == [1.0] * 4

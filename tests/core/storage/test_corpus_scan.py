@@ -55,8 +55,9 @@ def test_the_parse_cache_is_keyed_by_extension_and_errors_name_their_file(tmp_pa
     results = ResultsDB(tmp_path / "results")
     options = ParseOptions()
     for attempt in range(2):  # the second run reuses every stored record
-        summary = parse_corpus(ParseRequest(sources, ParsedStore(tmp_path / "parsed", "v1"), lambda p: parse(p, options)),
-                               results)
+        summary = parse_corpus(
+            ParseRequest(sources, ParsedStore(tmp_path / "parsed", "v1"), lambda p: parse(p, options)), results
+        )
         for name in ("empty.txt", "zero.docx", "none.docx"):
             assert summary.failed[name].startswith(str(corpus / name) + ":"), (attempt, summary.failed[name])
         assert "notes.pdf" in summary.failed and summary.failed["notes.pdf"].startswith(str(corpus / "notes.pdf"))

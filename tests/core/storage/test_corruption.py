@@ -42,23 +42,32 @@ MODEL = "all-minilm-l6-v2"
 STRATEGY = "fixed_size"
 SAMPLE = Path(__file__).resolve().parents[3] / "chunkbench_core" / "datasets" / "sample" / "corpus"
 TEXTS = {
-    "garden.md": "# Garden\n\n" + "\n\n".join([
-        "Tomatoes need full sun and at least six hours of direct light every day.",
-        "Water the tomato plants deeply twice a week rather than a little every day.",
-        "Mulch keeps the soil moist and stops weeds from growing around the beds.",
-        "Prune the lower leaves of the plants to keep fungal disease away.",
-    ]),
-    "servers.md": "# Servers\n\n" + "\n\n".join([
-        "The backup job runs every night at two in the morning and keeps thirty days of snapshots.",
-        "Restoring a snapshot requires approval from the on-call engineer.",
-        "Database servers are patched on the first Tuesday of every month.",
-        "Logs are shipped to the central store and kept for one year.",
-    ]),
-    "kitchen.md": "# Kitchen\n\n" + "\n\n".join([
-        "Sourdough needs a starter that is fed with flour and water every day.",
-        "The oven is preheated to two hundred and fifty degrees before the loaves go in.",
-        "Knives are sharpened on a whetstone once a month.",
-    ]),
+    "garden.md": "# Garden\n\n"
+    + "\n\n".join(
+        [
+            "Tomatoes need full sun and at least six hours of direct light every day.",
+            "Water the tomato plants deeply twice a week rather than a little every day.",
+            "Mulch keeps the soil moist and stops weeds from growing around the beds.",
+            "Prune the lower leaves of the plants to keep fungal disease away.",
+        ]
+    ),
+    "servers.md": "# Servers\n\n"
+    + "\n\n".join(
+        [
+            "The backup job runs every night at two in the morning and keeps thirty days of snapshots.",
+            "Restoring a snapshot requires approval from the on-call engineer.",
+            "Database servers are patched on the first Tuesday of every month.",
+            "Logs are shipped to the central store and kept for one year.",
+        ]
+    ),
+    "kitchen.md": "# Kitchen\n\n"
+    + "\n\n".join(
+        [
+            "Sourdough needs a starter that is fed with flour and water every day.",
+            "The oven is preheated to two hundred and fifty degrees before the loaves go in.",
+            "Knives are sharpened on a whetstone once a month.",
+        ]
+    ),
 }
 QUESTIONS = [
     ("q1", "How often should tomato plants be watered?", "garden.md", "deeply twice a week"),
@@ -118,8 +127,14 @@ class World:
         return self.parsed / entry["record"]
 
     def doctor(self, repair: bool = False):
-        return doctor(self.results, qdrant_dir=self.qdrant, corpus_dir=self.corpus, questions_dir=self.questions,
-                      caches=[self.cache, self.context_cache], repair=repair)
+        return doctor(
+            self.results,
+            qdrant_dir=self.qdrant,
+            corpus_dir=self.corpus,
+            questions_dir=self.questions,
+            caches=[self.cache, self.context_cache],
+            repair=repair,
+        )
 
 
 @dataclass
@@ -136,9 +151,17 @@ def make_world(root: Path) -> World:
         (world.corpus / name).write_text(text, encoding="utf-8")
     shutil.copy(SAMPLE / "employee_handbook.docx", world.corpus / "employee_handbook.docx")
     world.questions.mkdir()
-    (world.questions / "set.json").write_text(json.dumps({"name": "set", "questions": [
-        {"id": i, "question": q, "references": [{"document": d, "content": c}]} for i, q, d, c in QUESTIONS]}),
-        encoding="utf-8")
+    (world.questions / "set.json").write_text(
+        json.dumps(
+            {
+                "name": "set",
+                "questions": [
+                    {"id": i, "question": q, "references": [{"document": d, "content": c}]} for i, q, d, c in QUESTIONS
+                ],
+            }
+        ),
+        encoding="utf-8",
+    )
     with ContextCache(world.context_cache) as contexts:
         contexts[CONTEXT_KEY] = "A garden and its tomatoes."
     return world
@@ -155,12 +178,18 @@ def run(world: World, run_id: str) -> Outcome:
     results.ensure_database()
     documents = store.load_manifest_documents()
     # the partition's own collection, built with the test's sizes
-    spec = replace(resolve_collection(CollectionRequest(STRATEGY, MODEL, **PARAMS), SpecContext(builtin_registry())),
-                   variant="")
+    spec = replace(
+        resolve_collection(CollectionRequest(STRATEGY, MODEL, **PARAMS), SpecContext(builtin_registry())), variant=""
+    )
     with EmbeddingCache(world.cache) as cache, VectorStore(local_root=world.qdrant) as vectors:
         embedder = Embedder(get_model(MODEL), cache=cache)
-        build_collection(BuildRequest(spec, documents, corpus_fingerprint=store.manifest_fingerprint()), embedder,
-                         None, vectors, results)
+        build_collection(
+            BuildRequest(spec, documents, corpus_fingerprint=store.manifest_fingerprint()),
+            embedder,
+            None,
+            vectors,
+            results,
+        )
         run_experiment(ExperimentRequest(spec, run_id, world.questions, documents), embedder, vectors, results)
     compare_latest_runs(results)
     results.ensure_database()
@@ -172,10 +201,14 @@ def read_back(world: World, run_id: str) -> tuple[list[tuple], dict[str, list[st
     con = duckdb.connect(str(world.results / "chunkbench.duckdb"), read_only=True)
     try:
         con.execute("SET file_search_path = ?", [world.results.as_posix()])
-        board = con.execute("SELECT rank, tier, strategy, corpus_model, n_questions, round(recall, 9), "
-                            "round(recall_at_512, 9), round(mrr, 9), verdict FROM leaderboard").fetchall()
-        rows = con.execute("SELECT question_id, retrieved FROM question_results WHERE experiment_run_id = ? "
-                           "ORDER BY question_id", [run_id]).fetchall()
+        board = con.execute(
+            "SELECT rank, tier, strategy, corpus_model, n_questions, round(recall, 9), "
+            "round(recall_at_512, 9), round(mrr, 9), verdict FROM leaderboard"
+        ).fetchall()
+        rows = con.execute(
+            "SELECT question_id, retrieved FROM question_results WHERE experiment_run_id = ? ORDER BY question_id",
+            [run_id],
+        ).fetchall()
     finally:
         con.close()
     return board, {q: [hit["chunk_id"] for hit in json.loads(r)] for q, r in rows}
@@ -240,7 +273,8 @@ DERIVED_CASES = {  # experiment_metrics and question_results are views over expe
 
 @pytest.mark.parametrize("case", sorted(DERIVED_CASES))
 def test_a_damaged_derived_file_is_found_repaired_by_the_next_run_and_the_results_are_the_clean_ones(
-        case, clean, tmp_path, caplog):
+    case, clean, tmp_path, caplog
+):
     pristine, expected = clean
     world = copy_world(pristine, tmp_path)
     damaged = DERIVED_CASES[case](world)
@@ -258,8 +292,12 @@ def test_a_damaged_derived_file_is_found_repaired_by_the_next_run_and_the_result
     report = world.doctor()
     assert report.healthy, report.lines()
     moved = [Path(f.path) for f in report.findings if f.kind == MOVED]
-    rebuilt_in_place = case in ("chunks truncated", "collections truncated", "documents garbled footer",
-                                "parsed manifest truncated")
+    rebuilt_in_place = case in (
+        "chunks truncated",
+        "collections truncated",
+        "documents garbled footer",
+        "parsed manifest truncated",
+    )
     if moved:  # moved aside beside itself, named in a warning
         assert all(integrity.CORRUPT_MARK in p.name for p in moved)
         warned = " ".join(r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING)
@@ -272,8 +310,13 @@ def test_a_damaged_derived_file_is_found_repaired_by_the_next_run_and_the_result
 def test_doctor_repairs_every_derived_file_at_once(clean, tmp_path):
     pristine, expected = clean
     world = copy_world(pristine, tmp_path)
-    for case in ("experiment_runs truncated", "views file garbled", "embedding cache pages garbled",
-                 "collection vectors truncated", "parsed record truncated"):
+    for case in (
+        "experiment_runs truncated",
+        "views file garbled",
+        "embedding cache pages garbled",
+        "collection vectors truncated",
+        "parsed record truncated",
+    ):
         DERIVED_CASES[case](world)
     report = world.doctor(repair=True)
     problems = [f for f in report.findings if f.kind not in (MOVED, PENDING)]

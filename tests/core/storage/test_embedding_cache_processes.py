@@ -43,9 +43,16 @@ OPEN_AND_WRITE = textwrap.dedent("""
 def test_simultaneous_first_opens_of_one_cache_file_all_succeed(tmp_path):
     for round_ in range(ROUNDS):
         cache_path, go = tmp_path / f"cache{round_}.sqlite", tmp_path / f"go{round_}"
-        workers = [subprocess.Popen([sys.executable, "-c", OPEN_AND_WRITE, str(cache_path), str(w), str(go)],
-                                    cwd=PROJECT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                   for w in range(OPENERS)]
+        workers = [
+            subprocess.Popen(
+                [sys.executable, "-c", OPEN_AND_WRITE, str(cache_path), str(w), str(go)],
+                cwd=PROJECT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for w in range(OPENERS)
+        ]
         deadline = time.monotonic() + 120
         while not all(Path(f"{go}.{w}").exists() for w in range(OPENERS)):
             assert time.monotonic() < deadline, "workers never got ready"

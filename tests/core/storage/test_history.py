@@ -24,24 +24,32 @@ from chunkbench_core.storage.vector_store import VectorStore
 
 MODEL = "all-minilm-l6-v2"
 TEXTS = {
-    "garden.md": "\n\n".join([
-        "Tomatoes need full sun and at least six hours of direct light every day.",
-        "Water the tomato plants deeply twice a week rather than a little every day.",
-        "Mulch keeps the soil moist and stops weeds from growing around the beds.",
-        "Prune the lower leaves of the plants to keep fungal disease away.",
-    ]),
-    "servers.md": "\n\n".join([
-        "The backup job runs every night at two in the morning and keeps thirty days of snapshots.",
-        "Restoring a snapshot requires approval from the on-call engineer.",
-        "Database servers are patched on the first Tuesday of every month.",
-        "Logs are shipped to the central store and kept for one year.",
-    ]),
+    "garden.md": "\n\n".join(
+        [
+            "Tomatoes need full sun and at least six hours of direct light every day.",
+            "Water the tomato plants deeply twice a week rather than a little every day.",
+            "Mulch keeps the soil moist and stops weeds from growing around the beds.",
+            "Prune the lower leaves of the plants to keep fungal disease away.",
+        ]
+    ),
+    "servers.md": "\n\n".join(
+        [
+            "The backup job runs every night at two in the morning and keeps thirty days of snapshots.",
+            "Restoring a snapshot requires approval from the on-call engineer.",
+            "Database servers are patched on the first Tuesday of every month.",
+            "Logs are shipped to the central store and kept for one year.",
+        ]
+    ),
 }
+
+
 def collection(strategy: str, size: int = 20, overflow: str = "error", options: dict | None = None):
     """The partition's collection with these settings: always its default collection (a rebuild with other settings
     is another build of it, as after a change of the threshold in force)."""
-    spec = resolve_collection(CollectionRequest(strategy, MODEL, chunk_size=size, chunk_overlap=0, overflow=overflow,
-                                                options=options or {}), SpecContext(builtin_registry()))
+    spec = resolve_collection(
+        CollectionRequest(strategy, MODEL, chunk_size=size, chunk_overlap=0, overflow=overflow, options=options or {}),
+        SpecContext(builtin_registry()),
+    )
     return replace(spec, variant="")
 
 
@@ -58,23 +66,44 @@ def embedder():
 
 @pytest.fixture()
 def world(tmp_path, embedder):
-    documents = [ParsedDocument(document=name, markdown=text, tree=TreeNode(node_type="document"), units=[],
-                                parser="test") for name, text in TEXTS.items()]
+    documents = [
+        ParsedDocument(document=name, markdown=text, tree=TreeNode(node_type="document"), units=[], parser="test")
+        for name, text in TEXTS.items()
+    ]
     questions = tmp_path / "questions"
     questions.mkdir()
-    (questions / "set.json").write_text(json.dumps({"name": "set", "questions": [
-        {"id": i, "question": q, "references": [{"document": d, "content": c}]} for i, q, d, c in QUESTIONS]}),
-        encoding="utf-8")
+    (questions / "set.json").write_text(
+        json.dumps(
+            {
+                "name": "set",
+                "questions": [
+                    {"id": i, "question": q, "references": [{"document": d, "content": c}]} for i, q, d, c in QUESTIONS
+                ],
+            }
+        ),
+        encoding="utf-8",
+    )
     store = VectorStore(local_root=tmp_path / "qdrant")
     results = ResultsDB(tmp_path / "results")
 
     def build(size: int, corpus: str = "corpus-1", overflow: str = "error"):
-        return build_collection(BuildRequest(collection("fixed_size", size, overflow), documents,
-                                             corpus_fingerprint=corpus), embedder, None, store, results)
+        return build_collection(
+            BuildRequest(collection("fixed_size", size, overflow), documents, corpus_fingerprint=corpus),
+            embedder,
+            None,
+            store,
+            results,
+        )
 
     def experiment(run_id: str, neighbors: int = 0):
-        return run_experiment(ExperimentRequest(collection("fixed_size"), run_id, questions, documents,
-                                                expansion=ExpansionSettings(neighbors, 0)), embedder, store, results)
+        return run_experiment(
+            ExperimentRequest(
+                collection("fixed_size"), run_id, questions, documents, expansion=ExpansionSettings(neighbors, 0)
+            ),
+            embedder,
+            store,
+            results,
+        )
 
     yield {"results": results, "build": build, "experiment": experiment, "store": store, "questions": questions}
     store.close()
@@ -101,7 +130,8 @@ def test_a_rebuild_with_other_settings_adds_a_build_and_the_same_settings_replac
     # both builds kept; "the chunks" of the collection are the latest build's
     assert count(results, "SELECT count(*) FROM chunks") == small.n_chunks + large.n_chunks
     assert results.query("SELECT build, count(*) AS n FROM current_chunks GROUP BY build").values.tolist() == [
-        [second, large.n_chunks]]
+        [second, large.n_chunks]
+    ]
 
     world["build"](60)  # the same settings from the same corpus: its own rows replaced, nothing duplicated
     assert count(results, "SELECT count(*) FROM chunks") == small.n_chunks + large.n_chunks
@@ -141,12 +171,13 @@ def test_a_run_records_its_build_and_reads_its_own_chunks_after_a_rebuild(world)
     assert len(found) == len(wanted) and set(found["build"]) == {old_build}
     spans = {(h["chunk_id"], h["document"], h["start"], h["end"]) for r in rows for h in json.loads(r["retrieved"])}
     assert {(c.chunk_id, c.document, c.start_offset, c.end_offset) for c in found.itertuples()} == spans
-    assert all(TEXTS[c.document][c.start_offset:c.end_offset] == c.text for c in found.itertuples())
+    assert all(TEXTS[c.document][c.start_offset : c.end_offset] == c.text for c in found.itertuples())
     # the latest build holds chunks of the same ids with other offsets: the lookup without a build gets those
     current = load_chunks(results, {w[:3] for w in wanted})
     assert set(current["build"]) == {new_build}
     assert {(c.chunk_id, c.start_offset, c.end_offset) for c in current.itertuples()} != {
-        (c.chunk_id, c.start_offset, c.end_offset) for c in found.itertuples()}
+        (c.chunk_id, c.start_offset, c.end_offset) for c in found.itertuples()
+    }
     # and the next experiment reads the current build
     assert read_build_chunks(results, collection("fixed_size").rows_key)[0] == new_build
     # what means "the chunks" reads one build: the diagnostics the latest, the report's sizes the shown run's
@@ -166,9 +197,13 @@ def write_old_chunks(results: ResultsDB, key: str, rows: list[dict]) -> None:
     try:
         for name, data in ((f"{key}.parquet", rows), ("_schema.parquet", [])):
             values = " UNION ALL ".join(
-                "SELECT " + ", ".join(f"CAST({sql_string(str(r[c])) if r.get(c) is not None else 'NULL'} AS {t}) "
-                                      f"AS \"{c}\"" for c, t in old) for r in data)
-            empty = "SELECT " + ", ".join(f"CAST(NULL AS {t}) AS \"{c}\"" for c, t in old) + " LIMIT 0"
+                "SELECT "
+                + ", ".join(
+                    f'CAST({sql_string(str(r[c])) if r.get(c) is not None else "NULL"} AS {t}) AS "{c}"' for c, t in old
+                )
+                for r in data
+            )
+            empty = "SELECT " + ", ".join(f'CAST(NULL AS {t}) AS "{c}"' for c, t in old) + " LIMIT 0"
             con.execute(f"COPY ({values or empty}) TO {sql_string((folder / name).as_posix())} (FORMAT parquet)")
     finally:
         con.close()
@@ -177,10 +212,24 @@ def write_old_chunks(results: ResultsDB, key: str, rows: list[dict]) -> None:
 def test_rows_from_before_builds_were_kept_are_one_legacy_build(world, tmp_path):
     root = tmp_path / "old-results"
     text = TEXTS["garden.md"]
-    write_old_chunks(ResultsDB(root), "fixed_size__" + MODEL, [
-        {"chunk_id": "fixed_size_garden_0", "strategy": "fixed_size", "corpus_model": MODEL, "document": "garden.md",
-         "chunk_index": 0, "start_offset": 0, "end_offset": 30, "text": text[:30], "variant": "",
-         "materialized_at": "2026-01-01 00:00:00"}])
+    write_old_chunks(
+        ResultsDB(root),
+        "fixed_size__" + MODEL,
+        [
+            {
+                "chunk_id": "fixed_size_garden_0",
+                "strategy": "fixed_size",
+                "corpus_model": MODEL,
+                "document": "garden.md",
+                "chunk_index": 0,
+                "start_offset": 0,
+                "end_offset": 30,
+                "text": text[:30],
+                "variant": "",
+                "materialized_at": "2026-01-01 00:00:00",
+            }
+        ],
+    )
     results = ResultsDB(root)  # a new object: ensure_schema_files brings the build column
     assert results.query("SELECT chunk_id, build FROM chunks").values.tolist() == [["fixed_size_garden_0", None]]
     assert "build" in ResultsDB._columns(root / "tables" / "chunks" / "_schema.parquet")
@@ -190,9 +239,20 @@ def test_rows_from_before_builds_were_kept_are_one_legacy_build(world, tmp_path)
     [build] = list_builds(results)
     assert build.build is None and build.n_chunks == 1 and "before builds were kept" in build.label
     # a legacy run (no build in its provenance) keeps the legacy build through a prune
-    results.write("experiment_metrics", "old-run", [{"experiment_run_id": "old-run", "strategy": "fixed_size",
-                                                     "corpus_model": MODEL, "variant": "", "provenance": "{}",
-                                                     "created_at": "2026-01-01 00:00:01"}])
+    results.write(
+        "experiment_metrics",
+        "old-run",
+        [
+            {
+                "experiment_run_id": "old-run",
+                "strategy": "fixed_size",
+                "corpus_model": MODEL,
+                "variant": "",
+                "provenance": "{}",
+                "created_at": "2026-01-01 00:00:01",
+            }
+        ],
+    )
     assert plan_prune(results, keep=1).removed == []
 
 
@@ -233,8 +293,10 @@ def test_an_old_runs_parent_sections_and_hits_resolve_in_its_own_build(world, em
     from chunkbench_core.reporting.inspector import inspector_payload
 
     results, strategy = world["results"], "semantic_parent_child"
-    documents = [ParsedDocument(document=name, markdown=text, tree=TreeNode(node_type="document"), units=[],
-                                parser="test") for name, text in TEXTS.items()]
+    documents = [
+        ParsedDocument(document=name, markdown=text, tree=TreeNode(node_type="document"), units=[], parser="test")
+        for name, text in TEXTS.items()
+    ]
     questions = world["questions"]
 
     def build_and_run(parent_size: int, run_id: str) -> None:
@@ -249,20 +311,29 @@ def test_an_old_runs_parent_sections_and_hits_resolve_in_its_own_build(world, em
         board = results.query("SELECT * FROM experiment_metrics WHERE experiment_run_id = ?", [run_id])
         board["configuration"] = [configuration(strategy, MODEL)]
         rows = results.query("SELECT * FROM question_results WHERE experiment_run_id = ?", [run_id])
-        data = ReportData(board=board, runs=board, questions=rows, documents=results.query("SELECT * FROM documents"),
-                          chunk_sizes=board.iloc[0:0])
+        data = ReportData(
+            board=board,
+            runs=board,
+            questions=rows,
+            documents=results.query("SELECT * FROM documents"),
+            chunk_sizes=board.iloc[0:0],
+        )
         return inspector_payload(data, results), rows.to_dict("records")
 
     for run_id in ("run-old", "run-new"):
         shown, rows = payload(run_id)
         recorded = {(r["document"], r["start"], r["end"]) for row in rows for r in json.loads(row["expanded"])}
-        parents = {(r["document"], r["start"], r["end"]) for row in rows for r in json.loads(row["expanded"])
-                   if r["role"] == "parent"}
+        parents = {
+            (r["document"], r["start"], r["end"])
+            for row in rows
+            for r in json.loads(row["expanded"])
+            if r["role"] == "parent"
+        }
         entries = shown["chunks"]
         drawn = [entries[node["parent"]] for result in shown["results"].values() for node in result["tree"]]
         assert parents and {(e["doc"], e["start"], e["end"]) for e in drawn} == parents
         # every chunk drawn (hits, context, parents) is the run's own, with the text of its offsets
         assert {(e["doc"], e["start"], e["end"]) for e in entries} == recorded
-        assert all(e["text"] == TEXTS[e["doc"]][e["start"]:e["end"]] for e in entries)
+        assert all(e["text"] == TEXTS[e["doc"]][e["start"] : e["end"]] for e in entries)
     old_parents = {(e["doc"], e["start"], e["end"]) for e in payload("run-old")[0]["chunks"]}
     assert old_parents != {(e["doc"], e["start"], e["end"]) for e in payload("run-new")[0]["chunks"]}

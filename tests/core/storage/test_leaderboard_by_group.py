@@ -34,8 +34,10 @@ def test_view_equals_the_python_computation(results: ResultsDB) -> None:
     python = group_breakdown(load_report_data(results).questions)
     _assert_same(view, python)
     # in the same order too: dimension, group, best first
-    assert view[["dimension", "group", "strategy"]].values.tolist() == \
-        python[["dimension", "group", "strategy"]].values.tolist()
+    assert (
+        view[["dimension", "group", "strategy"]].values.tolist()
+        == python[["dimension", "group", "strategy"]].values.tolist()
+    )
     pdf = view[(view["dimension"] == "format") & (view["group"] == "pdf")]
     assert pdf["strategy"].tolist() == ["semantic", "recursive"]
     assert pdf["rank_mean"].tolist() == pytest.approx([0.6, 0.3])
@@ -58,13 +60,20 @@ def test_view_in_the_duckdb_file_reads_its_own_folder(results: ResultsDB) -> Non
     con = duckdb.connect(str(results.database_path), read_only=True)
     try:
         con.execute("SET file_search_path = ?", [results.root.as_posix()])
-        rows = con.execute("SELECT dimension, \"group\", strategy, n_questions, too_small FROM leaderboard_by_group "
-                           "WHERE dimension = 'category' ORDER BY \"group\", strategy").fetchall()
+        rows = con.execute(
+            'SELECT dimension, "group", strategy, n_questions, too_small FROM leaderboard_by_group '
+            "WHERE dimension = 'category' ORDER BY \"group\", strategy"
+        ).fetchall()
     finally:
         con.close()
-    assert rows == [("category", "(none)", "recursive", 1, True), ("category", "(none)", "semantic", 1, True),
-                    ("category", "howto", "recursive", 5, False), ("category", "howto", "semantic", 4, False),
-                    ("category", "policy", "recursive", 3, True), ("category", "policy", "semantic", 3, True)]
+    assert rows == [
+        ("category", "(none)", "recursive", 1, True),
+        ("category", "(none)", "semantic", 1, True),
+        ("category", "howto", "recursive", 5, False),
+        ("category", "howto", "semantic", 4, False),
+        ("category", "policy", "recursive", 3, True),
+        ("category", "policy", "semantic", 3, True),
+    ]
 
 
 def test_view_is_empty_before_any_run(tmp_path) -> None:
@@ -78,19 +87,42 @@ def test_a_hybrid_run_has_cells_of_its_own(results: ResultsDB) -> None:
 
     stamp = datetime(2026, 1, 1, 12, 30, 0)
     rows = results.read("question_results", "recursive__minilm__run-recursive")
-    hybrid = [{**row, "experiment_run_id": "run-hybrid", "retriever": "hybrid", "created_at": stamp,
-               "recall_at_512": None if row["recall_at_512"] is None else 0.75} for row in rows]
+    hybrid = [
+        {
+            **row,
+            "experiment_run_id": "run-hybrid",
+            "retriever": "hybrid",
+            "created_at": stamp,
+            "recall_at_512": None if row["recall_at_512"] is None else 0.75,
+        }
+        for row in rows
+    ]
     results.write("question_results", "recursive__minilm__hybrid__run-hybrid", hybrid)
-    results.write("experiment_metrics", "recursive__minilm__hybrid__run-hybrid", [{
-        "experiment_run_id": "run-hybrid", "strategy": "recursive", "corpus_model": "minilm", "retriever": "hybrid",
-        "n_questions": 9, "recall": 0.75, "variant": "", "neighbor_prev": 0, "neighbor_next": 0,
-        "created_at": stamp}])
+    results.write(
+        "experiment_metrics",
+        "recursive__minilm__hybrid__run-hybrid",
+        [
+            {
+                "experiment_run_id": "run-hybrid",
+                "strategy": "recursive",
+                "corpus_model": "minilm",
+                "retriever": "hybrid",
+                "n_questions": 9,
+                "recall": 0.75,
+                "variant": "",
+                "neighbor_prev": 0,
+                "neighbor_next": 0,
+                "created_at": stamp,
+            }
+        ],
+    )
     view = results.query("SELECT * FROM leaderboard_by_group")
     _assert_same(view, group_breakdown(load_report_data(results).questions))
     pdf = view[(view["dimension"] == "format") & (view["group"] == "pdf")]
     cells = {(r.strategy, r.retriever): r.rank_mean for r in pdf.itertuples()}
-    assert cells == pytest.approx({("recursive", "hybrid"): 0.75, ("semantic", "dense"): 0.6,
-                                   ("recursive", "dense"): 0.3})
+    assert cells == pytest.approx(
+        {("recursive", "hybrid"): 0.75, ("semantic", "dense"): 0.6, ("recursive", "dense"): 0.3}
+    )
     assert pdf["n_questions"].tolist() == [5, 5, 5]
     # the report's tables: one column per configuration, the hybrid one beside its dense twin
     from chunkbench_core.reporting.by_group import render_by_group

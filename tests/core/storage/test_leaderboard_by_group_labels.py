@@ -29,20 +29,37 @@ def _rows(strategy: str, column: int, stamp: datetime) -> list[dict]:
     rows = []
     for qid, sources, spans, labels, scores in QUESTIONS:
         value = scores[column]
-        rows.append({
-            "experiment_run_id": f"run-{strategy}", "strategy": strategy, "corpus_model": "minilm",
-            "question_set": "financial", "question_id": qid, "question": f"question {qid}", "top_k": 5,
-            "n_references": 1 if spans else 0, "judge_only": not sources,
-            "references": json.dumps([{"document": sources[0], "start": 0, "end": 10, "located_by": "answer_words"}]
-                                     if spans else []),
-            "source_documents": json.dumps(sources), "labels": json.dumps(labels),
-            "evidence_origin": "located" if spans else "documents" if sources else None,
-            "n_located_references": 1 if spans else 0, "retrieved": "[]", "error": None,
-            "recall": value if spans else None, "recall_at_512": value if spans else None,
-            "doc_recall": value, "doc_hit": None if value is None else float(value > 0),
-            "doc_reciprocal_rank": value, "context_tokens": 100.0, "embed_ms": 1.0, "search_ms": 1.0,
-            "created_at": stamp,
-        })
+        rows.append(
+            {
+                "experiment_run_id": f"run-{strategy}",
+                "strategy": strategy,
+                "corpus_model": "minilm",
+                "question_set": "financial",
+                "question_id": qid,
+                "question": f"question {qid}",
+                "top_k": 5,
+                "n_references": 1 if spans else 0,
+                "judge_only": not sources,
+                "references": json.dumps(
+                    [{"document": sources[0], "start": 0, "end": 10, "located_by": "answer_words"}] if spans else []
+                ),
+                "source_documents": json.dumps(sources),
+                "labels": json.dumps(labels),
+                "evidence_origin": "located" if spans else "documents" if sources else None,
+                "n_located_references": 1 if spans else 0,
+                "retrieved": "[]",
+                "error": None,
+                "recall": value if spans else None,
+                "recall_at_512": value if spans else None,
+                "doc_recall": value,
+                "doc_hit": None if value is None else float(value > 0),
+                "doc_reciprocal_rank": value,
+                "context_tokens": 100.0,
+                "embed_ms": 1.0,
+                "search_ms": 1.0,
+                "created_at": stamp,
+            }
+        )
     return rows
 
 
@@ -53,10 +70,25 @@ def results(tmp_path) -> ResultsDB:
     for i, strategy in enumerate(("recursive", "semantic")):
         stamp = base + timedelta(minutes=i)
         results.write("question_results", f"{strategy}__minilm__run-{strategy}", _rows(strategy, i, stamp))
-        results.write("experiment_metrics", f"{strategy}__minilm__run-{strategy}", [{
-            "experiment_run_id": f"run-{strategy}", "strategy": strategy, "corpus_model": "minilm",
-            "n_questions": 4, "n_judge_only": 1, "n_documents_only": 3, "n_located": 1, "variant": "",
-            "neighbor_prev": 0, "neighbor_next": 0, "created_at": stamp}])
+        results.write(
+            "experiment_metrics",
+            f"{strategy}__minilm__run-{strategy}",
+            [
+                {
+                    "experiment_run_id": f"run-{strategy}",
+                    "strategy": strategy,
+                    "corpus_model": "minilm",
+                    "n_questions": 4,
+                    "n_judge_only": 1,
+                    "n_documents_only": 3,
+                    "n_located": 1,
+                    "variant": "",
+                    "neighbor_prev": 0,
+                    "neighbor_next": 0,
+                    "created_at": stamp,
+                }
+            ],
+        )
     return results
 
 
@@ -88,9 +120,11 @@ def test_labels_are_dimensions_and_source_documents_are_documents(results: Resul
 
 
 def test_question_rows_keep_the_new_columns(results: ResultsDB) -> None:
-    rows = results.query("SELECT question_id, labels, source_documents, evidence_origin, n_located_references, "
-                         "json_extract_string(\"references\", '$[0].located_by') AS located_by "
-                         "FROM question_results WHERE strategy = 'recursive' ORDER BY question_id")
+    rows = results.query(
+        "SELECT question_id, labels, source_documents, evidence_origin, n_located_references, "
+        "json_extract_string(\"references\", '$[0].located_by') AS located_by "
+        "FROM question_results WHERE strategy = 'recursive' ORDER BY question_id"
+    )
     first = rows.iloc[0]
     assert json.loads(first["labels"])["Source Chunk Type"] == "Table"
     assert first["evidence_origin"] == "located" and first["located_by"] == "answer_words"

@@ -38,8 +38,14 @@ WORKER = textwrap.dedent("""
 
 
 def start(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", WORKER, *args], cwd=PROJECT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(PROJECT)})
+    return subprocess.Popen(
+        [sys.executable, "-c", WORKER, *args],
+        cwd=PROJECT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(PROJECT)},
+    )
 
 
 def wait_line(process: subprocess.Popen, text: str, timeout: float = 60) -> None:

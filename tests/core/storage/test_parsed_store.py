@@ -11,6 +11,7 @@ def counting_parser(options: ParseOptions, calls: list[str]):
     def run(path: str):
         calls.append(path)
         return parse(path, options)
+
     return run
 
 
@@ -42,8 +43,17 @@ def test_caption_sources_count_by_what_they_call():
 
     plain = ParseOptions().fingerprint()
     mini = ParseOptions(caption_source=captioner("gpt-4o-mini")).fingerprint()
-    assert len({plain, mini, ParseOptions(caption_source=captioner("gpt-4o")).fingerprint(),
-                ParseOptions(caption_source=captioner("llava", "http://127.0.0.1:11434/v1")).fingerprint()}) == 4
+    assert (
+        len(
+            {
+                plain,
+                mini,
+                ParseOptions(caption_source=captioner("gpt-4o")).fingerprint(),
+                ParseOptions(caption_source=captioner("llava", "http://127.0.0.1:11434/v1")).fingerprint(),
+            }
+        )
+        == 4
+    )
     assert ParseOptions(caption_source=captioner("gpt-4o-mini")).fingerprint() == mini  # stable across builds
     assert "sk-secret" not in captioner("gpt-4o-mini").caption_id
 
@@ -108,8 +118,9 @@ def test_read_or_parse_parses_each_content_once_and_again_when_the_file_or_the_o
     options = ParseOptions()
 
     def read(options: ParseOptions):
-        return read_or_parse(scan_corpus(corpus), parsed_store(tmp_path / "results", options),
-                             counting_parser(options, calls))
+        return read_or_parse(
+            scan_corpus(corpus), parsed_store(tmp_path / "results", options), counting_parser(options, calls)
+        )
 
     first = read(options)
     assert sorted(first.summary.parsed) == ["a.md", "b.md"] and len(calls) == 2
@@ -124,8 +135,10 @@ def test_read_or_parse_parses_each_content_once_and_again_when_the_file_or_the_o
     persian = read(ParseOptions(persian_digits="persian"))  # options a markdown file reads: parsed again
     assert sorted(persian.summary.parsed) == ["a.md", "b.md"] and "۱۲۳" in persian.documents[1].markdown
     # the run's parse step reads the same records: nothing parsed again
-    summary = parse_corpus(ParseRequest(scan_corpus(corpus), parsed_store(tmp_path / "results", options),
-                                        counting_parser(options, calls)), ResultsDB(tmp_path / "results"))
+    summary = parse_corpus(
+        ParseRequest(scan_corpus(corpus), parsed_store(tmp_path / "results", options), counting_parser(options, calls)),
+        ResultsDB(tmp_path / "results"),
+    )
     assert sorted(summary.reused) == ["a.md", "b.md"] and len(calls) == 5
 
 
@@ -138,12 +151,14 @@ def test_read_or_parse_reports_a_stored_failure_without_parsing_it_again_and_pri
     calls: list[str] = []
     lines: list[str] = []
     with progress.sink(lambda p: lines.append(p.line())):
-        first = read_or_parse(scan_corpus(corpus), parsed_store(tmp_path / "results"),
-                              counting_parser(ParseOptions(), calls))
+        first = read_or_parse(
+            scan_corpus(corpus), parsed_store(tmp_path / "results"), counting_parser(ParseOptions(), calls)
+        )
     assert [d.document for d in first.documents] == ["good.md"] and "bad.pdf" in first.summary.failed
     assert lines[0].startswith("parsing: 0/2 documents") and lines[-1].startswith("parsing: 2/2 documents")
-    again = read_or_parse(scan_corpus(corpus), parsed_store(tmp_path / "results"),
-                          counting_parser(ParseOptions(), calls))
+    again = read_or_parse(
+        scan_corpus(corpus), parsed_store(tmp_path / "results"), counting_parser(ParseOptions(), calls)
+    )
     assert len(calls) == 2 and again.summary.failed["bad.pdf"] == first.summary.failed["bad.pdf"]
     assert str(corpus / "bad.pdf") in again.summary.failed["bad.pdf"]
 
@@ -182,12 +197,20 @@ def test_two_processes_reading_one_corpus_at_once_each_get_every_document(tmp_pa
         "from chunkbench_core.stages.documents import read_or_parse\n"
         "from chunkbench_core.storage.corpus import parsed_store, scan_corpus\n"
         "corpus = read_or_parse(scan_corpus(sys.argv[1]), parsed_store(sys.argv[2]), parse)\n"
-        "print(len(corpus.documents), len(corpus.summary.failed))\n")
+        "print(len(corpus.documents), len(corpus.summary.failed))\n"
+    )
     root = str(Path(__file__).resolve().parents[3])
     env = {"PYTHONPATH": root, "PATH": "/usr/bin:/bin"}
-    processes = [subprocess.Popen([sys.executable, "-c", script, str(corpus), str(tmp_path / "results")],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-                 for _ in range(2)]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(corpus), str(tmp_path / "results")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(2)
+    ]
     outputs = [p.communicate(timeout=120) for p in processes]
     assert [out.split() for out, _ in outputs] == [["30", "0"], ["30", "0"]], outputs
     assert not list((tmp_path / "results" / "parsed").glob(".*.tmp"))

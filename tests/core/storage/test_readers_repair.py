@@ -19,10 +19,23 @@ from chunkbench_core.storage.runs import RunScope
 
 
 def chunk_rows(strategy: str, build: str, n: int) -> list[dict]:
-    return [{"chunk_id": f"{strategy}-{build}-{i}", "strategy": strategy, "corpus_model": "all-minilm-l6-v2",
-             "document": "a.md", "chunk_index": i, "start_offset": 10 * i, "end_offset": 10 * i + 9,
-             "text": f"chunk {i} " * 200, "variant": "", "build": build, "role": "chunk",
-             "materialized_at": datetime(2026, 1, 1, 12, i)} for i in range(n)]
+    return [
+        {
+            "chunk_id": f"{strategy}-{build}-{i}",
+            "strategy": strategy,
+            "corpus_model": "all-minilm-l6-v2",
+            "document": "a.md",
+            "chunk_index": i,
+            "start_offset": 10 * i,
+            "end_offset": 10 * i + 9,
+            "text": f"chunk {i} " * 200,
+            "variant": "",
+            "build": build,
+            "role": "chunk",
+            "materialized_at": datetime(2026, 1, 1, 12, i),
+        }
+        for i in range(n)
+    ]
 
 
 @pytest.fixture

@@ -32,8 +32,14 @@ WORKER = textwrap.dedent("""
 
 
 def start(root: Path, at: float) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", WORKER, str(root), str(at)], cwd=PROJECT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(PROJECT)})
+    return subprocess.Popen(
+        [sys.executable, "-c", WORKER, str(root), str(at)],
+        cwd=PROJECT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(PROJECT)},
+    )
 
 
 def test_a_second_process_waits_for_the_schema_under_the_setup_lock(tmp_path):

@@ -8,22 +8,42 @@ from chunkbench_core.storage.results_db import ResultsDB
 
 
 def question(run: str, strategy: str, question_id: str, recall: float) -> dict:
-    return {"experiment_run_id": run, "strategy": strategy, "corpus_model": "m", "question_set": "s",
-            "question_id": question_id, "recall": recall, "hit": 1.0 if recall else 0.0}
+    return {
+        "experiment_run_id": run,
+        "strategy": strategy,
+        "corpus_model": "m",
+        "question_set": "s",
+        "question_id": question_id,
+        "recall": recall,
+        "hit": 1.0 if recall else 0.0,
+    }
 
 
 def test_runs_written_together_with_the_same_question_ids_keep_their_own_scores(tmp_path):
     results = ResultsDB(tmp_path)
-    rows = [question("r1", "a", "q1", 1.0), question("r1", "a", "q2", 0.0),
-            question("r2", "b", "q1", 0.25), question("r2", "b", "q2", 0.5)]
+    rows = [
+        question("r1", "a", "q1", 1.0),
+        question("r1", "a", "q2", 0.0),
+        question("r2", "b", "q1", 0.25),
+        question("r2", "b", "q2", 0.5),
+    ]
     results.write("question_results", "snapshot", rows)
-    results.write("experiment_metrics", "snapshot", [
-        {"experiment_run_id": "r1", "strategy": "a", "corpus_model": "m", "recall": 0.5, "recall_ci_low": 0.0},
-        {"experiment_run_id": "r2", "strategy": "b", "corpus_model": "m", "recall": 0.375}])
+    results.write(
+        "experiment_metrics",
+        "snapshot",
+        [
+            {"experiment_run_id": "r1", "strategy": "a", "corpus_model": "m", "recall": 0.5, "recall_ci_low": 0.0},
+            {"experiment_run_id": "r2", "strategy": "b", "corpus_model": "m", "recall": 0.375},
+        ],
+    )
 
     read = results.query("SELECT experiment_run_id, question_id, recall, hit FROM question_results ORDER BY ALL")
-    assert read.values.tolist() == [["r1", "q1", 1.0, 1.0], ["r1", "q2", 0.0, 0.0], ["r2", "q1", 0.25, 1.0],
-                                    ["r2", "q2", 0.5, 1.0]]
+    assert read.values.tolist() == [
+        ["r1", "q1", 1.0, 1.0],
+        ["r1", "q2", 0.0, 0.0],
+        ["r2", "q1", 0.25, 1.0],
+        ["r2", "q2", 0.5, 1.0],
+    ]
     runs = results.query("SELECT experiment_run_id, recall, recall_ci_low FROM experiment_metrics ORDER BY 1")
     assert runs["recall"].tolist() == [0.5, 0.375] and runs["recall_ci_low"].tolist()[0] == 0.0
     assert [r["recall"] for r in results.read("question_results", "snapshot")] == [1.0, 0.0, 0.25, 0.5]
@@ -35,8 +55,10 @@ def test_a_wide_file_of_an_older_version_is_read_with_the_new_rows_and_replaced_
     folder = tmp_path / "tables" / "question_results"
     folder.mkdir(parents=True, exist_ok=True)
     old = folder / "old.parquet"  # what an older version wrote under the key "old": one wide file
-    duckdb.sql("SELECT 'r1' AS experiment_run_id, 'a' AS strategy, 'm' AS corpus_model, 's' AS question_set, "
-               "'q1' AS question_id, 0.75 AS recall").write_parquet(str(old))
+    duckdb.sql(
+        "SELECT 'r1' AS experiment_run_id, 'a' AS strategy, 'm' AS corpus_model, 's' AS question_set, "
+        "'q1' AS question_id, 0.75 AS recall"
+    ).write_parquet(str(old))
 
     read = results.query("SELECT experiment_run_id, recall FROM question_results ORDER BY 1")
     assert read.values.tolist() == [["r1", 0.75], ["r2", 0.5]]

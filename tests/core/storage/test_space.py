@@ -72,13 +72,20 @@ def small_disk(tmp_path):
 
 
 def build(root: Path, points: int) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", BUILD, str(root), str(points)], cwd=PROJECT, capture_output=True,
-                          text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(PROJECT)})
+    return subprocess.run(
+        [sys.executable, "-c", BUILD, str(root), str(points)],
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(PROJECT)},
+    )
 
 
 @pytest.mark.slow
 def test_vectors_that_do_not_fit_stop_with_one_line_and_a_rerun_after_freeing_space_equals_a_clean_run(
-        small_disk, tmp_path):
+    small_disk, tmp_path
+):
     clean = build(tmp_path / "clean", 25000)  # on the ordinary disk
     assert clean.returncode == 0, clean.stderr
 
@@ -112,15 +119,21 @@ def test_every_writer_turns_a_full_disk_into_one_line_and_keeps_what_was_stored(
     results.ensure_database()
     parsed = ParsedStore(small_disk / "benchmark" / "parsed", "v1")
     source = SourceDocument("a.md", str(small_disk / "a.md"), "ab" * 32, 10)
-    document = ParsedDocument(document="a.md", markdown="# A\n\nshort", tree=TreeNode(node_type="document"), units=[],
-                              parser="test")
+    document = ParsedDocument(
+        document="a.md", markdown="# A\n\nshort", tree=TreeNode(node_type="document"), units=[], parser="test"
+    )
     parsed.put(source, document, None)
     cache = EmbeddingCache(small_disk / "embedding_cache.sqlite")
     cache.put_many("ns", [("k0", np.ones(8, dtype=np.float32))], 8)
     ballast = fill(small_disk, 64 * 1024, "ballast")
 
-    big = pd.DataFrame({"document": [f"d{i}.md" for i in range(4000)], "status": "parsed",
-                        "error": [uuid.uuid4().hex * 8 for _ in range(4000)]})
+    big = pd.DataFrame(
+        {
+            "document": [f"d{i}.md" for i in range(4000)],
+            "status": "parsed",
+            "error": [uuid.uuid4().hex * 8 for _ in range(4000)],
+        }
+    )
     with pytest.raises(StorageFullError) as raised:
         results.write("documents", "corpus", big)
     assert str(small_disk / "benchmark" / "tables" / "documents") in str(raised.value)
@@ -128,8 +141,9 @@ def test_every_writer_turns_a_full_disk_into_one_line_and_keeps_what_was_stored(
     assert results.read("documents", "corpus")[0]["document"] == "a.md"  # the previous file, whole
     assert not list((small_disk / "benchmark" / "tables" / "documents").glob(".*.tmp"))  # no half-written file
 
-    huge = ParsedDocument(document="a.md", markdown="x" * (2 * MiB), tree=TreeNode(node_type="document"), units=[],
-                          parser="test")
+    huge = ParsedDocument(
+        document="a.md", markdown="x" * (2 * MiB), tree=TreeNode(node_type="document"), units=[], parser="test"
+    )
     with pytest.raises(StorageFullError, match="not enough free space"):
         parsed.put(source, huge, None)
     assert parsed.load_parsed(source).markdown == "# A\n\nshort"
@@ -163,16 +177,18 @@ def test_the_estimate_names_the_folder_the_space_needed_and_free(tmp_path):
     small = space.edge_collection_bytes(100, 384, 100 * 1400)
     assert space.edge_collection_bytes(1000, 384, 1000 * 1400) > small
     assert space.edge_collection_bytes(100, 1536, 100 * 1400) > small
-    chunks = [Chunk(make_chunk_id("fixed_size", "a.md", i), "a.md", "fixed_size", i, 0, 5, "hello", 1)
-              for i in range(10)]
+    chunks = [
+        Chunk(make_chunk_id("fixed_size", "a.md", i), "a.md", "fixed_size", i, 0, 5, "hello", 1) for i in range(10)
+    ]
     assert space.chunk_rows_bytes((c.text, None) for c in chunks) >= 10 * 5
 
 
 def test_a_full_disk_met_while_writing_is_translated_with_the_folder(tmp_path):
     error = space.storage_error(OSError(28, "No space left on device"), tmp_path / "x.parquet", "the results")
     assert isinstance(error, StorageFullError) and str(tmp_path) in str(error)
-    sqlite_full = space.storage_error(__import__("sqlite3").OperationalError("database or disk is full"),
-                                      tmp_path / "c.sqlite", "the cache")
+    sqlite_full = space.storage_error(
+        __import__("sqlite3").OperationalError("database or disk is full"), tmp_path / "c.sqlite", "the cache"
+    )
     assert isinstance(sqlite_full, StorageFullError)
     io = space.storage_error(OSError(5, "Input/output error"), tmp_path / "x.parquet", "the results")
     assert io is not None and not isinstance(io, StorageFullError) and "input/output error" in str(io)

@@ -30,9 +30,16 @@ NAME = collection_name("fixed_size", "nomic-embed-text:v2/moe")
 
 def chunk(document: str, index: int, text: str | None = None) -> Chunk:
     return Chunk(
-        chunk_id=make_chunk_id("fixed_size", document, index), document=document, strategy="fixed_size",
-        chunk_index=index, start=index * 100, end=index * 100 + 90, text=text or f"{document} chunk {index}",
-        token_count=20, content_type="paragraph", heading_path=["Intro", f"Part {index}"],
+        chunk_id=make_chunk_id("fixed_size", document, index),
+        document=document,
+        strategy="fixed_size",
+        chunk_index=index,
+        start=index * 100,
+        end=index * 100 + 90,
+        text=text or f"{document} chunk {index}",
+        token_count=20,
+        content_type="paragraph",
+        heading_path=["Intro", f"Part {index}"],
         parent_id=None if index % 2 else f"parent-{index}",
     )
 
@@ -106,6 +113,7 @@ def test_run_dying_midway_loses_nothing_and_rerun_converges(store, monkeypatch):
             if len(calls) == 2:
                 raise RuntimeError("killed midway")
             return real(self, *args, **kwargs)
+
         return upsert
 
     for backend in (vector_store._EdgeCollection, vector_store._ClientCollection):

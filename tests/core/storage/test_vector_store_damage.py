@@ -24,8 +24,19 @@ NAME = collection_name("fixed_size", "all-minilm-l6-v2")
 
 
 def corpus(n: int = 120) -> list[Chunk]:
-    return [Chunk(make_chunk_id("fixed_size", "a.md", i), "a.md", "fixed_size", i, i * 10, i * 10 + 9,
-                  f"chunk number {i} about harbours", 6) for i in range(n)]
+    return [
+        Chunk(
+            make_chunk_id("fixed_size", "a.md", i),
+            "a.md",
+            "fixed_size",
+            i,
+            i * 10,
+            i * 10 + 9,
+            f"chunk number {i} about harbours",
+            6,
+        )
+        for i in range(n)
+    ]
 
 
 def vectors(n: int = 120, seed: int = 1) -> np.ndarray:
@@ -104,14 +115,24 @@ def test_damage_met_while_reading_moves_the_collection_aside_and_the_next_build_
 def test_a_crash_prone_collection_is_found_in_a_child_process_and_this_process_lives(tmp_path):
     build(tmp_path)
     # a holder dies with the collection open (its in-use record says "open")
-    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         import sys, time
         from chunkbench_core.storage.vector_store import VectorStore
         store = VectorStore(local_root={str(tmp_path)!r})
         store.count({NAME!r})
         print("open", flush=True)
         time.sleep(600)
-    """)], cwd=PROJECT, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(PROJECT)})
+    """),
+        ],
+        cwd=PROJECT,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(PROJECT)},
+    )
     assert holder.stdout.readline().strip() == "open"
     os.kill(holder.pid, signal.SIGKILL)
     holder.wait(timeout=60)

@@ -23,8 +23,11 @@ MODEL = "all-minilm-l6-v2"
 
 def fill(store: VectorStore, strategy: str, documents: dict[str, int]) -> str:
     name = collection_name(strategy, MODEL)
-    chunks = [Chunk(make_chunk_id(strategy, doc, i), doc, strategy, i, i, i + 1, f"{doc} {i}", 1)
-              for doc, n in documents.items() for i in range(n)]
+    chunks = [
+        Chunk(make_chunk_id(strategy, doc, i), doc, strategy, i, i, i + 1, f"{doc} {i}", 1)
+        for doc, n in documents.items()
+        for i in range(n)
+    ]
     vectors = np.random.default_rng(0).standard_normal((len(chunks), 384)).astype(np.float32)
     store.ensure_collection(name, 384)
     store.replace_points(name, chunks, vectors)
@@ -43,7 +46,11 @@ def test_list_preview_and_wipe(store):
     infos = {i.name: i for i in list_collections(store)}
     assert set(infos) == {fixed, recursive}
     assert (infos[fixed].points, infos[fixed].dimension, infos[fixed].strategy, infos[fixed].model) == (
-        5, 384, "fixed_size", MODEL)
+        5,
+        384,
+        "fixed_size",
+        MODEL,
+    )
 
     preview = preview_chunks(store, "fixed_size", MODEL, "a.md")
     assert [(p["chunk_index"], p["text"]) for p in preview] == [(0, "a.md 0"), (1, "a.md 1"), (2, "a.md 2")]

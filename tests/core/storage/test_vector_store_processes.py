@@ -63,8 +63,9 @@ HOLD = textwrap.dedent("""
 
 
 def run_python(code: str, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", code, *args], cwd=PROJECT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args], cwd=PROJECT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def wait_for(path: Path, seconds: float = 60) -> None:
@@ -78,8 +79,9 @@ def wait_for(path: Path, seconds: float = 60) -> None:
 def test_two_processes_materialize_two_collections_at_once(tmp_path):
     root, cache_path, go = tmp_path / "qdrant", tmp_path / "cache.sqlite", tmp_path / "go"
     model = "all-minilm-l6-v2"
-    workers = {s: run_python(MATERIALIZE, str(root), str(cache_path), s, model, str(go))
-               for s in ("fixed_size", "recursive")}
+    workers = {
+        s: run_python(MATERIALIZE, str(root), str(cache_path), s, model, str(go)) for s in ("fixed_size", "recursive")
+    }
     for strategy in workers:
         wait_for(Path(f"{go}.{strategy}"))
     go.touch()

@@ -86,8 +86,9 @@ def _text(handle) -> str:
 CALIBRATING = ("run", "sweep")
 
 
-def chunkbench(args: Sequence[str], env: Mapping[str, str], cwd: Path | str = ROOT, *,
-               measured_rates: bool = True) -> subprocess.CompletedProcess:
+def chunkbench(
+    args: Sequence[str], env: Mapping[str, str], cwd: Path | str = ROOT, *, measured_rates: bool = True
+) -> subprocess.CompletedProcess:
     """Run ``chunkbench ARGS`` in this process with exactly the environment ``env``, in ``cwd``.
 
     ``measured_rates``: a ``run`` or ``sweep`` on a home without a calibration gets the engine rates this process

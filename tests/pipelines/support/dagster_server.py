@@ -41,8 +41,9 @@ def instance_yaml() -> str:
     each)."""
     coordinator = "  class: QueuedRunCoordinator\n"
     assert DAGSTER_YAML.count(coordinator) == 1, "the run coordinator of DAGSTER_YAML moved: update this"
-    return DAGSTER_YAML.replace(coordinator, f"{coordinator}  config:\n    dequeue_interval_seconds: "
-                                             f"{DEQUEUE_INTERVAL_SECONDS}\n")
+    return DAGSTER_YAML.replace(
+        coordinator, f"{coordinator}  config:\n    dequeue_interval_seconds: {DEQUEUE_INTERVAL_SECONDS}\n"
+    )
 
 
 class DagsterServer:
@@ -55,8 +56,12 @@ class DagsterServer:
         dagster = str(Path(sys.executable).with_name("dagster"))
         self.process = subprocess.Popen(
             [dagster, "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(self.port)],
-            cwd=ROOT, env=with_quick_backfills({**os.environ, **env, "DAGSTER_HOME": str(dagster_home)}),
-            stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+            cwd=ROOT,
+            env=with_quick_backfills({**os.environ, **env, "DAGSTER_HOME": str(dagster_home)}),
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         deadline = time.time() + 120
         while time.time() < deadline:
             try:
@@ -69,7 +74,8 @@ class DagsterServer:
         else:
             raise RuntimeError(f"dagster dev did not answer within 120 s; see {log_path}")
         self.location = self.query("{ workspaceOrError { ... on Workspace { locationEntries { name } } } }")[
-            "workspaceOrError"]["locationEntries"][0]["name"]
+            "workspaceOrError"
+        ]["locationEntries"][0]["name"]
 
     def stop(self) -> None:
         try:
@@ -80,8 +86,11 @@ class DagsterServer:
         self.log.close()
 
     def query(self, query: str, variables: dict | None = None) -> dict:
-        request = urllib.request.Request(f"{self.url}/graphql", json.dumps({"query": query, "variables": variables or {}}).encode(),
-                                         {"Content-Type": "application/json"})
+        request = urllib.request.Request(
+            f"{self.url}/graphql",
+            json.dumps({"query": query, "variables": variables or {}}).encode(),
+            {"Content-Type": "application/json"},
+        )
         body = json.load(urllib.request.urlopen(request, timeout=60))
         if body.get("errors"):
             raise RuntimeError(body["errors"])
@@ -89,14 +98,17 @@ class DagsterServer:
 
     def launch_run(self, job: str, tags: dict[str, str] | None = None, run_config: dict | None = None) -> str:
         """Launch ``job`` as the launchpad does (its run config, as YAML's data)."""
-        params = {"selector": {"repositoryLocationName": self.location, "repositoryName": "__repository__",
-                               "jobName": job},
-                  "executionMetadata": {"tags": [{"key": k, "value": v} for k, v in (tags or {}).items()]},
-                  "runConfigData": run_config or {}}
-        result = self.query("""mutation($p: ExecutionParams!) { launchRun(executionParams: $p) {
+        params = {
+            "selector": {"repositoryLocationName": self.location, "repositoryName": "__repository__", "jobName": job},
+            "executionMetadata": {"tags": [{"key": k, "value": v} for k, v in (tags or {}).items()]},
+            "runConfigData": run_config or {},
+        }
+        result = self.query(
+            """mutation($p: ExecutionParams!) { launchRun(executionParams: $p) {
             __typename ... on LaunchRunSuccess { run { runId } } ... on PythonError { message }
             ... on InvalidSubsetError { message } ... on RunConfigValidationInvalid { errors { message } } } }""",
-                            {"p": params})
+            {"p": params},
+        )
         launched = result["launchRun"]
         assert launched["__typename"] == "LaunchRunSuccess", launched
         return launched["run"]["runId"]
@@ -104,18 +116,25 @@ class DagsterServer:
     def wait_run(self, run_id: str, timeout: float = 300) -> str:
         deadline = time.time() + timeout
         while time.time() < deadline:
-            status = self.query("query($id: ID!) { runOrError(runId: $id) { ... on Run { status } } }",
-                                {"id": run_id})["runOrError"]["status"]
+            status = self.query("query($id: ID!) { runOrError(runId: $id) { ... on Run { status } } }", {"id": run_id})[
+                "runOrError"
+            ]["status"]
             if status in ("SUCCESS", "FAILURE", "CANCELED"):
                 return status
             time.sleep(0.5)
         raise TimeoutError(run_id)
 
     def launch_backfill(self, assets: list[str], partitions: list[str]) -> str:
-        result = self.query("""mutation($p: LaunchBackfillParams!) { launchPartitionBackfill(backfillParams: $p) {
+        result = self.query(
+            """mutation($p: LaunchBackfillParams!) { launchPartitionBackfill(backfillParams: $p) {
             __typename ... on LaunchBackfillSuccess { backfillId } ... on PythonError { message } } }""",
-                            {"p": {"assetSelection": [{"path": a.split("/")} for a in assets],  # "benchmark/asset"
-                                   "partitionNames": partitions}})
+            {
+                "p": {
+                    "assetSelection": [{"path": a.split("/")} for a in assets],  # "benchmark/asset"
+                    "partitionNames": partitions,
+                }
+            },
+        )
         launched = result["launchPartitionBackfill"]
         assert launched["__typename"] == "LaunchBackfillSuccess", launched
         return launched["backfillId"]
@@ -123,8 +142,10 @@ class DagsterServer:
     def wait_backfill(self, backfill_id: str, timeout: float = 600) -> str:
         deadline = time.time() + timeout
         while time.time() < deadline:
-            status = self.query("query($id: String!) { partitionBackfillOrError(backfillId: $id) { ... on PartitionBackfill { status } } }",
-                                {"id": backfill_id})["partitionBackfillOrError"]["status"]
+            status = self.query(
+                "query($id: String!) { partitionBackfillOrError(backfillId: $id) { ... on PartitionBackfill { status } } }",
+                {"id": backfill_id},
+            )["partitionBackfillOrError"]["status"]
             if status in ("COMPLETED", "FAILED", "CANCELED", "COMPLETED_SUCCESS", "COMPLETED_FAILED"):
                 return status
             time.sleep(1)
@@ -132,4 +153,5 @@ class DagsterServer:
 
     def runs(self) -> list[dict]:
         return self.query("{ runsOrError { ... on Runs { results { runId status tags { key value } } } } }")[
-            "runsOrError"]["results"]
+            "runsOrError"
+        ]["results"]

@@ -30,10 +30,17 @@ class EchoKeyServer:
                 server.requests += 1
                 key = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
                 masked = key[:8] + "*" * max(len(key) - 12, 0) + key[-4:]
-                body = json.dumps({"error": {
-                    "message": f"Incorrect API key provided: {masked}. The full key was {key}; "
-                               f"header Authorization: Bearer {key}",
-                    "type": "invalid_request_error", "param": None, "code": "invalid_api_key"}}).encode()
+                body = json.dumps(
+                    {
+                        "error": {
+                            "message": f"Incorrect API key provided: {masked}. The full key was {key}; "
+                            f"header Authorization: Bearer {key}",
+                            "type": "invalid_request_error",
+                            "param": None,
+                            "code": "invalid_api_key",
+                        }
+                    }
+                ).encode()
                 self.send_response(401)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))

@@ -51,8 +51,10 @@ class BenchmarkGraph:
         by its name (its config goes to the benchmark's op)."""
         config = dict(run_config or {})
         if "ops" in config:
-            config["ops"] = {self.op(name) if self.scope.key(name) in self.definitions_keys() else name: value
-                             for name, value in config["ops"].items()}
+            config["ops"] = {
+                self.op(name) if self.scope.key(name) in self.definitions_keys() else name: value
+                for name, value in config["ops"].items()
+            }
         return dagster.materialize(self.assets, selection=self.keys(*names), run_config=config, **kwargs)
 
     def definitions_keys(self) -> set[AssetKey]:

@@ -27,11 +27,11 @@ RUN = ("run", "--strategy", STRATEGY, "--corpus-model", MODEL)
 
 DOCS = {
     "rivers.md": "# Rivers\n\nThe Almo river floods its lower valley every April after the snow melts.\n\n"
-                 "Its upper course freezes in January and the ferry stops until the ice is gone.\n",
+    "Its upper course freezes in January and the ferry stops until the ice is gone.\n",
     "bridges.md": "# Bridges\n\nThe Tarn footbridge was rebuilt in 1987 with a steel deck and oak rails.\n\n"
-                  "Heavy carts must use the stone bridge two miles downstream.\n",
+    "Heavy carts must use the stone bridge two miles downstream.\n",
     "mills.md": "# Mills\n\nThe old Halden mill ground barley until 1952, powered by a twelve-metre wheel.\n\n"
-                "Its millstones came from a quarry near the northern border.\n",
+    "Its millstones came from a quarry near the northern border.\n",
 }
 WORD_DOCUMENT = "harbour.docx"
 WORD_TEXT = "The harbour master rings the bell twice when a ship enters after dark."
@@ -41,8 +41,10 @@ QUESTIONS = [
     ("m1", "What did the Halden mill grind?", "mills.md", "ground barley until 1952"),
     ("h1", "What does the harbour master do when a ship enters after dark?", WORD_DOCUMENT, "rings the bell twice"),
 ]
-LEADERBOARD_SQL = ("SELECT rank, strategy, corpus_model, n_questions, round(recall, 9), round(recall_at_512, 9), "
-                   "round(mrr, 9), verdict FROM leaderboard ORDER BY rank, strategy, corpus_model")
+LEADERBOARD_SQL = (
+    "SELECT rank, strategy, corpus_model, n_questions, round(recall, 9), round(recall_at_512, 9), "
+    "round(mrr, 9), verdict FROM leaderboard ORDER BY rank, strategy, corpus_model"
+)
 
 
 @dataclass(frozen=True)
@@ -75,21 +77,30 @@ class World:
         # PYTHONPATH: the code of this checkout, whichever checkout the installed command points at.
         # MPLCONFIGDIR: matplotlib's font list, shared by the tests' processes; in a fresh HOME each run that draws
         # the leaderboard's chart would build it again (about 0.4 s), which is no part of what these tests check
-        return {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(self.root),
-                "MPLCONFIGDIR": str(MATPLOTLIB_CACHE),
-                "CHUNKBENCH_HOME": str(self.home), "CHUNKBENCH_CORPUS": str(self.corpus),
-                "CHUNKBENCH_QUESTIONS": str(self.questions), "CHUNKBENCH_BENCHMARK": BENCHMARK, **extra}
+        return {
+            "PATH": "/usr/bin:/bin",
+            "PYTHONPATH": str(ROOT),
+            "HOME": str(self.root),
+            "MPLCONFIGDIR": str(MATPLOTLIB_CACHE),
+            "CHUNKBENCH_HOME": str(self.home),
+            "CHUNKBENCH_CORPUS": str(self.corpus),
+            "CHUNKBENCH_QUESTIONS": str(self.questions),
+            "CHUNKBENCH_BENCHMARK": BENCHMARK,
+            **extra,
+        }
 
     def command(self, *args: str) -> list[str]:
         return [sys.executable, "-m", "chunkbench_pipelines.cli", *args]
 
     def start(self, *args: str) -> subprocess.Popen:
-        return subprocess.Popen(self.command(*args), cwd=ROOT, env=self.env(), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+        return subprocess.Popen(
+            self.command(*args), cwd=ROOT, env=self.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
 
     def cli(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-        return subprocess.run(self.command(*args), cwd=ROOT, env=self.env(), capture_output=True, text=True,
-                              timeout=timeout)
+        return subprocess.run(
+            self.command(*args), cwd=ROOT, env=self.env(), capture_output=True, text=True, timeout=timeout
+        )
 
     def run(self) -> subprocess.CompletedProcess:
         return self.cli(*RUN)
@@ -135,9 +146,18 @@ def make_world(root: Path) -> World:
     for name, text in DOCS.items():
         (world.corpus / name).write_text(text, encoding="utf-8")
     write_word_document(world.corpus / WORD_DOCUMENT, WORD_TEXT)
-    (world.questions / "set.json").write_text(json.dumps({"name": "tiny", "questions": [
-        {"id": i, "question": q, "references": [{"document": d, "content": c}]} for i, q, d, c in QUESTIONS]},
-        indent=1), encoding="utf-8")
+    (world.questions / "set.json").write_text(
+        json.dumps(
+            {
+                "name": "tiny",
+                "questions": [
+                    {"id": i, "question": q, "references": [{"document": d, "content": c}]} for i, q, d, c in QUESTIONS
+                ],
+            },
+            indent=1,
+        ),
+        encoding="utf-8",
+    )
     return world
 
 
@@ -160,7 +180,9 @@ def alembic_rows(dagster_home: Path) -> dict[str, int]:
         try:
             has = con.execute("SELECT 1 FROM sqlite_master WHERE name = 'alembic_version'").fetchone()
             if has:
-                rows[str(path.relative_to(dagster_home))] = con.execute("SELECT count(*) FROM alembic_version").fetchone()[0]
+                rows[str(path.relative_to(dagster_home))] = con.execute(
+                    "SELECT count(*) FROM alembic_version"
+                ).fetchone()[0]
         finally:
             con.close()
     return rows
@@ -175,4 +197,3 @@ def run_statuses(dagster_home: Path) -> list[str]:
         return [run.status.value for run in instance.get_runs()]
     finally:
         instance.dispose()
-

@@ -23,8 +23,11 @@ from chunkbench_pipelines.resources import (
 
 MODEL = "all-minilm-l6-v2"
 TIDES = "# Tides\n\nThe harbour of Quelm floods twice a day when the spring tide rises above four metres.\n"
-QUESTION = {"id": "t1", "question": "How often does Quelm flood?",
-            "references": [{"document": "tides.md", "content": "floods twice a day"}]}
+QUESTION = {
+    "id": "t1",
+    "question": "How often does Quelm flood?",
+    "references": [{"document": "tides.md", "content": "floods twice a day"}],
+}
 
 
 @dataclass
@@ -51,7 +54,9 @@ def tides_benchmark(tmp_path: Path, document: str = TIDES, benchmark: str | None
         "duckdb": DuckDBResource(folder=str(home), **named),
         "qdrant": QdrantResource(local_path=str(results / "qdrant"), **named),
         # the caches (embeddings, contextual prefixes) in the test's own home
-        "embeddings": EmbeddingResource(home=str(home)), "llm": LLMResource(home=str(home)), "ranking": RankingResource(),
+        "embeddings": EmbeddingResource(home=str(home)),
+        "llm": LLMResource(home=str(home)),
+        "ranking": RankingResource(),
     }
     return Tides(corpus, questions, home, results, resources)
 
@@ -73,8 +78,12 @@ def tides_definitions(tides: Tides, benchmark: str = "tides"):
 def use_environment(monkeypatch: Any, tides: Tides, benchmark: str) -> None:
     """Point the environment at the benchmark, as a user's shell would (for code that reads settings, e.g.
     ``run_everything``); no Qdrant server and no separate results folder."""
-    for name, value in (("CHUNKBENCH_HOME", tides.home), ("CHUNKBENCH_CORPUS", tides.corpus),
-                        ("CHUNKBENCH_QUESTIONS", tides.questions), ("CHUNKBENCH_BENCHMARK", benchmark)):
+    for name, value in (
+        ("CHUNKBENCH_HOME", tides.home),
+        ("CHUNKBENCH_CORPUS", tides.corpus),
+        ("CHUNKBENCH_QUESTIONS", tides.questions),
+        ("CHUNKBENCH_BENCHMARK", benchmark),
+    ):
         monkeypatch.setenv(name, str(value))
     for name in ("QDRANT_URL", "CHUNKBENCH_RESULTS_DIR", "CHUNKBENCH_LLM_MODEL"):
         monkeypatch.delenv(name, raising=False)
