@@ -438,8 +438,10 @@ SMALL_GROUP = 3
 
 def _label(configuration: str, labels: Mapping[str, str] | None = None) -> str:
     """``strategy × corpus_model``, the strategy by its label when given (as the recommendation names it)."""
-    strategy, _, model = configuration.partition("|")
-    return configuration_label((labels or {}).get(configuration, strategy), model) if model else configuration
+    strategy, model, retriever = split_configuration_key(configuration)
+    if not model:
+        return configuration
+    return configuration_label((labels or {}).get(configuration, strategy), model, retriever=retriever)
 
 
 def separating_questions(

@@ -568,8 +568,8 @@ def _on_cost_alone(
     versus_best = counted.versus_best
     return Recommendation(
         configuration=chosen,
-        strategy=chosen.split("|", 1)[0],
-        corpus_model=chosen.split("|", 1)[-1],
+        strategy=split_configuration_key(chosen)[0],
+        corpus_model=split_configuration_key(chosen)[1] or chosen,
         rule=rule,
         rule_text=rule_text(rule, tolerance),
         reason=" ".join(parts),

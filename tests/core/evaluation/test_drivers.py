@@ -186,3 +186,9 @@ def test_a_retriever_is_its_own_factor_not_part_of_the_corpus_model():
     assert shares["strategy"].share == pytest.approx(0.03 / 0.15)
     assert shares["corpus_model"].share == pytest.approx(0.0, abs=1e-12)
     assert shares["corpus_model"].levels == 1 and shares["retriever"].levels == 2
+
+
+def test_a_hybrid_configuration_is_named_with_its_retriever():
+    # the sentences that name configurations read the retriever as the third part of the name, not of the model
+    assert drivers._label("a|m|hybrid") == "a × m × hybrid"
+    assert drivers._label("a|m") == "a × m"
