@@ -94,7 +94,7 @@ def usable_cpus() -> int:
 def cpu_signature(cpuinfo: str | Path = "/proc/cpuinfo", cpus: int | None = None) -> str:
     """The CPU as far as engine speed goes: model name, the vector flags of :data:`SPEED_FLAGS` it has,
     and the usable CPUs, e.g. ``Intel(R) Xeon(R) Processor | avx2 avx512f | 2 cpu(s)``."""
-    model, flags = "", set()
+    model, flags = "", set[str]()
     try:
         text = Path(cpuinfo).read_text(encoding="utf-8", errors="replace")
     except OSError:

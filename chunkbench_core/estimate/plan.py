@@ -52,7 +52,9 @@ def parsed_tokens(store: Any, sources: Sequence[Any], count: Callable[[str], int
     order), counted once per record and kept in ``estimate_tokens.json`` beside the records; one record read at a
     time. A document whose stored parse failed counts 0 (a run leaves it out)."""
     if count is None:
-        from chunkbench_core.tokens import count_tokens as count
+        from chunkbench_core.tokens import count_tokens
+
+        count = count_tokens
     stores = list(store) if isinstance(store, (list, tuple)) else [store]
     known_by_root: dict[Path, dict[str, Any]] = {}
     changed: set[Path] = set()

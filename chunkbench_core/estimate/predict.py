@@ -100,7 +100,9 @@ def documents_from_parsed(
     """DocumentSizes of parsed documents (``ParsedDocument``: ``document`` and ``markdown``), counted in cl100k
     tokens; ``sizes``: their file sizes by name, when known."""
     if count is None:
-        from chunkbench_core.tokens import count_tokens as count
+        from chunkbench_core.tokens import count_tokens
+
+        count = count_tokens
     sizes = sizes or {}
     return [
         DocumentSize(
