@@ -108,13 +108,17 @@ def evidence_tokens(references: Any, density: Mapping[str, float]) -> int | None
 
 
 def question_evidence_rows(rows: Iterable[Mapping[str, Any]], density: Mapping[str, float]) -> list[dict[str, Any]]:
-    """One row per question of ``rows`` (question_results rows): its evidence length in tokens and its bucket."""
+    """One row per question of ``rows`` (question_results rows): its evidence length in tokens and its bucket.
+    The first of a question's rows that gives a length counts, whatever order the rows come in (a row without
+    its references, as a stored snapshot keeps them, gives none)."""
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for row in rows:
         key = (str(row.get("question_set")), str(row.get("question_id")))
-        if key in out:
+        if key in out and out[key]["evidence_tokens"] is not None:
             continue
         tokens = evidence_tokens(row.get("references"), density)
+        if key in out and tokens is None:
+            continue
         out[key] = {
             "question_set": key[0],
             "question_id": key[1],

@@ -124,3 +124,18 @@ def test_the_breakdown_splits_by_evidence_length():
         ("over 512 tokens", "small"): 0.2,
         ("over 512 tokens", "big"): 0.8,
     }
+
+
+def test_a_questions_length_comes_from_whichever_of_its_rows_has_references():
+    # a stored snapshot keeps the references on one row per question: the others must not hide them, in any order
+    from chunkbench_core.evaluation.evidence_length import question_evidence_rows
+
+    with_refs = {
+        "question_set": "s",
+        "question_id": "q1",
+        "references": '[{"document": "a.md", "start": 0, "end": 100}]',
+    }
+    without = {"question_set": "s", "question_id": "q1", "references": None}
+    for rows in ([without, with_refs], [with_refs, without]):
+        (row,) = question_evidence_rows(rows, {"a.md": 0.25})
+        assert row["evidence_tokens"] == 25
