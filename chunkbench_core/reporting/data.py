@@ -239,9 +239,8 @@ def configuration_rows(questions: pd.DataFrame, row: Mapping[str, Any]) -> pd.Se
     """Which question rows are the board row's: its strategy and corpus model, and its run when the rows carry
     one (the dense and the hybrid run of one collection are two configurations, in two runs)."""
     mask = (questions["strategy"] == row["strategy"]) & (questions["corpus_model"] == row["corpus_model"])
-    run = row.get("experiment_run_id")
-    if "experiment_run_id" in questions.columns and isinstance(run, str) and run:
-        mask &= questions["experiment_run_id"] == run
+    if "experiment_run_id" in questions.columns and not pd.isna(row.get("experiment_run_id")):
+        mask &= questions["experiment_run_id"] == row["experiment_run_id"]
     return mask
 
 

@@ -32,7 +32,7 @@ from .columns import (
     value,
 )
 from .by_group import render_by_group
-from .data import ReportData, configuration_rows
+from .data import ReportData
 from .html import definition_list, esc, label_html, nav, page, png_img, table
 from .intervals import REPORT_CI_NOTE
 from .question_problems import render_parse_ceiling, render_question_problems
@@ -41,7 +41,7 @@ from .webfiles import scripts, stylesheet
 from .columns import flag
 from chunkbench_core.evaluation.drivers import percent
 from chunkbench_core.evaluation.recommendation import questions_needed_text
-from .summary import Interval, metric_interval, metric_value, n_failed, token_header, token_totals
+from .summary import Interval, config_questions, metric_interval, metric_value, n_failed, token_header, token_totals
 
 
 def strategy_description(strategy: str, label: str | None = None) -> str | None:
@@ -547,7 +547,7 @@ def data_scored(data: ReportData, row: Mapping[str, Any], metric: str) -> int | 
     questions = data.questions
     if questions.empty or metric not in questions.columns:
         return None
-    mine = questions[configuration_rows(questions, row)]
+    mine = config_questions(data, row, scored_only=False)
     return int(mine[metric].notna().sum())
 
 
@@ -557,7 +557,7 @@ def _first_evidence_rank(data: ReportData, row: Mapping[str, Any]) -> str:
     questions = data.questions
     if questions.empty or "reciprocal_rank" not in questions.columns:
         return ""
-    mine = questions[configuration_rows(questions, row)]
+    mine = config_questions(data, row, scored_only=False)
     rr = pd.to_numeric(mine["reciprocal_rank"], errors="coerce").dropna()
     if rr.empty:
         return ""

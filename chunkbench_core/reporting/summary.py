@@ -18,7 +18,7 @@ from .columns import (
     number,
     parse_json,
 )
-from .data import ReportData
+from .data import ReportData, configuration_rows
 from .intervals import bootstrap_interval
 
 
@@ -34,10 +34,7 @@ def config_questions(data: ReportData, row: Mapping[str, Any], scored_only: bool
 
 
 def _select_questions(q: pd.DataFrame, row: Mapping[str, Any], scored_only: bool) -> pd.DataFrame:
-    mask = (q["strategy"] == row["strategy"]) & (q["corpus_model"] == row["corpus_model"])
-    if "experiment_run_id" in q.columns and not pd.isna(row.get("experiment_run_id")):
-        mask &= q["experiment_run_id"] == row["experiment_run_id"]
-    subset = q[mask]
+    subset = q[configuration_rows(q, row)]
     if scored_only and "error" in subset.columns:
         subset = subset[subset["error"].isna() | (subset["error"] == "")]
     return subset
