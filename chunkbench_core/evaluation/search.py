@@ -117,7 +117,7 @@ def candidates_of_block(scores: np.ndarray, k: int, margin: float) -> tuple[np.n
     n_rows, n_cols = scores.shape
     if n_cols <= k:
         rows, cols = np.divmod(np.arange(n_rows * n_cols), n_cols)
-        return rows, cols, scores.reshape(-1)
+        return rows, cols, scores.reshape(-1).copy()  # a copy: the caller reuses the scores' memory
     groups = min(n_cols, max(GROUPS, 4 * k))
     if groups == n_cols:  # a narrow block: the k-th best itself
         lower = np.partition(scores, n_cols - k, axis=1)[:, n_cols - k]
@@ -172,14 +172,18 @@ def candidate_rows(
         return [np.empty(0, dtype=np.int64) for _ in range(n_queries)]
     block_queries = max(1, min(n_queries, cells // n_rows))
     block_rows = n_rows if block_queries > 1 or n_rows <= cells else cells
+    # one buffer for every block's scores: a fresh array per block is fresh memory the kernel must map and zero
+    # (5 GB over 20,000 questions x 65,000 chunks, about a tenth of the search's time)
+    buffer = np.empty(min(block_queries, n_queries) * min(block_rows, n_rows), dtype=np.float32)
     out: list[np.ndarray] = []
     for begin in range(0, n_queries, block_queries):
         part = queries[begin : begin + block_queries]
         found_rows, found_cols, found_values = [], [], []
         for first in range(0, n_rows, block_rows):
-            scores = part @ matrix[first : first + block_rows].T
+            columns = matrix[first : first + block_rows]
+            scores = buffer[: len(part) * len(columns)].reshape(len(part), len(columns))
+            np.matmul(part, columns.T, out=scores)
             rows, cols, values = candidates_of_block(scores, k, 2 * margin)
-            del scores
             found_rows.append(rows)
             found_cols.append(cols + first)
             found_values.append(values)

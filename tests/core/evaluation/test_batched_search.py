@@ -100,6 +100,19 @@ def test_column_blocks_give_the_same_candidates(store):
     assert [sorted(c.tolist()) for c in cut] == [sorted(c.tolist()) for c in whole]
 
 
+@pytest.mark.parametrize("n_chunks", [3, 13])
+def test_blocks_reusing_one_buffer_keep_each_blocks_own_scores(n_chunks):
+    """Every block's scores are written into the same memory: the candidates are each question's best chunks all
+    the same, with fewer chunks than k (every chunk a candidate) and with a question's chunks split into blocks of
+    6, 6 and 1."""
+    rng = np.random.default_rng(3)
+    matrix = unit_rows(rng.standard_normal((n_chunks, 8)).astype(np.float32))
+    queries = unit_rows(rng.standard_normal((7, 8)).astype(np.float32))
+    found = candidate_rows(queries, matrix, 5, score_margin(8), 6)
+    expected = [np.argsort(-(q @ matrix.T), kind="stable")[:5].tolist() for q in queries]
+    assert [c.tolist() for c in found] == expected
+
+
 def test_vectors_are_read_from_the_engine_without_the_copy(store):
     """Without the copy of the vectors beside the collection (a build that died, a server) the engine's own
     vectors give the same hits."""
