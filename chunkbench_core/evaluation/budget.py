@@ -28,9 +28,7 @@ cl100k tokens of its own text (the separators and numbering a prompt adds are no
 from __future__ import annotations
 
 import math
-import os
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -38,7 +36,7 @@ import numpy as np
 
 from chunkbench_core import metric_catalog
 from chunkbench_core.metric_catalog import BUDGETS
-from chunkbench_core.tokens import cl100k
+from chunkbench_core.tokens import ID_TYPE, cl100k, encode_many
 from chunkbench_core.errors import ConfigError
 
 from . import evidence_arrays, metrics
@@ -84,39 +82,34 @@ def token_ids(text: str) -> np.ndarray:
     return ids
 
 
-def _keep(text: str, ids: Sequence[int]) -> np.ndarray:
+def _keep(text: str, ids: Sequence[int] | np.ndarray) -> np.ndarray:
     if len(_TOKEN_IDS) >= TOKENS_KEPT:
         del _TOKEN_IDS[next(iter(_TOKEN_IDS))]  # the oldest
-    kept = _TOKEN_IDS[text] = np.asarray(ids, dtype=np.uint32)
+    kept = _TOKEN_IDS[text] = np.asarray(ids, dtype=ID_TYPE)
     return kept
 
 
-#: texts below which one thread encodes them all (threads cost more than they save)
-THREADED_TEXTS = 256
-
-
 def encode_texts(texts: Sequence[str]) -> None:
-    """Encode the texts whose tokens are not remembered yet: one slice per core, each encoded by a thread of its
-    own (the tokenizer lets go of the GIL while it encodes). The tokenizer's own batch call hands every text to
-    a thread pool one at a time, which cost more than the encoding of 50,000 chunks of a few hundred tokens."""
+    """Encode the texts whose tokens are not remembered yet (:func:`chunkbench_core.tokens.encode_many`: one
+    thread per core)."""
     missing = [t for t in dict.fromkeys(texts) if t not in _TOKEN_IDS][:TOKENS_KEPT]
-    if not missing:
-        return
-    encoding = cl100k()
-    workers = max(1, min(4, os.cpu_count() or 1))
-    if workers == 1 or len(missing) < THREADED_TEXTS:
-        encoded = [encoding.encode_ordinary(t) for t in missing]
-    else:
-        step = -(-len(missing) // workers)
-        slices = [missing[b : b + step] for b in range(0, len(missing), step)]
-        with ThreadPoolExecutor(len(slices), thread_name_prefix="cl100k") as pool:
-            encoded = [
-                ids
-                for part in pool.map(lambda part: [encoding.encode_ordinary(t) for t in part], slices)
-                for ids in part
-            ]
-    for text, ids in zip(missing, encoded):
+    for text, ids in zip(missing, encode_many(missing) if missing else ()):
         _keep(text, ids)
+
+
+def remember_tokens(ids_by_text: Mapping[str, np.ndarray], texts: Iterable[str]) -> int:
+    """Remember the given tokens of those of ``texts`` that ``ids_by_text`` holds (the ids a collection's build
+    stored with its chunks, by chunk text), so :func:`encode_texts` leaves them out; returns how many it took.
+    Only the texts asked for are kept (a context's chunks), within :data:`TOKENS_KEPT` as encoded ones are."""
+    taken = 0
+    for text in dict.fromkeys(texts):
+        if text in _TOKEN_IDS:
+            continue
+        ids = ids_by_text.get(text)
+        if ids is not None:
+            _keep(text, ids)
+            taken += 1
+    return taken
 
 
 def forget_tokens() -> None:

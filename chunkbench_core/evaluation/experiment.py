@@ -464,6 +464,9 @@ class RetrievalOptions:
     latency_sample: int = LATENCY_SAMPLE
     registry: MetricRegistry = METRICS
     search: SearchSettings = SearchSettings()
+    #: cl100k token ids by chunk text, as the collection's build stored them: the budget metrics use them instead
+    #: of encoding those texts again (texts left out are encoded; the values are the same either way)
+    token_ids: Mapping[str, np.ndarray] | None = None
 
 
 def run_retrieval(
@@ -485,7 +488,8 @@ def run_retrieval(
     ``parent_context``; ``parents`` maps parent chunk ids to their rows, else the store is asked); ``chunks`` (see
     :func:`collection_chunks` / :func:`split_chunk_rows`)
     enables precision_omega and nDCG. A search that fails is recorded on that question.
-    ``budgets`` are the context budgets of :mod:`.budget` (``recall_at_B``, ``budget_auc``).
+    ``budgets`` are the context budgets of :mod:`.budget` (``recall_at_B``, ``budget_auc``); ``token_ids``
+    (chunk text -> its cl100k ids, stored with the collection's build) spares encoding the contexts' chunks.
     Every retrieval metric of ``registry`` is scored (the judge's are scored by :func:`run_llm_evaluation`).
 
     Query latency (``options.latency``, filled in when given): the cold query is what the first
@@ -573,6 +577,8 @@ def run_retrieval(
             budgets,
             documents=rq.documents,
         )
+    if options.token_ids:  # the contexts' tokens as the build stored them: the budget metrics encode none of them
+        budget.remember_tokens(options.token_ids, (c.text for o in outcomes if o.scored for c in o.scored.context))
     score_outcomes(outcomes, registry.values(source="retrieval"))
     tracker.step(len(questions))
     if latency is not None:

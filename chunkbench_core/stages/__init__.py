@@ -46,6 +46,7 @@ _HOMES = {
     "build_chunker": "collections",
     "build_collection": "collections",
     "read_build_chunks": "collections",
+    "read_build_tokens": "collections",
     "read_collection": "collections",
     "ExperimentRequest": "experiments",
     "ExperimentSummary": "experiments",

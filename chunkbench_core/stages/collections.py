@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+import numpy as np
+
 from chunkbench_core.chunking import Chunk, Chunker
 from chunkbench_core.chunking.base import check_unique_ids
 from chunkbench_core.chunking.checks import ChunkCheckReport, check_chunks
@@ -32,7 +34,7 @@ from chunkbench_core.storage.records import ChunkRecord, CollectionBuild, IndexC
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.space import chunk_rows_bytes
 from chunkbench_core.storage.vector_store import VectorStore, point_id
-from chunkbench_core.tokens import count_tokens
+from chunkbench_core.tokens import count_tokens, encode_many, ids_bytes, ids_from_bytes
 
 from .spec import CollectionSpec, model_window
 
@@ -184,6 +186,9 @@ def _build_collection(
         usage.append(UsageRecord(spec.strategy, model.id, "boundary", boundary.usage.as_row()))
     store.ensure_collection(spec.collection, model.dimension)
     counts = store.replace_points(spec.collection, retrieved, vectors)
+    # every chunk's cl100k tokens, encoded once here and stored with the build: each run's budget metrics read
+    # them instead of encoding the texts again (a run is a process of its own), and the cost below counts them
+    token_ids = encode_many([c.text for c in chunks])
     stamp = now()
     chunker_params = chunker.params()
     params_json = json.dumps(
@@ -230,6 +235,7 @@ def _build_collection(
                 )
                 for c in chunks
             ],
+            token_ids=[ids_bytes(ids) for ids in token_ids],
         )
     )
     index_seconds = time.perf_counter() - started
@@ -247,6 +253,7 @@ def _build_collection(
             request.context,
             request.llm_prices,
             request.rates,
+            {c.chunk_id: len(ids) for c, ids in zip(chunks, token_ids)},
         )
     )
     results.record_index_cost(spec.rows_key, cost)
@@ -286,6 +293,8 @@ class IndexInputs:
     context: Any = None
     llm_prices: LLMPrices | None = None
     rates: Mapping[str, Any] | None = None
+    #: cl100k tokens of each chunk's own text by chunk id (encoded once for the build's stored token ids)
+    text_tokens: Mapping[str, int] | None = None
 
 
 def uncached_time(inputs: IndexInputs, embedded_tokens: int) -> UncachedIndexTime:
@@ -321,7 +330,11 @@ def index_cost_record(inputs: IndexInputs) -> IndexCostRecord:
     ``storage_bytes`` estimates the collection as float32 vectors plus the payload texts.
     """
     spec, model, boundary, context = inputs.spec, inputs.spec.model, inputs.boundary, inputs.context
-    embedded_tokens = sum(count_tokens(c.text_to_embed) for c in inputs.retrieved)
+    counted = inputs.text_tokens or {}
+    embedded_tokens = sum(
+        counted[c.chunk_id] if c.embedded_text is None and c.chunk_id in counted else count_tokens(c.text_to_embed)
+        for c in inputs.retrieved
+    )
     boundary_tokens = 0
     boundary_price = 0.0
     if boundary is not None:
@@ -377,3 +390,28 @@ def read_build_chunks(
         build = rows[0].get("build") if rows else None
         build = build if isinstance(build, str) and build else None
     return build, results.read("chunks", build_rows_key(rows_key, build))
+
+
+def read_build_tokens(
+    results: ResultsDB, rows_key: str, build: str | None, chunk_rows: Sequence[Mapping[str, Any]]
+) -> dict[str, np.ndarray]:
+    """The cl100k token ids a build stored with its chunks (``chunk_rows``: its rows, :func:`read_build_chunks`),
+    by chunk text: what a run's budget metrics use instead of encoding the texts again. Empty for a build made
+    before they were stored (its runs encode the texts, as before); an id row whose text length differs from its
+    chunk row's is left out (that text is encoded)."""
+    stored = results.read("chunk_tokens", build_rows_key(rows_key, build))
+    if not stored:
+        return {}
+    by_chunk = {row["chunk_id"]: row for row in stored}
+    tokens: dict[str, np.ndarray] = {}
+    for row in chunk_rows:
+        found, text = by_chunk.get(row.get("chunk_id")), row.get("text")
+        if (
+            found is None
+            or not isinstance(text, str)
+            or found.get("token_ids") is None
+            or found.get("n_chars") != len(text)
+        ):
+            continue
+        tokens[text] = ids_from_bytes(found["token_ids"])
+    return tokens

@@ -47,7 +47,7 @@ from chunkbench_core.storage.space import ensure_space, parquet_rows_bytes
 from chunkbench_core.storage.vector_store import VectorStore
 from chunkbench_core.tokens import count_tokens
 
-from .collections import read_build_chunks
+from .collections import read_build_chunks, read_build_tokens
 from .spec import CollectionSpec
 
 
@@ -141,6 +141,7 @@ def _run_experiment(
     # every chunk of this collection (precision_omega, nDCG) and its parents (stored, not in the vector store)
     build, chunk_rows = read_build_chunks(results, spec.rows_key, request.provenance.get("build"))
     chunks, parents = split_chunk_rows(chunk_rows)
+    token_ids = read_build_tokens(results, spec.rows_key, build, chunk_rows)  # empty for a build made before
     # a damaged or incomplete collection is moved aside here (permanent: its chunk_collections partition rebuilds it)
     store.verify_collection(spec.collection, sum(r.get("role") != "parent" for r in chunk_rows) or None)
     latency = QueryLatency()
@@ -161,9 +162,10 @@ def _run_experiment(
             budgets=budgets,
             latency=latency,
             search=request.search,
+            token_ids=token_ids,
         ),
     )
-    del chunk_rows, chunks, parents  # every chunk of the collection: not needed from here on (memory)
+    del chunk_rows, chunks, parents, token_ids  # every chunk of the collection: not needed from here on (memory)
     query_usage = UsageRecord(spec.strategy, spec.model.id, "queries", embedder.usage.since(before).as_row())
     llm = request.llm
     llm_report = (

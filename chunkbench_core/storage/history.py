@@ -162,13 +162,16 @@ def plan_prune(results: ResultsDB, keep: int, excluded: Collection[str] = ()) ->
 
 
 def prune(results: ResultsDB, plan: PrunePlan) -> list[Path]:
-    """Delete the chunk files of the builds ``plan`` removes; returns the files deleted."""
+    """Delete the chunk files of the builds ``plan`` removes, and their token ids beside; returns the files
+    deleted."""
     deleted = []
     for build in plan.removed:
         for path in build.files:
             if path.parent == results.tables_dir / "chunks" and path.exists():
-                path.unlink()
-                deleted.append(path)
+                for file in (results.tables_dir / "chunk_tokens" / path.name, path):  # the ids first, as written
+                    if file.exists():
+                        file.unlink()
+                        deleted.append(file)
     return deleted
 
 

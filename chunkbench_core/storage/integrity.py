@@ -388,6 +388,7 @@ _LEADERBOARD = "the leaderboard writes it again (chunkbench run does)"
 TABLE_REBUILT_BY = {
     "documents": _PARSE,
     "chunks": _COLLECTION,
+    "chunk_tokens": _COLLECTION,  # until then the runs encode the chunks' tokens, with the same values
     "collections": _COLLECTION,
     "index_costs": _COLLECTION,
     "embedding_usage": "the partition that wrote it writes it again (chunkbench run does)",

@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from chunkbench_core.chunking import Chunk
 
 
@@ -182,6 +184,28 @@ class CollectionBuild:
     chunks: list[ChunkRecord]
     collection: dict[str, Any]  # provenance.collection_row: what the collection was built from
     usage: list[UsageRecord]
+    #: each chunk's cl100k token ids as stored (chunkbench_core.tokens.ids_bytes), in the order of ``chunks``;
+    #: empty: the build stores none (its runs encode the texts)
+    token_ids: list[bytes] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.token_ids and len(self.token_ids) != len(self.chunks):
+            raise ValueError(
+                f"a build's token ids go one per chunk: {len(self.token_ids)} for {len(self.chunks)} chunks"
+            )
+
+    def token_rows(self) -> "pd.DataFrame":
+        """The ``chunk_tokens`` rows of the build, one per chunk (a frame: tens of thousands of rows, no dicts)."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            {
+                "chunk_id": [c.chunk_id for c in self.chunks],
+                "build": [c.build for c in self.chunks],
+                "n_chars": [len(c.text) for c in self.chunks],
+                "token_ids": self.token_ids,
+            }
+        )
 
 
 def rows(records: Iterable[Record]) -> list[dict[str, Any]]:

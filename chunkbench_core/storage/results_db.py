@@ -102,6 +102,16 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("page_start", "INTEGER"),
         ("page_end", "INTEGER"),
     ],
+    # the cl100k token ids of each chunk's text, under its build's key like its chunk rows: the budget metrics of
+    # every run read them instead of encoding the texts again. A table of its own, not a column of ``chunks``: the
+    # chunk rows stay what users, reports and ``chunkbench ask`` read (text, no binary column), and only a run
+    # reads these; a build made before has no file here and its runs encode the texts as they did
+    "chunk_tokens": [
+        ("chunk_id", "VARCHAR"),
+        ("build", "VARCHAR"),
+        ("n_chars", "INTEGER"),  # the length of the text the ids encode (a run checks it against the chunk row)
+        ("token_ids", "BLOB"),  # little-endian unsigned 32-bit integers, one per token
+    ],
     # per question of a run: what was asked and retrieved, latencies, the LLM's cells, costs; its metric values
     # are in question_scores, one row per metric (the view ``question_results`` joins them, one column each)
     "question_rows": [
@@ -983,9 +993,14 @@ class ResultsDB:
         return self.write("documents", "corpus", record_rows(records))
 
     def record_build(self, build: "CollectionBuild") -> None:
-        """One collection build: its chunks under the build's key (other builds stay), its build record,
-        cost and embedding usage under the collection's key (replacing the previous build's)."""
+        """One collection build: its chunks (and their token ids) under the build's key (other builds stay), its
+        build record, cost and embedding usage under the collection's key (replacing the previous build's)."""
         self.write("embedding_usage", f"{build.rows_key}__chunks", record_rows(build.usage))
+        # the token ids before the rows they belong to, under the same key: a rebuild replaces both
+        if build.token_ids:
+            self.write("chunk_tokens", build.chunks_key, build.token_rows())
+        else:
+            self.delete("chunk_tokens", build.chunks_key)  # none given: never leave another write's ids beside
         self.write("chunks", build.chunks_key, record_rows(build.chunks))
         self.write("collections", build.rows_key, [build.collection])
 

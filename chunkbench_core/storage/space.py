@@ -229,10 +229,11 @@ def parquet_rows_bytes(rows: Iterable[Mapping[str, Any]]) -> int:
 
 
 def chunk_rows_bytes(texts: Iterable[tuple[str, str | None]]) -> int:
-    """The Parquet rows of a partition's chunks from ``(text, embedded_text)`` pairs (an upper bound)."""
+    """The Parquet rows of a partition's chunks from ``(text, embedded_text)`` pairs, and their token ids' rows
+    (4 bytes a cl100k token, which spans about 4 characters: counted as many bytes as the text's)."""
     total = 0
     for text, embedded in texts:
-        total += PARQUET_ROW_BYTES + len(text.encode("utf-8", errors="replace"))
+        total += 2 * (PARQUET_ROW_BYTES + len(text.encode("utf-8", errors="replace")))
         if embedded:
             total += len(embedded.encode("utf-8", errors="replace"))
     return total

@@ -279,7 +279,12 @@ def test_prune_keeps_the_recent_builds_and_those_the_shown_runs_retrieved_from(w
     assert len(list_builds(results)) == 3  # planning deletes nothing
 
     deleted = prune(results, plan)
-    assert len(deleted) == 1 and not deleted[0].exists()
+    # the build's chunk rows and the token ids stored beside them, under the same key
+    assert [(p.parent.name, p.name) for p in deleted] == [
+        ("chunk_tokens", deleted[1].name),
+        ("chunks", deleted[1].name),
+    ]
+    assert not any(p.exists() for p in deleted)
     assert [b.build for b in list_builds(results)] == [latest, shown_elsewhere]
     assert plan_prune(results, keep=1).removed == []  # idempotent
     # an excluded run no longer holds its build
