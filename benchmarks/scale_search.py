@@ -1,21 +1,25 @@
 """Searching and scoring many questions over many chunks: the batched search against one search per question.
 
     python benchmarks/scale_search.py [--scale 1.0] [--questions N] [--single N] [--top-k 5] [--block-mb 64]
-                                      [--rounds 1] [--no-minilm] [--keep DIR]
+                                      [--rounds 1] [--no-minilm] [--encode-too] [--keep DIR]
 
 At ``--scale 1`` it writes a corpus of 650 generated documents cut into about 65,000 chunks, and 20,000 questions
 whose evidence is a sentence of one chunk (``--scale 0.1``: a tenth of both). Everything is generated from fixed
 seeds, in a temporary folder (nothing of yours is read or written). The chunks get clustered random unit vectors
-of MiniLM's size (384) and go into the embedded vector store, as a build would put them.
+of MiniLM's size (384) and go into the embedded vector store, and their rows and cl100k token ids into a results
+folder, as a build would put them (the encoding's time is printed apart: a build pays it once).
 
 1. Search speed: every question is searched and scored through ``run_retrieval`` (what a partition's experiment
-   runs), with precomputed question vectors, batched (the default); then the first ``--single`` questions (2,000
+   runs: the build's token ids read as a run reads them, their reading timed with the run), with precomputed
+   question vectors, batched (the default); then the first ``--single`` questions (2,000
    by default; 0: all of them) one search per question with each question scored alone (the store's batched
    scoring made to fail, so the run falls back to the per-question search it used before; the metrics'
    per-question formulas), in this one process. One search per question takes the same time for every question,
    so its time for all of them is its time for the subsample scaled by their count (said so in the output). It
    prints each one's time, the questions per second, the speed-up, and checks that both give the same hits,
    scores and metric values for every question of the subsample.
+   With ``--encode-too`` the batched run is timed once more encoding every chunk's tokens instead (a build made
+   before the ids were stored), and checked to give the same hits, scores and metric values.
 2. Second run (unless ``--no-minilm``): a new set of questions is embedded with MiniLM (the local engine, its own
    batch size) and searched and scored over the same collection, as a second ``chunkbench run`` over cached chunk
    embeddings does; the figure covers embedding, search, scoring and the run's means with their intervals (not
@@ -55,7 +59,12 @@ from chunkbench_core.evaluation.experiment import (
 )
 from chunkbench_core.evaluation.questions import Question, Span
 from chunkbench_core.evaluation.search import SearchSettings
+from chunkbench_core.stages.collections import read_build_chunks, read_build_tokens
+from chunkbench_core.storage.history import build_rows_key
+from chunkbench_core.storage.records import ChunkRecord, CollectionBuild, now
+from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.vector_store import VectorStore, collection_name
+from chunkbench_core.tokens import encode_many, ids_bytes
 
 DIMENSION = 384
 CHUNKS_PER_DOCUMENT = 100
@@ -175,8 +184,44 @@ def per_question_registry():
     return out
 
 
+ROWS_KEY = "fixed_size__all-minilm-l6-v2"
+BUILD = "scale"
+
+
+def record_build(results: ResultsDB, chunks: list[Chunk]) -> float:
+    """The chunk rows and their token ids, recorded as the collections stage records a build; returns the seconds
+    the token ids took to encode (what the build pays once, for every run after it)."""
+    started = time.perf_counter()
+    token_ids = [ids_bytes(ids) for ids in encode_many([c.text for c in chunks])]
+    encoding = time.perf_counter() - started
+    at = now()
+    results.record_build(
+        CollectionBuild(
+            rows_key=ROWS_KEY,
+            chunks_key=build_rows_key(ROWS_KEY, BUILD),
+            chunks=[
+                ChunkRecord.of(
+                    c,
+                    corpus_model="all-minilm-l6-v2",
+                    variant="",
+                    build=BUILD,
+                    chunking_params="{}",
+                    point_id=None,
+                    at=at,
+                )
+                for c in chunks
+            ],
+            collection={"build": BUILD},
+            usage=[],
+            token_ids=token_ids,
+        )
+    )
+    return encoding
+
+
 def forget_tokens() -> None:
-    """Each timed run encodes its chunks' tokens itself (a chunk's tokens are remembered within a process)."""
+    """Nothing is remembered between timed runs: each takes its chunks' tokens from the build's ids it reads (a
+    chunk's tokens are remembered within a process)."""
     from chunkbench_core.evaluation import budget
 
     budget.forget_tokens()
@@ -213,6 +258,11 @@ def main(argv: list[str] | None = None) -> int:
         help="questions searched one at a time for the comparison (0: all; default 2,000)",
     )
     parser.add_argument("--no-minilm", action="store_true", help="leave out the second run with MiniLM")
+    parser.add_argument(
+        "--encode-too",
+        action="store_true",
+        help="also time the batched run encoding every chunk's tokens (a build made before they were stored)",
+    )
     parser.add_argument("--keep", type=Path, help="build the store in this folder and keep it")
     args = parser.parse_args(argv)
     if not 0 < args.scale <= 4:
@@ -242,40 +292,55 @@ def main(argv: list[str] | None = None) -> int:
             started = time.perf_counter()
             store.ensure_collection(name, DIMENSION)
             store.replace_points(name, chunks, vectors)
-            print(f"collection built in {time.perf_counter() - started:.1f} s; peak memory so far {peak_mb():,.0f} MB")
+            results = ResultsDB(workdir / "results")
+            encoding = record_build(results, chunks)
+            _, chunk_rows = read_build_chunks(results, ROWS_KEY, BUILD)  # what the experiment stage reads first
+            print(
+                f"collection built in {time.perf_counter() - started:.1f} s, of which encoding the chunks' token ids "
+                f"{encoding:.2f} s (once, at the build); peak memory so far {peak_mb():,.0f} MB"
+            )
             embedder = PrecomputedQueries(query_vectors)
+            reads: list[float] = []
 
-            def timed_run(label: str, asked, **options):
+            def timed_run(label: str, asked, stored: bool = True, **options):
                 latency = QueryLatency()
                 forget_tokens()
                 began, cpu = time.perf_counter(), time.process_time()
+                # as the experiment stage does; not ``stored``: as a build made before the ids were stored
+                token_ids = read_build_tokens(results, ROWS_KEY, BUILD, chunk_rows) if stored else None
+                reading = time.perf_counter() - began
+                if stored:
+                    reads.append(reading)
                 outcomes = run_retrieval(
                     asked,
                     embedder,
                     store,
                     name,
                     RetrievalOptions(  # type: ignore[arg-type]  # a stand-in embedder
-                        top_k=args.top_k, chunks=pool, latency=latency, search=settings, **options
+                        top_k=args.top_k, chunks=pool, latency=latency, search=settings, token_ids=token_ids, **options
                     ),
                 )
                 cpu = time.process_time() - cpu
                 total = time.perf_counter() - began
+                seconds = reading + latency.search_seconds  # the ids' reading is part of the run now
                 print(
-                    f"{label:<40} search and scoring {latency.search_seconds:7.2f} s "
-                    f"({len(asked) / latency.search_seconds:8,.0f} questions/s), whole call {total:7.2f} s, "
-                    f"CPU {cpu:7.2f} s; peak memory {peak_mb():,.0f} MB"
+                    f"{label:<40} search and scoring {seconds:7.2f} s "
+                    f"({len(asked) / seconds:8,.0f} questions/s; "
+                    f"{f'reading the token ids {reading:.2f} s of it' if stored else 'every chunk encoded'}), "
+                    f"whole call {total:7.2f} s, CPU {cpu:7.2f} s; peak memory {peak_mb():,.0f} MB"
                 )
-                return outcomes, latency.search_seconds, cpu
+                return outcomes, seconds, cpu
 
             def refuse(*_args, **_kwargs):
                 raise VectorStoreError("one search per question, for comparison")
 
             # the first call of a process imports the ranking library and opens the collection: not timed
-            warm_up = RetrievalOptions(top_k=args.top_k, chunks=pool)
+            warm_up = RetrievalOptions(top_k=args.top_k, chunks=pool)  # a handful of chunks encoded: forgotten below
             run_retrieval(questions[:20], embedder, store, name, warm_up)  # type: ignore[arg-type]  # a stand-in embedder
             subsample = questions[: args.single] if args.single else questions
             scale = n_questions / len(subsample)
             same, batched_s, single_s = True, [], []
+            same_encoded, encoded_s = True, []
             for _ in range(args.rounds):  # alternated, so a busy spell of the machine hits both
                 batched, seconds, cpu = timed_run(f"batched search, {n_questions:,} questions", questions)
                 batched_s.append((seconds, cpu))
@@ -286,6 +351,13 @@ def main(argv: list[str] | None = None) -> int:
                 single_s.append((seconds * scale, cpu * scale))
                 del store.score_candidates
                 same = same and fingerprint(batched[: len(subsample)]) == fingerprint(single)
+                if args.encode_too:
+                    encoded, seconds, cpu = timed_run(
+                        f"batched, encoding (ids not stored), {n_questions:,}", questions, stored=False
+                    )
+                    encoded_s.append(seconds)
+                    same_encoded = same_encoded and fingerprint(encoded) == fingerprint(batched)
+                    del encoded
                 del batched, single
             (wall_b, cpu_b), (wall_s, cpu_s) = min(batched_s), min(single_s)
             scaled = (
@@ -303,6 +375,17 @@ def main(argv: list[str] | None = None) -> int:
                 f"and metric values for every question compared: {'yes' if same else 'NO'}"
             )
             print(
+                f"token ids of {len(chunks):,} chunks: read by a run in {min(reads):.2f} s, encoded by the build in "
+                f"{encoding:.2f} s ({min(reads) / encoding:.0%} of encoding them)"
+                + (
+                    f"; the batched run encoding them instead took {min(encoded_s):.1f} s, "
+                    f"{min(encoded_s) / wall_b:.2f}x the run reading them, with the same hits, scores and metric "
+                    f"values for every question: {'yes' if same_encoded else 'NO'}"
+                    if encoded_s
+                    else ""
+                )
+            )
+            print(
                 f"search and scoring of {n_questions:,} questions over {len(chunks):,} chunks: {wall_b:.1f} s "
                 f"({n_questions / wall_b:,.0f} questions/s; target under 15 s and at least 6x, at scale 1 on 2 "
                 f"idle cores); peak memory so far {peak_mb():,.0f} MB (target under 2 GB)"
@@ -317,12 +400,19 @@ def main(argv: list[str] | None = None) -> int:
                 load = time.perf_counter() - began
                 began = time.perf_counter()
                 latency = QueryLatency()
+                forget_tokens()
                 outcomes = run_retrieval(
                     fresh,
                     minilm,
                     store,
                     name,
-                    RetrievalOptions(top_k=args.top_k, chunks=pool, latency=latency, search=settings),
+                    RetrievalOptions(
+                        top_k=args.top_k,
+                        chunks=pool,
+                        latency=latency,
+                        search=settings,
+                        token_ids=read_build_tokens(results, ROWS_KEY, BUILD, chunk_rows),
+                    ),
                 )
                 summary = aggregate(outcomes)
                 total = time.perf_counter() - began
@@ -334,7 +424,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if args.keep is None:
             shutil.rmtree(workdir, ignore_errors=True)
-    return 0 if same else 1
+    return 0 if same and same_encoded else 1
 
 
 if __name__ == "__main__":

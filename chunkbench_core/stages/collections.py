@@ -399,19 +399,13 @@ def read_build_tokens(
     by chunk text: what a run's budget metrics use instead of encoding the texts again. Empty for a build made
     before they were stored (its runs encode the texts, as before); an id row whose text length differs from its
     chunk row's is left out (that text is encoded)."""
-    stored = results.read("chunk_tokens", build_rows_key(rows_key, build))
+    stored = results.read_values("chunk_tokens", build_rows_key(rows_key, build), ("chunk_id", "n_chars", "token_ids"))
     if not stored:
         return {}
-    by_chunk = {row["chunk_id"]: row for row in stored}
+    by_chunk = {chunk_id: (n_chars, ids) for chunk_id, n_chars, ids in stored}
     tokens: dict[str, np.ndarray] = {}
     for row in chunk_rows:
         found, text = by_chunk.get(row.get("chunk_id")), row.get("text")
-        if (
-            found is None
-            or not isinstance(text, str)
-            or found.get("token_ids") is None
-            or found.get("n_chars") != len(text)
-        ):
-            continue
-        tokens[text] = ids_from_bytes(found["token_ids"])
+        if found is not None and isinstance(text, str) and found[1] is not None and found[0] == len(text):
+            tokens[text] = ids_from_bytes(found[1])
     return tokens

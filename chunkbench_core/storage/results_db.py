@@ -1034,6 +1034,14 @@ class ResultsDB:
         # an unreadable file is moved aside with a warning, and reads as nothing written: the caller rebuilds it
         return integrity.read_parquet_rows(path, integrity.table_rebuilt_by(path)) or []
 
+    def read_values(self, table: str, key: str, columns: Sequence[str]) -> list[tuple[Any, ...]]:
+        """``columns`` of the rows written under ``key``, as tuples (empty when nothing was written): many rows
+        read without a frame. A damaged file is moved aside and reads as nothing written, as in ``read``."""
+        if table not in TABLES or any(c not in dict(TABLES[table]) for c in columns):
+            raise ChunkbenchError(f"unknown results table or column: {table!r} {list(columns)}")
+        path = self.tables_dir / table / _key_file(key)
+        return integrity.read_parquet_values(path, integrity.table_rebuilt_by(path), columns) or []
+
     def _read_scored(self, scored: ScoredTable, key: str) -> list[dict[str, Any]]:
         self.ensure_schema_files()
 

@@ -237,3 +237,21 @@ def test_run_retrieval_with_the_builds_ids_scores_the_same_without_encoding(tmp_
     assert given_texts == []
     assert given == encoded
     assert any(0 < scores["recall_at_2"] < 1 for _, scores in given)  # a chunk crossing a budget
+
+
+def test_a_damaged_ids_file_is_moved_aside_and_the_run_encodes(tmp_path, caplog):
+    import logging
+
+    from chunkbench_core.storage import integrity
+
+    results, chunks = ResultsDB(tmp_path), corpus()
+    record(results, chunks, stored(chunks))
+    bad = results.tables_dir / "chunk_tokens" / f"{build_rows_key(ROWS_KEY, BUILD)}.parquet"
+    bad.write_bytes(bad.read_bytes()[: bad.stat().st_size // 2])  # cut short, as a full disk or a crash leaves it
+    caplog.set_level(logging.WARNING, logger="chunkbench")
+    _, rows = read_build_chunks(results, ROWS_KEY, BUILD)
+    assert read_build_tokens(results, ROWS_KEY, BUILD, rows) == {}
+    assert not bad.exists() and integrity.quarantined_files(results.tables_dir)
+    assert any("moved aside" in r.getMessage() for r in caplog.records)
+    record(results, chunks, stored(chunks))  # the build again writes them
+    assert len(read_build_tokens(results, ROWS_KEY, BUILD, rows)) == len(TEXTS)
