@@ -195,3 +195,81 @@ def test_an_old_runs_inspector_shows_its_own_chunks_after_a_rebuild(workspace, c
         ("harbour.md", 0, len(HARBOUR)),
         ("orchard.md", 0, len(ORCHARD)),
     }
+
+
+def test_a_run_after_a_build_reads_its_token_ids_and_scores_as_encoding_would(workspace, monkeypatch):
+    """The build stores its chunks' cl100k token ids; the experiment after it reads them and encodes no chunk. A
+    run over the same build without them (as one made by an earlier version) encodes, with the same scores."""
+    import numpy as np
+
+    from chunkbench_core.evaluation import budget
+    from chunkbench_core.tokens import cl100k, encode_many
+
+    results, instance = workspace["results"], DagsterInstance.ephemeral()
+    encoded: list[str] = []
+
+    def encode(texts):
+        encoded.extend(texts)
+        return encode_many(texts)
+
+    monkeypatch.setattr(budget, "encode_many", encode)
+
+    def run() -> str:
+        budget.forget_tokens()  # as a fresh process: nothing remembered
+        encoded.clear()
+        out = io.StringIO()
+        assert (
+            run_everything(
+                environment_settings(),
+                strategies=["fixed_size"],
+                corpus_models=[MODEL],
+                console=RunConsole(out),
+                instance=instance,
+            )
+            == 0
+        ), out.getvalue()
+        latest = results.query("SELECT experiment_run_id FROM experiment_metrics ORDER BY created_at DESC LIMIT 1")
+        return str(latest.iloc[0, 0])
+
+    def scores(run_id: str) -> list[tuple]:
+        frame = results.query(
+            "SELECT question_id, metric, value FROM question_scores WHERE experiment_run_id = ? ORDER BY ALL", [run_id]
+        )
+        return [tuple(r) for r in frame.itertuples(index=False)]
+
+    def board() -> list[tuple]:
+        columns = (
+            "strategy, corpus_model, n_questions, recall, context_tokens, recall_at_256, recall_at_2048, budget_auc"
+        )
+        return [tuple(r) for r in results.query(f"SELECT {columns} FROM leaderboard").itertuples(index=False)]
+
+    def stored_ids():
+        return results.query(
+            "SELECT c.text, t.n_chars, t.token_ids FROM chunk_tokens t JOIN chunks c USING (chunk_id, build) ORDER BY ALL"
+        )
+
+    first = run()
+    [build] = list_builds(results)
+    stored = stored_ids()
+    assert len(stored) == build.n_chunks == 2
+    for text, n_chars, ids in stored.itertuples(index=False):
+        assert n_chars == len(text) and np.frombuffer(bytes(ids), "<u4").tolist() == cl100k().encode_ordinary(text)
+    assert encoded == []  # the experiment took every chunk's tokens from the build
+    with_ids = board()
+    assert scores(first) and with_ids[0][4] > 0  # context_tokens measured
+
+    # the same build recorded without ids, as an earlier version did: the run encodes every chunk, the same scores
+    record_build = ResultsDB.record_build
+    with monkeypatch.context() as earlier:
+        earlier.setattr(
+            ResultsDB, "record_build", lambda self, b: record_build(self, dataclasses.replace(b, token_ids=[]))
+        )
+        second = run()
+    assert [b.build for b in list_builds(results)] == [build.build] and stored_ids().empty  # none left beside
+    assert sorted(encoded) == sorted(stored["text"])
+    assert scores(second) == scores(first) and board() == with_ids
+
+    # built again by this version: its ids replaced, nothing duplicated, read by the run
+    third = run()
+    assert stored_ids().equals(stored) and encoded == []
+    assert scores(third) == scores(first) and board() == with_ids and len({first, second, third}) == 3
