@@ -188,7 +188,10 @@ def _build_collection(
     counts = store.replace_points(spec.collection, retrieved, vectors)
     # every chunk's cl100k tokens, encoded once here and stored with the build: each run's budget metrics read
     # them instead of encoding the texts again (a run is a process of its own), and the cost below counts them
-    token_ids = encode_many([c.text for c in chunks])
+    encoded = encode_many([c.text for c in chunks])
+    text_tokens = {c.chunk_id: len(ids) for c, ids in zip(chunks, encoded)}
+    token_ids = [ids_bytes(ids) for ids in encoded]
+    del encoded  # the arrays: their bytes are what is stored
     stamp = now()
     chunker_params = chunker.params()
     params_json = json.dumps(
@@ -235,7 +238,7 @@ def _build_collection(
                 )
                 for c in chunks
             ],
-            token_ids=[ids_bytes(ids) for ids in token_ids],
+            token_ids=token_ids,
         )
     )
     index_seconds = time.perf_counter() - started
@@ -253,7 +256,7 @@ def _build_collection(
             request.context,
             request.llm_prices,
             request.rates,
-            {c.chunk_id: len(ids) for c, ids in zip(chunks, token_ids)},
+            text_tokens,
         )
     )
     results.record_index_cost(spec.rows_key, cost)

@@ -21,6 +21,7 @@ from chunkbench_core.stages.spec import CollectionRequest, SpecContext, resolve_
 from chunkbench_core.storage.history import describe_plan, list_builds, plan_prune, prune, run_build
 from chunkbench_core.storage.results_db import TABLES, ResultsDB, sql_string
 from chunkbench_core.storage.vector_store import VectorStore
+from chunkbench_core.tokens import cl100k
 
 MODEL = "all-minilm-l6-v2"
 TEXTS = {
@@ -342,3 +343,18 @@ def test_an_old_runs_parent_sections_and_hits_resolve_in_its_own_build(world, em
         assert all(e["text"] == TEXTS[e["doc"]][e["start"] : e["end"]] for e in entries)
     old_parents = {(e["doc"], e["start"], e["end"]) for e in payload("run-old")[0]["chunks"]}
     assert old_parents != {(e["doc"], e["start"], e["end"]) for e in payload("run-new")[0]["chunks"]}
+
+
+def test_a_build_stores_every_chunks_token_ids_and_counts_its_embedded_tokens_with_them(world):
+    from chunkbench_core.stages.collections import read_build_tokens
+    from chunkbench_core.tokens import count_tokens
+
+    results, spec = world["results"], collection("fixed_size")
+    summary = world["build"](20)
+    build, rows = read_build_chunks(results, spec.rows_key)
+    tokens = read_build_tokens(results, spec.rows_key, build, rows)
+    assert len(rows) == summary.n_chunks > 2 and set(tokens) == {r["text"] for r in rows}
+    assert all(tokens[r["text"]].tolist() == cl100k().encode_ordinary(r["text"]) for r in rows)
+    # the cost's tokens are counted from the same ids: what encoding every embedded text counts
+    [cost] = results.read("index_costs", spec.rows_key)
+    assert cost["embedded_tokens"] == sum(count_tokens(r["embedded_text"] or r["text"]) for r in rows) > 0
