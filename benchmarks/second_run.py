@@ -13,10 +13,10 @@ MiniLM's size, one cluster per document), as a first run leaves them; then, as `
    checked and their evidence found, embedded with MiniLM (the local engine, its batch size), searched,
    scored, and the run's rows written to the results.
 
-It prints each phase of the second run (checking the questions, reading the collection's chunks, embedding the
-questions, searching, scoring, writing the results, the rest), its total, the questions per second and the peak
-memory (ru_maxrss). Target (2 idle cores, scale 1): the second run under 90 s. The machine may be shared: read
-the phases' shares, not only the total.
+It prints each phase of the second run (checking the questions, reading the collection's chunks and their
+token ids, embedding the questions, searching, scoring, writing the results, the rest), its total, the questions
+per second and the peak memory (ru_maxrss). Target (2 idle cores, scale 1): the second run under 90 s. The
+machine may be shared: read the phases' shares, not only the total.
 """
 
 from __future__ import annotations
@@ -193,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
             experiment_stage.read_build_chunks = phases.wrap(
                 "reading the collection's chunks", experiment_stage.read_build_chunks
             )
+            experiment_stage.read_build_tokens = phases.wrap(
+                "reading the chunks' token ids", experiment_stage.read_build_tokens
+            )
             embedder.embed = phases.wrap(
                 "embedding the questions", embedder.embed, only=lambda texts, purpose, *a, **k: purpose == "query"
             )
@@ -215,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         for phase in (
             "checking the questions",
             "reading the collection's chunks",
+            "reading the chunks' token ids",
             "embedding the questions",
             "searching (and expanding)",
             "scoring",
