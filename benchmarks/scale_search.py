@@ -151,8 +151,8 @@ def make_questions(
 
 
 def per_question_registry():
-    """The shipped metrics with each question scored on its own, as before the metrics over arrays: the span and
-    document formulas of ``metrics``, each question's budget scores and graded relevance computed alone."""
+    """The shipped metrics with each question scored on its own, as before the metrics over arrays: the span,
+    document and pool formulas of ``metrics``, each question's budget scores and graded relevance computed alone."""
     import dataclasses
 
     from chunkbench_core.evaluation import metric_registry as registry
@@ -165,6 +165,9 @@ def per_question_registry():
         "doc_hit": lambda q: metrics.document_hit(q.hit_documents, q.documents),
         "doc_recall": lambda q: metrics.document_recall(q.hit_documents, q.documents),
         "doc_reciprocal_rank": lambda q: metrics.document_reciprocal_rank(q.hit_documents, q.documents),
+        "doc_recall_ceiling": lambda q: metrics.document_recall_ceiling(q.cutoff, q.documents),
+        "recall_ceiling": lambda q: metrics.recall_ceiling([c.span for c in q.pool], q.references, q.cutoff),
+        "precision_omega": lambda q: metrics.precision_omega([c.span for c in q.pool], q.references),
     }
     out = registry.MetricRegistry()
     for metric in registry.METRICS.values():

@@ -27,6 +27,7 @@ cl100k tokens of its own text (the separators and numbering a prompt adds are no
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -181,7 +182,9 @@ def budget_auc(recalls: Sequence[float], budgets: Sequence[int]) -> float:
     pairs = sorted(zip(budgets, recalls))
     logs = [math.log2(b) for b, _ in pairs]
     values = [r for _, r in pairs]
-    area = sum((values[i] + values[i + 1]) / 2 * (logs[i + 1] - logs[i]) for i in range(len(pairs) - 1))
+    area = 0.0
+    for i in range(len(pairs) - 1):  # added left to right, as the batch's arrays add them
+        area += (values[i] + values[i + 1]) / 2 * (logs[i + 1] - logs[i])
     return area / (logs[-1] - logs[0])
 
 
@@ -203,39 +206,75 @@ def batch_budget_scores(
     references: Sequence[Sequence[Span]],
     budgets: Sequence[int] = DEFAULT_BUDGETS,
 ) -> list[dict[str, float]]:
-    """:func:`budget_scores` of many questions at once (``contexts[i]`` against ``references[i]``): the spans
-    within each budget are cut as one question's are, and every recall comes from the arrays of
-    :mod:`.evidence_arrays`; the same values."""
+    """:func:`budget_scores` of many questions at once (``contexts[i]`` against ``references[i]``): the chunks
+    within each budget are found from running sums of their tokens (only the chunk crossing a budget is cut, at a
+    token, as one question's is), and every recall comes from the arrays of :mod:`.evidence_arrays`; the same
+    values."""
     budgets = tuple(budgets)
-    codes: dict[str, int] = {}
-
-    def code(document: str) -> int:
-        return codes.setdefault(document, len(codes))
-
-    encode_texts([c.text for chunks in contexts for c in chunks])
-    tokens: list[float] = []
-    within: list[tuple[int, int, int, int, int]] = []
-    evidence: list[tuple[int, int, int, int, int]] = []
-    for i, (chunks, spans) in enumerate(zip(contexts, references, strict=True)):
-        pieces = context_pieces(chunks)
-        tokens.append(float(sum(p.tokens for p in pieces)))
-        for b, size in enumerate(budgets):
-            owner = i * len(budgets) + b  # one row of the arrays per question x budget
-            within.extend((owner, code(s.document), s.start, s.end, 0) for s in spans_within_budget(pieces, size))
-            evidence.extend((owner, code(r.document), r.start, r.end, 0) for r in spans)
-    n = len(tokens) * len(budgets)
+    if len(contexts) != len(references):
+        raise ValueError(f"{len(contexts)} contexts and {len(references)} sets of references do not match")
+    if not contexts:
+        return []
+    if not budgets:
+        raise ValueError("budget_auc needs one recall per budget")
+    chunks, owner = evidence_arrays.flatten(contexts)
+    texts = [c.text for c in chunks]
+    distinct = list(dict.fromkeys(texts))  # a chunk is in the context of many questions
+    encode_texts(distinct)
+    codes = evidence_arrays.DocumentCodes()
+    context = evidence_arrays.Intervals.of_items(chunks, owner, codes)
+    evidence = evidence_arrays.Intervals.of_groups(references, codes)
+    counts = dict(zip(distinct, map(token_count, distinct)))
+    tokens = np.fromiter(map(counts.__getitem__, texts), dtype=np.int64, count=len(texts))
+    n, width = len(contexts), len(budgets)
+    sizes = np.bincount(owner, minlength=n)
+    running = np.cumsum(tokens)
+    through = running - np.repeat(np.r_[0, running][np.cumsum(sizes) - sizes], sizes)  # tokens up to each chunk's end
+    before = through - tokens
+    within = []  # the spans within each budget, owned by question x budget
+    for b, size in enumerate(budgets):
+        whole = context.take((before < size) & (through <= size))
+        crossing = np.flatnonzero((before < size) & (through > size))  # cut at the tokens left
+        characters = np.fromiter(
+            (
+                prefix_characters(texts[j], left)
+                for j, left in zip(crossing.tolist(), (size - before[crossing]).tolist())
+            ),
+            dtype=np.int64,
+            count=len(crossing),
+        )
+        cut = context.take(crossing[characters > 0])
+        cut = dataclasses.replace(cut, end=cut.start + characters[characters > 0])
+        within += [dataclasses.replace(part, owner=part.owner * width + b) for part in (whole, cut)]
     arrays = evidence_arrays.EvidenceArrays(
-        n,
-        evidence_arrays.Intervals.of(within),
-        evidence_arrays.Intervals.of(evidence),
-        evidence_arrays.Intervals.of([]),
+        n * width,
+        evidence_arrays.Intervals.joined(within),
+        evidence_arrays.Intervals.joined(
+            [dataclasses.replace(evidence, owner=evidence.owner * width + b) for b in range(width)]
+        ),
+        context.take(np.zeros(0, dtype=np.int64)),
+        np.zeros(n * width, dtype=np.int64),
     )
-    recalls = evidence_arrays.recall(arrays).reshape(len(tokens), len(budgets)).tolist() if n else []
-    out = []
-    for count, row in zip(tokens, recalls):
-        scores: dict[str, float] = {"context_tokens": count}
-        for b, r in zip(budgets, row):
-            scores[budget_column(b)] = r
-        scores["budget_auc"] = budget_auc(row, budgets)
-        out.append(scores)
-    return out
+    recalls = evidence_arrays.recall(arrays).reshape(n, width)
+    columns = ["context_tokens", *(budget_column(b) for b in budgets), "budget_auc"]
+    rows = zip(
+        evidence_arrays.totals(owner, tokens, n).astype(np.float64).tolist(),
+        *recalls.T.tolist(),
+        _budget_aucs(recalls, budgets).tolist(),
+    )
+    return [dict(zip(columns, row)) for row in rows]
+
+
+def _budget_aucs(recalls: np.ndarray, budgets: Sequence[int]) -> np.ndarray:
+    """:func:`budget_auc` of each row of ``recalls`` (one column per budget), with the same float operations."""
+    if len(set(budgets)) < len(budgets):  # ties of budgets are ordered by recall, row by row
+        return np.array([budget_auc(row, budgets) for row in recalls.tolist()], dtype=np.float64)
+    if len(budgets) == 1:
+        return recalls[:, 0].copy()
+    order = sorted(range(len(budgets)), key=lambda i: budgets[i])
+    logs = [math.log2(budgets[i]) for i in order]
+    values = recalls[:, order]
+    area = np.zeros(len(recalls), dtype=np.float64)
+    for i in range(len(order) - 1):
+        area += (values[:, i] + values[:, i + 1]) / 2 * (logs[i + 1] - logs[i])
+    return area / (logs[-1] - logs[0])

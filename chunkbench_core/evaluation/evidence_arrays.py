@@ -12,17 +12,48 @@ coordinate counts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 
+class DocumentCodes:
+    """Document name -> a small integer, shared by every interval of one batch (so two intervals meet only when
+    their documents' codes are equal)."""
+
+    def __init__(self) -> None:
+        self._codes: dict[str, int] = {}
+
+    def of(self, names: Sequence[str]) -> np.ndarray:
+        codes = self._codes
+        for name in dict.fromkeys(names):
+            if name not in codes:
+                codes[name] = len(codes)
+        return np.fromiter(map(codes.__getitem__, names), dtype=np.int64, count=len(names))
+
+
+def flatten(groups: Sequence[Sequence[Any]]) -> tuple[list[Any], np.ndarray]:
+    """The items of every group, group after group, and the group (its position in ``groups``) of each."""
+    items = [item for group in groups for item in group]
+    sizes = np.fromiter(map(len, groups), dtype=np.int64, count=len(groups))
+    return items, np.repeat(np.arange(len(groups), dtype=np.int64), sizes)
+
+
+def _ranks(owner: np.ndarray) -> np.ndarray:
+    """1, 2, 3 ... within each run of equal, consecutive owners."""
+    if not len(owner):
+        return np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+    return np.arange(1, len(owner) + 1) - np.repeat(starts, np.diff(np.r_[starts, len(owner)]))
+
+
 @dataclass(frozen=True)
 class Intervals:
     """Half-open intervals ``[start, end)``, each belonging to one question of a batch (``owner``, its position) and
-    one document (``document``, a code); ``rank``: 1-based position in its question's ranking (hits), else 0."""
+    one document (``document``, a code of :class:`DocumentCodes`); ``rank``: 1-based position among its owner's
+    intervals (for hits: the rank in the question's ranking)."""
 
     owner: np.ndarray
     document: np.ndarray
@@ -31,9 +62,33 @@ class Intervals:
     rank: np.ndarray
 
     @classmethod
-    def of(cls, rows: Iterable[tuple[int, int, int, int, int]]) -> "Intervals":
-        table = np.asarray(list(rows), dtype=np.int64).reshape(-1, 5)
-        return cls(*(np.ascontiguousarray(table[:, i]) for i in range(5)))
+    def of_items(cls, items: Sequence[Any], owner: np.ndarray, codes: DocumentCodes) -> "Intervals":
+        """From objects with ``document``, ``start`` and ``end`` (spans, chunks), the items of one owner
+        consecutive (as :func:`flatten` lays them out)."""
+        return cls(
+            owner,
+            codes.of([item.document for item in items]),
+            np.fromiter([item.start for item in items], dtype=np.int64, count=len(items)),  # a list is quicker
+            np.fromiter([item.end for item in items], dtype=np.int64, count=len(items)),
+            _ranks(owner),
+        )
+
+    @classmethod
+    def of_groups(cls, groups: Sequence[Sequence[Any]], codes: DocumentCodes) -> "Intervals":
+        """``groups[i]``'s spans or chunks, owned by i."""
+        items, owner = flatten(groups)
+        return cls.of_items(items, owner, codes)
+
+    def take(self, index: np.ndarray) -> "Intervals":
+        """The intervals at ``index`` (positions or a mask)."""
+        return Intervals(self.owner[index], self.document[index], self.start[index], self.end[index], self.rank[index])
+
+    @staticmethod
+    def joined(parts: Sequence["Intervals"]) -> "Intervals":
+        """The intervals of every part, part after part."""
+        return Intervals(
+            *(np.concatenate([getattr(p, f) for p in parts]) for f in ("owner", "document", "start", "end", "rank"))
+        )
 
     def __len__(self) -> int:
         return len(self.owner)
@@ -86,41 +141,56 @@ def meeting_pairs(a: Intervals, b: Intervals) -> tuple[np.ndarray, np.ndarray, n
 
 @dataclass(frozen=True)
 class EvidenceArrays:
-    """A batch of questions as arrays: the ranking scored (``hits``), the evidence spans (``references``) and the
-    source documents (``sources``, intervals of no extent), documents coded alike."""
+    """A batch of questions as arrays: the ranking scored (``hits``; for the pool's metrics, :func:`pool_arrays`,
+    the collection's chunks that meet the evidence), the evidence spans (``references``), the source documents
+    (``sources``, each once, intervals of no extent), documents coded alike, and each question's k (``cutoff``)."""
 
     n: int
     hits: Intervals
     references: Intervals
     sources: Intervals
+    cutoff: np.ndarray
 
     @classmethod
-    def of(cls, batch: Sequence[Any]) -> "EvidenceArrays":
-        """From :class:`.metric_registry.Scored` questions (their ``hits``, ``references`` and ``documents``)."""
-        codes: dict[str, int] = {}
-
-        def code(document: str) -> int:
-            return codes.setdefault(document, len(codes))
-
-        hits = Intervals.of(
-            (i, code(h.document), h.start, h.end, r) for i, q in enumerate(batch) for r, h in enumerate(q.hits, start=1)
+    def of(cls, batch: Sequence[Any], pool: bool = False) -> "EvidenceArrays":
+        """From :class:`.metric_registry.Scored` questions (their ``hits``, or their ``pool`` when ``pool``, their
+        ``references``, ``documents`` and ``cutoff``)."""
+        codes = DocumentCodes()
+        ranked = [q.pool or () for q in batch] if pool else [q.hits for q in batch]
+        documents, owner = flatten([q.documents for q in batch])
+        document = codes.of(documents)
+        width = int(document.max(initial=0)) + 1
+        unique = np.unique(owner * width + document)  # each source document of a question once
+        none = np.zeros(len(unique), dtype=np.int64)
+        return cls(
+            len(batch),
+            Intervals.of_groups(ranked, codes),
+            Intervals.of_groups([q.references for q in batch], codes),
+            Intervals(unique // width, unique % width, none, none, none),
+            np.fromiter((q.cutoff for q in batch), dtype=np.int64, count=len(batch)),
         )
-        references = Intervals.of(
-            (i, code(s.document), s.start, s.end, 0) for i, q in enumerate(batch) for s in q.references
-        )
-        sources = Intervals.of((i, code(d), 0, 0, 0) for i, q in enumerate(batch) for d in dict.fromkeys(q.documents))
-        return cls(len(batch), hits, references, sources)
+
+
+def _cached(batch: Sequence[Any], pool: bool) -> EvidenceArrays:
+    """The batch's arrays, made once for every metric that scores the same batch (kept on its first question)."""
+    if not batch:
+        return EvidenceArrays.of(batch, pool)
+    key = ("pool_arrays" if pool else "evidence_arrays", tuple(map(id, batch)))
+    cache = batch[0].cache
+    if key not in cache:
+        cache[key] = EvidenceArrays.of(batch, pool)
+    return cache[key]
 
 
 def arrays_of(batch: Sequence[Any]) -> EvidenceArrays:
-    """The batch's arrays, made once for every metric that scores the same batch (kept on its first question)."""
-    if not batch:
-        return EvidenceArrays.of(batch)
-    key = ("evidence_arrays", tuple(id(q) for q in batch))
-    cache = batch[0].cache
-    if key not in cache:
-        cache[key] = EvidenceArrays.of(batch)
-    return cache[key]
+    """The arrays of the batch's rankings (made once for every metric that scores the same batch)."""
+    return _cached(batch, pool=False)
+
+
+def pool_arrays(batch: Sequence[Any]) -> EvidenceArrays:
+    """The arrays of the batch's pools in place of their rankings: every chunk of the collection that meets a
+    question's evidence, in the collection's order (a question without a pool has none)."""
+    return _cached(batch, pool=True)
 
 
 def _share(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
@@ -130,13 +200,35 @@ def _share(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     return out
 
 
+def question_unions(owner: np.ndarray, document: np.ndarray, start: np.ndarray, end: np.ndarray, n: int) -> np.ndarray:
+    """|∪ [start, end)| of each question 0..n-1, intervals of different documents apart."""
+    width = int(document.max(initial=0)) + 1
+    keys, group = np.unique(owner * width + document, return_inverse=True)  # one group per question x document
+    return totals(keys // width, union_lengths(group.reshape(-1), start, end, len(keys)), n)
+
+
+def merged(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(group, start, end) of ∪ [start, end) of each group as disjoint intervals, by group then start (intervals of
+    different groups never merge; empty ones are left out)."""
+    keep = end > start
+    group, start, end = group[keep], start[keep], end[keep]
+    if not len(group):
+        return group, start, end
+    low = min(int(start.min()), 0)
+    width = int(end.max()) - low + 1  # each group gets a stretch of the line of its own
+    begin, finish = group * width + (start - low), group * width + (end - low)
+    order = np.argsort(begin, kind="stable")
+    begin, finish, group = begin[order], finish[order], group[order]
+    reach = np.maximum.accumulate(finish)
+    first = np.flatnonzero(np.r_[True, begin[1:] > reach[:-1]])  # where a new stretch of covered line begins
+    group = group[first]
+    return group, begin[first] - group * width + low, np.maximum.reduceat(finish, first) - group * width + low
+
+
 def evidence_retrieved(a: EvidenceArrays) -> np.ndarray:
     """numerator = |∪_{c∈C, r∈R} (c ∩ r)| of each question (evidence characters retrieved, counted once)."""
     left, _, start, end = meeting_pairs(a.hits, a.references)
-    owner, document = a.hits.owner[left], a.hits.document[left]
-    width = int(max(a.hits.document.max(initial=0), a.references.document.max(initial=0))) + 1
-    keys, group = np.unique(owner * width + document, return_inverse=True)  # one group per question x document
-    return totals(keys // width, union_lengths(group.reshape(-1), start, end, len(keys)), a.n)
+    return question_unions(a.hits.owner[left], a.hits.document[left], start, end, a.n)
 
 
 def missed_evidence(a: EvidenceArrays) -> np.ndarray:
@@ -190,6 +282,64 @@ def document_reciprocal_rank(a: EvidenceArrays) -> np.ndarray:
     return out
 
 
+def document_recall_ceiling(a: EvidenceArrays) -> np.ndarray:
+    """doc_recall_ceiling@k = min(1, k / |S|) (0 when S is empty)."""
+    return np.minimum(1.0, _share(a.cutoff, np.bincount(a.sources.owner, minlength=a.n)))
+
+
+# -- the pool's metrics: ``hits`` are every chunk of the collection that meets the evidence (:func:`pool_arrays`)
+
+
+def precision_omega(a: EvidenceArrays) -> np.ndarray:
+    """precision_omega = numerator(T) / |∪T ∪ ∪R| with T the chunks that meet a reference (touching counts): the
+    per-question formula's ``|∪T ∪ (R \\ ∪T)|``; 0 when T holds no evidence."""
+    left, _, _, _ = meeting_pairs(a.hits, a.references)
+    touching = a.hits.take(np.unique(left))
+    numerator = evidence_retrieved(a)  # a chunk meeting no reference adds nothing to it
+    covered = question_unions(
+        np.concatenate((touching.owner, a.references.owner)),
+        np.concatenate((touching.document, a.references.document)),
+        np.concatenate((touching.start, a.references.start)),
+        np.concatenate((touching.end, a.references.end)),
+        a.n,
+    )
+    return np.where(numerator > 0, _share(numerator, covered), 0.0)
+
+
+def recall_ceiling(a: EvidenceArrays) -> np.ndarray:
+    """The recall of the ``cutoff`` chunks picked one at a time, each adding the most evidence characters not yet
+    covered (the first in the collection's order among equals; none once nothing adds any), as
+    :func:`.metrics.recall_ceiling`: every question's pick of a round at once."""
+    total = totals(a.references.owner, a.references.lengths, a.n)
+    left, _, start, end = meeting_pairs(a.hits, a.references)
+    chunk, start, end = merged(left, start, end)  # each chunk's evidence, as disjoint pieces
+    pieces = Intervals(a.hits.owner[chunk], a.hits.document[chunk], start, end, chunk)  # rank: the chunk
+    gain = totals(chunk, end - start, len(a.hits))  # evidence characters of each chunk
+    left_open = gain > 0  # the candidates not picked yet
+    covered = np.zeros(a.n, dtype=np.int64)
+    taken = pieces.take(np.zeros(0, dtype=np.int64))  # the evidence of the picked chunks, disjoint pieces
+    width = int(a.hits.document.max(initial=0)) + 1
+    for step in range(int(a.cutoff.max(initial=0))):
+        inside, _, meet_start, meet_end = meeting_pairs(pieces, taken)
+        adds = gain - totals(pieces.rank[inside], meet_end - meet_start, len(a.hits))
+        candidates = np.flatnonzero(left_open & (adds > 0) & (a.cutoff[a.hits.owner] > step))
+        if not len(candidates):
+            break
+        question = a.hits.owner[candidates]
+        order = np.lexsort((candidates, -adds[candidates], question))  # by question, most added, first
+        best = candidates[order][np.r_[True, question[order][1:] != question[order][:-1]]]
+        left_open[best] = False
+        covered[a.hits.owner[best]] += adds[best]
+        picked = pieces.take(np.isin(chunk, best))
+        group, begin, finish = merged(
+            np.concatenate((taken.owner, picked.owner)) * width + np.concatenate((taken.document, picked.document)),
+            np.concatenate((taken.start, picked.start)),
+            np.concatenate((taken.end, picked.end)),
+        )
+        taken = Intervals(group // width, group % width, begin, finish, np.zeros(len(group), dtype=np.int64))
+    return _share(covered, total)
+
+
 def fill_graded_relevance(batch: Sequence[Any]) -> None:
     """Each question's graded relevance (:attr:`.metric_registry.Scored.qrels`: chunk id -> evidence characters
     it holds, for every candidate holding some) for the questions of ``batch`` that have none yet, all at once:
@@ -197,25 +347,21 @@ def fill_graded_relevance(batch: Sequence[Any]) -> None:
     todo = [q for q in batch if "qrels" not in q.cache]
     if not todo:
         return
-    codes: dict[str, int] = {}
-
-    def code(document: str) -> int:
-        return codes.setdefault(document, len(codes))
-
-    candidates = [c for q in todo for c in (*(q.pool or ()), *q.cache.get("hits_before", q.hits), *q.context)]
-    owners = [
-        i
-        for i, q in enumerate(todo)
-        for _ in range(len(q.pool or ()) + len(q.cache.get("hits_before", q.hits)) + len(q.context))
-    ]
-    chunks = Intervals.of((i, code(c.document), c.start, c.end, 0) for i, c in zip(owners, candidates))
-    references = Intervals.of(
-        (i, code(s.document), s.start, s.end, 0) for i, q in enumerate(todo) for s in q.references
+    codes = DocumentCodes()
+    # a context that is the ranking (no neighbors) holds nothing more: its chunks are not judged twice
+    candidates, owner = flatten(
+        [
+            (*(q.pool or ()), *ranked, *(q.context if q.context != ranked else ()))
+            for q in todo
+            for ranked in (q.cache.get("hits_before", q.hits),)
+        ]
     )
-    left, _, start, end = meeting_pairs(chunks, references)
+    chunks = Intervals.of_items(candidates, owner, codes)
+    left, _, start, end = meeting_pairs(chunks, Intervals.of_groups([q.references for q in todo], codes))
     gains = union_lengths(left, start, end, len(chunks))
     judged: list[dict[str, int]] = [{} for _ in todo]
-    for position in np.flatnonzero(gains > 0).tolist():
-        judged[owners[position]][candidates[position].chunk_id] = int(gains[position])
-    for q, relevant in zip(todo, judged):
-        q.cache["qrels"] = relevant
+    relevant = np.flatnonzero(gains > 0)
+    for position, question, gain in zip(relevant.tolist(), owner[relevant].tolist(), gains[relevant].tolist()):
+        judged[question][candidates[position].chunk_id] = gain
+    for q, relevant_chunks in zip(todo, judged):
+        q.cache["qrels"] = relevant_chunks

@@ -299,19 +299,20 @@ def score_outcomes(outcomes: Sequence["QuestionOutcome"], chosen: Iterable[Any])
 
 
 def _apply_scores(live: Sequence["QuestionOutcome"], scored: Sequence[Mapping[str, Any]], chosen: list[Any]) -> None:
-    for o, values in zip(live, scored):
+    retrieval = [m for m in chosen if m.source == "retrieval"]
+    # whether each question admits each test, found once per test (the metrics share a few)
+    admits = {test: [test(o.scored) for o in live] for test in dict.fromkeys(m.applies_to for m in retrieval)}
+    shown = [(m.name, m.base or m.name, m.base is not None, admits[m.applies_to]) for m in retrieval]
+    shown = [entry for entry, m in zip(shown, retrieval) if m.group == "evidence"]
+    for position, (o, values) in enumerate(zip(live, scored)):
         o.values.update(values)
-        q = o.scored
-        assert q is not None
-        for metric in chosen:
-            if metric.source != "retrieval" or not metric.applies_to(q):
-                continue
-            value = values[metric.name]
-            if metric.group == "evidence" and metric.base is None:
-                o.scores[metric.name] = float("nan") if value is None else value
-            elif metric.group == "evidence":
-                o.scores_expanded[metric.base] = float("nan") if value is None else value
-        if any(m.source == "retrieval" for m in chosen):
+        for name, column, expanded, admitted in shown:
+            if admitted[position]:
+                value = values[name]
+                (o.scores_expanded if expanded else o.scores)[column] = float("nan") if value is None else value
+        if retrieval:
+            q = o.scored
+            assert q is not None
             o.budget_scores = (
                 dict(q.budget_scores)
                 if q.has_evidence

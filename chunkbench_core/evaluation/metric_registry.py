@@ -122,13 +122,23 @@ class Scored:
         return self.cache["budget"]
 
     def as_context(self) -> "Scored":
-        """This question with the whole context as the ranking scored (the ``_expanded`` metrics)."""
+        """This question with the whole context as the ranking scored (the ``_expanded`` metrics); itself when the
+        context is its ranking (no neighbors, no parents), so the two score from the same arrays."""
+        if "as_context" not in self.cache and self.cutoff == len(self.context) and self.context == self.hits:
+            return self  # not kept in its own cache: a cycle would wait for the collector to free the question
         if "as_context" not in self.cache:
-            derived = dataclasses.replace(
-                self,
-                hits=self.context,
-                cutoff=len(self.context),
-                cache={"hits_before": self.hits, "qrels": self.qrels, "budget": self.budget_scores},
+            derived = Scored(  # not dataclasses.replace, which takes 3 to 4 times as long (one per question of a run)
+                self.key,
+                self.question,
+                self.references,
+                self.context,
+                self.context,
+                len(self.context),
+                self.pool,
+                self.budgets,
+                self.llm,
+                {"hits_before": self.hits, "qrels": self.qrels, "budget": self.budget_scores},
+                self.documents,
             )
             self.cache["as_context"] = derived
         return self.cache["as_context"]
@@ -153,6 +163,22 @@ def over_arrays(formula: Callable[[evidence_arrays.EvidenceArrays], Any]) -> Met
 
     def compute(batch: Sequence[Scored]) -> list[Any]:
         return list(formula(evidence_arrays.arrays_of(batch)).tolist()) if batch else []
+
+    compute.__doc__ = formula.__doc__
+    return compute
+
+
+def over_pool(formula: Callable[[evidence_arrays.EvidenceArrays], Any]) -> MetricFunction:
+    """A metric function that computes ``formula`` for every question of the batch at once, from the arrays of
+    their pools (:func:`.evidence_arrays.pool_arrays`); None for a question without one (the collection's chunk
+    list unknown)."""
+
+    def compute(batch: Sequence[Scored]) -> list[Any]:
+        pooled = [q for q in batch if q.pool is not None]
+        if len(pooled) < len(batch):
+            values = iter(compute(pooled))
+            return [None if q.pool is None else next(values) for q in batch]
+        return list(formula(evidence_arrays.pool_arrays(batch)).tolist()) if batch else []
 
     compute.__doc__ = formula.__doc__
     return compute
@@ -301,15 +327,24 @@ class MetricRegistry:
 def score(batch: Sequence[Scored], chosen: Iterable[Metric]) -> list[dict[str, Any]]:
     """Every chosen metric of every question of ``batch`` (in order): name -> value, None where it does not
     apply or is undefined (NaN counts as undefined)."""
-    out: list[dict[str, Any]] = [{} for _ in batch]
+    applicable: dict[Callable[[Scored], bool], tuple[list[int], list[Scored]]] = {}
+    columns: dict[str, list[Any]] = {}
     for metric in chosen:
-        positions = [i for i, q in enumerate(batch) if metric.applies_to(q)]
-        values = list(metric.function([batch[i] for i in positions])) if positions else []
-        for i in range(len(batch)):
-            out[i][metric.name] = None
-        for i, value in zip(positions, values):
-            out[i][metric.name] = None if value is None or (isinstance(value, float) and value != value) else value
-    return out
+        if metric.applies_to not in applicable:  # the questions each test admits, found once for its metrics
+            positions = [i for i, q in enumerate(batch) if metric.applies_to(q)]
+            applicable[metric.applies_to] = positions, [batch[i] for i in positions]
+        positions, questions = applicable[metric.applies_to]
+        values = [v if v == v else None for v in metric.function(questions)] if questions else []  # NaN: None
+        if len(values) == len(batch):  # every question applies
+            columns[metric.name] = values
+        else:
+            column: list[Any] = [None] * len(batch)
+            for i, value in zip(positions, values):
+                column[i] = value
+            columns[metric.name] = column
+    if not columns:
+        return [{} for _ in batch]
+    return [dict(zip(columns, row)) for row in zip(*columns.values())]
 
 
 def out_of_range(rows: Sequence[Mapping[str, Any]], registry: "MetricRegistry") -> list[str]:
@@ -334,24 +369,20 @@ def _ranking(measure: str) -> MetricFunction:
         missing = [q for q in batch if "ranking" not in q.cache]
         if missing:
             evidence_arrays.fill_graded_relevance(missing)  # every question's qrels at once
-            with_ndcg = all(q.pool is not None for q in missing)
             values = ranking.ranking_arrays(
                 [[h.chunk_id for h in q.hits] for q in missing],
                 [q.qrels for q in missing],
                 [q.cutoff for q in missing],
-                with_ndcg=with_ndcg,
+                with_ndcg=any(q.pool is not None for q in missing),
             )
+            # nDCG needs the ideal ordering of every judged chunk: unknown without the collection's chunk list
+            values["ndcg"][[q.pool is None for q in missing]] = float("nan")
             columns = {column: values[column].tolist() for column in ranking.MEASURES}
             for i, q in enumerate(missing):
                 q.cache["ranking"] = {column: columns[column][i] for column in ranking.MEASURES}
         return [q.cache["ranking"][measure] for q in batch]
 
     return compute
-
-
-def _recall_ceiling(q: Scored) -> float | None:
-    """The best recall any ``cutoff`` chunks of the collection could reach (None without its chunk list)."""
-    return None if q.pool is None else metrics.recall_ceiling([c.span for c in q.pool], q.references, q.cutoff)
 
 
 def _budget(column: str) -> MetricFunction:
@@ -379,11 +410,6 @@ def _judged(name: str) -> MetricFunction:
     return per_question(value)
 
 
-def _precision_omega(q: Scored) -> float | None:
-    """Precision when every chunk of the collection that meets a reference is retrieved."""
-    return None if q.pool is None else metrics.precision_omega([c.span for c in q.pool], q.references)
-
-
 # The formulas of the shipped metrics (their lines: chunkbench_core/metric_catalog.py): .metrics, .ranking, .budget
 METRICS = MetricRegistry()
 METRICS.bind("recall", over_arrays(evidence_arrays.recall))
@@ -402,11 +428,9 @@ METRICS.bind(
     per_question(lambda q: page_metrics.page_reciprocal_rank(q.hit_pages, q.cited_pages)),
     has_pages,
 )
-METRICS.bind(
-    "doc_recall_ceiling", per_question(lambda q: metrics.document_recall_ceiling(q.cutoff, q.documents)), has_documents
-)
-METRICS.bind("recall_ceiling", per_question(_recall_ceiling))
-METRICS.bind("precision_omega", per_question(_precision_omega))
+METRICS.bind("doc_recall_ceiling", over_arrays(evidence_arrays.document_recall_ceiling), has_documents)
+METRICS.bind("recall_ceiling", over_pool(evidence_arrays.recall_ceiling))
+METRICS.bind("precision_omega", over_pool(evidence_arrays.precision_omega))
 for _listed in CATALOG.values():
     if _listed.group == "budget":  # recall_at_B and budget_auc: the context's budget scores
         METRICS.bind(_listed.name, _budget(_listed.name))

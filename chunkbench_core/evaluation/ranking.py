@@ -54,45 +54,49 @@ def ranking_arrays(
     n = len(rankings)
     if len(qrels) != n or len(cutoffs) != n:
         raise ValueError(f"{n} rankings, {len(qrels)} judged sets and {len(cutoffs)} cutoffs do not match")
-    # each question's ranking cut at its k (its first k distinct ids), the gain of each ranked chunk
-    owners: list[int] = []
-    ranks: list[int] = []
-    gains: list[int] = []
-    ideal_owners: list[int] = []
-    ideal_gains: list[int] = []
-    scored = np.zeros(n, dtype=bool)
-    for i, (ranking, judged, k) in enumerate(zip(rankings, qrels, cutoffs)):
-        relevant = [int(g) for g in judged.values() if int(g) > 0]
-        if not ranking or not relevant or k < 1:
-            continue
-        scored[i] = True
-        seen = list(dict.fromkeys(ranking))[:k]
-        owners += [i] * len(seen)
-        ranks += range(1, len(seen) + 1)
-        gains += [max(int(judged.get(doc, 0)), 0) for doc in seen]
-        best = sorted(relevant, reverse=True)[:k]
-        ideal_owners += [i] * len(best)
-        ideal_gains += best
-    owner = np.asarray(owners, dtype=np.int64)
-    rank = np.asarray(ranks, dtype=np.int64)
-    gain = np.asarray(gains, dtype=np.float64)
+    k = np.fromiter(cutoffs, dtype=np.int64, count=n)
+    # every judged chunk's gain, and which questions can score (a relevant chunk, a ranking, k >= 1)
+    judged_owner = np.repeat(np.arange(n, dtype=np.int64), [len(judged) for judged in qrels])
+    judged_gain = np.array([int(g) for judged in qrels for g in judged.values()], dtype=np.int64)
+    relevant = judged_gain > 0
+    sizes = np.fromiter(map(len, rankings), dtype=np.int64, count=n)
+    scored = (np.bincount(judged_owner[relevant], minlength=n) > 0) & (sizes > 0) & (k >= 1)
+    # each question's ranking cut at its k: its first k distinct ids (an id listed again counts at its first rank)
+    ids = [doc for ranking in rankings for doc in ranking]
+    codes: dict[str, int] = {}
+    code = np.fromiter((codes.setdefault(doc, len(codes)) for doc in ids), dtype=np.int64, count=len(ids))
+    owner = np.repeat(np.arange(n, dtype=np.int64), sizes)
+    first = np.zeros(len(ids), dtype=bool)
+    first[np.unique(owner * max(len(codes), 1) + code, return_index=True)[1]] = True
+    kept = np.flatnonzero(first & scored[owner])
+    rank = _ranks_within(owner[kept])
+    within = rank <= k[owner[kept]]
+    kept, rank = kept[within], rank[within]
+    owner = owner[kept]
+    gain = np.array(
+        [max(int(qrels[i].get(ids[j], 0)), 0) for i, j in zip(owner.tolist(), kept.tolist())], dtype=np.float64
+    )
     relevant_at = gain > 0
     # the first relevant rank of each question (a sentinel above every rank when none)
-    first = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(first, owner[relevant_at], rank[relevant_at])
-    found = first != np.iinfo(np.int64).max
+    first_rank = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first_rank, owner[relevant_at], rank[relevant_at])
+    found = first_rank != np.iinfo(np.int64).max
     hit = found.astype(np.float64)
     reciprocal = np.zeros(n, dtype=np.float64)
-    reciprocal[found] = 1.0 / first[found]
+    reciprocal[found] = 1.0 / first_rank[found]
     out = {"hit": hit, "reciprocal_rank": reciprocal}
     if not with_ndcg:
         out["ndcg"] = np.full(n, np.nan)
         return out
     # rank by rank in rank order, as trec_eval adds them (the entries of a question are consecutive, ranks rising)
     dcg = _ordered_sums(owner, gain / np.log2(rank + 1.0), n)
-    ideal_owner = np.asarray(ideal_owners, dtype=np.int64)
-    ideal_rank = _ranks_within(ideal_owner)
-    ideal = _ordered_sums(ideal_owner, np.asarray(ideal_gains, dtype=np.float64) / np.log2(ideal_rank + 1.0), n)
+    # the ideal ordering: each question's k largest gains, largest first
+    best = np.flatnonzero(relevant & scored[judged_owner])
+    best = best[np.lexsort((-judged_gain[best], judged_owner[best]))]
+    ideal_rank = _ranks_within(judged_owner[best])
+    within = ideal_rank <= k[judged_owner[best]]
+    best, ideal_rank = best[within], ideal_rank[within]
+    ideal = _ordered_sums(judged_owner[best], judged_gain[best].astype(np.float64) / np.log2(ideal_rank + 1.0), n)
     ndcg = np.zeros(n, dtype=np.float64)
     positive = scored & (ideal > 0)
     ndcg[positive] = dcg[positive] / ideal[positive]

@@ -13,7 +13,7 @@ from chunkbench_core.chunking import make_chunker
 from chunkbench_core.datasets import SAMPLE_CORPUS, SAMPLE_QUESTIONS
 from chunkbench_core.evaluation import evidence_arrays as arrays
 from chunkbench_core.evaluation import metrics
-from chunkbench_core.evaluation.experiment import resolve_questions
+from chunkbench_core.evaluation.experiment import CollectionChunk, resolve_questions
 from chunkbench_core.evaluation.metric_registry import METRICS, Scored, score
 from chunkbench_core.evaluation.questions import Question, Span, load_question_sets
 from chunkbench_core.evaluation.retrieval import RetrievedChunk
@@ -139,9 +139,10 @@ def test_graded_relevance_of_a_batch_equals_each_question_own():
     assert sum(len(j) for j in alone) > 100
 
 
-def test_budget_scores_of_a_batch_equal_each_question_own():
-    """Context tokens, recall within each budget (the crossing chunk cut at a token) and the budget AUC of many
-    questions at once equal :func:`budget.budget_scores` of each."""
+@pytest.mark.parametrize("budgets", [(16, 256, 700), (700, 1, 64, 16), (300,)])
+def test_budget_scores_of_a_batch_equal_each_question_own(budgets):
+    """Context tokens, recall within each budget (the crossing chunk cut at a token; budgets in any order) and the
+    budget AUC of many questions at once equal :func:`budget.budget_scores` of each."""
     from chunkbench_core.evaluation import budget
 
     rng = random.Random(6)
@@ -154,7 +155,118 @@ def test_budget_scores_of_a_batch_equal_each_question_own():
         ]
         contexts.append(chunks)
         references.append(q.references)
-    budgets = (16, 256, 700)
     together = budget.batch_budget_scores(contexts, references, budgets)
     assert together == [budget.budget_scores(c, r, budgets) for c, r in zip(contexts, references)]
-    assert len({round(s["recall_at_16"], 6) for s in together}) > 5  # the cuts made a difference
+    assert [list(s) for s in together[:1]] == [list(budget.budget_scores(contexts[0], references[0], budgets))]
+    smallest = f"recall_at_{min(budgets)}"
+    assert len({round(s[smallest], 6) for s in together}) > 5  # the cuts made a difference
+
+
+def _pooled(seed: int, n: int = 600) -> list[Scored]:
+    """Questions with a pool (chunks of the collection: overlapping, touching, repeated, several documents, some
+    holding no evidence), references (overlapping each other, empty, reversed, or none) and cutoffs from 0 to 6;
+    a few without a pool."""
+    rng = random.Random(seed)
+    documents = ["a.md", "b.pdf", "c.txt"]
+    batch = []
+    for i in range(n):
+        pool = []
+        for j in range(rng.randint(0, 9)):
+            start = rng.choice([rng.randint(0, 300), 40 * rng.randint(0, 7)])  # equal chunks: ties
+            pool.append(CollectionChunk(f"c{j}", rng.choice(documents), start, start + rng.choice([40, 40, 80, 15])))
+        if pool and rng.random() < 0.2:
+            pool.append(pool[0])
+        references = []
+        for _ in range(rng.choice([0, 1, 1, 2, 3])):
+            start = rng.randint(0, 320)
+            references.append(Span(rng.choice(documents), start, start + rng.randint(-2, 120)))
+        if pool and rng.random() < 0.2:  # a reference ending where a chunk starts: touching
+            references.append(Span(pool[-1].document, pool[-1].start - 10, pool[-1].start))
+        batch.append(
+            Scored(
+                str(i),
+                Question(id=str(i), question="?"),
+                tuple(references),
+                (),
+                (),
+                rng.randint(0, 6),
+                pool=None if rng.random() < 0.05 else tuple(pool),
+                documents=tuple(rng.choice(documents) for _ in range(rng.randint(0, 3))),
+            )
+        )
+    return batch
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_pool_metrics_over_arrays_equal_the_per_question_formulas(seed):
+    """precision_omega, recall_ceiling (the greedy pick, ties to the first chunk) and doc_recall_ceiling of a batch
+    at once equal each question's own formula; a question without a pool scores None."""
+    batch = _pooled(seed)
+    got = {
+        q.key: row for q, row in zip(batch, score(batch, [METRICS[m] for m in ("precision_omega", "recall_ceiling")]))
+    }
+    compared = 0
+    for q in batch:
+        if not q.has_evidence or q.pool is None:
+            assert got[q.key] == {"precision_omega": None, "recall_ceiling": None}
+            continue
+        spans = [c.span for c in q.pool]
+        assert got[q.key]["precision_omega"] == metrics.precision_omega(spans, q.references), q
+        assert got[q.key]["recall_ceiling"] == metrics.recall_ceiling(spans, q.references, q.cutoff), q
+        compared += 1
+    assert compared > 400
+    assert sum(0 < row["recall_ceiling"] < 1 for row in got.values() if row["recall_ceiling"] is not None) > 50
+    with_documents = [q for q in batch if q.has_documents]
+    assert METRICS["doc_recall_ceiling"].function(with_documents) == [
+        metrics.document_recall_ceiling(q.cutoff, q.documents) for q in with_documents
+    ]
+
+
+def test_the_greedy_ceiling_takes_what_a_pick_adds_when_chunks_overlap():
+    """Overlapping chunks: the second pick is the one adding most beyond the first (not the second largest
+    alone), and equal gains go to the first chunk in the collection's order."""
+    references = (Span("a", 0, 100),)
+    pool = (
+        CollectionChunk("x", "a", 0, 60),
+        CollectionChunk("y", "a", 10, 65),  # 55 of its own, 5 beyond x
+        CollectionChunk("z", "a", 60, 100),  # 40, all beyond x
+    )
+    q = Scored("q", Question(id="q", question="?"), references, (), (), 2, pool=pool)
+    assert (
+        METRICS["recall_ceiling"].function([q])
+        == [1.0]
+        == [metrics.recall_ceiling([c.span for c in pool], references, 2)]
+    )
+    one = dataclasses.replace(q, cutoff=1, cache={})
+    assert METRICS["recall_ceiling"].function([one]) == [0.6]
+    # three chunks of 40 evidence characters: the first (the middle one) is picked, then 30 more (not 40)
+    tied = (CollectionChunk("m", "a", 30, 70), CollectionChunk("l", "a", 0, 40), CollectionChunk("r", "a", 60, 100))
+    first = dataclasses.replace(q, pool=tied, cache={})
+    assert (
+        METRICS["recall_ceiling"].function([first])
+        == [0.7]
+        == [metrics.recall_ceiling([c.span for c in tied], references, 2)]
+    )
+
+
+def test_a_batch_scores_every_question_as_it_scores_alone():
+    """Every retrieval metric, the expanded ones included, of a batch mixing questions with and without neighbors
+    in their context, pools, evidence spans and source documents equals the question scored alone."""
+    rng = random.Random(11)
+    words = "harbour tide ferry quay lantern rope anchor gull beacon pier".split()
+    batch = []
+    for q in _pooled(12, 300):
+        hits = tuple(
+            RetrievedChunk(rank, c.chunk_id, c.document, c.start, c.end, 0.5, text=" ".join(rng.sample(words, 5)))
+            for rank, c in enumerate(rng.sample(q.pool or (), min(len(q.pool or ()), rng.randint(0, 4))), start=1)
+        )
+        neighbors = tuple(dataclasses.replace(h, role="neighbor", start=h.end, end=h.end + 30) for h in hits[:1])
+        context = hits + neighbors if rng.random() < 0.5 else hits
+        cutoff = len(hits) if rng.random() < 0.7 else len(hits) + 2
+        batch.append(dataclasses.replace(q, hits=hits, context=context, cutoff=cutoff, cache={}))
+    chosen = METRICS.values(source="retrieval")
+    together = score(batch, chosen)
+    alone = [score([dataclasses.replace(q, cache={})], chosen)[0] for q in batch]
+    assert together == alone
+    assert sum(row["recall_expanded"] not in (None, row["recall"]) for row in together) > 5  # neighbors counted
+    assert sum(row["recall"] is None for row in together) > 10  # questions without evidence: not scored

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import random
 
+import numpy as np
 import pytest
 
 from chunkbench_core.evaluation.ranking import canonical_name, ranking_arrays, ranking_scores
@@ -106,3 +107,35 @@ def test_a_repeated_id_counts_once_at_its_first_rank():
 def test_mismatched_lengths_are_refused():
     with pytest.raises(ValueError, match="do not match"):
         ranking_arrays([["a"]], [], [5])
+
+
+def _one_question(ranking: list[str], judged: dict[str, float], k: int) -> tuple[float, float, float]:
+    """Success@k, RR@k and nDCG@k of one question, written plainly (trec_eval's definitions, rank order sums)."""
+    relevant = sorted((int(g) for g in judged.values() if int(g) > 0), reverse=True)
+    if not ranking or not relevant or k < 1:
+        return 0.0, 0.0, 0.0
+    seen = list(dict.fromkeys(ranking))[:k]
+    gains = [max(int(judged.get(doc, 0)), 0) for doc in seen]
+    first = next((rank for rank, gain in enumerate(gains, start=1) if gain > 0), None)
+    dcg = ideal = 0.0
+    for rank, gain in enumerate(gains, start=1):
+        dcg += gain / float(np.log2(rank + 1.0))
+    for rank, gain in enumerate(relevant[:k], start=1):
+        ideal += gain / float(np.log2(rank + 1.0))
+    return (1.0 if first else 0.0), (1.0 / first if first else 0.0), dcg / ideal
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_arrays_equal_each_question_scored_alone(seed):
+    """Repeated ids, gains of 0, below 0 and fractional, empty rankings and judged sets, cutoffs from 0 up: every
+    question of a batch gets exactly what it gets alone."""
+    rng = random.Random(seed)
+    rankings, qrels, cutoffs = [], [], []
+    for _ in range(400):
+        rankings.append([f"c{rng.randrange(12)}" for _ in range(rng.randrange(0, 9))])
+        qrels.append({f"c{rng.randrange(12)}": rng.choice([0, -3, 1, 2.5, 7, 40]) for _ in range(rng.randrange(0, 6))})
+        cutoffs.append(rng.randrange(0, 7))
+    got = ranking_arrays(rankings, qrels, cutoffs)
+    for i, expected in enumerate(map(_one_question, rankings, qrels, cutoffs)):
+        assert (got["hit"][i], got["reciprocal_rank"][i], got["ndcg"][i]) == expected, (rankings[i], qrels[i])
+    assert len({round(v, 6) for v in got["ndcg"].tolist()}) > 20
