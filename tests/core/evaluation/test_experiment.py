@@ -276,3 +276,36 @@ def test_scoring_in_slices_gives_each_question_the_same_values(setup, monkeypatc
     assert [o.values for o in sliced] == [o.values for o in whole]
     assert [o.scores for o in sliced] == [o.scores for o in whole]
     assert [o.budget_scores for o in sliced] == [o.budget_scores for o in whole]
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_run_pauses_the_cycle_collector_and_leaves_it_as_it_was(setup, monkeypatch, enabled):
+    """The search and scoring run with the cycle collector paused (its passes cost a fifth of a large run), and
+    the collector is as the caller had it afterwards, also when the run fails."""
+    import gc
+
+    from chunkbench_core.evaluation import experiment
+
+    seen = []
+    scoring = experiment.score_outcomes
+
+    def watched(outcomes, chosen):
+        seen.append(gc.isenabled())
+        return scoring(outcomes, chosen)
+
+    monkeypatch.setattr(experiment, "score_outcomes", watched)
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        assert run(setup)
+        assert seen == [False] and gc.isenabled() is enabled
+
+        def broken(outcomes, chosen):
+            raise RuntimeError("scoring failed")
+
+        monkeypatch.setattr(experiment, "score_outcomes", broken)
+        with pytest.raises(RuntimeError, match="scoring failed"):
+            run(setup)
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable() if was else gc.disable()
