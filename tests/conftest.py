@@ -20,8 +20,11 @@ from __future__ import annotations
 import collections
 import os
 import shutil
+import json
 import signal
 import tempfile
+import time
+from typing import TextIO
 
 import pytest
 
@@ -194,6 +197,39 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         )
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--timeline",
+        metavar="PATH",
+        help="write one JSON line per test to PATH: the worker that ran it, when it started and ended, and the CPU "
+        "time of the worker and of the processes it waited for (python scripts/test_timeline.py PATH reads it)",
+    )
+
+
+#: the open timeline file of this process (see pytest_addoption), when one was asked for
+_TIMELINE = pytest.StashKey[TextIO]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """One line per test in the timeline, setup and teardown included: where the wall time of make test goes,
+    worker by worker (which worker ran what, and when it waited for work), is read from these lines."""
+    timeline = item.config.stash.get(_TIMELINE, None)
+    if timeline is None:
+        yield
+        return
+    start, cpu = time.time(), sum(os.times()[:4])
+    yield
+    line = {
+        "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+        "test": item.nodeid,
+        "start": round(start, 3),
+        "end": round(time.time(), 3),
+        "cpu": round(sum(os.times()[:4]) - cpu, 3),
+    }
+    timeline.write(json.dumps(line) + "\n")
+
+
 #: this process's test home, and the CHUNKBENCH_HOME and DAGSTER_HOME it replaced (put back at the end)
 _HOME = pytest.StashKey[tuple]()
 
@@ -208,9 +244,19 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_HOME] = (home, os.environ.get("CHUNKBENCH_HOME"), os.environ.get("DAGSTER_HOME"))
     os.environ["CHUNKBENCH_HOME"] = home
     os.environ.pop("DAGSTER_HOME", None)
+    path = config.getoption("timeline", None)
+    if path:
+        # the run's first process (the controller, or the one process of -n 0) starts the file; each worker appends
+        # its lines, one write each, line-buffered
+        mode = "a" if hasattr(config, "workerinput") else "w"
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        config.stash[_TIMELINE] = open(path, mode, encoding="utf-8", buffering=1)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    timeline = config.stash.get(_TIMELINE, None)
+    if timeline is not None:
+        timeline.close()
     home, before, dagster_before = config.stash.get(_HOME, (None, None, None))
     if home is None:
         return

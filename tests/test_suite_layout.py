@@ -191,3 +191,52 @@ def test_no_comment_cites_a_design_document_or_an_issue():
         if citation.search(line)
     ]
     assert found == []
+
+
+def test_the_timeline_names_each_test_once_with_its_worker_and_the_script_reads_it(tmp_path):
+    """make test writes one line per test (--timeline); scripts/test_timeline.py tells from it which worker ran
+    what and when."""
+    import importlib.util
+    import json
+
+    assert "--timeline $(TIMELINE)" in _target("test")
+    hooks = "pytest_addoption, pytest_configure, pytest_runtest_protocol, pytest_unconfigure"
+    done = _inner_pytest(
+        tmp_path,
+        {
+            "conftest.py": f"from tests.conftest import {hooks}  # noqa: F401 - the hooks under test\n",
+            "test_a.py": "import pytest, time\n"
+            "@pytest.mark.xdist_group('slow_pair')\n"
+            "def test_slow(): time.sleep(0.3)\n"
+            "@pytest.mark.xdist_group('slow_pair')\n"
+            "def test_slow_too(): sum(range(2_000_000))\n" + "".join(f"def test_{i}(): pass\n" for i in range(6)),
+        },
+        "-n",
+        "2",
+        "--dist",
+        "loadgroup",
+        "--timeline",
+        "out/timeline.jsonl",
+    )
+    assert done.returncode == 0 and "8 passed" in done.stdout, done.stdout + done.stderr
+    rows = [json.loads(line) for line in (tmp_path / "out" / "timeline.jsonl").read_text().splitlines()]
+    assert sorted(r["test"] for r in rows) == sorted(
+        ["test_a.py::test_slow@slow_pair", "test_a.py::test_slow_too@slow_pair"]
+        + [f"test_a.py::test_{i}" for i in range(6)]
+    )
+    assert {r["worker"] for r in rows} <= {"gw0", "gw1"}
+    slow = {r["test"]: r for r in rows if "slow" in r["test"]}
+    assert len({r["worker"] for r in slow.values()}) == 1  # a group runs on one worker
+    first = slow["test_a.py::test_slow@slow_pair"]
+    assert first["end"] - first["start"] >= 0.3 and first["cpu"] < 0.3  # asleep: wall time, little CPU
+    assert all(r["start"] <= r["end"] and r["cpu"] >= 0 for r in rows)
+
+    spec = importlib.util.spec_from_file_location("test_timeline", ROOT / "scripts" / "test_timeline.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.unit("test_a.py::test_slow@slow_pair") == "group slow_pair"
+    assert script.unit("test_a.py::test_x[a@b]") == "test_a.py"  # an @ inside the parameters names no group
+    text = script.report(script.read(tmp_path / "out" / "timeline.jsonl"))
+    assert text.startswith("8 tests in ") and "group slow_pair" in text
+    assert sum(1 for line in text.splitlines() if line.startswith(("gw0", "gw1"))) == len({r["worker"] for r in rows})
