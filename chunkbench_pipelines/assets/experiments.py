@@ -93,7 +93,8 @@ def evaluate_one(
     )
     if ranking is None:
         raise ValueError("an experiment needs the ranking resource (its context budgets)")
-    retrievers = RETRIEVERS.check(list(getattr(config, "retrievers", None) or [DEFAULT_RETRIEVER]))
+    with permanent_errors_fail_fast():  # an unknown retriever is a bad setting: it fails at once, never retried
+        retrievers = RETRIEVERS.check(list(getattr(config, "retrievers", None) or [DEFAULT_RETRIEVER]))
     workspace = scope.workspace(resources.workspace)
     embedder = corpus_embedder(embeddings, corpus_model)
     partition = str(partition_key(strategy, corpus_model))

@@ -69,6 +69,11 @@ def test_each_listed_retriever_is_a_run_of_its_own_over_the_same_collection(setu
     assert list(board.retriever) == ["dense", "hybrid"]
     refused = run(setup, ["experiment_results"], key, {"retrievers": ["bm42"]})
     assert not refused.success
+    # a bad setting fails at once with its reason: no retry (three of them waited about 20 s for the same error)
+    events = refused.all_events
+    assert not [e for e in events if e.event_type_value == "STEP_UP_FOR_RETRY"]
+    [failure] = [e for e in events if e.event_type_value == "STEP_FAILURE"]
+    assert "unknown retriever 'bm42'" in failure.step_failure_data.error.message
 
 
 def test_run_takes_repeated_retrievers_and_refuses_an_unknown_one():
