@@ -42,10 +42,11 @@ TEST_WORKERS ?= 3
 NO_FSYNC ?= $(shell command -v eatmydata 2>/dev/null)
 # a passing run records its time and test count for the docs (scripts/record_timings.py); each test's worker, start,
 # end and CPU time go to TIMELINE, which scripts/test_timeline.py reads (where the wall time went, worker by worker)
+# (the tests folder named: xdist workers read the option only from a conftest of the paths they are given)
 TIMELINE ?= test-artifacts/timeline.jsonl
 RECORD_TIME = $(BIN)/python scripts/record_timings.py command
 test: install lint
-	$(RECORD_TIME) make_test -- $(NO_FSYNC) $(BIN)/python -m pytest -q -ra -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder --timeline $(TIMELINE)
+	$(RECORD_TIME) make_test -- $(NO_FSYNC) $(BIN)/python -m pytest -q -ra -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder --timeline $(TIMELINE) tests
 
 # the quick loop: no end-to-end graph runs, no browser, no external tools or server processes, nothing slow
 test-fast: install
