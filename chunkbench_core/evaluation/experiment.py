@@ -61,7 +61,7 @@ from .statistics import (
     DEFAULT_BOOTSTRAP_RESAMPLES,
     DEFAULT_CONFIDENCE,
     DEFAULT_SEED,
-    bootstrap_ci,
+    bootstrap_cis,
     mean,
 )
 
@@ -744,6 +744,7 @@ def aggregate(
     llm = [o.llm for o in scored if o.llm is not None]
     metrics_list = list(registry.values())
     tracker = Tracker("confidence intervals", len(metrics_list), unit="metrics") if len(scored) > SCORE_SLICE else None
+    columns: dict[str, list[Any]] = {}
     for done, metric in enumerate(metrics_list):
         if tracker is not None:
             tracker.step(done)
@@ -758,12 +759,12 @@ def aggregate(
                 if (metric.applies_to(o.scored) if o.scored is not None else not o.resolved.judge_only)
             ]
         values = [metric_value(o, metric) for o in applicable]
-        values = [float(v) if isinstance(v, bool) else v for v in values]
-        name = metric.run_name
-        result[name] = mean(values)
-        result[f"{name}_ci_low"], result[f"{name}_ci_high"] = bootstrap_ci(
-            values, confidence=confidence, n_resamples=n_resamples, seed=seed
-        )
+        columns[metric.run_name] = [float(v) if isinstance(v, bool) else v for v in values]
+        result[metric.run_name] = mean(columns[metric.run_name])
+    # every metric's interval at once: the metrics of as many questions resample the same draws (one seed)
+    intervals = bootstrap_cis(list(columns.values()), confidence=confidence, n_resamples=n_resamples, seed=seed)
+    for name, (low, high) in zip(columns, intervals):
+        result[f"{name}_ci_low"], result[f"{name}_ci_high"] = low, high
     if tracker is not None:
         tracker.step(len(metrics_list))
     result["retrieval_ms"] = mean(o.retrieval_ms for o in scored)

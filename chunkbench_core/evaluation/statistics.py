@@ -169,28 +169,43 @@ def bootstrap_ci(
     seed: int = DEFAULT_SEED,
 ) -> tuple[float, float]:
     """Percentile-bootstrap confidence interval of the mean of the non-missing values."""
-    array = _clean(values)
-    if array.size == 0:
-        return float("nan"), float("nan")
-    if array.size == 1 or np.all(array == array[0]):
-        return float(array[0]), float(array[0])
-    # resampled means a batch at a time once resamples x values is big (20,000 questions: 320 MB at once);
-    # below that, one call, as always (the same draws, the same interval)
-    batch = (
-        n_resamples
-        if array.size * n_resamples <= BOOTSTRAP_VALUES_AT_ONCE
-        else max(1, BOOTSTRAP_VALUES_AT_ONCE // array.size)
-    )
-    rng = np.random.default_rng(seed)
-    means = np.concatenate(
-        [
-            array[rng.integers(0, array.size, (min(batch, n_resamples - start), array.size))].mean(axis=-1)
-            for start in range(0, n_resamples, batch)
-        ]
-    )
+    return bootstrap_cis([values], confidence, n_resamples, seed)[0]
+
+
+def bootstrap_cis(
+    columns: Sequence[Iterable[float | None]],
+    confidence: float = DEFAULT_CONFIDENCE,
+    n_resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> list[tuple[float, float]]:
+    """:func:`bootstrap_ci` of each column. Every column of one size resamples the same positions (one seed), so
+    they are drawn once for all of them: the draws were most of an interval's time (0.8 s of 0.9 s for 20,000
+    values, and a run has one interval per metric)."""
+    arrays = [_clean(values) for values in columns]
+    intervals: list[tuple[float, float]] = [(float("nan"), float("nan"))] * len(arrays)
+    by_size: dict[int, list[int]] = {}
+    for i, array in enumerate(arrays):
+        if array.size == 1 or (array.size and np.all(array == array[0])):
+            intervals[i] = (float(array[0]), float(array[0]))
+        elif array.size:
+            by_size.setdefault(array.size, []).append(i)
     tail = (1 - confidence) / 2
-    low, high = _linear_quantiles(means, np.array([tail, 1 - tail]))
-    return float(low), float(high)
+    for size, members in by_size.items():
+        # resampled means a batch at a time once resamples x values is big (20,000 questions: 320 MB at once);
+        # below that, one draw, as always (the same draws, the same interval)
+        batch = (
+            n_resamples if size * n_resamples <= BOOTSTRAP_VALUES_AT_ONCE else max(1, BOOTSTRAP_VALUES_AT_ONCE // size)
+        )
+        rng = np.random.default_rng(seed)
+        means: dict[int, list[np.ndarray]] = {i: [] for i in members}
+        for start in range(0, n_resamples, batch):
+            positions = rng.integers(0, size, (min(batch, n_resamples - start), size))
+            for i in members:
+                means[i].append(arrays[i][positions].mean(axis=-1))
+        for i in members:
+            low, high = _linear_quantiles(np.concatenate(means[i]), np.array([tail, 1 - tail]))
+            intervals[i] = (float(low), float(high))
+    return intervals
 
 
 @dataclass(frozen=True)

@@ -116,3 +116,20 @@ def test_rows_from_a_dataframe_with_nan_for_missing_values():
     comparison = compare_configurations(records)
     assert comparison.best == "a|m"
     assert {c.configuration: c.n_questions for c in comparison.configurations} == {"a|m": 2, "b|m": 3}
+
+
+def test_intervals_of_many_columns_are_each_columns_own():
+    """bootstrap_cis draws the resamples once for the columns of one size: each interval is the one bootstrap_ci
+    gives that column alone, with missing values, constant and empty columns, several sizes, and a size whose
+    resamples are drawn in batches."""
+    from chunkbench_core.evaluation.statistics import BOOTSTRAP_VALUES_AT_ONCE, bootstrap_ci, bootstrap_cis
+
+    rng = np.random.default_rng(8)
+    batched = BOOTSTRAP_VALUES_AT_ONCE // 1000 + 7  # more values than one draw of 2,000 resamples takes
+    columns: list[list[float | None]] = [list(rng.random(n)) for n in (2, 9, 9, 300, batched, batched)]
+    columns[3][4], columns[4][0] = None, float("nan")
+    columns += [[0.25] * 12, [], [None, None], [1.0]]
+    for column, (low, high) in zip(columns, bootstrap_cis(columns, n_resamples=2000)):
+        alone = bootstrap_ci(column, n_resamples=2000)
+        assert (low, high) == alone or (math.isnan(low) and math.isnan(alone[0]) and math.isnan(high))
+    assert bootstrap_cis(columns)[1] != bootstrap_cis(columns)[2]  # same size, other values: another interval
