@@ -92,45 +92,30 @@ def chunk_texts(payload: dict) -> dict[str, str | None]:
     return {c["doc"]: c["text"] for c in payload["chunks"]}
 
 
+def run_fixed_size(instance: DagsterInstance, run_settings: dict | None = None) -> None:
+    """``chunkbench run`` of fixed_size x the model on the workspace's corpus, which must succeed."""
+    out = io.StringIO()
+    code = run_everything(
+        environment_settings(),
+        strategies=["fixed_size"],
+        corpus_models=[MODEL],
+        console=RunConsole(out),
+        instance=instance,
+        run_settings=run_settings,
+    )
+    assert code == 0, out.getvalue()
+
+
 @pytest.mark.e2e
 @pytest.mark.slow
 @pytest.mark.browser
 def test_an_old_runs_inspector_shows_its_own_chunks_after_a_rebuild(workspace, capsys):
     results, instance = workspace["results"], DagsterInstance.ephemeral()
-    out = io.StringIO()
-    assert (
-        run_everything(
-            environment_settings(),
-            strategies=["fixed_size"],
-            corpus_models=[MODEL],
-            console=RunConsole(out),
-            instance=instance,
-        )
-        == 0
-    ), out.getvalue()
+    run_fixed_size(instance)
     (workspace["corpus"] / "harbour.md").write_text(HARBOUR.replace("Kestrel", "Osprey!"), encoding="utf-8")
-    assert (
-        run_everything(
-            environment_settings(),
-            strategies=["fixed_size"],
-            corpus_models=[MODEL],
-            console=RunConsole(out),
-            instance=instance,
-        )
-        == 0
-    ), out.getvalue()
+    run_fixed_size(instance)
     # a chunk-size sweep of the same strategy: a collection of its own, which the default runs do not read
-    assert (
-        run_everything(
-            environment_settings(),
-            strategies=["fixed_size"],
-            corpus_models=[MODEL],
-            console=RunConsole(out),
-            instance=instance,
-            run_settings={"chunking": {"chunk_size": 16, "chunk_overlap": 0}},
-        )
-        == 0
-    ), out.getvalue()
+    run_fixed_size(instance, {"chunking": {"chunk_size": 16, "chunk_overlap": 0}})
 
     runs = results.query(
         "SELECT experiment_run_id, variant, provenance FROM experiment_metrics ORDER BY created_at"
@@ -217,17 +202,7 @@ def test_a_run_after_a_build_reads_its_token_ids_and_scores_as_encoding_would(wo
     def run() -> str:
         budget.forget_tokens()  # as a fresh process: nothing remembered
         encoded.clear()
-        out = io.StringIO()
-        assert (
-            run_everything(
-                environment_settings(),
-                strategies=["fixed_size"],
-                corpus_models=[MODEL],
-                console=RunConsole(out),
-                instance=instance,
-            )
-            == 0
-        ), out.getvalue()
+        run_fixed_size(instance)
         latest = results.query("SELECT experiment_run_id FROM experiment_metrics ORDER BY created_at DESC LIMIT 1")
         return str(latest.iloc[0, 0])
 
