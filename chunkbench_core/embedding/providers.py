@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, TypeGuard
 
@@ -169,39 +169,23 @@ class EmbeddingUsage:
         return self.cache_hits / self.unique_texts if self.unique_texts else 1.0
 
     def add(self, other: "EmbeddingUsage") -> None:
-        for name in (
-            "texts",
-            "unique_texts",
-            "cache_hits",
-            "embedded",
-            "requests",
-            "retries",
-            "prompt_tokens",
-            "truncated",
-            "seconds",
-        ):
+        for name in USAGE_COUNTERS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def since(self, earlier: "EmbeddingUsage") -> "EmbeddingUsage":
         """What was used after ``earlier`` (a copy of this cumulative usage taken before)."""
         out = EmbeddingUsage(self.model_id, self.provider)
-        for name in (
-            "texts",
-            "unique_texts",
-            "cache_hits",
-            "embedded",
-            "requests",
-            "retries",
-            "prompt_tokens",
-            "truncated",
-            "seconds",
-        ):
+        for name in USAGE_COUNTERS:
             setattr(out, name, getattr(self, name) - getattr(earlier, name))
         return out
 
     def as_row(self) -> dict[str, Any]:
         """Columns for a DuckDB ``embedding_usage`` table."""
         return {**asdict(self), "hit_rate": self.hit_rate}
+
+
+#: the fields of a usage that add up over calls (every field but the model and the provider)
+USAGE_COUNTERS = tuple(f.name for f in fields(EmbeddingUsage) if f.name not in ("model_id", "provider"))
 
 
 def cache_fingerprint(spec: EmbeddingModelSpec) -> str:

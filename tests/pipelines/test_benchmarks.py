@@ -1,6 +1,5 @@
 """Two benchmarks side by side in one CHUNKBENCH_HOME (with a quote in its path) and one Dagster instance: never mixing."""
 
-import io
 import json
 import shutil
 
@@ -12,8 +11,7 @@ from chunkbench_core.settings import Settings
 from chunkbench_core.errors import ConfigError
 from chunkbench_core.storage.vector_store import VectorStore, collection_name
 from chunkbench_pipelines.definitions import build_definitions
-from chunkbench_pipelines.runner import RunConsole, run_everything
-from tests.pipelines.support.environment import environment_settings
+from tests.pipelines.support.environment import environment_settings, run_strategy
 
 from .test_end_to_end import BAKERY, BAKERY_REF, MODEL, VOLCANO, VOLCANO_REF
 
@@ -58,23 +56,13 @@ def test_two_benchmarks_in_one_home_never_mix(tmp_path, monkeypatch):
         monkeypatch.setenv("CHUNKBENCH_CORPUS", str(corpus))
         monkeypatch.setenv("CHUNKBENCH_QUESTIONS", str(questions))
         monkeypatch.setenv("CHUNKBENCH_BENCHMARK", name)
-        out = io.StringIO()
-        assert (
-            run_everything(
-                environment_settings(),
-                strategies=["fixed_size"],
-                corpus_models=[MODEL],
-                console=RunConsole(out),
-                instance=instance,
-            )
-            == 0
-        ), out.getvalue()
-        assert f"benchmark {name}:" in out.getvalue()
+        printed = run_strategy(instance, MODEL)
+        assert f"benchmark {name}:" in printed
         # its first run says how a running UI shows it (the code location lists benchmarks when it loads)
         assert (
             f"new benchmark {name}: a running chunkbench ui shows it within seconds (it reloads its code "
             "location); a dagster dev started otherwise shows it after Reload on its Deployment page"
-            in " ".join(out.getvalue().split())
+            in " ".join(printed.split())
         )
         events_after_own_run[name] = materialization_counts(instance, name)
         assert events_after_own_run[name]["leaderboard"] == 1 and events_after_own_run[name]["chunk_collections"] == 1

@@ -1,7 +1,6 @@
 """Re-inspectable history through the pipeline: a run's inspector shows its own chunks after a rebuild."""
 
 import dataclasses
-import io
 import json
 import re
 import subprocess
@@ -15,8 +14,7 @@ from chunkbench_core.reporting.technical import render_technical
 from chunkbench_core.storage.history import list_builds, run_build
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_pipelines.cli import main
-from chunkbench_pipelines.runner import RunConsole, run_everything
-from tests.pipelines.support.environment import environment_settings
+from tests.pipelines.support.environment import run_strategy
 from tests.conftest import require_executable
 
 MODEL = "all-minilm-l6-v2"
@@ -92,30 +90,16 @@ def chunk_texts(payload: dict) -> dict[str, str | None]:
     return {c["doc"]: c["text"] for c in payload["chunks"]}
 
 
-def run_fixed_size(instance: DagsterInstance, run_settings: dict | None = None) -> None:
-    """``chunkbench run`` of fixed_size x the model on the workspace's corpus, which must succeed."""
-    out = io.StringIO()
-    code = run_everything(
-        environment_settings(),
-        strategies=["fixed_size"],
-        corpus_models=[MODEL],
-        console=RunConsole(out),
-        instance=instance,
-        run_settings=run_settings,
-    )
-    assert code == 0, out.getvalue()
-
-
 @pytest.mark.e2e
 @pytest.mark.slow
 @pytest.mark.browser
 def test_an_old_runs_inspector_shows_its_own_chunks_after_a_rebuild(workspace, capsys):
     results, instance = workspace["results"], DagsterInstance.ephemeral()
-    run_fixed_size(instance)
+    run_strategy(instance, MODEL)
     (workspace["corpus"] / "harbour.md").write_text(HARBOUR.replace("Kestrel", "Osprey!"), encoding="utf-8")
-    run_fixed_size(instance)
+    run_strategy(instance, MODEL)
     # a chunk-size sweep of the same strategy: a collection of its own, which the default runs do not read
-    run_fixed_size(instance, {"chunking": {"chunk_size": 16, "chunk_overlap": 0}})
+    run_strategy(instance, MODEL, {"chunking": {"chunk_size": 16, "chunk_overlap": 0}})
 
     runs = results.query(
         "SELECT experiment_run_id, variant, provenance FROM experiment_metrics ORDER BY created_at"
@@ -202,7 +186,7 @@ def test_a_run_after_a_build_reads_its_token_ids_and_scores_as_encoding_would(wo
     def run() -> str:
         budget.forget_tokens()  # as a fresh process: nothing remembered
         encoded.clear()
-        run_fixed_size(instance)
+        run_strategy(instance, MODEL)
         latest = results.query("SELECT experiment_run_id FROM experiment_metrics ORDER BY created_at DESC LIMIT 1")
         return str(latest.iloc[0, 0])
 

@@ -1,7 +1,6 @@
 """Past runs through the pipeline: each run records its batch; `chunkbench report --run/--batch`, the
 benchmark_report asset's run config, and `chunkbench runs list/exclude/include`, on real runs."""
 
-import io
 import json
 import os
 import subprocess
@@ -13,9 +12,8 @@ from dagster import DagsterInstance
 from chunkbench_core.storage.results_db import ResultsDB
 from chunkbench_core.storage.runs import exclude_run, include_run
 from chunkbench_pipelines.definitions import build_resources
-from chunkbench_pipelines.runner import RunConsole, run_everything
 from tests.pipelines.support.cli import chunkbench
-from tests.pipelines.support.environment import environment_settings
+from tests.pipelines.support.environment import environment_settings, run_strategy
 from tests.pipelines.support.partitions import environment_graph
 
 from .test_end_to_end import BAKERY, BAKERY_REF, MODEL, VOLCANO, VOLCANO_REF, clean, workspace  # noqa: F401  (the end-to-end fixtures, used by name)
@@ -44,28 +42,10 @@ def test_a_past_run_keeps_its_report_and_a_run_can_be_set_aside(workspace):  # n
     clean(workspace)
     home = workspace["home"]
     instance = DagsterInstance.ephemeral()
-    assert (
-        run_everything(
-            environment_settings(),
-            strategies=["fixed_size"],
-            corpus_models=[MODEL],
-            console=RunConsole(io.StringIO()),
-            instance=instance,
-        )
-        == 0
-    )
+    run_strategy(instance, MODEL)
     # a third document: the newer run of the same configuration retrieves it too, so its precision falls
     (workspace["corpus"] / "harbour.md").write_text(HARBOUR, encoding="utf-8")
-    assert (
-        run_everything(
-            environment_settings(),
-            strategies=["fixed_size"],
-            corpus_models=[MODEL],
-            console=RunConsole(io.StringIO()),
-            instance=instance,
-        )
-        == 0
-    )
+    run_strategy(instance, MODEL)
 
     results = ResultsDB(home)
     runs = results.query("SELECT experiment_run_id, provenance FROM experiment_metrics ORDER BY created_at")

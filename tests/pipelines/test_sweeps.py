@@ -1,7 +1,6 @@
 """Sweeps on demand through Dagster: the benchmark's sweep jobs run every level or size as its own experiment run,
 then the leaderboard and the reports; `chunkbench sweep` runs the same job from the command line."""
 
-import io
 from pathlib import Path
 
 import pytest
@@ -145,8 +144,7 @@ def test_sweep_plans_are_validated():
 @pytest.mark.e2e  # runs a sweep job over the graph
 def test_chunkbench_sweep_runs_the_job_and_prints_the_levels(tmp_path, monkeypatch, capsys):
     from chunkbench_pipelines.cli import main
-    from chunkbench_pipelines.runner import RunConsole, run_everything
-    from tests.pipelines.support.environment import environment_settings
+    from tests.pipelines.support.environment import run_strategy
 
     tides = tides_benchmark(tmp_path, benchmark=BENCHMARK)
     use_environment(monkeypatch, tides, BENCHMARK)
@@ -154,16 +152,7 @@ def test_chunkbench_sweep_runs_the_job_and_prints_the_levels(tmp_path, monkeypat
     (tmp_path / "dagster_home").mkdir()
     instance = DagsterInstance.get()
     try:
-        assert (
-            run_everything(
-                environment_settings(),
-                strategies=["fixed_size"],
-                corpus_models=[MODEL],
-                console=RunConsole(io.StringIO()),
-                instance=instance,
-            )
-            == 0
-        )
+        run_strategy(instance, MODEL)
     finally:
         instance.dispose()
     capsys.readouterr()

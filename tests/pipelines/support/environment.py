@@ -14,3 +14,23 @@ def environment_settings(measured_rates: bool = True) -> Settings:
     if measured_rates:
         calibration.give_measured(settings.home)
     return settings
+
+
+def run_strategy(instance, model: str, run_settings: dict | None = None, strategy: str = "fixed_size") -> str:
+    """``chunkbench run`` of one strategy x ``model`` in the test's environment, which must succeed; what it
+    printed."""
+    import io
+
+    from chunkbench_pipelines.runner import RunConsole, run_everything
+
+    out = io.StringIO()
+    code = run_everything(
+        environment_settings(),
+        strategies=[strategy],
+        corpus_models=[model],
+        console=RunConsole(out),
+        instance=instance,
+        run_settings=run_settings,
+    )
+    assert code == 0, out.getvalue()
+    return out.getvalue()
